@@ -1,0 +1,55 @@
+# Threadless: `make run` and `make test` are the only commands a fresh machine needs.
+PY ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-v1
+PG_URL ?= postgres://root@127.0.0.1:5432/threadless
+REDIS ?= redis://127.0.0.1:6379
+
+.PHONY: install run test test-py test-e2e test-ts test-services services bench reliability lint migrate
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml sdk/python/pyproject.toml
+	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --disable-pip-version-check -e ./sdk/python -e '.[dev]'
+	@bash scripts/ensure_chromium.sh
+	@touch $(STAMP)
+
+migrate: install
+	$(BIN)/python manage.py migrate --noinput -v0
+	$(BIN)/python manage.py createcachetable
+
+run: migrate
+	$(BIN)/python manage.py bootstrap_demo
+	@bash scripts/run.sh
+
+test: install
+	$(MAKE) test-py
+	$(MAKE) test-e2e
+	$(MAKE) test-ts
+
+test-py:
+	$(BIN)/pytest -m "not e2e" -q
+
+test-e2e:
+	@bash scripts/pytest_allow_empty.sh $(BIN)/pytest -m e2e -q
+
+test-ts:
+	@if [ -f sdk/typescript/package.json ]; then cd sdk/typescript && npm ci --no-audit --no-fund --silent && npm test; fi
+
+services:
+	@bash scripts/ensure_services.sh
+
+test-services: install services
+	DATABASE_URL=$(PG_URL) CELERY_BROKER_URL=$(REDIS)/15 REDIS_URL=$(REDIS)/14 THREADLESS_SERVICES=1 \
+		$(BIN)/pytest -m "not e2e" -q
+
+bench: install
+	$(BIN)/python -m bench.run
+
+reliability: install services
+	$(BIN)/python -m bench.reliability
+
+lint: install
+	$(BIN)/ruff check .

@@ -1,0 +1,1 @@
+"""Agents, conversations and task runs (the turn pipeline lands in its own issue)."""

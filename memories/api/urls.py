@@ -1,0 +1,14 @@
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("memories", views.MemoryListApi.as_view(), name="api-memories"),
+    path("memories/<str:memory_id>", views.MemoryDetailApi.as_view(), name="api-memory"),
+    path("memories/<str:memory_id>/decorate", views.DecorateApi.as_view(), name="api-decorate"),
+    path("memories/<str:memory_id>/report", views.ReportApi.as_view(), name="api-report"),
+    path("memories/<str:memory_id>/entries", views.EntryListApi.as_view(), name="api-entries"),
+    path("memories/<str:memory_id>/facts", views.FactListApi.as_view(), name="api-facts"),
+    path("memories/<str:memory_id>/facts/<str:fact_id>", views.FactDetailApi.as_view(), name="api-fact"),
+    path("memories/<str:memory_id>/search", views.SearchApi.as_view(), name="api-search"),
+]

@@ -1,0 +1,423 @@
+"""The /v1 memory API: one view per operation, thin, calling services and selectors.
+
+Every view reaches memories through `selectors.memory_get(project=…)`, so another project's id
+is a 404. decorate answers raw orjson bytes (the window can be a thousand messages).
+"""
+
+from __future__ import annotations
+
+import base64
+from datetime import datetime
+
+import orjson
+from django.db.models import Q
+from django.http import HttpResponse
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memories import recall, selectors, services
+from memories.auth import ProjectScopedMixin
+from memories.errors import InvalidRequest
+from memories.messages import validate_messages
+from memories.models import Entry, Fact, Memory, Outbox
+
+
+class ErrorSerializer(serializers.Serializer):
+    class Inner(serializers.Serializer):
+        code = serializers.CharField()
+        message = serializers.CharField()
+        hint = serializers.CharField()
+        request_id = serializers.CharField()
+        retryable = serializers.BooleanField()
+
+    error = Inner()
+
+
+def errors(*statuses: int) -> dict:
+    text = {400: "invalid_request", 401: "unauthorized", 404: "not_found", 409: "conflict",
+            413: "payload_too_large", 429: "rate_limited or quota_exceeded", 503: "unavailable"}
+    return {s: OpenApiResponse(ErrorSerializer, description=text.get(s, "error")) for s in (*statuses, 401, 429)}
+
+
+MessageSchema = inline_serializer("Message", {
+    "role": serializers.ChoiceField(["user", "assistant", "tool", "system"]),
+    "content": serializers.JSONField(help_text="A string, or a list of parts ({type: text, text} or others)."),
+    "name": serializers.CharField(required=False),
+    "tool_calls": serializers.ListField(child=serializers.DictField(), required=False),
+    "tool_call_id": serializers.CharField(required=False),
+})
+PolicySchema = serializers.DictField(required=False, help_text='memoryPolicy: {"strictWriteDiscipline": {…}}')
+
+
+# --- helpers -----------------------------------------------------------------------------------
+
+
+def _limit(request, default: int = 20, maximum: int = 100) -> int:
+    raw = request.query_params.get("limit")
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise InvalidRequest("limit: must be an integer.")
+    if not 1 <= value <= maximum:
+        raise InvalidRequest(f"limit: must be from 1 to {maximum}.")
+    return value
+
+
+def _encode_cursor(*parts) -> str:
+    return base64.urlsafe_b64encode("|".join(str(p) for p in parts).encode()).decode().rstrip("=")
+
+
+def _decode_cursor(raw: str | None, n: int) -> list[str] | None:
+    if not raw:
+        return None
+    try:
+        parts = base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)).decode().split("|")
+    except (ValueError, UnicodeDecodeError):
+        raise InvalidRequest("cursor: not a cursor this API returned.")
+    if len(parts) != n:
+        raise InvalidRequest("cursor: not a cursor this API returned.")
+    return parts
+
+
+def _page_by_time(qs, request, field: str, render, default: int = 20):
+    """Newest first by (field, id), cursor-paginated."""
+    limit = _limit(request, default)
+    cursor = _decode_cursor(request.query_params.get("cursor"), 2)
+    if cursor:
+        try:
+            at = datetime.fromisoformat(cursor[0])
+        except ValueError:
+            raise InvalidRequest("cursor: not a cursor this API returned.")
+        qs = qs.filter(Q(**{f"{field}__lt": at}) | Q(**{field: at, "id__lt": cursor[1]}))
+    rows = list(qs[: limit + 1])
+    more = len(rows) > limit
+    rows = rows[:limit]
+    next_cursor = _encode_cursor(getattr(rows[-1], field).isoformat(), rows[-1].id) if more else None
+    return Response({"data": [render(r) for r in rows], "next_cursor": next_cursor})
+
+
+def _metadata_filter(request) -> dict:
+    return {k[len("metadata."):]: v for k, v in request.query_params.items() if k.startswith("metadata.") and k != "metadata."}
+
+
+def _body(request) -> dict:
+    if not isinstance(request.data, dict):
+        raise InvalidRequest("body: must be a JSON object.")
+    return request.data
+
+
+def _reject_unknown(data: dict, allowed: set[str]) -> None:
+    unknown = set(data) - allowed
+    if unknown:
+        raise InvalidRequest(f"{sorted(unknown)[0]}: unknown field.")
+
+
+def memory_json(memory: Memory) -> dict:
+    pending = Outbox.objects.filter(memory_id=memory.id, processed_at=None).exists()
+    return {
+        "id": memory.id,
+        "external_id": memory.external_id,
+        "created_at": memory.created_at.isoformat(),
+        "updated_at": memory.updated_at.isoformat(),
+        "metadata": memory.metadata,
+        "instructions": memory.instructions,
+        "policy": memory.policy or {"strictWriteDiscipline": {"enabled": False, "onFailure": "digest",
+                                                              "continueOnFailure": False}},
+        "counts": {
+            "messages": memory.message_count,
+            "facts": Fact.objects.filter(memory_id=memory.id, active=True).count(),
+            "digests": memory.digest_count,
+            "tokens": memory.token_count,
+        },
+        "processing": "pending" if pending else "processed",
+    }
+
+
+def entry_json(entry: Entry) -> dict:
+    content = entry.parts if entry.parts is not None else entry.content
+    if entry.kind == "data":
+        content = entry.value
+    out = {
+        "id": entry.id, "seq": entry.seq, "turn": entry.turn, "kind": entry.kind, "role": entry.role or None,
+        "content": content, "task_id": entry.task_id or None, "committed": entry.committed,
+        "tokens": entry.tokens, "created_at": entry.created_at.isoformat(),
+    }
+    if entry.tool_calls:
+        out["tool_calls"] = entry.tool_calls
+    if entry.tool_call_id:
+        out["tool_call_id"] = entry.tool_call_id
+    if entry.name:
+        out["name"] = entry.name
+    return out
+
+
+def fact_json(fact: Fact) -> dict:
+    return {
+        "id": fact.id, "text": fact.text, "slot": fact.slot or None, "source_entry_ids": fact.source_entry_ids,
+        "extractor": fact.extractor, "confidence": fact.confidence, "active": fact.active,
+        "created_at": fact.created_at.isoformat(), "updated_at": fact.updated_at.isoformat(),
+    }
+
+
+MemoryOut = inline_serializer("Memory", {
+    "id": serializers.CharField(), "external_id": serializers.CharField(allow_null=True),
+    "created_at": serializers.DateTimeField(), "updated_at": serializers.DateTimeField(),
+    "metadata": serializers.DictField(), "instructions": serializers.CharField(), "policy": serializers.DictField(),
+    "counts": serializers.DictField(child=serializers.IntegerField()),
+    "processing": serializers.ChoiceField(["pending", "processed"]),
+})
+
+
+# --- memories ----------------------------------------------------------------------------------
+
+
+class MemoryListApi(ProjectScopedMixin, APIView):
+    class MemoryCreateInput(serializers.Serializer):
+        metadata = serializers.DictField(required=False)
+        external_id = serializers.CharField(required=False, max_length=200)
+        instructions = serializers.CharField(required=False, allow_blank=True, max_length=200_000)
+        policy = PolicySchema
+
+    @extend_schema(operation_id="memories_list", parameters=[
+        OpenApiParameter("limit", int), OpenApiParameter("cursor", str), OpenApiParameter("external_id", str),
+        OpenApiParameter("metadata.<key>", str, description="Filter on a metadata value (repeatable)."),
+    ], responses={200: inline_serializer("MemoryList", {"data": MemoryOut.__class__(many=True),
+                                                        "next_cursor": serializers.CharField(allow_null=True)}),
+                  **errors(400)})
+    def get(self, request):
+        qs = selectors.memory_list(project=self.project, external_id=request.query_params.get("external_id"),
+                                   metadata=_metadata_filter(request))
+        return _page_by_time(qs, request, "created_at", memory_json)
+
+    @extend_schema(operation_id="memories_create", request=MemoryCreateInput,
+                   responses={201: MemoryOut, 200: MemoryOut, **errors(400)})
+    def post(self, request):
+        data = _body(request)
+        _reject_unknown(data, {"metadata", "external_id", "instructions", "policy"})
+        serializer = self.MemoryCreateInput(data=data)
+        serializer.is_valid(raise_exception=True)
+        memory, created = services.memory_create(project=self.project, **serializer.validated_data)
+        return Response(memory_json(memory), status=201 if created else 200)
+
+    @extend_schema(operation_id="memories_delete_matching", parameters=[
+        OpenApiParameter("external_id", str),
+        OpenApiParameter("metadata.<key>", str, description="Delete every memory with this metadata value."),
+    ], responses={200: inline_serializer("DeleteReceipt", {"deleted": serializers.DictField(
+        child=serializers.IntegerField())}), **errors(400)})
+    def delete(self, request):
+        receipt = services.memory_delete_matching(project=self.project, metadata=_metadata_filter(request),
+                                                  external_id=request.query_params.get("external_id"))
+        return Response({"deleted": receipt})
+
+
+class MemoryDetailApi(ProjectScopedMixin, APIView):
+    class MemoryUpdateInput(serializers.Serializer):
+        metadata = serializers.DictField(required=False)
+        instructions = serializers.CharField(required=False, allow_blank=True, max_length=200_000)
+        policy = PolicySchema
+
+    @extend_schema(operation_id="memories_get", responses={200: MemoryOut, **errors(404)})
+    def get(self, request, memory_id: str):
+        return Response(memory_json(selectors.memory_get(project=self.project, memory_id=memory_id)))
+
+    @extend_schema(operation_id="memories_update", request=MemoryUpdateInput,
+                   responses={200: MemoryOut, **errors(400, 404)})
+    def patch(self, request, memory_id: str):
+        memory = selectors.memory_get(project=self.project, memory_id=memory_id)
+        data = _body(request)
+        _reject_unknown(data, {"metadata", "instructions", "policy"})
+        serializer = self.MemoryUpdateInput(data=data)
+        serializer.is_valid(raise_exception=True)
+        return Response(memory_json(services.memory_update(memory=memory, **serializer.validated_data)))
+
+    @extend_schema(operation_id="memories_delete", responses={204: None, **errors(404)})
+    def delete(self, request, memory_id: str):
+        services.memory_delete(memory=selectors.memory_get(project=self.project, memory_id=memory_id))
+        return Response(status=204)
+
+
+# --- decorate and report -----------------------------------------------------------------------
+
+DecorateIn = inline_serializer("DecorateRequest", {
+    "instructions": serializers.CharField(required=False),
+    "messages": MessageSchema.__class__(many=True),
+    "budget_tokens": serializers.IntegerField(required=False, default=60000, min_value=1),
+    "recall": serializers.BooleanField(required=False, default=True),
+    "store": serializers.BooleanField(required=False, default=True),
+})
+DecorateOut = inline_serializer("DecoratedRequest", {
+    "memory_id": serializers.CharField(), "turn": serializers.IntegerField(),
+    "instructions": serializers.CharField(), "context_text": serializers.CharField(),
+    "messages": MessageSchema.__class__(many=True), "context": serializers.DictField(),
+    "usage": serializers.DictField(child=serializers.IntegerField()),
+})
+IDEMPOTENCY = OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER, required=False)
+
+
+def _bool(data: dict, name: str, default: bool) -> bool:
+    value = data.get(name, default)
+    if not isinstance(value, bool):
+        raise InvalidRequest(f"{name}: must be true or false.")
+    return value
+
+
+class DecorateApi(ProjectScopedMixin, APIView):
+    @extend_schema(operation_id="memories_decorate", request=DecorateIn, parameters=[IDEMPOTENCY],
+                   responses={200: DecorateOut, **errors(400, 404, 413)})
+    def post(self, request, memory_id: str):
+        memory = selectors.memory_get(project=self.project, memory_id=memory_id)
+        key = services.check_idempotency_key(request.headers.get("Idempotency-Key"))
+        scope = f"decorate:{memory.id}"
+        replay = services.idempotent_replay(project=self.project, scope=scope, key=key)
+        if replay:
+            return HttpResponse(replay[1], status=replay[0], content_type="application/json")
+        data = _body(request)
+        _reject_unknown(data, {"instructions", "messages", "budget_tokens", "recall", "store"})
+        messages = validate_messages(data.get("messages"), allow_empty=True)
+        store = _bool(data, "store", True)
+        answer = services.memory_decorate(
+            memory=memory, messages=messages, instructions=data.get("instructions"),
+            budget_tokens=data.get("budget_tokens", 60000), recall=_bool(data, "recall", True), store=store,
+        )
+        body = orjson.dumps(answer)
+        if store:
+            services.idempotent_store(project=self.project, scope=scope, key=key, status=200, body=body)
+            services.usage_count(project=self.project, operation="decorate")
+        return HttpResponse(body, status=200, content_type="application/json")
+
+
+ReportIn = inline_serializer("ReportRequest", {
+    "messages": MessageSchema.__class__(many=True),
+    "failures": inline_serializer("ReportedFailure", {
+        "task_id": serializers.CharField(), "error": serializers.CharField(), "output": serializers.JSONField(required=False),
+    }, many=True, required=False),
+})
+ReportOut = inline_serializer("ReportAccepted", {
+    "accepted": serializers.IntegerField(), "turn": serializers.IntegerField(),
+    "task_errors": serializers.ListField(child=serializers.DictField()),
+})
+
+
+class ReportApi(ProjectScopedMixin, APIView):
+    @extend_schema(operation_id="memories_report", request=ReportIn, parameters=[IDEMPOTENCY],
+                   responses={202: ReportOut, **errors(400, 404, 413)})
+    def post(self, request, memory_id: str):
+        memory = selectors.memory_get(project=self.project, memory_id=memory_id)
+        key = services.check_idempotency_key(request.headers.get("Idempotency-Key"))
+        scope = f"report:{memory.id}"
+        replay = services.idempotent_replay(project=self.project, scope=scope, key=key)
+        if replay:
+            return HttpResponse(replay[1], status=replay[0], content_type="application/json")
+        data = _body(request)
+        _reject_unknown(data, {"messages", "failures"})
+        messages = validate_messages(data.get("messages"), allow_empty=True)
+        failures = services.validate_failures(data.get("failures"))
+        answer = services.report_accept(memory=memory, messages=messages, failures=failures)
+        body = orjson.dumps(answer)
+        services.idempotent_store(project=self.project, scope=scope, key=key, status=202, body=body)
+        services.usage_count(project=self.project, operation="report")
+        return HttpResponse(body, status=202, content_type="application/json")
+
+
+# --- entries, facts, search --------------------------------------------------------------------
+
+
+class EntryListApi(ProjectScopedMixin, APIView):
+    @extend_schema(operation_id="memories_entries", parameters=[
+        OpenApiParameter("include_uncommitted", bool), OpenApiParameter("limit", int), OpenApiParameter("cursor", str),
+    ], responses={200: inline_serializer("EntryList", {"data": serializers.ListField(child=serializers.DictField()),
+                                                       "next_cursor": serializers.CharField(allow_null=True)}),
+                  **errors(400, 404)})
+    def get(self, request, memory_id: str):
+        memory = selectors.memory_get(project=self.project, memory_id=memory_id)
+        raw = request.query_params.get("include_uncommitted", "false").lower()
+        if raw not in {"true", "false", "1", "0"}:
+            raise InvalidRequest("include_uncommitted: must be true or false.")
+        qs = selectors.entry_list(memory=memory, include_uncommitted=raw in {"true", "1"})
+        limit = _limit(request, 100, 1000)
+        cursor = _decode_cursor(request.query_params.get("cursor"), 1)
+        if cursor:
+            if not cursor[0].isdigit():
+                raise InvalidRequest("cursor: not a cursor this API returned.")
+            qs = qs.filter(seq__gt=int(cursor[0]))
+        rows = list(qs[: limit + 1])
+        more = len(rows) > limit
+        rows = rows[:limit]
+        return Response({"data": [entry_json(e) for e in rows],
+                         "next_cursor": _encode_cursor(rows[-1].seq) if more else None})
+
+
+FactOut = inline_serializer("Fact", {
+    "id": serializers.CharField(), "text": serializers.CharField(), "slot": serializers.CharField(allow_null=True),
+    "source_entry_ids": serializers.ListField(child=serializers.IntegerField()),
+    "extractor": serializers.CharField(), "confidence": serializers.FloatField(), "active": serializers.BooleanField(),
+    "created_at": serializers.DateTimeField(), "updated_at": serializers.DateTimeField(),
+})
+
+
+class FactListApi(ProjectScopedMixin, APIView):
+    class FactCreateInput(serializers.Serializer):
+        text = serializers.CharField(max_length=2000)
+
+    @extend_schema(operation_id="facts_list", responses={200: inline_serializer("FactList", {
+        "data": FactOut.__class__(many=True), "next_cursor": serializers.CharField(allow_null=True)}),
+        **errors(404)})
+    def get(self, request, memory_id: str):
+        memory = selectors.memory_get(project=self.project, memory_id=memory_id)
+        include = request.query_params.get("include_history", "false").lower() in {"true", "1"}
+        return _page_by_time(selectors.fact_list(memory=memory, include_history=include), request, "updated_at",
+                             fact_json, default=100)
+
+    @extend_schema(operation_id="facts_create", request=FactCreateInput,
+                   responses={201: FactOut, 200: FactOut, **errors(400, 404)})
+    def post(self, request, memory_id: str):
+        memory = selectors.memory_get(project=self.project, memory_id=memory_id)
+        data = _body(request)
+        _reject_unknown(data, {"text"})
+        serializer = self.FactCreateInput(data=data)
+        serializer.is_valid(raise_exception=True)
+        fact, created = services.fact_create(memory=memory, text=serializer.validated_data["text"])
+        return Response(fact_json(fact), status=201 if created else 200)
+
+
+class FactDetailApi(ProjectScopedMixin, APIView):
+    class FactUpdateInput(serializers.Serializer):
+        text = serializers.CharField(max_length=2000)
+
+    @extend_schema(operation_id="facts_update", request=FactUpdateInput, responses={200: FactOut, **errors(400, 404)})
+    def patch(self, request, memory_id: str, fact_id: str):
+        memory = selectors.memory_get(project=self.project, memory_id=memory_id)
+        fact = selectors.fact_get(memory=memory, fact_id=fact_id)
+        data = _body(request)
+        _reject_unknown(data, {"text"})
+        serializer = self.FactUpdateInput(data=data)
+        serializer.is_valid(raise_exception=True)
+        return Response(fact_json(services.fact_update(fact=fact, text=serializer.validated_data["text"])))
+
+    @extend_schema(operation_id="facts_delete", responses={204: None, **errors(404)})
+    def delete(self, request, memory_id: str, fact_id: str):
+        memory = selectors.memory_get(project=self.project, memory_id=memory_id)
+        services.fact_delete(fact=selectors.fact_get(memory=memory, fact_id=fact_id))
+        return Response(status=204)
+
+
+class SearchApi(ProjectScopedMixin, APIView):
+    class SearchInput(serializers.Serializer):
+        query = serializers.CharField(max_length=2000)
+        limit = serializers.IntegerField(required=False, min_value=1, max_value=50, default=10)
+
+    @extend_schema(operation_id="memories_search", request=SearchInput, responses={200: inline_serializer(
+        "SearchResults", {"data": serializers.ListField(child=serializers.DictField())}), **errors(400, 404)})
+    def post(self, request, memory_id: str):
+        memory = selectors.memory_get(project=self.project, memory_id=memory_id)
+        data = _body(request)
+        _reject_unknown(data, {"query", "limit"})
+        serializer = self.SearchInput(data=data)
+        serializer.is_valid(raise_exception=True)
+        hits = recall.search(memory_id=memory.id, query=serializer.validated_data["query"],
+                             limit=serializer.validated_data["limit"])
+        return Response({"data": hits})

@@ -1,0 +1,13 @@
+from django.apps import AppConfig
+
+
+class MemoriesConfig(AppConfig):
+    name = "memories"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from django.db.backends.signals import connection_created
+
+        from . import db
+
+        connection_created.connect(db.tune_sqlite)

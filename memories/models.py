@@ -1,0 +1,292 @@
+"""Projects, keys, memories and everything a memory is made of.
+
+Entries are the hot table: decorate reads the newest committed messages of one memory through
+`entry_window_idx`, so its cost follows the window, never the memory's size.
+"""
+
+from __future__ import annotations
+
+import secrets
+import string
+
+from django.db import models
+from django.db.models import Q
+
+_ALPHABET = string.ascii_letters + string.digits
+
+
+def make_id(prefix: str, length: int = 20) -> str:
+    return prefix + "".join(secrets.choice(_ALPHABET) for _ in range(length))
+
+
+def project_id() -> str:
+    return make_id("prj_", 16)
+
+
+def memory_id() -> str:
+    return make_id("mem_")
+
+
+def fact_id() -> str:
+    return make_id("fact_", 16)
+
+
+class Project(models.Model):
+    id = models.CharField(primary_key=True, max_length=40, default=project_id, editable=False)
+    name = models.CharField(max_length=200)
+    # Requests per minute per key; None uses THREADLESS_RATE_LIMIT_PER_MINUTE, 0 turns it off.
+    rate_limit_per_minute = models.PositiveIntegerField(null=True, blank=True)
+    # Plan allowances; None means unlimited.
+    allowance_requests_per_month = models.PositiveIntegerField(null=True, blank=True)
+    allowance_memories = models.PositiveIntegerField(null=True, blank=True)
+    # Optional retention: memories unused for this many days are forgotten by a periodic task.
+    retention_days = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.id})"
+
+
+class ProjectUsage(models.Model):
+    """Per-project monthly request counter, bumped with an atomic UPDATE."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="usage")
+    period = models.CharField(max_length=7)  # YYYY-MM
+    requests = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "period"], name="usage_project_period")]
+
+
+class ApiKey(models.Model):
+    class Kind(models.TextChoices):
+        PROJECT = "project"
+        PUBLISHABLE = "publishable"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="keys")
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.PROJECT)
+    # A publishable key is scoped to one agent (chat.Agent id; kept loose to avoid an app cycle).
+    agent_id = models.CharField(max_length=40, blank=True, default="")
+    name = models.CharField(max_length=200, blank=True, default="")
+    prefix = models.CharField(max_length=40)  # visible part, e.g. tl_proj_AbCd1234
+    lookup = models.CharField(max_length=16, unique=True)
+    hashed = models.CharField(max_length=64)  # HMAC-SHA256 of the secret part, hex
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+    @property
+    def masked(self) -> str:
+        return f"{self.prefix}…"
+
+    def __str__(self) -> str:
+        return self.masked
+
+
+class RateCounter(models.Model):
+    """One fixed window of one key's request count (the embedded default; Redis INCR otherwise)."""
+
+    bucket = models.CharField(max_length=80, primary_key=True)
+    count = models.PositiveIntegerField(default=0)
+    expires_at = models.DateTimeField(db_index=True)
+
+
+class Memory(models.Model):
+    id = models.CharField(primary_key=True, max_length=40, default=memory_id, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memories")
+    external_id = models.CharField(max_length=200, null=True, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    instructions = models.TextField(blank=True, default="")
+    policy = models.JSONField(default=dict, blank=True)
+    summary = models.TextField(blank=True, default="")
+    summary_upto_seq = models.PositiveBigIntegerField(default=0)
+    last_budget_tokens = models.PositiveIntegerField(default=60000)
+    # Sequence and turn counters, advanced under a row lock when entries are written.
+    last_seq = models.PositiveBigIntegerField(default=0)
+    last_turn = models.PositiveIntegerField(default=0)
+    # Counts kept in step by the services (cheap GET, no COUNT over a large memory).
+    message_count = models.PositiveIntegerField(default=0)
+    token_count = models.PositiveBigIntegerField(default=0)
+    digest_count = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    last_used_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "external_id"],
+                condition=Q(external_id__isnull=False),
+                name="memory_project_external_id",
+            )
+        ]
+        indexes = [models.Index(fields=["project", "-created_at", "id"], name="memory_list_idx")]
+
+    def __str__(self) -> str:
+        return self.id
+
+
+class Turn(models.Model):
+    class State(models.TextChoices):
+        READY = "READY"
+        IN_PROGRESS = "IN_PROGRESS"
+        ERROR = "ERROR"
+        EXECUTION_INTERRUPTED = "EXECUTION_INTERRUPTED"
+        ENDED = "ENDED"
+
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="turns")
+    number = models.PositiveIntegerField()
+    state = models.CharField(max_length=24, choices=State.choices, default=State.READY)
+    input = models.TextField(blank=True, default="")
+    actions = models.JSONField(default=list, blank=True)
+    task_errors = models.JSONField(default=list, blank=True)
+    output = models.JSONField(default=list, blank=True)
+    attempt = models.PositiveIntegerField(default=1)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["memory", "number"], name="turn_memory_number")]
+
+
+class Entry(models.Model):
+    class Kind(models.TextChoices):
+        MESSAGE = "message"
+        DATA = "data"
+        ERROR = "error"
+        DIGEST = "digest"
+        ACTION = "action"
+
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="entries")
+    seq = models.PositiveBigIntegerField()
+    turn = models.PositiveIntegerField()
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    role = models.CharField(max_length=16, blank=True, default="")
+    # String content lives in `content`; a list of parts (text + images…) in `parts`.
+    content = models.TextField(blank=True, default="")
+    parts = models.JSONField(null=True, blank=True)
+    name = models.CharField(max_length=200, blank=True, default="")
+    tool_calls = models.JSONField(null=True, blank=True)
+    tool_call_id = models.CharField(max_length=200, blank=True, default="")
+    task_id = models.CharField(max_length=200, blank=True, default="")
+    key = models.CharField(max_length=200, blank=True, default="")  # data entries: storeAs key
+    value = models.JSONField(null=True, blank=True)  # data entries: the stored value
+    committed = models.BooleanField(default=True)
+    tokens = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["memory", "seq"], name="entry_memory_seq")]
+        indexes = [
+            # decorate's window: newest committed messages first, as an index range scan.
+            models.Index(
+                fields=["memory", "-seq"],
+                condition=Q(kind="message", committed=True),
+                name="entry_window_idx",
+            ),
+            # failures block and console timeline: by kind and turn.
+            models.Index(fields=["memory", "kind", "turn"], name="entry_kind_turn_idx"),
+            models.Index(fields=["memory", "turn", "seq"], name="entry_turn_idx"),
+        ]
+
+    @property
+    def is_visible_to_model(self) -> bool:
+        return self.committed and self.kind in (self.Kind.MESSAGE, self.Kind.DIGEST, self.Kind.ERROR)
+
+
+class Fact(models.Model):
+    id = models.CharField(primary_key=True, max_length=40, default=fact_id, editable=False)
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="facts")
+    text = models.TextField()
+    normalized = models.CharField(max_length=500, db_index=True)
+    slot = models.CharField(max_length=100, blank=True, default="")
+    source_entry_ids = models.JSONField(default=list, blank=True)
+    extractor = models.CharField(max_length=32, default="api")  # api | console | rules | llm
+    confidence = models.FloatField(default=1.0)
+    # A superseded fact is kept as history and never shown to the model.
+    superseded_by = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL)
+    active = models.BooleanField(default=True)
+    tokens = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["memory", "active", "-updated_at"], name="fact_active_idx")]
+
+
+class ErrorDigest(models.Model):
+    """One error digest (also stored as a `digest` entry), for ops inspection."""
+
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="digests")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="digests")
+    entry = models.OneToOneField(Entry, null=True, blank=True, on_delete=models.CASCADE)
+    turn = models.PositiveIntegerField()
+    task_id = models.CharField(max_length=200)
+    task_type = models.CharField(max_length=32, blank=True, default="reported")
+    error_type = models.CharField(max_length=32, blank=True, default="unknown")
+    agent_id = models.CharField(max_length=40, blank=True, default="")
+    text = models.CharField(max_length=250)
+    raw_error = models.TextField(blank=True, default="")  # secret-redacted, staff only
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["project", "-created_at"], name="digest_project_idx"),
+            models.Index(fields=["project", "task_id"], name="digest_task_idx"),
+        ]
+
+    def as_json(self) -> dict:
+        return {"type": "errorDigest", "taskId": self.task_id, "text": self.text}
+
+
+class Outbox(models.Model):
+    """Background work queued in the same transaction as the write that needs it."""
+
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="outbox")
+    kind = models.CharField(max_length=32, default="report")
+    payload = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    processed_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True, default="")
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["processed_at", "claimed_at"], name="outbox_pending_idx"),
+            models.Index(fields=["memory", "processed_at"], name="outbox_memory_idx"),
+        ]
+
+
+class IdempotencyRecord(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE)
+    key = models.CharField(max_length=200)
+    scope = models.CharField(max_length=120)  # operation + memory id
+    status = models.PositiveSmallIntegerField()
+    body = models.BinaryField()
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "scope", "key"], name="idempotency_unique"),
+        ]
+
+
+class ApiCall(models.Model):
+    """Per-day operation volume for the console's overview (decorate/report counts)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE)
+    day = models.DateField()
+    operation = models.CharField(max_length=32)
+    count = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "day", "operation"], name="apicall_unique"),
+        ]

@@ -1,0 +1,1 @@
+"""Threadless Python SDK. (The client classes land with the SDK work; `threadless.window` is shared.)"""

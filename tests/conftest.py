@@ -1,0 +1,64 @@
+"""Shared test cast (healthchecks' BaseTestCase idea) and real-process fixtures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from django.contrib.auth import get_user_model
+from rest_framework.test import APIClient
+
+from memories.services import key_create, project_create
+from tests.support.servers import ThreadlessServer
+
+
+@dataclass
+class Cast:
+    project_a: object
+    key_a: str
+    project_b: object
+    key_b: str
+    staff: object
+    user: object
+
+    def api(self, key: str | None = None) -> APIClient:
+        client = APIClient()
+        if key is not None:
+            client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+        return client
+
+    @property
+    def a(self) -> APIClient:
+        return self.api(self.key_a)
+
+    @property
+    def b(self) -> APIClient:
+        return self.api(self.key_b)
+
+
+@pytest.fixture
+def cast(db) -> Cast:
+    project_a = project_create(name="Alpha")
+    project_b = project_create(name="Bravo")
+    _, key_a = key_create(project=project_a, kind="project", name="a")
+    _, key_b = key_create(project=project_b, kind="project", name="b")
+    users = get_user_model()
+    staff = users.objects.create_user("staff", password="staff-pass-123", is_staff=True)
+    user = users.objects.create_user("visitor", password="visitor-pass-123", is_staff=False)
+    return Cast(project_a, key_a, project_b, key_b, staff, user)
+
+
+@pytest.fixture(scope="session")
+def live_server_proc():
+    """A real uvicorn Threadless server with its own database (shared by the session)."""
+    server = ThreadlessServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def live_worker_server():
+    """A fresh server plus a real Celery worker on the configured broker."""
+    server = ThreadlessServer(worker=True).start()
+    yield server
+    server.stop()

@@ -1,0 +1,28 @@
+"""ASGI entry point: `uvicorn threadless_site.asgi:application`.
+
+Graceful shutdown: the ASGI lifespan shutdown (uvicorn's SIGTERM handling) tells running turns to
+stop at their next task boundary (see chat.shutdown), so they end EXECUTION_INTERRUPTED.
+"""
+
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
+django_application = get_asgi_application()
+
+
+async def application(scope, receive, send):
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                from threadless_site.shutdown import begin_shutdown
+
+                await begin_shutdown()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+    else:
+        await django_application(scope, receive, send)

@@ -1,0 +1,24 @@
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
+
+from memories.health import healthz, readyz
+
+v1 = [
+    path("openapi.json", SpectacularJSONAPIView.as_view(authentication_classes=[], permission_classes=[],
+                                                    throttle_classes=[]), name="openapi"),
+    path("docs", SpectacularRedocView.as_view(url_name="openapi", authentication_classes=[], permission_classes=[],
+                                              throttle_classes=[]), name="api-docs"),
+    path("", include("memories.api.urls")),
+    path("", include("chat.api.urls")),
+]
+
+urlpatterns = [
+    path("healthz", healthz),
+    path("readyz", readyz),
+    path("v1/", include(v1)),
+    path("manage/agents/", include("chat.console.urls")),
+    path("manage/", include("memories.console.urls")),
+    path("chat/", include("chat.widget.urls")),
+    path("admin/", admin.site.urls),
+]
