@@ -62,3 +62,8 @@ def live_worker_server():
     server = ThreadlessServer(worker=True).start()
     yield server
     server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
