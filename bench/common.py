@@ -93,26 +93,33 @@ def quantile(samples: list[float], q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
-def summary(samples: list[float]) -> dict:
-    """Milliseconds: median, p95, n."""
-    ms = [s * 1000 for s in samples]
-    return {"median": quantile(ms, 0.5), "p95": quantile(ms, 0.95), "n": len(ms)}
+def summary(samples: list[float] | list[tuple[float, float]]) -> dict:
+    """Milliseconds: wall-clock median and p95, n, and (for (wall, cpu) samples) the median CPU
+    time of the calling thread — what the call costs without the wait for a core on a shared machine."""
+    walls = [s[0] if isinstance(s, tuple) else s for s in samples]
+    ms = [w * 1000 for w in walls]
+    out = {"median": quantile(ms, 0.5), "p95": quantile(ms, 0.95), "n": len(ms)}
+    if samples and isinstance(samples[0], tuple):
+        out["cpu"] = quantile([s[1] * 1000 for s in samples], 0.5)
+    return out
 
 
-def timed(fn: Callable[[], object]) -> float:
+def timed(fn: Callable[[], object]) -> tuple[float, float]:
+    """(wall seconds, this thread's CPU seconds) of one call."""
+    cpu = time.thread_time()
     start = time.perf_counter()
     fn()
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.thread_time() - cpu
 
 
 def interleaved(fns: dict[str, Callable[[], object]], *, warmup: int = 3, min_reps: int = 15,
-                max_reps: int = 200, budget_s: float = 20.0) -> dict[str, list[float]]:
+                max_reps: int = 200, budget_s: float = 20.0) -> dict[str, list[tuple[float, float]]]:
     """Run every function once per round, round after round, so machine noise hits all of them
     alike; stop after `max_reps` rounds or when `budget_s` is spent (but never before `min_reps`)."""
     for _ in range(warmup):
         for fn in fns.values():
             fn()
-    samples: dict[str, list[float]] = {name: [] for name in fns}
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in fns}
     started = time.perf_counter()
     gc_was = gc.isenabled()
     for rnd in range(max_reps):
