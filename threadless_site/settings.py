@@ -159,6 +159,8 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "store_processed": False,
         "polling_interval": 0.1,
     }
+# One queue name per deployment sharing a broker (the test servers each get their own).
+CELERY_TASK_DEFAULT_QUEUE = envstr("THREADLESS_CELERY_QUEUE", "celery")
 CELERY_TASK_ALWAYS_EAGER = envbool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
