@@ -144,6 +144,9 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": "/v1",
 }
+# /v1/docs serves Redoc from our own static files (no CDN: it must work offline).
+INSTALLED_APPS.append("drf_spectacular_sidecar")
+SPECTACULAR_SETTINGS["REDOC_DIST"] = "SIDECAR"
 
 # Celery: the embedded default is kombu's filesystem transport (no server); Redis in production.
 CELERY_BROKER_URL = envstr("CELERY_BROKER_URL", "filesystem://")

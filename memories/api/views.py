@@ -46,8 +46,10 @@ class ErrorSerializer(serializers.Serializer):
 
 def errors(*statuses: int) -> dict:
     text = {400: "invalid_request", 401: "unauthorized", 404: "not_found", 409: "conflict",
-            413: "payload_too_large", 429: "rate_limited or quota_exceeded", 503: "unavailable"}
-    return {s: OpenApiResponse(ErrorSerializer, description=text.get(s, "error")) for s in (*statuses, 401, 429)}
+            413: "payload_too_large", 429: "rate_limited or quota_exceeded", 500: "internal", 503: "unavailable"}
+    # Any route can answer 401 (key), 429 (limits), 500 and 503 (database down).
+    return {s: OpenApiResponse(ErrorSerializer, description=text.get(s, "error"))
+            for s in sorted({*statuses, 401, 429, 500, 503})}
 
 
 MessageSchema = inline_serializer("Message", {
@@ -372,9 +374,11 @@ class FactListApi(ProjectScopedMixin, APIView):
     class FactCreateInput(serializers.Serializer):
         text = StrictCharField(max_length=2000)
 
-    @extend_schema(operation_id="facts_list", responses={200: inline_serializer("FactList", {
+    @extend_schema(operation_id="facts_list", parameters=[
+        OpenApiParameter("limit", int), OpenApiParameter("cursor", str), OpenApiParameter("include_history", bool),
+    ], responses={200: inline_serializer("FactList", {
         "data": FactOut.__class__(many=True), "next_cursor": serializers.CharField(allow_null=True)}),
-        **errors(404)})
+        **errors(400, 404)})
     def get(self, request, memory_id: str):
         memory = selectors.memory_get(project=self.project, memory_id=memory_id)
         include = request.query_params.get("include_history", "false").lower() in {"true", "1"}
