@@ -10,3 +10,7 @@ class ChatConfig(AppConfig):
         from .signals import install_if_uvicorn
 
         install_if_uvicorn()
+        # httpx logs every provider/API request at INFO: too chatty for a server log.
+        import logging
+
+        logging.getLogger("httpx").setLevel(logging.WARNING)
