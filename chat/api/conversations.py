@@ -32,6 +32,7 @@ from memories.ratelimit import check_quota, check_rate
 
 from .. import runner, selectors, services
 from ..models import Agent, Conversation, TurnEvent
+from ..signals import install_if_uvicorn
 
 log = logging.getLogger("threadless.chat")
 
@@ -132,6 +133,7 @@ def endpoint(*methods: str, query_key: bool = False):
 
     def deco(handler):
         async def view(request, **kwargs):
+            install_if_uvicorn()  # in case the server skipped the lifespan startup
             agent = None
             try:
                 agent = await sync_to_async(_agent_for_cors)(kwargs)
