@@ -99,8 +99,8 @@ def turn_begin(*, conversation: Conversation, text: str) -> TurnHandle:
             lease_expires_at=timezone.now() + timedelta(seconds=lease_seconds()),
         )
         Conversation.objects.filter(pk=conversation.pk).update(state=Turn.State.IN_PROGRESS, updated_at=timezone.now())
-        return TurnHandle(conversation.id, memory.id, number, 1, text, entries[0].seq,
-                          _next_event_seq(conversation.id, number))
+        # A new turn has no events yet: its ids start at 1.
+        return TurnHandle(conversation.id, memory.id, number, 1, text, entries[0].seq, 1)
 
 
 def turn_begin_rerun(*, conversation: Conversation) -> TurnHandle:
@@ -145,19 +145,24 @@ class _EventLog:
         self.pending: list[TurnEvent] = []
         self.flushed_at = time.monotonic()
 
-    def emit(self, name: str, data: dict) -> None:
+    def emit(self, name: str, data: dict, *, deliver: bool = True) -> dict:
         self.seq += 1
         event = {"id": self.seq, "event": name, "data": data}
         self.pending.append(TurnEvent(conversation_id=self.handle.conversation_id, turn=self.handle.turn,
                                       attempt=self.handle.attempt, seq=self.seq, name=name, data=data))
+        if deliver:
+            self.deliver(event)
+        if name == "token" and time.monotonic() - self.flushed_at > self.FLUSH_SECONDS:
+            self.flush()
+        return event
+
+    def deliver(self, event: dict) -> None:
         if self.listener is not None:
             try:
                 self.listener(event)
             except Exception:  # noqa: BLE001 - a gone listener never stops the turn
                 log.debug("event listener failed", exc_info=True)
                 self.listener = None
-        if name == "token" and time.monotonic() - self.flushed_at > self.FLUSH_SECONDS:
-            self.flush()
 
     def flush(self) -> None:
         if self.pending:
@@ -190,17 +195,18 @@ class _Lease(threading.Thread):
 
 
 def turn_execute(*, handle: TurnHandle, stream: bool = False, listener: Listener | None = None,
-                 request_id: str = "") -> dict:
+                 request_id: str = "", conversation: Conversation | None = None) -> dict:
     """Run one attempt of a begun turn to its end; returns the (project-key) turn snapshot."""
     from .selectors import snapshot_of
 
-    conversation = Conversation.objects.select_related("agent", "memory").get(pk=handle.conversation_id)
+    if conversation is None or conversation.pk != handle.conversation_id:
+        conversation = Conversation.objects.select_related("agent", "memory").get(pk=handle.conversation_id)
     events = _EventLog(handle, listener)
     lease = _Lease(handle.memory_id, handle.turn)
     lease.start()
     started = time.monotonic()
     try:
-        state, actions, output, task_errors = _run_tasks(conversation, handle, events, stream)
+        state, actions, output, task_errors, runs = _run_tasks(conversation, handle, events, stream)
     except Exception as exc:
         lease.stop()
         log.error("turn %s/%s crashed (request %s)", handle.conversation_id, handle.turn, request_id or "-",
@@ -213,16 +219,21 @@ def turn_execute(*, handle: TurnHandle, stream: bool = False, listener: Listener
         raise TurnCrashed(str(exc)) from exc
     lease.stop()
     duration = int((time.monotonic() - started) * 1000)
+    snapshot = snapshot_of(conversation_id=handle.conversation_id, turn=handle.turn, state=state, output=output,
+                           actions=actions, task_errors=task_errors)
+    # The turn's end is one transaction (task runs, state, the last events); the last events are
+    # delivered after it commits, so a client that sees `done` reads the finished turn.
+    final = [events.emit("output", {"items": output}, deliver=False),
+             events.emit("done", {"snapshot": snapshot}, deliver=False)]
     with transaction.atomic():
+        TaskRun.objects.bulk_create(runs)
         Turn.objects.filter(memory_id=handle.memory_id, number=handle.turn).update(
             state=state, actions=actions, output=output, task_errors=task_errors, lease_expires_at=None,
             finished_at=timezone.now(), duration_ms=duration)
         Conversation.objects.filter(pk=handle.conversation_id).update(state=state, updated_at=timezone.now())
-    snapshot = snapshot_of(conversation_id=handle.conversation_id, turn=handle.turn, state=state, output=output,
-                           actions=actions, task_errors=task_errors)
-    events.emit("output", {"items": output})
-    events.emit("done", {"snapshot": snapshot})
-    events.flush()
+        events.flush()
+    for event in final:
+        events.deliver(event)
     return snapshot
 
 
@@ -321,15 +332,14 @@ def _run_tasks(conversation: Conversation, handle: TurnHandle, events: _EventLog
         runs.append(run_row(task, TaskRun.Status.OK, ms))
         events.emit("task_end", {"taskId": plain, "durationMs": ms})
 
-    TaskRun.objects.bulk_create(runs)
     if interrupted:
         # Never continued past: nothing this attempt wrote stays committed; the input does.
         with transaction.atomic():
             locked = _locked(memory)
             entries_set_committed(memory=locked, entry_ids=written, committed=False)
-        return Turn.State.EXECUTION_INTERRUPTED, actions, [], task_errors
+        return Turn.State.EXECUTION_INTERRUPTED, actions, [], task_errors, runs
     if failed:
         if continuing and answered_after_failure:
-            return Turn.State.READY, actions, output, task_errors
-        return Turn.State.ERROR, actions, output if continuing else [], task_errors
-    return Turn.State.READY, actions, output, task_errors
+            return Turn.State.READY, actions, output, task_errors, runs
+        return Turn.State.ERROR, actions, output if continuing else [], task_errors, runs
+    return Turn.State.READY, actions, output, task_errors, runs

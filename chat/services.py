@@ -183,12 +183,12 @@ def turn_say(*, conversation: Conversation, text: str, request_id: str = "") -> 
     """Say something and run the turn to its end (not streamed). Returns the turn snapshot."""
     text = check_input(text)
     handle = runner.turn_begin(conversation=conversation, text=text)
-    return runner.turn_execute(handle=handle, stream=False, request_id=request_id)
+    return runner.turn_execute(handle=handle, stream=False, request_id=request_id, conversation=conversation)
 
 
 def turn_rerun(*, conversation: Conversation, request_id: str = "") -> dict:
     handle = runner.turn_begin_rerun(conversation=conversation)
-    return runner.turn_execute(handle=handle, stream=False, request_id=request_id)
+    return runner.turn_execute(handle=handle, stream=False, request_id=request_id, conversation=conversation)
 
 
 def check_input(text) -> str:
