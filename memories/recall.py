@@ -12,7 +12,7 @@ by the entry id, so indexing is idempotent (a re-run replaces the same rows).
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone as dt_timezone
+from datetime import UTC, datetime
 
 from django.db import connection
 
@@ -146,8 +146,8 @@ def _date(value) -> str:
     if isinstance(value, str):
         value = datetime.fromisoformat(value)
     if value.tzinfo is None:
-        value = value.replace(tzinfo=dt_timezone.utc)
-    return value.astimezone(dt_timezone.utc).date().isoformat()
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).date().isoformat()
 
 
 def _snippet(text: str, terms: list[str]) -> str:

@@ -43,7 +43,8 @@ where which who why there here so much lot such
 """.split())
 TRAILING = re.compile(
     r"\s+(?:a lot|very much|so much|too|as well|also|though|anyway|actually|really|these days|nowadays|now|"
-    r"lately|in general|generally|more than anything|most of all|best|the most|more)$", re.IGNORECASE)
+    r"lately|in general|generally|more than anything|most of all|best|the most|more|on weekends|at weekends|"
+    r"on the weekends?|at night|in the mornings?|in the evenings?|every day|daily|in summer|in winter)$", re.IGNORECASE)
 CUT = re.compile(r"\s+(?:but|because|since|although|though|when|whenever|if|unless|while|which|who|so|as|"
                  r"and then|and i|especially|except|like)\b.*$", re.IGNORECASE)
 PRONOUN_SWAPS = [
@@ -57,7 +58,8 @@ HEDGES = re.compile(r"\b(?:maybe|perhaps|probably|might|would|could|wish|hope|su
 
 
 def _clean_object(raw: str) -> str | None:
-    text = CUT.sub("", raw.strip())
+    text = re.split(r"\s*(?:[,;:()]|\s[-–—]\s)", raw.strip(), maxsplit=1)[0]
+    text = CUT.sub("", text)
     text = re.sub(r"[\s,;:.!]+$", "", text)
     previous = None
     while previous != text:
@@ -104,18 +106,24 @@ def _name(m):
     return "name", f"User's name is {m.group(1)}"
 
 
+def _place(raw: str) -> str:
+    return raw.rstrip(".'\"")
+
+
 def _location(m):
-    return "location", f"User lives in {m.group(1)}"
+    return "location", f"User lives in {_place(m.group(1))}"
 
 
 def _origin(m):
-    return "origin", f"User is from {m.group(1)}"
+    return "origin", f"User is from {_place(m.group(1))}"
 
 
 def _job(m):
-    role = m.group(1).strip()
+    role = re.sub(r"\s+by\s+(?:profession|trade)$", "", m.group(1).strip(), flags=re.IGNORECASE)
     if role.split()[-1].lower() not in JOBS:
         return None
+    if role.lower() == "student":
+        return "job", "User is a student"
     article = "an" if role[0].lower() in "aeiou" else "a"
     return "job", f"User works as {article} {role}"
 
@@ -129,7 +137,7 @@ def _job_as(m):
 
 
 def _employer(m):
-    return "employer", f"User works at {m.group(1)}"
+    return "employer", f"User works at {_place(m.group(1))}"
 
 
 def _like(m):
@@ -238,8 +246,14 @@ _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 _CLAUSE = re.compile(r"\s*(?:,\s*)?\b(?:but|and|so|although|though|while|because|also)\s+(?=(?:I|I'm|I've|I'd|my|My)\b)")
 
 
+# Before a clause, these make the rest of the sentence fiction, quotation or someone else's words.
+FRAMES = re.compile(r"\b(?:pretend|imagine|suppose|story|role-?play|says?|said|tells?|told|write|quote|if|"
+                    r"would|maybe|perhaps|joking|kidding|hypothetically)\b", re.IGNORECASE)
+
+
 def clauses(text: str) -> list[tuple[str, bool]]:
-    """Split into clauses; each comes with whether its sentence is a question."""
+    """Split into clauses; each comes with whether it can be a statement: not in a question,
+    and not after a frame ("Pretend I am a pirate and I love gold")."""
     text = text.replace("\u2019", "'").replace("\u2018", "'")
     out = []
     for sentence in _SENTENCE.split(text):
@@ -247,10 +261,12 @@ def clauses(text: str) -> list[tuple[str, bool]]:
         if not sentence:
             continue
         question = sentence.endswith("?")
+        framed = False
         for clause in _CLAUSE.split(sentence):
             clause = clause.strip()
             if clause:
-                out.append((clause, question))
+                out.append((clause, question or framed))
+                framed = framed or bool(FRAMES.search(clause))
     return out
 
 
@@ -260,8 +276,8 @@ class RuleExtractor:
     def extract(self, messages: list[UserMessage]) -> list[Candidate]:
         found: list[Candidate] = []
         for message in messages:
-            for clause, question in clauses(message.text):
-                if question:
+            for clause, statement_ok in ((c, not q) for c, q in clauses(message.text)):
+                if not statement_ok:
                     continue
                 for rule in RULES:
                     match = rule.regex.match(clause)

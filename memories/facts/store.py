@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from django.db import transaction
 from django.utils import timezone
-
 from threadless.window import message_tokens
 
 from ..models import Fact, FactTombstone, Memory
