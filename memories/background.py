@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import logging
 
+from django.conf import settings
 from django.db.models import F
 from django.db.models.functions import Greatest
+from django.utils.module_loading import import_string
 
 from . import recall
 from .compaction import memory_compact
@@ -42,6 +44,12 @@ def _user_messages(rows: list[tuple]) -> list[UserMessage]:
     return out
 
 
+def _offline_extractor():
+    """The rule-based extractor, or a deployment's own (THREADLESS_FACT_EXTRACTOR, a dotted path)."""
+    path = getattr(settings, "THREADLESS_FACT_EXTRACTOR", "")
+    return import_string(path)() if path else RuleExtractor()
+
+
 def extract_facts(*, memory: Memory, messages: list[UserMessage], complete=None) -> dict:
     """Run the LLM extractor when a model is configured (the rules when it fails), else the rules."""
     if not messages:
@@ -55,7 +63,7 @@ def extract_facts(*, memory: Memory, messages: list[UserMessage], complete=None)
         except ExtractorFailed as exc:
             log.warning("memory %s: LLM extraction failed (%s); using the rules", memory.id, exc)
     if candidates is None:
-        candidates = RuleExtractor().extract(messages)
+        candidates = _offline_extractor().extract(messages)
     counts = facts_apply(memory=memory, candidates=candidates, extractor=extractor_name)
     return {**counts, "extractor": extractor_name}
 

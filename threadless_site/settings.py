@@ -193,3 +193,5 @@ THREADLESS_RETENTION_SWEEP_SECONDS = envint("THREADLESS_RETENTION_SWEEP_SECONDS"
 CELERY_BEAT_SCHEDULE["retention-sweep"] = {
     "task": "memories.tasks.retention_sweep", "schedule": float(THREADLESS_RETENTION_SWEEP_SECONDS),
 }
+# Optional: a custom fact extractor class (dotted path) used when no model is configured.
+THREADLESS_FACT_EXTRACTOR = envstr("THREADLESS_FACT_EXTRACTOR", "")
