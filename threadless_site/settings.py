@@ -194,3 +194,11 @@ LOGGING = {
         "django.db.backends": {"level": "WARNING"},
     },
 }
+
+# Background memory: optional per-project retention (Project.retention_days), enforced hourly.
+THREADLESS_RETENTION_SWEEP_SECONDS = envint("THREADLESS_RETENTION_SWEEP_SECONDS", 3600)
+CELERY_BEAT_SCHEDULE["retention-sweep"] = {
+    "task": "memories.tasks.retention_sweep", "schedule": float(THREADLESS_RETENTION_SWEEP_SECONDS),
+}
+# Optional: a custom fact extractor class (dotted path) used when no model is configured.
+THREADLESS_FACT_EXTRACTOR = envstr("THREADLESS_FACT_EXTRACTOR", "")
