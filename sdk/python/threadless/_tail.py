@@ -123,8 +123,7 @@ class TailStore:
             self._cut(tail)
             history = tail.messages
         text = tail.instructions if instructions is None else join_instructions(instructions, tail.context_text)
-        start = fit_window(history, messages, self.tail_tokens)
-        return text, tail.context_text, history[start:] + list(messages)
+        return text, tail.context_text, history + list(messages)
 
     def is_degraded(self, memory_id: str) -> bool:
         return memory_id in self._degraded
