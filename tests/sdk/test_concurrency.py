@@ -135,12 +135,12 @@ async def test_tasks_against_a_flapping_server_never_see_an_exception(fault, err
     fault.responder = flapping(2)
     async with AsyncThreadless(api_key="k", base_url=fault.url, timeout=5, max_tails=5, on_error=errors) as memory:
         async def agent(n: int) -> None:
-            for i in range(10):
+            for i in range(8):
                 memory_id = f"mem_{(n + i) % 8}"
                 req = await memory.decorate(memory_id, [user(f"{n}-{i}")], instructions="Rules")
                 assert req.messages[-1] == user(f"{n}-{i}")
                 memory.report(memory_id, [assistant(f"r{n}-{i}")])
 
-        await asyncio.gather(*[agent(n) for n in range(30)])
+        await asyncio.gather(*[agent(n) for n in range(16)])
         assert await memory.flush(30)
     assert any(c["operation"] == "decorate" for c in errors.contexts)

@@ -7,8 +7,6 @@ import uuid
 import pytest
 from threadless import AsyncThreadless, Threadless, ThreadlessError
 
-from tests.support.servers import ThreadlessServer
-
 pytestmark = pytest.mark.services
 
 
@@ -137,18 +135,18 @@ async def test_async_client_round_trip(live_server_proc, errors):
     assert errors.calls == []
 
 
-def test_the_agent_keeps_answering_while_the_server_is_stopped(errors):
+def test_the_agent_keeps_answering_while_the_server_is_stopped(live_server_proc, errors):
     """Stop a real server mid-conversation: decorate falls back to the tail, reports are skipped,
     and once the server is back the conversation resumes from what it stored."""
-    server = ThreadlessServer().start()
-    try:
-        with Threadless(api_key=server.key, base_url=server.url, timeout=3, on_error=errors) as memory:
-            m = memory.create()
-            memory.decorate(m.id, [user("My name is Ada.")], instructions="Be kind.")
-            memory.report(m.id, [assistant("Hello Ada!")])
-            memory.flush(10)
+    server = live_server_proc
+    with Threadless(api_key=server.key, base_url=server.url, timeout=3, on_error=errors) as memory:
+        m = memory.create()
+        memory.decorate(m.id, [user("My name is Ada.")], instructions="Be kind.")
+        memory.report(m.id, [assistant("Hello Ada!")])
+        memory.flush(10)
 
-            server.stop_web()
+        server.stop_web()
+        try:
             down = memory.decorate(m.id, [user("Are you still there?")])
             assert down.degraded
             assert down.instructions.startswith("Be kind.")
@@ -156,10 +154,8 @@ def test_the_agent_keeps_answering_while_the_server_is_stopped(errors):
             memory.report(m.id, [assistant("Yes (offline).")])  # skipped: its user message was never stored
             assert memory.flush(10)
             assert [c["operation"] for c in errors.contexts] == ["decorate"]
-
-            server.start_web()
-            back = memory.decorate(m.id, [user("Good, you're back.")])
-            assert not back.degraded
-            assert [x["content"] for x in back.messages] == ["My name is Ada.", "Hello Ada!", "Good, you're back."]
-    finally:
-        server.stop()
+        finally:
+            server.start_web()  # the session's other tests use this server too
+        back = memory.decorate(m.id, [user("Good, you're back.")])
+        assert not back.degraded
+        assert [x["content"] for x in back.messages] == ["My name is Ada.", "Hello Ada!", "Good, you're back."]
