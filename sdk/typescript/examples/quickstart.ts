@@ -9,7 +9,7 @@ const memory = new Threadless({
 });
 
 async function callModel(request: DecoratedRequest): Promise<string> {
-  const body = { model: "gpt-4o-mini", ...request.toOpenAI() };
+  const body = { model: "gpt-4o-mini", messages: request.toOpenAI() };
   const anthropic = { model: "claude-sonnet-4-5", max_tokens: 1024, ...request.toAnthropic() };
   return `(${body.messages.length} OpenAI messages, ${anthropic.messages.length} Anthropic messages)`;
 }

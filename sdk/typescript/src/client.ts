@@ -4,9 +4,9 @@
  * rejects. Only a bug the caller must see (a 4xx other than 408/429) throws.
  */
 
-import { ThreadlessError, errorFromResponse } from "./errors.js";
+import { ThreadlessError, errorFromResponse, isRetryableStatus } from "./errors.js";
 import { DecoratedRequest } from "./request.js";
-import { TailStore, cutTail, joinInstructions, ownInstructions } from "./tail.js";
+import { TailStore, joinInstructions } from "./tail.js";
 import type {
   DecorateAnswer,
   DeleteReceipt,
@@ -106,17 +106,45 @@ function defaultOnError(error: ThreadlessError, context: ErrorContext): void {
   console.warn(`threadless: ${context.operation} on ${context.memoryId} ${what}: ${error.toString()}`);
 }
 
+function invalid(message: string, hint?: string): ThreadlessError {
+  return new ThreadlessError({ status: null, code: "invalid_request", message, hint: hint ?? null, retryable: false });
+}
+
 function checkId(name: string, value: unknown): string {
-  if (typeof value !== "string" || !value) {
-    throw new ThreadlessError({ status: null, code: "invalid_request", message: `${name}: must be a non-empty string.`, retryable: false, hint: "Use an id that the API returned." });
-  }
+  if (typeof value !== "string" || !value) throw invalid(`${name}: must be a non-empty string.`, "Use an id that the API returned.");
   return encodeURIComponent(value);
+}
+
+function checkMessages(messages: unknown): Message[] {
+  if (!Array.isArray(messages)) throw invalid("messages: must be an array of messages.");
+  return messages as Message[];
+}
+
+/** JSON for a request body; a value JSON cannot hold is the caller's bug: ThreadlessError invalid_request. */
+function encodeBody(body: unknown): string {
+  try {
+    return JSON.stringify(body);
+  } catch (error) {
+    throw new ThreadlessError({
+      status: null,
+      code: "invalid_request",
+      message: `body: not JSON-serialisable (${error instanceof Error ? error.message : String(error)}).`,
+      hint: "Messages must be plain objects of strings, arrays and numbers.",
+      retryable: false,
+      cause: error,
+    });
+  }
 }
 
 function asThreadlessError(error: unknown): ThreadlessError {
   if (error instanceof ThreadlessError) return error;
   const message = error instanceof Error ? error.message : String(error);
   return new ThreadlessError({ status: null, code: "client_error", message, retryable: false, cause: error });
+}
+
+/** Network errors, timeouts, 5xx, 429, 408 and broken answers: fall back. Other 4xx: throw. */
+function shouldFallBack(error: ThreadlessError): boolean {
+  return error.status === null ? error.code === "timeout" || error.code === "connection_error" : isRetryableStatus(error.status) || error.code === "invalid_response";
 }
 
 function isDecorateAnswer(value: unknown): value is DecorateAnswer {
@@ -138,6 +166,7 @@ export class Threadless {
   private readonly tails: TailStore;
   private readonly pending = new Set<Promise<unknown>>();
   private readonly inFlight = new Map<string, Set<Promise<unknown>>>();
+  private readonly lastReport = new Map<string, Promise<unknown>>();
 
   constructor(options: ThreadlessOptions = {}) {
     const apiKey = options.apiKey ?? env("THREADLESS_API_KEY");
@@ -152,18 +181,22 @@ export class Threadless {
     }
     this.apiKey = apiKey;
     let base = (options.baseUrl ?? env("THREADLESS_BASE_URL") ?? "http://127.0.0.1:8000").trim();
-    base = base.replace(/\/+$/, "").replace(/\/v1$/, "");
+    base = base.replace(/\/+$/, "").replace(/\/v1$/, ""); // the origin is asked for; ".../v1" is an easy slip
+    if (!/^https?:\/\//.test(base)) throw invalid(`baseUrl: ${JSON.stringify(base)} is not an http(s) URL.`, "Pass the server's origin, e.g. http://127.0.0.1:8000.");
     this.baseUrl = base;
     this.timeoutMs = options.timeoutMs ?? 15_000;
     this.tailTokens = options.tailTokens ?? 60_000;
     this.maxTails = options.maxTails ?? 200;
+    if (!(Number.isFinite(this.timeoutMs) && this.timeoutMs > 0)) throw invalid("timeoutMs: must be a positive number of milliseconds.");
+    if (!(Number.isInteger(this.tailTokens) && this.tailTokens > 0)) throw invalid("tailTokens: must be a positive integer.");
+    if (!(Number.isInteger(this.maxTails) && this.maxTails >= 0)) throw invalid("maxTails: must be an integer ≥ 0.");
     this.onError = options.onError === undefined ? defaultOnError : options.onError;
     const fetchImpl = options.fetch ?? globalThis.fetch;
     if (typeof fetchImpl !== "function") {
       throw new ThreadlessError({ status: null, code: "client_error", message: "No global fetch: use Node 20+ or pass options.fetch.", retryable: false });
     }
     this.fetchImpl = fetchImpl;
-    this.tails = new TailStore(this.maxTails);
+    this.tails = new TailStore(this.maxTails, this.tailTokens);
     this.facts = new FactsApi(this);
     this.entries = new EntriesApi(this);
   }
@@ -226,36 +259,35 @@ export class Threadless {
    */
   async decorate(memoryId: string, params: DecorateParams): Promise<DecoratedRequest> {
     const path = `/memories/${checkId("memoryId", memoryId)}/decorate`;
-    const messages = params.messages ?? [];
+    const messages = checkMessages(params?.messages);
     const body: Record<string, unknown> = { messages };
     if (params.instructions !== undefined) body.instructions = params.instructions;
     if (params.budgetTokens !== undefined) body.budget_tokens = params.budgetTokens;
     if (params.recall !== undefined) body.recall = params.recall;
     if (params.store !== undefined) body.store = params.store;
-    const store = params.store !== false;
-    const encoded = JSON.stringify(body); // a caller's unserialisable message is a bug to see: throws here
+    const encoded = encodeBody(body);
     await this.waitForReports(memoryId);
     let answer: DecorateAnswer;
     try {
       const raw = await this.request<unknown>("POST", path, { body: encoded, idempotencyKey: params.idempotencyKey });
       if (!isDecorateAnswer(raw)) {
-        throw new ThreadlessError({ status: 200, code: "invalid_response", message: "The decorate answer has no instructions or messages.", retryable: true });
+        throw new ThreadlessError({
+          status: 200,
+          code: "invalid_response",
+          message: "HTTP 200: the answer is not a decorated request.",
+          hint: "Check that baseUrl is the Threadless server's origin.",
+          retryable: true,
+        });
       }
       answer = raw;
     } catch (error) {
-      if (!(error instanceof ThreadlessError) || !error.retryable) throw error;
-      return this.fallback(memoryId, params, error, store);
+      if (!(error instanceof ThreadlessError) || !shouldFallBack(error)) throw error;
+      const request = this.fallback(memoryId, messages, params.instructions, error);
+      this.notify(error, { operation: "decorate", memoryId });
+      return request;
     }
     const contextText = typeof answer.context_text === "string" ? answer.context_text : "";
-    if (store) {
-      const state = this.tails.use(memoryId);
-      state.degraded = false;
-      state.tail = {
-        own: ownInstructions(answer.instructions, contextText),
-        contextText,
-        messages: cutTail(answer.messages, this.tailTokens),
-      };
-    }
+    this.tails.refresh(memoryId, answer.instructions, contextText, answer.messages, params.store !== false);
     return new DecoratedRequest({
       memoryId: answer.memory_id ?? memoryId,
       turn: answer.turn ?? null,
@@ -269,18 +301,16 @@ export class Threadless {
     });
   }
 
-  private fallback(memoryId: string, params: DecorateParams, error: ThreadlessError, store: boolean): DecoratedRequest {
-    const state = store ? this.tails.use(memoryId) : this.tails.peek(memoryId);
-    if (state && store) state.degraded = true;
-    this.notify(error, { operation: "decorate", memoryId });
+  /** Tail + the new messages; new instructions (or system messages) replace the tail's own part. */
+  private fallback(memoryId: string, messages: Message[], instructions: string | undefined, error: ThreadlessError): DecoratedRequest {
     const systems: string[] = [];
     const rest: Message[] = [];
-    for (const message of params.messages ?? []) {
-      if (message.role === "system") systems.push(textOf(message.content));
+    for (const message of messages) {
+      if (message?.role === "system") systems.push(textOf(message.content));
       else rest.push(message);
     }
-    const newOwn = params.instructions ?? (systems.length ? systems.join("\n\n") : undefined);
-    const tail = state?.tail ?? null;
+    const newOwn = instructions ?? (systems.length ? systems.join("\n\n") : undefined);
+    const tail = this.tails.fallback(memoryId);
     const own = newOwn ?? tail?.own ?? "";
     const contextText = tail?.contextText ?? "";
     return new DecoratedRequest({
@@ -303,21 +333,27 @@ export class Threadless {
    * memory, until the next successful one: that turn's user message was never stored).
    */
   report(memoryId: string, params: ReportParams): Promise<ReportAnswer | null> {
-    const state = this.tails.peek(memoryId);
-    if (state?.degraded) return Promise.resolve(null);
-    const tailAtStart = state?.tail ?? null;
-    const messages = params.messages ?? [];
+    let path: string;
+    let messages: Message[];
+    let encoded: string;
+    try {
+      path = `/memories/${checkId("memoryId", memoryId)}/report`;
+      messages = checkMessages(params?.messages);
+      if (this.tails.isDegraded(memoryId)) return Promise.resolve(null); // that turn's user message was never stored
+      const body: Record<string, unknown> = { messages };
+      if (params.failures?.length) body.failures = params.failures;
+      encoded = encodeBody(body);
+    } catch (error) {
+      this.notify(asThreadlessError(error), { operation: "report", memoryId });
+      return Promise.resolve(null);
+    }
+    // Reports on one memory go out one at a time, in order; other memories run in parallel.
+    const previous = this.lastReport.get(memoryId);
     const run = (async (): Promise<ReportAnswer | null> => {
+      if (previous) await previous;
       try {
-        const body: Record<string, unknown> = { messages };
-        if (params.failures !== undefined) body.failures = params.failures;
-        const path = `/memories/${checkId("memoryId", memoryId)}/report`;
-        const answer = await this.request<ReportAnswer>("POST", path, { body, idempotencyKey: params.idempotencyKey });
-        const now = this.tails.peek(memoryId);
-        // Append only to the tail this report followed; a newer decorate already mirrors the server.
-        if (now?.tail && now.tail === tailAtStart && messages.length) {
-          now.tail.messages = cutTail([...now.tail.messages, ...messages], this.tailTokens);
-        }
+        const answer = await this.request<ReportAnswer>("POST", path, { body: encoded, idempotencyKey: params.idempotencyKey });
+        this.tails.append(memoryId, messages);
         return answer ?? null;
       } catch (error) {
         this.notify(asThreadlessError(error), { operation: "report", memoryId });
@@ -344,11 +380,13 @@ export class Threadless {
     let forMemory = this.inFlight.get(memoryId);
     if (!forMemory) this.inFlight.set(memoryId, (forMemory = new Set()));
     forMemory.add(run);
+    this.lastReport.set(memoryId, run);
     void run.finally(() => {
       this.pending.delete(run);
       const set = this.inFlight.get(memoryId);
       set?.delete(run);
       if (set && !set.size) this.inFlight.delete(memoryId);
+      if (this.lastReport.get(memoryId) === run) this.lastReport.delete(memoryId);
     });
   }
 
@@ -382,11 +420,11 @@ export class Threadless {
     const headers: Record<string, string> = { Authorization: `Bearer ${this.apiKey}`, Accept: "application/json" };
     let body: string | undefined;
     if (options.body !== undefined) {
-      body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
+      body = typeof options.body === "string" ? options.body : encodeBody(options.body);
       headers["Content-Type"] = "application/json";
     }
-    if (options.idempotencyKey) headers["Idempotency-Key"] = options.idempotencyKey;
 
+    if (options.idempotencyKey !== undefined && options.idempotencyKey !== null) headers["Idempotency-Key"] = String(options.idempotencyKey);
     const controller = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -396,7 +434,7 @@ export class Threadless {
     const noAnswer = (error: unknown): ThreadlessError =>
       timedOut
         ? new ThreadlessError({ status: null, code: "timeout", message: `No answer within ${this.timeoutMs} ms (${method} ${path}).`, cause: error })
-        : new ThreadlessError({ status: null, code: "network_error", message: `${method} ${path}: ${describe(error)}`, cause: error });
+        : new ThreadlessError({ status: null, code: "connection_error", message: `${method} ${path}: ${describe(error)}`, cause: error });
     try {
       let response: Response;
       try {

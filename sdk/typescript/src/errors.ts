@@ -28,13 +28,13 @@ const CODES: Record<number, string> = {
 
 const HINTS: Record<string, string> = {
   timeout: "The server did not answer within timeoutMs. Check that it is up, or raise timeoutMs.",
-  network_error: "Could not reach the server. Check baseUrl and that the server is running.",
+  connection_error: "Check baseUrl and that the Threadless server is running and reachable.",
   invalid_response: "The answer was not the JSON the API sends. Check that baseUrl points at a Threadless server.",
 };
 
 /**
  * An error from Threadless. `status` is the HTTP status, or null when no answer arrived
- * (`code` is then `timeout` or `network_error`). `retryable` is true for network errors,
+ * (`code` is then `timeout` or `connection_error`). `retryable` is true for network errors,
  * timeouts, 408, 429 and 5xx: exactly the cases where `decorate` falls back to the local tail.
  */
 export class ThreadlessError extends Error {
@@ -104,7 +104,7 @@ export function errorFromResponse(status: number, statusText: string, headers: H
   const reason = statusText ? `HTTP ${status} ${statusText}` : `HTTP ${status}`;
   return new ThreadlessError({
     status,
-    code: CODES[status] ?? (status >= 500 ? "server_error" : "http_error"),
+    code: CODES[status] ?? `http_${status}`,
     message: snippet ? `${reason}: ${snippet}` : reason,
     hint: isRetryableStatus(status)
       ? "The server or a proxy in front of it had a problem; try again later."

@@ -14,6 +14,6 @@ export type {
 export { ThreadlessError, isRetryableStatus } from "./errors.js";
 export type { ThreadlessErrorInit } from "./errors.js";
 export { DecoratedRequest } from "./request.js";
-export type { AnthropicBlock, AnthropicMessage, AnthropicRequest, OpenAIRequest } from "./request.js";
+export type { AnthropicBlock, AnthropicMessage, AnthropicRequest } from "./request.js";
 export { MESSAGE_OVERHEAD, NON_TEXT_PART_TOKENS, WindowFitter, compactJson, fitWindow, messageTokens, textQuarters } from "./window.js";
 export type * from "./types.js";

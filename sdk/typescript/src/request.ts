@@ -3,10 +3,6 @@
 import type { ThreadlessError } from "./errors.js";
 import type { ContentPart, DecorateContext, DecorateUsage, Message } from "./types.js";
 
-export interface OpenAIRequest {
-  messages: Array<Record<string, unknown>>;
-}
-
 export interface AnthropicBlock {
   type: string;
   [key: string]: unknown;
@@ -62,12 +58,12 @@ export class DecoratedRequest {
     this.error = init.error;
   }
 
-  /** `{ messages }` for OpenAI-style chat completions: the instructions as a leading system message. */
-  toOpenAI(): OpenAIRequest {
-    const messages: Array<Record<string, unknown>> = [];
+  /** Messages for OpenAI-style chat completions: the instructions as a leading system message. */
+  toOpenAI(): Message[] {
+    const messages: Message[] = [];
     if (this.instructions) messages.push({ role: "system", content: this.instructions });
     for (const message of this.messages) messages.push({ ...message });
-    return { messages };
+    return messages;
   }
 
   /**
@@ -144,10 +140,16 @@ function anthropicMessage(message: Message): AnthropicMessage | null {
   if (message.role === "assistant") {
     for (const call of message.tool_calls ?? []) {
       let input: unknown = {};
-      try {
-        input = call.function?.arguments ? JSON.parse(call.function.arguments) : {};
-      } catch {
-        input = { arguments: call.function?.arguments };
+      const args: unknown = call.function?.arguments;
+      if (typeof args === "string") {
+        try {
+          input = args.trim() ? JSON.parse(args) : {};
+          if (input === null || typeof input !== "object" || Array.isArray(input)) input = { value: input };
+        } catch {
+          input = { arguments: args };
+        }
+      } else if (args !== null && typeof args === "object" && !Array.isArray(args)) {
+        input = args;
       }
       blocks.push({ type: "tool_use", id: call.id, name: call.function?.name ?? "", input });
     }

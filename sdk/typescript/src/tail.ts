@@ -17,12 +17,6 @@ export interface Tail {
   messages: Message[];
 }
 
-export interface MemoryState {
-  tail: Tail | null;
-  /** The last decorate on this memory fell back: its messages were never stored. */
-  degraded: boolean;
-}
-
 /** The caller's part of decorated instructions (`own + "\n\n" + context_text`, or either alone). */
 export function ownInstructions(instructions: string, contextText: string): string {
   if (!contextText) return instructions;
@@ -41,37 +35,73 @@ export function cutTail(messages: Message[], budget: number): Message[] {
   return messages.slice(fitWindow(messages, [], budget));
 }
 
-export class TailStore {
-  private readonly states = new Map<string, MemoryState>();
+/** How many memories remember that their last decorate fell back, per tail kept. */
+const DEGRADED_FACTOR = 4;
 
-  constructor(readonly maxTails: number) {}
+export class TailStore {
+  private readonly tails = new Map<string, Tail>();
+  /** Memories whose last decorate fell back: their reports are skipped until a successful one. */
+  private readonly degraded = new Map<string, true>();
+
+  constructor(
+    readonly maxTails: number,
+    readonly tailTokens: number,
+  ) {}
 
   get size(): number {
-    return this.states.size;
+    return this.tails.size;
   }
 
-  /** The memory's state without marking it used. */
-  peek(memoryId: string): MemoryState | undefined {
-    return this.states.get(memoryId);
+  /** The tail without marking it used. */
+  peek(memoryId: string): Tail | undefined {
+    return this.tails.get(memoryId);
   }
 
-  /** The memory's state, created when missing, marked most recently used. */
-  use(memoryId: string): MemoryState {
-    let state = this.states.get(memoryId);
-    if (state) {
-      this.states.delete(memoryId);
-    } else {
-      state = { tail: null, degraded: false };
+  isDegraded(memoryId: string): boolean {
+    return this.degraded.has(memoryId);
+  }
+
+  /** Mirror a successful decorate; a stored one (not a dry run) also ends the memory's degraded state. */
+  refresh(memoryId: string, instructions: string, contextText: string, messages: Message[], clearDegraded: boolean): void {
+    this.put(memoryId, {
+      own: ownInstructions(instructions, contextText),
+      contextText,
+      messages: cutTail(messages, this.tailTokens),
+    });
+    if (clearDegraded) this.degraded.delete(memoryId);
+  }
+
+  /** A successful report: its messages join the tail, so a fallback right after has the reply. */
+  append(memoryId: string, messages: Message[]): void {
+    if (!messages.length) return;
+    const tail = this.tails.get(memoryId) ?? { own: "", contextText: "", messages: [] };
+    tail.messages = cutTail([...tail.messages, ...messages], this.tailTokens);
+    this.put(memoryId, tail);
+  }
+
+  /** The tail for a fallback (marked used), or null; marks the memory degraded. */
+  fallback(memoryId: string): Tail | null {
+    this.degraded.delete(memoryId);
+    this.degraded.set(memoryId, true);
+    while (this.degraded.size > Math.max(1, this.maxTails * DEGRADED_FACTOR)) {
+      this.degraded.delete(this.degraded.keys().next().value as string);
     }
-    this.states.set(memoryId, state);
-    while (this.states.size > Math.max(0, this.maxTails)) {
-      const oldest = this.states.keys().next().value as string;
-      this.states.delete(oldest);
-    }
-    return state;
+    const tail = this.tails.get(memoryId);
+    if (!tail) return null;
+    this.put(memoryId, tail);
+    return tail;
   }
 
   forget(memoryId: string): void {
-    this.states.delete(memoryId);
+    this.tails.delete(memoryId);
+    this.degraded.delete(memoryId);
+  }
+
+  private put(memoryId: string, tail: Tail): void {
+    this.tails.delete(memoryId);
+    this.tails.set(memoryId, tail);
+    while (this.tails.size > Math.max(0, this.maxTails)) {
+      this.tails.delete(this.tails.keys().next().value as string);
+    }
   }
 }

@@ -36,7 +36,7 @@ describe("decorate falls back to the local tail", () => {
   const faults = [
     ["a hanging server (timeout)", "hang", null, "timeout"],
     ["a body that trickles past the deadline", "slow-body", null, "timeout"],
-    ["a connection dropped mid-body", "drop", null, "network_error"],
+    ["a connection dropped mid-body", "drop", null, "connection_error"],
     ["500 with the error shape", "500", 500, "internal"],
     ["502 from a proxy, in HTML", "502", 502, "bad_gateway"],
     ["503 unavailable", "503", 503, "unavailable"],
@@ -71,7 +71,7 @@ describe("decorate falls back to the local tail", () => {
     const req = await memory.decorate("mem_r", { messages: [user("hi")] });
     assert.equal(req.degraded, true);
     assert.equal(calls.length, 1);
-    assert.equal(calls[0].error.code, "network_error");
+    assert.equal(calls[0].error.code, "connection_error");
     assert.equal(calls[0].error.status, null);
     assert.match(calls[0].error.message, /ECONNREFUSED/);
   });
@@ -118,9 +118,14 @@ describe("decorate throws ThreadlessError on other 4xx", () => {
     });
   });
 
-  test("an empty memory id is refused before any request", async () => {
-    await assert.rejects(client().decorate("", { messages: [] }), ThreadlessError);
+  test("a bad memory id or messages are refused before any request", async () => {
+    const invalid = (error) => error instanceof ThreadlessError && error.code === "invalid_request" && error.status === null;
+    await assert.rejects(client().decorate("", { messages: [] }), invalid);
+    await assert.rejects(client().decorate("mem_x", { messages: "hi" }), invalid);
+    await assert.rejects(client().decorate("mem_x", { messages: [{ role: "user", content: 1n }] }), invalid);
     assert.equal(server.requests.length, 0);
+    assert.throws(() => client({ baseUrl: "127.0.0.1:8000" }), invalid);
+    assert.throws(() => client({ timeoutMs: 0 }), invalid);
   });
 });
 
@@ -158,7 +163,7 @@ describe("the request on the wire", () => {
 
   test("other methods throw on network errors instead of falling back", async () => {
     const memory = client({ baseUrl: `http://127.0.0.1:${await refusedPort()}` });
-    await assert.rejects(memory.get("mem_x"), (error) => error instanceof ThreadlessError && error.code === "network_error");
+    await assert.rejects(memory.get("mem_x"), (error) => error instanceof ThreadlessError && error.code === "connection_error");
     server.modes.other = "hang";
     await assert.rejects(client({ timeoutMs: 200 }).create(), (error) => error.code === "timeout");
   });
@@ -239,13 +244,26 @@ describe("the tail", () => {
     assert.equal(evicted.instructions, "");
   });
 
-  test("a dry run (store: false) leaves the tail alone", async () => {
+  test("a dry run (store: false) mirrors its answer but does not end a degraded state", async () => {
     const memory = client();
     await memory.decorate("mem_dry", { messages: [user("stored")] });
-    await memory.decorate("mem_dry", { messages: [user("not stored")], store: false });
+    server.modes.decorate = "500";
+    await memory.decorate("mem_dry", { messages: [user("lost")] });
+    server.modes.decorate = "ok";
+    await memory.decorate("mem_dry", { messages: [user("trying")], store: false });
+    assert.equal(await memory.report("mem_dry", { messages: [assistant("skipped")] }), null);
+    assert.equal(server.operations("report").length, 0);
     server.modes.decorate = "500";
     const down = await memory.decorate("mem_dry", { messages: [user("next")] });
-    assert.deepEqual(down.messages, [user("stored"), user("next")]);
+    assert.deepEqual(down.messages, [user("stored"), user("trying"), user("next")]);
+  });
+
+  test("a failing decorate on a memory without a tail evicts no other memory's tail", async () => {
+    const memory = client({ maxTails: 1 });
+    await memory.decorate("kept", { messages: [user("hi")] });
+    server.modes.decorate = "500";
+    await memory.decorate("never-seen", { messages: [user("x")] });
+    assert.deepEqual((await memory.decorate("kept", { messages: [user("again")] })).messages, [user("hi"), user("again")]);
   });
 });
 
@@ -274,6 +292,31 @@ describe("report", () => {
       assert.deepEqual(down.messages, [user("hi"), user("next")]);
     });
   }
+
+  test("reports on one memory go out one at a time, in order", async () => {
+    const memory = client({ timeoutMs: 5000 });
+    await memory.decorate("mem_o", { messages: [user("hi")] });
+    server.modes.report = "slow";
+    server.reportDelayMs = 150;
+    const call = { role: "assistant", content: "", tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }] };
+    memory.report("mem_o", { messages: [call] });
+    memory.report("mem_o", { messages: [{ role: "tool", tool_call_id: "c1", content: "42" }] });
+    memory.report("mem_o", { messages: [assistant("It is 42.")] });
+    assert.equal(await memory.flush(), true);
+    const reports = server.operations("report");
+    assert.deepEqual(reports.map((r) => r.body.messages[0].role), ["assistant", "tool", "assistant"]);
+    server.modes.decorate = "500";
+    const down = await memory.decorate("mem_o", { messages: [user("next")] });
+    assert.deepEqual(down.messages.map((m) => m.content), ["hi", "", "42", "It is 42.", "next"]);
+  });
+
+  test("a report on a memory without a tail adds no reply whose user message the tail lacks", async () => {
+    const memory = client();
+    assert.notEqual(await memory.report("mem_fresh", { messages: [assistant("from before the restart")] }), null);
+    server.modes.decorate = "500";
+    const down = await memory.decorate("mem_fresh", { messages: [user("next")] });
+    assert.deepEqual(down.messages, [user("next")], "a tail always starts at a user message");
+  });
 
   test("a report without await never produces an unhandled rejection", async () => {
     const memory = client({ baseUrl: `http://127.0.0.1:${await refusedPort()}`, onError: () => { throw new Error("x"); } });
@@ -332,7 +375,9 @@ describe("report", () => {
 describe("conversion", () => {
   test("toOpenAI puts the instructions first as a system message", async () => {
     const req = await client().decorate("mem_c", { messages: [user("hi")], instructions: "Be kind." });
-    assert.deepEqual(req.toOpenAI(), { messages: [{ role: "system", content: "Be kind." }, user("hi")] });
+    assert.deepEqual(req.toOpenAI(), [{ role: "system", content: "Be kind." }, user("hi")]);
+    const bare = await client().decorate("mem_c0", { messages: [user("hi")] });
+    assert.deepEqual(bare.toOpenAI(), [user("hi")]);
   });
 
   test("toAnthropic maps tool calls, tool results and images", async () => {
