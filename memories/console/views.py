@@ -236,7 +236,10 @@ def _memory(memory_id: str) -> Memory:
     return memory
 
 
-def _model_view(memory: Memory, form: WhatModelSeesForm) -> dict:
+MODEL_MESSAGES_SHOWN = 60
+
+
+def _model_view(memory: Memory, form: WhatModelSeesForm, show_all: bool = False) -> dict:
     """A dry-run decorate: exactly what decorate would build now, storing nothing."""
     message = (form.cleaned_data.get("message") or "") if form.is_valid() else ""
     budget = (form.cleaned_data.get("budget_tokens") if form.is_valid() else None) or memory.last_budget_tokens
@@ -245,7 +248,9 @@ def _model_view(memory: Memory, form: WhatModelSeesForm) -> dict:
         built = services.memory_decorate(memory=memory, messages=new, budget_tokens=budget, store=False)
     except ApiError as exc:
         return {"error": exc.message}
-    return {"built": built, "budget": budget}
+    # A 60,000-token window can hold thousands of messages: show the newest unless asked for all.
+    hidden = 0 if show_all else max(0, len(built["messages"]) - MODEL_MESSAGES_SHOWN)
+    return {"built": built, "budget": budget, "shown_messages": built["messages"][hidden:], "earlier": hidden}
 
 
 def _facts_context(memory: Memory, **extra) -> dict:
@@ -275,7 +280,7 @@ def memory_detail(request, memory_id: str):
         context.update(_facts_context(memory))
     elif tab == "model":
         form = WhatModelSeesForm(request.GET if "message" in request.GET or "budget_tokens" in request.GET else None)
-        context.update({"model_form": form, **_model_view(memory, form)})
+        context.update({"model_form": form, **_model_view(memory, form, request.GET.get("all") == "1")})
     return render(request, _partial(request, "console/memory_detail.html", "tab"), context)
 
 
