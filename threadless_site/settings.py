@@ -155,10 +155,12 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     _processed = VAR_DIR / "broker" / "processed"
     _queue.mkdir(parents=True, exist_ok=True)
     _processed.mkdir(parents=True, exist_ok=True)
+    (VAR_DIR / "broker" / "control").mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_queue),
         "data_folder_out": str(_queue),
         "processed_folder": str(_processed),
+        "control_folder": str(VAR_DIR / "broker" / "control"),
         "store_processed": False,
         "polling_interval": 0.1,
     }
@@ -197,3 +199,11 @@ LOGGING = {
         "django.db.backends": {"level": "WARNING"},
     },
 }
+
+# Background memory: optional per-project retention (Project.retention_days), enforced hourly.
+THREADLESS_RETENTION_SWEEP_SECONDS = envint("THREADLESS_RETENTION_SWEEP_SECONDS", 3600)
+CELERY_BEAT_SCHEDULE["retention-sweep"] = {
+    "task": "memories.tasks.retention_sweep", "schedule": float(THREADLESS_RETENTION_SWEEP_SECONDS),
+}
+# Optional: a custom fact extractor class (dotted path) used when no model is configured.
+THREADLESS_FACT_EXTRACTOR = envstr("THREADLESS_FACT_EXTRACTOR", "")
