@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -301,6 +302,25 @@ def idempotent_store(*, project: Project, scope: str, key: str | None, status: i
     cutoff = timezone.now() - timedelta(hours=settings.THREADLESS_IDEMPOTENCY_HOURS)
     IdempotencyRecord.objects.filter(project=project, scope=scope, key=key, created_at__lt=cutoff).delete()
     IdempotencyRecord.objects.create(project=project, scope=scope, key=key, status=status, body=body)
+
+
+def idempotent_call(*, project: Project, memory: Memory, scope: str, key: str | None,
+                    run: Callable[[], tuple[int, bytes, bool]]) -> tuple[int, bytes]:
+    """Run a write once per Idempotency-Key: the replay check, the write and the record are one
+    transaction on the locked memory, so a retry racing the first call waits for it and replays
+    its answer instead of storing twice. `run` returns (status, body, record?)."""
+    if not key:
+        status, body, _record = run()
+        return status, body
+    with transaction.atomic():
+        _locked(memory)
+        replay = idempotent_replay(project=project, scope=scope, key=key)
+        if replay:
+            return replay
+        status, body, record = run()
+        if record:
+            idempotent_store(project=project, scope=scope, key=key, status=status, body=body)
+        return status, body
 
 
 def check_idempotency_key(key: str | None) -> str | None:

@@ -161,3 +161,20 @@ def test_the_rate_limit_holds_across_two_server_processes_sharing_one_database(l
         assert statuses.count(429) == 2 * limit
     finally:
         second.stop()
+
+
+def test_concurrent_retries_with_one_idempotency_key_store_the_report_once(live_server_proc):
+    with live_server_proc.client() as client:
+        memory = client.post("/memories", json={}).json()["id"]
+        body = {"messages": [{"role": "assistant", "content": "stored once"}]}
+
+        def send(_):
+            with live_server_proc.client() as c:
+                return c.post(f"/memories/{memory}/report", json=body, headers={"Idempotency-Key": "same-retry"})
+
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            responses = list(pool.map(send, range(4)))
+        assert {r.status_code for r in responses} == {202}
+        assert len({r.content for r in responses}) == 1
+        entries = client.get(f"/memories/{memory}/entries").json()["data"]
+        assert [e["content"] for e in entries] == ["stored once"]
