@@ -57,7 +57,8 @@ def run(ctx: TaskContext, task: dict) -> TaskResult:
     scope = {"input": ctx.input, "data": ctx.data()}
     url = render(request["url"], scope, escape=lambda v: quote(v, safe=""))
     method = request.get("method", "GET").upper()
-    headers = {k: render(v, scope) for k, v in (request.get("headers") or {}).items()}
+    # A templated header value never carries a line break (no header injection from the input).
+    headers = {k: " ".join(render(v, scope).splitlines()) for k, v in (request.get("headers") or {}).items()}
     timeout_ms = int(request.get("timeoutMs", 5000))
     host = host_port(url)
     operation = f"API call to {host} failed"
