@@ -207,3 +207,9 @@ CELERY_BEAT_SCHEDULE["retention-sweep"] = {
 }
 # Optional: a custom fact extractor class (dotted path) used when no model is configured.
 THREADLESS_FACT_EXTRACTOR = envstr("THREADLESS_FACT_EXTRACTOR", "")
+
+# The conversation routes are plain async views (SSE): add them to the schema (chat.api.schema).
+SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"] = [
+    "drf_spectacular.hooks.postprocess_schema_enums",
+    "chat.api.schema.conversation_paths",
+]
