@@ -19,7 +19,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from threadless.window import message_tokens
+from threadless.window import message_tokens, text_quarters
 
 from . import keys
 from .context import context_build
@@ -352,15 +352,17 @@ def memory_decorate(*, memory: Memory, messages: list[dict], instructions: str |
     own = memory.instructions if instructions is None else instructions
     ctx = context_build(memory=memory, new_messages=new_messages, budget_tokens=budget_tokens, recall=recall,
                         before_seq=before_seq, new_turn=max(turn, 1))
+    full_instructions = ctx.instructions_with(own)
     return {
         "memory_id": memory.id,
         "turn": turn,
-        "instructions": ctx.instructions_with(own),
+        "instructions": full_instructions,
         "context_text": ctx.context_text,
         "messages": ctx.messages,
         "context": {"facts": ctx.facts, "recalled": ctx.recalled, "digests": ctx.digests, "summary": ctx.summary},
         "usage": {
-            "instructions_tokens": (len(own) + 3) // 4 if own.isascii() else message_tokens({"content": own}) - 4,
+            # What the model is sent: the caller's instructions and the context blocks.
+            "instructions_tokens": (text_quarters(full_instructions) + 3) // 4,
             "history_tokens": ctx.history_tokens,
             "new_tokens": ctx.new_tokens,
             "dropped_messages": max(0, memory.message_count - len(new_messages) - ctx.history_count) if store
