@@ -18,7 +18,6 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
-
 from threadless.window import message_tokens, text_quarters
 
 from . import keys
