@@ -54,9 +54,7 @@ def build(memory, n: int, seed: int = 7) -> None:
 
 def measure(n: int, calls: int = 30, budget: int = 60000) -> dict:
     from memories import services
-    from memories.models import Memory
-
-    from memories.models import Project
+    from memories.models import Memory, Project
 
     started = time.perf_counter()
     project = Project.objects.filter(name=f"measure {n}").first()  # a kept var dir is reused
