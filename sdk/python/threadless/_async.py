@@ -22,6 +22,8 @@ from ._types import DecoratedRequest, Entry, Fact, Memory, Page
 
 __all__ = ["AsyncThreadless"]
 
+_timeout = getattr(asyncio, "timeout", None)
+
 
 class AsyncThreadless:
     """The asyncio twin of :class:`threadless.Threadless` (same constructor, awaitable methods).
@@ -62,8 +64,12 @@ class AsyncThreadless:
         if self._closed:
             raise ThreadlessError("The client is closed.", code="client_closed", retryable=False)
         try:
-            status, body, answer_headers = await asyncio.wait_for(
-                self._send(method, path, content, params, headers), self.timeout)
+            if _timeout is not None:  # 3.11+: no extra task per call
+                async with _timeout(self.timeout):
+                    status, body, answer_headers = await self._send(method, path, content, params, headers)
+            else:
+                status, body, answer_headers = await asyncio.wait_for(
+                    self._send(method, path, content, params, headers), self.timeout)
         except (asyncio.TimeoutError, httpx.TimeoutException) as exc:  # noqa: UP041 (differs on 3.10)
             raise ThreadlessTimeoutError(f"{method} {path}: no answer within {self.timeout:g} s.") from exc
         except (httpx.HTTPError, OSError) as exc:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import queue
 import threading
+import time
 import weakref
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -17,10 +18,12 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 from urllib.parse import quote
+from urllib.request import getproxies
 
 import httpx
 
 from . import _base as b
+from ._deadline import install as install_deadline
 from ._errors import ThreadlessConnectionError, ThreadlessError, ThreadlessTimeoutError
 from ._tail import TailStore
 from ._types import DecoratedRequest, Entry, Fact, Memory, Page
@@ -93,9 +96,14 @@ class Threadless:
         self.timeout = float(timeout)
         self.on_error = on_error
         self._tails = TailStore(tail_tokens=tail_tokens, max_tails=max_tails)
+        limits = httpx.Limits(max_connections=100, max_keepalive_connections=20)
+        transport = httpx.HTTPTransport(limits=limits)
+        # The total deadline is enforced inside the socket calls (threadless._deadline). Behind an
+        # environment proxy (whose transport httpx builds itself) each call runs on an I/O thread
+        # instead, so the caller can stop waiting at the deadline.
+        self._deadline = None if getproxies() else install_deadline(transport)
         self._http = httpx.Client(base_url=self.base_url, headers=b.default_headers(api_key),
-                                  timeout=httpx.Timeout(self.timeout),
-                                  limits=httpx.Limits(max_connections=100, max_keepalive_connections=20))
+                                  timeout=httpx.Timeout(self.timeout), transport=transport, limits=limits)
         self._io = _DaemonPool(64, "threadless-io")
         self._reports = _DaemonPool(8, "threadless-report")
         self._pending: dict[str, deque] = {}  # memory id -> reports queued or in flight, oldest first
@@ -129,8 +137,16 @@ class Threadless:
         """One HTTP call within the total deadline: the JSON answer, or ThreadlessError."""
         if self._closed:
             raise ThreadlessError("The client is closed.", code="client_closed", retryable=False)
-        # The call runs on an I/O thread so the caller can stop waiting exactly at the deadline:
-        # httpx's timeouts are per phase and per read, so a slow-dripping server could pass them.
+        deadline = self._deadline
+        if deadline is not None:
+            deadline.at = time.monotonic() + self.timeout
+            try:
+                status, body, answer_headers = self._send(method, path, content, params, headers)
+            finally:
+                deadline.at = None
+            return b.answer_json(status, body, answer_headers, self.base_url + path)
+        # No deadline hook: run on an I/O thread and stop waiting exactly at the deadline (httpx's
+        # own timeouts are per phase and per read, so a slow-dripping server could pass them).
         future = self._io.submit(self._send, method, path, content, params, headers)
         try:
             status, body, answer_headers = future.result(timeout=self.timeout)
