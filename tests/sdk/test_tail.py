@@ -274,3 +274,15 @@ async def test_async_decorate_waits_for_a_report_in_flight(fault, errors):
         memory.report("mem_1", [assistant("hello")])
         await memory.decorate("mem_1", [user("next")])
     assert service.report_seen_before_decorate == [False, True]
+
+
+def test_a_dry_run_does_not_touch_the_tail(fault, errors):
+    fault.responder = service = Service(context_text="")
+    with client(fault, errors) as memory:
+        memory.decorate("mem_1", [user("real")], instructions="A")
+        memory.decorate("mem_1", [user("what if")], instructions="B", store=False)
+        assert fault.requests[-1].body["store"] is False
+        service.up = False
+        down = memory.decorate("mem_1", [user("?")])
+    assert down.instructions == "A"
+    assert down.messages == [user("real"), user("?")]

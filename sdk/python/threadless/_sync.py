@@ -17,7 +17,6 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
-from urllib.parse import quote
 from urllib.request import getproxies
 
 import httpx
@@ -25,8 +24,9 @@ import httpx
 from . import _base as b
 from ._deadline import install as install_deadline
 from ._errors import ThreadlessConnectionError, ThreadlessError, ThreadlessTimeoutError
+from ._helpers import Entries, Facts
 from ._tail import TailStore
-from ._types import DecoratedRequest, Entry, Fact, Memory, Page
+from ._types import DecoratedRequest, Memory, Page
 
 __all__ = ["Threadless"]
 
@@ -109,6 +109,8 @@ class Threadless:
         self._pending: dict[str, deque] = {}  # memory id -> reports queued or in flight, oldest first
         self._cond = threading.Condition()
         self._closed = False
+        self.facts = Facts(self)
+        self.entries = Entries(self)
         ref = weakref.ref(self)
         self._atexit = lambda: (lambda c: c and c._flush_at_exit())(ref())
         atexit.register(self._atexit)
@@ -276,29 +278,7 @@ class Threadless:
         data = self._request("DELETE", "/memories", params=b.list_params(None, None, external_id, metadata))
         return data.get("deleted", {})
 
-    # --- entries, facts, search --------------------------------------------------------------------
-
-    def entries(self, memory_id: str, *, include_uncommitted: bool = False, limit: int | None = None,
-                cursor: str | None = None) -> Page:
-        params: dict = {"include_uncommitted": "true" if include_uncommitted else "false"}
-        params.update(b.list_params(limit, cursor, None, None))
-        data = self._request("GET", b.path_of(memory_id, "/entries"), params=params)
-        return Page([Entry.from_json(e) for e in data.get("data") or []], data.get("next_cursor"))
-
-    def facts(self, memory_id: str, *, limit: int | None = None, cursor: str | None = None) -> Page:
-        data = self._request("GET", b.path_of(memory_id, "/facts"), params=b.list_params(limit, cursor, None, None))
-        return Page([Fact.from_json(f) for f in data.get("data") or []], data.get("next_cursor"))
-
-    def add_fact(self, memory_id: str, text: str) -> Fact:
-        return Fact.from_json(self._request("POST", b.path_of(memory_id, "/facts"), content=b.encode({"text": text}),
-                                            headers=b.json_headers()))
-
-    def update_fact(self, memory_id: str, fact_id: str, text: str) -> Fact:
-        path = b.path_of(memory_id, "/facts/") + quote(fact_id, safe="")
-        return Fact.from_json(self._request("PATCH", path, content=b.encode({"text": text}), headers=b.json_headers()))
-
-    def delete_fact(self, memory_id: str, fact_id: str) -> None:
-        self._request("DELETE", b.path_of(memory_id, "/facts/") + quote(fact_id, safe=""))
+    # --- search ---------------------------------------------------------------------------------------
 
     def search(self, memory_id: str, query: str, *, limit: int | None = None) -> list[dict]:
         body: dict = {"query": query}
