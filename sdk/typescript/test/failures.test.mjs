@@ -198,6 +198,14 @@ describe("the tail", () => {
     assert.equal(fromSystem.instructions, "Sys.\n\nWhat you know:\n- The user likes tea.");
   });
 
+  test("is a copy: changing the returned request does not change the tail", async () => {
+    const memory = client();
+    const req = await memory.decorate("mem_copy", { messages: [user("hi")] });
+    req.messages.push(assistant("pushed by the caller"));
+    server.modes.decorate = "500";
+    assert.deepEqual((await memory.decorate("mem_copy", { messages: [user("next")] })).messages, [user("hi"), user("next")]);
+  });
+
   test("keeps the newest history within tailTokens, cut at a user message", async () => {
     const turns = [
       user("a".repeat(400)), assistant("b".repeat(40)),
