@@ -60,6 +60,10 @@ class RequestIdMiddleware(_Hybrid):
 
     def after(self, request, response):
         response["X-Request-Id"] = request.request_id
+        # Rate-limited routes carry their limit on every answer, not only on a 429.
+        for name, value in (getattr(request, "ratelimit_headers", None) or {}).items():
+            if name not in response:
+                response[name] = value
         return response
 
 

@@ -66,7 +66,8 @@ def check_rate(request, key) -> None:
     now = time.time()
     window = int(now // WINDOW_SECONDS)
     reset = (window + 1) * WINDOW_SECONDS
-    count = incr(f"tl:rl:{key.pk}:{window}", WINDOW_SECONDS * 2)
+    # The lookup prefix is random per key, so servers sharing one Redis never share a bucket.
+    count = incr(f"tl:rl:{key.lookup}:{window}", WINDOW_SECONDS * 2)
     headers = {
         "X-RateLimit-Limit": str(limit),
         "X-RateLimit-Remaining": str(max(0, limit - count)),

@@ -8,7 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.db.models import QuerySet
-
 from threadless.window import WindowFitter
 
 from .errors import NotFound

@@ -1,3 +1,9 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from . import views
+
+app_name = "chat_console"
+
+urlpatterns = [
+    path("", views.agents, name="agents"),
+]

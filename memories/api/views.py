@@ -24,6 +24,15 @@ from memories.messages import validate_messages
 from memories.models import Entry, Fact, Memory, Outbox
 
 
+class StrictCharField(serializers.CharField):
+    """A string field that refuses numbers and booleans (DRF's CharField would coerce 5 to "5")."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class ErrorSerializer(serializers.Serializer):
     class Inner(serializers.Serializer):
         code = serializers.CharField()
@@ -37,8 +46,10 @@ class ErrorSerializer(serializers.Serializer):
 
 def errors(*statuses: int) -> dict:
     text = {400: "invalid_request", 401: "unauthorized", 404: "not_found", 409: "conflict",
-            413: "payload_too_large", 429: "rate_limited or quota_exceeded", 503: "unavailable"}
-    return {s: OpenApiResponse(ErrorSerializer, description=text.get(s, "error")) for s in (*statuses, 401, 429)}
+            413: "payload_too_large", 429: "rate_limited or quota_exceeded", 500: "internal", 503: "unavailable"}
+    # Any route can answer 401 (key), 429 (limits), 500 and 503 (database down).
+    return {s: OpenApiResponse(ErrorSerializer, description=text.get(s, "error"))
+            for s in sorted({*statuses, 401, 429, 500, 503})}
 
 
 MessageSchema = inline_serializer("Message", {
@@ -178,8 +189,8 @@ MemoryOut = inline_serializer("Memory", {
 class MemoryListApi(ProjectScopedMixin, APIView):
     class MemoryCreateInput(serializers.Serializer):
         metadata = serializers.DictField(required=False)
-        external_id = serializers.CharField(required=False, max_length=200)
-        instructions = serializers.CharField(required=False, allow_blank=True, max_length=200_000)
+        external_id = StrictCharField(required=False, max_length=200)
+        instructions = StrictCharField(required=False, allow_blank=True, max_length=200_000)
         policy = PolicySchema
 
     @extend_schema(operation_id="memories_list", parameters=[
@@ -217,7 +228,7 @@ class MemoryListApi(ProjectScopedMixin, APIView):
 class MemoryDetailApi(ProjectScopedMixin, APIView):
     class MemoryUpdateInput(serializers.Serializer):
         metadata = serializers.DictField(required=False)
-        instructions = serializers.CharField(required=False, allow_blank=True, max_length=200_000)
+        instructions = StrictCharField(required=False, allow_blank=True, max_length=200_000)
         policy = PolicySchema
 
     @extend_schema(operation_id="memories_get", responses={200: MemoryOut, **errors(404)})
@@ -361,11 +372,13 @@ FactOut = inline_serializer("Fact", {
 
 class FactListApi(ProjectScopedMixin, APIView):
     class FactCreateInput(serializers.Serializer):
-        text = serializers.CharField(max_length=2000)
+        text = StrictCharField(max_length=2000)
 
-    @extend_schema(operation_id="facts_list", responses={200: inline_serializer("FactList", {
+    @extend_schema(operation_id="facts_list", parameters=[
+        OpenApiParameter("limit", int), OpenApiParameter("cursor", str), OpenApiParameter("include_history", bool),
+    ], responses={200: inline_serializer("FactList", {
         "data": FactOut.__class__(many=True), "next_cursor": serializers.CharField(allow_null=True)}),
-        **errors(404)})
+        **errors(400, 404)})
     def get(self, request, memory_id: str):
         memory = selectors.memory_get(project=self.project, memory_id=memory_id)
         include = request.query_params.get("include_history", "false").lower() in {"true", "1"}
@@ -386,7 +399,7 @@ class FactListApi(ProjectScopedMixin, APIView):
 
 class FactDetailApi(ProjectScopedMixin, APIView):
     class FactUpdateInput(serializers.Serializer):
-        text = serializers.CharField(max_length=2000)
+        text = StrictCharField(max_length=2000)
 
     @extend_schema(operation_id="facts_update", request=FactUpdateInput, responses={200: FactOut, **errors(400, 404)})
     def patch(self, request, memory_id: str, fact_id: str):
@@ -407,7 +420,7 @@ class FactDetailApi(ProjectScopedMixin, APIView):
 
 class SearchApi(ProjectScopedMixin, APIView):
     class SearchInput(serializers.Serializer):
-        query = serializers.CharField(max_length=2000)
+        query = StrictCharField(max_length=2000)
         limit = serializers.IntegerField(required=False, min_value=1, max_value=50, default=10)
 
     @extend_schema(operation_id="memories_search", request=SearchInput, responses={200: inline_serializer(

@@ -34,6 +34,16 @@ def services_mode() -> bool:
     return os.environ.get("THREADLESS_SERVICES") == "1"
 
 
+def _drop_database(url: str) -> None:
+    """Drop a database `_fresh_database_url` created (after its processes stopped)."""
+    import psycopg
+
+    name = url.rsplit("/", 1)[1]
+    admin = url.rsplit("/", 1)[0] + "/postgres"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 def _fresh_database_url() -> str:
     base = os.environ.get("DATABASE_URL", "")
     if services_mode() and base.startswith("postgres"):
@@ -58,6 +68,7 @@ class ThreadlessServer:
         self.worker: subprocess.Popen | None = None
         self.demo: dict = {}
         db = _fresh_database_url()
+        self.created_database = db
         self.env = {
             **os.environ,
             "THREADLESS_VAR_DIR": str(self.var),
@@ -70,9 +81,10 @@ class ThreadlessServer:
             self.env.pop("CELERY_BROKER_URL", None)
             self.env.pop("REDIS_URL", None)
         else:
-            # Own Redis db numbers per server would be nicer; a prefix-free broker db is fine
-            # because every server has its own database and ignores others' outbox ids.
+            # Servers share one Redis: each gets its own queue, or one server's worker would
+            # take another's outbox ids (which mean other rows in its own database).
             self.env.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/15")
+            self.env.setdefault("THREADLESS_CELERY_QUEUE", "tl-live-" + secrets.token_hex(4))
 
     @property
     def key(self) -> str:
@@ -144,6 +156,9 @@ class ThreadlessServer:
     def stop(self) -> None:
         self.stop_worker()
         self.stop_web()
+        if self.created_database:
+            _drop_database(self.created_database)
+            self.created_database = ""
 
     def client(self, key: str | None = None) -> httpx.Client:
         return httpx.Client(base_url=self.url + "/v1", headers={"Authorization": f"Bearer {key or self.key}"},
