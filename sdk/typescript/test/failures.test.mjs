@@ -23,7 +23,7 @@ function client(options = {}) {
   return new Threadless({
     apiKey: "tl_proj_test",
     baseUrl: server.url,
-    timeoutMs: 500,
+    timeoutMs: 10_000,
     onError: (error, context) => calls.push({ error, context }),
     ...options,
   });
@@ -47,7 +47,7 @@ describe("decorate falls back to the local tail", () => {
   for (const [name, mode, status, code] of faults) {
     test(`on ${name}`, async () => {
       server.modes.decorate = mode;
-      const memory = client();
+      const memory = client(code === "timeout" ? { timeoutMs: 500 } : {});
       const req = await memory.decorate("mem_f", { messages: [user("hi")], instructions: "Be brief." });
       assert.equal(req.degraded, true);
       assert.equal(req.instructions, "Be brief.");
@@ -281,14 +281,14 @@ describe("report", () => {
     await memory.decorate("mem_r1", { messages: [user("hi")] });
     const answer = await memory.report("mem_r1", { messages: [assistant("hello!")] });
     assert.deepEqual(answer, { accepted: 1, turn: 1 });
-    server.modes.decorate = "hang";
+    server.modes.decorate = "503";
     const down = await memory.decorate("mem_r1", { messages: [user("still there?")] });
     assert.deepEqual(down.messages, [user("hi"), assistant("hello!"), user("still there?")]);
   });
 
   for (const mode of ["500", "400", "hang", "invalid-json"]) {
     test(`never rejects, tells onError and leaves the tail alone when it fails (${mode})`, async () => {
-      const memory = client({ timeoutMs: 300 });
+      const memory = client(mode === "hang" ? { timeoutMs: 1000 } : {});
       await memory.decorate("mem_r2", { messages: [user("hi")] });
       server.modes.report = mode;
       assert.equal(await memory.report("mem_r2", { messages: [assistant("lost")] }), null);
