@@ -41,6 +41,7 @@ describe("decorate falls back to the local tail", () => {
     ["502 from a proxy, in HTML", "502", 502, "bad_gateway"],
     ["503 unavailable", "503", 503, "unavailable"],
     ["429 rate limited", "429", 429, "rate_limited"],
+    ["429 quota exceeded", "429-quota", 429, "quota_exceeded"],
     ["408 request timeout", "408", 408, "request_timeout"],
     ["200 with invalid JSON", "invalid-json", 200, "invalid_response"],
   ];
