@@ -39,7 +39,7 @@ from .models import (
     Turn,
 )
 from .policy import Policy, failed_action, failure_rules, plain_task_id, policy_parse
-from .redaction import digest_text, raw_error_text
+from .redaction import digest_text, raw_error_text, redact_value
 
 log = logging.getLogger("threadless.memories")
 
@@ -419,6 +419,7 @@ def failure_record(*, memory: Memory, turn: int, task_id: str, error: str, polic
     raw = raw_error_text(error)
     items: list[dict] = []
     if has_output:
+        output = redact_value(output)  # a failing task's output can carry the same secrets as its error
         items.append({"kind": "data", "key": plain, "task_id": plain, "value": output,
                       "content": raw_error_text(orjson.dumps(output).decode())[:2000],
                       "committed": rules.data_committed})
