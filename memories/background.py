@@ -1,19 +1,89 @@
 """Background processing of newly stored entries (run by the worker through the outbox).
 
-Every step is idempotent, so a re-run after a crash does no harm: recall indexing skips rows
-already indexed; fact extraction de-duplicates; compaction works from `summary_upto_seq`.
+Three steps, each idempotent, so a re-run after a crash does no harm:
+1. recall indexing — index rows are keyed by entry id and replaced, never added twice;
+2. fact extraction — from committed USER messages only; the store de-duplicates, supersedes by
+   slot and respects tombstones, so the same statement never becomes two facts;
+3. compaction — works from `summary_upto_seq` with a conditional update.
+Each run also covers any gap since `Memory.background_upto_seq` (turns stored by decorate with no
+report after them), in bounded chunks.
 """
 
 from __future__ import annotations
 
+import logging
+
+from django.conf import settings
+from django.db.models import F
+from django.db.models.functions import Greatest
+from django.utils.module_loading import import_string
+
 from . import recall
-from .models import Entry
+from .compaction import memory_compact
+from .facts import RuleExtractor, UserMessage
+from .facts.llm import ExtractorFailed, LLMExtractor, complete_for_project
+from .facts.store import facts_apply
+from .models import Entry, Memory
+
+log = logging.getLogger("threadless.background")
+
+MAX_ENTRIES_PER_RUN = 5000
+
+
+def _user_messages(rows: list[tuple]) -> list[UserMessage]:
+    """The only input an extractor ever gets: committed user messages, text parts only."""
+    out = []
+    for entry_id, seq, kind, role, committed, content, parts in rows:
+        if kind != "message" or role != "user" or not committed:
+            continue
+        text = content
+        if parts:
+            text = " ".join(p.get("text", "") for p in parts if isinstance(p, dict) and p.get("type") == "text")
+        if text and text.strip():
+            out.append(UserMessage(entry_id=entry_id, seq=seq, text=text))
+    return out
+
+
+def _offline_extractor():
+    """The rule-based extractor, or a deployment's own (THREADLESS_FACT_EXTRACTOR, a dotted path)."""
+    path = getattr(settings, "THREADLESS_FACT_EXTRACTOR", "")
+    return import_string(path)() if path else RuleExtractor()
+
+
+def extract_facts(*, memory: Memory, messages: list[UserMessage], complete=None) -> dict:
+    """Run the LLM extractor when a model is configured (the rules when it fails), else the rules."""
+    if not messages:
+        return {"created": 0, "merged": 0, "superseded": 0, "skipped": 0, "extractor": None}
+    extractor_name = "rules"
+    candidates = None
+    if complete is not None:
+        try:
+            candidates = LLMExtractor(complete).extract(messages)
+            extractor_name = "llm"
+        except ExtractorFailed as exc:
+            log.warning("memory %s: LLM extraction failed (%s); using the rules", memory.id, exc)
+    if candidates is None:
+        candidates = _offline_extractor().extract(messages)
+    counts = facts_apply(memory=memory, candidates=candidates, extractor=extractor_name)
+    return {**counts, "extractor": extractor_name}
 
 
 def process_entries(*, memory_id: str, from_seq: int, to_seq: int) -> dict:
-    ids = list(
-        Entry.objects.filter(memory_id=memory_id, seq__gte=from_seq, seq__lte=to_seq, kind="message", committed=True)
-        .values_list("id", flat=True)
+    memory = Memory.objects.select_related("project").filter(pk=memory_id).first()
+    if memory is None:  # deleted meanwhile: nothing to do
+        return {"indexed": 0}
+    start = min(from_seq, memory.background_upto_seq + 1)
+    end = max(to_seq, start - 1)
+    if end - start + 1 > MAX_ENTRIES_PER_RUN:
+        start = end - MAX_ENTRIES_PER_RUN + 1
+    rows = list(
+        Entry.objects.filter(memory_id=memory_id, seq__gte=start, seq__lte=end)
+        .order_by("seq").values_list("id", "seq", "kind", "role", "committed", "content", "parts")
     )
-    indexed = recall.index_entries(memory_id=memory_id, entry_ids=ids) if ids else 0
-    return {"indexed": indexed}
+    message_ids = [r[0] for r in rows if r[2] == "message"]
+    indexed = recall.index_entries(memory_id=memory_id, entry_ids=message_ids) if message_ids else 0
+    complete = complete_for_project(memory.project)
+    facts = extract_facts(memory=memory, messages=_user_messages(rows), complete=complete)
+    compacted = memory_compact(memory_id=memory_id, complete=complete)
+    Memory.objects.filter(pk=memory_id).update(background_upto_seq=Greatest(F("background_upto_seq"), end))
+    return {"indexed": indexed, "facts": facts, "compacted": compacted}

@@ -41,6 +41,9 @@ class Project(models.Model):
     allowance_memories = models.PositiveIntegerField(null=True, blank=True)
     # Optional retention: memories unused for this many days are forgotten by a periodic task.
     retention_days = models.PositiveIntegerField(null=True, blank=True)
+    # Optional model for background work (fact extraction, compaction), shaped like an llm task:
+    # {"provider": "openai", "model": "...", "baseUrl": "...", "apiKeyEnv": "..."}. None = offline rules.
+    model_config = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
@@ -112,6 +115,9 @@ class Memory(models.Model):
     message_count = models.PositiveIntegerField(default=0)
     token_count = models.PositiveBigIntegerField(default=0)
     digest_count = models.PositiveIntegerField(default=0)
+    # Background work (recall index, facts) has covered entries up to here; a later run starts
+    # from the first gap, so turns stored without a report are caught up too.
+    background_upto_seq = models.PositiveBigIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     last_used_at = models.DateTimeField(auto_now_add=True)
@@ -218,6 +224,23 @@ class Fact(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["memory", "active", "-updated_at"], name="fact_active_idx")]
+
+
+class FactTombstone(models.Model):
+    """A person deleted or edited a fact: extraction must not bring it back.
+
+    Blocks the same normalised text for good, and the same slot for statements made up to
+    `upto_seq` (the memory's sequence when the person acted), so a re-run cannot re-add it.
+    """
+
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="fact_tombstones")
+    normalized = models.CharField(max_length=500)
+    slot = models.CharField(max_length=100, blank=True, default="")
+    upto_seq = models.PositiveBigIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["memory", "normalized"], name="fact_tombstone_idx")]
 
 
 class ErrorDigest(models.Model):

@@ -31,15 +31,19 @@ def _redis_client():
 
 
 def _incr_db(bucket: str, expires_at: datetime) -> int:
-    updated = RateCounter.objects.filter(bucket=bucket).update(count=F("count") + 1)
-    if not updated:
-        try:
-            with transaction.atomic():
-                RateCounter.objects.create(bucket=bucket, count=1, expires_at=expires_at)
-            return 1
-        except IntegrityError:
-            RateCounter.objects.filter(bucket=bucket).update(count=F("count") + 1)
-    return RateCounter.objects.filter(bucket=bucket).values_list("count", flat=True).first() or 1
+    # Increment and read back in one transaction: the row stays locked (PostgreSQL) or the
+    # database write-locked (SQLite IMMEDIATE) in between, so each caller reads its own count.
+    # Read outside it, two processes could both read the later count and both be refused.
+    with transaction.atomic():
+        updated = RateCounter.objects.filter(bucket=bucket).update(count=F("count") + 1)
+        if not updated:
+            try:
+                with transaction.atomic():
+                    RateCounter.objects.create(bucket=bucket, count=1, expires_at=expires_at)
+                return 1
+            except IntegrityError:
+                RateCounter.objects.filter(bucket=bucket).update(count=F("count") + 1)
+        return RateCounter.objects.filter(bucket=bucket).values_list("count", flat=True).first() or 1
 
 
 def incr(bucket: str, ttl: int) -> int:
@@ -66,7 +70,8 @@ def check_rate(request, key) -> None:
     now = time.time()
     window = int(now // WINDOW_SECONDS)
     reset = (window + 1) * WINDOW_SECONDS
-    count = incr(f"tl:rl:{key.pk}:{window}", WINDOW_SECONDS * 2)
+    # The lookup prefix is random per key, so servers sharing one Redis never share a bucket.
+    count = incr(f"tl:rl:{key.lookup}:{window}", WINDOW_SECONDS * 2)
     headers = {
         "X-RateLimit-Limit": str(limit),
         "X-RateLimit-Remaining": str(max(0, limit - count)),
@@ -87,14 +92,15 @@ def check_quota(request, key) -> None:
     if allowance is None:
         return
     period = datetime.now(UTC).strftime("%Y-%m")
-    updated = ProjectUsage.objects.filter(project=project, period=period).update(requests=F("requests") + 1)
-    if not updated:
-        try:
-            with transaction.atomic():
-                ProjectUsage.objects.create(project=project, period=period, requests=1)
-        except IntegrityError:
-            ProjectUsage.objects.filter(project=project, period=period).update(requests=F("requests") + 1)
-    used = ProjectUsage.objects.filter(project=project, period=period).values_list("requests", flat=True).first()
+    with transaction.atomic():  # increment and read back under one lock, as in _incr_db
+        updated = ProjectUsage.objects.filter(project=project, period=period).update(requests=F("requests") + 1)
+        if not updated:
+            try:
+                with transaction.atomic():
+                    ProjectUsage.objects.create(project=project, period=period, requests=1)
+            except IntegrityError:
+                ProjectUsage.objects.filter(project=project, period=period).update(requests=F("requests") + 1)
+        used = ProjectUsage.objects.filter(project=project, period=period).values_list("requests", flat=True).first()
     if used and used > allowance:
         raise QuotaExceeded(
             f"The plan's allowance of {allowance} API requests per month is used up.",

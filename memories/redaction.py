@@ -23,7 +23,7 @@ _SECRET_PATTERNS: list[tuple[re.Pattern[str], str]] = [
         re.compile(
             r"""(?ix)
             (["']?\b[\w-]*""" + _SECRET_KEYS + r"""\b["']?\s*[:=]\s*)   # the key and separator
-            (?:"[^"]*"|'[^']*'|Bearer\s+[^\s,;"'}]+|[^\s,;"'}&]+)   # the value
+            (?:"[^"\n]*"?|'[^'\n]*'?|(?:Bearer|Basic|Token|Digest)\s+[^\s,;"'}]+|[^\s,;"'}&]+)   # the value
             """
         ),
         r"\1[redacted]",
@@ -43,7 +43,7 @@ _URL = re.compile(r"""\b(?:[a-zA-Z][a-zA-Z0-9+.-]*://|www\.)[^\s"'<>()]+""")
 _FRAMES = [
     re.compile(r"Traceback \(most recent call last\):"),
     re.compile(r'\s*File "[^"]*", line \d+(?:, in [^\n]*)?(?:\n[ \t]+[^\n]*)?'),
-    re.compile(r"\s*\bat [\w$.]+\([^)]*\)"),
+    re.compile(r"\s*\bat [\w$./<>-]+\([^)]*\)"),
     re.compile(r"\s*\.\.\. \d+ more"),
     re.compile(r"\s*Caused by:"),
 ]

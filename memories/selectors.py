@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 import orjson
 from django.db import connection
 from django.db.models import QuerySet
-
 from threadless.window import WindowFitter
 
 from .errors import NotFound

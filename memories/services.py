@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -18,8 +19,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
-
-from threadless.window import message_tokens
+from threadless.window import message_tokens, text_quarters
 
 from . import keys
 from .context import context_build
@@ -31,6 +31,7 @@ from .models import (
     Entry,
     ErrorDigest,
     Fact,
+    FactTombstone,
     IdempotencyRecord,
     Memory,
     Outbox,
@@ -166,6 +167,7 @@ def _receipt_for(memory_ids: list[str]) -> dict[str, int]:
         "digests": ErrorDigest.objects.filter(memory_id__in=memory_ids).count(),
         "summaries": Memory.objects.filter(id__in=memory_ids).exclude(summary="").count(),
         "outbox": Outbox.objects.filter(memory_id__in=memory_ids).count(),
+        "fact_tombstones": FactTombstone.objects.filter(memory_id__in=memory_ids).count(),
         "index_rows": 0,
     }
     for memory_id in memory_ids:
@@ -179,7 +181,8 @@ def _delete_memories(memory_ids: list[str]) -> dict[str, int]:
         # Children first, in bulk: a memory can have many entries.
         ErrorDigest.objects.filter(memory_id__in=memory_ids).delete()
         Entry.objects.filter(memory_id__in=memory_ids).delete()
-        for model in (Turn, Fact, Outbox):
+        Fact.objects.filter(memory_id__in=memory_ids).update(superseded_by=None)
+        for model in (Turn, Fact, FactTombstone, Outbox):
             model.objects.filter(memory_id__in=memory_ids).delete()
         Memory.objects.filter(id__in=memory_ids).delete()
     log.info("deleted memories %s: %s", ",".join(memory_ids[:20]), receipt)
@@ -199,8 +202,26 @@ def memory_delete_matching(*, project: Project, metadata: dict | None = None,
     ids = list(memory_list(project=project, external_id=external_id, metadata=metadata).values_list("id", flat=True))
     return _delete_memories(ids) if ids else {
         "memories": 0, "entries": 0, "turns": 0, "facts": 0, "digests": 0, "summaries": 0, "outbox": 0,
-        "index_rows": 0,
+        "fact_tombstones": 0, "index_rows": 0,
     }
+
+
+def retention_enforce() -> dict[str, int]:
+    """Forget memories unused for longer than their project's `retention_days` (periodic task)."""
+    totals: dict[str, int] = {}
+    now = timezone.now()
+    for project_id, days in Project.objects.filter(retention_days__gt=0).values_list("id", "retention_days"):
+        cutoff = now - timedelta(days=days)
+        while True:
+            ids = list(Memory.objects.filter(project_id=project_id, last_used_at__lt=cutoff)
+                       .order_by("last_used_at").values_list("id", flat=True)[:200])
+            if not ids:
+                break
+            for kind, n in _delete_memories(ids).items():
+                totals[kind] = totals.get(kind, 0) + n
+    if totals:
+        log.info("retention forgot %s", totals)
+    return totals
 
 
 # --- writing entries ---------------------------------------------------------------------------
@@ -250,6 +271,10 @@ def entries_set_committed(*, memory: Memory, entry_ids: list[int], committed: bo
     if not rows:
         return 0
     Entry.objects.filter(id__in=[r[0] for r in rows]).update(committed=committed)
+    # Keep the recall index in step: uncommitted messages must not be findable.
+    from . import recall
+
+    recall.index_entries(memory_id=memory.id, entry_ids=[r[0] for r in rows if r[1] == "message"])
     sign = 1 if committed else -1
     msg = [r for r in rows if r[1] == "message"]
     if msg:
@@ -277,6 +302,25 @@ def idempotent_store(*, project: Project, scope: str, key: str | None, status: i
     cutoff = timezone.now() - timedelta(hours=settings.THREADLESS_IDEMPOTENCY_HOURS)
     IdempotencyRecord.objects.filter(project=project, scope=scope, key=key, created_at__lt=cutoff).delete()
     IdempotencyRecord.objects.create(project=project, scope=scope, key=key, status=status, body=body)
+
+
+def idempotent_call(*, project: Project, memory: Memory, scope: str, key: str | None,
+                    run: Callable[[], tuple[int, bytes, bool]]) -> tuple[int, bytes]:
+    """Run a write once per Idempotency-Key: the replay check, the write and the record are one
+    transaction on the locked memory, so a retry racing the first call waits for it and replays
+    its answer instead of storing twice. `run` returns (status, body, record?)."""
+    if not key:
+        status, body, _record = run()
+        return status, body
+    with transaction.atomic():
+        _locked(memory)
+        replay = idempotent_replay(project=project, scope=scope, key=key)
+        if replay:
+            return replay
+        status, body, record = run()
+        if record:
+            idempotent_store(project=project, scope=scope, key=key, status=status, body=body)
+        return status, body
 
 
 def check_idempotency_key(key: str | None) -> str | None:
@@ -327,15 +371,17 @@ def memory_decorate(*, memory: Memory, messages: list[dict], instructions: str |
     own = memory.instructions if instructions is None else instructions
     ctx = context_build(memory=memory, new_messages=new_messages, budget_tokens=budget_tokens, recall=recall,
                         before_seq=before_seq, new_turn=max(turn, 1))
+    full_instructions = ctx.instructions_with(own)
     return {
         "memory_id": memory.id,
         "turn": turn,
-        "instructions": ctx.instructions_with(own),
+        "instructions": full_instructions,
         "context_text": ctx.context_text,
         "messages": ctx.messages,
         "context": {"facts": ctx.facts, "recalled": ctx.recalled, "digests": ctx.digests, "summary": ctx.summary},
         "usage": {
-            "instructions_tokens": (len(own) + 3) // 4 if own.isascii() else message_tokens({"content": own}) - 4,
+            # What the model is sent: the caller's instructions and the context blocks.
+            "instructions_tokens": (text_quarters(full_instructions) + 3) // 4,
             "history_tokens": ctx.history_tokens,
             "new_tokens": ctx.new_tokens,
             "dropped_messages": max(0, memory.message_count - len(new_messages) - ctx.history_count) if store
@@ -554,7 +600,12 @@ def fact_create(*, memory: Memory, text: str, slot: str = "", extractor: str = "
 
 
 def fact_update(*, fact: Fact, text: str, extractor: str = "api") -> Fact:
+    """A person's edit: it wins over extraction, which must never bring the old text back."""
+    from .facts.store import tombstone_add
+
     text = _fact_text(text)
+    if fact_normalize(text) != fact.normalized:
+        tombstone_add(fact=fact)
     fact.text = text
     fact.normalized = fact_normalize(text)
     fact.extractor = extractor
@@ -563,6 +614,18 @@ def fact_update(*, fact: Fact, text: str, extractor: str = "api") -> Fact:
     return fact
 
 
-def fact_delete(*, fact: Fact) -> None:
-    Fact.objects.filter(superseded_by=fact).update(superseded_by=None)
-    fact.delete()
+def fact_delete(*, fact: Fact) -> dict[str, int]:
+    """Forget a fact and the history it replaced; tombstones keep extraction from re-adding them."""
+    from .facts.store import tombstone_add
+
+    with transaction.atomic():
+        chain, frontier = [fact], [fact.pk]
+        while frontier:
+            older = list(Fact.objects.filter(superseded_by_id__in=frontier).exclude(pk__in=[f.pk for f in chain]))
+            chain.extend(older)
+            frontier = [f.pk for f in older]
+        for item in chain:
+            tombstone_add(fact=item)
+        Fact.objects.filter(pk__in=[f.pk for f in chain]).update(superseded_by=None)
+        deleted = Fact.objects.filter(pk__in=[f.pk for f in chain]).delete()[0]
+    return {"facts": deleted, "fact_tombstones": len(chain)}

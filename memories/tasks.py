@@ -19,3 +19,11 @@ def outbox_sweep() -> int:
     from .services import outbox_sweep as sweep
 
     return sweep()
+
+
+@shared_task(acks_late=True)
+def retention_sweep() -> dict:
+    """Forget memories past their project's retention (optional per-project `retention_days`)."""
+    from .services import retention_enforce
+
+    return retention_enforce()

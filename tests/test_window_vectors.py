@@ -4,11 +4,11 @@ import json
 from pathlib import Path
 
 import pytest
+from threadless.window import fit_window, message_tokens
 
 from memories.context import context_build
 from memories.messages import entry_fields
 from memories.services import entries_append, memory_create
-from threadless.window import fit_window, message_tokens
 
 DATA = Path(__file__).resolve().parents[1] / "sdk" / "testdata"
 WINDOW_CASES = json.loads((DATA / "window_cases.json").read_text())

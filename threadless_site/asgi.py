@@ -17,6 +17,11 @@ async def application(scope, receive, send):
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                # uvicorn sets its signal handlers after loading the app: chain the shutdown flag
+                # in front of them now, so running turns notice SIGTERM at once (chat.signals).
+                from chat.signals import install_if_uvicorn
+
+                install_if_uvicorn()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 from threadless_site.shutdown import begin_shutdown

@@ -144,6 +144,9 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": "/v1",
 }
+# /v1/docs serves Redoc from our own static files (no CDN: it must work offline).
+INSTALLED_APPS.append("drf_spectacular_sidecar")
+SPECTACULAR_SETTINGS["REDOC_DIST"] = "SIDECAR"
 
 # Celery: the embedded default is kombu's filesystem transport (no server); Redis in production.
 CELERY_BROKER_URL = envstr("CELERY_BROKER_URL", "filesystem://")
@@ -152,13 +155,22 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     _processed = VAR_DIR / "broker" / "processed"
     _queue.mkdir(parents=True, exist_ok=True)
     _processed.mkdir(parents=True, exist_ok=True)
+    (VAR_DIR / "broker" / "control").mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_queue),
         "data_folder_out": str(_queue),
         "processed_folder": str(_processed),
+        "control_folder": str(VAR_DIR / "broker" / "control"),
         "store_processed": False,
         "polling_interval": 0.1,
     }
+elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    # A publish while the broker is down must fail fast (the request answers and the outbox
+    # sweep re-queues the row later) instead of retrying for seconds inside the request.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2,
+                                       "interval_max": 0.5}
+# One queue name per deployment sharing a broker (the test servers each get their own).
+CELERY_TASK_DEFAULT_QUEUE = envstr("THREADLESS_CELERY_QUEUE", "celery")
 CELERY_TASK_ALWAYS_EAGER = envbool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -187,3 +199,17 @@ LOGGING = {
         "django.db.backends": {"level": "WARNING"},
     },
 }
+
+# Background memory: optional per-project retention (Project.retention_days), enforced hourly.
+THREADLESS_RETENTION_SWEEP_SECONDS = envint("THREADLESS_RETENTION_SWEEP_SECONDS", 3600)
+CELERY_BEAT_SCHEDULE["retention-sweep"] = {
+    "task": "memories.tasks.retention_sweep", "schedule": float(THREADLESS_RETENTION_SWEEP_SECONDS),
+}
+# Optional: a custom fact extractor class (dotted path) used when no model is configured.
+THREADLESS_FACT_EXTRACTOR = envstr("THREADLESS_FACT_EXTRACTOR", "")
+
+# The conversation routes are plain async views (SSE): add them to the schema (chat.api.schema).
+SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"] = [
+    "drf_spectacular.hooks.postprocess_schema_enums",
+    "chat.api.schema.conversation_paths",
+]

@@ -24,6 +24,15 @@ from memories.messages import validate_messages
 from memories.models import Entry, Fact, Memory, Outbox
 
 
+class StrictCharField(serializers.CharField):
+    """A string field that refuses numbers and booleans (DRF's CharField would coerce 5 to "5")."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class ErrorSerializer(serializers.Serializer):
     class Inner(serializers.Serializer):
         code = serializers.CharField()
@@ -37,8 +46,10 @@ class ErrorSerializer(serializers.Serializer):
 
 def errors(*statuses: int) -> dict:
     text = {400: "invalid_request", 401: "unauthorized", 404: "not_found", 409: "conflict",
-            413: "payload_too_large", 429: "rate_limited or quota_exceeded", 503: "unavailable"}
-    return {s: OpenApiResponse(ErrorSerializer, description=text.get(s, "error")) for s in (*statuses, 401, 429)}
+            413: "payload_too_large", 429: "rate_limited or quota_exceeded", 500: "internal", 503: "unavailable"}
+    # Any route can answer 401 (key), 429 (limits), 500 and 503 (database down).
+    return {s: OpenApiResponse(ErrorSerializer, description=text.get(s, "error"))
+            for s in sorted({*statuses, 401, 429, 500, 503})}
 
 
 MessageSchema = inline_serializer("Message", {
@@ -178,8 +189,8 @@ MemoryOut = inline_serializer("Memory", {
 class MemoryListApi(ProjectScopedMixin, APIView):
     class MemoryCreateInput(serializers.Serializer):
         metadata = serializers.DictField(required=False)
-        external_id = serializers.CharField(required=False, max_length=200)
-        instructions = serializers.CharField(required=False, allow_blank=True, max_length=200_000)
+        external_id = StrictCharField(required=False, max_length=200)
+        instructions = StrictCharField(required=False, allow_blank=True, max_length=200_000)
         policy = PolicySchema
 
     @extend_schema(operation_id="memories_list", parameters=[
@@ -217,7 +228,7 @@ class MemoryListApi(ProjectScopedMixin, APIView):
 class MemoryDetailApi(ProjectScopedMixin, APIView):
     class MemoryUpdateInput(serializers.Serializer):
         metadata = serializers.DictField(required=False)
-        instructions = serializers.CharField(required=False, allow_blank=True, max_length=200_000)
+        instructions = StrictCharField(required=False, allow_blank=True, max_length=200_000)
         policy = PolicySchema
 
     @extend_schema(operation_id="memories_get", responses={200: MemoryOut, **errors(404)})
@@ -271,23 +282,24 @@ class DecorateApi(ProjectScopedMixin, APIView):
     def post(self, request, memory_id: str):
         memory = selectors.memory_get(project=self.project, memory_id=memory_id)
         key = services.check_idempotency_key(request.headers.get("Idempotency-Key"))
-        scope = f"decorate:{memory.id}"
-        replay = services.idempotent_replay(project=self.project, scope=scope, key=key)
-        if replay:
-            return HttpResponse(replay[1], status=replay[0], content_type="application/json")
         data = _body(request)
         _reject_unknown(data, {"instructions", "messages", "budget_tokens", "recall", "store"})
         messages = validate_messages(data.get("messages"), allow_empty=True)
         store = _bool(data, "store", True)
-        answer = services.memory_decorate(
-            memory=memory, messages=messages, instructions=data.get("instructions"),
-            budget_tokens=data.get("budget_tokens", 60000), recall=_bool(data, "recall", True), store=store,
-        )
-        body = orjson.dumps(answer)
+        recall_on = _bool(data, "recall", True)
+
+        def run():
+            answer = services.memory_decorate(
+                memory=memory, messages=messages, instructions=data.get("instructions"),
+                budget_tokens=data.get("budget_tokens", 60000), recall=recall_on, store=store,
+            )
+            return 200, orjson.dumps(answer), store  # a dry run records nothing
+
+        status, body = services.idempotent_call(project=self.project, memory=memory, scope=f"decorate:{memory.id}",
+                                                key=key, run=run)
         if store:
-            services.idempotent_store(project=self.project, scope=scope, key=key, status=200, body=body)
             services.usage_count(project=self.project, operation="decorate")
-        return HttpResponse(body, status=200, content_type="application/json")
+        return HttpResponse(body, status=status, content_type="application/json")
 
 
 ReportIn = inline_serializer("ReportRequest", {
@@ -308,19 +320,19 @@ class ReportApi(ProjectScopedMixin, APIView):
     def post(self, request, memory_id: str):
         memory = selectors.memory_get(project=self.project, memory_id=memory_id)
         key = services.check_idempotency_key(request.headers.get("Idempotency-Key"))
-        scope = f"report:{memory.id}"
-        replay = services.idempotent_replay(project=self.project, scope=scope, key=key)
-        if replay:
-            return HttpResponse(replay[1], status=replay[0], content_type="application/json")
         data = _body(request)
         _reject_unknown(data, {"messages", "failures"})
         messages = validate_messages(data.get("messages"), allow_empty=True)
         failures = services.validate_failures(data.get("failures"))
-        answer = services.report_accept(memory=memory, messages=messages, failures=failures)
-        body = orjson.dumps(answer)
-        services.idempotent_store(project=self.project, scope=scope, key=key, status=202, body=body)
+
+        def run():
+            answer = services.report_accept(memory=memory, messages=messages, failures=failures)
+            return 202, orjson.dumps(answer), True
+
+        status, body = services.idempotent_call(project=self.project, memory=memory, scope=f"report:{memory.id}",
+                                                key=key, run=run)
         services.usage_count(project=self.project, operation="report")
-        return HttpResponse(body, status=202, content_type="application/json")
+        return HttpResponse(body, status=status, content_type="application/json")
 
 
 # --- entries, facts, search --------------------------------------------------------------------
@@ -361,11 +373,13 @@ FactOut = inline_serializer("Fact", {
 
 class FactListApi(ProjectScopedMixin, APIView):
     class FactCreateInput(serializers.Serializer):
-        text = serializers.CharField(max_length=2000)
+        text = StrictCharField(max_length=2000)
 
-    @extend_schema(operation_id="facts_list", responses={200: inline_serializer("FactList", {
+    @extend_schema(operation_id="facts_list", parameters=[
+        OpenApiParameter("limit", int), OpenApiParameter("cursor", str), OpenApiParameter("include_history", bool),
+    ], responses={200: inline_serializer("FactList", {
         "data": FactOut.__class__(many=True), "next_cursor": serializers.CharField(allow_null=True)}),
-        **errors(404)})
+        **errors(400, 404)})
     def get(self, request, memory_id: str):
         memory = selectors.memory_get(project=self.project, memory_id=memory_id)
         include = request.query_params.get("include_history", "false").lower() in {"true", "1"}
@@ -386,7 +400,7 @@ class FactListApi(ProjectScopedMixin, APIView):
 
 class FactDetailApi(ProjectScopedMixin, APIView):
     class FactUpdateInput(serializers.Serializer):
-        text = serializers.CharField(max_length=2000)
+        text = StrictCharField(max_length=2000)
 
     @extend_schema(operation_id="facts_update", request=FactUpdateInput, responses={200: FactOut, **errors(400, 404)})
     def patch(self, request, memory_id: str, fact_id: str):
@@ -407,7 +421,7 @@ class FactDetailApi(ProjectScopedMixin, APIView):
 
 class SearchApi(ProjectScopedMixin, APIView):
     class SearchInput(serializers.Serializer):
-        query = serializers.CharField(max_length=2000)
+        query = StrictCharField(max_length=2000)
         limit = serializers.IntegerField(required=False, min_value=1, max_value=50, default=10)
 
     @extend_schema(operation_id="memories_search", request=SearchInput, responses={200: inline_serializer(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -32,6 +33,16 @@ def free_port() -> int:
 
 def services_mode() -> bool:
     return os.environ.get("THREADLESS_SERVICES") == "1"
+
+
+def _drop_database(url: str) -> None:
+    """Drop a database `_fresh_database_url` created (after its processes stopped)."""
+    import psycopg
+
+    name = url.rsplit("/", 1)[1]
+    admin = url.rsplit("/", 1)[0] + "/postgres"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def _fresh_database_url() -> str:
@@ -58,21 +69,24 @@ class ThreadlessServer:
         self.worker: subprocess.Popen | None = None
         self.demo: dict = {}
         db = _fresh_database_url()
+        self.created_database = db
+        inherited = dict(os.environ)
+        if not services_mode():
+            inherited.pop("CELERY_BROKER_URL", None)
+            inherited.pop("REDIS_URL", None)
         self.env = {
-            **os.environ,
+            **inherited,
             "THREADLESS_VAR_DIR": str(self.var),
             "DATABASE_URL": db or f"sqlite:///{self.var / 'threadless.sqlite3'}",
             "PYTHONUNBUFFERED": "1",
             "DJANGO_SETTINGS_MODULE": "threadless_site.settings",
             **self.extra_env,
         }
-        if not services_mode():
-            self.env.pop("CELERY_BROKER_URL", None)
-            self.env.pop("REDIS_URL", None)
-        else:
-            # Own Redis db numbers per server would be nicer; a prefix-free broker db is fine
-            # because every server has its own database and ignores others' outbox ids.
+        if services_mode():
+            # Servers share one Redis: each gets its own queue, or one server's worker would
+            # take another's outbox ids (which mean other rows in its own database).
             self.env.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/15")
+            self.env.setdefault("THREADLESS_CELERY_QUEUE", "tl-live-" + secrets.token_hex(4))
 
     @property
     def key(self) -> str:
@@ -144,6 +158,10 @@ class ThreadlessServer:
     def stop(self) -> None:
         self.stop_worker()
         self.stop_web()
+        if self.created_database:
+            _drop_database(self.created_database)
+            self.created_database = ""
+        shutil.rmtree(self.var, ignore_errors=True)
 
     def client(self, key: str | None = None) -> httpx.Client:
         return httpx.Client(base_url=self.url + "/v1", headers={"Authorization": f"Bearer {key or self.key}"},

@@ -1,0 +1,64 @@
+"""/v1/agents: project-key CRUD, one view per operation family (DRF, thin)."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memories.api.views import _body, _page_by_time, _reject_unknown, errors
+from memories.auth import ProjectScopedMixin
+
+from .. import selectors, services
+from ..models import Agent
+
+
+def agent_json(agent: Agent) -> dict:
+    return {"id": agent.id, "slug": agent.slug, "name": agent.name, "config": agent.config,
+            "created_at": agent.created_at.isoformat(), "updated_at": agent.updated_at.isoformat()}
+
+
+AgentSchema = inline_serializer("Agent", {
+    "id": serializers.CharField(), "slug": serializers.CharField(), "name": serializers.CharField(),
+    "config": serializers.DictField(), "created_at": serializers.DateTimeField(),
+    "updated_at": serializers.DateTimeField(),
+})
+AgentInput = inline_serializer("AgentInput", {
+    "name": serializers.CharField(), "config": serializers.DictField(help_text="SPEC 6.1 agent config"),
+    "slug": serializers.CharField(required=False),
+})
+
+
+class AgentListApi(ProjectScopedMixin, APIView):
+    @extend_schema(operation_id="agents_list", responses={200: AgentSchema, **errors(400)})
+    def get(self, request):
+        return _page_by_time(selectors.agent_list(project=self.project), request, "created_at", agent_json)
+
+    @extend_schema(operation_id="agents_create", request=AgentInput, responses={201: AgentSchema, **errors(400)})
+    def post(self, request):
+        data = _body(request)
+        _reject_unknown(data, {"name", "config", "slug"})
+        agent = services.agent_create(project=self.project, name=data.get("name"), config=data.get("config"),
+                                      slug=data.get("slug"))
+        return Response(agent_json(agent), status=201)
+
+
+class AgentDetailApi(ProjectScopedMixin, APIView):
+    @extend_schema(operation_id="agents_get", responses={200: AgentSchema, **errors(404)})
+    def get(self, request, agent_id: str):
+        return Response(agent_json(selectors.agent_get(project=self.project, agent_id=agent_id)))
+
+    @extend_schema(operation_id="agents_update", request=AgentInput, responses={200: AgentSchema, **errors(400, 404)})
+    def put(self, request, agent_id: str):
+        agent = selectors.agent_get(project=self.project, agent_id=agent_id)
+        data = _body(request)
+        _reject_unknown(data, {"name", "config", "slug"})
+        agent = services.agent_update(agent=agent, name=data.get("name"), config=data.get("config"),
+                                      slug=data.get("slug"))
+        return Response(agent_json(agent))
+
+    @extend_schema(operation_id="agents_delete", responses={204: None, **errors(404)})
+    def delete(self, request, agent_id: str):
+        services.agent_delete(agent=selectors.agent_get(project=self.project, agent_id=agent_id))
+        return Response(status=204)

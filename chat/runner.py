@@ -1,0 +1,345 @@
+"""The turn runner: one attempt of one turn, task by task, under the memory policy (SPEC 6.2).
+
+* `turn_begin` stores the user's input (it opens the memory's turn, committed, and stays
+  committed whatever happens next) and marks the turn IN_PROGRESS with a lease; a second say
+  while a turn holds a live lease is a 409. `turn_begin_rerun` starts a new attempt of the last
+  turn when it ended ERROR or EXECUTION_INTERRUPTED.
+* `turn_execute` runs the workflow. Tasks return what they produced and the runner writes it,
+  one transaction per task, so nothing is half-written. A failed task is recorded through
+  `memories.services.failure_record` (the one implementation of the 6.2 table); without
+  `continueOnFailure` the turn stops ERROR with an empty output.
+* Graceful shutdown (`threadless_site.shutdown.shutting_down()`) is checked at every task
+  boundary and inside streamed model calls; it is never continued past: the turn ends
+  EXECUTION_INTERRUPTED and everything this attempt wrote is uncommitted (the input stays).
+* Every event is recorded (TurnEvent) so every turn is replayable, and handed to `listener`.
+* Liveness: a lease renewed by a small thread; a turn whose lease expired reads as
+  EXECUTION_INTERRUPTED (see `selectors.turn_state`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from memories.errors import Conflict, Unavailable
+from memories.messages import entry_fields
+from memories.models import Entry, Turn
+from memories.policy import failure_rules, plain_task_id
+from memories.redaction import digest_text, raw_error_text
+from memories.services import _locked, entries_append, entries_set_committed, failure_record
+from threadless_site.shutdown import shutting_down
+
+from .config import policy_of, workflow_of
+from .models import Conversation, TaskRun, TurnEvent
+from .tasktypes import TaskContext, TaskFailure, TaskInterrupted, runner_for
+
+log = logging.getLogger("threadless.chat")
+
+Listener = Callable[[dict], None]
+
+
+def lease_seconds() -> int:
+    return int(getattr(settings, "THREADLESS_TURN_LEASE_SECONDS", 30))
+
+
+class TurnCrashed(Exception):
+    """The runner itself failed (not a task): the turn was marked ERROR."""
+
+
+@dataclass
+class TurnHandle:
+    conversation_id: str
+    memory_id: str
+    turn: int
+    attempt: int
+    input: str
+    input_seq: int
+    first_event_seq: int
+
+
+def _expired(turn: Turn) -> bool:
+    return turn.lease_expires_at is not None and turn.lease_expires_at < timezone.now()
+
+
+def _next_event_seq(conversation_id: str, turn: int) -> int:
+    last = TurnEvent.objects.filter(conversation_id=conversation_id, turn=turn).aggregate(m=Max("seq"))["m"]
+    return (last or 0) + 1
+
+
+def turn_begin(*, conversation: Conversation, text: str) -> TurnHandle:
+    """Store the input and open a turn (409 while another turn on this conversation runs)."""
+    if shutting_down():
+        raise Unavailable("The server is shutting down; say again in a moment.", headers={"Retry-After": "2"})
+    policy = policy_of(conversation.agent.config)
+    with transaction.atomic():
+        memory = _locked(conversation.memory)
+        last = Turn.objects.filter(memory=memory).order_by("-number").first()
+        if last is not None and last.state == Turn.State.IN_PROGRESS:
+            if not _expired(last):
+                raise Conflict("A turn is still running on this conversation.",
+                               hint="Wait for its `done` event (or GET the conversation), then say again.")
+            Turn.objects.filter(pk=last.pk).update(state=Turn.State.EXECUTION_INTERRUPTED, lease_expires_at=None)
+        if memory.policy != policy.as_json():
+            memory.policy = policy.as_json()
+            memory.save(update_fields=["policy"])
+        entries = entries_append(memory=memory, items=[entry_fields({"role": "user", "content": text})])
+        number = memory.last_turn
+        Turn.objects.filter(memory=memory, number=number).update(
+            state=Turn.State.IN_PROGRESS, attempt=1,
+            lease_expires_at=timezone.now() + timedelta(seconds=lease_seconds()),
+        )
+        Conversation.objects.filter(pk=conversation.pk).update(state=Turn.State.IN_PROGRESS, updated_at=timezone.now())
+        # A new turn has no events yet: its ids start at 1.
+        return TurnHandle(conversation.id, memory.id, number, 1, text, entries[0].seq, 1)
+
+
+def turn_begin_rerun(*, conversation: Conversation) -> TurnHandle:
+    """A new attempt of the last turn when it ended ERROR or EXECUTION_INTERRUPTED; else 409."""
+    if shutting_down():
+        raise Unavailable("The server is shutting down; try again in a moment.", headers={"Retry-After": "2"})
+    with transaction.atomic():
+        memory = _locked(conversation.memory)
+        last = Turn.objects.filter(memory=memory).order_by("-number").first()
+        state = last.state if last else None
+        if last is not None and state == Turn.State.IN_PROGRESS and _expired(last):
+            state = Turn.State.EXECUTION_INTERRUPTED
+        if state not in (Turn.State.ERROR, Turn.State.EXECUTION_INTERRUPTED):
+            why = "there is no turn yet" if last is None else f"the last turn ended {state}"
+            if state == Turn.State.IN_PROGRESS:
+                why = "the last turn is still running"
+            raise Conflict(f"Nothing to retry: {why}.",
+                           hint="rerun retries a turn that ended ERROR or EXECUTION_INTERRUPTED.")
+        first = (Entry.objects.filter(memory=memory, turn=last.number, kind="message", role="user")
+                 .order_by("seq").values_list("seq", flat=True).first())
+        last.attempt += 1
+        last.state = Turn.State.IN_PROGRESS
+        last.actions, last.task_errors, last.output = [], [], []
+        last.lease_expires_at = timezone.now() + timedelta(seconds=lease_seconds())
+        last.finished_at = None
+        last.save(update_fields=["attempt", "state", "actions", "task_errors", "output", "lease_expires_at",
+                                 "finished_at"])
+        Conversation.objects.filter(pk=conversation.pk).update(state=Turn.State.IN_PROGRESS, updated_at=timezone.now())
+        return TurnHandle(conversation.id, memory.id, last.number, last.attempt, last.input,
+                          first or memory.last_seq + 1, _next_event_seq(conversation.id, last.number))
+
+
+class _EventLog:
+    """Numbers, records (in small batches) and forwards a turn's events."""
+
+    FLUSH_SECONDS = 0.5
+
+    def __init__(self, handle: TurnHandle, listener: Listener | None):
+        self.handle = handle
+        self.listener = listener
+        self.seq = handle.first_event_seq - 1
+        self.pending: list[TurnEvent] = []
+        self.flushed_at = time.monotonic()
+
+    def emit(self, name: str, data: dict, *, deliver: bool = True) -> dict:
+        self.seq += 1
+        event = {"id": self.seq, "event": name, "data": data}
+        self.pending.append(TurnEvent(conversation_id=self.handle.conversation_id, turn=self.handle.turn,
+                                      attempt=self.handle.attempt, seq=self.seq, name=name, data=data))
+        if deliver:
+            self.deliver(event)
+        if name == "token" and time.monotonic() - self.flushed_at > self.FLUSH_SECONDS:
+            self.flush()
+        return event
+
+    def deliver(self, event: dict) -> None:
+        if self.listener is not None:
+            try:
+                self.listener(event)
+            except Exception:  # noqa: BLE001 - a gone listener never stops the turn
+                log.debug("event listener failed", exc_info=True)
+                self.listener = None
+
+    def flush(self) -> None:
+        if self.pending:
+            TurnEvent.objects.bulk_create(self.pending)
+            self.pending = []
+        self.flushed_at = time.monotonic()
+
+
+class _Lease(threading.Thread):
+    """Renews the turn's lease while it runs (a dead process stops renewing it)."""
+
+    def __init__(self, memory_id: str, turn: int):
+        super().__init__(daemon=True, name=f"lease-{memory_id}-{turn}")
+        self.memory_id, self.turn = memory_id, turn
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        every = max(1.0, lease_seconds() / 3)
+        try:
+            while not self.done.wait(every):
+                Turn.objects.filter(memory_id=self.memory_id, number=self.turn, state=Turn.State.IN_PROGRESS).update(
+                    lease_expires_at=timezone.now() + timedelta(seconds=lease_seconds()))
+        except Exception:  # noqa: BLE001 - a missed renewal only risks an early "interrupted" read
+            log.warning("lease renewal failed for %s turn %s", self.memory_id, self.turn, exc_info=True)
+        finally:
+            connection.close()
+
+    def stop(self) -> None:
+        self.done.set()
+
+
+def turn_execute(*, handle: TurnHandle, stream: bool = False, listener: Listener | None = None,
+                 request_id: str = "", conversation: Conversation | None = None) -> dict:
+    """Run one attempt of a begun turn to its end; returns the (project-key) turn snapshot."""
+    from .selectors import snapshot_of
+
+    if conversation is None or conversation.pk != handle.conversation_id:
+        conversation = Conversation.objects.select_related("agent", "memory").get(pk=handle.conversation_id)
+    events = _EventLog(handle, listener)
+    lease = _Lease(handle.memory_id, handle.turn)
+    lease.start()
+    started = time.monotonic()
+    try:
+        state, actions, output, task_errors, runs = _run_tasks(conversation, handle, events, stream)
+    except Exception as exc:
+        lease.stop()
+        log.error("turn %s/%s crashed (request %s)", handle.conversation_id, handle.turn, request_id or "-",
+                  exc_info=True)
+        Turn.objects.filter(memory_id=handle.memory_id, number=handle.turn).update(
+            state=Turn.State.ERROR, lease_expires_at=None, finished_at=timezone.now())
+        Conversation.objects.filter(pk=handle.conversation_id).update(state=Turn.State.ERROR)
+        events.emit("error", {"message": "Something went wrong on our side.", "requestId": request_id})
+        events.flush()
+        raise TurnCrashed(str(exc)) from exc
+    lease.stop()
+    duration = int((time.monotonic() - started) * 1000)
+    snapshot = snapshot_of(conversation_id=handle.conversation_id, turn=handle.turn, state=state, output=output,
+                           actions=actions, task_errors=task_errors)
+    # The turn's end is one transaction (task runs, state, the last events); the last events are
+    # delivered after it commits, so a client that sees `done` reads the finished turn.
+    final = [events.emit("output", {"items": output}, deliver=False),
+             events.emit("done", {"snapshot": snapshot}, deliver=False)]
+    with transaction.atomic():
+        TaskRun.objects.bulk_create(runs)
+        Turn.objects.filter(memory_id=handle.memory_id, number=handle.turn).update(
+            state=state, actions=actions, output=output, task_errors=task_errors, lease_expires_at=None,
+            finished_at=timezone.now(), duration_ms=duration)
+        Conversation.objects.filter(pk=handle.conversation_id).update(state=state, updated_at=timezone.now())
+        events.flush()
+    for event in final:
+        events.deliver(event)
+    return snapshot
+
+
+def _store(memory, items: list[dict]) -> list[int]:
+    with transaction.atomic():
+        locked = _locked(memory)
+        return [e.id for e in entries_append(memory=locked, items=items)]
+
+
+def _run_tasks(conversation: Conversation, handle: TurnHandle, events: _EventLog, stream: bool):
+    agent = conversation.agent
+    policy = policy_of(agent.config)
+    rules = failure_rules(policy)
+    continuing = policy.enabled and policy.continue_on_failure
+    memory = conversation.memory
+    actions: list[str] = []
+    output: list[dict] = []
+    task_errors: list[dict] = []
+    written: list[int] = []
+    runs: list[TaskRun] = []
+    failed = interrupted = answered_after_failure = False
+    ctx = TaskContext(memory=memory, project_id=conversation.project_id, agent_id=agent.id, turn=handle.turn,
+                      attempt=handle.attempt, input=handle.input, input_seq=handle.input_seq, stream=stream,
+                      actions=actions, emit=events.emit, should_stop=shutting_down)
+    events.emit("turn_start", {"conversationId": conversation.id, "turn": handle.turn, "attempt": handle.attempt})
+
+    def run_row(task: dict, status: str, ms: int = 0, **extra) -> TaskRun:
+        return TaskRun(conversation=conversation, turn=handle.turn, attempt=handle.attempt,
+                       task_id=plain_task_id(task["id"]), task_type=task["type"], status=status,
+                       duration_ms=ms, **extra)
+
+    for task in workflow_of(agent.config):
+        if shutting_down():
+            interrupted = True
+            break
+        plain, kind = plain_task_id(task["id"]), task["type"]
+        if task.get("actions") and not set(task["actions"]) & set(actions):
+            runs.append(run_row(task, TaskRun.Status.SKIPPED))
+            continue
+        events.emit("task_start", {"taskId": plain, "taskType": kind})
+        began = time.monotonic()
+        try:
+            result = runner_for(kind).run(ctx, task)
+        except TaskInterrupted as exc:
+            ms = int((time.monotonic() - began) * 1000)
+            if exc.partial:
+                written += _store(memory, [{"kind": "message", "role": "assistant", "content": exc.partial,
+                                            "committed": False, "tokens": (len(exc.partial) + 3) // 4}])
+            runs.append(run_row(task, TaskRun.Status.INTERRUPTED, ms, error_type="interrupted"))
+            interrupted = True
+            break
+        except Exception as exc:  # noqa: BLE001 - TaskFailure, or a bug in a task: both are that task's failure
+            ms = int((time.monotonic() - began) * 1000)
+            if not isinstance(exc, TaskFailure):
+                log.error("task %s (%s) raised", plain, kind, exc_info=True)
+                exc = TaskFailure(f"{kind} task failed: internal error", error_type="unknown",
+                                  raw=raw_error_text("".join(traceback.format_exception(exc))))
+            text = digest_text(task["id"], exc.reason)
+            with transaction.atomic():
+                locked = _locked(memory)
+                if exc.partial:
+                    # The failed task's own conversation output: kept or rolled back as 6.2 says.
+                    ids = [e.id for e in entries_append(memory=locked, items=[{
+                        "kind": "message", "role": "assistant", "content": exc.partial, "task_id": plain,
+                        "tokens": (len(exc.partial) + 3) // 4 + 4}])]
+                    if not rules.keep_output:
+                        entries_set_committed(memory=locked, entry_ids=ids, committed=False)
+                    written += ids
+                result = failure_record(memory=locked, turn=handle.turn, task_id=task["id"], error=exc.raw,
+                                        policy=policy, text=text, output=exc.output, has_output=exc.has_output,
+                                        task_type=kind, error_type=exc.error_type, agent_id=agent.id)
+                written += [e.id for e in result.entries]
+            runs.append(run_row(task, TaskRun.Status.FAILED, ms, error_type=exc.error_type, error_text=text[:250],
+                                raw_error=raw_error_text(exc.raw)))
+            if result.action and result.action not in actions:
+                actions.append(result.action)
+            if result.task_error:
+                task_errors.append(result.task_error)
+            events.emit("task_failed", {"taskId": plain, "taskType": kind, "durationMs": ms,
+                                        "errorType": exc.error_type, "error": text if rules.task_error else None})
+            failed = True
+            if continuing:
+                continue
+            break
+        ms = int((time.monotonic() - began) * 1000)
+        items = list(result.entries)
+        new_actions = [a for a in result.actions if a not in actions]
+        items += [{"kind": "action", "task_id": plain, "content": a} for a in new_actions]
+        if items:
+            written += _store(memory, items)
+        actions.extend(new_actions)
+        ctx.turn_data.extend({"key": e["key"], "value": e.get("value")} for e in result.entries if e["kind"] == "data")
+        output.extend(result.output)
+        if failed and result.output:
+            answered_after_failure = True
+        runs.append(run_row(task, TaskRun.Status.OK, ms))
+        events.emit("task_end", {"taskId": plain, "durationMs": ms})
+
+    if interrupted:
+        # Never continued past: nothing this attempt wrote stays committed; the input does.
+        with transaction.atomic():
+            locked = _locked(memory)
+            entries_set_committed(memory=locked, entry_ids=written, committed=False)
+        return Turn.State.EXECUTION_INTERRUPTED, actions, [], task_errors, runs
+    if failed:
+        if continuing and answered_after_failure:
+            return Turn.State.READY, actions, output, task_errors, runs
+        return Turn.State.ERROR, actions, output if continuing else [], task_errors, runs
+    return Turn.State.READY, actions, output, task_errors, runs

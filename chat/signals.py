@@ -1,0 +1,41 @@
+"""Graceful shutdown under uvicorn: notice SIGTERM/SIGINT as soon as it arrives.
+
+uvicorn only sends the ASGI lifespan shutdown after open requests have finished, which is too
+late for a running turn to stop at its next task boundary. So, when the process is a uvicorn
+server, its signal handler is chained: the signal first sets `threadless_site.shutdown`'s flag
+(turns stop at the next boundary and end EXECUTION_INTERRUPTED), then uvicorn handles it as
+usual (stops accepting, waits for open requests, exits).
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+
+_installed = False
+
+
+def _set_flag() -> None:
+    from threadless_site import shutdown
+
+    shutdown._event.set()
+
+
+def install_if_uvicorn() -> bool:
+    """Chain the shutdown flag in front of uvicorn's handlers (main thread only, once)."""
+    global _installed
+    if _installed or threading.current_thread() is not threading.main_thread():
+        return _installed
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        previous = signal.getsignal(sig)
+        owner = getattr(previous, "__self__", None)
+        if owner is None or not type(owner).__module__.startswith("uvicorn"):
+            continue
+
+        def handler(signum, frame, _previous=previous):
+            _set_flag()
+            _previous(signum, frame)
+
+        signal.signal(sig, handler)
+        _installed = True
+    return _installed

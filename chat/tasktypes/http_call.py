@@ -1,0 +1,95 @@
+"""`http_call`: a templated HTTP request whose JSON response is stored as a `data` entry.
+
+Failure reasons (SPEC 6.3): `API call to <host[:port]> failed: HTTP <status>[: <message>]`,
+`… failed: timed out after <n> ms`, `… failed: connection refused`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+from urllib.parse import quote
+
+from memories.policy import plain_task_id
+from memories.redaction import raw_error_text, redact_secrets
+
+from ..egress import EgressRefused, egress_check, host_port
+from ..providers.base import body_message, http_client, timeout_of, transport_error
+from ..templating import render
+from . import TaskContext, TaskFailure, TaskResult
+
+MAX_RESPONSE_BYTES = 2 * 1024 * 1024
+_SECRET_KEY = re.compile(r"(?i)api[_-]?key|token|secret|passw|authorization")
+
+
+def _render_body(body: Any, scope: dict) -> Any:
+    if isinstance(body, str):
+        return render(body, scope)
+    if isinstance(body, dict):
+        return {k: _render_body(v, scope) for k, v in body.items()}
+    if isinstance(body, list):
+        return [_render_body(v, scope) for v in body]
+    return body
+
+
+def _redacted(value: Any) -> Any:
+    """A failed response's body as stored data: every string secret-redacted."""
+    if isinstance(value, str):
+        return redact_secrets(value)
+    if isinstance(value, dict):
+        return {k: "[redacted]" if _SECRET_KEY.search(str(k)) and isinstance(v, str) else _redacted(v)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return value
+
+
+def _parse(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text[:20_000]
+
+
+def run(ctx: TaskContext, task: dict) -> TaskResult:
+    request = task["request"]
+    scope = {"input": ctx.input, "data": ctx.data()}
+    url = render(request["url"], scope, escape=lambda v: quote(v, safe=""))
+    method = request.get("method", "GET").upper()
+    # A templated header value never carries a line break (no header injection from the input).
+    headers = {k: " ".join(render(v, scope).splitlines()) for k, v in (request.get("headers") or {}).items()}
+    timeout_ms = int(request.get("timeoutMs", 5000))
+    host = host_port(url)
+    operation = f"API call to {host} failed"
+    kwargs: dict[str, Any] = {"headers": headers}
+    if "body" in request and method not in ("GET", "HEAD"):
+        body = _render_body(request["body"], scope)
+        if isinstance(body, str):
+            kwargs["content"] = body.encode()
+        else:
+            kwargs["json"] = body
+    try:
+        egress_check(url)
+        response = http_client().request(method, url, timeout=timeout_of(timeout_ms), **kwargs)
+    except EgressRefused as exc:
+        raise TaskFailure(f"{operation}: {exc}", error_type="transport", raw=f"{method} {url}: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - every transport failure becomes a task failure
+        error = transport_error(exc, timeout_ms=timeout_ms, url=url)
+        raise TaskFailure(f"{operation}: {error.reason}", error_type=error.error_type,
+                          raw=f"{method} {url}: {error.raw}") from exc
+    text = response.content[:MAX_RESPONSE_BYTES].decode("utf-8", "replace")
+    value = _parse(text) if text else None
+    if response.status_code >= 400:
+        message = body_message(text)
+        reason = f"{operation}: HTTP {response.status_code}" + (f": {message}" if message else "")
+        error_type = "rate_limit" if response.status_code == 429 else (
+            "timeout" if response.status_code in (408, 504) else "provider")
+        raise TaskFailure(reason, error_type=error_type,
+                          raw=raw_error_text(f"{method} {url} → HTTP {response.status_code}: {text[:8000]}"),
+                          output=_redacted(value), has_output=value is not None)
+    key = task.get("storeAs") or plain_task_id(task["id"])
+    content = text if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    entry = {"kind": "data", "key": key, "task_id": plain_task_id(task["id"]), "value": value,
+             "content": content[:4000], "tokens": (min(len(content), 4000) + 3) // 4}
+    return TaskResult(entries=[entry])

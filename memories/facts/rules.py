@@ -1,0 +1,296 @@
+"""A rule-based extractor for plain first-person statements. Works offline, never calls a model.
+
+Precision first: a pattern must open its clause (after a filler such as "Oh, and"), so reported
+speech ("my friend says I live in Rome"), questions, conditionals ("if I lived in…"), past tense
+("I used to live in…") and quotes never match. What the assistant or the instructions say is
+never given to it (see `background._user_messages`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .base import Candidate, UserMessage
+
+NAME = r"([A-Z][a-zA-Z'\-]{1,30}(?:\s+[A-Z][a-zA-Z'\-]{1,30})?)"
+PLACE = r"((?:the\s+)?[A-Z][\w'\-.]*(?:\s+(?:[A-Z][\w'\-.]*|de|del|da|am|upon|on|of)){0,3}(?:,\s+[A-Z][\w'\-]+){0,1})"
+ORG = r"([A-Z][\w&'\-.]*(?:\s+(?:[A-Z][\w&'\-.]*|&|of|and|de)){0,4})"
+REST = r"(.+)"
+
+FILLER = (r"^(?:(?i:oh|ah|well|also|actually|anyway|anyways|so|and|btw|by the way|fyi|just so you know|for the record|"
+          r"honestly|yes|yeah|yep|no|nope|ok|okay|hi|hello|hey|hi there|plus|but|incidentally|for context|"
+          r"just fyi|fun fact|oh and|oh also|and also|one more thing)[,!.:\-–]*\s+)*")
+
+JOBS = frozenset("""
+engineer developer programmer teacher nurse doctor physician surgeon designer lawyer attorney accountant chef cook
+student manager scientist writer author architect pharmacist consultant analyst researcher professor lecturer
+electrician plumber journalist photographer dentist veterinarian vet pilot firefighter librarian paramedic therapist
+psychologist musician artist barista mechanic carpenter translator editor freelancer entrepreneur founder
+administrator admin technician economist biologist chemist physicist mathematician statistician illustrator
+animator marketer recruiter salesperson cashier waiter waitress bartender baker farmer driver officer detective
+judge tutor coach trainer dietitian nutritionist midwife radiologist optometrist counselor counsellor
+social-worker copywriter sysadmin devops tester investor banker broker realtor agent clerk secretary receptionist
+""".split())
+
+DIETS = frozenset("vegetarian vegan pescatarian pescetarian keto gluten-free lactose-intolerant kosher halal".split())
+PETS = "dog|cat|puppy|kitten|parrot|rabbit|hamster|horse|turtle|bird|fish|guinea pig"
+
+# Objects that point at the conversation itself, not at a lasting preference ("I like that idea").
+REACTION_WORDS = frozenset("""
+it that this these those them him her you your yours option idea suggestion one answer plan version response
+approach first second third last both either neither everything anything nothing something way how what when
+where which who why there here so much lot such
+""".split())
+TRAILING = re.compile(
+    r"\s+(?:a lot|very much|so much|too|as well|also|though|anyway|actually|really|these days|nowadays|now|"
+    r"lately|in general|generally|more than anything|most of all|best|the most|more|on weekends|at weekends|"
+    r"on the weekends?|at night|in the mornings?|in the evenings?|every day|daily|in summer|in winter)$", re.IGNORECASE)
+CUT = re.compile(r"\s+(?:but|because|since|although|though|when|whenever|if|unless|while|which|who|so|as|"
+                 r"and then|and i|especially|except|like)\b.*$", re.IGNORECASE)
+PRONOUN_SWAPS = [
+    (r"\bI am\b", "the user is"), (r"\bI'm\b", "the user is"), (r"\bI've\b", "the user has"),
+    (r"\bI have\b", "the user has"), (r"\bI was\b", "the user was"), (r"\bI'll\b", "the user will"),
+    (r"\bI\b", "the user"), (r"\b[Mm]y\b", "the user's"), (r"\b[Mm]e\b", "the user"), (r"\b[Mm]ine\b", "the user's"),
+    (r"\b[Mm]yself\b", "themself"),
+]
+HEDGES = re.compile(r"\b(?:maybe|perhaps|probably|might|would|could|wish|hope|suppose|imagine|pretend|if|"
+                    r"hypothetically|joking|kidding)\b", re.IGNORECASE)
+
+
+def _clean_object(raw: str) -> str | None:
+    text = re.split(r"\s*(?:[,;:()]|\s[-–—]\s)", raw.strip(), maxsplit=1)[0]
+    text = CUT.sub("", text)
+    text = re.sub(r"[\s,;:.!]+$", "", text)
+    previous = None
+    while previous != text:
+        previous = text
+        text = TRAILING.sub("", text)
+    words = text.split()
+    if not words or len(words) > 6:
+        return None
+    lowered = [w.lower().strip("'\"") for w in words]
+    if lowered[0] in ("to",) and len(lowered) > 1 and lowered[1] in ("think", "say", "believe", "know", "be", "see"):
+        return None
+    if any(w in REACTION_WORDS for w in lowered):
+        return None
+    if any(not re.fullmatch(r"[\w'&+\-.]+", w) for w in words):
+        return None
+    return text
+
+
+def _key(obj: str) -> str:
+    words = [w for w in re.sub(r"[^\w\s\-]", "", obj.lower()).split() if w not in ("the", "a", "an", "my", "to")]
+    if words and len(words[-1]) > 3 and words[-1].endswith("s") and not words[-1].endswith("ss"):
+        words[-1] = words[-1][:-1]
+    return " ".join(words)[:80]
+
+
+def _third_person(text: str) -> str:
+    for pattern, repl in PRONOUN_SWAPS:
+        text = re.sub(pattern, repl, text)
+    return text
+
+
+def _sentence_case(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+class Rule:
+    def __init__(self, pattern: str, build, confidence: float = 0.85):
+        self.regex = re.compile(FILLER + pattern)
+        self.build = build
+        self.confidence = confidence
+
+
+def _name(m):
+    return "name", f"User's name is {m.group(1)}"
+
+
+def _place(raw: str) -> str:
+    return raw.rstrip(".'\"")
+
+
+def _location(m):
+    return "location", f"User lives in {_place(m.group(1))}"
+
+
+def _origin(m):
+    return "origin", f"User is from {_place(m.group(1))}"
+
+
+def _job(m):
+    role = re.sub(r"\s+by\s+(?:profession|trade)$", "", m.group(1).strip(), flags=re.IGNORECASE)
+    if role.split()[-1].lower() not in JOBS:
+        return None
+    if role.lower() == "student":
+        return "job", "User is a student"
+    article = "an" if role[0].lower() in "aeiou" else "a"
+    return "job", f"User works as {article} {role}"
+
+
+def _job_as(m):
+    role = _clean_object(m.group(1))
+    if not role or len(role.split()) > 4:
+        return None
+    article = "an" if role[0].lower() in "aeiou" else "a"
+    return "job", f"User works as {article} {role}"
+
+
+def _employer(m):
+    return "employer", f"User works at {_place(m.group(1))}"
+
+
+def _like(m):
+    obj = _clean_object(m.group(1))
+    if not obj:
+        return None
+    return f"preference:{_key(obj)}", f"User likes {obj}"
+
+
+def _dislike(m):
+    obj = _clean_object(m.group(1))
+    if not obj:
+        return None
+    return f"preference:{_key(obj)}", f"User dislikes {obj}"
+
+
+def _allergy(m):
+    obj = _clean_object(m.group(1))
+    if not obj:
+        return None
+    return f"allergy:{_key(obj)}", f"User is allergic to {obj}"
+
+
+def _allergy_noun(m):
+    return f"allergy:{_key(m.group(1))}", f"User is allergic to {m.group(1).lower()}"
+
+
+def _favorite(m):
+    thing = m.group(1).strip().lower()
+    obj = _clean_object(m.group(2))
+    if not obj or thing in REACTION_WORDS:
+        return None
+    return f"favorite:{_key(thing)}", f"User's favorite {thing} is {obj}"
+
+
+def _pet(m):
+    kind = m.group(1).lower()
+    return f"pet:{m.group(2).lower()}", f"User has a {kind} named {m.group(2)}"
+
+
+def _diet(m):
+    diet = m.group(1).lower()
+    if diet not in DIETS:
+        return None
+    return "diet", f"User is {diet}"
+
+
+def _birthday(m):
+    day = m.group(1).strip().rstrip(".")
+    if not re.search(r"\d", day) or len(day.split()) > 5:
+        return None
+    return "birthday", f"User's birthday is {day}"
+
+
+def _age(m):
+    return "age", f"User is {m.group(1)} years old"
+
+
+def _remember(m):
+    rest = m.group(1).strip().rstrip(".!")
+    first = rest.split()[0].lower() if rest.split() else ""
+    if not rest or first in ("when", "what", "where", "how", "who", "why", "if", "whether", "to", "this", "that", "it"):
+        return None
+    if len(rest) > 300:
+        return None
+    return "", _sentence_case(_third_person(rest))
+
+
+LIKE_VERBS = r"(?i:I\s+(?:really\s+|absolutely\s+|just\s+|truly\s+)?(?:love|like|enjoy|adore)|I'm\s+(?:a\s+(?:big\s+|huge\s+)?fan\s+of|really\s+into|into)|I\s+am\s+(?:a\s+(?:big\s+|huge\s+)?fan\s+of|really\s+into))"
+DISLIKE_VERBS = r"(?i:I\s+(?:really\s+|absolutely\s+|just\s+)?(?:hate|dislike|detest|loathe)|I\s+(?:can't|cannot|can\s+not)\s+stand|I\s+(?:don't|do\s+not)\s+(?:really\s+)?(?:like|enjoy|eat|drink)|I'm\s+not\s+(?:a\s+fan\s+of|into)|I\s+am\s+not\s+(?:a\s+fan\s+of|into))"
+
+RULES = [
+    Rule(r"(?i:my\s+name\s+is|my\s+name's|call\s+me|I'm\s+called|I\s+am\s+called|people\s+call\s+me)\s+" + NAME
+         + r"\s*(?:$|[,.!]|\s+and\b)", _name, 0.95),
+    Rule(r"(?i:hi|hello|hey)[,!]?\s+(?:there[,!]?\s+)?(?i:I'm|I\s+am)\s+" + NAME + r"\s*(?:$|[,.!]|\s+and\b)", _name, 0.9),
+    Rule(r"(?i:I\s+live\s+in|I'm\s+living\s+in|I\s+am\s+living\s+in|I'm\s+based\s+in|I\s+am\s+based\s+in|"
+         r"I\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+to|I've\s+(?:just\s+)?moved\s+to|"
+         r"I\s+have\s+(?:just\s+)?moved\s+to|I\s+now\s+live\s+in|we\s+live\s+in|home\s+is)\s+" + PLACE
+         + r"(?=$|[\s,.!;])", _location, 0.9),
+    Rule(r"(?i:I'm\s+from|I\s+am\s+from|I\s+grew\s+up\s+in|I\s+was\s+born\s+in)\s+" + PLACE + r"(?=$|[\s,.!;])",
+         _origin, 0.85),
+    Rule(r"(?i:I\s+work\s+as|I'm\s+working\s+as|I\s+am\s+working\s+as)\s+(?:an?\s+)?" + REST, _job_as, 0.85),
+    Rule(r"(?i:I'm|I\s+am)\s+(?:an?\s+)((?:[a-z\-]+\s+){0,3}[a-z\-]+)(?:\s+by\s+(?:profession|trade))?\s*(?:$|[,.!]|\s+at\b|\s+in\b|\s+for\b)",
+         _job, 0.85),
+    Rule(r"(?i:I\s+work\s+(?:at|for)|I'm\s+working\s+(?:at|for)|I\s+am\s+working\s+(?:at|for)|"
+         r"I'm\s+employed\s+(?:at|by)|I\s+am\s+employed\s+(?:at|by))\s+" + ORG + r"(?=$|[\s,.!;])", _employer, 0.85),
+    Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:severely\s+|very\s+|mildly\s+|deathly\s+)?(?i:allergic)\s+to\s+"
+         + REST, _allergy, 0.95),
+    Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got)\s+an?\s+(?:severe\s+|bad\s+|mild\s+)?([a-zA-Z\-]+(?:\s+[a-zA-Z\-]+)?)"
+         r"\s+(?i:allergy)(?=$|[\s,.!;])", _allergy_noun, 0.9),
+    Rule(r"(?i:my\s+(?:favorite|favourite)\s+)([a-z][a-z ]{1,30}?)\s+(?i:is|are)\s+" + REST, _favorite, 0.9),
+    Rule(LIKE_VERBS + r"\s+" + REST, _like, 0.8),
+    Rule(DISLIKE_VERBS + r"\s+" + REST, _dislike, 0.8),
+    Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got)\s+an?\s+(" + PETS + r")\s+(?i:named|called)\s+" + NAME
+         + r"(?=$|[\s,.!;])", _pet, 0.9),
+    Rule(r"(?i:my)\s+(" + PETS + r")(?:'s\s+name\s+is|\s+is\s+(?:named|called))\s+" + NAME + r"(?=$|[\s,.!;])", _pet, 0.9),
+    Rule(r"(?i:I'm|I\s+am)\s+(?:a\s+|strictly\s+|fully\s+)?([a-z\-]+)\s*(?:$|[,.!]|\s+now\b|\s+these\s+days\b)", _diet, 0.85),
+    Rule(r"(?i:my\s+birthday\s+is(?:\s+on)?)\s+" + REST, _birthday, 0.9),
+    Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s+(?i:years\s+old|yrs\s+old|year\s+old)", _age, 0.9),
+    Rule(r"(?i:(?:please\s+|can\s+you\s+|could\s+you\s+)?remember\s+that|please\s+remember|"
+         r"(?:please\s+)?(?:don't|do\s+not)\s+forget\s+that|(?:please\s+)?note\s+that|keep\s+in\s+mind\s+that|"
+         r"for\s+future\s+reference,?)[,:]?\s+" + REST, _remember, 0.9),
+]
+
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+_CLAUSE = re.compile(r"\s*(?:,\s*)?\b(?:but|and|so|although|though|while|because|also)\s+(?=(?:I|I'm|I've|I'd|my|My)\b)")
+
+
+# Before a clause, these make the rest of the sentence fiction, quotation or someone else's words.
+FRAMES = re.compile(r"\b(?:pretend|imagine|suppose|story|role-?play|says?|said|tells?|told|write|quote|if|"
+                    r"would|maybe|perhaps|joking|kidding|hypothetically)\b", re.IGNORECASE)
+
+
+def clauses(text: str) -> list[tuple[str, bool]]:
+    """Split into clauses; each comes with whether it can be a statement: not in a question,
+    and not after a frame ("Pretend I am a pirate and I love gold")."""
+    text = text.replace("\u2019", "'").replace("\u2018", "'")
+    out = []
+    for sentence in _SENTENCE.split(text):
+        sentence = sentence.strip()
+        if not sentence:
+            continue
+        question = sentence.endswith("?")
+        framed = False
+        for clause in _CLAUSE.split(sentence):
+            clause = clause.strip()
+            if clause:
+                out.append((clause, question or framed))
+                framed = framed or bool(FRAMES.search(clause))
+    return out
+
+
+class RuleExtractor:
+    name = "rules"
+
+    def extract(self, messages: list[UserMessage]) -> list[Candidate]:
+        found: list[Candidate] = []
+        for message in messages:
+            for clause, statement_ok in ((c, not q) for c, q in clauses(message.text)):
+                if not statement_ok:
+                    continue
+                for rule in RULES:
+                    match = rule.regex.match(clause)
+                    if not match:
+                        continue
+                    # A hedge before the statement ("maybe I'll move to…") makes it no statement.
+                    if HEDGES.search(clause[:match.start(match.lastindex or 1)]):
+                        continue
+                    built = rule.build(match)
+                    if not built:
+                        continue
+                    slot, text = built
+                    found.append(Candidate(text=text, slot=slot, confidence=rule.confidence,
+                                           source_entry_ids=[message.entry_id], source_seq=message.seq))
+                    break
+        return found

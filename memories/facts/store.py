@@ -1,0 +1,110 @@
+"""Applying extracted candidates to a memory's facts: de-duplicate, supersede, respect people.
+
+Rules, in order, for each candidate (oldest statement first):
+1. A tombstone (a person deleted or edited a fact) blocks the same normalised text for good,
+   and the same slot for statements made up to the moment the person acted.
+2. The same normalised text as an active fact: nothing new; an extracted fact gains the source.
+   As a superseded fact: it comes back only when the statement is newer than the slot's
+   current fact ("I moved back to Paris").
+3. The same slot as an active fact: a newer statement supersedes it (the old one is kept with
+   active=False and superseded_by, never shown to the model); an older one (a re-run) is dropped.
+Run inside the memory's row lock so two workers never race into a duplicate.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+from threadless.window import message_tokens
+
+from ..models import Fact, FactTombstone, Memory
+from .base import Candidate
+
+PEOPLE = ("api", "console")
+
+
+def fact_normalize(text: str) -> str:
+    from ..services import fact_normalize as normalize
+
+    return normalize(text)
+
+
+def _newest_source(fact: Fact) -> int:
+    return max((int(x) for x in fact.source_entry_ids or [] if str(x).isdigit()), default=0)
+
+
+def _blocked(memory: Memory, normalized: str, candidate: Candidate) -> bool:
+    stones = FactTombstone.objects.filter(memory=memory)
+    if stones.filter(normalized=normalized).exists():
+        return True
+    return bool(candidate.slot) and stones.filter(slot=candidate.slot, upto_seq__gte=candidate.source_seq).exists()
+
+
+def _create(memory: Memory, candidate: Candidate, normalized: str, extractor: str) -> Fact:
+    return Fact.objects.create(
+        memory=memory, text=candidate.text[:2000], normalized=normalized, slot=candidate.slot[:100],
+        extractor=extractor, source_entry_ids=sorted(set(candidate.source_entry_ids)),
+        confidence=round(float(candidate.confidence), 3), tokens=message_tokens({"content": candidate.text}) - 2,
+    )
+
+
+def _supersede(old: Fact, new: Fact) -> None:
+    Fact.objects.filter(pk=old.pk).update(active=False, superseded_by=new, updated_at=timezone.now())
+
+
+def facts_apply(*, memory: Memory, candidates: list[Candidate], extractor: str) -> dict:
+    """Write candidates as facts. Returns counts: created, merged, superseded, skipped."""
+    counts = {"created": 0, "merged": 0, "superseded": 0, "skipped": 0}
+    if not candidates:
+        return counts
+    with transaction.atomic():
+        memory = Memory.objects.select_for_update().get(pk=memory.pk)
+        for candidate in sorted(candidates, key=lambda c: c.source_seq):
+            text = " ".join(candidate.text.split())
+            normalized = fact_normalize(text)
+            if not normalized or _blocked(memory, normalized, candidate):
+                counts["skipped"] += 1
+                continue
+            candidate.text = text
+            newest = max(candidate.source_entry_ids, default=0)
+            same = Fact.objects.filter(memory=memory, normalized=normalized).order_by("-active", "-updated_at").first()
+            current = (Fact.objects.filter(memory=memory, active=True, slot=candidate.slot).order_by("-updated_at").first()
+                       if candidate.slot else None)
+            if same is not None and same.active:
+                if same.extractor not in PEOPLE and not set(candidate.source_entry_ids) <= set(same.source_entry_ids):
+                    same.source_entry_ids = sorted(set(same.source_entry_ids) | set(candidate.source_entry_ids))
+                    same.save(update_fields=["source_entry_ids", "updated_at"])
+                    counts["merged"] += 1
+                else:
+                    counts["skipped"] += 1
+                continue
+            if same is not None:  # superseded history with the same text
+                if current is not None and newest > _newest_source(current) and same.extractor not in PEOPLE:
+                    Fact.objects.filter(pk=same.pk).update(
+                        active=True, superseded_by=None, updated_at=timezone.now(),
+                        source_entry_ids=sorted(set(same.source_entry_ids) | set(candidate.source_entry_ids)))
+                    same.refresh_from_db()
+                    _supersede(current, same)
+                    counts["superseded"] += 1
+                else:
+                    counts["skipped"] += 1
+                continue
+            if current is not None:
+                if newest <= _newest_source(current):
+                    counts["skipped"] += 1  # an older statement (a re-run): the newer fact stands
+                    continue
+                fact = _create(memory, candidate, normalized, extractor)
+                _supersede(current, fact)
+                counts["created"] += 1
+                counts["superseded"] += 1
+                continue
+            _create(memory, candidate, normalized, extractor)
+            counts["created"] += 1
+    return counts
+
+
+def tombstone_add(*, fact: Fact) -> None:
+    """Remember that a person removed or replaced this fact's statement (see rule 1)."""
+    memory = Memory.objects.filter(pk=fact.memory_id).values_list("last_seq", flat=True).first() or 0
+    FactTombstone.objects.create(memory_id=fact.memory_id, normalized=fact.normalized, slot=fact.slot,
+                                 upto_seq=memory)

@@ -1,0 +1,85 @@
+"""Take screenshots of every console and chat page at desktop and phone widths.
+
+    .venv/bin/python scripts/console_screenshots.py      # writes docs/screenshots/*.png
+
+Starts a real Threadless server (own database), seeds it through the API, signs in as the demo
+staff user and visits each page in Chromium.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+from playwright.sync_api import sync_playwright  # noqa: E402
+
+from tests.e2e.conftest import CHROMIUM_ARGS  # noqa: E402
+from tests.e2e.seed import seed_memory  # noqa: E402
+from tests.support.servers import ThreadlessServer  # noqa: E402
+
+OUT = ROOT / "docs" / "screenshots"
+SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 375, "height": 760}}
+
+
+def pages(server, seeded, extra: dict) -> list[tuple[str, str, callable | None]]:
+    mem = f"/manage/memories/{seeded.memory_id}/"
+    out = [
+        ("login", "/manage/login/", None),
+        ("overview", "/manage/", None),
+        ("projects", "/manage/projects/", None),
+        ("project-keys", f"/manage/projects/{seeded.project_id}/", None),
+        ("memories", "/manage/memories/", None),
+        ("memory-timeline", mem + "#turn-2",
+         lambda p: p.get_by_role("button", name="Task weather failed", exact=False).first.click()),
+        ("memory-facts", mem + "?tab=facts", None),
+        ("memory-model", mem + "?tab=model", None),
+        ("digests", "/manage/digests/", None),
+        ("agents", "/manage/agents/", None),
+    ]
+    return out + extra.get("pages", [])
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    with ThreadlessServer() as server, sync_playwright() as pw:
+        seeded = seed_memory(server)
+        extra: dict = {}
+        try:
+            from tests.e2e.chat_seed import screenshot_pages  # the agents part, when present
+
+            extra["pages"] = screenshot_pages(server)
+        except ImportError:
+            pass
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        for size_name, viewport in SIZES.items():
+            context = browser.new_context(viewport=viewport, device_scale_factor=1)
+            page = context.new_page()
+            for name, path, action in pages(server, seeded, extra):
+                if name == "login":
+                    page.goto(server.url + path)
+                    page.screenshot(path=str(OUT / f"{name}-{size_name}.png"))
+                    page.get_by_label("Username").fill(server.demo["username"])
+                    page.get_by_label("Password").fill(server.demo["password"])
+                    page.get_by_role("button", name="Sign in").click()
+                    page.wait_for_url(server.url + "/manage/")
+                    continue
+                page.goto(server.url + path)
+                if action:
+                    action(page)
+                page.wait_for_timeout(150)
+                height = min(page.evaluate("document.documentElement.scrollHeight"), 1800)
+                page.set_viewport_size({"width": viewport["width"], "height": max(height, viewport["height"])})
+                page.screenshot(path=str(OUT / f"{name}-{size_name}.png"))
+                page.set_viewport_size(viewport)
+            context.close()
+        browser.close()
+    print("screenshots written to", OUT)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,181 @@
+"""What the sync and async clients share: configuration, request bodies, answers, on_error."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+from urllib.parse import quote
+
+from ._errors import ThreadlessError, is_fallback_status
+from ._tail import TailStore, split_system
+from ._types import DecoratedRequest, Memory, Page
+
+__version__ = "0.1.0"
+log = logging.getLogger("threadless")
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8000"
+REPORT_WAIT_SECONDS = 2.0
+OnError = Callable[[BaseException, dict], Any]
+
+
+def resolve_config(api_key: str | None, base_url: str | None, timeout: float, tail_tokens: int,
+                   max_tails: int) -> tuple[str, str]:
+    api_key = api_key or os.environ.get("THREADLESS_API_KEY") or ""
+    if not api_key:
+        raise ThreadlessError(
+            "No API key: pass api_key= or set THREADLESS_API_KEY.", code="missing_api_key",
+            hint="Create a project key in the console (or `manage.py create_key`) and pass it in.", retryable=False,
+        )
+    base = (base_url or os.environ.get("THREADLESS_BASE_URL") or DEFAULT_BASE_URL).strip().rstrip("/")
+    if base.endswith("/v1"):  # forgiving: the origin is asked for, but ".../v1" is an easy slip
+        base = base[:-3]
+    if not base.startswith(("http://", "https://")):
+        raise ThreadlessError(f"base_url: {base!r} is not an http(s) URL.", code="invalid_request",
+                              hint="Pass the server's origin, e.g. http://127.0.0.1:8000.", retryable=False)
+    if not (isinstance(timeout, (int, float)) and timeout > 0):
+        raise ThreadlessError("timeout: must be a positive number of seconds.", code="invalid_request", retryable=False)
+    if not (isinstance(tail_tokens, int) and tail_tokens > 0):
+        raise ThreadlessError("tail_tokens: must be a positive integer.", code="invalid_request", retryable=False)
+    if not (isinstance(max_tails, int) and max_tails >= 0):
+        raise ThreadlessError("max_tails: must be an integer ≥ 0.", code="invalid_request", retryable=False)
+    return api_key, base + "/v1"
+
+
+def default_headers(api_key: str) -> dict:
+    return {"Authorization": f"Bearer {api_key}", "User-Agent": f"threadless-python/{__version__}",
+            "Accept": "application/json"}
+
+
+def path_of(memory_id: str, suffix: str = "") -> str:
+    if not isinstance(memory_id, str) or not memory_id:
+        raise ThreadlessError("memory_id: must be a non-empty string (the id create() returned).",
+                              code="invalid_request", retryable=False)
+    return "/memories/" + quote(memory_id, safe="") + suffix
+
+
+def encode(body: Mapping[str, Any]) -> bytes:
+    try:
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    except (TypeError, ValueError) as exc:
+        raise ThreadlessError(f"body: not JSON-serialisable ({exc}).", code="invalid_request",
+                              hint="Messages must be plain dicts of strings, lists and numbers.",
+                              retryable=False) from exc
+
+
+def json_headers(idempotency_key: str | None = None) -> dict:
+    headers = {"Content-Type": "application/json"}
+    if idempotency_key is not None:
+        headers["Idempotency-Key"] = str(idempotency_key)
+    return headers
+
+
+def decorate_body(messages: Sequence[Mapping[str, Any]], instructions: str | None, budget_tokens: int | None,
+                  recall: bool | None, store: bool | None) -> dict:
+    body: dict = {"messages": messages}
+    if instructions is not None:
+        body["instructions"] = instructions
+    if budget_tokens is not None:
+        body["budget_tokens"] = budget_tokens
+    if recall is not None:
+        body["recall"] = recall
+    if store is not None:
+        body["store"] = store
+    return body
+
+
+def as_messages(messages: Any) -> list:
+    if isinstance(messages, Mapping) or isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+        raise ThreadlessError("messages: must be a list of message dicts.", code="invalid_request", retryable=False)
+    return list(messages)
+
+
+def answer_json(status: int, content: bytes, headers: Any, url: str = "") -> Any:
+    """The JSON of a 2xx answer; raises ThreadlessError for anything else.
+
+    A 2xx whose body is not JSON counts as a failed service answer (``invalid_response``,
+    retryable), so decorate falls back on it like on a 5xx.
+    """
+    if status < 200 or status >= 300:
+        raise ThreadlessError.from_response(status, content, headers, url)
+    if not content:
+        return None
+    try:
+        return json.loads(content)
+    except ValueError as exc:
+        raise ThreadlessError(
+            f"HTTP {status} with a body that is not JSON.", status=status, code="invalid_response",
+            hint="A proxy or a broken server answered; decorate fell back to the local tail.",
+            request_id=headers.get("x-request-id"), retryable=True,
+        ) from exc
+
+
+def should_fall_back(error: ThreadlessError) -> bool:
+    """Network errors, timeouts, 5xx, 429, 408 and broken answers: fall back. Other 4xx: raise."""
+    return error.status is None or is_fallback_status(error.status) or error.code == "invalid_response"
+
+
+def decorated_from(memory_id: str, data: Any, status: int, headers: Any) -> DecoratedRequest:
+    if not (isinstance(data, dict) and isinstance(data.get("instructions"), str)
+            and isinstance(data.get("messages"), list)):
+        raise ThreadlessError(f"HTTP {status}: the answer is not a decorated request.", status=status,
+                              code="invalid_response", request_id=headers.get("x-request-id"), retryable=True,
+                              hint="Check that base_url is the Threadless server's origin.")
+    return DecoratedRequest(
+        memory_id=data.get("memory_id") or memory_id, instructions=data["instructions"], messages=data["messages"],
+        context_text=data.get("context_text") or "", turn=data.get("turn"), context=data.get("context") or {},
+        usage=data.get("usage") or {}, degraded=False,
+    )
+
+
+def degraded_request(tails: TailStore, memory_id: str, messages: list, instructions: str | None,
+                     error: BaseException) -> DecoratedRequest:
+    new, own = split_system(messages, instructions)
+    text, context_text, window = tails.fallback(memory_id, new, own)
+    return DecoratedRequest(memory_id=memory_id, instructions=text, messages=window, context_text=context_text,
+                            turn=None, degraded=True, error=error)
+
+
+def refresh_tail(tails: TailStore, memory_id: str, request: DecoratedRequest, store: bool | None) -> None:
+    if store is False:  # a dry run is not the conversation: the tail (and report skipping) stay as they were
+        return
+    tails.refresh(memory_id, instructions=request.instructions, context_text=request.context_text,
+                  messages=request.messages)
+
+
+def call_on_error(handler: OnError | None, error: BaseException, context: dict) -> Any:
+    """Tell the caller's on_error; whatever it raises is logged, never passed on."""
+    if handler is None:
+        log.warning("threadless %s on %s failed: %s", context.get("operation"), context.get("memory_id"), error)
+        return None
+    try:
+        return handler(error, context)
+    except Exception:  # the callback's own bug must not stop the agent
+        log.exception("threadless: on_error raised while handling %s on %s; ignored",
+                      context.get("operation"), context.get("memory_id"))
+        return None
+
+
+def memory_page(data: dict) -> Page:
+    return Page([Memory.from_json(m) for m in data.get("data") or []], data.get("next_cursor"))
+
+
+def list_params(limit: int | None, cursor: str | None, external_id: str | None,
+                metadata: Mapping[str, Any] | None) -> dict:
+    params: dict = {}
+    if limit is not None:
+        params["limit"] = limit
+    if cursor is not None:
+        params["cursor"] = cursor
+    if external_id is not None:
+        params["external_id"] = external_id
+    for key, value in (metadata or {}).items():
+        params[f"metadata.{key}"] = value
+    return params
+
+
+def memory_fields(metadata: Any = None, external_id: Any = None, instructions: Any = None, policy: Any = None) -> dict:
+    fields = {"metadata": metadata, "external_id": external_id, "instructions": instructions, "policy": policy}
+    return {k: v for k, v in fields.items() if v is not None}

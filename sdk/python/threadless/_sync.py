@@ -1,0 +1,312 @@
+"""Threadless: the synchronous client.
+
+decorate never stops the agent on a service failure (it falls back to the local tail), report
+never raises and runs in the background. Thread-safe: one httpx connection pool per client,
+shared by every thread.
+"""
+
+from __future__ import annotations
+
+import atexit
+import queue
+import threading
+import time
+import weakref
+from collections import deque
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any
+from urllib.request import getproxies
+
+import httpx
+
+from . import _base as b
+from ._deadline import install as install_deadline
+from ._errors import ThreadlessConnectionError, ThreadlessError, ThreadlessTimeoutError
+from ._helpers import Entries, Facts
+from ._tail import TailStore
+from ._types import DecoratedRequest, Memory, Page
+
+__all__ = ["Threadless"]
+
+
+class _DaemonPool:
+    """A small thread pool of daemon threads.
+
+    Daemon threads (unlike concurrent.futures') keep working while atexit handlers run, so the
+    exit-time flush can still send queued reports, and a request abandoned at its deadline never
+    holds up interpreter exit.
+    """
+
+    def __init__(self, max_workers: int, name: str) -> None:
+        self._max = max_workers
+        self._name = name
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._idle = threading.Semaphore(0)
+        self._lock = threading.Lock()
+        self._threads = 0
+        self._closed = False
+
+    def submit(self, fn, *args) -> Future:
+        future: Future = Future()
+        if self._closed:
+            raise ThreadlessError("The client is closed.", code="client_closed", retryable=False)
+        self._queue.put((future, fn, args))
+        if not self._idle.acquire(blocking=False):
+            with self._lock:
+                if self._threads < self._max:
+                    self._threads += 1
+                    threading.Thread(target=self._work, name=f"{self._name}-{self._threads}", daemon=True).start()
+        return future
+
+    def _work(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            future, fn, args = item
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(fn(*args))
+                except BaseException as exc:  # handed to whoever waits on the future
+                    future.set_exception(exc)
+            del item, future, fn, args
+            self._idle.release()
+
+    def close(self) -> None:
+        self._closed = True
+        with self._lock:
+            for _ in range(self._threads):
+                self._queue.put(None)
+
+
+class Threadless:
+    """Memory for an LLM agent. See SPEC §8 / docs/sdk.md.
+
+    ``timeout`` is a total deadline per call (connect + send + wait + read). ``tail_tokens`` and
+    ``max_tails`` size the local tail. ``on_error(error, {"operation", "memory_id"})`` hears about
+    every fallback and every failed report; without it they are logged on the ``threadless``
+    logger.
+    """
+
+    def __init__(self, api_key: str | None = None, base_url: str | None = None, timeout: float = 15.0,
+                 tail_tokens: int = 60_000, max_tails: int = 200, on_error: b.OnError | None = None) -> None:
+        api_key, self.base_url = b.resolve_config(api_key, base_url, timeout, tail_tokens, max_tails)
+        self.timeout = float(timeout)
+        self.on_error = on_error
+        self._tails = TailStore(tail_tokens=tail_tokens, max_tails=max_tails)
+        limits = httpx.Limits(max_connections=100, max_keepalive_connections=20)
+        transport = httpx.HTTPTransport(limits=limits)
+        # The total deadline is enforced inside the socket calls (threadless._deadline). Behind an
+        # environment proxy (whose transport httpx builds itself) each call runs on an I/O thread
+        # instead, so the caller can stop waiting at the deadline.
+        self._deadline = None if getproxies() else install_deadline(transport)
+        self._http = httpx.Client(base_url=self.base_url, headers=b.default_headers(api_key),
+                                  timeout=httpx.Timeout(self.timeout), transport=transport, limits=limits)
+        self._io = _DaemonPool(64, "threadless-io")
+        self._reports = _DaemonPool(8, "threadless-report")
+        self._pending: dict[str, deque] = {}  # memory id -> reports queued or in flight, oldest first
+        self._cond = threading.Condition()
+        self._closed = False
+        self.facts = Facts(self)
+        self.entries = Entries(self)
+        ref = weakref.ref(self)
+        self._atexit = lambda: (lambda c: c and c._flush_at_exit())(ref())
+        atexit.register(self._atexit)
+
+    @property
+    def tail_tokens(self) -> int:
+        return self._tails.tail_tokens
+
+    @property
+    def max_tails(self) -> int:
+        return self._tails.max_tails
+
+    # --- transport -------------------------------------------------------------------------------
+
+    def _send(self, method: str, path: str, content: bytes | None, params: Any, headers: dict | None):
+        try:
+            response = self._http.request(method, path, content=content, params=params, headers=headers)
+        except httpx.TimeoutException as exc:
+            raise ThreadlessTimeoutError(f"{method} {path}: no answer within {self.timeout:g} s ({exc}).") from exc
+        except (httpx.HTTPError, OSError) as exc:
+            raise ThreadlessConnectionError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+        return response.status_code, response.content, response.headers
+
+    def _request(self, method: str, path: str, *, content: bytes | None = None, params: Any = None,
+                 headers: dict | None = None) -> Any:
+        """One HTTP call within the total deadline: the JSON answer, or ThreadlessError."""
+        if self._closed:
+            raise ThreadlessError("The client is closed.", code="client_closed", retryable=False)
+        deadline = self._deadline
+        if deadline is not None:
+            deadline.at = time.monotonic() + self.timeout
+            try:
+                status, body, answer_headers = self._send(method, path, content, params, headers)
+            finally:
+                deadline.at = None
+            return b.answer_json(status, body, answer_headers, self.base_url + path)
+        # No deadline hook: run on an I/O thread and stop waiting exactly at the deadline (httpx's
+        # own timeouts are per phase and per read, so a slow-dripping server could pass them).
+        future = self._io.submit(self._send, method, path, content, params, headers)
+        try:
+            status, body, answer_headers = future.result(timeout=self.timeout)
+        except FutureTimeout:
+            future.cancel()
+            raise ThreadlessTimeoutError(f"{method} {path}: no answer within {self.timeout:g} s.") from None
+        return b.answer_json(status, body, answer_headers, self.base_url + path)
+
+    # --- decorate and report ---------------------------------------------------------------------
+
+    def decorate(self, memory_id: str, messages: Sequence[Mapping[str, Any]], instructions: str | None = None, *,
+                 budget_tokens: int | None = None, recall: bool | None = None, store: bool | None = None,
+                 idempotency_key: str | None = None) -> DecoratedRequest:
+        """The full model request for ``messages``. Falls back to the local tail when the service
+        cannot answer (network error, timeout, 5xx, 429, 408); raises ThreadlessError on other 4xx."""
+        path = b.path_of(memory_id, "/decorate")
+        messages = b.as_messages(messages)
+        content = b.encode(b.decorate_body(messages, instructions, budget_tokens, recall, store))
+        self._wait_for_reports(memory_id, b.REPORT_WAIT_SECONDS)
+        try:
+            status_data = self._request("POST", path, content=content, headers=b.json_headers(idempotency_key))
+            request = b.decorated_from(memory_id, status_data, 200, {})
+        except ThreadlessError as error:
+            if not b.should_fall_back(error):
+                raise
+            request = b.degraded_request(self._tails, memory_id, messages, instructions, error)
+            b.call_on_error(self.on_error, error, {"operation": "decorate", "memory_id": memory_id})
+            return request
+        b.refresh_tail(self._tails, memory_id, request, store)
+        return request
+
+    def report(self, memory_id: str, messages: Sequence[Mapping[str, Any]], *,
+               failures: Sequence[Mapping[str, Any]] | None = None, idempotency_key: str | None = None) -> None:
+        """Send what came after decorate (the reply, tool calls and results) in the background.
+
+        Never raises and is not retried; a failure goes to on_error. Skipped (silently) after a
+        degraded decorate on the same memory, until the next successful one.
+        """
+        context = {"operation": "report", "memory_id": memory_id}
+        try:
+            path = b.path_of(memory_id, "/report")
+            messages = b.as_messages(messages)
+            if self._tails.is_degraded(memory_id):
+                return  # its user message was never stored: nothing to attach the reply to
+            body: dict = {"messages": messages}
+            if failures:
+                body["failures"] = list(failures)
+            job = (path, b.encode(body), b.json_headers(idempotency_key), messages)
+            with self._cond:
+                jobs = self._pending.get(memory_id)
+                start = jobs is None
+                if start:
+                    jobs = self._pending[memory_id] = deque()
+                jobs.append(job)
+            if start:
+                try:
+                    self._reports.submit(self._drain, memory_id)
+                except BaseException:
+                    with self._cond:
+                        self._pending.pop(memory_id, None)
+                        self._cond.notify_all()
+                    raise
+        except Exception as error:
+            b.call_on_error(self.on_error, error, context)
+
+    def _drain(self, memory_id: str) -> None:
+        # Reports on one memory go out one at a time, in order; other memories run in parallel.
+        while True:
+            with self._cond:
+                jobs = self._pending[memory_id]
+                path, content, headers, messages = jobs[0]
+            try:
+                self._request("POST", path, content=content, headers=headers)
+                self._tails.append(memory_id, messages)
+            except Exception as error:
+                b.call_on_error(self.on_error, error, {"operation": "report", "memory_id": memory_id})
+            with self._cond:
+                jobs.popleft()
+                if not jobs:
+                    del self._pending[memory_id]
+                    self._cond.notify_all()
+                    return
+
+    def _wait_for_reports(self, memory_id: str, timeout: float) -> None:
+        if memory_id in self._pending:
+            with self._cond:
+                self._cond.wait_for(lambda: memory_id not in self._pending, timeout)
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait for reports still queued or in flight. True when none is left."""
+        with self._cond:
+            return self._cond.wait_for(lambda: not self._pending, timeout)
+
+    def _flush_at_exit(self) -> None:
+        if not self._closed and self._pending:
+            self.flush(self.timeout + 1)
+
+    # --- memories ----------------------------------------------------------------------------------
+
+    def create(self, *, metadata: Mapping[str, Any] | None = None, external_id: str | None = None,
+               instructions: str | None = None, policy: Mapping[str, Any] | None = None) -> Memory:
+        """A new memory (or, with an ``external_id`` already used in this project, that one)."""
+        body = b.memory_fields(metadata, external_id, instructions, policy)
+        return Memory.from_json(self._request("POST", "/memories", content=b.encode(body), headers=b.json_headers()))
+
+    def get(self, memory_id: str) -> Memory:
+        return Memory.from_json(self._request("GET", b.path_of(memory_id)))
+
+    def update(self, memory_id: str, *, metadata: Mapping[str, Any] | None = None, instructions: str | None = None,
+               policy: Mapping[str, Any] | None = None) -> Memory:
+        body = b.memory_fields(metadata, None, instructions, policy)
+        return Memory.from_json(self._request("PATCH", b.path_of(memory_id), content=b.encode(body),
+                                              headers=b.json_headers()))
+
+    def delete(self, memory_id: str) -> None:
+        """Delete the memory and everything derived from it (entries, facts, digests, the tail here)."""
+        self._request("DELETE", b.path_of(memory_id))
+        self._tails.forget(memory_id)
+
+    def list(self, *, limit: int | None = None, cursor: str | None = None, external_id: str | None = None,
+             metadata: Mapping[str, Any] | None = None) -> Page:
+        return b.memory_page(self._request("GET", "/memories",
+                                           params=b.list_params(limit, cursor, external_id, metadata)))
+
+    def delete_matching(self, *, metadata: Mapping[str, Any] | None = None, external_id: str | None = None) -> dict:
+        """Delete every memory matching the filters (at least one); answers the receipt's counts."""
+        data = self._request("DELETE", "/memories", params=b.list_params(None, None, external_id, metadata))
+        return data.get("deleted", {})
+
+    # --- search ---------------------------------------------------------------------------------------
+
+    def search(self, memory_id: str, query: str, *, limit: int | None = None) -> list[dict]:
+        body: dict = {"query": query}
+        if limit is not None:
+            body["limit"] = limit
+        data = self._request("POST", b.path_of(memory_id, "/search"), content=b.encode(body),
+                             headers=b.json_headers())
+        return data.get("data") or []
+
+    # --- lifecycle ---------------------------------------------------------------------------------
+
+    def close(self, timeout: float | None = None) -> None:
+        """Wait for outstanding reports (up to ``timeout``, default the client's), then close the pool."""
+        if self._closed:
+            return
+        self.flush(self.timeout if timeout is None else timeout)
+        self._closed = True
+        atexit.unregister(self._atexit)
+        self._io.close()
+        self._reports.close()
+        self._http.close()
+
+    def __enter__(self) -> Threadless:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Threadless(base_url={self.base_url!r}, timeout={self.timeout:g})"
+

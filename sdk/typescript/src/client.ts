@@ -1,0 +1,550 @@
+/**
+ * The Threadless client. Memory must never be the reason an agent stops answering: decorate falls
+ * back to a local tail when the server cannot answer, and report runs in the background and never
+ * rejects. Only a bug the caller must see (a 4xx other than 408/429) throws.
+ */
+
+import { ThreadlessError, errorFromResponse, isRetryableStatus } from "./errors.js";
+import { DecoratedRequest } from "./request.js";
+import { TailStore, joinInstructions } from "./tail.js";
+import type {
+  DecorateAnswer,
+  DeleteReceipt,
+  Entry,
+  Fact,
+  Memory,
+  MemoryPolicy,
+  Message,
+  Page,
+  ReportAnswer,
+  ReportedFailure,
+} from "./types.js";
+
+export const VERSION = "0.1.0";
+/** How long a decorate waits for a report still in flight on the same memory. */
+export const REPORT_WAIT_MS = 2000;
+
+export interface ErrorContext {
+  operation: "decorate" | "report";
+  memoryId: string;
+}
+
+export type OnError = (error: ThreadlessError, context: ErrorContext) => unknown;
+
+export interface ThreadlessOptions {
+  /** A project key (`tl_proj_…`). Default: `THREADLESS_API_KEY`. */
+  apiKey?: string;
+  /** The server's origin, e.g. `http://127.0.0.1:8000`; the SDK adds `/v1`. Default: `THREADLESS_BASE_URL`, else `http://127.0.0.1:8000`. */
+  baseUrl?: string;
+  /** Total deadline of one call (connect + send + wait + read), in milliseconds. Default 15 000. */
+  timeoutMs?: number;
+  /** Estimated tokens of history the local tail keeps per memory. Default 60 000. */
+  tailTokens?: number;
+  /** How many memories keep a tail (least recently used dropped first). Default 200. */
+  maxTails?: number;
+  /**
+   * Told about every decorate fallback and every failed report. Whatever it throws is swallowed.
+   * Default: a one-line `console.warn`.
+   */
+  onError?: OnError | null;
+  /** A `fetch` to use instead of the global one. */
+  fetch?: typeof fetch;
+}
+
+export interface CreateParams {
+  metadata?: Record<string, unknown>;
+  /** Your own id for the memory: creating with a used one returns the existing memory. */
+  externalId?: string;
+  instructions?: string;
+  policy?: MemoryPolicy;
+}
+
+export interface UpdateParams {
+  metadata?: Record<string, unknown>;
+  instructions?: string;
+  policy?: MemoryPolicy;
+}
+
+export interface ListParams {
+  limit?: number;
+  cursor?: string;
+  externalId?: string;
+  /** Only memories whose metadata has these values. */
+  metadata?: Record<string, string>;
+}
+
+export interface DecorateParams {
+  /** The new messages (a `system` message sets the instructions, like `instructions`). */
+  messages: Message[];
+  /** Your instructions; absent: the memory's latest. */
+  instructions?: string | null;
+  /** History window budget in estimated tokens (server default 60 000). */
+  budgetTokens?: number | null;
+  recall?: boolean | null;
+  /** false: a dry run, nothing stored (the tail mirrors the answer, but a degraded state stays). */
+  store?: boolean | null;
+  /** Sent as `Idempotency-Key`: a retried decorate stores its messages once. */
+  idempotencyKey?: string;
+}
+
+export interface ReportParams {
+  messages: Message[];
+  failures?: ReportedFailure[];
+  idempotencyKey?: string;
+}
+
+interface RequestOptions {
+  body?: unknown;
+  query?: Record<string, string | number | boolean | undefined>;
+  idempotencyKey?: string;
+}
+
+function env(name: string): string | undefined {
+  const proc = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process;
+  const value = proc?.env?.[name];
+  return value ? value : undefined;
+}
+
+function defaultOnError(error: ThreadlessError, context: ErrorContext): void {
+  const what = context.operation === "decorate" ? "fell back to the local tail" : "report was not stored";
+  console.warn(`threadless: ${context.operation} on ${context.memoryId} ${what}: ${error.toString()}`);
+}
+
+function invalid(message: string, hint?: string): ThreadlessError {
+  return new ThreadlessError({ status: null, code: "invalid_request", message, hint: hint ?? null, retryable: false });
+}
+
+function checkId(name: string, value: unknown): string {
+  if (typeof value !== "string" || !value) throw invalid(`${name}: must be a non-empty string.`, "Use an id that the API returned.");
+  return encodeURIComponent(value);
+}
+
+function checkMessages(messages: unknown): Message[] {
+  if (!Array.isArray(messages)) throw invalid("messages: must be an array of messages.");
+  return messages as Message[];
+}
+
+/** JSON for a request body; a value JSON cannot hold is the caller's bug: ThreadlessError invalid_request. */
+function encodeBody(body: unknown): string {
+  try {
+    return JSON.stringify(body);
+  } catch (error) {
+    throw new ThreadlessError({
+      status: null,
+      code: "invalid_request",
+      message: `body: not JSON-serialisable (${error instanceof Error ? error.message : String(error)}).`,
+      hint: "Messages must be plain objects of strings, arrays and numbers.",
+      retryable: false,
+      cause: error,
+    });
+  }
+}
+
+function asThreadlessError(error: unknown): ThreadlessError {
+  if (error instanceof ThreadlessError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new ThreadlessError({ status: null, code: "client_error", message, retryable: false, cause: error });
+}
+
+/** Network errors, timeouts, 5xx, 429, 408 and broken answers: fall back. Other 4xx: throw. */
+function shouldFallBack(error: ThreadlessError): boolean {
+  return error.status === null ? error.code === "timeout" || error.code === "connection_error" : isRetryableStatus(error.status) || error.code === "invalid_response";
+}
+
+function isDecorateAnswer(value: unknown): value is DecorateAnswer {
+  if (value === null || typeof value !== "object") return false;
+  const answer = value as Partial<DecorateAnswer>;
+  return typeof answer.instructions === "string" && Array.isArray(answer.messages);
+}
+
+export class Threadless {
+  readonly baseUrl: string;
+  readonly timeoutMs: number;
+  readonly tailTokens: number;
+  readonly maxTails: number;
+  readonly facts: FactsApi;
+  readonly entries: EntriesApi;
+  private readonly apiKey: string;
+  private readonly onError: OnError | null;
+  private readonly fetchImpl: typeof fetch;
+  private readonly tails: TailStore;
+  private readonly pending = new Set<Promise<unknown>>();
+  private readonly inFlight = new Map<string, Set<Promise<unknown>>>();
+  private readonly lastReport = new Map<string, Promise<unknown>>();
+
+  constructor(options: ThreadlessOptions = {}) {
+    const apiKey = options.apiKey ?? env("THREADLESS_API_KEY");
+    if (!apiKey) {
+      throw new ThreadlessError({
+        status: null,
+        code: "missing_api_key",
+        message: "No API key: pass apiKey or set THREADLESS_API_KEY.",
+        hint: "Create a project key in the console or with `manage.py create_key`.",
+        retryable: false,
+      });
+    }
+    this.apiKey = apiKey;
+    let base = (options.baseUrl ?? env("THREADLESS_BASE_URL") ?? "http://127.0.0.1:8000").trim();
+    base = base.replace(/\/+$/, "").replace(/\/v1$/, ""); // the origin is asked for; ".../v1" is an easy slip
+    if (!/^https?:\/\//.test(base)) throw invalid(`baseUrl: ${JSON.stringify(base)} is not an http(s) URL.`, "Pass the server's origin, e.g. http://127.0.0.1:8000.");
+    this.baseUrl = base;
+    this.timeoutMs = options.timeoutMs ?? 15_000;
+    this.tailTokens = options.tailTokens ?? 60_000;
+    this.maxTails = options.maxTails ?? 200;
+    if (!(Number.isFinite(this.timeoutMs) && this.timeoutMs > 0)) throw invalid("timeoutMs: must be a positive number of milliseconds.");
+    if (!(Number.isInteger(this.tailTokens) && this.tailTokens > 0)) throw invalid("tailTokens: must be a positive integer.");
+    if (!(Number.isInteger(this.maxTails) && this.maxTails >= 0)) throw invalid("maxTails: must be an integer ≥ 0.");
+    this.onError = options.onError === undefined ? defaultOnError : options.onError;
+    const fetchImpl = options.fetch ?? globalThis.fetch;
+    if (typeof fetchImpl !== "function") {
+      throw new ThreadlessError({ status: null, code: "client_error", message: "No global fetch: use Node 20+ or pass options.fetch.", retryable: false });
+    }
+    this.fetchImpl = fetchImpl;
+    this.tails = new TailStore(this.maxTails, this.tailTokens);
+    this.facts = new FactsApi(this);
+    this.entries = new EntriesApi(this);
+  }
+
+  // --- memories --------------------------------------------------------------------------------
+
+  /** Create a memory (or, with an `externalId` already used in the project, get that one). */
+  create(params: CreateParams = {}): Promise<Memory> {
+    const body: Record<string, unknown> = {};
+    if (params.metadata !== undefined) body.metadata = params.metadata;
+    if (params.externalId !== undefined) body.external_id = params.externalId;
+    if (params.instructions != null) body.instructions = params.instructions;
+    if (params.policy !== undefined) body.policy = params.policy;
+    return this.request<Memory>("POST", "/memories", { body });
+  }
+
+  get(memoryId: string): Promise<Memory> {
+    return this.request<Memory>("GET", `/memories/${checkId("memoryId", memoryId)}`);
+  }
+
+  update(memoryId: string, params: UpdateParams): Promise<Memory> {
+    return this.request<Memory>("PATCH", `/memories/${checkId("memoryId", memoryId)}`, { body: params });
+  }
+
+  list(params: ListParams = {}): Promise<Page<Memory>> {
+    const query: Record<string, string | number | undefined> = {
+      limit: params.limit,
+      cursor: params.cursor,
+      external_id: params.externalId,
+    };
+    for (const [key, value] of Object.entries(params.metadata ?? {})) query[`metadata.${key}`] = value;
+    return this.request<Page<Memory>>("GET", "/memories", { query });
+  }
+
+  /** Delete a memory and everything derived from it; its local tail goes too. */
+  async delete(memoryId: string): Promise<void> {
+    await this.request<void>("DELETE", `/memories/${checkId("memoryId", memoryId)}`);
+    this.tails.forget(memoryId);
+  }
+
+  /** Delete every memory matching the filter (at least one of metadata / externalId). */
+  deleteMatching(params: { metadata?: Record<string, string>; externalId?: string }): Promise<DeleteReceipt> {
+    const query: Record<string, string | undefined> = { external_id: params.externalId };
+    for (const [key, value] of Object.entries(params.metadata ?? {})) query[`metadata.${key}`] = value;
+    return this.request<DeleteReceipt>("DELETE", "/memories", { query });
+  }
+
+  search(memoryId: string, query: string, limit?: number): Promise<{ data: unknown[] }> {
+    const body: Record<string, unknown> = { query };
+    if (limit !== undefined) body.limit = limit;
+    return this.request("POST", `/memories/${checkId("memoryId", memoryId)}/search`, { body });
+  }
+
+  // --- decorate and report ---------------------------------------------------------------------
+
+  /**
+   * Store the new messages and get the full model request. Falls back to the local tail (and tells
+   * `onError`) on a network error, a timeout, 5xx, 429 or 408; throws `ThreadlessError` on any
+   * other 4xx.
+   */
+  async decorate(memoryId: string, params: DecorateParams): Promise<DecoratedRequest> {
+    const path = `/memories/${checkId("memoryId", memoryId)}/decorate`;
+    const messages = checkMessages(params?.messages);
+    const body: Record<string, unknown> = { messages };
+    if (params.instructions != null) body.instructions = params.instructions;
+    if (params.budgetTokens != null) body.budget_tokens = params.budgetTokens;
+    if (params.recall != null) body.recall = params.recall;
+    if (params.store != null) body.store = params.store;
+    const encoded = encodeBody(body);
+    await this.waitForReports(memoryId);
+    let answer: DecorateAnswer;
+    try {
+      const raw = await this.request<unknown>("POST", path, { body: encoded, idempotencyKey: params.idempotencyKey });
+      if (!isDecorateAnswer(raw)) {
+        throw new ThreadlessError({
+          status: 200,
+          code: "invalid_response",
+          message: "HTTP 200: the answer is not a decorated request.",
+          hint: "Check that baseUrl is the Threadless server's origin.",
+          retryable: true,
+        });
+      }
+      answer = raw;
+    } catch (error) {
+      if (!(error instanceof ThreadlessError) || !shouldFallBack(error)) throw error;
+      const request = this.fallback(memoryId, messages, params.instructions ?? undefined, error);
+      this.notify(error, { operation: "decorate", memoryId });
+      return request;
+    }
+    const contextText = typeof answer.context_text === "string" ? answer.context_text : "";
+    this.tails.refresh(memoryId, answer.instructions, contextText, answer.messages, params.store !== false);
+    return new DecoratedRequest({
+      memoryId: answer.memory_id ?? memoryId,
+      turn: answer.turn ?? null,
+      instructions: answer.instructions,
+      contextText,
+      messages: answer.messages,
+      context: answer.context ?? null,
+      usage: answer.usage ?? null,
+      degraded: false,
+      error: null,
+    });
+  }
+
+  /** Tail + the new messages; new instructions (or system messages) replace the tail's own part. */
+  private fallback(memoryId: string, messages: Message[], instructions: string | undefined, error: ThreadlessError): DecoratedRequest {
+    const systems: string[] = [];
+    const rest: Message[] = [];
+    for (const message of messages) {
+      if (message?.role === "system") systems.push(textOf(message.content));
+      else rest.push(message);
+    }
+    const newOwn = instructions ?? (systems.length ? systems.join("\n\n") : undefined);
+    const tail = this.tails.fallback(memoryId);
+    const own = newOwn ?? tail?.own ?? "";
+    const contextText = tail?.contextText ?? "";
+    return new DecoratedRequest({
+      memoryId,
+      turn: null,
+      instructions: joinInstructions(own, contextText),
+      contextText,
+      messages: [...(tail?.messages ?? []), ...rest],
+      context: null,
+      usage: null,
+      degraded: true,
+      error,
+    });
+  }
+
+  /**
+   * Store what came after the decorate (the reply, tool calls and results, failures), in the
+   * background. Never rejects; failures go to `onError` and are not retried. Resolves to the
+   * server's answer, or null when it failed or was skipped (after a degraded decorate on this
+   * memory, until the next successful one: that turn's user message was never stored).
+   */
+  report(memoryId: string, params: ReportParams): Promise<ReportAnswer | null> {
+    let path: string;
+    let messages: Message[];
+    let encoded: string;
+    try {
+      path = `/memories/${checkId("memoryId", memoryId)}/report`;
+      messages = checkMessages(params?.messages);
+      if (this.tails.isDegraded(memoryId)) return Promise.resolve(null); // that turn's user message was never stored
+      const body: Record<string, unknown> = { messages };
+      if (params.failures?.length) body.failures = params.failures;
+      encoded = encodeBody(body);
+    } catch (error) {
+      this.notify(asThreadlessError(error), { operation: "report", memoryId });
+      return Promise.resolve(null);
+    }
+    // Reports on one memory go out one at a time, in order; other memories run in parallel.
+    const previous = this.lastReport.get(memoryId);
+    const run = (async (): Promise<ReportAnswer | null> => {
+      if (previous) await previous;
+      try {
+        const answer = await this.request<ReportAnswer>("POST", path, { body: encoded, idempotencyKey: params.idempotencyKey });
+        this.tails.append(memoryId, messages);
+        return answer ?? null;
+      } catch (error) {
+        this.notify(asThreadlessError(error), { operation: "report", memoryId });
+        return null;
+      }
+    })();
+    this.track(memoryId, run);
+    return run;
+  }
+
+  /** Wait for the reports still in flight (e.g. at exit). Resolves true when all finished in time. */
+  async flush(timeoutMs = 5000): Promise<boolean> {
+    if (!this.pending.size) return true;
+    return waitAll([...this.pending], timeoutMs);
+  }
+
+  /** How many reports are in flight. */
+  get pendingReports(): number {
+    return this.pending.size;
+  }
+
+  private track(memoryId: string, run: Promise<unknown>): void {
+    this.pending.add(run);
+    let forMemory = this.inFlight.get(memoryId);
+    if (!forMemory) this.inFlight.set(memoryId, (forMemory = new Set()));
+    forMemory.add(run);
+    this.lastReport.set(memoryId, run);
+    void run.finally(() => {
+      this.pending.delete(run);
+      const set = this.inFlight.get(memoryId);
+      set?.delete(run);
+      if (set && !set.size) this.inFlight.delete(memoryId);
+      if (this.lastReport.get(memoryId) === run) this.lastReport.delete(memoryId);
+    });
+  }
+
+  private async waitForReports(memoryId: string): Promise<void> {
+    const running = this.inFlight.get(memoryId);
+    if (running?.size) await waitAll([...running], REPORT_WAIT_MS);
+  }
+
+  private notify(error: ThreadlessError, context: ErrorContext): void {
+    if (!this.onError) return;
+    try {
+      const result = this.onError(error, context);
+      if (result && typeof (result as Promise<unknown>).then === "function") {
+        (result as Promise<unknown>).then(undefined, () => undefined);
+      }
+    } catch {
+      // onError is the caller's logging; its failure must never reach the agent.
+    }
+  }
+
+  // --- HTTP ------------------------------------------------------------------------------------
+
+  /** One call with a total deadline of `timeoutMs`. Internal, but usable for routes without a helper. */
+  async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    let url = `${this.baseUrl}/v1${path}`;
+    const params = new URLSearchParams();
+    for (const [key, value] of Object.entries(options.query ?? {})) {
+      if (value !== undefined) params.append(key, String(value));
+    }
+    if ([...params.keys()].length) url += `?${params.toString()}`;
+    const headers: Record<string, string> = { Authorization: `Bearer ${this.apiKey}`, Accept: "application/json" };
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      body = typeof options.body === "string" ? options.body : encodeBody(options.body);
+      headers["Content-Type"] = "application/json";
+    }
+
+    if (options.idempotencyKey !== undefined && options.idempotencyKey !== null) headers["Idempotency-Key"] = String(options.idempotencyKey);
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, this.timeoutMs);
+    const noAnswer = (error: unknown): ThreadlessError =>
+      timedOut
+        ? new ThreadlessError({ status: null, code: "timeout", message: `No answer within ${this.timeoutMs} ms (${method} ${path}).`, cause: error })
+        : new ThreadlessError({ status: null, code: "connection_error", message: `${method} ${path}: ${describe(error)}`, cause: error });
+    try {
+      let response: Response;
+      try {
+        response = await this.fetchImpl(url, { method, headers, body, signal: controller.signal });
+      } catch (error) {
+        throw noAnswer(error);
+      }
+      let text: string;
+      try {
+        text = await response.text();
+      } catch (error) {
+        throw noAnswer(error);
+      }
+      if (!response.ok) throw errorFromResponse(response.status, response.statusText, response.headers, text);
+      if (response.status === 204 || text === "") return undefined as T;
+      try {
+        return JSON.parse(text) as T;
+      } catch (error) {
+        throw new ThreadlessError({
+          status: response.status,
+          code: "invalid_response",
+          message: `${method} ${path}: the answer is not valid JSON.`,
+          requestId: response.headers.get("x-request-id"),
+          retryable: true,
+          cause: error,
+        });
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = (error as { cause?: unknown }).cause;
+    const code = cause && typeof cause === "object" ? (cause as { code?: unknown }).code : undefined;
+    const detail = cause instanceof Error ? cause.message : "";
+    return [error.message, typeof code === "string" ? code : "", detail && detail !== code ? detail : ""]
+      .filter(Boolean)
+      .join(": ");
+  }
+  return String(error);
+}
+
+function textOf(content: Message["content"]): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content
+      .filter((part) => part && part.type === "text")
+      .map((part) => String((part as { text?: unknown }).text ?? ""))
+      .join("\n");
+  }
+  return "";
+}
+
+async function waitAll(promises: Promise<unknown>[], timeoutMs: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), Math.max(0, timeoutMs));
+  });
+  try {
+    return await Promise.race([Promise.allSettled(promises).then(() => true), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export class FactsApi {
+  constructor(private readonly client: Threadless) {}
+
+  list(memoryId: string, params: { limit?: number; cursor?: string; includeHistory?: boolean } = {}): Promise<Page<Fact>> {
+    return this.client.request("GET", `/memories/${checkId("memoryId", memoryId)}/facts`, {
+      query: { limit: params.limit, cursor: params.cursor, include_history: params.includeHistory },
+    });
+  }
+
+  create(memoryId: string, text: string): Promise<Fact> {
+    return this.client.request("POST", `/memories/${checkId("memoryId", memoryId)}/facts`, { body: { text } });
+  }
+
+  update(memoryId: string, factId: string, text: string): Promise<Fact> {
+    return this.client.request("PATCH", `/memories/${checkId("memoryId", memoryId)}/facts/${checkId("factId", factId)}`, { body: { text } });
+  }
+
+  delete(memoryId: string, factId: string): Promise<void> {
+    return this.client.request("DELETE", `/memories/${checkId("memoryId", memoryId)}/facts/${checkId("factId", factId)}`);
+  }
+}
+
+export class EntriesApi {
+  constructor(private readonly client: Threadless) {}
+
+  list(memoryId: string, params: { limit?: number; cursor?: string; includeUncommitted?: boolean } = {}): Promise<Page<Entry>> {
+    return this.client.request("GET", `/memories/${checkId("memoryId", memoryId)}/entries`, {
+      query: { limit: params.limit, cursor: params.cursor, include_uncommitted: params.includeUncommitted },
+    });
+  }
+
+  /** Every entry, oldest first, following the cursor. */
+  async *all(memoryId: string, params: { includeUncommitted?: boolean } = {}): AsyncGenerator<Entry> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.list(memoryId, { ...params, cursor, limit: 1000 });
+      yield* page.data;
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor);
+  }
+}

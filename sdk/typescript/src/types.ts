@@ -1,0 +1,128 @@
+/** Shapes of the Threadless HTTP API v1 (field names as the API writes them). */
+
+export type Role = "user" | "assistant" | "tool" | "system";
+
+export interface TextPart {
+  type: "text";
+  text: string;
+}
+
+/** Any other part (an image, say) is stored and passed through; it counts 256 tokens. */
+export interface OtherPart {
+  type: string;
+  [key: string]: unknown;
+}
+
+export type ContentPart = TextPart | OtherPart;
+
+export interface ToolCall {
+  id: string;
+  type: "function" | string;
+  function: { name: string; arguments: string };
+  [key: string]: unknown;
+}
+
+/** An OpenAI-chat-shaped message. */
+export interface Message {
+  role: Role;
+  content: string | ContentPart[] | null;
+  name?: string;
+  tool_calls?: ToolCall[];
+  tool_call_id?: string;
+}
+
+export interface MemoryPolicy {
+  strictWriteDiscipline?: {
+    enabled?: boolean;
+    onFailure?: string;
+    continueOnFailure?: boolean;
+    [key: string]: unknown;
+  };
+  [key: string]: unknown;
+}
+
+export interface Memory {
+  id: string;
+  external_id: string | null;
+  created_at: string;
+  updated_at: string;
+  metadata: Record<string, unknown>;
+  instructions: string;
+  policy: MemoryPolicy;
+  counts: { messages: number; facts: number; digests: number; tokens: number };
+  processing: "pending" | "processed";
+}
+
+export interface Page<T> {
+  data: T[];
+  next_cursor: string | null;
+}
+
+export interface Entry {
+  id: number | string;
+  seq: number;
+  turn: number;
+  kind: "message" | "data" | "error" | "digest" | "action";
+  role: Role | null;
+  content: unknown;
+  task_id: string | null;
+  committed: boolean;
+  tokens: number;
+  created_at: string;
+  tool_calls?: ToolCall[];
+  tool_call_id?: string;
+  name?: string;
+}
+
+export interface Fact {
+  id: string;
+  text: string;
+  slot: string | null;
+  source_entry_ids: Array<number | string>;
+  created_at: string;
+  updated_at: string;
+  [key: string]: unknown;
+}
+
+export interface DecorateContext {
+  facts: unknown[];
+  recalled: unknown[];
+  digests: unknown[];
+  summary: string;
+}
+
+export interface DecorateUsage {
+  instructions_tokens: number;
+  history_tokens: number;
+  new_tokens: number;
+  dropped_messages: number;
+  recalled: number;
+}
+
+/** The body of a successful `POST /v1/memories/{id}/decorate`. */
+export interface DecorateAnswer {
+  memory_id: string;
+  turn: number;
+  instructions: string;
+  context_text: string;
+  messages: Message[];
+  context: DecorateContext;
+  usage: DecorateUsage;
+}
+
+export interface ReportedFailure {
+  task_id: string;
+  error: string;
+  output?: unknown;
+}
+
+/** The body of a `202` from `POST /v1/memories/{id}/report`. */
+export interface ReportAnswer {
+  accepted: number;
+  turn: number;
+  [key: string]: unknown;
+}
+
+export interface DeleteReceipt {
+  deleted: Record<string, number>;
+}

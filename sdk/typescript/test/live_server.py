@@ -1,0 +1,34 @@
+"""A real Threadless server for the TypeScript SDK's live tests (run with the project's venv python).
+
+Starts `tests.support.servers.ThreadlessServer` (uvicorn, own var dir and database), prints one JSON
+line `{"url", "key"}`, then obeys lines on stdin: `stop` (SIGTERM the web server), `start` (start it
+again on the same port). Each command is answered with one line. EOF stops everything.
+"""
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT))
+
+from tests.support.servers import ThreadlessServer  # noqa: E402
+
+server = ThreadlessServer()
+try:
+    server.start()
+    print(json.dumps({"url": server.url, "key": server.key}), flush=True)
+    for line in sys.stdin:
+        command = line.strip()
+        if command == "stop":
+            server.stop_web()
+            print("stopped", flush=True)
+        elif command == "start":
+            server.start_web()
+            print("started", flush=True)
+        else:
+            print(f"unknown command {command!r}", flush=True)
+finally:
+    server.stop()
+    shutil.rmtree(server.var, ignore_errors=True)

@@ -1,0 +1,36 @@
+/* Threadless console behaviour: disclosure panels and copy buttons. Delegated, so content
+   swapped in by htmx works without re-binding. No framework. */
+(function () {
+  "use strict";
+  document.addEventListener("click", function (event) {
+    var toggle = event.target.closest("[data-disclosure]");
+    if (toggle) {
+      var panel = document.getElementById(toggle.getAttribute("aria-controls"));
+      var open = toggle.getAttribute("aria-expanded") === "true";
+      toggle.setAttribute("aria-expanded", open ? "false" : "true");
+      if (panel) panel.hidden = open;
+      return;
+    }
+    var copy = event.target.closest("[data-copy]");
+    if (copy) {
+      var source = document.getElementById(copy.getAttribute("data-copy"));
+      if (!source) return;
+      var text = source.value || source.textContent;
+      var done = function () {
+        var status = document.getElementById(copy.getAttribute("data-copy") + "-status");
+        copy.textContent = "Copied";
+        if (status) status.textContent = "Copied to the clipboard.";
+      };
+      if (navigator.clipboard && window.isSecureContext) {
+        navigator.clipboard.writeText(text).then(done, function () { source.select(); document.execCommand("copy"); done(); });
+      } else {
+        source.select(); document.execCommand("copy"); done();
+      }
+    }
+  });
+  /* After an htmx swap, move focus to the new region's heading when it asks for it. */
+  document.addEventListener("htmx:afterSettle", function (event) {
+    var target = event.detail.target && event.detail.target.querySelector("[data-autofocus]");
+    if (target) target.focus();
+  });
+})();

@@ -1,0 +1,167 @@
+"""The access set on every /v1 memory endpoint (STYLE.md): it works; 401 with no key, a revoked
+key, a malformed key and a publishable key; 404 for project B's ids; 400 naming the field for a
+bad body or query; 400 for unknown fields."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from memories import services
+
+from .conftest import error_of
+
+
+@dataclass(frozen=True)
+class Route:
+    name: str
+    method: str
+    path: str  # {m}: memory id, {f}: fact id
+    body: dict | None
+    status: int
+    bad: dict | str | None = None  # a bad body, or a bad query string appended to the path
+    bad_field: str = ""
+    scoped: bool = True  # the path names a memory
+
+    def url(self, m: str = "", f: str = "", query: str = "") -> str:
+        path = self.path.format(m=m, f=f)
+        if query:
+            path += ("&" if "?" in path else "?") + query
+        return path
+
+
+USER_HI = [{"role": "user", "content": "hi"}]
+ROUTES = [
+    Route("create memory", "post", "/v1/memories", {}, 201, {"metadata": "x"}, "metadata", scoped=False),
+    Route("list memories", "get", "/v1/memories", None, 200, "limit=abc", "limit", scoped=False),
+    Route("delete memories by filter", "delete", "/v1/memories?metadata.user=nobody", None, 200,
+          "cursor=x", "filter", scoped=False),
+    Route("get memory", "get", "/v1/memories/{m}", None, 200),
+    Route("update memory", "patch", "/v1/memories/{m}", {"metadata": {"a": 1}}, 200, {"metadata": []}, "metadata"),
+    Route("delete memory", "delete", "/v1/memories/{m}", None, 204),
+    Route("decorate", "post", "/v1/memories/{m}/decorate", {"messages": USER_HI}, 200,
+          {"messages": [{"role": "bot", "content": "x"}]}, "messages[0].role"),
+    Route("report", "post", "/v1/memories/{m}/report", {"messages": [{"role": "assistant", "content": "ok"}]}, 202,
+          {"messages": "hello"}, "messages"),
+    Route("list entries", "get", "/v1/memories/{m}/entries", None, 200, "include_uncommitted=maybe",
+          "include_uncommitted"),
+    Route("list facts", "get", "/v1/memories/{m}/facts", None, 200, "limit=0", "limit"),
+    Route("create fact", "post", "/v1/memories/{m}/facts", {"text": "Likes green tea"}, 201, {"text": ""}, "text"),
+    Route("update fact", "patch", "/v1/memories/{m}/facts/{f}", {"text": "Likes coffee"}, 200, {"text": 5}, "text"),
+    Route("delete fact", "delete", "/v1/memories/{m}/facts/{f}", None, 204),
+    Route("search", "post", "/v1/memories/{m}/search", {"query": "tea"}, 200, {"query": ""}, "query"),
+]
+BODY_ROUTES = [r for r in ROUTES if r.body is not None]
+IDS = [r.name for r in ROUTES]
+
+
+@pytest.fixture
+def world(cast):
+    memory_a, _ = services.memory_create(project=cast.project_a, metadata={"user": "42"})
+    fact_a, _ = services.fact_create(memory=memory_a, text="Has a beagle called Biscuit")
+    memory_b, _ = services.memory_create(project=cast.project_b, metadata={"user": "42"})
+    fact_b, _ = services.fact_create(memory=memory_b, text="Lives in Lyon")
+    return {"m": memory_a.id, "f": fact_a.id, "mb": memory_b.id, "fb": fact_b.id}
+
+
+def call(client, route: Route, path: str, body=None):
+    if body is None:
+        return getattr(client, route.method)(path)
+    return getattr(client, route.method)(path, body, format="json")
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=IDS)
+def test_the_route_works_with_a_project_key(cast, world, route):
+    response = call(cast.a, route, route.url(world["m"], world["f"]), route.body)
+    assert response.status_code == route.status, response.content
+    assert response["X-Request-Id"].startswith("req_")
+    if route.status != 204:
+        assert response["Content-Type"].startswith("application/json")
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=IDS)
+def test_the_route_refuses_a_request_without_a_key(cast, world, route):
+    error = error_of(call(cast.api(), route, route.url(world["m"], world["f"]), route.body), 401, "unauthorized")
+    assert error["retryable"] is False
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=IDS)
+def test_the_route_refuses_a_revoked_key(cast, world, route):
+    key, plaintext = services.key_create(project=cast.project_a, name="old")
+    services.key_revoke(prefix=key.prefix)
+    error = error_of(call(cast.api(plaintext), route, route.url(world["m"], world["f"]), route.body), 401,
+                     "unauthorized")
+    assert "revoked" in error["message"]
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=IDS)
+@pytest.mark.parametrize("header", ["Bearer tl_proj_short", "Bearer sk-not-ours-1234567890", "Basic abc",
+                                    "Bearer " + "tl_proj_" + "A" * 42, "Bearer"])
+def test_the_route_refuses_a_malformed_or_unknown_key(cast, world, route, header):
+    client = cast.api()
+    client.credentials(HTTP_AUTHORIZATION=header)
+    error = error_of(call(client, route, route.url(world["m"], world["f"]), route.body), 401, "unauthorized")
+    assert "tl_proj_" + "A" * 42 not in error["message"]
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=IDS)
+def test_the_route_refuses_a_publishable_key(cast, world, route):
+    _key, plaintext = services.key_create(project=cast.project_a, kind="publishable", agent_id="agt_demo")
+    error = error_of(call(cast.api(plaintext), route, route.url(world["m"], world["f"]), route.body), 401,
+                     "unauthorized")
+    assert "publishable" in error["message"]
+
+
+@pytest.mark.parametrize("route", [r for r in ROUTES if r.scoped], ids=[r.name for r in ROUTES if r.scoped])
+def test_the_route_answers_404_for_project_bs_memory(cast, world, route):
+    error = error_of(call(cast.a, route, route.url(world["mb"], world["fb"]), route.body), 404, "not_found")
+    assert world["mb"] in error["message"] or "No" in error["message"]
+    assert error["hint"]
+
+
+@pytest.mark.parametrize("route", [r for r in ROUTES if "{f}" in r.path], ids=[r.name for r in ROUTES if "{f}" in r.path])
+def test_the_route_answers_404_for_project_bs_fact_under_our_memory(cast, world, route):
+    error_of(call(cast.a, route, route.url(world["m"], world["fb"]), route.body), 404, "not_found")
+
+
+@pytest.mark.parametrize("route", [r for r in ROUTES if r.scoped], ids=[r.name for r in ROUTES if r.scoped])
+def test_the_route_answers_404_for_an_id_nobody_has(cast, world, route):
+    error_of(call(cast.a, route, route.url("mem_doesnotexist", "fct_nope"), route.body), 404, "not_found")
+
+
+@pytest.mark.parametrize("route", [r for r in ROUTES if r.bad is not None], ids=[r.name for r in ROUTES if r.bad is not None])
+def test_the_route_answers_400_naming_the_field_for_a_bad_body_or_query(cast, world, route):
+    if isinstance(route.bad, str):
+        path = route.url(world["m"], world["f"], route.bad)
+        if route.name == "delete memories by filter":
+            path = "/v1/memories"  # no filter at all
+        response = call(cast.a, route, path, route.body)
+    else:
+        response = call(cast.a, route, route.url(world["m"], world["f"]), route.bad)
+    error = error_of(response, 400, "invalid_request")
+    assert error["message"].startswith(route.bad_field), error["message"]
+
+
+@pytest.mark.parametrize("route", BODY_ROUTES, ids=[r.name for r in BODY_ROUTES])
+def test_the_route_answers_400_for_an_unknown_field(cast, world, route):
+    body = {**route.body, "colour": "blue"}
+    error = error_of(call(cast.a, route, route.url(world["m"], world["f"]), body), 400, "invalid_request")
+    assert error["message"].startswith("colour"), error["message"]
+
+
+@pytest.mark.parametrize("route", BODY_ROUTES, ids=[r.name for r in BODY_ROUTES])
+@pytest.mark.parametrize("raw", [b"[1, 2]", b'"text"', b"{not json", b"null"])
+def test_the_route_answers_400_for_a_body_that_is_not_a_json_object(cast, world, route, raw):
+    response = getattr(cast.a, route.method)(route.url(world["m"], world["f"]), raw, content_type="application/json")
+    error_of(response, 400, "invalid_request")
+
+
+def test_a_key_records_when_it_was_last_used(cast):
+    from memories.models import ApiKey
+
+    key = ApiKey.objects.get(project=cast.project_a)
+    assert key.last_used_at is None
+    assert cast.a.get("/v1/memories").status_code == 200
+    key.refresh_from_db()
+    assert key.last_used_at is not None

@@ -1,0 +1,82 @@
+"""The OpenAPI schema at /v1/openapi.json and the docs at /v1/docs match the real API."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from .test_access import ROUTES
+
+SCHEMA_PATHS = {
+    "/v1/memories": {"get", "post", "delete"},
+    "/v1/memories/{memory_id}": {"get", "patch", "delete"},
+    "/v1/memories/{memory_id}/decorate": {"post"},
+    "/v1/memories/{memory_id}/report": {"post"},
+    "/v1/memories/{memory_id}/entries": {"get"},
+    "/v1/memories/{memory_id}/facts": {"get", "post"},
+    "/v1/memories/{memory_id}/facts/{fact_id}": {"patch", "delete"},
+    "/v1/memories/{memory_id}/search": {"post"},
+}
+
+
+@pytest.fixture
+def schema(cast):
+    response = cast.api().get("/v1/openapi.json")
+    assert response.status_code == 200
+    assert "json" in response["Content-Type"]
+    return json.loads(response.content)
+
+
+def _schema_path(route_path: str) -> str:
+    return route_path.split("?")[0].replace("{m}", "{memory_id}").replace("{f}", "{fact_id}")
+
+
+def test_the_schema_is_openapi_3_json_listing_every_memory_path_and_method(schema):
+    assert schema["openapi"].startswith("3.")
+    for path, methods in SCHEMA_PATHS.items():
+        assert path in schema["paths"], path
+        assert methods <= set(schema["paths"][path]), path
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=[r.name for r in ROUTES])
+def test_each_operation_documents_its_real_success_status_and_its_errors(schema, route):
+    operation = schema["paths"][_schema_path(route.path)][route.method]
+    documented = set(operation["responses"])
+    assert str(route.status) in documented
+    assert {"401", "429"} <= documented
+    if route.scoped:
+        assert "404" in documented
+    if route.bad is not None:
+        assert "400" in documented
+    error = operation["responses"]["401"]["content"]["application/json"]["schema"]
+    assert error["$ref"].endswith("/Error")
+
+
+def test_the_error_schema_is_the_one_error_shape(schema):
+    error = schema["components"]["schemas"]["Error"]
+    inner_ref = error["properties"]["error"]
+    inner = schema["components"]["schemas"][inner_ref["$ref"].rsplit("/", 1)[1]] if "$ref" in inner_ref else inner_ref
+    assert set(inner["properties"]) == {"code", "message", "hint", "request_id", "retryable"}
+
+
+def test_the_schema_says_how_to_authenticate(schema):
+    schemes = schema["components"]["securitySchemes"]
+    assert any(s.get("scheme") == "bearer" for s in schemes.values())
+
+
+def test_decorate_documents_its_request_fields_and_the_idempotency_header(schema):
+    operation = schema["paths"]["/v1/memories/{memory_id}/decorate"]["post"]
+    ref = operation["requestBody"]["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+    assert set(schema["components"]["schemas"][ref]["properties"]) == {
+        "instructions", "messages", "budget_tokens", "recall", "store"}
+    assert any(p["name"] == "Idempotency-Key" and p["in"] == "header" for p in operation["parameters"])
+
+
+def test_the_docs_page_renders_without_a_cdn(cast):
+    response = cast.api().get("/v1/docs")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "redoc" in html.lower()
+    assert "/v1/openapi.json" in html
+    assert "cdn.jsdelivr" not in html and "unpkg.com" not in html
