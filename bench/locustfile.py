@@ -3,8 +3,11 @@ user's message, report the reply), with the odd read. Every message the server a
 (200 from decorate, 202 from report) is counted and written to $LOCUST_COUNTS at the end, so
 the run can check that the stored message count equals the count acknowledged.
 
+With THREADLESS_AGENT set (an agent on the `demo` model), users also talk to the agent (JSON
+say); every 200 say stored its user input once, which the run checks too.
+
 Environment: THREADLESS_KEY (a project key), LOCUST_COUNTS (a JSON file to write),
-LOCUST_RUN (a tag stored in each memory's metadata).
+LOCUST_RUN (a tag stored in each memory's metadata), THREADLESS_AGENT (optional agent id).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import os
 
 from locust import FastHttpUser, between, events, task
 
-COUNTS = {"acked_messages": 0, "memories": 0, "decorate_ok": 0, "report_ok": 0, "errors": 0}
+COUNTS = {"acked_messages": 0, "memories": 0, "decorate_ok": 0, "report_ok": 0, "say_ok": 0, "errors": 0}
 _ids = itertools.count(1)
 
 
@@ -37,6 +40,7 @@ class Agent(FastHttpUser):
         self.memory_id = None
         self.n = next(_ids)
         self.turns = 0
+        self.conversation_id = None
         self.new_memory()
 
     def new_memory(self) -> None:
@@ -84,3 +88,26 @@ class Agent(FastHttpUser):
     def read(self) -> None:
         if self.memory_id:
             self.client.get(f"/v1/memories/{self.memory_id}", headers=self.headers, name="get memory")
+
+    @task(2)
+    def say(self) -> None:
+        agent = os.environ.get("THREADLESS_AGENT")
+        if not agent:
+            return
+        if self.conversation_id is None:
+            with self.client.post(f"/v1/agents/{agent}/conversations", json={}, headers=self.headers,
+                                  name="create conversation", catch_response=True) as r:
+                if r.status_code != 201:
+                    COUNTS["errors"] += 1
+                    r.failure(f"create conversation answered {r.status_code}")
+                    return
+                self.conversation_id = r.json()["id"]
+        self.turns += 1
+        with self.client.post(f"/v1/conversations/{self.conversation_id}/say",
+                              json={"input": f"My name is User {self.n}; this is message {self.turns}."},
+                              headers=self.headers, name="say", catch_response=True) as r:
+            if r.status_code != 200:
+                COUNTS["errors"] += 1
+                r.failure(f"say answered {r.status_code}")
+                return
+            COUNTS["say_ok"] += 1

@@ -68,6 +68,7 @@ class Stack:
         self.web: subprocess.Popen | None = None
         self.worker: subprocess.Popen | None = None
         self.key = ""
+        self.agent_id = ""
         self.db_url = f"postgres://root@127.0.0.1:{self.pg_port}/threadless"
         self.env = {
             **os.environ,
@@ -185,6 +186,7 @@ class Stack:
         log(f"starting uvicorn ({self.web_workers} workers) and a Celery worker with beat")
         self.start_web()
         self.start_worker()
+        self.agent_id = self.create_agent()
 
     def stop(self) -> None:
         self.stop_worker()
@@ -196,7 +198,22 @@ class Stack:
 
     # Counts ------------------------------------------------------------------------------------
     def stored_messages(self) -> int:
-        return self.sql("SELECT count(*) FROM memories_entry WHERE kind = 'message'")[0][0]
+        """Messages in memories that are not an agent conversation's (decorate + report traffic)."""
+        return self.sql("SELECT count(*) FROM memories_entry WHERE kind = 'message' AND memory_id NOT IN "
+                        "(SELECT memory_id FROM chat_conversation)")[0][0]
+
+    def stored_say_inputs(self) -> int:
+        return self.sql("SELECT count(*) FROM memories_entry WHERE kind = 'message' AND role = 'user' AND memory_id IN "
+                        "(SELECT memory_id FROM chat_conversation)")[0][0]
+
+    def create_agent(self) -> str:
+        import httpx
+
+        r = httpx.post(self.url + "/v1/agents", headers={"Authorization": f"Bearer {self.key}"}, timeout=60,
+                       json={"name": "Reliability agent", "config": {
+                           "workflow": [{"id": "llm", "type": "llm", "provider": "demo"}]}})
+        r.raise_for_status()
+        return r.json()["id"]
 
     def outbox(self) -> dict:
         total, pending, retried = self.sql(
@@ -224,8 +241,10 @@ def run_locust(stack: Stack, *, users: int, seconds: int, tag: str, during=None)
     prefix = out / tag
     counts_file = out / f"{tag}-counts.json"
     counts_file.unlink(missing_ok=True)
-    env = {**os.environ, "THREADLESS_KEY": stack.key, "LOCUST_COUNTS": str(counts_file), "LOCUST_RUN": tag}
+    env = {**os.environ, "THREADLESS_KEY": stack.key, "LOCUST_COUNTS": str(counts_file), "LOCUST_RUN": tag,
+           "THREADLESS_AGENT": stack.agent_id}
     before = stack.stored_messages()
+    says_before = stack.stored_say_inputs()
     cmd = [str(BIN / "locust"), "-f", str(ROOT / "bench" / "locustfile.py"), "--headless", "-u", str(users),
            "-r", str(max(1, users // 2)), "-t", f"{seconds}s", "--host", stack.url, "--csv", str(prefix),
            "--only-summary", "--stop-timeout", "10", "--loglevel", "WARNING"]
@@ -244,7 +263,8 @@ def run_locust(stack: Stack, *, users: int, seconds: int, tag: str, during=None)
             break
     stats = parse_stats(prefix)
     counts = json.loads(counts_file.read_text()) if counts_file.exists() else {}
-    return {"tag": tag, "stats": stats, "counts": counts, "events": events, "stored_before": before}
+    return {"tag": tag, "stats": stats, "counts": counts, "events": events, "stored_before": before,
+            "says_before": says_before}
 
 
 def parse_stats(prefix: Path) -> dict:
@@ -269,9 +289,17 @@ def settle(stack: Stack, result: dict, *, drain_timeout: float = 90) -> dict:
     drained = stack.wait_outbox_drained(drain_timeout)
     stored = stack.stored_messages() - result["stored_before"]
     acked = result["counts"].get("acked_messages", -1)
+    say_stored = stack.stored_say_inputs() - result["says_before"]
+    say_ok = result["counts"].get("say_ok", 0)
+    say_failed = result["stats"].get("say", {}).get("failures", 0)
+    # A say refused mid-turn (503 while PostgreSQL restarts) may have stored its input before the
+    # failure: then stored may exceed the 200s by at most the failed says, never fall below them.
+    say_check = say_stored == say_ok if say_failed == 0 else say_ok <= say_stored <= say_ok + say_failed
     result.update({"stored": stored, "acked": acked, "drained_s": drained, "outbox": stack.outbox(),
-                   "ok": stored == acked and drained >= 0})
-    log(f"{result['tag']}: acknowledged {acked}, stored {stored}, outbox {result['outbox']}, drained in {drained:.0f}s")
+                   "say_stored": say_stored, "say_ok": say_ok,
+                   "ok": stored == acked and drained >= 0 and say_check})
+    log(f"{result['tag']}: acknowledged {acked}, stored {stored}; says {say_ok} ok, inputs stored {say_stored}; "
+        f"outbox {result['outbox']}, drained in {drained:.0f}s")
     return result
 
 
@@ -348,16 +376,17 @@ def write_doc(info: dict, results: list[dict], fuzz_result, args, started: float
         "Celery worker (prefork, concurrency 2) with beat (outbox sweep every 5 s, claims stale after 15 s); "
         "rate limit off; all traffic on 127.0.0.1.",
         f"* Load: locust headless, {args.users} users; each user creates a memory, then runs turns (decorate "
-        "the user's message, then report the reply) with the odd read and a new memory now and then.",
+        "the user's message, then report the reply) with the odd read and a new memory now and then, and "
+        "talks to an agent on the `demo` model (JSON say) in its own conversation.",
         "",
         "## Load and faults",
         "",
         "Each phase ends with a count check: the messages stored equal the messages the server acknowledged "
-        "(200 decorate, 202 report), and every outbox row was processed (the worker re-runs rows whose "
+        "(200 decorate, 202 report), every say answered 200 stored its input once, and every outbox row was processed (the worker re-runs rows whose "
         "claim went stale, so `attempts > 1` counts re-runs after a crash; each step is idempotent).",
         "",
-        "| phase | seconds | requests | req/s | failures | p50 ms | p99 ms | acknowledged msgs | stored msgs | outbox rows (pending, re-run) | drained in | check |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|:---:|",
+        "| phase | seconds | requests | req/s | failures | p50 ms | p99 ms | acknowledged msgs | stored msgs | says answered / inputs stored | outbox rows (pending, re-run) | drained in | check |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|:---:|",
     ]
     for r in results:
         agg = r["stats"].get("Aggregated", {})
@@ -366,12 +395,13 @@ def write_doc(info: dict, results: list[dict], fuzz_result, args, started: float
         lines.append(
             f"| {r['tag']} | {seconds} | {agg.get('requests', 0):,} | {agg.get('rps', 0):.0f} | {agg.get('failures', 0)} "
             f"| {agg.get('median', 0):.0f} | {agg.get('p99', 0):.0f} | {r['acked']:,} | {r['stored']:,} "
-            f"| {ob['rows']:,} ({ob['pending']}, {ob['attempts_gt_1']}) | {r['drained_s']:.0f} s | {'✅' if r['ok'] else '❌'} |")
+            f"| {r['say_ok']:,} / {r['say_stored']:,} | {ob['rows']:,} ({ob['pending']}, {ob['attempts_gt_1']}) | {r['drained_s']:.0f} s | {'✅' if r['ok'] else '❌'} |")
     lines += ["", "Per endpoint (median / p99 ms, failures):", ""]
-    lines += ["| phase | " + " | ".join(("create", "decorate", "report", "get memory")) + " |", "|---|---|---|---|---|"]
+    names = ("create", "decorate", "report", "get memory", "say")
+    lines += ["| phase | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
     for r in results:
         cells = []
-        for name in ("create", "decorate", "report", "get memory"):
+        for name in names:
             s = r["stats"].get(name)
             cells.append(f"{s['median']:.0f} / {s['p99']:.0f}, {s['failures']} failed of {s['requests']:,}" if s else "—")
         lines.append(f"| {r['tag']} | " + " | ".join(cells) + " |")
