@@ -456,7 +456,7 @@ def main() -> None:
     parser.add_argument("--load-seconds", type=int, default=45)
     parser.add_argument("--fault-seconds", type=int, default=30)
     parser.add_argument("--broker-down", type=int, default=10)
-    parser.add_argument("--fuzz-examples", type=int, default=12)
+    parser.add_argument("--fuzz-examples", type=int, default=8)
     parser.add_argument("--web-workers", type=int, default=3)
     parser.add_argument("--skip-fuzz", action="store_true")
     args = parser.parse_args()

@@ -31,7 +31,9 @@ AgentInput = inline_serializer("AgentInput", {
 
 
 class AgentListApi(ProjectScopedMixin, APIView):
-    @extend_schema(operation_id="agents_list", responses={200: AgentSchema, **errors(400)})
+    @extend_schema(operation_id="agents_list", responses={200: inline_serializer("AgentList", {
+        "data": AgentSchema.__class__(many=True), "next_cursor": serializers.CharField(allow_null=True)}),
+        **errors(400)})
     def get(self, request):
         return _page_by_time(selectors.agent_list(project=self.project), request, "created_at", agent_json)
 
