@@ -247,9 +247,7 @@ PROFILE_NOTES = [
     "  index's condition.",
     "* `memories/context.context_build`: when the whole history fits the window (the read ran out of",
     "  rows before the budget) there is nothing outside it to recall, so the recall index is not",
-    "  queried (on PostgreSQL that is one round trip per query term). This landed after the SQLite",
-    "  section above was measured (`--reuse`): its 100- and 1,000-message rows still include the recall",
-    "  queries; the PostgreSQL section was measured with it.",
+    "  queried (on PostgreSQL that is one round trip per query term).",
     "* `memories/selectors.active_facts`, `failures_in_turns` and `memory_get`, and recall's",
     "  `_before_entry_id`: plain SQL. On this machine compiling one ORM query cost more Python than",
     "  reading a 100-message window (≈1,700 function calls each; `memory_get` went from ≈5 ms to ≈2 ms",
@@ -267,7 +265,7 @@ PROFILE_NOTES = [
     "  is the figure to watch.",
     "* *Report accept vs one insert + commit*: report locks the memory row, inserts the entry,",
     "  updates the memory's counters, finds the turn's first entry, writes the outbox row, commits,",
-    "  and then publishes the outbox row to the broker (Celery `apply_async`, ≈⅓ of the time on the",
+    "  and then publishes the outbox row to the broker (Celery `apply_async`, about a quarter of the time on the",
     "  filesystem broker) — seven statements and a publish against the lower bound's one. It is flat",
     "  in the memory's size. Reaching 3× would take a raw-SQL write path (one `UPDATE … RETURNING`",
     "  for seq and counters, one multi-row `INSERT` for entries + outbox) and a publisher that hands",
@@ -341,6 +339,14 @@ def write_doc(results: dict[str, dict], info: dict, extras: list[str], args) -> 
             flat_store = flatness(data, "decorate_store")
             lines.append(f"Flatness: decorate at 100,000 / at 1,000 = **{flat:.2f}×** {mark(flat <= TARGET_FLAT)} wall, "
                          f"**{flat_cpu:.2f}×** {mark(flat_cpu <= TARGET_FLAT)} CPU (store=true: {flat_store:.2f}× wall).")
+            sizes = data["sizes"]
+            if "10000" in sizes:
+                same = sizes["100000"]["decorate"]["median"] / sizes["10000"]["decorate"]["median"]
+                lb_growth = sizes["100000"]["lower_bound"]["median"] / sizes["1000"]["lower_bound"]["median"]
+                lines.append(f"At 1,000 messages the whole history is the window (1,000 messages, so no recall "
+                             f"query); from 10,000 up the window is ~1,100 messages and recall looks outside it. "
+                             f"The lower bound itself grows {lb_growth:.2f}× from 1,000 to 100,000; where the work "
+                             f"is the same, 10,000 → 100,000, decorate grows **{same:.2f}×**.")
             lines.append("")
         lines += ["### Over HTTP", "",
                   f"Target: decorate's cost above in process within {TARGET_HTTP}× of a trivial authenticated "
