@@ -24,6 +24,9 @@ AgentSchema = inline_serializer("Agent", {
     "config": serializers.DictField(), "created_at": serializers.DateTimeField(),
     "updated_at": serializers.DateTimeField(),
 })
+AgentList = inline_serializer("AgentList", {
+    "data": AgentSchema.__class__(many=True), "next_cursor": serializers.CharField(allow_null=True),
+})
 AgentInput = inline_serializer("AgentInput", {
     "name": serializers.CharField(), "config": serializers.DictField(help_text="SPEC 6.1 agent config"),
     "slug": serializers.CharField(required=False),
@@ -31,7 +34,7 @@ AgentInput = inline_serializer("AgentInput", {
 
 
 class AgentListApi(ProjectScopedMixin, APIView):
-    @extend_schema(operation_id="agents_list", responses={200: AgentSchema, **errors(400)})
+    @extend_schema(operation_id="agents_list", responses={200: AgentList, **errors(400)})
     def get(self, request):
         return _page_by_time(selectors.agent_list(project=self.project), request, "created_at", agent_json)
 
