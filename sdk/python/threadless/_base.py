@@ -113,8 +113,13 @@ def answer_json(status: int, content: bytes, headers: Any, url: str = "") -> Any
 
 
 def should_fall_back(error: ThreadlessError) -> bool:
-    """Network errors, timeouts, 5xx, 429, 408 and broken answers: fall back. Other 4xx: raise."""
-    return error.status is None or is_fallback_status(error.status) or error.code == "invalid_response"
+    """Network errors, timeouts, 5xx, 429, 408 and broken answers: fall back. Other 4xx: raise.
+
+    So do the SDK's own "you used it wrong" errors (a closed client), which never reached us.
+    """
+    if error.status is None:
+        return error.retryable
+    return is_fallback_status(error.status) or error.code == "invalid_response"
 
 
 def decorated_from(memory_id: str, data: Any, status: int, headers: Any) -> DecoratedRequest:
