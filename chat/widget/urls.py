@@ -1,3 +1,9 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from . import views
+
+app_name = "widget"
+
+urlpatterns = [
+    path("<slug:slug>/", views.chat_page, name="chat"),
+]

@@ -27,7 +27,8 @@ def browser_type_launch_args(browser_type_launch_args):
 
 @pytest.fixture(scope="session")
 def console_server():
-    server = ThreadlessServer().start()
+    # The stub model provider listens on loopback, which the egress policy refuses by default.
+    server = ThreadlessServer(env={"THREADLESS_EGRESS_ALLOW": "127.0.0.1"}).start()
     yield server
     server.stop()
 
