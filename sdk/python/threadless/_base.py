@@ -144,10 +144,10 @@ def degraded_request(tails: TailStore, memory_id: str, messages: list, instructi
 
 
 def refresh_tail(tails: TailStore, memory_id: str, request: DecoratedRequest, store: bool | None) -> None:
-    if store is False:  # a dry run is not the conversation: the tail (and report skipping) stay as they were
-        return
+    # A dry run (store=False) mirrors the answer too, but stores no user message, so it does not
+    # end a degraded state (the reports that follow would have nothing to attach to). Same in TS.
     tails.refresh(memory_id, instructions=request.instructions, context_text=request.context_text,
-                  messages=request.messages)
+                  messages=request.messages, clear_degraded=store is not False)
 
 
 def call_on_error(handler: OnError | None, error: BaseException, context: dict) -> Any:
