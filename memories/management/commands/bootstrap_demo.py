@@ -61,7 +61,9 @@ class Command(BaseCommand):
                 f"  console:     http://127.0.0.1:8000/manage/   login {demo['username']} / {demo['password']}",
                 f"  project key: {demo['key']}",
                 f"  project id:  {project.id}",
-                *([f"  demo agent:  http://127.0.0.1:8000/chat/{demo['agent_slug']}/"] if demo.get("agent_slug") else []),
+                *([f"  demo agent:  http://127.0.0.1:8000/chat/{demo['agent_slug']}/"
+                   + (f"#key={demo['publishable_key']}" if demo.get("publishable_key") else "")]
+                  if demo.get("agent_slug") else []),
                 "",
             ])
         )
