@@ -45,10 +45,16 @@ test-services: install services
 	DATABASE_URL=$(PG_URL) CELERY_BROKER_URL=$(REDIS)/15 REDIS_URL=$(REDIS)/14 THREADLESS_SERVICES=1 \
 		$(BIN)/pytest -m "not e2e" -q
 
-bench: install
+BENCH_STAMP := $(VENV)/.installed-bench-v1
+
+$(BENCH_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/pip install -q --disable-pip-version-check -e '.[bench]'
+	@touch $(BENCH_STAMP)
+
+bench: install $(BENCH_STAMP)
 	$(BIN)/python -m bench.run
 
-reliability: install services
+reliability: install services $(BENCH_STAMP)
 	$(BIN)/python -m bench.reliability
 
 lint: install

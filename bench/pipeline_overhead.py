@@ -46,17 +46,18 @@ def main(turns: int) -> None:
 
     def measure(streamed: bool) -> list[float]:
         conversation, _ = services.conversation_create(agent=agent)
-        times = []
+        times, cpu = [], []
         for i in range(turns):
             text = f"Message number {i}: tell me something about turn {i}."
-            began = time.perf_counter()
+            began, began_cpu = time.perf_counter(), time.process_time()
             if streamed:
                 handle = runner.turn_begin(conversation=conversation, text=text)
                 runner.turn_execute(handle=handle, stream=True, listener=lambda _e: None)
             else:
                 services.turn_say(conversation=conversation, text=text)
             times.append((time.perf_counter() - began) * 1000)
-        return times
+            cpu.append((time.process_time() - began_cpu) * 1000)
+        return times, cpu
 
     model = []
     for i in range(200):
@@ -67,12 +68,14 @@ def main(turns: int) -> None:
     with CaptureQueriesContext(connection) as queries:
         services.turn_say(conversation=conversation, text="count my queries")
     for name, streamed in (("JSON say (turn_say)", False), ("streamed say (turn_execute stream=True)", True)):
-        times = measure(streamed)
+        times, cpu = measure(streamed)
         ordered = sorted(times)
-        print(f"{name}: {turns} turns, median {statistics.median(times):.2f} ms, "
-              f"p90 {ordered[int(len(ordered) * 0.9)]:.2f} ms, min {ordered[0]:.2f} ms")
+        print(f"{name}: {turns} turns, wall median {statistics.median(times):.2f} ms, "
+              f"p90 {ordered[int(len(ordered) * 0.9)]:.2f} ms, min {ordered[0]:.2f} ms; "
+              f"CPU time median {statistics.median(cpu):.2f} ms")
     print(f"demo model's own time: median {statistics.median(model) * 1000:.1f} µs")
     print(f"SQL queries per JSON turn (demo llm task, 1 turn): {len(queries.captured_queries)}")
+    print(f"load average while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
 
 
 if __name__ == "__main__":

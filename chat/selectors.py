@@ -46,6 +46,10 @@ def conversation_get(*, project: Project, conversation_id: str) -> Conversation:
     return conversation
 
 
+def conversation_list(*, agent: Agent) -> QuerySet[Conversation]:
+    return Conversation.objects.filter(agent=agent).order_by("-created_at", "-id")
+
+
 def client_token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 

@@ -106,9 +106,13 @@ def context_build(
     """
     new_tokens = sum(message_tokens(m) for m in new_messages)
     new_has_user = any(m.get("role") == "user" for m in new_messages)
+    # Size the first index read from the memory's average message, so a typical window is one read.
+    expected = None
+    if memory.message_count and memory.token_count:
+        expected = int((budget_tokens - new_tokens) * memory.message_count / memory.token_count * 1.1) + 16
     window = memory_window(
         memory_id=memory.id, before_seq=before_seq, budget=budget_tokens, reserved=new_tokens,
-        new_has_user=new_has_user,
+        new_has_user=new_has_user, expected_rows=min(expected, 4096) if expected else None,
     )
     history = [row_to_message(r[2], r[3], r[4], r[5], r[6], r[7]) for r in window.rows]
     ctx = Context(

@@ -119,6 +119,16 @@ def _field_message(detail, path: str = "") -> str:
     return f"{path}: {detail}" if path else str(detail)
 
 
+def _is_redis_outage(exc: Exception) -> bool:
+    """Redis (cache, rate limits) unreachable: a dependency down, so 503 like the database."""
+    try:
+        from redis.exceptions import ConnectionError as RedisConnectionError
+        from redis.exceptions import TimeoutError as RedisTimeoutError
+    except ImportError:  # pragma: no cover - redis is a dependency
+        return False
+    return isinstance(exc, (RedisConnectionError, RedisTimeoutError))
+
+
 def exception_to_error(exc: Exception) -> tuple[int, str, str, str, dict]:
     """Map any exception to (status, code, message, hint, headers)."""
     if isinstance(exc, ApiError):
@@ -145,6 +155,8 @@ def exception_to_error(exc: Exception) -> tuple[int, str, str, str, dict]:
     if isinstance(exc, drf.Throttled):
         wait = int(exc.wait or 1)
         return 429, "rate_limited", "Too many requests for this key.", RateLimited.hint, {"Retry-After": str(wait)}
+    if _is_redis_outage(exc):
+        return 503, "unavailable", "A dependency is unavailable.", Unavailable.hint, {"Retry-After": "5"}
     if isinstance(exc, (OperationalError, InterfaceError)):
         return 503, "unavailable", "The database is unavailable.", Unavailable.hint, {"Retry-After": "5"}
     if isinstance(exc, DatabaseError):

@@ -5,6 +5,7 @@ Both middlewares work sync and async, so the SSE views stream under ASGI without
 
 from __future__ import annotations
 
+import io
 import logging
 import secrets
 
@@ -77,9 +78,18 @@ class ApiErrorMiddleware(_Hybrid):
     def before(self, request):
         if not _is_api(request):
             return None
-        length = request.META.get("CONTENT_LENGTH") or "0"
+        limit = settings.THREADLESS_MAX_BODY_BYTES
+        length = request.META.get("CONTENT_LENGTH") or ""
+        if not length and request.method in ("POST", "PUT", "PATCH", "DELETE"):
+            # A chunked body has no Content-Length: Django and DRF would read it as empty and
+            # the call would "succeed" on nothing. Read it here (up to the limit) instead.
+            raw = request.read(limit + 1)
+            request.META["CONTENT_LENGTH"] = str(len(raw))
+            request._stream = io.BytesIO(raw)  # what HttpRequest.body does after reading
+            request._read_started = False
+            length = str(len(raw))
         try:
-            too_large = int(length) > settings.THREADLESS_MAX_BODY_BYTES
+            too_large = int(length or "0") > limit
         except ValueError:
             too_large = False
         if too_large:

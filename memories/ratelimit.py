@@ -31,15 +31,19 @@ def _redis_client():
 
 
 def _incr_db(bucket: str, expires_at: datetime) -> int:
-    updated = RateCounter.objects.filter(bucket=bucket).update(count=F("count") + 1)
-    if not updated:
-        try:
-            with transaction.atomic():
-                RateCounter.objects.create(bucket=bucket, count=1, expires_at=expires_at)
-            return 1
-        except IntegrityError:
-            RateCounter.objects.filter(bucket=bucket).update(count=F("count") + 1)
-    return RateCounter.objects.filter(bucket=bucket).values_list("count", flat=True).first() or 1
+    # Increment and read back in one transaction: the row stays locked (PostgreSQL) or the
+    # database write-locked (SQLite IMMEDIATE) in between, so each caller reads its own count.
+    # Read outside it, two processes could both read the later count and both be refused.
+    with transaction.atomic():
+        updated = RateCounter.objects.filter(bucket=bucket).update(count=F("count") + 1)
+        if not updated:
+            try:
+                with transaction.atomic():
+                    RateCounter.objects.create(bucket=bucket, count=1, expires_at=expires_at)
+                return 1
+            except IntegrityError:
+                RateCounter.objects.filter(bucket=bucket).update(count=F("count") + 1)
+        return RateCounter.objects.filter(bucket=bucket).values_list("count", flat=True).first() or 1
 
 
 def incr(bucket: str, ttl: int) -> int:
@@ -88,14 +92,15 @@ def check_quota(request, key) -> None:
     if allowance is None:
         return
     period = datetime.now(UTC).strftime("%Y-%m")
-    updated = ProjectUsage.objects.filter(project=project, period=period).update(requests=F("requests") + 1)
-    if not updated:
-        try:
-            with transaction.atomic():
-                ProjectUsage.objects.create(project=project, period=period, requests=1)
-        except IntegrityError:
-            ProjectUsage.objects.filter(project=project, period=period).update(requests=F("requests") + 1)
-    used = ProjectUsage.objects.filter(project=project, period=period).values_list("requests", flat=True).first()
+    with transaction.atomic():  # increment and read back under one lock, as in _incr_db
+        updated = ProjectUsage.objects.filter(project=project, period=period).update(requests=F("requests") + 1)
+        if not updated:
+            try:
+                with transaction.atomic():
+                    ProjectUsage.objects.create(project=project, period=period, requests=1)
+            except IntegrityError:
+                ProjectUsage.objects.filter(project=project, period=period).update(requests=F("requests") + 1)
+        used = ProjectUsage.objects.filter(project=project, period=period).values_list("requests", flat=True).first()
     if used and used > allowance:
         raise QuotaExceeded(
             f"The plan's allowance of {allowance} API requests per month is used up.",

@@ -11,6 +11,7 @@ by the entry id, so indexing is idempotent (a re-run replaces the same rows).
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import UTC, datetime
 
@@ -21,7 +22,8 @@ from .models import Entry
 TABLE = "memories_recall"
 INDEXED_ROLES = ("user", "assistant")
 SNIPPET_CHARS = 240
-MAX_QUERY_TERMS = 24
+MAX_QUERY_TERMS = 12
+PER_TERM_CAP = 200  # index rows per query term: bounds recall's cost whatever the memory's size
 
 # Words too common to say anything about what a message is about.
 STOPWORDS = frozenset("""
@@ -167,46 +169,88 @@ def _snippet(text: str, terms: list[str]) -> str:
     return ("… " if start > 0 else "") + piece
 
 
+def _before_entry_id(memory_id: str, before_seq: int | None) -> int | None:
+    """Entry ids grow with seq inside a memory, so "older than seq S" is "rowid below S's id"."""
+    if before_seq is None:
+        return None
+    row = (Entry.objects.filter(memory_id=memory_id, seq__gte=before_seq).order_by("seq")
+           .values_list("id", flat=True).first())
+    return row
+
+
+def _candidates(cursor, memory_id: str, term: str, before_seq: int | None, before_id: int | None) -> list[tuple]:
+    """The newest (at most PER_TERM_CAP) index rows of this memory containing `term`."""
+    if _vendor() == "postgresql":
+        sql = (f"SELECT entry_id, seq, turn, role, created_at, body FROM {TABLE} "
+               f"WHERE memory_id = %s AND tsv @@ plainto_tsquery('english', %s)")
+        params: list = [memory_id, term]
+        if before_seq is not None:
+            sql += " AND seq < %s"
+            params.append(before_seq)
+    else:
+        sql = (f"SELECT rowid, seq, turn, role, created_at, body FROM {TABLE} WHERE {TABLE} MATCH %s "
+               "AND memory_id = %s")
+        params = [f'mkey:"{memory_key(memory_id)}" AND body:"{term}"', memory_id]
+        if before_id is not None:
+            sql += " AND rowid < %s"
+            params.append(before_id)
+    sql += f" ORDER BY {'seq' if _vendor() == 'postgresql' else 'rowid'} DESC LIMIT %s"
+    params.append(PER_TERM_CAP)
+    cursor.execute(sql, params)
+    return cursor.fetchall()
+
+
 def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None = None) -> list[dict]:
     """Ranked snippets, best first: [{"entry_id", "seq", "turn", "date", "role", "snippet", "score"}].
 
     `before_seq`: only entries strictly older than this sequence number (decorate passes the
     first message of its window, so recall never repeats what the model already sees).
-    A higher score is a better match. The index does the ranking and the cut to `limit`.
+    A higher score is a better match.
+
+    Cost is bounded by the index, whatever the memory's size: for each query term the index
+    returns at most PER_TERM_CAP newest matching rows; those candidates are scored with BM25
+    (document frequencies counted from the same bounded answers, so a term that fills its cap
+    counts as common and weighs little). Nothing reads or ranks the rest of the memory.
     """
     terms = query_terms(query)
     if not terms or limit < 1:
         return []
+    before_id = None
+    if _vendor() != "postgresql" and before_seq is not None:
+        before_id = _before_entry_id(memory_id, before_seq)
+        if before_id is None:
+            before_seq = None  # nothing at or after it: everything is older
+    rows: dict[int, tuple] = {}
+    hits: dict[int, set[str]] = {}
+    df: dict[str, int] = {}
     with connection.cursor() as cursor:
-        if _vendor() == "postgresql":
-            # Prefix-free OR query over the English configuration (stemmed like the indexed text).
-            tsquery = " | ".join(terms)
-            sql = (f"SELECT entry_id, seq, turn, role, created_at, body, "
-                   f"ts_rank_cd(tsv, q, 32) AS score FROM {TABLE}, "
-                   f"to_tsquery('english', %s) AS q WHERE memory_id = %s AND tsv @@ q")
-            params: list = [tsquery, memory_id]
-            if before_seq is not None:
-                sql += " AND seq < %s"
-                params.append(before_seq)
-            sql += " ORDER BY score DESC, seq DESC LIMIT %s"
-            params.append(limit)
-            cursor.execute(sql, params)
-            rows = [(e, s, t, r, c, b, float(sc)) for e, s, t, r, c, b, sc in cursor.fetchall()]
-        else:
-            match = f'mkey:"{memory_key(memory_id)}" AND body:(' + " OR ".join(f'"{t}"' for t in terms) + ")"
-            sql = (f"SELECT rowid, seq, turn, role, created_at, body, bm25({TABLE}, 1.0, 0.0) AS rank "
-                   f"FROM {TABLE} WHERE {TABLE} MATCH %s AND memory_id = %s")
-            params = [match, memory_id]
-            if before_seq is not None:
-                sql += " AND seq < %s"
-                params.append(before_seq)
-            sql += " ORDER BY rank, seq DESC LIMIT %s"
-            params.append(limit)
-            cursor.execute(sql, params)
-            # bm25() is lower-is-better and negative; report a positive, higher-is-better score.
-            rows = [(e, s, t, r, c, b, -float(rk)) for e, s, t, r, c, b, rk in cursor.fetchall()]
-    return [
-        {"entry_id": e, "seq": s, "turn": t, "date": _date(c), "role": r, "snippet": _snippet(b, terms),
-         "score": round(sc, 4)}
-        for e, s, t, r, c, b, sc in rows
-    ]
+        for term in terms:
+            found = _candidates(cursor, memory_id, term, before_seq, before_id)
+            df[term] = len(found)
+            for row in found:
+                rows[row[0]] = row
+                hits.setdefault(row[0], set()).add(term)
+    if not rows:
+        return []
+    from .models import Memory
+
+    count = Memory.objects.filter(pk=memory_id).values_list("message_count", flat=True).first() or 0
+    total = max(count, len(rows))
+    lengths = {k: max(1, len(r[5].split())) for k, r in rows.items()}
+    average = sum(lengths.values()) / len(lengths)
+    k1, b = 1.2, 0.75
+    scored = []
+    for entry_id, matched in hits.items():
+        score = 0.0
+        for term in matched:
+            common = df[term] >= PER_TERM_CAP
+            idf = math.log(1 + (total - df[term] + 0.5) / (df[term] + 0.5)) * (0.25 if common else 1.0)
+            score += idf * (k1 + 1) / (1 + k1 * (1 - b + b * lengths[entry_id] / average))
+        scored.append((score, rows[entry_id][1], entry_id))
+    scored.sort(key=lambda s: (-s[0], -s[1]))
+    out = []
+    for score, _, entry_id in scored[:limit]:
+        e, seq, turn, role, created_at, body = rows[entry_id]
+        out.append({"entry_id": e, "seq": seq, "turn": turn, "date": _date(created_at), "role": role,
+                    "snippet": _snippet(body, terms), "score": round(score, 4)})
+    return out

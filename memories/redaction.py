@@ -138,6 +138,17 @@ def digest_text(task_id: str, reason: str) -> str:
     return cap(prefix + clean_reason(reason))
 
 
+def redact_value(value: Any) -> Any:
+    """`redact_secrets` on every string inside a JSON value (a failed task's output)."""
+    if isinstance(value, str):
+        return redact_secrets(value)
+    if isinstance(value, list):
+        return [redact_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: redact_value(v) for k, v in value.items()}
+    return value
+
+
 def raw_error_text(text: str, limit: int = 20_000) -> str:
     """What staff see: the raw failure with secrets removed (URLs and class names kept)."""
     return redact_secrets(text or "")[:limit]

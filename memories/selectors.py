@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import orjson
+from django.db import connection
 from django.db.models import QuerySet
 from threadless.window import WindowFitter
 
@@ -48,28 +50,61 @@ class Window:
     first_seq: int | None = None
 
 
+def _window_sql(*, before: bool, limit: bool) -> str:
+    table = Entry._meta.db_table
+    where = "memory_id = %s AND committed AND kind = 'message'" + (" AND seq < %s" if before else "")
+    # The literal `committed AND kind = 'message'` matches entry_window_idx's condition, so both
+    # SQLite and PostgreSQL read the partial index backwards (a bound parameter would not match).
+    return (f"SELECT {', '.join(WINDOW_COLUMNS)} FROM {table} WHERE {where} ORDER BY seq DESC"
+            + (" LIMIT %s" if limit else ""))
+
+
+def _json(value):
+    return orjson.loads(value) if isinstance(value, (str, bytes)) else value
+
+
+def _window_rows(memory_id: str, before_seq: int | None, first_chunk: int):
+    """Window rows newest first, lazily. SQLite steps one statement as far as it is read;
+    elsewhere index range reads of growing size (a client-side cursor would fetch everything)."""
+    lazy = connection.vendor == "sqlite"
+    cursor_seq = before_seq
+    chunk = first_chunk
+    with connection.cursor() as cursor:
+        while True:
+            params: list = [memory_id]
+            if cursor_seq is not None:
+                params.append(cursor_seq)
+            if not lazy:
+                params.append(chunk)
+            cursor.execute(_window_sql(before=cursor_seq is not None, limit=not lazy), params)
+            count = 0
+            for row in cursor if lazy else cursor.fetchall():
+                count += 1
+                # JSON columns arrive as text (Django's JSONField decodes them; we skip the ORM here).
+                yield (row[0], row[1], row[2], row[3], _json(row[4]), row[5], _json(row[6]), row[7], row[8])
+            if lazy or count < chunk:
+                return
+            cursor_seq = row[0]
+            chunk = min(chunk * 4, 4096)
+
+
 def memory_window(
-    *, memory_id: str, before_seq: int | None, budget: int, reserved: int, new_has_user: bool
+    *, memory_id: str, before_seq: int | None, budget: int, reserved: int, new_has_user: bool,
+    expected_rows: int | None = None,
 ) -> Window:
-    """The newest committed messages that fit (SPEC 4.3), oldest first."""
+    """The newest committed messages that fit (SPEC 4.3), oldest first.
+
+    Plain rows straight from the cursor (no ORM row machinery: this is decorate's hot path).
+    `expected_rows` (from the memory's average message size) sizes the first read, so a typical
+    window is one index range read.
+    """
     fitter = WindowFitter(budget, reserved, new_has_user)
-    base = Entry.objects.filter(memory_id=memory_id, kind="message", committed=True)
     fetched: list[tuple] = []
-    cursor = before_seq
-    chunk = FIRST_CHUNK
-    going = True
-    while going:
-        qs = base if cursor is None else base.filter(seq__lt=cursor)
-        rows = list(qs.order_by("-seq").values_list(*WINDOW_COLUMNS)[:chunk])
-        for row in rows:
-            fetched.append(row)
-            if not fitter.push(row[8], row[2]):
-                going = False
-                break
-        if len(rows) < chunk:
+    first_chunk = max(FIRST_CHUNK, expected_rows or 0)
+    for row in _window_rows(memory_id, before_seq, first_chunk):
+        fetched.append(row)
+        if not fitter.push(row[8], row[2]):
             break
-        cursor = rows[-1][0]
-        chunk = min(chunk * 4, 4096)
     keep = fitter.result()
     kept = fetched[:keep]
     kept.reverse()
@@ -80,22 +115,32 @@ def memory_window(
     return window
 
 
+def _rows(sql: str, params: list) -> list[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+# The two small reads of every decorate run as plain SQL: compiling an ORM query costs more
+# Python than a 100-message window (see docs/benchmarks.md).
+_FAILURES_SQL = (
+    f"SELECT turn, kind, task_id, content FROM {Entry._meta.db_table} "
+    "WHERE memory_id = %s AND kind IN ('digest', 'error') AND committed AND turn >= %s ORDER BY seq LIMIT 50"
+)
+_FACTS_SQL = (
+    f"SELECT id, text, tokens FROM {Fact._meta.db_table} WHERE memory_id = %s AND active "
+    "ORDER BY updated_at DESC LIMIT %s"
+)
+
+
 def failures_in_turns(*, memory_id: str, from_turn: int) -> list[tuple]:
     """Committed digest and error entries of turns from `from_turn` on: (turn, kind, task_id, content)."""
-    return list(
-        Entry.objects.filter(memory_id=memory_id, kind__in=("digest", "error"), committed=True, turn__gte=from_turn)
-        .order_by("seq")
-        .values_list("turn", "kind", "task_id", "content")[:50]
-    )
+    return _rows(_FAILURES_SQL, [memory_id, from_turn])
 
 
 def active_facts(*, memory_id: str, limit: int = 200) -> list[tuple]:
     """(id, text, tokens) newest first."""
-    return list(
-        Fact.objects.filter(memory_id=memory_id, active=True)
-        .order_by("-updated_at")
-        .values_list("id", "text", "tokens")[:limit]
-    )
+    return _rows(_FACTS_SQL, [memory_id, limit])
 
 
 def fact_list(*, memory: Memory, include_history: bool = False) -> QuerySet[Fact]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -38,7 +39,7 @@ from .models import (
     Turn,
 )
 from .policy import Policy, failed_action, failure_rules, plain_task_id, policy_parse
-from .redaction import digest_text, raw_error_text
+from .redaction import digest_text, raw_error_text, redact_value
 
 log = logging.getLogger("threadless.memories")
 
@@ -303,6 +304,25 @@ def idempotent_store(*, project: Project, scope: str, key: str | None, status: i
     IdempotencyRecord.objects.create(project=project, scope=scope, key=key, status=status, body=body)
 
 
+def idempotent_call(*, project: Project, memory: Memory, scope: str, key: str | None,
+                    run: Callable[[], tuple[int, bytes, bool]]) -> tuple[int, bytes]:
+    """Run a write once per Idempotency-Key: the replay check, the write and the record are one
+    transaction on the locked memory, so a retry racing the first call waits for it and replays
+    its answer instead of storing twice. `run` returns (status, body, record?)."""
+    if not key:
+        status, body, _record = run()
+        return status, body
+    with transaction.atomic():
+        _locked(memory)
+        replay = idempotent_replay(project=project, scope=scope, key=key)
+        if replay:
+            return replay
+        status, body, record = run()
+        if record:
+            idempotent_store(project=project, scope=scope, key=key, status=status, body=body)
+        return status, body
+
+
 def check_idempotency_key(key: str | None) -> str | None:
     if key is None:
         return None
@@ -399,6 +419,7 @@ def failure_record(*, memory: Memory, turn: int, task_id: str, error: str, polic
     raw = raw_error_text(error)
     items: list[dict] = []
     if has_output:
+        output = redact_value(output)  # a failing task's output can carry the same secrets as its error
         items.append({"kind": "data", "key": plain, "task_id": plain, "value": output,
                       "content": raw_error_text(orjson.dumps(output).decode())[:2000],
                       "committed": rules.data_committed})

@@ -164,6 +164,11 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "store_processed": False,
         "polling_interval": 0.1,
     }
+elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    # A publish while the broker is down must fail fast (the request answers and the outbox
+    # sweep re-queues the row later) instead of retrying for seconds inside the request.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2,
+                                       "interval_max": 0.5}
 # One queue name per deployment sharing a broker (the test servers each get their own).
 CELERY_TASK_DEFAULT_QUEUE = envstr("THREADLESS_CELERY_QUEUE", "celery")
 CELERY_TASK_ALWAYS_EAGER = envbool("CELERY_TASK_ALWAYS_EAGER", False)
@@ -202,3 +207,9 @@ CELERY_BEAT_SCHEDULE["retention-sweep"] = {
 }
 # Optional: a custom fact extractor class (dotted path) used when no model is configured.
 THREADLESS_FACT_EXTRACTOR = envstr("THREADLESS_FACT_EXTRACTOR", "")
+
+# The conversation routes are plain async views (SSE): add them to the schema (chat.api.schema).
+SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"] = [
+    "drf_spectacular.hooks.postprocess_schema_enums",
+    "chat.api.schema.conversation_paths",
+]

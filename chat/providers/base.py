@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import json
+import threading
 from collections.abc import Callable, Iterator
 
 import httpx
@@ -85,6 +86,25 @@ def transport_error(exc: Exception, *, timeout_ms: int, url: str) -> ProviderErr
     return ProviderError(f"{exc.__class__.__name__}: {exc}", error_type="unknown", raw=raw)
 
 
+_client: httpx.Client | None = None
+_client_lock = threading.Lock()
+
+
+def http_client() -> httpx.Client:
+    """This process's connection pool for outbound calls (thread-safe; timeouts are per request).
+
+    Creating an httpx.Client loads the CA bundle (tens to hundreds of ms), far too slow per turn.
+    Redirects are never followed: a redirect could lead past the egress policy.
+    """
+    global _client
+    if _client is None:
+        with _client_lock:
+            if _client is None:
+                _client = httpx.Client(follow_redirects=False,
+                                       limits=httpx.Limits(max_connections=200, max_keepalive_connections=40))
+    return _client
+
+
 def timeout_of(timeout_ms: int) -> httpx.Timeout:
     seconds = timeout_ms / 1000
     return httpx.Timeout(seconds, connect=min(seconds, 10.0))
@@ -94,8 +114,7 @@ def post_json(url: str, *, headers: dict, payload: dict, timeout_ms: int) -> dic
     """A non-streaming JSON POST; any failure becomes a ProviderError."""
     try:
         egress_check(url)
-        with httpx.Client(timeout=timeout_of(timeout_ms)) as client:
-            response = client.post(url, headers=headers, json=payload)
+        response = http_client().post(url, headers=headers, json=payload, timeout=timeout_of(timeout_ms))
     except Exception as exc:  # noqa: BLE001 - every transport failure is reported, never raised raw
         raise transport_error(exc, timeout_ms=timeout_ms, url=url) from exc
     if response.status_code >= 400:
@@ -114,18 +133,18 @@ def post_sse(url: str, *, headers: dict, payload: dict, timeout_ms: int,
     text: list[str] = []
     try:
         egress_check(url)
-        with httpx.Client(timeout=timeout_of(timeout_ms)) as client:
-            with client.stream("POST", url, headers=headers, json=payload) as response:
-                if response.status_code >= 400:
-                    body = response.read().decode("utf-8", "replace")
-                    raise http_error(response.status_code, body, url)
-                for event, data in sse_events(response.iter_lines()):
-                    if should_stop():
-                        raise Interrupted("".join(text))
-                    delta = handle(event, data)
-                    if delta:
-                        text.append(delta)
-                        on_token(delta)
+        with http_client().stream("POST", url, headers=headers, json=payload,
+                                  timeout=timeout_of(timeout_ms)) as response:
+            if response.status_code >= 400:
+                body = response.read().decode("utf-8", "replace")
+                raise http_error(response.status_code, body, url)
+            for event, data in sse_events(response.iter_lines()):
+                if should_stop():
+                    raise Interrupted("".join(text))
+                delta = handle(event, data)
+                if delta:
+                    text.append(delta)
+                    on_token(delta)
     except (ProviderError, Interrupted) as exc:
         exc.partial = "".join(text)
         raise

@@ -25,7 +25,8 @@ def reply(system: str, messages: list[dict]) -> str:
     last = " ".join(last.split())
     if len(last) > 200:
         last = last[:199] + "…"
-    parts = [f"{LABEL} You said: \u201c{last}\u201d." if last else f"{LABEL} Hello!"]
+    end = "" if last[-1:] in ".!?…" else "."
+    parts = [f"{LABEL} You said: \u201c{last}\u201d{end}" if last else f"{LABEL} Hello!"]
     facts = _block(system, FACTS_HEADER)
     if facts:
         parts.append("What I remember about you: " + "; ".join(facts[:5]) + ".")

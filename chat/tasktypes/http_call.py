@@ -7,20 +7,20 @@ Failure reasons (SPEC 6.3): `API call to <host[:port]> failed: HTTP <status>[: <
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 from urllib.parse import quote
 
-import httpx
-
 from memories.policy import plain_task_id
-from memories.redaction import raw_error_text
+from memories.redaction import raw_error_text, redact_secrets
 
 from ..egress import EgressRefused, egress_check, host_port
-from ..providers.base import body_message, timeout_of, transport_error
+from ..providers.base import body_message, http_client, timeout_of, transport_error
 from ..templating import render
 from . import TaskContext, TaskFailure, TaskResult
 
 MAX_RESPONSE_BYTES = 2 * 1024 * 1024
+_SECRET_KEY = re.compile(r"(?i)api[_-]?key|token|secret|passw|authorization")
 
 
 def _render_body(body: Any, scope: dict) -> Any:
@@ -31,6 +31,18 @@ def _render_body(body: Any, scope: dict) -> Any:
     if isinstance(body, list):
         return [_render_body(v, scope) for v in body]
     return body
+
+
+def _redacted(value: Any) -> Any:
+    """A failed response's body as stored data: every string secret-redacted."""
+    if isinstance(value, str):
+        return redact_secrets(value)
+    if isinstance(value, dict):
+        return {k: "[redacted]" if _SECRET_KEY.search(str(k)) and isinstance(v, str) else _redacted(v)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return value
 
 
 def _parse(text: str) -> Any:
@@ -45,7 +57,8 @@ def run(ctx: TaskContext, task: dict) -> TaskResult:
     scope = {"input": ctx.input, "data": ctx.data()}
     url = render(request["url"], scope, escape=lambda v: quote(v, safe=""))
     method = request.get("method", "GET").upper()
-    headers = {k: render(v, scope) for k, v in (request.get("headers") or {}).items()}
+    # A templated header value never carries a line break (no header injection from the input).
+    headers = {k: " ".join(render(v, scope).splitlines()) for k, v in (request.get("headers") or {}).items()}
     timeout_ms = int(request.get("timeoutMs", 5000))
     host = host_port(url)
     operation = f"API call to {host} failed"
@@ -58,8 +71,7 @@ def run(ctx: TaskContext, task: dict) -> TaskResult:
             kwargs["json"] = body
     try:
         egress_check(url)
-        with httpx.Client(timeout=timeout_of(timeout_ms)) as client:
-            response = client.request(method, url, **kwargs)
+        response = http_client().request(method, url, timeout=timeout_of(timeout_ms), **kwargs)
     except EgressRefused as exc:
         raise TaskFailure(f"{operation}: {exc}", error_type="transport", raw=f"{method} {url}: {exc}") from exc
     except Exception as exc:  # noqa: BLE001 - every transport failure becomes a task failure
@@ -75,7 +87,7 @@ def run(ctx: TaskContext, task: dict) -> TaskResult:
             "timeout" if response.status_code in (408, 504) else "provider")
         raise TaskFailure(reason, error_type=error_type,
                           raw=raw_error_text(f"{method} {url} → HTTP {response.status_code}: {text[:8000]}"),
-                          output=value, has_output=value is not None)
+                          output=_redacted(value), has_output=value is not None)
     key = task.get("storeAs") or plain_task_id(task["id"])
     content = text if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     entry = {"kind": "data", "key": key, "task_id": plain_task_id(task["id"]), "value": value,

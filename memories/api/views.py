@@ -282,23 +282,24 @@ class DecorateApi(ProjectScopedMixin, APIView):
     def post(self, request, memory_id: str):
         memory = selectors.memory_get(project=self.project, memory_id=memory_id)
         key = services.check_idempotency_key(request.headers.get("Idempotency-Key"))
-        scope = f"decorate:{memory.id}"
-        replay = services.idempotent_replay(project=self.project, scope=scope, key=key)
-        if replay:
-            return HttpResponse(replay[1], status=replay[0], content_type="application/json")
         data = _body(request)
         _reject_unknown(data, {"instructions", "messages", "budget_tokens", "recall", "store"})
         messages = validate_messages(data.get("messages"), allow_empty=True)
         store = _bool(data, "store", True)
-        answer = services.memory_decorate(
-            memory=memory, messages=messages, instructions=data.get("instructions"),
-            budget_tokens=data.get("budget_tokens", 60000), recall=_bool(data, "recall", True), store=store,
-        )
-        body = orjson.dumps(answer)
+        recall_on = _bool(data, "recall", True)
+
+        def run():
+            answer = services.memory_decorate(
+                memory=memory, messages=messages, instructions=data.get("instructions"),
+                budget_tokens=data.get("budget_tokens", 60000), recall=recall_on, store=store,
+            )
+            return 200, orjson.dumps(answer), store  # a dry run records nothing
+
+        status, body = services.idempotent_call(project=self.project, memory=memory, scope=f"decorate:{memory.id}",
+                                                key=key, run=run)
         if store:
-            services.idempotent_store(project=self.project, scope=scope, key=key, status=200, body=body)
             services.usage_count(project=self.project, operation="decorate")
-        return HttpResponse(body, status=200, content_type="application/json")
+        return HttpResponse(body, status=status, content_type="application/json")
 
 
 ReportIn = inline_serializer("ReportRequest", {
@@ -319,19 +320,19 @@ class ReportApi(ProjectScopedMixin, APIView):
     def post(self, request, memory_id: str):
         memory = selectors.memory_get(project=self.project, memory_id=memory_id)
         key = services.check_idempotency_key(request.headers.get("Idempotency-Key"))
-        scope = f"report:{memory.id}"
-        replay = services.idempotent_replay(project=self.project, scope=scope, key=key)
-        if replay:
-            return HttpResponse(replay[1], status=replay[0], content_type="application/json")
         data = _body(request)
         _reject_unknown(data, {"messages", "failures"})
         messages = validate_messages(data.get("messages"), allow_empty=True)
         failures = services.validate_failures(data.get("failures"))
-        answer = services.report_accept(memory=memory, messages=messages, failures=failures)
-        body = orjson.dumps(answer)
-        services.idempotent_store(project=self.project, scope=scope, key=key, status=202, body=body)
+
+        def run():
+            answer = services.report_accept(memory=memory, messages=messages, failures=failures)
+            return 202, orjson.dumps(answer), True
+
+        status, body = services.idempotent_call(project=self.project, memory=memory, scope=f"report:{memory.id}",
+                                                key=key, run=run)
         services.usage_count(project=self.project, operation="report")
-        return HttpResponse(body, status=202, content_type="application/json")
+        return HttpResponse(body, status=status, content_type="application/json")
 
 
 # --- entries, facts, search --------------------------------------------------------------------

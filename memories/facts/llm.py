@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 from collections.abc import Callable
-
-from django.conf import settings
 
 from .base import Candidate, UserMessage
 
@@ -146,13 +143,16 @@ def complete_for_project(project) -> Complete | None:
         return None
     if not hasattr(providers, "complete"):
         return None
-    api_key = None
-    env_name = config.get("apiKeyEnv")
-    if env_name:
-        if env_name not in settings.THREADLESS_PROVIDER_ENV_ALLOW:
-            log.warning("project %s: apiKeyEnv %s is not allowed", project.pk, env_name)
-            return None
-        api_key = os.environ.get(env_name)
+    try:
+        from chat.services import provider_api_key
+
+        # The same key resolution as the llm task: secret store (apiKeySecret) or an allowed env var.
+        api_key = provider_api_key(project_id=project.pk, task=config)
+    except ImportError:
+        api_key = None
+    except LookupError as exc:
+        log.warning("project %s: model_config key not usable (%s); using the rules", project.pk, exc)
+        return None
 
     def complete(messages: list[dict]) -> str:
         return providers.complete(

@@ -18,6 +18,10 @@ class Boom(APIView):
             raise ValidationError({"when": ["Enter a valid date."]})
         if kind == "database":
             raise IntegrityError('duplicate key value violates unique constraint "x" SELECT * FROM memories_memory')
+        if kind == "redis-down":
+            from redis.exceptions import ConnectionError as RedisConnectionError
+
+            raise RedisConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
         if kind == "database-down":
             raise OperationalError("connection to server at 127.0.0.1 failed")
         return None

@@ -94,8 +94,9 @@ def test_a_database_error_never_shows_its_sql(cast):
 
 
 @pytest.mark.urls("tests.api.boom_urls")
-def test_an_unreachable_database_is_a_503_unavailable_with_retry_after(cast):
-    response = cast.a.get("/v1/test/boom/database-down")
+@pytest.mark.parametrize("kind", ["database-down", "redis-down"])
+def test_an_unreachable_database_or_redis_is_a_503_unavailable_with_retry_after(cast, kind):
+    response = cast.a.get(f"/v1/test/boom/{kind}")
     error = error_of(response, 503, "unavailable")
     assert error["retryable"] is True
     assert int(response["Retry-After"]) > 0

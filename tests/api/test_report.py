@@ -175,3 +175,19 @@ def test_failures_and_messages_of_one_report_join_the_same_turn(cast, memory_a):
 
 def test_a_report_to_a_fresh_memory_opens_turn_one(cast, memory_a):
     assert report(cast.a, memory_a.id, [{"role": "assistant", "content": "Welcome!"}]).json()["turn"] == 1
+
+
+def test_an_idempotency_key_is_remembered_for_24_hours_only(cast, memory_a):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memories.models import IdempotencyRecord
+
+    body = {"messages": [{"role": "assistant", "content": "hello"}]}
+    post(cast.a, f"/v1/memories/{memory_a.id}/report", body, **{"Idempotency-Key": "day-old"})
+    IdempotencyRecord.objects.update(created_at=timezone.now() - timedelta(hours=25))
+    again = post(cast.a, f"/v1/memories/{memory_a.id}/report", body, **{"Idempotency-Key": "day-old"})
+    assert again.status_code == 202
+    assert Entry.objects.filter(memory=memory_a, role="assistant").count() == 2
+    assert IdempotencyRecord.objects.count() == 1

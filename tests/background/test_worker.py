@@ -76,6 +76,12 @@ def test_a_worker_killed_mid_job_finishes_it_after_a_restart_exactly_once(worker
         memory = client.post("/memories", json={"metadata": {"user": "live-2"}}).json()["id"]
         talk(client, memory, "I live in Oslo. I work as a pharmacist.", "Noted.")
         wait_for(lambda: runs.read_text().count("start") == 1)  # the worker is inside the job now
+        # Read-your-writes while extraction runs: the report is in the next decorate, verbatim.
+        answer = client.post(f"/memories/{memory}/decorate", json={
+            "messages": [{"role": "user", "content": "What do I do for work?"}], "store": False}).json()
+        assert answer["messages"] == [{"role": "user", "content": "I live in Oslo. I work as a pharmacist."},
+                                      {"role": "assistant", "content": "Noted."},
+                                      {"role": "user", "content": "What do I do for work?"}]
         server.stop_worker(signal.SIGKILL)
         assert client.get(f"/memories/{memory}").json()["processing"] == "pending"
         assert facts(client, memory) == []

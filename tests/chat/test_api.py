@@ -224,3 +224,13 @@ def test_agent_delete_removes_its_conversations_and_revokes_its_keys(cast, make_
     assert not Agent.objects.filter(pk=agent.id).exists()
     assert cast.a.get(f"/v1/memories/{conv['memoryId']}").status_code == 404
     assert cast.api(pub).get(f"/v1/conversations/{conv['id']}").status_code == 401
+
+
+def test_the_openapi_schema_lists_the_agent_and_conversation_routes(cast):
+    schema = cast.api().get("/v1/openapi.json").json()
+    assert {"get", "post"} <= set(schema["paths"]["/v1/agents"])
+    assert {"get", "put", "delete"} <= set(schema["paths"]["/v1/agents/{agent_id}"])
+    say = schema["paths"]["/v1/conversations/{conversation_id}/say"]["post"]
+    assert {"200", "400", "401", "404", "409", "429"} <= set(say["responses"])
+    assert "text/event-stream" in say["responses"]["200"]["content"]
+    assert "/v1/conversations/{conversation_id}/turns/{number}/events" in schema["paths"]

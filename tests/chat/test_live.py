@@ -18,7 +18,8 @@ pytestmark = pytest.mark.live
 
 @pytest.fixture(scope="module")
 def live():
-    server = ThreadlessServer(env={"THREADLESS_EGRESS_ALLOW": "127.0.0.1"}).start()
+    server = ThreadlessServer(env={"THREADLESS_EGRESS_ALLOW": "127.0.0.1",
+                                   "THREADLESS_SSE_KEEPALIVE_SECONDS": "0.5"}).start()
     yield server
     server.stop()
 
@@ -135,6 +136,31 @@ def test_a_second_say_while_a_turn_runs_is_409_and_the_events_route_follows_live
     assert [e["event"] for e in events][:2] == ["turn_start", "task_start"] and events[-1]["event"] == "done"
     assert first["conversationState"] == "READY" and events[-1]["data"]["snapshot"] == first
     assert client.post(f"/conversations/{conv['id']}/say", json={"input": "three"}).json()["turn"] == 2
+
+
+def test_a_client_that_disconnects_cancels_nothing_and_quiet_streams_get_keepalives(live, api):
+    api.set("/slow", json_body={"temp": 5}, delay=2.0)
+    client = live.client()
+    agent_id = new_agent(client, {"workflow": [
+        {"id": "weather", "type": "http_call", "request": {"url": api.url + "/slow", "timeoutMs": 10000}},
+        {"id": "llm", "type": "llm", "provider": "demo"}]})
+    conv = new_conversation(client, agent_id)
+    with client.stream("POST", f"/conversations/{conv['id']}/say", json={"input": "bye"},
+                       headers={"Accept": "text/event-stream"}) as response:
+        seen = ""
+        for chunk in response.iter_text():
+            seen += chunk
+            if ": keepalive" in seen:
+                break  # the client goes away mid-turn
+    assert "event: turn_start" in seen
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        detail = client.get(f"/conversations/{conv['id']}").json()
+        if detail["conversationState"] != "IN_PROGRESS":
+            break
+        time.sleep(0.2)
+    assert detail["conversationState"] == "READY"
+    assert detail["turns"][0]["output"][0]["text"].startswith("[demo model]")
 
 
 def test_sigterm_mid_turn_interrupts_at_the_task_boundary_and_rerun_recovers(live, api):

@@ -185,3 +185,17 @@ def test_the_input_of_a_failed_turn_stays_committed_and_the_next_say_works(make_
     assert snap["turn"] == 2 and snap["conversationState"] == "READY"
     users = Entry.objects.filter(memory=conversation.memory, kind="message", role="user")
     assert [(u.content, u.committed) for u in users] == [("What's the weather in Oslo?", True), ("again", True)]
+
+
+def test_templates_read_data_stored_by_earlier_tasks(make_agent, stub):
+    stub.set("/geo", json_body={"city": {"name": "Oslo", "id": 7}})
+    stub.set("/forecast", json_body={"temp": 3})
+    agent = make_agent({"workflow": [
+        {"id": "geo", "type": "http_call", "storeAs": "place", "request": {"url": stub.url + "/geo"}},
+        {"id": "weather", "type": "http_call", "request": {
+            "method": "POST", "url": stub.url + "/forecast?city={{ data.place.city.name }}",
+            "headers": {"X-City-Id": "{{ data.place.city.id }}"}, "body": {"q": "{{ input }}"}}}]})
+    stub.requests.clear()
+    say(agent, text="rain?")
+    call = stub.requests[-1]
+    assert call.path == "/forecast?city=Oslo" and call.headers["X-City-Id"] == "7" and call.json == {"q": "rain?"}

@@ -5,7 +5,8 @@ Each request is answered by ``server.responder(request)``, which returns an acti
 * ``Respond(status, body, headers)`` — a normal answer (``body`` bytes, or JSON-encoded if not);
 * ``Hang(seconds)`` — read the request, then say nothing (until the server stops);
 * ``DropMidBody()`` — send headers announcing a long body, part of it, then close the socket;
-* ``Close()`` — close the connection without a byte.
+* ``Close()`` — close the connection without a byte;
+* ``Drip(interval)`` — headers, then a body byte every ``interval`` seconds, never finishing.
 
 Every request is recorded in ``server.requests`` (method, path, headers, JSON body).
 """
@@ -49,6 +50,13 @@ class DropMidBody:
 @dataclass
 class Close:
     pass
+
+
+@dataclass
+class Drip:
+    """Headers at once, then one byte of the body every ``interval`` seconds (each read succeeds)."""
+
+    interval: float = 0.1
 
 
 REASONS = {200: "OK", 202: "Accepted", 204: "No Content", 400: "Bad Request", 401: "Unauthorized",
@@ -99,6 +107,16 @@ class _Handler(socketserver.StreamRequestHandler):
                 server.stopping.wait(action.seconds)
                 return
             if isinstance(action, Close):
+                return
+            if isinstance(action, Drip):
+                self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n")
+                self.wfile.flush()
+                while not server.stopping.wait(action.interval):
+                    try:
+                        self.wfile.write(b" ")
+                        self.wfile.flush()
+                    except OSError:
+                        return
                 return
             if isinstance(action, DropMidBody):
                 self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n"

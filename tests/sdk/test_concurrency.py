@@ -11,8 +11,6 @@ from threadless import AsyncThreadless, Threadless
 
 from .faults import Respond, echo_decorate, error_body
 
-pytestmark = pytest.mark.services
-
 
 def user(text):
     return {"role": "user", "content": text}
@@ -22,6 +20,7 @@ def assistant(text):
     return {"role": "assistant", "content": text}
 
 
+@pytest.mark.live
 def test_threads_on_shared_and_separate_memories_against_a_live_server(live_server_proc, errors):
     with Threadless(api_key=live_server_proc.key, base_url=live_server_proc.url, timeout=30,
                     on_error=errors) as memory:
@@ -48,15 +47,16 @@ def test_threads_on_shared_and_separate_memories_against_a_live_server(live_serv
         assert failures == []
         assert errors.calls == []
         for n, mid in enumerate(separate):
-            contents = [e.content for e in memory.entries(mid)]
+            contents = [e.content for e in memory.entries.list(mid)]
             # One agent per memory: its turns are stored in order, each reply after its question.
             assert contents == [x for i in range(4) for x in (f"solo{n} {i}", f"reply to solo{n} {i}")]
-        shared_entries = list(memory.entries(shared, limit=1000))
+        shared_entries = list(memory.entries.list(shared, limit=1000))
         assert sorted(e.content for e in shared_entries if e.role == "user") == sorted(
             f"team{n} {i}" for n in range(4) for i in range(3))
         assert len([e for e in shared_entries if e.role == "assistant"]) == 12
 
 
+@pytest.mark.live
 async def test_tasks_on_shared_and_separate_memories_against_a_live_server(live_server_proc, errors):
     async with AsyncThreadless(api_key=live_server_proc.key, base_url=live_server_proc.url, timeout=30,
                                on_error=errors) as memory:
@@ -74,9 +74,9 @@ async def test_tasks_on_shared_and_separate_memories_against_a_live_server(live_
         assert await memory.flush(60)
         assert errors.calls == []
         for n, mid in enumerate(separate):
-            contents = [e.content for e in await memory.entries(mid)]
+            contents = [e.content for e in await memory.entries.list(mid)]
             assert contents == [x for i in range(4) for x in (f"solo{n} {i}", f"reply to solo{n} {i}")]
-        shared_entries = list(await memory.entries(shared, limit=1000))
+        shared_entries = list(await memory.entries.list(shared, limit=1000))
         assert len([e for e in shared_entries if e.role == "user"]) == 12
         assert len([e for e in shared_entries if e.role == "assistant"]) == 12
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from threadless import AsyncThreadless, Threadless, ThreadlessError, ThreadlessTimeoutError
 
-from .faults import Close, DropMidBody, Hang, Respond, echo_decorate, error_body
+from .faults import Close, Drip, DropMidBody, Hang, Respond, echo_decorate, error_body
 
 USER = [{"role": "user", "content": "hello"}]
 
@@ -100,11 +100,33 @@ def test_hanging_server_is_a_timeout_error(fault, errors):
     assert errors.errors[0].code == "timeout"
 
 
-def test_a_slow_dripping_answer_still_meets_the_total_deadline(fault, errors):
-    # Headers arrive, then the body never completes: per-read timeouts alone would not end this.
-    fault.responder = lambda r: Respond(200, echo_decorate(r).body, delay=30)
-    with _sync(fault.url, errors, timeout=0.3) as memory:
+@pytest.mark.parametrize("deadline_hook", [True, False], ids=["in-thread deadline", "io-thread deadline"])
+def test_a_slow_dripping_answer_still_meets_the_total_deadline(fault, errors, deadline_hook):
+    # Every read gets a byte well within httpx's per-read timeout: only a total deadline ends this.
+    fault.responder = lambda r: Drip(0.05)
+    with _sync(fault.url, errors, timeout=0.4) as memory:
+        if not deadline_hook:
+            memory._deadline = None  # the path used behind an environment proxy
         assert memory.decorate("mem_s", USER).degraded
+    assert errors.errors[0].code == "timeout"
+
+
+async def test_async_slow_dripping_answer_meets_the_total_deadline(fault, errors):
+    fault.responder = lambda r: Drip(0.05)
+    async with _async(fault.url, errors, timeout=0.4) as memory:
+        assert (await memory.decorate("mem_s", USER)).degraded
+    assert errors.errors[0].code == "timeout"
+
+
+def test_io_thread_path_falls_back_and_raises_like_the_in_thread_one(fault, errors):
+    with _sync(fault.url, errors, timeout=0.4) as memory:
+        memory._deadline = None
+        fault.responder = lambda r: Hang(30)
+        assert memory.decorate("mem_1", USER).degraded
+        fault.responder = RAISES["404"][2]
+        with pytest.raises(ThreadlessError):
+            memory.decorate("mem_1", USER)
+    assert errors.contexts == [{"operation": "decorate", "memory_id": "mem_1"}]
 
 
 def test_rate_limit_error_carries_retry_after_and_code(fault, errors):

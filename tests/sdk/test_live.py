@@ -7,7 +7,7 @@ import uuid
 import pytest
 from threadless import AsyncThreadless, Threadless, ThreadlessError
 
-pytestmark = pytest.mark.services
+pytestmark = pytest.mark.live
 
 
 @pytest.fixture
@@ -60,7 +60,7 @@ def test_decorate_then_report_then_the_next_decorate_sees_the_reply(memory, erro
     assert second.to_openai()[0]["role"] == "system"
     assert second.to_anthropic()["messages"][0]["role"] == "user"
     assert errors.calls == []
-    entries = memory.entries(m.id)
+    entries = memory.entries.list(m.id)
     assert [e.role for e in entries] == ["user", "assistant", "user"]
 
 
@@ -97,16 +97,16 @@ def test_idempotency_key_stores_a_retried_decorate_once(memory):
     memory.report(m.id, [assistant("ok")], idempotency_key=key + "-r")
     memory.report(m.id, [assistant("ok")], idempotency_key=key + "-r")
     assert memory.flush(10)
-    assert [e.content for e in memory.entries(m.id)] == ["once", "ok"]
+    assert [e.content for e in memory.entries.all(m.id)] == ["once", "ok"]
 
 
 def test_facts_helpers(memory):
     m = memory.create()
-    fact = memory.add_fact(m.id, "The user's dog is called Biscuit.")
-    assert [f.id for f in memory.facts(m.id)] == [fact.id]
-    assert memory.update_fact(m.id, fact.id, "The user's dog is Biscuit, a beagle.").text.endswith("a beagle.")
-    memory.delete_fact(m.id, fact.id)
-    assert list(memory.facts(m.id)) == []
+    fact = memory.facts.create(m.id, "The user's dog is called Biscuit.")
+    assert [f.id for f in memory.facts.list(m.id)] == [fact.id]
+    assert memory.facts.update(m.id, fact.id, "The user's dog is Biscuit, a beagle.").text.endswith("a beagle.")
+    memory.facts.delete(m.id, fact.id)
+    assert list(memory.facts.list(m.id)) == []
     assert isinstance(memory.search(m.id, "dog"), list)
 
 
@@ -117,7 +117,7 @@ def test_report_failures_are_sent(memory, errors):
                   failures=[{"task_id": "book", "error": "HTTP 500 from https://api.example.com/book"}])
     assert memory.flush(10)
     assert errors.calls == []
-    kinds = [e.kind for e in memory.entries(m.id, include_uncommitted=True)]
+    kinds = [e.kind for e in memory.entries.list(m.id, include_uncommitted=True)]
     assert "message" in kinds and len(kinds) > 2
 
 
@@ -130,7 +130,12 @@ async def test_async_client_round_trip(live_server_proc, errors):
         memory.report(m.id, [assistant("hello back")])
         second = await memory.decorate(m.id, [user("again")])
         assert [x["content"] for x in second.messages] == ["hello", "hello back", "again"]
-        assert len(await memory.entries(m.id)) == 3
+        assert len(await memory.entries.list(m.id)) == 3
+        assert [e.role async for e in memory.entries.all(m.id)] == ["user", "assistant", "user"]
+        fact = await memory.facts.create(m.id, "The user likes tea.")
+        assert [f.text for f in await memory.facts.list(m.id)] == ["The user likes tea."]
+        assert (await memory.facts.update(m.id, fact.id, "The user likes green tea.")).text == "The user likes green tea."
+        await memory.facts.delete(m.id, fact.id)
         await memory.delete(m.id)
     assert errors.calls == []
 

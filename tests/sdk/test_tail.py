@@ -274,3 +274,35 @@ async def test_async_decorate_waits_for_a_report_in_flight(fault, errors):
         memory.report("mem_1", [assistant("hello")])
         await memory.decorate("mem_1", [user("next")])
     assert service.report_seen_before_decorate == [False, True]
+
+
+def test_a_dry_run_does_not_touch_the_tail(fault, errors):
+    fault.responder = service = Service(context_text="")
+    with client(fault, errors) as memory:
+        memory.decorate("mem_1", [user("real")], instructions="A")
+        memory.decorate("mem_1", [user("what if")], instructions="B", store=False)
+        assert fault.requests[-1].body["store"] is False
+        service.up = False
+        down = memory.decorate("mem_1", [user("?")])
+    assert down.instructions == "A"
+    assert down.messages == [user("real"), user("?")]
+
+
+def test_reports_still_in_flight_are_sent_at_interpreter_exit(fault):
+    """A script that reports and exits without flush() or close() still delivers the report."""
+    import subprocess
+    import sys
+
+    fault.responder = service = Service(context_text="")
+    service.report_delay = 0.3
+    script = (
+        "from threadless import Threadless\n"
+        f"memory = Threadless(api_key='k', base_url={fault.url!r}, timeout=5)\n"
+        "memory.decorate('mem_exit', [{'role': 'user', 'content': 'hi'}])\n"
+        "memory.report('mem_exit', [{'role': 'assistant', 'content': 'bye'}])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert service.report_answered.is_set()
+    assert [r.body for r in fault.requests if r.path.endswith("/report")] == [
+        {"messages": [{"role": "assistant", "content": "bye"}]}]

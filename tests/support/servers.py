@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -69,18 +70,19 @@ class ThreadlessServer:
         self.demo: dict = {}
         db = _fresh_database_url()
         self.created_database = db
+        inherited = dict(os.environ)
+        if not services_mode():
+            inherited.pop("CELERY_BROKER_URL", None)
+            inherited.pop("REDIS_URL", None)
         self.env = {
-            **os.environ,
+            **inherited,
             "THREADLESS_VAR_DIR": str(self.var),
             "DATABASE_URL": db or f"sqlite:///{self.var / 'threadless.sqlite3'}",
             "PYTHONUNBUFFERED": "1",
             "DJANGO_SETTINGS_MODULE": "threadless_site.settings",
             **self.extra_env,
         }
-        if not services_mode():
-            self.env.pop("CELERY_BROKER_URL", None)
-            self.env.pop("REDIS_URL", None)
-        else:
+        if services_mode():
             # Servers share one Redis: each gets its own queue, or one server's worker would
             # take another's outbox ids (which mean other rows in its own database).
             self.env.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/15")
@@ -159,6 +161,7 @@ class ThreadlessServer:
         if self.created_database:
             _drop_database(self.created_database)
             self.created_database = ""
+        shutil.rmtree(self.var, ignore_errors=True)
 
     def client(self, key: str | None = None) -> httpx.Client:
         return httpx.Client(base_url=self.url + "/v1", headers={"Authorization": f"Bearer {key or self.key}"},

@@ -4,6 +4,7 @@ Kept in the git-ignored var/demo.json, so a later `make run` prints the same wor
 """
 
 import json
+import os
 import secrets
 
 from django.conf import settings
@@ -54,14 +55,16 @@ class Command(BaseCommand):
         if opts["json"]:
             self.stdout.write(json.dumps(demo))
             return
+        # make run passes HOST/PORT on to the web server: print the address it will listen on.
+        origin = f"http://{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
         self.stdout.write(
             "\n".join([
                 "",
                 "Threadless demo",
-                f"  console:     http://127.0.0.1:8000/manage/   login {demo['username']} / {demo['password']}",
+                f"  console:     {origin}/manage/   login {demo['username']} / {demo['password']}",
                 f"  project key: {demo['key']}",
                 f"  project id:  {project.id}",
-                *([f"  demo agent:  http://127.0.0.1:8000/chat/{demo['agent_slug']}/"
+                *([f"  demo agent:  {origin}/chat/{demo['agent_slug']}/"
                    + (f"#key={demo['publishable_key']}" if demo.get("publishable_key") else "")]
                   if demo.get("agent_slug") else []),
                 "",

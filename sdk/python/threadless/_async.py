@@ -11,16 +11,18 @@ import asyncio
 import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 
 from . import _base as b
 from ._errors import ThreadlessConnectionError, ThreadlessError, ThreadlessTimeoutError
+from ._helpers import AsyncEntries, AsyncFacts
 from ._tail import TailStore
-from ._types import DecoratedRequest, Entry, Fact, Memory, Page
+from ._types import DecoratedRequest, Memory, Page
 
 __all__ = ["AsyncThreadless"]
+
+_timeout = getattr(asyncio, "timeout", None)
 
 
 class AsyncThreadless:
@@ -41,6 +43,8 @@ class AsyncThreadless:
         self._latest: dict[str, asyncio.Task] = {}  # memory id -> its newest report task
         self._tasks: set[asyncio.Task] = set()
         self._closed = False
+        self.facts = AsyncFacts(self)
+        self.entries = AsyncEntries(self)
 
     @property
     def tail_tokens(self) -> int:
@@ -62,8 +66,12 @@ class AsyncThreadless:
         if self._closed:
             raise ThreadlessError("The client is closed.", code="client_closed", retryable=False)
         try:
-            status, body, answer_headers = await asyncio.wait_for(
-                self._send(method, path, content, params, headers), self.timeout)
+            if _timeout is not None:  # 3.11+: no extra task per call
+                async with _timeout(self.timeout):
+                    status, body, answer_headers = await self._send(method, path, content, params, headers)
+            else:
+                status, body, answer_headers = await asyncio.wait_for(
+                    self._send(method, path, content, params, headers), self.timeout)
         except (asyncio.TimeoutError, httpx.TimeoutException) as exc:  # noqa: UP041 (differs on 3.10)
             raise ThreadlessTimeoutError(f"{method} {path}: no answer within {self.timeout:g} s.") from exc
         except (httpx.HTTPError, OSError) as exc:
@@ -190,30 +198,6 @@ class AsyncThreadless:
                               external_id: str | None = None) -> dict:
         data = await self._request("DELETE", "/memories", params=b.list_params(None, None, external_id, metadata))
         return data.get("deleted", {})
-
-    async def entries(self, memory_id: str, *, include_uncommitted: bool = False, limit: int | None = None,
-                      cursor: str | None = None) -> Page:
-        params: dict = {"include_uncommitted": "true" if include_uncommitted else "false"}
-        params.update(b.list_params(limit, cursor, None, None))
-        data = await self._request("GET", b.path_of(memory_id, "/entries"), params=params)
-        return Page([Entry.from_json(e) for e in data.get("data") or []], data.get("next_cursor"))
-
-    async def facts(self, memory_id: str, *, limit: int | None = None, cursor: str | None = None) -> Page:
-        data = await self._request("GET", b.path_of(memory_id, "/facts"),
-                                   params=b.list_params(limit, cursor, None, None))
-        return Page([Fact.from_json(f) for f in data.get("data") or []], data.get("next_cursor"))
-
-    async def add_fact(self, memory_id: str, text: str) -> Fact:
-        return Fact.from_json(await self._request("POST", b.path_of(memory_id, "/facts"),
-                                                  content=b.encode({"text": text}), headers=b.json_headers()))
-
-    async def update_fact(self, memory_id: str, fact_id: str, text: str) -> Fact:
-        path = b.path_of(memory_id, "/facts/") + quote(fact_id, safe="")
-        return Fact.from_json(await self._request("PATCH", path, content=b.encode({"text": text}),
-                                                  headers=b.json_headers()))
-
-    async def delete_fact(self, memory_id: str, fact_id: str) -> None:
-        await self._request("DELETE", b.path_of(memory_id, "/facts/") + quote(fact_id, safe=""))
 
     async def search(self, memory_id: str, query: str, *, limit: int | None = None) -> list[dict]:
         body: dict = {"query": query}

@@ -139,8 +139,10 @@ def degraded_request(tails: TailStore, memory_id: str, messages: list, instructi
 
 
 def refresh_tail(tails: TailStore, memory_id: str, request: DecoratedRequest, store: bool | None) -> None:
+    if store is False:  # a dry run is not the conversation: the tail (and report skipping) stay as they were
+        return
     tails.refresh(memory_id, instructions=request.instructions, context_text=request.context_text,
-                  messages=request.messages, clear_degraded=store is not False)
+                  messages=request.messages)
 
 
 def call_on_error(handler: OnError | None, error: BaseException, context: dict) -> Any:

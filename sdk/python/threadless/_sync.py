@@ -10,20 +10,23 @@ from __future__ import annotations
 import atexit
 import queue
 import threading
+import time
 import weakref
 from collections import deque
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
-from urllib.parse import quote
+from urllib.request import getproxies
 
 import httpx
 
 from . import _base as b
+from ._deadline import install as install_deadline
 from ._errors import ThreadlessConnectionError, ThreadlessError, ThreadlessTimeoutError
+from ._helpers import Entries, Facts
 from ._tail import TailStore
-from ._types import DecoratedRequest, Entry, Fact, Memory, Page
+from ._types import DecoratedRequest, Memory, Page
 
 __all__ = ["Threadless"]
 
@@ -93,14 +96,21 @@ class Threadless:
         self.timeout = float(timeout)
         self.on_error = on_error
         self._tails = TailStore(tail_tokens=tail_tokens, max_tails=max_tails)
+        limits = httpx.Limits(max_connections=100, max_keepalive_connections=20)
+        transport = httpx.HTTPTransport(limits=limits)
+        # The total deadline is enforced inside the socket calls (threadless._deadline). Behind an
+        # environment proxy (whose transport httpx builds itself) each call runs on an I/O thread
+        # instead, so the caller can stop waiting at the deadline.
+        self._deadline = None if getproxies() else install_deadline(transport)
         self._http = httpx.Client(base_url=self.base_url, headers=b.default_headers(api_key),
-                                  timeout=httpx.Timeout(self.timeout),
-                                  limits=httpx.Limits(max_connections=100, max_keepalive_connections=20))
+                                  timeout=httpx.Timeout(self.timeout), transport=transport, limits=limits)
         self._io = _DaemonPool(64, "threadless-io")
         self._reports = _DaemonPool(8, "threadless-report")
         self._pending: dict[str, deque] = {}  # memory id -> reports queued or in flight, oldest first
         self._cond = threading.Condition()
         self._closed = False
+        self.facts = Facts(self)
+        self.entries = Entries(self)
         ref = weakref.ref(self)
         self._atexit = lambda: (lambda c: c and c._flush_at_exit())(ref())
         atexit.register(self._atexit)
@@ -129,8 +139,16 @@ class Threadless:
         """One HTTP call within the total deadline: the JSON answer, or ThreadlessError."""
         if self._closed:
             raise ThreadlessError("The client is closed.", code="client_closed", retryable=False)
-        # The call runs on an I/O thread so the caller can stop waiting exactly at the deadline:
-        # httpx's timeouts are per phase and per read, so a slow-dripping server could pass them.
+        deadline = self._deadline
+        if deadline is not None:
+            deadline.at = time.monotonic() + self.timeout
+            try:
+                status, body, answer_headers = self._send(method, path, content, params, headers)
+            finally:
+                deadline.at = None
+            return b.answer_json(status, body, answer_headers, self.base_url + path)
+        # No deadline hook: run on an I/O thread and stop waiting exactly at the deadline (httpx's
+        # own timeouts are per phase and per read, so a slow-dripping server could pass them).
         future = self._io.submit(self._send, method, path, content, params, headers)
         try:
             status, body, answer_headers = future.result(timeout=self.timeout)
@@ -260,29 +278,7 @@ class Threadless:
         data = self._request("DELETE", "/memories", params=b.list_params(None, None, external_id, metadata))
         return data.get("deleted", {})
 
-    # --- entries, facts, search --------------------------------------------------------------------
-
-    def entries(self, memory_id: str, *, include_uncommitted: bool = False, limit: int | None = None,
-                cursor: str | None = None) -> Page:
-        params: dict = {"include_uncommitted": "true" if include_uncommitted else "false"}
-        params.update(b.list_params(limit, cursor, None, None))
-        data = self._request("GET", b.path_of(memory_id, "/entries"), params=params)
-        return Page([Entry.from_json(e) for e in data.get("data") or []], data.get("next_cursor"))
-
-    def facts(self, memory_id: str, *, limit: int | None = None, cursor: str | None = None) -> Page:
-        data = self._request("GET", b.path_of(memory_id, "/facts"), params=b.list_params(limit, cursor, None, None))
-        return Page([Fact.from_json(f) for f in data.get("data") or []], data.get("next_cursor"))
-
-    def add_fact(self, memory_id: str, text: str) -> Fact:
-        return Fact.from_json(self._request("POST", b.path_of(memory_id, "/facts"), content=b.encode({"text": text}),
-                                            headers=b.json_headers()))
-
-    def update_fact(self, memory_id: str, fact_id: str, text: str) -> Fact:
-        path = b.path_of(memory_id, "/facts/") + quote(fact_id, safe="")
-        return Fact.from_json(self._request("PATCH", path, content=b.encode({"text": text}), headers=b.json_headers()))
-
-    def delete_fact(self, memory_id: str, fact_id: str) -> None:
-        self._request("DELETE", b.path_of(memory_id, "/facts/") + quote(fact_id, safe=""))
+    # --- search ---------------------------------------------------------------------------------------
 
     def search(self, memory_id: str, query: str, *, limit: int | None = None) -> list[dict]:
         body: dict = {"query": query}

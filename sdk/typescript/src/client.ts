@@ -74,12 +74,16 @@ export interface ListParams {
 }
 
 export interface DecorateParams {
+  /** The new messages (a `system` message sets the instructions, like `instructions`). */
   messages: Message[];
-  instructions?: string;
-  budgetTokens?: number;
-  recall?: boolean;
-  /** false: a dry run, nothing stored (and the tail is left alone). */
-  store?: boolean;
+  /** Your instructions; absent: the memory's latest. */
+  instructions?: string | null;
+  /** History window budget in estimated tokens (server default 60 000). */
+  budgetTokens?: number | null;
+  recall?: boolean | null;
+  /** false: a dry run, nothing stored (the tail mirrors the answer, but a degraded state stays). */
+  store?: boolean | null;
+  /** Sent as `Idempotency-Key`: a retried decorate stores its messages once. */
   idempotencyKey?: string;
 }
 
@@ -208,7 +212,7 @@ export class Threadless {
     const body: Record<string, unknown> = {};
     if (params.metadata !== undefined) body.metadata = params.metadata;
     if (params.externalId !== undefined) body.external_id = params.externalId;
-    if (params.instructions !== undefined) body.instructions = params.instructions;
+    if (params.instructions != null) body.instructions = params.instructions;
     if (params.policy !== undefined) body.policy = params.policy;
     return this.request<Memory>("POST", "/memories", { body });
   }
@@ -261,10 +265,10 @@ export class Threadless {
     const path = `/memories/${checkId("memoryId", memoryId)}/decorate`;
     const messages = checkMessages(params?.messages);
     const body: Record<string, unknown> = { messages };
-    if (params.instructions !== undefined) body.instructions = params.instructions;
-    if (params.budgetTokens !== undefined) body.budget_tokens = params.budgetTokens;
-    if (params.recall !== undefined) body.recall = params.recall;
-    if (params.store !== undefined) body.store = params.store;
+    if (params.instructions != null) body.instructions = params.instructions;
+    if (params.budgetTokens != null) body.budget_tokens = params.budgetTokens;
+    if (params.recall != null) body.recall = params.recall;
+    if (params.store != null) body.store = params.store;
     const encoded = encodeBody(body);
     await this.waitForReports(memoryId);
     let answer: DecorateAnswer;
@@ -282,7 +286,7 @@ export class Threadless {
       answer = raw;
     } catch (error) {
       if (!(error instanceof ThreadlessError) || !shouldFallBack(error)) throw error;
-      const request = this.fallback(memoryId, messages, params.instructions, error);
+      const request = this.fallback(memoryId, messages, params.instructions ?? undefined, error);
       this.notify(error, { operation: "decorate", memoryId });
       return request;
     }

@@ -15,6 +15,8 @@ export interface Tail {
   /** The facts / recall / failures blocks the server last added. */
   contextText: string;
   messages: Message[];
+  /** Whether `messages` is already cut to `tailTokens` (a refresh defers the cut to when it is needed). */
+  cut: boolean;
 }
 
 /** The caller's part of decorated instructions (`own + "\n\n" + context_text`, or either alone). */
@@ -61,21 +63,21 @@ export class TailStore {
     return this.degraded.has(memoryId);
   }
 
-  /** Mirror a successful decorate; a stored one (not a dry run) also ends the memory's degraded state. */
+  /**
+   * Mirror a successful decorate; a stored one (not a dry run) also ends the memory's degraded
+   * state. O(1): the cut to `tailTokens` happens when a fallback or a report needs the tail.
+   */
   refresh(memoryId: string, instructions: string, contextText: string, messages: Message[], clearDegraded: boolean): void {
-    this.put(memoryId, {
-      own: ownInstructions(instructions, contextText),
-      contextText,
-      messages: cutTail(messages, this.tailTokens),
-    });
+    this.put(memoryId, { own: ownInstructions(instructions, contextText), contextText, messages: messages.slice(), cut: false });
     if (clearDegraded) this.degraded.delete(memoryId);
   }
 
   /** A successful report: its messages join the tail, so a fallback right after has the reply. */
   append(memoryId: string, messages: Message[]): void {
     if (!messages.length) return;
-    const tail = this.tails.get(memoryId) ?? { own: "", contextText: "", messages: [] };
+    const tail = this.tails.get(memoryId) ?? { own: "", contextText: "", messages: [], cut: true };
     tail.messages = cutTail([...tail.messages, ...messages], this.tailTokens);
+    tail.cut = true;
     this.put(memoryId, tail);
   }
 
@@ -88,6 +90,10 @@ export class TailStore {
     }
     const tail = this.tails.get(memoryId);
     if (!tail) return null;
+    if (!tail.cut) {
+      tail.messages = cutTail(tail.messages, this.tailTokens);
+      tail.cut = true;
+    }
     this.put(memoryId, tail);
     return tail;
   }

@@ -23,7 +23,7 @@ function client(options = {}) {
   return new Threadless({
     apiKey: "tl_proj_test",
     baseUrl: server.url,
-    timeoutMs: 500,
+    timeoutMs: 10_000,
     onError: (error, context) => calls.push({ error, context }),
     ...options,
   });
@@ -41,13 +41,14 @@ describe("decorate falls back to the local tail", () => {
     ["502 from a proxy, in HTML", "502", 502, "bad_gateway"],
     ["503 unavailable", "503", 503, "unavailable"],
     ["429 rate limited", "429", 429, "rate_limited"],
+    ["429 quota exceeded", "429-quota", 429, "quota_exceeded"],
     ["408 request timeout", "408", 408, "request_timeout"],
     ["200 with invalid JSON", "invalid-json", 200, "invalid_response"],
   ];
   for (const [name, mode, status, code] of faults) {
     test(`on ${name}`, async () => {
       server.modes.decorate = mode;
-      const memory = client();
+      const memory = client(code === "timeout" ? { timeoutMs: 500 } : {});
       const req = await memory.decorate("mem_f", { messages: [user("hi")], instructions: "Be brief." });
       assert.equal(req.degraded, true);
       assert.equal(req.instructions, "Be brief.");
@@ -198,6 +199,14 @@ describe("the tail", () => {
     assert.equal(fromSystem.instructions, "Sys.\n\nWhat you know:\n- The user likes tea.");
   });
 
+  test("is a copy: changing the returned request does not change the tail", async () => {
+    const memory = client();
+    const req = await memory.decorate("mem_copy", { messages: [user("hi")] });
+    req.messages.push(assistant("pushed by the caller"));
+    server.modes.decorate = "500";
+    assert.deepEqual((await memory.decorate("mem_copy", { messages: [user("next")] })).messages, [user("hi"), user("next")]);
+  });
+
   test("keeps the newest history within tailTokens, cut at a user message", async () => {
     const turns = [
       user("a".repeat(400)), assistant("b".repeat(40)),
@@ -273,14 +282,14 @@ describe("report", () => {
     await memory.decorate("mem_r1", { messages: [user("hi")] });
     const answer = await memory.report("mem_r1", { messages: [assistant("hello!")] });
     assert.deepEqual(answer, { accepted: 1, turn: 1 });
-    server.modes.decorate = "hang";
+    server.modes.decorate = "503";
     const down = await memory.decorate("mem_r1", { messages: [user("still there?")] });
     assert.deepEqual(down.messages, [user("hi"), assistant("hello!"), user("still there?")]);
   });
 
   for (const mode of ["500", "400", "hang", "invalid-json"]) {
     test(`never rejects, tells onError and leaves the tail alone when it fails (${mode})`, async () => {
-      const memory = client({ timeoutMs: 300 });
+      const memory = client(mode === "hang" ? { timeoutMs: 1000 } : {});
       await memory.decorate("mem_r2", { messages: [user("hi")] });
       server.modes.report = mode;
       assert.equal(await memory.report("mem_r2", { messages: [assistant("lost")] }), null);

@@ -123,6 +123,8 @@ export class FaultServer {
         return void res.end("Not Found");
       case "429":
         return json(429, errorBody(429), { "Retry-After": "7" });
+      case "429-quota":
+        return json(429, { error: { code: "quota_exceeded", message: "The plan's decorate allowance is used up.", hint: "Raise the plan's allowance.", request_id: `req_fault${++counter}`, retryable: true } });
       case "503":
         return json(503, errorBody(503), { "Retry-After": "5" });
       default:

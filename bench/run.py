@@ -1,0 +1,311 @@
+"""`make bench`: every benchmark, side by side in one run, written to docs/benchmarks.md with a
+chart (docs/benchmarks.png).
+
+Each backend runs in its own child process (`bench.measure`): the embedded default (SQLite)
+and PostgreSQL + Redis. Options:
+
+    python -m bench.run [--sizes 100,1000,10000,100000] [--backends sqlite,postgres]
+                        [--budget SECONDS] [--no-peer] [--profile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from bench.common import BUDGET, DOCS, ROOT, SIZES, VAR, machine
+
+TARGET_DECORATE = 1.5  # × the lower bound, at every size
+TARGET_FLAT = 1.2  # decorate at 100k within 1.2× of 1k
+TARGET_HTTP = 1.5  # decorate's HTTP cost above in-process within 1.5× a trivial round trip
+TARGET_REPORT = 3.0  # × the lower bound's insert + commit
+
+
+def log(*parts) -> None:
+    print("[bench]", *parts, file=sys.stderr, flush=True)
+
+
+def run_backend(backend: str, args) -> dict | None:
+    out = VAR / f"{backend}.json"
+    out.unlink(missing_ok=True)
+    cmd = [sys.executable, "-m", "bench.measure", "--backend", backend, "--sizes", args.sizes, "--out", str(out),
+           "--budget", str(args.budget)]
+    if backend == "sqlite" and not args.no_peer:
+        cmd.append("--peer")
+    if args.profile:
+        cmd += ["--profile", str(VAR / f"profile-{backend}.txt")]
+    env = dict(os.environ)
+    if backend == "postgres":
+        env["DATABASE_URL"] = os.environ.get("BENCH_PG_URL", "postgres://root@127.0.0.1:5432/postgres")
+    log("running", " ".join(cmd[1:]))
+    done = subprocess.run(cmd, cwd=ROOT, env=env, timeout=3600)
+    if done.returncode != 0 or not out.exists():
+        log(f"{backend}: failed with exit code {done.returncode}")
+        return None
+    return json.loads(out.read_text())
+
+
+def ms(value: float) -> str:
+    if value >= 100:
+        return f"{value:,.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def cell(stat: dict | None) -> str:
+    if not stat:
+        return "—"
+    text = f"{ms(stat['median'])} / {ms(stat['p95'])}"
+    if "cpu" in stat:
+        text += f" ({ms(stat['cpu'])})"
+    return text
+
+
+def ratio(a: dict, b: dict, target: float) -> tuple[str, float, float | None]:
+    """'wall× / cpu×' with a mark each; returns the text and both ratios."""
+    wall = a["median"] / b["median"]
+    cpu = a["cpu"] / b["cpu"] if a.get("cpu") and b.get("cpu") else None
+    text = f"{wall:.2f}× {mark(wall <= target)}"
+    if cpu is not None:
+        text += f" / {cpu:.2f}× {mark(cpu <= target)}"
+    return text, wall, cpu
+
+
+def mark(ok: bool) -> str:
+    return "✅" if ok else "❌"
+
+
+def decorate_table(data: dict) -> tuple[list[str], list[dict]]:
+    sizes = sorted(data["sizes"], key=int)
+    has_peer = any("peer_read" in data["sizes"][s] for s in sizes)
+    head = "| messages | lower bound | decorate (in process) | ratio | decorate, store=true | ratio |"
+    sep = "|---:|---:|---:|---:|---:|---:|"
+    if has_peer:
+        head += " LangGraph peer | peer / lower bound |"
+        sep += "---:|---:|"
+    head += " same window |"
+    sep += ":---:|"
+    lines = [head, sep]
+    verdicts = []
+    for s in sizes:
+        row = data["sizes"][s]
+        lb = row["lower_bound"]["median"]
+        t1, r1, c1 = ratio(row["decorate"], row["lower_bound"], TARGET_DECORATE)
+        t2, r2, c2 = ratio(row["decorate_store"], row["lower_bound"], TARGET_DECORATE)
+        check = data["window_checks"][s]
+        same = check["decorate_equals_lower_bound"] and check["http_equals_in_process"] and check.get(
+            "peer_equals_lower_bound", True)
+        line = f"| {int(s):,} | {cell(row['lower_bound'])} | {cell(row['decorate'])} | {t1} | {cell(row['decorate_store'])} | {t2} |"
+        if has_peer:
+            peer = row.get("peer_read")
+            line += f" {cell(peer)} | {peer['median'] / lb:,.1f}× |" if peer else " — | — |"
+        line += f" {mark(same)} {check['decorate_messages'] - 1} msgs |"
+        lines.append(line)
+        verdicts.append({"size": int(s), "ratio": r1, "ratio_cpu": c1, "ratio_store": r2, "ratio_store_cpu": c2,
+                         "same": same})
+    return lines, verdicts
+
+
+def http_table(data: dict) -> tuple[list[str], list[dict]]:
+    lines = ["| messages | decorate over HTTP | decorate in process | HTTP cost above in process | GET /v1/memories/{id} round trip | ratio |",
+             "|---:|---:|---:|---:|---:|---:|"]
+    verdicts = []
+    for s in sorted(data["sizes"], key=int):
+        row = data["sizes"][s]
+        extra = row["http_decorate"]["median"] - row["decorate"]["median"]
+        trivial = row["http_get_memory"]["median"]
+        share = extra / trivial
+        lines.append(f"| {int(s):,} | {cell(row['http_decorate'])} | {cell(row['decorate'])} | {ms(extra)} "
+                     f"| {cell(row['http_get_memory'])} | {share:.2f}× {mark(share <= TARGET_HTTP)} |")
+        verdicts.append({"size": int(s), "ratio": share})
+    return lines, verdicts
+
+
+def report_table(data: dict) -> tuple[list[str], list[dict]]:
+    sizes = sorted(data["sizes"], key=int)
+    has_peer = any("peer_write" in data["sizes"][s] for s in sizes)
+    head = "| messages | lower bound insert + commit | report accept | ratio |"
+    sep = "|---:|---:|---:|---:|"
+    if has_peer:
+        head += " LangGraph `graph.invoke` (one exchange) |"
+        sep += "---:|"
+    lines = [head, sep]
+    verdicts = []
+    for s in sizes:
+        row = data["sizes"][s]
+        text, wall, cpu = ratio(row["report"], row["lower_bound_insert"], TARGET_REPORT)
+        line = f"| {int(s):,} | {cell(row['lower_bound_insert'])} | {cell(row['report'])} | {text} |"
+        if has_peer:
+            line += f" {cell(row.get('peer_write'))} |"
+        lines.append(line)
+        verdicts.append({"size": int(s), "ratio": wall, "ratio_cpu": cpu})
+    return lines, verdicts
+
+
+def flatness(data: dict, name: str, key: str = "median") -> float | None:
+    sizes = data["sizes"]
+    if "1000" in sizes and "100000" in sizes and key in sizes["1000"][name]:
+        return sizes["100000"][name][key] / sizes["1000"][name][key]
+    return None
+
+
+def chart(results: dict[str, dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.8))
+    styles = {"sqlite": "-", "postgres": "--"}
+    for backend, data in results.items():
+        sizes = sorted(data["sizes"], key=int)
+        xs = [int(s) for s in sizes]
+        style = styles.get(backend, "-")
+        for name, label, color in (("lower_bound", "lower bound", "tab:gray"), ("decorate", "decorate (in process)", "tab:blue"),
+                                   ("http_decorate", "decorate over HTTP", "tab:green"),
+                                   ("peer_read", "LangGraph get_state + trim_messages", "tab:red")):
+            ys = [data["sizes"][s].get(name, {}).get("median") for s in sizes]
+            if all(y is not None for y in ys):
+                left.plot(xs, ys, style, marker="o", color=color, label=f"{label} [{backend}]")
+        for name, label, color in (("lower_bound_insert", "lower bound insert + commit", "tab:gray"),
+                                   ("report", "report accept", "tab:blue"),
+                                   ("peer_write", "LangGraph graph.invoke (one exchange)", "tab:red")):
+            ys = [data["sizes"][s].get(name, {}).get("median") for s in sizes]
+            if all(y is not None for y in ys):
+                right.plot(xs, ys, style, marker="o", color=color, label=f"{label} [{backend}]")
+    for ax, title in ((left, f"Decorate read path ({BUDGET:,}-token window)"), (right, "Write one exchange")):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("messages in the memory")
+        ax.set_ylabel("median ms (log)")
+        ax.set_title(title)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_doc(results: dict[str, dict], info: dict, extras: list[str], args) -> str:
+    lines = [
+        "# Benchmarks",
+        "",
+        "Generated by `make bench` (`python -m bench.run`); rerun it to refresh this page. Every figure",
+        "is a median / p95 in milliseconds over repeated runs after a warm-up, and every ratio compares",
+        "systems measured side by side in the same run (rounds interleave the systems, so machine noise",
+        "hits them alike). Absolute times drift on a shared machine; the ratios are the claim.",
+        "In-process cells read `median / p95 (median CPU)`: the CPU time of the measuring thread, which",
+        "leaves out the wait for a core when other jobs share the machine. Ratios are given as",
+        "`wall× / CPU×`, each with its own verdict against the target.",
+        "",
+        f"* Date: {info['date']}",
+        f"* Machine: {info['cpu']}, {info['cores']} cores, {info['memory']} RAM, load average {info['load']} at the start"
+        " (the machine is shared with other jobs)",
+        f"* {info['os']}; Python {info['python']}; SQLite {info['sqlite']}; PostgreSQL {info['postgresql']}; Redis {info['redis']}",
+        "* Packages: " + ", ".join(f"{k} {v}" for k, v in info["packages"].items()),
+        "",
+        "![Decorate read path and write cost vs memory size](benchmarks.png)",
+        "",
+        "## The workload",
+        "",
+        "A memory of N messages (N = 100, 1,000, 10,000, 100,000) of ~200 characters each: user /",
+        "assistant turns, every 10th assistant message a tool call followed by its tool result and the",
+        f"reply. A decorate adds one new user message with a {BUDGET:,}-token budget, so the window is the",
+        "newest ~1,100 messages at every size from 1,000 up. The token estimate is `threadless.window`'s",
+        "everywhere.",
+        "",
+        "* **lower bound** — a plain table with an index on (memory, seq), read newest first with a running",
+        "  token sum until the budget, cut at a user message, then `json.dumps`: plain Python and the",
+        "  database driver, nothing else (stdlib `sqlite3` on the embedded run, `psycopg` on PostgreSQL).",
+        "* **decorate (in process)** — the real service: `selectors.memory_get` + `services.memory_decorate`",
+        "  (`store=False`) + `orjson.dumps` of the answer, i.e. the context builder with facts, recall and",
+        "  failures blocks. **store=true** is the same on a copy of the memory, storing the new message",
+        "  (a transaction, a row lock, an insert) each time.",
+        "* **LangGraph peer** — the standard `MessagesState` graph with `SqliteSaver`; `get_state` of the",
+        "  thread, then `trim_messages(strategy=\"last\", start_on=\"human\")` with the same token estimate.",
+        "  Its write is `graph.invoke` adding one exchange (a stand-in model node, no model call).",
+        "* **over HTTP** — a real uvicorn server (`tests/support/servers.py`), httpx with keep-alive on",
+        "  loopback, rate limit off; the response body is read but not parsed.",
+        "* All three systems must return the same window: checked on every size (\"same window\").",
+        "",
+    ]
+    for backend, data in results.items():
+        title = "Embedded default (SQLite, WAL)" if backend == "sqlite" else "PostgreSQL + Redis"
+        lines += [f"## {title}", "", f"Lower bound: {data['lower_bound']}.", ""]
+        lines += ["### 1. Decorate read path vs memory size", "",
+                  f"Target: in-process decorate within {TARGET_DECORATE}× the lower bound at every size, and flat "
+                  f"(100k within {TARGET_FLAT}× of 1k). Median / p95 ms.", ""]
+        table, _ = decorate_table(data)
+        lines += table + [""]
+        flat = flatness(data, "decorate")
+        if flat is not None:
+            flat_cpu = flatness(data, "decorate", "cpu")
+            flat_store = flatness(data, "decorate_store")
+            lines.append(f"Flatness: decorate at 100,000 / at 1,000 = **{flat:.2f}×** {mark(flat <= TARGET_FLAT)} wall, "
+                         f"**{flat_cpu:.2f}×** {mark(flat_cpu <= TARGET_FLAT)} CPU (store=true: {flat_store:.2f}× wall).")
+            lines.append("")
+        lines += ["### Over HTTP", "",
+                  f"Target: decorate's cost above in process within {TARGET_HTTP}× of a trivial authenticated "
+                  "endpoint's round trip (`GET /v1/memories/{id}`).", ""]
+        table, _ = http_table(data)
+        lines += table + [""]
+        lines += ["### 2. Report accept vs memory size", "",
+                  f"Target: flat, within {TARGET_REPORT}× the lower bound's insert + commit of one row. "
+                  "`report accept` is `services.report_accept` of one assistant message (entries, turn, "
+                  "outbox row in one transaction, then the broker publish).", ""]
+        table, _ = report_table(data)
+        lines += table + [""]
+        flat = flatness(data, "report")
+        if flat is not None:
+            lines.append(f"Flatness: report at 100,000 / at 1,000 = **{flat:.2f}×** wall, "
+                         f"**{flatness(data, 'report', 'cpu'):.2f}×** CPU.")
+            lines.append("")
+    for extra in extras:
+        lines += [extra, ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default=",".join(str(s) for s in SIZES))
+    parser.add_argument("--backends", default=os.environ.get("BENCH_BACKENDS", "sqlite,postgres"))
+    parser.add_argument("--budget", type=float, default=float(os.environ.get("BENCH_BUDGET", "12")))
+    parser.add_argument("--no-peer", action="store_true")
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--doc", default=str(DOCS / "benchmarks.md"))
+    args = parser.parse_args()
+    VAR.mkdir(parents=True, exist_ok=True)
+    DOCS.mkdir(parents=True, exist_ok=True)
+    info = machine()
+    results: dict[str, dict] = {}
+    for backend in [b for b in args.backends.split(",") if b]:
+        if backend == "postgres":
+            subprocess.run(["bash", "scripts/ensure_services.sh"], cwd=ROOT, capture_output=True, timeout=300)
+        data = run_backend(backend, args)
+        if data is not None:
+            results[backend] = data
+    extras: list[str] = []
+    for module in ("bench.sdk_bench", "bench.pipeline_bench"):
+        try:
+            mod = __import__(module, fromlist=["markdown"])
+        except ImportError:
+            continue
+        try:
+            extras.append(mod.markdown())
+        except Exception as exc:  # noqa: BLE001 - one failing section must not lose the others
+            log(f"{module} failed: {exc!r}")
+            extras.append(f"## {module}\n\nThis section failed to run: `{exc!r}`.")
+    (VAR / "results.json").write_text(json.dumps({"machine": info, "results": results}, indent=1))
+    if results:
+        chart(results, DOCS / "benchmarks.png")
+    Path(args.doc).write_text(write_doc(results, info, extras, args))
+    log(f"wrote {args.doc}")
+
+
+if __name__ == "__main__":
+    main()
