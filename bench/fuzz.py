@@ -66,14 +66,20 @@ def _fuzz_operation(operation, mode: str, *, base_url: str, headers: dict, real:
         result.statuses[response.status_code] = result.statuses.get(response.status_code, 0) + 1
         try:
             case.validate_response(response, checks=checks, headers=headers)
-        except Exception as exc:  # noqa: BLE001 - collect every kind of check failure
+        except (Exception, BaseExceptionGroup) as exc:  # noqa: BLE001 - schemathesis raises a BaseExceptionGroup
             text = str(exc).strip().splitlines()
             summary = " | ".join(line for line in text[:6] if line.strip())
             failure = f"{case.method} {case.formatted_path} [{mode}] -> {response.status_code}: {summary[:400]}"
             if failure not in result.failures:
                 result.failures.append(failure)
 
-    run()
+    try:
+        run()
+    except (Exception, BaseExceptionGroup) as exc:  # noqa: BLE001 - a failure group from the test itself
+        text = [line for line in str(exc).strip().splitlines() if line.strip()]
+        failure = f"{operation.method.upper()} {operation.path} [{mode}]: {' | '.join(text[:6])[:400]}"
+        if failure not in result.failures:
+            result.failures.append(failure)
 
 
 def fuzz(base_url: str, key: str, *, max_examples: int = 8, seed: int = 1, modes=("positive", "negative"),

@@ -181,9 +181,12 @@ def _before_entry_id(memory_id: str, before_seq: int | None) -> int | None:
     """Entry ids grow with seq inside a memory, so "older than seq S" is "rowid below S's id"."""
     if before_seq is None:
         return None
-    row = (Entry.objects.filter(memory_id=memory_id, seq__gte=before_seq).order_by("seq")
-           .values_list("id", flat=True).first())
-    return row
+    # Plain SQL: this runs on every decorate, and compiling the ORM query cost more than the read.
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT id FROM {Entry._meta.db_table} WHERE memory_id = %s AND seq >= %s ORDER BY seq LIMIT 1",
+                       [memory_id, before_seq])
+        row = cursor.fetchone()
+    return row[0] if row else None
 
 
 def _candidates(cursor, memory_id: str, term: str, before_seq: int | None, before_id: int | None) -> list[tuple]:
