@@ -7,6 +7,7 @@ Used by tests/test_fuzz.py (a bounded run) and by `make reliability` (a longer o
 
 from __future__ import annotations
 
+import secrets
 import warnings
 from dataclasses import dataclass, field
 
@@ -35,6 +36,17 @@ def _real_ids(base_url: str, key: str) -> dict[str, list[str]]:
             fact = client.post(f"/memories/{memory['id']}/facts", json={"text": f"The user is Fuzz {i}."}).json()
             ids["memory_id"].append(memory["id"])
             ids["fact_id"].append(fact.get("id", "fact_x"))
+        agent = client.post("/agents", json={"name": f"Fuzz agent {secrets.token_hex(3)}", "config": {
+            "workflow": [{"id": "llm", "type": "llm", "provider": "demo"}]}})
+        if agent.status_code == 201:
+            agent_id = agent.json()["id"]
+            conversation = client.post(f"/agents/{agent_id}/conversations", json={})
+            if conversation.status_code == 201:
+                conversation_id = conversation.json()["id"]
+                client.post(f"/conversations/{conversation_id}/say", json={"input": "Hello"})
+                ids["agent_id"] = [agent_id]
+                ids["conversation_id"] = [conversation_id]
+                ids["number"] = [1]
         return ids
 
 

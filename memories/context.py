@@ -126,7 +126,8 @@ def context_build(
     ctx.summary = memory.summary or ""
     summary_text = (SUMMARY_HEADER + "\n" + ctx.summary) if ctx.summary else ""
     recall_text = ""
-    if recall:
+    # When the whole history fits the window there is nothing outside it to recall: skip the index.
+    if recall and not window.complete:
         query = "\n".join(_text(m) for m in new_messages if m.get("role") == "user")
         # Recall only from outside the window: strictly older than its first message.
         outside = window.first_seq if window.first_seq is not None else before_seq

@@ -53,6 +53,7 @@ class Window:
     tokens: int = 0
     first_turn: int | None = None
     first_seq: int | None = None
+    complete: bool = False  # every committed message before `before_seq` is in the window
 
 
 def _window_sql(*, before: bool, limit: bool) -> str:
@@ -106,14 +107,17 @@ def memory_window(
     fitter = WindowFitter(budget, reserved, new_has_user)
     fetched: list[tuple] = []
     first_chunk = max(FIRST_CHUNK, expected_rows or 0)
+    exhausted = True
     for row in _window_rows(memory_id, before_seq, first_chunk):
         fetched.append(row)
         if not fitter.push(row[8], row[2]):
+            exhausted = False
             break
     keep = fitter.result()
     kept = fetched[:keep]
     kept.reverse()
-    window = Window(rows=kept, tokens=sum(r[8] for r in kept))
+    window = Window(rows=kept, tokens=sum(r[8] for r in kept),
+                    complete=exhausted and keep == len(fetched))
     if kept:
         window.first_turn = kept[0][1]
         window.first_seq = kept[0][0]

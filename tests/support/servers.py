@@ -115,7 +115,7 @@ class ThreadlessServer:
              "--host", "127.0.0.1", "--timeout-graceful-shutdown", "20", "--log-level", "warning"],
             cwd=ROOT, env=self.env, stdout=self.web_log, stderr=subprocess.STDOUT,
         )
-        deadline = time.time() + 30
+        deadline = time.time() + 90  # generous: a loaded 2-core CI machine can take half a minute to import
         while time.time() < deadline:
             try:
                 if httpx.get(self.url + "/healthz", timeout=1).status_code == 200:
