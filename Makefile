@@ -29,11 +29,14 @@ test: install
 	$(MAKE) test-e2e
 	$(MAKE) test-ts
 
+# Tests keep their own var dir, so the queue and files of `make run` never see test traffic.
+TEST_VAR := THREADLESS_VAR_DIR=$(CURDIR)/var/test
+
 test-py:
-	$(BIN)/pytest -m "not e2e" -q
+	$(TEST_VAR) $(BIN)/pytest -m "not e2e" -q
 
 test-e2e:
-	@bash scripts/pytest_allow_empty.sh $(BIN)/pytest -m e2e -q
+	@$(TEST_VAR) bash scripts/pytest_allow_empty.sh $(BIN)/pytest -m e2e -q
 
 test-ts:
 	@if [ -f sdk/typescript/package.json ]; then cd sdk/typescript && npm ci --no-audit --no-fund --silent && npm test; fi
@@ -42,7 +45,7 @@ services:
 	@bash scripts/ensure_services.sh
 
 test-services: install services
-	DATABASE_URL=$(PG_URL) CELERY_BROKER_URL=$(REDIS)/15 REDIS_URL=$(REDIS)/14 THREADLESS_SERVICES=1 \
+	$(TEST_VAR) DATABASE_URL=$(PG_URL) CELERY_BROKER_URL=$(REDIS)/15 REDIS_URL=$(REDIS)/14 THREADLESS_SERVICES=1 \
 		$(BIN)/pytest -m "not e2e" -q
 
 BENCH_STAMP := $(VENV)/.installed-bench-v1

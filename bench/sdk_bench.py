@@ -195,12 +195,19 @@ def run(live: tuple[str, str] | None = None) -> dict:
     return results
 
 
-def markdown(results: dict) -> str:
-    lines = ["| Python SDK | figure |", "|---|---|"]
+def markdown(results: dict | None = None) -> str:
+    """A Markdown section with the figures (runs the measurements when none are given; bench/run.py)."""
+    if results is None:
+        results = run()
+    lines = ["## Python SDK", "",
+             "Measured by `bench/sdk_bench.py`: the SDK's own work per decorate (everything but the HTTP",
+             "exchange, paired per call), and how long decorate takes to fall back to the local tail.", "",
+             "| Python SDK | figure |", "|---|---|"]
     for name, label in [("overhead_stub", "stub server, 61-message answer"), ("overhead_live", "live server")]:
         r = results.get(name)
         if r:
-            lines.append(f"| decorate overhead beyond the HTTP call ({label}) | {r['overhead_ms']:.3f} ms "
+            lines.append(f"| decorate vs the same request with bare httpx ({label}; a difference of two "
+                         f"medians, noisy on a busy machine) | {r['overhead_ms']:.3f} ms "
                          f"(SDK {r['sdk_ms']:.3f} ms vs bare httpx {r['http_ms']:.3f} ms, median of {r['n']}) |")
             size = f"answer of {r['answer_messages']} messages, {r['answer_bytes'] / 1024:.0f} KiB"
             lines.append(f"| SDK's own work per decorate, paired per call ({label}) | {r['own_work_ms']:.3f} ms "

@@ -15,9 +15,9 @@ import math
 import re
 from datetime import UTC, datetime
 
-from django.db import connection
+from django.db import connection, transaction
 
-from .models import Entry
+from .models import Entry, Memory
 
 TABLE = "memories_recall"
 INDEXED_ROLES = ("user", "assistant")
@@ -74,6 +74,14 @@ def index_entries(*, memory_id: str, entry_ids: list[int]) -> int:
     anything else among them is removed. Returns how many rows were indexed."""
     if not entry_ids:
         return 0
+    with transaction.atomic():
+        # Under the memory's row lock: a memory deleted meanwhile gets no index rows back.
+        if not Memory.objects.select_for_update().filter(pk=memory_id).exists():
+            return 0
+        return _index_locked(memory_id, entry_ids)
+
+
+def _index_locked(memory_id: str, entry_ids: list[int]) -> int:
     rows = list(
         Entry.objects.filter(memory_id=memory_id, id__in=entry_ids)
         .values_list("id", "seq", "turn", "kind", "role", "committed", "content", "parts", "created_at")
@@ -235,8 +243,6 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
                 hits.setdefault(row[0], set()).add(term)
     if not rows:
         return []
-    from .models import Memory
-
     count = Memory.objects.filter(pk=memory_id).values_list("message_count", flat=True).first() or 0
     total = max(count, len(rows))
     lengths = {k: max(1, len(r[5].split())) for k, r in rows.items()}

@@ -177,6 +177,8 @@ def _receipt_for(memory_ids: list[str]) -> dict[str, int]:
 
 def _delete_memories(memory_ids: list[str]) -> dict[str, int]:
     with transaction.atomic():
+        # Lock the rows first, so background work on them waits and then finds them gone.
+        memory_ids = list(Memory.objects.select_for_update().filter(id__in=memory_ids).values_list("id", flat=True))
         receipt = _receipt_for(memory_ids)
         # Children first, in bulk: a memory can have many entries.
         ErrorDigest.objects.filter(memory_id__in=memory_ids).delete()

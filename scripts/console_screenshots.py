@@ -39,14 +39,13 @@ def pages(server, seeded, extra: dict) -> list[tuple[str, str, callable | None]]
         ("memory-facts", mem + "?tab=facts", None),
         ("memory-model", mem + "?tab=model", None),
         ("digests", "/manage/digests/", None),
-        ("agents", "/manage/agents/", None),
     ]
-    return out + extra.get("pages", [])
+    return out + (extra.get("pages") or [("agents", "/manage/agents/", None)])
 
 
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    with ThreadlessServer() as server, sync_playwright() as pw:
+    with ThreadlessServer(env={"THREADLESS_EGRESS_ALLOW": "127.0.0.1"}) as server, sync_playwright() as pw:
         seeded = seed_memory(server)
         extra: dict = {}
         try:
@@ -55,6 +54,7 @@ def main() -> None:
             extra["pages"] = screenshot_pages(server)
         except ImportError:
             pass
+        server.extra_env = {}
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         for size_name, viewport in SIZES.items():
             context = browser.new_context(viewport=viewport, device_scale_factor=1)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -19,11 +19,18 @@ def agent_json(agent: Agent) -> dict:
             "created_at": agent.created_at.isoformat(), "updated_at": agent.updated_at.isoformat()}
 
 
-AgentSchema = inline_serializer("Agent", {
-    "id": serializers.CharField(), "slug": serializers.CharField(), "name": serializers.CharField(),
-    "config": serializers.DictField(), "created_at": serializers.DateTimeField(),
-    "updated_at": serializers.DateTimeField(),
-})
+class AgentOut(serializers.Serializer):
+    id = serializers.CharField()
+    slug = serializers.CharField()
+    name = serializers.CharField()
+    config = serializers.DictField()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+
+AgentSchema = AgentOut
+AgentList = inline_serializer("AgentList", {"data": AgentOut(many=True),
+                                            "next_cursor": serializers.CharField(allow_null=True)})
 AgentInput = inline_serializer("AgentInput", {
     "name": serializers.CharField(), "config": serializers.DictField(help_text="SPEC 6.1 agent config"),
     "slug": serializers.CharField(required=False),
@@ -31,9 +38,9 @@ AgentInput = inline_serializer("AgentInput", {
 
 
 class AgentListApi(ProjectScopedMixin, APIView):
-    @extend_schema(operation_id="agents_list", responses={200: inline_serializer("AgentList", {
-        "data": AgentSchema.__class__(many=True), "next_cursor": serializers.CharField(allow_null=True)}),
-        **errors(400)})
+    @extend_schema(operation_id="agents_list", parameters=[OpenApiParameter("limit", int),
+                                                           OpenApiParameter("cursor", str)],
+                   responses={200: AgentList, **errors(400)})
     def get(self, request):
         return _page_by_time(selectors.agent_list(project=self.project), request, "created_at", agent_json)
 

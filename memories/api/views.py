@@ -424,8 +424,17 @@ class SearchApi(ProjectScopedMixin, APIView):
         query = StrictCharField(max_length=2000)
         limit = serializers.IntegerField(required=False, min_value=1, max_value=50, default=10)
 
+    SearchHit = inline_serializer("SearchHit", {
+        "entry_id": serializers.IntegerField(), "seq": serializers.IntegerField(),
+        "turn": serializers.IntegerField(), "date": serializers.DateField(help_text="UTC date of the message."),
+        "role": serializers.ChoiceField(["user", "assistant"]),
+        "snippet": serializers.CharField(help_text="The message, or a window of it around the match."),
+        "score": serializers.FloatField(help_text="Higher is better (BM25 over the matching candidates)."),
+    })
+
     @extend_schema(operation_id="memories_search", request=SearchInput, responses={200: inline_serializer(
-        "SearchResults", {"data": serializers.ListField(child=serializers.DictField())}), **errors(400, 404)})
+        "SearchResults", {"data": SearchHit.__class__(many=True)}), **errors(400, 404)},
+        description="Full-text search over the memory's committed user and assistant messages, best first.")
     def post(self, request, memory_id: str):
         memory = selectors.memory_get(project=self.project, memory_id=memory_id)
         data = _body(request)

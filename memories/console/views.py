@@ -379,6 +379,8 @@ def digests(request):
     params = request.GET.copy()
     params.pop("page", None)
     names = dict(agent_choices(filters.project))
+    for digest in page.object_list:
+        digest.agent_label = names.get(digest.agent_id, digest.agent_id)
     choices = sel.digest_choices(project=filters.project)
     choices["agents"] = [(a, names.get(a, a)) for a in choices["agents"]]
     return render(request, _partial(request, "console/digests.html", "results"), {

@@ -58,7 +58,9 @@ def facts_apply(*, memory: Memory, candidates: list[Candidate], extractor: str) 
     if not candidates:
         return counts
     with transaction.atomic():
-        memory = Memory.objects.select_for_update().get(pk=memory.pk)
+        memory = Memory.objects.select_for_update().filter(pk=memory.pk).first()
+        if memory is None:  # deleted meanwhile: nothing to remember
+            return counts
         for candidate in sorted(candidates, key=lambda c: c.source_seq):
             text = " ".join(candidate.text.split())
             normalized = fact_normalize(text)

@@ -182,3 +182,22 @@ def test_retention_forgets_memories_unused_for_longer_than_the_project_allows(ca
 def test_retention_runs_on_the_beat_schedule(settings):
     assert settings.CELERY_BEAT_SCHEDULE["retention-sweep"]["task"] == "memories.tasks.retention_sweep"
     assert "outbox-sweep" in settings.CELERY_BEAT_SCHEDULE
+
+
+def test_the_project_background_command_sets_model_and_retention(cast):
+    from io import StringIO
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    out = StringIO()
+    call_command("project_background", "--project", cast.project_a.id, "--model",
+                 '{"provider": "openai", "model": "m", "baseUrl": "http://127.0.0.1:9/v1"}', "--retention-days", "30",
+                 stdout=out)
+    cast.project_a.refresh_from_db()
+    assert cast.project_a.model_config["model"] == "m" and cast.project_a.retention_days == 30
+    call_command("project_background", "--project", cast.project_a.id, "--no-model", stdout=out)
+    cast.project_a.refresh_from_db()
+    assert cast.project_a.model_config is None
+    with pytest.raises(CommandError):
+        call_command("project_background", "--project", cast.project_a.id, "--model", '{"model": "x"}')

@@ -154,3 +154,14 @@ def test_an_agent_without_origins_cannot_be_framed(cast):
 
 def test_unknown_chat_page_is_404(db):
     assert Client().get("/chat/nobody/").status_code == 404
+
+
+def test_a_publishable_key_is_created_for_a_chosen_agent(staff_client, cast, agent):
+    from memories.models import ApiKey
+
+    page = staff_client.get(f"/manage/projects/{cast.project_a.pk}/").content.decode()
+    assert f'<option value="{agent.pk}">Helper &lt;i&gt;bot&lt;/i&gt; (helper)</option>' in page
+    response = staff_client.post(f"/manage/projects/{cast.project_a.pk}/keys/",
+                                 {"kind": "publishable", "agent": agent.pk, "name": "site"})
+    assert response.status_code == 200 and 'value="tl_pub_' in response.content.decode()
+    assert ApiKey.objects.get(project=cast.project_a, kind="publishable").agent_id == agent.pk

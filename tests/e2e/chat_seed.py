@@ -51,3 +51,43 @@ def publishable_key(server, *, slug: str) -> str:
     out = server.manage("create_key", "--project", server.demo["project_id"], "--kind", "publishable",
                         "--agent", slug, "--json")
     return json.loads(out.strip().splitlines()[-1])["key"]
+
+
+def screenshot_pages(server) -> list:
+    """Extra pages for scripts/console_screenshots.py: agents, config error, Manager chat, end-user chat."""
+    import httpx
+
+    provider = FlakyProvider()  # kept alive for the run (the script exits afterwards)
+    agent = create_agent(server, name="Travel helper", slug="travel-helper", config=agent_config(provider.url))
+    key = publishable_key(server, slug="travel-helper")
+    with server.client() as api:
+        conv = api.post(f"/agents/{agent['id']}/conversations", json={}).json()
+        headers = {"Accept": "text/event-stream"}
+        api.post(f"/conversations/{conv['id']}/say", json={"input": "Is it cold in Oslo in March?"},
+                 headers=headers, timeout=60)
+        provider.heal()
+        api.post(f"/conversations/{conv['id']}/say", json={"input": "Any tips for packing?"}, headers=headers,
+                 timeout=60)
+        provider.fail()
+        api.post(f"/conversations/{conv['id']}/say", json={"input": "And the weather tomorrow?"}, headers=headers,
+                 timeout=60)
+    del httpx
+
+    def bad_config(page):
+        editor = page.get_by_label("Configuration (JSON)")
+        editor.fill(editor.input_value().replace('"provider": "openai"', '"provider": "openia"'))
+        page.get_by_role("button", name="Save config").click()
+        page.wait_for_selector(".json-errors")
+
+    def widget_failure(page):
+        page.get_by_label("Your message").fill("Is it cold in Oslo?")
+        page.get_by_role("button", name="Send").click()
+        page.wait_for_selector("#banner:not([hidden])")
+
+    return [
+        ("agents", "/manage/agents/", None),
+        ("agent-config-error", f"/manage/agents/{agent['id']}/", bad_config),
+        ("manager-chat", f"/manage/agents/{agent['id']}/chat/?c={conv['id']}", None),
+        ("secrets", "/manage/agents/secrets/", None),
+        ("end-user-chat", f"/chat/travel-helper/#key={key}", widget_failure),
+    ]

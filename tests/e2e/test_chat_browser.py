@@ -148,3 +148,24 @@ def test_only_the_agents_origins_may_frame_the_chat(console_server, agent):
     console = httpx.get(console_server.url + "/manage/login/")
     assert console.headers["X-Frame-Options"] == "DENY"
     assert httpx.get(console_server.url + "/chat/no-such-agent/").status_code == 404
+
+
+def test_the_embed_script_shows_the_chat_in_an_iframe_on_an_allowed_site(browser, console_server, provider):
+    """A page on another origin (the stub server) embeds the widget with threadless-widget.js."""
+    site = provider.url
+    embedded = create_agent(console_server, name="Shop helper", slug=f"shop-helper-{secrets.token_hex(3)}",
+                            config=agent_config(provider.url, origins=[site]))
+    key = publishable_key(console_server, slug=embedded["slug"])
+    provider.stub.set("/shop", content_type="text/html", text=(
+        "<!doctype html><html><body><h1>Shop</h1>"
+        f'<script src="{console_server.url}/static/threadless-widget.js" data-agent="{embedded["slug"]}" '
+        f'data-key="{key}" data-title="Chat with us"></script></body></html>'))
+    provider.heal()
+    page = browser.new_page()
+    page.goto(site + "/shop")
+    page.get_by_role("button", name="Chat with us").click()
+    chat = page.frame_locator("iframe[title='Chat with us']")
+    chat.get_by_label("Your message").fill("Do you ship to Oslo?")
+    chat.get_by_role("button", name="Send").click()
+    expect(chat.locator(".msg-assistant").last).to_have_text(re.compile("Hello from the stub."))
+    page.close()

@@ -96,7 +96,10 @@ def test_phone_width_and_keyboard_only(browser, console_server, seeded):
     context = browser.new_context(viewport={"width": 375, "height": 800})
     page = context.new_page()
     page.goto(console_server.url + "/manage/login/")
-    page.keyboard.type(console_server.demo["username"])  # the username field has focus
+    # The username field has focus on load (autofocus); wait for it before typing, a busy
+    # machine can apply autofocus a moment after the load event.
+    expect(page.get_by_label("Username")).to_be_focused()
+    page.keyboard.type(console_server.demo["username"])
     page.keyboard.press("Tab")
     page.keyboard.type(console_server.demo["password"])
     page.keyboard.press("Enter")

@@ -293,3 +293,28 @@ def test_idempotency_key_is_sent_on_decorate_and_report(fault, errors):
         memory.flush(5)
     assert [r.headers.get("idempotency-key") for r in fault.requests] == ["turn-1-d", "turn-1-r"]
     assert errors.calls == []
+
+
+def test_a_closed_client_raises_instead_of_falling_back(fault, errors):
+    memory = _sync(fault.url, errors)
+    memory.close()
+    with pytest.raises(ThreadlessError) as info:
+        memory.decorate("mem_1", USER)
+    assert info.value.code == "client_closed"
+    memory.report("mem_1", USER)  # still never raises: on_error hears about it
+    assert errors.contexts == [{"operation": "report", "memory_id": "mem_1"}]
+
+
+async def test_async_closed_client_raises_instead_of_falling_back(fault, errors):
+    memory = _async(fault.url, errors)
+    await memory.close()
+    with pytest.raises(ThreadlessError):
+        await memory.decorate("mem_1", USER)
+    await memory.report("mem_1", USER)
+    assert errors.contexts == [{"operation": "report", "memory_id": "mem_1"}]
+
+
+def test_async_report_outside_an_event_loop_goes_to_on_error(fault, errors):
+    memory = _async(fault.url, errors)
+    assert memory.report("mem_1", USER) is None
+    assert errors.contexts == [{"operation": "report", "memory_id": "mem_1"}]

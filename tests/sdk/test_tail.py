@@ -276,16 +276,21 @@ async def test_async_decorate_waits_for_a_report_in_flight(fault, errors):
     assert service.report_seen_before_decorate == [False, True]
 
 
-def test_a_dry_run_does_not_touch_the_tail(fault, errors):
+def test_a_dry_run_refreshes_the_tail_but_does_not_end_a_degraded_state(fault, errors):
     fault.responder = service = Service(context_text="")
     with client(fault, errors) as memory:
-        memory.decorate("mem_1", [user("real")], instructions="A")
-        memory.decorate("mem_1", [user("what if")], instructions="B", store=False)
+        service.up = False
+        assert memory.decorate("mem_1", [user("offline")], instructions="A").degraded
+        service.up = True
+        dry = memory.decorate("mem_1", [user("what if")], instructions="B", store=False)
         assert fault.requests[-1].body["store"] is False
+        memory.report("mem_1", [assistant("still skipped")])
+        assert memory.flush(5)
+        assert not any(r.path.endswith("/report") for r in fault.requests)
         service.up = False
         down = memory.decorate("mem_1", [user("?")])
-    assert down.instructions == "A"
-    assert down.messages == [user("real"), user("?")]
+    assert down.instructions == "B"
+    assert down.messages == dry.messages + [user("?")]
 
 
 def test_reports_still_in_flight_are_sent_at_interpreter_exit(fault):

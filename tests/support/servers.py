@@ -100,12 +100,16 @@ class ThreadlessServer:
         return out.stdout
 
     def start(self) -> ThreadlessServer:
-        self.manage("migrate", "--noinput", "-v0")
-        self.manage("createcachetable")
-        self.demo = json.loads(self.manage("bootstrap_demo", "--json").strip().splitlines()[-1])
-        self.start_web()
-        if self.with_worker:
-            self.start_worker()
+        try:
+            self.manage("migrate", "--noinput", "-v0")
+            self.manage("createcachetable")
+            self.demo = json.loads(self.manage("bootstrap_demo", "--json").strip().splitlines()[-1])
+            self.start_web()
+            if self.with_worker:
+                self.start_worker()
+        except BaseException:
+            self.stop()  # no process, database or temp dir outlives a failed start
+            raise
         return self
 
     def start_web(self) -> None:

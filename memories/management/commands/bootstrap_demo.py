@@ -64,7 +64,9 @@ class Command(BaseCommand):
                 f"  console:     {origin}/manage/   login {demo['username']} / {demo['password']}",
                 f"  project key: {demo['key']}",
                 f"  project id:  {project.id}",
-                *([f"  demo agent:  {origin}/chat/{demo['agent_slug']}/"] if demo.get("agent_slug") else []),
+                *([f"  demo agent:  {origin}/chat/{demo['agent_slug']}/"
+                   + (f"#key={demo['publishable_key']}" if demo.get("publishable_key") else "")]
+                  if demo.get("agent_slug") else []),
                 "",
             ])
         )

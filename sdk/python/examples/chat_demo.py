@@ -17,7 +17,7 @@ import sys
 import time
 
 from _setup import demo_settings
-from threadless import DecoratedRequest, Threadless
+from threadless import DecoratedRequest, Threadless, ThreadlessError
 
 QUESTIONS = [
     "Hi! My name is Ada and I have a beagle called Biscuit.",
@@ -55,7 +55,11 @@ def main() -> int:
               file=sys.stderr)
 
     with Threadless(api_key=key, base_url=base_url, timeout=args.timeout, on_error=on_error) as memory:
-        m = memory.create(metadata={"example": "chat_demo"}, instructions="You are a friendly dog-care assistant.")
+        try:
+            m = memory.create(metadata={"example": "chat_demo"}, instructions="You are a friendly dog-care assistant.")
+        except ThreadlessError as error:  # only decorate and report keep going without the service
+            print(f"Could not create the memory on {base_url}: {error}", file=sys.stderr)
+            return 1
         print(f"memory {m.id} on {base_url}\n")
         lines = sys.stdin if args.interactive else (QUESTIONS[i % len(QUESTIONS)] for i in range(args.turns))
         for line in lines:

@@ -129,8 +129,9 @@ class AsyncThreadless:
             if failures:
                 body["failures"] = list(failures)
             content = b.encode(body)
+            loop = asyncio.get_running_loop()  # before the coroutine exists, so none is left un-awaited
             previous = self._latest.get(memory_id)
-            task = asyncio.get_running_loop().create_task(
+            task = loop.create_task(
                 self._report_job(previous, memory_id, path, content, b.json_headers(idempotency_key), messages))
         except Exception as error:
             result = b.call_on_error(self.on_error, error, context)

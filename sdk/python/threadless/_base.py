@@ -113,8 +113,13 @@ def answer_json(status: int, content: bytes, headers: Any, url: str = "") -> Any
 
 
 def should_fall_back(error: ThreadlessError) -> bool:
-    """Network errors, timeouts, 5xx, 429, 408 and broken answers: fall back. Other 4xx: raise."""
-    return error.status is None or is_fallback_status(error.status) or error.code == "invalid_response"
+    """Network errors, timeouts, 5xx, 429, 408 and broken answers: fall back. Other 4xx: raise.
+
+    So do the SDK's own "you used it wrong" errors (a closed client), which never reached us.
+    """
+    if error.status is None:
+        return error.retryable
+    return is_fallback_status(error.status) or error.code == "invalid_response"
 
 
 def decorated_from(memory_id: str, data: Any, status: int, headers: Any) -> DecoratedRequest:
@@ -139,10 +144,10 @@ def degraded_request(tails: TailStore, memory_id: str, messages: list, instructi
 
 
 def refresh_tail(tails: TailStore, memory_id: str, request: DecoratedRequest, store: bool | None) -> None:
-    if store is False:  # a dry run is not the conversation: the tail (and report skipping) stay as they were
-        return
+    # A dry run (store=False) mirrors the answer too, but stores no user message, so it does not
+    # end a degraded state (the reports that follow would have nothing to attach to). Same in TS.
     tails.refresh(memory_id, instructions=request.instructions, context_text=request.context_text,
-                  messages=request.messages)
+                  messages=request.messages, clear_degraded=store is not False)
 
 
 def call_on_error(handler: OnError | None, error: BaseException, context: dict) -> Any:
