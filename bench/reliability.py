@@ -7,7 +7,11 @@ disturbs nobody else's tests), uvicorn with several workers and a Celery worker 
 2. faults, each under load and each ending with a count check (messages stored == messages
    acknowledged, every outbox row processed): the worker killed with SIGKILL mid-job and
    restarted; the broker (Redis) stopped for --broker-down seconds then started; PostgreSQL
-   restarted;
+   restarted; a web process sent SIGTERM mid-turn (one uvicorn worker, then the whole server,
+   restarted) while agent turns wait on a slow local HTTP stub: every turn must end READY, ERROR
+   or EXECUTION_INTERRUPTED, an interrupted turn keeps only its input committed, and a rerun
+   recovers it. Python SDK clients (timeout 2 s) run decorate → report throughout the faults:
+   turns, degraded turns and exceptions raised to the caller (must be 0) are counted;
 3. fuzzing: schemathesis against /v1/openapi.json with a real key.
 
     python -m bench.reliability [--users 16] [--load-seconds 45] [--fault-seconds 30]
@@ -30,6 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.common import DOCS, ROOT, VAR, machine
+from bench.faultkit import SLOW_SECONDS, SdkClients, SlowStub, SlowTalkers
 
 sys.path.insert(0, str(ROOT))
 from tests.support.servers import free_port  # noqa: E402
@@ -69,6 +74,7 @@ class Stack:
         self.worker: subprocess.Popen | None = None
         self.key = ""
         self.agent_id = ""
+        self.slow_agent_id = ""
         self.db_url = f"postgres://root@127.0.0.1:{self.pg_port}/threadless"
         self.env = {
             **os.environ,
@@ -78,6 +84,7 @@ class Stack:
             "CELERY_BROKER_URL": f"redis://127.0.0.1:{self.redis_port}/0",
             "REDIS_URL": f"redis://127.0.0.1:{self.redis_port}/1",
             "THREADLESS_RATE_LIMIT_PER_MINUTE": "0",
+            "THREADLESS_EGRESS_ALLOW": "127.0.0.1",
             "THREADLESS_OUTBOX_STALE_SECONDS": "15",
             "THREADLESS_OUTBOX_SWEEP_SECONDS": "5",
             "PYTHONUNBUFFERED": "1",
@@ -149,6 +156,23 @@ class Stack:
             cwd=ROOT, env=self.env, stdout=open(self.root / "worker.log", "ab"), stderr=subprocess.STDOUT,
             start_new_session=True)
 
+    def web_worker_pids(self) -> list[int]:
+        """uvicorn's worker processes (children of the supervisor spawned by multiprocessing)."""
+        pids = []
+        if not self.web:
+            return pids
+        for proc in Path("/proc").iterdir():
+            if not proc.name.isdigit():
+                continue
+            try:
+                ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                cmd = (proc / "cmdline").read_bytes()
+            except (OSError, IndexError, ValueError):
+                continue
+            if ppid == self.web.pid and b"spawn_main" in cmd:
+                pids.append(int(proc.name))
+        return sorted(pids)
+
     def kill_worker(self) -> None:
         """SIGKILL the worker's whole process group (main process, pool children, beat)."""
         if self.worker and self.worker.poll() is None:
@@ -187,8 +211,14 @@ class Stack:
         self.start_web()
         self.start_worker()
         self.agent_id = self.create_agent()
+        self.stub = SlowStub()
+        self.slow_agent_id = self.create_agent("Slow agent", [
+            {"id": "lookup", "type": "http_call", "request": {"url": self.stub.url + "/slow", "timeoutMs": 20000}},
+            {"id": "llm", "type": "llm", "provider": "demo"}])
 
     def stop(self) -> None:
+        if getattr(self, "stub", None):
+            self.stub.close()
         self.stop_worker()
         self.stop_web()
         self.stop_redis()
@@ -198,22 +228,48 @@ class Stack:
 
     # Counts ------------------------------------------------------------------------------------
     def stored_messages(self) -> int:
-        """Messages in memories that are not an agent conversation's (decorate + report traffic)."""
+        """Messages in locust's memories (decorate + report traffic): not an agent conversation's,
+        not the SDK clients' (they are counted on their own)."""
         return self.sql("SELECT count(*) FROM memories_entry WHERE kind = 'message' AND memory_id NOT IN "
-                        "(SELECT memory_id FROM chat_conversation)")[0][0]
+                        "(SELECT memory_id FROM chat_conversation) AND memory_id NOT IN "
+                        "(SELECT id FROM memories_memory WHERE metadata::jsonb ? 'sdk')")[0][0]
 
     def stored_say_inputs(self) -> int:
         return self.sql("SELECT count(*) FROM memories_entry WHERE kind = 'message' AND role = 'user' AND memory_id IN "
-                        "(SELECT memory_id FROM chat_conversation)")[0][0]
+                        f"(SELECT memory_id FROM chat_conversation WHERE agent_id = '{self.agent_id}')")[0][0]
 
-    def create_agent(self) -> str:
+    def create_agent(self, name: str = "Reliability agent", workflow: list | None = None) -> str:
         import httpx
 
         r = httpx.post(self.url + "/v1/agents", headers={"Authorization": f"Bearer {self.key}"}, timeout=60,
-                       json={"name": "Reliability agent", "config": {
-                           "workflow": [{"id": "llm", "type": "llm", "provider": "demo"}]}})
+                       json={"name": name, "config": {
+                           "workflow": workflow or [{"id": "llm", "type": "llm", "provider": "demo"}]}})
         r.raise_for_status()
         return r.json()["id"]
+
+    def slow_turns(self) -> dict:
+        """The slow agent's turns by state (IN_PROGRESS split by live / expired lease), and the
+        entries of interrupted turns other than the user input: committed (must be 0) and not."""
+        agent = self.slow_agent_id
+        rows = self.sql(
+            "SELECT t.state, coalesce(t.lease_expires_at < now(), false), count(*) FROM memories_turn t "
+            f"JOIN chat_conversation c ON c.memory_id = t.memory_id WHERE c.agent_id = '{agent}' GROUP BY 1, 2")
+        states: dict[str, int] = {}
+        for state, expired, n in rows:
+            name = state if state != "IN_PROGRESS" else ("IN_PROGRESS (lease expired)" if expired else "IN_PROGRESS")
+            states[name] = states.get(name, 0) + n
+        interrupted = ("(t.state = 'EXECUTION_INTERRUPTED' OR (t.state = 'IN_PROGRESS' AND t.lease_expires_at < now()))")
+        committed, uncommitted = self.sql(
+            "SELECT count(*) FILTER (WHERE e.committed), count(*) FILTER (WHERE NOT e.committed) FROM memories_entry e "
+            "JOIN memories_turn t ON t.memory_id = e.memory_id AND t.number = e.turn "
+            f"JOIN chat_conversation c ON c.memory_id = t.memory_id WHERE c.agent_id = '{agent}' AND {interrupted} "
+            "AND NOT (e.kind = 'message' AND e.role = 'user')")[0]
+        to_rerun = [r[0] for r in self.sql(
+            "SELECT c.id FROM chat_conversation c JOIN memories_turn t ON t.memory_id = c.memory_id "
+            f"WHERE c.agent_id = '{agent}' AND t.number = (SELECT max(number) FROM memories_turn WHERE memory_id = "
+            f"c.memory_id) AND (t.state = 'ERROR' OR {interrupted})")]
+        return {"states": states, "committed_after_interrupt": committed, "uncommitted_after_interrupt": uncommitted,
+                "to_rerun": to_rerun}
 
     def outbox(self) -> dict:
         total, pending, retried = self.sql(
@@ -308,10 +364,31 @@ def settle(stack: Stack, result: dict, *, drain_timeout: float = 90) -> dict:
     return result
 
 
-def phases(stack: Stack, args) -> list[dict]:
+def phases(stack: Stack, args, extra: dict) -> list[dict]:
     results = []
     log(f"load: {args.users} users for {args.load_seconds}s")
     results.append(settle(stack, run_locust(stack, users=args.users, seconds=args.load_seconds, tag="load")))
+
+    sdk = SdkClients(stack.url, stack.key, args.sdk_threads, timeout=2.0)
+    extra["sdk"] = sdk.counts
+    sdk.start()
+    try:
+        results += fault_phases(stack, args, sdk, extra)
+    finally:
+        sdk.phase = "after"
+        sdk.join()
+    return results
+
+
+def fault_phases(stack: Stack, args, sdk: SdkClients, extra: dict) -> list[dict]:
+    results = []
+
+    def settled(run: dict) -> dict:
+        sdk.paused.set()  # the SDK clients rest while the run waits for the outbox and counts
+        try:
+            return settle(stack, run)
+        finally:
+            sdk.paused.clear()
 
     # Worker SIGKILL mid-job, restarted 3 s later.
     state = {"done": False}
@@ -326,7 +403,8 @@ def phases(stack: Stack, args) -> list[dict]:
         return None
 
     log("fault: worker kill -9")
-    results.append(settle(stack, run_locust(stack, users=args.users, seconds=args.fault_seconds, tag="worker-kill",
+    sdk.phase = "worker-kill"
+    results.append(settled(run_locust(stack, users=args.users, seconds=args.fault_seconds, tag="worker-kill",
                                             during=kill_worker)))
 
     # Broker stopped then started (Redis holds no data across the restart: queued tasks are lost,
@@ -345,7 +423,8 @@ def phases(stack: Stack, args) -> list[dict]:
         return None
 
     log("fault: broker outage")
-    results.append(settle(stack, run_locust(stack, users=args.users, seconds=args.fault_seconds, tag="broker-outage",
+    sdk.phase = "broker-outage"
+    results.append(settled(run_locust(stack, users=args.users, seconds=args.fault_seconds, tag="broker-outage",
                                             during=broker_outage)))
 
     state = {"done": False}
@@ -359,12 +438,90 @@ def phases(stack: Stack, args) -> list[dict]:
         return None
 
     log("fault: PostgreSQL restart")
-    results.append(settle(stack, run_locust(stack, users=args.users, seconds=args.fault_seconds, tag="pg-restart",
+    sdk.phase = "pg-restart"
+    results.append(settled(run_locust(stack, users=args.users, seconds=args.fault_seconds, tag="pg-restart",
                                             during=pg_restart)))
+
+    # A web process sent SIGTERM mid-turn: first one uvicorn worker (the supervisor starts a new
+    # one), then the whole server (restarted), while agent turns wait on the slow stub.
+    state = {"one": False, "all": False}
+
+    def web_sigterm(t: float):
+        if not state["one"] and t >= args.fault_seconds / 4:
+            state["one"] = True
+            pids = stack.web_worker_pids()
+            if not pids:
+                return "no uvicorn worker found to signal"
+            os.kill(pids[0], signal.SIGTERM)
+            return f"SIGTERM to one uvicorn worker (pid {pids[0]} of {len(pids)})"
+        if state["one"] and not state["all"] and t >= args.fault_seconds * 0.6:
+            state["all"] = True
+            began = time.time()
+            sdk.phase = "web-sigterm (server down)"
+            stack.stop_web()
+            stopped = time.time() - began
+            stack.start_web()
+            sdk.phase = "web-sigterm"
+            return (f"SIGTERM to the whole uvicorn (supervisor and workers): stopped after {stopped:.1f}s, "
+                    f"serving again {time.time() - began:.1f}s after the signal")
+        return None
+
+    log("fault: web SIGTERM mid-turn")
+    sdk.phase = "web-sigterm"
+    talkers = SlowTalkers(stack.url, stack.key, stack.slow_agent_id, args.slow_talkers)
+    talkers.start()
+    try:
+        run = run_locust(stack, users=args.users, seconds=args.fault_seconds, tag="web-sigterm", during=web_sigterm)
+    finally:
+        talkers.join()
+    results.append(settled(run))
+    sdk.paused.set()
+    try:
+        extra["web_sigterm"] = check_turns(stack, talkers)
+    finally:
+        sdk.paused.clear()
     return results
 
 
-def write_doc(info: dict, results: list[dict], fuzz_result, args, started: float) -> None:
+def check_turns(stack: Stack, talkers: SlowTalkers) -> dict:
+    """After the web SIGTERM phase: no turn left IN_PROGRESS once leases expire, nothing an
+    interrupted turn wrote (but its input) committed, and a rerun of every interrupted turn."""
+    import httpx
+
+    deadline = time.time() + 45
+    before = stack.slow_turns()
+    while before["states"].get("IN_PROGRESS") and time.time() < deadline:
+        time.sleep(2)
+        before = stack.slow_turns()
+    reruns: dict[str, int] = {}
+    headers = {"Authorization": f"Bearer {stack.key}"}
+    def rerun(conversation: str) -> str:
+        try:
+            r = httpx.post(f"{stack.url}/v1/conversations/{conversation}/rerun", headers=headers, json={}, timeout=60)
+            return r.json()["conversationState"] if r.status_code == 200 else f"HTTP {r.status_code}"
+        except Exception as exc:  # noqa: BLE001 - reported
+            return type(exc).__name__
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(8) as pool:
+        for outcome in pool.map(rerun, before["to_rerun"]):
+            reruns[outcome] = reruns.get(outcome, 0) + 1
+    after = stack.slow_turns()
+    answered = dict(talkers.states)
+    ok = (not before["states"].get("IN_PROGRESS") and before["committed_after_interrupt"] == 0
+          and after["committed_after_interrupt"] == 0 and not after["to_rerun"]
+          and set(reruns) <= {"READY"})
+    result = {"answered": answered, "failed_requests": talkers.failed_requests,
+              "conversations": len(talkers.conversations), "before": {k: v for k, v in before.items() if k != "to_rerun"},
+              "rerun": len(before["to_rerun"]), "rerun_outcomes": reruns,
+              "after": {k: v for k, v in after.items() if k != "to_rerun"}, "ok": ok}
+    log(f"web-sigterm turns: {result}")
+    return result
+
+
+def write_doc(info: dict, results: list[dict], fuzz_result, args, started: float, extra: dict | None = None) -> None:
+    extra = extra or {}
     lines = [
         "# Reliability: load, faults and fuzzing",
         "",
@@ -418,13 +575,19 @@ def write_doc(info: dict, results: list[dict], fuzz_result, args, started: float
     lines += [
         "",
         "Failures during a fault are requests the server refused while a dependency was down (503 "
-        "`unavailable` while PostgreSQL restarts) — the client is told, and nothing it was told was stored is "
+        "`unavailable` while PostgreSQL restarts; connection refused while the whole web server is down in "
+        "`web-sigterm`, where locust's users retry at once, hence the high request count and the 3 ms median) "
+        "— the client is told, and nothing it was told was stored is "
         "lost (stored ≥ acknowledged). When stored exceeds acknowledged, a write committed but its answer "
         "failed (the database went away between the commit and the bookkeeping after it, e.g. the usage "
         "counter): the client saw an error for a message that is in fact stored, so a retry without an "
         "`Idempotency-Key` stores it twice (decorate and report take one; the SDKs pass `idempotency_key`). A broker outage costs no request at all: the outbox row is written in the report's own "
         "transaction and the sweep re-queues it once the broker is back.",
         "",
+    ]
+    lines += web_sigterm_section(extra.get("web_sigterm"), args)
+    lines += sdk_section(extra.get("sdk"), args)
+    lines += [
         "## Fuzzing",
         "",
     ]
@@ -459,6 +622,68 @@ def write_doc(info: dict, results: list[dict], fuzz_result, args, started: float
     (DOCS / "reliability.md").write_text("\n".join(lines) + "\n")
 
 
+def web_sigterm_section(w: dict | None, args) -> list[str]:
+    lines = ["## A web process sent SIGTERM mid-turn", ""]
+    if not w:
+        return lines + ["Not run.", ""]
+
+    def fmt(d: dict) -> str:
+        return ", ".join(f"{k} {v}" for k, v in sorted(d.items())) or "none"
+
+    before, after = w["before"], w["after"]
+    lines += [
+        f"During the `web-sigterm` phase, besides locust, {args.slow_talkers} threads talk to a second agent whose "
+        f"workflow is an `http_call` to a local stub on 127.0.0.1 that answers after {SLOW_SECONDS} s, then the `demo` "
+        "model — so a turn is in flight most of the time. One uvicorn worker gets SIGTERM (the supervisor starts a "
+        "replacement), later the whole server does and is started again (see the events above). A worker that gets "
+        "SIGTERM stops every running turn at its next task boundary (EXECUTION_INTERRUPTED, everything the attempt "
+        "wrote marked uncommitted, the input kept), then finishes its open requests and exits.",
+        "",
+        "| check | result |",
+        "|---|---|",
+        f"| slow-agent conversations opened (one say each; a say refused while the server was down leaves one "
+        f"without a turn) | {w['conversations']:,} |",
+        f"| say answers by state | {fmt(w['answered'])} |",
+        f"| requests that failed (create conversation or say, while the server was down or restarting) | "
+        f"{w['failed_requests']} |",
+        f"| turns in the database by state after the phase | {fmt(before['states'])} |",
+        f"| entries of interrupted turns other than the input: committed / uncommitted | "
+        f"**{before['committed_after_interrupt']}** / {before['uncommitted_after_interrupt']} |",
+        f"| interrupted or failed turns rerun (`POST /v1/conversations/{{id}}/rerun`) | {w['rerun']} → {fmt(w['rerun_outcomes'])} |",
+        f"| turns by state after the reruns | {fmt(after['states'])} |",
+        f"| committed entries of interrupted turns after the reruns (other than the input) | "
+        f"**{after['committed_after_interrupt']}** |",
+        f"| check: no turn IN_PROGRESS, nothing half-committed, every rerun READY | {'✅' if w['ok'] else '❌'} |",
+        "",
+        "A rerun is a new attempt of the same turn (same number, same input): a READY count that grows by the "
+        "number rerun, and no interrupted turn left, means each recovered.",
+        "",
+    ]
+    return lines
+
+
+def sdk_section(counts: dict | None, args) -> list[str]:
+    lines = ["## SDK clients throughout the faults", ""]
+    if not counts:
+        return lines + ["Not run.", ""]
+    lines += [
+        f"{args.sdk_threads} threads with the Python SDK (`Threadless(timeout=2)`, one client shared), each looping "
+        "decorate → report on its own memory (0.5 s pause; paused while each phase's counts are taken), from the start of the first fault phase to the end of "
+        "the last. A degraded turn is one the SDK answered from its local tail because the service did not answer "
+        "in time or at all; report failures go to `on_error` (never raised).",
+        "",
+        "| phase | turns | degraded | exceptions raised to the caller | report errors (on_error) | slowest decorate s |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for phase, row in counts.items():
+        lines.append(f"| {phase} | {row['turns']:,} | {row['degraded']:,} | **{row['exceptions']}** "
+                     f"| {row['report_errors']} | {row['max_s']:.2f} |")
+    total = {k: sum(r[k] for r in counts.values()) for k in ("turns", "degraded", "exceptions")}
+    lines += ["", f"Total: {total['turns']:,} turns, {total['degraded']:,} degraded, "
+              f"**{total['exceptions']} exceptions** raised to the caller.", ""]
+    return lines
+
+
 def rerender(args) -> None:
     from bench.fuzz import FuzzResult
 
@@ -479,7 +704,7 @@ def rerender(args) -> None:
     info = machine()
     info["date"] = saved.get("date", info["date"])
     write_doc(info, results, fuzz_result, argparse.Namespace(**{**vars(args), **saved.get("args", {})}),
-              time.time() - saved["seconds"] if "seconds" in saved else 0)
+              time.time() - saved["seconds"] if "seconds" in saved else 0, saved.get("extra", {}))
     log("rewrote docs/reliability.md")
 
 
@@ -491,6 +716,8 @@ def main() -> None:
     parser.add_argument("--broker-down", type=int, default=10)
     parser.add_argument("--fuzz-examples", type=int, default=8)
     parser.add_argument("--web-workers", type=int, default=3)
+    parser.add_argument("--sdk-threads", type=int, default=3)
+    parser.add_argument("--slow-talkers", type=int, default=8)
     parser.add_argument("--skip-fuzz", action="store_true")
     parser.add_argument("--rerender", action="store_true", help="rewrite the doc from the last run's results")
     args = parser.parse_args()
@@ -501,10 +728,11 @@ def main() -> None:
     info = machine()
     stack = Stack(web_workers=args.web_workers)
     results: list[dict] = []
+    extra: dict = {}
     fuzz_result = None
     try:
         stack.start()
-        results = phases(stack, args)
+        results = phases(stack, args, extra)
         if not args.skip_fuzz:
             from bench.fuzz import fuzz
 
@@ -515,13 +743,15 @@ def main() -> None:
     finally:
         stack.stop()
     info["date"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    write_doc(info, results, fuzz_result, args, started)
+    write_doc(info, results, fuzz_result, args, started, extra)
     (VAR / "reliability" / "results.json").write_text(json.dumps(
-        {"results": results, "fuzz": fuzz_result.__dict__ if fuzz_result else None, "date": info["date"],
+        {"results": results, "extra": extra, "fuzz": fuzz_result.__dict__ if fuzz_result else None, "date": info["date"],
          "seconds": time.time() - started, "args": {k: v for k, v in vars(args).items() if k != "rerender"}},
         indent=1, default=str))
     log("wrote docs/reliability.md")
-    if not all(r["ok"] for r in results) or (fuzz_result and fuzz_result.failures):
+    sdk_exceptions = sum(row["exceptions"] for row in extra.get("sdk", {}).values())
+    if not all(r["ok"] for r in results) or (fuzz_result and fuzz_result.failures) or sdk_exceptions \
+            or not extra.get("web_sigterm", {}).get("ok"):
         sys.exit(1)
 
 
