@@ -97,17 +97,26 @@ def provider_message(body: str | bytes | None) -> str | None:
 
 
 def reduce_json(text: str) -> str:
-    """A JSON error body becomes its message, also when it follows a prefix
-    ("Chat model execution failed: {…}"); any other text is returned as it is."""
+    """A JSON error body becomes its message, also when it stands inside other text
+    ("Chat model execution failed: {…}", "HTTP 503 {…} at …"); other text is returned as it is."""
     message = provider_message(text)
     if message is not None:
         return message
     start = text.find("{")
-    if start > 0:
-        inner = provider_message(text[start:])
+    while start != -1:
+        try:
+            data, end = _DECODER.raw_decode(text, start)
+        except ValueError:
+            start = text.find("{", start + 1)
+            continue
+        inner = _message_from(data)
         if inner is not None:
-            return text[:start] + inner
+            return text[:start] + inner + text[end:]
+        start = text.find("{", end)
     return text
+
+
+_DECODER = json.JSONDecoder()
 
 
 def clean_reason(text: str) -> str:

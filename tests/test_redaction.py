@@ -227,3 +227,11 @@ def test_the_configured_console_handler_carries_the_redacting_filter():
     assert "abcdef123456" not in stream.getvalue()
     assert "sk-abcdefghijklmnopqr" not in stream.getvalue()
     assert "[redacted]" in stream.getvalue()
+
+
+def test_a_json_body_inside_other_text_is_reduced_to_its_message():
+    raw = ('weather-service: HTTP 503 {"error": {"message": "upstream overloaded"}} '
+           "at com.example.weather.Client.fetch(Client.java:88) url=https://weather.example/v2?q=oslo")
+    assert digest_text("eddi://weather", raw) == (
+        "Task 'eddi://weather' failed: weather-service: HTTP 503 upstream overloaded url=[url]"
+    )
