@@ -309,9 +309,10 @@ def run_locust(stack: Stack, *, users: int, seconds: int, tag: str, during=None)
     events: list[str] = []
     while proc.poll() is None:
         if during is not None:
-            note = during(time.time() - started)
+            at = time.time() - started  # when the fault was injected (the callback may block a while)
+            note = during(at)
             if note:
-                events.append(f"t={time.time() - started:.0f}s {note}")
+                events.append(f"t={at:.0f}s {note}")
         time.sleep(0.5)
         if time.time() - started > seconds + 120:
             proc.kill()
