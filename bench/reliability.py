@@ -425,7 +425,9 @@ def fault_phases(stack: Stack, args, sdk: SdkClients, extra: dict) -> list[dict]
 
     log("fault: broker outage")
     sdk.phase = "broker-outage"
-    results.append(settled(run_locust(stack, users=args.users, seconds=args.fault_seconds, tag="broker-outage",
+    # The phase outlasts the outage, so traffic runs before, during and after it.
+    broker_seconds = max(args.fault_seconds, args.fault_seconds // 4 + args.broker_down + 10)
+    results.append(settled(run_locust(stack, users=args.users, seconds=broker_seconds, tag="broker-outage",
                                             during=broker_outage)))
 
     state = {"done": False}
@@ -714,7 +716,7 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=16)
     parser.add_argument("--load-seconds", type=int, default=45)
     parser.add_argument("--fault-seconds", type=int, default=30)
-    parser.add_argument("--broker-down", type=int, default=10)
+    parser.add_argument("--broker-down", type=int, default=30)
     parser.add_argument("--fuzz-examples", type=int, default=8)
     parser.add_argument("--web-workers", type=int, default=3)
     parser.add_argument("--sdk-threads", type=int, default=3)
