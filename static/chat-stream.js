@@ -39,5 +39,23 @@
     return (items || []).filter(function (i) { return i && i.type === "text"; })
       .map(function (i) { return i.text || ""; }).join("\n");
   }
-  window.ThreadlessStream = { read: read, outputText: outputText };
+  /* Append one chat message to `log` (text only, never HTML) and return its element. */
+  function bubble(log, kind, label, text, labelClass) {
+    var empty = document.getElementById("chat-empty");
+    if (empty) empty.remove();
+    var div = document.createElement("div");
+    div.className = "msg msg-" + kind;
+    var l = document.createElement("span");
+    l.className = labelClass || "msg-label";
+    l.textContent = label;
+    var body = document.createElement("span");
+    body.className = "msg-text";
+    body.textContent = text || "";
+    div.appendChild(l); div.appendChild(body);
+    log.appendChild(div);
+    div.scrollIntoView({ block: "nearest" });
+    return div;
+  }
+
+  window.ThreadlessStream = { read: read, outputText: outputText, bubble: bubble };
 })();

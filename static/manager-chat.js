@@ -14,21 +14,7 @@
   var agentName = root.dataset.agentName || "Agent";
 
   function bubble(kind, label, text) {
-    var empty = document.getElementById("chat-empty");
-    if (empty) empty.remove();
-    var div = document.createElement("div");
-    div.className = "msg msg-" + kind;
-    var l = document.createElement("span");
-    l.className = "msg-label";
-    l.textContent = label;
-    div.appendChild(l);
-    var body = document.createElement("span");
-    body.className = "msg-text";
-    body.textContent = text || "";
-    div.appendChild(body);
-    log.appendChild(div);
-    div.scrollIntoView({ block: "nearest" });
-    return div;
+    return ThreadlessStream.bubble(log, kind, label, text);
   }
 
   function failure(into, error, meta) {

@@ -48,20 +48,7 @@
   }
 
   function bubble(kind, label, text) {
-    var empty = document.getElementById("chat-empty");
-    if (empty) empty.remove();
-    var div = document.createElement("div");
-    div.className = "msg msg-" + kind;
-    var l = document.createElement("span");
-    l.className = "msg-label visually-hidden";
-    l.textContent = label;
-    var body = document.createElement("span");
-    body.className = "msg-text";
-    body.textContent = text || "";
-    div.appendChild(l); div.appendChild(body);
-    log.appendChild(div);
-    div.scrollIntoView({ block: "nearest" });
-    return div;
+    return ThreadlessStream.bubble(log, kind, label, text, "msg-label visually-hidden");
   }
   function showBanner(text, canRetry) {
     bannerText.textContent = text;
