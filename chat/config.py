@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from django.conf import settings
-
 from memories.errors import InvalidRequest
 from memories.policy import Policy, policy_parse
+
+from .egress import provider_env_names, provider_env_refusal
 
 TASK_ID = re.compile(r"(?:[a-zA-Z][\w+.-]*://)?[A-Za-z0-9._-]{1,120}")
 TASK_TYPES = ("behavior_rules", "http_call", "llm", "output")
@@ -187,9 +187,11 @@ def _llm(task: dict, path: str) -> None:
             _fail(f"{path}.baseUrl", "must be an http:// or https:// URL.")
     if "apiKeyEnv" in task:
         name = _str(task["apiKeyEnv"], f"{path}.apiKeyEnv", max_len=100)
-        if name not in settings.THREADLESS_PROVIDER_ENV_ALLOW:
-            allowed = ", ".join(settings.THREADLESS_PROVIDER_ENV_ALLOW) or "none"
-            _fail(f"{path}.apiKeyEnv", f"'{name}' is not in THREADLESS_PROVIDER_ENV_ALLOW (allowed: {allowed}).")
+        refusal = provider_env_refusal(name, provider=provider, base_url=task.get("baseUrl"))
+        if refusal and name not in provider_env_names():
+            _fail(f"{path}.apiKeyEnv", refusal)
+        if refusal:  # the server's own key would go to a host the operator did not name
+            _fail(f"{path}.baseUrl", refusal)
     if "apiKeySecret" in task:
         _str(task["apiKeySecret"], f"{path}.apiKeySecret", max_len=100)
     if "instructions" in task and not isinstance(task["instructions"], str):

@@ -287,13 +287,25 @@ def secret_value(*, project_id: str, name: str) -> str:
 
 
 def provider_api_key(*, project_id: str, task: dict) -> str | None:
-    """The llm task's API key: the secret store (apiKeySecret) or an allowed env var (apiKeyEnv)."""
+    """The llm task's API key: the secret store (apiKeySecret) or an allowed env var (apiKeyEnv).
+
+    A key from the environment is the operator's: it is returned only when the task's `baseUrl`
+    is a destination THREADLESS_PROVIDER_ENV_ALLOW names for it (chat.egress). Secret-store keys
+    are the tenant's own and may go to any host the egress policy allows.
+    """
+    from .egress import provider_env_names, provider_env_refusal
+
     if task.get("apiKeySecret"):
         return secret_value(project_id=project_id, name=task["apiKeySecret"])
     name = task.get("apiKeyEnv")
     if name:
-        if name not in settings.THREADLESS_PROVIDER_ENV_ALLOW:
+        if name not in provider_env_names():
             raise LookupError(f"apiKeyEnv '{name}' is not allowed on this server")
+        # Checked again at call time: a config saved before the rule, or written past validation,
+        # must not send the server's own key to a host the operator did not name.
+        refusal = provider_env_refusal(name, provider=task.get("provider") or "", base_url=task.get("baseUrl"))
+        if refusal:
+            raise LookupError(refusal.rstrip("."))
         value = os.environ.get(name, "")
         if not value:
             raise LookupError(f"the environment variable {name} is not set on the server")

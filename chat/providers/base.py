@@ -8,10 +8,11 @@ import threading
 from collections.abc import Callable, Iterator
 
 import httpx
+from django.conf import settings
 
 from memories.redaction import provider_message, raw_error_text
 
-from ..egress import EgressRefused, egress_check
+from ..egress import EgressRefused, egress_client, url_check
 
 
 class ProviderError(Exception):
@@ -87,6 +88,7 @@ def transport_error(exc: Exception, *, timeout_ms: int, url: str) -> ProviderErr
 
 
 _client: httpx.Client | None = None
+_client_policy: tuple = ()
 _client_lock = threading.Lock()
 
 
@@ -94,14 +96,17 @@ def http_client() -> httpx.Client:
     """This process's connection pool for outbound calls (thread-safe; timeouts are per request).
 
     Creating an httpx.Client loads the CA bundle (tens to hundreds of ms), far too slow per turn.
-    Redirects are never followed: a redirect could lead past the egress policy.
+    Redirects are never followed: a redirect could lead past the egress policy. Connections are
+    pinned to the addresses the egress policy checked (chat.egress); a changed
+    THREADLESS_EGRESS_ALLOW gets a fresh pool, so no connection opened under the old policy is reused.
     """
-    global _client
-    if _client is None:
+    global _client, _client_policy
+    policy = tuple(settings.THREADLESS_EGRESS_ALLOW)
+    if _client is None or _client_policy != policy:
         with _client_lock:
-            if _client is None:
-                _client = httpx.Client(follow_redirects=False,
-                                       limits=httpx.Limits(max_connections=200, max_keepalive_connections=40))
+            if _client is None or _client_policy != policy:
+                _client = egress_client()
+                _client_policy = policy
     return _client
 
 
@@ -113,7 +118,7 @@ def timeout_of(timeout_ms: int) -> httpx.Timeout:
 def post_json(url: str, *, headers: dict, payload: dict, timeout_ms: int) -> dict:
     """A non-streaming JSON POST; any failure becomes a ProviderError."""
     try:
-        egress_check(url)
+        url_check(url)
         response = http_client().post(url, headers=headers, json=payload, timeout=timeout_of(timeout_ms))
     except Exception as exc:  # noqa: BLE001 - every transport failure is reported, never raised raw
         raise transport_error(exc, timeout_ms=timeout_ms, url=url) from exc
@@ -132,7 +137,7 @@ def post_sse(url: str, *, headers: dict, payload: dict, timeout_ms: int,
     """A streaming POST: `handle(event, data)` returns the text delta of one SSE event (or None)."""
     text: list[str] = []
     try:
-        egress_check(url)
+        url_check(url)
         with http_client().stream("POST", url, headers=headers, json=payload,
                                   timeout=timeout_of(timeout_ms)) as response:
             if response.status_code >= 400:

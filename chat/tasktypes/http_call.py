@@ -14,7 +14,7 @@ from urllib.parse import quote
 from memories.policy import plain_task_id
 from memories.redaction import raw_error_text, redact_secrets
 
-from ..egress import EgressRefused, egress_check, host_port
+from ..egress import EgressRefused, host_port, url_check
 from ..providers.base import body_message, http_client, timeout_of, transport_error
 from ..templating import render
 from . import TaskContext, TaskFailure, TaskResult
@@ -70,7 +70,7 @@ def run(ctx: TaskContext, task: dict) -> TaskResult:
         else:
             kwargs["json"] = body
     try:
-        egress_check(url)
+        url_check(url)
         response = http_client().request(method, url, timeout=timeout_of(timeout_ms), **kwargs)
     except EgressRefused as exc:
         raise TaskFailure(f"{operation}: {exc}", error_type="transport", raw=f"{method} {url}: {exc}") from exc

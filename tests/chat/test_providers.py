@@ -163,6 +163,7 @@ def test_api_keys_come_from_the_secret_store_or_an_allowed_env_var(make_agent, s
     services.turn_say(conversation=conversation, text="hi")
     assert stub.requests[-1].headers["Authorization"] == "Bearer sk-fromthestore-123456"
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fromtheenv-654321")
+    settings.THREADLESS_PROVIDER_ENV_ALLOW = ["OPENAI_API_KEY@127.0.0.1"]  # the server's key, to this host
     agent = make_agent({"workflow": [llm_task(stub.url, apiKeyEnv="OPENAI_API_KEY")]}, name="env")
     conversation, _ = services.conversation_create(agent=agent)
     services.turn_say(conversation=conversation, text="hi")

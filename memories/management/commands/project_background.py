@@ -1,8 +1,31 @@
 import json
+import re
 
 from django.core.management.base import BaseCommand, CommandError
 
+from chat.egress import provider_env_names, provider_env_refusal
 from memories.models import Project
+
+PROVIDERS = ("openai", "anthropic", "demo")
+
+
+def _check_model(config: dict) -> None:
+    """The background model's provider, baseUrl and key, checked as an agent's llm task is: a key
+    from the environment only to a destination THREADLESS_PROVIDER_ENV_ALLOW names for it."""
+    if config["provider"] not in PROVIDERS:
+        raise CommandError(f"--model.provider: must be one of {', '.join(PROVIDERS)}.")
+    base = config.get("baseUrl")
+    if base is not None and (not isinstance(base, str) or not re.match(r"^https?://[^\s/?#]+", base)):
+        raise CommandError("--model.baseUrl: must be an http:// or https:// URL.")
+    for field in ("apiKeyEnv", "apiKeySecret"):
+        if field in config and (not isinstance(config[field], str) or not config[field].strip()):
+            raise CommandError(f"--model.{field}: must be a non-empty string.")
+    if "apiKeyEnv" in config:
+        name = config["apiKeyEnv"]
+        refusal = provider_env_refusal(name, provider=config["provider"], base_url=base)
+        if refusal:
+            field = "baseUrl" if name in provider_env_names() else "apiKeyEnv"
+            raise CommandError(f"--model.{field}: {refusal}")
 
 
 class Command(BaseCommand):
@@ -30,6 +53,7 @@ class Command(BaseCommand):
             unknown = set(config) - {"provider", "model", "baseUrl", "apiKeyEnv", "apiKeySecret", "params", "timeoutMs"}
             if unknown:
                 raise CommandError(f"--model.{sorted(unknown)[0]}: unknown field.")
+            _check_model(config)
             project.model_config = config
         if opts["no_model"]:
             project.model_config = None
