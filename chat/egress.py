@@ -11,8 +11,9 @@ outbound call uses `egress_client()` (its `PinnedTransport`), so a name that res
 public address for the check and to 127.0.0.1 afterwards (DNS rebinding) cannot reach loopback.
 
 Provider keys: THREADLESS_PROVIDER_ENV_ALLOW lists `NAME` or `NAME@host[:port]` entries. A bare
-`NAME` may be sent only to the task's provider's official host over https (openai →
-api.openai.com, anthropic → api.anthropic.com); `NAME@host[:port]` adds that host (any port
+`NAME` may be sent only to its provider's official host over https (openai → api.openai.com,
+anthropic → api.anthropic.com; OPENAI_API_KEY / ANTHROPIC_API_KEY belong to their vendor, any
+other name to the task's provider); `NAME@host[:port]` adds that host (any port
 when none is given); entries for one name add up. `provider_env_refusal` says why a key may not
 go to a `baseUrl` (config validation and the call-time key lookup both ask it).
 """
@@ -30,6 +31,9 @@ from django.conf import settings
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 OFFICIAL_HOSTS = {"openai": "api.openai.com", "anthropic": "api.anthropic.com"}
+# The provider a well-known variable belongs to: its bare entry means that provider's host only
+# (the OpenAI key never goes to Anthropic). Other bare names follow the task's provider.
+NAME_PROVIDERS = {"OPENAI_API_KEY": "openai", "ANTHROPIC_API_KEY": "anthropic"}
 
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")  # RFC 8215 local-use: never global
@@ -79,6 +83,8 @@ def address_is_public(addr: Address) -> bool:
         return _global(addr.ipv4_mapped)  # the kernel connects to the IPv4 address itself
     if addr.version == 6 and addr in _NAT64_LOCAL:
         return False
+    if addr.version == 6 and addr in _NAT64:  # well-known NAT64 prefix: judged by the IPv4 inside
+        return _global(ipaddress.IPv4Address(int(addr) & 0xFFFFFFFF))
     return _global(addr) and all(_global(inner) for inner in embedded_ipv4(addr))
 
 
@@ -288,7 +294,7 @@ def provider_env_refusal(name: str, *, provider: str, base_url: str | None) -> s
     if provider == "demo":
         return None
     scheme, host, port = _destination(provider, base_url)
-    official = OFFICIAL_HOSTS.get(provider)
+    official = OFFICIAL_HOSTS.get(NAME_PROVIDERS.get(name, provider))
     for target in rules[name]:
         if target == _OFFICIAL:
             if official and host == official and scheme == "https" and port == 443:
@@ -299,7 +305,7 @@ def provider_env_refusal(name: str, *, provider: str, base_url: str | None) -> s
     for target in rules[name]:
         if target == _OFFICIAL:
             if official:
-                places.append(f"https://{official}")
+                places.append(f"{official} (https only)")
         else:
             shown = f"[{target[0]}]" if ":" in target[0] else target[0]
             places.append(shown + (f":{target[1]}" if target[1] else ""))
