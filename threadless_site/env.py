@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -35,3 +36,18 @@ def envint(name: str, default: int) -> int:
 
 def envlist(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+# `NAME` or `NAME@host[:port]` (host a name, an IPv4 address or a bracketed IPv6 address).
+# Linear: each part is one character class, and ':' / ']' end the class before them.
+_KEY_ENTRY = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}(?:@(?:\[[0-9A-Fa-f:.]{2,45}\]|[A-Za-z0-9.-]{1,253})"
+                        r"(?::[0-9]{1,5})?)?")
+
+
+def envkeylist(name: str, default: str = "") -> list[str]:
+    """THREADLESS_PROVIDER_ENV_ALLOW: comma-separated `NAME` / `NAME@host[:port]` entries."""
+    entries = envlist(name, default)
+    for entry in entries:
+        if not _KEY_ENTRY.fullmatch(entry):
+            raise ImproperlyConfigured(f"{name}: {entry[:100]!r} is not NAME or NAME@host[:port]")
+    return entries

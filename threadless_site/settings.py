@@ -10,7 +10,7 @@ from pathlib import Path
 
 import dj_database_url
 
-from .env import envbool, envint, envlist, envstr
+from .env import envbool, envint, envkeylist, envlist, envstr
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(envstr("THREADLESS_VAR_DIR", str(BASE_DIR / "var"))).resolve()
@@ -119,8 +119,11 @@ THREADLESS_MAX_BODY_BYTES = envint("THREADLESS_MAX_BODY_BYTES", 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = THREADLESS_MAX_BODY_BYTES + 1024
 
 THREADLESS_RATE_LIMIT_PER_MINUTE = envint("THREADLESS_RATE_LIMIT_PER_MINUTE", 1200)
+# Outbound calls (chat.egress): hosts/CIDRs reachable although not global; and the provider keys
+# from the environment an agent may name, each pinned to where it may be sent (NAME = its
+# provider's official host only; NAME@host[:port] adds a host).
 THREADLESS_EGRESS_ALLOW = envlist("THREADLESS_EGRESS_ALLOW", "")
-THREADLESS_PROVIDER_ENV_ALLOW = envlist("THREADLESS_PROVIDER_ENV_ALLOW", "OPENAI_API_KEY,ANTHROPIC_API_KEY")
+THREADLESS_PROVIDER_ENV_ALLOW = envkeylist("THREADLESS_PROVIDER_ENV_ALLOW", "OPENAI_API_KEY,ANTHROPIC_API_KEY")
 THREADLESS_OUTBOX_STALE_SECONDS = envint("THREADLESS_OUTBOX_STALE_SECONDS", 300)
 THREADLESS_OUTBOX_SWEEP_SECONDS = envint("THREADLESS_OUTBOX_SWEEP_SECONDS", 30)
 THREADLESS_IDEMPOTENCY_HOURS = 24

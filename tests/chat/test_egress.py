@@ -446,3 +446,21 @@ def test_tls_still_refuses_a_certificate_for_another_name(tls_stand_in, settings
         client.get("https://other.example/hello")
     assert "certificate" in str(caught.value).lower()
     assert tls_stand_in.seen == []
+
+
+# --- the setting itself -----------------------------------------------------------------------
+
+
+def test_a_malformed_provider_env_allow_entry_stops_the_process_at_start(monkeypatch):
+    from django.core.exceptions import ImproperlyConfigured
+
+    from threadless_site.env import envkeylist
+
+    monkeypatch.setenv("TL_TEST_ALLOW", "OPENAI_API_KEY, ANTHROPIC_API_KEY@api.anthropic.com,"
+                                        "STUB_LLM_KEY@127.0.0.1:8080,V6_KEY@[::1]:9")
+    assert envkeylist("TL_TEST_ALLOW") == ["OPENAI_API_KEY", "ANTHROPIC_API_KEY@api.anthropic.com",
+                                           "STUB_LLM_KEY@127.0.0.1:8080", "V6_KEY@[::1]:9"]
+    for bad in ("KEY@", "KEY@host:port", "KEY@http://host", "KEY@host/path", "1KEY", "KEY@a@b", "KEY@" + "a-" * 200):
+        monkeypatch.setenv("TL_TEST_ALLOW", bad)
+        with pytest.raises(ImproperlyConfigured):
+            envkeylist("TL_TEST_ALLOW")
