@@ -244,9 +244,11 @@ def turn_stream(*, handle: runner.TurnHandle, request_id: str = "",
                                                     "requestId": request_id}})
         finally:
             connection.close()
+            held.release()  # before the stream ends: a client that saw the end finds the slot free
             put(None)
 
-    (slot or turnpool.reserve(refuse=False)).run(work)
+    held = slot or turnpool.reserve(refuse=False)
+    held.run(work)
     return _drain(queue)
 
 
