@@ -292,3 +292,9 @@ def test_an_end_user_cannot_write_memory_metadata(users, cast, agent):
     assert own.status_code == 201
     found = cast.a.get("/v1/memories?metadata.plan=enterprise").json()["data"]
     assert [m["id"] for m in found] == [own.json()["memoryId"]]
+
+
+def test_the_chat_page_caps_the_input_box_at_the_end_user_limit(settings, client, agent):
+    settings.THREADLESS_END_USER_MAX_INPUT_CHARS = 1234
+    page = client.get(f"/chat/{agent.slug}/")
+    assert page.status_code == 200 and b'maxlength="1234"' in page.content
