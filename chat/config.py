@@ -21,7 +21,9 @@ TASK_TYPES = ("behavior_rules", "http_call", "llm", "output")
 PROVIDERS = ("openai", "anthropic", "demo")
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD")
 OCCURRENCES = ("currentStep", "lastStep", "anyStep", "never")
-TOP_LEVEL = {"memoryPolicy", "workflow", "behaviorRules", "outputSet", "allowedOrigins", "description"}
+TOP_LEVEL = {"memoryPolicy", "workflow", "behaviorRules", "outputSet", "allowedOrigins", "description", "limits"}
+# End-user limits an agent may set for itself (chat.limits); each overrides the server's default.
+LIMITS = {"concurrentTurns": 100_000, "turnsPerDay": 100_000_000}
 RULES_TASK_ID = "behaviorRules"
 OUTPUT_TASK_ID = "outputSet"
 MAX_TIMEOUT_MS = 120_000
@@ -234,6 +236,17 @@ def _task(task: Any, path: str) -> None:
         _llm(task, path)
 
 
+def _limits(limits: Any) -> None:
+    if not isinstance(limits, dict):
+        _fail("limits", 'must be an object like {"concurrentTurns": 4, "turnsPerDay": 500}.')
+    _unknown(limits, set(LIMITS), "limits")
+    for name, high in LIMITS.items():
+        if name in limits:
+            value = limits[name]
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= high:
+                _fail(f"limits.{name}", f"must be an integer from 0 (no limit) to {high}.")
+
+
 def config_validate(config: Any) -> dict:
     """Validate an agent config; raise InvalidRequest naming the JSON path. Returns the config."""
     if not isinstance(config, dict):
@@ -259,6 +272,8 @@ def config_validate(config: Any) -> dict:
     for i, origin in enumerate(origins):
         if not isinstance(origin, str) or not re.fullmatch(r"https?://[^\s/?#]+/?", origin):
             _fail(f"allowedOrigins[{i}]", "must be an origin like https://example.com (scheme and host only).")
+    if "limits" in config:
+        _limits(config["limits"])
     if not workflow and "behaviorRules" not in config and "outputSet" not in config:
         _fail("workflow", "add at least one task (or the top-level behaviorRules / outputSet shorthand).")
     return config

@@ -76,8 +76,16 @@ def _next_event_seq(conversation_id: str, turn: int) -> int:
     return (last or 0) + 1
 
 
-def turn_begin(*, conversation: Conversation, text: str) -> TurnHandle:
-    """Store the input and open a turn (409 while another turn on this conversation runs)."""
+Admit = Callable[[Conversation], None]
+
+
+def turn_begin(*, conversation: Conversation, text: str, admit: Admit | None = None) -> TurnHandle:
+    """Store the input and open a turn (409 while another turn on this conversation runs).
+
+    `admit(conversation)`, when given, runs inside the same transaction once the turn may start
+    (after the 409 check, before anything is written) and raises to refuse it: the end-user
+    concurrency cap and daily budget (`chat.limits`) are checked there, atomically.
+    """
     if shutting_down():
         raise Unavailable("The server is shutting down; say again in a moment.", headers={"Retry-After": "2"})
     policy = policy_of(conversation.agent.config)
@@ -89,6 +97,8 @@ def turn_begin(*, conversation: Conversation, text: str) -> TurnHandle:
                 raise Conflict("A turn is still running on this conversation.",
                                hint="Wait for its `done` event (or GET the conversation), then say again.")
             Turn.objects.filter(pk=last.pk).update(state=Turn.State.EXECUTION_INTERRUPTED, lease_expires_at=None)
+        if admit is not None:
+            admit(conversation)
         if memory.policy != policy.as_json():
             memory.policy = policy.as_json()
             memory.save(update_fields=["policy"])
@@ -103,8 +113,10 @@ def turn_begin(*, conversation: Conversation, text: str) -> TurnHandle:
         return TurnHandle(conversation.id, memory.id, number, 1, text, entries[0].seq, 1)
 
 
-def turn_begin_rerun(*, conversation: Conversation) -> TurnHandle:
-    """A new attempt of the last turn when it ended ERROR or EXECUTION_INTERRUPTED; else 409."""
+def turn_begin_rerun(*, conversation: Conversation, admit: Admit | None = None) -> TurnHandle:
+    """A new attempt of the last turn when it ended ERROR or EXECUTION_INTERRUPTED; else 409.
+
+    `admit` as in `turn_begin`."""
     if shutting_down():
         raise Unavailable("The server is shutting down; try again in a moment.", headers={"Retry-After": "2"})
     with transaction.atomic():
@@ -119,6 +131,8 @@ def turn_begin_rerun(*, conversation: Conversation) -> TurnHandle:
                 why = "the last turn is still running"
             raise Conflict(f"Nothing to retry: {why}.",
                            hint="rerun retries a turn that ended ERROR or EXECUTION_INTERRUPTED.")
+        if admit is not None:
+            admit(conversation)
         first = (Entry.objects.filter(memory=memory, turn=last.number, kind="message", role="user")
                  .order_by("seq").values_list("seq", flat=True).first())
         last.attempt += 1

@@ -7,12 +7,15 @@ Agents
     agent_ensure_demo(*, project, demo: dict) -> dict                  (for bootstrap_demo)
 Conversations and turns
     conversation_create(*, agent, metadata=None, with_client_token=False) -> (Conversation, token|None)
-    turn_say(*, conversation, text, request_id="") -> dict             (sync; the turn snapshot)
-    turn_rerun(*, conversation, request_id="") -> dict                 (sync; 409 when nothing to retry)
+    turn_say(*, conversation, text, request_id="", admit=None) -> dict  (sync; the turn snapshot)
+    turn_rerun(*, conversation, request_id="", admit=None) -> dict      (sync; 409 when nothing to retry)
     turn_say_stream / turn_rerun_stream(*, conversation, …) -> AsyncIterator[event dict]
-        events are {"id", "event", "data"}; the turn runs in its own thread, so a consumer that
-        stops listening cancels nothing (the turn completes and is stored).
-    turn_stream(*, handle, request_id="") -> AsyncIterator[event dict]  (after runner.turn_begin…)
+        events are {"id", "event", "data"}; the turn runs on the bounded stream pool
+        (`chat.turnpool`), so a consumer that stops listening cancels nothing (the turn
+        completes and is stored).
+    turn_begin_streamed(begin, **kwargs) -> (handle, slot)              (503 when the pool is full)
+    turn_stream(*, handle, request_id="", slot=None) -> AsyncIterator   (after turn_begin_streamed)
+    `admit` is `chat.limits.admit_end_user_turn` for publishable-key callers (see runner.turn_begin).
 Secret store (Fernet, key derived from SECRET_KEY)
     secret_set(*, project, name, value) / secret_delete(*, project, name) / selectors.secret_list
     provider_api_key(*, project_id, task) -> str | None
@@ -29,7 +32,6 @@ import logging
 import os
 import re
 import secrets
-import threading
 from collections.abc import AsyncIterator
 
 from asgiref.sync import sync_to_async
@@ -42,7 +44,7 @@ from memories.errors import InvalidRequest, NotFound
 from memories.models import ApiKey, Project
 from memories.services import _delete_memories, key_create, memory_create
 
-from . import runner
+from . import runner, turnpool
 from .config import config_validate, policy_of
 from .models import Agent, Conversation, Secret
 from .selectors import client_token_hash
@@ -179,15 +181,16 @@ def conversation_create(*, agent: Agent, metadata: dict | None = None,
     return conversation, token
 
 
-def turn_say(*, conversation: Conversation, text: str, request_id: str = "") -> dict:
+def turn_say(*, conversation: Conversation, text: str, request_id: str = "",
+             admit: runner.Admit | None = None) -> dict:
     """Say something and run the turn to its end (not streamed). Returns the turn snapshot."""
     text = check_input(text)
-    handle = runner.turn_begin(conversation=conversation, text=text)
+    handle = runner.turn_begin(conversation=conversation, text=text, admit=admit)
     return runner.turn_execute(handle=handle, stream=False, request_id=request_id, conversation=conversation)
 
 
-def turn_rerun(*, conversation: Conversation, request_id: str = "") -> dict:
-    handle = runner.turn_begin_rerun(conversation=conversation)
+def turn_rerun(*, conversation: Conversation, request_id: str = "", admit: runner.Admit | None = None) -> dict:
+    handle = runner.turn_begin_rerun(conversation=conversation, admit=admit)
     return runner.turn_execute(handle=handle, stream=False, request_id=request_id, conversation=conversation)
 
 
@@ -199,11 +202,27 @@ def check_input(text) -> str:
     return text
 
 
-async def turn_stream(*, handle: runner.TurnHandle, request_id: str = "") -> AsyncIterator[dict]:
-    """Run a begun turn (streamed) in its own thread and yield its events as they happen.
+async def turn_begin_streamed(begin, **kwargs) -> tuple[runner.TurnHandle, turnpool.Slot]:
+    """Reserve a stream worker (503 when the pool is full), then `begin(**kwargs)` (a
+    `runner.turn_begin…`); the slot goes back when the begin fails. Pass both to `turn_stream`."""
+    slot = turnpool.reserve()
+    try:
+        handle = await sync_to_async(begin)(**kwargs)
+    except BaseException:
+        slot.release()
+        raise
+    return handle, slot
 
-    The thread is not a daemon: a client that goes away, or a shutting-down server, still
-    lets the turn reach its end (at the latest, its next task boundary) and store it.
+
+def turn_stream(*, handle: runner.TurnHandle, request_id: str = "",
+                slot: turnpool.Slot | None = None) -> AsyncIterator[dict]:
+    """Run a begun turn (streamed) on the bounded pool and yield its events as they happen.
+
+    Call it from async code (it needs the running loop). The work is submitted at once, not at
+    the first iteration, so a response that is never read still runs and stores its turn; a
+    client that goes away, or a shutting-down server, still lets the turn reach its end (at the
+    latest, its next task boundary). Without a `slot` (see `turn_begin_streamed`) the turn
+    takes one regardless and may wait in the pool's queue.
     """
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue = asyncio.Queue()
@@ -225,9 +244,15 @@ async def turn_stream(*, handle: runner.TurnHandle, request_id: str = "") -> Asy
                                                     "requestId": request_id}})
         finally:
             connection.close()
+            held.release()  # before the stream ends: a client that saw the end finds the slot free
             put(None)
 
-    threading.Thread(target=work, name=f"turn-{handle.conversation_id}-{handle.turn}", daemon=False).start()
+    held = slot or turnpool.reserve(refuse=False)
+    held.run(work)
+    return _drain(queue)
+
+
+async def _drain(queue: asyncio.Queue) -> AsyncIterator[dict]:
     while True:
         event = await queue.get()
         if event is None:
@@ -235,17 +260,19 @@ async def turn_stream(*, handle: runner.TurnHandle, request_id: str = "") -> Asy
         yield event
 
 
-async def turn_say_stream(*, conversation: Conversation, text: str, request_id: str = "") -> AsyncIterator[dict]:
-    """Streaming say for pages: raises Conflict/InvalidRequest on the first iteration."""
+async def turn_say_stream(*, conversation: Conversation, text: str, request_id: str = "",
+                          admit: runner.Admit | None = None) -> AsyncIterator[dict]:
+    """Streaming say for pages: raises Conflict/InvalidRequest/Unavailable on the first iteration."""
     text = check_input(text)
-    handle = await sync_to_async(runner.turn_begin)(conversation=conversation, text=text)
-    async for event in turn_stream(handle=handle, request_id=request_id):
+    handle, slot = await turn_begin_streamed(runner.turn_begin, conversation=conversation, text=text, admit=admit)
+    async for event in turn_stream(handle=handle, request_id=request_id, slot=slot):
         yield event
 
 
-async def turn_rerun_stream(*, conversation: Conversation, request_id: str = "") -> AsyncIterator[dict]:
-    handle = await sync_to_async(runner.turn_begin_rerun)(conversation=conversation)
-    async for event in turn_stream(handle=handle, request_id=request_id):
+async def turn_rerun_stream(*, conversation: Conversation, request_id: str = "",
+                            admit: runner.Admit | None = None) -> AsyncIterator[dict]:
+    handle, slot = await turn_begin_streamed(runner.turn_begin_rerun, conversation=conversation, admit=admit)
+    async for event in turn_stream(handle=handle, request_id=request_id, slot=slot):
         yield event
 
 

@@ -1,5 +1,9 @@
 """Per-key rate limits and per-project plan allowances, correct across processes.
 
+Besides the per-key bucket (`check_rate`), callers add their own buckets with `check_bucket`
+(the end-user routes: per client address and per conversation) and daily counters with
+`incr_daily` (an agent's end-user turn budget); all share the one atomic `incr`.
+
 Counters are atomic: Redis INCR in production, `UPDATE … SET count = count + 1` on the
 embedded default. Never read-modify-write.
 """
@@ -63,20 +67,26 @@ def rate_limit_for(project) -> int:
     return settings.THREADLESS_RATE_LIMIT_PER_MINUTE
 
 
-def check_rate(request, key) -> None:
-    limit = rate_limit_for(key.project)
-    if not limit:
-        return
+def _window(bucket: str, limit: int) -> tuple[int, dict, float, float]:
+    """Count one request in `bucket`'s current fixed window: (count, headers, reset, now)."""
     now = time.time()
     window = int(now // WINDOW_SECONDS)
     reset = (window + 1) * WINDOW_SECONDS
-    # The lookup prefix is random per key, so servers sharing one Redis never share a bucket.
-    count = incr(f"tl:rl:{key.lookup}:{window}", WINDOW_SECONDS * 2)
+    count = incr(f"{bucket}:{window}", WINDOW_SECONDS * 2)
     headers = {
         "X-RateLimit-Limit": str(limit),
         "X-RateLimit-Remaining": str(max(0, limit - count)),
         "X-RateLimit-Reset": str(reset),
     }
+    return count, headers, reset, now
+
+
+def check_rate(request, key) -> None:
+    limit = rate_limit_for(key.project)
+    if not limit:
+        return
+    # The lookup prefix is random per key, so servers sharing one Redis never share a bucket.
+    count, headers, reset, now = _window(f"tl:rl:{key.lookup}", limit)
     request._request.ratelimit_headers = headers
     if count > limit:
         retry = max(1, int(reset - now + 0.999))
@@ -84,6 +94,32 @@ def check_rate(request, key) -> None:
             f"Too many requests for this key: the limit is {limit} per minute.",
             headers={**headers, "Retry-After": str(retry)},
         )
+
+
+def check_bucket(request, *, bucket: str, limit: int, what: str, hint: str | None = None) -> None:
+    """One more per-minute bucket on top of the key's (e.g. per client address, per conversation).
+
+    `bucket` names it (`tl:rl:<scope>:<ids>`, at most ~60 characters; ids that are random per
+    object keep servers sharing one Redis apart); `what` ends the 429 message ("from this
+    address"). The key's X-RateLimit-* headers stay on the answer unless this bucket refuses.
+    0 turns the bucket off.
+    """
+    if not limit:
+        return
+    count, headers, reset, now = _window(bucket, limit)
+    if count > limit:
+        retry = max(1, int(reset - now + 0.999))
+        headers = {**headers, "Retry-After": str(retry)}
+        request._request.ratelimit_headers = headers
+        raise RateLimited(f"Too many requests {what}: the limit is {limit} per minute.", hint=hint, headers=headers)
+
+
+def incr_daily(bucket: str) -> tuple[int, int]:
+    """Count one in `bucket`'s current UTC day: (count, seconds until the day ends)."""
+    now = datetime.now(UTC)
+    day_end = datetime(now.year, now.month, now.day, tzinfo=UTC) + timedelta(days=1)
+    count = incr(f"{bucket}:{now:%Y%m%d}", 2 * 86400)
+    return count, max(1, int((day_end - now).total_seconds() + 0.999))
 
 
 def check_quota(request, key) -> None:

@@ -5,14 +5,16 @@ never a serializer, never a COUNT over the memory.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import orjson
 from django.db import connection
 from django.db.models import QuerySet
+from django.db.models.fields.json import KeyTransform
 from threadless.window import WindowFitter
 
-from .errors import NotFound
+from .errors import InvalidRequest, NotFound
 from .models import ApiKey, Entry, ErrorDigest, Fact, Memory, Project
 
 WINDOW_COLUMNS = ("seq", "turn", "role", "content", "parts", "name", "tool_calls", "tool_call_id", "tokens")
@@ -32,14 +34,36 @@ def memory_get(*, project: Project, memory_id: str) -> Memory:
     return memory
 
 
+METADATA_KEY_MAX = 100
+_METADATA_KEY = re.compile(r"[A-Za-z0-9_.-]+")  # one class, no nesting: linear time
+
+
+def metadata_filter_key(key: str) -> str:
+    """A `metadata.<key>` filter's key, checked to be a literal JSON key (else 400 naming it).
+
+    Only `[A-Za-z0-9_.-]`, never `__`: the key must not be able to name an ORM lookup
+    (`x__regex`) or traverse into nested objects.
+    """
+    if (not isinstance(key, str) or not 1 <= len(key) <= METADATA_KEY_MAX or "__" in key
+            or not _METADATA_KEY.fullmatch(key)):
+        shown = key[:40] + ("…" if len(key) > 40 else "") if isinstance(key, str) else ""
+        raise InvalidRequest(
+            f"metadata.{shown}: a metadata filter key is a literal key of letters, digits, '_', '.' and '-' "
+            f"(1 to {METADATA_KEY_MAX} characters, no '__').",
+            hint="Filter with ?metadata.<key>=<value>, for example ?metadata.user=42.")
+    return key
+
+
 def memory_list(
     *, project: Project, external_id: str | None = None, metadata: dict | None = None
 ) -> QuerySet[Memory]:
     qs = Memory.objects.filter(project=project)
     if external_id is not None:
         qs = qs.filter(external_id=external_id)
-    for key, value in (metadata or {}).items():
-        qs = qs.filter(**{f"metadata__{key}": value})
+    for i, (key, value) in enumerate((metadata or {}).items()):
+        # An explicit key transform: the key is data, never parsed as `__` lookups by the ORM.
+        alias = f"_metadata_{i}"
+        qs = qs.alias(**{alias: KeyTransform(metadata_filter_key(key), "metadata")}).filter(**{alias: value})
     return qs.order_by("-created_at", "-id")
 
 

@@ -3,7 +3,9 @@
 Plain async Django views (not DRF): say streams SSE from an async generator under ASGI, and
 every route answers CORS for the agent's `allowedOrigins` (publishable keys live in browsers).
 Provider text never reaches a publishable-key caller: snapshots and events go through
-`selectors.public_snapshot` / `public_event` for them.
+`selectors.public_snapshot` / `public_event` for them. Publishable-key callers also meet the
+end-user limits of `chat.limits` (per-address and per-conversation buckets, input size, the
+agent's concurrency cap and daily budget, no metadata); streamed turns run on `chat.turnpool`.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from memories.errors import (
 from memories.models import ApiKey, Turn
 from memories.ratelimit import check_quota, check_rate
 
-from .. import runner, selectors, services
+from .. import limits, runner, selectors, services
 from ..models import Agent, Conversation, TurnEvent
 from ..signals import install_if_uvicorn
 
@@ -68,6 +70,8 @@ def _authenticate(request, *, query_key: bool) -> ApiKey:
         raise Unauthorized("No API key was sent.")
     shim = SimpleNamespace(_request=request)
     check_rate(shim, key)
+    if key.kind == ApiKey.Kind.PUBLISHABLE:
+        limits.check_address_rate(request, key)
     check_quota(shim, key)
     request.api_key = key
     return key
@@ -85,6 +89,7 @@ def _conversation(request, key: ApiKey, conversation_id: str) -> Conversation:
                 conversation, _client_token(request)):
             raise NotFound(f"No conversation '{conversation_id}' for this key and client token.",
                            hint="Send the clientToken the conversation was created with as X-Client-Token.")
+        limits.check_conversation_rate(request, conversation)
     return conversation
 
 
@@ -234,6 +239,8 @@ def _create(request, key: ApiKey, agent_id: str) -> dict:
     agent = Agent.objects.select_related("project").filter(project=key.project, pk=agent_id).first()
     if agent is None or (_public(key) and key.agent_id != agent.id):
         raise NotFound(f"No agent '{agent_id}' for this key.", hint="Use an id that POST /v1/agents returned.")
+    if _public(key):
+        limits.check_no_metadata(data)
     conversation, token = services.conversation_create(agent=agent, metadata=data.get("metadata"),
                                                        with_client_token=_public(key))
     out = selectors.conversation_json(conversation=conversation)
@@ -262,16 +269,21 @@ async def conversation_say(request, key, conversation_id: str):
     request_id = getattr(request, "request_id", "")
     public = _public(key)
 
+    admit = limits.admit_end_user_turn if public else None
+
     def prepare():
         conversation = _conversation(request, key, conversation_id)
         data = _body(request, {"input"})
-        return conversation, services.check_input(data.get("input"))
+        text = services.check_input(data.get("input"))
+        return conversation, limits.check_input(text) if public else text
 
     conversation, text = await sync_to_async(prepare)()
     if _wants_sse(request):
-        handle = await sync_to_async(runner.turn_begin)(conversation=conversation, text=text)
-        return sse_response(services.turn_stream(handle=handle, request_id=request_id), public=public)
-    snapshot = await sync_to_async(services.turn_say)(conversation=conversation, text=text, request_id=request_id)
+        handle, slot = await services.turn_begin_streamed(runner.turn_begin, conversation=conversation, text=text,
+                                                          admit=admit)
+        return sse_response(services.turn_stream(handle=handle, request_id=request_id, slot=slot), public=public)
+    snapshot = await sync_to_async(services.turn_say)(conversation=conversation, text=text, request_id=request_id,
+                                                      admit=admit)
     return _json(selectors.public_snapshot(snapshot) if public else snapshot)
 
 
@@ -286,10 +298,13 @@ async def conversation_rerun(request, key, conversation_id: str):
         return conversation
 
     conversation = await sync_to_async(prepare)()
+    admit = limits.admit_end_user_turn if public else None
     if _wants_sse(request):
-        handle = await sync_to_async(runner.turn_begin_rerun)(conversation=conversation)
-        return sse_response(services.turn_stream(handle=handle, request_id=request_id), public=public)
-    snapshot = await sync_to_async(services.turn_rerun)(conversation=conversation, request_id=request_id)
+        handle, slot = await services.turn_begin_streamed(runner.turn_begin_rerun, conversation=conversation,
+                                                          admit=admit)
+        return sse_response(services.turn_stream(handle=handle, request_id=request_id, slot=slot), public=public)
+    snapshot = await sync_to_async(services.turn_rerun)(conversation=conversation, request_id=request_id,
+                                                        admit=admit)
     return _json(selectors.public_snapshot(snapshot) if public else snapshot)
 
 

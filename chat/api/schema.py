@@ -54,13 +54,16 @@ def conversation_paths(result, generator, request, public):
     paths = result.setdefault("paths", {})
     paths["/v1/agents/{agent_id}/conversations"] = {"post": _op(
         "conversations_create", "Start a conversation with an agent (project key or its publishable key)",
-        201, json_of, (400, 404), {"type": "object", "properties": {"metadata": {"type": "object"}}},
+        201, json_of, (400, 404), {"type": "object", "properties": {"metadata": {
+            "type": "object", "description": "Project keys only: with a publishable key, metadata is 400."}}},
         [_path_param("agent_id")])}
     paths["/v1/conversations/{conversation_id}"] = {"get": _op(
         "conversations_get", "The conversation with its turn snapshots", 200, json_of, (404,), None, conv)}
     paths["/v1/conversations/{conversation_id}/say"] = {"post": _op(
         "conversations_say", "Run a turn; JSON snapshot, or SSE with Accept: text/event-stream", 200, snap,
-        (400, 404, 409, 503), {"type": "object", "required": ["input"], "properties": {"input": {"type": "string"}}},
+        (400, 404, 409, 503), {"type": "object", "required": ["input"], "properties": {"input": {
+            "type": "string", "description": "At most 100,000 characters; with a publishable key at most "
+                                             "THREADLESS_END_USER_MAX_INPUT_CHARS (4,000 by default)."}}},
         conv)}
     paths["/v1/conversations/{conversation_id}/rerun"] = {"post": _op(
         "conversations_rerun", "Retry the last turn if it ended ERROR or EXECUTION_INTERRUPTED", 200, snap,

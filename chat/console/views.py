@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 
 import orjson
-from asgiref.sync import sync_to_async
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
@@ -261,11 +260,11 @@ async def manager_say(request, agent_id: str, conversation_id: str):
     conversation = await _staff_conversation(request, agent_id, conversation_id)
     try:
         text = services.check_input(request.POST.get("input", ""))
-        handle = await sync_to_async(runner.turn_begin)(conversation=conversation, text=text)
+        handle, slot = await services.turn_begin_streamed(runner.turn_begin, conversation=conversation, text=text)
     except ApiError as exc:
         return _error(exc)
     request_id = getattr(request, "request_id", "")
-    return sse_response(services.turn_stream(handle=handle, request_id=request_id), public=False)
+    return sse_response(services.turn_stream(handle=handle, request_id=request_id, slot=slot), public=False)
 
 
 async def manager_rerun(request, agent_id: str, conversation_id: str):
@@ -276,8 +275,8 @@ async def manager_rerun(request, agent_id: str, conversation_id: str):
         return HttpResponse(status=405)
     conversation = await _staff_conversation(request, agent_id, conversation_id)
     try:
-        handle = await sync_to_async(runner.turn_begin_rerun)(conversation=conversation)
+        handle, slot = await services.turn_begin_streamed(runner.turn_begin_rerun, conversation=conversation)
     except ApiError as exc:
         return _error(exc)
     request_id = getattr(request, "request_id", "")
-    return sse_response(services.turn_stream(handle=handle, request_id=request_id), public=False)
+    return sse_response(services.turn_stream(handle=handle, request_id=request_id, slot=slot), public=False)

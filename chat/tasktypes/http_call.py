@@ -16,7 +16,7 @@ from memories.redaction import raw_error_text, redact_secrets
 
 from ..egress import EgressRefused, host_port, url_check
 from ..providers.base import body_message, http_client, timeout_of, transport_error
-from ..templating import render
+from ..templating import render, render_json
 from . import TaskContext, TaskFailure, TaskResult
 
 MAX_RESPONSE_BYTES = 2 * 1024 * 1024
@@ -24,12 +24,20 @@ _SECRET_KEY = re.compile(r"(?i)api[_-]?key|token|secret|passw|authorization")
 
 
 def _render_body(body: Any, scope: dict) -> Any:
+    """A string body is a JSON text template (values JSON-escaped); an object or list body has its
+    string values templated as plain text and is JSON-encoded as a whole when sent."""
+    if isinstance(body, str):
+        return render_json(body, scope)
+    return _render_values(body, scope)
+
+
+def _render_values(body: Any, scope: dict) -> Any:
     if isinstance(body, str):
         return render(body, scope)
     if isinstance(body, dict):
-        return {k: _render_body(v, scope) for k, v in body.items()}
+        return {k: _render_values(v, scope) for k, v in body.items()}
     if isinstance(body, list):
-        return [_render_body(v, scope) for v in body]
+        return [_render_values(v, scope) for v in body]
     return body
 
 
@@ -67,6 +75,8 @@ def run(ctx: TaskContext, task: dict) -> TaskResult:
         body = _render_body(request["body"], scope)
         if isinstance(body, str):
             kwargs["content"] = body.encode()
+            if not any(k.lower() == "content-type" for k in headers):
+                headers["Content-Type"] = "application/json"
         else:
             kwargs["json"] = body
     try:

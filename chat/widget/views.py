@@ -8,6 +8,7 @@ Framing: only the agent's `allowedOrigins` may embed it (CSP frame-ancestors).
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import Http404
 from django.shortcuts import render
 from django.views.decorators.clickjacking import xframe_options_exempt
@@ -36,6 +37,7 @@ def chat_page(request, slug: str):
     description = (agent.config or {}).get("description", "")
     response = render(request, "widget/chat.html", {
         "agent": agent, "description": description if isinstance(description, str) else "",
+        "max_input": getattr(settings, "THREADLESS_END_USER_MAX_INPUT_CHARS", 4000),
     })
     response["Content-Security-Policy"] = _csp(agent.allowed_origins)
     response["Referrer-Policy"] = "no-referrer"

@@ -112,7 +112,9 @@ def _page_by_time(qs, request, field: str, render, default: int = 20):
 
 
 def _metadata_filter(request) -> dict:
-    return {k[len("metadata."):]: v for k, v in request.query_params.items() if k.startswith("metadata.") and k != "metadata."}
+    """`?metadata.<key>=<value>` pairs; each key is checked to be literal (400 naming the parameter)."""
+    return {selectors.metadata_filter_key(k[len("metadata."):]): v
+            for k, v in request.query_params.items() if k.startswith("metadata.")}
 
 
 def _body(request) -> dict:
@@ -195,7 +197,8 @@ class MemoryListApi(ProjectScopedMixin, APIView):
 
     @extend_schema(operation_id="memories_list", parameters=[
         OpenApiParameter("limit", int), OpenApiParameter("cursor", str), OpenApiParameter("external_id", str),
-        OpenApiParameter("metadata.<key>", str, description="Filter on a metadata value (repeatable)."),
+        OpenApiParameter("metadata.<key>", str, description="Filter on a metadata value (repeatable). The key is literal: "
+                         "[A-Za-z0-9_.-], no '__'; anything else is 400."),
     ], responses={200: inline_serializer("MemoryList", {"data": MemoryOut.__class__(many=True),
                                                         "next_cursor": serializers.CharField(allow_null=True)}),
                   **errors(400)})
@@ -216,7 +219,8 @@ class MemoryListApi(ProjectScopedMixin, APIView):
 
     @extend_schema(operation_id="memories_delete_matching", parameters=[
         OpenApiParameter("external_id", str),
-        OpenApiParameter("metadata.<key>", str, description="Delete every memory with this metadata value."),
+        OpenApiParameter("metadata.<key>", str, description="Delete every memory with this metadata value (a literal key, as "
+                         "in the list filter)."),
     ], responses={200: inline_serializer("DeleteReceipt", {"deleted": serializers.DictField(
         child=serializers.IntegerField())}), **errors(400)})
     def delete(self, request):
