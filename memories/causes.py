@@ -3,7 +3,7 @@
 * `innermost_message(exc)` walks `__cause__` / `__context__` to the innermost exception with a
   meaningful message ("[Errno -2] Name or service not known" → "Name or service not known";
   "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: … (_ssl.c:1006)" →
-  "certificate verify failed: …").
+  "TLS: certificate verify failed: …").
 * `innermost_text(trace)` does the same for a reported text trace: the message after the last
   Java-style `Caused by:`, or the first exception of a chained Python traceback.
 
@@ -11,6 +11,8 @@ Low-level: nothing here imports other apps. No regex: plain string operations on
 """
 
 from __future__ import annotations
+
+import ssl
 
 _PY_CHAIN_MARKERS = (
     "The above exception was the direct cause of the following exception:",
@@ -22,11 +24,12 @@ MAX_CHAIN = 32
 def _tidy(message: str) -> str:
     """Drop an `[Errno n] ` / `[SSL: X] ` prefix and a `(_ssl.c:1006)` suffix."""
     text = " ".join(message.split())
+    tls = text.startswith("[SSL")
     while text.startswith("[") and "] " in text[:64]:
         text = text[text.index("] ") + 2:]
     if text.endswith(")") and "(_ssl.c:" in text:
         text = text[: text.rindex("(_ssl.c:")].rstrip()
-    return text
+    return f"TLS: {text}" if tls and text else text
 
 
 def _message(exc: BaseException) -> str:
@@ -39,7 +42,13 @@ def _message(exc: BaseException) -> str:
             return ""
     text = _tidy(text)
     # A bare class name or a repr of nothing is not a message.
-    return "" if text in ("", "None", exc.__class__.__name__) else text
+    if text in ("", "None", exc.__class__.__name__):
+        return ""
+    if isinstance(exc, KeyError):
+        return f"missing key {text}"
+    if isinstance(exc, ssl.SSLError) and not text.startswith("TLS"):
+        return f"TLS: {text}"
+    return text
 
 
 def chain_of(exc: BaseException) -> list[BaseException]:

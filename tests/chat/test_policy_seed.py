@@ -230,7 +230,7 @@ def test_a_tls_failure_names_what_went_wrong_instead_of_the_exception_class(make
     assert text.startswith(prefix)
     reason = text[len(prefix):]
     assert "ConnectError" not in reason and "connection failed" not in reason and "_ssl.c" not in reason
-    assert reason.strip()
+    assert reason.startswith("TLS: ") and len(reason) > len("TLS: ")
 
 
 def test_a_dns_failure_chain_reads_as_the_resolvers_message():
