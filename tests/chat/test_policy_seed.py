@@ -82,6 +82,16 @@ def test_the_seeds_behavior_rule_pasted_unchanged_fires_in_the_turn_after_the_fa
     assert "fallback_response" not in third["actions"] and third["output"] == []
 
 
+def test_with_continue_on_failure_the_seeds_rule_answers_even_when_the_call_fails_again(make_agent):
+    agent = make_agent({**policy("digest", cont=True), **json.loads(SEED_BEHAVIOR_RULES), **fallback_output(),
+                        "workflow": [weather_task(refused_url())]})
+    conversation, _ = services.conversation_create(agent=agent)
+    assert services.turn_say(conversation=conversation, text="weather?")["output"] == []
+    second = services.turn_say(conversation=conversation, text="weather?")
+    assert second["output"] == [{"type": "text", "text": FALLBACK}]
+    assert second["conversationState"] == "READY"
+
+
 def test_without_strict_write_the_seeds_rule_has_no_action_to_react_to(make_agent):
     agent = make_agent({**json.loads(SEED_BEHAVIOR_RULES), **fallback_output(),
                         "workflow": [weather_task(refused_url())]})
