@@ -31,6 +31,7 @@ from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from memories.causes import innermost_message
 from memories.errors import Conflict, Unavailable
 from memories.messages import entry_fields
 from memories.models import Entry, Turn
@@ -135,6 +136,11 @@ def turn_begin_rerun(*, conversation: Conversation, admit: Admit | None = None) 
             admit(conversation)
         first = (Entry.objects.filter(memory=memory, turn=last.number, kind="message", role="user")
                  .order_by("seq").values_list("seq", flat=True).first())
+        # A new attempt replaces the earlier ones: what they left (digests, actions, data, partial
+        # replies) leaves the model's view, so a rerun that works shows no failure and no duplicate.
+        earlier = list(Entry.objects.filter(memory=memory, turn=last.number, committed=True)
+                       .exclude(kind="message", role="user").values_list("id", flat=True))
+        entries_set_committed(memory=memory, entry_ids=earlier, committed=False)
         last.attempt += 1
         last.state = Turn.State.IN_PROGRESS
         last.actions, last.task_errors, last.output = [], [], []
@@ -267,6 +273,7 @@ def _run_tasks(conversation: Conversation, handle: TurnHandle, events: _EventLog
     output: list[dict] = []
     task_errors: list[dict] = []
     written: list[int] = []
+    replied: list[tuple[str, list[int]]] = []  # (task, its stored reply messages) of tasks that answered
     runs: list[TaskRun] = []
     failed = interrupted = answered_after_failure = False
     ctx = TaskContext(memory=memory, project_id=conversation.project_id, agent_id=agent.id, turn=handle.turn,
@@ -296,6 +303,7 @@ def _run_tasks(conversation: Conversation, handle: TurnHandle, events: _EventLog
             if exc.partial:
                 written += _store(memory, [{"kind": "message", "role": "assistant", "content": exc.partial,
                                             "committed": False, "tokens": (len(exc.partial) + 3) // 4}])
+                events.emit("rollback", {"taskId": plain})
             runs.append(run_row(task, TaskRun.Status.INTERRUPTED, ms, error_type="interrupted"))
             interrupted = True
             break
@@ -303,8 +311,8 @@ def _run_tasks(conversation: Conversation, handle: TurnHandle, events: _EventLog
             ms = int((time.monotonic() - began) * 1000)
             if not isinstance(exc, TaskFailure):
                 log.error("task %s (%s) raised", plain, kind, exc_info=True)
-                exc = TaskFailure(f"{kind} task failed: internal error", error_type="unknown",
-                                  raw=raw_error_text("".join(traceback.format_exception(exc))))
+                exc = TaskFailure(f"{kind} task failed: {innermost_message(exc, default='internal error')}",
+                                  error_type="unknown", raw=raw_error_text("".join(traceback.format_exception(exc))))
             text = digest_text(task["id"], exc.reason)
             with transaction.atomic():
                 locked = _locked(memory)
@@ -328,6 +336,9 @@ def _run_tasks(conversation: Conversation, handle: TurnHandle, events: _EventLog
                 task_errors.append(result.task_error)
             events.emit("task_failed", {"taskId": plain, "taskType": kind, "durationMs": ms,
                                         "errorType": exc.error_type, "error": text if rules.task_error else None})
+            if exc.partial:
+                # What it streamed is not part of the reply (and, under strict write, not in memory).
+                events.emit("rollback", {"taskId": plain})
             failed = True
             if continuing:
                 continue
@@ -337,7 +348,11 @@ def _run_tasks(conversation: Conversation, handle: TurnHandle, events: _EventLog
         new_actions = [a for a in result.actions if a not in actions]
         items += [{"kind": "action", "task_id": plain, "content": a} for a in new_actions]
         if items:
-            written += _store(memory, items)
+            ids = _store(memory, items)
+            written += ids
+            if result.output:
+                replied.append((plain, [i for i, item in zip(ids, items, strict=True)
+                                        if item["kind"] == "message" and item.get("role") == "assistant"]))
         actions.extend(new_actions)
         ctx.turn_data.extend({"key": e["key"], "value": e.get("value")} for e in result.entries if e["kind"] == "data")
         output.extend(result.output)
@@ -351,9 +366,20 @@ def _run_tasks(conversation: Conversation, handle: TurnHandle, events: _EventLog
         with transaction.atomic():
             locked = _locked(memory)
             entries_set_committed(memory=locked, entry_ids=written, committed=False)
+        for plain, _ids in replied:
+            events.emit("rollback", {"taskId": plain})
         return Turn.State.EXECUTION_INTERRUPTED, actions, [], task_errors, runs
     if failed:
         if continuing and answered_after_failure:
             return Turn.State.READY, actions, output, task_errors, runs
+        if not continuing and replied:
+            # The reply is dropped, so earlier tasks' answers never reach the caller: they leave the
+            # model's view too, and a streaming page is told to take their text down.
+            with transaction.atomic():
+                locked = _locked(memory)
+                entries_set_committed(memory=locked, entry_ids=[i for _, ids in replied for i in ids],
+                                      committed=False)
+            for plain, _ids in replied:
+                events.emit("rollback", {"taskId": plain})
         return Turn.State.ERROR, actions, output if continuing else [], task_errors, runs
     return Turn.State.READY, actions, output, task_errors, runs

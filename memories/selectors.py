@@ -158,7 +158,7 @@ def _rows(sql: str, params: list) -> list[tuple]:
 # Python than a 100-message window (see docs/benchmarks.md).
 _FAILURES_SQL = (
     f"SELECT turn, kind, task_id, content FROM {Entry._meta.db_table} "
-    "WHERE memory_id = %s AND kind IN ('digest', 'error') AND committed AND turn >= %s ORDER BY seq LIMIT 50"
+    "WHERE memory_id = %s AND kind IN ('digest', 'error') AND committed AND turn >= %s ORDER BY seq DESC LIMIT %s"
 )
 _FACTS_SQL = (
     f"SELECT id, text, tokens FROM {Fact._meta.db_table} WHERE memory_id = %s AND active "
@@ -166,9 +166,10 @@ _FACTS_SQL = (
 )
 
 
-def failures_in_turns(*, memory_id: str, from_turn: int) -> list[tuple]:
-    """Committed digest and error entries of turns from `from_turn` on: (turn, kind, task_id, content)."""
-    return _rows(_FAILURES_SQL, [memory_id, from_turn])
+def failures_in_turns(*, memory_id: str, from_turn: int, limit: int = 50) -> list[tuple]:
+    """The newest `limit` committed digest and error entries of turns from `from_turn` on, oldest
+    first: (turn, kind, task_id, content)."""
+    return list(reversed(_rows(_FAILURES_SQL, [memory_id, from_turn, limit])))
 
 
 def active_facts(*, memory_id: str, limit: int = 200) -> list[tuple]:

@@ -22,6 +22,7 @@ from django.utils import timezone
 from threadless.window import message_tokens, text_quarters
 
 from . import keys
+from .causes import innermost_text
 from .context import context_build
 from .errors import InvalidRequest, NotFound, QuotaExceeded
 from .messages import entry_fields, text_of
@@ -417,7 +418,8 @@ def failure_record(*, memory: Memory, turn: int, task_id: str, error: str, polic
     """
     rules = failure_rules(policy)
     plain = plain_task_id(task_id)
-    text = text if text is not None else digest_text(task_id, error)
+    # A reported text trace: the most specific part of its cause chain (the last `Caused by:`).
+    text = text if text is not None else digest_text(task_id, innermost_text(error))
     raw = raw_error_text(error)
     items: list[dict] = []
     if has_output:

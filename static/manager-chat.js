@@ -55,6 +55,7 @@
         if (name === "turn_start" && data) turn = data.turn;
         if (name === "token") { streamed += data.text || ""; reply.querySelector(".msg-text").textContent = streamed; }
         if (name === "task_failed") failed[data.taskId] = data;
+        if (name === "rollback") { streamed = ""; reply.querySelector(".msg-text").textContent = ""; }
         if (name === "output" && !streamed) reply.querySelector(".msg-text").textContent = ThreadlessStream.outputText(data.items);
         if (name === "error") failure(reply, data.message || "The stream failed.", "request " + (data.requestId || "?"));
         if (name === "done") {

@@ -90,6 +90,8 @@
       await ThreadlessStream.read(response, function (name, data) {
         if (name === "turn_start") started = true;
         if (name === "token") { text += data.text || ""; reply.querySelector(".msg-text").textContent = text; }
+        // The server took that text back (the task failed or the turn's reply was dropped): so does the page.
+        if (name === "rollback") { text = ""; reply.querySelector(".msg-text").textContent = ""; }
         if (name === "done") {
           started = true;
           var snap = data.snapshot || {};
@@ -105,7 +107,8 @@
       busy(false);
     }
     if (ok && text) { pending = null; input.focus(); return; }
-    if (!text) reply.remove();
+    // A failed turn leaves no partial reply on screen: the banner takes its place.
+    reply.remove();
     pending = started || action.kind === "rerun" ? { kind: "rerun" } : action;
     showBanner("Something went wrong", true);
   }

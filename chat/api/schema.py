@@ -24,7 +24,7 @@ CONVERSATION = {"type": "object", "properties": {
     "clientToken": {"type": "string", "description": "only when created with a publishable key"},
     "turns": {"type": "array", "items": SNAPSHOT}}}
 SSE = {"text/event-stream": {"schema": {"type": "string", "description":
-       "turn_start, task_start, token, task_end, task_failed, output, done (and error); each with an id"}}}
+       "turn_start, task_start, token, task_end, task_failed, rollback, output, done (and error); each with an id"}}}
 
 CLIENT_TOKEN = {"name": "X-Client-Token", "in": "header", "required": False, "schema": {"type": "string"},
                 "description": "Required with a publishable key: the conversation's clientToken."}

@@ -12,7 +12,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from memories.causes import innermost_message
 from memories.models import Memory
+
+GENERIC_TRANSPORT = "connection failed ("
+FAILED_PREFIX = "task_failed_"
+
+
+def specific_reason(reason: str, exc: BaseException | None) -> str:
+    """A transport failure's generic `connection failed (ConnectError)` becomes the innermost
+    message of its cause chain (a DNS or TLS failure says what went wrong); others stay."""
+    if exc is None or not reason.startswith(GENERIC_TRANSPORT):
+        return reason
+    return innermost_message(exc, default=reason)
 
 
 @dataclass
@@ -73,6 +85,12 @@ class TaskContext:
         for item in self.turn_data:
             merged[item["key"]] = item["value"]
         return merged
+
+    def previous_failures(self) -> list[str]:
+        """The `task_failed_<id>` actions of the turn before this one: a failure that ended its
+        turn reaches the next turn's behavior rules as if emitted in this step (seed 000)."""
+        history = self.history_actions()
+        return [a for a in history[-1] if a.startswith(FAILED_PREFIX)] if history else []
 
     def history_actions(self) -> list[list[str]]:
         """Actions of earlier turns, oldest first (the newest 500)."""

@@ -30,7 +30,9 @@ def _holds(cond: dict, ctx: TaskContext, actions: list[str]) -> bool:
         wanted = set(_list_or_csv(configs.get("actions", ""), "actions"))
         occurrence = configs.get("occurrence", "currentStep")
         if occurrence == "currentStep":
-            return bool(wanted & set(actions))
+            # The previous turn's task_failed_* actions count as this step's (seed 000: the
+            # action is visible to the next turn's behavior rules).
+            return bool(wanted & set(actions)) or bool(wanted & set(ctx.previous_failures()))
         history = ctx.history_actions()
         if occurrence == "lastStep":
             return bool(history and wanted & set(history[-1]))

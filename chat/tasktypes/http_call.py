@@ -17,7 +17,7 @@ from memories.redaction import raw_error_text, redact_secrets
 from ..egress import EgressRefused, host_port, url_check
 from ..providers.base import body_message, http_client, timeout_of, transport_error
 from ..templating import render, render_json
-from . import TaskContext, TaskFailure, TaskResult
+from . import TaskContext, TaskFailure, TaskResult, specific_reason
 
 MAX_RESPONSE_BYTES = 2 * 1024 * 1024
 _SECRET_KEY = re.compile(r"(?i)api[_-]?key|token|secret|passw|authorization")
@@ -86,7 +86,7 @@ def run(ctx: TaskContext, task: dict) -> TaskResult:
         raise TaskFailure(f"{operation}: {exc}", error_type="transport", raw=f"{method} {url}: {exc}") from exc
     except Exception as exc:  # noqa: BLE001 - every transport failure becomes a task failure
         error = transport_error(exc, timeout_ms=timeout_ms, url=url)
-        raise TaskFailure(f"{operation}: {error.reason}", error_type=error.error_type,
+        raise TaskFailure(f"{operation}: {specific_reason(error.reason, exc)}", error_type=error.error_type,
                           raw=f"{method} {url}: {error.raw}") from exc
     text = response.content[:MAX_RESPONSE_BYTES].decode("utf-8", "replace")
     value = _parse(text) if text else None

@@ -288,7 +288,10 @@ class DecorateApi(ProjectScopedMixin, APIView):
         key = services.check_idempotency_key(request.headers.get("Idempotency-Key"))
         data = _body(request)
         _reject_unknown(data, {"instructions", "messages", "budget_tokens", "recall", "store"})
-        messages = validate_messages(data.get("messages"), allow_empty=True)
+        if data.get("messages") is None:
+            raise InvalidRequest("messages: is required (the new messages of this turn; [] builds the request "
+                                 "from memory alone).", hint='Send {"messages": [{"role": "user", "content": "…"}]}.')
+        messages = validate_messages(data["messages"], allow_empty=True)
         store = _bool(data, "store", True)
         recall_on = _bool(data, "recall", True)
 

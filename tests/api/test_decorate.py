@@ -313,3 +313,15 @@ def test_content_parts_are_stored_and_passed_through_and_an_image_counts_256(cas
 def test_decorate_records_the_budget_it_was_last_used_with(cast, memory_a):
     decorate(cast.a, memory_a.id, [{"role": "user", "content": "hi"}], budget_tokens=12345)
     assert Memory.objects.get(pk=memory_a.pk).last_budget_tokens == 12345
+
+
+def test_a_decorate_without_messages_is_a_400_naming_messages_and_stores_nothing(cast, memory_a):
+    """Issue 14 item 13: `{}` used to answer 200 with an empty turn."""
+    for body in ({}, {"messages": None}, {"instructions": "Be brief."}):
+        error = error_of(post(cast.a, f"/v1/memories/{memory_a.id}/decorate", body), 400, "invalid_request")
+        assert error["message"].startswith("messages: is required")
+    assert entries(memory_a) == []
+    memory_a.refresh_from_db()
+    assert memory_a.instructions == "" and memory_a.last_turn == 0
+    # An explicit empty list still builds the request from memory alone.
+    assert decorate(cast.a, memory_a.id, []).status_code == 200

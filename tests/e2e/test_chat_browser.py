@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 
@@ -97,6 +98,32 @@ def test_end_user_chat_shows_the_banner_and_try_again_recovers(browser, console_
     for body in bodies:
         assert b"deprecated" not in body and b"Streaming chat failed" not in body
     context.close()
+
+
+def test_a_stream_failing_midway_takes_its_partial_reply_off_the_end_user_page(browser, console_server, agent,
+                                                                              provider, pub_key):
+    """Issue 14 item 5: the rollback reaches the page, and the banner replaces the partial tokens."""
+    error = json.dumps({"error": {"message": PROVIDER_TEXT}})
+    provider.stub.openai_stream("/v1/chat/completions", ["Partial ", "forecast ", "for Oslo"], chunk_delay=0.4,
+                                tail=[f"data: {error}\n\n"])
+    page = browser.new_page()
+    bodies: list[bytes] = []
+    page.on("requestfinished", lambda request: bodies.append(request.response().body() if request.response() else b""))
+    page.goto(console_server.url + f"/chat/{agent['slug']}/#key={pub_key}")
+    page.get_by_label("Your message").fill("Forecast for Oslo?")
+    page.get_by_role("button", name="Send").click()
+    # The tokens stream in first…
+    expect(page.locator(".msg-assistant").last).to_contain_text("Partial forecast")
+    # …then the task fails: the banner shows and the partial reply is gone.
+    expect(page.get_by_role("alert")).to_contain_text("Something went wrong")
+    expect(page.locator(".msg-assistant")).to_have_count(0)
+    assert "Partial forecast" not in page.locator("#chat-log").inner_text()
+    page.wait_for_timeout(200)
+    assert any(b"event: rollback" in body for body in bodies), "the rollback event did not reach the page"
+    provider.heal()
+    page.get_by_role("button", name="Try again").click()
+    expect(page.locator(".msg-assistant").last).to_have_text(re.compile("Hello from the stub."))
+    page.close()
 
 
 def test_try_again_with_nothing_to_retry_says_so(browser, console_server, agent, provider, pub_key):
