@@ -175,3 +175,12 @@ def test_create_project_adds_the_named_members(db):
     out = io.StringIO()
     call_command("create_project", "Ops", "--member", "ops", "--json", stdout=out)
     assert json.loads(out.getvalue())["members"] == ["ops"]
+
+
+def test_project_members_adds_and_removes_accounts(world):
+    out = io.StringIO()
+    call_command("project_members", "--project", world["b"].pk, "--add", "ann", "--json", stdout=out)
+    assert "ann" in json.loads(out.getvalue())["members"]
+    assert world["ann"].get(f"/manage/projects/{world['b'].pk}/").status_code == 200
+    call_command("project_members", "--project", world["b"].pk, "--remove", "ann", stdout=io.StringIO())
+    assert world["ann"].get(f"/manage/projects/{world['b'].pk}/").status_code == 404
