@@ -34,8 +34,10 @@ def documented_production_env() -> dict[str, str]:
 
 
 def run_check(tmp_path: Path, extra: dict[str, str]) -> subprocess.CompletedProcess:
+    # A production process: none of the test run's own settings (the e2e conftest, for one, sets
+    # DJANGO_ALLOW_ASYNC_UNSAFE, which check --deploy rightly warns about).
     base = {k: v for k, v in os.environ.items() if not k.startswith(("SECURE_", "SESSION_", "CSRF_"))
-            and k not in {"DEBUG", "SECRET_KEY", "ALLOWED_HOSTS"}}
+            and k not in {"DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "DJANGO_ALLOW_ASYNC_UNSAFE"}}
     env = {**base, "THREADLESS_VAR_DIR": str(tmp_path), "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
            "DJANGO_SETTINGS_MODULE": "threadless_site.settings", **extra}
     return subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
