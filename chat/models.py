@@ -101,7 +101,7 @@ class TurnEvent(models.Model):
 
 
 class Secret(models.Model):
-    """A provider API key in the console's secret store, encrypted with Fernet (key from SECRET_KEY)."""
+    """A provider API key in the console's secret store, encrypted by chat.secretbox (MultiFernet)."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="secrets")
     name = models.CharField(max_length=100)

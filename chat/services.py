@@ -16,7 +16,7 @@ Conversations and turns
     turn_begin_streamed(begin, **kwargs) -> (handle, slot)              (503 when the pool is full)
     turn_stream(*, handle, request_id="", slot=None) -> AsyncIterator   (after turn_begin_streamed)
     `admit` is `chat.limits.admit_end_user_turn` for publishable-key callers (see runner.turn_begin).
-Secret store (Fernet, key derived from SECRET_KEY)
+Secret store (chat.secretbox: MultiFernet over THREADLESS_SECRET_STORE_KEYS; rotate_secrets)
     secret_set(*, project, name, value) / secret_delete(*, project, name) / selectors.secret_list
     provider_api_key(*, project_id, task) -> str | None
 Snapshots are project-key views; pass them through selectors.public_snapshot / public_event for
@@ -26,8 +26,6 @@ a publishable-key caller.
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
 import logging
 import os
 import re
@@ -35,7 +33,6 @@ import secrets
 from collections.abc import AsyncIterator
 
 from asgiref.sync import sync_to_async
-from cryptography.fernet import Fernet, InvalidToken
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils.text import slugify
@@ -44,7 +41,7 @@ from memories.errors import InvalidRequest, NotFound
 from memories.models import ApiKey, Project
 from memories.services import _delete_memories, key_create, memory_create
 
-from . import runner, turnpool
+from . import runner, secretbox, turnpool
 from .config import config_validate, policy_of
 from .models import Agent, Conversation, Secret
 from .selectors import client_token_hash
@@ -279,18 +276,13 @@ async def turn_rerun_stream(*, conversation: Conversation, request_id: str = "",
 # --- secret store ------------------------------------------------------------------------------
 
 
-def _fernet() -> Fernet:
-    digest = hashlib.sha256(b"threadless-secret-store:" + settings.SECRET_KEY.encode()).digest()
-    return Fernet(base64.urlsafe_b64encode(digest))
-
-
 def secret_set(*, project: Project, name: str, value: str) -> Secret:
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]{1,100}", name):
         raise InvalidRequest("name: letters, digits, '_', '.' and '-', at most 100 characters.")
     if not isinstance(value, str) or not value.strip():
         raise InvalidRequest("value: must be a non-empty string.")
     value = value.strip()
-    token = _fernet().encrypt(value.encode()).decode()
+    token = secretbox.encrypt(value)
     hint = "…" + value[-4:] if len(value) >= 12 else "…"
     secret, _ = Secret.objects.update_or_create(project=project, name=name,
                                                 defaults={"ciphertext": token, "hint": hint})
@@ -308,9 +300,10 @@ def secret_value(*, project_id: str, name: str) -> str:
     if secret is None:
         raise LookupError(f"the secret '{name}' is not in the project's secret store")
     try:
-        return _fernet().decrypt(secret.ciphertext.encode()).decode()
-    except InvalidToken:
-        raise LookupError(f"the secret '{name}' cannot be decrypted (was SECRET_KEY changed?)") from None
+        return secretbox.decrypt(secret.ciphertext)
+    except secretbox.InvalidToken:
+        raise LookupError(f"the secret '{name}' cannot be decrypted (is its key missing from "
+                          "THREADLESS_SECRET_STORE_KEYS?)") from None
 
 
 def provider_api_key(*, project_id: str, task: dict) -> str | None:

@@ -25,6 +25,12 @@ def key_from_plaintext(plaintext: str) -> ApiKey:
         raise Unauthorized("The API key is not valid.")
     if key.revoked_at is not None:
         raise Unauthorized("The API key has been revoked.", hint="Create a new key in the console.")
+    rehashed = keys.hash_secret(secret)
+    if key.hashed != rehashed:
+        # It matched a SECRET_KEY_FALLBACKS entry: store the hash under the current SECRET_KEY,
+        # so the fallback can be dropped once every key has been used.
+        ApiKey.objects.filter(pk=key.pk).update(hashed=rehashed)
+        key.hashed = rehashed
     now = timezone.now()
     # Bounded write rate: last_used_at is kept to the minute, not written on every call.
     if key.last_used_at is None or now - key.last_used_at > LAST_USED_RESOLUTION:

@@ -19,8 +19,9 @@ def _random(n: int) -> str:
     return "".join(secrets.choice(_ALPHABET) for _ in range(n))
 
 
-def hash_secret(secret: str) -> str:
-    return hmac.new(settings.SECRET_KEY.encode(), secret.encode(), hashlib.sha256).hexdigest()
+def hash_secret(secret: str, secret_key: str | None = None) -> str:
+    key = settings.SECRET_KEY if secret_key is None else secret_key
+    return hmac.new(key.encode(), secret.encode(), hashlib.sha256).hexdigest()
 
 
 def generate(kind: str) -> tuple[str, str, str, str]:
@@ -43,4 +44,8 @@ def split(plaintext: str) -> tuple[str, str, str] | None:
 
 
 def matches(secret: str, hashed: str) -> bool:
-    return hmac.compare_digest(hash_secret(secret), hashed)
+    """True when the hash was made with SECRET_KEY or one of SECRET_KEY_FALLBACKS (a rotation)."""
+    found = False
+    for secret_key in [settings.SECRET_KEY, *settings.SECRET_KEY_FALLBACKS]:
+        found |= hmac.compare_digest(hash_secret(secret, secret_key), hashed)
+    return found

@@ -9,6 +9,7 @@ from __future__ import annotations
 import secrets
 import string
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
@@ -44,6 +45,8 @@ class Project(models.Model):
     # Optional model for background work (fact extraction, compaction), shaped like an llm task:
     # {"provider": "openai", "model": "...", "baseUrl": "...", "apiKeyEnv": "..."}. None = offline rules.
     model_config = models.JSONField(null=True, blank=True)
+    # Staff accounts that may see and administer the project in the console (superusers see all).
+    members = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="threadless_projects")
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

@@ -45,6 +45,9 @@ def cast(db) -> Cast:
     users = get_user_model()
     staff = users.objects.create_user("staff", password="staff-pass-123", is_staff=True)
     user = users.objects.create_user("visitor", password="visitor-pass-123", is_staff=False)
+    # The cast's staff account administers both projects (console access is per membership).
+    project_a.members.add(staff)
+    project_b.members.add(staff)
     return Cast(project_a, key_a, project_b, key_b, staff, user)
 
 

@@ -2,14 +2,27 @@
 
 Graceful shutdown: the ASGI lifespan shutdown (uvicorn's SIGTERM handling) tells running turns to
 stop at their next task boundary (see chat.shutdown), so they end EXECUTION_INTERRUPTED.
+Request bodies pass threadless_site.bodylimit first: 413 as soon as the limit is passed.
 """
 
 import os
 
 from django.core.asgi import get_asgi_application
 
+from threadless_site.bodylimit import BodyLimitMiddleware
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
 django_application = get_asgi_application()
+
+
+def _body_limit() -> int:
+    from django.conf import settings
+
+    return settings.THREADLESS_MAX_BODY_BYTES
+
+
+# Every HTTP request passes the body-limit guard before Django reads (and spools) its body.
+guarded_application = BodyLimitMiddleware(django_application, _body_limit)
 
 
 async def application(scope, receive, send):
@@ -30,4 +43,4 @@ async def application(scope, receive, send):
                 await send({"type": "lifespan.shutdown.complete"})
                 return
     else:
-        await django_application(scope, receive, send)
+        await guarded_application(scope, receive, send)

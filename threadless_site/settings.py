@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 from .env import envbool, envint, envkeylist, envlist, envstr
 
@@ -16,8 +17,9 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(envstr("THREADLESS_VAR_DIR", str(BASE_DIR / "var"))).resolve()
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
-SECRET_KEY = envstr("SECRET_KEY", "dev-insecure-threadless-change-me-in-production-0123456789")
 DEBUG = envbool("DEBUG", False)
+# SECRET_KEY, SECRET_KEY_FALLBACKS, the secret store's keys and the HTTPS settings: see the
+# "Secrets at rest and HTTPS" block at the end of this file.
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver,[::1]")
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", "")
 
@@ -227,3 +229,39 @@ SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"] = [
     "drf_spectacular.hooks.postprocess_schema_enums",
     "chat.api.schema.conversation_paths",
 ]
+
+# --- Secrets at rest and HTTPS (issue 11: findings 7, 8, 15) ------------------------------------
+# SECRET_KEY comes from the environment, else from a per-install file under the var dir (created
+# 0600 on first use). The value once committed in this repository is refused unless DEBUG is on.
+from .keyfiles import DEV_SECRET_KEY, install_secret, proxy_ssl_header, secret_store_keys  # noqa: E402
+
+SECRET_KEY = envstr("SECRET_KEY", "") or install_secret(VAR_DIR / "secret_key")
+if SECRET_KEY == DEV_SECRET_KEY and not DEBUG:
+    raise ImproperlyConfigured(
+        "SECRET_KEY is the development value committed in the repository: set SECRET_KEY to a long "
+        "random value (or unset it to use the per-install key in $THREADLESS_VAR_DIR/secret_key), "
+        "or set DEBUG=true for local development."
+    )
+# Older keys, still accepted for sessions, signatures and API-key hashes while they rotate out.
+SECRET_KEY_FALLBACKS = envlist("SECRET_KEY_FALLBACKS", "")
+# The secret store's own Fernet keys, newest first (comma-separated); unset: a per-install key file.
+THREADLESS_SECRET_STORE_KEYS = secret_store_keys(
+    envlist("THREADLESS_SECRET_STORE_KEYS", ""), VAR_DIR / "secret_store_key"
+)
+
+# HTTPS in production (all off by default so `make run` serves http on 127.0.0.1).
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", False)
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", False)
+SESSION_COOKIE_SECURE = envbool("SESSION_COOKIE_SECURE", False)
+CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", False)
+# Behind a TLS-terminating proxy: the header it sets, e.g. "X-Forwarded-Proto" (value "https").
+SECURE_PROXY_SSL_HEADER = proxy_ssl_header(envstr("SECURE_PROXY_SSL_HEADER", ""))
+# The /healthz and /readyz probes come over plain http from the load balancer.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+
+# Console sign-in throttle: failed attempts per account and per client IP, in the cache.
+THREADLESS_LOGIN_FAILURES_PER_ACCOUNT = envint("THREADLESS_LOGIN_FAILURES_PER_ACCOUNT", 5)
+THREADLESS_LOGIN_FAILURES_PER_IP = envint("THREADLESS_LOGIN_FAILURES_PER_IP", 20)
+THREADLESS_LOGIN_LOCKOUT_SECONDS = envint("THREADLESS_LOGIN_LOCKOUT_SECONDS", 900)

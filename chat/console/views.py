@@ -16,9 +16,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from memories.console import access
 from memories.console.access import staff_required
 from memories.errors import ApiError
-from memories.models import Project
 
 from .forms import AgentForm, SecretForm
 
@@ -33,10 +33,12 @@ DEFAULT_CONFIG = {
 }
 
 
-def _agent(agent_id: str):
+def _agent(request, agent_id: str):
+    """The agent, if its project is one the console user may see (else 404, like a missing id)."""
     from chat.models import Agent
 
-    agent = Agent.objects.select_related("project").filter(pk=agent_id).first()
+    agent = Agent.objects.select_related("project").filter(
+        pk=agent_id, project__in=access.visible_projects(request.user)).first()
     if agent is None:
         raise Http404("No such agent.")
     return agent
@@ -61,7 +63,7 @@ def parse_config(text: str) -> tuple[dict | None, dict | None]:
     return config, None
 
 
-def _save(form: AgentForm, agent=None):
+def _save(request, form: AgentForm, agent=None):
     """Create or update through chat.services; returns (agent, error)."""
     from chat import services
 
@@ -71,7 +73,7 @@ def _save(form: AgentForm, agent=None):
     slug = form.cleaned_data.get("slug") or None
     try:
         if agent is None:
-            project = Project.objects.filter(pk=form.cleaned_data["project"]).first()
+            project = access.visible_projects(request.user).filter(pk=form.cleaned_data["project"]).first()
             if project is None:
                 return None, {"path": "project", "message": "choose a project."}
             return services.agent_create(project=project, name=form.cleaned_data["name"], config=config,
@@ -83,8 +85,8 @@ def _save(form: AgentForm, agent=None):
         return None, {"path": path, "message": message}
 
 
-def _projects():
-    return [(p.pk, p.name) for p in Project.objects.order_by("name")]
+def _projects(request):
+    return [(p.pk, p.name) for p in access.visible_projects(request.user).order_by("name")]
 
 
 @staff_required
@@ -93,19 +95,20 @@ def agents(request):
 
     from chat.models import Agent
 
-    rows = Agent.objects.select_related("project").annotate(conversations_n=Count("conversations")) \
+    rows = Agent.objects.filter(project__in=access.visible_projects(request.user)) \
+        .select_related("project").annotate(conversations_n=Count("conversations")) \
         .order_by("project__name", "name")
     return render(request, "chat_console/agents.html", {"section": "agents", "agents": rows})
 
 
 @staff_required
 def agent_new(request):
-    form = AgentForm(request.POST or None, projects=_projects(),
+    form = AgentForm(request.POST or None, projects=_projects(request),
                      initial={"config": json.dumps(DEFAULT_CONFIG, indent=2),
                               "project": request.GET.get("project", "")})
     error = None
     if request.method == "POST" and form.is_valid():
-        agent, error = _save(form)
+        agent, error = _save(request, form)
         if agent is not None:
             messages.success(request, f"Agent “{agent.name}” created. Try it in the Manager chat.")
             return redirect("chat_console:agent", agent_id=agent.pk)
@@ -116,13 +119,13 @@ def agent_new(request):
 
 @staff_required
 def agent_edit(request, agent_id: str):
-    agent = _agent(agent_id)
+    agent = _agent(request, agent_id)
     initial = {"name": agent.name, "slug": agent.slug, "project": agent.project_id,
                "config": json.dumps(agent.config, indent=2, ensure_ascii=False)}
-    form = AgentForm(request.POST or None, projects=_projects(), initial=initial, editing=True)
+    form = AgentForm(request.POST or None, projects=_projects(request), initial=initial, editing=True)
     error = None
     if request.method == "POST" and form.is_valid():
-        saved, error = _save(form, agent)
+        saved, error = _save(request, form, agent)
         if saved is not None:
             messages.success(request, "Agent saved. The next turn uses the new config.")
             return redirect("chat_console:agent", agent_id=agent.pk)
@@ -136,7 +139,7 @@ def agent_edit(request, agent_id: str):
 def agent_delete(request, agent_id: str):
     from chat import services
 
-    agent = _agent(agent_id)
+    agent = _agent(request, agent_id)
     if request.method == "POST":
         if request.POST.get("confirm") != agent.slug:
             return render(request, "chat_console/agent_delete.html",
@@ -156,9 +159,11 @@ def agent_delete(request, agent_id: str):
 def secrets_page(request):
     from chat import selectors, services
 
-    projects = list(Project.objects.order_by("name"))
-    project = next((p for p in projects if p.pk == (request.POST.get("project") or request.GET.get("project"))),
-                   projects[0] if projects else None)
+    projects = list(access.visible_projects(request.user).order_by("name"))
+    wanted = request.POST.get("project") or request.GET.get("project")
+    project = next((p for p in projects if p.pk == wanted), None) if wanted else (projects[0] if projects else None)
+    if wanted and project is None:
+        raise Http404("No such project.")
     form = SecretForm(request.POST or None)
     status = 200
     if request.method == "POST" and project is not None:
@@ -210,7 +215,7 @@ def _history(conversation) -> list[dict]:
 def manager_chat(request, agent_id: str):
     from chat.models import Conversation
 
-    agent = _agent(agent_id)
+    agent = _agent(request, agent_id)
     conversation = None
     if request.GET.get("c"):
         conversation = Conversation.objects.filter(pk=request.GET["c"], agent=agent).first()
@@ -228,7 +233,7 @@ def manager_chat(request, agent_id: str):
 def manager_chat_new(request, agent_id: str):
     from chat import services
 
-    agent = _agent(agent_id)
+    agent = _agent(request, agent_id)
     conversation, _ = services.conversation_create(agent=agent, metadata={"source": "manager-chat"})
     return redirect(reverse("chat_console:chat", args=[agent.pk]) + f"?c={conversation.pk}")
 
@@ -237,9 +242,10 @@ async def _staff_conversation(request, agent_id: str, conversation_id: str):
     from chat.models import Conversation
 
     user = await request.auser()
-    if not (user.is_authenticated and user.is_active and user.is_staff):
+    if not access.is_staff(user):
         raise PermissionDenied
-    conversation = await Conversation.objects.filter(pk=conversation_id, agent_id=agent_id).afirst()
+    conversation = await Conversation.objects.filter(
+        pk=conversation_id, agent_id=agent_id, agent__project__in=access.visible_projects(user)).afirst()
     if conversation is None:
         raise Http404("No such conversation for this agent.")
     return conversation

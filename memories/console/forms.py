@@ -3,14 +3,36 @@
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.contrib.auth.forms import AuthenticationForm
+
+from . import throttle
 
 
 class StaffLoginForm(AuthenticationForm):
     error_messages = {
         **AuthenticationForm.error_messages,
         "not_staff": "This account has no staff access to the Manager console.",
+        "locked": "Too many failed sign-ins. Try again in %(minutes)s minutes.",
     }
+
+    def clean(self):
+        username = str(self.data.get("username", ""))[:150]
+        if throttle.locked(self.request, username):
+            minutes = max(1, settings.THREADLESS_LOGIN_LOCKOUT_SECONDS // 60)
+            raise forms.ValidationError(self.error_messages["locked"], code="locked", params={"minutes": minutes})
+        try:
+            cleaned = super().clean()
+        except forms.ValidationError as exc:
+            if getattr(exc, "code", None) == "invalid_login":
+                throttle.record_failure(self.request, username)
+            raise
+        throttle.clear_account(self.request, username)
+        return cleaned
+
+    @property
+    def locked(self) -> bool:
+        return any(error.code == "locked" for error in self.errors.as_data().get("__all__", []))
 
     def confirm_login_allowed(self, user):
         super().confirm_login_allowed(user)

@@ -1,4 +1,6 @@
-"""Reads for the Manager console pages (staff see every project).
+"""Reads for the Manager console pages, scoped to the projects the console user may see.
+
+`within` is the queryset of those projects (`access.visible_projects`); None means every project.
 
 The memory timeline is read one page of turns at a time through `entry_turn_idx`, so a memory
 of any size costs the same to open; nothing here loads a whole memory.
@@ -21,8 +23,9 @@ ERROR_TYPES = ("timeout", "transport", "rate_limit", "content_filter", "provider
 ENTRIES_PER_PAGE_CAP = 400
 
 
-def project_scope(project_id: str | None) -> Project | None:
-    return Project.objects.filter(pk=project_id).first() if project_id else None
+def project_scope(project_id: str | None, within: QuerySet[Project] | None = None) -> Project | None:
+    projects = Project.objects.all() if within is None else within
+    return projects.filter(pk=project_id).first() if project_id else None
 
 
 @dataclass
@@ -45,12 +48,17 @@ class Overview:
     newest_failures: list[ErrorDigest]
 
 
-def overview(*, project: Project | None, days: int = 14) -> Overview:
+def overview(*, project: Project | None, days: int = 14, within: QuerySet[Project] | None = None) -> Overview:
     since = timezone.now().date() - timedelta(days=days - 1)
     memories = Memory.objects.all()
     turns = Turn.objects.all()
     digests = ErrorDigest.objects.all()
     calls = ApiCall.objects.filter(day__gte=since)
+    if project is None and within is not None:
+        memories = memories.filter(project__in=within)
+        turns = turns.filter(memory__project__in=within)
+        digests = digests.filter(project__in=within)
+        calls = calls.filter(project__in=within)
     if project is not None:
         memories = memories.filter(project=project)
         turns = turns.filter(memory__project=project)
@@ -80,8 +88,11 @@ def overview(*, project: Project | None, days: int = 14) -> Overview:
     )
 
 
-def memory_search(*, project: Project | None, query: str = "", with_digests: bool = False) -> QuerySet[Memory]:
+def memory_search(*, project: Project | None, query: str = "", with_digests: bool = False,
+                  within: QuerySet[Project] | None = None) -> QuerySet[Memory]:
     qs = Memory.objects.select_related("project")
+    if within is not None:
+        qs = qs.filter(project__in=within)
     if project is not None:
         qs = qs.filter(project=project)
     query = query.strip()
@@ -165,10 +176,13 @@ class DigestFilters:
     error_type: str = ""
     since: datetime | None = None
     until: datetime | None = None
+    within: QuerySet[Project] | None = None  # the projects the console user may see; None = all
 
 
 def digest_search(*, filters: DigestFilters) -> QuerySet[ErrorDigest]:
     qs = ErrorDigest.objects.select_related("memory", "project")
+    if filters.within is not None:
+        qs = qs.filter(project__in=filters.within)
     if filters.project is not None:
         qs = qs.filter(project=filters.project)
     if filters.agent:
@@ -190,8 +204,10 @@ def digest_counts_by_task(*, digests: QuerySet[ErrorDigest]) -> list[dict]:
     )
 
 
-def digest_choices(*, project: Project | None) -> dict[str, list[str]]:
+def digest_choices(*, project: Project | None, within: QuerySet[Project] | None = None) -> dict[str, list[str]]:
     qs = ErrorDigest.objects.all() if project is None else ErrorDigest.objects.filter(project=project)
+    if within is not None:
+        qs = qs.filter(project__in=within)
     return {
         "tasks": sorted(set(qs.values_list("task_id", flat=True).distinct()[:200])),
         "error_types": sorted(set(qs.values_list("error_type", flat=True).distinct()[:50]) | set(ERROR_TYPES)),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime, time, timedelta
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.core.paginator import Paginator
@@ -25,6 +26,7 @@ from .. import services
 from ..errors import ApiError
 from ..models import ApiKey, Fact, Memory, Project, ProjectUsage
 from ..policy import policy_parse
+from . import access
 from . import selectors as sel
 from .access import staff_required
 from .forms import DigestFilterForm, FactForm, KeyForm, ProjectForm, StaffLoginForm, WhatModelSeesForm
@@ -41,8 +43,8 @@ def _partial(request, template: str, partial: str) -> str:
     return f"{template}#{partial}" if request.htmx else template
 
 
-def agent_choices(project: Project | None = None) -> list[tuple[str, str]]:
-    """(id, name) of the agents, when the chat app provides them."""
+def agent_choices(project: Project | None = None, within=None) -> list[tuple[str, str]]:
+    """(id, name) of the agents (of `project`, else of the projects `within`), when the chat app provides them."""
     try:
         from chat.models import Agent  # type: ignore[attr-defined]
     except ImportError:
@@ -50,6 +52,8 @@ def agent_choices(project: Project | None = None) -> list[tuple[str, str]]:
     qs = Agent.objects.all()
     if project is not None:
         qs = qs.filter(project=project)
+    elif within is not None:
+        qs = qs.filter(project__in=within)
     return [(str(a.pk), f"{a.name} ({a.slug})") for a in qs.order_by("name")[:500]]
 
 
@@ -60,6 +64,13 @@ class LoginView(auth_views.LoginView):
     template_name = "console/login.html"
     authentication_form = StaffLoginForm
     redirect_authenticated_user = False
+
+    def form_invalid(self, form):
+        response = super().form_invalid(form)
+        if form.locked:  # throttled (memories.console.throttle): 429 with the wait
+            response.status_code = 429
+            response["Retry-After"] = str(settings.THREADLESS_LOGIN_LOCKOUT_SECONDS)
+        return response
 
 
 class LogoutView(auth_views.LogoutView):
@@ -90,11 +101,12 @@ def _chart(series: list[sel.DayCount]) -> dict:
 
 @staff_required
 def overview(request):
-    project = sel.project_scope(request.GET.get("project"))
-    data = sel.overview(project=project)
+    within = access.visible_projects(request.user)
+    project = access.project_scope(request.user, request.GET.get("project"))
+    data = sel.overview(project=project, within=within)
     return render(request, "console/overview.html", {
         "section": "overview", "data": data, "chart": _chart(data.digests_by_day), "project": project,
-        "projects": Project.objects.order_by("name"),
+        "projects": within.order_by("name"),
     })
 
 
@@ -114,18 +126,16 @@ def projects(request):
         if data["retention_days"] is not None:
             project.retention_days = data["retention_days"]
             project.save(update_fields=["retention_days"])
+        access.add_member(project, request.user)
         messages.success(request, f"Project “{project.name}” created. Create its first key below.")
         return redirect("console:project", project_id=project.pk)
-    rows = Project.objects.order_by("name")
+    rows = access.visible_projects(request.user).order_by("name")
     return render(request, "console/projects.html", {"section": "projects", "projects": rows, "form": form},
                   status=400 if form.errors else 200)
 
 
-def _project(project_id: str) -> Project:
-    project = Project.objects.filter(pk=project_id).first()
-    if project is None:
-        raise Http404("No such project.")
-    return project
+def _project(request, project_id: str) -> Project:
+    return access.project_for(request.user, project_id)
 
 
 def _project_context(request, project: Project, **extra) -> dict:
@@ -153,7 +163,7 @@ def _project_context(request, project: Project, **extra) -> dict:
 @staff_required
 @vary_on_headers("HX-Request")
 def project_detail(request, project_id: str):
-    project = _project(project_id)
+    project = _project(request, project_id)
     if request.method == "POST":
         form = ProjectForm(request.POST)
         if form.is_valid():
@@ -175,7 +185,7 @@ def project_detail(request, project_id: str):
 @require_POST
 @vary_on_headers("HX-Request")
 def key_create(request, project_id: str):
-    project = _project(project_id)
+    project = _project(request, project_id)
     agents = agent_choices(project)
     form = KeyForm(request.POST, agents=agents)
     template = _partial(request, "console/project_detail.html", "keys")
@@ -198,7 +208,7 @@ def key_create(request, project_id: str):
 @require_POST
 @vary_on_headers("HX-Request")
 def key_revoke(request, project_id: str, key_id: int):
-    project = _project(project_id)
+    project = _project(request, project_id)
     key = ApiKey.objects.filter(project=project, pk=key_id).first()
     if key is None:
         raise Http404("No such key.")
@@ -216,21 +226,23 @@ def key_revoke(request, project_id: str, key_id: int):
 @staff_required
 @vary_on_headers("HX-Request")
 def memories(request):
-    project = sel.project_scope(request.GET.get("project"))
+    within = access.visible_projects(request.user)
+    project = access.project_scope(request.user, request.GET.get("project"))
     query = request.GET.get("q", "")[:200]
     with_digests = request.GET.get("digests") == "1"
-    qs = sel.memory_search(project=project, query=query, with_digests=with_digests)
+    qs = sel.memory_search(project=project, query=query, with_digests=with_digests, within=within)
     page = Paginator(qs, 25).get_page(_page_number(request))
     params = request.GET.copy()
     params.pop("page", None)
     return render(request, _partial(request, "console/memories.html", "results"), {
         "section": "memories", "page": page, "query": query, "project": project, "with_digests": with_digests,
-        "projects": Project.objects.order_by("name"), "params": params.urlencode(),
+        "projects": within.order_by("name"), "params": params.urlencode(),
     })
 
 
-def _memory(memory_id: str) -> Memory:
-    memory = Memory.objects.select_related("project").filter(pk=memory_id).first()
+def _memory(request, memory_id: str) -> Memory:
+    memory = Memory.objects.select_related("project").filter(
+        pk=memory_id, project__in=access.visible_projects(request.user)).first()
     if memory is None:
         raise Http404("No such memory.")
     return memory
@@ -261,7 +273,7 @@ def _facts_context(memory: Memory, **extra) -> dict:
 @staff_required
 @vary_on_headers("HX-Request")
 def memory_detail(request, memory_id: str):
-    memory = _memory(memory_id)
+    memory = _memory(request, memory_id)
     tab = request.GET.get("tab", "timeline")
     if tab not in ("timeline", "facts", "model", "settings"):
         tab = "timeline"
@@ -303,7 +315,7 @@ def _facts_response(request, memory: Memory, note: str = "", status: int = 200, 
 @staff_required
 @require_POST
 def fact_add(request, memory_id: str):
-    memory = _memory(memory_id)
+    memory = _memory(request, memory_id)
     form = FactForm(request.POST)
     if not form.is_valid():
         return _facts_response(request, memory, "The fact needs some text (at most 2,000 characters).", 400,
@@ -318,7 +330,7 @@ def fact_add(request, memory_id: str):
 @staff_required
 @require_POST
 def fact_edit(request, memory_id: str, fact_id: str):
-    memory = _memory(memory_id)
+    memory = _memory(request, memory_id)
     fact = _fact(memory, fact_id)
     form = FactForm(request.POST)
     if not form.is_valid():
@@ -333,14 +345,14 @@ def fact_edit(request, memory_id: str, fact_id: str):
 @staff_required
 @require_POST
 def fact_delete(request, memory_id: str, fact_id: str):
-    memory = _memory(memory_id)
+    memory = _memory(request, memory_id)
     services.fact_delete(fact=_fact(memory, fact_id))
     return _facts_response(request, memory, "Fact deleted.")
 
 
 @staff_required
 def memory_delete(request, memory_id: str):
-    memory = _memory(memory_id)
+    memory = _memory(request, memory_id)
     if request.method == "POST":
         if request.POST.get("confirm") != memory.pk:
             return render(request, "console/memory_delete.html",
@@ -364,13 +376,14 @@ def _day_start(day) -> datetime | None:
 @staff_required
 @vary_on_headers("HX-Request")
 def digests(request):
+    within = access.visible_projects(request.user)
     form = DigestFilterForm(request.GET or None)
-    filters = sel.DigestFilters()
+    filters = sel.DigestFilters(within=within)
     if form.is_valid():
         data = form.cleaned_data
         until = _day_start(data["until"])
         filters = sel.DigestFilters(
-            project=sel.project_scope(data["project"]), agent=data["agent"].strip(), task=data["task"].strip(),
+            within=within, project=access.project_scope(request.user, data["project"]), agent=data["agent"].strip(), task=data["task"].strip(),
             error_type=data["error_type"].strip(), since=_day_start(data["since"]),
             until=until + timedelta(days=1) if until else None,
         )
@@ -378,13 +391,13 @@ def digests(request):
     page = Paginator(qs, 50).get_page(_page_number(request))
     params = request.GET.copy()
     params.pop("page", None)
-    names = dict(agent_choices(filters.project))
+    names = dict(agent_choices(filters.project, within))
     for digest in page.object_list:
         digest.agent_label = names.get(digest.agent_id, digest.agent_id)
-    choices = sel.digest_choices(project=filters.project)
+    choices = sel.digest_choices(project=filters.project, within=within)
     choices["agents"] = [(a, names.get(a, a)) for a in choices["agents"]]
     return render(request, _partial(request, "console/digests.html", "results"), {
         "section": "digests", "form": form, "filters": filters, "page": page,
         "counts": sel.digest_counts_by_task(digests=qs), "choices": choices,
-        "projects": Project.objects.order_by("name"), "params": params.urlencode(),
+        "projects": within.order_by("name"), "params": params.urlencode(),
     })

@@ -45,6 +45,7 @@ class Command(BaseCommand):
             user.is_staff = user.is_superuser = True
             user.set_password(demo["password"])
             user.save()
+        project.members.add(user)  # console access is per project membership
         try:
             from chat.services import agent_ensure_demo
         except ImportError:
