@@ -33,7 +33,6 @@ import secrets
 from collections.abc import AsyncIterator
 
 from asgiref.sync import sync_to_async
-from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils.text import slugify
 
