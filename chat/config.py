@@ -15,6 +15,7 @@ from django.conf import settings
 
 from memories.errors import InvalidRequest
 from memories.policy import Policy, policy_parse
+from memories.redaction import echo
 
 TASK_ID = re.compile(r"(?:[a-zA-Z][\w+.-]*://)?[A-Za-z0-9._-]{1,120}")
 TASK_TYPES = ("behavior_rules", "http_call", "llm", "output")
@@ -34,7 +35,7 @@ def _fail(path: str, message: str):
 def _unknown(obj: dict, allowed: set[str], path: str) -> None:
     extra = sorted(set(obj) - allowed)
     if extra:
-        where = f"{path}.{extra[0]}" if path else extra[0]
+        where = f"{path}.{echo(extra[0])}" if path else echo(extra[0])
         _fail(where, "unknown field.")
 
 
