@@ -107,23 +107,37 @@ def cut(text: str, limit: int) -> str:
     return head.rstrip() + "…"
 
 
+def cut_middle(text: str, limit: int) -> str:
+    """At most about `limit` characters: the head (three quarters) and the tail (a quarter) with a
+    marker between, partial words at both cuts dropped (a traceback's point is its last line)."""
+    if len(text) <= limit:
+        return text
+    head = cut(text, limit * 3 // 4)
+    tail = text[len(text) - limit // 4:]
+    space = min((i for i in (tail.find(" ", 0, 64), tail.find("\n", 0, 64), tail.find("\t", 0, 64)) if i != -1),
+                default=-1)
+    if space != -1:
+        tail = tail[space:]
+    return f"{head} [{len(text) - len(head) - len(tail)} characters cut] …{tail}"
+
+
 def echo(value: Any, limit: int = ECHO_LIMIT) -> str:
     """Request input as an error message may repeat it: a short, cut prefix, secrets redacted."""
     text = value if isinstance(value, str) else str(value)
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return redact_secrets(text)
+    text = redact_secrets(text[: limit * 2], None)  # a replacement can be longer than what it hides
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def redact_secrets(text: str, limit: int | None = RAW_LIMIT) -> str:
-    """Credentials removed; the input cut to `limit` characters first (None: no cut)."""
+    """Credentials removed; the input cut to `limit` characters first, and the result again
+    (a replacement can be longer than what it hides; None: no cut)."""
     if not text:
         return text
     if limit is not None:
         text = cut(text, limit)
     for pattern, replacement in _SECRET_PATTERNS:
         text = pattern.sub(replacement, text)
-    return text
+    return text if limit is None else cut(text, limit)
 
 
 def _query_values_removed(match: re.Match[str]) -> str:
@@ -296,15 +310,13 @@ def redact_value(value: Any, max_depth: int = 64) -> Any:
 
 def raw_error_text(text: str, limit: int = RAW_LIMIT) -> str:
     """What staff see: the raw failure with secrets, URL credentials and query values removed
-    (scheme, host, path and class names kept), cut to `limit` characters before redaction."""
-    return redact_urls(redact_secrets(text or "", limit))
+    (scheme, host, path and class names kept), cut to about `limit` characters (head and tail)
+    before redaction."""
+    return cut_middle(redact_urls(redact_secrets(cut_middle(text or "", limit), None)), limit + 256)
 
 
 def _redact_log_text(text: str) -> str:
-    if len(text) > LOG_LIMIT:
-        half = LOG_LIMIT // 2
-        text = text[:half] + f" …[{len(text) - LOG_LIMIT} characters cut]… " + text[-half:]
-    return redact_secrets(text, None)
+    return redact_secrets(cut_middle(text, LOG_LIMIT), None)
 
 
 def _access_path(path: Any) -> Any:
