@@ -7,8 +7,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chat.models import TaskRun
+from chat.tasktypes.behavior_rules import input_matches
 from memories.models import Entry
 from memories.redaction import DIGEST_LIMIT, ECHO_LIMIT, RAW_LIMIT
 from tests.chat.conftest import policy
@@ -92,3 +95,29 @@ def test_an_http_call_raw_error_keeps_host_and_path_but_not_the_query_or_credent
     for value in [json.dumps(snap), *digests, *raws]:
         for secret in ("hunter2", "s1gnatur3", "t0k3n", "paris"):
             assert secret not in value, (secret, value[:300])
+
+
+# --- behavior rules' input expressions (every regex in linear time) ----------------------------
+
+
+def _regex_oracle(text: str, expr: str) -> bool:
+    """The old implementation: one backtracking regex per expression (fine on tiny inputs)."""
+    import re
+
+    words = " ".join(expr.lower().split())
+    if not words.strip("*"):
+        return True
+    body = ".*".join(re.escape(part) for part in words.split("*"))
+    return re.search(r"(?<!\w)" + body + r"(?!\w)", " ".join(text.lower().split()), re.S) is not None
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.text(alphabet="ab _*", max_size=7), st.text(alphabet="ab _-é", max_size=14))
+def test_wildcard_expressions_match_exactly_what_the_old_regex_matched(expr, text):
+    assert input_matches(text, [expr]) == _regex_oracle(text, expr)
+
+
+@pytest.mark.parametrize("expr", ["hello*world*x", "a*a*a*a*b", "*a*", "hello"])
+def test_a_100_kb_input_against_wildcard_expressions_does_not_stall(expr):
+    text = "hello " * 17_000 + "a " * 1000
+    assert input_matches(text, [expr]) == (expr in ("*a*", "hello"))
