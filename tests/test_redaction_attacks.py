@@ -322,3 +322,18 @@ def test_the_access_log_of_a_real_uvicorn_keeps_no_key_nor_client_token(uvicorn_
     assert "metadata.plan=[redacted]" in log
     for secret in (refused, publishable, token, "R3fU5eD0nE", "PuB1iCkEy0", "s3cr3tcl13nt"):
         assert secret not in log
+
+
+# --- the fact rules read end-user text too ------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["I like " + " " * 100_000 + "x", "I love " + "a-" * 50_000,
+                                  "I like pizza" + " ," * 50_000 + "x", "I like pizza " + "but " * 25_000])
+def test_100_kb_of_adversarial_user_text_does_not_stall_the_fact_rules(text):
+    from memories.facts.base import UserMessage
+    from memories.facts.rules import RuleExtractor
+
+    extractor = RuleExtractor()
+    assert extractor.extract([UserMessage(entry_id=1, seq=1, text=text)]) == []
+    [found] = extractor.extract([UserMessage(entry_id=2, seq=2, text=text[:50_000] + ". I like pizza.")])
+    assert found.text == "User likes pizza"

@@ -8,7 +8,6 @@ from functools import lru_cache
 from ..config import _list_or_csv
 from . import TaskContext, TaskResult
 
-
 _WORD = re.compile(r"\w")
 
 
@@ -24,7 +23,7 @@ def _word_at(text: str, i: int) -> bool:
 
 
 def _wildcard_search(text: str, parts: tuple[str, ...]) -> bool:
-    """Whether `(?<!\w)p0.*p1.*…pk(?!\w)` occurs in `text`, without a backtracking regex (several
+    r"""Whether `(?<!\w)p0.*p1.*…pk(?!\w)` occurs in `text`, without a backtracking regex (several
     `.*` in one pattern are polynomial in the input): each part is taken at its earliest place
     after the previous one, which leaves the most room for the rest, so this is exact and linear."""
     first, last = parts[0], parts[-1]
