@@ -5,7 +5,9 @@ Each backend runs in its own child process (`bench.measure`): the embedded defau
 and PostgreSQL + Redis. Options:
 
     python -m bench.run [--sizes 100,1000,10000,100000] [--backends sqlite,postgres]
-                        [--budget SECONDS] [--no-peer] [--profile]
+                        [--budget SECONDS] [--no-peer] [--profile] [--no-redaction]
+
+The redaction time vs input size table (bench/redaction_bench.py) runs in this process.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench import redaction_bench
 from bench.common import BUDGET, DOCS, ROOT, SIZES, VAR, machine
 
 TARGET_DECORATE = 1.5  # × the lower bound, at every size
@@ -423,6 +426,7 @@ def main() -> None:
     parser.add_argument("--no-peer", action="store_true")
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--no-extras", action="store_true", help="skip the SDK and pipeline sections")
+    parser.add_argument("--no-redaction", action="store_true", help="skip the redaction time vs input size table")
     parser.add_argument("--reuse", action="store_true",
                         help="rewrite the doc from the last run's per-backend results (var/bench/*.json)")
     parser.add_argument("--doc", default=str(DOCS / "benchmarks.md"))
@@ -445,6 +449,10 @@ def main() -> None:
         extras = json.loads(cached.read_text())
     else:
         extras = extra_sections()
+    if not args.no_redaction and not any(e.startswith(redaction_bench.TITLE) for e in extras):
+        log("redaction time vs input size")
+        extras.append(redaction_bench.markdown(redaction_bench.run()))
+    if not args.no_extras:
         cached.write_text(json.dumps(extras))
     (VAR / "results.json").write_text(json.dumps({"machine": info, "results": results}, indent=1))
     if results:

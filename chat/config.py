@@ -13,6 +13,7 @@ from typing import Any
 
 from memories.errors import InvalidRequest
 from memories.policy import Policy, policy_parse
+from memories.redaction import echo
 
 from .egress import provider_env_names, provider_env_refusal
 
@@ -36,7 +37,7 @@ def _fail(path: str, message: str):
 def _unknown(obj: dict, allowed: set[str], path: str) -> None:
     extra = sorted(set(obj) - allowed)
     if extra:
-        where = f"{path}.{extra[0]}" if path else extra[0]
+        where = f"{path}.{echo(extra[0])}" if path else echo(extra[0])
         _fail(where, "unknown field.")
 
 

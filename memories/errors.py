@@ -14,11 +14,12 @@ from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions as drf
 
-from .redaction import redact_secrets
+from .redaction import cut, echo, redact_secrets
 
 log = logging.getLogger("threadless.errors")
 
 RETRYABLE_STATUSES = {408, 429}
+MESSAGE_LIMIT = 300  # no error message is longer: request input it repeats is cut at the source too
 
 
 class ApiError(Exception):
@@ -84,7 +85,7 @@ def error_body(*, code: str, message: str, hint: str, status: int, request_id: s
     return {
         "error": {
             "code": code,
-            "message": redact_secrets(message),
+            "message": redact_secrets(cut(message, MESSAGE_LIMIT), None),
             "hint": hint,
             "request_id": request_id,
             "retryable": status in RETRYABLE_STATUSES or status >= 500,
@@ -108,7 +109,7 @@ def _field_message(detail, path: str = "") -> str:
     """The first validation message, prefixed with the field path it is about."""
     if isinstance(detail, dict):
         for key, value in detail.items():
-            sub = key if key != "non_field_errors" else ""
+            sub = echo(key) if key != "non_field_errors" else ""
             return _field_message(value, f"{path}.{sub}" if path and sub else (sub or path))
     if isinstance(detail, list) and detail:
         first = detail[0]
@@ -117,6 +118,14 @@ def _field_message(detail, path: str = "") -> str:
             return _field_message(detail[index], f"{path}[{index}]")
         return f"{path}: {first}" if path else str(first)
     return f"{path}: {detail}" if path else str(detail)
+
+
+def _method_message(detail: str) -> str:
+    """DRF's 'Method "<method>" not allowed.' with the method (request input) cut short."""
+    head, tail = 'Method "', '" not allowed.'
+    if detail.startswith(head) and detail.endswith(tail):
+        return head + echo(detail[len(head):-len(tail)], 32) + tail
+    return detail
 
 
 def _is_redis_outage(exc: Exception) -> bool:
@@ -149,7 +158,7 @@ def exception_to_error(exc: Exception) -> tuple[int, str, str, str, dict]:
     if isinstance(exc, (drf.NotFound, Http404)):
         return 404, "not_found", "No such object in this project.", NotFound.hint, {}
     if isinstance(exc, drf.MethodNotAllowed):
-        return 405, "method_not_allowed", str(exc.detail), "See /v1/docs for the methods this path takes.", {}
+        return 405, "method_not_allowed", _method_message(str(exc.detail)), "See /v1/docs for the methods this path takes.", {}
     if isinstance(exc, drf.NotAcceptable):
         return 406, "invalid_request", str(exc.detail), "Accept application/json.", {}
     if isinstance(exc, drf.Throttled):

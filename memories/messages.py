@@ -11,6 +11,7 @@ from typing import Any
 from threadless.window import message_tokens
 
 from .errors import InvalidRequest
+from .redaction import echo
 
 ROLES = {"user", "assistant", "tool", "system"}
 MAX_MESSAGES = 2000
@@ -36,7 +37,7 @@ def validate_messages(raw: Any, *, path: str = "messages", allow_empty: bool = F
             _fail(where, "must be an object with 'role' and 'content'.")
         unknown = set(message) - {"role", "content", "name", "tool_calls", "tool_call_id"}
         if unknown:
-            _fail(f"{where}.{sorted(unknown)[0]}", "unknown field.")
+            _fail(f"{where}.{echo(sorted(unknown)[0])}", "unknown field.")
         role = message.get("role")
         if role not in ROLES:
             _fail(f"{where}.role", "must be one of user, assistant, tool, system.")

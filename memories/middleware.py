@@ -13,6 +13,7 @@ from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.conf import settings
 
 from .errors import error_response, exception_to_error
+from .redaction import echo
 
 log = logging.getLogger("threadless.errors")
 
@@ -113,7 +114,7 @@ class ApiErrorMiddleware(_Hybrid):
             )
             message = {
                 404: "No such path or object.",
-                405: f"Method {request.method} is not allowed on this path.",
+                405: f"Method {echo(request.method, 32)} is not allowed on this path.",
                 413: "The body is too large.",
             }.get(status, "Something went wrong on our side." if status >= 500 else "The request was not valid.")
             hint = {404: "See /v1/docs for the API's paths."}.get(status, "See /v1/docs.")

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import InvalidRequest
+from .redaction import echo
 
 MODES = ("digest", "exclude_all", "keep_all")
 
@@ -42,14 +43,14 @@ def policy_parse(raw: Any, *, path: str = "policy") -> Policy:
         raise InvalidRequest(f"{path}: must be an object like {{\"strictWriteDiscipline\": {{…}}}}.")
     unknown = set(raw) - {"strictWriteDiscipline"}
     if unknown:
-        raise InvalidRequest(f"{path}.{sorted(unknown)[0]}: unknown field.")
+        raise InvalidRequest(f"{path}.{echo(sorted(unknown)[0])}: unknown field.")
     swd = raw.get("strictWriteDiscipline", {})
     where = f"{path}.strictWriteDiscipline"
     if not isinstance(swd, dict):
         raise InvalidRequest(f"{where}: must be an object.")
     unknown = set(swd) - {"enabled", "onFailure", "continueOnFailure"}
     if unknown:
-        raise InvalidRequest(f"{where}.{sorted(unknown)[0]}: unknown field.")
+        raise InvalidRequest(f"{where}.{echo(sorted(unknown)[0])}: unknown field.")
     enabled = swd.get("enabled", False)
     if not isinstance(enabled, bool):
         raise InvalidRequest(f"{where}.enabled: must be true or false.")

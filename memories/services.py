@@ -40,7 +40,7 @@ from .models import (
     Turn,
 )
 from .policy import Policy, failed_action, failure_rules, plain_task_id, policy_parse
-from .redaction import digest_text, raw_error_text, redact_value
+from .redaction import digest_text, echo, raw_error_text, redact_value
 
 log = logging.getLogger("threadless.memories")
 
@@ -469,7 +469,7 @@ def validate_failures(raw: Any) -> list[dict]:
             raise InvalidRequest(f"{where}: must be an object with task_id and error.")
         unknown = set(item) - {"task_id", "error", "output"}
         if unknown:
-            raise InvalidRequest(f"{where}.{sorted(unknown)[0]}: unknown field.")
+            raise InvalidRequest(f"{where}.{echo(sorted(unknown)[0])}: unknown field.")
         task_id = item.get("task_id")
         if not isinstance(task_id, str) or not re.fullmatch(r"(?:[a-zA-Z][\w+.-]*://)?[\w.\-]{1,200}", task_id):
             raise InvalidRequest(f"{where}.task_id: letters, digits and ._- (optionally with a scheme prefix).")

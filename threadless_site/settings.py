@@ -213,6 +213,11 @@ LOGGING = {
     "loggers": {
         "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
         "django.db.backends": {"level": "WARNING"},
+        # uvicorn installs its own handlers (no filter) before the app loads; these replace them,
+        # so the access log (`?key=…`, `client_token=…`) goes through the same redaction. No level
+        # here: uvicorn's --log-level still decides what is written.
+        "uvicorn.access": {"handlers": ["console"], "propagate": False},
+        "uvicorn.error": {"handlers": ["console"], "propagate": False},
     },
 }
 

@@ -20,6 +20,7 @@ from django.conf import settings
 from django.http import HttpResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
+from memories.api.parsers import check_depth
 from memories.auth import key_from_plaintext
 from memories.errors import (
     ApiError,
@@ -31,6 +32,7 @@ from memories.errors import (
 )
 from memories.models import ApiKey, Turn
 from memories.ratelimit import check_quota, check_rate
+from memories.redaction import echo
 
 from .. import limits, runner, selectors, services
 from ..models import Agent, Conversation, TurnEvent
@@ -127,9 +129,10 @@ def _body(request, allowed: set[str]) -> dict:
                              "Content-Type: application/json.") from None
     if not isinstance(data, dict):
         raise InvalidRequest("body: must be a JSON object.")
+    check_depth(data)
     unknown = sorted(set(data) - allowed)
     if unknown:
-        raise InvalidRequest(f"{unknown[0]}: unknown field.")
+        raise InvalidRequest(f"{echo(unknown[0])}: unknown field.")
     return data
 
 
@@ -145,7 +148,7 @@ def endpoint(*methods: str, query_key: bool = False):
                 if request.method == "OPTIONS":
                     return _cors(request, HttpResponse(status=204), agent, preflight=True)
                 if request.method not in methods:
-                    raise MethodNotAllowed(f"Method {request.method} is not allowed on this path.")
+                    raise MethodNotAllowed(f"Method {echo(request.method, 32)} is not allowed on this path.")
                 key = await sync_to_async(_authenticate)(request, query_key=query_key)
                 response = await handler(request, key, **kwargs)
             except Exception as exc:  # noqa: BLE001 - every failure answers in the one error shape

@@ -183,7 +183,7 @@ def sse_events(lines: Iterator[str]) -> Iterator[tuple[str, str]]:
 def loads(data: str) -> dict:
     try:
         value = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise ProviderError("the stream sent data that is not JSON", error_type="provider",
                             raw=raw_error_text(data[:4000])) from None
     return value if isinstance(value, dict) else {}

@@ -8,17 +8,59 @@ from functools import lru_cache
 from ..config import _list_or_csv
 from . import TaskContext, TaskResult
 
+_WORD = re.compile(r"\w")
+
 
 @lru_cache(maxsize=512)
-def _expression(expr: str) -> re.Pattern[str]:
+def _parts(expr: str) -> tuple[str, ...] | None:
+    """An expression's literal parts between its `*` wildcards (None: it matches any input)."""
     words = " ".join(expr.lower().split())
-    body = ".*".join(re.escape(part) for part in words.split("*"))
-    return re.compile(r"(?<!\w)" + body + r"(?!\w)" if words.strip("*") else ".*", re.S)
+    return tuple(words.split("*")) if words.strip("*") else None
+
+
+def _word_at(text: str, i: int) -> bool:
+    return 0 <= i < len(text) and _WORD.match(text, i) is not None
+
+
+def _wildcard_search(text: str, parts: tuple[str, ...]) -> bool:
+    r"""Whether `(?<!\w)p0.*p1.*…pk(?!\w)` occurs in `text`, without a backtracking regex (several
+    `.*` in one pattern are polynomial in the input): each part is taken at its earliest place
+    after the previous one, which leaves the most room for the rest, so this is exact and linear."""
+    first, last = parts[0], parts[-1]
+    i = text.find(first)
+    while i != -1 and first and _word_at(text, i - 1):
+        i = text.find(first, i + 1)
+    if i == -1:
+        return False
+    if len(parts) == 1:  # one literal: both boundaries on the same occurrence
+        while i != -1:
+            if not _word_at(text, i - 1) and not _word_at(text, i + len(first)):
+                return True
+            i = text.find(first, i + 1)
+        return False
+    end = i + len(first)
+    for part in parts[1:-1]:
+        i = text.find(part, end)
+        if i == -1:
+            return False
+        end = i + len(part)
+    if not last:  # a trailing `*` runs to the end of the input, where (?!\w) holds
+        return True
+    i = text.find(last, end)
+    while i != -1:
+        if not _word_at(text, i + len(last)):
+            return True
+        i = text.find(last, i + 1)
+    return False
 
 
 def input_matches(text: str, expressions: list[str]) -> bool:
     normalized = " ".join(text.lower().split())
-    return any(_expression(expr).search(normalized) for expr in expressions)
+    for expr in expressions:
+        parts = _parts(expr)
+        if parts is None or _wildcard_search(normalized, parts):
+            return True
+    return False
 
 
 def _holds(cond: dict, ctx: TaskContext, actions: list[str]) -> bool:

@@ -11,6 +11,7 @@ import re
 from typing import Any
 from urllib.parse import quote
 
+from memories.api.parsers import MAX_JSON_DEPTH, json_depth
 from memories.policy import plain_task_id
 from memories.redaction import raw_error_text, redact_secrets
 
@@ -54,10 +55,12 @@ def _redacted(value: Any) -> Any:
 
 
 def _parse(text: str) -> Any:
+    """The body as JSON, or (not JSON, or nested deeper than anything should walk) its text."""
     try:
-        return json.loads(text)
-    except ValueError:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
         return text[:20_000]
+    return value if json_depth(value) <= MAX_JSON_DEPTH else text[:20_000]
 
 
 def run(ctx: TaskContext, task: dict) -> TaskResult:

@@ -22,6 +22,7 @@ from memories.auth import ProjectScopedMixin
 from memories.errors import InvalidRequest
 from memories.messages import validate_messages
 from memories.models import Entry, Fact, Memory, Outbox
+from memories.redaction import echo
 
 
 class StrictCharField(serializers.CharField):
@@ -126,7 +127,7 @@ def _body(request) -> dict:
 def _reject_unknown(data: dict, allowed: set[str]) -> None:
     unknown = set(data) - allowed
     if unknown:
-        raise InvalidRequest(f"{sorted(unknown)[0]}: unknown field.")
+        raise InvalidRequest(f"{echo(sorted(unknown)[0])}: unknown field.")
 
 
 def memory_json(memory: Memory) -> dict:

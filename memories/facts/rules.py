@@ -243,7 +243,11 @@ RULES = [
 ]
 
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
-_CLAUSE = re.compile(r"\s*(?:,\s*)?\b(?:but|and|so|although|though|while|because|also)\s+(?=(?:I|I'm|I've|I'd|my|My)\b)")
+# Linear time: the leading spaces are taken only from the start of their run (and possessively), so
+# a long run of spaces is not rescanned from each of its positions.
+_CLAUSE = re.compile(r"(?:(?<!\s)\s++)?(?:,\s*+)?\b(?:but|and|so|although|though|while|because|also)\s++"
+                     r"(?=(?:I|I'm|I've|I'd|my|My)\b)")
+MAX_CLAUSE = 500  # longer clauses are no plain statement (every object is at most 6 words, a note 300 chars)
 
 
 # Before a clause, these make the rest of the sentence fiction, quotation or someone else's words.
@@ -277,7 +281,7 @@ class RuleExtractor:
         found: list[Candidate] = []
         for message in messages:
             for clause, statement_ok in ((c, not q) for c, q in clauses(message.text)):
-                if not statement_ok:
+                if not statement_ok or len(clause) > MAX_CLAUSE:
                     continue
                 for rule in RULES:
                     match = rule.regex.match(clause)

@@ -59,7 +59,9 @@ def _fresh_database_url() -> str:
 
 
 class ThreadlessServer:
-    def __init__(self, *, worker: bool = False, env: dict | None = None, port: int | None = None):
+    def __init__(self, *, worker: bool = False, env: dict | None = None, port: int | None = None,
+                 log_level: str = "warning"):
+        self.log_level = log_level  # "info" writes uvicorn's access log to web.log
         self.var = Path(tempfile.mkdtemp(prefix="tl-live-"))
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -116,7 +118,7 @@ class ThreadlessServer:
         self.web_log = open(self.var / "web.log", "ab")
         self.web = subprocess.Popen(
             [str(BIN / "uvicorn"), "threadless_site.asgi:application", "--port", str(self.port),
-             "--host", "127.0.0.1", "--timeout-graceful-shutdown", "20", "--log-level", "warning"],
+             "--host", "127.0.0.1", "--timeout-graceful-shutdown", "20", "--log-level", self.log_level],
             cwd=ROOT, env=self.env, stdout=self.web_log, stderr=subprocess.STDOUT,
         )
         deadline = time.time() + 90  # generous: a loaded 2-core CI machine can take half a minute to import
