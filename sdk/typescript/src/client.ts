@@ -245,9 +245,22 @@ function asThreadlessError(error: unknown): ThreadlessError {
   return new ThreadlessError({ status: null, code: "client_error", message, retryable: false, cause: error });
 }
 
-/** Network errors, timeouts, 5xx, 429, 408 and broken answers: fall back. Other 4xx: throw. */
+function unexpected(error: unknown, what: string): ThreadlessError {
+  const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return new ThreadlessError({
+    status: null,
+    code: "client_error",
+    message: `${what}: unexpected ${detail}`,
+    hint: "A problem inside the client or its fetch; decorate fell back to the local tail.",
+    retryable: true,
+    cause: error,
+  });
+}
+
+/** Network errors, timeouts, 5xx, 429, 408, broken answers and unplanned errors: fall back. Other 4xx: throw. */
 function shouldFallBack(error: ThreadlessError): boolean {
-  return error.status === null ? error.code === "timeout" || error.code === "connection_error" : isRetryableStatus(error.status) || error.code === "invalid_response";
+  if (error.status === null) return error.code === "timeout" || error.code === "connection_error" || (error.code === "client_error" && error.retryable);
+  return isRetryableStatus(error.status) || error.code === "invalid_response";
 }
 
 function isDecorateAnswer(value: unknown): value is DecorateAnswer {
@@ -384,8 +397,10 @@ export class Threadless {
         });
       }
       answer = raw;
-    } catch (error) {
-      if (!(error instanceof ThreadlessError) || !shouldFallBack(error)) throw error;
+    } catch (caught) {
+      // Anything unplanned inside the call (a custom fetch's bug, say) falls back like a network error.
+      const error = caught instanceof ThreadlessError ? caught : unexpected(caught, `POST ${target.path}/decorate`);
+      if (!shouldFallBack(error)) throw error;
       const request = this.fallback(target, messages, params.instructions ?? undefined, error, seq);
       this.notify(error, contextOf("decorate", target, ref, request.memoryId));
       return request;

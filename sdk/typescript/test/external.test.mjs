@@ -83,6 +83,18 @@ describe("the newest decorate wins the tail", () => {
   });
 });
 
+describe("an unplanned error inside decorate", () => {
+  test("falls back like a network error (a custom fetch with a bug)", async () => {
+    // A Response-like object without headers: reading the request id of its broken body throws a TypeError.
+    const memory = client({ fetch: async () => ({ ok: true, status: 200, text: async () => "not json" }) });
+    const req = await memory.decorate("mem_bug", { messages: [user("hi")], instructions: "Be kind." });
+    assert.equal(req.degraded, true);
+    assert.deepEqual([req.instructions, req.messages], ["Be kind.", [user("hi")]]);
+    assert.deepEqual(calls.map((c) => [c.error.code, c.error.retryable]), [["client_error", true]]);
+    assert.ok(calls[0].error.cause instanceof TypeError);
+  });
+});
+
 const completion = (message) => ({
   id: "chatcmpl-1", object: "chat.completion", created: 1_700_000_000, model: "gpt-4o-mini",
   choices: [{ index: 0, finish_reason: "stop", logprobs: null, message: { role: "assistant", refusal: null, annotations: [], audio: null, function_call: null, ...message } }],
