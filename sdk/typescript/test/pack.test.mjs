@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -23,7 +23,7 @@ test("the packed tarball installs into a fresh folder and works from ESM, Common
     }
     assert.ok(!files.some((f) => f.startsWith("src/") || f.startsWith("test/")), "no sources or tests shipped");
     const app = join(work, "app");
-    execFileSync("mkdir", ["-p", app]);
+    mkdirSync(app, { recursive: true });
     writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "commonjs" }));
     execFileSync(npm, ["install", "--offline", "--no-audit", "--no-fund", "--silent", join(work, packed.filename)], { cwd: app });
     const required = execFileSync(process.execPath, ["-e", 'const t = require("threadless"); console.log(t.VERSION, typeof t.Threadless, typeof t.fromOpenAI)'], { cwd: app, encoding: "utf8" });
