@@ -34,6 +34,7 @@ INSTALLED_APPS = [
     "template_partials",
     "memories",
     "chat",
+    "proxy",
 ]
 
 MIDDLEWARE = [

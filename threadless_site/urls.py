@@ -11,6 +11,7 @@ v1 = [
                                               throttle_classes=[]), name="api-docs"),
     path("", include("memories.api.urls")),
     path("", include("chat.api.urls")),
+    path("", include("proxy.urls")),
 ]
 
 urlpatterns = [
