@@ -142,7 +142,7 @@ def test_an_upstream_rate_limit_reaches_the_client_as_openai_raises_it_and_leave
     assert caught.value.response.headers["x-threadless-memory"] == memory["id"]
     stored = entries(live, memory["id"])
     kinds = [(e["kind"], e["committed"]) for e in stored]
-    assert kinds == [("message", True), ("error", False), ("digest", True)]
+    assert kinds == [("message", True), ("error", False), ("digest", True), ("action", True)]
     assert stored[2]["content"].startswith("Task 'proxy.openai' failed: Chat model execution failed: "
                                            "Rate limit reached for gpt-4o-mini")
     assert "(HTTP 429)" in stored[1]["content"]  # the raw error, staff only (uncommitted)
