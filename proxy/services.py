@@ -15,6 +15,7 @@ from chat.egress import EgressRefused, provider_env_names, provider_env_refusal,
 from chat.services import secret_delete, secret_set, secret_value
 from memories.errors import InvalidRequest, NotFound
 from memories.messages import validate_messages
+from memories.models import Entry
 from memories.selectors import memory_get
 from memories.services import memory_create, memory_decorate, report_accept, usage_count
 
@@ -165,11 +166,31 @@ def budget_of(raw: str | None) -> int:
     return value
 
 
-def proxy_decorate(*, memory, project, protocol: Protocol, body: dict, budget_tokens: int) -> dict:
-    """decorate the request's new messages into the memory (its system part = the instructions)."""
-    messages = new_messages(protocol.messages_in(body), has_history=memory.message_count > 0)
-    answer = memory_decorate(memory=memory, messages=validate_messages(messages, allow_empty=True),
-                             budget_tokens=budget_tokens)
+def _already_stored(memory, messages: list[dict]) -> bool:
+    """A client's retry of a call whose user message is already the memory's newest message."""
+    users = [m for m in messages if m["role"] == "user"]
+    if len(users) != 1 or messages[-1]["role"] != "user":
+        return False
+    newest = (Entry.objects.filter(memory=memory, kind="message", committed=True).order_by("-seq")
+              .values_list("role", "content", "parts").first())
+    if newest is None or newest[0] != "user":
+        return False
+    content = users[0]["content"]
+    return (newest[2] if newest[2] is not None else newest[1]) == content
+
+
+def proxy_decorate(*, memory, project, protocol: Protocol, body: dict, budget_tokens: int,
+                   retry: bool = False) -> dict:
+    """decorate the request's new messages into the memory (its system part = the instructions).
+
+    `retry`: the client's SDK says this is a retry (`x-stainless-retry-count` > 0) — when the
+    first attempt already stored the user message, it is not stored a second time.
+    """
+    messages = validate_messages(new_messages(protocol.messages_in(body), has_history=memory.message_count > 0),
+                                 allow_empty=True)
+    if retry and _already_stored(memory, messages):
+        messages = [m for m in messages if m["role"] == "system"]
+    answer = memory_decorate(memory=memory, messages=messages, budget_tokens=budget_tokens)
     usage_count(project=project, operation="proxy")
     return answer
 

@@ -116,6 +116,12 @@ def _body(request) -> dict:
     return data
 
 
+def _is_retry(request) -> bool:
+    """The OpenAI and Anthropic SDKs (Python and TypeScript) number their retries."""
+    count = request.headers.get("x-stainless-retry-count", "0").strip()
+    return count.isdigit() and int(count) > 0
+
+
 def _prepare(request, protocol: Protocol) -> Call:
     key = _authenticate(request, protocol)
     project = key.project
@@ -134,7 +140,7 @@ def _prepare(request, protocol: Protocol) -> Call:
         if call.memory is None:
             return call
         answer = services.proxy_decorate(memory=call.memory, project=project, protocol=protocol, body=body,
-                                         budget_tokens=budget)
+                                         budget_tokens=budget, retry=_is_retry(request))
     except ApiError as exc:
         if exc.status < 500:
             raise  # the caller's mistake (an unknown memory id, a bad budget): say so

@@ -236,3 +236,18 @@ def test_a_wrong_threadless_key_is_refused_in_the_error_shape(live, upstream):
         client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
     assert caught.value.body["code"] == "unauthorized"
     assert not upstream.requests
+
+
+def test_the_clients_own_retry_after_an_upstream_500_stores_the_user_message_once(live, upstream):
+    upstream.push(status=500, error={"error": {"message": "The server had an error.", "type": "server_error"}})
+    client = _client(live, upstream, external=_user())
+    client = client.with_options(max_retries=1)
+    raw = client.chat.completions.with_raw_response.create(model="m", messages=[{"role": "user", "content": "hi"}])
+    assert raw.parse().choices[0].message.content == "Hello from the stub."
+    assert len(upstream.requests) == 2  # the SDK retried
+    stored = entries(live, raw.headers["x-threadless-memory"])
+    assert [(e["kind"], e["role"], e["turn"]) for e in stored] == [
+        ("message", "user", 1), ("error", None, 1), ("message", "assistant", 1)]
+    sent = upstream.requests[-1].body["messages"]
+    assert [m["content"] for m in sent if m["role"] == "user"] == ["hi"]  # not twice
+    assert "The server had an error." in sent[0]["content"]  # the failures block: the policy kept it visible
