@@ -115,15 +115,15 @@ def upstream_resolve(*, project, protocol: Protocol, base_url: str | None, autho
     """Where this call goes and with which key: the request's headers win over the project's
     settings; a key from the environment only goes where THREADLESS_PROVIDER_ENV_ALLOW pins it."""
     row = UpstreamSetting.objects.filter(project=project, provider=protocol.name).first()
-    if base_url:
-        base = _check_base_url(base_url, "X-Upstream-Base-Url")
-    else:
-        base = (row.base_url if row and row.base_url else protocol.default_base_url)
+    configured = row.base_url if row and row.base_url else protocol.default_base_url
+    base = _check_base_url(base_url, "X-Upstream-Base-Url") if base_url else configured
     key = None
     if authorization:
         scheme, _, rest = authorization.strip().partition(" ")
         key = rest.strip() if scheme.lower() == "bearer" and rest.strip() else authorization.strip()
-    else:
+    elif base == configured:
+        # The stored key goes only to the configured upstream: a request that names another base
+        # URL brings its own key (a leaked project key cannot send the provider key elsewhere).
         try:
             key = secret_value(project_id=project.pk, name=secret_name(protocol.name))
         except LookupError:

@@ -242,3 +242,16 @@ def test_the_console_page_saves_an_upstream_for_staff_and_refuses_others(cast):
     visitor = Client()
     visitor.force_login(cast.user)
     assert visitor.get("/manage/proxy/").status_code == 403
+
+
+async def test_the_stored_key_never_goes_to_a_base_url_the_request_names_instead(cast, upstream):
+    from asgiref.sync import sync_to_async
+
+    await sync_to_async(proxy_services.upstream_setting_set)(project=cast.project_a, provider="openai",
+                                                             base_url="https://api.openai.com/v1",
+                                                             api_key="sk-stored-secret")
+    response = await _post(CHAT, {"model": "m", "messages": [{"role": "user", "content": "hi"}]},
+                           {"Authorization": f"Bearer {cast.key_a}", "X-Upstream-Base-Url": upstream.openai_url})
+    assert response.status_code == 200
+    sent = upstream.requests[-1].headers
+    assert "authorization" not in sent and "sk-stored-secret" not in json.dumps(sent)
