@@ -18,6 +18,8 @@ from memories.models import Project
 from . import services
 from .protocols import PROTOCOLS
 
+LABELS = {"openai": "OpenAI", "anthropic": "Anthropic"}
+
 
 class UpstreamForm(forms.Form):
     base_url = forms.CharField(label="Upstream base URL", required=False, max_length=500,
@@ -58,7 +60,7 @@ def proxy_settings_page(request):
             except ApiError as exc:
                 form.add_error(None, exc.message)
             else:
-                messages.success(request, f"{bound.capitalize()} upstream of {project.name} saved.")
+                messages.success(request, f"{LABELS[bound]} upstream of {project.name} saved.")
                 return redirect(reverse("proxy_console:settings") + f"?project={project.pk}")
         status = 400
     return render(request, "proxy_console/settings.html", {
