@@ -25,6 +25,7 @@ from asgiref.sync import sync_to_async
 from django.http import HttpResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
+from chat.egress import EgressRefused
 from memories.auth import key_from_plaintext
 from memories.errors import ApiError, InvalidRequest, Unauthorized, error_response, exception_to_error
 from memories.models import ApiKey
@@ -200,7 +201,7 @@ def _transport_failure(exc: Exception) -> tuple[int, str]:
         return 504, "the upstream timed out"
     cause: BaseException | None = exc
     while cause is not None:
-        if cause.__class__.__name__ == "EgressRefused":
+        if isinstance(cause, EgressRefused):
             return 502, str(cause)
         if isinstance(cause, ConnectionRefusedError) or "refused" in str(cause).lower():
             return 502, "connection refused"

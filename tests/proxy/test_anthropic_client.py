@@ -28,7 +28,7 @@ def _user() -> str:
 def test_a_message_answers_the_stub_reply_and_the_memory_keeps_the_turn(live, upstream):
     client = _client(live, upstream, external=_user())
     raw = client.messages.with_raw_response.create(
-        model="claude-sonnet-4-5", max_tokens=100, system="You are terse.",
+        model="claude-sonnet-5-5", max_tokens=100, system="You are terse.",
         messages=[{"role": "user", "content": "Hello there"}])
     message = raw.parse()
     assert message.content[0].text == "Hello from the stub."
