@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "template_partials",
     "memories",
     "chat",
+    "proxy",
 ]
 
 MIDDLEWARE = [
