@@ -33,7 +33,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_LOCOMO = ROOT / ".." / "shared" / "data" / "locomo" / "locomo-dev.json"
+LOCOMO_NAME = Path("shared") / "data" / "locomo" / "locomo-dev.json"
+# "../shared/… relative to the repository"; a git worktree one level deeper finds it one more up.
+DEFAULT_LOCOMO = next((p / LOCOMO_NAME for p in (ROOT.parent, ROOT.parent.parent) if (p / LOCOMO_NAME).exists()),
+                      ROOT.parent / LOCOMO_NAME)
 WHERE = ("LoCoMo is not here. Get the public data from https://github.com/snap-research/LoCoMo "
          "(data/locomo10.json, CC BY-NC 4.0) and pass the path of a file holding some of its "
          "conversations with --locomo.")
@@ -164,13 +167,15 @@ class _Bm25:
         return sorted(range(len(scores)), key=lambda i: -scores[i])[:k]
 
 
-def run_locomo(path: Path, project, provider: str) -> dict:
+def run_locomo(path: Path, project, provider: str, halves=("tune", "heldout")) -> dict:
     """{"tune": {...}, "heldout": {...}} with search@5, search@10, decorate@2000, bm25@10, dense@10."""
     from memories import recall
 
     data = json.loads(path.read_text())
     out = {}
     for half, picks in (("tune", TUNE), ("heldout", HELDOUT)):
+        if half not in halves:
+            continue
         counts = {"questions": 0, "search@5": 0, "search@10": 0, "decorate@2000": 0, "bm25@10": 0,
                   "dense@10": 0, "search_ms": 0.0, "decorate_ms": 0.0}
         dense_on = False
@@ -306,6 +311,8 @@ def main() -> None:
     parser.add_argument("--locomo", default=str(DEFAULT_LOCOMO))
     parser.add_argument("--providers", default="off")
     parser.add_argument("--json", default="", help="also write the results here")
+    parser.add_argument("--halves", default="tune,heldout", help="LoCoMo halves to measure (tune, heldout)")
+    parser.add_argument("--no-corpus", action="store_true", help="skip the repository's own corpus")
     args = parser.parse_args()
     path = Path(args.locomo)
     if not path.exists():
@@ -317,9 +324,9 @@ def main() -> None:
     for provider in [p.strip() for p in args.providers.split(",") if p.strip()]:
         os.environ["THREADLESS_EMBEDDINGS"] = provider
         project = project_create(name=f"recall-{provider}")
-        results[provider] = {"corpus": run_corpus(project)}
+        results[provider] = {"corpus": {} if args.no_corpus else run_corpus(project)}
         if path.exists():
-            results[provider]["locomo"] = run_locomo(path, project, provider)
+            results[provider]["locomo"] = run_locomo(path, project, provider, args.halves.split(","))
     print("\n".join(table(results)))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
