@@ -26,7 +26,7 @@ SNIPPET_CHARS = 240
 MAX_QUERY_TERMS = 12
 PER_TERM_CAP = 200  # index rows per read: bounds recall's cost whatever the memory's size
 MAX_PAIR_READS = 10  # conjunctive reads of two common terms per search
-SPREAD = float(__import__("os").environ.get("TL_SPREAD", "0.4"))  # share of a candidate's score its neighbours get
+SPREAD = 0.5  # share of a candidate's score its neighbours get
 SPREAD_FROM = 30  # how many of the best candidates spread to their neighbours
 COMMON_WEIGHT = 0.25  # a term that fills its cap says little about which message is meant
 
@@ -39,7 +39,7 @@ once only or other our ours ourselves out over own same she should so some such 
 themselves then there these they this those through to too under until up very was we were what when where which
 while who whom why will with would you your yours yourself yourselves im ive id dont does doesnt didnt cant wont
 know tell remember please say said again also still yes ok okay hi hello hey thanks thank today anything something
-""".split())
+""".split()) 
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
