@@ -72,7 +72,7 @@ def locomo_turns(sample: dict) -> list[dict]:
     """The conversation's turns in order: {"dia_id", "role", "content", "date", "session"}."""
     conv = sample["conversation"]
     a = conv["speaker_a"]
-    sessions = sorted((int(k.split("_")[1]) for k in conv if re.fullmatch(r"session_\d+", k)))
+    sessions = sorted(int(k.split("_")[1]) for k in conv if re.fullmatch(r"session_\d+", k))
     out = []
     for n in sessions:
         date = _session_date(conv.get(f"session_{n}_date_time", ""))

@@ -6,6 +6,7 @@ Nothing here calls a model: decorate must stay O(window). Only committed entries
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,12 +52,38 @@ class Context:
         return own or self.context_text
 
 
-def _facts_block(memory_id: str) -> tuple[list[dict], str]:
+def _stem(word: str) -> str:
+    """A crude stem, enough to match "dogs" with "dog" and "allergic" with "allergies"."""
+    for suffix in ("ies", "es", "ic", "s", "y"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def rank_facts(facts: list[tuple], query: str) -> list[tuple]:
+    """Active facts (id, text, tokens), newest first, re-ordered by relevance to `query`: facts
+    sharing rarer words with it first (IDF over these facts), then the rest; ties and the rest
+    keep their recency order. Linear in the facts read (at most the selector's limit)."""
+    terms = {_stem(t) for t in recall_index.query_terms(query)}
+    if not terms or not facts:
+        return list(facts)
+    words = [{_stem(w) for w in recall_index.query_terms(text) if _stem(w) in terms} for _, text, _ in facts]
+    df: dict[str, int] = {}
+    for found in words:
+        for w in found:
+            df[w] = df.get(w, 0) + 1
+    n = len(facts)
+    scores = [sum(math.log(1 + n / df[w]) for w in found) for found in words]
+    order = sorted(range(n), key=lambda i: (-scores[i], i))
+    return [facts[i] for i in order]
+
+
+def _facts_block(memory_id: str, query: str = "") -> tuple[list[dict], str]:
     facts, lines, used = [], [], 0
-    for fact_id, text, tokens in active_facts(memory_id=memory_id):
+    for fact_id, text, tokens in rank_facts(active_facts(memory_id=memory_id), query):
         cost = tokens or _tokens(text) + 1
         if used + cost > FACTS_TOKEN_CAP:
-            break
+            continue  # a smaller, less relevant fact may still fit
         used += cost
         facts.append({"id": fact_id, "text": text})
         lines.append(f"- {text}")
@@ -164,13 +191,13 @@ def context_build(
         new_tokens=new_tokens,
         first_turn=window.first_turn,
     )
-    ctx.facts, facts_text = _facts_block(memory.id)
+    query = "\n".join(_text(m) for m in new_messages if m.get("role") == "user")
+    ctx.facts, facts_text = _facts_block(memory.id, query)
     ctx.summary = memory.summary or ""
     summary_text = (SUMMARY_HEADER + "\n" + ctx.summary) if ctx.summary else ""
     recall_text = ""
     # When the whole history fits the window there is nothing outside it to recall: skip the index.
     if recall and not window.complete:
-        query = "\n".join(_text(m) for m in new_messages if m.get("role") == "user")
         # Recall only from outside the window: strictly older than its first message.
         outside = window.first_seq if window.first_seq is not None else before_seq
         ctx.recalled, recall_text = _recall_block(memory, query, outside, budget_tokens)

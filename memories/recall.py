@@ -39,7 +39,7 @@ once only or other our ours ourselves out over own same she should so some such 
 themselves then there these they this those through to too under until up very was we were what when where which
 while who whom why will with would you your yours yourself yourselves im ive id dont does doesnt didnt cant wont
 know tell remember please say said again also still yes ok okay hi hello hey thanks thank today anything something
-""".split()) 
+""".split())
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
