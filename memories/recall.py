@@ -27,6 +27,7 @@ MAX_QUERY_TERMS = 12
 PER_TERM_CAP = 200  # index rows per read: bounds recall's cost whatever the memory's size
 MAX_PAIR_READS = 10  # conjunctive reads of two common terms per search
 SPREAD = 0.5  # share of a candidate's score its neighbours get
+NEIGHBOUR_MIN_WORDS = 5
 SPREAD_FROM = 30  # how many of the best candidates spread to their neighbours
 COMMON_WEIGHT = 0.25  # a term that fills its cap says little about which message is meant
 
@@ -308,7 +309,8 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     for score, seq, e in scored:
         final[seq] = (score + bonus.get(seq, 0.0), rows[e])
     for s, extra in bonus.items():
-        if s not in by_seq:
+        # A neighbour matching no term is a hit of its own only when it says something ("ok" does not).
+        if s not in by_seq and len(near[s][5].split()) >= NEIGHBOUR_MIN_WORDS:
             final[s] = (extra, near[s])
     ranked = sorted(final.items(), key=lambda kv: (-kv[1][0], -kv[0]))[:limit]
     out = [_hit(row, terms, score) for _, (score, row) in ranked]

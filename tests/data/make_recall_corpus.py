@@ -36,6 +36,8 @@ PET_NAMES = ["Biscuit", "Pierogi", "Mochi", "Fjord", "Luna", "Tofu", "Kiwi", "Pi
 FOODS = ["sushi", "pierogi", "falafel", "ramen", "tapas", "dumplings", "curry", "paella"]
 THINGS = ["climbing", "jazz", "board games", "sailing", "pottery", "chess", "cycling", "gardening", "opera"]
 RELATIVES = ["sister", "brother", "daughter", "son", "mother", "father", "cousin"]
+# The slot a relative's fact takes: one mother and one father, any number of the others.
+RELATIVE_SLOTS = {"mother": "family:mother", "father": "family:father"}
 ITEMS = ["kettle", "monitor", "headphones", "blender", "desk lamp", "router", "backpack", "keyboard"]
 
 # --- needles: (statement, question, expect) templates; {x} filled from the pools above -----------------
@@ -141,11 +143,11 @@ FACT_TEMPLATES = [
     ("My {kind}'s name is {pet}.", [("pet:{lpet}", ["{lpet}"])]),
     ("I love {thing}.", [("preference:{kthing}", ["likes", "{thing}"])]),
     ("I really enjoy {thing} on weekends.", [("preference:{kthing}", ["likes", "{thing}"])]),
-    ("I hate {food}.", [("preference:{food}", ["dislikes", "{food}"])]),
+    ("I hate {food}.", [("preference:{kfood}", ["dislikes", "{food}"])]),
     ("I'm allergic to shellfish.", [("allergy:shellfish", ["shellfish"])]),
-    ("My {relative} {name2} lives in {city}.", [("family:{relative}", ["{lname2}"])]),
-    ("I have a {relative} called {name2}.", [("family:{relative}", ["{lname2}"])]),
-    ("My {relative}'s name is {name2}.", [("family:{relative}", ["{lname2}"])]),
+    ("My {relative} {name2} lives in {city}.", [("{relslot}", ["{lname2}"])]),
+    ("I have a {relative} called {name2}.", [("{relslot}", ["{lname2}"])]),
+    ("My {relative}'s name is {name2}.", [("{relslot}", ["{lname2}"])]),
     ("I'm planning to visit {city} in {month}.", [("plan:{lcity}", ["{lcity}"])]),
     ("I'm going to {city} next month.", [("plan:{lcity}", ["{lcity}"])]),
     ("My favourite food is {food}.", [("favorite:food", ["{food}"])]),
@@ -184,12 +186,15 @@ def _fills(rng: random.Random) -> dict:
     pet = rng.choice(PET_NAMES)
     thing = rng.choice(THINGS)
     employer = rng.choice(EMPLOYERS)
+    food = rng.choice(FOODS)
     return {
+        "kfood": food[:-1] if food.endswith("s") and not food.endswith("ss") else food,
         "name": name, "name2": name2, "lname": name.lower(), "lname2": name2.lower(), "city": city, "city2": city2,
         "lcity": city.lower(), "lcity2": city2.lower(), "kind": kind, "breed": breed, "pet": pet, "lpet": pet.lower(),
         "job": rng.choice(JOBS), "employer": employer, "lemployer": employer.lower(), "thing": thing,
-        "kthing": thing[:-1] if thing.endswith("s") else thing, "food": rng.choice(FOODS),
-        "relative": rng.choice(RELATIVES), "month": rng.choice(["March", "July", "October"]),
+        "kthing": thing[:-1] if thing.endswith("s") and not thing.endswith("ss") else thing, "food": food,
+        "relative": (relative := rng.choice(RELATIVES)),
+        "relslot": RELATIVE_SLOTS.get(relative, f"family:{relative}:{name2.lower()}"), "month": rng.choice(["March", "July", "October"]),
         "age": str(rng.randint(19, 77)), "gate": f"{rng.choice('ABCDE')}{rng.randint(2, 48)}",
         "word": rng.choice(["pinecone", "fjordlight", "kaszanka", "marmelo", "tundra"]), "n": str(rng.randint(2, 28)),
         "n2": str(rng.randint(10, 99)), "day": rng.choice(["March 3", "June 12", "14 August", "November 29", "2 May"]),
