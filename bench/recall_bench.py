@@ -126,12 +126,9 @@ def ingest(project, turns: list[dict], label: str):
     ids = [r[0] for r in rows]
     for i in range(0, len(ids), 2000):
         recall.index_entries(memory_id=memory.id, entry_ids=ids[i:i + 2000])
-    try:
-        from memories import embeddings
+    from memories import embeddings
 
-        embeddings.embed_entries(memory_id=memory.id, entry_ids=ids)
-    except ImportError:
-        pass
+    embeddings.embed_entries(memory_id=memory.id, entry_ids=ids)
     memory.refresh_from_db()
     by_dia = {t["dia_id"]: rows[i][0] for i, t in enumerate(turns)}
     return memory, by_dia, {r[0]: r[2] for r in rows}
@@ -221,25 +218,18 @@ def run_locomo(path: Path, project, provider: str, halves=("tune", "heldout")) -
 
 
 def _dense_ranker(memory, ordered: list[int]):
-    """Cosine ranking over every stored vector of the memory (the dense-only baseline), or None."""
-    try:
-        from memories import embeddings
-    except ImportError:
-        return None
+    """Dense-only baseline: cosine over the memory's stored vectors (every one: the conversations
+    are smaller than embeddings.DENSE_SCAN_CAP), or None when the provider is off."""
+    from memories import embeddings
+
     provider = embeddings.provider_for(memory.project)
     if provider is None:
         return None
-    vectors = embeddings.vectors_for(memory_id=memory.id, model=provider.model)
-    if not vectors:
-        return None
-    ids = list(vectors)
-    matrix = [vectors[i] for i in ids]
+    model = embeddings.model_key(provider)
 
     def top(query: str, k: int) -> list[int]:
-        q = provider.embed([query])[0]
-        scores = [sum(a * b for a, b in zip(q, v, strict=False)) for v in matrix]
-        order = sorted(range(len(ids)), key=lambda i: -scores[i])[:k]
-        return [ids[i] for i in order]
+        vector = provider.embed([query])[0]
+        return [e for _, _, e in embeddings.nearest(memory_id=memory.id, model=model, query=vector, limit=k)]
 
     return top
 
@@ -309,7 +299,11 @@ def table(results: dict) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--locomo", default=str(DEFAULT_LOCOMO))
-    parser.add_argument("--providers", default="off")
+    parser.add_argument("--providers", default="off",
+                        help="comma-separated: off, local (needs the local-embeddings extra), "
+                             "openai (needs --openai-base-url and --openai-model)")
+    parser.add_argument("--openai-base-url", default="")
+    parser.add_argument("--openai-model", default="")
     parser.add_argument("--json", default="", help="also write the results here")
     parser.add_argument("--halves", default="tune,heldout", help="LoCoMo halves to measure (tune, heldout)")
     parser.add_argument("--no-corpus", action="store_true", help="skip the repository's own corpus")
@@ -322,8 +316,18 @@ def main() -> None:
 
     results = {}
     for provider in [p.strip() for p in args.providers.split(",") if p.strip()]:
-        os.environ["THREADLESS_EMBEDDINGS"] = provider
         project = project_create(name=f"recall-{provider}")
+        config = {"provider": provider}
+        if provider == "openai":
+            config.update(baseUrl=args.openai_base_url, model=args.openai_model)
+        project.model_config = {"embeddings": config}
+        project.save(update_fields=["model_config"])
+        if provider == "local":
+            from memories import embeddings
+
+            if not embeddings.available_local():
+                print("provider local: pip install '.[local-embeddings]' first; skipped", file=sys.stderr)
+                continue
         results[provider] = {"corpus": {} if args.no_corpus else run_corpus(project)}
         if path.exists():
             results[provider]["locomo"] = run_locomo(path, project, provider, args.halves.split(","))

@@ -12,6 +12,7 @@ from typing import Any
 
 from threadless.window import message_tokens, text_quarters
 
+from . import embeddings
 from . import recall as recall_index
 from .messages import row_to_message
 from .models import Memory
@@ -108,8 +109,10 @@ def _recall_block(memory: Memory, query: str, before_seq: int | None, budget_tok
     if not query.strip():
         return [], ""
     cap = recall_token_cap(budget_tokens)
+    # The only embedding on this path: the query's (stored text was embedded by the worker).
+    vector = embeddings.embed_query(memory.project, query) if embeddings.enabled(memory.project) else None
     hits = recall_index.search(memory_id=memory.id, query=query, limit=RECALL_MAX_SNIPPETS,
-                               before_seq=before_seq, neighbours=True)
+                               before_seq=before_seq, neighbours=True, query_vector=vector)
     if not hits:
         return [], ""
     floor = hits[0]["score"] * RECALL_MIN_RELATIVE

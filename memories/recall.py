@@ -28,6 +28,10 @@ PER_TERM_CAP = 200  # index rows per read: bounds recall's cost whatever the mem
 MAX_PAIR_READS = 10  # conjunctive reads of two common terms per search
 SPREAD = 0.5  # share of a candidate's score its neighbours get
 NEIGHBOUR_MIN_WORDS = 5
+FUSE_DEPTH = 50  # how deep each list goes into reciprocal rank fusion
+RRF_K = 60
+LEXICAL_WEIGHT = float(__import__("os").environ.get("TL_LW", "1.0"))
+DENSE_WEIGHT = float(__import__("os").environ.get("TL_DW", "1.0"))
 SPREAD_FROM = 30  # how many of the best candidates spread to their neighbours
 COMMON_WEIGHT = 0.25  # a term that fills its cap says little about which message is meant
 
@@ -223,21 +227,7 @@ def _neighbours(memory_id: str, seqs: list[int], before_seq: int | None) -> dict
     """The committed user/assistant messages right before and after these seqs (and older than
     `before_seq`): {seq: (entry_id, seq, turn, role, created_at, text)}. At most 2·len(seqs) rows."""
     wanted = sorted({s + d for s in seqs for d in (-1, 1) if s + d > 0 and (before_seq is None or s + d < before_seq)})
-    if not wanted:
-        return {}
-    # Plain SQL by (memory, seq), the unique index: this runs on every decorate.
-    marks = ",".join(["%s"] * len(wanted))
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT id, seq, turn, role, created_at, content, parts FROM {Entry._meta.db_table} "
-                       f"WHERE memory_id = %s AND seq IN ({marks}) AND kind = 'message' AND committed "
-                       "AND role IN ('user', 'assistant')", [memory_id, *wanted])
-        rows = [(e, s, t, r, c, x, json.loads(p) if isinstance(p, str) else p) for e, s, t, r, c, x, p in cursor.fetchall()]
-    out = {}
-    for entry_id, seq, turn, role, created_at, content, parts in rows:
-        text = _entry_text(content, parts).strip()
-        if text:
-            out[seq] = (entry_id, seq, turn, role, created_at, text)
-    return out
+    return _rows_by_seq(memory_id, wanted)
 
 
 def _hit(row: tuple, terms: list[str], score: float) -> dict:
@@ -247,15 +237,19 @@ def _hit(row: tuple, terms: list[str], score: float) -> dict:
 
 
 def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None = None,
-           neighbours: bool = False) -> list[dict]:
+           neighbours: bool = False, query_vector: tuple[str, list[float]] | None = None) -> list[dict]:
     """Ranked snippets, best first: [{"entry_id", "seq", "turn", "date", "role", "snippet", "score"}].
 
     `before_seq`: only entries strictly older than this sequence number (decorate passes the
     first message of its window, so recall never repeats what the model already sees).
     A higher score is a better match. `neighbours`: each hit also carries "context", the
     messages right before and after it (older than `before_seq`), for evidence that spans turns.
+    `query_vector`: (model key, unit vector) of the query (memories.embeddings.embed_query); the
+    lexical ranking and the nearest stored vectors of that model are then fused by reciprocal
+    rank fusion (RRF), so a paraphrase with no word in common can still be found.
 
-    Cost is bounded by the index, whatever the memory's size: at most MAX_QUERY_TERMS single-term
+    Cost is bounded by the index, whatever the memory's size (with vectors: plus at most
+    embeddings.DENSE_SCAN_CAP vectors and FUSE_DEPTH rows by primary key): at most MAX_QUERY_TERMS single-term
     reads and MAX_PAIR_READS conjunctive reads, each returning at most PER_TERM_CAP rows, then
     at most 2·limit neighbour rows by primary key. A term rarer than the cap is read whole, so
     its old matches are all candidates; a common term (one that fills its cap) is also read in
@@ -265,7 +259,7 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     cap counts as common and weighs little). Nothing reads or ranks the rest of the memory.
     """
     terms = query_terms(query)
-    if not terms or limit < 1:
+    if (not terms and not query_vector) or limit < 1:
         return []
     before_id = None
     if _vendor() != "postgresql" and before_seq is not None:
@@ -288,11 +282,11 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
             for row in _candidates(cursor, memory_id, list(pair), before_seq, before_id):
                 rows[row[0]] = row
                 hits.setdefault(row[0], set()).update(pair)
-    if not rows:
+    if not rows and not query_vector:
         return []
     count = Memory.objects.filter(pk=memory_id).values_list("message_count", flat=True).first() or 0
     total = max(count, len(rows))
-    scored = _bm25(rows, hits, df, total)
+    scored = _bm25(rows, hits, df, total) if rows else []
     scored.sort(key=lambda s: (-s[0], -s[1]))
     # Evidence often sits next to the words that match ("what did she say about running?" is
     # answered by the reply to the message about running): the neighbours of the best
@@ -312,7 +306,11 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
         # A neighbour matching no term is a hit of its own only when it says something ("ok" does not).
         if s not in by_seq and len(near[s][5].split()) >= NEIGHBOUR_MIN_WORDS:
             final[s] = (extra, near[s])
-    ranked = sorted(final.items(), key=lambda kv: (-kv[1][0], -kv[0]))[:limit]
+    ranked = sorted(final.items(), key=lambda kv: (-kv[1][0], -kv[0]))
+    if query_vector:
+        ranked = _fuse(memory_id, ranked, query_vector, before_seq)
+        near.update({seq: row for seq, (_, row) in ranked})
+    ranked = ranked[:limit]
     out = [_hit(row, terms, score) for _, (score, row) in ranked]
     if neighbours and out:
         around = {**near, **{r[1]: r for r in rows.values()}}
@@ -320,6 +318,45 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
         around.update(_neighbours(memory_id, missing, before_seq))
         for hit in out:
             hit["context"] = [_hit(around[s], terms, 0.0) for s in (hit["seq"] - 1, hit["seq"] + 1) if s in around]
+    return out
+
+
+def _fuse(memory_id: str, ranked: list, query_vector: tuple[str, list[float]], before_seq: int | None) -> list:
+    """Reciprocal rank fusion of the lexical ranking [(seq, (score, row))] with the nearest vectors:
+    score = Σ 1 / (RRF_K + rank) over the two lists (each cut at FUSE_DEPTH)."""
+    from . import embeddings
+
+    model, vector = query_vector
+    dense = embeddings.nearest(memory_id=memory_id, model=model, query=vector, limit=FUSE_DEPTH,
+                               before_seq=before_seq)
+    fused: dict[int, float] = {}
+    for rank, (seq, _) in enumerate(ranked[:FUSE_DEPTH]):
+        fused[seq] = fused.get(seq, 0.0) + LEXICAL_WEIGHT / (RRF_K + rank + 1)
+    for rank, (_, seq, _) in enumerate(dense):
+        fused[seq] = fused.get(seq, 0.0) + DENSE_WEIGHT / (RRF_K + rank + 1)
+    rows = {seq: row for seq, (_, row) in ranked}
+    missing = [seq for seq in fused if seq not in rows]
+    if missing:
+        rows.update(_rows_by_seq(memory_id, missing))
+    order = sorted((seq for seq in fused if seq in rows), key=lambda seq: (-fused[seq], -seq))
+    return [(seq, (fused[seq] * 100, rows[seq])) for seq in order]
+
+
+def _rows_by_seq(memory_id: str, seqs: list[int]) -> dict[int, tuple]:
+    """{seq: (entry_id, seq, turn, role, created_at, text)} of committed user/assistant messages."""
+    if not seqs:
+        return {}
+    marks = ",".join(["%s"] * len(seqs))
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT id, seq, turn, role, created_at, content, parts FROM {Entry._meta.db_table} "
+                       f"WHERE memory_id = %s AND seq IN ({marks}) AND kind = 'message' AND committed "
+                       "AND role IN ('user', 'assistant')", [memory_id, *sorted(seqs)])
+        found = cursor.fetchall()
+    out = {}
+    for entry_id, seq, turn, role, created_at, content, parts in found:
+        text = _entry_text(content, json.loads(parts) if isinstance(parts, str) else parts).strip()
+        if text:
+            out[seq] = (entry_id, seq, turn, role, created_at, text)
     return out
 
 

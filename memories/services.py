@@ -277,6 +277,10 @@ def entries_set_committed(*, memory: Memory, entry_ids: list[int], committed: bo
     from . import recall
 
     recall.index_entries(memory_id=memory.id, entry_ids=[r[0] for r in rows if r[1] == "message"])
+    if not committed:  # nor by meaning (a recommitted message gets its vector back from the backfill)
+        from .embeddings import VectorStore
+
+        VectorStore.remove(entry_ids=[r[0] for r in rows])
     sign = 1 if committed else -1
     msg = [r for r in rows if r[1] == "message"]
     if msg:
