@@ -165,7 +165,7 @@ class _Bm25:
 
 def run_locomo(path: Path, project, provider: str, halves=("tune", "heldout")) -> dict:
     """{"tune": {...}, "heldout": {...}} with search@5, search@10, decorate@2000, bm25@10, dense@10."""
-    from memories import recall
+    from memories import embeddings, recall
 
     data = json.loads(path.read_text())
     out = {}
@@ -195,7 +195,8 @@ def run_locomo(path: Path, project, provider: str, halves=("tune", "heldout")) -
                     continue
                 counts["questions"] += 1
                 started = time.perf_counter()
-                hits = recall.search(memory_id=memory.id, query=q["question"], limit=10)
+                vector = embeddings.embed_query(memory.project, q["question"]) if embeddings.enabled(memory.project) else None
+                hits = recall.search(memory_id=memory.id, query=q["question"], limit=10, query_vector=vector)
                 counts["search_ms"] += (time.perf_counter() - started) * 1000
                 ids = [h["entry_id"] for h in hits]
                 counts["search@5"] += set(wanted) <= set(ids[:5])
@@ -367,9 +368,20 @@ def main() -> None:
     parser.add_argument("--json", default="", help="also write the results here")
     parser.add_argument("--write-docs", action="store_true", help="write the section and chart into docs/benchmarks.md")
     parser.add_argument("--before", default="", help="a line describing the numbers before, for the docs")
+    parser.add_argument("--from-json", default="", help="comma-separated result files of earlier runs to merge "
+                        "(no measuring): e.g. one run per provider")
     parser.add_argument("--halves", default="tune,heldout", help="LoCoMo halves to measure (tune, heldout)")
     parser.add_argument("--no-corpus", action="store_true", help="skip the repository's own corpus")
     args = parser.parse_args()
+    if args.from_json:
+        results = {}
+        for name in args.from_json.split(","):
+            results.update(json.loads(Path(name).read_text()))
+        lines = table(results)
+        print("\n".join(lines))
+        if args.write_docs:
+            write_docs(results, lines, {"text": args.before} if args.before else None)
+        return
     path = Path(args.locomo)
     if not path.exists():
         print(WHERE, file=sys.stderr)

@@ -2,6 +2,13 @@
 
 Used by decorate, by the pipeline's llm task and by the console's "What the model sees" tab.
 Nothing here calls a model: decorate must stay O(window). Only committed entries are read.
+
+Cost bound, whatever the memory's size: the window (the rows that fit the budget, through the
+(memory, seq) index), at most `selectors.active_facts`' 200 newest active facts (ranked here by
+relevance to the new message, in linear time), and one `recall.search` — at most
+MAX_QUERY_TERMS + MAX_PAIR_READS index reads of PER_TERM_CAP rows, 2·SPREAD_FROM neighbour rows,
+and with an embedding provider one query embedding plus embeddings.DENSE_SCAN_CAP stored vectors.
+The recall block is half the budget (250..4,000 tokens), up to RECALL_MAX_SNIPPETS snippets.
 """
 
 from __future__ import annotations

@@ -36,6 +36,7 @@ from .models import (
     Memory,
     Outbox,
     Project,
+    RecallVector,
     Turn,
 )
 from .policy import Policy, failed_action, failure_rules, plain_task_id, policy_parse
@@ -172,6 +173,9 @@ def _receipt_for(memory_ids: list[str]) -> dict[str, int]:
     }
     for memory_id in memory_ids:
         receipt["index_rows"] += recall.forget_memory(memory_id=memory_id)
+    # Recall's vectors (memories/embeddings.py) are index rows too.
+    deleted, _ = RecallVector.objects.filter(memory_id__in=memory_ids).delete()
+    receipt["index_rows"] += deleted
     return receipt
 
 

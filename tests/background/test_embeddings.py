@@ -128,3 +128,10 @@ def test_the_local_model_puts_a_paraphrase_nearer_than_an_unrelated_sentence():
     query, pet, other = provider.embed([QUESTION, PET_LINE, "The quarterly budget review is on Monday."])
     assert len(query) == 384
     assert sum(a * b for a, b in zip(query, pet, strict=True)) > sum(a * b for a, b in zip(query, other, strict=True))
+
+
+def test_forgetting_a_memory_removes_its_vectors_and_counts_them(pet_memory):
+    vectors = RecallVector.objects.filter(memory=pet_memory).count()
+    receipt = services.memory_delete(memory=pet_memory)
+    assert vectors > 0 and receipt["index_rows"] >= vectors
+    assert not RecallVector.objects.filter(memory_id=pet_memory.id).exists()
