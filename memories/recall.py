@@ -30,8 +30,8 @@ SPREAD = 0.5  # share of a candidate's score its neighbours get
 NEIGHBOUR_MIN_WORDS = 5
 FUSE_DEPTH = 50  # how deep each list goes into reciprocal rank fusion
 RRF_K = 60
-LEXICAL_WEIGHT = float(__import__("os").environ.get("TL_LW", "1.0"))
-DENSE_WEIGHT = float(__import__("os").environ.get("TL_DW", "1.0"))
+LEXICAL_WEIGHT = 1.0  # RRF weights: equal (the only setting measured, see docs/benchmarks.md)
+DENSE_WEIGHT = 1.0
 SPREAD_FROM = 30  # how many of the best candidates spread to their neighbours
 COMMON_WEIGHT = 0.25  # a term that fills its cap says little about which message is meant
 
