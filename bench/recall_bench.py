@@ -330,7 +330,7 @@ def chart(results: dict, path: Path) -> bool:
     return True
 
 
-def write_docs(results: dict, lines: list[str], before: dict | None) -> None:
+def write_docs(results: dict, lines: list[str], before: dict | None, notes: str = "") -> None:
     drew = chart(results, CHART)
     section = [START, "## 5. Recall quality (`make bench-recall`)", "",
                "LoCoMo (Maharana et al., ACL 2024; CC BY-NC 4.0, read from `../shared/data/locomo/`, never "
@@ -345,6 +345,8 @@ def write_docs(results: dict, lines: list[str], before: dict | None) -> None:
     if before:
         section += ["Before this work (same harness, lexical): " + before.get("text", ""), ""]
     section += lines
+    if notes:
+        section += ["", notes.strip()]
     if drew:
         section += ["", f"![Recall vs cost per provider]({CHART.name})"]
     section.append(END)
@@ -368,6 +370,7 @@ def main() -> None:
     parser.add_argument("--json", default="", help="also write the results here")
     parser.add_argument("--write-docs", action="store_true", help="write the section and chart into docs/benchmarks.md")
     parser.add_argument("--before", default="", help="a line describing the numbers before, for the docs")
+    parser.add_argument("--notes", default="", help="a Markdown file of findings to add under the tables")
     parser.add_argument("--from-json", default="", help="comma-separated result files of earlier runs to merge "
                         "(no measuring): e.g. one run per provider")
     parser.add_argument("--halves", default="tune,heldout", help="LoCoMo halves to measure (tune, heldout)")
@@ -380,7 +383,8 @@ def main() -> None:
         lines = table(results)
         print("\n".join(lines))
         if args.write_docs:
-            write_docs(results, lines, {"text": args.before} if args.before else None)
+            write_docs(results, lines, {"text": args.before} if args.before else None,
+                       Path(args.notes).read_text() if args.notes else "")
         return
     path = Path(args.locomo)
     if not path.exists():
@@ -410,7 +414,8 @@ def main() -> None:
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
     if args.write_docs:
-        write_docs(results, lines, {"text": args.before} if args.before else None)
+        write_docs(results, lines, {"text": args.before} if args.before else None,
+                   Path(args.notes).read_text() if args.notes else "")
 
 
 if __name__ == "__main__":

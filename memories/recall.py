@@ -348,12 +348,16 @@ def _rows_by_seq(memory_id: str, seqs: list[int]) -> dict[int, tuple]:
         return {}
     marks = ",".join(["%s"] * len(seqs))
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT id, seq, turn, role, created_at, content, parts FROM {Entry._meta.db_table} "
-                       f"WHERE memory_id = %s AND seq IN ({marks}) AND kind = 'message' AND committed "
-                       "AND role IN ('user', 'assistant')", [memory_id, *sorted(seqs)])
+        # Only (memory, seq) in SQL, so the planner takes the unique (memory, seq) index; with
+        # `kind = …` it may pick (memory, kind, turn) and scan every message of the memory.
+        cursor.execute(f"SELECT id, seq, turn, role, created_at, content, parts, kind, committed "
+                       f"FROM {Entry._meta.db_table} WHERE memory_id = %s AND seq IN ({marks})",
+                       [memory_id, *sorted(seqs)])
         found = cursor.fetchall()
     out = {}
-    for entry_id, seq, turn, role, created_at, content, parts in found:
+    for entry_id, seq, turn, role, created_at, content, parts, kind, committed in found:
+        if kind != "message" or not committed or role not in INDEXED_ROLES:
+            continue
         text = _entry_text(content, json.loads(parts) if isinstance(parts, str) else parts).strip()
         if text:
             out[seq] = (entry_id, seq, turn, role, created_at, text)
