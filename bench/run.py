@@ -471,7 +471,14 @@ def main() -> None:
     (VAR / "results.json").write_text(json.dumps({"machine": info, "results": results}, indent=1))
     if results:
         chart(results, DOCS / "benchmarks.png")
-    Path(args.doc).write_text(write_doc(results, info, extras, args))
+    text = write_doc(results, info, extras, args)
+    # `make bench-recall` owns the recall section: keep it when this run rewrites the page.
+    doc = Path(args.doc)
+    old = doc.read_text() if doc.exists() else ""
+    start, end = "<!-- recall-bench:start -->", "<!-- recall-bench:end -->"
+    if start in old and end in old:
+        text = text.rstrip("\n") + "\n\n" + old[old.index(start):old.index(end) + len(end)] + "\n"
+    doc.write_text(text)
     log(f"wrote {args.doc}")
 
 

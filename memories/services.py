@@ -37,6 +37,7 @@ from .models import (
     Memory,
     Outbox,
     Project,
+    RecallVector,
     Turn,
 )
 from .policy import Policy, failed_action, failure_rules, plain_task_id, policy_parse
@@ -173,6 +174,9 @@ def _receipt_for(memory_ids: list[str]) -> dict[str, int]:
     }
     for memory_id in memory_ids:
         receipt["index_rows"] += recall.forget_memory(memory_id=memory_id)
+    # Recall's vectors (memories/embeddings.py) are index rows too.
+    deleted, _ = RecallVector.objects.filter(memory_id__in=memory_ids).delete()
+    receipt["index_rows"] += deleted
     return receipt
 
 
@@ -278,6 +282,10 @@ def entries_set_committed(*, memory: Memory, entry_ids: list[int], committed: bo
     from . import recall
 
     recall.index_entries(memory_id=memory.id, entry_ids=[r[0] for r in rows if r[1] == "message"])
+    if not committed:  # nor by meaning (a recommitted message gets its vector back from the backfill)
+        from .embeddings import VectorStore
+
+        VectorStore.remove(entry_ids=[r[0] for r in rows])
     sign = 1 if committed else -1
     msg = [r for r in rows if r[1] == "message"]
     if msg:

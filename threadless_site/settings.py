@@ -230,6 +230,11 @@ CELERY_BEAT_SCHEDULE["retention-sweep"] = {
 }
 # Optional: a custom fact extractor class (dotted path) used when no model is configured.
 THREADLESS_FACT_EXTRACTOR = envstr("THREADLESS_FACT_EXTRACTOR", "")
+# Semantic recall (memories/embeddings.py): off | openai | local; a project's model_config["embeddings"] wins.
+THREADLESS_EMBEDDINGS = envstr("THREADLESS_EMBEDDINGS", "off")
+THREADLESS_EMBEDDINGS_MODEL = envstr("THREADLESS_EMBEDDINGS_MODEL", "")
+THREADLESS_EMBEDDINGS_BASE_URL = envstr("THREADLESS_EMBEDDINGS_BASE_URL", "")
+THREADLESS_EMBEDDINGS_API_KEY_ENV = envstr("THREADLESS_EMBEDDINGS_API_KEY_ENV", "")
 
 # The conversation routes are plain async views (SSE): add them to the schema (chat.api.schema).
 SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"] = [

@@ -17,7 +17,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memories import recall, selectors, services
+from memories import embeddings, recall, selectors, services
 from memories.auth import ProjectScopedMixin
 from memories.errors import InvalidRequest
 from memories.messages import validate_messages
@@ -488,6 +488,8 @@ class SearchApi(ProjectScopedMixin, APIView):
         _reject_unknown(data, {"query", "limit"})
         serializer = self.SearchInput(data=data)
         serializer.is_valid(raise_exception=True)
-        hits = recall.search(memory_id=memory.id, query=serializer.validated_data["query"],
-                             limit=serializer.validated_data["limit"])
+        query = serializer.validated_data["query"]
+        vector = embeddings.embed_query(self.project, query) if embeddings.enabled(self.project) else None
+        hits = recall.search(memory_id=memory.id, query=query, limit=serializer.validated_data["limit"],
+                             query_vector=vector)
         return Response({"data": hits})
