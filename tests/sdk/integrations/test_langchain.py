@@ -106,7 +106,7 @@ def test_reading_the_history_stores_nothing(memory):
     history = ThreadlessChatMessageHistory(m.id, client=memory)
     history.add_user_message("one")
     for _ in range(3):
-        history.messages
+        assert [m.content for m in history.messages] == ["one"]
     assert [e.content for e in memory.entries.list(m.id)] == ["one"]
 
 
