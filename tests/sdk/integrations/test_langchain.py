@@ -152,3 +152,17 @@ def test_with_the_service_down_the_chain_still_answers_from_the_local_tail(stopp
         operations = [ctx["operation"] for ctx in errors.contexts]
         assert operations and set(operations) == {"decorate"}
         assert all(e.code == "connection_error" for e in errors.errors)
+
+
+def test_a_new_external_id_answers_during_an_outage_without_a_create_call(stoppable_server, errors):
+    with Threadless(api_key=stoppable_server.key, base_url=stoppable_server.url, timeout=2, on_error=errors) as c:
+        model = EchoModel(prompts=[])
+        chain = RunnableWithMessageHistory(
+            model, lambda session_id: ThreadlessChatMessageHistory(external_id=session_id, client=c))
+        config = {"configurable": {"session_id": "lc-new-" + uuid.uuid4().hex}}
+        with stoppable_server.down():
+            answer = chain.invoke([HumanMessage(content="Hello?")], config=config)
+        assert answer.content == "reply 1 to Hello?"
+        assert [m.content for m in model.prompts[0]] == ["Hello?"]
+        assert {ctx["operation"] for ctx in errors.contexts} == {"decorate"}
+        assert all(ctx.get("external_id", "").startswith("lc-new-") for ctx in errors.contexts)

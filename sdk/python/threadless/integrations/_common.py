@@ -6,16 +6,11 @@ Imports only the SDK's public surface (``threadless``), never a framework.
 from __future__ import annotations
 
 import logging
-import threading
 from typing import Any
 
 from .. import AsyncThreadless, Threadless, ThreadlessError
 
 log = logging.getLogger("threadless")
-
-# The tail key used while an external id could not be resolved (the service is down): decorate
-# still falls back to a local tail under it, and the next successful resolve replaces it.
-UNRESOLVED_PREFIX = "external:"
 
 
 def notify(on_error: Any, error: BaseException, context: dict) -> None:
@@ -50,63 +45,47 @@ def async_client(client: AsyncThreadless | None, api_key: str | None, base_url: 
                                                              on_error=on_error)
 
 
-def _resolvable(error: ThreadlessError) -> bool:
-    # The service could not answer (network, timeout, 5xx, 429, 408): degrade. Other 4xx: the
-    # caller's mistake (a bad key, an external id the server refuses), raise.
-    return bool(error.retryable)
-
-
 class MemoryRef:
-    """A memory named by its id, or by the app's ``external_id`` (get-or-create on first use).
+    """A memory named by its id, or by the app's ``external_id``.
 
-    ``resolve`` answers the memory id; while the service cannot create/find the memory it
-    answers a local tail key (``external:<id>``) and tells ``on_error``, so the framework call
-    still gets a (degraded) answer. The next call tries again.
+    ``target()`` names it for decorate/report (an external id goes to the SDK's get-or-create
+    routes, with its local tail keyed by it, so a new user's first turn needs no create call and
+    still answers during an outage). ``memory_id`` is learnt from the first successful decorate.
     """
 
-    def __init__(self, memory_id: str | None, external_id: str | None, on_error: Any) -> None:
+    def __init__(self, memory_id: str | None, external_id: str | None) -> None:
         check_ids(memory_id, external_id)
         self.memory_id = memory_id
         self.external_id = external_id
-        self.on_error = on_error
-        self._lock = threading.Lock()
 
     @property
     def session_id(self) -> str:
         return self.external_id if self.external_id is not None else str(self.memory_id)
 
-    def _unresolved(self, error: ThreadlessError) -> str:
-        if not _resolvable(error):
-            raise error
-        notify(self.on_error, error, {"operation": "resolve", "memory_id": None, "external_id": self.external_id})
-        return UNRESOLVED_PREFIX + str(self.external_id)
+    def target(self) -> dict:
+        if self.external_id is not None:
+            return {"memory_id": None, "external_id": self.external_id}
+        return {"memory_id": self.memory_id}
 
-    def resolve(self, client: Threadless) -> str:
-        if self.memory_id is not None:
-            return self.memory_id
-        with self._lock:
-            if self.memory_id is None:
-                try:
-                    self.memory_id = client.create(external_id=self.external_id).id
-                except ThreadlessError as error:
-                    return self._unresolved(error)
-            return self.memory_id
+    def learn(self, request: Any) -> Any:
+        if self.external_id is not None and not request.degraded and request.memory_id:
+            self.memory_id = request.memory_id
+        return request
 
-    async def aresolve(self, client: AsyncThreadless) -> str:
-        if self.memory_id is not None:
-            return self.memory_id
-        try:
-            memory = await client.create(external_id=self.external_id)
-        except ThreadlessError as error:
-            return self._unresolved(error)
-        self.memory_id = memory.id
+    def find(self, client: Threadless) -> str | None:
+        """The memory id (an external id is looked up, never created), or None."""
+        if self.memory_id is None and self.external_id is not None:
+            found = client.list(external_id=self.external_id, limit=1).data
+            self.memory_id = found[0].id if found else None
+        return self.memory_id
+
+    async def afind(self, client: AsyncThreadless) -> str | None:
+        if self.memory_id is None and self.external_id is not None:
+            found = (await client.list(external_id=self.external_id, limit=1)).data
+            self.memory_id = found[0].id if found else None
         return self.memory_id
 
     def forget(self) -> None:
-        """After the memory was deleted: an external id creates a fresh one on next use."""
+        """After the memory was deleted: an external id gets a fresh memory on next use."""
         if self.external_id is not None:
             self.memory_id = None
-
-
-def is_unresolved(memory_id: str) -> bool:
-    return memory_id.startswith(UNRESOLVED_PREFIX)

@@ -23,7 +23,7 @@ from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from .. import AsyncThreadless, Threadless, ThreadlessError
-from ._common import MemoryRef, async_client, is_unresolved, notify, sync_client
+from ._common import MemoryRef, async_client, notify, sync_client
 
 __all__ = ["ThreadlessChatMessageHistory", "from_openai", "to_openai"]
 
@@ -114,7 +114,7 @@ class ThreadlessChatMessageHistory(BaseChatMessageHistory):
                  api_key: str | None = None, base_url: str | None = None, timeout: float = 15.0,
                  instructions: str | None = None, budget_tokens: int | None = None, recall: bool | None = None,
                  context_message: bool = True, on_error: Any = None) -> None:
-        self._ref = MemoryRef(memory_id, external_id, on_error)
+        self._ref = MemoryRef(memory_id, external_id)
         self.on_error = on_error
         self._client = client
         self._async = async_client
@@ -159,24 +159,12 @@ class ThreadlessChatMessageHistory(BaseChatMessageHistory):
                 "store": store}
 
     def _decorate(self, messages: list[dict], store: bool) -> Any:
-        memory_id = self._ref.resolve(self.client)
-        try:
-            return self.client.decorate(memory_id, messages, **self._decorate_kwargs(store))
-        except ThreadlessError as error:
-            if not (is_unresolved(memory_id) and error.code == "not_found"):
-                raise
-            # The service came back between the failed resolve and this call: resolve again.
-            return self.client.decorate(self._ref.resolve(self.client), messages, **self._decorate_kwargs(store))
+        return self._ref.learn(self.client.decorate(messages=messages, **self._ref.target(),
+                                                    **self._decorate_kwargs(store)))
 
     async def _adecorate(self, messages: list[dict], store: bool) -> Any:
-        client = self.async_client
-        memory_id = await self._ref.aresolve(client)
-        try:
-            return await client.decorate(memory_id, messages, **self._decorate_kwargs(store))
-        except ThreadlessError as error:
-            if not (is_unresolved(memory_id) and error.code == "not_found"):
-                raise
-            return await client.decorate(await self._ref.aresolve(client), messages, **self._decorate_kwargs(store))
+        return self._ref.learn(await self.async_client.decorate(messages=messages, **self._ref.target(),
+                                                                **self._decorate_kwargs(store)))
 
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]
@@ -196,22 +184,32 @@ class ThreadlessChatMessageHistory(BaseChatMessageHistory):
             if user is not None:
                 self._decorate([user], store=True)
             if rest:
-                self.client.report(self._ref.resolve(self.client), rest)
+                self.client.report(messages=rest, **self._ref.target())
 
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
         if self._async is None and self._client is not None:
             return await super().aadd_messages(messages)
-        client = self.async_client
         for user, rest in _turns(messages):
             if user is not None:
                 await self._adecorate([user], store=True)
             if rest:
-                client.report(await self._ref.aresolve(client), rest)
+                self.async_client.report(messages=rest, **self._ref.target())
 
     def clear(self) -> None:
-        """Delete the memory and everything derived from it (entries, facts, digests)."""
+        """Delete the memory and everything derived from it (entries, facts, digests).
+
+        With an external id the next use starts a fresh memory; with a memory id the history
+        goes on in a fresh memory (``memory_id`` changes).
+        """
         try:
-            self._cleared(self.client.delete(self._ref.resolve(self.client)), self.client)
+            memory_id = self._ref.find(self.client)
+            if memory_id is not None:
+                self.client.delete(memory_id)
+            self._ref.forget()
+            if self._ref.external_id is None:
+                self._ref.memory_id = self.client.create().id
+            else:
+                self._decorate([], store=False)  # the fresh memory, and an empty local tail for the id
         except ThreadlessError as error:
             self._clear_failed(error)
 
@@ -220,19 +218,19 @@ class ThreadlessChatMessageHistory(BaseChatMessageHistory):
             return await super().aclear()
         client = self.async_client
         try:
-            await client.delete(await self._ref.aresolve(client))
+            memory_id = await self._ref.afind(client)
+            if memory_id is not None:
+                await client.delete(memory_id)
             self._ref.forget()
             if self._ref.external_id is None:
                 self._ref.memory_id = (await client.create()).id
+            else:
+                await self._adecorate([], store=False)
         except ThreadlessError as error:
             self._clear_failed(error)
-
-    def _cleared(self, _: None, client: Threadless) -> None:
-        self._ref.forget()
-        if self._ref.external_id is None:
-            self._ref.memory_id = client.create().id  # a memory_id history goes on in a fresh memory
 
     def _clear_failed(self, error: ThreadlessError) -> None:
         if not error.retryable:
             raise error
-        notify(self.on_error, error, {"operation": "clear", "memory_id": self._ref.memory_id})
+        notify(self.on_error, error, {"operation": "clear", "memory_id": self._ref.memory_id,
+                                      "external_id": self._ref.external_id})

@@ -23,7 +23,7 @@ from collections import Counter
 from typing import Any
 
 from .. import AsyncThreadless, ThreadlessError
-from ._common import MemoryRef, async_client, is_unresolved, notify
+from ._common import MemoryRef, async_client, notify
 
 __all__ = ["ITEM_KEY", "ThreadlessSession", "item_to_message", "message_to_items"]
 
@@ -100,7 +100,7 @@ class ThreadlessSession:
                  client: AsyncThreadless | None = None, api_key: str | None = None, base_url: str | None = None,
                  timeout: float = 15.0, budget_tokens: int | None = None, recall: bool | None = None,
                  on_error: Any = None) -> None:
-        self._ref = MemoryRef(memory_id, external_id, on_error)
+        self._ref = MemoryRef(memory_id, external_id)
         self.session_id = self._ref.session_id
         self.on_error = on_error
         self.client = async_client(client, api_key, base_url, timeout, on_error)
@@ -123,14 +123,8 @@ class ThreadlessSession:
         return build
 
     async def _decorate(self, messages: list[dict], store: bool) -> Any:
-        memory_id = await self._ref.aresolve(self.client)
-        kwargs = {"budget_tokens": self.budget_tokens, "recall": self.recall, "store": store}
-        try:
-            return await self.client.decorate(memory_id, messages, **kwargs)
-        except ThreadlessError as error:
-            if not (is_unresolved(memory_id) and error.code == "not_found"):
-                raise
-            return await self.client.decorate(await self._ref.aresolve(self.client), messages, **kwargs)
+        return self._ref.learn(await self.client.decorate(
+            messages=messages, **self._ref.target(), budget_tokens=self.budget_tokens, recall=self.recall, store=store))
 
     async def get_items(self, limit: int | None = None) -> list[dict]:
         """Decorate's window as items, oldest first (the newest ``limit`` of them)."""
@@ -168,7 +162,7 @@ class ThreadlessSession:
 
     async def _report(self, messages: list[dict]) -> None:
         if messages:
-            self.client.report(await self._ref.aresolve(self.client), messages)
+            self.client.report(messages=messages, **self._ref.target())
 
     async def pop_item(self) -> dict | None:
         """The newest item, hidden from this session's ``get_items`` from now on (it stays stored)."""
@@ -182,11 +176,16 @@ class ThreadlessSession:
         """Delete the memory (entries, facts, digests); an external id starts afresh on next use."""
         self._popped.clear()
         try:
-            await self.client.delete(await self._ref.aresolve(self.client))
+            memory_id = await self._ref.afind(self.client)
+            if memory_id is not None:
+                await self.client.delete(memory_id)
             self._ref.forget()
             if self._ref.external_id is None:
                 self._ref.memory_id = (await self.client.create()).id
+            else:
+                await self._decorate([], store=False)  # the fresh memory, and an empty local tail for the id
         except ThreadlessError as error:
             if not error.retryable:
                 raise
-            notify(self.on_error, error, {"operation": "clear", "memory_id": self._ref.memory_id})
+            notify(self.on_error, error, {"operation": "clear", "memory_id": self._ref.memory_id,
+                                          "external_id": self._ref.external_id})
