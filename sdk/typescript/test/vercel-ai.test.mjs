@@ -176,6 +176,44 @@ describe("threadlessMemory with the Vercel AI SDK", { skip: skip ?? false }, () 
     assert.equal(calls[0].error.code, "connection_error");
   });
 
+  test("an outage in the middle of a tool loop still sends the model the call with its result", async () => {
+    const calls = [];
+    const memory = client(calls, { timeoutMs: 2000 });
+    const { id } = await memory.create();
+    const mock = new MockLanguageModelV4({
+      doGenerate: [
+        {
+          content: [{ type: "tool-call", toolCallId: "call_9", toolName: "weather", input: JSON.stringify({ city: "Oslo" }) }],
+          finishReason: finish("tool-calls"),
+          usage,
+          warnings: [],
+        },
+        textResult("It is 3 °C in Oslo."),
+      ],
+    });
+    const model = wrapLanguageModel({ model: mock, middleware: threadlessMemory({ client: memory, memoryId: id }) });
+    const weather = tool({
+      description: "The weather in a city.",
+      inputSchema: jsonSchema({ type: "object", properties: { city: { type: "string" } }, required: ["city"] }),
+      execute: async ({ city }) => {
+        await memory.flush();
+        assert.equal(await live.command("stop"), "stopped"); // the service goes down while the tool runs
+        return `3 °C in ${city}`;
+      },
+    });
+    try {
+      const result = await generateText({ model, prompt: "Weather in Oslo?", tools: { weather }, stopWhen: stepCountIs(3) });
+      assert.equal(result.text, "It is 3 °C in Oslo.");
+    } finally {
+      assert.equal(await live.command("start"), "started");
+    }
+    const second = mock.doGenerateCalls[1].prompt;
+    assert.deepEqual(second.map((m) => m.role), ["user", "assistant", "tool"]);
+    assert.equal(second[1].content[0].toolCallId, "call_9");
+    assert.equal(second[2].content[0].toolCallId, "call_9");
+    assert.ok(calls.some((c) => c.context.operation === "decorate" && c.error.code === "connection_error"));
+  });
+
   test("an external id that cannot be resolved while the service is down still answers", async () => {
     const calls = [];
     const memory = client(calls, { timeoutMs: 2000 });

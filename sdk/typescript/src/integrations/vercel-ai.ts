@@ -273,8 +273,17 @@ export function threadlessMemory(options: ThreadlessMemoryOptions): LanguageMode
       let window = request.messages;
       if (request.degraded) {
         // Tail history, then the caller's whole turn (a tool result needs its call, which a
-        // report during the outage could not store).
-        window = [...window.slice(0, window.length - fresh.length), ...ownTurn(messages)];
+        // report during the outage could not store); the tail may hold the start of that turn.
+        const turn = ownTurn(messages);
+        let history = window.slice(0, window.length - fresh.length);
+        const start = turn[0] ? JSON.stringify(turn[0]) : null;
+        for (let i = history.length - 1; i >= 0; i -= 1) {
+          if (history[i]!.role === "user" && JSON.stringify(history[i]) === start) {
+            history = history.slice(0, i);
+            break;
+          }
+        }
+        window = [...history, ...turn];
       }
       const transformed: LanguageModelV4CallOptions = { ...params, prompt: toPrompt(request.instructions, window) };
       memoryOf.set(transformed, id);
