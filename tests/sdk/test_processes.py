@@ -76,7 +76,7 @@ def test_an_async_client_keeps_working_in_a_second_asyncio_run(fault, errors):
     asyncio.run(memory.close())
 
 
-def test_a_report_left_in_a_finished_loop_does_not_break_the_next_loop(fault, errors):
+def test_a_report_cut_off_by_the_end_of_its_loop_is_told_and_does_not_break_the_next_loop(fault, errors):
     recorder = fault.responder = Recorder()
     memory = AsyncThreadless(api_key="tl_proj_test", base_url=fault.url, timeout=2, on_error=errors)
 
@@ -93,10 +93,14 @@ def test_a_report_left_in_a_finished_loop_does_not_break_the_next_loop(fault, er
         return req, await memory.flush(5)
 
     asyncio.run(leave_a_report_behind())
+    # Not lost silently: asyncio.run() cancelled it, and on_error heard so.
+    assert [(e.code, c) for e, c in errors.calls] == [("report_cancelled", {"operation": "report",
+                                                                             "memory_id": "mem_1"})]
     req, flushed = asyncio.run(next_turn())
     assert not req.degraded
     assert flushed is True
     assert "re two" in reported(fault)
+    assert len(errors.calls) == 1
 
 
 class BrokenTransport(httpx.AsyncBaseTransport, httpx.BaseTransport):

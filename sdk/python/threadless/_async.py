@@ -195,7 +195,7 @@ class AsyncThreadless:
             return None
         self._latest[key] = task
         self._tasks.add(task)
-        task.add_done_callback(lambda t: self._report_done(key, t))
+        task.add_done_callback(lambda t: self._report_done(key, t, context))
         return task
 
     def report_openai(self, memory_id: str | None = None, completion: Any = None, *, external_id: str | None = None,
@@ -233,11 +233,23 @@ class AsyncThreadless:
         except Exception as error:
             await self._notify(error, context)
 
-    def _report_done(self, memory_id: str, task: asyncio.Task) -> None:
+    def _report_done(self, memory_id: str, task: asyncio.Task, context: dict) -> None:
         self._tasks.discard(task)
         if self._latest.get(memory_id) is task:
             del self._latest[memory_id]
-        if not task.cancelled() and task.exception() is not None:  # not expected: _report_job catches
+        if task.cancelled():
+            # Not lost silently: typically asyncio.run() ended (cancelling its tasks) before the send.
+            error = ThreadlessError(
+                "The report was cancelled before it was sent (its event loop ended, or its task was cancelled).",
+                code="report_cancelled", retryable=False,
+                hint="await memory.flush() (or use `async with`) before the event loop ends.")
+            result = b.call_on_error(self.on_error, error, context)
+            if inspect.iscoroutine(result):
+                try:
+                    task.get_loop().create_task(result)
+                except RuntimeError:  # the loop is closed: nowhere to run an async on_error
+                    result.close()
+        elif task.exception() is not None:  # not expected: _report_job catches
             b.log.error("threadless: report task failed", exc_info=task.exception())
 
     async def flush(self, timeout: float | None = None) -> bool:

@@ -13,8 +13,8 @@ from urllib.parse import quote
 from ._errors import ThreadlessConnectionError, ThreadlessError, is_fallback_status
 from ._tail import TailStore, split_system
 from ._types import DecoratedRequest, Memory, Page
+from ._version import __version__
 
-__version__ = "0.1.0"
 log = logging.getLogger("threadless")
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
