@@ -19,7 +19,7 @@ import type {
   LanguageModelV4StreamPart,
   LanguageModelV4ToolResultOutput,
 } from "@ai-sdk/provider";
-import type { OnError, Threadless } from "../client.js";
+import type { MemoryRef, Threadless } from "../client.js";
 import { ThreadlessError } from "../errors.js";
 import type { ContentPart, Message, ToolCall } from "../types.js";
 
@@ -28,18 +28,14 @@ export interface ThreadlessMemoryOptions {
   client: Threadless;
   /** The memory to use… */
   memoryId?: string;
-  /** …or your own id for it (the memory is created on first use: get-or-create). */
+  /** …or your own id for it (get-or-create; the local tail is keyed by it, so a new user's first turn answers during an outage too). */
   externalId?: string;
   /** Your instructions; absent: the prompt's system messages, else the memory's latest. */
   instructions?: string;
   budgetTokens?: number;
   recall?: boolean;
-  /** Told when an `externalId` could not be resolved (the call still answers from the tail). */
-  onError?: OnError | null;
 }
 
-/** The tail key used while an external id cannot be resolved (the service is down). */
-const UNRESOLVED = "external:";
 /** Part type for AI SDK file parts kept in a stored message (passed through by the service). */
 const FILE_PART = "ai_sdk_file";
 
@@ -213,53 +209,18 @@ function ownTurn(messages: Message[]): Message[] {
   return messages;
 }
 
-function notify(onError: OnError | null | undefined, error: ThreadlessError, memoryId: string): void {
-  if (onError === null) return;
-  try {
-    if (onError) onError(error, { operation: "decorate", memoryId });
-    else console.warn(`threadless: could not resolve ${memoryId}: ${error.toString()}`);
-  } catch {
-    // the callback's own bug must not stop the agent
-  }
-}
-
 /** A `wrapLanguageModel` middleware that gives the model a Threadless memory. */
 export function threadlessMemory(options: ThreadlessMemoryOptions): LanguageModelV4Middleware {
   const { client } = options;
   if ((options.memoryId == null) === (options.externalId == null)) {
     throw new ThreadlessError({ status: null, code: "invalid_request", message: "Pass exactly one of memoryId or externalId.", retryable: false });
   }
-  let memoryId: string | null = options.memoryId ?? null;
-  const memoryOf = new WeakMap<object, string>();
-
-  async function resolve(): Promise<string> {
-    if (memoryId !== null) return memoryId;
-    try {
-      memoryId = (await client.create({ externalId: options.externalId! })).id;
-      return memoryId;
-    } catch (error) {
-      if (!(error instanceof ThreadlessError) || !error.retryable) throw error;
-      notify(options.onError, error, UNRESOLVED + options.externalId);
-      return UNRESOLVED + options.externalId;
-    }
-  }
-
-  async function decorate(messages: Message[], instructions: string | undefined) {
-    const params = { messages, instructions, budgetTokens: options.budgetTokens, recall: options.recall };
-    const id = await resolve();
-    try {
-      return { id, request: await client.decorate(id, params) };
-    } catch (error) {
-      // The service came back between a failed resolve and this call: resolve again.
-      if (!(id.startsWith(UNRESOLVED) && error instanceof ThreadlessError && error.code === "not_found")) throw error;
-      const again = await resolve();
-      return { id: again, request: await client.decorate(again, params) };
-    }
-  }
+  // A memory id, or the app's own id: the SDK's get-or-create routes, with the tail keyed by it.
+  const ref: MemoryRef = options.memoryId ?? { externalId: options.externalId! };
+  const decorated = new WeakSet<object>();
 
   function report(params: LanguageModelV4CallOptions, message: Message | null): void {
-    const id = memoryOf.get(params);
-    if (message && id && !id.startsWith(UNRESOLVED)) void client.report(id, { messages: [message] });
+    if (message && decorated.has(params)) void client.report(ref, { messages: [message] });
   }
 
   return {
@@ -269,7 +230,7 @@ export function threadlessMemory(options: ThreadlessMemoryOptions): LanguageMode
       const { messages, system } = fromPrompt(params.prompt);
       const instructions = options.instructions ?? (system.length ? system.join("\n\n") : undefined);
       const fresh = newMessages(messages);
-      const { id, request } = await decorate(fresh, instructions);
+      const request = await client.decorate(ref, { messages: fresh, instructions, budgetTokens: options.budgetTokens, recall: options.recall });
       let window = request.messages;
       if (request.degraded) {
         // Tail history, then the caller's whole turn (a tool result needs its call, which a
@@ -286,7 +247,7 @@ export function threadlessMemory(options: ThreadlessMemoryOptions): LanguageMode
         window = [...history, ...turn];
       }
       const transformed: LanguageModelV4CallOptions = { ...params, prompt: toPrompt(request.instructions, window) };
-      memoryOf.set(transformed, id);
+      decorated.add(transformed);
       return transformed;
     },
 
