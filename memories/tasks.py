@@ -27,3 +27,11 @@ def retention_sweep() -> dict:
     from .services import retention_enforce
 
     return retention_enforce()
+
+
+@shared_task(acks_late=True)
+def usage_flush() -> int:
+    """Copy the usage counters' totals into ApiCall / ProjectUsage (a few seconds late, exact)."""
+    from .usage import usage_flush as flush
+
+    return flush()

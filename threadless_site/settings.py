@@ -119,6 +119,11 @@ THREADLESS_MAX_BODY_BYTES = envint("THREADLESS_MAX_BODY_BYTES", 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = THREADLESS_MAX_BODY_BYTES + 1024
 
 THREADLESS_RATE_LIMIT_PER_MINUTE = envint("THREADLESS_RATE_LIMIT_PER_MINUTE", 1200)
+# Rate limits and usage counters (memories.counters): Redis when REDIS_URL is set, otherwise this
+# SQLite file of their own (never the application database). Usage totals are copied into
+# ApiCall / ProjectUsage by the `usage-flush` beat task every THREADLESS_USAGE_FLUSH_SECONDS.
+THREADLESS_COUNTERS_PATH = envstr("THREADLESS_COUNTERS_PATH", str(VAR_DIR / "counters.sqlite3"))
+THREADLESS_USAGE_FLUSH_SECONDS = envint("THREADLESS_USAGE_FLUSH_SECONDS", 5)
 # Outbound calls (chat.egress): hosts/CIDRs reachable although not global; and the provider keys
 # from the environment an agent may name, each pinned to where it may be sent (NAME = its
 # provider's official host only; NAME@host[:port] adds a host).
@@ -197,6 +202,8 @@ CELERY_TASK_PUBLISH_RETRY = False
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     "outbox-sweep": {"task": "memories.tasks.outbox_sweep", "schedule": float(THREADLESS_OUTBOX_SWEEP_SECONDS)},
+    "usage-flush": {"task": "memories.tasks.usage_flush", "schedule": float(THREADLESS_USAGE_FLUSH_SECONDS),
+                    "options": {"expires": float(THREADLESS_USAGE_FLUSH_SECONDS) * 2}},
 }
 
 LOGGING = {
