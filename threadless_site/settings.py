@@ -81,6 +81,27 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
     DATABASES["default"]["TEST"] = {"NAME": envstr("THREADLESS_TEST_DB", str(VAR_DIR / "test.sqlite3"))}
 IS_SQLITE = DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
+# Serving (threadless_site.asgi): sync views run on a pool of this many threads per web process,
+# so a process has more than one request in flight while they wait on the database; 0 runs
+# them on Django's one thread per process, as plain ASGI does.
+THREADLESS_WEB_THREADS = envint("THREADLESS_WEB_THREADS", 8)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Connections: persistent per thread (DB_CONN_MAX_AGE seconds, default 300), health-checked
+    # before reuse in each request. The web threads are a fixed pool (threadless_site.asgi), so a
+    # process holds at most one connection per thread, and a database that refuses connections
+    # still answers 503 at once. THREADLESS_DB_POOL_SIZE=N > 0 uses Django's native psycopg pool
+    # instead (N connections per process; size it to the web threads + THREADLESS_STREAM_WORKERS
+    # + 2, since a checkout waits THREADLESS_DB_POOL_TIMEOUT seconds for a free connection).
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    THREADLESS_DB_POOL_SIZE = envint("THREADLESS_DB_POOL_SIZE", 0)
+    if THREADLESS_DB_POOL_SIZE > 0:
+        DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+            "min_size": 1, "max_size": THREADLESS_DB_POOL_SIZE, "max_idle": 300,
+            "timeout": envint("THREADLESS_DB_POOL_TIMEOUT", 5),
+        }
+    else:
+        DATABASES["default"]["CONN_MAX_AGE"] = envint("DB_CONN_MAX_AGE", 300)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
