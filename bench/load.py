@@ -415,7 +415,7 @@ def probes(results: dict) -> list[str]:
 def http_vs_inproc(results: dict) -> list[str]:
     lines = ["| stack | decorate over HTTP, 1 client (p50) | in process (p50) | difference | "
              "writes: decorate / report (beyond stored rows) |", "|---|---:|---:|---:|---:|"]
-    for name, res in results["stacks"].items():
+    for res in results["stacks"].values():
         inproc = res.get("inproc")
         if not inproc:
             continue
