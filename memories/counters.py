@@ -1,7 +1,7 @@
 """Atomic counters kept off the application database: rate-limit windows and usage totals.
 
 Redis when `REDIS_URL` is set; otherwise (the embedded default) a small SQLite file of their own
-(`THREADLESS_COUNTERS_PATH`, default `<var>/counters.sqlite3`), so counting a request never
+(`THREADLESS_COUNTERS_PATH`, default: beside the SQLite database), so counting a request never
 takes the application database's write lock. Both are exact across any number of processes:
 each increment is atomic in the store (Redis INCR; one SQLite UPSERT … RETURNING under the
 file's write lock), never read-modify-write, and nothing is held in process memory.

@@ -143,7 +143,10 @@ THREADLESS_RATE_LIMIT_PER_MINUTE = envint("THREADLESS_RATE_LIMIT_PER_MINUTE", 12
 # Rate limits and usage counters (memories.counters): Redis when REDIS_URL is set, otherwise this
 # SQLite file of their own (never the application database). Usage totals are copied into
 # ApiCall / ProjectUsage by the `usage-flush` beat task every THREADLESS_USAGE_FLUSH_SECONDS.
-THREADLESS_COUNTERS_PATH = envstr("THREADLESS_COUNTERS_PATH", str(VAR_DIR / "counters.sqlite3"))
+# Beside the SQLite database by default, so every process sharing that database shares them.
+_COUNTERS_DEFAULT = (str(Path(DATABASES["default"]["NAME"]).with_suffix("")) + "-counters.sqlite3" if IS_SQLITE
+                     else str(VAR_DIR / "counters.sqlite3"))
+THREADLESS_COUNTERS_PATH = envstr("THREADLESS_COUNTERS_PATH", _COUNTERS_DEFAULT)
 THREADLESS_USAGE_FLUSH_SECONDS = envint("THREADLESS_USAGE_FLUSH_SECONDS", 5)
 # Outbound calls (chat.egress): hosts/CIDRs reachable although not global; and the provider keys
 # from the environment an agent may name, each pinned to where it may be sent (NAME = its
