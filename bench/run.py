@@ -449,7 +449,15 @@ def main() -> None:
     (VAR / "results.json").write_text(json.dumps({"machine": info, "results": results}, indent=1))
     if results:
         chart(results, DOCS / "benchmarks.png")
-    Path(args.doc).write_text(write_doc(results, info, extras, args))
+    doc = Path(args.doc)
+    text = write_doc(results, info, extras, args)
+    # `make bench-load` owns its own section (between its markers): keep it.
+    from bench.load import BEGIN, END
+
+    old = doc.read_text() if doc.exists() else ""
+    if BEGIN in old and END in old:
+        text = text.rstrip("\n") + "\n\n" + old[old.index(BEGIN):old.index(END) + len(END)] + "\n"
+    doc.write_text(text)
     log(f"wrote {args.doc}")
 
 

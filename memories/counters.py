@@ -111,9 +111,15 @@ class FileCounters:
             self._local.conn, self._local.pid = conn, os.getpid()
         return conn
 
+    PRUNE_EVERY = 20_000  # increments per process between prunes (the flush prunes too)
+
     def incr_many(self, items: list[tuple[str, int, bool]]) -> list[int]:
         conn = self._conn()
         now = time.time()
+        self._since_prune = getattr(self, "_since_prune", 0) + 1
+        if self._since_prune >= self.PRUNE_EVERY:  # bounded even where no beat runs
+            self._since_prune = 0
+            self.prune()
         if len(items) == 1:
             key, ttl, flush = items[0]
             return [conn.execute(_UPSERT, (key, now + ttl, int(flush))).fetchone()[0]]
