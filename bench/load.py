@@ -17,7 +17,10 @@ limit no client reaches), so its counter is on the measured path; no Celery work
 background work queues on the broker), so the numbers are the web tier's. Loopback only; the
 whole run is bounded (`--phase` seconds per phase, ~4 minutes by default).
 
-    python -m bench.load [--phase 6] [--clients 1,16,64] [--stacks floor-sqlite,embedded,floor-pg,postgres]
+    python -m bench.load [--phase 6] [--clients 1,16,64] [--stacks floor-sqlite,before,embedded,floor-pg,postgres]
+
+`before` is the code before this work (the merge base with main, or BENCH_BEFORE_REF), extracted
+with `git archive` and served as it was (one plain uvicorn process), for a before/after in one run.
 """
 
 from __future__ import annotations
@@ -111,6 +114,8 @@ class Stack:
     name = ""
     label = ""
     product = False
+    inproc = False
+    cwd = ROOT
 
     def __init__(self, workers: int, threads: int) -> None:
         self.workers, self.threads = workers, threads
@@ -138,7 +143,8 @@ class Stack:
     def start(self) -> None:
         self.prepare()
         self.log = open(VAR / f"{self.name}.log", "w")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen(self.command(), cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(self.command(), cwd=self.cwd, env=self.env, stdout=self.log,
+                                     stderr=subprocess.STDOUT)
         deadline = time.time() + 60
         while time.time() < deadline:
             try:
@@ -220,9 +226,10 @@ class FloorPostgres(FloorStack):
 
 class ProductStack(Stack):
     product = True
+    inproc = True
 
     def manage(self, *args: str) -> str:
-        return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=self.env, check=True,
+        return subprocess.run([sys.executable, "manage.py", *args], cwd=self.cwd, env=self.env, check=True,
                               capture_output=True, text=True).stdout
 
     def prepare(self) -> None:
@@ -270,6 +277,29 @@ class Postgres(ProductStack):
         super().prepare()
 
 
+class Before(Embedded):
+    """The code before issue 17 (git BENCH_BEFORE_REF, default the merge base with main), served
+    as it was: one plain uvicorn process, Django's one thread for sync views, counters in SQLite."""
+
+    name = "before"
+    inproc = False
+
+    def __init__(self, workers: int, threads: int) -> None:
+        super().__init__(workers, threads)
+        ref = os.environ.get("BENCH_BEFORE_REF") or subprocess.run(
+            ["git", "merge-base", "HEAD", "main"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        self.cwd = VAR / "before-src"
+        shutil.rmtree(self.cwd, ignore_errors=True)
+        self.cwd.mkdir(parents=True)
+        archive = subprocess.run(["git", "archive", ref], cwd=ROOT, capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(self.cwd)], input=archive, check=True)
+        self.label = f"before (main @{ref[:7]}, 1 uvicorn process)"
+
+    def command(self) -> list[str]:
+        return [sys.executable, "-m", "uvicorn", "threadless_site.asgi:application", "--host", "127.0.0.1",
+                "--port", str(self.port), "--no-access-log", "--log-level", "warning"]
+
+
 def fresh_pg_database() -> None:
     import psycopg
 
@@ -278,8 +308,9 @@ def fresh_pg_database() -> None:
         conn.execute(f'CREATE DATABASE "{PG_DB}"')
 
 
-STACKS = {"floor-sqlite": FloorSqlite, "embedded": Embedded, "floor-pg": FloorPostgres, "postgres": Postgres}
-FLOOR_OF = {"embedded": "floor-sqlite", "postgres": "floor-pg"}
+STACKS = {"floor-sqlite": FloorSqlite, "before": Before, "embedded": Embedded, "floor-pg": FloorPostgres,
+          "postgres": Postgres}
+FLOOR_OF = {"embedded": "floor-sqlite", "before": "floor-sqlite", "postgres": "floor-pg"}
 
 
 # --- phases ------------------------------------------------------------------------------------
@@ -491,7 +522,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--phase", type=float, default=6.0, help="seconds per phase")
     parser.add_argument("--clients", default="1,16,64")
-    parser.add_argument("--stacks", default="floor-sqlite,embedded,floor-pg,postgres")
+    parser.add_argument("--stacks", default="floor-sqlite,before,embedded,floor-pg,postgres")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--threads", type=int, default=int(os.environ.get("THREADLESS_WEB_THREADS", "8")))
     parser.add_argument("--doc", default=str(DOCS / "benchmarks.md"))
@@ -505,7 +536,7 @@ def main() -> None:
     for name in args.stacks.split(","):
         stack = STACKS[name](args.workers, args.threads)
         results["stacks"][name] = run_stack(stack, clients, args.phase)
-        if stack.product:
+        if stack.inproc:
             results["stacks"][name]["inproc"] = in_process(stack, results["stacks"][name]["memory"])
     results["seconds"] = time.time() - started
     (VAR / "results.json").write_text(json.dumps(results, indent=1))
