@@ -445,7 +445,8 @@ def probes(results: dict) -> list[str]:
 
 def http_vs_inproc(results: dict) -> list[str]:
     lines = ["| stack | decorate over HTTP, 1 client (p50) | in process (p50) | difference | "
-             "writes: decorate / report (beyond stored rows) |", "|---|---:|---:|---:|---:|"]
+             "writes: decorate / report (beyond stored rows) | SQL statements: decorate / report |",
+             "|---|---:|---:|---:|---:|---:|"]
     for res in results["stacks"].values():
         inproc = res.get("inproc")
         if not inproc:
@@ -455,7 +456,21 @@ def http_vs_inproc(results: dict) -> list[str]:
         lines.append(f"| {res['label']} | {http:.2f} ms | {inproc['decorate_p50']:.2f} ms | "
                      f"+{diff:.2f} ms {mark(diff <= TARGET_HTTP_MS)} | {inproc['writes']['decorate']} / "
                      f"{inproc['writes']['report']} ({inproc['writes']['decorate_extra']} / "
-                     f"{inproc['writes']['report_extra']}) |")
+                     f"{inproc['writes']['report_extra']}) | {inproc['writes']['decorate_statements']} / "
+                     f"{inproc['writes']['report_statements']} |")
+    return lines
+
+
+def before_after(results: dict) -> list[str]:
+    stacks = results["stacks"]
+    if "before" not in stacks or "embedded" not in stacks:
+        return []
+    lines = ["", "Before → after, embedded default, same run (turns/s; turn p50 / p99 ms):", "",
+             "| clients | before | after | speed-up |", "|---:|---:|---:|---:|"]
+    for old, new in zip(stacks["before"]["turns"], stacks["embedded"]["turns"], strict=False):
+        lines.append(f"| {old['clients']} | {old['turns_s']:.0f} ({old['p50']:.0f} / {old['p99']:.0f}) | "
+                     f"{new['turns_s']:.0f} ({new['p50']:.0f} / {new['p99']:.0f}) | "
+                     f"{new['turns_s'] / old['turns_s']:.2f}× |")
     return lines
 
 
@@ -503,7 +518,7 @@ def section(results: dict, charted: bool) -> str:
         "single-client decorate over HTTP ≤ in-process + 2 ms.",
         "",
     ]
-    body = table(results) + [""] + probes(results) + [""] + http_vs_inproc(results)
+    body = table(results) + [""] + probes(results) + [""] + http_vs_inproc(results) + before_after(results)
     if charted:
         body += ["", "![Throughput and p99 vs clients](benchmarks-load.png)"]
     return "\n".join(head + body + ["", END]) + "\n"
