@@ -17,6 +17,7 @@ Low level on purpose: no imports from the apps (it moves to `common/` with the l
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sqlite3
 import threading
@@ -27,6 +28,14 @@ from django.conf import settings
 
 DIRTY = "tl:use:dirty"
 CLAIMED = "tl:use:claimed"
+
+
+def deployment_tag() -> str:
+    """Which database the flushed totals belong to: deployments sharing one Redis (but not a
+    database) keep their dirty sets apart, so one's flush never takes the other's keys."""
+    db = settings.DATABASES["default"]
+    ident = "|".join(str(db.get(k) or "") for k in ("ENGINE", "HOST", "PORT", "NAME"))
+    return hashlib.sha256(ident.encode()).hexdigest()[:12]
 
 # Claim: fold the dirty set into the claimed set (left over by a flush that died, if any) and
 # return the claimed members, atomically, so an increment after the claim lands in a new set.
@@ -45,6 +54,8 @@ class RedisCounters:
 
         self.client = redis.Redis.from_url(url)
         self._claim = self.client.register_script(_CLAIM_LUA)
+        tag = deployment_tag()
+        self.dirty, self.claimed = f"{DIRTY}:{tag}", f"{CLAIMED}:{tag}"
 
     def incr_many(self, items: list[tuple[str, int, bool]]) -> list[int]:
         pipe = self.client.pipeline(transaction=False)
@@ -52,7 +63,7 @@ class RedisCounters:
             pipe.incr(key)
             pipe.expire(key, ttl, nx=True)
             if flush:
-                pipe.sadd(DIRTY, key)
+                pipe.sadd(self.dirty, key)
         results = pipe.execute()
         counts, i = [], 0
         for _key, _ttl, flush in items:
@@ -68,14 +79,14 @@ class RedisCounters:
         return int(value) if value is not None else 0
 
     def claim_dirty(self) -> dict[str, int]:
-        keys = [k.decode() for k in self._claim(keys=[DIRTY, CLAIMED])]
+        keys = [k.decode() for k in self._claim(keys=[self.dirty, self.claimed])]
         if not keys:
             return {}
         values = self.client.mget(keys)
         return {k: int(v) for k, v in zip(keys, values, strict=True) if v is not None}
 
     def release(self, claimed: dict[str, int]) -> None:
-        self.client.delete(CLAIMED)
+        self.client.delete(self.claimed)
 
     def prune(self) -> int:
         return 0  # Redis expires keys itself

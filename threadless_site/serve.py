@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
     parser.add_argument("--workers", type=int, default=default_workers(), help="processes (default: CPU count)")
     parser.add_argument("--threads", type=int, default=None,
-                        help="sync-view threads per process (default: THREADLESS_WEB_THREADS or 8)")
+                        help="sync-view threads per process (default: THREADLESS_WEB_THREADS, or 8; 2 on SQLite)")
     parser.add_argument("--graceful-timeout", type=int, default=30)
     args = parser.parse_args(argv)
     if args.threads is not None:
@@ -42,8 +42,7 @@ def main(argv: list[str] | None = None) -> None:
         loop = "uvloop"
     except ImportError:  # pragma: no cover - uvloop is a dependency except on Windows
         loop = "asyncio"
-    print(f"threadless-serve: {args.workers} worker process(es) × {os.environ.get('THREADLESS_WEB_THREADS', '8')} "
-          f"threads on http://{args.host}:{args.port}/", flush=True)
+    print(f"threadless-serve: {args.workers} worker process(es) on http://{args.host}:{args.port}/", flush=True)
     uvicorn.run("threadless_site.asgi:application", host=args.host, port=args.port, workers=args.workers,
                 loop=loop, http="httptools", access_log=False, timeout_graceful_shutdown=args.graceful_timeout,
                 backlog=2048)

@@ -83,8 +83,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 IS_SQLITE = DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
 # Serving (threadless_site.asgi): sync views run on a pool of this many threads per web process,
 # so a process has more than one request in flight while they wait on the database; 0 runs
-# them on Django's one thread per process, as plain ASGI does.
-THREADLESS_WEB_THREADS = envint("THREADLESS_WEB_THREADS", 8)
+# them on Django's one thread per process, as plain ASGI does. SQLite has one writer at a time,
+# so more threads there only queue on its write lock (measured: bench/load.py, docs/benchmarks.md).
+THREADLESS_WEB_THREADS = envint("THREADLESS_WEB_THREADS", 2 if IS_SQLITE else 8)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Connections: persistent per thread (DB_CONN_MAX_AGE seconds, default 300), health-checked
     # before reuse in each request. The web threads are a fixed pool (threadless_site.asgi), so a

@@ -28,6 +28,8 @@ import json, os, sys
 import django
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
 django.setup()
+from django.conf import settings
+settings.DATABASES["default"]["NAME"] = sys.argv[4]  # the test database: the same deployment
 from memories import counters
 rate_key, volume_key, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 sys.stdout.write("ready\\n"); sys.stdout.flush()
@@ -41,7 +43,8 @@ print(json.dumps(seen))
 
 def _run_two(rate_key: str, vol_key: str) -> list[list[int]]:
     env = {**os.environ, "THREADLESS_COUNTERS_PATH": counters.counters_path(), "REDIS_URL": settings.REDIS_URL}
-    procs = [subprocess.Popen([sys.executable, "-c", CHILD, rate_key, vol_key, str(PER_PROCESS)], cwd=ROOT, env=env,
+    name = str(settings.DATABASES["default"]["NAME"])
+    procs = [subprocess.Popen([sys.executable, "-c", CHILD, rate_key, vol_key, str(PER_PROCESS), name], cwd=ROOT, env=env,
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(2)]
     for proc in procs:
         assert proc.stdout.readline().strip() == "ready"
@@ -95,3 +98,9 @@ def test_a_lost_counter_store_starts_again_from_the_flushed_total(cast):
     assert seeded(key, counters.incr(key, DAY_TTL, flush=True)) == 42
     usage_flush()
     assert ApiCall.objects.get(project=cast.project_a, day="2026-01-03", operation="decorate").count == 42
+
+
+def test_deployments_sharing_one_redis_keep_their_dirty_sets_apart(settings):
+    mine = counters.deployment_tag()
+    settings.DATABASES = {"default": {**settings.DATABASES["default"], "NAME": "another_deployment"}}
+    assert counters.deployment_tag() != mine
