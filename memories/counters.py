@@ -30,10 +30,10 @@ DIRTY = "tl:use:dirty"
 CLAIMED = "tl:use:claimed"
 
 
-def deployment_tag() -> str:
+def deployment_tag(db: dict | None = None) -> str:
     """Which database the flushed totals belong to: deployments sharing one Redis (but not a
     database) keep their dirty sets apart, so one's flush never takes the other's keys."""
-    db = settings.DATABASES["default"]
+    db = db if db is not None else settings.DATABASES["default"]
     ident = "|".join(str(db.get(k) or "") for k in ("ENGINE", "HOST", "PORT", "NAME"))
     return hashlib.sha256(ident.encode()).hexdigest()[:12]
 

@@ -100,7 +100,7 @@ def test_a_lost_counter_store_starts_again_from_the_flushed_total(cast):
     assert ApiCall.objects.get(project=cast.project_a, day="2026-01-03", operation="decorate").count == 42
 
 
-def test_deployments_sharing_one_redis_keep_their_dirty_sets_apart(settings):
-    mine = counters.deployment_tag()
-    settings.DATABASES = {"default": {**settings.DATABASES["default"], "NAME": "another_deployment"}}
-    assert counters.deployment_tag() != mine
+def test_deployments_sharing_one_redis_keep_their_dirty_sets_apart():
+    mine = settings.DATABASES["default"]
+    assert counters.deployment_tag() == counters.deployment_tag(dict(mine))
+    assert counters.deployment_tag({**mine, "NAME": "another_deployment"}) != counters.deployment_tag()
