@@ -161,6 +161,7 @@ class Stack:
             if self.proc.poll() is not None:
                 break
             time.sleep(0.2)
+        self.stop()  # never leave a half-started server behind
         raise RuntimeError(f"{self.name} did not start: see {VAR / (self.name + '.log')}")
 
     def stop(self) -> None:
