@@ -27,7 +27,6 @@ from .context import context_build
 from .errors import InvalidRequest, NotFound, QuotaExceeded
 from .messages import entry_fields, text_of
 from .models import (
-    ApiCall,
     ApiKey,
     Entry,
     ErrorDigest,
@@ -93,14 +92,11 @@ def key_revoke(*, prefix: str, project: Project | None = None) -> ApiKey:
 
 
 def usage_count(*, project: Project, operation: str) -> None:
-    """Per-day volume for the console (atomic increment)."""
-    day = timezone.now().date()
-    if not ApiCall.objects.filter(project=project, day=day, operation=operation).update(count=F("count") + 1):
-        try:
-            with transaction.atomic():
-                ApiCall.objects.create(project=project, day=day, operation=operation, count=1)
-        except IntegrityError:
-            ApiCall.objects.filter(project=project, day=day, operation=operation).update(count=F("count") + 1)
+    """Per-day volume for the console: counted in the counter store, copied to `ApiCall` by the
+    periodic flush (memories.usage), so no request writes a row the whole project shares."""
+    from . import usage
+
+    usage.count_operation(project_id=project.pk, operation=operation)
 
 
 # --- memories ----------------------------------------------------------------------------------
@@ -238,11 +234,13 @@ def _locked(memory: Memory) -> Memory:
     return Memory.objects.select_for_update().get(pk=memory.pk)
 
 
-def entries_append(*, memory: Memory, items: list[dict], turn_input: str | None = None) -> list[Entry]:
+def entries_append(*, memory: Memory, items: list[dict], turn_input: str | None = None,
+                   also_save: tuple[str, ...] = ()) -> list[Entry]:
     """Append entries to a locked memory (call inside a transaction, with `_locked`).
 
     Each user message opens a new turn; everything else joins the newest turn. Updates the
-    memory's sequence, turn and count columns.
+    memory's sequence, turn and count columns (and the caller's `also_save` fields, in the
+    same UPDATE).
     """
     now = timezone.now()
     entries: list[Entry] = []
@@ -267,7 +265,8 @@ def entries_append(*, memory: Memory, items: list[dict], turn_input: str | None 
     memory.message_count += messages
     memory.token_count += tokens
     memory.last_used_at = now
-    memory.save(update_fields=["last_seq", "last_turn", "message_count", "token_count", "last_used_at", "updated_at"])
+    memory.save(update_fields=["last_seq", "last_turn", "message_count", "token_count", "last_used_at", "updated_at",
+                               *also_save])
     return entries
 
 
@@ -371,9 +370,10 @@ def memory_decorate(*, memory: Memory, messages: list[dict], instructions: str |
             if instructions is not None and instructions != locked.instructions:
                 locked.instructions = instructions
                 fields.append("instructions")
-            locked.save(update_fields=fields)
-            if new_messages:
-                entries_append(memory=locked, items=[entry_fields(m) for m in new_messages])
+            if new_messages:  # one UPDATE of the memory row for both
+                entries_append(memory=locked, items=[entry_fields(m) for m in new_messages], also_save=tuple(fields))
+            else:
+                locked.save(update_fields=fields)
             turn = locked.last_turn
             memory = locked
     else:

@@ -42,3 +42,11 @@ def backfill_vectors(memory_id: str) -> dict:
     if step["remaining"] and step["embedded"]:
         backfill_vectors.delay(memory_id)
     return step
+
+
+@shared_task(acks_late=True)
+def usage_flush() -> int:
+    """Copy the usage counters' totals into ApiCall / ProjectUsage (a few seconds late, exact)."""
+    from .usage import usage_flush as flush
+
+    return flush()

@@ -27,6 +27,7 @@ from ..errors import ApiError
 from ..models import ApiKey, Fact, Memory, Project, ProjectUsage
 from ..policy import policy_parse
 from . import access
+from ..usage import plan_used
 from . import selectors as sel
 from .access import staff_required
 from .forms import DigestFilterForm, FactForm, KeyForm, ProjectForm, StaffLoginForm, WhatModelSeesForm
@@ -140,7 +141,9 @@ def _project(request, project_id: str) -> Project:
 
 def _project_context(request, project: Project, **extra) -> dict:
     period = timezone.now().strftime("%Y-%m")
-    usage = ProjectUsage.objects.filter(project=project, period=period).values_list("requests", flat=True).first()
+    # The live count (the ProjectUsage copy is flushed a few seconds late).
+    usage = plan_used(project.pk) if project.allowance_requests_per_month is not None else (
+        ProjectUsage.objects.filter(project=project, period=period).values_list("requests", flat=True).first())
     agents = agent_choices(project)
     names = dict(agents)
     keys = list(ApiKey.objects.filter(project=project).order_by(F("revoked_at").asc(nulls_first=True), "-created_at"))
