@@ -26,8 +26,8 @@ from .. import services
 from ..errors import ApiError
 from ..models import ApiKey, Fact, Memory, Project, ProjectUsage
 from ..policy import policy_parse
-from . import access
 from ..usage import plan_used
+from . import access
 from . import selectors as sel
 from .access import staff_required
 from .forms import DigestFilterForm, FactForm, KeyForm, ProjectForm, StaffLoginForm, WhatModelSeesForm
