@@ -26,7 +26,9 @@ SNIPPET_CHARS = 240
 MAX_QUERY_TERMS = 12
 PER_TERM_CAP = 200  # index rows per read: bounds recall's cost whatever the memory's size
 MAX_PAIR_READS = 10  # conjunctive reads of two common terms per search
-SPREAD = 0.5  # share of a candidate's score its neighbours get
+PREV_SHARE = 0.7  # share of the previous message's score a message gets (it may be the answer to it)
+NEXT_SHARE = 0.3  # share of the next message's score a message gets
+SPEAKER_BOOST = 1.5  # a message by a speaker the query names ("Name: text") weighs this much more
 NEIGHBOUR_MIN_WORDS = 5
 FUSE_DEPTH = 50  # how deep each list goes into reciprocal rank fusion
 RRF_K = 60
@@ -230,6 +232,25 @@ def _neighbours(memory_id: str, seqs: list[int], before_seq: int | None) -> dict
     return _rows_by_seq(memory_id, wanted)
 
 
+def _lacking(parts: dict | None, mine: dict) -> float:
+    return sum(v for t, v in parts.items() if t not in mine) if parts else 0.0
+
+
+def _speaker(text: str) -> str:
+    """The speaker label of a "Name: text" message (lowercased), or "" (no regex: linear)."""
+    head, sep, _ = text[:42].partition(":")
+    words = head.split()
+    if not sep or not 1 <= len(words) <= 3 or not all(w.replace("-", "").replace("'", "").isalpha() for w in words):
+        return ""
+    return " ".join(words).lower()
+
+
+def _speakers_named(rows, terms: list[str]) -> set[str]:
+    """Speaker labels among these rows that the query names (a one-word label equal to a term)."""
+    wanted = set(terms)
+    return {name for name in {_speaker(r[5]) for r in rows} if name and set(name.split()) <= wanted}
+
+
 def _hit(row: tuple, terms: list[str], score: float) -> dict:
     e, seq, turn, role, created_at, body = row
     return {"entry_id": e, "seq": seq, "turn": turn, "date": _date(created_at), "role": role,
@@ -288,24 +309,28 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     total = max(count, len(rows))
     scored = _bm25(rows, hits, df, total) if rows else []
     scored.sort(key=lambda s: (-s[0], -s[1]))
-    # Evidence often sits next to the words that match ("what did she say about running?" is
-    # answered by the reply to the message about running): the neighbours of the best
-    # candidates share a part of their score (bounded: at most 2·SPREAD_FROM rows read).
+    own = {rows[e][1]: parts for _, _, e, parts in scored}
+    pool = {rows[e][1]: rows[e] for _, _, e, _ in scored}
+    # Evidence often sits next to the words that match ("who played at the concert?" is answered
+    # by the reply to "what concert was it?"): a message also scores a share of the message
+    # before it and of the one after it (bounded: the neighbours of the best SPREAD_FROM only).
     top = scored[:max(SPREAD_FROM, limit)]
-    by_seq = {rows[e][1]: (score, e) for score, _, e in scored}
-    near = _neighbours(memory_id, [rows[e][1] for _, _, e in top], before_seq) if SPREAD else {}
-    bonus: dict[int, float] = {}
-    for score, seq, _ in top:
-        for s in (seq - 1, seq + 1):
-            if s in near:
-                bonus[s] = max(bonus.get(s, 0.0), SPREAD * score)
-    final: dict[int, tuple[float, tuple]] = {}
-    for score, seq, e in scored:
-        final[seq] = (score + bonus.get(seq, 0.0), rows[e])
-    for s, extra in bonus.items():
+    near = _neighbours(memory_id, [rows[e][1] for _, _, e, _ in top], before_seq) if (PREV_SHARE or NEXT_SHARE) else {}
+    for seq, row in near.items():
         # A neighbour matching no term is a hit of its own only when it says something ("ok" does not).
-        if s not in by_seq and len(near[s][5].split()) >= NEIGHBOUR_MIN_WORDS:
-            final[s] = (extra, near[s])
+        if seq not in pool and len(row[5].split()) >= NEIGHBOUR_MIN_WORDS:
+            pool[seq] = row
+    names = _speakers_named(pool.values(), terms)
+    final: dict[int, tuple[float, tuple]] = {}
+    for seq, row in pool.items():
+        mine = own.get(seq, {})
+        # From a neighbour, only the terms this message lacks: a reply that repeats the message's
+        # words adds nothing, a question whose answer this message is adds its words.
+        score = (sum(mine.values()) + PREV_SHARE * _lacking(own.get(seq - 1), mine)
+                 + NEXT_SHARE * _lacking(own.get(seq + 1), mine))
+        if names and _speaker(row[5]) in names:
+            score *= 1 + SPEAKER_BOOST
+        final[seq] = (score, row)
     ranked = sorted(final.items(), key=lambda kv: (-kv[1][0], -kv[0]))
     if query_vector:
         ranked = _fuse(memory_id, ranked, query_vector, before_seq)
@@ -365,16 +390,17 @@ def _rows_by_seq(memory_id: str, seqs: list[int]) -> dict[int, tuple]:
 
 
 def _bm25(rows: dict[int, tuple], hits: dict[int, set[str]], df: dict[str, int], total: int) -> list[tuple]:
-    """[(score, seq, entry_id)] for the candidates: BM25 with the bounded document frequencies."""
+    """[(score, seq, entry_id, {term: its part of the score})] for the candidates: BM25 with the
+    bounded document frequencies."""
     lengths = {k: max(1, len(r[5].split())) for k, r in rows.items()}
     average = sum(lengths.values()) / len(lengths)
     k1, b = 1.2, 0.75
     scored = []
     for entry_id, matched in hits.items():
-        score = 0.0
+        parts = {}
         for term in matched:
             common = df[term] >= PER_TERM_CAP
             idf = math.log(1 + (total - df[term] + 0.5) / (df[term] + 0.5)) * (COMMON_WEIGHT if common else 1.0)
-            score += idf * (k1 + 1) / (1 + k1 * (1 - b + b * lengths[entry_id] / average))
-        scored.append((score, rows[entry_id][1], entry_id))
+            parts[term] = idf * (k1 + 1) / (1 + k1 * (1 - b + b * lengths[entry_id] / average))
+        scored.append((sum(parts.values()), rows[entry_id][1], entry_id, parts))
     return scored
