@@ -233,7 +233,10 @@ def _neighbours(memory_id: str, seqs: list[int], before_seq: int | None) -> dict
 
 
 def _lacking(parts: dict | None, mine: dict) -> float:
-    return sum(v for t, v in parts.items() if t not in mine) if parts else 0.0
+    """The neighbour's score from the terms this message lacks."""
+    if not parts:
+        return 0.0
+    return sum(v for t, v in parts.items() if t not in mine)
 
 
 def _speaker(text: str) -> str:
