@@ -135,3 +135,35 @@ def test_the_extractor_on_the_generated_corpus_held_out_half():
     print(f"\nGENERATED HELD-OUT RULES: precision={precision:.3f} recall={found:.3f}")
     assert precision >= 0.95
     assert found >= 0.75
+
+
+def test_the_answer_to_a_matching_question_is_found_although_it_shares_no_word(cast):
+    memory = _memory(cast, [["We went to a concert for my daughter's birthday.", "Lovely! Which band played the concert?"],
+                            ["It was Matt Patterson and his trio, so talented.", "Wonderful."]]
+                     + [[f"Lunch plan number {i}: soup at noon.", "Fine."] for i in range(20)])
+    seqs = [h["seq"] for h in recall.search(memory_id=memory.id, query="Who played the concert for the birthday?", limit=4)]
+    # seq 3 matches no term of the question; it is the reply to seq 2, which does.
+    assert 3 in seqs
+
+
+def test_a_speaker_the_query_names_ranks_first_among_equal_matches(cast):
+    memory = _memory(cast, [["Caroline: I painted a lake at sunrise last week.", "Melanie: I painted a lake at sunrise too!"]]
+                     + [[f"Caroline: lunch plan {i}, soup at noon.", "Melanie: fine."] for i in range(10)])
+    hits = recall.search(memory_id=memory.id, query="What did Melanie paint?", limit=2)
+    assert hits[0]["snippet"].startswith("Melanie: I painted a lake")
+    hits = recall.search(memory_id=memory.id, query="What did Caroline paint?", limit=2)
+    assert hits[0]["snippet"].startswith("Caroline: I painted a lake")
+
+
+def test_the_window_and_every_block_stay_within_budget_tokens(cast):
+    from threadless.window import message_tokens, text_quarters
+
+    turns = [[f"Trip note {i}: the ferry to Hvar leaves at {8 + i % 9}:15 from pier {i}, book early.", "Noted, thanks."]
+             for i in range(200)]
+    memory = _memory(cast, turns)
+    for budget in (400, 1000, 2000, 6000):
+        ctx = context.context_build(memory=memory, new_messages=[{"role": "user", "content": "When does the Hvar ferry leave?"}],
+                                    budget_tokens=budget)
+        assert ctx.recalled, budget
+        used = sum(message_tokens(m) for m in ctx.messages) + (text_quarters(ctx.context_text) + 3) // 4
+        assert used <= budget, (budget, used)
