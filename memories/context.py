@@ -6,9 +6,11 @@ Nothing here calls a model: decorate must stay O(window). Only committed entries
 Cost bound, whatever the memory's size: the window (the rows that fit the budget, through the
 (memory, seq) index), at most `selectors.active_facts`' 200 newest active facts (ranked here by
 relevance to the new message, in linear time), and one `recall.search` — at most
-MAX_QUERY_TERMS + MAX_PAIR_READS index reads of PER_TERM_CAP rows, 2·SPREAD_FROM neighbour rows,
-and with an embedding provider one query embedding plus embeddings.DENSE_SCAN_CAP stored vectors.
-The recall block is half the budget (250..2,000 tokens), up to RECALL_MAX_SNIPPETS snippets.
+MAX_QUERY_TERMS + MAX_PAIR_READS index reads of PER_TERM_CAP rows (12·200 + 10·200 = 4,400 rows
+at most), 2·max(SPREAD_FROM, RECALL_MAX_SNIPPETS) = 100 neighbour rows by (memory, seq), and with
+an embedding provider one query embedding plus embeddings.DENSE_SCAN_CAP stored vectors.
+The recall block is RECALL_SHARE of what the budget leaves after the new messages and facts
+(250..2,000 tokens), up to RECALL_MAX_SNIPPETS snippets, and counts inside the budget.
 """
 
 from __future__ import annotations

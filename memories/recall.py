@@ -275,12 +275,14 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     Cost is bounded by the index, whatever the memory's size (with vectors: plus at most
     embeddings.DENSE_SCAN_CAP vectors and FUSE_DEPTH rows by primary key): at most MAX_QUERY_TERMS single-term
     reads and MAX_PAIR_READS conjunctive reads, each returning at most PER_TERM_CAP rows, then
-    at most 2·limit neighbour rows by primary key. A term rarer than the cap is read whole, so
+    at most 2·max(SPREAD_FROM, limit) neighbour rows by (memory, seq), plus 2·limit for `neighbours`. A term rarer than the cap is read whole, so
     its old matches are all candidates; a common term (one that fills its cap) is also read in
     conjunction with every other common term, so an old message matching several of them is
     still found although each term alone would only return its newest matches. Candidates are
     scored with BM25 (document frequencies from the same bounded answers; a term that fills its
-    cap counts as common and weighs little). Nothing reads or ranks the rest of the memory.
+    cap counts as common and weighs little). A message also scores PREV_SHARE / NEXT_SHARE of
+    the terms it lacks that the message before / after it matches, and SPEAKER_BOOST more when it
+    is written "Name: text" by a speaker the query names. Nothing reads or ranks the rest of the memory.
     """
     terms = query_terms(query)
     if (not terms and not query_vector) or limit < 1:
