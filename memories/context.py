@@ -10,7 +10,7 @@ MAX_QUERY_TERMS + MAX_PAIR_READS index reads of PER_TERM_CAP rows (12·200 + 10�
 at most), 2·max(SPREAD_FROM, RECALL_MAX_SNIPPETS) = 100 neighbour rows by (memory, seq), and with
 an embedding provider one query embedding plus embeddings.DENSE_SCAN_CAP stored vectors.
 The recall block is RECALL_SHARE of what the budget leaves after the new messages and facts
-(250..2,000 tokens), up to RECALL_MAX_SNIPPETS snippets, and counts inside the budget.
+(150..2,000 tokens), up to RECALL_MAX_SNIPPETS snippets, and counts inside the budget.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from .selectors import active_facts, failures_in_turns, memory_window
 FACTS_TOKEN_CAP = 1000
 FAILURES_TOKEN_CAP = 1000
 FAILURE_ROW_CHARS = 300
-RECALL_MIN_TOKENS = 250
+RECALL_MIN_TOKENS = 150  # a smaller budget share gets no recall block (the window keeps it)
 RECALL_MAX_TOKENS = 2000
 RECALL_MAX_SNIPPETS = 50
 RECALL_SHARE = 0.7  # of what budget_tokens leaves after the new messages and facts, for the recall block
@@ -105,10 +105,11 @@ def _facts_block(memory_id: str, query: str = "") -> tuple[list[dict], str]:
 
 
 def recall_token_cap(budget_tokens: int) -> int:
-    """The recall block's size follows the budget: RECALL_SHARE of it, from RECALL_MIN_TOKENS up
-    to RECALL_MAX_TOKENS (1,000 at a 2,000-token budget, 2,000 at the default 60,000). It counts
-    inside the budget: the window is read with this much reserved."""
-    return max(RECALL_MIN_TOKENS, min(RECALL_MAX_TOKENS, int(budget_tokens * RECALL_SHARE)))
+    """The recall block's size follows the budget: RECALL_SHARE of it, up to RECALL_MAX_TOKENS
+    (1,400 of 2,000 tokens, 2,000 at the default 60,000); 0 (no recall block) when that is less
+    than RECALL_MIN_TOKENS. It counts inside the budget: the window is read with this much reserved."""
+    cap = min(RECALL_MAX_TOKENS, int(max(budget_tokens, 0) * RECALL_SHARE))
+    return cap if cap >= RECALL_MIN_TOKENS else 0
 
 
 def _recall_line(hit: dict, *, lead: str = "- ") -> str:
@@ -235,7 +236,7 @@ def context_build(
     facts_tokens = _tokens(facts_text) + 2 if facts_text else 0
     recall_cap = 0
     if recall and query.strip() and memory.token_count + new_tokens + facts_tokens > budget_tokens:
-        recall_cap = recall_token_cap(max(budget_tokens - new_tokens - facts_tokens, 0))
+        recall_cap = recall_token_cap(budget_tokens - new_tokens - facts_tokens)
     reserved = new_tokens + facts_tokens + recall_cap
     window = read(reserved)
     digests, failures_text, failures_tokens = failures(window)
