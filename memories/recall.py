@@ -35,6 +35,9 @@ RRF_K = 60
 LEXICAL_WEIGHT = 1.0  # RRF weights: equal (the only setting measured, see docs/benchmarks.md)
 DENSE_WEIGHT = 1.0
 SPREAD_FROM = 30  # how many of the best candidates spread to their neighbours
+BM25_K1, BM25_B = 1.2, 0.5
+DATE_BOOST = 3.0  # a message written on a date the query names weighs this much more
+NAMED_SPEAKER_TERM = 1.0  # weight of a query term that is a named speaker, as a word of a message
 COMMON_WEIGHT = 0.25  # a term that fills its cap says little about which message is meant
 
 # Words too common to say anything about what a message is about.
@@ -49,6 +52,16 @@ know tell remember please say said again also still yes ok okay hi hello hey tha
 """.split())
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+# Dates a question names ("on 16 June, 2023", "June 16th", "in May 2023", "2023-06-16"): fixed
+# alternatives and bounded repeats, no nesting, so matching runs in linear time.
+_DATES = re.compile(
+    r"\b(?:(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"\b,?(?:\s+(\d{4}))?"
+    r"|" + _MONTH + r"\s+(\d{1,2})(?:st|nd|rd|th)?\b,?(?:\s+(\d{4}))?"
+    r"|" + _MONTH + r",?\s+(\d{4})"
+    r"|(\d{4})-(\d{2})-(\d{2}))\b", re.IGNORECASE)
 
 
 def _vendor() -> str:
@@ -70,6 +83,31 @@ def query_terms(query: str) -> list[str]:
         if len(seen) >= MAX_QUERY_TERMS:
             break
     return seen
+
+
+def query_dates(query: str) -> tuple[str, list[tuple[int | None, int, int | None]]]:
+    """(the query without its dates, [(year or None, month, day or None)]) for the dates it names."""
+    found = []
+
+    def month(name: str) -> int:
+        return next(i for i, m in enumerate(_MONTHS, start=1) if m.startswith(name.lower()[:3]))
+
+    for m in _DATES.finditer(query):
+        g = m.groups()
+        if g[1]:
+            found.append((int(g[2]) if g[2] else None, month(g[1]), int(g[0])))
+        elif g[3]:
+            found.append((int(g[5]) if g[5] else None, month(g[3]), int(g[4])))
+        elif g[6]:
+            found.append((int(g[7]), month(g[6]), None))
+        elif g[8]:
+            found.append((int(g[8]), int(g[9]), int(g[10])))
+    return (_DATES.sub(" ", query) if found else query), [d for d in found if 1 <= d[1] <= 12]
+
+
+def _on_date(day: str, dates: list[tuple[int | None, int, int | None]]) -> bool:
+    year, month, date = int(day[:4]), int(day[5:7]), int(day[8:10])
+    return any((y is None or y == year) and m == month and (d is None or d == date) for y, m, d in dates)
 
 
 def _entry_text(content: str, parts) -> str:
@@ -284,7 +322,8 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     the terms it lacks that the message before / after it matches, and SPEAKER_BOOST more when it
     is written "Name: text" by a speaker the query names. Nothing reads or ranks the rest of the memory.
     """
-    terms = query_terms(query)
+    words, dates = query_dates(query)
+    terms = query_terms(words)
     if (not terms and not query_vector) or limit < 1:
         return []
     before_id = None
@@ -329,12 +368,16 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     final: dict[int, tuple[float, tuple]] = {}
     for seq, row in pool.items():
         mine = own.get(seq, {})
+        if names and NAMED_SPEAKER_TERM != 1.0:
+            mine = {t: v * NAMED_SPEAKER_TERM if t in names else v for t, v in mine.items()}
         # From a neighbour, only the terms this message lacks: a reply that repeats the message's
         # words adds nothing, a question whose answer this message is adds its words.
         score = (sum(mine.values()) + PREV_SHARE * _lacking(own.get(seq - 1), mine)
                  + NEXT_SHARE * _lacking(own.get(seq + 1), mine))
         if names and _speaker(row[5]) in names:
             score *= 1 + SPEAKER_BOOST
+        if dates and _on_date(_date(row[4]), dates):
+            score *= 1 + DATE_BOOST
         final[seq] = (score, row)
     ranked = sorted(final.items(), key=lambda kv: (-kv[1][0], -kv[0]))
     if query_vector:
@@ -399,7 +442,7 @@ def _bm25(rows: dict[int, tuple], hits: dict[int, set[str]], df: dict[str, int],
     bounded document frequencies."""
     lengths = {k: max(1, len(r[5].split())) for k, r in rows.items()}
     average = sum(lengths.values()) / len(lengths)
-    k1, b = 1.2, 0.75
+    k1, b = BM25_K1, BM25_B
     scored = []
     for entry_id, matched in hits.items():
         parts = {}
