@@ -167,3 +167,23 @@ def test_the_window_and_every_block_stay_within_budget_tokens(cast):
         assert ctx.recalled, budget
         used = sum(message_tokens(m) for m in ctx.messages) + (text_quarters(ctx.context_text) + 3) // 4
         assert used <= budget, (budget, used)
+
+
+def test_a_date_the_question_names_finds_the_message_written_that_day(cast):
+    from datetime import UTC, datetime
+
+    memory = _memory(cast, [[f"Great news: I joined a club, week {i}.", "Congrats!"] for i in range(6)])
+    day = datetime(2023, 6, 16, 14, 0, tzinfo=UTC)
+    Entry.objects.filter(memory=memory).update(created_at=datetime(2023, 1, 2, tzinfo=UTC))
+    target = Entry.objects.get(memory=memory, seq=5)  # "week 2", neither the newest nor the best match
+    Entry.objects.filter(pk=target.pk).update(created_at=day)
+    recall.index_entries(memory_id=memory.id, entry_ids=list(Entry.objects.filter(memory=memory).values_list("id", flat=True)))
+    hit = recall.search(memory_id=memory.id, query="What great news did I share on 16 June, 2023?", limit=1)[0]
+    assert hit["entry_id"] == target.id and hit["date"] == "2023-06-16"
+
+
+def test_dates_in_a_question_are_read_and_left_out_of_its_words():
+    words, dates = recall.query_dates("What happened on 16 June, 2023, on March 3rd and in May 2023 (2023-07-01)?")
+    assert dates == [(2023, 6, 16), (None, 3, 3), (2023, 5, None), (2023, 7, 1)]
+    assert "june" not in recall.query_terms(words) and "happened" in recall.query_terms(words)
+    assert recall.query_dates("May I ask something?")[1] == []
