@@ -313,7 +313,7 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     Cost is bounded by the index, whatever the memory's size (with vectors: plus at most
     embeddings.DENSE_SCAN_CAP vectors and FUSE_DEPTH rows by primary key): at most MAX_QUERY_TERMS single-term
     reads and MAX_PAIR_READS conjunctive reads, each returning at most PER_TERM_CAP rows, then
-    at most 2·max(SPREAD_FROM, limit) neighbour rows by (memory, seq), plus 2·limit for `neighbours`. A term rarer than the cap is read whole, so
+    at most 2·SPREAD_FROM neighbour rows by (memory, seq), plus 2·limit for `neighbours`. A term rarer than the cap is read whole, so
     its old matches are all candidates; a common term (one that fills its cap) is also read in
     conjunction with every other common term, so an old message matching several of them is
     still found although each term alone would only return its newest matches. Candidates are
@@ -358,13 +358,14 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     # Evidence often sits next to the words that match ("who played at the concert?" is answered
     # by the reply to "what concert was it?"): a message also scores a share of the message
     # before it and of the one after it (bounded: the neighbours of the best SPREAD_FROM only).
-    top = scored[:max(SPREAD_FROM, limit)]
+    top = scored[:SPREAD_FROM]
     near = _neighbours(memory_id, [rows[e][1] for _, _, e, _ in top], before_seq) if (PREV_SHARE or NEXT_SHARE) else {}
     for seq, row in near.items():
         # A neighbour matching no term is a hit of its own only when it says something ("ok" does not).
         if seq not in pool and len(row[5].split()) >= NEIGHBOUR_MIN_WORDS:
             pool[seq] = row
-    names = _speakers_named(pool.values(), terms)
+    # Speakers named by the query, among the best candidates' speakers (bounded: SPREAD_FROM rows).
+    names = _speakers_named([rows[e] for _, _, e, _ in top], terms)
     final: dict[int, tuple[float, tuple]] = {}
     for seq, row in pool.items():
         mine = own.get(seq, {})
