@@ -121,6 +121,12 @@ def ingest(project, turns: list[dict], label: str):
         Entry.objects.bulk_create(entries)
         Memory.objects.filter(pk=memory.pk).update(last_seq=len(turns), last_turn=number,
                                                    message_count=len(turns), token_count=tokens)
+        # created_at is auto_now_add (bulk_create stamps "now"): give each turn its session's date,
+        # as a real user's messages carry the time they were written.
+        stored = list(Entry.objects.filter(memory=memory).order_by("seq"))
+        for entry, item in zip(stored, turns, strict=True):
+            entry.created_at = item["date"]
+        Entry.objects.bulk_update(stored, ["created_at"], batch_size=1000)
     rows = list(Entry.objects.filter(memory=memory).order_by("seq").values_list("id", "seq", "content"))
     ids = [r[0] for r in rows]
     for i in range(0, len(ids), 2000):

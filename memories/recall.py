@@ -26,13 +26,18 @@ SNIPPET_CHARS = 240
 MAX_QUERY_TERMS = 12
 PER_TERM_CAP = 200  # index rows per read: bounds recall's cost whatever the memory's size
 MAX_PAIR_READS = 10  # conjunctive reads of two common terms per search
-SPREAD = 0.5  # share of a candidate's score its neighbours get
+PREV_SHARE = 0.7  # share of the previous message's score a message gets (it may be the answer to it)
+NEXT_SHARE = 0.3  # share of the next message's score a message gets
+SPEAKER_BOOST = 1.5  # a message by a speaker the query names ("Name: text") weighs this much more
 NEIGHBOUR_MIN_WORDS = 5
 FUSE_DEPTH = 50  # how deep each list goes into reciprocal rank fusion
 RRF_K = 60
 LEXICAL_WEIGHT = 1.0  # RRF weights: equal (the only setting measured, see docs/benchmarks.md)
 DENSE_WEIGHT = 1.0
 SPREAD_FROM = 30  # how many of the best candidates spread to their neighbours
+BM25_K1, BM25_B = 1.2, 0.5
+DATE_BOOST = 3.0  # a message written on a date the query names weighs this much more
+NAMED_SPEAKER_TERM = 1.0  # weight of a query term that is a named speaker, as a word of a message
 COMMON_WEIGHT = 0.25  # a term that fills its cap says little about which message is meant
 
 # Words too common to say anything about what a message is about.
@@ -47,6 +52,16 @@ know tell remember please say said again also still yes ok okay hi hello hey tha
 """.split())
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+# Dates a question names ("on 16 June, 2023", "June 16th", "in May 2023", "2023-06-16"): fixed
+# alternatives and bounded repeats, no nesting, so matching runs in linear time.
+_DATES = re.compile(
+    r"\b(?:(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"\b,?(?:\s+(\d{4}))?"
+    r"|" + _MONTH + r"\s+(\d{1,2})(?:st|nd|rd|th)?\b,?(?:\s+(\d{4}))?"
+    r"|" + _MONTH + r",?\s+(\d{4})"
+    r"|(\d{4})-(\d{2})-(\d{2}))\b", re.IGNORECASE)
 
 
 def _vendor() -> str:
@@ -68,6 +83,31 @@ def query_terms(query: str) -> list[str]:
         if len(seen) >= MAX_QUERY_TERMS:
             break
     return seen
+
+
+def query_dates(query: str) -> tuple[str, list[tuple[int | None, int, int | None]]]:
+    """(the query without its dates, [(year or None, month, day or None)]) for the dates it names."""
+    found = []
+
+    def month(name: str) -> int:
+        return next(i for i, m in enumerate(_MONTHS, start=1) if m.startswith(name.lower()[:3]))
+
+    for m in _DATES.finditer(query):
+        g = m.groups()
+        if g[1]:
+            found.append((int(g[2]) if g[2] else None, month(g[1]), int(g[0])))
+        elif g[3]:
+            found.append((int(g[5]) if g[5] else None, month(g[3]), int(g[4])))
+        elif g[6]:
+            found.append((int(g[7]), month(g[6]), None))
+        elif g[8]:
+            found.append((int(g[8]), int(g[9]), int(g[10])))
+    return (_DATES.sub(" ", query) if found else query), [d for d in found if 1 <= d[1] <= 12]
+
+
+def _on_date(day: str, dates: list[tuple[int | None, int, int | None]]) -> bool:
+    year, month, date = int(day[:4]), int(day[5:7]), int(day[8:10])
+    return any((y is None or y == year) and m == month and (d is None or d == date) for y, m, d in dates)
 
 
 def _entry_text(content: str, parts) -> str:
@@ -230,6 +270,28 @@ def _neighbours(memory_id: str, seqs: list[int], before_seq: int | None) -> dict
     return _rows_by_seq(memory_id, wanted)
 
 
+def _lacking(parts: dict | None, mine: dict) -> float:
+    """The neighbour's score from the terms this message lacks."""
+    if not parts:
+        return 0.0
+    return sum(v for t, v in parts.items() if t not in mine)
+
+
+def _speaker(text: str) -> str:
+    """The speaker label of a "Name: text" message (lowercased), or "" (no regex: linear)."""
+    head, sep, _ = text[:42].partition(":")
+    words = head.split()
+    if not sep or not 1 <= len(words) <= 3 or not all(w.replace("-", "").replace("'", "").isalpha() for w in words):
+        return ""
+    return " ".join(words).lower()
+
+
+def _speakers_named(rows, terms: list[str]) -> set[str]:
+    """Speaker labels among these rows that the query names (a one-word label equal to a term)."""
+    wanted = set(terms)
+    return {name for name in {_speaker(r[5]) for r in rows} if name and set(name.split()) <= wanted}
+
+
 def _hit(row: tuple, terms: list[str], score: float) -> dict:
     e, seq, turn, role, created_at, body = row
     return {"entry_id": e, "seq": seq, "turn": turn, "date": _date(created_at), "role": role,
@@ -251,14 +313,17 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     Cost is bounded by the index, whatever the memory's size (with vectors: plus at most
     embeddings.DENSE_SCAN_CAP vectors and FUSE_DEPTH rows by primary key): at most MAX_QUERY_TERMS single-term
     reads and MAX_PAIR_READS conjunctive reads, each returning at most PER_TERM_CAP rows, then
-    at most 2·limit neighbour rows by primary key. A term rarer than the cap is read whole, so
+    at most 2·SPREAD_FROM neighbour rows by (memory, seq), plus 2·limit for `neighbours`. A term rarer than the cap is read whole, so
     its old matches are all candidates; a common term (one that fills its cap) is also read in
     conjunction with every other common term, so an old message matching several of them is
     still found although each term alone would only return its newest matches. Candidates are
     scored with BM25 (document frequencies from the same bounded answers; a term that fills its
-    cap counts as common and weighs little). Nothing reads or ranks the rest of the memory.
+    cap counts as common and weighs little). A message also scores PREV_SHARE / NEXT_SHARE of
+    the terms it lacks that the message before / after it matches, and SPEAKER_BOOST more when it
+    is written "Name: text" by a speaker the query names. Nothing reads or ranks the rest of the memory.
     """
-    terms = query_terms(query)
+    words, dates = query_dates(query)
+    terms = query_terms(words)
     if (not terms and not query_vector) or limit < 1:
         return []
     before_id = None
@@ -288,24 +353,33 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     total = max(count, len(rows))
     scored = _bm25(rows, hits, df, total) if rows else []
     scored.sort(key=lambda s: (-s[0], -s[1]))
-    # Evidence often sits next to the words that match ("what did she say about running?" is
-    # answered by the reply to the message about running): the neighbours of the best
-    # candidates share a part of their score (bounded: at most 2·SPREAD_FROM rows read).
-    top = scored[:max(SPREAD_FROM, limit)]
-    by_seq = {rows[e][1]: (score, e) for score, _, e in scored}
-    near = _neighbours(memory_id, [rows[e][1] for _, _, e in top], before_seq) if SPREAD else {}
-    bonus: dict[int, float] = {}
-    for score, seq, _ in top:
-        for s in (seq - 1, seq + 1):
-            if s in near:
-                bonus[s] = max(bonus.get(s, 0.0), SPREAD * score)
-    final: dict[int, tuple[float, tuple]] = {}
-    for score, seq, e in scored:
-        final[seq] = (score + bonus.get(seq, 0.0), rows[e])
-    for s, extra in bonus.items():
+    own = {rows[e][1]: parts for _, _, e, parts in scored}
+    pool = {rows[e][1]: rows[e] for _, _, e, _ in scored}
+    # Evidence often sits next to the words that match ("who played at the concert?" is answered
+    # by the reply to "what concert was it?"): a message also scores a share of the message
+    # before it and of the one after it (bounded: the neighbours of the best SPREAD_FROM only).
+    top = scored[:SPREAD_FROM]
+    near = _neighbours(memory_id, [rows[e][1] for _, _, e, _ in top], before_seq) if (PREV_SHARE or NEXT_SHARE) else {}
+    for seq, row in near.items():
         # A neighbour matching no term is a hit of its own only when it says something ("ok" does not).
-        if s not in by_seq and len(near[s][5].split()) >= NEIGHBOUR_MIN_WORDS:
-            final[s] = (extra, near[s])
+        if seq not in pool and len(row[5].split()) >= NEIGHBOUR_MIN_WORDS:
+            pool[seq] = row
+    # Speakers named by the query, among the best candidates' speakers (bounded: SPREAD_FROM rows).
+    names = _speakers_named([rows[e] for _, _, e, _ in top], terms)
+    final: dict[int, tuple[float, tuple]] = {}
+    for seq, row in pool.items():
+        mine = own.get(seq, {})
+        if names and NAMED_SPEAKER_TERM != 1.0:
+            mine = {t: v * NAMED_SPEAKER_TERM if t in names else v for t, v in mine.items()}
+        # From a neighbour, only the terms this message lacks: a reply that repeats the message's
+        # words adds nothing, a question whose answer this message is adds its words.
+        score = (sum(mine.values()) + PREV_SHARE * _lacking(own.get(seq - 1), mine)
+                 + NEXT_SHARE * _lacking(own.get(seq + 1), mine))
+        if names and _speaker(row[5]) in names:
+            score *= 1 + SPEAKER_BOOST
+        if dates and _on_date(_date(row[4]), dates):
+            score *= 1 + DATE_BOOST
+        final[seq] = (score, row)
     ranked = sorted(final.items(), key=lambda kv: (-kv[1][0], -kv[0]))
     if query_vector:
         ranked = _fuse(memory_id, ranked, query_vector, before_seq)
@@ -365,16 +439,17 @@ def _rows_by_seq(memory_id: str, seqs: list[int]) -> dict[int, tuple]:
 
 
 def _bm25(rows: dict[int, tuple], hits: dict[int, set[str]], df: dict[str, int], total: int) -> list[tuple]:
-    """[(score, seq, entry_id)] for the candidates: BM25 with the bounded document frequencies."""
+    """[(score, seq, entry_id, {term: its part of the score})] for the candidates: BM25 with the
+    bounded document frequencies."""
     lengths = {k: max(1, len(r[5].split())) for k, r in rows.items()}
     average = sum(lengths.values()) / len(lengths)
-    k1, b = 1.2, 0.75
+    k1, b = BM25_K1, BM25_B
     scored = []
     for entry_id, matched in hits.items():
-        score = 0.0
+        parts = {}
         for term in matched:
             common = df[term] >= PER_TERM_CAP
             idf = math.log(1 + (total - df[term] + 0.5) / (df[term] + 0.5)) * (COMMON_WEIGHT if common else 1.0)
-            score += idf * (k1 + 1) / (1 + k1 * (1 - b + b * lengths[entry_id] / average))
-        scored.append((score, rows[entry_id][1], entry_id))
+            parts[term] = idf * (k1 + 1) / (1 + k1 * (1 - b + b * lengths[entry_id] / average))
+        scored.append((sum(parts.values()), rows[entry_id][1], entry_id, parts))
     return scored

@@ -135,3 +135,55 @@ def test_the_extractor_on_the_generated_corpus_held_out_half():
     print(f"\nGENERATED HELD-OUT RULES: precision={precision:.3f} recall={found:.3f}")
     assert precision >= 0.95
     assert found >= 0.75
+
+
+def test_the_answer_to_a_matching_question_is_found_although_it_shares_no_word(cast):
+    memory = _memory(cast, [["We went to a concert for my daughter's birthday.", "Lovely! Which band played the concert?"],
+                            ["It was Matt Patterson and his trio, so talented.", "Wonderful."]]
+                     + [[f"Lunch plan number {i}: soup at noon.", "Fine."] for i in range(20)])
+    seqs = [h["seq"] for h in recall.search(memory_id=memory.id, query="Who played the concert for the birthday?", limit=4)]
+    # seq 3 matches no term of the question; it is the reply to seq 2, which does.
+    assert 3 in seqs
+
+
+def test_a_speaker_the_query_names_ranks_first_among_equal_matches(cast):
+    memory = _memory(cast, [["Caroline: I painted a lake at sunrise last week.", "Melanie: I painted a lake at sunrise too!"]]
+                     + [[f"Caroline: lunch plan {i}, soup at noon.", "Melanie: fine."] for i in range(10)])
+    hits = recall.search(memory_id=memory.id, query="What did Melanie paint?", limit=2)
+    assert hits[0]["snippet"].startswith("Melanie: I painted a lake")
+    hits = recall.search(memory_id=memory.id, query="What did Caroline paint?", limit=2)
+    assert hits[0]["snippet"].startswith("Caroline: I painted a lake")
+
+
+def test_the_window_and_every_block_stay_within_budget_tokens(cast):
+    from threadless.window import message_tokens, text_quarters
+
+    turns = [[f"Trip note {i}: the ferry to Hvar leaves at {8 + i % 9}:15 from pier {i}, book early.", "Noted, thanks."]
+             for i in range(200)]
+    memory = _memory(cast, turns)
+    for budget in (400, 1000, 2000, 6000):
+        ctx = context.context_build(memory=memory, new_messages=[{"role": "user", "content": "When does the Hvar ferry leave?"}],
+                                    budget_tokens=budget)
+        assert ctx.recalled, budget
+        used = sum(message_tokens(m) for m in ctx.messages) + (text_quarters(ctx.context_text) + 3) // 4
+        assert used <= budget, (budget, used)
+
+
+def test_a_date_the_question_names_finds_the_message_written_that_day(cast):
+    from datetime import UTC, datetime
+
+    memory = _memory(cast, [[f"Great news: I joined a club, week {i}.", "Congrats!"] for i in range(6)])
+    day = datetime(2023, 6, 16, 14, 0, tzinfo=UTC)
+    Entry.objects.filter(memory=memory).update(created_at=datetime(2023, 1, 2, tzinfo=UTC))
+    target = Entry.objects.get(memory=memory, seq=5)  # "week 2", neither the newest nor the best match
+    Entry.objects.filter(pk=target.pk).update(created_at=day)
+    recall.index_entries(memory_id=memory.id, entry_ids=list(Entry.objects.filter(memory=memory).values_list("id", flat=True)))
+    hit = recall.search(memory_id=memory.id, query="What great news did I share on 16 June, 2023?", limit=1)[0]
+    assert hit["entry_id"] == target.id and hit["date"] == "2023-06-16"
+
+
+def test_dates_in_a_question_are_read_and_left_out_of_its_words():
+    words, dates = recall.query_dates("What happened on 16 June, 2023, on March 3rd and in May 2023 (2023-07-01)?")
+    assert dates == [(2023, 6, 16), (None, 3, 3), (2023, 5, None), (2023, 7, 1)]
+    assert "june" not in recall.query_terms(words) and "happened" in recall.query_terms(words)
+    assert recall.query_dates("May I ask something?")[1] == []
