@@ -7,7 +7,7 @@ class ChatConfig(AppConfig):
 
     def ready(self) -> None:
         # Under uvicorn the app is loaded after its signal handlers are set: chain ours in front.
-        from .signals import install_if_uvicorn
+        from chat.signals import install_if_uvicorn
 
         install_if_uvicorn()
         # httpx logs every provider/API request at INFO: too chatty for a server log.

@@ -15,7 +15,7 @@ from memories.errors import InvalidRequest
 from memories.policy import Policy, policy_parse
 from memories.redaction import echo
 
-from .egress import provider_env_names, provider_env_refusal
+from chat.egress import provider_env_names, provider_env_refusal
 
 TASK_ID = re.compile(r"(?:[a-zA-Z][\w+.-]*://)?[A-Za-z0-9._-]{1,120}")
 TASK_TYPES = ("behavior_rules", "http_call", "llm", "output")

@@ -33,7 +33,7 @@ from memories.errors import InvalidRequest, QuotaExceeded, RateLimited
 from memories.models import Turn
 from memories.ratelimit import check_bucket, incr_daily
 
-from .models import Agent, Conversation
+from chat.models import Agent, Conversation
 
 
 def _setting(name: str, default: int) -> int:

@@ -40,9 +40,9 @@ from memories.redaction import digest_text, raw_error_text
 from memories.services import _locked, entries_append, entries_set_committed, failure_record
 from threadless_site.shutdown import shutting_down
 
-from .config import policy_of, workflow_of
-from .models import Conversation, TaskRun, TurnEvent
-from .tasktypes import TaskContext, TaskFailure, TaskInterrupted, runner_for
+from chat.config import policy_of, workflow_of
+from chat.models import Conversation, TaskRun, TurnEvent
+from chat.tasktypes import TaskContext, TaskFailure, TaskInterrupted, runner_for
 
 log = logging.getLogger("threadless.chat")
 
@@ -217,7 +217,7 @@ class _Lease(threading.Thread):
 def turn_execute(*, handle: TurnHandle, stream: bool = False, listener: Listener | None = None,
                  request_id: str = "", conversation: Conversation | None = None) -> dict:
     """Run one attempt of a begun turn to its end; returns the (project-key) turn snapshot."""
-    from .selectors import snapshot_of
+    from chat.selectors import snapshot_of
 
     if conversation is None or conversation.pk != handle.conversation_id:
         conversation = Conversation.objects.select_related("agent", "memory").get(pk=handle.conversation_id)

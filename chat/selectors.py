@@ -16,7 +16,7 @@ from django.utils import timezone
 from memories.errors import NotFound
 from memories.models import Project, Turn
 
-from .models import Agent, Conversation, Secret, TaskRun, TurnEvent
+from chat.models import Agent, Conversation, Secret, TaskRun, TurnEvent
 
 GENERIC_ERROR = {"type": "error", "message": "Something went wrong"}
 GENERIC_TEXT = "Something went wrong"

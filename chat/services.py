@@ -40,10 +40,10 @@ from memories.errors import InvalidRequest, NotFound
 from memories.models import ApiKey, Project
 from memories.services import _delete_memories, key_create, memory_create
 
-from . import runner, secretbox, turnpool
-from .config import config_validate, policy_of
-from .models import Agent, Conversation, Secret
-from .selectors import client_token_hash
+from chat import runner, secretbox, turnpool
+from chat.config import config_validate, policy_of
+from chat.models import Agent, Conversation, Secret
+from chat.selectors import client_token_hash
 
 log = logging.getLogger("threadless.chat")
 
@@ -312,7 +312,7 @@ def provider_api_key(*, project_id: str, task: dict) -> str | None:
     is a destination THREADLESS_PROVIDER_ENV_ALLOW names for it (chat.egress). Secret-store keys
     are the tenant's own and may go to any host the egress policy allows.
     """
-    from .egress import provider_env_names, provider_env_refusal
+    from chat.egress import provider_env_names, provider_env_refusal
 
     if task.get("apiKeySecret"):
         return secret_value(project_id=project_id, name=task["apiKeySecret"])

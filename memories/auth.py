@@ -8,9 +8,9 @@ from django.utils import timezone
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission
 
-from . import keys
-from .errors import Unauthorized
-from .models import ApiKey
+from memories import keys
+from memories.errors import Unauthorized
+from memories.models import ApiKey
 
 LAST_USED_RESOLUTION = timedelta(seconds=60)
 

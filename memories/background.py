@@ -18,12 +18,12 @@ from django.db.models import F
 from django.db.models.functions import Greatest
 from django.utils.module_loading import import_string
 
-from . import recall
-from .compaction import memory_compact
-from .facts import RuleExtractor, UserMessage
-from .facts.llm import ExtractorFailed, LLMExtractor, complete_for_project
-from .facts.store import facts_apply
-from .models import Entry, Memory
+from memories import recall
+from memories.compaction import memory_compact
+from memories.facts import RuleExtractor, UserMessage
+from memories.facts.llm import ExtractorFailed, LLMExtractor, complete_for_project
+from memories.facts.store import facts_apply
+from memories.models import Entry, Memory
 
 log = logging.getLogger("threadless.background")
 

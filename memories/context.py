@@ -11,10 +11,10 @@ from typing import Any
 
 from threadless.window import message_tokens, text_quarters
 
-from . import recall as recall_index
-from .messages import row_to_message
-from .models import Memory
-from .selectors import active_facts, failures_in_turns, memory_window
+from memories import recall as recall_index
+from memories.messages import row_to_message
+from memories.models import Memory
+from memories.selectors import active_facts, failures_in_turns, memory_window
 
 FACTS_TOKEN_CAP = 1000
 RECALL_TOKEN_CAP = 1000

@@ -14,7 +14,7 @@ from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions as drf
 
-from .redaction import cut, echo, redact_secrets
+from memories.redaction import cut, echo, redact_secrets
 
 log = logging.getLogger("threadless.errors")
 

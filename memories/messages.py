@@ -10,8 +10,8 @@ from typing import Any
 
 from threadless.window import message_tokens
 
-from .errors import InvalidRequest
-from .redaction import echo
+from memories.errors import InvalidRequest
+from memories.redaction import echo
 
 ROLES = {"user", "assistant", "tool", "system"}
 MAX_MESSAGES = 2000

@@ -12,8 +12,8 @@ import secrets
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.conf import settings
 
-from .errors import error_response, exception_to_error
-from .redaction import echo
+from memories.errors import error_response, exception_to_error
+from memories.redaction import echo
 
 log = logging.getLogger("threadless.errors")
 

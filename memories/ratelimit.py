@@ -18,8 +18,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from rest_framework.throttling import BaseThrottle
 
-from .errors import QuotaExceeded, RateLimited
-from .models import ProjectUsage, RateCounter
+from memories.errors import QuotaExceeded, RateLimited
+from memories.models import ProjectUsage, RateCounter
 
 WINDOW_SECONDS = 60
 _redis = None

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 
 from django.db import connection, transaction
 
-from .models import Entry, Memory
+from memories.models import Entry, Memory
 
 TABLE = "memories_recall"
 INDEXED_ROLES = ("user", "assistant")

@@ -14,8 +14,8 @@ from django.db.models import QuerySet
 from django.db.models.fields.json import KeyTransform
 from threadless.window import WindowFitter
 
-from .errors import InvalidRequest, NotFound
-from .models import ApiKey, Entry, ErrorDigest, Fact, Memory, Project
+from memories.errors import InvalidRequest, NotFound
+from memories.models import ApiKey, Entry, ErrorDigest, Fact, Memory, Project
 
 WINDOW_COLUMNS = ("seq", "turn", "role", "content", "parts", "name", "tool_calls", "tool_call_id", "tokens")
 FIRST_CHUNK = 64

@@ -21,12 +21,12 @@ from django.db.models import F
 from django.utils import timezone
 from threadless.window import message_tokens, text_quarters
 
-from . import keys
-from .causes import innermost_text
-from .context import context_build
-from .errors import InvalidRequest, NotFound, QuotaExceeded
-from .messages import entry_fields, text_of
-from .models import (
+from memories import keys
+from memories.causes import innermost_text
+from memories.context import context_build
+from memories.errors import InvalidRequest, NotFound, QuotaExceeded
+from memories.messages import entry_fields, text_of
+from memories.models import (
     ApiCall,
     ApiKey,
     Entry,
@@ -39,8 +39,8 @@ from .models import (
     Project,
     Turn,
 )
-from .policy import Policy, failed_action, failure_rules, plain_task_id, policy_parse
-from .redaction import digest_text, echo, raw_error_text, redact_value
+from memories.policy import Policy, failed_action, failure_rules, plain_task_id, policy_parse
+from memories.redaction import digest_text, echo, raw_error_text, redact_value
 
 log = logging.getLogger("threadless.memories")
 
@@ -158,7 +158,7 @@ def memory_update(*, memory: Memory, metadata: Any = _UNSET, instructions: Any =
 
 
 def _receipt_for(memory_ids: list[str]) -> dict[str, int]:
-    from . import recall
+    from memories import recall
 
     receipt = {
         "memories": len(memory_ids),
@@ -200,7 +200,7 @@ def memory_delete_matching(*, project: Project, metadata: dict | None = None,
                            external_id: str | None = None) -> dict[str, int]:
     if not metadata and external_id is None:
         raise InvalidRequest("filter: give at least one metadata.<key>=<value> or external_id.")
-    from .selectors import memory_list
+    from memories.selectors import memory_list
 
     ids = list(memory_list(project=project, external_id=external_id, metadata=metadata).values_list("id", flat=True))
     return _delete_memories(ids) if ids else {
@@ -275,7 +275,7 @@ def entries_set_committed(*, memory: Memory, entry_ids: list[int], committed: bo
         return 0
     Entry.objects.filter(id__in=[r[0] for r in rows]).update(committed=committed)
     # Keep the recall index in step: uncommitted messages must not be findable.
-    from . import recall
+    from memories import recall
 
     recall.index_entries(memory_id=memory.id, entry_ids=[r[0] for r in rows if r[1] == "message"])
     sign = 1 if committed else -1
@@ -517,7 +517,7 @@ def outbox_enqueue(*, memory: Memory, payload: dict, kind: str = "report") -> Ou
 
 def outbox_publish(*, outbox_id: int) -> bool:
     """Hand a row to the broker. A broker outage is logged, not raised: the sweep re-queues it."""
-    from .tasks import process_outbox
+    from memories.tasks import process_outbox
 
     try:
         process_outbox.apply_async(args=[outbox_id], retry=False)
@@ -543,7 +543,7 @@ def outbox_claim(*, outbox_id: int) -> Outbox | None:
 
 def outbox_process(*, outbox_id: int) -> bool:
     """Run one outbox row's background work exactly once (idempotent steps, claimed row)."""
-    from .background import process_entries
+    from memories.background import process_entries
 
     row = outbox_claim(outbox_id=outbox_id)
     if row is None:
@@ -605,7 +605,7 @@ def fact_create(*, memory: Memory, text: str, slot: str = "", extractor: str = "
 
 def fact_update(*, fact: Fact, text: str, extractor: str = "api") -> Fact:
     """A person's edit: it wins over extraction, which must never bring the old text back."""
-    from .facts.store import tombstone_add
+    from memories.facts.store import tombstone_add
 
     text = _fact_text(text)
     if fact_normalize(text) != fact.normalized:
@@ -620,7 +620,7 @@ def fact_update(*, fact: Fact, text: str, extractor: str = "api") -> Fact:
 
 def fact_delete(*, fact: Fact) -> dict[str, int]:
     """Forget a fact and the history it replaced; tombstones keep extraction from re-adding them."""
-    from .facts.store import tombstone_add
+    from memories.facts.store import tombstone_add
 
     with transaction.atomic():
         chain, frontier = [fact], [fact.pk]

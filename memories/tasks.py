@@ -9,14 +9,14 @@ from django.db import OperationalError
 @shared_task(bind=True, acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True,
              retry_backoff_max=60, max_retries=8)
 def process_outbox(self, outbox_id: int) -> bool:
-    from .services import outbox_process
+    from memories.services import outbox_process
 
     return outbox_process(outbox_id=outbox_id)
 
 
 @shared_task(acks_late=True)
 def outbox_sweep() -> int:
-    from .services import outbox_sweep as sweep
+    from memories.services import outbox_sweep as sweep
 
     return sweep()
 
@@ -24,6 +24,6 @@ def outbox_sweep() -> int:
 @shared_task(acks_late=True)
 def retention_sweep() -> dict:
     """Forget memories past their project's retention (optional per-project `retention_days`)."""
-    from .services import retention_enforce
+    from memories.services import retention_enforce
 
     return retention_enforce()

@@ -11,7 +11,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from .env import envbool, envint, envkeylist, envlist, envstr
+from threadless_site.env import envbool, envint, envkeylist, envlist, envstr
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(envstr("THREADLESS_VAR_DIR", str(BASE_DIR / "var"))).resolve()
@@ -238,7 +238,7 @@ SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"] = [
 # --- Secrets at rest and HTTPS (issue 11: findings 7, 8, 15) ------------------------------------
 # SECRET_KEY comes from the environment, else from a per-install file under the var dir (created
 # 0600 on first use). The value once committed in this repository is refused unless DEBUG is on.
-from .keyfiles import DEV_SECRET_KEY, install_secret, proxy_ssl_header, secret_store_keys  # noqa: E402
+from threadless_site.keyfiles import DEV_SECRET_KEY, install_secret, proxy_ssl_header, secret_store_keys  # noqa: E402
 
 SECRET_KEY = envstr("SECRET_KEY", "") or install_secret(VAR_DIR / "secret_key")
 if SECRET_KEY == DEV_SECRET_KEY and not DEBUG:

@@ -10,8 +10,8 @@ from rest_framework.views import APIView
 from memories.api.views import _body, _page_by_time, _reject_unknown, errors
 from memories.auth import ProjectScopedMixin
 
-from .. import selectors, services
-from ..models import Agent
+from chat import selectors, services
+from chat.models import Agent
 
 
 def agent_json(agent: Agent) -> dict:

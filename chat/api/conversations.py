@@ -34,9 +34,9 @@ from memories.models import ApiKey, Turn
 from memories.ratelimit import check_quota, check_rate
 from memories.redaction import echo
 
-from .. import limits, runner, selectors, services
-from ..models import Agent, Conversation, TurnEvent
-from ..signals import install_if_uvicorn
+from chat import limits, runner, selectors, services
+from chat.models import Agent, Conversation, TurnEvent
+from chat.signals import install_if_uvicorn
 
 log = logging.getLogger("threadless.chat")
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from chat.console import views
 
 app_name = "chat_console"
 

@@ -20,7 +20,7 @@ from memories.console import access
 from memories.console.access import staff_required
 from memories.errors import ApiError
 
-from .forms import AgentForm, SecretForm
+from chat.console.forms import AgentForm, SecretForm
 
 DEFAULT_CONFIG = {
     "description": "A helpful assistant.",

@@ -23,8 +23,8 @@ from collections.abc import Callable
 
 from memories.messages import text_of
 
-from . import anthropic, demo, openai
-from .base import Interrupted, ProviderError
+from chat.providers import anthropic, demo, openai
+from chat.providers.base import Interrupted, ProviderError
 
 __all__ = ["call", "complete", "ProviderError", "Interrupted", "PROVIDERS"]
 

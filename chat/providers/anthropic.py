@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from memories.messages import text_of
 
-from .base import ProviderError, loads, post_json, post_sse
+from chat.providers.base import ProviderError, loads, post_json, post_sse
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 VERSION = "2023-06-01"

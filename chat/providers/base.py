@@ -12,7 +12,7 @@ from django.conf import settings
 
 from memories.redaction import provider_message, raw_error_text
 
-from ..egress import EgressRefused, egress_client, url_check
+from chat.egress import EgressRefused, egress_client, url_check
 
 
 class ProviderError(Exception):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import ProviderError, loads, post_json, post_sse
+from chat.providers.base import ProviderError, loads, post_json, post_sse
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 

@@ -104,6 +104,6 @@ class TaskContext:
 
 
 def runner_for(task_type: str):
-    from . import behavior_rules, http_call, llm, output
+    from chat.tasktypes import behavior_rules, http_call, llm, output
 
     return {"behavior_rules": behavior_rules, "http_call": http_call, "llm": llm, "output": output}[task_type]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ..config import _list_or_csv
-from . import TaskContext, TaskResult
+from chat.config import _list_or_csv
+from chat.tasktypes import TaskContext, TaskResult
 
 _WORD = re.compile(r"\w")
 

@@ -15,10 +15,10 @@ from memories.api.parsers import MAX_JSON_DEPTH, json_depth
 from memories.policy import plain_task_id
 from memories.redaction import raw_error_text, redact_secrets
 
-from ..egress import EgressRefused, host_port, url_check
-from ..providers.base import body_message, http_client, timeout_of, transport_error
-from ..templating import render, render_json
-from . import TaskContext, TaskFailure, TaskResult, specific_reason
+from chat.egress import EgressRefused, host_port, url_check
+from chat.providers.base import body_message, http_client, timeout_of, transport_error
+from chat.templating import render, render_json
+from chat.tasktypes import TaskContext, TaskFailure, TaskResult, specific_reason
 
 MAX_RESPONSE_BYTES = 2 * 1024 * 1024
 _SECRET_KEY = re.compile(r"(?i)api[_-]?key|token|secret|passw|authorization")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from threadless.window import message_tokens
 
-from . import TaskContext, TaskResult
+from chat.tasktypes import TaskContext, TaskResult
 
 
 def run(ctx: TaskContext, task: dict) -> TaskResult:

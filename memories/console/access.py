@@ -17,7 +17,7 @@ from django.db.models import QuerySet
 from django.http import Http404
 from django.shortcuts import render
 
-from ..models import Project
+from memories.models import Project
 
 
 def staff_required(view):

@@ -16,7 +16,7 @@ from django.db.models import Count, Q, QuerySet, Sum
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
-from ..models import ApiCall, Entry, ErrorDigest, Memory, Project, Turn
+from memories.models import ApiCall, Entry, ErrorDigest, Memory, Project, Turn
 
 TURNS_PER_PAGE = 20
 ERROR_TYPES = ("timeout", "transport", "rate_limit", "content_filter", "provider", "unknown")

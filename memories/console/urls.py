@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from memories.console import views
 
 app_name = "console"
 

@@ -22,14 +22,14 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from .. import services
-from ..errors import ApiError
-from ..models import ApiKey, Fact, Memory, Project, ProjectUsage
-from ..policy import policy_parse
-from . import access
-from . import selectors as sel
-from .access import staff_required
-from .forms import DigestFilterForm, FactForm, KeyForm, ProjectForm, StaffLoginForm, WhatModelSeesForm
+from memories import services
+from memories.errors import ApiError
+from memories.models import ApiKey, Fact, Memory, Project, ProjectUsage
+from memories.policy import policy_parse
+from memories.console import access
+from memories.console import selectors as sel
+from memories.console.access import staff_required
+from memories.console.forms import DigestFilterForm, FactForm, KeyForm, ProjectForm, StaffLoginForm, WhatModelSeesForm
 
 
 def _page_number(request, name: str = "page") -> int:

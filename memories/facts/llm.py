@@ -14,7 +14,7 @@ import logging
 import re
 from collections.abc import Callable
 
-from .base import Candidate, UserMessage
+from memories.facts.base import Candidate, UserMessage
 
 log = logging.getLogger("threadless.facts")
 

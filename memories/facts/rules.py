@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .base import Candidate, UserMessage
+from memories.facts.base import Candidate, UserMessage
 
 NAME = r"([A-Z][a-zA-Z'\-]{1,30}(?:\s+[A-Z][a-zA-Z'\-]{1,30})?)"
 PLACE = r"((?:the\s+)?[A-Z][\w'\-.]*(?:\s+(?:[A-Z][\w'\-.]*|de|del|da|am|upon|on|of)){0,3}(?:,\s+[A-Z][\w'\-]+){0,1})"

@@ -17,14 +17,14 @@ from django.db import transaction
 from django.utils import timezone
 from threadless.window import message_tokens
 
-from ..models import Fact, FactTombstone, Memory
-from .base import Candidate
+from memories.models import Fact, FactTombstone, Memory
+from memories.facts.base import Candidate
 
 PEOPLE = ("api", "console")
 
 
 def fact_normalize(text: str) -> str:
-    from ..services import fact_normalize as normalize
+    from memories.services import fact_normalize as normalize
 
     return normalize(text)
 
