@@ -81,7 +81,7 @@ def populate(memory, messages: list[dict]) -> None:
     from django.db import connection, transaction
     from django.utils import timezone
 
-    from memories.messages import entry_fields
+    from common.messages import entry_fields
     from memories.models import Entry, Memory
 
     q = connection.ops.quote_name
@@ -160,9 +160,9 @@ def run(server: ThreadlessServer, args, sizes: list[int]) -> dict:
     from threadless.window import message_tokens
 
     from bench.lowerbound import PostgresLowerBound, SqliteLowerBound
-    from memories.auth import key_from_plaintext
     from memories.selectors import memory_get
     from memories.services import memory_create, memory_decorate, report_accept
+    from projects.auth import key_from_plaintext
 
     project = key_from_plaintext(server.key).project
     if connection.vendor == "postgresql":

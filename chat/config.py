@@ -11,11 +11,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from memories.errors import InvalidRequest
+from common.errors import InvalidRequest
+from common.redaction import echo
 from memories.policy import Policy, policy_parse
-from memories.redaction import echo
-
-from chat.egress import provider_env_names, provider_env_refusal
+from providers.egress import provider_env_names, provider_env_refusal
 
 TASK_ID = re.compile(r"(?:[a-zA-Z][\w+.-]*://)?[A-Za-z0-9._-]{1,120}")
 TASK_TYPES = ("behavior_rules", "http_call", "llm", "output")

@@ -1,6 +1,6 @@
 """End-user limits: what a publishable key (public by design) may spend (issue 11 row 6).
 
-On top of the per-key bucket every key has (`memories.ratelimit.check_rate`), a caller with a
+On top of the per-key bucket every key has (`projects.ratelimit.check_rate`), a caller with a
 publishable key meets:
 
 * a per-minute bucket per agent and client address (`THREADLESS_END_USER_RATE_PER_IP_PER_MINUTE`;
@@ -15,7 +15,7 @@ publishable key meets:
   transaction with the agent row locked, so they hold across processes;
 * no memory metadata: only a project key sets it (`check_no_metadata`, 400 naming `metadata`).
 
-Counters go through `memories.ratelimit.incr` (Redis INCR, or the database's atomic UPDATE).
+Counters go through `projects.ratelimit.incr` (Redis INCR, or the database's atomic UPDATE).
 The client address is REMOTE_ADDR: behind a reverse proxy run uvicorn with
 `--forwarded-allow-ips=<proxy>` so it is the end user's address, not the proxy's.
 """
@@ -29,11 +29,10 @@ from types import SimpleNamespace
 from django.conf import settings
 from django.utils import timezone
 
-from memories.errors import InvalidRequest, QuotaExceeded, RateLimited
-from memories.models import Turn
-from memories.ratelimit import check_bucket, incr_daily
-
 from chat.models import Agent, Conversation
+from common.errors import InvalidRequest, QuotaExceeded, RateLimited
+from memories.models import Turn
+from projects.ratelimit import check_bucket, incr_daily
 
 
 def _setting(name: str, default: int) -> int:

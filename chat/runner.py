@@ -8,7 +8,7 @@
   one transaction per task, so nothing is half-written. A failed task is recorded through
   `memories.services.failure_record` (the one implementation of the 6.2 table); without
   `continueOnFailure` the turn stops ERROR with an empty output.
-* Graceful shutdown (`threadless_site.shutdown.shutting_down()`) is checked at every task
+* Graceful shutdown (`common.shutdown.shutting_down()`) is checked at every task
   boundary and inside streamed model calls; it is never continued past: the turn ends
   EXECUTION_INTERRUPTED and everything this attempt wrote is uncommitted (the input stays).
 * Every event is recorded (TurnEvent) so every turn is replayable, and handed to `listener`.
@@ -31,18 +31,18 @@ from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from memories.causes import innermost_message
-from memories.errors import Conflict, Unavailable
-from memories.messages import entry_fields
-from memories.models import Entry, Turn
-from memories.policy import failure_rules, plain_task_id
-from memories.redaction import digest_text, raw_error_text
-from memories.services import _locked, entries_append, entries_set_committed, failure_record
-from threadless_site.shutdown import shutting_down
-
 from chat.config import policy_of, workflow_of
 from chat.models import Conversation, TaskRun, TurnEvent
 from chat.tasktypes import TaskContext, TaskFailure, TaskInterrupted, runner_for
+from common.causes import innermost_message
+from common.errors import Conflict, Unavailable
+from common.messages import entry_fields
+from common.redaction import digest_text, raw_error_text
+from common.shutdown import shutting_down
+from common.tokens import message_tokens, text_tokens
+from memories.models import Entry, Turn
+from memories.policy import failure_rules, plain_task_id
+from memories.services import entries_append, entries_set_committed, failure_record, memory_lock
 
 log = logging.getLogger("threadless.chat")
 
@@ -91,7 +91,7 @@ def turn_begin(*, conversation: Conversation, text: str, admit: Admit | None = N
         raise Unavailable("The server is shutting down; say again in a moment.", headers={"Retry-After": "2"})
     policy = policy_of(conversation.agent.config)
     with transaction.atomic():
-        memory = _locked(conversation.memory)
+        memory = memory_lock(conversation.memory)
         last = Turn.objects.filter(memory=memory).order_by("-number").first()
         if last is not None and last.state == Turn.State.IN_PROGRESS:
             if not _expired(last):
@@ -121,7 +121,7 @@ def turn_begin_rerun(*, conversation: Conversation, admit: Admit | None = None) 
     if shutting_down():
         raise Unavailable("The server is shutting down; try again in a moment.", headers={"Retry-After": "2"})
     with transaction.atomic():
-        memory = _locked(conversation.memory)
+        memory = memory_lock(conversation.memory)
         last = Turn.objects.filter(memory=memory).order_by("-number").first()
         state = last.state if last else None
         if last is not None and state == Turn.State.IN_PROGRESS and _expired(last):
@@ -259,7 +259,7 @@ def turn_execute(*, handle: TurnHandle, stream: bool = False, listener: Listener
 
 def _store(memory, items: list[dict]) -> list[int]:
     with transaction.atomic():
-        locked = _locked(memory)
+        locked = memory_lock(memory)
         return [e.id for e in entries_append(memory=locked, items=items)]
 
 
@@ -302,7 +302,7 @@ def _run_tasks(conversation: Conversation, handle: TurnHandle, events: _EventLog
             ms = int((time.monotonic() - began) * 1000)
             if exc.partial:
                 written += _store(memory, [{"kind": "message", "role": "assistant", "content": exc.partial,
-                                            "committed": False, "tokens": (len(exc.partial) + 3) // 4}])
+                                            "committed": False, "tokens": text_tokens(exc.partial)}])
                 events.emit("rollback", {"taskId": plain})
             runs.append(run_row(task, TaskRun.Status.INTERRUPTED, ms, error_type="interrupted"))
             interrupted = True
@@ -315,12 +315,12 @@ def _run_tasks(conversation: Conversation, handle: TurnHandle, events: _EventLog
                                   error_type="unknown", raw=raw_error_text("".join(traceback.format_exception(exc))))
             text = digest_text(task["id"], exc.reason)
             with transaction.atomic():
-                locked = _locked(memory)
+                locked = memory_lock(memory)
                 if exc.partial:
                     # The failed task's own conversation output: kept or rolled back as 6.2 says.
                     ids = [e.id for e in entries_append(memory=locked, items=[{
                         "kind": "message", "role": "assistant", "content": exc.partial, "task_id": plain,
-                        "tokens": (len(exc.partial) + 3) // 4 + 4}])]
+                        "tokens": message_tokens({"content": exc.partial})}])]
                     if not rules.keep_output:
                         entries_set_committed(memory=locked, entry_ids=ids, committed=False)
                     written += ids
@@ -364,7 +364,7 @@ def _run_tasks(conversation: Conversation, handle: TurnHandle, events: _EventLog
     if interrupted:
         # Never continued past: nothing this attempt wrote stays committed; the input does.
         with transaction.atomic():
-            locked = _locked(memory)
+            locked = memory_lock(memory)
             entries_set_committed(memory=locked, entry_ids=written, committed=False)
         for plain, _ids in replied:
             events.emit("rollback", {"taskId": plain})
@@ -376,7 +376,7 @@ def _run_tasks(conversation: Conversation, handle: TurnHandle, events: _EventLog
             # The reply is dropped, so earlier tasks' answers never reach the caller: they leave the
             # model's view too, and a streaming page is told to take their text down.
             with transaction.atomic():
-                locked = _locked(memory)
+                locked = memory_lock(memory)
                 entries_set_committed(memory=locked, entry_ids=[i for _, ids in replied for i in ids],
                                       committed=False)
             for plain, _ids in replied:

@@ -16,7 +16,7 @@ Conversations and turns
     turn_begin_streamed(begin, **kwargs) -> (handle, slot)              (503 when the pool is full)
     turn_stream(*, handle, request_id="", slot=None) -> AsyncIterator   (after turn_begin_streamed)
     `admit` is `chat.limits.admit_end_user_turn` for publishable-key callers (see runner.turn_begin).
-Secret store (chat.secretbox: MultiFernet over THREADLESS_SECRET_STORE_KEYS; rotate_secrets)
+Secret store (projects.secretbox: MultiFernet over THREADLESS_SECRET_STORE_KEYS; rotate_secrets)
     secret_set(*, project, name, value) / secret_delete(*, project, name) / selectors.secret_list
     provider_api_key(*, project_id, task) -> str | None
 Snapshots are project-key views; pass them through selectors.public_snapshot / public_event for
@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import re
 import secrets
 from collections.abc import AsyncIterator
@@ -36,14 +35,14 @@ from asgiref.sync import sync_to_async
 from django.db import IntegrityError, connection, transaction
 from django.utils.text import slugify
 
-from memories.errors import InvalidRequest, NotFound
-from memories.models import ApiKey, Project
-from memories.services import _delete_memories, key_create, memory_create
-
-from chat import runner, secretbox, turnpool
+from chat import runner, turnpool
 from chat.config import config_validate, policy_of
-from chat.models import Agent, Conversation, Secret
+from chat.models import Agent, Conversation
 from chat.selectors import client_token_hash
+from common.errors import InvalidRequest
+from memories.services import memory_create, memory_delete_many
+from projects.models import ApiKey, Project
+from projects.services import key_create
 
 log = logging.getLogger("threadless.chat")
 
@@ -112,7 +111,7 @@ def agent_delete(*, agent: Agent) -> dict:
         from django.utils import timezone
 
         ApiKey.objects.filter(agent_id=agent.id, revoked_at=None).update(revoked_at=timezone.now())
-        receipt = _delete_memories(memory_ids) if memory_ids else {"memories": 0}
+        receipt = memory_delete_many(memory_ids=memory_ids) if memory_ids else {"memories": 0}
         agent.delete()
     return {"conversations": len(memory_ids), **receipt}
 
@@ -132,8 +131,8 @@ def agent_ensure_demo(*, project: Project, demo: dict) -> dict:
 
     Returns keys to merge into var/demo.json: agent_id, agent_slug, publishable_key.
     """
-    from memories.auth import key_from_plaintext
-    from memories.errors import Unauthorized
+    from common.errors import Unauthorized
+    from projects.auth import key_from_plaintext
 
     agent = Agent.objects.filter(project=project, pk=demo.get("agent_id", "")).first()
     if agent is None:
@@ -270,63 +269,3 @@ async def turn_rerun_stream(*, conversation: Conversation, request_id: str = "",
     handle, slot = await turn_begin_streamed(runner.turn_begin_rerun, conversation=conversation, admit=admit)
     async for event in turn_stream(handle=handle, request_id=request_id, slot=slot):
         yield event
-
-
-# --- secret store ------------------------------------------------------------------------------
-
-
-def secret_set(*, project: Project, name: str, value: str) -> Secret:
-    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]{1,100}", name):
-        raise InvalidRequest("name: letters, digits, '_', '.' and '-', at most 100 characters.")
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidRequest("value: must be a non-empty string.")
-    value = value.strip()
-    token = secretbox.encrypt(value)
-    hint = "…" + value[-4:] if len(value) >= 12 else "…"
-    secret, _ = Secret.objects.update_or_create(project=project, name=name,
-                                                defaults={"ciphertext": token, "hint": hint})
-    return secret
-
-
-def secret_delete(*, project: Project, name: str) -> None:
-    deleted, _ = Secret.objects.filter(project=project, name=name).delete()
-    if not deleted:
-        raise NotFound(f"No secret '{name}' in this project.")
-
-
-def secret_value(*, project_id: str, name: str) -> str:
-    secret = Secret.objects.filter(project_id=project_id, name=name).first()
-    if secret is None:
-        raise LookupError(f"the secret '{name}' is not in the project's secret store")
-    try:
-        return secretbox.decrypt(secret.ciphertext)
-    except secretbox.InvalidToken:
-        raise LookupError(f"the secret '{name}' cannot be decrypted (is its key missing from "
-                          "THREADLESS_SECRET_STORE_KEYS?)") from None
-
-
-def provider_api_key(*, project_id: str, task: dict) -> str | None:
-    """The llm task's API key: the secret store (apiKeySecret) or an allowed env var (apiKeyEnv).
-
-    A key from the environment is the operator's: it is returned only when the task's `baseUrl`
-    is a destination THREADLESS_PROVIDER_ENV_ALLOW names for it (chat.egress). Secret-store keys
-    are the tenant's own and may go to any host the egress policy allows.
-    """
-    from chat.egress import provider_env_names, provider_env_refusal
-
-    if task.get("apiKeySecret"):
-        return secret_value(project_id=project_id, name=task["apiKeySecret"])
-    name = task.get("apiKeyEnv")
-    if name:
-        if name not in provider_env_names():
-            raise LookupError(f"apiKeyEnv '{name}' is not allowed on this server")
-        # Checked again at call time: a config saved before the rule, or written past validation,
-        # must not send the server's own key to a host the operator did not name.
-        refusal = provider_env_refusal(name, provider=task.get("provider") or "", base_url=task.get("baseUrl"))
-        if refusal:
-            raise LookupError(refusal.rstrip("."))
-        value = os.environ.get(name, "")
-        if not value:
-            raise LookupError(f"the environment variable {name} is not set on the server")
-        return value
-    return None

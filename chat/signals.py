@@ -2,7 +2,7 @@
 
 uvicorn only sends the ASGI lifespan shutdown after open requests have finished, which is too
 late for a running turn to stop at its next task boundary. So, when the process is a uvicorn
-server, its signal handler is chained: the signal first sets `threadless_site.shutdown`'s flag
+server, its signal handler is chained: the signal first sets `common.shutdown`'s flag
 (turns stop at the next boundary and end EXECUTION_INTERRUPTED), then uvicorn handles it as
 usual (stops accepting, waits for open requests, exits).
 """
@@ -16,7 +16,7 @@ _installed = False
 
 
 def _set_flag() -> None:
-    from threadless_site import shutdown
+    from common import shutdown
 
     shutdown._event.set()
 

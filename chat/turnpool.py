@@ -26,7 +26,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from django.conf import settings
 
-from memories.errors import Unavailable
+from common.errors import Unavailable
 
 log = logging.getLogger("threadless.chat")
 

@@ -8,6 +8,6 @@ class MemoriesConfig(AppConfig):
     def ready(self) -> None:
         from django.db.backends.signals import connection_created
 
-        from memories import db
+        from common import db
 
         connection_created.connect(db.tune_sqlite)

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from memories.errors import InvalidRequest
-from memories.redaction import echo
+from common.errors import InvalidRequest
+from common.redaction import echo
 
 MODES = ("digest", "exclude_all", "keep_all")
 

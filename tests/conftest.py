@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
-from memories.services import key_create, project_create
+from projects.services import key_create, project_create
 from tests.support.servers import ThreadlessServer
 
 

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
-from memories.models import ApiKey, Project
+from projects.models import ApiKey, Project
 
 
 def run(*args: str) -> str:

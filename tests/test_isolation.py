@@ -11,6 +11,7 @@ from django.urls import get_resolver
 from memories import services
 from memories.api import urls as memory_urls
 from memories.models import Entry, Fact, Memory
+from projects import services as project_services
 
 # (route name, method, path template, body)
 ROUTES = [
@@ -99,7 +100,7 @@ def test_list_routes_never_reach_another_project(cast, world):
 @pytest.mark.parametrize(("name", "method", "template", "body"), ROUTES + LIST_ROUTES,
                          ids=[f"{r[1]} {r[2]}" for r in ROUTES + LIST_ROUTES])
 def test_a_publishable_key_is_refused_on_every_memory_route(cast, world, name, method, template, body):
-    _, publishable = services.key_create(project=cast.project_a, kind="publishable", agent_id="agent_demo")
+    _, publishable = project_services.key_create(project=cast.project_a, kind="publishable", agent_id="agent_demo")
     before = _snapshot(world["a_memory"].id)
     response = _call(cast.api(publishable), method, template.format(m=world["a_memory"].id, f=world["a_fact"].id),
                      body)
@@ -119,10 +120,10 @@ def test_missing_or_bad_keys_are_401_on_every_memory_route(cast, world, header):
 
 
 def test_a_revoked_key_is_401(cast, world):
-    key, plaintext = services.key_create(project=cast.project_a, kind="project")
+    key, plaintext = project_services.key_create(project=cast.project_a, kind="project")
     client = cast.api(plaintext)
     assert client.get(f"/v1/memories/{world['a_memory'].id}").status_code == 200
-    services.key_revoke(prefix=key.prefix)
+    project_services.key_revoke(prefix=key.prefix)
     assert client.get(f"/v1/memories/{world['a_memory'].id}").status_code == 401
 
 

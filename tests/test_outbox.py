@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from common.errors import InvalidRequest
 from memories import services
 from memories.models import Outbox
 from threadless_site.celery import app
@@ -78,7 +79,7 @@ def test_the_sweep_leaves_fresh_rows_and_rows_being_worked_on(reported, eager_ce
 
 def test_the_outbox_row_is_written_in_the_reports_transaction(cast):
     memory, _ = services.memory_create(project=cast.project_a)
-    with pytest.raises(services.InvalidRequest):
+    with pytest.raises(InvalidRequest):
         services.report_accept(memory=memory, messages=[], failures=[])
     assert not Outbox.objects.exists()
     services.report_accept(memory=memory, messages=[{"role": "assistant", "content": "x"}], failures=[])

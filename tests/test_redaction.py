@@ -10,7 +10,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from memories.redaction import (
+from common.redaction import (
     DIGEST_LIMIT,
     RedactingFilter,
     clean_reason,

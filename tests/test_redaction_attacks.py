@@ -19,9 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memories import services
-from memories.models import Entry
-from memories.redaction import (
+from common.redaction import (
     DIGEST_LIMIT,
     ECHO_LIMIT,
     RAW_LIMIT,
@@ -34,6 +32,8 @@ from memories.redaction import (
     redact_urls,
     redact_value,
 )
+from memories import services
+from memories.models import Entry
 from tests.support.servers import ThreadlessServer
 
 pytestmark = pytest.mark.timeout(10)

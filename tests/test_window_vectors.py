@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from threadless.window import fit_window, message_tokens
 
+from common.messages import entry_fields
 from memories.context import context_build
-from memories.messages import entry_fields
 from memories.services import entries_append, memory_create
 
 DATA = Path(__file__).resolve().parents[1] / "sdk" / "testdata"

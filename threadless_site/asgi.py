@@ -37,7 +37,7 @@ async def application(scope, receive, send):
                 install_if_uvicorn()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                from threadless_site.shutdown import begin_shutdown
+                from common.shutdown import begin_shutdown
 
                 await begin_shutdown()
                 await send({"type": "lifespan.shutdown.complete"})

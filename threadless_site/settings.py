@@ -34,12 +34,16 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "django_htmx",
     "template_partials",
+    # The layers, lowest first (docs/architecture.md); threadless_site holds the cross-app commands.
+    "projects",
     "memories",
     "chat",
+    "console",
+    "threadless_site",
 ]
 
 MIDDLEWARE = [
-    "memories.middleware.RequestIdMiddleware",
+    "common.http.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -49,7 +53,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "memories.middleware.ApiErrorMiddleware",
+    "common.http.middleware.ApiErrorMiddleware",
 ]
 
 ROOT_URLCONF = "threadless_site.urls"
@@ -121,7 +125,7 @@ THREADLESS_MAX_BODY_BYTES = envint("THREADLESS_MAX_BODY_BYTES", 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = THREADLESS_MAX_BODY_BYTES + 1024
 
 THREADLESS_RATE_LIMIT_PER_MINUTE = envint("THREADLESS_RATE_LIMIT_PER_MINUTE", 1200)
-# Outbound calls (chat.egress): hosts/CIDRs reachable although not global; and the provider keys
+# Outbound calls (providers.egress): hosts/CIDRs reachable although not global; and the provider keys
 # from the environment an agent may name, each pinned to where it may be sent (NAME = its
 # provider's official host only; NAME@host[:port] adds a host).
 THREADLESS_EGRESS_ALLOW = envlist("THREADLESS_EGRESS_ALLOW", "")
@@ -142,12 +146,12 @@ THREADLESS_OUTBOX_SWEEP_SECONDS = envint("THREADLESS_OUTBOX_SWEEP_SECONDS", 30)
 THREADLESS_IDEMPOTENCY_HOURS = 24
 
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["memories.auth.ApiKeyAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["memories.auth.IsProjectKey"],
-    "DEFAULT_THROTTLE_CLASSES": ["memories.ratelimit.KeyRateThrottle"],
-    "DEFAULT_RENDERER_CLASSES": ["memories.api.renderers.ORJSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["memories.api.parsers.ORJSONParser"],
-    "EXCEPTION_HANDLER": "memories.errors.api_exception_handler",
+    "DEFAULT_AUTHENTICATION_CLASSES": ["projects.auth.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["projects.auth.IsProjectKey"],
+    "DEFAULT_THROTTLE_CLASSES": ["projects.ratelimit.KeyRateThrottle"],
+    "DEFAULT_RENDERER_CLASSES": ["common.http.renderers.ORJSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["common.http.parsers.ORJSONParser"],
+    "EXCEPTION_HANDLER": "common.errors.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
 }
@@ -204,7 +208,7 @@ CELERY_BEAT_SCHEDULE = {
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"redact": {"()": "memories.redaction.RedactingFilter"}},
+    "filters": {"redact": {"()": "common.redaction.RedactingFilter"}},
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {
         "console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["redact"]},

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
 
-from memories.health import healthz, readyz
+from threadless_site.health import healthz, readyz
 
 v1 = [
     path("openapi.json", SpectacularJSONAPIView.as_view(authentication_classes=[], permission_classes=[],

@@ -7,11 +7,10 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memories.api.views import _body, _page_by_time, _reject_unknown, errors
-from memories.auth import ProjectScopedMixin
-
 from chat import selectors, services
 from chat.models import Agent
+from memories.api.views import _body, _page_by_time, _reject_unknown, errors
+from projects.auth import ProjectScopedMixin
 
 
 def agent_json(agent: Agent) -> dict:

@@ -20,9 +20,10 @@ from django.conf import settings
 from django.http import HttpResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from memories.api.parsers import check_depth
-from memories.auth import key_from_plaintext
-from memories.errors import (
+from chat import limits, runner, selectors, services
+from chat.models import Agent, Conversation, TurnEvent
+from chat.signals import install_if_uvicorn
+from common.errors import (
     ApiError,
     InvalidRequest,
     NotFound,
@@ -30,13 +31,12 @@ from memories.errors import (
     error_response,
     exception_to_error,
 )
-from memories.models import ApiKey, Turn
-from memories.ratelimit import check_quota, check_rate
-from memories.redaction import echo
-
-from chat import limits, runner, selectors, services
-from chat.models import Agent, Conversation, TurnEvent
-from chat.signals import install_if_uvicorn
+from common.http.parsers import check_depth
+from common.redaction import echo
+from memories.models import Turn
+from projects.auth import key_from_plaintext
+from projects.models import ApiKey
+from projects.ratelimit import check_quota, check_rate
 
 log = logging.getLogger("threadless.chat")
 

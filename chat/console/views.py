@@ -16,11 +16,12 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from chat.console.forms import AgentForm, SecretForm
+from common.errors import ApiError
 from memories.console import access
 from memories.console.access import staff_required
-from memories.errors import ApiError
-
-from chat.console.forms import AgentForm, SecretForm
+from projects import selectors as project_selectors
+from projects import services as project_services
 
 DEFAULT_CONFIG = {
     "description": "A helpful assistant.",
@@ -157,7 +158,6 @@ def agent_delete(request, agent_id: str):
 
 @staff_required
 def secrets_page(request):
-    from chat import selectors, services
 
     projects = list(access.visible_projects(request.user).order_by("name"))
     wanted = request.POST.get("project") or request.GET.get("project")
@@ -169,14 +169,14 @@ def secrets_page(request):
     if request.method == "POST" and project is not None:
         if request.POST.get("delete"):
             try:
-                services.secret_delete(project=project, name=request.POST["delete"])
+                project_services.secret_delete(project=project, name=request.POST["delete"])
                 messages.success(request, f"Secret {request.POST['delete']} deleted.")
             except ApiError as exc:
                 messages.error(request, exc.message)
             return redirect(reverse("chat_console:secrets") + f"?project={project.pk}")
         if form.is_valid():
             try:
-                services.secret_set(project=project, name=form.cleaned_data["name"], value=form.cleaned_data["value"])
+                project_services.secret_set(project=project, name=form.cleaned_data["name"], value=form.cleaned_data["value"])
             except ApiError as exc:
                 form.add_error(None, exc.message)
             else:
@@ -186,7 +186,7 @@ def secrets_page(request):
         status = 400
     return render(request, "chat_console/secrets.html", {
         "section": "agents", "projects": projects, "project": project, "form": form,
-        "secrets": selectors.secret_list(project=project) if project else [],
+        "secrets": project_selectors.secret_list(project=project) if project else [],
     }, status=status)
 
 

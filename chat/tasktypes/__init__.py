@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from memories.causes import innermost_message
+from common.causes import innermost_message
 from memories.models import Memory
 
 GENERIC_TRANSPORT = "connection failed ("

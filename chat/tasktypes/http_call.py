@@ -11,14 +11,14 @@ import re
 from typing import Any
 from urllib.parse import quote
 
-from memories.api.parsers import MAX_JSON_DEPTH, json_depth
-from memories.policy import plain_task_id
-from memories.redaction import raw_error_text, redact_secrets
-
-from chat.egress import EgressRefused, host_port, url_check
-from chat.providers.base import body_message, http_client, timeout_of, transport_error
-from chat.templating import render, render_json
 from chat.tasktypes import TaskContext, TaskFailure, TaskResult, specific_reason
+from chat.templating import render, render_json
+from common.http.parsers import MAX_JSON_DEPTH, json_depth
+from common.redaction import raw_error_text, redact_secrets
+from common.tokens import text_tokens
+from memories.policy import plain_task_id
+from providers.base import body_message, http_client, timeout_of, transport_error
+from providers.egress import EgressRefused, host_port, url_check
 
 MAX_RESPONSE_BYTES = 2 * 1024 * 1024
 _SECRET_KEY = re.compile(r"(?i)api[_-]?key|token|secret|passw|authorization")
@@ -104,5 +104,5 @@ def run(ctx: TaskContext, task: dict) -> TaskResult:
     key = task.get("storeAs") or plain_task_id(task["id"])
     content = text if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     entry = {"kind": "data", "key": key, "task_id": plain_task_id(task["id"]), "value": value,
-             "content": content[:4000], "tokens": (min(len(content), 4000) + 3) // 4}
+             "content": content[:4000], "tokens": text_tokens(content[:4000])}
     return TaskResult(entries=[entry])

@@ -17,12 +17,13 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from common.errors import InvalidRequest
+from common.messages import validate_messages
+from common.redaction import echo
 from memories import recall, selectors, services
-from memories.auth import ProjectScopedMixin
-from memories.errors import InvalidRequest
-from memories.messages import validate_messages
 from memories.models import Entry, Fact, Memory, Outbox
-from memories.redaction import echo
+from projects import services as project_services
+from projects.auth import ProjectScopedMixin
 
 
 class StrictCharField(serializers.CharField):
@@ -306,7 +307,7 @@ class DecorateApi(ProjectScopedMixin, APIView):
         status, body = services.idempotent_call(project=self.project, memory=memory, scope=f"decorate:{memory.id}",
                                                 key=key, run=run)
         if store:
-            services.usage_count(project=self.project, operation="decorate")
+            project_services.usage_count(project=self.project, operation="decorate")
         return HttpResponse(body, status=status, content_type="application/json")
 
 
@@ -339,7 +340,7 @@ class ReportApi(ProjectScopedMixin, APIView):
 
         status, body = services.idempotent_call(project=self.project, memory=memory, scope=f"report:{memory.id}",
                                                 key=key, run=run)
-        services.usage_count(project=self.project, operation="report")
+        project_services.usage_count(project=self.project, operation="report")
         return HttpResponse(body, status=status, content_type="application/json")
 
 

@@ -17,7 +17,7 @@ from django.db.models import QuerySet
 from django.http import Http404
 from django.shortcuts import render
 
-from memories.models import Project
+from projects.models import Project
 
 
 def staff_required(view):

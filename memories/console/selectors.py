@@ -16,7 +16,8 @@ from django.db.models import Count, Q, QuerySet, Sum
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
-from memories.models import ApiCall, Entry, ErrorDigest, Memory, Project, Turn
+from memories.models import Entry, ErrorDigest, Memory, Turn
+from projects.models import ApiCall, Project
 
 TURNS_PER_PAGE = 20
 ERROR_TYPES = ("timeout", "transport", "rate_limit", "content_filter", "provider", "unknown")

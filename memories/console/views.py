@@ -22,14 +22,23 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from common.errors import ApiError
 from memories import services
-from memories.errors import ApiError
-from memories.models import ApiKey, Fact, Memory, Project, ProjectUsage
-from memories.policy import policy_parse
 from memories.console import access
 from memories.console import selectors as sel
 from memories.console.access import staff_required
-from memories.console.forms import DigestFilterForm, FactForm, KeyForm, ProjectForm, StaffLoginForm, WhatModelSeesForm
+from memories.console.forms import (
+    DigestFilterForm,
+    FactForm,
+    KeyForm,
+    ProjectForm,
+    StaffLoginForm,
+    WhatModelSeesForm,
+)
+from memories.models import Fact, Memory
+from memories.policy import policy_parse
+from projects import services as project_services
+from projects.models import ApiKey, Project, ProjectUsage
 
 
 def _page_number(request, name: str = "page") -> int:
@@ -118,7 +127,7 @@ def projects(request):
     form = ProjectForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        project = services.project_create(
+        project = project_services.project_create(
             name=data["name"], rate_limit_per_minute=data["rate_limit_per_minute"],
             allowance_requests_per_month=data["allowance_requests_per_month"],
             allowance_memories=data["allowance_memories"],
@@ -193,7 +202,7 @@ def key_create(request, project_id: str):
         return render(request, template, _project_context(request, project, key_form=form), status=400)
     data = form.cleaned_data
     try:
-        key, plaintext = services.key_create(project=project, kind=data["kind"], name=data["name"],
+        key, plaintext = project_services.key_create(project=project, kind=data["kind"], name=data["name"],
                                              agent_id=data.get("agent") or "")
     except ApiError as exc:
         form.add_error(None, exc.message)
@@ -212,7 +221,7 @@ def key_revoke(request, project_id: str, key_id: int):
     key = ApiKey.objects.filter(project=project, pk=key_id).first()
     if key is None:
         raise Http404("No such key.")
-    services.key_revoke(prefix=key.prefix, project=project)
+    project_services.key_revoke(prefix=key.prefix, project=project)
     if request.htmx:
         return render(request, "console/project_detail.html#keys",
                       _project_context(request, project, revoked=key))

@@ -2,7 +2,7 @@
 
 It is written against one narrow function, `complete(messages) -> str` (OpenAI-chat-shaped
 messages in, the reply text out), so the model call goes through the same provider clients as
-the pipeline's llm task (`chat.providers.complete`) and tests can point it at a local stub.
+the pipeline's llm task (`providers.complete`) and tests can point it at a local stub.
 The model sees only the user's own committed messages, never the assistant's or the
 instructions; what it answers is parsed defensively and filtered before it reaches the store.
 """
@@ -138,13 +138,13 @@ def complete_for_project(project) -> Complete | None:
     if not isinstance(config, dict) or not config.get("provider"):
         return None
     try:
-        from chat import providers
+        import providers
     except ImportError:
         return None
     if not hasattr(providers, "complete"):
         return None
     try:
-        from chat.services import provider_api_key
+        from memories.provider_keys import provider_api_key
 
         # The same key resolution as the llm task: secret store (apiKeySecret) or an allowed env var.
         api_key = provider_api_key(project_id=project.pk, task=config)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import pytest
 
 from memories import services
+from projects import services as project_services
 
 from .conftest import error_of
 
@@ -88,8 +89,8 @@ def test_the_route_refuses_a_request_without_a_key(cast, world, route):
 
 @pytest.mark.parametrize("route", ROUTES, ids=IDS)
 def test_the_route_refuses_a_revoked_key(cast, world, route):
-    key, plaintext = services.key_create(project=cast.project_a, name="old")
-    services.key_revoke(prefix=key.prefix)
+    key, plaintext = project_services.key_create(project=cast.project_a, name="old")
+    project_services.key_revoke(prefix=key.prefix)
     error = error_of(call(cast.api(plaintext), route, route.url(world["m"], world["f"]), route.body), 401,
                      "unauthorized")
     assert "revoked" in error["message"]
@@ -107,7 +108,7 @@ def test_the_route_refuses_a_malformed_or_unknown_key(cast, world, route, header
 
 @pytest.mark.parametrize("route", ROUTES, ids=IDS)
 def test_the_route_refuses_a_publishable_key(cast, world, route):
-    _key, plaintext = services.key_create(project=cast.project_a, kind="publishable", agent_id="agt_demo")
+    _key, plaintext = project_services.key_create(project=cast.project_a, kind="publishable", agent_id="agt_demo")
     error = error_of(call(cast.api(plaintext), route, route.url(world["m"], world["f"]), route.body), 401,
                      "unauthorized")
     assert "publishable" in error["message"]
@@ -158,7 +159,7 @@ def test_the_route_answers_400_for_a_body_that_is_not_a_json_object(cast, world,
 
 
 def test_a_key_records_when_it_was_last_used(cast):
-    from memories.models import ApiKey
+    from projects.models import ApiKey
 
     key = ApiKey.objects.get(project=cast.project_a)
     assert key.last_used_at is None
