@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
-from types import SimpleNamespace
 
 from django.conf import settings
 from django.utils import timezone
@@ -60,7 +59,7 @@ def client_address(request) -> str:
 def check_address_rate(request, key) -> None:
     """The per-agent, per-address bucket (every end-user route)."""
     limit = _setting("THREADLESS_END_USER_RATE_PER_IP_PER_MINUTE", 60)
-    check_bucket(SimpleNamespace(_request=request), bucket=f"tl:rl:ip:{key.agent_id}:{_digest(client_address(request))}",
+    check_bucket(request, bucket=f"tl:rl:ip:{key.agent_id}:{_digest(client_address(request))}",
                  limit=limit, what="from this address to this agent",
                  hint="End users share a per-address limit; wait for the seconds in Retry-After.")
 
@@ -68,7 +67,7 @@ def check_address_rate(request, key) -> None:
 def check_conversation_rate(request, conversation: Conversation) -> None:
     """The per-conversation bucket (conversation routes, after the client token matched)."""
     limit = _setting("THREADLESS_END_USER_RATE_PER_CONVERSATION_PER_MINUTE", 30)
-    check_bucket(SimpleNamespace(_request=request), bucket=f"tl:rl:cv:{_digest(conversation.pk)}", limit=limit,
+    check_bucket(request, bucket=f"tl:rl:cv:{_digest(conversation.pk)}", limit=limit,
                  what="on this conversation")
 
 

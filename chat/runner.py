@@ -33,6 +33,7 @@ from django.utils import timezone
 
 from chat.config import policy_of, workflow_of
 from chat.models import Conversation, TaskRun, TurnEvent
+from chat.selectors import snapshot_of
 from chat.tasktypes import TaskContext, TaskFailure, TaskInterrupted, runner_for
 from common.causes import innermost_message
 from common.errors import Conflict, Unavailable
@@ -217,8 +218,6 @@ class _Lease(threading.Thread):
 def turn_execute(*, handle: TurnHandle, stream: bool = False, listener: Listener | None = None,
                  request_id: str = "", conversation: Conversation | None = None) -> dict:
     """Run one attempt of a begun turn to its end; returns the (project-key) turn snapshot."""
-    from chat.selectors import snapshot_of
-
     if conversation is None or conversation.pk != handle.conversation_id:
         conversation = Conversation.objects.select_related("agent", "memory").get(pk=handle.conversation_id)
     events = _EventLog(handle, listener)

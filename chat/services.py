@@ -33,14 +33,16 @@ from collections.abc import AsyncIterator
 
 from asgiref.sync import sync_to_async
 from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
 from django.utils.text import slugify
 
 from chat import runner, turnpool
 from chat.config import config_validate, policy_of
 from chat.models import Agent, Conversation
 from chat.selectors import client_token_hash
-from common.errors import InvalidRequest
+from common.errors import InvalidRequest, Unauthorized
 from memories.services import memory_create, memory_delete_many
+from projects.auth import key_from_plaintext
 from projects.models import ApiKey, Project
 from projects.services import key_create
 
@@ -108,8 +110,6 @@ def agent_delete(*, agent: Agent) -> dict:
     """Delete an agent, its conversations and their memories; revoke its publishable keys."""
     memory_ids = list(Conversation.objects.filter(agent=agent).values_list("memory_id", flat=True))
     with transaction.atomic():
-        from django.utils import timezone
-
         ApiKey.objects.filter(agent_id=agent.id, revoked_at=None).update(revoked_at=timezone.now())
         receipt = memory_delete_many(memory_ids=memory_ids) if memory_ids else {"memories": 0}
         agent.delete()
@@ -131,8 +131,6 @@ def agent_ensure_demo(*, project: Project, demo: dict) -> dict:
 
     Returns keys to merge into var/demo.json: agent_id, agent_slug, publishable_key.
     """
-    from common.errors import Unauthorized
-    from projects.auth import key_from_plaintext
 
     agent = Agent.objects.filter(project=project, pk=demo.get("agent_id", "")).first()
     if agent is None:

@@ -173,8 +173,9 @@ def exception_to_error(exc: Exception) -> tuple[int, str, str, str, dict]:
     return 500, "internal", "Something went wrong on our side.", "Retry later; quote the request_id if it persists.", {}
 
 
-def api_exception_handler(exc, context):
-    request = context.get("request")
+def exception_response(request, exc: Exception) -> JsonResponse:
+    """The one error answer for an exception under /v1 (DRF views, plain views, the middleware):
+    the SPEC 4.1 shape, a 5xx logged with its traceback (never sent), the limit headers kept."""
     status, code, message, hint, headers = exception_to_error(exc)
     if status >= 500:
         log.error(
@@ -187,3 +188,8 @@ def api_exception_handler(exc, context):
         limits = getattr(request, "ratelimit_headers", None) if request is not None else None
         headers = {**(limits or {}), **headers}
     return error_response(request, status=status, code=code, message=message, hint=hint, headers=headers)
+
+
+def api_exception_handler(exc, context):
+    """DRF's EXCEPTION_HANDLER."""
+    return exception_response(context.get("request"), exc)

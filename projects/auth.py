@@ -9,6 +9,7 @@ from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission
 
 from common.errors import Unauthorized
+from common.http.bearer import bearer_token
 from projects import keys
 from projects.models import ApiKey
 
@@ -39,17 +40,23 @@ def key_from_plaintext(plaintext: str) -> ApiKey:
     return key
 
 
+def key_from_request(request) -> ApiKey | None:
+    """The key of a request's `Authorization: Bearer` header (None without one; 401 when bad).
+
+    Sets `request.api_key` on the Django request, for the access log and the rate limiter.
+    """
+    token = bearer_token(request.META.get("HTTP_AUTHORIZATION", ""))
+    if token is None:
+        return None
+    key = key_from_plaintext(token)
+    request.api_key = key
+    return key
+
+
 class ApiKeyAuthentication(BaseAuthentication):
     def authenticate(self, request):
-        header = request.META.get("HTTP_AUTHORIZATION", "")
-        if not header:
-            return None
-        scheme, _, token = header.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            raise Unauthorized("Use 'Authorization: Bearer <key>'.")
-        key = key_from_plaintext(token)
-        request._request.api_key = key
-        return (None, key)
+        key = key_from_request(request._request)  # the Django request under DRF's wrapper
+        return None if key is None else (None, key)
 
     def authenticate_header(self, request):
         return "Bearer"

@@ -6,6 +6,10 @@ Besides the per-key bucket (`check_rate`), callers add their own buckets with `c
 
 Counters are atomic: Redis INCR in production, `UPDATE … SET count = count + 1` on the
 embedded default. Never read-modify-write.
+
+`request` is always the Django request (under DRF: `request._request`, in `KeyRateThrottle` only);
+a limit's X-RateLimit-* headers go on `request.ratelimit_headers`, which the middleware adds to
+every answer.
 """
 
 from __future__ import annotations
@@ -87,7 +91,7 @@ def check_rate(request, key) -> None:
         return
     # The lookup prefix is random per key, so servers sharing one Redis never share a bucket.
     count, headers, reset, now = _window(f"tl:rl:{key.lookup}", limit)
-    request._request.ratelimit_headers = headers
+    request.ratelimit_headers = headers
     if count > limit:
         retry = max(1, int(reset - now + 0.999))
         raise RateLimited(
@@ -110,7 +114,7 @@ def check_bucket(request, *, bucket: str, limit: int, what: str, hint: str | Non
     if count > limit:
         retry = max(1, int(reset - now + 0.999))
         headers = {**headers, "Retry-After": str(retry)}
-        request._request.ratelimit_headers = headers
+        request.ratelimit_headers = headers
         raise RateLimited(f"Too many requests {what}: the limit is {limit} per minute.", hint=hint, headers=headers)
 
 
@@ -151,6 +155,6 @@ class KeyRateThrottle(BaseThrottle):
         key = request.auth
         if key is None:
             return True
-        check_rate(request, key)
-        check_quota(request, key)
+        check_rate(request._request, key)  # the Django request under DRF's wrapper
+        check_quota(request._request, key)
         return True

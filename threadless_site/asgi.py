@@ -7,8 +7,11 @@ Request bodies pass threadless_site.bodylimit first: 413 as soon as the limit is
 
 import os
 
+from django.conf import settings
 from django.core.asgi import get_asgi_application
 
+from common.shutdown import begin_shutdown
+from common.sigterm import install_if_uvicorn
 from threadless_site.bodylimit import BodyLimitMiddleware
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
@@ -16,8 +19,6 @@ django_application = get_asgi_application()
 
 
 def _body_limit() -> int:
-    from django.conf import settings
-
     return settings.THREADLESS_MAX_BODY_BYTES
 
 
@@ -31,14 +32,11 @@ async def application(scope, receive, send):
             message = await receive()
             if message["type"] == "lifespan.startup":
                 # uvicorn sets its signal handlers after loading the app: chain the shutdown flag
-                # in front of them now, so running turns notice SIGTERM at once (chat.signals).
-                from chat.signals import install_if_uvicorn
+                # in front of them now, so running turns notice SIGTERM at once (common.sigterm).
 
                 install_if_uvicorn()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                from common.shutdown import begin_shutdown
-
                 await begin_shutdown()
                 await send({"type": "lifespan.shutdown.complete"})
                 return

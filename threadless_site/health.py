@@ -3,6 +3,8 @@
 from django.db import connection
 from django.http import JsonResponse
 
+from threadless_site.celery import app
+
 
 def healthz(request):
     return JsonResponse({"status": "ok"})
@@ -17,8 +19,6 @@ def readyz(request):
     except Exception as exc:  # noqa: BLE001 - any failure means not ready
         checks["database"] = f"down: {exc.__class__.__name__}"
     try:
-        from threadless_site.celery import app
-
         with app.connection_for_write() as conn:
             conn.ensure_connection(max_retries=1, timeout=2)
         checks["broker"] = "ok"

@@ -17,8 +17,8 @@ urlpatterns = [
     path("healthz", healthz),
     path("readyz", readyz),
     path("v1/", include(v1)),
-    path("manage/agents/", include("chat.console.urls")),
-    path("manage/", include("memories.console.urls")),
+    path("manage/agents/", include("console.agent_urls")),
+    path("manage/", include("console.urls")),
     path("chat/", include("chat.widget.urls")),
     path("admin/", admin.site.urls),
 ]

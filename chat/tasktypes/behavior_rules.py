@@ -6,7 +6,7 @@ import re
 from functools import lru_cache
 
 from chat.config import _list_or_csv
-from chat.tasktypes import TaskContext, TaskResult
+from chat.tasktypes.base import TaskContext, TaskResult
 
 _WORD = re.compile(r"\w")
 

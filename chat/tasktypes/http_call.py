@@ -11,9 +11,9 @@ import re
 from typing import Any
 from urllib.parse import quote
 
-from chat.tasktypes import TaskContext, TaskFailure, TaskResult, specific_reason
+from chat.tasktypes.base import TaskContext, TaskFailure, TaskResult, specific_reason
 from chat.templating import render, render_json
-from common.http.parsers import MAX_JSON_DEPTH, json_depth
+from common.http.body import MAX_JSON_DEPTH, json_depth
 from common.redaction import raw_error_text, redact_secrets
 from common.tokens import text_tokens
 from memories.policy import plain_task_id

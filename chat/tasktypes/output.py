@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chat.tasktypes import TaskContext, TaskResult
+from chat.tasktypes.base import TaskContext, TaskResult
 from common.tokens import message_tokens
 
 

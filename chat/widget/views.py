@@ -13,6 +13,8 @@ from django.http import Http404
 from django.shortcuts import render
 from django.views.decorators.clickjacking import xframe_options_exempt
 
+from chat.selectors import agent_by_slug
+
 
 def _csp(origins: list[str]) -> str:
     ancestors = " ".join(origins) if origins else "'none'"
@@ -21,10 +23,6 @@ def _csp(origins: list[str]) -> str:
 
 
 def _agent(slug: str):
-    try:
-        from chat.selectors import agent_by_slug
-    except ImportError:
-        raise Http404("No chat here.") from None
     agent = agent_by_slug(slug=slug)
     if agent is None:
         raise Http404("No chat here.")

@@ -12,7 +12,7 @@ import secrets
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.conf import settings
 
-from common.errors import error_response, exception_to_error
+from common.errors import error_response, exception_response
 from common.redaction import echo
 
 log = logging.getLogger("threadless.errors")
@@ -124,8 +124,4 @@ class ApiErrorMiddleware(_Hybrid):
     def process_exception(self, request, exception):
         if not _is_api(request):
             return None
-        status, code, message, hint, headers = exception_to_error(exception)
-        if status >= 500:
-            log.error("request %s failed: %s", getattr(request, "request_id", "-"), exception.__class__.__name__,
-                      exc_info=exception)
-        return error_response(request, status=status, code=code, message=message, hint=hint, headers=headers)
+        return exception_response(request, exception)

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
+from chat.services import agent_ensure_demo
 from common.errors import Unauthorized
 from projects.auth import key_from_plaintext
 from projects.models import Project
@@ -46,12 +47,7 @@ class Command(BaseCommand):
             user.set_password(demo["password"])
             user.save()
         project.members.add(user)  # console access is per project membership
-        try:
-            from chat.services import agent_ensure_demo
-        except ImportError:
-            agent_ensure_demo = None
-        if agent_ensure_demo is not None:
-            demo.update(agent_ensure_demo(project=project, demo=demo))
+        demo.update(agent_ensure_demo(project=project, demo=demo))
         path.write_text(json.dumps(demo, indent=2))
         if opts["json"]:
             self.stdout.write(json.dumps(demo))

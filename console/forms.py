@@ -6,7 +6,7 @@ from django import forms
 from django.conf import settings
 from django.contrib.auth.forms import AuthenticationForm
 
-from memories.console import throttle
+from console import throttle
 
 
 class StaffLoginForm(AuthenticationForm):

@@ -22,12 +22,12 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from chat.models import Agent
 from common.errors import ApiError
-from memories import services
-from memories.console import access
-from memories.console import selectors as sel
-from memories.console.access import staff_required
-from memories.console.forms import (
+from console import access
+from console import selectors as sel
+from console.access import staff_required
+from console.forms import (
     DigestFilterForm,
     FactForm,
     KeyForm,
@@ -35,6 +35,7 @@ from memories.console.forms import (
     StaffLoginForm,
     WhatModelSeesForm,
 )
+from memories import services
 from memories.models import Fact, Memory
 from memories.policy import policy_parse
 from projects import services as project_services
@@ -53,11 +54,7 @@ def _partial(request, template: str, partial: str) -> str:
 
 
 def agent_choices(project: Project | None = None, within=None) -> list[tuple[str, str]]:
-    """(id, name) of the agents (of `project`, else of the projects `within`), when the chat app provides them."""
-    try:
-        from chat.models import Agent  # type: ignore[attr-defined]
-    except ImportError:
-        return []
+    """(id, name) of the agents (of `project`, else of the projects `within`)."""
     qs = Agent.objects.all()
     if project is not None:
         qs = qs.filter(project=project)
@@ -76,7 +73,7 @@ class LoginView(auth_views.LoginView):
 
     def form_invalid(self, form):
         response = super().form_invalid(form)
-        if form.locked:  # throttled (memories.console.throttle): 429 with the wait
+        if form.locked:  # throttled (console.throttle): 429 with the wait
             response.status_code = 429
             response["Retry-After"] = str(settings.THREADLESS_LOGIN_LOCKOUT_SECONDS)
         return response

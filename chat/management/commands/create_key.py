@@ -2,6 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from chat.models import Agent
 from projects.models import Project
 from projects.services import key_create
 
@@ -24,7 +25,6 @@ class Command(BaseCommand):
         if opts["kind"] == "publishable":
             if not opts["agent"]:
                 raise CommandError("A publishable key needs --agent SLUG.")
-            from chat.models import Agent
 
             agent = Agent.objects.filter(project=project, slug=opts["agent"]).first()
             if agent is None:

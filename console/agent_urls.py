@@ -1,6 +1,6 @@
 from django.urls import path
 
-from chat.console import views
+from console import agent_views as views
 
 app_name = "chat_console"
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from memories.console import views
+from console import views
 
 app_name = "console"
 

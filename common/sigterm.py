@@ -1,4 +1,4 @@
-"""Graceful shutdown under uvicorn: notice SIGTERM/SIGINT as soon as it arrives.
+"""SIGTERM/SIGINT under uvicorn: raise the shutdown flag as soon as the signal arrives.
 
 uvicorn only sends the ASGI lifespan shutdown after open requests have finished, which is too
 late for a running turn to stop at its next task boundary. So, when the process is a uvicorn
@@ -12,13 +12,9 @@ from __future__ import annotations
 import signal
 import threading
 
+from common.shutdown import request_shutdown
+
 _installed = False
-
-
-def _set_flag() -> None:
-    from common import shutdown
-
-    shutdown._event.set()
 
 
 def install_if_uvicorn() -> bool:
@@ -33,7 +29,7 @@ def install_if_uvicorn() -> bool:
             continue
 
         def handler(signum, frame, _previous=previous):
-            _set_flag()
+            request_shutdown()
             _previous(signum, frame)
 
         signal.signal(sig, handler)

@@ -11,15 +11,19 @@ import json
 import orjson
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
+from django.db.models import Count
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from chat.console.forms import AgentForm, SecretForm
+from chat import runner, selectors, services
+from chat.api.conversations import sse_response
+from chat.models import Agent, Conversation
 from common.errors import ApiError
-from memories.console import access
-from memories.console.access import staff_required
+from console import access
+from console.access import staff_required
+from console.agent_forms import AgentForm, SecretForm
 from projects import selectors as project_selectors
 from projects import services as project_services
 
@@ -36,8 +40,6 @@ DEFAULT_CONFIG = {
 
 def _agent(request, agent_id: str):
     """The agent, if its project is one the console user may see (else 404, like a missing id)."""
-    from chat.models import Agent
-
     agent = Agent.objects.select_related("project").filter(
         pk=agent_id, project__in=access.visible_projects(request.user)).first()
     if agent is None:
@@ -66,8 +68,6 @@ def parse_config(text: str) -> tuple[dict | None, dict | None]:
 
 def _save(request, form: AgentForm, agent=None):
     """Create or update through chat.services; returns (agent, error)."""
-    from chat import services
-
     config, error = parse_config(form.cleaned_data["config"])
     if error:
         return None, error
@@ -92,9 +92,6 @@ def _projects(request):
 
 @staff_required
 def agents(request):
-    from django.db.models import Count
-
-    from chat.models import Agent
 
     rows = Agent.objects.filter(project__in=access.visible_projects(request.user)) \
         .select_related("project").annotate(conversations_n=Count("conversations")) \
@@ -138,8 +135,6 @@ def agent_edit(request, agent_id: str):
 
 @staff_required
 def agent_delete(request, agent_id: str):
-    from chat import services
-
     agent = _agent(request, agent_id)
     if request.method == "POST":
         if request.POST.get("confirm") != agent.slug:
@@ -195,8 +190,6 @@ def secrets_page(request):
 
 def _history(conversation) -> list[dict]:
     """The conversation's turns for the page: input, reply text, or the failure (raw reason)."""
-    from chat import selectors
-
     runs: dict[tuple[int, str], object] = {}
     for run in selectors.task_runs(conversation=conversation):
         if run.status == "failed":
@@ -213,8 +206,6 @@ def _history(conversation) -> list[dict]:
 
 @staff_required
 def manager_chat(request, agent_id: str):
-    from chat.models import Conversation
-
     agent = _agent(request, agent_id)
     conversation = None
     if request.GET.get("c"):
@@ -231,16 +222,12 @@ def manager_chat(request, agent_id: str):
 @staff_required
 @require_POST
 def manager_chat_new(request, agent_id: str):
-    from chat import services
-
     agent = _agent(request, agent_id)
     conversation, _ = services.conversation_create(agent=agent, metadata={"source": "manager-chat"})
     return redirect(reverse("chat_console:chat", args=[agent.pk]) + f"?c={conversation.pk}")
 
 
 async def _staff_conversation(request, agent_id: str, conversation_id: str):
-    from chat.models import Conversation
-
     user = await request.auser()
     if not access.is_staff(user):
         raise PermissionDenied
@@ -258,8 +245,6 @@ def _error(exc: ApiError) -> HttpResponse:
 
 async def manager_say(request, agent_id: str, conversation_id: str):
     """POST input=… → the turn's SSE events, unfiltered (staff see the raw reason)."""
-    from chat import runner, services
-    from chat.api.conversations import sse_response
 
     if request.method != "POST":
         return HttpResponse(status=405)
@@ -274,8 +259,6 @@ async def manager_say(request, agent_id: str, conversation_id: str):
 
 
 async def manager_rerun(request, agent_id: str, conversation_id: str):
-    from chat import runner, services
-    from chat.api.conversations import sse_response
 
     if request.method != "POST":
         return HttpResponse(status=405)
