@@ -14,6 +14,10 @@ from common.tokens import message_tokens
 
 ROLES = {"user", "assistant", "tool", "system"}
 MAX_MESSAGES = 2000
+FIELDS = frozenset({"role", "content", "name", "tool_calls", "tool_call_id"})
+# What OpenAI's SDK puts on an assistant message besides those (ChatCompletionMessage.model_dump()):
+# accepted and ignored, so a reply can be handed back as it came. Any other field is still a 400.
+OPENAI_ASSISTANT_EXTRAS = frozenset({"refusal", "annotations", "audio", "function_call"})
 
 
 def _fail(path: str, message: str) -> None:
@@ -34,7 +38,9 @@ def validate_messages(raw: Any, *, path: str = "messages", allow_empty: bool = F
         where = f"{path}[{i}]"
         if not isinstance(message, dict):
             _fail(where, "must be an object with 'role' and 'content'.")
-        unknown = set(message) - {"role", "content", "name", "tool_calls", "tool_call_id"}
+        unknown = message.keys() - FIELDS
+        if unknown and message.get("role") == "assistant":
+            unknown -= OPENAI_ASSISTANT_EXTRAS
         if unknown:
             _fail(f"{where}.{echo(sorted(unknown)[0])}", "unknown field.")
         role = message.get("role")

@@ -31,6 +31,11 @@ LIST_ROUTES = [
     ("api-memories", "get", "/v1/memories", None),
     ("api-memories", "post", "/v1/memories", {"metadata": {"owner": "a"}}),
     ("api-memories", "delete", "/v1/memories?metadata.owner=b", None),
+    # By external id: the key's own project's memory with that id (get-or-create), never another's.
+    ("api-decorate-external", "post", "/v1/memories/external/user-b/decorate",
+     {"messages": [{"role": "user", "content": "hi"}]}),
+    ("api-report-external", "post", "/v1/memories/external/user-b/report",
+     {"messages": [{"role": "assistant", "content": "ok"}]}),
 ]
 
 
@@ -94,6 +99,21 @@ def test_list_routes_never_reach_another_project(cast, world):
     assert receipt["deleted"]["memories"] == 0
     created = cast.a.post("/v1/memories", {"external_id": "user-b"}, format="json")
     assert created.status_code == 201 and created.json()["id"] != b_memory.id
+    assert _snapshot(b_memory.id) == before
+
+
+def test_another_projects_external_id_reaches_only_a_memory_of_ones_own(cast, world):
+    b_memory = world["b_memory"]
+    before = _snapshot(b_memory.id)
+    answer = cast.a.post("/v1/memories/external/user-b/decorate",
+                         {"messages": [{"role": "user", "content": "What is my name?"}]}, format="json")
+    assert answer.status_code == 200, answer.content
+    assert answer.json()["memory_id"] != b_memory.id
+    assert "Bea" not in answer.content.decode()
+    reported = cast.a.post("/v1/memories/external/user-b/report",
+                           {"messages": [{"role": "assistant", "content": "I don't know."}]}, format="json")
+    assert reported.status_code == 202
+    assert Memory.objects.get(pk=answer.json()["memory_id"]).project_id == cast.project_a.pk
     assert _snapshot(b_memory.id) == before
 
 

@@ -17,7 +17,8 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(envstr("THREADLESS_VAR_DIR", str(BASE_DIR / "var"))).resolve()
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
-DEBUG = envbool("DEBUG", False)
+# DJANGO_DEBUG is the documented name; DEBUG is kept for existing deployments.
+DEBUG = envbool("DJANGO_DEBUG", envbool("DEBUG", False))
 # SECRET_KEY, SECRET_KEY_FALLBACKS, the secret store's keys and the HTTPS settings: see the
 # "Secrets at rest and HTTPS" block at the end of this file.
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver,[::1]")

@@ -4,6 +4,10 @@ from memories.api import views
 
 urlpatterns = [
     path("memories", views.MemoryListApi.as_view(), name="api-memories"),
+    # By the app's own id (get-or-create); `path:` so an id with a URL-encoded "/" still matches.
+    path("memories/external/<path:external_id>/decorate", views.ExternalDecorateApi.as_view(),
+         name="api-decorate-external"),
+    path("memories/external/<path:external_id>/report", views.ExternalReportApi.as_view(), name="api-report-external"),
     path("memories/<str:memory_id>", views.MemoryDetailApi.as_view(), name="api-memory"),
     path("memories/<str:memory_id>/decorate", views.DecorateApi.as_view(), name="api-decorate"),
     path("memories/<str:memory_id>/report", views.ReportApi.as_view(), name="api-report"),

@@ -193,33 +193,57 @@ def _bool(data: dict, name: str, default: bool) -> bool:
     return value
 
 
+def _external_memory(project, external_id: str) -> Memory:
+    """The memory with this `external_id` in the project, created on first use (get-or-create)."""
+    if not external_id or len(external_id) > 200 or not external_id.isprintable():
+        raise InvalidRequest("external_id: 1 to 200 printable characters (URL-encoded in the path).")
+    memory, _created = services.memory_create(project=project, external_id=external_id)
+    return memory
+
+
+def _decorate_input(request) -> tuple[str | None, dict, list, bool, bool]:
+    key = services.check_idempotency_key(request.headers.get("Idempotency-Key"))
+    data = json_object(request.data)
+    reject_unknown(data, {"instructions", "messages", "budget_tokens", "recall", "store"})
+    if data.get("messages") is None:
+        raise InvalidRequest("messages: is required (the new messages of this turn; [] builds the request "
+                             "from memory alone).", hint='Send {"messages": [{"role": "user", "content": "…"}]}.')
+    messages = validate_messages(data["messages"], allow_empty=True)
+    return key, data, messages, _bool(data, "store", True), _bool(data, "recall", True)
+
+
+def _decorate(project, memory: Memory, key: str | None, data: dict, messages: list, store: bool,
+              recall_on: bool) -> HttpResponse:
+    def run():
+        answer = services.memory_decorate(
+            memory=memory, messages=messages, instructions=data.get("instructions"),
+            budget_tokens=data.get("budget_tokens", 60000), recall=recall_on, store=store,
+        )
+        return 200, orjson.dumps(answer), store  # a dry run records nothing
+
+    status, body = services.idempotent_call(project=project, memory=memory, scope=f"decorate:{memory.id}",
+                                            key=key, run=run)
+    if store:
+        project_services.usage_count(project=project, operation="decorate")
+    return HttpResponse(body, status=status, content_type="application/json")
+
+
 class DecorateApi(ProjectScopedMixin, APIView):
     @extend_schema(operation_id="memories_decorate", request=DecorateIn, parameters=[IDEMPOTENCY],
                    responses={200: DecorateOut, **errors(400, 404, 413)})
     def post(self, request, memory_id: str):
         memory = selectors.memory_get(project=self.project, memory_id=memory_id)
-        key = services.check_idempotency_key(request.headers.get("Idempotency-Key"))
-        data = json_object(request.data)
-        reject_unknown(data, {"instructions", "messages", "budget_tokens", "recall", "store"})
-        if data.get("messages") is None:
-            raise InvalidRequest("messages: is required (the new messages of this turn; [] builds the request "
-                                 "from memory alone).", hint='Send {"messages": [{"role": "user", "content": "…"}]}.')
-        messages = validate_messages(data["messages"], allow_empty=True)
-        store = _bool(data, "store", True)
-        recall_on = _bool(data, "recall", True)
+        return _decorate(self.project, memory, *_decorate_input(request))
 
-        def run():
-            answer = services.memory_decorate(
-                memory=memory, messages=messages, instructions=data.get("instructions"),
-                budget_tokens=data.get("budget_tokens", 60000), recall=recall_on, store=store,
-            )
-            return 200, orjson.dumps(answer), store  # a dry run records nothing
 
-        status, body = services.idempotent_call(project=self.project, memory=memory, scope=f"decorate:{memory.id}",
-                                                key=key, run=run)
-        if store:
-            project_services.usage_count(project=self.project, operation="decorate")
-        return HttpResponse(body, status=status, content_type="application/json")
+class ExternalDecorateApi(ProjectScopedMixin, APIView):
+    @extend_schema(operation_id="memories_decorate_by_external_id", request=DecorateIn, parameters=[IDEMPOTENCY],
+                   responses={200: DecorateOut, **errors(400, 413)},
+                   description="decorate on the memory with this `external_id` (URL-encoded), created on first "
+                               "use: an app keyed by its own user ids needs no create call.")
+    def post(self, request, external_id: str):
+        checked = _decorate_input(request)  # a bad body creates no memory
+        return _decorate(self.project, _external_memory(self.project, external_id), *checked)
 
 
 ReportIn = inline_serializer("ReportRequest", {
@@ -234,25 +258,40 @@ ReportOut = inline_serializer("ReportAccepted", {
 })
 
 
+def _report_input(request) -> tuple[str | None, list, list]:
+    key = services.check_idempotency_key(request.headers.get("Idempotency-Key"))
+    data = json_object(request.data)
+    reject_unknown(data, {"messages", "failures"})
+    messages = validate_messages(data.get("messages"), allow_empty=True)
+    return key, messages, services.validate_failures(data.get("failures"))
+
+
+def _report(project, memory: Memory, key: str | None, messages: list, failures: list) -> HttpResponse:
+    def run():
+        answer = services.report_accept(memory=memory, messages=messages, failures=failures)
+        return 202, orjson.dumps(answer), True
+
+    status, body = services.idempotent_call(project=project, memory=memory, scope=f"report:{memory.id}",
+                                            key=key, run=run)
+    project_services.usage_count(project=project, operation="report")
+    return HttpResponse(body, status=status, content_type="application/json")
+
+
 class ReportApi(ProjectScopedMixin, APIView):
     @extend_schema(operation_id="memories_report", request=ReportIn, parameters=[IDEMPOTENCY],
                    responses={202: ReportOut, **errors(400, 404, 413)})
     def post(self, request, memory_id: str):
         memory = selectors.memory_get(project=self.project, memory_id=memory_id)
-        key = services.check_idempotency_key(request.headers.get("Idempotency-Key"))
-        data = json_object(request.data)
-        reject_unknown(data, {"messages", "failures"})
-        messages = validate_messages(data.get("messages"), allow_empty=True)
-        failures = services.validate_failures(data.get("failures"))
+        return _report(self.project, memory, *_report_input(request))
 
-        def run():
-            answer = services.report_accept(memory=memory, messages=messages, failures=failures)
-            return 202, orjson.dumps(answer), True
 
-        status, body = services.idempotent_call(project=self.project, memory=memory, scope=f"report:{memory.id}",
-                                                key=key, run=run)
-        project_services.usage_count(project=self.project, operation="report")
-        return HttpResponse(body, status=status, content_type="application/json")
+class ExternalReportApi(ProjectScopedMixin, APIView):
+    @extend_schema(operation_id="memories_report_by_external_id", request=ReportIn, parameters=[IDEMPOTENCY],
+                   responses={202: ReportOut, **errors(400, 413)},
+                   description="report on the memory with this `external_id` (URL-encoded), created on first use.")
+    def post(self, request, external_id: str):
+        checked = _report_input(request)
+        return _report(self.project, _external_memory(self.project, external_id), *checked)
 
 
 # --- entries, facts, search --------------------------------------------------------------------

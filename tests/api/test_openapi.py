@@ -17,6 +17,8 @@ SCHEMA_PATHS = {
     "/v1/memories/{memory_id}/facts": {"get", "post"},
     "/v1/memories/{memory_id}/facts/{fact_id}": {"patch", "delete"},
     "/v1/memories/{memory_id}/search": {"post"},
+    "/v1/memories/external/{external_id}/decorate": {"post"},
+    "/v1/memories/external/{external_id}/report": {"post"},
 }
 
 

@@ -36,7 +36,7 @@ def main() -> int:
                                       instructions="You are a concise, friendly assistant.")
             answer = llm.messages.create(model=model, max_tokens=512, **request.to_anthropic())
             reply = "".join(block.text for block in answer.content if block.type == "text")
-            memory.report(m.id, [{"role": "assistant", "content": reply}])
+            memory.report_anthropic(m.id, answer)  # the Message as it came (text and tool_use blocks)
             print(f"user: {text}\nassistant{' (degraded)' if request.degraded else ''}: {reply}\n")
     return 0
 

@@ -36,11 +36,8 @@ def main() -> int:
                                       instructions="You are a concise, friendly assistant.")
             completion = llm.chat.completions.create(model=model, messages=request.to_openai())
             reply = completion.choices[0].message
-            # Report what came after decorate: the reply (with its tool calls, if any).
-            message = {"role": "assistant", "content": reply.content or ""}
-            if reply.tool_calls:
-                message["tool_calls"] = [call.model_dump() for call in reply.tool_calls]
-            memory.report(m.id, [message])
+            # Report what came after decorate: the reply as it came (tool calls included).
+            memory.report_openai(m.id, completion)
             print(f"user: {text}\nassistant{' (degraded)' if request.degraded else ''}: {reply.content}\n")
     return 0
 

@@ -11,10 +11,10 @@ imports it too.
 """
 
 from ._async import AsyncThreadless
-from ._base import __version__
 from ._errors import ThreadlessConnectionError, ThreadlessError, ThreadlessTimeoutError
 from ._sync import Threadless
 from ._types import DecoratedRequest, Entry, Fact, Memory, Page
+from ._version import __version__
 
 __all__ = [
     "AsyncThreadless",

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 
 from . import _base as b
+from ._convert import from_anthropic, from_openai
 from ._errors import ThreadlessConnectionError, ThreadlessError, ThreadlessTimeoutError
 from ._helpers import AsyncEntries, AsyncFacts
 from ._tail import TailStore
@@ -37,14 +38,17 @@ class AsyncThreadless:
         self.timeout = float(timeout)
         self.on_error = on_error
         self._tails = TailStore(tail_tokens=tail_tokens, max_tails=max_tails)
-        self._http = httpx.AsyncClient(base_url=self.base_url, headers=b.default_headers(api_key),
-                                       timeout=httpx.Timeout(self.timeout),
-                                       limits=httpx.Limits(max_connections=100, max_keepalive_connections=20))
-        self._latest: dict[str, asyncio.Task] = {}  # memory id -> its newest report task
+        self._headers = b.default_headers(api_key)
+        # The connection pool belongs to one event loop; it is built on first use and rebuilt when
+        # a call comes from another loop (a second asyncio.run(), a forked child): see _client().
+        self._http: httpx.AsyncClient | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._latest: dict[str, asyncio.Task] = {}  # tail key -> its newest report task
         self._tasks: set[asyncio.Task] = set()
         self._closed = False
         self.facts = AsyncFacts(self)
         self.entries = AsyncEntries(self)
+        b.reset_after_fork(self)
 
     @property
     def tail_tokens(self) -> int:
@@ -56,8 +60,50 @@ class AsyncThreadless:
 
     # --- transport -------------------------------------------------------------------------------
 
+    def _on_loop(self) -> asyncio.AbstractEventLoop:
+        """The running loop; on a loop change, drop what belonged to the old one.
+
+        httpx's pool (its sockets, its locks) is tied to the loop that opened it: used from a later
+        loop (each asyncio.run() makes a new one) it raises "Event loop is closed". So on a loop
+        change the pool is rebuilt on next use, and report tasks of the old loop are forgotten
+        (that loop is gone, or no longer ours to wait on).
+        """
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            previous, old = self._loop, self._http
+            self._loop, self._http = loop, None
+            lost = [t for t in self._tasks if t.get_loop() is not loop and not t.done()]
+            self._tasks = {t for t in self._tasks if t.get_loop() is loop}
+            self._latest = {k: t for k, t in self._latest.items() if t.get_loop() is loop}
+            if lost:
+                b.log.warning("threadless: %d report(s) of an earlier event loop never finished (await flush() "
+                              "before the loop ends)", len(lost))
+            if old is not None and previous is not None and previous.is_running() and not previous.is_closed():
+                try:  # the old loop lives on (another thread): let it close its own pool
+                    asyncio.run_coroutine_threadsafe(old.aclose(), previous)
+                except RuntimeError:
+                    pass
+        return loop
+
+    def _client(self) -> httpx.AsyncClient:
+        """The connection pool of the running event loop (built on first use there)."""
+        self._on_loop()
+        if self._http is None:
+            self._http = httpx.AsyncClient(base_url=self.base_url, headers=self._headers,
+                                           timeout=httpx.Timeout(self.timeout),
+                                           limits=httpx.Limits(max_connections=100, max_keepalive_connections=20))
+        return self._http
+
+    def _after_fork(self) -> None:
+        """In a forked child: the parent's pool, loop and report tasks are not ours to use."""
+        self._http = None
+        self._loop = None
+        self._tasks = set()
+        self._latest = {}
+        self._tails.after_fork()
+
     async def _send(self, method: str, path: str, content: bytes | None, params: Any, headers: dict | None):
-        response = await self._http.request(method, path, content=content, params=params, headers=headers)
+        response = await self._client().request(method, path, content=content, params=params, headers=headers)
         return response.status_code, response.content, response.headers
 
     async def _request(self, method: str, path: str, *, content: bytes | None = None, params: Any = None,
@@ -89,62 +135,95 @@ class AsyncThreadless:
 
     # --- decorate and report ---------------------------------------------------------------------
 
-    async def decorate(self, memory_id: str, messages: Sequence[Mapping[str, Any]], instructions: str | None = None,
-                       *, budget_tokens: int | None = None, recall: bool | None = None, store: bool | None = None,
+    async def decorate(self, memory_id: str | None = None, messages: Sequence[Mapping[str, Any]] | None = None,
+                       instructions: str | None = None, *, external_id: str | None = None,
+                       budget_tokens: int | None = None, recall: bool | None = None, store: bool | None = None,
                        idempotency_key: str | None = None) -> DecoratedRequest:
         """See :meth:`threadless.Threadless.decorate`."""
-        path = b.path_of(memory_id, "/decorate")
+        key, base_path = b.target(memory_id, external_id)
         messages = b.as_messages(messages)
         content = b.encode(b.decorate_body(messages, instructions, budget_tokens, recall, store))
-        pending = self._latest.get(memory_id)
-        if pending is not None and not pending.done():
-            await asyncio.wait({pending}, timeout=b.REPORT_WAIT_SECONDS)
+        seq = self._tails.next_seq()
         try:
-            data = await self._request("POST", path, content=content, headers=b.json_headers(idempotency_key))
-            request = b.decorated_from(memory_id, data, 200, {})
+            try:
+                self._on_loop()
+                pending = self._latest.get(key)
+                if pending is not None and not pending.done():
+                    await asyncio.wait({pending}, timeout=b.REPORT_WAIT_SECONDS)
+                data = await self._request("POST", base_path + "/decorate", content=content,
+                                           headers=b.json_headers(idempotency_key))
+                request = b.decorated_from(memory_id, data, 200, {}, external_id)
+            except ThreadlessError:
+                raise
+            except Exception as exc:  # a bug below us must not stop the agent either
+                raise b.unexpected(exc, "POST " + base_path + "/decorate") from exc
         except ThreadlessError as error:
             if not b.should_fall_back(error):
                 raise
-            request = b.degraded_request(self._tails, memory_id, messages, instructions, error)
-            await self._notify(error, {"operation": "decorate", "memory_id": memory_id})
+            request = b.degraded_request(self._tails, key, messages, instructions, error, seq, memory_id, external_id)
+            await self._notify(error, b.error_context("decorate", request.memory_id, external_id))
             return request
-        b.refresh_tail(self._tails, memory_id, request, store)
+        b.refresh_tail(self._tails, key, request, store, seq)
         return request
 
-    def report(self, memory_id: str, messages: Sequence[Mapping[str, Any]], *,
-               failures: Sequence[Mapping[str, Any]] | None = None,
+    def report(self, memory_id: str | None = None, messages: Sequence[Mapping[str, Any]] | None = None, *,
+               external_id: str | None = None, failures: Sequence[Mapping[str, Any]] | None = None,
                idempotency_key: str | None = None) -> asyncio.Task | None:
         """Schedule the report and return at once (a plain call, no await needed).
 
         Returns the background task (awaiting it waits for the send and never raises), or None
         when the report was skipped or could not be scheduled (then on_error was told).
         """
-        context = {"operation": "report", "memory_id": memory_id}
+        context = b.error_context("report", memory_id, external_id)
         try:
-            path = b.path_of(memory_id, "/report")
+            key, base_path = b.target(memory_id, external_id)
             messages = b.as_messages(messages)
-            if self._tails.is_degraded(memory_id):
+            if self._tails.is_degraded(key):
                 return None  # its user message was never stored: nothing to attach the reply to
             body: dict = {"messages": messages}
             if failures:
                 body["failures"] = list(failures)
             content = b.encode(body)
-            loop = asyncio.get_running_loop()  # before the coroutine exists, so none is left un-awaited
-            previous = self._latest.get(memory_id)
-            task = loop.create_task(
-                self._report_job(previous, memory_id, path, content, b.json_headers(idempotency_key), messages))
+            loop = self._on_loop()  # before the coroutine exists, so none is left un-awaited
+            previous = self._latest.get(key)
+            task = loop.create_task(self._report_job(previous, key, base_path + "/report", content,
+                                                     b.json_headers(idempotency_key), messages, context))
         except Exception as error:
             result = b.call_on_error(self.on_error, error, context)
             if inspect.iscoroutine(result):
                 result.close()  # no loop to run it on
             return None
-        self._latest[memory_id] = task
+        self._latest[key] = task
         self._tasks.add(task)
-        task.add_done_callback(lambda t: self._report_done(memory_id, t))
+        task.add_done_callback(lambda t: self._report_done(key, t, context))
         return task
 
+    def report_openai(self, memory_id: str | None = None, completion: Any = None, *, external_id: str | None = None,
+                      failures: Sequence[Mapping[str, Any]] | None = None,
+                      idempotency_key: str | None = None) -> asyncio.Task | None:
+        """See :meth:`threadless.Threadless.report_openai`."""
+        try:
+            messages = from_openai(completion)
+        except Exception as error:
+            b.call_on_error(self.on_error, error, b.error_context("report", memory_id, external_id))
+            return None
+        return self.report(memory_id, messages, external_id=external_id, failures=failures,
+                           idempotency_key=idempotency_key)
+
+    def report_anthropic(self, memory_id: str | None = None, message: Any = None, *, external_id: str | None = None,
+                         failures: Sequence[Mapping[str, Any]] | None = None,
+                         idempotency_key: str | None = None) -> asyncio.Task | None:
+        """See :meth:`threadless.Threadless.report_anthropic`."""
+        try:
+            messages = from_anthropic(message)
+        except Exception as error:
+            b.call_on_error(self.on_error, error, b.error_context("report", memory_id, external_id))
+            return None
+        return self.report(memory_id, messages, external_id=external_id, failures=failures,
+                           idempotency_key=idempotency_key)
+
     async def _report_job(self, previous: asyncio.Task | None, memory_id: str, path: str, content: bytes,
-                          headers: dict, messages: list) -> None:
+                          headers: dict, messages: list, context: dict) -> None:
         # Reports on one memory go out one at a time, in order; other memories run concurrently.
         if previous is not None and not previous.done():
             await asyncio.wait({previous})
@@ -152,17 +231,30 @@ class AsyncThreadless:
             await self._request("POST", path, content=content, headers=headers)
             self._tails.append(memory_id, messages)
         except Exception as error:
-            await self._notify(error, {"operation": "report", "memory_id": memory_id})
+            await self._notify(error, context)
 
-    def _report_done(self, memory_id: str, task: asyncio.Task) -> None:
+    def _report_done(self, memory_id: str, task: asyncio.Task, context: dict) -> None:
         self._tasks.discard(task)
         if self._latest.get(memory_id) is task:
             del self._latest[memory_id]
-        if not task.cancelled() and task.exception() is not None:  # not expected: _report_job catches
+        if task.cancelled():
+            # Not lost silently: typically asyncio.run() ended (cancelling its tasks) before the send.
+            error = ThreadlessError(
+                "The report was cancelled before it was sent (its event loop ended, or its task was cancelled).",
+                code="report_cancelled", retryable=False,
+                hint="await memory.flush() (or use `async with`) before the event loop ends.")
+            result = b.call_on_error(self.on_error, error, context)
+            if inspect.iscoroutine(result):
+                try:
+                    task.get_loop().create_task(result)
+                except RuntimeError:  # the loop is closed: nowhere to run an async on_error
+                    result.close()
+        elif task.exception() is not None:  # not expected: _report_job catches
             b.log.error("threadless: report task failed", exc_info=task.exception())
 
     async def flush(self, timeout: float | None = None) -> bool:
         """Wait for reports still queued or in flight. True when none is left."""
+        self._on_loop()
         while self._tasks:
             done, pending = await asyncio.wait(set(self._tasks), timeout=timeout)
             if pending:
@@ -216,7 +308,9 @@ class AsyncThreadless:
             return
         await self.flush(self.timeout if timeout is None else timeout)
         self._closed = True
-        await self._http.aclose()
+        http, self._http = self._http, None
+        if http is not None and self._loop is asyncio.get_running_loop():
+            await http.aclose()
 
     aclose = close
 

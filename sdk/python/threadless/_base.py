@@ -5,20 +5,43 @@ from __future__ import annotations
 import json
 import logging
 import os
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from ._errors import ThreadlessError, is_fallback_status
+from ._errors import ThreadlessConnectionError, ThreadlessError, is_fallback_status
 from ._tail import TailStore, split_system
 from ._types import DecoratedRequest, Memory, Page
+from ._version import __version__
 
-__version__ = "0.1.0"
 log = logging.getLogger("threadless")
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 REPORT_WAIT_SECONDS = 2.0
 OnError = Callable[[BaseException, dict], Any]
+
+
+_clients: weakref.WeakSet = weakref.WeakSet()  # every live client, for os.register_at_fork
+
+
+def _after_fork_in_child() -> None:
+    # The child has one thread and copies of the parent's sockets, locks and queues: each client
+    # drops them (its pool, its pending reports, its worker threads) and builds fresh ones on use.
+    for client in list(_clients):
+        try:
+            client._after_fork()
+        except Exception:  # never break the fork for a client's sake
+            log.exception("threadless: resetting a client after fork failed")
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def reset_after_fork(client: Any) -> None:
+    """Have ``client._after_fork()`` called in the child of every later os.fork()."""
+    _clients.add(client)
 
 
 def resolve_config(api_key: str | None, base_url: str | None, timeout: float, tail_tokens: int,
@@ -54,6 +77,43 @@ def path_of(memory_id: str, suffix: str = "") -> str:
         raise ThreadlessError("memory_id: must be a non-empty string (the id create() returned).",
                               code="invalid_request", retryable=False)
     return "/memories/" + quote(memory_id, safe="") + suffix
+
+
+def target(memory_id: str | None, external_id: str | None) -> tuple[str, str]:
+    """(tail key, path of the memory) for a memory id or an app's own external id.
+
+    External ids use the get-or-create routes (``/memories/external/{external_id}/…``), and their
+    tail is keyed ``ext:{external_id}`` (server ids start with ``mem_``, so the two never meet).
+    """
+    if external_id is not None:
+        if memory_id is not None:
+            raise ThreadlessError("Pass memory_id or external_id, not both.", code="invalid_request",
+                                  retryable=False)
+        if not isinstance(external_id, str) or not external_id:
+            raise ThreadlessError("external_id: must be a non-empty string (your own id for the memory).",
+                                  code="invalid_request", retryable=False)
+        return "ext:" + external_id, "/memories/external/" + quote(external_id, safe="")
+    if memory_id is None:
+        raise ThreadlessError("Pass memory_id (the id create() returned) or external_id= (your own id).",
+                              code="invalid_request", retryable=False)
+    return memory_id, path_of(memory_id)
+
+
+def error_context(operation: str, memory_id: str | None, external_id: str | None) -> dict:
+    context = {"operation": operation, "memory_id": memory_id}
+    if external_id is not None:
+        context["external_id"] = external_id
+    return context
+
+
+def unexpected(error: Exception, what: str) -> ThreadlessError:
+    """An error nobody planned for (a bug in a transport, a closed event loop): for decorate it is
+    one more way of getting no usable answer, so it falls back like a network error."""
+    wrapped = ThreadlessConnectionError(
+        f"{what}: unexpected {type(error).__name__}: {error}", code="client_error",
+        hint="A problem inside the client or its transport; decorate fell back to the local tail.")
+    wrapped.__cause__ = error
+    return wrapped
 
 
 def encode(body: Mapping[str, Any]) -> bytes:
@@ -122,32 +182,38 @@ def should_fall_back(error: ThreadlessError) -> bool:
     return is_fallback_status(error.status) or error.code == "invalid_response"
 
 
-def decorated_from(memory_id: str, data: Any, status: int, headers: Any) -> DecoratedRequest:
+def decorated_from(memory_id: str | None, data: Any, status: int, headers: Any,
+                   external_id: str | None = None) -> DecoratedRequest:
     if not (isinstance(data, dict) and isinstance(data.get("instructions"), str)
             and isinstance(data.get("messages"), list)):
         raise ThreadlessError(f"HTTP {status}: the answer is not a decorated request.", status=status,
                               code="invalid_response", request_id=headers.get("x-request-id"), retryable=True,
                               hint="Check that base_url is the Threadless server's origin.")
     return DecoratedRequest(
-        memory_id=data.get("memory_id") or memory_id, instructions=data["instructions"], messages=data["messages"],
+        memory_id=data.get("memory_id") or memory_id, external_id=external_id, instructions=data["instructions"], messages=data["messages"],
         context_text=data.get("context_text") or "", turn=data.get("turn"), context=data.get("context") or {},
         usage=data.get("usage") or {}, degraded=False,
     )
 
 
-def degraded_request(tails: TailStore, memory_id: str, messages: list, instructions: str | None,
-                     error: BaseException) -> DecoratedRequest:
+def degraded_request(tails: TailStore, key: str, messages: list, instructions: str | None,
+                     error: BaseException, seq: int, memory_id: str | None = None,
+                     external_id: str | None = None) -> DecoratedRequest:
     new, own = split_system(messages, instructions)
-    text, context_text, window = tails.fallback(memory_id, new, own)
+    text, context_text, window = tails.fallback(key, new, own, seq=seq)
+    if memory_id is None:
+        memory_id = tails.memory_id_of(key)  # known from an earlier successful decorate, else None
     return DecoratedRequest(memory_id=memory_id, instructions=text, messages=window, context_text=context_text,
-                            turn=None, degraded=True, error=error)
+                            turn=None, degraded=True, error=error, external_id=external_id)
 
 
-def refresh_tail(tails: TailStore, memory_id: str, request: DecoratedRequest, store: bool | None) -> None:
+def refresh_tail(tails: TailStore, key: str, request: DecoratedRequest, store: bool | None, seq: int) -> None:
     # A dry run (store=False) mirrors the answer too, but stores no user message, so it does not
     # end a degraded state (the reports that follow would have nothing to attach to). Same in TS.
-    tails.refresh(memory_id, instructions=request.instructions, context_text=request.context_text,
-                  messages=request.messages, clear_degraded=store is not False)
+    # ``seq`` orders decorates by when they started: a slow older answer never replaces a newer one.
+    tails.refresh(key, instructions=request.instructions, context_text=request.context_text,
+                  messages=request.messages, clear_degraded=store is not False, seq=seq,
+                  server_id=request.memory_id)
 
 
 def call_on_error(handler: OnError | None, error: BaseException, context: dict) -> Any:

@@ -22,6 +22,7 @@ from urllib.request import getproxies
 import httpx
 
 from . import _base as b
+from ._convert import from_anthropic, from_openai
 from ._deadline import install as install_deadline
 from ._errors import ThreadlessConnectionError, ThreadlessError, ThreadlessTimeoutError
 from ._helpers import Entries, Facts
@@ -96,24 +97,40 @@ class Threadless:
         self.timeout = float(timeout)
         self.on_error = on_error
         self._tails = TailStore(tail_tokens=tail_tokens, max_tails=max_tails)
-        limits = httpx.Limits(max_connections=100, max_keepalive_connections=20)
-        transport = httpx.HTTPTransport(limits=limits)
-        # The total deadline is enforced inside the socket calls (threadless._deadline). Behind an
-        # environment proxy (whose transport httpx builds itself) each call runs on an I/O thread
-        # instead, so the caller can stop waiting at the deadline.
-        self._deadline = None if getproxies() else install_deadline(transport)
-        self._http = httpx.Client(base_url=self.base_url, headers=b.default_headers(api_key),
-                                  timeout=httpx.Timeout(self.timeout), transport=transport, limits=limits)
-        self._io = _DaemonPool(64, "threadless-io")
-        self._reports = _DaemonPool(8, "threadless-report")
-        self._pending: dict[str, deque] = {}  # memory id -> reports queued or in flight, oldest first
-        self._cond = threading.Condition()
+        self._headers = b.default_headers(api_key)
+        self._build()
         self._closed = False
         self.facts = Facts(self)
         self.entries = Entries(self)
         ref = weakref.ref(self)
         self._atexit = lambda: (lambda c: c and c._flush_at_exit())(ref())
         atexit.register(self._atexit)
+        b.reset_after_fork(self)
+
+    def _build(self) -> None:
+        """The connection pool, the worker threads and the report queue (again in a forked child)."""
+        limits = httpx.Limits(max_connections=100, max_keepalive_connections=20)
+        transport = httpx.HTTPTransport(limits=limits)
+        # The total deadline is enforced inside the socket calls (threadless._deadline). Behind an
+        # environment proxy (whose transport httpx builds itself) each call runs on an I/O thread
+        # instead, so the caller can stop waiting at the deadline.
+        self._deadline = None if getproxies() else install_deadline(transport)
+        self._http = httpx.Client(base_url=self.base_url, headers=self._headers,
+                                  timeout=httpx.Timeout(self.timeout), transport=transport, limits=limits)
+        self._io = _DaemonPool(64, "threadless-io")
+        self._reports = _DaemonPool(8, "threadless-report")
+        self._pending: dict[str, deque] = {}  # tail key -> reports queued or in flight, oldest first
+        self._cond = threading.Condition()
+
+    def _after_fork(self) -> None:
+        """In a forked child (gunicorn --preload, multiprocessing, Celery prefork): the parent's
+        sockets, worker threads and queued reports are not the child's. The parent still sends its
+        own reports; the child starts with an empty queue, a new pool and new threads, and keeps
+        the tails (so it can fall back to what the parent had seen)."""
+        if self._closed:
+            return
+        self._tails.after_fork()
+        self._build()
 
     @property
     def tail_tokens(self) -> int:
@@ -159,72 +176,112 @@ class Threadless:
 
     # --- decorate and report ---------------------------------------------------------------------
 
-    def decorate(self, memory_id: str, messages: Sequence[Mapping[str, Any]], instructions: str | None = None, *,
+    def decorate(self, memory_id: str | None = None, messages: Sequence[Mapping[str, Any]] | None = None,
+                 instructions: str | None = None, *, external_id: str | None = None,
                  budget_tokens: int | None = None, recall: bool | None = None, store: bool | None = None,
                  idempotency_key: str | None = None) -> DecoratedRequest:
         """The full model request for ``messages``. Falls back to the local tail when the service
-        cannot answer (network error, timeout, 5xx, 429, 408); raises ThreadlessError on other 4xx."""
-        path = b.path_of(memory_id, "/decorate")
+        cannot answer (network error, timeout, 5xx, 429, 408); raises ThreadlessError on other 4xx.
+
+        Name the memory by ``memory_id`` or by ``external_id=`` (your own id: the memory is created
+        on first use, and the local tail is keyed by it, so a new user's first turn needs no create
+        call and still gets an answer during an outage).
+        """
+        key, base_path = b.target(memory_id, external_id)
         messages = b.as_messages(messages)
         content = b.encode(b.decorate_body(messages, instructions, budget_tokens, recall, store))
-        self._wait_for_reports(memory_id, b.REPORT_WAIT_SECONDS)
+        self._wait_for_reports(key, b.REPORT_WAIT_SECONDS)
+        seq = self._tails.next_seq()
         try:
-            status_data = self._request("POST", path, content=content, headers=b.json_headers(idempotency_key))
-            request = b.decorated_from(memory_id, status_data, 200, {})
+            try:
+                data = self._request("POST", base_path + "/decorate", content=content,
+                                     headers=b.json_headers(idempotency_key))
+                request = b.decorated_from(memory_id, data, 200, {}, external_id)
+            except ThreadlessError:
+                raise
+            except Exception as exc:  # a bug below us must not stop the agent either
+                raise b.unexpected(exc, "POST " + base_path + "/decorate") from exc
         except ThreadlessError as error:
             if not b.should_fall_back(error):
                 raise
-            request = b.degraded_request(self._tails, memory_id, messages, instructions, error)
-            b.call_on_error(self.on_error, error, {"operation": "decorate", "memory_id": memory_id})
+            request = b.degraded_request(self._tails, key, messages, instructions, error, seq, memory_id, external_id)
+            b.call_on_error(self.on_error, error, b.error_context("decorate", request.memory_id, external_id))
             return request
-        b.refresh_tail(self._tails, memory_id, request, store)
+        b.refresh_tail(self._tails, key, request, store, seq)
         return request
 
-    def report(self, memory_id: str, messages: Sequence[Mapping[str, Any]], *,
-               failures: Sequence[Mapping[str, Any]] | None = None, idempotency_key: str | None = None) -> None:
+    def report(self, memory_id: str | None = None, messages: Sequence[Mapping[str, Any]] | None = None, *,
+               external_id: str | None = None, failures: Sequence[Mapping[str, Any]] | None = None,
+               idempotency_key: str | None = None) -> None:
         """Send what came after decorate (the reply, tool calls and results) in the background.
 
         Never raises and is not retried; a failure goes to on_error. Skipped (silently) after a
-        degraded decorate on the same memory, until the next successful one.
+        degraded decorate on the same memory, until the next successful one. ``external_id=``
+        instead of ``memory_id`` names the memory by your own id (get-or-create).
         """
-        context = {"operation": "report", "memory_id": memory_id}
+        context = b.error_context("report", memory_id, external_id)
         try:
-            path = b.path_of(memory_id, "/report")
+            key, base_path = b.target(memory_id, external_id)
             messages = b.as_messages(messages)
-            if self._tails.is_degraded(memory_id):
+            if self._tails.is_degraded(key):
                 return  # its user message was never stored: nothing to attach the reply to
             body: dict = {"messages": messages}
             if failures:
                 body["failures"] = list(failures)
-            job = (path, b.encode(body), b.json_headers(idempotency_key), messages)
+            job = (base_path + "/report", b.encode(body), b.json_headers(idempotency_key), messages, context)
             with self._cond:
-                jobs = self._pending.get(memory_id)
+                jobs = self._pending.get(key)
                 start = jobs is None
                 if start:
-                    jobs = self._pending[memory_id] = deque()
+                    jobs = self._pending[key] = deque()
                 jobs.append(job)
             if start:
                 try:
-                    self._reports.submit(self._drain, memory_id)
+                    self._reports.submit(self._drain, key)
                 except BaseException:
                     with self._cond:
-                        self._pending.pop(memory_id, None)
+                        self._pending.pop(key, None)
                         self._cond.notify_all()
                     raise
         except Exception as error:
             b.call_on_error(self.on_error, error, context)
+
+    def report_openai(self, memory_id: str | None = None, completion: Any = None, *, external_id: str | None = None,
+                      failures: Sequence[Mapping[str, Any]] | None = None,
+                      idempotency_key: str | None = None) -> None:
+        """report() for OpenAI's answer as it is: a ``ChatCompletion`` (its first choice), a
+        ``ChatCompletionMessage``, or their dicts. Never raises (a shape it cannot read goes to
+        on_error)."""
+        try:
+            messages = from_openai(completion)
+        except Exception as error:
+            b.call_on_error(self.on_error, error, b.error_context("report", memory_id, external_id))
+            return
+        self.report(memory_id, messages, external_id=external_id, failures=failures, idempotency_key=idempotency_key)
+
+    def report_anthropic(self, memory_id: str | None = None, message: Any = None, *, external_id: str | None = None,
+                         failures: Sequence[Mapping[str, Any]] | None = None,
+                         idempotency_key: str | None = None) -> None:
+        """report() for Anthropic's ``Message`` as it is (text blocks become the content, tool_use
+        blocks tool calls, thinking blocks are left out). Never raises."""
+        try:
+            messages = from_anthropic(message)
+        except Exception as error:
+            b.call_on_error(self.on_error, error, b.error_context("report", memory_id, external_id))
+            return
+        self.report(memory_id, messages, external_id=external_id, failures=failures, idempotency_key=idempotency_key)
 
     def _drain(self, memory_id: str) -> None:
         # Reports on one memory go out one at a time, in order; other memories run in parallel.
         while True:
             with self._cond:
                 jobs = self._pending[memory_id]
-                path, content, headers, messages = jobs[0]
+                path, content, headers, messages, context = jobs[0]
             try:
                 self._request("POST", path, content=content, headers=headers)
                 self._tails.append(memory_id, messages)
             except Exception as error:
-                b.call_on_error(self.on_error, error, {"operation": "report", "memory_id": memory_id})
+                b.call_on_error(self.on_error, error, context)
             with self._cond:
                 jobs.popleft()
                 if not jobs:

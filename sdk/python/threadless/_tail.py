@@ -28,6 +28,8 @@ class Tail:
     context_text: str  # the context blocks (facts, recall, failures) of the last successful decorate
     messages: list  # newest first-to-last, already cut to tail_tokens when ``cut`` is True
     cut: bool = False
+    seq: int = 0  # the decorate that wrote it, in the order decorates started (see refresh)
+    memory_id: str | None = None  # the server's id (a tail keyed by external id learns it here)
 
 
 def join_instructions(own: str | None, context_text: str) -> str:
@@ -60,7 +62,13 @@ class TailStore:
         self.max_tails = max_tails
         self._lock = threading.Lock()
         self._tails: OrderedDict[str, Tail] = OrderedDict()
-        self._degraded: OrderedDict[str, None] = OrderedDict()
+        self._degraded: OrderedDict[str, int] = OrderedDict()  # key -> seq of the decorate that fell back
+        self._seq = 0
+
+    def after_fork(self) -> None:
+        """In a forked child: a new lock (another thread of the parent may have held this one).
+        The tails themselves stay: the child falls back to what the parent had seen."""
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._tails)
@@ -76,17 +84,39 @@ class TailStore:
                 self._cut(tail)
             return tail
 
-    def refresh(self, memory_id: str, *, instructions: str, context_text: str, messages: list,
-                clear_degraded: bool = True) -> None:
-        """Mirror a successful decorate. O(1): the cut happens when a fallback or report needs it."""
-        tail = Tail(instructions, context_text, list(messages))
+    def next_seq(self) -> int:
+        """A number for a decorate as it starts: later decorates get larger ones."""
         with self._lock:
+            self._seq += 1
+            return self._seq
+
+    def memory_id_of(self, key: str) -> str | None:
+        """The server's id of a tail (for a tail keyed by external id: learnt from its decorate)."""
+        tail = self._tails.get(key)
+        return tail.memory_id if tail is not None else None
+
+    def refresh(self, memory_id: str, *, instructions: str, context_text: str, messages: list,
+                clear_degraded: bool = True, seq: int | None = None, server_id: str | None = None) -> bool:
+        """Mirror a successful decorate. O(1): the cut happens when a fallback or report needs it.
+
+        ``seq`` (from next_seq when the decorate started) keeps the newest: the answer of a
+        decorate that started before the one already mirrored (a slow server, two threads on one
+        memory) is ignored, and it ends only a degraded state older than itself. False when ignored.
+        """
+        if seq is None:
+            seq = self.next_seq()
+        tail = Tail(instructions, context_text, list(messages), seq=seq, memory_id=server_id)
+        with self._lock:
+            current = self._tails.get(memory_id)
+            if current is not None and current.seq > seq:
+                return False
             self._tails[memory_id] = tail
             self._tails.move_to_end(memory_id)
             if len(self._tails) > self.max_tails:
                 self._tails.popitem(last=False)
-            if clear_degraded and self._degraded:
+            if clear_degraded and self._degraded and self._degraded.get(memory_id, seq) < seq:
                 self._degraded.pop(memory_id, None)
+            return True
 
     def append(self, memory_id: str, messages: Sequence[Mapping[str, Any]]) -> None:
         """A successful report: its messages join the tail, so a fallback right after has the reply."""
@@ -95,7 +125,7 @@ class TailStore:
         with self._lock:
             tail = self._tails.get(memory_id)
             if tail is None:
-                tail = self._tails[memory_id] = Tail("", "", [])
+                tail = self._tails[memory_id] = Tail("", "", [], seq=0)
                 if len(self._tails) > self.max_tails:
                     self._tails.popitem(last=False)
             else:
@@ -104,7 +134,8 @@ class TailStore:
             tail.cut = False
             self._cut(tail)
 
-    def fallback(self, memory_id: str, messages: list, instructions: str | None) -> tuple[str, str, list]:
+    def fallback(self, memory_id: str, messages: list, instructions: str | None,
+                 seq: int | None = None) -> tuple[str, str, list]:
         """(instructions, context_text, messages) for a degraded request: tail + the new messages.
 
         New instructions replace the tail's own part and keep its context blocks. Without a tail:
@@ -112,7 +143,10 @@ class TailStore:
         skipped until the next successful decorate).
         """
         with self._lock:
-            self._degraded[memory_id] = None
+            if seq is None:
+                self._seq += 1
+                seq = self._seq
+            self._degraded[memory_id] = max(seq, self._degraded.get(memory_id, 0))
             self._degraded.move_to_end(memory_id)
             if len(self._degraded) > self.max_tails * _DEGRADED_FACTOR:
                 self._degraded.popitem(last=False)

@@ -95,7 +95,7 @@ class DecoratedRequest:
     ``error`` says why, ``turn`` is None and ``context``/``usage`` are empty.
     """
 
-    memory_id: str
+    memory_id: str | None  # None only for a fallback by external_id before any successful decorate
     instructions: str
     messages: list
     context_text: str = ""
@@ -104,6 +104,7 @@ class DecoratedRequest:
     usage: dict = field(default_factory=dict)
     degraded: bool = False
     error: Exception | None = field(default=None, repr=False)
+    external_id: str | None = None
 
     def to_openai(self) -> list[dict]:
         """Messages for OpenAI's chat completions: the instructions as a system message first."""

@@ -20,13 +20,52 @@ import type {
   ReportedFailure,
 } from "./types.js";
 
-export const VERSION = "0.1.0";
+export { VERSION } from "./version.js";
 /** How long a decorate waits for a report still in flight on the same memory. */
 export const REPORT_WAIT_MS = 2000;
 
 export interface ErrorContext {
   operation: "decorate" | "report";
-  memoryId: string;
+  /** The memory's id; null for a call by `externalId` whose memory id is not known yet. */
+  memoryId: string | null;
+  /** Set when the call named the memory by your own id. */
+  externalId?: string;
+}
+
+/**
+ * Which memory: its id (`"mem_…"`), or `{ externalId }`, your own id for it (a user id, say). By
+ * external id the memory is created on first use, and the local tail is keyed by it, so a new
+ * user's first turn needs no create call and still gets an answer during an outage.
+ */
+export type MemoryRef = string | { externalId: string };
+
+/** OpenAI's assistant message (`ChatCompletionMessage`) as far as reportOpenAI reads it. */
+export interface OpenAIReplyLike {
+  role?: string;
+  content?: string | null | unknown[];
+  refusal?: string | null;
+  name?: string;
+  tool_calls?: Array<{ id: string; type?: string; function?: { name: string; arguments: string } }> | null;
+}
+
+/** A `ChatCompletion` (its first choice is reported) or its message. */
+export type OpenAICompletionLike = { choices: Array<{ message: OpenAIReplyLike }> } | OpenAIReplyLike;
+
+/** Anthropic's `Message` as far as reportAnthropic reads it. */
+export interface AnthropicReplyLike {
+  content: string | Array<{ type: string; text?: string; id?: string; name?: string; input?: unknown }>;
+}
+
+export interface ReportReplyOptions {
+  failures?: ReportedFailure[];
+  idempotencyKey?: string;
+}
+
+interface Target {
+  key: string;
+  path: string;
+  memoryId: string | null;
+  externalId: string | null;
 }
 
 export type OnError = (error: ThreadlessError, context: ErrorContext) => unknown;
@@ -107,7 +146,67 @@ function env(name: string): string | undefined {
 
 function defaultOnError(error: ThreadlessError, context: ErrorContext): void {
   const what = context.operation === "decorate" ? "fell back to the local tail" : "report was not stored";
-  console.warn(`threadless: ${context.operation} on ${context.memoryId} ${what}: ${error.toString()}`);
+  const which = context.externalId !== undefined ? `external id ${context.externalId}` : context.memoryId;
+  console.warn(`threadless: ${context.operation} on ${which} ${what}: ${error.toString()}`);
+}
+
+function targetOf(ref: unknown): Target {
+  if (ref !== null && typeof ref === "object") {
+    const externalId = (ref as { externalId?: unknown }).externalId;
+    if (typeof externalId !== "string" || !externalId) throw invalid("externalId: must be a non-empty string (your own id for the memory).");
+    return { key: `ext:${externalId}`, path: `/memories/external/${encodeURIComponent(externalId)}`, memoryId: null, externalId };
+  }
+  const memoryId = checkId("memoryId", ref);
+  return { key: ref as string, path: `/memories/${memoryId}`, memoryId: ref as string, externalId: null };
+}
+
+function contextOf(operation: ErrorContext["operation"], target: Target | null, ref: unknown, memoryId?: string | null): ErrorContext {
+  const externalId = target?.externalId ?? (ref !== null && typeof ref === "object" ? (ref as { externalId?: unknown }).externalId : undefined);
+  const context: ErrorContext = { operation, memoryId: memoryId ?? target?.memoryId ?? (typeof ref === "string" ? ref : null) };
+  if (typeof externalId === "string") context.externalId = externalId;
+  return context;
+}
+
+/** The assistant message of a ChatCompletion (first choice) or of a ChatCompletionMessage. */
+export function fromOpenAI(completion: OpenAICompletionLike): Message[] {
+  let reply: unknown = completion;
+  if (reply && typeof reply === "object" && Array.isArray((reply as { choices?: unknown }).choices)) {
+    const first = (reply as { choices: Array<{ message?: unknown }> }).choices[0];
+    if (!first) throw invalid("completion: has no choices.");
+    reply = first.message;
+  }
+  if (!reply || typeof reply !== "object") throw invalid("completion: not a ChatCompletion or its message.");
+  const data = reply as OpenAIReplyLike;
+  let content = data.content;
+  if (content === null || content === undefined || content === "") content = data.refusal ?? "";
+  const message: Message = { role: "assistant", content: content as Message["content"] };
+  const calls = (data.tool_calls ?? []).filter((call) => call && call.function);
+  if (calls.length) {
+    message.tool_calls = calls.map((call) => ({
+      id: call.id,
+      type: call.type ?? "function",
+      function: { name: call.function!.name, arguments: call.function!.arguments ?? "" },
+    }));
+  }
+  if (typeof data.name === "string") message.name = data.name;
+  return [message];
+}
+
+/** An Anthropic Message: text blocks joined as the content, tool_use blocks as tool calls. */
+export function fromAnthropic(reply: AnthropicReplyLike): Message[] {
+  if (!reply || typeof reply !== "object" || !("content" in reply)) throw invalid("message: not an Anthropic Message.");
+  const blocks = typeof reply.content === "string" ? [{ type: "text", text: reply.content }] : Array.isArray(reply.content) ? reply.content : [];
+  const texts: string[] = [];
+  const calls: NonNullable<Message["tool_calls"]> = [];
+  for (const block of blocks) {
+    if (block?.type === "text") texts.push(String(block.text ?? ""));
+    else if (block?.type === "tool_use") {
+      calls.push({ id: String(block.id ?? ""), type: "function", function: { name: String(block.name ?? ""), arguments: JSON.stringify(block.input ?? {}) } });
+    }
+  }
+  const message: Message = { role: "assistant", content: texts.join("") };
+  if (calls.length) message.tool_calls = calls;
+  return [message];
 }
 
 function invalid(message: string, hint?: string): ThreadlessError {
@@ -146,9 +245,22 @@ function asThreadlessError(error: unknown): ThreadlessError {
   return new ThreadlessError({ status: null, code: "client_error", message, retryable: false, cause: error });
 }
 
-/** Network errors, timeouts, 5xx, 429, 408 and broken answers: fall back. Other 4xx: throw. */
+function unexpected(error: unknown, what: string): ThreadlessError {
+  const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return new ThreadlessError({
+    status: null,
+    code: "client_error",
+    message: `${what}: unexpected ${detail}`,
+    hint: "A problem inside the client or its fetch; decorate fell back to the local tail.",
+    retryable: true,
+    cause: error,
+  });
+}
+
+/** Network errors, timeouts, 5xx, 429, 408, broken answers and unplanned errors: fall back. Other 4xx: throw. */
 function shouldFallBack(error: ThreadlessError): boolean {
-  return error.status === null ? error.code === "timeout" || error.code === "connection_error" : isRetryableStatus(error.status) || error.code === "invalid_response";
+  if (error.status === null) return error.code === "timeout" || error.code === "connection_error" || (error.code === "client_error" && error.retryable);
+  return isRetryableStatus(error.status) || error.code === "invalid_response";
 }
 
 function isDecorateAnswer(value: unknown): value is DecorateAnswer {
@@ -261,8 +373,8 @@ export class Threadless {
    * `onError`) on a network error, a timeout, 5xx, 429 or 408; throws `ThreadlessError` on any
    * other 4xx.
    */
-  async decorate(memoryId: string, params: DecorateParams): Promise<DecoratedRequest> {
-    const path = `/memories/${checkId("memoryId", memoryId)}/decorate`;
+  async decorate(ref: MemoryRef, params: DecorateParams): Promise<DecoratedRequest> {
+    const target = targetOf(ref);
     const messages = checkMessages(params?.messages);
     const body: Record<string, unknown> = { messages };
     if (params.instructions != null) body.instructions = params.instructions;
@@ -270,10 +382,11 @@ export class Threadless {
     if (params.recall != null) body.recall = params.recall;
     if (params.store != null) body.store = params.store;
     const encoded = encodeBody(body);
-    await this.waitForReports(memoryId);
+    await this.waitForReports(target.key);
+    const seq = this.tails.nextSeq();
     let answer: DecorateAnswer;
     try {
-      const raw = await this.request<unknown>("POST", path, { body: encoded, idempotencyKey: params.idempotencyKey });
+      const raw = await this.request<unknown>("POST", `${target.path}/decorate`, { body: encoded, idempotencyKey: params.idempotencyKey });
       if (!isDecorateAnswer(raw)) {
         throw new ThreadlessError({
           status: 200,
@@ -284,16 +397,20 @@ export class Threadless {
         });
       }
       answer = raw;
-    } catch (error) {
-      if (!(error instanceof ThreadlessError) || !shouldFallBack(error)) throw error;
-      const request = this.fallback(memoryId, messages, params.instructions ?? undefined, error);
-      this.notify(error, { operation: "decorate", memoryId });
+    } catch (caught) {
+      // Anything unplanned inside the call (a custom fetch's bug, say) falls back like a network error.
+      const error = caught instanceof ThreadlessError ? caught : unexpected(caught, `POST ${target.path}/decorate`);
+      if (!shouldFallBack(error)) throw error;
+      const request = this.fallback(target, messages, params.instructions ?? undefined, error, seq);
+      this.notify(error, contextOf("decorate", target, ref, request.memoryId));
       return request;
     }
     const contextText = typeof answer.context_text === "string" ? answer.context_text : "";
-    this.tails.refresh(memoryId, answer.instructions, contextText, answer.messages, params.store !== false);
+    const memoryId = answer.memory_id ?? target.memoryId;
+    this.tails.refresh(target.key, answer.instructions, contextText, answer.messages, params.store !== false, seq, memoryId);
     return new DecoratedRequest({
-      memoryId: answer.memory_id ?? memoryId,
+      memoryId,
+      externalId: target.externalId,
       turn: answer.turn ?? null,
       instructions: answer.instructions,
       contextText,
@@ -306,7 +423,7 @@ export class Threadless {
   }
 
   /** Tail + the new messages; new instructions (or system messages) replace the tail's own part. */
-  private fallback(memoryId: string, messages: Message[], instructions: string | undefined, error: ThreadlessError): DecoratedRequest {
+  private fallback(target: Target, messages: Message[], instructions: string | undefined, error: ThreadlessError, seq: number): DecoratedRequest {
     const systems: string[] = [];
     const rest: Message[] = [];
     for (const message of messages) {
@@ -314,11 +431,12 @@ export class Threadless {
       else rest.push(message);
     }
     const newOwn = instructions ?? (systems.length ? systems.join("\n\n") : undefined);
-    const tail = this.tails.fallback(memoryId);
+    const tail = this.tails.fallback(target.key, seq);
     const own = newOwn ?? tail?.own ?? "";
     const contextText = tail?.contextText ?? "";
     return new DecoratedRequest({
-      memoryId,
+      memoryId: target.memoryId ?? tail?.memoryId ?? null,
+      externalId: target.externalId,
       turn: null,
       instructions: joinInstructions(own, contextText),
       contextText,
@@ -336,36 +454,61 @@ export class Threadless {
    * server's answer, or null when it failed or was skipped (after a degraded decorate on this
    * memory, until the next successful one: that turn's user message was never stored).
    */
-  report(memoryId: string, params: ReportParams): Promise<ReportAnswer | null> {
-    let path: string;
+  report(ref: MemoryRef, params: ReportParams): Promise<ReportAnswer | null> {
+    let target: Target;
     let messages: Message[];
     let encoded: string;
     try {
-      path = `/memories/${checkId("memoryId", memoryId)}/report`;
+      target = targetOf(ref);
       messages = checkMessages(params?.messages);
-      if (this.tails.isDegraded(memoryId)) return Promise.resolve(null); // that turn's user message was never stored
+      if (this.tails.isDegraded(target.key)) return Promise.resolve(null); // that turn's user message was never stored
       const body: Record<string, unknown> = { messages };
       if (params.failures?.length) body.failures = params.failures;
       encoded = encodeBody(body);
     } catch (error) {
-      this.notify(asThreadlessError(error), { operation: "report", memoryId });
+      this.notify(asThreadlessError(error), contextOf("report", null, ref));
       return Promise.resolve(null);
     }
     // Reports on one memory go out one at a time, in order; other memories run in parallel.
-    const previous = this.lastReport.get(memoryId);
+    const key = target.key;
+    const previous = this.lastReport.get(key);
     const run = (async (): Promise<ReportAnswer | null> => {
       if (previous) await previous;
       try {
-        const answer = await this.request<ReportAnswer>("POST", path, { body: encoded, idempotencyKey: params.idempotencyKey });
-        this.tails.append(memoryId, messages);
+        const answer = await this.request<ReportAnswer>("POST", `${target.path}/report`, { body: encoded, idempotencyKey: params.idempotencyKey });
+        this.tails.append(key, messages);
         return answer ?? null;
       } catch (error) {
-        this.notify(asThreadlessError(error), { operation: "report", memoryId });
+        this.notify(asThreadlessError(error), contextOf("report", target, ref, target.memoryId ?? this.tails.peek(key)?.memoryId));
         return null;
       }
     })();
-    this.track(memoryId, run);
+    this.track(key, run);
     return run;
+  }
+
+  /** report() for OpenAI's answer as it is: a `ChatCompletion` (its first choice) or its message. Never rejects. */
+  reportOpenAI(ref: MemoryRef, completion: OpenAICompletionLike, options: ReportReplyOptions = {}): Promise<ReportAnswer | null> {
+    let messages: Message[];
+    try {
+      messages = fromOpenAI(completion);
+    } catch (error) {
+      this.notify(asThreadlessError(error), contextOf("report", null, ref));
+      return Promise.resolve(null);
+    }
+    return this.report(ref, { messages, ...options });
+  }
+
+  /** report() for Anthropic's `Message` as it is (text and tool_use blocks; thinking left out). Never rejects. */
+  reportAnthropic(ref: MemoryRef, message: AnthropicReplyLike, options: ReportReplyOptions = {}): Promise<ReportAnswer | null> {
+    let messages: Message[];
+    try {
+      messages = fromAnthropic(message);
+    } catch (error) {
+      this.notify(asThreadlessError(error), contextOf("report", null, ref));
+      return Promise.resolve(null);
+    }
+    return this.report(ref, { messages, ...options });
   }
 
   /** Wait for the reports still in flight (e.g. at exit). Resolves true when all finished in time. */

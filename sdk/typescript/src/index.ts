@@ -1,7 +1,12 @@
 /** Threadless: memory for LLM agents that never stops your agent. */
 
-export { Threadless, FactsApi, EntriesApi, VERSION, REPORT_WAIT_MS } from "./client.js";
+export { Threadless, FactsApi, EntriesApi, VERSION, REPORT_WAIT_MS, fromAnthropic, fromOpenAI } from "./client.js";
 export type {
+  AnthropicReplyLike,
+  MemoryRef,
+  OpenAICompletionLike,
+  OpenAIReplyLike,
+  ReportReplyOptions,
   CreateParams,
   DecorateParams,
   ErrorContext,
@@ -14,6 +19,22 @@ export type {
 export { ThreadlessError, isRetryableStatus } from "./errors.js";
 export type { ThreadlessErrorInit } from "./errors.js";
 export { DecoratedRequest } from "./request.js";
-export type { AnthropicBlock, AnthropicMessage, AnthropicRequest } from "./request.js";
+export type {
+  AnthropicBlock,
+  AnthropicImageBlock,
+  AnthropicMessage,
+  AnthropicRequest,
+  AnthropicTextBlock,
+  AnthropicToolResultBlock,
+  AnthropicToolUseBlock,
+  OpenAIAssistantMessage,
+  OpenAIImagePart,
+  OpenAIMessage,
+  OpenAISystemMessage,
+  OpenAITextPart,
+  OpenAIToolCall,
+  OpenAIToolMessage,
+  OpenAIUserMessage,
+} from "./request.js";
 export { MESSAGE_OVERHEAD, NON_TEXT_PART_TOKENS, WindowFitter, compactJson, fitWindow, messageTokens, textQuarters } from "./window.js";
 export type * from "./types.js";

@@ -3,11 +3,84 @@
 import type { ThreadlessError } from "./errors.js";
 import type { ContentPart, DecorateContext, DecorateUsage, Message } from "./types.js";
 
-export interface AnthropicBlock {
-  type: string;
-  [key: string]: unknown;
+// The request shapes below are the subsets of OpenAI's `ChatCompletionMessageParam` and
+// Anthropic's `MessageParam` that the conversions produce, so `toOpenAI()` and `toAnthropic()`
+// are assignable to the real SDKs' parameter types without depending on them (checked by
+// `test/types/` against the `openai` and `@anthropic-ai/sdk` packages).
+
+export interface OpenAITextPart {
+  type: "text";
+  text: string;
 }
 
+export interface OpenAIImagePart {
+  type: "image_url";
+  image_url: { url: string; detail?: "auto" | "low" | "high" };
+}
+
+export interface OpenAIToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+export interface OpenAISystemMessage {
+  role: "system";
+  content: string | OpenAITextPart[];
+  name?: string;
+}
+
+export interface OpenAIUserMessage {
+  role: "user";
+  content: string | Array<OpenAITextPart | OpenAIImagePart>;
+  name?: string;
+}
+
+export interface OpenAIAssistantMessage {
+  role: "assistant";
+  content?: string | OpenAITextPart[] | null;
+  name?: string;
+  tool_calls?: OpenAIToolCall[];
+}
+
+export interface OpenAIToolMessage {
+  role: "tool";
+  content: string | OpenAITextPart[];
+  tool_call_id: string;
+}
+
+/** One message of OpenAI's chat completions request (assignable to `ChatCompletionMessageParam`). */
+export type OpenAIMessage = OpenAISystemMessage | OpenAIUserMessage | OpenAIAssistantMessage | OpenAIToolMessage;
+
+export interface AnthropicTextBlock {
+  type: "text";
+  text: string;
+}
+
+export interface AnthropicImageBlock {
+  type: "image";
+  source:
+    | { type: "base64"; media_type: "image/jpeg" | "image/png" | "image/gif" | "image/webp"; data: string }
+    | { type: "url"; url: string };
+}
+
+export interface AnthropicToolUseBlock {
+  type: "tool_use";
+  id: string;
+  name: string;
+  input: unknown;
+}
+
+export interface AnthropicToolResultBlock {
+  type: "tool_result";
+  tool_use_id: string;
+  content: string;
+}
+
+/** A content block of Anthropic's Messages API (other parts you stored pass through as they are). */
+export type AnthropicBlock = AnthropicTextBlock | AnthropicImageBlock | AnthropicToolUseBlock | AnthropicToolResultBlock;
+
+/** Assignable to Anthropic's `MessageParam`. */
 export interface AnthropicMessage {
   role: "user" | "assistant";
   content: string | AnthropicBlock[];
@@ -19,7 +92,9 @@ export interface AnthropicRequest {
 }
 
 export interface DecoratedRequestInit {
-  memoryId: string;
+  /** null only for a fallback by `externalId` before any successful decorate of it. */
+  memoryId: string | null;
+  externalId?: string | null;
   turn: number | null;
   instructions: string;
   contextText: string;
@@ -36,7 +111,8 @@ export interface DecoratedRequestInit {
  * are then null).
  */
 export class DecoratedRequest {
-  readonly memoryId: string;
+  readonly memoryId: string | null;
+  readonly externalId: string | null;
   readonly turn: number | null;
   readonly instructions: string;
   readonly contextText: string;
@@ -48,6 +124,7 @@ export class DecoratedRequest {
 
   constructor(init: DecoratedRequestInit) {
     this.memoryId = init.memoryId;
+    this.externalId = init.externalId ?? null;
     this.turn = init.turn;
     this.instructions = init.instructions;
     this.contextText = init.contextText;
@@ -58,11 +135,15 @@ export class DecoratedRequest {
     this.error = init.error;
   }
 
-  /** Messages for OpenAI-style chat completions: the instructions as a leading system message. */
-  toOpenAI(): Message[] {
-    const messages: Message[] = [];
+  /**
+   * Messages for OpenAI's chat completions (`ChatCompletionMessageParam[]`): the instructions as
+   * a leading system message, then the messages as they are (a tool message without an id gets
+   * `tool_call_id: ""`, a user or tool message with null content gets "").
+   */
+  toOpenAI(): OpenAIMessage[] {
+    const messages: OpenAIMessage[] = [];
     if (this.instructions) messages.push({ role: "system", content: this.instructions });
-    for (const message of this.messages) messages.push({ ...message });
+    for (const message of this.messages) messages.push(openAIMessage(message));
     return messages;
   }
 
@@ -95,6 +176,15 @@ export class DecoratedRequest {
   }
 }
 
+function openAIMessage(message: Message): OpenAIMessage {
+  // The parts are passed through as stored: they are the OpenAI-shaped parts the caller sent.
+  const { role, content } = message;
+  if (role === "assistant") return { ...message, role, content } as OpenAIAssistantMessage;
+  if (role === "tool") return { ...message, role, content: content ?? "", tool_call_id: message.tool_call_id ?? "" } as OpenAIToolMessage;
+  if (role === "system") return { ...message, role, content: content ?? "" } as OpenAISystemMessage;
+  return { ...message, role: "user", content: content ?? "" } as OpenAIUserMessage;
+}
+
 function plainText(content: Message["content"]): string {
   if (typeof content === "string") return content;
   if (Array.isArray(content)) {
@@ -116,10 +206,13 @@ function anthropicPart(part: ContentPart): AnthropicBlock {
     const raw = (part as { image_url?: unknown }).image_url;
     const url = typeof raw === "string" ? raw : String((raw as { url?: unknown } | undefined)?.url ?? "");
     const data = /^data:([^;,]+);base64,(.*)$/s.exec(url);
-    if (data) return { type: "image", source: { type: "base64", media_type: data[1], data: data[2] } };
+    if (data) {
+      const mediaType = data[1] as "image/jpeg" | "image/png" | "image/gif" | "image/webp";
+      return { type: "image", source: { type: "base64", media_type: mediaType, data: data[2] ?? "" } };
+    }
     return { type: "image", source: { type: "url", url } };
   }
-  return { ...part } as AnthropicBlock;
+  return { ...part } as unknown as AnthropicBlock; // stored as the caller sent it
 }
 
 function anthropicMessage(message: Message): AnthropicMessage | null {
@@ -156,6 +249,7 @@ function anthropicMessage(message: Message): AnthropicMessage | null {
   }
   if (!blocks.length) return null;
   const role = message.role === "assistant" ? "assistant" : "user";
-  if (blocks.length === 1 && blocks[0]!.type === "text") return { role, content: String(blocks[0]!.text) };
+  const only = blocks.length === 1 ? blocks[0] : undefined;
+  if (only && only.type === "text") return { role, content: only.text };
   return { role, content: blocks };
 }

@@ -17,6 +17,10 @@ export interface Tail {
   messages: Message[];
   /** Whether `messages` is already cut to `tailTokens` (a refresh defers the cut to when it is needed). */
   cut: boolean;
+  /** The decorate that wrote it, in the order decorates started: an older answer never replaces it. */
+  seq: number;
+  /** The server's memory id (a tail keyed by external id learns it from its decorate). */
+  memoryId: string | null;
 }
 
 /** The caller's part of decorated instructions (`own + "\n\n" + context_text`, or either alone). */
@@ -43,7 +47,8 @@ const DEGRADED_FACTOR = 4;
 export class TailStore {
   private readonly tails = new Map<string, Tail>();
   /** Memories whose last decorate fell back: their reports are skipped until a successful one. */
-  private readonly degraded = new Map<string, true>();
+  private readonly degraded = new Map<string, number>();
+  private seq = 0;
 
   constructor(
     readonly maxTails: number,
@@ -59,6 +64,11 @@ export class TailStore {
     return this.tails.get(memoryId);
   }
 
+  /** A number for a decorate as it starts: later decorates get larger ones. */
+  nextSeq(): number {
+    return ++this.seq;
+  }
+
   isDegraded(memoryId: string): boolean {
     return this.degraded.has(memoryId);
   }
@@ -67,24 +77,36 @@ export class TailStore {
    * Mirror a successful decorate; a stored one (not a dry run) also ends the memory's degraded
    * state. O(1): the cut to `tailTokens` happens when a fallback or a report needs the tail.
    */
-  refresh(memoryId: string, instructions: string, contextText: string, messages: Message[], clearDegraded: boolean): void {
-    this.put(memoryId, { own: ownInstructions(instructions, contextText), contextText, messages: messages.slice(), cut: false });
-    if (clearDegraded) this.degraded.delete(memoryId);
+  refresh(
+    memoryId: string,
+    instructions: string,
+    contextText: string,
+    messages: Message[],
+    clearDegraded: boolean,
+    seq: number = this.nextSeq(),
+    serverId: string | null = null,
+  ): boolean {
+    const current = this.tails.get(memoryId);
+    if (current && current.seq > seq) return false; // a slow older answer: the newer tail stays
+    this.put(memoryId, { own: ownInstructions(instructions, contextText), contextText, messages: messages.slice(), cut: false, seq, memoryId: serverId });
+    if (clearDegraded && (this.degraded.get(memoryId) ?? seq) < seq) this.degraded.delete(memoryId);
+    return true;
   }
 
   /** A successful report: its messages join the tail, so a fallback right after has the reply. */
   append(memoryId: string, messages: Message[]): void {
     if (!messages.length) return;
-    const tail = this.tails.get(memoryId) ?? { own: "", contextText: "", messages: [], cut: true };
+    const tail = this.tails.get(memoryId) ?? { own: "", contextText: "", messages: [], cut: true, seq: 0, memoryId: null };
     tail.messages = cutTail([...tail.messages, ...messages], this.tailTokens);
     tail.cut = true;
     this.put(memoryId, tail);
   }
 
   /** The tail for a fallback (marked used), or null; marks the memory degraded. */
-  fallback(memoryId: string): Tail | null {
+  fallback(memoryId: string, seq: number = this.nextSeq()): Tail | null {
+    const since = Math.max(seq, this.degraded.get(memoryId) ?? 0);
     this.degraded.delete(memoryId);
-    this.degraded.set(memoryId, true);
+    this.degraded.set(memoryId, since);
     while (this.degraded.size > Math.max(1, this.maxTails * DEGRADED_FACTOR)) {
       this.degraded.delete(this.degraded.keys().next().value as string);
     }

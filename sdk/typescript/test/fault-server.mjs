@@ -34,6 +34,8 @@ export class FaultServer {
     this.modes = { decorate: "ok", report: "ok", other: "ok" };
     /** Milliseconds a "slow" report takes before it answers. */
     this.reportDelayMs = 300;
+    /** Milliseconds before a decorate is answered (per request). */
+    this.decorateDelayMs = () => 0;
     this.contextText = "";
     this.requests = [];
     this.history = new Map();
@@ -60,6 +62,7 @@ export class FaultServer {
 
   reset() {
     this.modes = { decorate: "ok", report: "ok", other: "ok" };
+    this.decorateDelayMs = () => 0;
     this.requests = [];
     this.contextText = "";
     this.history.clear();
@@ -75,13 +78,17 @@ export class FaultServer {
     req.on("data", (chunk) => chunks.push(chunk));
     req.on("end", () => {
       const text = Buffer.concat(chunks).toString("utf8");
-      const match = /^\/v1\/memories\/([^/?]+)\/(decorate|report)$/.exec(req.url);
-      const operation = match ? match[2] : "other";
-      const record = { method: req.method, url: req.url, headers: req.headers, operation, memoryId: match?.[1], body: text ? JSON.parse(text) : null, answered: false };
+      const match = /^\/v1\/memories\/(external\/)?([^/?]+)\/(decorate|report)$/.exec(req.url);
+      const operation = match ? match[3] : "other";
+      // By external id the server answers its own memory id ("mem_" + the external id here).
+      const memoryId = match ? (match[1] ? `mem_${match[2]}` : match[2]) : undefined;
+      const record = { method: req.method, url: req.url, headers: req.headers, operation, memoryId, body: text ? JSON.parse(text) : null, answered: false };
       this.requests.push(record);
       const done = () => { record.answered = true; };
       res.on("finish", done);
-      this.handle(this.modes[operation], record, res);
+      const delay = operation === "decorate" ? this.decorateDelayMs(record) : 0;
+      if (delay) setTimeout(() => this.handle(this.modes[operation], record, res), delay);
+      else this.handle(this.modes[operation], record, res);
     });
   }
 
