@@ -50,7 +50,7 @@ def _str(value: Any, path: str, *, required: bool = True, max_len: int = 10_000)
     return value
 
 
-def _list_or_csv(value: Any, path: str) -> list[str]:
+def list_or_csv(value: Any, path: str) -> list[str]:
     """`configs.actions` / `expressions`: a comma-separated string or a list of strings."""
     if isinstance(value, str):
         return [v.strip() for v in value.split(",") if v.strip()]
@@ -76,11 +76,11 @@ def _condition(cond: Any, path: str) -> None:
     if kind == "inputmatcher":
         if "expressions" not in configs:
             _fail(f"{path}.configs.expressions", "is required (comma-separated words or phrases).")
-        _list_or_csv(configs["expressions"], f"{path}.configs.expressions")
+        list_or_csv(configs["expressions"], f"{path}.configs.expressions")
     elif kind == "actionmatcher":
         if "actions" not in configs:
             _fail(f"{path}.configs.actions", "is required.")
-        _list_or_csv(configs["actions"], f"{path}.configs.actions")
+        list_or_csv(configs["actions"], f"{path}.configs.actions")
         occurrence = configs.get("occurrence", "currentStep")
         if occurrence not in OCCURRENCES:
             _fail(f"{path}.configs.occurrence", f"must be one of {', '.join(OCCURRENCES)}.")

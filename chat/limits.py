@@ -26,7 +26,6 @@ import hashlib
 import ipaddress
 
 from django.conf import settings
-from django.utils import timezone
 
 from chat.models import Agent, Conversation
 from common.errors import InvalidRequest, QuotaExceeded, RateLimited
@@ -97,7 +96,7 @@ def agent_limits(agent: Agent) -> tuple[int, int]:
 def running_end_user_turns(agent_id: str) -> int:
     """End-user turns of this agent that hold a live lease right now (in any process)."""
     return Turn.objects.filter(
-        memory__conversation__agent_id=agent_id, state=Turn.State.IN_PROGRESS, lease_expires_at__gt=timezone.now(),
+        Turn.running(), memory__conversation__agent_id=agent_id,
     ).exclude(memory__conversation__client_token_hash="").count()
 
 

@@ -54,6 +54,11 @@ def lease_seconds() -> int:
     return int(getattr(settings, "THREADLESS_TURN_LEASE_SECONDS", 30))
 
 
+def lease_deadline():
+    """When a lease taken or renewed now runs out (`Turn.lease_expired` reads it back)."""
+    return timezone.now() + timedelta(seconds=lease_seconds())
+
+
 class TurnCrashed(Exception):
     """The runner itself failed (not a task): the turn was marked ERROR."""
 
@@ -67,10 +72,6 @@ class TurnHandle:
     input: str
     input_seq: int
     first_event_seq: int
-
-
-def _expired(turn: Turn) -> bool:
-    return turn.lease_expires_at is not None and turn.lease_expires_at < timezone.now()
 
 
 def _next_event_seq(conversation_id: str, turn: int) -> int:
@@ -95,7 +96,7 @@ def turn_begin(*, conversation: Conversation, text: str, admit: Admit | None = N
         memory = memory_lock(conversation.memory)
         last = Turn.objects.filter(memory=memory).order_by("-number").first()
         if last is not None and last.state == Turn.State.IN_PROGRESS:
-            if not _expired(last):
+            if not last.lease_expired:
                 raise Conflict("A turn is still running on this conversation.",
                                hint="Wait for its `done` event (or GET the conversation), then say again.")
             Turn.objects.filter(pk=last.pk).update(state=Turn.State.EXECUTION_INTERRUPTED, lease_expires_at=None)
@@ -108,7 +109,7 @@ def turn_begin(*, conversation: Conversation, text: str, admit: Admit | None = N
         number = memory.last_turn
         Turn.objects.filter(memory=memory, number=number).update(
             state=Turn.State.IN_PROGRESS, attempt=1,
-            lease_expires_at=timezone.now() + timedelta(seconds=lease_seconds()),
+            lease_expires_at=lease_deadline(),
         )
         Conversation.objects.filter(pk=conversation.pk).update(state=Turn.State.IN_PROGRESS, updated_at=timezone.now())
         # A new turn has no events yet: its ids start at 1.
@@ -125,7 +126,7 @@ def turn_begin_rerun(*, conversation: Conversation, admit: Admit | None = None) 
         memory = memory_lock(conversation.memory)
         last = Turn.objects.filter(memory=memory).order_by("-number").first()
         state = last.state if last else None
-        if last is not None and state == Turn.State.IN_PROGRESS and _expired(last):
+        if last is not None and state == Turn.State.IN_PROGRESS and last.lease_expired:
             state = Turn.State.EXECUTION_INTERRUPTED
         if state not in (Turn.State.ERROR, Turn.State.EXECUTION_INTERRUPTED):
             why = "there is no turn yet" if last is None else f"the last turn ended {state}"
@@ -145,7 +146,7 @@ def turn_begin_rerun(*, conversation: Conversation, admit: Admit | None = None) 
         last.attempt += 1
         last.state = Turn.State.IN_PROGRESS
         last.actions, last.task_errors, last.output = [], [], []
-        last.lease_expires_at = timezone.now() + timedelta(seconds=lease_seconds())
+        last.lease_expires_at = lease_deadline()
         last.finished_at = None
         last.save(update_fields=["attempt", "state", "actions", "task_errors", "output", "lease_expires_at",
                                  "finished_at"])
@@ -205,7 +206,7 @@ class _Lease(threading.Thread):
         try:
             while not self.done.wait(every):
                 Turn.objects.filter(memory_id=self.memory_id, number=self.turn, state=Turn.State.IN_PROGRESS).update(
-                    lease_expires_at=timezone.now() + timedelta(seconds=lease_seconds()))
+                    lease_expires_at=lease_deadline())
         except Exception:  # noqa: BLE001 - a missed renewal only risks an early "interrupted" read
             log.warning("lease renewal failed for %s turn %s", self.memory_id, self.turn, exc_info=True)
         finally:

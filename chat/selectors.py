@@ -11,7 +11,6 @@ import hashlib
 import hmac
 
 from django.db.models import QuerySet
-from django.utils import timezone
 
 from chat.models import Agent, Conversation, TaskRun, TurnEvent
 from common.errors import NotFound
@@ -62,8 +61,7 @@ def client_token_matches(conversation: Conversation, token: str | None) -> bool:
 
 def turn_state(turn: Turn) -> str:
     """A running turn whose lease expired (its process died) reads as EXECUTION_INTERRUPTED."""
-    if turn.state == Turn.State.IN_PROGRESS and turn.lease_expires_at is not None \
-            and turn.lease_expires_at < timezone.now():
+    if turn.state == Turn.State.IN_PROGRESS and turn.lease_expired:
         return Turn.State.EXECUTION_INTERRUPTED
     return turn.state
 

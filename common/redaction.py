@@ -278,10 +278,15 @@ def digest_text(task_id: str, reason: str) -> str:
     return cap(prefix + clean_reason(reason))
 
 
-def redact_value(value: Any, max_depth: int = 64) -> Any:
-    """`redact_secrets` on every string inside a JSON value (a failed task's output).
-    Iterative (no recursion limit to hit); containers nested deeper than `max_depth` become
-    "[too deep]"."""
+# Field names whose string value is a credential whatever it looks like (an HTTP response body).
+SECRET_FIELD = re.compile(r"(?i)api[_-]?key|token|secret|passw|authorization")
+
+
+def redact_value(value: Any, max_depth: int = 64, *, secret_fields: bool = False) -> Any:
+    """`redact_secrets` on every string inside a JSON value (a failed task's output), the one
+    walker for JSON values. With `secret_fields`, a string under a field named like a credential
+    (SECRET_FIELD) becomes "[redacted]" whole. Iterative (no recursion limit to hit); containers
+    nested deeper than `max_depth` become "[too deep]"."""
     if not isinstance(value, (list, dict)):
         return redact_secrets(value) if isinstance(value, str) else value
     root: list[Any] = [None]
@@ -302,6 +307,9 @@ def redact_value(value: Any, max_depth: int = 64) -> Any:
                 items = source.items()
             parent[slot] = copy
             for key, item in items:
+                if secret_fields and isinstance(item, str) and isinstance(copy, dict) and SECRET_FIELD.search(str(key)):
+                    copy[key] = "[redacted]"
+                    continue
                 stack.append((item, copy, key, depth + 1))
         else:
             parent[slot] = source

@@ -21,6 +21,7 @@ from chat import runner, selectors, services
 from chat.api.conversations import sse_response
 from chat.models import Agent, Conversation
 from common.errors import ApiError
+from common.messages import text_of
 from console import access
 from console.access import staff_required
 from console.agent_forms import AgentForm, SecretForm
@@ -196,7 +197,7 @@ def _history(conversation) -> list[dict]:
             runs[(run.turn, run.task_id)] = run
     out = []
     for turn in selectors.conversation_turns(conversation=conversation):
-        text = "".join(i.get("text", "") for i in turn.output or [] if isinstance(i, dict) and i.get("type") == "text")
+        text = text_of(turn.output or [])
         errors = [{**e, "errorType": getattr(runs.get((turn.number, e.get("taskId"))), "error_type", "")}
                   for e in turn.task_errors or []]
         out.append({"number": turn.number, "input": turn.input, "text": text, "errors": errors,

@@ -18,6 +18,7 @@ from django.db.models import F
 from django.db.models.functions import Greatest
 from django.utils.module_loading import import_string
 
+from common.messages import text_of
 from memories import recall
 from memories.compaction import memory_compact
 from memories.facts import RuleExtractor, UserMessage
@@ -36,9 +37,7 @@ def _user_messages(rows: list[tuple]) -> list[UserMessage]:
     for entry_id, seq, kind, role, committed, content, parts in rows:
         if kind != "message" or role != "user" or not committed:
             continue
-        text = content
-        if parts:
-            text = " ".join(p.get("text", "") for p in parts if isinstance(p, dict) and p.get("type") == "text")
+        text = text_of(parts) if parts else content
         if text and text.strip():
             out.append(UserMessage(entry_id=entry_id, seq=seq, text=text))
     return out

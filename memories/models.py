@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from common.ids import make_id
 from projects.models import Project
@@ -82,6 +83,23 @@ class Turn(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["memory", "number"], name="turn_memory_number")]
+
+    # The pipeline (chat.runner) holds a running turn by its lease; these are the one place that
+    # decides whether a lease is still live.
+    @property
+    def lease_expired(self) -> bool:
+        """The turn's lease ran out: whatever held it (a process that died) no longer runs it."""
+        return self.lease_expires_at is not None and self.lease_expires_at < timezone.now()
+
+    @property
+    def is_running(self) -> bool:
+        """IN_PROGRESS and held by a live lease (an expired lease reads as EXECUTION_INTERRUPTED)."""
+        return self.state == self.State.IN_PROGRESS and not self.lease_expired
+
+    @classmethod
+    def running(cls) -> Q:
+        """The same test as `is_running`, as a filter (turns held by a live lease right now)."""
+        return Q(state=cls.State.IN_PROGRESS, lease_expires_at__gt=timezone.now())
 
 
 class Entry(models.Model):

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 
 from django.db import connection, transaction
 
+from common.messages import text_of
 from memories.models import Entry, Memory
 
 TABLE = "memories_recall"
@@ -61,9 +62,7 @@ def query_terms(query: str) -> list[str]:
 
 
 def _entry_text(content: str, parts) -> str:
-    if parts:
-        return " ".join(p.get("text", "") for p in parts if isinstance(p, dict) and p.get("type") == "text")
-    return content or ""
+    return text_of(parts) if parts else content or ""
 
 
 # --- writing -----------------------------------------------------------------------------------

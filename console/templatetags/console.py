@@ -6,6 +6,8 @@ import json
 
 from django import template
 
+from common.messages import text_of
+
 register = template.Library()
 
 
@@ -25,9 +27,8 @@ def message_text(entry) -> str:
     if entry.content:
         return entry.content
     parts = entry.parts or []
-    texts = [p.get("text", "") for p in parts if isinstance(p, dict) and p.get("type") == "text"]
     others = [p.get("type", "?") for p in parts if isinstance(p, dict) and p.get("type") != "text"]
-    out = "\n".join(texts)
+    out = text_of(parts)
     if others:
         out += ("\n" if out else "") + "[" + ", ".join(others) + " part" + ("s" if len(others) > 1 else "") + "]"
     return out

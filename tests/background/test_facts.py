@@ -7,6 +7,7 @@ import importlib.util
 import json
 
 import pytest
+from django.db import transaction
 
 from memories import services
 from memories.background import extract_facts, process_entries
@@ -36,7 +37,7 @@ def test_facts_come_only_from_committed_user_messages(memory):
         {"role": "assistant", "content": "I live in Rome and my name is Assistant."},
         {"role": "tool", "content": "My name is Tool.", "tool_call_id": "call_1"},
     ], failures=services.validate_failures([{"task_id": "lookup", "error": "I am allergic to timeouts"}]))
-    with services.transaction.atomic():
+    with transaction.atomic():
         locked = services.memory_lock(memory)
         services.entries_append(memory=locked, items=[
             {"kind": "message", "role": "user", "content": "I'm allergic to cats.", "committed": False},
