@@ -33,10 +33,6 @@ from memories.models import Turn
 from projects.ratelimit import check_bucket, incr_daily
 
 
-def _setting(name: str, default: int) -> int:
-    return int(getattr(settings, name, default))
-
-
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:20]
 
@@ -57,7 +53,7 @@ def client_address(request) -> str:
 
 def check_address_rate(request, key) -> None:
     """The per-agent, per-address bucket (every end-user route)."""
-    limit = _setting("THREADLESS_END_USER_RATE_PER_IP_PER_MINUTE", 60)
+    limit = settings.THREADLESS_END_USER_RATE_PER_IP_PER_MINUTE
     check_bucket(request, bucket=f"tl:rl:ip:{key.agent_id}:{_digest(client_address(request))}",
                  limit=limit, what="from this address to this agent",
                  hint="End users share a per-address limit; wait for the seconds in Retry-After.")
@@ -65,13 +61,13 @@ def check_address_rate(request, key) -> None:
 
 def check_conversation_rate(request, conversation: Conversation) -> None:
     """The per-conversation bucket (conversation routes, after the client token matched)."""
-    limit = _setting("THREADLESS_END_USER_RATE_PER_CONVERSATION_PER_MINUTE", 30)
+    limit = settings.THREADLESS_END_USER_RATE_PER_CONVERSATION_PER_MINUTE
     check_bucket(request, bucket=f"tl:rl:cv:{_digest(conversation.pk)}", limit=limit,
                  what="on this conversation")
 
 
 def check_input(text: str) -> str:
-    limit = _setting("THREADLESS_END_USER_MAX_INPUT_CHARS", 4000)
+    limit = settings.THREADLESS_END_USER_MAX_INPUT_CHARS
     if limit and len(text) > limit:
         raise InvalidRequest(f"input: at most {limit:,} characters for an end user (publishable key).",
                              hint="Send a shorter message.")
@@ -88,8 +84,8 @@ def check_no_metadata(data: dict) -> None:
 def agent_limits(agent: Agent) -> tuple[int, int]:
     """(concurrent end-user turns, end-user turns per UTC day) for an agent; 0 = no limit."""
     own = (agent.config or {}).get("limits") or {}
-    concurrent = own.get("concurrentTurns", _setting("THREADLESS_END_USER_CONCURRENT_TURNS", 8))
-    per_day = own.get("turnsPerDay", _setting("THREADLESS_END_USER_TURNS_PER_DAY", 2000))
+    concurrent = own.get("concurrentTurns", settings.THREADLESS_END_USER_CONCURRENT_TURNS)
+    per_day = own.get("turnsPerDay", settings.THREADLESS_END_USER_TURNS_PER_DAY)
     return int(concurrent), int(per_day)
 
 

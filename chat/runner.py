@@ -51,7 +51,7 @@ Listener = Callable[[dict], None]
 
 
 def lease_seconds() -> int:
-    return int(getattr(settings, "THREADLESS_TURN_LEASE_SECONDS", 30))
+    return int(settings.THREADLESS_TURN_LEASE_SECONDS)
 
 
 def lease_deadline():

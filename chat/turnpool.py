@@ -37,7 +37,7 @@ _busy = 0
 
 
 def size() -> int:
-    return max(1, int(getattr(settings, "THREADLESS_STREAM_WORKERS", 32)))
+    return max(1, int(settings.THREADLESS_STREAM_WORKERS))
 
 
 def busy() -> int:

@@ -45,7 +45,7 @@ def _user_messages(rows: list[tuple]) -> list[UserMessage]:
 
 def _offline_extractor():
     """The rule-based extractor, or a deployment's own (THREADLESS_FACT_EXTRACTOR, a dotted path)."""
-    path = getattr(settings, "THREADLESS_FACT_EXTRACTOR", "")
+    path = settings.THREADLESS_FACT_EXTRACTOR
     return import_string(path)() if path else RuleExtractor()
 
 

@@ -48,7 +48,7 @@ class MethodNotAllowed(ApiError):
 
 
 def keepalive_seconds() -> float:
-    return float(getattr(settings, "THREADLESS_SSE_KEEPALIVE_SECONDS", 15))
+    return float(settings.THREADLESS_SSE_KEEPALIVE_SECONDS)
 
 
 # --- auth, scope, CORS -------------------------------------------------------------------------

@@ -35,7 +35,7 @@ def chat_page(request, slug: str):
     description = (agent.config or {}).get("description", "")
     response = render(request, "widget/chat.html", {
         "agent": agent, "description": description if isinstance(description, str) else "",
-        "max_input": getattr(settings, "THREADLESS_END_USER_MAX_INPUT_CHARS", 4000),
+        "max_input": settings.THREADLESS_END_USER_MAX_INPUT_CHARS,
     })
     response["Content-Security-Policy"] = _csp(agent.allowed_origins)
     response["Referrer-Policy"] = "no-referrer"
