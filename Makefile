@@ -60,5 +60,7 @@ bench: install $(BENCH_STAMP)
 reliability: install services $(BENCH_STAMP)
 	$(BIN)/python -m bench.reliability
 
+# ruff, then the import contracts of pyproject.toml [tool.importlinter] (docs/architecture.md).
 lint: install
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports

@@ -27,9 +27,9 @@ from bench.common import (
     window_key,
 )
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.support.servers
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # harness
 
-from tests.support.servers import ThreadlessServer  # noqa: E402
+from harness.servers import ThreadlessServer  # noqa: E402
 
 BENCH_REDIS_DB = {"broker": 11, "cache": 10}
 

@@ -37,7 +37,7 @@ from bench.common import DOCS, ROOT, VAR, machine
 from bench.faultkit import SLOW_SECONDS, SdkClients, SlowStub, SlowTalkers
 
 sys.path.insert(0, str(ROOT))
-from tests.support.servers import free_port  # noqa: E402
+from harness.servers import free_port  # noqa: E402
 
 BIN = Path(sys.executable).parent
 PG_BIN = Path("/usr/lib/postgresql") / (sorted(os.listdir("/usr/lib/postgresql"))[-1] if Path(
@@ -688,7 +688,7 @@ def sdk_section(counts: dict | None, args) -> list[str]:
 
 
 def rerender(args) -> None:
-    from bench.fuzz import FuzzResult
+    from harness.fuzz import FuzzResult
 
     saved = json.loads((VAR / "reliability" / "results.json").read_text())
     results = saved["results"]
@@ -737,7 +737,7 @@ def main() -> None:
         stack.start()
         results = phases(stack, args, extra)
         if not args.skip_fuzz:
-            from bench.fuzz import fuzz
+            from harness.fuzz import fuzz
 
             log("fuzzing")
             fuzz_result = fuzz(stack.url, stack.key, max_examples=args.fuzz_examples)

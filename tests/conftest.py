@@ -8,8 +8,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
+from harness.servers import ThreadlessServer
 from projects.services import key_create, project_create
-from tests.support.servers import ThreadlessServer
 
 
 @dataclass

@@ -32,9 +32,9 @@ from common.redaction import (
     redact_urls,
     redact_value,
 )
+from harness.servers import ThreadlessServer
 from memories import services
 from memories.models import Entry
-from tests.support.servers import ThreadlessServer
 
 pytestmark = pytest.mark.timeout(10)
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.servers import ROOT, free_port
+from harness.servers import ROOT, free_port
 
 pytestmark = pytest.mark.live
 
