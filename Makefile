@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-v1
 PG_URL ?= postgres://root@127.0.0.1:5432/threadless
 REDIS ?= redis://127.0.0.1:6379
 
-.PHONY: install run test test-py test-e2e test-ts test-services services bench reliability lint migrate
+.PHONY: install run test test-py test-e2e test-ts test-services services bench bench-recall reliability lint migrate
 
 install: $(STAMP)
 
@@ -56,6 +56,14 @@ $(BENCH_STAMP): $(STAMP) pyproject.toml
 
 bench: install $(BENCH_STAMP)
 	$(BIN)/python -m bench.run
+
+# Recall quality (LoCoMo halves + own corpus), lexical and each embedding provider available here;
+# LOCOMO: the LoCoMo file (default ../shared/data/locomo/locomo-dev.json; never copied into this repository).
+LOCOMO ?=
+RECALL_PROVIDERS ?= off,local
+
+bench-recall: install $(BENCH_STAMP)
+	$(BIN)/python -m bench.recall_bench $(if $(LOCOMO),--locomo $(LOCOMO)) --providers $(RECALL_PROVIDERS) --write-docs
 
 reliability: install services $(BENCH_STAMP)
 	$(BIN)/python -m bench.reliability

@@ -374,7 +374,7 @@ def write_doc(results: dict[str, dict], info: dict, extras: list[str], args) -> 
 
 
 def extra_sections() -> list[str]:
-    """SDK and pipeline figures, against one real server on the embedded default."""
+    """SDK, pipeline and proxy figures, against one real server on the embedded default."""
     sys.path.insert(0, str(ROOT))
     from harness.servers import ThreadlessServer
 
@@ -382,7 +382,8 @@ def extra_sections() -> list[str]:
     env = {k: v for k, v in os.environ.items()}
     for name in ("DATABASE_URL", "THREADLESS_SERVICES", "REDIS_URL", "CELERY_BROKER_URL"):
         os.environ.pop(name, None)
-    server = ThreadlessServer(env={"THREADLESS_RATE_LIMIT_PER_MINUTE": "0"})
+    # The proxy section's stub upstream listens on loopback, which the egress policy must allow.
+    server = ThreadlessServer(env={"THREADLESS_RATE_LIMIT_PER_MINUTE": "0", "THREADLESS_EGRESS_ALLOW": "127.0.0.1"})
     try:
         server.start()
         try:
@@ -411,6 +412,19 @@ def extra_sections() -> list[str]:
         except Exception as exc:  # noqa: BLE001
             log(f"pipeline section failed: {exc!r}")
             sections.append(f"## 4. Pipeline\n\nThis section failed to run: `{exc!r}`.")
+        try:
+            from bench import proxy_bench
+            from harness.proxy_stubs import ProviderStub
+
+            log("proxy figures")
+            stub = ProviderStub()
+            try:
+                sections.append(proxy_bench.markdown(server.url, server.key, stub, rounds=30))
+            finally:
+                stub.close()
+        except Exception as exc:  # noqa: BLE001
+            log(f"proxy section failed: {exc!r}")
+            sections.append(f"## 6. Provider-compatible proxy\n\nThis section failed to run: `{exc!r}`.")
     finally:
         server.stop()
         os.environ.clear()
@@ -457,7 +471,14 @@ def main() -> None:
     (VAR / "results.json").write_text(json.dumps({"machine": info, "results": results}, indent=1))
     if results:
         chart(results, DOCS / "benchmarks.png")
-    Path(args.doc).write_text(write_doc(results, info, extras, args))
+    text = write_doc(results, info, extras, args)
+    # `make bench-recall` owns the recall section: keep it when this run rewrites the page.
+    doc = Path(args.doc)
+    old = doc.read_text() if doc.exists() else ""
+    start, end = "<!-- recall-bench:start -->", "<!-- recall-bench:end -->"
+    if start in old and end in old:
+        text = text.rstrip("\n") + "\n\n" + old[old.index(start):old.index(end) + len(end)] + "\n"
+    doc.write_text(text)
     log(f"wrote {args.doc}")
 
 

@@ -1,7 +1,9 @@
 """Background processing of newly stored entries (run by the worker through the outbox).
 
 Three steps, each idempotent, so a re-run after a crash does no harm:
-1. recall indexing — index rows are keyed by entry id and replaced, never added twice;
+1. recall indexing — index rows are keyed by entry id and replaced, never added twice; with an
+   embedding provider, the new messages' vectors too (and one bounded step of re-embedding
+   older messages after a model change; the rest goes to the `backfill_vectors` task);
 2. fact extraction — from committed USER messages only; the store de-duplicates, supersedes by
    slot and respects tombstones, so the same statement never becomes two facts;
 3. compaction — works from `summary_upto_seq` with a conditional update.
@@ -19,12 +21,13 @@ from django.db.models.functions import Greatest
 from django.utils.module_loading import import_string
 
 from common.messages import text_of
-from memories import recall
+from memories import embeddings, recall
 from memories.compaction import memory_compact
 from memories.facts import RuleExtractor, UserMessage
 from memories.facts.llm import ExtractorFailed, LLMExtractor, complete_for_project
 from memories.facts.store import facts_apply
 from memories.models import Entry, Memory
+from memories.tasks import backfill_vectors
 
 log = logging.getLogger("threadless.background")
 
@@ -81,8 +84,27 @@ def process_entries(*, memory_id: str, from_seq: int, to_seq: int) -> dict:
     )
     message_ids = [r[0] for r in rows if r[2] == "message"]
     indexed = recall.index_entries(memory_id=memory_id, entry_ids=message_ids) if message_ids else 0
+    vectors = _embed(memory, message_ids)
     complete = complete_for_project(memory.project)
     facts = extract_facts(memory=memory, messages=_user_messages(rows), complete=complete)
     compacted = memory_compact(memory_id=memory_id, complete=complete)
     Memory.objects.filter(pk=memory_id).update(background_upto_seq=Greatest(F("background_upto_seq"), end))
-    return {"indexed": indexed, "facts": facts, "compacted": compacted}
+    return {"indexed": indexed, "vectors": vectors, "facts": facts, "compacted": compacted}
+
+
+def _embed(memory: Memory, message_ids: list[int]) -> dict:
+    """Step 1b: embed the new messages (when the project has a provider) and take one bounded
+    step of re-embedding older ones after a model change. A provider failure is logged and
+    retried on the next run (the backfill finds what has no vector); it never blocks the rest."""
+    provider = embeddings.provider_for(memory.project)
+    if provider is None:
+        return {"embedded": 0}
+    try:
+        done = embeddings.embed_entries(memory_id=memory.id, entry_ids=message_ids, provider=provider)
+        step = embeddings.backfill(memory_id=memory.id, provider=provider)
+    except embeddings.EmbeddingFailed as exc:
+        log.warning("memory %s: embedding failed (%s); recall stays lexical for now", memory.id, exc)
+        return {"embedded": 0, "failed": True}
+    if step["remaining"]:
+        backfill_vectors.delay(memory.id)
+    return {"embedded": done + step["embedded"], "dropped": step["dropped"], "remaining": step["remaining"]}

@@ -2,25 +2,35 @@
 
 Used by decorate, by the pipeline's llm task and by the console's "What the model sees" tab.
 Nothing here calls a model: decorate must stay O(window). Only committed entries are read.
+
+Cost bound, whatever the memory's size: the window (the rows that fit the budget, through the
+(memory, seq) index), at most `selectors.active_facts`' 200 newest active facts (ranked here by
+relevance to the new message, in linear time), and one `recall.search` — at most
+MAX_QUERY_TERMS + MAX_PAIR_READS index reads of PER_TERM_CAP rows, 2·SPREAD_FROM neighbour rows,
+and with an embedding provider one query embedding plus embeddings.DENSE_SCAN_CAP stored vectors.
+The recall block is half the budget (250..2,000 tokens), up to RECALL_MAX_SNIPPETS snippets.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from common.context_headers import FACTS_HEADER, FAILURES_HEADER, RECALL_HEADER, SUMMARY_HEADER
 from common.messages import row_to_message, text_of
 from common.tokens import message_tokens, text_tokens
+from memories import embeddings
 from memories import recall as recall_index
 from memories.models import Memory
 from memories.selectors import active_facts, failures_in_turns, memory_window
 
 FACTS_TOKEN_CAP = 1000
-RECALL_TOKEN_CAP = 1000
 FAILURES_TOKEN_CAP = 1000
 FAILURE_ROW_CHARS = 300
-
-
+RECALL_MIN_TOKENS = 250
+RECALL_MAX_TOKENS = 2000
+RECALL_MAX_SNIPPETS = 20
+RECALL_MIN_RELATIVE = 0.15  # a snippet scoring below this share of the best is left out
 
 @dataclass
 class Context:
@@ -41,31 +51,98 @@ class Context:
         return own or self.context_text
 
 
-def _facts_block(memory_id: str) -> tuple[list[dict], str]:
+def _stem(word: str) -> str:
+    """A crude stem, enough to match "dogs" with "dog" and "allergic" with "allergies"."""
+    for suffix in ("ies", "es", "ic", "s", "y"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def rank_facts(facts: list[tuple], query: str) -> list[tuple]:
+    """Active facts (id, text, tokens), newest first, re-ordered by relevance to `query`: facts
+    sharing rarer words with it first (IDF over these facts), then the rest; ties and the rest
+    keep their recency order. Linear in the facts read (at most the selector's limit)."""
+    terms = {_stem(t) for t in recall_index.query_terms(query)}
+    if not terms or not facts:
+        return list(facts)
+    words = [{_stem(w) for w in recall_index.query_terms(text) if _stem(w) in terms} for _, text, _ in facts]
+    df: dict[str, int] = {}
+    for found in words:
+        for w in found:
+            df[w] = df.get(w, 0) + 1
+    n = len(facts)
+    scores = [sum(math.log(1 + n / df[w]) for w in found) for found in words]
+    order = sorted(range(n), key=lambda i: (-scores[i], i))
+    return [facts[i] for i in order]
+
+
+def _facts_block(memory_id: str, query: str = "") -> tuple[list[dict], str]:
     facts, lines, used = [], [], 0
-    for fact_id, text, tokens in active_facts(memory_id=memory_id):
+    for fact_id, text, tokens in rank_facts(active_facts(memory_id=memory_id), query):
         cost = tokens or text_tokens(text) + 1
         if used + cost > FACTS_TOKEN_CAP:
-            break
+            continue  # a smaller, less relevant fact may still fit
         used += cost
         facts.append({"id": fact_id, "text": text})
         lines.append(f"- {text}")
     return facts, (FACTS_HEADER + "\n" + "\n".join(lines)) if lines else ""
 
 
-def _recall_block(memory: Memory, query: str, before_seq: int | None) -> tuple[list[dict], str]:
+def recall_token_cap(budget_tokens: int) -> int:
+    """The recall block's size follows the budget: half of it, from RECALL_MIN_TOKENS up to
+    RECALL_MAX_TOKENS (1,000 at a 2,000-token budget, 2,000 at the default 60,000)."""
+    return max(RECALL_MIN_TOKENS, min(RECALL_MAX_TOKENS, budget_tokens // 2))
+
+
+def _recall_line(hit: dict, *, lead: str = "- ") -> str:
+    return f"{lead}[turn {hit['turn']}, {hit['date']}, {hit['role']}] {hit['snippet']}"
+
+
+def _recall_block(memory: Memory, query: str, before_seq: int | None, budget_tokens: int = 2000
+                  ) -> tuple[list[dict], str]:
+    """As many recalled snippets as fit the budget-sized cap and score well enough, best first;
+    each with the messages right before and after it when they fit too (neighbours already
+    shown are not repeated)."""
     if not query.strip():
         return [], ""
-    hits = recall_index.search(memory_id=memory.id, query=query, limit=5, before_seq=before_seq)
-    recalled, lines, used = [], [], 0
+    cap = recall_token_cap(budget_tokens)
+    # The only embedding on this path: the query's (stored text was embedded by the worker).
+    vector = embeddings.embed_query(memory.project, query) if embeddings.enabled(memory.project) else None
+    hits = recall_index.search(memory_id=memory.id, query=query, limit=RECALL_MAX_SNIPPETS,
+                               before_seq=before_seq, neighbours=True, query_vector=vector)
+    if not hits:
+        return [], ""
+    floor = hits[0]["score"] * RECALL_MIN_RELATIVE
+    recalled, lines, used, shown = [], [], 0, set()
     for hit in hits:
-        line = f"- [turn {hit['turn']}, {hit['date']}] {hit['snippet']}"
-        cost = text_tokens(line)
-        if used + cost > RECALL_TOKEN_CAP:
+        if hit["score"] < floor or used >= cap:
             break
+        if hit["entry_id"] in shown:
+            continue
+        line = _recall_line(hit)
+        cost = text_tokens(line) + 1
+        if used + cost > cap:
+            continue
         used += cost
-        recalled.append(hit)
-        lines.append(line)
+        shown.add(hit["entry_id"])
+        group = [(hit["seq"], hit)]
+        kept = []
+        for near in hit.get("context", []):
+            if near["entry_id"] in shown:
+                continue
+            near_line = _recall_line(near, lead="  ")
+            near_cost = text_tokens(near_line) + 1
+            if used + near_cost > cap:
+                continue
+            used += near_cost
+            shown.add(near["entry_id"])
+            kept.append({k: near[k] for k in ("entry_id", "seq", "turn", "date", "role", "snippet")})
+            group.append((near["seq"], near))
+        group.sort(key=lambda g: g[0])
+        # One bullet per group, in the order the messages were said (same cost: both leads are 2 wide).
+        lines.extend(_recall_line(item, lead="- " if i == 0 else "  ") for i, (_, item) in enumerate(group))
+        recalled.append({**hit, "context": kept})
     return recalled, (RECALL_HEADER + "\n" + "\n".join(lines)) if lines else ""
 
 
@@ -149,16 +226,16 @@ def context_build(
         new_tokens=new_tokens,
         first_turn=window.first_turn,
     )
-    ctx.facts, facts_text = _facts_block(memory.id)
+    query = "\n".join(text_of(m.get("content")) for m in new_messages if m.get("role") == "user")
+    ctx.facts, facts_text = _facts_block(memory.id, query)
     ctx.summary = memory.summary or ""
     summary_text = (SUMMARY_HEADER + "\n" + ctx.summary) if ctx.summary else ""
     recall_text = ""
     # When the whole history fits the window there is nothing outside it to recall: skip the index.
     if recall and not window.complete:
-        query = "\n".join(text_of(m.get("content")) for m in new_messages if m.get("role") == "user")
         # Recall only from outside the window: strictly older than its first message.
         outside = window.first_seq if window.first_seq is not None else before_seq
-        ctx.recalled, recall_text = _recall_block(memory, query, outside)
+        ctx.recalled, recall_text = _recall_block(memory, query, outside, budget_tokens)
     ctx.digests = digests
     ctx.context_text = "\n\n".join(t for t in (facts_text, summary_text, recall_text, failures_text) if t)
     return ctx

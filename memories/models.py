@@ -240,3 +240,19 @@ class IdempotencyRecord(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["project", "scope", "key"], name="idempotency_unique"),
         ]
+
+
+class RecallVector(models.Model):
+    """A message's embedding for semantic recall (memories/embeddings.py owns these rows): float32
+    bytes with the model that made them and their dimension, so two models never mix."""
+
+    entry = models.OneToOneField(Entry, primary_key=True, on_delete=models.CASCADE, related_name="+")
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
+    seq = models.PositiveBigIntegerField()
+    model = models.CharField(max_length=200)
+    dim = models.PositiveSmallIntegerField()
+    vector = models.BinaryField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["memory", "model", "-seq"], name="recall_vector_idx")]

@@ -11,6 +11,7 @@ by the entry id, so indexing is idempotent (a re-run replaces the same rows).
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from datetime import UTC, datetime
@@ -18,13 +19,23 @@ from datetime import UTC, datetime
 from django.db import connection, transaction
 
 from common.messages import text_of
+from memories import embeddings
 from memories.models import Entry, Memory
 
 TABLE = "memories_recall"
 INDEXED_ROLES = ("user", "assistant")
 SNIPPET_CHARS = 240
 MAX_QUERY_TERMS = 12
-PER_TERM_CAP = 200  # index rows per query term: bounds recall's cost whatever the memory's size
+PER_TERM_CAP = 200  # index rows per read: bounds recall's cost whatever the memory's size
+MAX_PAIR_READS = 10  # conjunctive reads of two common terms per search
+SPREAD = 0.5  # share of a candidate's score its neighbours get
+NEIGHBOUR_MIN_WORDS = 5
+FUSE_DEPTH = 50  # how deep each list goes into reciprocal rank fusion
+RRF_K = 60
+LEXICAL_WEIGHT = 1.0  # RRF weights: equal (the only setting measured, see docs/benchmarks.md)
+DENSE_WEIGHT = 1.0
+SPREAD_FROM = 30  # how many of the best candidates spread to their neighbours
+COMMON_WEIGHT = 0.25  # a term that fills its cap says little about which message is meant
 
 # Words too common to say anything about what a message is about.
 STOPWORDS = frozenset("""
@@ -188,19 +199,21 @@ def _before_entry_id(memory_id: str, before_seq: int | None) -> int | None:
     return row[0] if row else None
 
 
-def _candidates(cursor, memory_id: str, term: str, before_seq: int | None, before_id: int | None) -> list[tuple]:
-    """The newest (at most PER_TERM_CAP) index rows of this memory containing `term`."""
+def _candidates(cursor, memory_id: str, terms: list[str], before_seq: int | None,
+                before_id: int | None) -> list[tuple]:
+    """The newest (at most PER_TERM_CAP) index rows of this memory containing every one of `terms`."""
     if _vendor() == "postgresql":
         sql = (f"SELECT entry_id, seq, turn, role, created_at, body FROM {TABLE} "
                f"WHERE memory_id = %s AND tsv @@ plainto_tsquery('english', %s)")
-        params: list = [memory_id, term]
+        params: list = [memory_id, " ".join(terms)]
         if before_seq is not None:
             sql += " AND seq < %s"
             params.append(before_seq)
     else:
         sql = (f"SELECT rowid, seq, turn, role, created_at, body FROM {TABLE} WHERE {TABLE} MATCH %s "
                "AND memory_id = %s")
-        params = [f'mkey:"{memory_key(memory_id)}" AND body:"{term}"', memory_id]
+        match = " AND ".join(f'body:"{t}"' for t in terms)
+        params = [f'mkey:"{memory_key(memory_id)}" AND {match}', memory_id]
         if before_id is not None:
             sql += " AND rowid < %s"
             params.append(before_id)
@@ -210,20 +223,43 @@ def _candidates(cursor, memory_id: str, term: str, before_seq: int | None, befor
     return cursor.fetchall()
 
 
-def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None = None) -> list[dict]:
+def _neighbours(memory_id: str, seqs: list[int], before_seq: int | None) -> dict[int, tuple]:
+    """The committed user/assistant messages right before and after these seqs (and older than
+    `before_seq`): {seq: (entry_id, seq, turn, role, created_at, text)}. At most 2·len(seqs) rows."""
+    wanted = sorted({s + d for s in seqs for d in (-1, 1) if s + d > 0 and (before_seq is None or s + d < before_seq)})
+    return _rows_by_seq(memory_id, wanted)
+
+
+def _hit(row: tuple, terms: list[str], score: float) -> dict:
+    e, seq, turn, role, created_at, body = row
+    return {"entry_id": e, "seq": seq, "turn": turn, "date": _date(created_at), "role": role,
+            "snippet": _snippet(body, terms), "score": round(score, 4)}
+
+
+def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None = None,
+           neighbours: bool = False, query_vector: tuple[str, list[float]] | None = None) -> list[dict]:
     """Ranked snippets, best first: [{"entry_id", "seq", "turn", "date", "role", "snippet", "score"}].
 
     `before_seq`: only entries strictly older than this sequence number (decorate passes the
     first message of its window, so recall never repeats what the model already sees).
-    A higher score is a better match.
+    A higher score is a better match. `neighbours`: each hit also carries "context", the
+    messages right before and after it (older than `before_seq`), for evidence that spans turns.
+    `query_vector`: (model key, unit vector) of the query (memories.embeddings.embed_query); the
+    lexical ranking and the nearest stored vectors of that model are then fused by reciprocal
+    rank fusion (RRF), so a paraphrase with no word in common can still be found.
 
-    Cost is bounded by the index, whatever the memory's size: for each query term the index
-    returns at most PER_TERM_CAP newest matching rows; those candidates are scored with BM25
-    (document frequencies counted from the same bounded answers, so a term that fills its cap
-    counts as common and weighs little). Nothing reads or ranks the rest of the memory.
+    Cost is bounded by the index, whatever the memory's size (with vectors: plus at most
+    embeddings.DENSE_SCAN_CAP vectors and FUSE_DEPTH rows by primary key): at most MAX_QUERY_TERMS single-term
+    reads and MAX_PAIR_READS conjunctive reads, each returning at most PER_TERM_CAP rows, then
+    at most 2·limit neighbour rows by primary key. A term rarer than the cap is read whole, so
+    its old matches are all candidates; a common term (one that fills its cap) is also read in
+    conjunction with every other common term, so an old message matching several of them is
+    still found although each term alone would only return its newest matches. Candidates are
+    scored with BM25 (document frequencies from the same bounded answers; a term that fills its
+    cap counts as common and weighs little). Nothing reads or ranks the rest of the memory.
     """
     terms = query_terms(query)
-    if not terms or limit < 1:
+    if (not terms and not query_vector) or limit < 1:
         return []
     before_id = None
     if _vendor() != "postgresql" and before_seq is not None:
@@ -235,15 +271,99 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     df: dict[str, int] = {}
     with connection.cursor() as cursor:
         for term in terms:
-            found = _candidates(cursor, memory_id, term, before_seq, before_id)
+            found = _candidates(cursor, memory_id, [term], before_seq, before_id)
             df[term] = len(found)
             for row in found:
                 rows[row[0]] = row
                 hits.setdefault(row[0], set()).add(term)
-    if not rows:
+        common = [t for t in terms if df[t] >= PER_TERM_CAP]
+        pairs = [(a, b) for i, a in enumerate(common) for b in common[i + 1:]][:MAX_PAIR_READS]
+        for pair in pairs:
+            for row in _candidates(cursor, memory_id, list(pair), before_seq, before_id):
+                rows[row[0]] = row
+                hits.setdefault(row[0], set()).update(pair)
+    if not rows and not query_vector:
         return []
     count = Memory.objects.filter(pk=memory_id).values_list("message_count", flat=True).first() or 0
     total = max(count, len(rows))
+    scored = _bm25(rows, hits, df, total) if rows else []
+    scored.sort(key=lambda s: (-s[0], -s[1]))
+    # Evidence often sits next to the words that match ("what did she say about running?" is
+    # answered by the reply to the message about running): the neighbours of the best
+    # candidates share a part of their score (bounded: at most 2·SPREAD_FROM rows read).
+    top = scored[:max(SPREAD_FROM, limit)]
+    by_seq = {rows[e][1]: (score, e) for score, _, e in scored}
+    near = _neighbours(memory_id, [rows[e][1] for _, _, e in top], before_seq) if SPREAD else {}
+    bonus: dict[int, float] = {}
+    for score, seq, _ in top:
+        for s in (seq - 1, seq + 1):
+            if s in near:
+                bonus[s] = max(bonus.get(s, 0.0), SPREAD * score)
+    final: dict[int, tuple[float, tuple]] = {}
+    for score, seq, e in scored:
+        final[seq] = (score + bonus.get(seq, 0.0), rows[e])
+    for s, extra in bonus.items():
+        # A neighbour matching no term is a hit of its own only when it says something ("ok" does not).
+        if s not in by_seq and len(near[s][5].split()) >= NEIGHBOUR_MIN_WORDS:
+            final[s] = (extra, near[s])
+    ranked = sorted(final.items(), key=lambda kv: (-kv[1][0], -kv[0]))
+    if query_vector:
+        ranked = _fuse(memory_id, ranked, query_vector, before_seq)
+        near.update({seq: row for seq, (_, row) in ranked})
+    ranked = ranked[:limit]
+    out = [_hit(row, terms, score) for _, (score, row) in ranked]
+    if neighbours and out:
+        around = {**near, **{r[1]: r for r in rows.values()}}
+        missing = [h["seq"] for h in out if h["seq"] - 1 not in around or h["seq"] + 1 not in around]
+        around.update(_neighbours(memory_id, missing, before_seq))
+        for hit in out:
+            hit["context"] = [_hit(around[s], terms, 0.0) for s in (hit["seq"] - 1, hit["seq"] + 1) if s in around]
+    return out
+
+
+def _fuse(memory_id: str, ranked: list, query_vector: tuple[str, list[float]], before_seq: int | None) -> list:
+    """Reciprocal rank fusion of the lexical ranking [(seq, (score, row))] with the nearest vectors:
+    score = Σ 1 / (RRF_K + rank) over the two lists (each cut at FUSE_DEPTH)."""
+    model, vector = query_vector
+    dense = embeddings.nearest(memory_id=memory_id, model=model, query=vector, limit=FUSE_DEPTH,
+                               before_seq=before_seq)
+    fused: dict[int, float] = {}
+    for rank, (seq, _) in enumerate(ranked[:FUSE_DEPTH]):
+        fused[seq] = fused.get(seq, 0.0) + LEXICAL_WEIGHT / (RRF_K + rank + 1)
+    for rank, (_, seq, _) in enumerate(dense):
+        fused[seq] = fused.get(seq, 0.0) + DENSE_WEIGHT / (RRF_K + rank + 1)
+    rows = {seq: row for seq, (_, row) in ranked}
+    missing = [seq for seq in fused if seq not in rows]
+    if missing:
+        rows.update(_rows_by_seq(memory_id, missing))
+    order = sorted((seq for seq in fused if seq in rows), key=lambda seq: (-fused[seq], -seq))
+    return [(seq, (fused[seq] * 100, rows[seq])) for seq in order]
+
+
+def _rows_by_seq(memory_id: str, seqs: list[int]) -> dict[int, tuple]:
+    """{seq: (entry_id, seq, turn, role, created_at, text)} of committed user/assistant messages."""
+    if not seqs:
+        return {}
+    marks = ",".join(["%s"] * len(seqs))
+    with connection.cursor() as cursor:
+        # Only (memory, seq) in SQL, so the planner takes the unique (memory, seq) index; with
+        # `kind = …` it may pick (memory, kind, turn) and scan every message of the memory.
+        cursor.execute(f"SELECT id, seq, turn, role, created_at, content, parts, kind, committed "
+                       f"FROM {Entry._meta.db_table} WHERE memory_id = %s AND seq IN ({marks})",
+                       [memory_id, *sorted(seqs)])
+        found = cursor.fetchall()
+    out = {}
+    for entry_id, seq, turn, role, created_at, content, parts, kind, committed in found:
+        if kind != "message" or not committed or role not in INDEXED_ROLES:
+            continue
+        text = _entry_text(content, json.loads(parts) if isinstance(parts, str) else parts).strip()
+        if text:
+            out[seq] = (entry_id, seq, turn, role, created_at, text)
+    return out
+
+
+def _bm25(rows: dict[int, tuple], hits: dict[int, set[str]], df: dict[str, int], total: int) -> list[tuple]:
+    """[(score, seq, entry_id)] for the candidates: BM25 with the bounded document frequencies."""
     lengths = {k: max(1, len(r[5].split())) for k, r in rows.items()}
     average = sum(lengths.values()) / len(lengths)
     k1, b = 1.2, 0.75
@@ -252,13 +372,7 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
         score = 0.0
         for term in matched:
             common = df[term] >= PER_TERM_CAP
-            idf = math.log(1 + (total - df[term] + 0.5) / (df[term] + 0.5)) * (0.25 if common else 1.0)
+            idf = math.log(1 + (total - df[term] + 0.5) / (df[term] + 0.5)) * (COMMON_WEIGHT if common else 1.0)
             score += idf * (k1 + 1) / (1 + k1 * (1 - b + b * lengths[entry_id] / average))
         scored.append((score, rows[entry_id][1], entry_id))
-    scored.sort(key=lambda s: (-s[0], -s[1]))
-    out = []
-    for score, _, entry_id in scored[:limit]:
-        e, seq, turn, role, created_at, body = rows[entry_id]
-        out.append({"entry_id": e, "seq": seq, "turn": turn, "date": _date(created_at), "role": role,
-                    "snippet": _snippet(body, terms), "score": round(score, 4)})
-    return out
+    return scored

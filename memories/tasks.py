@@ -27,3 +27,18 @@ def retention_sweep() -> dict:
     from memories.services import retention_enforce
 
     return retention_enforce()
+
+
+@shared_task(acks_late=True)
+def backfill_vectors(memory_id: str) -> dict:
+    """Re-embed a memory's messages after an embedding model change, in bounded chunks (re-queues
+    itself while some remain)."""
+    from memories.embeddings import EmbeddingFailed, backfill
+
+    try:
+        step = backfill(memory_id=memory_id)
+    except EmbeddingFailed:
+        return {"embedded": 0, "failed": True}
+    if step["remaining"] and step["embedded"]:
+        backfill_vectors.delay(memory_id)
+    return step

@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "projects",
     "memories",
     "chat",
+    "proxy",
     "console",
     "threadless_site",
     # /v1/docs serves Redoc from our own static files (no CDN: it must work offline).
@@ -181,6 +182,11 @@ THREADLESS_OUTBOX_STALE_SECONDS = envint("THREADLESS_OUTBOX_STALE_SECONDS", 300)
 THREADLESS_OUTBOX_SWEEP_SECONDS = envint("THREADLESS_OUTBOX_SWEEP_SECONDS", 30)
 THREADLESS_RETENTION_SWEEP_SECONDS = envint("THREADLESS_RETENTION_SWEEP_SECONDS", 3600)
 THREADLESS_FACT_EXTRACTOR = envstr("THREADLESS_FACT_EXTRACTOR", "")
+# Semantic recall (memories/embeddings.py): off | openai | local; a project's model_config["embeddings"] wins.
+THREADLESS_EMBEDDINGS = envstr("THREADLESS_EMBEDDINGS", "off")
+THREADLESS_EMBEDDINGS_MODEL = envstr("THREADLESS_EMBEDDINGS_MODEL", "")
+THREADLESS_EMBEDDINGS_BASE_URL = envstr("THREADLESS_EMBEDDINGS_BASE_URL", "")
+THREADLESS_EMBEDDINGS_API_KEY_ENV = envstr("THREADLESS_EMBEDDINGS_API_KEY_ENV", "")
 # The secret store's own Fernet keys, newest first (comma-separated); unset: a per-install key file.
 THREADLESS_SECRET_STORE_KEYS = secret_store_keys(
     envlist("THREADLESS_SECRET_STORE_KEYS", ""), VAR_DIR / "secret_store_key"

@@ -11,6 +11,7 @@ v1 = [
                                               throttle_classes=[]), name="api-docs"),
     path("", include("memories.api.urls")),
     path("", include("chat.api.urls")),
+    path("", include("proxy.urls")),
 ]
 
 urlpatterns = [
@@ -18,6 +19,7 @@ urlpatterns = [
     path("readyz", readyz),
     path("v1/", include(v1)),
     path("manage/agents/", include("console.agent_urls")),
+    path("manage/proxy/", include("console.proxy_urls")),
     path("manage/", include("console.urls")),
     path("chat/", include("chat.widget.urls")),
     path("admin/", admin.site.urls),

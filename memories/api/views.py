@@ -18,7 +18,7 @@ from common.http.body import json_object, reject_unknown
 from common.http.pagination import decode_cursor, encode_cursor, limit_param, page_by_time
 from common.http.schema import StrictCharField, errors
 from common.messages import validate_messages
-from memories import recall, selectors, services
+from memories import embeddings, recall, selectors, services
 from memories.models import Entry, Fact, Memory, Outbox
 from projects import services as project_services
 from projects.auth import ProjectScopedMixin
@@ -400,6 +400,8 @@ class SearchApi(ProjectScopedMixin, APIView):
         reject_unknown(data, {"query", "limit"})
         serializer = self.SearchInput(data=data)
         serializer.is_valid(raise_exception=True)
-        hits = recall.search(memory_id=memory.id, query=serializer.validated_data["query"],
-                             limit=serializer.validated_data["limit"])
+        query = serializer.validated_data["query"]
+        vector = embeddings.embed_query(self.project, query) if embeddings.enabled(self.project) else None
+        hits = recall.search(memory_id=memory.id, query=query, limit=serializer.validated_data["limit"],
+                             query_vector=vector)
         return Response({"data": hits})

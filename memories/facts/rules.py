@@ -12,9 +12,16 @@ import re
 
 from memories.facts.base import Candidate, UserMessage
 
-NAME = r"([A-Z][a-zA-Z'\-]{1,30}(?:\s+[A-Z][a-zA-Z'\-]{1,30})?)"
-PLACE = r"((?:the\s+)?[A-Z][\w'\-.]*(?:\s+(?:[A-Z][\w'\-.]*|de|del|da|am|upon|on|of)){0,3}(?:,\s+[A-Z][\w'\-]+){0,1})"
-ORG = r"([A-Z][\w&'\-.]*(?:\s+(?:[A-Z][\w&'\-.]*|&|of|and|de)){0,4})"
+# Capital letters of the Latin, Greek and Cyrillic scripts (Python's re has no \p{Lu}): names and
+# places such as Zoë, Łukasz, Ørsted, Élodie or Żaneta open with one of these.
+UPPER = "[" + "".join(re.escape(c) for c in sorted({chr(i) for i in (*range(0x41, 0x530), *range(0x1E00, 0x1F00))
+                                                     if chr(i).isupper()})) + "]"
+LETTER = r"[^\W\d_]"  # any letter, any script
+WORD_CHARS = r"(?:[^\W\d_]|['\-])"
+NAME = rf"({UPPER}{WORD_CHARS}{{1,30}}(?:\s+{UPPER}{WORD_CHARS}{{1,30}})?)"
+PLACE = (rf"((?:the\s+)?{UPPER}[\w'\-.]*(?:\s+(?:{UPPER}[\w'\-.]*|de|del|da|am|upon|on|of)){{0,3}}"
+         rf"(?:,\s+{UPPER}[\w'\-]+){{0,1}})")
+ORG = rf"({UPPER}[\w&'\-.]*(?:\s+(?:{UPPER}[\w&'\-.]*|&|of|and|de)){{0,4}})"
 REST = r"(.+)"
 
 FILLER = (r"^(?:(?i:oh|ah|well|also|actually|anyway|anyways|so|and|btw|by the way|fyi|just so you know|for the record|"
@@ -96,13 +103,19 @@ def _sentence_case(text: str) -> str:
 
 
 class Rule:
+    """A pattern that must open its clause. `alone`: when it matches, no later rule is tried on
+    the clause; the job and employer rules are not alone ("I'm a nurse at Siemens" says both)."""
+
     def __init__(self, pattern: str, build, confidence: float = 0.85):
         self.regex = re.compile(FILLER + pattern)
         self.build = build
         self.confidence = confidence
+        self.alone = build.__name__ not in ("_job", "_job_as", "_employer_after_job")
 
 
 def _name(m):
+    if not _proper(m.group(1)):
+        return None
     return "name", f"User's name is {m.group(1)}"
 
 
@@ -136,8 +149,63 @@ def _job_as(m):
     return "job", f"User works as {article} {role}"
 
 
+def _proper(name: str) -> bool:
+    """Every word of a name opens with a capital (NAME's classes admit any letter after the first)."""
+    return all(w[:1].isupper() for w in name.split())
+
+
+RELATIVES = ("wife|husband|partner|spouse|sister|brother|daughter|son|mother|father|mom|mum|dad|cousin|"
+             "grandmother|grandfather|grandma|grandpa|aunt|uncle|niece|nephew|fiancée?|girlfriend|boyfriend")
+SPOUSES = {"wife", "husband", "partner", "spouse"}
+SINGLE_RELATIVES = {"mother": "mother", "mom": "mother", "mum": "mother", "father": "father", "dad": "father"}
+NOT_NAMES = frozenset("""
+is was has the a an and but who that which my our his her their just also very so really not never always
+""".split())
+
+
+def _relative(m):
+    relative, name = m.group(1).lower(), m.group(2)
+    if name.split()[0].lower() in NOT_NAMES or not _proper(name):
+        return None
+    if relative in SPOUSES:
+        return "family:spouse", f"User's {relative} is {name}"
+    if relative in SINGLE_RELATIVES:
+        return f"family:{SINGLE_RELATIVES[relative]}", f"User's {relative} is {name}"
+    return f"family:{relative}:{name.lower()}", f"User's {relative} is {name}"
+
+
+def _spouse(m):
+    name = m.group(1)
+    if not _proper(name):
+        return None
+    return "family:spouse", f"User is married to {name}"
+
+
+def _plan(m):
+    place = _place(m.group(1))
+    if place.split()[0].lower() in ("the",) and len(place.split()) == 1:
+        return None
+    return f"plan:{place.lower()[:80]}", f"User plans to go to {place}"
+
+
+def _prefer(m):
+    first, second = m.group(1).strip(), m.group(2).strip()
+    if any(w in REACTION_WORDS for w in (first + " " + second).lower().split()):
+        return None
+    return f"preference:{_key(first)}", f"User prefers {first} over {second}"
+
+
+def _employer_after_job(m):
+    if m.group(0).split()[-1].lower() in REACTION_WORDS:
+        return None
+    return _employer(m)
+
+
 def _employer(m):
-    return "employer", f"User works at {_place(m.group(1))}"
+    org = m.group(1)
+    if re.fullmatch(r"\w{1,3}\.", org.split()[-1]):  # "at St." — the sentence was cut at an abbreviation
+        return None
+    return "employer", f"User works at {_place(org)}"
 
 
 def _like(m):
@@ -174,6 +242,8 @@ def _favorite(m):
 
 
 def _pet(m):
+    if not _proper(m.group(2)):
+        return None
     kind = m.group(1).lower()
     return f"pet:{m.group(2).lower()}", f"User has a {kind} named {m.group(2)}"
 
@@ -217,13 +287,20 @@ RULES = [
          r"I\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+to|I've\s+(?:just\s+)?moved\s+to|"
          r"I\s+have\s+(?:just\s+)?moved\s+to|I\s+now\s+live\s+in|we\s+live\s+in|home\s+is)\s+" + PLACE
          + r"(?=$|[\s,.!;])", _location, 0.9),
-    Rule(r"(?i:I'm\s+from|I\s+am\s+from|I\s+grew\s+up\s+in|I\s+was\s+born\s+in)\s+" + PLACE + r"(?=$|[\s,.!;])",
+    Rule(r"(?i:I'm\s+(?:originally\s+)?from|I\s+am\s+(?:originally\s+)?from|I\s+come\s+from|"
+         r"I\s+grew\s+up\s+in|I\s+was\s+born\s+(?:and\s+raised\s+)?in|originally\s+from)\s+" + PLACE + r"(?=$|[\s,.!;])",
          _origin, 0.85),
     Rule(r"(?i:I\s+work\s+as|I'm\s+working\s+as|I\s+am\s+working\s+as)\s+(?:an?\s+)?" + REST, _job_as, 0.85),
     Rule(r"(?i:I'm|I\s+am)\s+(?:an?\s+)((?:[a-z\-]+\s+){0,3}[a-z\-]+)(?:\s+by\s+(?:profession|trade))?\s*(?:$|[,.!]|\s+at\b|\s+in\b|\s+for\b)",
          _job, 0.85),
     Rule(r"(?i:I\s+work\s+(?:at|for)|I'm\s+working\s+(?:at|for)|I\s+am\s+working\s+(?:at|for)|"
-         r"I'm\s+employed\s+(?:at|by)|I\s+am\s+employed\s+(?:at|by))\s+" + ORG + r"(?=$|[\s,.!;])", _employer, 0.85),
+         r"I'm\s+employed\s+(?:at|by)|I\s+am\s+employed\s+(?:at|by)|"
+         r"I\s+(?:just\s+|recently\s+)?(?:started|began)\s+(?:a\s+new\s+job|working)\s+(?:at|for)|"
+         r"I've\s+(?:just\s+)?(?:started|begun)\s+(?:a\s+new\s+job|working)\s+(?:at|for)|"
+         r"I\s+(?:just\s+|recently\s+)?joined|I've\s+(?:just\s+)?joined|my\s+employer\s+is)\s+" + ORG
+         + r"(?=$|[\s,.!;])", _employer, 0.85),
+    Rule(r"(?i:I'm|I\s+am)\s+an?\s+(?:[a-z\-]+\s+){0,3}[a-z\-]+\s+(?i:at|for)\s+" + ORG + r"(?=$|[\s,.!;])",
+         _employer_after_job, 0.8),
     Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:severely\s+|very\s+|mildly\s+|deathly\s+)?(?i:allergic)\s+to\s+"
          + REST, _allergy, 0.95),
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got)\s+an?\s+(?:severe\s+|bad\s+|mild\s+)?([a-zA-Z\-]+(?:\s+[a-zA-Z\-]+)?)"
@@ -231,9 +308,25 @@ RULES = [
     Rule(r"(?i:my\s+(?:favorite|favourite)\s+)([a-z][a-z ]{1,30}?)\s+(?i:is|are)\s+" + REST, _favorite, 0.9),
     Rule(LIKE_VERBS + r"\s+" + REST, _like, 0.8),
     Rule(DISLIKE_VERBS + r"\s+" + REST, _dislike, 0.8),
-    Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got)\s+an?\s+(" + PETS + r")\s+(?i:named|called)\s+" + NAME
+    Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|(?:I|we)\s+(?:just\s+)?(?:adopted|got)|"
+         r"(?:I've|we've)\s+(?:just\s+)?(?:adopted|got))\s+(?i:an?|a\s+new|another)\s+(?i:(?:little\s+|baby\s+|rescue\s+)?)("
+         + PETS + r")\s+(?i:named|called)\s+" + NAME
          + r"(?=$|[\s,.!;])", _pet, 0.9),
-    Rule(r"(?i:my)\s+(" + PETS + r")(?:'s\s+name\s+is|\s+is\s+(?:named|called))\s+" + NAME + r"(?=$|[\s,.!;])", _pet, 0.9),
+    Rule(r"(?i:my|our)\s+(" + PETS + r")(?:'s\s+name\s+is|\s+is\s+(?:named|called))\s+" + NAME + r"(?=$|[\s,.!;])", _pet, 0.9),
+    Rule(r"(?i:I'm|I\s+am)\s+(?i:married)\s+to\s+" + NAME + r"(?=$|[\s,.!;])", _spouse, 0.9),
+    Rule(r"(?i:my)\s+(" + RELATIVES + r")(?:'s\s+name\s+is|\s+is\s+(?:named|called)|\s+is)\s+" + NAME
+         + r"\s*(?:$|[,.!;])", _relative, 0.85),
+    Rule(r"(?i:my)\s+(" + RELATIVES + r"),?\s+" + NAME + r",?\s+(?i:is|lives|works|was|has|just|loves|likes)\b",
+         _relative, 0.85),
+    Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got)\s+an?\s+(?i:(?:older\s+|younger\s+|little\s+|big\s+|twin\s+)?)("
+         + RELATIVES + r")\s+(?i:named|called)\s+" + NAME + r"(?=$|[\s,.!;])", _relative, 0.85),
+    Rule(r"(?i:I'm|I\s+am)\s+(?i:planning|going|heading|flying|travell?ing|off)\s+(?i:to\s+visit|to\s+travel\s+to|to\s+go\s+to|to)\s+"
+         + PLACE + r"(?=$|[\s,.!;])", _plan, 0.8),
+    Rule(r"(?i:I\s+(?:plan|intend|want)\s+to\s+visit|I'll\s+be\s+(?:visiting|in)|I\s+will\s+be\s+(?:visiting|in))\s+"
+         + PLACE + r"(?=$|[\s,.!;])", _plan, 0.8),
+    Rule(r"(?i:I\s+(?:much\s+|really\s+|generally\s+)?prefer)\s+" + r"([a-z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30}){0,2})"
+         + r"\s+(?i:over|to|rather\s+than)\s+([a-z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30}){0,2})\s*(?:$|[,.!;])",
+         _prefer, 0.8),
     Rule(r"(?i:I'm|I\s+am)\s+(?:a\s+|strictly\s+|fully\s+)?([a-z\-]+)\s*(?:$|[,.!]|\s+now\b|\s+these\s+days\b)", _diet, 0.85),
     Rule(r"(?i:my\s+birthday\s+is(?:\s+on)?)\s+" + REST, _birthday, 0.9),
     Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s+(?i:years\s+old|yrs\s+old|year\s+old)", _age, 0.9),
@@ -283,6 +376,7 @@ class RuleExtractor:
             for clause, statement_ok in ((c, not q) for c, q in clauses(message.text)):
                 if not statement_ok or len(clause) > MAX_CLAUSE:
                     continue
+                slots: set[str] = set()
                 for rule in RULES:
                     match = rule.regex.match(clause)
                     if not match:
@@ -294,7 +388,11 @@ class RuleExtractor:
                     if not built:
                         continue
                     slot, text = built
+                    if slot and slot in slots:
+                        continue
+                    slots.add(slot)
                     found.append(Candidate(text=text, slot=slot, confidence=rule.confidence,
                                            source_entry_ids=[message.entry_id], source_seq=message.seq))
-                    break
+                    if rule.alone:
+                        break
         return found

@@ -9,6 +9,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from memories import recall
+from memories.embeddings import VectorStore
 from memories.models import Entry, Memory, Turn
 
 log = logging.getLogger("threadless.memories")
@@ -61,6 +62,8 @@ def entries_set_committed(*, memory: Memory, entry_ids: list[int], committed: bo
     Entry.objects.filter(id__in=[r[0] for r in rows]).update(committed=committed)
     # Keep the recall index in step: uncommitted messages must not be findable.
     recall.index_entries(memory_id=memory.id, entry_ids=[r[0] for r in rows if r[1] == "message"])
+    if not committed:  # nor by meaning (a recommitted message gets its vector back from the backfill)
+        VectorStore.remove(entry_ids=[r[0] for r in rows])
     sign = 1 if committed else -1
     msg = [r for r in rows if r[1] == "message"]
     if msg:

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from common.errors import InvalidRequest, QuotaExceeded
 from memories import recall
-from memories.models import Entry, ErrorDigest, Fact, FactTombstone, Memory, Outbox, Turn
+from memories.models import Entry, ErrorDigest, Fact, FactTombstone, Memory, Outbox, RecallVector, Turn
 from memories.policy import policy_parse
 from memories.selectors import memory_list
 from projects.models import Project
@@ -88,6 +88,9 @@ def _receipt_for(memory_ids: list[str]) -> dict[str, int]:
     }
     for memory_id in memory_ids:
         receipt["index_rows"] += recall.forget_memory(memory_id=memory_id)
+    # Recall's vectors (memories/embeddings.py) are index rows too.
+    deleted, _ = RecallVector.objects.filter(memory_id__in=memory_ids).delete()
+    receipt["index_rows"] += deleted
     return receipt
 
 

@@ -9,9 +9,10 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memories', '0003_project_members'),
+        ('memories', '0004_merge'),
         ('projects', '0001_initial'),
         ('chat', '0002_secret_moves_to_projects'),
+        ('proxy', '0002_project_moves_to_projects'),
     ]
 
     state_operations = [

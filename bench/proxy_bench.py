@@ -1,0 +1,118 @@
+"""The provider-compatible proxy's added latency (SPEC 4.8, issue 15) for docs/benchmarks.md.
+
+Same run, same stub upstream (a real socket, harness/proxy_stubs.py), interleaved round by round:
+the stub called directly, through the proxy without memory (`X-Threadless-Memory: none`: only
+forwarding), and through the proxy with memory (decorate + forward + report through the outbox).
+Time to first token (the first content chunk of a stream) and total, streaming and not. Raw HTTP
+(httpx, one keep-alive connection per target), so no client SDK's own time is in the figures.
+
+Run alone: `.venv/bin/python -m bench.proxy_bench` (starts its own server).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import uuid
+
+import httpx
+
+from bench.common import ROOT, quantile
+
+ROUNDS = 40
+WARMUP = 3
+
+
+def _chat(client: httpx.Client, url: str, headers: dict, body: dict) -> tuple[float, float]:
+    """(time to first token, total) in ms for one call."""
+    start = time.perf_counter()
+    if not body.get("stream"):
+        answer = client.post(url, json=body, headers=headers)
+        answer.raise_for_status()
+        total = (time.perf_counter() - start) * 1000
+        return total, total
+    first = None
+    with client.stream("POST", url, json=body, headers=headers) as answer:
+        answer.raise_for_status()
+        for line in answer.iter_lines():
+            if first is None and '"content":"' in line.replace(" ", "") and '"content":""' not in line.replace(" ", ""):
+                first = (time.perf_counter() - start) * 1000
+    total = (time.perf_counter() - start) * 1000
+    return first if first is not None else total, total
+
+
+def run(url: str, key: str, stub, rounds: int = ROUNDS) -> dict:
+    memory_user = "bench-" + uuid.uuid4().hex[:8]
+    proxied = {"Authorization": f"Bearer {key}", "X-Upstream-Base-Url": stub.openai_url,
+               "X-Upstream-Authorization": "sk-bench"}
+    targets = {
+        "direct": (stub.openai_url + "/chat/completions", {"Authorization": "Bearer sk-bench"}),
+        "proxy, no memory": (url + "/v1/openai/chat/completions", {**proxied, "X-Threadless-Memory": "none"}),
+        "proxy, with memory": (url + "/v1/openai/chat/completions", {**proxied, "X-Threadless-External-Id": memory_user}),
+    }
+    clients = {name: httpx.Client(timeout=30) for name in targets}
+    samples: dict[tuple[str, bool], list[tuple[float, float]]] = {(n, s): [] for n in targets for s in (False, True)}
+    try:
+        for i in range(WARMUP + rounds):
+            for stream in (False, True):
+                body = {"model": "bench", "messages": [{"role": "user", "content": f"Question number {i}?"}]}
+                if stream:
+                    body["stream"] = True
+                for name, (target, headers) in targets.items():
+                    measured = _chat(clients[name], target, headers, body)
+                    if i >= WARMUP:
+                        samples[(name, stream)].append(measured)
+    finally:
+        for client in clients.values():
+            client.close()
+    out: dict = {}
+    for (name, stream), values in samples.items():
+        ttft = [v[0] for v in values]
+        total = [v[1] for v in values]
+        out[f"{name}|{'stream' if stream else 'json'}"] = {
+            "ttft_median": quantile(ttft, 0.5), "ttft_p95": quantile(ttft, 0.95),
+            "total_median": quantile(total, 0.5), "total_p95": quantile(total, 0.95), "n": len(values)}
+    return out
+
+
+def markdown(url: str, key: str, stub, rounds: int = ROUNDS) -> str:
+    data = run(url, key, stub, rounds)
+    lines = [
+        "## 6. Provider-compatible proxy (added latency)", "",
+        f"`POST /v1/openai/chat/completions` against the same local stub upstream as the direct call, {rounds} "
+        "rounds after a warm-up, the three targets interleaved in each round (`bench/proxy_bench.py`). The stub "
+        "answers at once, so every millisecond beyond *direct* is the proxy's own: auth and rate limit, "
+        "decorate (stores the user message, reads the window) and the durable report (reply + outbox row, "
+        "written before the stream's last event), plus one more loopback hop. Time to first token = the first "
+        "content chunk of a stream; for a JSON answer it is the total.", "",
+        "| target | mode | TTFT median | TTFT p95 | total median | total p95 | added (total median) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for mode in ("json", "stream"):
+        base = data[f"direct|{mode}"]["total_median"]
+        for name in ("direct", "proxy, no memory", "proxy, with memory"):
+            row = data[f"{name}|{mode}"]
+            added = "—" if name == "direct" else f"+{row['total_median'] - base:.1f} ms"
+            lines.append(f"| {name} | {mode} | {row['ttft_median']:.1f} ms | {row['ttft_p95']:.1f} ms | "
+                         f"{row['total_median']:.1f} ms | {row['total_p95']:.1f} ms | {added} |")
+    lines += ["", "The memory grows by one turn per round (the window stays far below the default budget)."]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    sys.path.insert(0, str(ROOT))
+    from harness.proxy_stubs import ProviderStub
+    from harness.servers import ThreadlessServer
+
+    stub = ProviderStub()
+    server = ThreadlessServer(env={"THREADLESS_RATE_LIMIT_PER_MINUTE": "0", "THREADLESS_EGRESS_ALLOW": "127.0.0.1"})
+    try:
+        server.start()
+        print(markdown(server.url, server.key, stub))
+    finally:
+        server.stop()
+        stub.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,413 @@
+"""The two provider protocols the proxy speaks: OpenAI Chat Completions and Anthropic Messages.
+
+Pure translation, no I/O and no Django: a request's messages into the memory's OpenAI-chat
+shaped messages (and back, for the upstream call), a response or a stream of SSE frames into
+the assistant message to report, and the provider's own error body for a failure Threadless
+makes (the upstream could not be reached). Everything the client sends that is not messages
+(model, tools, temperature, stream_options, …) is forwarded untouched.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+CUT_OFF_CLIENT = "[cut off: the client disconnected]"
+CUT_OFF_UPSTREAM = "[cut off: the upstream stream ended early]"
+
+
+def cut_off(message: dict | None, marker: str) -> dict | None:
+    """The part of a reply received so far, marked as cut off (a trailing line in its text).
+
+    The marker is part of the stored content on purpose: the model sees next time that its
+    previous reply was interrupted, and staff see it in the timeline.
+    """
+    if message is None:
+        return None
+    text = message.get("content") or ""
+    return {**message, "content": f"{text}\n\n{marker}" if text else marker}
+
+
+# --- shared ------------------------------------------------------------------------------------
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(p.get("text", "") for p in content
+                         if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str))
+    return ""
+
+
+def _parts(content: Any) -> str | list:
+    """A content value as the memory stores it: plain text when every part is text."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return str(content)
+    parts = [p for p in content if isinstance(p, dict) and isinstance(p.get("type"), str)
+             and (p["type"] != "text" or isinstance(p.get("text"), str))]
+    if all(p["type"] == "text" for p in parts):
+        return "\n".join(p["text"] for p in parts)
+    return parts
+
+
+def new_messages(messages: list[dict], *, has_history: bool) -> list[dict]:
+    """What the memory has not seen: system messages, then the messages after the request's last
+    assistant message (clients resend the whole conversation; the memory keeps it). A memory with
+    no history yet takes the whole conversation."""
+    systems = [m for m in messages if m["role"] == "system"]
+    rest = [m for m in messages if m["role"] != "system"]
+    if has_history:
+        last = max((i for i, m in enumerate(rest) if m["role"] == "assistant"), default=-1)
+        rest = rest[last + 1:]
+    return systems + rest
+
+
+def _tool_call(call: Any) -> dict | None:
+    if not isinstance(call, dict):
+        return None
+    fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+    args = fn.get("arguments", "")
+    return {"id": str(call.get("id") or ""), "type": "function",
+            "function": {"name": str(fn.get("name") or ""),
+                         "arguments": args if isinstance(args, str) else json.dumps(args)}}
+
+
+# --- OpenAI Chat Completions ---------------------------------------------------------------------
+
+
+def openai_messages(raw: Any) -> list[dict]:
+    """An OpenAI request's messages as memory messages (developer = system; unknown fields dropped)."""
+    out: list[dict] = []
+    for m in raw if isinstance(raw, list) else []:
+        if not isinstance(m, dict):
+            continue
+        role = m.get("role")
+        if role in ("system", "developer"):
+            out.append({"role": "system", "content": _text(m.get("content"))})
+        elif role == "user":
+            out.append({"role": "user", "content": _parts(m.get("content"))})
+        elif role == "assistant":
+            msg: dict[str, Any] = {"role": "assistant", "content": _parts(m.get("content"))}
+            calls = [c for c in (_tool_call(c) for c in m.get("tool_calls") or []) if c]
+            if calls:
+                msg["tool_calls"] = calls
+            out.append(msg)
+        elif role in ("tool", "function"):
+            out.append({"role": "tool", "content": _text(m.get("content")) if not isinstance(m.get("content"), str)
+                        else m["content"], "tool_call_id": str(m.get("tool_call_id") or m.get("name") or "")})
+        else:
+            continue
+        if isinstance(m.get("name"), str) and role in ("user", "assistant"):
+            out[-1]["name"] = m["name"][:200]
+    return out
+
+
+def openai_body(body: dict, *, instructions: str, messages: list[dict]) -> dict:
+    """The upstream request: the client's body with the decorated instructions and messages."""
+    role = "developer" if any(isinstance(m, dict) and m.get("role") == "developer"
+                              for m in body.get("messages") or []) else "system"
+    chat = ([{"role": role, "content": instructions}] if instructions else []) + [_openai_out(m) for m in messages]
+    return {**body, "messages": chat}
+
+
+def _openai_out(message: dict) -> dict:
+    if message["role"] == "assistant" and message.get("tool_calls") and not message.get("content"):
+        return {**message, "content": None}  # OpenAI's form of a tool-call-only turn
+    return message
+
+
+def openai_reply(data: Any) -> dict | None:
+    """The assistant message of a (non-streaming) chat completion."""
+    try:
+        message = data["choices"][0]["message"]
+    except (KeyError, IndexError, TypeError):
+        return None
+    out: dict[str, Any] = {"role": "assistant", "content": _parts(message.get("content"))}
+    calls = [c for c in (_tool_call(c) for c in message.get("tool_calls") or []) if c]
+    if calls:
+        out["tool_calls"] = calls
+    return out
+
+
+def openai_error_body(message: str, *, kind: str = "upstream_error", code: str = "upstream_unreachable") -> dict:
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+@dataclass
+class OpenAIStream:
+    """Accumulates `chat.completion.chunk` events into the assistant message."""
+
+    text: list[str] = field(default_factory=list)
+    calls: dict[int, dict] = field(default_factory=dict)
+    error: str | None = None
+    done: bool = False
+
+    @staticmethod
+    def is_terminal(event: str, data: str) -> bool:
+        return data.strip() == "[DONE]"
+
+    def feed(self, event: str, data: str) -> None:
+        if data.strip() == "[DONE]":
+            self.done = True
+            return
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            return
+        if not isinstance(chunk, dict):
+            return
+        if chunk.get("error"):
+            error = chunk["error"]
+            self.error = str(error.get("message") if isinstance(error, dict) else error)
+            return
+        for choice in chunk.get("choices") or []:
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            if isinstance(delta.get("content"), str):
+                self.text.append(delta["content"])
+            for call in delta.get("tool_calls") or []:
+                if not isinstance(call, dict):
+                    continue
+                slot = self.calls.setdefault(int(call.get("index") or 0), {
+                    "id": "", "type": "function", "function": {"name": "", "arguments": ""}})
+                if call.get("id"):
+                    slot["id"] = call["id"]
+                fn = call.get("function") or {}
+                slot["function"]["name"] += fn.get("name") or ""
+                slot["function"]["arguments"] += fn.get("arguments") or ""
+
+    def message(self) -> dict | None:
+        if not self.text and not self.calls:
+            return None
+        out: dict[str, Any] = {"role": "assistant", "content": "".join(self.text)}
+        if self.calls:
+            out["tool_calls"] = [self.calls[i] for i in sorted(self.calls)]
+        return out
+
+
+# --- Anthropic Messages ------------------------------------------------------------------------
+
+
+def anthropic_messages(body: dict) -> list[dict]:
+    """An Anthropic request (system + messages with content blocks) as memory messages.
+
+    tool_result blocks become `tool` messages; tool_use blocks become OpenAI-style tool_calls.
+    """
+    out: list[dict] = []
+    system = body.get("system")
+    if system:
+        out.append({"role": "system", "content": _text(system)})
+    for m in body.get("messages") if isinstance(body.get("messages"), list) else []:
+        if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
+            continue
+        content = m.get("content")
+        if isinstance(content, str):
+            out.append({"role": m["role"], "content": content})
+            continue
+        blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+        if m["role"] == "user":
+            for b in blocks:
+                if b.get("type") == "tool_result":
+                    out.append({"role": "tool", "tool_call_id": str(b.get("tool_use_id") or ""),
+                                "content": _text(b.get("content")) if not isinstance(b.get("content"), str)
+                                else b["content"]})
+            rest = [b for b in blocks if b.get("type") not in ("tool_result",)]
+            if rest:
+                out.append({"role": "user", "content": _parts(rest)})
+        else:
+            text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+            msg: dict[str, Any] = {"role": "assistant", "content": text}
+            calls = [{"id": str(b.get("id") or ""), "type": "function",
+                      "function": {"name": str(b.get("name") or ""), "arguments": json.dumps(b.get("input") or {})}}
+                     for b in blocks if b.get("type") == "tool_use"]
+            if calls:
+                msg["tool_calls"] = calls
+            out.append(msg)
+    return out
+
+
+def _anthropic_blocks(message: dict) -> list[dict]:
+    content = message.get("content")
+    role = message["role"]
+    if role == "tool":
+        return [{"type": "tool_result", "tool_use_id": message.get("tool_call_id", ""), "content": _text(content)
+                 if not isinstance(content, str) else content}]
+    blocks: list[dict] = []
+    if isinstance(content, str):
+        if content:
+            blocks.append({"type": "text", "text": content})
+    elif isinstance(content, list):
+        for part in content:
+            if part.get("type") == "text":
+                if part.get("text"):
+                    blocks.append({"type": "text", "text": part["text"]})
+            elif part.get("type") in ("image", "document"):
+                blocks.append(part)
+    for call in message.get("tool_calls") or []:
+        fn = call.get("function") or {}
+        try:
+            args = json.loads(fn.get("arguments") or "{}")
+        except ValueError:
+            args = {}
+        blocks.append({"type": "tool_use", "id": call.get("id", ""), "name": fn.get("name", ""),
+                       "input": args if isinstance(args, dict) else {}})
+    return blocks
+
+
+def anthropic_body(body: dict, *, instructions: str, messages: list[dict]) -> dict:
+    """The upstream request: decorated instructions as `system`, the window as Anthropic messages
+    (tool results folded into user turns, consecutive same-role messages merged)."""
+    out: list[dict] = []
+    for message in messages:
+        role = "user" if message["role"] in ("user", "tool") else "assistant"
+        blocks = _anthropic_blocks(message)
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+    for item in out:  # plain text turns go as strings, the form clients send most
+        if len(item["content"]) == 1 and item["content"][0]["type"] == "text":
+            item["content"] = item["content"][0]["text"]
+    upstream = {**body, "messages": out}
+    if instructions:
+        upstream["system"] = instructions
+    else:
+        upstream.pop("system", None)
+    return upstream
+
+
+def anthropic_reply(data: Any) -> dict | None:
+    if not isinstance(data, dict) or not isinstance(data.get("content"), list):
+        return None
+    return anthropic_messages({"messages": [{"role": "assistant", "content": data["content"]}]})[0]
+
+
+def anthropic_error_body(message: str, *, kind: str = "api_error") -> dict:
+    return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+@dataclass
+class AnthropicStream:
+    """Accumulates Messages API stream events (content blocks of text and tool_use)."""
+
+    blocks: dict[int, dict] = field(default_factory=dict)
+    error: str | None = None
+    done: bool = False
+
+    @staticmethod
+    def is_terminal(event: str, data: str) -> bool:
+        return event == "message_stop"
+
+    def feed(self, event: str, data: str) -> None:
+        try:
+            payload = json.loads(data)
+        except ValueError:
+            return
+        if not isinstance(payload, dict):
+            return
+        kind = payload.get("type") or event
+        if kind == "message_stop":
+            self.done = True
+        elif kind == "error":
+            error = payload.get("error") or {}
+            self.error = str(error.get("message") if isinstance(error, dict) else error)
+        elif kind == "content_block_start":
+            block = dict(payload.get("content_block") or {})
+            if block.get("type") == "tool_use":
+                block["partial_json"] = ""
+            self.blocks[int(payload.get("index") or 0)] = block
+        elif kind == "content_block_delta":
+            block = self.blocks.setdefault(int(payload.get("index") or 0), {"type": "text", "text": ""})
+            delta = payload.get("delta") or {}
+            if delta.get("type") == "text_delta":
+                block["text"] = block.get("text", "") + (delta.get("text") or "")
+            elif delta.get("type") == "input_json_delta":
+                block["partial_json"] = block.get("partial_json", "") + (delta.get("partial_json") or "")
+
+    def message(self) -> dict | None:
+        blocks = []
+        for i in sorted(self.blocks):
+            block = dict(self.blocks[i])
+            if block.get("type") == "tool_use":
+                raw = block.pop("partial_json", "")
+                try:
+                    block["input"] = json.loads(raw) if raw else (block.get("input") or {})
+                except ValueError:
+                    block["input"] = {}
+            blocks.append(block)
+        if not any(b.get("type") == "tool_use" or b.get("text") for b in blocks):
+            return None
+        return anthropic_reply({"content": blocks})
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """What differs between the two routes."""
+
+    name: str  # the provider; also the reported failure's task id `proxy.<name>`
+    default_base_url: str
+    path: str  # appended to the upstream base URL
+    official_host: str
+
+    def messages_in(self, body: dict) -> list[dict]:
+        return openai_messages(body.get("messages")) if self.name == "openai" else anthropic_messages(body)
+
+    def upstream_body(self, body: dict, *, instructions: str, messages: list[dict]) -> dict:
+        build = openai_body if self.name == "openai" else anthropic_body
+        return build(body, instructions=instructions, messages=messages)
+
+    def reply(self, data: Any) -> dict | None:
+        return openai_reply(data) if self.name == "openai" else anthropic_reply(data)
+
+    def stream(self) -> OpenAIStream | AnthropicStream:
+        return OpenAIStream() if self.name == "openai" else AnthropicStream()
+
+    def error_body(self, message: str, *, status: int) -> dict:
+        if self.name == "openai":
+            return openai_error_body(message, code="upstream_timeout" if status == 504 else "upstream_unreachable")
+        return anthropic_error_body(message, kind="timeout_error" if status == 504 else "api_error")
+
+    def user_of(self, body: dict) -> str | None:
+        """The client's own end-user id: OpenAI's `user` (or `safety_identifier`), Anthropic's
+        `metadata.user_id`."""
+        if self.name == "openai":
+            value = body.get("user") or body.get("safety_identifier")
+        else:
+            value = (body.get("metadata") or {}).get("user_id") if isinstance(body.get("metadata"), dict) else None
+        return value if isinstance(value, str) and value.strip() else None
+
+
+OPENAI = Protocol("openai", "https://api.openai.com/v1", "/chat/completions", "api.openai.com")
+ANTHROPIC = Protocol("anthropic", "https://api.anthropic.com", "/v1/messages", "api.anthropic.com")
+PROTOCOLS = {"openai": OPENAI, "anthropic": ANTHROPIC}
+
+
+def sse_frames(buffer: str) -> tuple[list[str], str]:
+    """Complete SSE frames (each without its blank line) from a buffer, and what is left over."""
+    buffer = buffer.replace("\r\n", "\n")
+    *frames, rest = buffer.split("\n\n")
+    return [f for f in frames if f], rest
+
+
+def sse_parse(frame: str) -> tuple[str, str]:
+    """(event, data) of one SSE frame; comments and ids ignored."""
+    event, data = "message", []
+    for line in frame.split("\n"):
+        if not line or line.startswith(":"):
+            continue
+        name, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if name == "event":
+            event = value
+        elif name == "data":
+            data.append(value)
+    return event, "\n".join(data)

@@ -1,0 +1,83 @@
+"""The proxy's outbound connection: an httpx.AsyncClient through the egress policy.
+
+The async twin of `providers.egress.PinnedTransport`: the host is resolved once at connect time by
+`providers.egress.egress_addresses` (the same check, the same THREADLESS_EGRESS_ALLOW), and the TCP
+connection goes to one of the checked addresses, while the Host header and TLS server name stay
+the URL's hostname. No proxies from the environment, no redirects. One client per event loop
+(an httpx.AsyncClient belongs to the loop it was first used on), one SSL context per process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import weakref
+
+import httpcore
+import httpx
+from django.conf import settings
+
+from providers.egress import egress_addresses
+
+_ssl_context = None
+_ssl_lock = threading.Lock()
+_clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+class AsyncPinnedBackend(httpcore.AsyncNetworkBackend):
+    """httpcore's anyio backend with the egress check at the point of connecting."""
+
+    def __init__(self) -> None:
+        self._backend = httpcore.AnyIOBackend()
+
+    async def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        # getaddrinfo blocks: resolve in a thread, then connect to what was checked.
+        addresses = await asyncio.to_thread(egress_addresses, host, port)
+        last: Exception | None = None
+        for addr in addresses:
+            target = addr.ipv4_mapped if addr.version == 6 and addr.ipv4_mapped else addr
+            try:
+                return await self._backend.connect_tcp(str(target), port, timeout=timeout,
+                                                       local_address=local_address, socket_options=socket_options)
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                last = exc
+        raise last  # egress_addresses never returns an empty list
+
+    async def connect_unix_socket(self, path, timeout=None, socket_options=None):  # pragma: no cover
+        raise httpcore.ConnectError("unix sockets are not an upstream")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._backend.sleep(seconds)
+
+
+class AsyncPinnedTransport(httpx.AsyncHTTPTransport):
+    def __init__(self, *, ssl_context, limits: httpx.Limits):
+        super().__init__(verify=ssl_context, limits=limits, trust_env=False)
+        self._pool = httpcore.AsyncConnectionPool(
+            ssl_context=ssl_context, max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry, network_backend=AsyncPinnedBackend())
+
+
+def _ssl():
+    global _ssl_context
+    if _ssl_context is None:
+        with _ssl_lock:
+            if _ssl_context is None:  # loading the CA bundle takes tens of ms: once per process
+                _ssl_context = httpx.create_ssl_context(verify=True, trust_env=False)
+    return _ssl_context
+
+
+def upstream_client() -> httpx.AsyncClient:
+    """This event loop's pooled client for upstream calls; a changed egress allow list gets a
+    fresh pool, so no connection opened under the old policy is reused."""
+    loop = asyncio.get_running_loop()
+    policy = tuple(settings.THREADLESS_EGRESS_ALLOW)
+    held = _clients.get(loop)
+    if held is not None and held[0] == policy:
+        return held[1]
+    limits = httpx.Limits(max_connections=200, max_keepalive_connections=40)
+    client = httpx.AsyncClient(transport=AsyncPinnedTransport(ssl_context=_ssl(), limits=limits),
+                               follow_redirects=False, trust_env=False, timeout=httpx.Timeout(600, connect=10))
+    _clients[loop] = (policy, client)
+    return client

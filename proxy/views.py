@@ -1,0 +1,322 @@
+"""`POST /v1/openai/chat/completions` and `POST /v1/anthropic/v1/messages` (SPEC 4.8).
+
+Per call: authenticate (the Threadless key), decorate the request's new messages into the named
+memory, forward the decorated request upstream (the egress-pinned async client), stream the
+reply back as it arrives, then report it durably (before the client sees the stream's last
+event, so a client that reads the memory right after the call finds the reply). A client
+disconnect mid-stream stores the part received so far once, ending with the `[cut off: …]`
+marker line, closes the upstream stream and re-raises. Memory never fails the model call: when
+decorate cannot run (database down) the call is forwarded as sent, with `X-Threadless-Degraded: 1`.
+
+Threadless's own errors (key, body, settings) answer in the SPEC 4.1 shape; upstream errors come
+back in the provider's own shape and status, so the client's retry logic works unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+
+import httpx
+import orjson
+from asgiref.sync import sync_to_async
+from django.http import HttpResponse, StreamingHttpResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from common.errors import ApiError, Unauthorized, exception_response
+from common.http.bearer import bearer_token
+from common.http.body import json_object, parse_json
+from common.redaction import provider_message
+from projects.auth import key_from_plaintext
+from projects.models import ApiKey
+from projects.ratelimit import check_quota, check_rate
+from providers.egress import EgressRefused
+from proxy import services
+from proxy.protocols import (
+    ANTHROPIC,
+    CUT_OFF_CLIENT,
+    CUT_OFF_UPSTREAM,
+    OPENAI,
+    Protocol,
+    cut_off,
+    sse_frames,
+    sse_parse,
+)
+from proxy.upstream import upstream_client
+
+log = logging.getLogger("threadless.proxy")
+
+# Request headers forwarded upstream (the provider's own); everything else stays here.
+FORWARD_PREFIXES = ("anthropic-", "openai-", "x-stainless-")
+# Upstream answer headers passed back (limits and retry hints the client's SDK acts on).
+BACK_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-", "openai-", "retry-after", "x-should-retry")
+BACK_RENAMED = {"x-request-id": "X-Upstream-Request-Id", "request-id": "X-Upstream-Request-Id"}
+
+
+class MethodNotAllowed(ApiError):
+    status = 405
+    code = "method_not_allowed"
+    hint = "This route takes POST, as the provider's API does."
+
+
+@dataclass
+class Call:
+    protocol: Protocol
+    project: object
+    memory: object | None
+    upstream: services.Upstream
+    body: dict  # what goes upstream
+    stream: bool
+    turn: int | None = None
+    degraded: bool = False
+
+    def headers(self) -> dict:
+        out = {"X-Threadless-Memory": self.memory.id if self.memory is not None else "none"}
+        if self.turn is not None:
+            out["X-Threadless-Turn"] = str(self.turn)
+        if self.degraded:
+            out["X-Threadless-Degraded"] = "1"
+        return out
+
+
+# --- before the upstream call (sync, in one thread hop) ------------------------------------------
+
+
+def _authenticate(request, protocol: Protocol) -> ApiKey:
+    """The same key check and limits as every /v1 route (projects.auth, projects.ratelimit); the
+    Anthropic clients send their key as x-api-key instead of a Bearer header."""
+    token = bearer_token(request.headers.get("Authorization", ""))
+    if token is None and protocol is ANTHROPIC:
+        token = request.headers.get("x-api-key", "").strip()
+    if not token:
+        raise Unauthorized("No Threadless key was sent.", hint="Pass your tl_proj_… key as the client's api_key; "
+                           "the provider key goes in X-Upstream-Authorization or the project's proxy settings.")
+    key = key_from_plaintext(token)
+    if key.kind != ApiKey.Kind.PROJECT:
+        raise Unauthorized("A publishable key can only use the end-user chat routes.",
+                           hint="Use a project key (tl_proj_…) on the proxy.")
+    request.api_key = key
+    check_rate(request, key)
+    check_quota(request, key)
+    return key
+
+
+def _body(request) -> dict:
+    """The provider's request body: parsed like every /v1 body (common.http.body); unknown fields
+    are the provider's business, so none is refused here."""
+    return json_object(parse_json(request.body))
+
+
+def _is_retry(request) -> bool:
+    """The OpenAI and Anthropic SDKs (Python and TypeScript) number their retries."""
+    count = request.headers.get("x-stainless-retry-count", "0").strip()
+    return count.isdigit() and int(count) > 0
+
+
+def _prepare(request, protocol: Protocol) -> Call:
+    key = _authenticate(request, protocol)
+    project = key.project
+    body = _body(request)
+    upstream = services.upstream_resolve(project=project, protocol=protocol,
+                                         base_url=request.headers.get("X-Upstream-Base-Url"),
+                                         authorization=request.headers.get("X-Upstream-Authorization"))
+    budget = services.budget_of(request.headers.get("X-Threadless-Budget"))
+    named = request.headers.get("X-Threadless-Memory", "").strip()
+    call = Call(protocol=protocol, project=project, memory=None, upstream=upstream, body=body,
+                stream=body.get("stream") is True)
+    try:
+        call.memory = services.proxy_memory(project=project, memory_id=named if named.lower() != "none" else None,
+                                            external_id=request.headers.get("X-Threadless-External-Id"),
+                                            user=protocol.user_of(body))
+        if call.memory is None:
+            return call
+        answer = services.proxy_decorate(memory=call.memory, project=project, protocol=protocol, body=body,
+                                         budget_tokens=budget, retry=_is_retry(request))
+    except ApiError as exc:
+        if exc.status < 500:
+            raise  # the caller's mistake (an unknown memory id, a bad budget): say so
+        return _degraded(call, exc)
+    except Exception as exc:  # noqa: BLE001 - memory never fails the model call
+        return _degraded(call, exc)
+    call.turn = answer["turn"]
+    call.body = protocol.upstream_body(body, instructions=answer["instructions"], messages=answer["messages"])
+    return call
+
+
+def _degraded(call: Call, exc: Exception) -> Call:
+    log.warning("proxy: decorate failed (%s); forwarding without memory", exc.__class__.__name__)
+    call.degraded = True  # forwarded as the client sent it; nothing is reported (nothing was stored)
+    return call
+
+
+# --- after ------------------------------------------------------------------------------------
+
+
+def _report_sync(call: Call, reply: dict | None, error: str | None) -> None:
+    if call.memory is None or call.degraded:
+        return
+    try:
+        services.proxy_report(memory=call.memory, protocol=call.protocol, reply=reply, error=error)
+    except Exception as exc:  # noqa: BLE001 - the client has its answer; the failure goes to the log
+        log.error("proxy: report for %s failed: %s", call.memory.id, exc.__class__.__name__, exc_info=exc)
+
+
+async def _report(call: Call, reply: dict | None, error: str | None) -> None:
+    """Report, shielded: a client disconnect while it runs does not stop the write."""
+    if call.memory is None or call.degraded:
+        return
+    await asyncio.shield(asyncio.ensure_future(sync_to_async(_report_sync)(call, reply, error)))
+
+
+def _back_headers(response: httpx.Response) -> dict:
+    out = {}
+    for name, value in response.headers.items():
+        lowered = name.lower()
+        if lowered in BACK_RENAMED:
+            out[BACK_RENAMED[lowered]] = value
+        elif lowered.startswith(BACK_PREFIXES):
+            out[name] = value
+    return out
+
+
+def _respond(content: bytes, *, status: int, content_type: str, headers: dict) -> HttpResponse:
+    response = HttpResponse(content, status=status, content_type=content_type)
+    for name, value in headers.items():
+        response[name] = value
+    return response
+
+
+def _transport_failure(exc: Exception) -> tuple[int, str]:
+    if isinstance(exc, httpx.TimeoutException):
+        return 504, "the upstream timed out"
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, EgressRefused):
+            return 502, str(cause)
+        if isinstance(cause, ConnectionRefusedError) or "refused" in str(cause).lower():
+            return 502, "connection refused"
+        cause = cause.__cause__ or cause.__context__
+    return 502, f"connection failed ({exc.__class__.__name__})"
+
+
+def _error(request, exc: Exception, call: Call | None = None) -> HttpResponse:
+    response = exception_response(request, exc)
+    for name, value in (call.headers() if call else {}).items():
+        response[name] = value
+    return response
+
+
+# --- the call ---------------------------------------------------------------------------------
+
+
+async def proxy_call(request, protocol: Protocol) -> HttpResponse:
+    try:
+        if request.method != "POST":
+            raise MethodNotAllowed(f"Method {request.method} is not allowed on this path.")
+        call = await sync_to_async(_prepare)(request, protocol)
+    except Exception as exc:  # noqa: BLE001 - Threadless's own errors in the one error shape
+        return _error(request, exc)
+    forwarded = {k: v for k, v in request.headers.items() if k.lower().startswith(FORWARD_PREFIXES)}
+    client = upstream_client()
+    upstream_request = client.build_request(
+        "POST", call.upstream.url, content=orjson.dumps(call.body),
+        headers={**forwarded, **call.upstream.headers, "Content-Type": "application/json",
+                 "Accept": "text/event-stream" if call.stream else "application/json"})
+    operation = "Streaming chat" if call.stream else "Chat model execution"
+    try:
+        response = await client.send(upstream_request, stream=True)
+    except Exception as exc:  # noqa: BLE001 - unreachable upstream: the provider's error shape, recorded
+        status, reason = _transport_failure(exc)
+        await _report(call, None, f"{operation} failed: {reason}")
+        body = call.protocol.error_body(f"Threadless could not reach the upstream: {reason}", status=status)
+        return _respond(orjson.dumps(body), status=status, content_type="application/json", headers=call.headers())
+    headers = {**_back_headers(response), **call.headers()}
+    content_type = response.headers.get("content-type", "application/json")
+    if response.status_code >= 400 or not (call.stream and content_type.startswith("text/event-stream")):
+        try:
+            raw = await response.aread()
+        except Exception as exc:  # noqa: BLE001
+            status, reason = _transport_failure(exc)
+            await _report(call, None, f"{operation} failed: {reason}")
+            body = call.protocol.error_body(f"The upstream answer broke off: {reason}", status=status)
+            return _respond(orjson.dumps(body), status=status, content_type="application/json", headers=headers)
+        finally:
+            await response.aclose()
+        if response.status_code >= 400:
+            message = provider_message(raw) or f"HTTP {response.status_code}"
+            await _report(call, None, f"{operation} failed: {message} (HTTP {response.status_code})")
+            if not content_type.startswith("application/json"):  # keep the provider's shape even so
+                raw, content_type = orjson.dumps(call.protocol.error_body(message, status=response.status_code)), \
+                    "application/json"
+            return _respond(raw, status=response.status_code, content_type=content_type, headers=headers)
+        try:
+            data = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            data = None
+        await _report(call, call.protocol.reply(data), None)
+        return _respond(raw, status=response.status_code, content_type=content_type, headers=headers)
+    streaming = StreamingHttpResponse(relay(call, response), status=response.status_code,
+                                      content_type="text/event-stream")
+    for name, value in {**headers, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}.items():
+        streaming[name] = value
+    return streaming
+
+
+async def relay(call: Call, response: httpx.Response):
+    """Forward the upstream's SSE frames as they arrive and accumulate the reply.
+
+    The reply is reported before the terminal frame (`data: [DONE]` / `message_stop`) is sent.
+    On a client disconnect (CancelledError) the part received so far is reported once, marked
+    cut off; the upstream stream is closed in every case.
+    """
+    acc = call.protocol.stream()
+    reported = False
+    buffer = ""
+    try:
+        try:
+            async for text in response.aiter_text():
+                buffer += text
+                frames, buffer = sse_frames(buffer)
+                for frame in frames:
+                    event, data = sse_parse(frame)
+                    if data:
+                        acc.feed(event, data)
+                    if not reported and data and acc.is_terminal(event, data):
+                        reported = True
+                        error = f"Streaming chat failed: {acc.error}" if acc.error else None
+                        await _report(call, acc.message(), error)
+                    yield (frame + "\n\n").encode()
+        except httpx.HTTPError as exc:
+            if not reported:
+                reported = True
+                _status, reason = _transport_failure(exc)
+                await _report(call, cut_off(acc.message(), CUT_OFF_UPSTREAM), f"Streaming chat failed: {reason}")
+            body = call.protocol.error_body(f"The upstream stream broke off: {_transport_failure(exc)[1]}", status=502)
+            yield (b"event: error\n" if call.protocol is not OPENAI else b"") + b"data: " + orjson.dumps(body) + b"\n\n"
+            return
+        if buffer.strip():
+            yield (buffer + "\n\n").encode()
+        if not reported:
+            reported = True
+            reason = acc.error or "the upstream stream ended before its last event"
+            await _report(call, cut_off(acc.message(), CUT_OFF_UPSTREAM), f"Streaming chat failed: {reason}")
+    except asyncio.CancelledError:
+        if not reported:
+            reported = True
+            await _report(call, cut_off(acc.message(), CUT_OFF_CLIENT), None)
+        raise
+    finally:
+        await response.aclose()
+
+
+@csrf_exempt
+async def openai_chat_completions(request):
+    """OpenAI Chat Completions, with memory: `OpenAI(base_url="<origin>/v1/openai")`."""
+    return await proxy_call(request, OPENAI)
+
+
+@csrf_exempt
+async def anthropic_messages(request):
+    """Anthropic Messages, with memory: `Anthropic(base_url="<origin>/v1/anthropic")`."""
+    return await proxy_call(request, ANTHROPIC)

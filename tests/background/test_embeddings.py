@@ -1,0 +1,137 @@
+"""Embedding providers and semantic recall: the openai-compatible provider against a real local
+stub server, vectors stored by the worker, decorate embedding only its query, RRF fusion finding a
+paraphrase, a model change re-embedding in the background, a provider outage staying lexical."""
+
+from __future__ import annotations
+
+import pytest
+
+from memories import embeddings, recall, services
+from memories.models import Entry, RecallVector
+
+from .embed_stub import EmbeddingsStub
+from .helpers import CORPUS, converse, drain
+
+PET_LINE = "I have a beagle, Biscuit, who sleeps on the sofa all day."
+QUESTION = "What's the name of my dog?"
+
+
+@pytest.fixture
+def stub(settings):
+    settings.THREADLESS_EGRESS_ALLOW = ["127.0.0.1"]
+    with EmbeddingsStub() as server:
+        yield server
+
+
+def _configure(project, stub, model="stub-embed-1"):
+    project.model_config = {"embeddings": {"provider": "openai", "model": model, "baseUrl": stub.url}}
+    project.save(update_fields=["model_config"])
+
+
+@pytest.fixture
+def pet_memory(cast, stub):
+    _configure(cast.project_a, stub)
+    memory, _ = services.memory_create(project=cast.project_a)
+    converse(memory, [[PET_LINE, "Biscuit sounds like a lovely companion."]])
+    converse(memory, CORPUS["filler"][:10])
+    drain()
+    memory.refresh_from_db()
+    return memory
+
+
+def test_the_openai_provider_posts_the_texts_and_answers_unit_vectors(stub):
+    provider = embeddings.OpenAIProvider(model="stub-embed-1", base_url=stub.url, api_key="sk-test")
+    vectors = provider.embed(["my dog", "a beagle"])
+    assert len(vectors) == 2 and all(abs(sum(x * x for x in v) - 1) < 1e-6 for v in vectors)
+    seen = stub.requests[0]
+    assert seen["path"] == "/v1/embeddings" and seen["body"] == {"model": "stub-embed-1", "input": ["my dog", "a beagle"]}
+    assert seen["authorization"] == "Bearer sk-test"
+
+
+def test_the_provider_refuses_an_internal_address_the_egress_policy_does_not_allow(stub, settings):
+    settings.THREADLESS_EGRESS_ALLOW = []
+    provider = embeddings.OpenAIProvider(model="m", base_url=stub.url)
+    with pytest.raises(embeddings.EmbeddingFailed):
+        provider.embed(["x"])
+    assert stub.requests == []
+
+
+def test_embeddings_are_off_by_default(cast):
+    assert embeddings.provider_for(cast.project_a) is None
+    assert not embeddings.enabled(cast.project_a)
+
+
+def test_the_worker_stores_one_vector_per_message_with_model_and_dimension(pet_memory):
+    messages = Entry.objects.filter(memory=pet_memory, kind="message", committed=True).count()
+    rows = RecallVector.objects.filter(memory=pet_memory)
+    assert rows.count() == messages
+    assert set(rows.values_list("model", "dim")) == {("openai:stub-embed-1", 64)}
+
+
+def test_decorate_embeds_only_the_query_never_stored_text(pet_memory, stub):
+    stub.requests.clear()
+    answer = services.memory_decorate(memory=pet_memory, messages=[{"role": "user", "content": QUESTION}],
+                                      budget_tokens=300, store=False)
+    assert stub.inputs() == [QUESTION]
+    assert answer["context"]["recalled"]
+
+
+def test_a_paraphrase_with_no_shared_word_is_recalled_through_fusion(pet_memory, cast):
+    found = services.memory_decorate(memory=pet_memory, messages=[{"role": "user", "content": QUESTION}],
+                                     budget_tokens=300, store=False)
+    assert "Biscuit" in found["context_text"]
+    assert recall.query_terms(QUESTION) == ["name", "dog"]  # nothing lexical to match the beagle line
+    cast.project_a.model_config = {}
+    cast.project_a.save(update_fields=["model_config"])
+    pet_memory.refresh_from_db()
+    lexical = services.memory_decorate(memory=pet_memory, messages=[{"role": "user", "content": QUESTION}],
+                                       budget_tokens=300, store=False)
+    assert "Biscuit" not in lexical["context_text"]
+
+
+def test_a_model_change_re_embeds_in_the_background_without_mixing_spaces(pet_memory, stub, cast):
+    _configure(cast.project_a, stub, model="stub-embed-2")
+    pet_memory.refresh_from_db()
+    stub.requests.clear()
+    # Before the re-index the old vectors are ignored: fusion reads only the current model's space.
+    answer = services.memory_decorate(memory=pet_memory, messages=[{"role": "user", "content": QUESTION}],
+                                      budget_tokens=300, store=False)
+    assert "Biscuit" not in answer["context_text"]
+    step = embeddings.backfill(memory_id=pet_memory.id, limit=5)
+    assert step["dropped"] > 0 and step["embedded"] == 5 and step["remaining"] > 0
+    while embeddings.backfill(memory_id=pet_memory.id, limit=5)["remaining"]:
+        pass
+    assert set(RecallVector.objects.filter(memory=pet_memory).values_list("model", flat=True)) == {"openai:stub-embed-2"}
+    assert RecallVector.objects.filter(memory=pet_memory).count() == Entry.objects.filter(
+        memory=pet_memory, kind="message", committed=True).count()
+    again = services.memory_decorate(memory=pet_memory, messages=[{"role": "user", "content": QUESTION}],
+                                     budget_tokens=300, store=False)
+    assert "Biscuit" in again["context_text"]
+
+
+def test_a_provider_outage_leaves_decorate_working_and_lexical(pet_memory, stub):
+    stub.status = 503
+    answer = services.memory_decorate(memory=pet_memory, messages=[{"role": "user", "content": "Tell me about Biscuit"}],
+                                      budget_tokens=300, store=False)
+    assert "Biscuit" in answer["context_text"]  # the lexical half still works
+
+
+def test_an_uncommitted_message_loses_its_vector(pet_memory):
+    entry = Entry.objects.filter(memory=pet_memory, content=PET_LINE).get()
+    services.entries_set_committed(memory=pet_memory, entry_ids=[entry.id], committed=False)
+    assert not RecallVector.objects.filter(entry_id=entry.id).exists()
+
+
+@pytest.mark.skipif(not embeddings.available_local(), reason="the local-embeddings extra is not installed")
+def test_the_local_model_puts_a_paraphrase_nearer_than_an_unrelated_sentence():
+    provider = embeddings.LocalProvider()
+    query, pet, other = provider.embed([QUESTION, PET_LINE, "The quarterly budget review is on Monday."])
+    assert len(query) == 384
+    assert sum(a * b for a, b in zip(query, pet, strict=True)) > sum(a * b for a, b in zip(query, other, strict=True))
+
+
+def test_forgetting_a_memory_removes_its_vectors_and_counts_them(pet_memory):
+    vectors = RecallVector.objects.filter(memory=pet_memory).count()
+    receipt = services.memory_delete(memory=pet_memory)
+    assert vectors > 0 and receipt["index_rows"] >= vectors
+    assert not RecallVector.objects.filter(memory_id=pet_memory.id).exists()

@@ -1,0 +1,289 @@
+"""Generate tests/data/recall_corpus.json: a deterministic, varied corpus for recall and facts.
+
+    python tests/data/make_recall_corpus.py   # rewrites recall_corpus.json (same seed, same file)
+
+Conversations in five styles (assistant chats, support tickets, two-person chats, long
+multi-session ones, chats with non-English names), each with questions whose answer lies far
+back (`expect` = a string the right message contains), and user lines labelled with the facts a
+careful human would extract (slot + words the fact must contain; [] = nothing to extract).
+
+Held out: every template list is split in two, the even-numbered phrasings for the `dev` half
+(tuned on) and the odd-numbered ones for the `heldout` half (measured only), so the held-out half
+has phrasings the code was never tuned on, not only other names.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import date, timedelta
+from pathlib import Path
+
+SEED = 1313
+OUT = Path(__file__).with_name("recall_corpus.json")
+
+NAMES = ["Zoë", "José", "Łukasz", "Dana", "Priya", "Søren", "Ana", "Björn", "Mei", "Tomás", "Aoife", "Kwame",
+         "Ingrid", "Dmitri", "Fatima", "Hiroshi", "Chloé", "Mateus", "Olu", "Renée", "Jürgen", "Nuala", "Emeka",
+         "Saoirse", "Lars", "Yusuf", "Élodie", "Rafael", "Ximena", "Anneliese", "Bartłomiej", "Oskar", "Amara"]
+CITIES = ["Kraków", "Lisbon", "Malmö", "São Paulo", "Zürich", "Reykjavík", "Bergen", "Porto", "Tallinn", "Gdańsk",
+          "Nairobi", "Osaka", "Ljubljana", "Córdoba", "Valparaíso", "Tromsø", "Dublin", "Leeds", "Montréal", "Hanoi"]
+JOBS = ["nurse", "software engineer", "architect", "pharmacist", "teacher", "data analyst", "chef", "translator",
+        "electrician", "physiotherapist", "graphic designer", "accountant"]
+EMPLOYERS = ["Siemens", "Nordea", "Spotify", "Novo Nordisk", "Zalando", "Rakuten", "Banco Itaú", "Allegro", "Ørsted"]
+PETS = [("dog", "beagle"), ("cat", "tabby"), ("dog", "corgi"), ("cat", "Maine Coon"), ("rabbit", "lop"),
+        ("dog", "greyhound")]
+PET_NAMES = ["Biscuit", "Pierogi", "Mochi", "Fjord", "Luna", "Tofu", "Kiwi", "Pimenta", "Søl", "Boris"]
+FOODS = ["sushi", "pierogi", "falafel", "ramen", "tapas", "dumplings", "curry", "paella"]
+THINGS = ["climbing", "jazz", "board games", "sailing", "pottery", "chess", "cycling", "gardening", "opera"]
+RELATIVES = ["sister", "brother", "daughter", "son", "mother", "father", "cousin"]
+# The slot a relative's fact takes: one mother and one father, any number of the others.
+RELATIVE_SLOTS = {"mother": "family:mother", "father": "family:father"}
+ITEMS = ["kettle", "monitor", "headphones", "blender", "desk lamp", "router", "backpack", "keyboard"]
+
+# --- needles: (statement, question, expect) templates; {x} filled from the pools above -----------------
+
+NEEDLES = [
+    ("My flight to {city} leaves from gate {gate} on {day}.", "Which gate does my flight to {city} leave from?", "{gate}"),
+    ("The wifi password at the cabin is {word}-{n}.", "What was the wifi password at the cabin again?", "{word}-{n}"),
+    ("My {relative} {name}'s birthday is on {day}.", "When is {name}'s birthday?", "{day}"),
+    ("We booked the table at {resto} for the anniversary.", "Which restaurant did we book for the anniversary?", "{resto}"),
+    ("I parked on level {n} of the {city} airport garage.", "Where did I park at the airport?", "level {n}"),
+    ("My dentist appointment got moved to {day} at {hour}.", "When is the dentist appointment now?", "{hour}"),
+    ("The locker code at the gym is {n}{n2}.", "What's my gym locker code?", "{n}{n2}"),
+    ("I lent my copy of {book} to {name}.", "Who has my copy of {book}?", "{name}"),
+    ("The plumber said the boiler part number is {code}.", "What part number did the plumber give for the boiler?", "{code}"),
+    ("For the hike we agreed to meet at the {place} trailhead at {hour}.", "Where are we meeting for the hike?", "{place}"),
+    ("I have a {breed} called {pet}.", "What is the name of my {kind}?", "{pet}"),
+    ("My insurance policy number is {code}.", "Remind me of my insurance policy number.", "{code}"),
+    ("Our landlord {name} wants the rent by the {n}th of each month.", "By which day does the landlord want the rent?", "{n}th"),
+    ("The conference talk I'm giving is titled '{title}'.", "What is the title of my conference talk?", "{title}"),
+    ("I started taking {med} every morning for my blood pressure.", "What do I take for my blood pressure?", "{med}"),
+    ("We chose {color} paint for the nursery.", "What colour did we pick for the nursery walls?", "{color}"),
+]
+SUPPORT = [
+    ("Order {order} arrived with a cracked {item}.", "What was wrong with order {order}?", "cracked {item}"),
+    ("The export to CSV fails with error {code} since the last update.", "Which error code did the CSV export show?", "{code}"),
+    ("I was charged twice on {day}, invoice {order}.", "Which invoice was the double charge on?", "{order}"),
+    ("Our account id is {code} and the admin is {name}.", "Who is the admin of our account?", "{name}"),
+    ("The sync stopped working after I changed my password on {day}.", "When did the sync stop working?", "{day}"),
+    ("We are on the {plan} plan with {n} seats.", "How many seats do we have on our plan?", "{n} seats"),
+    ("The tracking number for the replacement is {code}.", "What is the tracking number of the replacement?", "{code}"),
+    ("The app crashes when I open the {screen} screen on my tablet.", "Which screen makes the app crash?", "{screen}"),
+]
+TWO = [
+    ("I'm meeting Dr. {name} at {place} on {day}.", "Where is the meeting with Dr. {name}?", "{place}"),
+    ("The kids' school play is on {day} at {hour}.", "When is the school play?", "{hour}"),
+    ("I finally signed up for the {city} half marathon.", "Which half marathon did you sign up for?", "{city}"),
+    ("I picked {book} for the book club this month.", "Which book did you pick for book club?", "{book}"),
+    ("My new phone number is {phone}.", "What's your new phone number?", "{phone}"),
+    ("Grandma's recipe needs {n} eggs and a pinch of cardamom.", "How many eggs does grandma's recipe need?", "{n} eggs"),
+]
+
+FILLER_USER = [
+    "Can you help me draft an email to my team about the {topic}?", "What's a good way to learn more about {topic}?",
+    "I had a long day, the {topic} meeting ran over.", "Give me three ideas for the weekend.",
+    "How do I convert {n} miles to kilometres?", "Summarise the pros and cons of {topic}.",
+    "My flight last year was delayed for hours, never again with that airline.", "Any tips for sleeping better?",
+    "What should I cook tonight with rice and beans?", "Explain {topic} like I'm twelve.",
+    "The weather in {city} looks grim this week.", "I need a packing list for a short trip.",
+    "Remind me how compound interest works.", "Is it worth buying a new laptop this year?",
+    "We talked about the garage and the airport last time, but that's sorted.",
+    "Write a short poem about {topic}.", "What's the difference between a loan and a lease?",
+    "My {relative} called, we chatted about {topic} for ages.", "How long should I boil an egg?",
+]
+FILLER_ASSISTANT = [
+    "Sure, here is a draft you can adapt.", "Good question: it depends on your goals, but here are some options.",
+    "That sounds exhausting; take it easy tonight.", "Here are three ideas: a walk, a museum, a picnic.",
+    "About {n} times 1.609 kilometres.", "Pros: flexibility. Cons: cost and time.", "Sorry to hear that!",
+    "Keep a regular schedule and avoid screens before bed.", "Try a rice and bean bowl with lime and coriander.",
+    "Imagine it as a recipe with steps.", "Pack layers and an umbrella.", "Interest earns interest over time.",
+    "If your laptop still works, maybe wait.", "Glad that's sorted!", "Here is a short poem.",
+    "A lease is renting, a loan is borrowing to buy.", "That's lovely.", "About seven minutes for a firm yolk.",
+]
+SUPPORT_FILLER_USER = [
+    "Hi, I have another question about my account.", "Is there a way to export reports as PDF?",
+    "The dashboard is slow this morning.", "Can I add a second admin?", "How do I reset two-factor authentication?",
+    "Thanks, that worked.", "Where do I find the invoices?", "Can you escalate this to engineering?",
+    "We also have an issue with the order history page loading slowly.",
+]
+SUPPORT_FILLER_AGENT = [
+    "Thanks for reaching out! Let me check that for you.", "You can export from Settings → Reports.",
+    "We're looking into the performance issue.", "Yes, under Team → Roles.", "I've sent you a reset link.",
+    "Happy to help!", "Invoices are under Billing.", "I've escalated this ticket to our engineers.",
+    "Our team is aware of slow order pages; an update is coming.",
+]
+TOPICS = ["budgets", "gardening", "quantum computing", "the quarterly review", "photosynthesis", "jazz history",
+          "remote work", "the Roman empire", "machine learning", "recycling rules"]
+RESTOS = ["Trattoria Bellini", "Casa Lúcia", "Smørrebrød Hus", "Le Petit Zinc", "Sakura Tei", "Bar Łąka"]
+BOOKS = ["Solaris", "The Master and Margarita", "Pedro Páramo", "Kristin Lavransdatter", "Norwegian Wood"]
+PLACES = ["Ørnes", "Kinderdijk", "Glendalough", "Mirador del Río", "Łazienki Park", "the old mill"]
+MEDS = ["amlodipine", "lisinopril", "losartan"]
+COLORS = ["sage green", "dusty rose", "ochre yellow", "pale lilac"]
+TITLES = ["Queues that forget nothing", "Small models, big caches", "Why retries lie"]
+SCREENS = ["settings", "calendar", "reports", "profile"]
+PLANS = ["Team", "Business", "Starter"]
+
+# --- fact lines: (text, [(slot, [must words])]) ------------------------------------------------------
+
+FACT_TEMPLATES = [
+    ("Hi, I'm {name}.", [("name", ["{lname}"])]),
+    ("Call me {name}, everyone does.", [("name", ["{lname}"])]),
+    ("My name is {name} and I live in {city}.", [("name", ["{lname}"]), ("location", ["{lcity}"])]),
+    ("I'm {name}, nice to meet you.", [("name", ["{lname}"])]),
+    ("I live in {city}.", [("location", ["{lcity}"])]),
+    ("Actually, I moved to {city} last spring.", [("location", ["{lcity}"])]),
+    ("I'm originally from {city}.", [("origin", ["{lcity}"])]),
+    ("I grew up in {city} but I live in {city2} now.", [("origin", ["{lcity}"]), ("location", ["{lcity2}"])]),
+    ("I work as a {job}.", [("job", ["{job}"])]),
+    ("I'm a {job} at {employer}.", [("job", ["{job}"]), ("employer", ["{lemployer}"])]),
+    ("I work at {employer}.", [("employer", ["{lemployer}"])]),
+    ("I just started a new job at {employer}.", [("employer", ["{lemployer}"])]),
+    ("I have a {kind} named {pet}.", [("pet:{lpet}", ["{lpet}"])]),
+    ("We adopted a {kind} called {pet} last week.", [("pet:{lpet}", ["{lpet}"])]),
+    ("My {kind}'s name is {pet}.", [("pet:{lpet}", ["{lpet}"])]),
+    ("I love {thing}.", [("preference:{kthing}", ["likes", "{thing}"])]),
+    ("I really enjoy {thing} on weekends.", [("preference:{kthing}", ["likes", "{thing}"])]),
+    ("I hate {food}.", [("preference:{kfood}", ["dislikes", "{food}"])]),
+    ("I'm allergic to shellfish.", [("allergy:shellfish", ["shellfish"])]),
+    ("My {relative} {name2} lives in {city}.", [("{relslot}", ["{lname2}"])]),
+    ("I have a {relative} called {name2}.", [("{relslot}", ["{lname2}"])]),
+    ("My {relative}'s name is {name2}.", [("{relslot}", ["{lname2}"])]),
+    ("I'm planning to visit {city} in {month}.", [("plan:{lcity}", ["{lcity}"])]),
+    ("I'm going to {city} next month.", [("plan:{lcity}", ["{lcity}"])]),
+    ("My favourite food is {food}.", [("favorite:food", ["{food}"])]),
+    ("I'm {age} years old.", [("age", ["{age}"])]),
+    ("I prefer tea over coffee.", [("preference:tea", ["tea"])]),
+    ("I'm vegetarian.", [("diet", ["vegetarian"])]),
+    ("I'm married to {name2}.", [("family:spouse", ["{lname2}"])]),
+    ("My wife is {name2}.", [("family:spouse", ["{lname2}"])]),
+    ("My husband {name2} is a {job}.", [("family:spouse", ["{lname2}"])]),
+    ("Oh, and I just moved to {city}. I work as a {job} there.", [("location", ["{lcity}"]), ("job", ["{job}"])]),
+]
+NEGATIVE_TEMPLATES = [
+    "My friend {name} lives in {city}.", "If I lived in {city} I would cycle everywhere.",
+    "I don't live in {city} anymore.", "My sister says I should move to {city}.",
+    "Pretend I'm a pirate called {name}.", "Do you think I'd like {city}?", "I used to live in {city}.",
+    "He said \"I live in {city}\" and left.", "Maybe I'll move to {city} someday.", "I'm not a {job}.",
+    "Would I enjoy {thing}?", "I'm not allergic to anything.", "Write a story where I live in {city}.",
+    "My colleague {name} works at {employer}.", "I'm not sure about {city}.", "I might adopt a {kind} one day.",
+    "Imagine I have a {kind} called {pet}.", "I'm tired.", "I'm sorry, I meant {city}.", "I'm fine, thanks.",
+    "Tell {name} I said hi.", "I'm looking for a {job} in {city}.", "I never liked {food}.",
+    "Is {name} a good name for a {kind}?", "I'm so happy today.", "My boss {name} is from {city}.",
+]
+
+HALF_OF = {"dev": 0, "heldout": 1}
+
+
+def _pick(templates: list, half: str, rng: random.Random):
+    options = templates[HALF_OF[half]::2]
+    return rng.choice(options)
+
+
+def _fills(rng: random.Random) -> dict:
+    name, name2 = rng.sample(NAMES, 2)
+    city, city2 = rng.sample(CITIES, 2)
+    kind, breed = rng.choice(PETS)
+    pet = rng.choice(PET_NAMES)
+    thing = rng.choice(THINGS)
+    employer = rng.choice(EMPLOYERS)
+    food = rng.choice(FOODS)
+    return {
+        "kfood": food[:-1] if food.endswith("s") and not food.endswith("ss") else food,
+        "name": name, "name2": name2, "lname": name.lower(), "lname2": name2.lower(), "city": city, "city2": city2,
+        "lcity": city.lower(), "lcity2": city2.lower(), "kind": kind, "breed": breed, "pet": pet, "lpet": pet.lower(),
+        "job": rng.choice(JOBS), "employer": employer, "lemployer": employer.lower(), "thing": thing,
+        "kthing": thing[:-1] if thing.endswith("s") and not thing.endswith("ss") else thing, "food": food,
+        "relative": (relative := rng.choice(RELATIVES)),
+        "relslot": RELATIVE_SLOTS.get(relative, f"family:{relative}:{name2.lower()}"), "month": rng.choice(["March", "July", "October"]),
+        "age": str(rng.randint(19, 77)), "gate": f"{rng.choice('ABCDE')}{rng.randint(2, 48)}",
+        "word": rng.choice(["pinecone", "fjordlight", "kaszanka", "marmelo", "tundra"]), "n": str(rng.randint(2, 28)),
+        "n2": str(rng.randint(10, 99)), "day": rng.choice(["March 3", "June 12", "14 August", "November 29", "2 May"]),
+        "hour": rng.choice(["9:30", "10:15", "14:00", "16:45"]), "resto": rng.choice(RESTOS),
+        "book": rng.choice(BOOKS), "code": f"{rng.choice(['QX', 'ZT', 'PL', 'KB'])}-{rng.randint(1000, 9999)}",
+        "place": rng.choice(PLACES), "title": rng.choice(TITLES), "med": rng.choice(MEDS),
+        "color": rng.choice(COLORS), "order": f"#{rng.randint(10000, 99999)}", "plan": rng.choice(PLANS),
+        "screen": rng.choice(SCREENS), "phone": f"+47 {rng.randint(400, 999)} {rng.randint(10, 99)} {rng.randint(100, 999)}",
+        "topic": rng.choice(TOPICS), "item": rng.choice(ITEMS),
+    }
+
+
+def _fill(text: str, fills: dict) -> str:
+    return text.format(**fills)
+
+
+def _filler(rng: random.Random, style: str, speakers: tuple[str, str] | None) -> tuple[str, str]:
+    fills = _fills(rng)
+    if style == "support":
+        user, agent = rng.choice(SUPPORT_FILLER_USER), rng.choice(SUPPORT_FILLER_AGENT)
+    else:
+        user, agent = rng.choice(FILLER_USER), rng.choice(FILLER_ASSISTANT)
+    user, agent = _fill(user, fills), _fill(agent, fills)
+    if speakers:
+        user, agent = f"{speakers[0]}: {user}", f"{speakers[1]}: {agent}"
+    return user, agent
+
+
+def conversation(index: int, half: str, style: str, rng: random.Random) -> dict:
+    speakers = tuple(rng.sample(NAMES, 2)) if style in ("two-person", "multi-session") else None
+    pool = {"support": SUPPORT, "two-person": TWO}.get(style, NEEDLES)
+    needles = []
+    count = {"long": 5, "multi-session": 6}.get(style, 3)
+    options = pool[HALF_OF[half]::2]
+    count = min(count, len(options))
+    for statement, ask, expect in rng.sample(options, count):
+        fills = _fills(rng)
+        needles.append((_fill(statement, fills), _fill(ask, fills), _fill(expect, fills)))
+    length = {"long": 100, "multi-session": 150}.get(style, rng.randint(24, 60))
+    day = date(2025, 1, 1) + timedelta(days=rng.randint(0, 300))
+    messages = []
+    positions = sorted(rng.sample(range(0, max(length // 2, count + 1)), count))
+    at = 0
+    for i in range(length):
+        if style == "multi-session" and i and i % 30 == 0:
+            day += timedelta(days=rng.randint(3, 20))
+        elif i and i % 40 == 0:
+            day += timedelta(days=1)
+        if at < count and i == positions[at]:
+            statement = needles[at][0]
+            user = f"{speakers[0]}: {statement}" if speakers else statement
+            agent = f"{speakers[1]}: Noted, thanks." if speakers else rng.choice(["Noted!", "Got it.", "Okay, thanks for letting me know."])
+            at += 1
+        else:
+            user, agent = _filler(rng, style, speakers)
+        messages.append(["user", user, day.isoformat()])
+        messages.append(["assistant", agent, day.isoformat()])
+    return {"id": f"{style}-{index:03d}", "split": half, "style": style, "messages": messages,
+            "questions": [{"ask": ask, "expect": expect} for _, ask, expect in needles]}
+
+
+def fact_lines(half: str, rng: random.Random, n: int) -> list[dict]:
+    lines = []
+    for _ in range(n):
+        fills = _fills(rng)
+        if rng.random() < 0.3:
+            lines.append({"split": half, "text": _fill(_pick(NEGATIVE_TEMPLATES, half, rng), fills), "facts": []})
+            continue
+        text, facts = _pick(FACT_TEMPLATES, half, rng)
+        lines.append({"split": half, "text": _fill(text, fills),
+                      "facts": [{"slot": _fill(s, fills), "must": [_fill(w, fills).lower() for w in must]}
+                                for s, must in facts]})
+    return lines
+
+
+def build() -> dict:
+    rng = random.Random(SEED)
+    styles = ["assistant", "support", "two-person", "long", "multi-session", "assistant"]
+    conversations = []
+    for i in range(156):
+        half = "dev" if i % 2 == 0 else "heldout"
+        conversations.append(conversation(i, half, styles[(i // 2) % len(styles)], rng))
+    lines = fact_lines("dev", rng, 300) + fact_lines("heldout", rng, 300)
+    return {"about": __doc__.strip().split("\n\n")[0], "seed": SEED, "conversations": conversations,
+            "fact_lines": lines}
+
+
+if __name__ == "__main__":
+    OUT.write_text(json.dumps(build(), ensure_ascii=False, indent=0) + "\n")
+    data = json.loads(OUT.read_text())
+    print(f"{OUT.name}: {len(data['conversations'])} conversations, "
+          f"{sum(len(c['messages']) for c in data['conversations'])} messages, {len(data['fact_lines'])} fact lines")
