@@ -1,6 +1,6 @@
-"""Agents, conversations, task runs and turn events (the secret store is `projects.Secret`).
+"""Agents, conversations, task runs and turn events (the secret store is `projects.models.Secret`).
 
-A conversation's turns are the memory's turns (`memories.Turn`): the user message that opens a
+A conversation's turns are the memory's turns (`memories.models.Turn`): the user message that opens a
 turn is stored by `entries_append`, and the pipeline keeps the turn's state, actions, task
 errors and output on that row. Everything here only adds what the memory app does not know.
 """

@@ -14,7 +14,7 @@ and, for background work (fact extraction, compaction), the plain non-streaming 
 prompt. Both raise `ProviderError` (`.reason`, `.error_type`, `.raw`) for every failure — HTTP
 status, timeout, refused connection, egress refusal — never an httpx exception. Outbound URLs
 pass the egress policy (providers.egress). Nothing here reads keys from config or the database: the
-caller resolves `api_key` (see chat.services.provider_api_key).
+caller resolves `api_key` (see memories.provider_keys.provider_api_key).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """ASGI entry point: `uvicorn threadless_site.asgi:application`.
 
 Graceful shutdown: the ASGI lifespan shutdown (uvicorn's SIGTERM handling) tells running turns to
-stop at their next task boundary (see chat.shutdown), so they end EXECUTION_INTERRUPTED.
+stop at their next task boundary (see common.shutdown), so they end EXECUTION_INTERRUPTED.
 Request bodies pass threadless_site.bodylimit first: 413 as soon as the limit is passed.
 """
 
