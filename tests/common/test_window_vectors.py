@@ -10,7 +10,7 @@ from common.messages import entry_fields
 from memories.context import context_build
 from memories.services import entries_append, memory_create
 
-DATA = Path(__file__).resolve().parents[1] / "sdk" / "testdata"
+DATA = Path(__file__).resolve().parents[2] / "sdk" / "testdata"
 WINDOW_CASES = json.loads((DATA / "window_cases.json").read_text())
 TOKEN_CASES = json.loads((DATA / "token_cases.json").read_text())
 

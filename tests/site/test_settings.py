@@ -7,7 +7,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ENV_READ = re.compile(r"\benv(?:str|bool|int|float|list|keylist)\(\s*\"([A-Z][A-Z0-9_]*)\"")
 
 
