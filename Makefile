@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-v1
 PG_URL ?= postgres://root@127.0.0.1:5432/threadless
 REDIS ?= redis://127.0.0.1:6379
 
-.PHONY: install run test test-py test-e2e test-ts test-services services bench bench-recall reliability lint migrate
+.PHONY: install run serve bench-load test test-py test-e2e test-ts test-services services bench bench-recall reliability lint migrate
 
 install: $(STAMP)
 
@@ -23,6 +23,10 @@ migrate: install
 run: migrate
 	$(BIN)/python manage.py bootstrap_demo
 	@bash scripts/run.sh
+
+# Production server: one process per CPU (THREADLESS_WEB_WORKERS), THREADLESS_WEB_THREADS threads each.
+serve: migrate
+	@bash scripts/serve.sh
 
 test: install
 	$(MAKE) test-py
@@ -64,6 +68,10 @@ RECALL_PROVIDERS ?= off,local
 
 bench-recall: install $(BENCH_STAMP)
 	$(BIN)/python -m bench.recall_bench $(if $(LOCOMO),--locomo $(LOCOMO)) --providers $(RECALL_PROVIDERS) --write-docs
+
+# Load: 1/16/64 clients, embedded and PostgreSQL + Redis, against a bare-ASGI floor (docs/benchmarks.md).
+bench-load: install services $(BENCH_STAMP)
+	$(BIN)/python -m bench.load
 
 reliability: install services $(BENCH_STAMP)
 	$(BIN)/python -m bench.reliability

@@ -471,13 +471,15 @@ def main() -> None:
     (VAR / "results.json").write_text(json.dumps({"machine": info, "results": results}, indent=1))
     if results:
         chart(results, DOCS / "benchmarks.png")
-    text = write_doc(results, info, extras, args)
-    # `make bench-recall` owns the recall section: keep it when this run rewrites the page.
     doc = Path(args.doc)
+    text = write_doc(results, info, extras, args)
+    # `make bench-recall` and `make bench-load` own their sections (between their markers): keep them.
+    from bench.load import BEGIN, END
+
     old = doc.read_text() if doc.exists() else ""
-    start, end = "<!-- recall-bench:start -->", "<!-- recall-bench:end -->"
-    if start in old and end in old:
-        text = text.rstrip("\n") + "\n\n" + old[old.index(start):old.index(end) + len(end)] + "\n"
+    for start, end in (("<!-- recall-bench:start -->", "<!-- recall-bench:end -->"), (BEGIN, END)):
+        if start in old and end in old:
+            text = text.rstrip("\n") + "\n\n" + old[old.index(start):old.index(end) + len(end)] + "\n"
     doc.write_text(text)
     log(f"wrote {args.doc}")
 

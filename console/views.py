@@ -40,6 +40,7 @@ from memories.models import Fact, Memory
 from memories.policy import policy_parse
 from projects import services as project_services
 from projects.models import ApiKey, Project, ProjectUsage
+from projects.usage import plan_used
 
 
 def _page_number(request, name: str = "page") -> int:
@@ -146,7 +147,9 @@ def _project(request, project_id: str) -> Project:
 
 def _project_context(request, project: Project, **extra) -> dict:
     period = timezone.now().strftime("%Y-%m")
-    usage = ProjectUsage.objects.filter(project=project, period=period).values_list("requests", flat=True).first()
+    # The live count (the ProjectUsage copy is flushed a few seconds late).
+    usage = plan_used(project.pk) if project.allowance_requests_per_month is not None else (
+        ProjectUsage.objects.filter(project=project, period=period).values_list("requests", flat=True).first())
     agents = agent_choices(project)
     names = dict(agents)
     keys = list(ApiKey.objects.filter(project=project).order_by(F("revoked_at").asc(nulls_first=True), "-created_at"))

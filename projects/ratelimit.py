@@ -4,8 +4,9 @@ Besides the per-key bucket (`check_rate`), callers add their own buckets with `c
 (the end-user routes: per client address and per conversation) and daily counters with
 `incr_daily` (an agent's end-user turn budget); all share the one atomic `incr`.
 
-Counters are atomic: Redis INCR in production, `UPDATE … SET count = count + 1` on the
-embedded default. Never read-modify-write.
+Counters are atomic and never touch the application database (common.counters): Redis INCR
+in production, an UPSERT in the embedded default's own counter file. Never read-modify-write.
+A request's key bucket and plan count go to the store together, in one round trip.
 
 `request` is always the Django request (under DRF: `request._request`, in `KeyRateThrottle` only);
 a limit's X-RateLimit-* headers go on `request.ratelimit_headers`, which the middleware adds to
@@ -18,51 +19,18 @@ import time
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
-from django.db.models import F
 from rest_framework.throttling import BaseThrottle
 
+from common import counters
 from common.errors import QuotaExceeded, RateLimited
-from projects.models import ProjectUsage, RateCounter
+from projects import usage
 
 WINDOW_SECONDS = 60
-_redis = None
-
-
-def _redis_client():
-    global _redis
-    if _redis is None:
-        import redis
-
-        _redis = redis.Redis.from_url(settings.REDIS_URL)
-    return _redis
-
-
-def _incr_db(bucket: str, expires_at: datetime) -> int:
-    # Increment and read back in one transaction: the row stays locked (PostgreSQL) or the
-    # database write-locked (SQLite IMMEDIATE) in between, so each caller reads its own count.
-    # Read outside it, two processes could both read the later count and both be refused.
-    with transaction.atomic():
-        updated = RateCounter.objects.filter(bucket=bucket).update(count=F("count") + 1)
-        if not updated:
-            try:
-                with transaction.atomic():
-                    RateCounter.objects.create(bucket=bucket, count=1, expires_at=expires_at)
-                return 1
-            except IntegrityError:
-                RateCounter.objects.filter(bucket=bucket).update(count=F("count") + 1)
-        return RateCounter.objects.filter(bucket=bucket).values_list("count", flat=True).first() or 1
 
 
 def incr(bucket: str, ttl: int) -> int:
-    if settings.REDIS_URL:
-        client = _redis_client()
-        pipe = client.pipeline()
-        pipe.incr(bucket)
-        pipe.expire(bucket, ttl, nx=True)
-        count, _ = pipe.execute()
-        return int(count)
-    return _incr_db(bucket, datetime.now(UTC) + timedelta(seconds=ttl))
+    """One atomic increment in the counter store (common.counters): Redis or the counter file."""
+    return counters.incr(bucket, ttl)
 
 
 def rate_limit_for(project) -> int:
@@ -71,26 +39,29 @@ def rate_limit_for(project) -> int:
     return settings.THREADLESS_RATE_LIMIT_PER_MINUTE
 
 
-def _window(bucket: str, limit: int) -> tuple[int, dict, float, float]:
-    """Count one request in `bucket`'s current fixed window: (count, headers, reset, now)."""
+def _window_item(bucket: str) -> tuple[tuple[str, int, bool], float, float]:
     now = time.time()
     window = int(now // WINDOW_SECONDS)
-    reset = (window + 1) * WINDOW_SECONDS
-    count = incr(f"{bucket}:{window}", WINDOW_SECONDS * 2)
-    headers = {
+    return (f"{bucket}:{window}", WINDOW_SECONDS * 2, False), (window + 1) * WINDOW_SECONDS, now
+
+
+def _headers(limit: int, count: int, reset: float) -> dict:
+    return {
         "X-RateLimit-Limit": str(limit),
         "X-RateLimit-Remaining": str(max(0, limit - count)),
         "X-RateLimit-Reset": str(reset),
     }
-    return count, headers, reset, now
 
 
-def check_rate(request, key) -> None:
-    limit = rate_limit_for(key.project)
-    if not limit:
-        return
-    # The lookup prefix is random per key, so servers sharing one Redis never share a bucket.
-    count, headers, reset, now = _window(f"tl:rl:{key.lookup}", limit)
+def _window(bucket: str, limit: int) -> tuple[int, dict, float, float]:
+    """Count one request in `bucket`'s current fixed window: (count, headers, reset, now)."""
+    (key, ttl, _), reset, now = _window_item(bucket)
+    count = incr(key, ttl)
+    return count, _headers(limit, count, reset), reset, now
+
+
+def _rate_verdict(request, limit: int, count: int, reset: float, now: float) -> None:
+    headers = _headers(limit, count, reset)
     request.ratelimit_headers = headers
     if count > limit:
         retry = max(1, int(reset - now + 0.999))
@@ -98,6 +69,47 @@ def check_rate(request, key) -> None:
             f"Too many requests for this key: the limit is {limit} per minute.",
             headers={**headers, "Retry-After": str(retry)},
         )
+
+
+def _quota_verdict(allowance: int, used: int) -> None:
+    if used > allowance:
+        raise QuotaExceeded(
+            f"The plan's allowance of {allowance} API requests per month is used up.",
+            headers={"Retry-After": "3600"},
+        )
+
+
+def check_rate_and_quota(request, key) -> None:
+    """The key's per-minute bucket and the project's monthly plan count, in one round trip.
+
+    The plan count is the live total in the counter store (exact across processes); its
+    database copy (ProjectUsage) is written by the periodic flush (projects.usage).
+    """
+    project = key.project
+    limit = rate_limit_for(project)
+    allowance = project.allowance_requests_per_month
+    items = []
+    if limit:
+        # The lookup prefix is random per key, so servers sharing one Redis never share a bucket.
+        rate_item, reset, now = _window_item(f"tl:rl:{key.lookup}")
+        items.append(rate_item)
+    if allowance is not None:
+        items.append(usage.plan_item(project.pk))
+    if not items:
+        return
+    counts = counters.incr_many(items)
+    if limit:
+        _rate_verdict(request, limit, counts[0], reset, now)
+    if allowance is not None:
+        _quota_verdict(allowance, usage.seeded(items[-1][0], counts[-1]))
+
+
+def check_rate(request, key) -> None:
+    limit = rate_limit_for(key.project)
+    if not limit:
+        return
+    (bucket, ttl, _), reset, now = _window_item(f"tl:rl:{key.lookup}")
+    _rate_verdict(request, limit, incr(bucket, ttl), reset, now)
 
 
 def check_bucket(request, *, bucket: str, limit: int, what: str, hint: str | None = None) -> None:
@@ -127,25 +139,11 @@ def incr_daily(bucket: str) -> tuple[int, int]:
 
 
 def check_quota(request, key) -> None:
-    project = key.project
-    allowance = project.allowance_requests_per_month
+    allowance = key.project.allowance_requests_per_month
     if allowance is None:
         return
-    period = datetime.now(UTC).strftime("%Y-%m")
-    with transaction.atomic():  # increment and read back under one lock, as in _incr_db
-        updated = ProjectUsage.objects.filter(project=project, period=period).update(requests=F("requests") + 1)
-        if not updated:
-            try:
-                with transaction.atomic():
-                    ProjectUsage.objects.create(project=project, period=period, requests=1)
-            except IntegrityError:
-                ProjectUsage.objects.filter(project=project, period=period).update(requests=F("requests") + 1)
-        used = ProjectUsage.objects.filter(project=project, period=period).values_list("requests", flat=True).first()
-    if used and used > allowance:
-        raise QuotaExceeded(
-            f"The plan's allowance of {allowance} API requests per month is used up.",
-            headers={"Retry-After": "3600"},
-        )
+    item = usage.plan_item(key.project.pk)
+    _quota_verdict(allowance, usage.seeded(item[0], counters.incr_many([item])[0]))
 
 
 class KeyRateThrottle(BaseThrottle):
@@ -155,6 +153,5 @@ class KeyRateThrottle(BaseThrottle):
         key = request.auth
         if key is None:
             return True
-        check_rate(request._request, key)  # the Django request under DRF's wrapper
-        check_quota(request._request, key)
+        check_rate_and_quota(request._request, key)  # the Django request under DRF's wrapper
         return True

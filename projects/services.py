@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import re
 
-from django.db import IntegrityError, transaction
-from django.db.models import F
 from django.utils import timezone
 
 from common.errors import InvalidRequest, NotFound
-from projects import keys, secretbox
-from projects.models import ApiCall, ApiKey, Project, Secret
+from projects import keys, secretbox, usage
+from projects.models import ApiKey, Project, Secret
 
 
 def project_create(*, name: str, rate_limit_per_minute: int | None = None,
@@ -60,14 +58,9 @@ def key_revoke(*, prefix: str, project: Project | None = None) -> ApiKey:
 
 
 def usage_count(*, project: Project, operation: str) -> None:
-    """Per-day volume for the console (atomic increment)."""
-    day = timezone.now().date()
-    if not ApiCall.objects.filter(project=project, day=day, operation=operation).update(count=F("count") + 1):
-        try:
-            with transaction.atomic():
-                ApiCall.objects.create(project=project, day=day, operation=operation, count=1)
-        except IntegrityError:
-            ApiCall.objects.filter(project=project, day=day, operation=operation).update(count=F("count") + 1)
+    """Per-day volume for the console: counted in the counter store, copied to `ApiCall` by the
+    periodic flush (projects.usage), so no request writes a row the whole project shares."""
+    usage.count_operation(project_id=project.pk, operation=operation)
 
 
 # --- secret store ------------------------------------------------------------------------------

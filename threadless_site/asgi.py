@@ -1,4 +1,10 @@
-"""ASGI entry point: `uvicorn threadless_site.asgi:application`.
+"""ASGI entry point: `uvicorn threadless_site.asgi:application` (production: threadless_site.serve).
+
+Sync views (the /v1 memory API, the console) run on a pool of THREADLESS_WEB_THREADS threads
+per process through Django's WSGI handler (a2wsgi), so one process has several requests in
+flight while they wait on the database; under plain ASGI Django runs every sync view of a
+process on one thread. Async views (the conversation routes and their SSE streams) stay on
+Django's ASGI handler. THREADLESS_WEB_THREADS=0 sends everything to the ASGI handler.
 
 Graceful shutdown: the ASGI lifespan shutdown (uvicorn's SIGTERM handling) tells running turns to
 stop at their next task boundary (see common.shutdown), so they end EXECUTION_INTERRUPTED.
@@ -6,6 +12,7 @@ Request bodies pass threadless_site.bodylimit first: 413 as soon as the limit is
 """
 
 import os
+from functools import lru_cache
 
 from django.conf import settings
 from django.core.asgi import get_asgi_application
@@ -16,6 +23,34 @@ from threadless_site.bodylimit import BodyLimitMiddleware
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
 django_application = get_asgi_application()
+
+from asgiref.sync import iscoroutinefunction  # noqa: E402 - after Django is set up
+from django.urls import Resolver404, resolve  # noqa: E402
+
+sync_application = None
+if settings.THREADLESS_WEB_THREADS > 0:
+    from a2wsgi import WSGIMiddleware
+    from django.core.wsgi import get_wsgi_application
+
+    sync_application = WSGIMiddleware(get_wsgi_application(), workers=settings.THREADLESS_WEB_THREADS)
+
+
+@lru_cache(maxsize=4096)
+def is_async_route(path: str) -> bool:
+    """Whether `path` resolves to an async view (those stay on the ASGI handler)."""
+    try:
+        match = resolve(path)
+    except Resolver404:
+        return False
+    return iscoroutinefunction(match.func)
+
+
+def _sized(scope) -> bool:
+    """A body without Content-Length (chunked) stays on the ASGI handler: WSGI would read it as
+    empty, and common.http.middleware reads it up to the body limit there (413 over the limit)."""
+    if scope["method"] in ("GET", "HEAD", "OPTIONS"):
+        return True
+    return any(name == b"content-length" for name, _ in scope["headers"])
 
 
 def _body_limit() -> int:
@@ -40,5 +75,8 @@ async def application(scope, receive, send):
                 await begin_shutdown()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+    elif scope["type"] == "http" and sync_application is not None and _sized(scope) \
+            and not is_async_route(scope["path"]):
+        await sync_application(scope, receive, send)
     else:
         await guarded_application(scope, receive, send)

@@ -101,6 +101,28 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
     DATABASES["default"]["TEST"] = {"NAME": envstr("THREADLESS_TEST_DB", str(VAR_DIR / "test.sqlite3"))}
 IS_SQLITE = DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
+# Serving (threadless_site.asgi): sync views run on a pool of this many threads per web process,
+# so a process has more than one request in flight while they wait on the database; 0 runs
+# them on Django's one thread per process, as plain ASGI does. SQLite has one writer at a time,
+# so more threads there only queue on its write lock (measured: bench/load.py, docs/benchmarks.md).
+THREADLESS_WEB_THREADS = envint("THREADLESS_WEB_THREADS", 2 if IS_SQLITE else 8)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Connections: persistent per thread (DB_CONN_MAX_AGE seconds, default 300), health-checked
+    # before reuse in each request. The web threads are a fixed pool (threadless_site.asgi), so a
+    # process holds at most one connection per thread, and a database that refuses connections
+    # still answers 503 at once. THREADLESS_DB_POOL_SIZE=N > 0 uses Django's native psycopg pool
+    # instead (N connections per process; size it to the web threads + THREADLESS_STREAM_WORKERS
+    # + 2, since a checkout waits THREADLESS_DB_POOL_TIMEOUT seconds for a free connection).
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    THREADLESS_DB_POOL_SIZE = envint("THREADLESS_DB_POOL_SIZE", 0)
+    if THREADLESS_DB_POOL_SIZE > 0:
+        DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+            "min_size": 1, "max_size": THREADLESS_DB_POOL_SIZE, "max_idle": 300,
+            "timeout": envint("THREADLESS_DB_POOL_TIMEOUT", 5),
+        }
+    else:
+        DATABASES["default"]["CONN_MAX_AGE"] = envint("DB_CONN_MAX_AGE", 300)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -155,6 +177,14 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = THREADLESS_MAX_BODY_BYTES + 1024
 THREADLESS_RATE_LIMIT_PER_MINUTE = envint("THREADLESS_RATE_LIMIT_PER_MINUTE", 1200)
 # An Idempotency-Key's answer is replayed for this long.
 THREADLESS_IDEMPOTENCY_HOURS = envint("THREADLESS_IDEMPOTENCY_HOURS", 24)
+# Rate limits and usage counters (common.counters): Redis when REDIS_URL is set, otherwise this
+# SQLite file of their own (never the application database). Usage totals are copied into
+# ApiCall / ProjectUsage by the `usage-flush` beat task every THREADLESS_USAGE_FLUSH_SECONDS.
+# Beside the SQLite database by default, so every process sharing that database shares them.
+_COUNTERS_DEFAULT = (str(Path(DATABASES["default"]["NAME"]).with_suffix("")) + "-counters.sqlite3" if IS_SQLITE
+                     else str(VAR_DIR / "counters.sqlite3"))
+THREADLESS_COUNTERS_PATH = envstr("THREADLESS_COUNTERS_PATH", _COUNTERS_DEFAULT)
+THREADLESS_USAGE_FLUSH_SECONDS = envint("THREADLESS_USAGE_FLUSH_SECONDS", 5)
 # Outbound calls (providers.egress): hosts/CIDRs reachable although not global; and the provider keys
 # from the environment an agent may name, each pinned to where it may be sent (NAME = its
 # provider's official host only; NAME@host[:port] adds a host).
@@ -259,6 +289,8 @@ CELERY_BEAT_SCHEDULE = {
     "outbox-sweep": {"task": "memories.tasks.outbox_sweep", "schedule": float(THREADLESS_OUTBOX_SWEEP_SECONDS)},
     "retention-sweep": {"task": "memories.tasks.retention_sweep",
                         "schedule": float(THREADLESS_RETENTION_SWEEP_SECONDS)},
+    "usage-flush": {"task": "projects.tasks.usage_flush", "schedule": float(THREADLESS_USAGE_FLUSH_SECONDS),
+                    "options": {"expires": float(THREADLESS_USAGE_FLUSH_SECONDS) * 2}},
 }
 
 LOGGING = {

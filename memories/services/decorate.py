@@ -47,9 +47,10 @@ def memory_decorate(*, memory: Memory, messages: list[dict], instructions: str |
             if instructions is not None and instructions != locked.instructions:
                 locked.instructions = instructions
                 fields.append("instructions")
-            locked.save(update_fields=fields)
-            if new_messages:
-                entries_append(memory=locked, items=[entry_fields(m) for m in new_messages])
+            if new_messages:  # one UPDATE of the memory row for both
+                entries_append(memory=locked, items=[entry_fields(m) for m in new_messages], also_save=tuple(fields))
+            else:
+                locked.save(update_fields=fields)
             turn = locked.last_turn
             memory = locked
     else:

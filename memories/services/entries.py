@@ -20,11 +20,13 @@ def memory_lock(memory: Memory) -> Memory:
     return Memory.objects.select_for_update().get(pk=memory.pk)
 
 
-def entries_append(*, memory: Memory, items: list[dict], turn_input: str | None = None) -> list[Entry]:
+def entries_append(*, memory: Memory, items: list[dict], turn_input: str | None = None,
+                   also_save: tuple[str, ...] = ()) -> list[Entry]:
     """Append entries to a locked memory (call inside a transaction, after `memory_lock`).
 
     Each user message opens a new turn; everything else joins the newest turn. Updates the
-    memory's sequence, turn and count columns.
+    memory's sequence, turn and count columns (and the caller's `also_save` fields, in the
+    same UPDATE).
     """
     now = timezone.now()
     entries: list[Entry] = []
@@ -49,7 +51,8 @@ def entries_append(*, memory: Memory, items: list[dict], turn_input: str | None 
     memory.message_count += messages
     memory.token_count += tokens
     memory.last_used_at = now
-    memory.save(update_fields=["last_seq", "last_turn", "message_count", "token_count", "last_used_at", "updated_at"])
+    memory.save(update_fields=["last_seq", "last_turn", "message_count", "token_count", "last_used_at", "updated_at",
+                               *also_save])
     return entries
 
 

@@ -42,7 +42,7 @@ def entries(live, memory_id: str) -> list[dict]:
         return answer.json()["data"]
 
 
-def wait_for(check, timeout: float = 15.0):
+def wait_for(check, timeout: float = 45.0):
     """Poll until `check()` returns something truthy (background work, a disconnect noticed)."""
     deadline = time.monotonic() + timeout
     while True:

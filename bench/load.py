@@ -1,0 +1,594 @@
+"""`make bench-load`: the serving stack under concurrency, against its floor (issue 17).
+
+Four stacks, one after the other in one run, each served by the same server and process model
+(uvicorn, one worker process per CPU, uvloop + httptools, THREADLESS_WEB_THREADS threads):
+
+* floor, SQLite / floor, PostgreSQL — `bench.floor`, a bare ASGI app doing the decorate lower
+  bound's SQL with the plain driver (insert + commit, window read + json.dumps; report = insert
+  + commit);
+* embedded default — Threadless on SQLite with the counter file (`threadless-serve`);
+* PostgreSQL + Redis — Threadless on its own database (`load_bench`) and Redis dbs 10/11.
+
+Each client (1, 16, 64) is one keep-alive HTTP/1.1 connection on its own memory of 200
+messages, doing turns (decorate one user message, then report the reply) for a fixed time; a
+raw asyncio client in this process (no HTTP library) keeps the load generator cheap. At 16
+clients `/healthz` and `GET /v1/memories/{id}` are measured too. The rate limit stays on (at a
+limit no client reaches), so its counter is on the measured path; no Celery worker runs (report's
+background work queues on the broker), so the numbers are the web tier's. Loopback only; the
+whole run is bounded (`--phase` seconds per phase, ~4 minutes by default).
+
+    python -m bench.load [--phase 6] [--clients 1,16,64] [--stacks floor-sqlite,before,embedded,floor-pg,postgres]
+
+`before` is the code before this work (the merge base with main, or BENCH_BEFORE_REF), extracted
+with `git archive` and served as it was (one plain uvicorn process), for a before/after in one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from bench.common import DOCS, ROOT, conversation, machine, quantile
+
+VAR = ROOT / "var" / "bench-load"
+PG_ADMIN = os.environ.get("BENCH_PG_ADMIN", "postgres://root@127.0.0.1:5432/postgres")
+PG_DB = os.environ.get("BENCH_LOAD_DB", "load_bench")
+PG_URL = f"postgres://root@127.0.0.1:5432/{PG_DB}"
+REDIS = os.environ.get("BENCH_REDIS", "redis://127.0.0.1:6379")
+HISTORY = 200
+BEGIN, END = "<!-- load:begin -->", "<!-- load:end -->"
+
+TARGET_SHARE = 0.60  # turn throughput at 16 clients ≥ 60 % of the floor's
+TARGET_TAIL = 3.0  # p99 at 64 clients ≤ 3× p50
+TARGET_HTTP_MS = 2.0  # single-client decorate over HTTP ≤ in-process + 2 ms
+
+
+def log(*parts) -> None:
+    print("[bench-load]", *parts, file=sys.stderr, flush=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# --- a raw HTTP/1.1 keep-alive client -----------------------------------------------------------
+
+
+class Conn:
+    def __init__(self, port: int, auth: str = "") -> None:
+        self.port = port
+        self.auth = f"Authorization: Bearer {auth}\r\n".encode() if auth else b""
+
+    async def open(self) -> Conn:
+        self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+        self.writer.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return self
+
+    async def request(self, method: str, path: str, body: bytes | None = None) -> tuple[int, bytes]:
+        head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n".encode() + self.auth
+        if body is not None:
+            head += b"Content-Type: application/json\r\nContent-Length: " + str(len(body)).encode() + b"\r\n"
+        self.writer.write(head + b"\r\n" + (body or b""))
+        raw = await self.reader.readuntil(b"\r\n\r\n")
+        lines = raw.split(b"\r\n")
+        status = int(lines[0].split()[1])
+        headers = {}
+        for line in lines[1:]:
+            if b":" in line:
+                name, _, value = line.partition(b":")
+                headers[name.strip().lower()] = value.strip()
+        if b"content-length" in headers:
+            data = await self.reader.readexactly(int(headers[b"content-length"]))
+        elif headers.get(b"transfer-encoding", b"").lower() == b"chunked":
+            parts = []
+            while True:
+                size = int((await self.reader.readuntil(b"\r\n")).strip().split(b";")[0], 16)
+                chunk = await self.reader.readexactly(size + 2)
+                if size == 0:
+                    break
+                parts.append(chunk[:-2])
+            data = b"".join(parts)
+        else:
+            data = b""
+        return status, data
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+# --- stacks ------------------------------------------------------------------------------------
+
+
+class Stack:
+    name = ""
+    label = ""
+    product = False
+    inproc = False
+    cwd = ROOT
+
+    def __init__(self, workers: int, threads: int) -> None:
+        self.workers, self.threads = workers, threads
+        self.port = free_port()
+        self.proc: subprocess.Popen | None = None
+        self.key = ""
+        self.env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        self.env.pop("THREADLESS_WEB_THREADS", None)
+        if not threads:  # the product's default: 2 on SQLite, 8 on PostgreSQL
+            threads = self.threads = 8 if isinstance(self, (FloorPostgres, Postgres)) else 2
+        self.env["THREADLESS_WEB_THREADS"] = str(threads)
+
+    # paths
+    def decorate_path(self, memory: str) -> str:
+        return f"/v1/memories/{memory}/decorate" if self.product else f"/decorate/{memory}"
+
+    def report_path(self, memory: str) -> str:
+        return f"/v1/memories/{memory}/report" if self.product else f"/report/{memory}"
+
+    def get_path(self, memory: str) -> str:
+        return f"/v1/memories/{memory}" if self.product else f"/memory/{memory}"
+
+    def command(self) -> list[str]:
+        raise NotImplementedError
+
+    def prepare(self) -> None:
+        pass
+
+    def start(self) -> None:
+        self.prepare()
+        self.log = open(VAR / f"{self.name}.log", "w")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(self.command(), cwd=self.cwd, env=self.env, stdout=self.log,
+                                     stderr=subprocess.STDOUT)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
+                    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                    if b" 200 " in s.recv(100):
+                        return
+            except OSError:
+                pass
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.2)
+        self.stop()  # never leave a half-started server behind
+        raise RuntimeError(f"{self.name} did not start: see {VAR / (self.name + '.log')}")
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+    async def memories(self, n: int) -> list[str]:
+        """`n` memories of HISTORY messages each."""
+        history = json.dumps({"messages": conversation(HISTORY)}).encode()
+        conn = await Conn(self.port, self.key).open()
+        out = []
+        for i in range(n):
+            if self.product:
+                status, body = await conn.request("POST", "/v1/memories", json.dumps({"external_id": f"u{i}"}).encode())
+                memory = json.loads(body)["id"]
+                status, _ = await conn.request("POST", f"/v1/memories/{memory}/report", history)
+            else:
+                memory = f"m{i}"
+                status, _ = await conn.request("POST", f"/load/{memory}", history)
+            assert status in (200, 201, 202), status
+            out.append(memory)
+        conn.close()
+        return out
+
+
+class FloorStack(Stack):
+    def __init__(self, workers: int, threads: int, db: str) -> None:
+        super().__init__(workers, threads)
+        self.env["FLOOR_DB"] = db
+
+    def prepare(self) -> None:
+        subprocess.run([sys.executable, "-c", "from bench.floor import setup; setup()"], cwd=ROOT, env=self.env,
+                       check=True)
+
+    def command(self) -> list[str]:
+        return [sys.executable, "-m", "uvicorn", "bench.floor:app", "--host", "127.0.0.1", "--port", str(self.port),
+                "--workers", str(self.workers), "--loop", "uvloop", "--http", "httptools", "--no-access-log",
+                "--log-level", "warning"]
+
+
+class FloorSqlite(FloorStack):
+    name, label = "floor-sqlite", "floor (bare ASGI + sqlite3)"
+
+    def __init__(self, workers: int, threads: int) -> None:
+        db = VAR / "floor.sqlite3"
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(db) + suffix).unlink(missing_ok=True)
+        super().__init__(workers, threads, str(db))
+
+
+class FloorPostgres(FloorStack):
+    name, label = "floor-pg", "floor (bare ASGI + psycopg)"
+
+    def __init__(self, workers: int, threads: int) -> None:
+        super().__init__(workers, threads, PG_URL)
+
+    def prepare(self) -> None:
+        fresh_pg_database()
+        super().prepare()
+
+
+class ProductStack(Stack):
+    product = True
+    inproc = True
+
+    def manage(self, *args: str) -> str:
+        return subprocess.run([sys.executable, "manage.py", *args], cwd=self.cwd, env=self.env, check=True,
+                              capture_output=True, text=True).stdout
+
+    def prepare(self) -> None:
+        self.manage("migrate", "--noinput", "-v0")
+        if "REDIS_URL" not in self.env:
+            self.manage("createcachetable")
+        project = json.loads(self.manage("create_project", "Load", "--json"))["id"]
+        self.key = json.loads(self.manage("create_key", "--project", project, "--json"))["key"]
+
+    def command(self) -> list[str]:
+        return [sys.executable, "-m", "threadless_site.serve", "--port", str(self.port), "--workers", str(self.workers)]
+
+
+class Embedded(ProductStack):
+    name, label = "embedded", "Threadless, embedded default (SQLite)"
+
+    def __init__(self, workers: int, threads: int) -> None:
+        super().__init__(workers, threads)
+        var = VAR / "embedded"
+        shutil.rmtree(var, ignore_errors=True)
+        var.mkdir(parents=True)
+        for name in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL"):
+            self.env.pop(name, None)
+        self.env.update({"THREADLESS_VAR_DIR": str(var), "THREADLESS_RATE_LIMIT_PER_MINUTE": "100000000"})
+
+
+class Postgres(ProductStack):
+    name, label = "postgres", "Threadless, PostgreSQL + Redis"
+
+    def __init__(self, workers: int, threads: int) -> None:
+        super().__init__(workers, threads)
+        var = VAR / "postgres"
+        shutil.rmtree(var, ignore_errors=True)
+        var.mkdir(parents=True)
+        self.env.update({"THREADLESS_VAR_DIR": str(var), "DATABASE_URL": PG_URL, "REDIS_URL": f"{REDIS}/10",
+                         "CELERY_BROKER_URL": f"{REDIS}/11", "THREADLESS_CELERY_QUEUE": "load-bench",
+                         "THREADLESS_RATE_LIMIT_PER_MINUTE": "100000000"})
+
+    def prepare(self) -> None:
+        fresh_pg_database()
+        import redis
+
+        for db in (10, 11):
+            redis.Redis.from_url(f"{REDIS}/{db}").flushdb()
+        super().prepare()
+
+
+class Before(Embedded):
+    """The code before issue 17 (git BENCH_BEFORE_REF, default the merge base with main), served
+    as it was: one plain uvicorn process, Django's one thread for sync views, counters in SQLite."""
+
+    name = "before"
+    inproc = False
+
+    def __init__(self, workers: int, threads: int) -> None:
+        super().__init__(workers, threads)
+        ref = os.environ.get("BENCH_BEFORE_REF") or subprocess.run(
+            ["git", "merge-base", "HEAD", "main"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        self.cwd = VAR / "before-src"
+        shutil.rmtree(self.cwd, ignore_errors=True)
+        self.cwd.mkdir(parents=True)
+        archive = subprocess.run(["git", "archive", ref], cwd=ROOT, capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(self.cwd)], input=archive, check=True)
+        self.label = f"before (main @{ref[:7]}, 1 uvicorn process)"
+
+    def command(self) -> list[str]:
+        return [sys.executable, "-m", "uvicorn", "threadless_site.asgi:application", "--host", "127.0.0.1",
+                "--port", str(self.port), "--no-access-log", "--log-level", "warning"]
+
+
+def fresh_pg_database() -> None:
+    import psycopg
+
+    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{PG_DB}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{PG_DB}"')
+
+
+STACKS = {"floor-sqlite": FloorSqlite, "before": Before, "embedded": Embedded, "floor-pg": FloorPostgres,
+          "postgres": Postgres}
+FLOOR_OF = {"embedded": "floor-sqlite", "before": "floor-sqlite", "postgres": "floor-pg"}
+
+
+# --- phases ------------------------------------------------------------------------------------
+
+
+async def turns(stack: Stack, memories: list[str], clients: int, seconds: float) -> dict:
+    """`clients` connections doing turns (decorate + report) for `seconds`."""
+    conns = [await Conn(stack.port, stack.key).open() for _ in range(clients)]
+    latencies: list[float] = []
+    decorates: list[float] = []
+    errors = 0
+    deadline = time.perf_counter() + seconds
+
+    async def one(conn: Conn, memory: str, c: int) -> None:
+        nonlocal errors
+        i = 0
+        while time.perf_counter() < deadline:
+            i += 1
+            user = json.dumps({"messages": [{"role": "user", "content": f"client {c} question {i}: what next?"}]})
+            reply = json.dumps({"messages": [{"role": "assistant", "content": f"answer {i} for client {c}."}]})
+            start = time.perf_counter()
+            status, _ = await conn.request("POST", stack.decorate_path(memory), user.encode())
+            mid = time.perf_counter()
+            status2, _ = await conn.request("POST", stack.report_path(memory), reply.encode())
+            end = time.perf_counter()
+            if status != 200 or status2 not in (200, 202):
+                errors += 1
+            latencies.append(end - start)
+            decorates.append(mid - start)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one(conn, memories[i], i) for i, conn in enumerate(conns)))
+    elapsed = time.perf_counter() - started
+    for conn in conns:
+        conn.close()
+    ms = [x * 1000 for x in latencies]
+    return {"clients": clients, "turns": len(latencies), "turns_s": len(latencies) / elapsed,
+            "p50": quantile(ms, 0.5), "p99": quantile(ms, 0.99), "errors": errors,
+            "decorate_p50": quantile([x * 1000 for x in decorates], 0.5)}
+
+
+async def requests(stack: Stack, path_for, clients: int, seconds: float, memories: list[str]) -> dict:
+    conns = [await Conn(stack.port, stack.key).open() for _ in range(clients)]
+    count = errors = 0
+    lat: list[float] = []
+    deadline = time.perf_counter() + seconds
+
+    async def one(conn: Conn, memory: str) -> None:
+        nonlocal count, errors
+        while time.perf_counter() < deadline:
+            start = time.perf_counter()
+            status, _ = await conn.request("GET", path_for(memory))
+            lat.append(time.perf_counter() - start)
+            count += 1
+            errors += status != 200
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one(conn, memories[i % len(memories)]) for i, conn in enumerate(conns)))
+    elapsed = time.perf_counter() - started
+    for conn in conns:
+        conn.close()
+    return {"rps": count / elapsed, "p50": quantile([x * 1000 for x in lat], 0.5), "errors": errors}
+
+
+def run_stack(stack: Stack, clients: list[int], phase: float) -> dict:
+    log(f"{stack.name}: starting {stack.workers} worker(s) × {stack.threads} threads")
+    stack.start()
+    try:
+        memories = asyncio.run(stack.memories(max(clients)))
+        asyncio.run(turns(stack, memories, min(4, max(clients)), 1.5))  # warm every worker
+        out = {"label": stack.label, "threads": stack.threads, "turns": []}
+        for n in clients:
+            result = asyncio.run(turns(stack, memories, n, phase))
+            log(f"{stack.name}: {n:>2} clients {result['turns_s']:.0f} turns/s p50 {result['p50']:.1f} "
+                f"p99 {result['p99']:.1f} errors {result['errors']}")
+            out["turns"].append(result)
+        probe = 16 if 16 in clients else max(clients)
+        out["healthz"] = asyncio.run(requests(stack, lambda m: "/healthz", probe, phase / 2, memories))
+        out["get"] = asyncio.run(requests(stack, stack.get_path, probe, phase / 2, memories))
+        out["healthz_1"] = asyncio.run(requests(stack, lambda m: "/healthz", 1, phase / 3, memories))
+        out["get_1"] = asyncio.run(requests(stack, stack.get_path, 1, phase / 3, memories))
+        out["memory"] = memories[0]
+        return out
+    finally:
+        stack.stop()
+
+
+def in_process(stack: Stack, memory: str) -> dict:
+    """decorate in process on the stack's own database, and the write counts, in a child."""
+    done = subprocess.run([sys.executable, "-m", "bench.load_inproc", memory], cwd=ROOT, env=stack.env,
+                          capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        log(f"{stack.name}: in-process run failed:\n{done.stderr[-2000:]}")
+        return {}
+    return json.loads(done.stdout)
+
+
+# --- the report --------------------------------------------------------------------------------
+
+
+def mark(ok: bool) -> str:
+    return "✅" if ok else "❌"
+
+
+def table(results: dict) -> list[str]:
+    lines = ["| stack | clients | turns/s | turn p50 / p99 (ms) | p99 ÷ p50 | errors | share of floor |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for name, res in results["stacks"].items():
+        floor = results["stacks"].get(FLOOR_OF.get(name, ""), None)
+        for row in res["turns"]:
+            share = "—"
+            if floor:
+                base = next((r for r in floor["turns"] if r["clients"] == row["clients"]), None)
+                if base and base["turns_s"]:
+                    value = row["turns_s"] / base["turns_s"]
+                    share = f"{value:.0%}" + (f" {mark(value >= TARGET_SHARE)}" if row["clients"] == 16 else "")
+            tail = row["p99"] / row["p50"] if row["p50"] else float("nan")
+            tail_text = f"{tail:.1f}×" + (f" {mark(tail <= TARGET_TAIL)}" if row["clients"] == 64 else "")
+            lines.append(f"| {res['label']} | {row['clients']} | {row['turns_s']:.0f} | {row['p50']:.1f} / "
+                         f"{row['p99']:.1f} | {tail_text} | {row['errors']} | {share} |")
+    return lines
+
+
+def probes(results: dict) -> list[str]:
+    lines = ["| stack | `/healthz` (16 clients) | GET memory (16 clients) | `/healthz` p50, 1 client | "
+             "GET memory p50, 1 client |", "|---|---:|---:|---:|---:|"]
+    for res in results["stacks"].values():
+        lines.append(f"| {res['label']} | {res['healthz']['rps']:.0f}/s | {res['get']['rps']:.0f}/s | "
+                     f"{res['healthz_1']['p50']:.2f} ms | {res['get_1']['p50']:.2f} ms |")
+    return lines
+
+
+def http_vs_inproc(results: dict) -> list[str]:
+    lines = ["| stack | decorate over HTTP, 1 client (p50) | in process (p50) | difference | "
+             "writes: decorate / report (beyond stored rows) | SQL statements: decorate / report |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for res in results["stacks"].values():
+        inproc = res.get("inproc")
+        if not inproc:
+            continue
+        http = res["turns"][0]["decorate_p50"] if res["turns"][0]["clients"] == 1 else float("nan")
+        diff = http - inproc["decorate_p50"]
+        lines.append(f"| {res['label']} | {http:.2f} ms | {inproc['decorate_p50']:.2f} ms | "
+                     f"+{diff:.2f} ms {mark(diff <= TARGET_HTTP_MS)} | {inproc['writes']['decorate']} / "
+                     f"{inproc['writes']['report']} ({inproc['writes']['decorate_extra']} / "
+                     f"{inproc['writes']['report_extra']}) | {inproc['writes']['decorate_statements']} / "
+                     f"{inproc['writes']['report_statements']} |")
+    return lines
+
+
+def before_after(results: dict) -> list[str]:
+    stacks = results["stacks"]
+    if "before" not in stacks or "embedded" not in stacks:
+        return []
+    lines = ["", "Before → after, embedded default, same run (turns/s; turn p50 / p99 ms):", "",
+             "| clients | before | after | speed-up |", "|---:|---:|---:|---:|"]
+    for old, new in zip(stacks["before"]["turns"], stacks["embedded"]["turns"], strict=False):
+        lines.append(f"| {old['clients']} | {old['turns_s']:.0f} ({old['p50']:.0f} / {old['p99']:.0f}) | "
+                     f"{new['turns_s']:.0f} ({new['p50']:.0f} / {new['p99']:.0f}) | "
+                     f"{new['turns_s'] / old['turns_s']:.2f}× |")
+    return lines
+
+
+def chart(results: dict, path: Path) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    for name, res in results["stacks"].items():
+        xs = [r["clients"] for r in res["turns"]]
+        style = "--" if name.startswith("floor") else "-"
+        left.plot(xs, [r["turns_s"] for r in res["turns"]], style, marker="o", label=res["label"])
+        right.plot(xs, [r["p99"] for r in res["turns"]], style, marker="o", label=res["label"])
+    left.set(xscale="log", xlabel="clients", ylabel="turns / s", title="Throughput (decorate + report)")
+    right.set(xscale="log", yscale="log", xlabel="clients", ylabel="turn p99 (ms)", title="Tail latency")
+    for ax in (left, right):
+        ax.set_xticks([r["clients"] for r in next(iter(results["stacks"].values()))["turns"]])
+        ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.grid(alpha=0.3)
+    left.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def section(results: dict, charted: bool) -> str:
+    info = results["machine"]
+    head = [
+        BEGIN,
+        "## 5. Under load (`make bench-load`)",
+        "",
+        f"Generated by `make bench-load` on {info['date']}: {info['cpu']}, {info['cores']} cores, load "
+        f"{info['load']} at the start, shared with other work. {results['workers']} server worker processes for "
+        f"every stack (uvicorn, uvloop + httptools), threads per process: "
+        + ", ".join(f"{n} {r.get('threads', results['threads'])}" for n, r in results["stacks"].items() if n != "before")
+        + f"; {results['phase']:.0f} s per "
+        f"phase. Each client is one keep-alive connection on its own memory of {HISTORY} messages; a turn = "
+        "decorate one user message + report the reply. Rate limit on (counted, never reached); no Celery worker "
+        "running (report's background work waits on the broker), so these are the web tier's numbers. The floor "
+        "is a bare ASGI app (`bench/floor.py`) doing the decorate lower bound's SQL with the plain driver, in the "
+        "same process model. Targets: turns/s at 16 clients ≥ 60 % of the floor's; p99 at 64 clients ≤ 3× p50; "
+        "single-client decorate over HTTP ≤ in-process + 2 ms.",
+        "",
+        "What the serving path does since issue 17 (details in [deployment.md](deployment.md)): no request writes "
+        "a row the whole project shares (rate limits and usage in Redis, or the embedded default's own counter "
+        "file, flushed to `ApiCall` / `ProjectUsage` by a beat task); decorate updates the memory row once; "
+        "`threadless-serve` runs one process per CPU, each with a thread pool for sync views; PostgreSQL "
+        "connections are persistent and health-checked. The `before` row is the merge base, extracted with "
+        "`git archive` and served as it was (one plain uvicorn process).",
+        "",
+    ]
+    body = table(results) + [""] + probes(results) + [""] + http_vs_inproc(results) + before_after(results)
+    if charted:
+        body += ["", "![Throughput and p99 vs clients](benchmarks-load.png)"]
+    body += ["", "Where the rest goes: both stacks are CPU-bound on this 2-core machine (the load generator and "
+             "other work share it), and the floor spends a few hundred microseconds of Python per turn where "
+             "Threadless spends milliseconds: Django's request cycle and middleware, DRF's dispatch, the key "
+             "lookup, and the ORM compiling ~10 statements per request (11 for decorate, 9 for report, each "
+             "a round trip on PostgreSQL). More threads do not help SQLite (one writer: the tail grows, "
+             "throughput does not), so the embedded default runs 2 per process. The write path itself is at "
+             "its budget: the only write beyond the stored rows is the memory row's counters."]
+    return "\n".join(head + body + ["", END]) + "\n"
+
+
+def write_doc(text: str, doc: Path) -> None:
+    old = doc.read_text() if doc.exists() else ""
+    if BEGIN in old and END in old:
+        new = old[:old.index(BEGIN)] + text.rstrip("\n") + old[old.index(END) + len(END):]
+    else:
+        new = old.rstrip("\n") + "\n\n" + text
+    doc.write_text(new)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--phase", type=float, default=6.0, help="seconds per phase")
+    parser.add_argument("--clients", default="1,16,64")
+    parser.add_argument("--stacks", default="floor-sqlite,before,embedded,floor-pg,postgres")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--threads", type=int, default=int(os.environ.get("THREADLESS_WEB_THREADS", "0")),
+                        help="threads per process for every stack (default: each stack's own default)")
+    parser.add_argument("--doc", default=str(DOCS / "benchmarks.md"))
+    parser.add_argument("--no-doc", action="store_true")
+    parser.add_argument("--from-json", default="", help="only rewrite the doc from a saved results.json")
+    args = parser.parse_args()
+    VAR.mkdir(parents=True, exist_ok=True)
+    if args.from_json:
+        results = json.loads(Path(args.from_json).read_text())
+        write_doc(section(results, chart(results, DOCS / "benchmarks-load.png")), Path(args.doc))
+        return
+    clients = [int(c) for c in args.clients.split(",")]
+    results = {"machine": machine(), "workers": args.workers, "threads": args.threads, "phase": args.phase,
+               "stacks": {}}
+    started = time.time()
+    for name in args.stacks.split(","):
+        stack = STACKS[name](args.workers, args.threads)
+        results["stacks"][name] = run_stack(stack, clients, args.phase)
+        if stack.inproc:
+            results["stacks"][name]["inproc"] = in_process(stack, results["stacks"][name]["memory"])
+    results["seconds"] = time.time() - started
+    (VAR / "results.json").write_text(json.dumps(results, indent=1))
+    log(f"done in {results['seconds']:.0f} s")
+    charted = chart(results, DOCS / "benchmarks-load.png") if not args.no_doc else False
+    text = section(results, charted)
+    print(text)
+    if not args.no_doc:
+        write_doc(text, Path(args.doc))
+
+
+if __name__ == "__main__":
+    main()

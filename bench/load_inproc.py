@@ -1,0 +1,65 @@
+"""bench.load's in-process half: decorate (store=True) on a memory of the stack's own database,
+timed in this process, and the SQL writes one decorate / report make through the API
+(CaptureQueriesContext), run after the stack's server stopped. Prints JSON.
+
+    python -m bench.load_inproc MEMORY_ID      (settings from the environment, like the server)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+
+WRITE = re.compile(r"\s*(?:INSERT|UPDATE|DELETE)\b", re.IGNORECASE)
+STORED = re.compile(r'\s*INSERT\s+INTO\s+"?(?:memories_entry|memories_turn|memories_outbox)"?\s', re.IGNORECASE)
+
+
+def main() -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
+    import django
+
+    django.setup()
+    import orjson
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from bench.common import quantile
+    from memories.models import Memory
+    from memories.services import memory_decorate
+    from projects.services import key_create
+
+    memory_id = sys.argv[1]
+    times = []
+    for i in range(60):
+        memory = Memory.objects.get(pk=memory_id)
+        start = time.perf_counter()
+        orjson.dumps(memory_decorate(memory=memory, messages=[{"role": "user", "content": f"in process {i}?"}],
+                                     store=True))
+        if i >= 10:
+            times.append((time.perf_counter() - start) * 1000)
+
+    from django.test import Client
+
+    memory = Memory.objects.get(pk=memory_id)
+    _key, plaintext = key_create(project=memory.project)
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {plaintext}")
+    counts = {}
+    for op, role in (("decorate", "user"), ("report", "assistant")):
+        body = json.dumps({"messages": [{"role": role, "content": "counted"}]})
+        client.post(f"/v1/memories/{memory_id}/{op}", body, content_type="application/json")  # key warm
+        with CaptureQueriesContext(connection) as ctx:
+            response = client.post(f"/v1/memories/{memory_id}/{op}", body, content_type="application/json")
+        assert response.status_code in (200, 202), response.content[:200]
+        writes = [q["sql"] for q in ctx.captured_queries if WRITE.match(q["sql"])]
+        counts[op] = len(writes)
+        counts[f"{op}_extra"] = len([w for w in writes if not STORED.match(w)])
+        counts[f"{op}_statements"] = len([q for q in ctx.captured_queries
+                                          if not q["sql"].startswith(("SAVEPOINT", "RELEASE"))])
+    print(json.dumps({"decorate_p50": quantile(times, 0.5), "writes": counts}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+"""The ``threadless`` command: ``threadless mcp`` runs the MCP server (``pip install 'threadless[mcp]'``)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="threadless", description="Threadless command-line tools.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    mcp = commands.add_parser("mcp", help="Run an MCP server over one project's memories.")
+    mcp.add_argument("--transport", choices=["stdio", "http"], default="stdio",
+                     help="stdio (default) or streamable HTTP.")
+    mcp.add_argument("--host", default="127.0.0.1", help="HTTP: the address to listen on (default 127.0.0.1).")
+    mcp.add_argument("--port", type=int, default=8765, help="HTTP: the port (default 8765).")
+    mcp.add_argument("--path", default="/mcp", help="HTTP: the endpoint path (default /mcp).")
+    mcp.add_argument("--memory", default=os.environ.get("THREADLESS_MCP_MEMORY"),
+                     help="Default memory of every tool: a memory id or your external id "
+                          "(env THREADLESS_MCP_MEMORY).")
+    mcp.add_argument("--api-key", default=None, help="A project key (default: env THREADLESS_API_KEY).")
+    mcp.add_argument("--base-url", default=None, help="The server's origin (default: env THREADLESS_BASE_URL).")
+    mcp.add_argument("--timeout", type=float, default=10.0, help="Seconds per Threadless call (default 10).")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s: %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per Threadless call is noise
+    try:
+        from .integrations.mcp_server import build_server
+    except ImportError as exc:  # the optional dependency is missing
+        print(f"threadless mcp needs the mcp package ({exc}): pip install 'threadless[mcp]'", file=sys.stderr)
+        return 2
+    from . import ThreadlessError
+
+    try:
+        server = build_server(api_key=args.api_key, base_url=args.base_url, timeout=args.timeout,
+                              memory=args.memory)
+    except ThreadlessError as error:
+        print(f"threadless mcp: {error}", file=sys.stderr)
+        return 2
+    if args.transport == "stdio":
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host=args.host, port=args.port, streamable_http_path=args.path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,9 @@
+"""Framework adapters over the Threadless SDK (each one an optional extra).
+
+* ``threadless.integrations.langchain``: ``ThreadlessChatMessageHistory`` (``threadless[langchain]``)
+* ``threadless.integrations.openai_agents``: ``ThreadlessSession`` (``threadless[agents]``)
+* ``threadless.integrations.mcp``: the ``threadless mcp`` server (``threadless[mcp]``)
+
+Every adapter keeps the SDK's promise: memory never fails the model call (decorate falls back
+to the local tail) and reporting never raises; degradations reach ``on_error``.
+"""

@@ -1,0 +1,52 @@
+"""The production web server: `make serve`, `.venv/bin/threadless-serve` or `python -m threadless_site.serve`.
+
+Several uvicorn worker processes (default: one per CPU, THREADLESS_WEB_WORKERS), each running
+sync views on THREADLESS_WEB_THREADS threads (threadless_site.asgi) with a database pool sized
+to them (settings: THREADLESS_DB_POOL_SIZE), uvloop + httptools, no access log. uvicorn's
+supervisor restarts a worker that dies; SIGTERM stops them all gracefully (running turns end
+EXECUTION_INTERRUPTED at their next task boundary, as under plain uvicorn). The Celery worker and
+beat run separately (`celery -A threadless_site worker -B`, or one beat per deployment).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+
+def default_workers() -> int:
+    value = os.environ.get("THREADLESS_WEB_WORKERS", "")
+    if value:
+        return max(1, int(value))
+    return max(1, os.cpu_count() or 1)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="threadless-serve", description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
+    parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
+    parser.add_argument("--workers", type=int, default=default_workers(), help="processes (default: CPU count)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="sync-view threads per process (default: THREADLESS_WEB_THREADS, or 8; 2 on SQLite)")
+    parser.add_argument("--graceful-timeout", type=int, default=30)
+    args = parser.parse_args(argv)
+    if args.threads is not None:
+        os.environ["THREADLESS_WEB_THREADS"] = str(args.threads)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
+
+    import uvicorn
+
+    try:
+        import uvloop  # noqa: F401
+
+        loop = "uvloop"
+    except ImportError:  # pragma: no cover - uvloop is a dependency except on Windows
+        loop = "asyncio"
+    print(f"threadless-serve: {args.workers} worker process(es) on http://{args.host}:{args.port}/", flush=True)
+    uvicorn.run("threadless_site.asgi:application", host=args.host, port=args.port, workers=args.workers,
+                loop=loop, http="httptools", access_log=False, timeout_graceful_shutdown=args.graceful_timeout,
+                backlog=2048)
+
+
+if __name__ == "__main__":
+    main()
