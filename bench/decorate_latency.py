@@ -107,7 +107,7 @@ def main() -> None:
     from django.conf import settings
     from django.test import Client
 
-    from memories.services import key_create, project_create
+    from projects.services import key_create, project_create
 
     project = project_create(name="bench")
     _key, plaintext = key_create(project=project)

@@ -28,7 +28,8 @@ def main() -> None:
 
     from bench.common import quantile
     from memories.models import Memory
-    from memories.services import key_create, memory_decorate
+    from memories.services import memory_decorate
+    from projects.services import key_create
 
     memory_id = sys.argv[1]
     times = []

@@ -27,9 +27,9 @@ from bench.common import (
     window_key,
 )
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.support.servers
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # harness
 
-from tests.support.servers import ThreadlessServer  # noqa: E402
+from harness.servers import ThreadlessServer  # noqa: E402
 
 BENCH_REDIS_DB = {"broker": 11, "cache": 10}
 
@@ -81,7 +81,7 @@ def populate(memory, messages: list[dict]) -> None:
     from django.db import connection, transaction
     from django.utils import timezone
 
-    from memories.messages import entry_fields
+    from common.messages import entry_fields
     from memories.models import Entry, Memory
 
     q = connection.ops.quote_name
@@ -160,9 +160,9 @@ def run(server: ThreadlessServer, args, sizes: list[int]) -> dict:
     from threadless.window import message_tokens
 
     from bench.lowerbound import PostgresLowerBound, SqliteLowerBound
-    from memories.auth import key_from_plaintext
     from memories.selectors import memory_get
     from memories.services import memory_create, memory_decorate, report_accept
+    from projects.auth import key_from_plaintext
 
     project = key_from_plaintext(server.key).project
     if connection.vendor == "postgresql":

@@ -36,8 +36,8 @@ from django.test.utils import CaptureQueriesContext  # noqa: E402
 def main(turns: int) -> None:
     call_command("migrate", verbosity=0)
     from chat import runner, services
-    from chat.providers import demo
-    from memories.services import project_create
+    from projects.services import project_create
+    from providers import demo
 
     project = project_create(name="bench")
     agent = services.agent_create(project=project, name="bench", config={

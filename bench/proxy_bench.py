@@ -1,6 +1,6 @@
 """The provider-compatible proxy's added latency (SPEC 4.8, issue 15) for docs/benchmarks.md.
 
-Same run, same stub upstream (a real socket, tests/proxy/stubs.py), interleaved round by round:
+Same run, same stub upstream (a real socket, harness/proxy_stubs.py), interleaved round by round:
 the stub called directly, through the proxy without memory (`X-Threadless-Memory: none`: only
 forwarding), and through the proxy with memory (decorate + forward + report through the outbox).
 Time to first token (the first content chunk of a stream) and total, streaming and not. Raw HTTP
@@ -101,8 +101,8 @@ def markdown(url: str, key: str, stub, rounds: int = ROUNDS) -> str:
 
 def main() -> None:
     sys.path.insert(0, str(ROOT))
-    from tests.proxy.stubs import ProviderStub
-    from tests.support.servers import ThreadlessServer
+    from harness.proxy_stubs import ProviderStub
+    from harness.servers import ThreadlessServer
 
     stub = ProviderStub()
     server = ThreadlessServer(env={"THREADLESS_RATE_LIMIT_PER_MINUTE": "0", "THREADLESS_EGRESS_ALLOW": "127.0.0.1"})

@@ -396,7 +396,7 @@ def main() -> None:
     if not path.exists():
         print(WHERE, file=sys.stderr)
     setup_django()
-    from memories.services import project_create
+    from projects.services import project_create
 
     results = {}
     for provider in [p.strip() for p in args.providers.split(",") if p.strip()]:

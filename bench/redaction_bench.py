@@ -1,5 +1,5 @@
 """Redaction time against input size (issue 11 row 2): the evidence that every pattern in
-memories/redaction.py runs in linear time.
+common/redaction.py runs in linear time.
 
 Adversarial inputs (the shapes that made the old patterns quadratic) from 1 KB to 1 MiB go
 through the patterns *without* the input cut (`redact_secrets(text, None)`, `clean_reason(text,
@@ -61,7 +61,7 @@ def _cpu_ms(fn, text: str, reps: int) -> float:
 
 def run(sizes_kb=SIZES_KB) -> dict:
     _setup()
-    from memories.redaction import clean_reason, digest_text, raw_error_text, redact_secrets, redact_urls
+    from common.redaction import clean_reason, digest_text, raw_error_text, redact_secrets, redact_urls
 
     def patterns(text: str) -> None:  # every pattern, no cut in front
         redact_secrets(text, None)
@@ -93,7 +93,7 @@ def markdown(results: dict) -> str:
     sizes = results["sizes_kb"]
     label = {kb: (f"{kb // 1024} MiB" if kb >= 1024 else f"{kb} KB") for kb in sizes}
     lines = [TITLE, "",
-             "Every pattern of `memories/redaction.py` on adversarial input, **without** the input cut "
+             "Every pattern of `common/redaction.py` on adversarial input, **without** the input cut "
              "(`redact_secrets(text, None)` + `clean_reason(text, None)` + `redact_urls(text)`), by "
              "`bench/redaction_bench.py`. Cells are CPU µs per KB of input (median); linear time "
              "means a flat row. *Flat* compares the per-KB time at the largest size with the smallest "

@@ -37,7 +37,7 @@ from bench.common import DOCS, ROOT, VAR, machine
 from bench.faultkit import SLOW_SECONDS, SdkClients, SlowStub, SlowTalkers
 
 sys.path.insert(0, str(ROOT))
-from tests.support.servers import free_port  # noqa: E402
+from harness.servers import free_port  # noqa: E402
 
 BIN = Path(sys.executable).parent
 PG_BIN = Path("/usr/lib/postgresql") / (sorted(os.listdir("/usr/lib/postgresql"))[-1] if Path(
@@ -615,7 +615,7 @@ def write_doc(info: dict, results: list[dict], fuzz_result, args, started: float
         "",
         "## Isolation and secrets",
         "",
-        "* `tests/test_isolation.py`: every /v1 memory route × project A's key × project B's ids is a 404 "
+        "* `tests/api/test_access.py` (the one access matrix): every /v1 memory route × project A's key × project B's ids is a 404 "
         "that changes nothing; a publishable key on every route is a 401; missing, malformed and revoked "
         "keys are 401; the matrix fails when a route is added without it.",
         "* `tests/test_canaries.py`: fake secrets (OpenAI- and Anthropic-style keys, another project's real "
@@ -688,7 +688,7 @@ def sdk_section(counts: dict | None, args) -> list[str]:
 
 
 def rerender(args) -> None:
-    from bench.fuzz import FuzzResult
+    from harness.fuzz import FuzzResult
 
     saved = json.loads((VAR / "reliability" / "results.json").read_text())
     results = saved["results"]
@@ -737,7 +737,7 @@ def main() -> None:
         stack.start()
         results = phases(stack, args, extra)
         if not args.skip_fuzz:
-            from bench.fuzz import fuzz
+            from harness.fuzz import fuzz
 
             log("fuzzing")
             fuzz_result = fuzz(stack.url, stack.key, max_examples=args.fuzz_examples)

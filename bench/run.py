@@ -323,7 +323,7 @@ def write_doc(results: dict[str, dict], info: dict, extras: list[str], args) -> 
         "* **LangGraph peer** — the standard `MessagesState` graph with `SqliteSaver`; `get_state` of the",
         "  thread, then `trim_messages(strategy=\"last\", start_on=\"human\")` with the same token estimate.",
         "  Its write is `graph.invoke` adding one exchange (a stand-in model node, no model call).",
-        "* **over HTTP** — a real uvicorn server (`tests/support/servers.py`), httpx with keep-alive on",
+        "* **over HTTP** — a real uvicorn server (`harness/servers.py`), httpx with keep-alive on",
         "  loopback, rate limit off; the response body is read but not parsed.",
         "* All three systems must return the same window: checked on every size (\"same window\").",
         "",
@@ -376,7 +376,7 @@ def write_doc(results: dict[str, dict], info: dict, extras: list[str], args) -> 
 def extra_sections() -> list[str]:
     """SDK, pipeline and proxy figures, against one real server on the embedded default."""
     sys.path.insert(0, str(ROOT))
-    from tests.support.servers import ThreadlessServer
+    from harness.servers import ThreadlessServer
 
     sections: list[str] = []
     env = {k: v for k, v in os.environ.items()}
@@ -414,7 +414,7 @@ def extra_sections() -> list[str]:
             sections.append(f"## 4. Pipeline\n\nThis section failed to run: `{exc!r}`.")
         try:
             from bench import proxy_bench
-            from tests.proxy.stubs import ProviderStub
+            from harness.proxy_stubs import ProviderStub
 
             log("proxy figures")
             stub = ProviderStub()

@@ -1,4 +1,8 @@
+import logging
+
 from django.apps import AppConfig
+
+from common.sigterm import install_if_uvicorn
 
 
 class ChatConfig(AppConfig):
@@ -7,10 +11,7 @@ class ChatConfig(AppConfig):
 
     def ready(self) -> None:
         # Under uvicorn the app is loaded after its signal handlers are set: chain ours in front.
-        from .signals import install_if_uvicorn
 
         install_if_uvicorn()
         # httpx logs every provider/API request at INFO: too chatty for a server log.
-        import logging
-
         logging.getLogger("httpx").setLevel(logging.WARNING)

@@ -11,11 +11,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from memories.errors import InvalidRequest
+from common.errors import InvalidRequest
+from common.redaction import echo
 from memories.policy import Policy, policy_parse
-from memories.redaction import echo
-
-from .egress import provider_env_names, provider_env_refusal
+from providers.egress import provider_env_names, provider_env_refusal
 
 TASK_ID = re.compile(r"(?:[a-zA-Z][\w+.-]*://)?[A-Za-z0-9._-]{1,120}")
 TASK_TYPES = ("behavior_rules", "http_call", "llm", "output")
@@ -51,7 +50,7 @@ def _str(value: Any, path: str, *, required: bool = True, max_len: int = 10_000)
     return value
 
 
-def _list_or_csv(value: Any, path: str) -> list[str]:
+def list_or_csv(value: Any, path: str) -> list[str]:
     """`configs.actions` / `expressions`: a comma-separated string or a list of strings."""
     if isinstance(value, str):
         return [v.strip() for v in value.split(",") if v.strip()]
@@ -77,11 +76,11 @@ def _condition(cond: Any, path: str) -> None:
     if kind == "inputmatcher":
         if "expressions" not in configs:
             _fail(f"{path}.configs.expressions", "is required (comma-separated words or phrases).")
-        _list_or_csv(configs["expressions"], f"{path}.configs.expressions")
+        list_or_csv(configs["expressions"], f"{path}.configs.expressions")
     elif kind == "actionmatcher":
         if "actions" not in configs:
             _fail(f"{path}.configs.actions", "is required.")
-        _list_or_csv(configs["actions"], f"{path}.configs.actions")
+        list_or_csv(configs["actions"], f"{path}.configs.actions")
         occurrence = configs.get("occurrence", "currentStep")
         if occurrence not in OCCURRENCES:
             _fail(f"{path}.configs.occurrence", f"must be one of {', '.join(OCCURRENCES)}.")

@@ -1,6 +1,6 @@
 """End-user limits: what a publishable key (public by design) may spend (issue 11 row 6).
 
-On top of the per-key bucket every key has (`memories.ratelimit.check_rate`), a caller with a
+On top of the per-key bucket every key has (`projects.ratelimit.check_rate`), a caller with a
 publishable key meets:
 
 * a per-minute bucket per agent and client address (`THREADLESS_END_USER_RATE_PER_IP_PER_MINUTE`;
@@ -15,7 +15,7 @@ publishable key meets:
   transaction with the agent row locked, so they hold across processes;
 * no memory metadata: only a project key sets it (`check_no_metadata`, 400 naming `metadata`).
 
-Counters go through `memories.ratelimit.incr` (Redis INCR, or the database's atomic UPDATE).
+Counters go through `projects.ratelimit.incr` (Redis INCR, or the database's atomic UPDATE).
 The client address is REMOTE_ADDR: behind a reverse proxy run uvicorn with
 `--forwarded-allow-ips=<proxy>` so it is the end user's address, not the proxy's.
 """
@@ -24,20 +24,13 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
-from types import SimpleNamespace
 
 from django.conf import settings
-from django.utils import timezone
 
-from memories.errors import InvalidRequest, QuotaExceeded, RateLimited
+from chat.models import Agent, Conversation
+from common.errors import InvalidRequest, QuotaExceeded, RateLimited
 from memories.models import Turn
-from memories.ratelimit import check_bucket, incr_daily
-
-from .models import Agent, Conversation
-
-
-def _setting(name: str, default: int) -> int:
-    return int(getattr(settings, name, default))
+from projects.ratelimit import check_bucket, incr_daily
 
 
 def _digest(text: str) -> str:
@@ -60,21 +53,21 @@ def client_address(request) -> str:
 
 def check_address_rate(request, key) -> None:
     """The per-agent, per-address bucket (every end-user route)."""
-    limit = _setting("THREADLESS_END_USER_RATE_PER_IP_PER_MINUTE", 60)
-    check_bucket(SimpleNamespace(_request=request), bucket=f"tl:rl:ip:{key.agent_id}:{_digest(client_address(request))}",
+    limit = settings.THREADLESS_END_USER_RATE_PER_IP_PER_MINUTE
+    check_bucket(request, bucket=f"tl:rl:ip:{key.agent_id}:{_digest(client_address(request))}",
                  limit=limit, what="from this address to this agent",
                  hint="End users share a per-address limit; wait for the seconds in Retry-After.")
 
 
 def check_conversation_rate(request, conversation: Conversation) -> None:
     """The per-conversation bucket (conversation routes, after the client token matched)."""
-    limit = _setting("THREADLESS_END_USER_RATE_PER_CONVERSATION_PER_MINUTE", 30)
-    check_bucket(SimpleNamespace(_request=request), bucket=f"tl:rl:cv:{_digest(conversation.pk)}", limit=limit,
+    limit = settings.THREADLESS_END_USER_RATE_PER_CONVERSATION_PER_MINUTE
+    check_bucket(request, bucket=f"tl:rl:cv:{_digest(conversation.pk)}", limit=limit,
                  what="on this conversation")
 
 
 def check_input(text: str) -> str:
-    limit = _setting("THREADLESS_END_USER_MAX_INPUT_CHARS", 4000)
+    limit = settings.THREADLESS_END_USER_MAX_INPUT_CHARS
     if limit and len(text) > limit:
         raise InvalidRequest(f"input: at most {limit:,} characters for an end user (publishable key).",
                              hint="Send a shorter message.")
@@ -91,15 +84,15 @@ def check_no_metadata(data: dict) -> None:
 def agent_limits(agent: Agent) -> tuple[int, int]:
     """(concurrent end-user turns, end-user turns per UTC day) for an agent; 0 = no limit."""
     own = (agent.config or {}).get("limits") or {}
-    concurrent = own.get("concurrentTurns", _setting("THREADLESS_END_USER_CONCURRENT_TURNS", 8))
-    per_day = own.get("turnsPerDay", _setting("THREADLESS_END_USER_TURNS_PER_DAY", 2000))
+    concurrent = own.get("concurrentTurns", settings.THREADLESS_END_USER_CONCURRENT_TURNS)
+    per_day = own.get("turnsPerDay", settings.THREADLESS_END_USER_TURNS_PER_DAY)
     return int(concurrent), int(per_day)
 
 
 def running_end_user_turns(agent_id: str) -> int:
     """End-user turns of this agent that hold a live lease right now (in any process)."""
     return Turn.objects.filter(
-        memory__conversation__agent_id=agent_id, state=Turn.State.IN_PROGRESS, lease_expires_at__gt=timezone.now(),
+        Turn.running(), memory__conversation__agent_id=agent_id,
     ).exclude(memory__conversation__client_token_hash="").count()
 
 

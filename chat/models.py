@@ -1,6 +1,6 @@
-"""Agents, conversations, task runs, turn events and the encrypted secret store.
+"""Agents, conversations, task runs and turn events (the secret store is `projects.models.Secret`).
 
-A conversation's turns are the memory's turns (`memories.Turn`): the user message that opens a
+A conversation's turns are the memory's turns (`memories.models.Turn`): the user message that opens a
 turn is stored by `entries_append`, and the pipeline keeps the turn's state, actions, task
 errors and output on that row. Everything here only adds what the memory app does not know.
 """
@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from django.db import models
 
-from memories.models import Memory, Project, make_id
+from common.ids import make_id
+from memories.models import Memory
+from projects.models import Project
 
 
 def agent_id() -> str:
@@ -98,17 +100,3 @@ class TurnEvent(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["conversation", "turn", "seq"], name="turnevent_unique"),
         ]
-
-
-class Secret(models.Model):
-    """A provider API key in the console's secret store, encrypted by chat.secretbox (MultiFernet)."""
-
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="secrets")
-    name = models.CharField(max_length=100)
-    ciphertext = models.TextField()
-    hint = models.CharField(max_length=16, blank=True, default="")  # last characters, for display
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["project", "name"], name="secret_project_name")]

@@ -8,7 +8,7 @@
   one transaction per task, so nothing is half-written. A failed task is recorded through
   `memories.services.failure_record` (the one implementation of the 6.2 table); without
   `continueOnFailure` the turn stops ERROR with an empty output.
-* Graceful shutdown (`threadless_site.shutdown.shutting_down()`) is checked at every task
+* Graceful shutdown (`common.shutdown.shutting_down()`) is checked at every task
   boundary and inside streamed model calls; it is never continued past: the turn ends
   EXECUTION_INTERRUPTED and everything this attempt wrote is uncommitted (the input stays).
 * Every event is recorded (TurnEvent) so every turn is replayable, and handed to `listener`.
@@ -31,18 +31,19 @@ from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from memories.causes import innermost_message
-from memories.errors import Conflict, Unavailable
-from memories.messages import entry_fields
+from chat.config import policy_of, workflow_of
+from chat.models import Conversation, TaskRun, TurnEvent
+from chat.selectors import snapshot_of
+from chat.tasktypes import TaskContext, TaskFailure, TaskInterrupted, runner_for
+from common.causes import innermost_message
+from common.errors import Conflict, Unavailable
+from common.messages import entry_fields
+from common.redaction import digest_text, raw_error_text
+from common.shutdown import shutting_down
+from common.tokens import message_tokens, text_tokens
 from memories.models import Entry, Turn
 from memories.policy import failure_rules, plain_task_id
-from memories.redaction import digest_text, raw_error_text
-from memories.services import _locked, entries_append, entries_set_committed, failure_record
-from threadless_site.shutdown import shutting_down
-
-from .config import policy_of, workflow_of
-from .models import Conversation, TaskRun, TurnEvent
-from .tasktypes import TaskContext, TaskFailure, TaskInterrupted, runner_for
+from memories.services import entries_append, entries_set_committed, failure_record, memory_lock
 
 log = logging.getLogger("threadless.chat")
 
@@ -50,7 +51,12 @@ Listener = Callable[[dict], None]
 
 
 def lease_seconds() -> int:
-    return int(getattr(settings, "THREADLESS_TURN_LEASE_SECONDS", 30))
+    return int(settings.THREADLESS_TURN_LEASE_SECONDS)
+
+
+def lease_deadline():
+    """When a lease taken or renewed now runs out (`Turn.lease_expired` reads it back)."""
+    return timezone.now() + timedelta(seconds=lease_seconds())
 
 
 class TurnCrashed(Exception):
@@ -66,10 +72,6 @@ class TurnHandle:
     input: str
     input_seq: int
     first_event_seq: int
-
-
-def _expired(turn: Turn) -> bool:
-    return turn.lease_expires_at is not None and turn.lease_expires_at < timezone.now()
 
 
 def _next_event_seq(conversation_id: str, turn: int) -> int:
@@ -91,10 +93,10 @@ def turn_begin(*, conversation: Conversation, text: str, admit: Admit | None = N
         raise Unavailable("The server is shutting down; say again in a moment.", headers={"Retry-After": "2"})
     policy = policy_of(conversation.agent.config)
     with transaction.atomic():
-        memory = _locked(conversation.memory)
+        memory = memory_lock(conversation.memory)
         last = Turn.objects.filter(memory=memory).order_by("-number").first()
         if last is not None and last.state == Turn.State.IN_PROGRESS:
-            if not _expired(last):
+            if not last.lease_expired:
                 raise Conflict("A turn is still running on this conversation.",
                                hint="Wait for its `done` event (or GET the conversation), then say again.")
             Turn.objects.filter(pk=last.pk).update(state=Turn.State.EXECUTION_INTERRUPTED, lease_expires_at=None)
@@ -107,7 +109,7 @@ def turn_begin(*, conversation: Conversation, text: str, admit: Admit | None = N
         number = memory.last_turn
         Turn.objects.filter(memory=memory, number=number).update(
             state=Turn.State.IN_PROGRESS, attempt=1,
-            lease_expires_at=timezone.now() + timedelta(seconds=lease_seconds()),
+            lease_expires_at=lease_deadline(),
         )
         Conversation.objects.filter(pk=conversation.pk).update(state=Turn.State.IN_PROGRESS, updated_at=timezone.now())
         # A new turn has no events yet: its ids start at 1.
@@ -121,10 +123,10 @@ def turn_begin_rerun(*, conversation: Conversation, admit: Admit | None = None) 
     if shutting_down():
         raise Unavailable("The server is shutting down; try again in a moment.", headers={"Retry-After": "2"})
     with transaction.atomic():
-        memory = _locked(conversation.memory)
+        memory = memory_lock(conversation.memory)
         last = Turn.objects.filter(memory=memory).order_by("-number").first()
         state = last.state if last else None
-        if last is not None and state == Turn.State.IN_PROGRESS and _expired(last):
+        if last is not None and state == Turn.State.IN_PROGRESS and last.lease_expired:
             state = Turn.State.EXECUTION_INTERRUPTED
         if state not in (Turn.State.ERROR, Turn.State.EXECUTION_INTERRUPTED):
             why = "there is no turn yet" if last is None else f"the last turn ended {state}"
@@ -144,7 +146,7 @@ def turn_begin_rerun(*, conversation: Conversation, admit: Admit | None = None) 
         last.attempt += 1
         last.state = Turn.State.IN_PROGRESS
         last.actions, last.task_errors, last.output = [], [], []
-        last.lease_expires_at = timezone.now() + timedelta(seconds=lease_seconds())
+        last.lease_expires_at = lease_deadline()
         last.finished_at = None
         last.save(update_fields=["attempt", "state", "actions", "task_errors", "output", "lease_expires_at",
                                  "finished_at"])
@@ -204,7 +206,7 @@ class _Lease(threading.Thread):
         try:
             while not self.done.wait(every):
                 Turn.objects.filter(memory_id=self.memory_id, number=self.turn, state=Turn.State.IN_PROGRESS).update(
-                    lease_expires_at=timezone.now() + timedelta(seconds=lease_seconds()))
+                    lease_expires_at=lease_deadline())
         except Exception:  # noqa: BLE001 - a missed renewal only risks an early "interrupted" read
             log.warning("lease renewal failed for %s turn %s", self.memory_id, self.turn, exc_info=True)
         finally:
@@ -217,8 +219,6 @@ class _Lease(threading.Thread):
 def turn_execute(*, handle: TurnHandle, stream: bool = False, listener: Listener | None = None,
                  request_id: str = "", conversation: Conversation | None = None) -> dict:
     """Run one attempt of a begun turn to its end; returns the (project-key) turn snapshot."""
-    from .selectors import snapshot_of
-
     if conversation is None or conversation.pk != handle.conversation_id:
         conversation = Conversation.objects.select_related("agent", "memory").get(pk=handle.conversation_id)
     events = _EventLog(handle, listener)
@@ -259,7 +259,7 @@ def turn_execute(*, handle: TurnHandle, stream: bool = False, listener: Listener
 
 def _store(memory, items: list[dict]) -> list[int]:
     with transaction.atomic():
-        locked = _locked(memory)
+        locked = memory_lock(memory)
         return [e.id for e in entries_append(memory=locked, items=items)]
 
 
@@ -302,7 +302,7 @@ def _run_tasks(conversation: Conversation, handle: TurnHandle, events: _EventLog
             ms = int((time.monotonic() - began) * 1000)
             if exc.partial:
                 written += _store(memory, [{"kind": "message", "role": "assistant", "content": exc.partial,
-                                            "committed": False, "tokens": (len(exc.partial) + 3) // 4}])
+                                            "committed": False, "tokens": text_tokens(exc.partial)}])
                 events.emit("rollback", {"taskId": plain})
             runs.append(run_row(task, TaskRun.Status.INTERRUPTED, ms, error_type="interrupted"))
             interrupted = True
@@ -315,12 +315,12 @@ def _run_tasks(conversation: Conversation, handle: TurnHandle, events: _EventLog
                                   error_type="unknown", raw=raw_error_text("".join(traceback.format_exception(exc))))
             text = digest_text(task["id"], exc.reason)
             with transaction.atomic():
-                locked = _locked(memory)
+                locked = memory_lock(memory)
                 if exc.partial:
                     # The failed task's own conversation output: kept or rolled back as 6.2 says.
                     ids = [e.id for e in entries_append(memory=locked, items=[{
                         "kind": "message", "role": "assistant", "content": exc.partial, "task_id": plain,
-                        "tokens": (len(exc.partial) + 3) // 4 + 4}])]
+                        "tokens": message_tokens({"content": exc.partial})}])]
                     if not rules.keep_output:
                         entries_set_committed(memory=locked, entry_ids=ids, committed=False)
                     written += ids
@@ -364,7 +364,7 @@ def _run_tasks(conversation: Conversation, handle: TurnHandle, events: _EventLog
     if interrupted:
         # Never continued past: nothing this attempt wrote stays committed; the input does.
         with transaction.atomic():
-            locked = _locked(memory)
+            locked = memory_lock(memory)
             entries_set_committed(memory=locked, entry_ids=written, committed=False)
         for plain, _ids in replied:
             events.emit("rollback", {"taskId": plain})
@@ -376,7 +376,7 @@ def _run_tasks(conversation: Conversation, handle: TurnHandle, events: _EventLog
             # The reply is dropped, so earlier tasks' answers never reach the caller: they leave the
             # model's view too, and a streaming page is told to take their text down.
             with transaction.atomic():
-                locked = _locked(memory)
+                locked = memory_lock(memory)
                 entries_set_committed(memory=locked, entry_ids=[i for _, ids in replied for i in ids],
                                       committed=False)
             for plain, _ids in replied:

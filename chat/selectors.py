@@ -11,12 +11,11 @@ import hashlib
 import hmac
 
 from django.db.models import QuerySet
-from django.utils import timezone
 
-from memories.errors import NotFound
-from memories.models import Project, Turn
-
-from .models import Agent, Conversation, Secret, TaskRun, TurnEvent
+from chat.models import Agent, Conversation, TaskRun, TurnEvent
+from common.errors import NotFound
+from memories.models import Turn
+from projects.models import Project
 
 GENERIC_ERROR = {"type": "error", "message": "Something went wrong"}
 GENERIC_TEXT = "Something went wrong"
@@ -62,8 +61,7 @@ def client_token_matches(conversation: Conversation, token: str | None) -> bool:
 
 def turn_state(turn: Turn) -> str:
     """A running turn whose lease expired (its process died) reads as EXECUTION_INTERRUPTED."""
-    if turn.state == Turn.State.IN_PROGRESS and turn.lease_expires_at is not None \
-            and turn.lease_expires_at < timezone.now():
+    if turn.state == Turn.State.IN_PROGRESS and turn.lease_expired:
         return Turn.State.EXECUTION_INTERRUPTED
     return turn.state
 
@@ -136,9 +134,3 @@ def task_runs(*, conversation: Conversation, turn: int | None = None) -> QuerySe
     if turn is not None:
         qs = qs.filter(turn=turn)
     return qs.order_by("turn", "attempt", "id")
-
-
-def secret_list(*, project: Project) -> list[dict]:
-    """Names and masked hints only; the values never leave the store except to a provider call."""
-    return [{"name": s.name, "hint": s.hint, "updated_at": s.updated_at.isoformat()}
-            for s in Secret.objects.filter(project=project).order_by("name")]

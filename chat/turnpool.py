@@ -26,7 +26,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from django.conf import settings
 
-from memories.errors import Unavailable
+from common.errors import Unavailable
 
 log = logging.getLogger("threadless.chat")
 
@@ -37,7 +37,7 @@ _busy = 0
 
 
 def size() -> int:
-    return max(1, int(getattr(settings, "THREADLESS_STREAM_WORKERS", 32)))
+    return max(1, int(settings.THREADLESS_STREAM_WORKERS))
 
 
 def busy() -> int:

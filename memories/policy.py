@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import InvalidRequest
-from .redaction import echo
+from common.errors import InvalidRequest
+from common.redaction import echo
 
 MODES = ("digest", "exclude_all", "keep_all")
 

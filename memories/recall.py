@@ -18,7 +18,9 @@ from datetime import UTC, datetime
 
 from django.db import connection, transaction
 
-from .models import Entry, Memory
+from common.messages import text_of
+from memories import embeddings
+from memories.models import Entry, Memory
 
 TABLE = "memories_recall"
 INDEXED_ROLES = ("user", "assistant")
@@ -111,9 +113,7 @@ def _on_date(day: str, dates: list[tuple[int | None, int, int | None]]) -> bool:
 
 
 def _entry_text(content: str, parts) -> str:
-    if parts:
-        return " ".join(p.get("text", "") for p in parts if isinstance(p, dict) and p.get("type") == "text")
-    return content or ""
+    return text_of(parts) if parts else content or ""
 
 
 # --- writing -----------------------------------------------------------------------------------
@@ -398,8 +398,6 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
 def _fuse(memory_id: str, ranked: list, query_vector: tuple[str, list[float]], before_seq: int | None) -> list:
     """Reciprocal rank fusion of the lexical ranking [(seq, (score, row))] with the nearest vectors:
     score = Σ 1 / (RRF_K + rank) over the two lists (each cut at FUSE_DEPTH)."""
-    from . import embeddings
-
     model, vector = query_vector
     dense = embeddings.nearest(memory_id=memory_id, model=model, query=vector, limit=FUSE_DEPTH,
                                before_seq=before_seq)

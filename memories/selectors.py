@@ -14,8 +14,9 @@ from django.db.models import QuerySet
 from django.db.models.fields.json import KeyTransform
 from threadless.window import WindowFitter
 
-from .errors import InvalidRequest, NotFound
-from .models import ApiKey, Entry, ErrorDigest, Fact, Memory, Project
+from common.errors import InvalidRequest, NotFound
+from memories.models import Entry, ErrorDigest, Fact, Memory
+from projects.models import Project
 
 WINDOW_COLUMNS = ("seq", "turn", "role", "content", "parts", "name", "tool_calls", "tool_call_id", "tokens")
 FIRST_CHUNK = 64
@@ -65,10 +66,6 @@ def memory_list(
         alias = f"_metadata_{i}"
         qs = qs.alias(**{alias: KeyTransform(metadata_filter_key(key), "metadata")}).filter(**{alias: value})
     return qs.order_by("-created_at", "-id")
-
-
-def key_list(*, project: Project) -> QuerySet[ApiKey]:
-    return ApiKey.objects.filter(project=project).order_by("-created_at")
 
 
 @dataclass

@@ -9,14 +9,14 @@ from django.db import OperationalError
 @shared_task(bind=True, acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True,
              retry_backoff_max=60, max_retries=8)
 def process_outbox(self, outbox_id: int) -> bool:
-    from .services import outbox_process
+    from memories.services import outbox_process
 
     return outbox_process(outbox_id=outbox_id)
 
 
 @shared_task(acks_late=True)
 def outbox_sweep() -> int:
-    from .services import outbox_sweep as sweep
+    from memories.services import outbox_sweep as sweep
 
     return sweep()
 
@@ -24,7 +24,7 @@ def outbox_sweep() -> int:
 @shared_task(acks_late=True)
 def retention_sweep() -> dict:
     """Forget memories past their project's retention (optional per-project `retention_days`)."""
-    from .services import retention_enforce
+    from memories.services import retention_enforce
 
     return retention_enforce()
 
@@ -33,7 +33,7 @@ def retention_sweep() -> dict:
 def backfill_vectors(memory_id: str) -> dict:
     """Re-embed a memory's messages after an embedding model change, in bounded chunks (re-queues
     itself while some remain)."""
-    from .embeddings import EmbeddingFailed, backfill
+    from memories.embeddings import EmbeddingFailed, backfill
 
     try:
         step = backfill(memory_id=memory_id)
@@ -42,11 +42,3 @@ def backfill_vectors(memory_id: str) -> dict:
     if step["remaining"] and step["embedded"]:
         backfill_vectors.delay(memory_id)
     return step
-
-
-@shared_task(acks_late=True)
-def usage_flush() -> int:
-    """Copy the usage counters' totals into ApiCall / ProjectUsage (a few seconds late, exact)."""
-    from .usage import usage_flush as flush
-
-    return flush()

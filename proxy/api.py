@@ -10,10 +10,9 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memories.auth import ProjectScopedMixin
-from memories.errors import InvalidRequest
-
-from . import services
+from common.errors import InvalidRequest
+from projects.auth import ProjectScopedMixin
+from proxy import services
 
 UpstreamOut = inline_serializer("ProxyUpstream", {
     "base_url": serializers.CharField(allow_null=True, help_text="The project's upstream base URL (null: the "

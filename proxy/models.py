@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from django.db import models
 
+from projects.models import Project
+
 
 class UpstreamSetting(models.Model):
     class Provider(models.TextChoices):
         OPENAI = "openai"
         ANTHROPIC = "anthropic"
 
-    project = models.ForeignKey("memories.Project", on_delete=models.CASCADE, related_name="proxy_upstreams")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="proxy_upstreams")
     provider = models.CharField(max_length=16, choices=Provider.choices)
     base_url = models.CharField(max_length=500, blank=True, default="")
     # An environment variable THREADLESS_PROVIDER_ENV_ALLOW names (host pinning applies).

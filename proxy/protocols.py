@@ -13,6 +13,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from common.messages import text_of
+
 CUT_OFF_CLIENT = "[cut off: the client disconnected]"
 CUT_OFF_UPSTREAM = "[cut off: the upstream stream ended early]"
 
@@ -30,15 +32,6 @@ def cut_off(message: dict | None, marker: str) -> dict | None:
 
 
 # --- shared ------------------------------------------------------------------------------------
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(p.get("text", "") for p in content
-                         if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str))
-    return ""
 
 
 def _parts(content: Any) -> str | list:
@@ -89,7 +82,7 @@ def openai_messages(raw: Any) -> list[dict]:
             continue
         role = m.get("role")
         if role in ("system", "developer"):
-            out.append({"role": "system", "content": _text(m.get("content"))})
+            out.append({"role": "system", "content": text_of(m.get("content"))})
         elif role == "user":
             out.append({"role": "user", "content": _parts(m.get("content"))})
         elif role == "assistant":
@@ -99,7 +92,7 @@ def openai_messages(raw: Any) -> list[dict]:
                 msg["tool_calls"] = calls
             out.append(msg)
         elif role in ("tool", "function"):
-            out.append({"role": "tool", "content": _text(m.get("content")) if not isinstance(m.get("content"), str)
+            out.append({"role": "tool", "content": text_of(m.get("content")) if not isinstance(m.get("content"), str)
                         else m["content"], "tool_call_id": str(m.get("tool_call_id") or m.get("name") or "")})
         else:
             continue
@@ -203,7 +196,7 @@ def anthropic_messages(body: dict) -> list[dict]:
     out: list[dict] = []
     system = body.get("system")
     if system:
-        out.append({"role": "system", "content": _text(system)})
+        out.append({"role": "system", "content": text_of(system)})
     for m in body.get("messages") if isinstance(body.get("messages"), list) else []:
         if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
             continue
@@ -216,7 +209,7 @@ def anthropic_messages(body: dict) -> list[dict]:
             for b in blocks:
                 if b.get("type") == "tool_result":
                     out.append({"role": "tool", "tool_call_id": str(b.get("tool_use_id") or ""),
-                                "content": _text(b.get("content")) if not isinstance(b.get("content"), str)
+                                "content": text_of(b.get("content")) if not isinstance(b.get("content"), str)
                                 else b["content"]})
             rest = [b for b in blocks if b.get("type") not in ("tool_result",)]
             if rest:
@@ -237,7 +230,7 @@ def _anthropic_blocks(message: dict) -> list[dict]:
     content = message.get("content")
     role = message["role"]
     if role == "tool":
-        return [{"type": "tool_result", "tool_use_id": message.get("tool_call_id", ""), "content": _text(content)
+        return [{"type": "tool_result", "tool_use_id": message.get("tool_call_id", ""), "content": text_of(content)
                  if not isinstance(content, str) else content}]
     blocks: list[dict] = []
     if isinstance(content, str):

@@ -11,16 +11,15 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from chat.egress import EgressRefused, provider_env_names, provider_env_refusal, url_check
-from chat.services import secret_delete, secret_set, secret_value
-from memories.errors import InvalidRequest, NotFound
-from memories.messages import validate_messages
+from common.errors import InvalidRequest, NotFound
+from common.messages import validate_messages
 from memories.models import Entry
 from memories.selectors import memory_get
-from memories.services import memory_create, memory_decorate, report_accept, usage_count
-
-from .models import UpstreamSetting
-from .protocols import PROTOCOLS, Protocol, new_messages
+from memories.services import memory_create, memory_decorate, report_accept
+from projects.services import secret_delete, secret_set, secret_value, usage_count
+from providers.egress import EgressRefused, provider_env_names, provider_env_refusal, url_check
+from proxy.models import UpstreamSetting
+from proxy.protocols import PROTOCOLS, Protocol, new_messages
 
 _UNSET: Any = object()
 MAX_BUDGET = 2_000_000

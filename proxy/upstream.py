@@ -1,7 +1,7 @@
 """The proxy's outbound connection: an httpx.AsyncClient through the egress policy.
 
-The async twin of `chat.egress.PinnedTransport`: the host is resolved once at connect time by
-`chat.egress.egress_addresses` (the same check, the same THREADLESS_EGRESS_ALLOW), and the TCP
+The async twin of `providers.egress.PinnedTransport`: the host is resolved once at connect time by
+`providers.egress.egress_addresses` (the same check, the same THREADLESS_EGRESS_ALLOW), and the TCP
 connection goes to one of the checked addresses, while the Host header and TLS server name stay
 the URL's hostname. No proxies from the environment, no redirects. One client per event loop
 (an httpx.AsyncClient belongs to the loop it was first used on), one SSL context per process.
@@ -17,7 +17,7 @@ import httpcore
 import httpx
 from django.conf import settings
 
-from chat.egress import egress_addresses
+from providers.egress import egress_addresses
 
 _ssl_context = None
 _ssl_lock = threading.Lock()

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import api, views
+from proxy import api, views
 
 urlpatterns = [
     path("openai/chat/completions", views.openai_chat_completions, name="proxy-openai"),

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from types import SimpleNamespace
 
 import httpx
 import orjson
@@ -25,15 +24,16 @@ from asgiref.sync import sync_to_async
 from django.http import HttpResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from chat.egress import EgressRefused
-from memories.auth import key_from_plaintext
-from memories.errors import ApiError, InvalidRequest, Unauthorized, error_response, exception_to_error
-from memories.models import ApiKey
-from memories.ratelimit import check_quota, check_rate
-from memories.redaction import provider_message
-
-from . import services
-from .protocols import (
+from common.errors import ApiError, Unauthorized, exception_response
+from common.http.bearer import bearer_token
+from common.http.body import json_object, parse_json
+from common.redaction import provider_message
+from projects.auth import key_from_plaintext
+from projects.models import ApiKey
+from projects.ratelimit import check_quota, check_rate
+from providers.egress import EgressRefused
+from proxy import services
+from proxy.protocols import (
     ANTHROPIC,
     CUT_OFF_CLIENT,
     CUT_OFF_UPSTREAM,
@@ -43,7 +43,7 @@ from .protocols import (
     sse_frames,
     sse_parse,
 )
-from .upstream import upstream_client
+from proxy.upstream import upstream_client
 
 log = logging.getLogger("threadless.proxy")
 
@@ -84,14 +84,10 @@ class Call:
 
 
 def _authenticate(request, protocol: Protocol) -> ApiKey:
-    token = ""
-    header = request.headers.get("Authorization", "")
-    if header:
-        scheme, _, rest = header.partition(" ")
-        if scheme.lower() != "bearer" or not rest.strip():
-            raise Unauthorized("Use 'Authorization: Bearer tl_proj_…'.")
-        token = rest.strip()
-    elif protocol is ANTHROPIC:
+    """The same key check and limits as every /v1 route (projects.auth, projects.ratelimit); the
+    Anthropic clients send their key as x-api-key instead of a Bearer header."""
+    token = bearer_token(request.headers.get("Authorization", ""))
+    if token is None and protocol is ANTHROPIC:
         token = request.headers.get("x-api-key", "").strip()
     if not token:
         raise Unauthorized("No Threadless key was sent.", hint="Pass your tl_proj_… key as the client's api_key; "
@@ -100,21 +96,16 @@ def _authenticate(request, protocol: Protocol) -> ApiKey:
     if key.kind != ApiKey.Kind.PROJECT:
         raise Unauthorized("A publishable key can only use the end-user chat routes.",
                            hint="Use a project key (tl_proj_…) on the proxy.")
-    shim = SimpleNamespace(_request=request)
-    check_rate(shim, key)
-    check_quota(shim, key)
     request.api_key = key
+    check_rate(request, key)
+    check_quota(request, key)
     return key
 
 
 def _body(request) -> dict:
-    try:
-        data = orjson.loads(request.body or b"")
-    except orjson.JSONDecodeError:
-        raise InvalidRequest("The body is not valid JSON.", hint="Send the provider's JSON request body.") from None
-    if not isinstance(data, dict):
-        raise InvalidRequest("body: must be a JSON object.")
-    return data
+    """The provider's request body: parsed like every /v1 body (common.http.body); unknown fields
+    are the provider's business, so none is refused here."""
+    return json_object(parse_json(request.body))
 
 
 def _is_retry(request) -> bool:
@@ -210,10 +201,7 @@ def _transport_failure(exc: Exception) -> tuple[int, str]:
 
 
 def _error(request, exc: Exception, call: Call | None = None) -> HttpResponse:
-    status, code, message, hint, headers = exception_to_error(exc)
-    if status >= 500:
-        log.error("request %s failed: %s", getattr(request, "request_id", "-"), exc.__class__.__name__, exc_info=exc)
-    response = error_response(request, status=status, code=code, message=message, hint=hint, headers=headers)
+    response = exception_response(request, exc)
     for name, value in (call.headers() if call else {}).items():
         response[name] = value
     return response

@@ -18,9 +18,9 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
+from harness.servers import ThreadlessServer  # noqa: E402
 from tests.e2e.conftest import CHROMIUM_ARGS  # noqa: E402
 from tests.e2e.seed import seed_memory  # noqa: E402
-from tests.support.servers import ThreadlessServer  # noqa: E402
 
 OUT = ROOT / "docs" / "screenshots"
 SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 375, "height": 760}}

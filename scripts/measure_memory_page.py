@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.support.servers import ThreadlessServer  # noqa: E402
+from harness.servers import ThreadlessServer  # noqa: E402
 
 
 def main() -> None:

@@ -1,15 +1,22 @@
-"""Shared test cast (healthchecks' BaseTestCase idea) and real-process fixtures."""
+"""Shared test cast (healthchecks' BaseTestCase idea) and real-process fixtures.
+
+The cast: project A with its project key (`a`) and, on first use, an agent of A with a
+publishable key (`agent_a`, `publishable_a`); project B with its own key (`b`); a staff account
+that administers both; a signed-in non-staff user (`user`, the console refuses them); and the
+anonymous visitor (`anon`: no key, no session).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
-from memories.services import key_create, project_create
-from tests.support.servers import ThreadlessServer
+from harness.servers import ThreadlessServer
+from projects.services import key_create, project_create
 
 
 @dataclass
@@ -34,6 +41,23 @@ class Cast:
     @property
     def b(self) -> APIClient:
         return self.api(self.key_b)
+
+    @property
+    def anon(self) -> APIClient:
+        return self.api()
+
+    @cached_property
+    def agent_a(self):
+        """An agent of project A (created on first use, so tests that count agents see none)."""
+        from chat.services import DEMO_CONFIG, agent_create
+
+        return agent_create(project=self.project_a, name="Cast agent", config=DEMO_CONFIG)
+
+    @cached_property
+    def publishable_a(self) -> str:
+        """A publishable key for `agent_a` (the end-user routes only; 401 everywhere else)."""
+        _key, plaintext = key_create(project=self.project_a, kind="publishable", agent_id=self.agent_a.id)
+        return plaintext
 
 
 @pytest.fixture

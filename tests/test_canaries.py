@@ -10,8 +10,8 @@ import logging
 
 import pytest
 
+from common.redaction import RedactingFilter
 from memories.models import Entry, ErrorDigest, Memory, Turn
-from memories.redaction import RedactingFilter
 
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJjYW5hcnkifQ.Q2FuYXJ5U2lnbmF0dXJl"
 CANARIES = {

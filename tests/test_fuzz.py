@@ -10,8 +10,8 @@ import os
 
 import pytest
 
-from bench.fuzz import fuzz
-from tests.support.servers import ThreadlessServer
+from harness.fuzz import fuzz
+from harness.servers import ThreadlessServer
 
 pytest.importorskip("schemathesis")
 pytestmark = pytest.mark.services

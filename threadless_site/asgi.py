@@ -7,22 +7,24 @@ process on one thread. Async views (the conversation routes and their SSE stream
 Django's ASGI handler. THREADLESS_WEB_THREADS=0 sends everything to the ASGI handler.
 
 Graceful shutdown: the ASGI lifespan shutdown (uvicorn's SIGTERM handling) tells running turns to
-stop at their next task boundary (see chat.shutdown), so they end EXECUTION_INTERRUPTED.
+stop at their next task boundary (see common.shutdown), so they end EXECUTION_INTERRUPTED.
 Request bodies pass threadless_site.bodylimit first: 413 as soon as the limit is passed.
 """
 
 import os
 from functools import lru_cache
 
+from django.conf import settings
 from django.core.asgi import get_asgi_application
 
+from common.shutdown import begin_shutdown
+from common.sigterm import install_if_uvicorn
 from threadless_site.bodylimit import BodyLimitMiddleware
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
 django_application = get_asgi_application()
 
 from asgiref.sync import iscoroutinefunction  # noqa: E402 - after Django is set up
-from django.conf import settings  # noqa: E402
 from django.urls import Resolver404, resolve  # noqa: E402
 
 sync_application = None
@@ -45,15 +47,13 @@ def is_async_route(path: str) -> bool:
 
 def _sized(scope) -> bool:
     """A body without Content-Length (chunked) stays on the ASGI handler: WSGI would read it as
-    empty, and memories.middleware reads it up to the body limit there (413 over the limit)."""
+    empty, and common.http.middleware reads it up to the body limit there (413 over the limit)."""
     if scope["method"] in ("GET", "HEAD", "OPTIONS"):
         return True
     return any(name == b"content-length" for name, _ in scope["headers"])
 
 
 def _body_limit() -> int:
-    from django.conf import settings
-
     return settings.THREADLESS_MAX_BODY_BYTES
 
 
@@ -67,14 +67,11 @@ async def application(scope, receive, send):
             message = await receive()
             if message["type"] == "lifespan.startup":
                 # uvicorn sets its signal handlers after loading the app: chain the shutdown flag
-                # in front of them now, so running turns notice SIGTERM at once (chat.signals).
-                from chat.signals import install_if_uvicorn
+                # in front of them now, so running turns notice SIGTERM at once (common.sigterm).
 
                 install_if_uvicorn()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                from threadless_site.shutdown import begin_shutdown
-
                 await begin_shutdown()
                 await send({"type": "lifespan.shutdown.complete"})
                 return

@@ -51,3 +51,13 @@ def envkeylist(name: str, default: str = "") -> list[str]:
         if not _KEY_ENTRY.fullmatch(entry):
             raise ImproperlyConfigured(f"{name}: {entry[:100]!r} is not NAME or NAME@host[:port]")
     return entries
+
+
+def envfloat(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        return float(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a number, got {value!r}") from None

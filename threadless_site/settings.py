@@ -11,7 +11,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from .env import envbool, envint, envkeylist, envlist, envstr
+from threadless_site.env import envbool, envfloat, envint, envkeylist, envlist, envstr
+from threadless_site.keyfiles import DEV_SECRET_KEY, install_secret, proxy_ssl_header, secret_store_keys
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(envstr("THREADLESS_VAR_DIR", str(BASE_DIR / "var"))).resolve()
@@ -19,8 +20,17 @@ VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 # DJANGO_DEBUG is the documented name; DEBUG is kept for existing deployments.
 DEBUG = envbool("DJANGO_DEBUG", envbool("DEBUG", False))
-# SECRET_KEY, SECRET_KEY_FALLBACKS, the secret store's keys and the HTTPS settings: see the
-# "Secrets at rest and HTTPS" block at the end of this file.
+# SECRET_KEY comes from the environment, else from a per-install file under the var dir (created
+# 0600 on first use). The value once committed in this repository is refused unless DEBUG is on.
+SECRET_KEY = envstr("SECRET_KEY", "") or install_secret(VAR_DIR / "secret_key")
+if SECRET_KEY == DEV_SECRET_KEY and not DEBUG:
+    raise ImproperlyConfigured(
+        "SECRET_KEY is the development value committed in the repository: set SECRET_KEY to a long "
+        "random value (or unset it to use the per-install key in $THREADLESS_VAR_DIR/secret_key), "
+        "or set DEBUG=true for local development."
+    )
+# Older keys, still accepted for sessions, signatures and API-key hashes while they rotate out.
+SECRET_KEY_FALLBACKS = envlist("SECRET_KEY_FALLBACKS", "")
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver,[::1]")
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", "")
 
@@ -35,13 +45,19 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "django_htmx",
     "template_partials",
+    # The layers, lowest first (docs/architecture.md); threadless_site holds the cross-app commands.
+    "projects",
     "memories",
     "chat",
     "proxy",
+    "console",
+    "threadless_site",
+    # /v1/docs serves Redoc from our own static files (no CDN: it must work offline).
+    "drf_spectacular_sidecar",
 ]
 
 MIDDLEWARE = [
-    "memories.middleware.RequestIdMiddleware",
+    "common.http.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -51,7 +67,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "memories.middleware.ApiErrorMiddleware",
+    "common.http.middleware.ApiErrorMiddleware",
 ]
 
 ROOT_URLCONF = "threadless_site.urls"
@@ -140,12 +156,28 @@ X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SESSION_COOKIE_HTTPONLY = True
 
+# HTTPS in production (all off by default so `make run` serves http on 127.0.0.1).
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", False)
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", False)
+SESSION_COOKIE_SECURE = envbool("SESSION_COOKIE_SECURE", False)
+CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", False)
+# Behind a TLS-terminating proxy: the header it sets, e.g. "X-Forwarded-Proto" (value "https").
+SECURE_PROXY_SSL_HEADER = proxy_ssl_header(envstr("SECURE_PROXY_SSL_HEADER", ""))
+# The /healthz and /readyz probes come over plain http from the load balancer.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+
+# --- Threadless ---------------------------------------------------------------------------------
+
 # The API's own body limit (413 payload_too_large); Django's is raised above it so ours answers.
 THREADLESS_MAX_BODY_BYTES = envint("THREADLESS_MAX_BODY_BYTES", 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = THREADLESS_MAX_BODY_BYTES + 1024
 
 THREADLESS_RATE_LIMIT_PER_MINUTE = envint("THREADLESS_RATE_LIMIT_PER_MINUTE", 1200)
-# Rate limits and usage counters (memories.counters): Redis when REDIS_URL is set, otherwise this
+# An Idempotency-Key's answer is replayed for this long.
+THREADLESS_IDEMPOTENCY_HOURS = envint("THREADLESS_IDEMPOTENCY_HOURS", 24)
+# Rate limits and usage counters (common.counters): Redis when REDIS_URL is set, otherwise this
 # SQLite file of their own (never the application database). Usage totals are copied into
 # ApiCall / ProjectUsage by the `usage-flush` beat task every THREADLESS_USAGE_FLUSH_SECONDS.
 # Beside the SQLite database by default, so every process sharing that database shares them.
@@ -153,7 +185,7 @@ _COUNTERS_DEFAULT = (str(Path(DATABASES["default"]["NAME"]).with_suffix("")) + "
                      else str(VAR_DIR / "counters.sqlite3"))
 THREADLESS_COUNTERS_PATH = envstr("THREADLESS_COUNTERS_PATH", _COUNTERS_DEFAULT)
 THREADLESS_USAGE_FLUSH_SECONDS = envint("THREADLESS_USAGE_FLUSH_SECONDS", 5)
-# Outbound calls (chat.egress): hosts/CIDRs reachable although not global; and the provider keys
+# Outbound calls (providers.egress): hosts/CIDRs reachable although not global; and the provider keys
 # from the environment an agent may name, each pinned to where it may be sent (NAME = its
 # provider's official host only; NAME@host[:port] adds a host).
 THREADLESS_EGRESS_ALLOW = envlist("THREADLESS_EGRESS_ALLOW", "")
@@ -167,19 +199,40 @@ THREADLESS_END_USER_RATE_PER_CONVERSATION_PER_MINUTE = envint(
 THREADLESS_END_USER_MAX_INPUT_CHARS = envint("THREADLESS_END_USER_MAX_INPUT_CHARS", 4000)
 THREADLESS_END_USER_CONCURRENT_TURNS = envint("THREADLESS_END_USER_CONCURRENT_TURNS", 8)
 THREADLESS_END_USER_TURNS_PER_DAY = envint("THREADLESS_END_USER_TURNS_PER_DAY", 2000)
-# Streamed turns run on one bounded thread pool per process (a full pool answers 503).
+# Turns: streamed turns run on one bounded thread pool per process (a full pool answers 503); a
+# running turn holds a lease, renewed while it runs, so a dead process's turn reads interrupted.
 THREADLESS_STREAM_WORKERS = envint("THREADLESS_STREAM_WORKERS", 32)
+THREADLESS_TURN_LEASE_SECONDS = envint("THREADLESS_TURN_LEASE_SECONDS", 30)
+THREADLESS_SSE_KEEPALIVE_SECONDS = envfloat("THREADLESS_SSE_KEEPALIVE_SECONDS", 15)
+# Background memory: the outbox (a claim older than STALE is re-queued; the sweep runs every
+# SWEEP seconds), optional per-project retention (Project.retention_days) swept every
+# RETENTION_SWEEP seconds, and an optional custom fact extractor class (dotted path) used when a
+# project has no model configured.
 THREADLESS_OUTBOX_STALE_SECONDS = envint("THREADLESS_OUTBOX_STALE_SECONDS", 300)
 THREADLESS_OUTBOX_SWEEP_SECONDS = envint("THREADLESS_OUTBOX_SWEEP_SECONDS", 30)
-THREADLESS_IDEMPOTENCY_HOURS = 24
+THREADLESS_RETENTION_SWEEP_SECONDS = envint("THREADLESS_RETENTION_SWEEP_SECONDS", 3600)
+THREADLESS_FACT_EXTRACTOR = envstr("THREADLESS_FACT_EXTRACTOR", "")
+# Semantic recall (memories/embeddings.py): off | openai | local; a project's model_config["embeddings"] wins.
+THREADLESS_EMBEDDINGS = envstr("THREADLESS_EMBEDDINGS", "off")
+THREADLESS_EMBEDDINGS_MODEL = envstr("THREADLESS_EMBEDDINGS_MODEL", "")
+THREADLESS_EMBEDDINGS_BASE_URL = envstr("THREADLESS_EMBEDDINGS_BASE_URL", "")
+THREADLESS_EMBEDDINGS_API_KEY_ENV = envstr("THREADLESS_EMBEDDINGS_API_KEY_ENV", "")
+# The secret store's own Fernet keys, newest first (comma-separated); unset: a per-install key file.
+THREADLESS_SECRET_STORE_KEYS = secret_store_keys(
+    envlist("THREADLESS_SECRET_STORE_KEYS", ""), VAR_DIR / "secret_store_key"
+)
+# Console sign-in throttle: failed attempts per account and per client IP, in the cache.
+THREADLESS_LOGIN_FAILURES_PER_ACCOUNT = envint("THREADLESS_LOGIN_FAILURES_PER_ACCOUNT", 5)
+THREADLESS_LOGIN_FAILURES_PER_IP = envint("THREADLESS_LOGIN_FAILURES_PER_IP", 20)
+THREADLESS_LOGIN_LOCKOUT_SECONDS = envint("THREADLESS_LOGIN_LOCKOUT_SECONDS", 900)
 
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["memories.auth.ApiKeyAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["memories.auth.IsProjectKey"],
-    "DEFAULT_THROTTLE_CLASSES": ["memories.ratelimit.KeyRateThrottle"],
-    "DEFAULT_RENDERER_CLASSES": ["memories.api.renderers.ORJSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["memories.api.parsers.ORJSONParser"],
-    "EXCEPTION_HANDLER": "memories.errors.api_exception_handler",
+    "DEFAULT_AUTHENTICATION_CLASSES": ["projects.auth.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["projects.auth.IsProjectKey"],
+    "DEFAULT_THROTTLE_CLASSES": ["projects.ratelimit.KeyRateThrottle"],
+    "DEFAULT_RENDERER_CLASSES": ["common.http.renderers.ORJSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["common.http.parsers.ORJSONParser"],
+    "EXCEPTION_HANDLER": "common.errors.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
 }
@@ -191,10 +244,13 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": "/v1",
+    "REDOC_DIST": "SIDECAR",
+    # The conversation routes are plain async views (SSE): add them to the schema (chat.api.schema).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "chat.api.schema.conversation_paths",
+    ],
 }
-# /v1/docs serves Redoc from our own static files (no CDN: it must work offline).
-INSTALLED_APPS.append("drf_spectacular_sidecar")
-SPECTACULAR_SETTINGS["REDOC_DIST"] = "SIDECAR"
 
 # Celery: the embedded default is kombu's filesystem transport (no server); Redis in production.
 CELERY_BROKER_URL = envstr("CELERY_BROKER_URL", "filesystem://")
@@ -231,14 +287,16 @@ CELERY_TASK_PUBLISH_RETRY = False
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     "outbox-sweep": {"task": "memories.tasks.outbox_sweep", "schedule": float(THREADLESS_OUTBOX_SWEEP_SECONDS)},
-    "usage-flush": {"task": "memories.tasks.usage_flush", "schedule": float(THREADLESS_USAGE_FLUSH_SECONDS),
+    "retention-sweep": {"task": "memories.tasks.retention_sweep",
+                        "schedule": float(THREADLESS_RETENTION_SWEEP_SECONDS)},
+    "usage-flush": {"task": "projects.tasks.usage_flush", "schedule": float(THREADLESS_USAGE_FLUSH_SECONDS),
                     "options": {"expires": float(THREADLESS_USAGE_FLUSH_SECONDS) * 2}},
 }
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"redact": {"()": "memories.redaction.RedactingFilter"}},
+    "filters": {"redact": {"()": "common.redaction.RedactingFilter"}},
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {
         "console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["redact"]},
@@ -254,58 +312,3 @@ LOGGING = {
         "uvicorn.error": {"handlers": ["console"], "propagate": False},
     },
 }
-
-# Background memory: optional per-project retention (Project.retention_days), enforced hourly.
-THREADLESS_RETENTION_SWEEP_SECONDS = envint("THREADLESS_RETENTION_SWEEP_SECONDS", 3600)
-CELERY_BEAT_SCHEDULE["retention-sweep"] = {
-    "task": "memories.tasks.retention_sweep", "schedule": float(THREADLESS_RETENTION_SWEEP_SECONDS),
-}
-# Optional: a custom fact extractor class (dotted path) used when no model is configured.
-THREADLESS_FACT_EXTRACTOR = envstr("THREADLESS_FACT_EXTRACTOR", "")
-# Semantic recall (memories/embeddings.py): off | openai | local; a project's model_config["embeddings"] wins.
-THREADLESS_EMBEDDINGS = envstr("THREADLESS_EMBEDDINGS", "off")
-THREADLESS_EMBEDDINGS_MODEL = envstr("THREADLESS_EMBEDDINGS_MODEL", "")
-THREADLESS_EMBEDDINGS_BASE_URL = envstr("THREADLESS_EMBEDDINGS_BASE_URL", "")
-THREADLESS_EMBEDDINGS_API_KEY_ENV = envstr("THREADLESS_EMBEDDINGS_API_KEY_ENV", "")
-
-# The conversation routes are plain async views (SSE): add them to the schema (chat.api.schema).
-SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"] = [
-    "drf_spectacular.hooks.postprocess_schema_enums",
-    "chat.api.schema.conversation_paths",
-]
-
-# --- Secrets at rest and HTTPS (issue 11: findings 7, 8, 15) ------------------------------------
-# SECRET_KEY comes from the environment, else from a per-install file under the var dir (created
-# 0600 on first use). The value once committed in this repository is refused unless DEBUG is on.
-from .keyfiles import DEV_SECRET_KEY, install_secret, proxy_ssl_header, secret_store_keys  # noqa: E402
-
-SECRET_KEY = envstr("SECRET_KEY", "") or install_secret(VAR_DIR / "secret_key")
-if SECRET_KEY == DEV_SECRET_KEY and not DEBUG:
-    raise ImproperlyConfigured(
-        "SECRET_KEY is the development value committed in the repository: set SECRET_KEY to a long "
-        "random value (or unset it to use the per-install key in $THREADLESS_VAR_DIR/secret_key), "
-        "or set DEBUG=true for local development."
-    )
-# Older keys, still accepted for sessions, signatures and API-key hashes while they rotate out.
-SECRET_KEY_FALLBACKS = envlist("SECRET_KEY_FALLBACKS", "")
-# The secret store's own Fernet keys, newest first (comma-separated); unset: a per-install key file.
-THREADLESS_SECRET_STORE_KEYS = secret_store_keys(
-    envlist("THREADLESS_SECRET_STORE_KEYS", ""), VAR_DIR / "secret_store_key"
-)
-
-# HTTPS in production (all off by default so `make run` serves http on 127.0.0.1).
-SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", False)
-SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0)
-SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
-SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", False)
-SESSION_COOKIE_SECURE = envbool("SESSION_COOKIE_SECURE", False)
-CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", False)
-# Behind a TLS-terminating proxy: the header it sets, e.g. "X-Forwarded-Proto" (value "https").
-SECURE_PROXY_SSL_HEADER = proxy_ssl_header(envstr("SECURE_PROXY_SSL_HEADER", ""))
-# The /healthz and /readyz probes come over plain http from the load balancer.
-SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
-
-# Console sign-in throttle: failed attempts per account and per client IP, in the cache.
-THREADLESS_LOGIN_FAILURES_PER_ACCOUNT = envint("THREADLESS_LOGIN_FAILURES_PER_ACCOUNT", 5)
-THREADLESS_LOGIN_FAILURES_PER_IP = envint("THREADLESS_LOGIN_FAILURES_PER_IP", 20)
-THREADLESS_LOGIN_LOCKOUT_SECONDS = envint("THREADLESS_LOGIN_LOCKOUT_SECONDS", 900)

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
 
-from memories.health import healthz, readyz
+from threadless_site.health import healthz, readyz
 
 v1 = [
     path("openapi.json", SpectacularJSONAPIView.as_view(authentication_classes=[], permission_classes=[],
@@ -18,9 +18,9 @@ urlpatterns = [
     path("healthz", healthz),
     path("readyz", readyz),
     path("v1/", include(v1)),
-    path("manage/agents/", include("chat.console.urls")),
-    path("manage/proxy/", include("proxy.console")),
-    path("manage/", include("memories.console.urls")),
+    path("manage/agents/", include("console.agent_urls")),
+    path("manage/proxy/", include("console.proxy_urls")),
+    path("manage/", include("console.urls")),
     path("chat/", include("chat.widget.urls")),
     path("admin/", admin.site.urls),
 ]

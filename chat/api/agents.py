@@ -7,11 +7,12 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memories.api.views import _body, _page_by_time, _reject_unknown, errors
-from memories.auth import ProjectScopedMixin
-
-from .. import selectors, services
-from ..models import Agent
+from chat import selectors, services
+from chat.models import Agent
+from common.http.body import json_object, reject_unknown
+from common.http.pagination import page_by_time
+from common.http.schema import errors
+from projects.auth import ProjectScopedMixin
 
 
 def agent_json(agent: Agent) -> dict:
@@ -42,12 +43,12 @@ class AgentListApi(ProjectScopedMixin, APIView):
                                                            OpenApiParameter("cursor", str)],
                    responses={200: AgentList, **errors(400)})
     def get(self, request):
-        return _page_by_time(selectors.agent_list(project=self.project), request, "created_at", agent_json)
+        return page_by_time(selectors.agent_list(project=self.project), request, "created_at", agent_json)
 
     @extend_schema(operation_id="agents_create", request=AgentInput, responses={201: AgentSchema, **errors(400)})
     def post(self, request):
-        data = _body(request)
-        _reject_unknown(data, {"name", "config", "slug"})
+        data = json_object(request.data)
+        reject_unknown(data, {"name", "config", "slug"})
         agent = services.agent_create(project=self.project, name=data.get("name"), config=data.get("config"),
                                       slug=data.get("slug"))
         return Response(agent_json(agent), status=201)
@@ -61,8 +62,8 @@ class AgentDetailApi(ProjectScopedMixin, APIView):
     @extend_schema(operation_id="agents_update", request=AgentInput, responses={200: AgentSchema, **errors(400, 404)})
     def put(self, request, agent_id: str):
         agent = selectors.agent_get(project=self.project, agent_id=agent_id)
-        data = _body(request)
-        _reject_unknown(data, {"name", "config", "slug"})
+        data = json_object(request.data)
+        reject_unknown(data, {"name", "config", "slug"})
         agent = services.agent_update(agent=agent, name=data.get("name"), config=data.get("config"),
                                       slug=data.get("slug"))
         return Response(agent_json(agent))

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from types import SimpleNamespace
 
 import orjson
 from asgiref.sync import sync_to_async
@@ -20,23 +19,22 @@ from django.conf import settings
 from django.http import HttpResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from memories.api.parsers import check_depth
-from memories.auth import key_from_plaintext
-from memories.errors import (
+from chat import limits, runner, selectors, services
+from chat.models import Agent, Conversation, TurnEvent
+from common.errors import (
     ApiError,
     InvalidRequest,
     NotFound,
     Unauthorized,
-    error_response,
-    exception_to_error,
+    exception_response,
 )
-from memories.models import ApiKey, Turn
-from memories.ratelimit import check_quota, check_rate
-from memories.redaction import echo
-
-from .. import limits, runner, selectors, services
-from ..models import Agent, Conversation, TurnEvent
-from ..signals import install_if_uvicorn
+from common.http.body import json_object_body
+from common.redaction import echo
+from common.sigterm import install_if_uvicorn
+from memories.models import Turn
+from projects.auth import key_from_plaintext, key_from_request
+from projects.models import ApiKey
+from projects.ratelimit import check_quota, check_rate
 
 log = logging.getLogger("threadless.chat")
 
@@ -50,32 +48,28 @@ class MethodNotAllowed(ApiError):
 
 
 def keepalive_seconds() -> float:
-    return float(getattr(settings, "THREADLESS_SSE_KEEPALIVE_SECONDS", 15))
+    return float(settings.THREADLESS_SSE_KEEPALIVE_SECONDS)
 
 
 # --- auth, scope, CORS -------------------------------------------------------------------------
 
 
 def _authenticate(request, *, query_key: bool) -> ApiKey:
-    header = request.headers.get("Authorization", "")
-    if header:
-        scheme, _, token = header.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            raise Unauthorized("Use 'Authorization: Bearer <key>'.")
-        key = key_from_plaintext(token)
-    elif query_key and request.GET.get("key"):
+    """The same key check and limits as the DRF routes (projects.auth, projects.ratelimit);
+    the events route also takes a publishable key as ?key= (EventSource sends no headers)."""
+    key = key_from_request(request)
+    if key is None and query_key and request.GET.get("key"):
         key = key_from_plaintext(request.GET["key"])
         if key.kind != ApiKey.Kind.PUBLISHABLE:
             raise Unauthorized("Only a publishable key may be passed as ?key=; send a project key in the "
                                "Authorization header.", hint="Never put a project key in a URL.")
-    else:
+        request.api_key = key
+    if key is None:
         raise Unauthorized("No API key was sent.")
-    shim = SimpleNamespace(_request=request)
-    check_rate(shim, key)
+    check_rate(request, key)
     if key.kind == ApiKey.Kind.PUBLISHABLE:
         limits.check_address_rate(request, key)
-    check_quota(shim, key)
-    request.api_key = key
+    check_quota(request, key)
     return key
 
 
@@ -120,22 +114,6 @@ def _json(data, status: int = 200) -> HttpResponse:
     return HttpResponse(orjson.dumps(data), status=status, content_type="application/json")
 
 
-def _body(request, allowed: set[str]) -> dict:
-    raw = request.body or b"{}"
-    try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        raise InvalidRequest("The body is not valid JSON.", hint="Send a JSON object with "
-                             "Content-Type: application/json.") from None
-    if not isinstance(data, dict):
-        raise InvalidRequest("body: must be a JSON object.")
-    check_depth(data)
-    unknown = sorted(set(data) - allowed)
-    if unknown:
-        raise InvalidRequest(f"{echo(unknown[0])}: unknown field.")
-    return data
-
-
 def endpoint(*methods: str, query_key: bool = False):
     """Auth + CORS + the one error shape around an async handler(request, key, **kwargs)."""
 
@@ -152,15 +130,8 @@ def endpoint(*methods: str, query_key: bool = False):
                 key = await sync_to_async(_authenticate)(request, query_key=query_key)
                 response = await handler(request, key, **kwargs)
             except Exception as exc:  # noqa: BLE001 - every failure answers in the one error shape
-                status, code, message, hint, headers = exception_to_error(exc)
-                if status >= 500:
-                    log.error("request %s failed: %s", getattr(request, "request_id", "-"),
-                              exc.__class__.__name__, exc_info=exc)
-                headers = {**(getattr(request, "ratelimit_headers", None) or {}), **headers}
-                response = error_response(request, status=status, code=code, message=message, hint=hint,
-                                          headers=headers)
-            for name, value in (getattr(request, "ratelimit_headers", None) or {}).items():
-                response.setdefault(name, value)
+                response = exception_response(request, exc)
+            # X-RateLimit-* go on every answer through the middleware (request.ratelimit_headers).
             return _cors(request, response, agent)
 
         view.__name__ = handler.__name__
@@ -238,7 +209,7 @@ def _wants_sse(request) -> bool:
 
 
 def _create(request, key: ApiKey, agent_id: str) -> dict:
-    data = _body(request, {"metadata"})
+    data = json_object_body(request.body, {"metadata"})
     agent = Agent.objects.select_related("project").filter(project=key.project, pk=agent_id).first()
     if agent is None or (_public(key) and key.agent_id != agent.id):
         raise NotFound(f"No agent '{agent_id}' for this key.", hint="Use an id that POST /v1/agents returned.")
@@ -276,7 +247,7 @@ async def conversation_say(request, key, conversation_id: str):
 
     def prepare():
         conversation = _conversation(request, key, conversation_id)
-        data = _body(request, {"input"})
+        data = json_object_body(request.body, {"input"})
         text = services.check_input(data.get("input"))
         return conversation, limits.check_input(text) if public else text
 
@@ -297,7 +268,7 @@ async def conversation_rerun(request, key, conversation_id: str):
 
     def prepare():
         conversation = _conversation(request, key, conversation_id)
-        _body(request, set())
+        json_object_body(request.body, set())
         return conversation
 
     conversation = await sync_to_async(prepare)()

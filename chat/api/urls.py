@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import agents, conversations
+from chat.api import agents, conversations
 
 urlpatterns = [
     path("agents", agents.AgentListApi.as_view(), name="api-agents"),

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ..config import _list_or_csv
-from . import TaskContext, TaskResult
+from chat.config import list_or_csv
+from chat.tasktypes.base import TaskContext, TaskResult
 
 _WORD = re.compile(r"\w")
 
@@ -67,9 +67,9 @@ def _holds(cond: dict, ctx: TaskContext, actions: list[str]) -> bool:
     kind = cond.get("type")
     configs = cond.get("configs") or {}
     if kind == "inputmatcher":
-        return input_matches(ctx.input, _list_or_csv(configs.get("expressions", ""), "expressions"))
+        return input_matches(ctx.input, list_or_csv(configs.get("expressions", ""), "expressions"))
     if kind == "actionmatcher":
-        wanted = set(_list_or_csv(configs.get("actions", ""), "actions"))
+        wanted = set(list_or_csv(configs.get("actions", ""), "actions"))
         occurrence = configs.get("occurrence", "currentStep")
         if occurrence == "currentStep":
             # The previous turn's task_failed_* actions count as this step's (seed 000: the

@@ -7,23 +7,19 @@ Failure reasons (SPEC 6.3): `API call to <host[:port]> failed: HTTP <status>[: <
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 from urllib.parse import quote
 
-from memories.api.parsers import MAX_JSON_DEPTH, json_depth
+from chat.tasktypes.base import TaskContext, TaskFailure, TaskResult, specific_reason
+from chat.templating import render, render_json
+from common.http.body import MAX_JSON_DEPTH, json_depth
+from common.redaction import raw_error_text, redact_value
+from common.tokens import text_tokens
 from memories.policy import plain_task_id
-from memories.redaction import raw_error_text, redact_secrets
-
-from ..egress import EgressRefused, host_port, url_check
-from ..providers.base import body_message, http_client, timeout_of, transport_error
-from ..templating import render, render_json
-from . import TaskContext, TaskFailure, TaskResult, specific_reason
+from providers.base import body_message, http_client, timeout_of, transport_error
+from providers.egress import EgressRefused, host_port, url_check
 
 MAX_RESPONSE_BYTES = 2 * 1024 * 1024
-_SECRET_KEY = re.compile(r"(?i)api[_-]?key|token|secret|passw|authorization")
-
-
 def _render_body(body: Any, scope: dict) -> Any:
     """A string body is a JSON text template (values JSON-escaped); an object or list body has its
     string values templated as plain text and is JSON-encoded as a whole when sent."""
@@ -40,18 +36,6 @@ def _render_values(body: Any, scope: dict) -> Any:
     if isinstance(body, list):
         return [_render_values(v, scope) for v in body]
     return body
-
-
-def _redacted(value: Any) -> Any:
-    """A failed response's body as stored data: every string secret-redacted."""
-    if isinstance(value, str):
-        return redact_secrets(value)
-    if isinstance(value, dict):
-        return {k: "[redacted]" if _SECRET_KEY.search(str(k)) and isinstance(v, str) else _redacted(v)
-                for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redacted(v) for v in value]
-    return value
 
 
 def _parse(text: str) -> Any:
@@ -100,9 +84,9 @@ def run(ctx: TaskContext, task: dict) -> TaskResult:
             "timeout" if response.status_code in (408, 504) else "provider")
         raise TaskFailure(reason, error_type=error_type,
                           raw=raw_error_text(f"{method} {url} → HTTP {response.status_code}: {text[:8000]}"),
-                          output=_redacted(value), has_output=value is not None)
+                          output=redact_value(value, secret_fields=True), has_output=value is not None)
     key = task.get("storeAs") or plain_task_id(task["id"])
     content = text if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     entry = {"kind": "data", "key": key, "task_id": plain_task_id(task["id"]), "value": value,
-             "content": content[:4000], "tokens": (min(len(content), 4000) + 3) // 4}
+             "content": content[:4000], "tokens": text_tokens(content[:4000])}
     return TaskResult(entries=[entry])

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from threadless.window import message_tokens
-
-from . import TaskContext, TaskResult
+from chat.tasktypes.base import TaskContext, TaskResult
+from common.tokens import message_tokens
 
 
 def run(ctx: TaskContext, task: dict) -> TaskResult:

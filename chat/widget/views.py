@@ -13,6 +13,8 @@ from django.http import Http404
 from django.shortcuts import render
 from django.views.decorators.clickjacking import xframe_options_exempt
 
+from chat.selectors import agent_by_slug
+
 
 def _csp(origins: list[str]) -> str:
     ancestors = " ".join(origins) if origins else "'none'"
@@ -21,10 +23,6 @@ def _csp(origins: list[str]) -> str:
 
 
 def _agent(slug: str):
-    try:
-        from chat.selectors import agent_by_slug
-    except ImportError:
-        raise Http404("No chat here.") from None
     agent = agent_by_slug(slug=slug)
     if agent is None:
         raise Http404("No chat here.")
@@ -37,7 +35,7 @@ def chat_page(request, slug: str):
     description = (agent.config or {}).get("description", "")
     response = render(request, "widget/chat.html", {
         "agent": agent, "description": description if isinstance(description, str) else "",
-        "max_input": getattr(settings, "THREADLESS_END_USER_MAX_INPUT_CHARS", 4000),
+        "max_input": settings.THREADLESS_END_USER_MAX_INPUT_CHARS,
     })
     response["Content-Security-Policy"] = _csp(agent.allowed_origins)
     response["Referrer-Policy"] = "no-referrer"

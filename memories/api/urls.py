@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from memories.api import views
 
 urlpatterns = [
     path("memories", views.MemoryListApi.as_view(), name="api-memories"),

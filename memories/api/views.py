@@ -6,52 +6,22 @@ is a 404. decorate answers raw orjson bytes (the window can be a thousand messag
 
 from __future__ import annotations
 
-import base64
-from datetime import datetime
-
 import orjson
-from django.db.models import Q
 from django.http import HttpResponse
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from common.errors import InvalidRequest
+from common.http.body import json_object, reject_unknown
+from common.http.pagination import decode_cursor, encode_cursor, limit_param, page_by_time
+from common.http.schema import StrictCharField, errors
+from common.messages import validate_messages
 from memories import embeddings, recall, selectors, services
-from memories.auth import ProjectScopedMixin
-from memories.errors import InvalidRequest
-from memories.messages import validate_messages
 from memories.models import Entry, Fact, Memory, Outbox
-from memories.redaction import echo
-
-
-class StrictCharField(serializers.CharField):
-    """A string field that refuses numbers and booleans (DRF's CharField would coerce 5 to "5")."""
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
-
-
-class ErrorSerializer(serializers.Serializer):
-    class Inner(serializers.Serializer):
-        code = serializers.CharField()
-        message = serializers.CharField()
-        hint = serializers.CharField()
-        request_id = serializers.CharField()
-        retryable = serializers.BooleanField()
-
-    error = Inner()
-
-
-def errors(*statuses: int) -> dict:
-    text = {400: "invalid_request", 401: "unauthorized", 404: "not_found", 409: "conflict",
-            413: "payload_too_large", 429: "rate_limited or quota_exceeded", 500: "internal", 503: "unavailable"}
-    # Any route can answer 401 (key), 429 (limits), 500 and 503 (database down).
-    return {s: OpenApiResponse(ErrorSerializer, description=text.get(s, "error"))
-            for s in sorted({*statuses, 401, 429, 500, 503})}
-
+from projects import services as project_services
+from projects.auth import ProjectScopedMixin
 
 MessageSchema = inline_serializer("Message", {
     "role": serializers.ChoiceField(["user", "assistant", "tool", "system"]),
@@ -66,68 +36,10 @@ PolicySchema = serializers.DictField(required=False, help_text='memoryPolicy: {"
 # --- helpers -----------------------------------------------------------------------------------
 
 
-def _limit(request, default: int = 20, maximum: int = 100) -> int:
-    raw = request.query_params.get("limit")
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise InvalidRequest("limit: must be an integer.")
-    if not 1 <= value <= maximum:
-        raise InvalidRequest(f"limit: must be from 1 to {maximum}.")
-    return value
-
-
-def _encode_cursor(*parts) -> str:
-    return base64.urlsafe_b64encode("|".join(str(p) for p in parts).encode()).decode().rstrip("=")
-
-
-def _decode_cursor(raw: str | None, n: int) -> list[str] | None:
-    if not raw:
-        return None
-    try:
-        parts = base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)).decode().split("|")
-    except (ValueError, UnicodeDecodeError):
-        raise InvalidRequest("cursor: not a cursor this API returned.")
-    if len(parts) != n:
-        raise InvalidRequest("cursor: not a cursor this API returned.")
-    return parts
-
-
-def _page_by_time(qs, request, field: str, render, default: int = 20):
-    """Newest first by (field, id), cursor-paginated."""
-    limit = _limit(request, default)
-    cursor = _decode_cursor(request.query_params.get("cursor"), 2)
-    if cursor:
-        try:
-            at = datetime.fromisoformat(cursor[0])
-        except ValueError:
-            raise InvalidRequest("cursor: not a cursor this API returned.")
-        qs = qs.filter(Q(**{f"{field}__lt": at}) | Q(**{field: at, "id__lt": cursor[1]}))
-    rows = list(qs[: limit + 1])
-    more = len(rows) > limit
-    rows = rows[:limit]
-    next_cursor = _encode_cursor(getattr(rows[-1], field).isoformat(), rows[-1].id) if more else None
-    return Response({"data": [render(r) for r in rows], "next_cursor": next_cursor})
-
-
 def _metadata_filter(request) -> dict:
     """`?metadata.<key>=<value>` pairs; each key is checked to be literal (400 naming the parameter)."""
     return {selectors.metadata_filter_key(k[len("metadata."):]): v
             for k, v in request.query_params.items() if k.startswith("metadata.")}
-
-
-def _body(request) -> dict:
-    if not isinstance(request.data, dict):
-        raise InvalidRequest("body: must be a JSON object.")
-    return request.data
-
-
-def _reject_unknown(data: dict, allowed: set[str]) -> None:
-    unknown = set(data) - allowed
-    if unknown:
-        raise InvalidRequest(f"{echo(sorted(unknown)[0])}: unknown field.")
 
 
 def memory_json(memory: Memory) -> dict:
@@ -206,13 +118,13 @@ class MemoryListApi(ProjectScopedMixin, APIView):
     def get(self, request):
         qs = selectors.memory_list(project=self.project, external_id=request.query_params.get("external_id"),
                                    metadata=_metadata_filter(request))
-        return _page_by_time(qs, request, "created_at", memory_json)
+        return page_by_time(qs, request, "created_at", memory_json)
 
     @extend_schema(operation_id="memories_create", request=MemoryCreateInput,
                    responses={201: MemoryOut, 200: MemoryOut, **errors(400)})
     def post(self, request):
-        data = _body(request)
-        _reject_unknown(data, {"metadata", "external_id", "instructions", "policy"})
+        data = json_object(request.data)
+        reject_unknown(data, {"metadata", "external_id", "instructions", "policy"})
         serializer = self.MemoryCreateInput(data=data)
         serializer.is_valid(raise_exception=True)
         memory, created = services.memory_create(project=self.project, **serializer.validated_data)
@@ -244,8 +156,8 @@ class MemoryDetailApi(ProjectScopedMixin, APIView):
                    responses={200: MemoryOut, **errors(400, 404)})
     def patch(self, request, memory_id: str):
         memory = selectors.memory_get(project=self.project, memory_id=memory_id)
-        data = _body(request)
-        _reject_unknown(data, {"metadata", "instructions", "policy"})
+        data = json_object(request.data)
+        reject_unknown(data, {"metadata", "instructions", "policy"})
         serializer = self.MemoryUpdateInput(data=data)
         serializer.is_valid(raise_exception=True)
         return Response(memory_json(services.memory_update(memory=memory, **serializer.validated_data)))
@@ -291,8 +203,8 @@ def _external_memory(project, external_id: str) -> Memory:
 
 def _decorate_input(request) -> tuple[str | None, dict, list, bool, bool]:
     key = services.check_idempotency_key(request.headers.get("Idempotency-Key"))
-    data = _body(request)
-    _reject_unknown(data, {"instructions", "messages", "budget_tokens", "recall", "store"})
+    data = json_object(request.data)
+    reject_unknown(data, {"instructions", "messages", "budget_tokens", "recall", "store"})
     if data.get("messages") is None:
         raise InvalidRequest("messages: is required (the new messages of this turn; [] builds the request "
                              "from memory alone).", hint='Send {"messages": [{"role": "user", "content": "…"}]}.')
@@ -312,7 +224,7 @@ def _decorate(project, memory: Memory, key: str | None, data: dict, messages: li
     status, body = services.idempotent_call(project=project, memory=memory, scope=f"decorate:{memory.id}",
                                             key=key, run=run)
     if store:
-        services.usage_count(project=project, operation="decorate")
+        project_services.usage_count(project=project, operation="decorate")
     return HttpResponse(body, status=status, content_type="application/json")
 
 
@@ -348,8 +260,8 @@ ReportOut = inline_serializer("ReportAccepted", {
 
 def _report_input(request) -> tuple[str | None, list, list]:
     key = services.check_idempotency_key(request.headers.get("Idempotency-Key"))
-    data = _body(request)
-    _reject_unknown(data, {"messages", "failures"})
+    data = json_object(request.data)
+    reject_unknown(data, {"messages", "failures"})
     messages = validate_messages(data.get("messages"), allow_empty=True)
     return key, messages, services.validate_failures(data.get("failures"))
 
@@ -361,7 +273,7 @@ def _report(project, memory: Memory, key: str | None, messages: list, failures: 
 
     status, body = services.idempotent_call(project=project, memory=memory, scope=f"report:{memory.id}",
                                             key=key, run=run)
-    services.usage_count(project=project, operation="report")
+    project_services.usage_count(project=project, operation="report")
     return HttpResponse(body, status=status, content_type="application/json")
 
 
@@ -397,8 +309,8 @@ class EntryListApi(ProjectScopedMixin, APIView):
         if raw not in {"true", "false", "1", "0"}:
             raise InvalidRequest("include_uncommitted: must be true or false.")
         qs = selectors.entry_list(memory=memory, include_uncommitted=raw in {"true", "1"})
-        limit = _limit(request, 100, 1000)
-        cursor = _decode_cursor(request.query_params.get("cursor"), 1)
+        limit = limit_param(request, 100, 1000)
+        cursor = decode_cursor(request.query_params.get("cursor"), 1)
         if cursor:
             if not cursor[0].isdigit():
                 raise InvalidRequest("cursor: not a cursor this API returned.")
@@ -407,7 +319,7 @@ class EntryListApi(ProjectScopedMixin, APIView):
         more = len(rows) > limit
         rows = rows[:limit]
         return Response({"data": [entry_json(e) for e in rows],
-                         "next_cursor": _encode_cursor(rows[-1].seq) if more else None})
+                         "next_cursor": encode_cursor(rows[-1].seq) if more else None})
 
 
 FactOut = inline_serializer("Fact", {
@@ -430,15 +342,15 @@ class FactListApi(ProjectScopedMixin, APIView):
     def get(self, request, memory_id: str):
         memory = selectors.memory_get(project=self.project, memory_id=memory_id)
         include = request.query_params.get("include_history", "false").lower() in {"true", "1"}
-        return _page_by_time(selectors.fact_list(memory=memory, include_history=include), request, "updated_at",
+        return page_by_time(selectors.fact_list(memory=memory, include_history=include), request, "updated_at",
                              fact_json, default=100)
 
     @extend_schema(operation_id="facts_create", request=FactCreateInput,
                    responses={201: FactOut, 200: FactOut, **errors(400, 404)})
     def post(self, request, memory_id: str):
         memory = selectors.memory_get(project=self.project, memory_id=memory_id)
-        data = _body(request)
-        _reject_unknown(data, {"text"})
+        data = json_object(request.data)
+        reject_unknown(data, {"text"})
         serializer = self.FactCreateInput(data=data)
         serializer.is_valid(raise_exception=True)
         fact, created = services.fact_create(memory=memory, text=serializer.validated_data["text"])
@@ -453,8 +365,8 @@ class FactDetailApi(ProjectScopedMixin, APIView):
     def patch(self, request, memory_id: str, fact_id: str):
         memory = selectors.memory_get(project=self.project, memory_id=memory_id)
         fact = selectors.fact_get(memory=memory, fact_id=fact_id)
-        data = _body(request)
-        _reject_unknown(data, {"text"})
+        data = json_object(request.data)
+        reject_unknown(data, {"text"})
         serializer = self.FactUpdateInput(data=data)
         serializer.is_valid(raise_exception=True)
         return Response(fact_json(services.fact_update(fact=fact, text=serializer.validated_data["text"])))
@@ -484,8 +396,8 @@ class SearchApi(ProjectScopedMixin, APIView):
         description="Full-text search over the memory's committed user and assistant messages, best first.")
     def post(self, request, memory_id: str):
         memory = selectors.memory_get(project=self.project, memory_id=memory_id)
-        data = _body(request)
-        _reject_unknown(data, {"query", "limit"})
+        data = json_object(request.data)
+        reject_unknown(data, {"query", "limit"})
         serializer = self.SearchInput(data=data)
         serializer.is_valid(raise_exception=True)
         query = serializer.validated_data["query"]

@@ -2,8 +2,21 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Protocol
+
+from common.tokens import text_tokens
+
+
+def fact_normalize(text: str) -> str:
+    """The form two facts are compared in: lower case, no punctuation, single spaces."""
+    return re.sub(r"\s+", " ", re.sub(r"[^\w\s]", "", text.lower())).strip()[:500]
+
+
+def fact_tokens(text: str) -> int:
+    """What one fact costs in the facts block (its text plus the line's bullet)."""
+    return text_tokens(text) + 2
 
 
 @dataclass(frozen=True)

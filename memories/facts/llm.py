@@ -2,7 +2,7 @@
 
 It is written against one narrow function, `complete(messages) -> str` (OpenAI-chat-shaped
 messages in, the reply text out), so the model call goes through the same provider clients as
-the pipeline's llm task (`chat.providers.complete`) and tests can point it at a local stub.
+the pipeline's llm task (`providers.complete`) and tests can point it at a local stub.
 The model sees only the user's own committed messages, never the assistant's or the
 instructions; what it answers is parsed defensively and filtered before it reaches the store.
 """
@@ -14,7 +14,9 @@ import logging
 import re
 from collections.abc import Callable
 
-from .base import Candidate, UserMessage
+import providers
+from memories.facts.base import Candidate, UserMessage
+from memories.provider_keys import provider_api_key
 
 log = logging.getLogger("threadless.facts")
 
@@ -132,24 +134,14 @@ def summarize_with(complete: Complete, previous: str, lines: list[str], max_char
 def complete_for_project(project) -> Complete | None:
     """The project's model as a `complete` function, through the shared provider clients.
 
-    None when the project has no model configured or the provider clients are not installed.
+    None when the project has no model configured.
     """
     config = getattr(project, "model_config", None)
     if not isinstance(config, dict) or not config.get("provider"):
         return None
     try:
-        from chat import providers
-    except ImportError:
-        return None
-    if not hasattr(providers, "complete"):
-        return None
-    try:
-        from chat.services import provider_api_key
-
         # The same key resolution as the llm task: secret store (apiKeySecret) or an allowed env var.
         api_key = provider_api_key(project_id=project.pk, task=config)
-    except ImportError:
-        api_key = None
     except LookupError as exc:
         log.warning("project %s: model_config key not usable (%s); using the rules", project.pk, exc)
         return None

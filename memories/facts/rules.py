@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .base import Candidate, UserMessage
+from memories.facts.base import Candidate, UserMessage
 
 # Capital letters of the Latin, Greek and Cyrillic scripts (Python's re has no \p{Lu}): names and
 # places such as Zoë, Łukasz, Ørsted, Élodie or Żaneta open with one of these.

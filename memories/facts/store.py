@@ -15,18 +15,11 @@ from __future__ import annotations
 
 from django.db import transaction
 from django.utils import timezone
-from threadless.window import message_tokens
 
-from ..models import Fact, FactTombstone, Memory
-from .base import Candidate
+from memories.facts.base import Candidate, fact_normalize, fact_tokens
+from memories.models import Fact, FactTombstone, Memory
 
 PEOPLE = ("api", "console")
-
-
-def fact_normalize(text: str) -> str:
-    from ..services import fact_normalize as normalize
-
-    return normalize(text)
 
 
 def _newest_source(fact: Fact) -> int:
@@ -44,7 +37,7 @@ def _create(memory: Memory, candidate: Candidate, normalized: str, extractor: st
     return Fact.objects.create(
         memory=memory, text=candidate.text[:2000], normalized=normalized, slot=candidate.slot[:100],
         extractor=extractor, source_entry_ids=sorted(set(candidate.source_entry_ids)),
-        confidence=round(float(candidate.confidence), 3), tokens=message_tokens({"content": candidate.text}) - 2,
+        confidence=round(float(candidate.confidence), 3), tokens=fact_tokens(candidate.text),
     )
 
 

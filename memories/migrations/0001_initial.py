@@ -2,6 +2,7 @@
 
 import django.db.models.deletion
 import memories.models
+import projects.models
 from django.db import migrations, models
 
 
@@ -37,7 +38,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='Project',
             fields=[
-                ('id', models.CharField(default=memories.models.project_id, editable=False, max_length=40, primary_key=True, serialize=False)),
+                ('id', models.CharField(default=projects.models.project_id, editable=False, max_length=40, primary_key=True, serialize=False)),
                 ('name', models.CharField(max_length=200)),
                 ('rate_limit_per_minute', models.PositiveIntegerField(blank=True, null=True)),
                 ('allowance_requests_per_month', models.PositiveIntegerField(blank=True, null=True)),

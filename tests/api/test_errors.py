@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from memories.errors import error_body
+from common.errors import error_body
 
 from .boom_urls import SECRET
 from .conftest import error_of

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from tests.support.servers import ThreadlessServer, free_port, services_mode
+from harness.servers import ThreadlessServer, free_port, services_mode
 
 pytestmark = pytest.mark.services
 

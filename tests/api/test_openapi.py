@@ -31,7 +31,8 @@ def schema(cast):
 
 
 def _schema_path(route_path: str) -> str:
-    return route_path.split("?")[0].replace("{m}", "{memory_id}").replace("{f}", "{fact_id}")
+    return (route_path.split("?")[0].replace("{m}", "{memory_id}").replace("{f}", "{fact_id}")
+            .replace("/external/user-b/", "/external/{external_id}/"))
 
 
 def test_the_schema_is_openapi_3_json_listing_every_memory_path_and_method(schema):

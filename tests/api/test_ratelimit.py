@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from memories import services
 from memories.models import Memory
+from projects import services as project_services
 
 from .conftest import error_of
 
@@ -28,7 +28,7 @@ def test_a_key_over_its_limit_gets_429_rate_limited_with_retry_after(cast, setti
     settings.THREADLESS_RATE_LIMIT_PER_MINUTE = 3
 
     def attempt():
-        _key, plaintext = services.key_create(project=cast.project_a)
+        _key, plaintext = project_services.key_create(project=cast.project_a)
         client = cast.api(plaintext)
         return [client.get("/v1/memories") for _ in range(4)]
 
@@ -48,8 +48,8 @@ def test_the_limit_is_per_key(cast, settings):
     settings.THREADLESS_RATE_LIMIT_PER_MINUTE = 1
 
     def attempt():
-        first = cast.api(services.key_create(project=cast.project_a)[1])
-        second = cast.api(services.key_create(project=cast.project_a)[1])
+        first = cast.api(project_services.key_create(project=cast.project_a)[1])
+        second = cast.api(project_services.key_create(project=cast.project_a)[1])
         return [first.get("/v1/memories").status_code, first.get("/v1/memories").status_code,
                 second.get("/v1/memories").status_code]
 
@@ -62,7 +62,7 @@ def test_a_projects_own_limit_overrides_the_default(cast, settings):
     cast.project_a.save()
 
     def attempt():
-        client = cast.api(services.key_create(project=cast.project_a)[1])
+        client = cast.api(project_services.key_create(project=cast.project_a)[1])
         return [client.get("/v1/memories") for _ in range(3)]
 
     responses = in_one_window(attempt)

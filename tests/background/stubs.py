@@ -51,7 +51,7 @@ def chat_reply(content: str) -> dict:
 
 
 def http_complete(base_url: str, model: str = "stub-model"):
-    """A `complete(messages) -> str` over real HTTP, for tests where chat.providers is not present."""
+    """A `complete(messages) -> str` over real HTTP, for tests where providers is not present."""
 
     def complete(messages: list[dict]) -> str:
         response = httpx.post(base_url + "/chat/completions", json={"model": model, "messages": messages}, timeout=10)

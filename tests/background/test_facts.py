@@ -7,6 +7,7 @@ import importlib.util
 import json
 
 import pytest
+from django.db import transaction
 
 from memories import services
 from memories.background import extract_facts, process_entries
@@ -36,8 +37,8 @@ def test_facts_come_only_from_committed_user_messages(memory):
         {"role": "assistant", "content": "I live in Rome and my name is Assistant."},
         {"role": "tool", "content": "My name is Tool.", "tool_call_id": "call_1"},
     ], failures=services.validate_failures([{"task_id": "lookup", "error": "I am allergic to timeouts"}]))
-    with services.transaction.atomic():
-        locked = services._locked(memory)
+    with transaction.atomic():
+        locked = services.memory_lock(memory)
         services.entries_append(memory=locked, items=[
             {"kind": "message", "role": "user", "content": "I'm allergic to cats.", "committed": False},
             {"kind": "digest", "content": "My name is Digest.", "committed": True},
@@ -174,7 +175,7 @@ def test_without_a_model_configured_the_rules_are_used(memory):
     assert complete_for_project(memory.project) is None
 
 
-@pytest.mark.skipif(importlib.util.find_spec("chat.providers") is None, reason="chat.providers not merged yet")
+@pytest.mark.skipif(importlib.util.find_spec("providers") is None, reason="providers not merged yet")
 def test_a_configured_project_model_extracts_through_the_shared_provider_clients(memory, settings):
     converse(memory, [["I live in Lisbon.", "ok"]])
     answer = {"facts": [{"text": "User lives in Lisbon", "slot": "location", "source": [1], "confidence": 0.9}]}

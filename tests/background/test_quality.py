@@ -8,6 +8,7 @@ import pytest
 
 from memories import services
 from memories.models import Entry, Fact
+from projects import services as project_services
 
 from .helpers import CORPUS, converse, drain
 
@@ -24,7 +25,7 @@ def corpus_run(django_db_setup, django_db_blocker):
     """Every conversation played into its own memory, then 25 filler turns, all processed.
     Built once for the module (it is the slow part) and removed afterwards."""
     with django_db_blocker.unblock():
-        project = services.project_create(name="Corpus")
+        project = project_services.project_create(name="Corpus")
         runs = []
         for conversation in CORPUS["conversations"]:
             memory, _ = services.memory_create(project=project, metadata={"corpus": conversation["id"]})

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.servers import ThreadlessServer
+from harness.servers import ThreadlessServer
 
 pytestmark = pytest.mark.services
 

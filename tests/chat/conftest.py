@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from chat import services
-from memories.services import key_create
+from projects.services import key_create
 from tests.chat.stubs import Stub
 
 

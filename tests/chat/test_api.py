@@ -146,7 +146,7 @@ def test_a_publishable_key_never_receives_provider_text(cast, stub):
     config = {**policy("digest"), "workflow": [
         {"id": "eddi://ai.labs.llm", "type": "llm", "provider": "openai", "model": "x", "baseUrl": stub.url + "/v1"}]}
     agent = create_agent(cast.a, config)
-    from memories.services import key_create
+    from projects.services import key_create
 
     _k, pub = key_create(project=cast.project_a, kind="publishable", agent_id=agent["id"])
     client = cast.api(pub)

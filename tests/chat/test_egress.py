@@ -9,7 +9,7 @@
   loopback) are refused.
 
 No traffic leaves loopback: the "public" address of the rebinding tests is connected through
-`chat.egress.open_stream`, which the tests point at a second local server standing in for it.
+`providers.egress.open_stream`, which the tests point at a second local server standing in for it.
 """
 
 from __future__ import annotations
@@ -25,8 +25,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
-from chat import egress, providers, services
+import providers
+from chat import services
 from chat.models import Agent
+from projects import services as project_services
+from providers import egress
 from tests.chat.stubs import Stub
 
 pytestmark = pytest.mark.django_db
@@ -167,7 +170,7 @@ def test_a_key_allowed_for_the_stub_host_reaches_it(cast, attacker, monkeypatch,
 
 def test_a_secret_store_key_goes_to_any_allowed_egress_host(cast, attacker, settings):
     settings.THREADLESS_PROVIDER_ENV_ALLOW = ["OPENAI_API_KEY"]
-    services.secret_set(project=cast.project_a, name="mine", value="sk-tenant-own-key-123456")
+    project_services.secret_set(project=cast.project_a, name="mine", value="sk-tenant-own-key-123456")
     config = {"workflow": [{"id": "llm", "type": "llm", "provider": "openai", "model": "m",
                             "baseUrl": attacker.url + "/v1", "apiKeySecret": "mine"}]}
     agent = services.agent_create(project=cast.project_a, name="own key", config=config)
@@ -177,7 +180,7 @@ def test_a_secret_store_key_goes_to_any_allowed_egress_host(cast, attacker, sett
 
 
 def test_the_providers_default_urls_are_the_official_hosts():
-    from chat.providers import anthropic, openai
+    from providers import anthropic, openai
 
     for module, provider in ((openai, "openai"), (anthropic, "anthropic")):
         assert httpx.URL(module.DEFAULT_BASE_URL).host == egress.OFFICIAL_HOSTS[provider]

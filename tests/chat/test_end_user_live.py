@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from harness.servers import ThreadlessServer
 from tests.chat.stubs import Stub
-from tests.support.servers import ThreadlessServer
 
 pytestmark = pytest.mark.live
 

@@ -10,8 +10,8 @@ import time
 import httpx
 import pytest
 
+from harness.servers import ThreadlessServer
 from tests.chat.stubs import Stub
-from tests.support.servers import ThreadlessServer
 
 pytestmark = pytest.mark.live
 

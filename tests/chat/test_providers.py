@@ -9,6 +9,7 @@ import pytest
 from chat import runner, services
 from chat.models import TaskRun
 from memories.models import Entry
+from projects import services as project_services
 from tests.chat.conftest import policy
 from tests.chat.stubs import refused_url
 
@@ -157,7 +158,7 @@ def test_a_stream_failing_midway_keeps_or_rolls_back_its_partial_output(make_age
 
 def test_api_keys_come_from_the_secret_store_or_an_allowed_env_var(make_agent, stub, cast, monkeypatch, settings):
     stub.set(PATHS["openai"], json_body={"choices": [{"message": {"content": "ok"}}]})
-    services.secret_set(project=cast.project_a, name="openai", value="sk-fromthestore-123456")
+    project_services.secret_set(project=cast.project_a, name="openai", value="sk-fromthestore-123456")
     agent = make_agent({"workflow": [llm_task(stub.url, apiKeySecret="openai")]})
     conversation, _ = services.conversation_create(agent=agent)
     services.turn_say(conversation=conversation, text="hi")

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from chat.models import TaskRun
 from chat.tasktypes.behavior_rules import input_matches
+from common.redaction import DIGEST_LIMIT, ECHO_LIMIT, RAW_LIMIT
 from memories.models import Entry
-from memories.redaction import DIGEST_LIMIT, ECHO_LIMIT, RAW_LIMIT
 from tests.chat.conftest import policy
 
 pytestmark = [pytest.mark.django_db, pytest.mark.timeout(20)]

@@ -9,8 +9,9 @@ from django.utils import timezone
 
 from chat import runner, services
 from chat.tasktypes.behavior_rules import input_matches
-from memories.errors import Conflict
+from common.errors import Conflict
 from memories.models import Turn
+from projects import services as project_services
 
 pytestmark = pytest.mark.django_db
 
@@ -117,14 +118,14 @@ def test_agent_ensure_demo_is_idempotent(cast):
 
 
 def test_the_secret_store_encrypts_and_lists_only_hints(cast):
-    from chat.models import Secret
-    from chat.selectors import secret_list
+    from projects.models import Secret
+    from projects.selectors import secret_list
 
-    services.secret_set(project=cast.project_a, name="openai", value="sk-abcdefghijklmnop1234")
+    project_services.secret_set(project=cast.project_a, name="openai", value="sk-abcdefghijklmnop1234")
     stored = Secret.objects.get()
     assert "sk-abc" not in stored.ciphertext
     assert secret_list(project=cast.project_a)[0]["hint"] == "…1234"
-    assert services.secret_value(project_id=cast.project_a.id, name="openai") == "sk-abcdefghijklmnop1234"
+    assert project_services.secret_value(project_id=cast.project_a.id, name="openai") == "sk-abcdefghijklmnop1234"
     assert secret_list(project=cast.project_b) == []
-    services.secret_delete(project=cast.project_a, name="openai")
+    project_services.secret_delete(project=cast.project_a, name="openai")
     assert not Secret.objects.exists()

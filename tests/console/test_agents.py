@@ -7,8 +7,9 @@ import json
 import pytest
 from django.test import Client
 
-from chat.models import Agent, Secret
+from chat.models import Agent
 from chat.services import agent_create, conversation_create
+from projects.models import Secret
 
 CONFIG = {
     "memoryPolicy": {"strictWriteDiscipline": {"enabled": True, "onFailure": "digest"}},
@@ -107,11 +108,11 @@ def test_manager_chat_page_shows_a_failed_turn_with_its_raw_reason(staff_client,
     from django.db import transaction
 
     from memories.models import Turn
-    from memories.services import _locked, entries_append
+    from memories.services import entries_append, memory_lock
 
     conversation, _ = conversation_create(agent=agent)
     with transaction.atomic():
-        entries_append(memory=_locked(conversation.memory),
+        entries_append(memory=memory_lock(conversation.memory),
                        items=[{"kind": "message", "role": "user", "content": "<b>hi</b>", "tokens": 5}])
     Turn.objects.filter(memory=conversation.memory, number=1).update(state="ERROR", task_errors=[
         {"type": "errorDigest", "taskId": "llm", "taskType": "llm",
@@ -157,7 +158,7 @@ def test_unknown_chat_page_is_404(db):
 
 
 def test_a_publishable_key_is_created_for_a_chosen_agent(staff_client, cast, agent):
-    from memories.models import ApiKey
+    from projects.models import ApiKey
 
     page = staff_client.get(f"/manage/projects/{cast.project_a.pk}/").content.decode()
     assert f'<option value="{agent.pk}">Helper &lt;i&gt;bot&lt;/i&gt; (helper)</option>' in page

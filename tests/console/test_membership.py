@@ -15,10 +15,12 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.test import Client
 
-from chat.models import Agent, Secret
-from chat.services import agent_create, conversation_create, secret_set
-from memories.models import ApiKey, Fact, Memory, Project
-from memories.services import fact_create, key_create, memory_create, memory_decorate, report_accept
+from chat.models import Agent
+from chat.services import agent_create, conversation_create
+from memories.models import Fact, Memory
+from memories.services import fact_create, memory_create, memory_decorate, report_accept
+from projects.models import ApiKey, Project, Secret
+from projects.services import key_create, secret_set
 
 CONFIG = {
     "memoryPolicy": {"strictWriteDiscipline": {"enabled": True, "onFailure": "digest"}},
@@ -119,7 +121,7 @@ def test_another_projects_ids_are_404_on_every_write_and_nothing_changes(world):
     agent_b.refresh_from_db()
     assert agent_b.name == "Bravo payroll bot"
     assert Secret.objects.filter(project=b, name="BRAVO_OPENAI").count() == 1
-    from chat.services import secret_value
+    from projects.services import secret_value
     assert secret_value(project_id=b.pk, name="BRAVO_OPENAI") == "sk-bravo-0123456789"
 
 

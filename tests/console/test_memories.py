@@ -7,7 +7,7 @@ import re
 from django.db import transaction
 
 from memories.models import Entry, ErrorDigest, Fact, Memory, Turn
-from memories.services import _locked, entries_append, fact_create, memory_create
+from memories.services import entries_append, fact_create, memory_create, memory_lock
 
 
 def test_the_list_finds_memories_by_external_id_and_metadata(staff_client, failed_memory, cast):
@@ -73,7 +73,7 @@ def test_a_digest_is_a_disclosure_button_with_its_raw_error(staff_client, failed
 def test_jump_to_a_turn_opens_the_page_that_holds_it(staff_client, cast):
     memory, _ = memory_create(project=cast.project_a)
     with transaction.atomic():
-        locked = _locked(memory)
+        locked = memory_lock(memory)
         entries_append(memory=locked, items=[
             {"kind": "message", "role": "user", "content": f"question {i}", "tokens": 7} for i in range(1, 46)])
     html = staff_client.get(f"/manage/memories/{memory.pk}/?turn=3").content.decode()
@@ -88,7 +88,7 @@ def test_a_memory_of_ten_thousand_entries_renders_one_page(staff_client, cast):
         items.append({"kind": "message", "role": "user", "content": f"question {i}", "tokens": 7})
         items.append({"kind": "message", "role": "assistant", "content": f"answer {i}", "tokens": 7})
     with transaction.atomic():
-        entries_append(memory=_locked(memory), items=items)
+        entries_append(memory=memory_lock(memory), items=items)
     assert Entry.objects.filter(memory=memory).count() == 10_000
     html = staff_client.get(f"/manage/memories/{memory.pk}/").content.decode()
     assert html.count('class="entry"') == 40  # 20 turns of 2 entries

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from memories.auth import key_from_plaintext
-from memories.models import ApiKey, Project
+from projects.auth import key_from_plaintext
+from projects.models import ApiKey, Project
 
 
 def test_staff_create_a_project_with_limits(staff_client):

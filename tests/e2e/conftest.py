@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from tests.support.servers import ThreadlessServer
+from harness.servers import ThreadlessServer
 
 from .seed import seed_memory
 

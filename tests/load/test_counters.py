@@ -1,6 +1,6 @@
 """Counters stay exact across real processes (issue 17): the rate limit and the usage totals.
 
-Two OS processes increment the same keys at once through memories.counters (the embedded
+Two OS processes increment the same keys at once through common.counters (the embedded
 default's counter file, or Redis under THREADLESS_SERVICES); every count must be handed out
 exactly once, so a limit of L lets exactly L requests through whichever process serves them.
 """
@@ -16,9 +16,9 @@ from pathlib import Path
 
 from django.conf import settings
 
-from memories import counters
-from memories.models import ApiCall
-from memories.usage import DAY_TTL, usage_flush, volume_key
+from common import counters
+from projects.models import ApiCall
+from projects.usage import DAY_TTL, usage_flush, volume_key
 
 ROOT = Path(__file__).resolve().parents[2]
 PER_PROCESS = 300
@@ -30,7 +30,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
 django.setup()
 from django.conf import settings
 settings.DATABASES["default"]["NAME"] = sys.argv[4]  # the test database: the same deployment
-from memories import counters
+from common import counters
 rate_key, volume_key, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 sys.stdout.write("ready\\n"); sys.stdout.flush()
 sys.stdin.readline()  # both start together
@@ -89,7 +89,7 @@ def test_volume_counted_by_two_processes_reaches_the_database_exactly(cast):
 
 
 def test_a_lost_counter_store_starts_again_from_the_flushed_total(cast):
-    from memories.usage import seeded
+    from projects.usage import seeded
 
     key = volume_key(cast.project_a.pk, "2026-01-03", "decorate")
     ApiCall.objects.create(project=cast.project_a, day="2026-01-03", operation="decorate", count=40)

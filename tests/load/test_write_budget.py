@@ -13,7 +13,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from memories.models import ApiCall, ProjectUsage, RateCounter
+from projects.models import ApiCall, ProjectUsage, RateCounter
 
 BUDGET = 2
 WRITE = re.compile(r"\s*(?:INSERT|UPDATE|DELETE|REPLACE)\b", re.IGNORECASE)
@@ -91,7 +91,7 @@ def test_a_dry_run_decorate_writes_nothing(cast, warm):
 
 
 def test_the_counts_reach_the_console_rows_with_the_flush(cast, warm):
-    from memories.usage import usage_flush
+    from projects.usage import usage_flush
 
     usage_flush()
     period_rows = ProjectUsage.objects.filter(project=cast.project_a)

@@ -4,8 +4,8 @@ import time
 
 import pytest
 
-from tests.proxy.stubs import ProviderStub
-from tests.support.servers import ThreadlessServer
+from harness.proxy_stubs import ProviderStub
+from harness.servers import ThreadlessServer
 
 
 @pytest.fixture(scope="package")

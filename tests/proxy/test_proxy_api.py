@@ -12,11 +12,11 @@ from django.core.management import call_command
 from django.db import OperationalError
 from django.test import AsyncClient, Client
 
-from chat.services import secret_value
+from harness.servers import free_port
 from memories.models import Entry, Memory
-from memories.services import key_create, memory_create
+from memories.services import memory_create
+from projects.services import key_create, secret_value
 from proxy import services as proxy_services
-from tests.support.servers import free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from tests.support.servers import free_port
+from harness.servers import free_port
 
 from .faults import FaultServer
 

@@ -17,10 +17,9 @@ import pytest
 from cryptography.fernet import Fernet, InvalidToken
 from django.core.management import call_command
 
-from chat import secretbox
-from chat.models import Secret
-from chat.services import secret_set, secret_value
-from memories.models import ApiKey
+from projects import secretbox
+from projects.models import ApiKey, Secret
+from projects.services import secret_set, secret_value
 from threadless_site.keyfiles import DEV_SECRET_KEY, secret_store_keys
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -3,8 +3,8 @@ import re
 
 from django.core.management.base import BaseCommand, CommandError
 
-from chat.egress import provider_env_names, provider_env_refusal
-from memories.models import Project
+from projects.models import Project
+from providers.egress import provider_env_names, provider_env_refusal
 
 PROVIDERS = ("openai", "anthropic", "demo")
 

@@ -3,8 +3,8 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memories.errors import ApiError
-from memories.models import Project
+from common.errors import ApiError
+from projects.models import Project
 from proxy import services
 
 

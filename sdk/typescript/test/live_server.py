@@ -1,6 +1,6 @@
 """A real Threadless server for the TypeScript SDK's live tests (run with the project's venv python).
 
-Starts `tests.support.servers.ThreadlessServer` (uvicorn, own var dir and database), prints one JSON
+Starts `harness.servers.ThreadlessServer` (uvicorn, own var dir and database), prints one JSON
 line `{"url", "key"}`, then obeys lines on stdin: `stop` (SIGTERM the web server), `start` (start it
 again on the same port). Each command is answered with one line. EOF stops everything.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 
-from tests.support.servers import ThreadlessServer  # noqa: E402
+from harness.servers import ThreadlessServer  # noqa: E402
 
 server = ThreadlessServer()
 try:

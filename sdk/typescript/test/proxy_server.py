@@ -11,8 +11,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 
-from tests.proxy.stubs import ProviderStub  # noqa: E402
-from tests.support.servers import ThreadlessServer  # noqa: E402
+from harness.proxy_stubs import ProviderStub  # noqa: E402
+from harness.servers import ThreadlessServer  # noqa: E402
 
 stub = ProviderStub()
 server = ThreadlessServer(env={"THREADLESS_EGRESS_ALLOW": "127.0.0.1"})

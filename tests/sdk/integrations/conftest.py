@@ -6,8 +6,8 @@ import contextlib
 
 import pytest
 
+from harness.servers import ThreadlessServer
 from tests.sdk.conftest import ErrorLog
-from tests.support.servers import ThreadlessServer
 
 pytestmark = pytest.mark.live
 

@@ -17,7 +17,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.support.servers import free_port
+from harness.servers import free_port
 
 pytestmark = pytest.mark.live
 

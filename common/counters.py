@@ -1,0 +1,199 @@
+"""Atomic counters kept off the application database: rate-limit windows and usage totals.
+
+Redis when `REDIS_URL` is set; otherwise (the embedded default) a small SQLite file of their own
+(`THREADLESS_COUNTERS_PATH`, default: beside the SQLite database), so counting a request never
+takes the application database's write lock. Both are exact across any number of processes:
+each increment is atomic in the store (Redis INCR; one SQLite UPSERT … RETURNING under the
+file's write lock), never read-modify-write, and nothing is held in process memory.
+
+`incr_many` counts several keys in one round trip (a Redis pipeline; one SQLite transaction).
+A key counted with `flush=True` is also marked dirty; `claim_dirty` hands the dirty keys and
+their totals to the periodic flush (projects.usage), and `release` forgets the claim once the
+totals are safely in the database. Totals only grow, so a flush copies them (it never adds
+deltas) and running it twice, or concurrently, does no harm.
+
+Low level on purpose: no imports from the apps (it lives in `common/`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from django.conf import settings
+
+DIRTY = "tl:use:dirty"
+CLAIMED = "tl:use:claimed"
+
+
+def deployment_tag(db: dict | None = None) -> str:
+    """Which database the flushed totals belong to: deployments sharing one Redis (but not a
+    database) keep their dirty sets apart, so one's flush never takes the other's keys."""
+    db = db if db is not None else settings.DATABASES["default"]
+    ident = "|".join(str(db.get(k) or "") for k in ("ENGINE", "HOST", "PORT", "NAME"))
+    return hashlib.sha256(ident.encode()).hexdigest()[:12]
+
+# Claim: fold the dirty set into the claimed set (left over by a flush that died, if any) and
+# return the claimed members, atomically, so an increment after the claim lands in a new set.
+_CLAIM_LUA = """
+if redis.call('exists', KEYS[1]) == 1 then
+  redis.call('sunionstore', KEYS[2], KEYS[2], KEYS[1])
+  redis.call('del', KEYS[1])
+end
+return redis.call('smembers', KEYS[2])
+"""
+
+
+class RedisCounters:
+    def __init__(self, url: str) -> None:
+        import redis
+
+        self.client = redis.Redis.from_url(url)
+        self._claim = self.client.register_script(_CLAIM_LUA)
+        tag = deployment_tag()
+        self.dirty, self.claimed = f"{DIRTY}:{tag}", f"{CLAIMED}:{tag}"
+
+    def incr_many(self, items: list[tuple[str, int, bool]]) -> list[int]:
+        pipe = self.client.pipeline(transaction=False)
+        for key, ttl, flush in items:
+            pipe.incr(key)
+            pipe.expire(key, ttl, nx=True)
+            if flush:
+                pipe.sadd(self.dirty, key)
+        results = pipe.execute()
+        counts, i = [], 0
+        for _key, _ttl, flush in items:
+            counts.append(int(results[i]))
+            i += 3 if flush else 2
+        return counts
+
+    def add(self, key: str, amount: int) -> int:
+        return int(self.client.incrby(key, amount))
+
+    def get(self, key: str) -> int:
+        value = self.client.get(key)
+        return int(value) if value is not None else 0
+
+    def claim_dirty(self) -> dict[str, int]:
+        keys = [k.decode() for k in self._claim(keys=[self.dirty, self.claimed])]
+        if not keys:
+            return {}
+        values = self.client.mget(keys)
+        return {k: int(v) for k, v in zip(keys, values, strict=True) if v is not None}
+
+    def release(self, claimed: dict[str, int]) -> None:
+        self.client.delete(self.claimed)
+
+    def prune(self) -> int:
+        return 0  # Redis expires keys itself
+
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS counter (key TEXT PRIMARY KEY, count INTEGER NOT NULL, "
+    "expires REAL NOT NULL, flush INTEGER NOT NULL, flushed INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID"
+)
+_UPSERT = (
+    "INSERT INTO counter (key, count, expires, flush) VALUES (?, 1, ?, ?) "
+    "ON CONFLICT(key) DO UPDATE SET count = count + 1 RETURNING count"
+)
+
+
+class FileCounters:
+    """Counters in their own SQLite file: WAL, no fsync (a counter may lose its last second
+    in an OS crash, never its atomicity), one connection per thread and process."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._local = threading.local()
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self._conn()  # create the table once, up front
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None or self._local.pid != os.getpid():
+            conn = sqlite3.connect(self.path, timeout=20, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=OFF")
+            conn.execute(_SCHEMA)
+            self._local.conn, self._local.pid = conn, os.getpid()
+        return conn
+
+    PRUNE_EVERY = 20_000  # increments per process between prunes (the flush prunes too)
+
+    def incr_many(self, items: list[tuple[str, int, bool]]) -> list[int]:
+        conn = self._conn()
+        now = time.time()
+        self._since_prune = getattr(self, "_since_prune", 0) + 1
+        if self._since_prune >= self.PRUNE_EVERY:  # bounded even where no beat runs
+            self._since_prune = 0
+            self.prune()
+        if len(items) == 1:
+            key, ttl, flush = items[0]
+            return [conn.execute(_UPSERT, (key, now + ttl, int(flush))).fetchone()[0]]
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            counts = [conn.execute(_UPSERT, (key, now + ttl, int(flush))).fetchone()[0] for key, ttl, flush in items]
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return counts
+
+    def add(self, key: str, amount: int) -> int:
+        row = self._conn().execute("UPDATE counter SET count = count + ? WHERE key = ? RETURNING count",
+                                   (amount, key)).fetchone()
+        return row[0] if row else 0
+
+    def get(self, key: str) -> int:
+        row = self._conn().execute("SELECT count FROM counter WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else 0
+
+    def claim_dirty(self) -> dict[str, int]:
+        rows = self._conn().execute("SELECT key, count FROM counter WHERE flush = 1 AND count > flushed").fetchall()
+        return dict(rows)
+
+    def release(self, claimed: dict[str, int]) -> None:
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        conn.executemany("UPDATE counter SET flushed = MAX(flushed, ?) WHERE key = ?",
+                         [(total, key) for key, total in claimed.items()])
+        conn.execute("COMMIT")
+
+    def prune(self) -> int:
+        cur = self._conn().execute("DELETE FROM counter WHERE expires < ? AND (flush = 0 OR flushed >= count)",
+                                   (time.time(),))
+        return cur.rowcount
+
+
+_store: RedisCounters | FileCounters | None = None
+_store_for: tuple | None = None
+_lock = threading.Lock()
+
+
+def store() -> RedisCounters | FileCounters:
+    """The configured store (built once per process and configuration)."""
+    global _store, _store_for
+    config = (settings.REDIS_URL, counters_path())
+    if _store is None or _store_for != config:
+        with _lock:
+            if _store is None or _store_for != config:
+                _store = RedisCounters(settings.REDIS_URL) if settings.REDIS_URL else FileCounters(counters_path())
+                _store_for = config
+    return _store
+
+
+def counters_path() -> str:
+    return settings.THREADLESS_COUNTERS_PATH or str(Path(settings.VAR_DIR) / "counters.sqlite3")
+
+
+def incr_many(items: list[tuple[str, int, bool]]) -> list[int]:
+    """Count one in each `(key, ttl_seconds, flush)`: the new counts, in one round trip."""
+    return store().incr_many(items)
+
+
+def incr(key: str, ttl: int, *, flush: bool = False) -> int:
+    return store().incr_many([(key, ttl, flush)])[0]

@@ -1,0 +1,216 @@
+"""Reads for the Manager console pages, scoped to the projects the console user may see.
+
+`within` is the queryset of those projects (`access.visible_projects`); None means every project.
+
+The memory timeline is read one page of turns at a time through `entry_turn_idx`, so a memory
+of any size costs the same to open; nothing here loads a whole memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+
+from django.core.exceptions import ObjectDoesNotExist
+from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models.functions import TruncDate
+from django.utils import timezone
+
+from memories.models import Entry, ErrorDigest, Memory, Turn
+from projects.models import ApiCall, Project
+
+TURNS_PER_PAGE = 20
+ERROR_TYPES = ("timeout", "transport", "rate_limit", "content_filter", "provider", "unknown")
+ENTRIES_PER_PAGE_CAP = 400
+
+
+def project_scope(project_id: str | None, within: QuerySet[Project] | None = None) -> Project | None:
+    projects = Project.objects.all() if within is None else within
+    return projects.filter(pk=project_id).first() if project_id else None
+
+
+@dataclass
+class DayCount:
+    day: date
+    count: int
+
+
+@dataclass
+class Overview:
+    memories: int
+    turns: int
+    failed_turns: int
+    digests: int
+    decorate: int
+    report: int
+    days: int
+    digests_by_day: list[DayCount]
+    volume_by_op: list[tuple[str, int]]
+    newest_failures: list[ErrorDigest]
+
+
+def overview(*, project: Project | None, days: int = 14, within: QuerySet[Project] | None = None) -> Overview:
+    since = timezone.now().date() - timedelta(days=days - 1)
+    memories = Memory.objects.all()
+    turns = Turn.objects.all()
+    digests = ErrorDigest.objects.all()
+    calls = ApiCall.objects.filter(day__gte=since)
+    if project is None and within is not None:
+        memories = memories.filter(project__in=within)
+        turns = turns.filter(memory__project__in=within)
+        digests = digests.filter(project__in=within)
+        calls = calls.filter(project__in=within)
+    if project is not None:
+        memories = memories.filter(project=project)
+        turns = turns.filter(memory__project=project)
+        digests = digests.filter(project=project)
+        calls = calls.filter(project=project)
+    volume = dict(calls.values_list("operation").annotate(n=Sum("count")).values_list("operation", "n"))
+    per_day = dict(
+        digests.filter(created_at__date__gte=since)
+        .annotate(day=TruncDate("created_at"))
+        .values_list("day")
+        .annotate(n=Count("id"))
+        .values_list("day", "n")
+    )
+    series = [DayCount(day=since + timedelta(days=i), count=per_day.get(since + timedelta(days=i), 0))
+              for i in range(days)]
+    return Overview(
+        memories=memories.count(),
+        turns=turns.count(),
+        failed_turns=turns.filter(state__in=[Turn.State.ERROR, Turn.State.EXECUTION_INTERRUPTED]).count(),
+        digests=digests.count(),
+        decorate=volume.get("decorate", 0),
+        report=volume.get("report", 0),
+        days=days,
+        digests_by_day=series,
+        volume_by_op=sorted(volume.items(), key=lambda kv: -kv[1]),
+        newest_failures=list(digests.select_related("memory", "project").order_by("-created_at")[:8]),
+    )
+
+
+def memory_search(*, project: Project | None, query: str = "", with_digests: bool = False,
+                  within: QuerySet[Project] | None = None) -> QuerySet[Memory]:
+    qs = Memory.objects.select_related("project")
+    if within is not None:
+        qs = qs.filter(project__in=within)
+    if project is not None:
+        qs = qs.filter(project=project)
+    query = query.strip()
+    if query:
+        qs = qs.filter(Q(pk=query) | Q(external_id__icontains=query) | Q(metadata__icontains=query)
+                       | Q(instructions__icontains=query))
+    if with_digests:
+        qs = qs.filter(digest_count__gt=0)
+    return qs.order_by("-last_used_at", "-id")
+
+
+@dataclass
+class TurnView:
+    number: int
+    turn: Turn | None
+    entries: list[Entry] = field(default_factory=list)
+    truncated: bool = False
+
+
+@dataclass
+class TimelinePage:
+    turns: list[TurnView]
+    page: int
+    pages: int
+    total_turns: int
+    first_turn: int
+    last_turn: int
+
+    @property
+    def has_previous(self) -> bool:  # newer turns
+        return self.page > 1
+
+    @property
+    def has_next(self) -> bool:  # older turns
+        return self.page < self.pages
+
+
+def timeline_page_for_turn(*, memory: Memory, turn: int, per_page: int = TURNS_PER_PAGE) -> int:
+    """The page (1 = newest) that holds `turn`."""
+    last = max(memory.last_turn, 1)
+    turn = min(max(turn, 1), last)
+    return (last - turn) // per_page + 1
+
+
+def timeline_page(*, memory: Memory, page: int = 1, per_page: int = TURNS_PER_PAGE) -> TimelinePage:
+    """One page of turns, newest page first, oldest-first inside the page. Entries capped per page."""
+    last = memory.last_turn
+    pages = max(1, -(-last // per_page))
+    page = min(max(page, 1), pages)
+    hi = last - (page - 1) * per_page
+    lo = max(1, hi - per_page + 1)
+    if last == 0:
+        return TimelinePage(turns=[], page=1, pages=1, total_turns=0, first_turn=0, last_turn=0)
+    entries = list(
+        Entry.objects.filter(memory=memory, turn__gte=lo, turn__lte=hi)
+        .select_related("errordigest")
+        .order_by("turn", "seq")[: ENTRIES_PER_PAGE_CAP + 1]
+    )
+    truncated = len(entries) > ENTRIES_PER_PAGE_CAP
+    entries = entries[:ENTRIES_PER_PAGE_CAP]
+    for entry in entries:
+        try:
+            entry.digest_row = entry.errordigest if entry.kind == Entry.Kind.DIGEST else None
+        except ObjectDoesNotExist:
+            entry.digest_row = None
+    turns = {t.number: t for t in Turn.objects.filter(memory=memory, number__gte=lo, number__lte=hi)}
+    views: dict[int, TurnView] = {n: TurnView(number=n, turn=turns.get(n)) for n in range(lo, hi + 1)}
+    for entry in entries:
+        views.setdefault(entry.turn, TurnView(number=entry.turn, turn=turns.get(entry.turn))).entries.append(entry)
+    ordered = [views[n] for n in sorted(views) if views[n].entries or views[n].turn is not None]
+    if truncated and ordered:
+        ordered[-1].truncated = True
+    return TimelinePage(turns=ordered, page=page, pages=pages, total_turns=last, first_turn=lo, last_turn=hi)
+
+
+@dataclass
+class DigestFilters:
+    project: Project | None = None
+    agent: str = ""
+    task: str = ""
+    error_type: str = ""
+    since: datetime | None = None
+    until: datetime | None = None
+    within: QuerySet[Project] | None = None  # the projects the console user may see; None = all
+
+
+def digest_search(*, filters: DigestFilters) -> QuerySet[ErrorDigest]:
+    qs = ErrorDigest.objects.select_related("memory", "project")
+    if filters.within is not None:
+        qs = qs.filter(project__in=filters.within)
+    if filters.project is not None:
+        qs = qs.filter(project=filters.project)
+    if filters.agent:
+        qs = qs.filter(agent_id=filters.agent)
+    if filters.task:
+        qs = qs.filter(task_id=filters.task)
+    if filters.error_type:
+        qs = qs.filter(error_type=filters.error_type)
+    if filters.since:
+        qs = qs.filter(created_at__gte=filters.since)
+    if filters.until:
+        qs = qs.filter(created_at__lt=filters.until)
+    return qs.order_by("-created_at", "-id")
+
+
+def digest_counts_by_task(*, digests: QuerySet[ErrorDigest]) -> list[dict]:
+    return list(
+        digests.order_by().values("task_id").annotate(n=Count("id")).order_by("-n", "task_id")[:50]
+    )
+
+
+def digest_choices(*, project: Project | None, within: QuerySet[Project] | None = None) -> dict[str, list[str]]:
+    qs = ErrorDigest.objects.all() if project is None else ErrorDigest.objects.filter(project=project)
+    if within is not None:
+        qs = qs.filter(project__in=within)
+    return {
+        "tasks": sorted(set(qs.values_list("task_id", flat=True).distinct()[:200])),
+        "error_types": sorted(set(qs.values_list("error_type", flat=True).distinct()[:50]) | set(ERROR_TYPES)),
+        "agents": sorted(a for a in set(qs.values_list("agent_id", flat=True).distinct()[:200]) if a),
+    }

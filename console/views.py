@@ -1,0 +1,412 @@
+"""Manager console pages for projects, keys, memories and error digests (SPEC 7).
+
+Thin views: reads come from selectors, writes go through `memories.services`, and "What the
+model sees" is the shared context builder run as a dry-run decorate (`store=False`). When a
+request comes from htmx only the changed part of the page is rendered (`page.html#partial`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, time, timedelta
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import views as auth_views
+from django.core.paginator import Paginator
+from django.db import transaction
+from django.db.models import F
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from chat.models import Agent
+from common.errors import ApiError
+from console import access
+from console import selectors as sel
+from console.access import staff_required
+from console.forms import (
+    DigestFilterForm,
+    FactForm,
+    KeyForm,
+    ProjectForm,
+    StaffLoginForm,
+    WhatModelSeesForm,
+)
+from memories import services
+from memories.models import Fact, Memory
+from memories.policy import policy_parse
+from projects import services as project_services
+from projects.models import ApiKey, Project, ProjectUsage
+from projects.usage import plan_used
+
+
+def _page_number(request, name: str = "page") -> int:
+    try:
+        return max(1, int(request.GET.get(name, "1")))
+    except ValueError:
+        return 1
+
+
+def _partial(request, template: str, partial: str) -> str:
+    return f"{template}#{partial}" if request.htmx else template
+
+
+def agent_choices(project: Project | None = None, within=None) -> list[tuple[str, str]]:
+    """(id, name) of the agents (of `project`, else of the projects `within`)."""
+    qs = Agent.objects.all()
+    if project is not None:
+        qs = qs.filter(project=project)
+    elif within is not None:
+        qs = qs.filter(project__in=within)
+    return [(str(a.pk), f"{a.name} ({a.slug})") for a in qs.order_by("name")[:500]]
+
+
+# --- sign in -----------------------------------------------------------------------------------
+
+
+class LoginView(auth_views.LoginView):
+    template_name = "console/login.html"
+    authentication_form = StaffLoginForm
+    redirect_authenticated_user = False
+
+    def form_invalid(self, form):
+        response = super().form_invalid(form)
+        if form.locked:  # throttled (console.throttle): 429 with the wait
+            response.status_code = 429
+            response["Retry-After"] = str(settings.THREADLESS_LOGIN_LOCKOUT_SECONDS)
+        return response
+
+
+class LogoutView(auth_views.LogoutView):
+    next_page = "console:login"
+
+
+# --- overview ----------------------------------------------------------------------------------
+
+
+def _chart(series: list[sel.DayCount]) -> dict:
+    """Bar geometry for the server-rendered SVG chart of digests per day."""
+    width, height, top, bottom, left = 700, 180, 12, 26, 30
+    peak = max((d.count for d in series), default=0)
+    scale_max = max(peak, 1)
+    slot = (width - left) / max(len(series), 1)
+    bars = []
+    for i, d in enumerate(series):
+        h = 0 if d.count == 0 else max(2.0, (height - top - bottom) * d.count / scale_max)
+        bars.append({
+            "x": round(left + i * slot + slot * 0.15, 1), "w": round(slot * 0.7, 1),
+            "y": round(height - bottom - (h or 2), 1), "h": round(h or 2, 1), "count": d.count,
+            "label": d.day.strftime("%b %-d"), "short": d.day.strftime("%-d"), "zero": d.count == 0,
+            "tx": round(left + i * slot + slot / 2, 1),
+        })
+    return {"width": width, "height": height, "bars": bars, "peak": peak, "base": height - bottom,
+            "top": top, "left": left, "total": sum(d.count for d in series)}
+
+
+@staff_required
+def overview(request):
+    within = access.visible_projects(request.user)
+    project = access.project_scope(request.user, request.GET.get("project"))
+    data = sel.overview(project=project, within=within)
+    return render(request, "console/overview.html", {
+        "section": "overview", "data": data, "chart": _chart(data.digests_by_day), "project": project,
+        "projects": within.order_by("name"),
+    })
+
+
+# --- projects and keys -------------------------------------------------------------------------
+
+
+@staff_required
+def projects(request):
+    form = ProjectForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        project = project_services.project_create(
+            name=data["name"], rate_limit_per_minute=data["rate_limit_per_minute"],
+            allowance_requests_per_month=data["allowance_requests_per_month"],
+            allowance_memories=data["allowance_memories"],
+        )
+        if data["retention_days"] is not None:
+            project.retention_days = data["retention_days"]
+            project.save(update_fields=["retention_days"])
+        access.add_member(project, request.user)
+        messages.success(request, f"Project “{project.name}” created. Create its first key below.")
+        return redirect("console:project", project_id=project.pk)
+    rows = access.visible_projects(request.user).order_by("name")
+    return render(request, "console/projects.html", {"section": "projects", "projects": rows, "form": form},
+                  status=400 if form.errors else 200)
+
+
+def _project(request, project_id: str) -> Project:
+    return access.project_for(request.user, project_id)
+
+
+def _project_context(request, project: Project, **extra) -> dict:
+    period = timezone.now().strftime("%Y-%m")
+    # The live count (the ProjectUsage copy is flushed a few seconds late).
+    usage = plan_used(project.pk) if project.allowance_requests_per_month is not None else (
+        ProjectUsage.objects.filter(project=project, period=period).values_list("requests", flat=True).first())
+    agents = agent_choices(project)
+    names = dict(agents)
+    keys = list(ApiKey.objects.filter(project=project).order_by(F("revoked_at").asc(nulls_first=True), "-created_at"))
+    for key in keys:
+        key.agent_label = names.get(key.agent_id, key.agent_id)
+    return {
+        "section": "projects", "project": project, "keys": keys,
+        "usage": usage or 0, "period": period,
+        "key_form": extra.pop("key_form", None) or KeyForm(agents=agents, initial={"kind": "project"}),
+        "settings_form": extra.pop("settings_form", None) or ProjectForm(initial={
+            "name": project.name, "rate_limit_per_minute": project.rate_limit_per_minute,
+            "allowance_requests_per_month": project.allowance_requests_per_month,
+            "allowance_memories": project.allowance_memories, "retention_days": project.retention_days,
+        }),
+        "memory_count": Memory.objects.filter(project=project).count(),
+        **extra,
+    }
+
+
+@staff_required
+@vary_on_headers("HX-Request")
+def project_detail(request, project_id: str):
+    project = _project(request, project_id)
+    if request.method == "POST":
+        form = ProjectForm(request.POST)
+        if form.is_valid():
+            data = form.cleaned_data
+            project.name = data["name"]
+            project.rate_limit_per_minute = data["rate_limit_per_minute"]
+            project.allowance_requests_per_month = data["allowance_requests_per_month"]
+            project.allowance_memories = data["allowance_memories"]
+            project.retention_days = data["retention_days"]
+            project.save()
+            messages.success(request, "Project settings saved.")
+            return redirect("console:project", project_id=project.pk)
+        return render(request, "console/project_detail.html",
+                      _project_context(request, project, settings_form=form), status=400)
+    return render(request, "console/project_detail.html", _project_context(request, project))
+
+
+@staff_required
+@require_POST
+@vary_on_headers("HX-Request")
+def key_create(request, project_id: str):
+    project = _project(request, project_id)
+    agents = agent_choices(project)
+    form = KeyForm(request.POST, agents=agents)
+    template = _partial(request, "console/project_detail.html", "keys")
+    if not form.is_valid():
+        return render(request, template, _project_context(request, project, key_form=form), status=400)
+    data = form.cleaned_data
+    try:
+        key, plaintext = project_services.key_create(project=project, kind=data["kind"], name=data["name"],
+                                             agent_id=data.get("agent") or "")
+    except ApiError as exc:
+        form.add_error(None, exc.message)
+        return render(request, template, _project_context(request, project, key_form=form), status=400)
+    # The plaintext is rendered into this one response and never stored or shown again.
+    response = render(request, template, _project_context(request, project, new_key=key, plaintext=plaintext))
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@staff_required
+@require_POST
+@vary_on_headers("HX-Request")
+def key_revoke(request, project_id: str, key_id: int):
+    project = _project(request, project_id)
+    key = ApiKey.objects.filter(project=project, pk=key_id).first()
+    if key is None:
+        raise Http404("No such key.")
+    project_services.key_revoke(prefix=key.prefix, project=project)
+    if request.htmx:
+        return render(request, "console/project_detail.html#keys",
+                      _project_context(request, project, revoked=key))
+    messages.success(request, f"Key {key.masked} revoked. Requests with it now get 401.")
+    return redirect("console:project", project_id=project.pk)
+
+
+# --- memories ----------------------------------------------------------------------------------
+
+
+@staff_required
+@vary_on_headers("HX-Request")
+def memories(request):
+    within = access.visible_projects(request.user)
+    project = access.project_scope(request.user, request.GET.get("project"))
+    query = request.GET.get("q", "")[:200]
+    with_digests = request.GET.get("digests") == "1"
+    qs = sel.memory_search(project=project, query=query, with_digests=with_digests, within=within)
+    page = Paginator(qs, 25).get_page(_page_number(request))
+    params = request.GET.copy()
+    params.pop("page", None)
+    return render(request, _partial(request, "console/memories.html", "results"), {
+        "section": "memories", "page": page, "query": query, "project": project, "with_digests": with_digests,
+        "projects": within.order_by("name"), "params": params.urlencode(),
+    })
+
+
+def _memory(request, memory_id: str) -> Memory:
+    memory = Memory.objects.select_related("project").filter(
+        pk=memory_id, project__in=access.visible_projects(request.user)).first()
+    if memory is None:
+        raise Http404("No such memory.")
+    return memory
+
+
+MODEL_MESSAGES_SHOWN = 60
+
+
+def _model_view(memory: Memory, form: WhatModelSeesForm, show_all: bool = False) -> dict:
+    """A dry-run decorate: exactly what decorate would build now, storing nothing."""
+    message = (form.cleaned_data.get("message") or "") if form.is_valid() else ""
+    budget = (form.cleaned_data.get("budget_tokens") if form.is_valid() else None) or memory.last_budget_tokens
+    new = [{"role": "user", "content": message}] if message.strip() else []
+    try:
+        built = services.memory_decorate(memory=memory, messages=new, budget_tokens=budget, store=False)
+    except ApiError as exc:
+        return {"error": exc.message}
+    # A 60,000-token window can hold thousands of messages: show the newest unless asked for all.
+    hidden = 0 if show_all else max(0, len(built["messages"]) - MODEL_MESSAGES_SHOWN)
+    return {"built": built, "budget": budget, "shown_messages": built["messages"][hidden:], "earlier": hidden}
+
+
+def _facts_context(memory: Memory, **extra) -> dict:
+    return {"facts": Fact.objects.filter(memory=memory, active=True).order_by("-updated_at", "-id"),
+            "fact_form": extra.pop("fact_form", None) or FactForm(), **extra}
+
+
+@staff_required
+@vary_on_headers("HX-Request")
+def memory_detail(request, memory_id: str):
+    memory = _memory(request, memory_id)
+    tab = request.GET.get("tab", "timeline")
+    if tab not in ("timeline", "facts", "model", "settings"):
+        tab = "timeline"
+    context = {"section": "memories", "memory": memory, "tab": tab,
+               "policy": policy_parse(memory.policy) if isinstance(memory.policy, dict) else None}
+    if tab == "timeline":
+        if "turn" in request.GET and "page" not in request.GET:
+            try:
+                page = sel.timeline_page_for_turn(memory=memory, turn=int(request.GET["turn"]))
+            except ValueError:
+                page = 1
+        else:
+            page = _page_number(request)
+        context["timeline"] = sel.timeline_page(memory=memory, page=page)
+    elif tab == "facts":
+        context.update(_facts_context(memory))
+    elif tab == "model":
+        form = WhatModelSeesForm(request.GET if "message" in request.GET or "budget_tokens" in request.GET else None)
+        context.update({"model_form": form, **_model_view(memory, form, request.GET.get("all") == "1")})
+    return render(request, _partial(request, "console/memory_detail.html", "tab"), context)
+
+
+def _fact(memory: Memory, fact_id: str) -> Fact:
+    fact = Fact.objects.filter(memory=memory, pk=fact_id).first()
+    if fact is None:
+        raise Http404("No such fact.")
+    return fact
+
+
+def _facts_response(request, memory: Memory, note: str = "", status: int = 200, **extra):
+    if request.htmx:
+        return render(request, "console/memory_detail.html#facts",
+                      {"memory": memory, "note": note, **_facts_context(memory, **extra)}, status=status)
+    if note:
+        (messages.success if status < 400 else messages.error)(request, note)
+    return redirect(reverse("console:memory", args=[memory.pk]) + "?tab=facts")
+
+
+@staff_required
+@require_POST
+def fact_add(request, memory_id: str):
+    memory = _memory(request, memory_id)
+    form = FactForm(request.POST)
+    if not form.is_valid():
+        return _facts_response(request, memory, "The fact needs some text (at most 2,000 characters).", 400,
+                               fact_form=form)
+    try:
+        _fact_row, created = services.fact_create(memory=memory, text=form.cleaned_data["text"], extractor="console")
+    except ApiError as exc:
+        return _facts_response(request, memory, exc.message, 400, fact_form=form)
+    return _facts_response(request, memory, "Fact added." if created else "That fact is already known.")
+
+
+@staff_required
+@require_POST
+def fact_edit(request, memory_id: str, fact_id: str):
+    memory = _memory(request, memory_id)
+    fact = _fact(memory, fact_id)
+    form = FactForm(request.POST)
+    if not form.is_valid():
+        return _facts_response(request, memory, "A fact needs some text (at most 2,000 characters).", 400)
+    try:
+        services.fact_update(fact=fact, text=form.cleaned_data["text"], extractor="console")
+    except ApiError as exc:
+        return _facts_response(request, memory, exc.message, 400)
+    return _facts_response(request, memory, "Fact saved.")
+
+
+@staff_required
+@require_POST
+def fact_delete(request, memory_id: str, fact_id: str):
+    memory = _memory(request, memory_id)
+    services.fact_delete(fact=_fact(memory, fact_id))
+    return _facts_response(request, memory, "Fact deleted.")
+
+
+@staff_required
+def memory_delete(request, memory_id: str):
+    memory = _memory(request, memory_id)
+    if request.method == "POST":
+        if request.POST.get("confirm") != memory.pk:
+            return render(request, "console/memory_delete.html",
+                          {"section": "memories", "memory": memory,
+                           "error": "Type the memory id exactly to confirm."}, status=400)
+        with transaction.atomic():
+            receipt = services.memory_delete(memory=memory)
+        parts = ", ".join(f"{n} {kind}" for kind, n in receipt.items() if n)
+        messages.success(request, f"Memory {memory_id} deleted ({parts or 'nothing else was stored'}).")
+        return redirect("console:memories")
+    return render(request, "console/memory_delete.html", {"section": "memories", "memory": memory})
+
+
+# --- error digests (ops) -----------------------------------------------------------------------
+
+
+def _day_start(day) -> datetime | None:
+    return timezone.make_aware(datetime.combine(day, time.min)) if day else None
+
+
+@staff_required
+@vary_on_headers("HX-Request")
+def digests(request):
+    within = access.visible_projects(request.user)
+    form = DigestFilterForm(request.GET or None)
+    filters = sel.DigestFilters(within=within)
+    if form.is_valid():
+        data = form.cleaned_data
+        until = _day_start(data["until"])
+        filters = sel.DigestFilters(
+            within=within, project=access.project_scope(request.user, data["project"]), agent=data["agent"].strip(), task=data["task"].strip(),
+            error_type=data["error_type"].strip(), since=_day_start(data["since"]),
+            until=until + timedelta(days=1) if until else None,
+        )
+    qs = sel.digest_search(filters=filters)
+    page = Paginator(qs, 50).get_page(_page_number(request))
+    params = request.GET.copy()
+    params.pop("page", None)
+    names = dict(agent_choices(filters.project, within))
+    for digest in page.object_list:
+        digest.agent_label = names.get(digest.agent_id, digest.agent_id)
+    choices = sel.digest_choices(project=filters.project, within=within)
+    choices["agents"] = [(a, names.get(a, a)) for a in choices["agents"]]
+    return render(request, _partial(request, "console/digests.html", "results"), {
+        "section": "digests", "form": form, "filters": filters, "page": page,
+        "counts": sel.digest_counts_by_task(digests=qs), "choices": choices,
+        "projects": within.order_by("name"), "params": params.urlencode(),
+    })

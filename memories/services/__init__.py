@@ -1,0 +1,48 @@
+"""Writes of the memory core, one module per concern; import them from here.
+
+    memories    memory_create / memory_update / memory_delete / memory_delete_many /
+                memory_delete_matching / retention_enforce
+    entries     memory_lock / entries_append / entries_set_committed
+    decorate    memory_decorate / split_instructions
+    report      report_accept / validate_failures / failure_record (+ FailureResult)
+    outbox      outbox_enqueue / outbox_publish / outbox_claim / outbox_process / outbox_sweep
+    facts       fact_create / fact_update / fact_delete
+    idempotency idempotent_call / idempotent_replay / idempotent_store / check_idempotency_key
+
+Nothing here calls a model. Projects and keys are `projects.services`.
+"""
+
+from memories.services.decorate import MAX_BUDGET, memory_decorate, split_instructions
+from memories.services.entries import entries_append, entries_set_committed, memory_lock
+from memories.services.facts import fact_create, fact_delete, fact_update
+from memories.services.idempotency import (
+    check_idempotency_key,
+    idempotent_call,
+    idempotent_replay,
+    idempotent_store,
+)
+from memories.services.memories import (
+    memory_create,
+    memory_delete,
+    memory_delete_many,
+    memory_delete_matching,
+    memory_update,
+    retention_enforce,
+)
+from memories.services.outbox import (
+    outbox_claim,
+    outbox_enqueue,
+    outbox_process,
+    outbox_publish,
+    outbox_sweep,
+)
+from memories.services.report import FailureResult, failure_record, report_accept, validate_failures
+
+__all__ = [
+    "MAX_BUDGET", "FailureResult", "check_idempotency_key", "entries_append", "entries_set_committed",
+    "fact_create", "fact_delete", "fact_update", "failure_record", "idempotent_call", "idempotent_replay",
+    "idempotent_store", "memory_create", "memory_decorate", "memory_delete", "memory_delete_many",
+    "memory_delete_matching", "memory_lock", "memory_update", "outbox_claim", "outbox_enqueue",
+    "outbox_process", "outbox_publish", "outbox_sweep", "report_accept", "retention_enforce",
+    "split_instructions", "validate_failures",
+]

@@ -1,0 +1,79 @@
+"""decorate (SPEC 4.3): store the new messages and build the full model request.
+
+Nothing here calls a model: it reads the newest rows only, so its cost follows the window,
+never the memory's size."""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+
+from common.errors import InvalidRequest
+from common.messages import entry_fields, text_of
+from common.tokens import text_tokens
+from memories.context import context_build
+from memories.models import Memory
+from memories.services.entries import entries_append, memory_lock
+
+log = logging.getLogger("threadless.memories")
+
+MAX_BUDGET = 2_000_000
+
+
+def split_instructions(messages: list[dict], instructions: str | None) -> tuple[list[dict], str | None]:
+    """System messages set the instructions (joined); an explicit `instructions` wins."""
+    systems = [text_of(m.get("content")) for m in messages if m["role"] == "system"]
+    rest = [m for m in messages if m["role"] != "system"]
+    if instructions is None and systems:
+        instructions = "\n\n".join(systems)
+    return rest, instructions
+
+
+def memory_decorate(*, memory: Memory, messages: list[dict], instructions: str | None = None,
+                    budget_tokens: int = 60000, recall: bool = True, store: bool = True) -> dict:
+    """Store the new messages and build the full model request (SPEC 4.3). Never calls a model."""
+    if not isinstance(budget_tokens, int) or isinstance(budget_tokens, bool) or not 1 <= budget_tokens <= MAX_BUDGET:
+        raise InvalidRequest(f"budget_tokens: must be an integer from 1 to {MAX_BUDGET}.")
+    if instructions is not None and not isinstance(instructions, str):
+        raise InvalidRequest("instructions: must be a string.")
+    new_messages, instructions = split_instructions(messages, instructions)
+    if store:
+        with transaction.atomic():
+            locked = memory_lock(memory)
+            before_seq = locked.last_seq + 1
+            fields = ["last_budget_tokens"]
+            locked.last_budget_tokens = budget_tokens
+            if instructions is not None and instructions != locked.instructions:
+                locked.instructions = instructions
+                fields.append("instructions")
+            if new_messages:  # one UPDATE of the memory row for both
+                entries_append(memory=locked, items=[entry_fields(m) for m in new_messages], also_save=tuple(fields))
+            else:
+                locked.save(update_fields=fields)
+            turn = locked.last_turn
+            memory = locked
+    else:
+        before_seq = None
+        turn = memory.last_turn + (1 if any(m["role"] == "user" for m in new_messages) else 0)
+    own = memory.instructions if instructions is None else instructions
+    ctx = context_build(memory=memory, new_messages=new_messages, budget_tokens=budget_tokens, recall=recall,
+                        before_seq=before_seq, new_turn=max(turn, 1))
+    full_instructions = ctx.instructions_with(own)
+    return {
+        "memory_id": memory.id,
+        "turn": turn,
+        "instructions": full_instructions,
+        "context_text": ctx.context_text,
+        "messages": ctx.messages,
+        "context": {"facts": ctx.facts, "recalled": ctx.recalled, "digests": ctx.digests, "summary": ctx.summary},
+        "usage": {
+            # What the model is sent: the caller's instructions and the context blocks.
+            "instructions_tokens": text_tokens(full_instructions),
+            "history_tokens": ctx.history_tokens,
+            "new_tokens": ctx.new_tokens,
+            "dropped_messages": max(0, memory.message_count - len(new_messages) - ctx.history_count) if store
+            else max(0, memory.message_count - ctx.history_count),
+            "recalled": len(ctx.recalled),
+        },
+    }

@@ -1,0 +1,340 @@
+"""Egress policy for outbound calls (http_call URLs, llm `baseUrl`, background models), and
+where the server's own provider keys may be sent.
+
+Addresses: a host is resolved **once**, at connect time, by `resolve`; every address it resolves
+to must be global (`ipaddress` `is_global`, judged again on the IPv4 address inside IPv4-mapped,
+IPv4-compatible, 6to4, Teredo and NAT64 forms; 100.64.0.0/10 and multicast refused) unless the
+host, or a CIDR holding the address, is listed in THREADLESS_EGRESS_ALLOW. The connection is
+then made to one of the checked addresses, never to a second lookup's answer, while the Host
+header and the TLS server name (SNI and certificate check) stay the URL's hostname. Every
+outbound call uses `egress_client()` (its `PinnedTransport`), so a name that resolves to a
+public address for the check and to 127.0.0.1 afterwards (DNS rebinding) cannot reach loopback.
+
+Provider keys: THREADLESS_PROVIDER_ENV_ALLOW lists `NAME` or `NAME@host[:port]` entries. A bare
+`NAME` may be sent only to its provider's official host over https (openai → api.openai.com,
+anthropic → api.anthropic.com; OPENAI_API_KEY / ANTHROPIC_API_KEY belong to their vendor, any
+other name to the task's provider); `NAME@host[:port]` adds that host (any port
+when none is given); entries for one name add up. `provider_env_refusal` says why a key may not
+go to a `baseUrl` (config validation and the call-time key lookup both ask it).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+from urllib.parse import urlsplit
+
+import httpcore
+import httpx
+from django.conf import settings
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+OFFICIAL_HOSTS = {"openai": "api.openai.com", "anthropic": "api.anthropic.com"}
+# The provider a well-known variable belongs to: its bare entry means that provider's host only
+# (the OpenAI key never goes to Anthropic). Other bare names follow the task's provider.
+NAME_PROVIDERS = {"OPENAI_API_KEY": "openai", "ANTHROPIC_API_KEY": "anthropic"}
+
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")  # RFC 8215 local-use: never global
+_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")  # deprecated ::a.b.c.d
+
+
+class EgressRefused(Exception):
+    pass
+
+
+def host_port(url: str) -> str:
+    """`host[:port]` as written in the URL (the digest's name for the target)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    return f"{host}:{parts.port}" if parts.port else host
+
+
+# --- addresses --------------------------------------------------------------------------------
+
+
+def embedded_ipv4(addr: Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address carries (mapped, compatible, 6to4, Teredo, NAT64)."""
+    if addr.version == 4:
+        return []
+    found: list[ipaddress.IPv4Address] = []
+    if addr.ipv4_mapped is not None:
+        found.append(addr.ipv4_mapped)
+    if addr.sixtofour is not None:
+        found.append(addr.sixtofour)
+    if addr.teredo is not None:
+        found.extend(addr.teredo)
+    if addr in _NAT64 or (addr in _IPV4_COMPATIBLE and int(addr) > 1):
+        found.append(ipaddress.IPv4Address(int(addr) & 0xFFFFFFFF))
+    return found
+
+
+def _global(addr: Address) -> bool:
+    return (addr.is_global and not addr.is_multicast and not addr.is_reserved and not addr.is_loopback
+            and not addr.is_link_local and not addr.is_unspecified)
+
+
+def address_is_public(addr: Address) -> bool:
+    """True when the address and every IPv4 address inside it are globally routable."""
+    if addr.version == 6 and addr.ipv4_mapped is not None:
+        return _global(addr.ipv4_mapped)  # the kernel connects to the IPv4 address itself
+    if addr.version == 6 and addr in _NAT64_LOCAL:
+        return False
+    if addr.version == 6 and addr in _NAT64:  # well-known NAT64 prefix: judged by the IPv4 inside
+        return _global(ipaddress.IPv4Address(int(addr) & 0xFFFFFFFF))
+    return _global(addr) and all(_global(inner) for inner in embedded_ipv4(addr))
+
+
+def _allow_list() -> tuple[set[str], list[ipaddress.IPv4Network | ipaddress.IPv6Network]]:
+    names, networks = set(), []
+    for item in settings.THREADLESS_EGRESS_ALLOW:
+        item = item.strip()
+        if not item:
+            continue
+        try:
+            networks.append(ipaddress.ip_network(item.strip("[]"), strict=False))
+        except ValueError:
+            names.add(item.lower().rstrip("."))
+    return names, networks
+
+
+def _allowed(addr: Address, networks) -> bool:
+    forms = [addr] + ([addr.ipv4_mapped] if addr.version == 6 and addr.ipv4_mapped else [])
+    return any(form in net for form in forms for net in networks if form.version == net.version)
+
+
+def resolve(host: str, port: int) -> list[str]:
+    """The one DNS lookup of an outbound connection: the host's addresses, in resolver order."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)
+    seen: list[str] = []
+    for info in infos:
+        address = str(info[4][0]).split("%")[0]
+        if address not in seen:
+            seen.append(address)
+    return seen
+
+
+def egress_addresses(host: str, port: int) -> list[Address]:
+    """Resolve `host` once and check every address; the checked addresses to connect to.
+
+    Raises EgressRefused when the host cannot be resolved or any address is not global and not
+    allowed by THREADLESS_EGRESS_ALLOW.
+    """
+    host = host.strip("[]")
+    try:
+        addresses = [ipaddress.ip_address(host)]
+    except ValueError:
+        try:
+            addresses = [ipaddress.ip_address(a) for a in resolve(host, port)]
+        except (OSError, UnicodeError, ValueError):
+            raise EgressRefused(f"host {host} could not be resolved") from None
+        if not addresses:
+            raise EgressRefused(f"host {host} could not be resolved")
+    names, networks = _allow_list()
+    if host.lower().rstrip(".") in names:
+        return addresses
+    for addr in addresses:
+        if not address_is_public(addr) and not _allowed(addr, networks):
+            raise EgressRefused(f"egress to {host} is not allowed (private or loopback address; "
+                                "list it in THREADLESS_EGRESS_ALLOW)")
+    return addresses
+
+
+def url_check(url: str) -> None:
+    """The part of the policy that needs no DNS: an http(s) URL with a host."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise EgressRefused("only http:// and https:// URLs are allowed")
+
+
+def egress_check(url: str) -> list[Address]:
+    """Check `url` now (resolving its host); the addresses it may reach. Raises EgressRefused.
+
+    Outbound calls need not call this: `egress_client()` makes the same check at connect time
+    and connects to what it checked.
+    """
+    url_check(url)
+    parts = urlsplit(url)
+    return egress_addresses(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
+
+
+# --- the pinned connection --------------------------------------------------------------------
+
+
+def open_stream(address: str, port: int, *, timeout: float | None, local_address: str | None,
+                socket_options) -> httpcore.NetworkStream:
+    """A TCP connection to one checked IP address (TLS, if any, is started by httpcore after)."""
+    return httpcore.SyncBackend().connect_tcp(address, port, timeout=timeout, local_address=local_address,
+                                              socket_options=socket_options)
+
+
+class PinnedBackend(httpcore.SyncBackend):
+    """httpcore's network backend with the egress check at the point of connecting.
+
+    httpcore passes the URL's hostname here and, for https, starts TLS afterwards with that
+    same hostname as `server_hostname`, so SNI and certificate verification are unaffected by
+    connecting to an IP address.
+    """
+
+    def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        last: Exception | None = None
+        for addr in egress_addresses(host, port):
+            target = addr.ipv4_mapped if addr.version == 6 and addr.ipv4_mapped else addr
+            try:
+                return open_stream(str(target), port, timeout=timeout, local_address=local_address,
+                                   socket_options=socket_options)
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                last = exc
+        raise last  # egress_addresses never returns an empty list
+
+
+class PinnedTransport(httpx.HTTPTransport):
+    """An httpx transport whose connections go through `PinnedBackend`. No proxies: a proxy
+    would resolve the host itself, past the check."""
+
+    def __init__(self, *, verify: bool | str | object = True, limits: httpx.Limits = httpx.Limits()):
+        ssl_context = httpx.create_ssl_context(verify=verify, trust_env=False)
+        super().__init__(verify=ssl_context, limits=limits, trust_env=False)
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=ssl_context, max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry, network_backend=PinnedBackend())
+
+
+def egress_client(*, verify: bool | str | object = True, limits: httpx.Limits | None = None) -> httpx.Client:
+    """An httpx client for outbound calls: pinned connections, no redirects, no env proxies."""
+    limits = limits or httpx.Limits(max_connections=200, max_keepalive_connections=40)
+    return httpx.Client(transport=PinnedTransport(verify=verify, limits=limits), follow_redirects=False,
+                        trust_env=False)
+
+
+# --- where provider keys from the environment may go ------------------------------------------
+
+_OFFICIAL = ("", None)  # a bare NAME entry: the task's provider's official host
+
+
+def _normal_host(host: str) -> str:
+    host = host.strip().strip("[]").lower().rstrip(".")
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        return host
+
+
+def _target(where: str) -> tuple[str, int | None] | None:
+    """`host`, `host:port`, `[v6]` or `[v6]:port` → (host, port or None); None when malformed."""
+    where = where.strip()
+    port: str | None = None
+    if where.startswith("["):
+        host, _, rest = where[1:].partition("]")
+        if rest:
+            if not rest.startswith(":"):
+                return None
+            port = rest[1:]
+    elif where.count(":") == 1:
+        host, port = where.split(":")
+    else:
+        host = where
+    host = _normal_host(host)
+    if not host or any(c in host for c in "/@?# "):
+        return None
+    if port is None:
+        return host, None
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        return None
+    return host, int(port)
+
+
+def provider_env_rules() -> dict[str, list[tuple[str, int | None]]]:
+    """THREADLESS_PROVIDER_ENV_ALLOW parsed: variable name → where it may be sent.
+
+    A malformed `NAME@…` entry adds no destination (the key goes nowhere it would not have).
+    """
+    rules: dict[str, list[tuple[str, int | None]]] = {}
+    for entry in settings.THREADLESS_PROVIDER_ENV_ALLOW:
+        name, at, where = entry.strip().partition("@")
+        name = name.strip()
+        if not name:
+            continue
+        targets = rules.setdefault(name, [])
+        target = _target(where) if at else _OFFICIAL
+        if target is not None and target not in targets:
+            targets.append(target)
+    return rules
+
+
+def provider_env_names() -> list[str]:
+    return list(provider_env_rules())
+
+
+def _destination(provider: str, base_url: str | None) -> tuple[str, str, int]:
+    if not base_url:
+        return "https", OFFICIAL_HOSTS.get(provider, ""), 443
+    parts = urlsplit(base_url)
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        port = -1
+    return parts.scheme, _normal_host(parts.hostname or ""), port
+
+
+def provider_env_refusal(name: str, *, provider: str, base_url: str | None) -> str | None:
+    """Why the key in environment variable `name` may not be sent to `base_url`, or None.
+
+    `base_url` None means the provider's default (its official host). The demo provider sends
+    nothing anywhere.
+    """
+    rules = provider_env_rules()
+    if name not in rules:
+        allowed = ", ".join(rules) or "none"
+        return f"'{name}' is not in THREADLESS_PROVIDER_ENV_ALLOW (allowed: {allowed})."
+    if provider == "demo":
+        return None
+    scheme, host, port = _destination(provider, base_url)
+    official = OFFICIAL_HOSTS.get(NAME_PROVIDERS.get(name, provider))
+    for target in rules[name]:
+        if target == _OFFICIAL:
+            if official and host == official and scheme == "https" and port == 443:
+                return None
+        elif host == target[0] and (target[1] is None or target[1] == port):
+            return None
+    places = []
+    for target in rules[name]:
+        if target == _OFFICIAL:
+            if official:
+                places.append(f"{official} (https only)")
+        else:
+            shown = f"[{target[0]}]" if ":" in target[0] else target[0]
+            places.append(shown + (f":{target[1]}" if target[1] else ""))
+    where = ", ".join(places) or "nowhere for this provider"
+    shown_host = f"[{host}]" if ":" in host else host
+    return (f"the key in {name} may only be sent to {where}, not to {shown_host or '(no host)'}:{port} "
+            f"(the operator adds a host with {name}@host in THREADLESS_PROVIDER_ENV_ALLOW; "
+            "or use apiKeySecret).")
+
+
+def env_api_key(task: dict) -> str | None:
+    """The server's own key for an llm task's `apiKeyEnv`, or None when the task names none.
+
+    A key from the environment is the operator's: it is returned only when the task's `baseUrl`
+    is a destination THREADLESS_PROVIDER_ENV_ALLOW names for it. Raises LookupError (with a
+    reason fit for a digest) when the variable is not allowed, not for this host, or not set.
+    """
+    name = task.get("apiKeyEnv")
+    if not name:
+        return None
+    if name not in provider_env_names():
+        raise LookupError(f"apiKeyEnv '{name}' is not allowed on this server")
+    # Checked again at call time: a config saved before the rule, or written past validation,
+    # must not send the server's own key to a host the operator did not name.
+    refusal = provider_env_refusal(name, provider=task.get("provider") or "", base_url=task.get("baseUrl"))
+    if refusal:
+        raise LookupError(refusal.rstrip("."))
+    value = os.environ.get(name, "")
+    if not value:
+        raise LookupError(f"the environment variable {name} is not set on the server")
+    return value

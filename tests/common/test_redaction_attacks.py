@@ -1,0 +1,348 @@
+"""Issue 11, rows 2, 11, 13, 14 written as the attack: adversarial input up to 1 MiB through every
+place that redacts or echoes it, deep JSON, and the access log of a real uvicorn process.
+
+Each test has a generous timeout (pytest-timeout): a quadratic regression fails the test instead of
+hanging the suite. There are no timing assertions; the linear-time figures are in `make bench`
+(bench/redaction_bench.py → docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import socket
+import threading
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from common.redaction import (
+    DIGEST_LIMIT,
+    ECHO_LIMIT,
+    RAW_LIMIT,
+    RedactingFilter,
+    clean_reason,
+    digest_text,
+    echo,
+    raw_error_text,
+    redact_secrets,
+    redact_urls,
+    redact_value,
+)
+from harness.servers import ThreadlessServer
+from memories import services
+from memories.models import Entry
+
+pytestmark = pytest.mark.timeout(10)
+
+MIB = 1 << 20
+PROJECT_KEY = "tl_proj_" + "Q7wErT9yUi" + "Z" * 32
+# Units that made the old patterns quadratic or worse, repeated up to 1 MiB.
+UNITS = ["a-", "a.", "eyJ-", " ", '{"a":', "http://", "a", 'File "', "at a(", "<", "<script>", "token ",
+         "key=", "?key=", "a://b@", "1.1.1.1:", "a.B", "sk-", "\t\n", "Bearer ", "a/", "x" * 7 + ".", "[{"]
+
+
+def adversarial(unit: str, size: int) -> str:
+    return (unit * (size // len(unit) + 1))[:size]
+
+
+attack = st.tuples(st.sampled_from(UNITS), st.integers(1, MIB), st.text(max_size=30), st.text(max_size=30)).map(
+    lambda t: t[2] + adversarial(t[0], t[1]) + t[3])
+
+
+# --- the redaction functions, directly ---------------------------------------------------------
+
+
+@pytest.mark.timeout(60)  # the whole property run; one example takes well under a second
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(attack)
+def test_adversarial_text_up_to_a_mebibyte_goes_through_every_redaction_function(text):
+    digest = digest_text("t", text)
+    assert digest.startswith("Task 't' failed: ") and len(digest) <= DIGEST_LIMIT
+    assert len(clean_reason(text)) <= 3 * 4_096  # cut to 4 KB; "[redacted]" can be longer than what it hides
+    assert len(raw_error_text(text)) <= RAW_LIMIT + 400
+    assert len(redact_secrets(text)) <= RAW_LIMIT + 1
+    assert len(echo(text)) <= ECHO_LIMIT
+    assert redact_value({"a": [text]})["a"][0] == redact_secrets(text)
+    record = logging.LogRecord("t", logging.ERROR, __file__, 1, "failed: %s", (text,), None)
+    RedactingFilter().filter(record)
+    assert len(record.getMessage()) <= 3 * 16_384
+
+
+@pytest.mark.timeout(60)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(UNITS), st.integers(1, 64 * 1024))
+def test_the_patterns_themselves_take_adversarial_text_uncut(unit, size):
+    # No cut in front: this is what the linear-time construction alone has to carry.
+    text = adversarial(unit, size)
+    assert len(redact_secrets(text, None)) >= 0
+    assert len(clean_reason(text, None)) <= 3 * size + 20
+    assert len(redact_urls(text)) >= 0
+
+
+@pytest.mark.timeout(60)
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(UNITS), st.integers(0, 2_000), st.sampled_from([
+    PROJECT_KEY, "sk-proj-abcdefghijklmnop1234", "tl_pub_" + "k" * 40, "Bearer abc.def-123_XYZ",
+    "AIzaSyA1234567890abcdefghijklmnopqrstu"]))
+def test_a_secret_after_adversarial_noise_is_still_redacted(unit, size, secret):
+    text = adversarial(unit, size) + " " + secret + " tail"
+    bare = secret.removeprefix("Bearer ")
+    for out in (redact_secrets(text), raw_error_text(text), digest_text("t", text)):
+        assert bare not in out
+
+
+def test_deeply_nested_json_in_an_error_text_is_just_text():
+    nested = '{"a":' * 3000 + "1" + "}" * 3000
+    for text in (nested, '{"a":' * 3000, "Chat model execution failed: " + nested):
+        assert digest_text("t", text).startswith("Task 't' failed: ")
+        assert len(raw_error_text(text)) <= RAW_LIMIT + 400
+    deep: dict = {}
+    node = deep
+    for _ in range(5000):
+        node["a"] = {}
+        node = node["a"]
+    node["k"] = PROJECT_KEY
+    walked = redact_value(deep)  # no RecursionError: the walker is iterative and depth-bounded
+    assert PROJECT_KEY not in json.dumps(walked, check_circular=False)[:10_000]
+
+
+# --- what redaction covers (row 14) -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("url", ["api.internal.corp/v1/chat/completions", "10.0.0.5:11434/api/chat",
+                                 "localhost:8080/v1/x", "https://bob:hunter2@host.example/v1/chat"])
+def test_a_url_with_or_without_a_scheme_becomes_url_in_the_digest(url):
+    text = digest_text("eddi://ai.labs.llm", f"POST {url} failed")
+    assert text == "Task 'eddi://ai.labs.llm' failed: POST [url] failed"
+
+
+def test_a_bare_host_or_host_and_port_stays_in_the_digest():
+    # The http_call digest names its host on purpose (SPEC 6.3).
+    assert digest_text("w", "API call to 127.0.0.1:8080 failed: HTTP 503") == \
+        "Task 'w' failed: API call to 127.0.0.1:8080 failed: HTTP 503"
+    assert clean_reason("API call to api.example.com failed") == "API call to api.example.com failed"
+
+
+def test_url_credentials_never_reach_a_digest_a_raw_error_or_a_log():
+    text = "GET https://bob:hunter2@pay.example.com/v1/charge failed"
+    assert "hunter2" not in digest_text("t", text)
+    raw = raw_error_text(text)
+    assert "hunter2" not in raw and "bob" not in raw
+    assert "https://[redacted]@pay.example.com/v1/charge" in raw
+    assert "hunter2" not in redact_secrets(text)
+
+
+@pytest.mark.parametrize("query", ["?key=AIzaSyA1234567890abcdefghijklmnopqrstu", "?sig=c2lnbmF0dXJl",
+                                   "?token=t0k3nvalue", "?x=1&signature=abcdef", "?X-Amz-Signature=ff00ff"])
+def test_key_like_query_values_are_redacted_everywhere(query):
+    value = query.rsplit("=", 1)[1]
+    text = f"GET https://maps.example.com/api/geo{query} → HTTP 403"
+    for out in (redact_secrets(text), raw_error_text(text), digest_text("t", text)):
+        assert value not in out
+
+
+def test_the_raw_error_keeps_host_and_path_but_no_query_value():
+    raw = raw_error_text("GET http://10.0.0.5:11434/api/chat?city=paris&units=metric#frag=x → HTTP 503")
+    assert "http://10.0.0.5:11434/api/chat?city=[redacted]&units=[redacted]#frag=[redacted]" in raw
+    scheme_less = raw_error_text("POST api.internal.corp/v1/chat/completions?api-version=2024 failed")
+    assert "api.internal.corp/v1/chat/completions?api-version=[redacted]" in scheme_less
+
+
+def test_the_logging_filter_redacts_userinfo_and_query_keys(caplog):
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(RedactingFilter())
+    logger = logging.getLogger("threadless.test.attack")
+    logger.addHandler(handler)
+    try:
+        logger.error("calling %s", "https://bob:hunter2@h.example/v1?key=AIzaSyA1234567890abcdefghijklmnopqrstu")
+    finally:
+        logger.removeHandler(handler)
+    assert "hunter2" not in stream.getvalue() and "AIzaSy" not in stream.getvalue()
+
+
+def test_an_access_log_record_keeps_no_query_value():
+    record = logging.LogRecord("uvicorn.access", logging.INFO, __file__, 1, '%s - "%s %s HTTP/%s" %d',
+                               ("127.0.0.1:5", "GET", "/v1/events?key=abc&client_token=xyz&after=3", "1.1", 401),
+                               None)
+    RedactingFilter().filter(record)
+    assert record.getMessage() == \
+        '127.0.0.1:5 - "GET /v1/events?key=[redacted]&client_token=[redacted]&after=[redacted] HTTP/1.1" 401'
+
+
+# --- the HTTP entry points (Django test client) -------------------------------------------------
+
+
+def _error(response, status: int, code: str) -> dict:
+    assert response.status_code == status, response.content[:300]
+    error = response.json()["error"]
+    assert error["code"] == code
+    return error
+
+
+@pytest.mark.parametrize("unit", ["A-", "A.", "eyJ-", "A"])
+def test_a_14_kb_method_name_is_a_short_405(db, client, unit):
+    method = adversarial(unit, 14 * 1024)
+    response = client.generic(method, "/v1/openapi.json")
+    error = _error(response, 405, "method_not_allowed")
+    assert len(error["message"]) <= 80
+    assert error["message"].startswith("Method ") and method[:20].upper() in error["message"].upper()
+    assert len(response.content) < 1_000
+
+
+@pytest.mark.parametrize("unit", ["a-", "a.", "eyJ-", " "])
+def test_an_8_kb_unknown_field_name_is_named_by_a_short_prefix(cast, unit):
+    name = "x" + adversarial(unit, 8 * 1024)
+    response = cast.a.post("/v1/memories", {name: 1}, format="json")
+    error = _error(response, 400, "invalid_request")
+    assert len(error["message"]) <= ECHO_LIMIT + 30
+    assert error["message"].endswith(": unknown field.")
+
+
+@pytest.mark.parametrize("unit", ["a-", "a.", "eyJ-", " ", "http://", '{"a":', "<"])
+def test_a_16_kb_reported_error_is_accepted_and_its_texts_are_short_and_keyless(cast, unit):
+    memory, _ = services.memory_create(project=cast.project_a)
+    error_text = adversarial(unit, 1024) + f" key {PROJECT_KEY} at https://bob:hunter2@h.example/x?sig=s1g " + \
+        adversarial(unit, 15 * 1024)
+    response = cast.a.post(f"/v1/memories/{memory.id}/report", {
+        "messages": [], "failures": [{"task_id": "weather", "error": error_text}]}, format="json")
+    assert response.status_code == 202, response.content[:300]
+    [task_error] = response.json()["task_errors"]
+    assert len(task_error["text"]) <= DIGEST_LIMIT and task_error["text"].startswith("Task 'weather' failed: ")
+    raw = Entry.objects.get(memory=memory, kind="error").content
+    assert len(raw) <= RAW_LIMIT + 400
+    for text in (task_error["text"], raw):
+        assert PROJECT_KEY not in text and "hunter2" not in text and "s1g" not in text
+
+
+def test_a_reported_error_of_3000_nested_objects_is_accepted_not_a_500(cast):
+    memory, _ = services.memory_create(project=cast.project_a)
+    response = cast.a.post(f"/v1/memories/{memory.id}/report", {
+        "messages": [], "failures": [{"task_id": "t", "error": '{"a":' * 3000}]}, format="json")
+    assert response.status_code == 202, response.content[:300]
+    assert response.json()["task_errors"][0]["text"].startswith("Task 't' failed: {\"a\":")
+
+
+@pytest.mark.parametrize("depth", [100, 1_500, 3_000])
+def test_a_deeply_nested_body_is_a_400_invalid_request(cast, depth):
+    memory, _ = services.memory_create(project=cast.project_a)
+    body = '{"a":' * depth + "1" + "}" * depth
+    for path in ("/v1/memories", f"/v1/memories/{memory.id}/report", f"/v1/memories/{memory.id}/decorate"):
+        response = cast.a.post(path, data=body, content_type="application/json")
+        _error(response, 400, "invalid_request")
+
+
+def test_deep_output_of_a_reported_failure_is_a_400_not_a_500(cast):
+    memory, _ = services.memory_create(project=cast.project_a)
+    output: dict = {}
+    node = output
+    for _ in range(300):
+        node["a"] = {}
+        node = node["a"]
+    body = json.dumps({"messages": [], "failures": [{"task_id": "t", "error": "x", "output": output}]})
+    response = cast.a.post(f"/v1/memories/{memory.id}/report", data=body, content_type="application/json")
+    _error(response, 400, "invalid_request")
+
+
+# --- a real uvicorn process ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def uvicorn_info():
+    """A real server at log level info (the level scripts/run.sh runs at), access log captured."""
+    server = ThreadlessServer(env={"THREADLESS_RATE_LIMIT_PER_MINUTE": "0"}, log_level="info").start()
+    yield server
+    server.stop()
+
+
+def _raw_request(port: int, data: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(data)
+        chunks = []
+        while True:
+            try:
+                chunk = sock.recv(65536)
+            except TimeoutError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+            if b"\r\n\r\n" in b"".join(chunks):
+                head, _, rest = b"".join(chunks).partition(b"\r\n\r\n")
+                length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                               if line.lower().startswith(b"content-length:")), None)
+                if length is not None and len(rest) >= length:
+                    break
+        return b"".join(chunks)
+
+
+@pytest.mark.live
+@pytest.mark.timeout(180, func_only=False)
+def test_a_14_kb_method_over_a_raw_socket_is_a_short_405_and_healthz_still_answers(uvicorn_info):
+    method = adversarial("A-", 14 * 1024).encode()
+    answers: dict = {}
+
+    def health():
+        answers["healthz"] = httpx.get(uvicorn_info.url + "/healthz", timeout=30).status_code
+
+    thread = threading.Thread(target=health)
+    thread.start()
+    answer = _raw_request(uvicorn_info.port, method + b" /v1/openapi.json HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                                       b"Connection: close\r\n\r\n")
+    thread.join(30)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    # uvicorn's httptools parser (installed for `make serve`) refuses such a request line itself
+    # with a bare 400; with h11 it reaches the app, whose 405 must be short. Either way: fast,
+    # and the method is never echoed back.
+    status = head.split(b" ", 2)[1]
+    assert status in (b"400", b"405"), head[:200]
+    assert method[:64] not in answer
+    if status == b"405":
+        error = json.loads(body)["error"]
+        assert error["code"] == "method_not_allowed" and len(error["message"]) <= 80
+    assert answers["healthz"] == 200
+
+
+@pytest.mark.live
+@pytest.mark.timeout(180, func_only=False)
+def test_the_access_log_of_a_real_uvicorn_keeps_no_key_nor_client_token(uvicorn_info):
+    refused = "tl_proj_" + "R3fU5eD0nE" + "x" * 32
+    publishable = "tl_pub_" + "PuB1iCkEy0" + "y" * 32
+    token = "ct_" + "s3cr3tcl13nt" * 3
+    with httpx.Client(base_url=uvicorn_info.url, timeout=30) as http:
+        assert http.get("/v1/memories", params={"key": refused}).status_code == 401
+        http.get("/v1/conversations/cv_nope/turns/1/events", params={"key": publishable, "client_token": token})
+        http.get("/v1/memories", params={"metadata.plan": "gold"}, headers={"Authorization": f"Bearer {refused}"})
+        # The access line is written after the response; a request after it flushes nothing but
+        # gives the server a moment on a loaded machine.
+        http.get("/healthz")
+    log = ""
+    for _ in range(100):
+        log = (uvicorn_info.var / "web.log").read_text(errors="replace")
+        if "/healthz" in log:
+            break
+        threading.Event().wait(0.1)
+    assert '"GET /v1/memories?key=[redacted] HTTP/1.1" 401' in log
+    assert "/turns/1/events?key=[redacted]&client_token=[redacted]" in log
+    assert "metadata.plan=[redacted]" in log
+    for secret in (refused, publishable, token, "R3fU5eD0nE", "PuB1iCkEy0", "s3cr3tcl13nt"):
+        assert secret not in log
+
+
+# --- the fact rules read end-user text too ------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["I like " + " " * 100_000 + "x", "I love " + "a-" * 50_000,
+                                  "I like pizza" + " ," * 50_000 + "x", "I like pizza " + "but " * 25_000])
+def test_100_kb_of_adversarial_user_text_does_not_stall_the_fact_rules(text):
+    from memories.facts.base import UserMessage
+    from memories.facts.rules import RuleExtractor
+
+    extractor = RuleExtractor()
+    assert extractor.extract([UserMessage(entry_id=1, seq=1, text=text)]) == []
+    [found] = extractor.extract([UserMessage(entry_id=2, seq=2, text=text[:50_000] + ". I like pizza.")])
+    assert found.text == "User likes pizza"
