@@ -56,7 +56,8 @@ _SECRET_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(?<![A-Za-z0-9+-])([A-Za-z][A-Za-z0-9+-]*+://)[^\s/?#@\"'<>]++@"), r"\1[redacted]@"),
     # ?key=… / &sig=… / &token=…
     (re.compile(r"(?i)([?&;]" + _QUERY_KEYS + r"=)[^&#;\s\"'<>]++"), r"\1[redacted]"),
-    (re.compile(r"(?i)\bBearer\s++[A-Za-z0-9._~+/=-]++"), "Bearer [redacted]"),
+    # A token is never the word "Bearer" itself, so "Bearer Bearer <token>" still loses its token.
+    (re.compile(r"(?i)\bBearer\s++(?!Bearer\b)[A-Za-z0-9._~+/=-]++"), "Bearer [redacted]"),
     (re.compile(r"\bsk-ant-[A-Za-z0-9_-]{8,}+"), "[redacted]"),
     (re.compile(r"\bsk-[A-Za-z0-9_-]{8,}+"), "[redacted]"),
     (re.compile(r"\btl_(?:proj|pub)_[A-Za-z0-9]{6,}+"), "[redacted]"),

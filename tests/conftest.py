@@ -8,15 +8,23 @@ anonymous visitor (`anon`: no key, no session).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from functools import cached_property
 
 import pytest
 from django.contrib.auth import get_user_model
+from hypothesis import settings as hypothesis_settings
 from rest_framework.test import APIClient
 
 from harness.servers import ThreadlessServer
 from projects.services import key_create, project_create
+
+# In CI the property tests draw the same examples every run (a red CI must be reproducible); a
+# developer's run explores new ones (`HYPOTHESIS_PROFILE=explore` forces that in CI too).
+hypothesis_settings.register_profile("ci", derandomize=True, database=None)
+hypothesis_settings.register_profile("explore")
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "explore"))
 
 
 @dataclass
