@@ -226,7 +226,7 @@ def test_facts_are_extracted_by_the_worker_from_what_the_user_said(live, upstrea
         with live.client() as http:
             return [f["text"] for f in http.get(f"/memories/{memory_id}/facts").json()["data"]]
 
-    found = wait_for(facts, timeout=90)  # the worker on a loaded machine
+    found = wait_for(facts, timeout=240)  # returns at once when found; the shared worker can lag far behind under load
     assert any("Ada" in fact for fact in found), found
 
 
