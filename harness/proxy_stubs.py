@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import json
 import select
-import socket
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
+
+from harness.stubhttp import StubHandler
 
 
 @dataclass
@@ -56,16 +57,7 @@ class ProviderStub:
         self.lock = threading.Lock()
         stub = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def setup(self):
-                super().setup()
-                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
+        class Handler(StubHandler):
             def do_POST(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")

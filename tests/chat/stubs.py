@@ -11,7 +11,9 @@ import socket
 import threading
 import time
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
+
+from harness.stubhttp import StubHandler
 
 
 @dataclass
@@ -43,16 +45,7 @@ class Stub:
         self.requests: list[Seen] = []
         stub = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def setup(self):
-                super().setup()
-                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
+        class Handler(StubHandler):
             def _handle(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
