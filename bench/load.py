@@ -7,7 +7,8 @@ Four stacks, one after the other in one run, each served by the same server and 
   bound's SQL with the plain driver (insert + commit, window read + json.dumps; report = insert
   + commit);
 * embedded default — Threadless on SQLite with the counter file (`threadless-serve`);
-* PostgreSQL + Redis — Threadless on its own database (`load_bench`) and Redis dbs 10/11.
+* PostgreSQL + Redis — Threadless on its own database (BENCH_LOAD_DB, default `load_bench`) and
+  Redis dbs BENCH_REDIS_DBS (default 10,11) of BENCH_REDIS.
 
 Each client (1, 16, 64) is one keep-alive HTTP/1.1 connection on its own memory of 200
 messages, doing turns (decorate one user message, then report the reply) for a fixed time; a
@@ -44,6 +45,8 @@ PG_ADMIN = os.environ.get("BENCH_PG_ADMIN", "postgres://root@127.0.0.1:5432/post
 PG_DB = os.environ.get("BENCH_LOAD_DB", "load_bench")
 PG_URL = f"postgres://root@127.0.0.1:5432/{PG_DB}"
 REDIS = os.environ.get("BENCH_REDIS", "redis://127.0.0.1:6379")
+# The Redis dbs of the PostgreSQL + Redis stack: counters and cache, then the Celery broker.
+REDIS_DBS = [int(n) for n in os.environ.get("BENCH_REDIS_DBS", "10,11").split(",")]
 HISTORY = 200
 BEGIN, END = "<!-- load:begin -->", "<!-- load:end -->"
 
@@ -54,6 +57,29 @@ TARGET_HTTP_MS = 2.0  # single-client decorate over HTTP ≤ in-process + 2 ms
 
 def log(*parts) -> None:
     print("[bench-load]", *parts, file=sys.stderr, flush=True)
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds (user + system) used so far by process `pid` and its descendants (Linux /proc):
+    the server's own cost, whatever else the machine is doing."""
+    stats = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                raw = (entry / "stat").read_text()
+            except OSError:
+                continue
+            fields = raw[raw.rindex(")") + 2:].split()  # after "pid (comm) "
+            stats[int(entry.name)] = (int(fields[1]), int(fields[11]) + int(fields[12]))
+    tree, grew = {pid}, True
+    while grew:
+        grew = False
+        for child, (parent, _ticks) in stats.items():
+            if parent in tree and child not in tree:
+                tree.add(child)
+                grew = True
+    total = sum(stats[p][1] for p in tree if p in stats)
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def free_port() -> int:
@@ -269,15 +295,15 @@ class Postgres(ProductStack):
         var = VAR / "postgres"
         shutil.rmtree(var, ignore_errors=True)
         var.mkdir(parents=True)
-        self.env.update({"THREADLESS_VAR_DIR": str(var), "DATABASE_URL": PG_URL, "REDIS_URL": f"{REDIS}/10",
-                         "CELERY_BROKER_URL": f"{REDIS}/11", "THREADLESS_CELERY_QUEUE": "load-bench",
+        self.env.update({"THREADLESS_VAR_DIR": str(var), "DATABASE_URL": PG_URL, "REDIS_URL": f"{REDIS}/{REDIS_DBS[0]}",
+                         "CELERY_BROKER_URL": f"{REDIS}/{REDIS_DBS[1]}", "THREADLESS_CELERY_QUEUE": "load-bench",
                          "THREADLESS_RATE_LIMIT_PER_MINUTE": "100000000"})
 
     def prepare(self) -> None:
         fresh_pg_database()
         import redis
 
-        for db in (10, 11):
+        for db in REDIS_DBS:
             redis.Redis.from_url(f"{REDIS}/{db}").flushdb()
         super().prepare()
 
@@ -346,13 +372,14 @@ async def turns(stack: Stack, memories: list[str], clients: int, seconds: float)
             latencies.append(end - start)
             decorates.append(mid - start)
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), tree_cpu(stack.proc.pid)
     await asyncio.gather(*(one(conn, memories[i], i) for i, conn in enumerate(conns)))
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, tree_cpu(stack.proc.pid) - cpu
     for conn in conns:
         conn.close()
     ms = [x * 1000 for x in latencies]
     return {"clients": clients, "turns": len(latencies), "turns_s": len(latencies) / elapsed,
+            "cpu_ms": cpu * 1000 / max(1, len(latencies)),
             "p50": quantile(ms, 0.5), "p99": quantile(ms, 0.99), "errors": errors,
             "decorate_p50": quantile([x * 1000 for x in decorates], 0.5)}
 
@@ -390,7 +417,7 @@ def run_stack(stack: Stack, clients: list[int], phase: float) -> dict:
         for n in clients:
             result = asyncio.run(turns(stack, memories, n, phase))
             log(f"{stack.name}: {n:>2} clients {result['turns_s']:.0f} turns/s p50 {result['p50']:.1f} "
-                f"p99 {result['p99']:.1f} errors {result['errors']}")
+                f"p99 {result['p99']:.1f} cpu/turn {result['cpu_ms']:.2f} ms errors {result['errors']}")
             out["turns"].append(result)
         probe = 16 if 16 in clients else max(clients)
         out["healthz"] = asyncio.run(requests(stack, lambda m: "/healthz", probe, phase / 2, memories))
