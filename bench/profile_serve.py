@@ -66,24 +66,31 @@ def main() -> None:
 
     project = project_create(name="Profile")
     _key, plaintext = key_create(project=project)
-    memory, _ = memory_create(project=project)
     client = Client(HTTP_AUTHORIZATION=f"Bearer {plaintext}")
     history = json.dumps({"messages": conversation(200)})
-    assert client.post(f"/v1/memories/{memory.id}/report", history, content_type="application/json").status_code == 202
     user = json.dumps({"messages": [{"role": "user", "content": "what next?"}]})
     reply = json.dumps({"messages": [{"role": "assistant", "content": "this."}]})
-    path = f"/v1/memories/{memory.id}/decorate"
+    current = {}
+
+    def fresh() -> str:
+        """A new memory of 200 messages for each phase: every decorate stores one more message."""
+        memory, _ = memory_create(project=project)
+        response = client.post(f"/v1/memories/{memory.id}/report", history, content_type="application/json")
+        assert response.status_code == 202
+        current["id"] = memory.id
+        return memory.id
 
     def inproc():
-        fresh = Memory.objects.get(pk=memory.id)
-        orjson.dumps(memory_decorate(memory=fresh, messages=[{"role": "user", "content": "what next?"}], store=True))
+        memory = Memory.objects.get(pk=current["id"])
+        orjson.dumps(memory_decorate(memory=memory, messages=[{"role": "user", "content": "what next?"}], store=True))
 
     def wsgi_decorate():
-        assert client.post(path, user, content_type="application/json").status_code == 200
+        response = client.post(f"/v1/memories/{current['id']}/decorate", user, content_type="application/json")
+        assert response.status_code == 200
 
     def wsgi_report():
-        assert client.post(f"/v1/memories/{memory.id}/report", reply,
-                           content_type="application/json").status_code == 202
+        response = client.post(f"/v1/memories/{current['id']}/report", reply, content_type="application/json")
+        assert response.status_code == 202
 
     def wsgi_healthz():
         assert client.get("/healthz").status_code == 200
@@ -91,6 +98,7 @@ def main() -> None:
     async def asgi_decorate(n: int) -> float:
         transport = httpx.ASGITransport(app=application)
         headers = {"Authorization": f"Bearer {plaintext}", "Content-Type": "application/json"}
+        path = f"/v1/memories/{current['id']}/decorate"
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
             times = []
             for _ in range(n):
@@ -100,14 +108,19 @@ def main() -> None:
                 times.append((time.perf_counter() - start) * 1000)
         return statistics.median(times[n // 10:])
 
+    def phase(fn) -> float:
+        fresh()
+        return median_ms(fn, args.calls)
+
+    fresh()
     for fn in (inproc, wsgi_decorate, wsgi_report):
         median_ms(fn, 20)  # warm
     out = {
-        "inproc_decorate": median_ms(inproc, args.calls),
-        "wsgi_decorate": median_ms(wsgi_decorate, args.calls),
-        "asgi_decorate": asyncio.run(asgi_decorate(args.calls)),
-        "inproc_decorate_again": median_ms(inproc, args.calls),
-        "wsgi_report": median_ms(wsgi_report, args.calls),
+        "inproc_decorate": phase(inproc),
+        "wsgi_decorate": phase(wsgi_decorate),
+        "asgi_decorate": (fresh(), asyncio.run(asgi_decorate(args.calls)))[1],
+        "inproc_decorate_again": phase(inproc),
+        "wsgi_report": phase(wsgi_report),
         "wsgi_healthz": median_ms(wsgi_healthz, args.calls),
     }
     print(json.dumps({k: round(v, 3) for k, v in out.items()}))
@@ -116,6 +129,7 @@ def main() -> None:
 
         VAR.mkdir(parents=True, exist_ok=True)
         for name, fn in (("decorate", wsgi_decorate), ("report", wsgi_report), ("inproc", inproc)):
+            fresh()
             profiler = Profiler(interval=0.0002)
             profiler.start()
             for _ in range(args.calls):
