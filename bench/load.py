@@ -407,11 +407,35 @@ async def requests(stack: Stack, path_for, clients: int, seconds: float, memorie
     return {"rps": count / elapsed, "p50": quantile([x * 1000 for x in lat], 0.5), "errors": errors}
 
 
+PROBE_CALLS = 60  # single-client decorates on a fresh memory, the first 10 not counted (bench.load_inproc too)
+
+
+async def decorate_probe(stack: Stack, memory: str) -> float:
+    """One client's decorate p50 over HTTP on a memory of HISTORY messages, call for call what
+    bench.load_inproc times in process on another such memory: the HTTP cost, nothing else."""
+    conn = await Conn(stack.port, stack.key).open()
+    times = []
+    for i in range(PROBE_CALLS):
+        body = json.dumps({"messages": [{"role": "user", "content": f"in process {i}?"}]}).encode()
+        start = time.perf_counter()
+        status, _ = await conn.request("POST", stack.decorate_path(memory), body)
+        assert status == 200, status
+        if i >= 10:
+            times.append((time.perf_counter() - start) * 1000)
+        reply = json.dumps({"messages": [{"role": "assistant", "content": f"answer {i}."}]}).encode()
+        status, _ = await conn.request("POST", stack.report_path(memory), reply)  # as in process: not timed
+        assert status in (200, 202), status
+    conn.close()
+    return quantile(times, 0.5)
+
+
 def run_stack(stack: Stack, clients: list[int], phase: float) -> dict:
     log(f"{stack.name}: starting {stack.workers} worker(s) × {stack.threads} threads")
     stack.start()
     try:
-        memories = asyncio.run(stack.memories(max(clients)))
+        # Two more memories than clients, untouched by the turns: the HTTP probe's and the
+        # in-process run's, so both time decorate on a memory of the same size.
+        *memories, probe_http, probe_inproc = asyncio.run(stack.memories(max(clients) + 2))
         asyncio.run(turns(stack, memories, min(4, max(clients)), 1.5))  # warm every worker
         out = {"label": stack.label, "threads": stack.threads, "turns": []}
         for n in clients:
@@ -424,7 +448,9 @@ def run_stack(stack: Stack, clients: list[int], phase: float) -> dict:
         out["get"] = asyncio.run(requests(stack, stack.get_path, probe, phase / 2, memories))
         out["healthz_1"] = asyncio.run(requests(stack, lambda m: "/healthz", 1, phase / 3, memories))
         out["get_1"] = asyncio.run(requests(stack, stack.get_path, 1, phase / 3, memories))
-        out["memory"] = memories[0]
+        out["decorate_1"] = asyncio.run(decorate_probe(stack, probe_http))
+        log(f"{stack.name}: decorate over HTTP, 1 client, fresh memory: p50 {out['decorate_1']:.2f} ms")
+        out["memory"] = probe_inproc
         return out
     finally:
         stack.stop()
@@ -448,8 +474,8 @@ def mark(ok: bool) -> str:
 
 
 def table(results: dict) -> list[str]:
-    lines = ["| stack | clients | turns/s | turn p50 / p99 (ms) | p99 ÷ p50 | errors | share of floor |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| stack | clients | turns/s | turn p50 / p99 (ms) | p99 ÷ p50 | server CPU per turn | errors | "
+             "share of floor |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for name, res in results["stacks"].items():
         floor = results["stacks"].get(FLOOR_OF.get(name, ""), None)
         for row in res["turns"]:
@@ -461,8 +487,9 @@ def table(results: dict) -> list[str]:
                     share = f"{value:.0%}" + (f" {mark(value >= TARGET_SHARE)}" if row["clients"] == 16 else "")
             tail = row["p99"] / row["p50"] if row["p50"] else float("nan")
             tail_text = f"{tail:.1f}×" + (f" {mark(tail <= TARGET_TAIL)}" if row["clients"] == 64 else "")
+            cpu = f"{row['cpu_ms']:.2f} ms" if "cpu_ms" in row else "—"
             lines.append(f"| {res['label']} | {row['clients']} | {row['turns_s']:.0f} | {row['p50']:.1f} / "
-                         f"{row['p99']:.1f} | {tail_text} | {row['errors']} | {share} |")
+                         f"{row['p99']:.1f} | {tail_text} | {cpu} | {row['errors']} | {share} |")
     return lines
 
 
@@ -475,21 +502,28 @@ def probes(results: dict) -> list[str]:
     return lines
 
 
+def service_cpu(inproc: dict) -> str:
+    cpu = inproc.get("cpu_ms")
+    if not cpu:
+        return "—"
+    return f"{cpu['decorate'] + cpu['report']:.2f} ms ({cpu['decorate']:.2f} + {cpu['report']:.2f})"
+
+
 def http_vs_inproc(results: dict) -> list[str]:
     lines = ["| stack | decorate over HTTP, 1 client (p50) | in process (p50) | difference | "
-             "writes: decorate / report (beyond stored rows) | SQL statements: decorate / report |",
-             "|---|---:|---:|---:|---:|---:|"]
+             "writes: decorate / report (beyond stored rows) | SQL statements: decorate / report | "
+             "CPU of the service calls alone per turn |", "|---|---:|---:|---:|---:|---:|---:|"]
     for res in results["stacks"].values():
         inproc = res.get("inproc")
         if not inproc:
             continue
-        http = res["turns"][0]["decorate_p50"] if res["turns"][0]["clients"] == 1 else float("nan")
+        http = res.get("decorate_1", float("nan"))
         diff = http - inproc["decorate_p50"]
         lines.append(f"| {res['label']} | {http:.2f} ms | {inproc['decorate_p50']:.2f} ms | "
                      f"+{diff:.2f} ms {mark(diff <= TARGET_HTTP_MS)} | {inproc['writes']['decorate']} / "
                      f"{inproc['writes']['report']} ({inproc['writes']['decorate_extra']} / "
                      f"{inproc['writes']['report_extra']}) | {inproc['writes']['decorate_statements']} / "
-                     f"{inproc['writes']['report_statements']} |")
+                     f"{inproc['writes']['report_statements']} | {service_cpu(inproc)} |")
     return lines
 
 
