@@ -5,10 +5,10 @@ the environment) in a scratch var dir. Times, median of N calls each, back to ba
 
 * `memory_decorate` called in process (what bench.load_inproc measures);
 * the same POST through Django's WSGI handler (the whole request cycle, no socket), which is the
-  path a2wsgi runs for a sync view under `threadless-serve`;
-* the same POST through the ASGI app (httpx.ASGITransport: a2wsgi's thread hand-off included).
+  path threadless_site.syncviews runs for a sync view under `threadless-serve`;
+* the same POST through the ASGI app (httpx.ASGITransport: the thread hand-off included).
 
-`--profile` adds a pyinstrument profile of the WSGI path (dev extra) to var/profile-serve/.
+`--profile` adds pyinstrument profiles of the WSGI path (bench extra) to var/profile-serve/.
 
     python -m bench.profile_serve [--calls 200] [--profile]
 """
