@@ -1,5 +1,6 @@
 """bench.load's in-process half: decorate (store=True) on a memory of the stack's own database,
-timed in this process, and the SQL writes one decorate / report make through the API
+timed in this process (each followed by the turn's report: the CPU both service calls take per
+turn, with no HTTP at all), and the SQL writes one decorate / report make through the API
 (CaptureQueriesContext), run after the stack's server stopped. Prints JSON.
 
     python -m bench.load_inproc MEMORY_ID      (settings from the environment, like the server)
@@ -28,18 +29,26 @@ def main() -> None:
 
     from bench.common import quantile
     from memories.models import Memory
-    from memories.services import memory_decorate
+    from memories.services import memory_decorate, report_accept
     from projects.services import key_create
 
     memory_id = sys.argv[1]
-    times = []
+    times, cpu = [], {"decorate": 0.0, "report": 0.0}
     for i in range(60):
         memory = Memory.objects.get(pk=memory_id)
-        start = time.perf_counter()
+        start, started_cpu = time.perf_counter(), time.process_time()
         orjson.dumps(memory_decorate(memory=memory, messages=[{"role": "user", "content": f"in process {i}?"}],
                                      store=True))
         if i >= 10:
             times.append((time.perf_counter() - start) * 1000)
+            cpu["decorate"] += time.process_time() - started_cpu
+        # The turn's report, in process too: what the service functions alone cost per turn.
+        memory = Memory.objects.get(pk=memory_id)
+        started_cpu = time.process_time()
+        orjson.dumps(report_accept(memory=memory, messages=[{"role": "assistant", "content": f"answer {i}."}],
+                                   failures=[]))
+        if i >= 10:
+            cpu["report"] += time.process_time() - started_cpu
 
     from django.test import Client
 
@@ -58,7 +67,8 @@ def main() -> None:
         counts[f"{op}_extra"] = len([w for w in writes if not STORED.match(w)])
         counts[f"{op}_statements"] = len([q for q in ctx.captured_queries
                                           if not q["sql"].startswith(("SAVEPOINT", "RELEASE"))])
-    print(json.dumps({"decorate_p50": quantile(times, 0.5), "writes": counts}))
+    print(json.dumps({"decorate_p50": quantile(times, 0.5), "writes": counts,
+                      "cpu_ms": {op: total * 1000 / len(times) for op, total in cpu.items()}}))
 
 
 if __name__ == "__main__":

@@ -1,19 +1,88 @@
-"""Bearer-key authentication for /v1 and the one place API views get their project scope."""
+"""Bearer-key authentication for /v1 and the one place API views get their project scope.
+
+A key's row (with its project) is looked up once per process and kept for
+THREADLESS_KEY_CACHE_SECONDS, keyed by its lookup prefix; the secret is still checked against the
+row's HMAC on every request. Revocation is immediate everywhere: every request reads the
+deployment's key generation from the counter store (common.counters: one GET in Redis, one indexed
+read of the counter file), every saved or deleted key or project bumps it (`keys_changed`, at the
+change and again at its commit), and a cached row is used only under the generation it was read
+in. Code that changes keys with `QuerySet.update()` (no signals) calls `keys_changed()` itself.
+"""
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
+from django.conf import settings
+from django.db import transaction
+from django.db.models.signals import post_delete, post_save
 from django.utils import timezone
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission
 
+from common import counters
 from common.errors import Unauthorized
 from common.http.bearer import bearer_token
 from projects import keys
-from projects.models import ApiKey
+from projects.models import ApiKey, Project
 
 LAST_USED_RESOLUTION = timedelta(seconds=60)
+GENERATION = "tl:keys:generation"
+GENERATION_TTL = 400 * 86400  # an expired generation reads 0: a change too, so every cache drops
+
+
+class KeyCache:
+    """This process's key rows: lookup → (row, expires, generation it was read in)."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, tuple[ApiKey, float, int]] = {}
+
+    def get(self, lookup: str) -> ApiKey | None:
+        seconds = settings.THREADLESS_KEY_CACHE_SECONDS
+        if seconds <= 0:
+            return _key_row(lookup)
+        generation = counters.store().get(GENERATION)
+        now = time.monotonic()
+        hit = self.rows.get(lookup)
+        if hit is not None and hit[2] == generation and hit[1] > now:
+            return hit[0]
+        if len(self.rows) > 10_000:  # only existing keys are kept, but stay bounded anyway
+            self.rows = {}
+        key = _key_row(lookup)
+        if key is not None:
+            # Tagged with the generation read *before* the row: a change that lands in between
+            # makes this entry stale at the next request instead of hiding the change.
+            self.rows[lookup] = (key, now + seconds, generation)
+        return key
+
+
+_cache = KeyCache()
+
+
+def _key_row(lookup: str) -> ApiKey | None:
+    return ApiKey.objects.select_related("project").filter(lookup=lookup).first()
+
+
+def keys_changed() -> None:
+    """A key or project changed: every process drops its cached keys before its next request.
+
+    Bumped now and again when the transaction commits, so a process that re-reads the row in
+    between (still the old one) drops it once more after the commit.
+    """
+    counters.incr(GENERATION, GENERATION_TTL)
+    transaction.on_commit(lambda: counters.incr(GENERATION, GENERATION_TTL))
+
+
+def _changed(sender, **kwargs) -> None:
+    keys_changed()
+
+
+def connect_signals() -> None:
+    """Called by ProjectsConfig.ready(), so every process (web, worker, commands) bumps it."""
+    for model in (ApiKey, Project):
+        post_save.connect(_changed, sender=model, dispatch_uid=f"keys_changed_save_{model.__name__}")
+        post_delete.connect(_changed, sender=model, dispatch_uid=f"keys_changed_delete_{model.__name__}")
 
 
 def key_from_plaintext(plaintext: str) -> ApiKey:
@@ -21,7 +90,7 @@ def key_from_plaintext(plaintext: str) -> ApiKey:
     if parts is None:
         raise Unauthorized("The API key is malformed.")
     _kind, lookup, secret = parts
-    key = ApiKey.objects.select_related("project").filter(lookup=lookup).first()
+    key = _cache.get(lookup)
     if key is None or not keys.matches(secret, key.hashed):
         raise Unauthorized("The API key is not valid.")
     if key.revoked_at is not None:

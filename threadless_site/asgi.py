@@ -1,14 +1,15 @@
 """ASGI entry point: `uvicorn threadless_site.asgi:application` (production: threadless_site.serve).
 
 Sync views (the /v1 memory API, the console) run on a pool of THREADLESS_WEB_THREADS threads
-per process through Django's WSGI handler (a2wsgi), so one process has several requests in
-flight while they wait on the database; under plain ASGI Django runs every sync view of a
-process on one thread. Async views (the conversation routes and their SSE streams) stay on
+per process through Django's WSGI handler (threadless_site.syncviews: one hand-off to the thread
+and one back per request), so one process has several requests in flight while they wait on the
+database; under plain ASGI Django runs every sync view of a process on one thread. Async views (the conversation routes and their SSE streams) stay on
 Django's ASGI handler. THREADLESS_WEB_THREADS=0 sends everything to the ASGI handler.
 
 Graceful shutdown: the ASGI lifespan shutdown (uvicorn's SIGTERM handling) tells running turns to
 stop at their next task boundary (see common.shutdown), so they end EXECUTION_INTERRUPTED.
-Request bodies pass threadless_site.bodylimit first: 413 as soon as the limit is passed.
+Request bodies pass the body limit first (threadless_site.bodylimit, also in syncviews): 413 as
+soon as the limit is passed.
 """
 
 import os
@@ -27,12 +28,18 @@ django_application = get_asgi_application()
 from asgiref.sync import iscoroutinefunction  # noqa: E402 - after Django is set up
 from django.urls import Resolver404, resolve  # noqa: E402
 
+
+def _body_limit() -> int:
+    return settings.THREADLESS_MAX_BODY_BYTES
+
+
 sync_application = None
 if settings.THREADLESS_WEB_THREADS > 0:
-    from a2wsgi import WSGIMiddleware
     from django.core.wsgi import get_wsgi_application
 
-    sync_application = WSGIMiddleware(get_wsgi_application(), workers=settings.THREADLESS_WEB_THREADS)
+    from threadless_site.syncviews import SyncViews
+
+    sync_application = SyncViews(get_wsgi_application(), settings.THREADLESS_WEB_THREADS, _body_limit)
 
 
 @lru_cache(maxsize=4096)
@@ -51,10 +58,6 @@ def _sized(scope) -> bool:
     if scope["method"] in ("GET", "HEAD", "OPTIONS"):
         return True
     return any(name == b"content-length" for name, _ in scope["headers"])
-
-
-def _body_limit() -> int:
-    return settings.THREADLESS_MAX_BODY_BYTES
 
 
 # Every HTTP request passes the body-limit guard before Django reads (and spools) its body.

@@ -90,7 +90,10 @@ TEMPLATES = [
 ]
 
 DATABASE_URL = envstr("DATABASE_URL", f"sqlite:///{VAR_DIR / 'threadless.sqlite3'}")
-DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=envint("DB_CONN_MAX_AGE", 0))}
+# Connections are persistent per thread (DB_CONN_MAX_AGE seconds, default 300): opening one costs
+# more than most queries (SQLite: the file and its PRAGMAs, ~0.5 ms; PostgreSQL: a round trip and
+# auth). The web threads are a fixed pool (threadless_site.asgi), so the count stays bounded.
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=envint("DB_CONN_MAX_AGE", 300))}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The web server and the worker write at once: WAL, a busy timeout and IMMEDIATE
     # transactions keep them from failing with "database is locked".
@@ -107,12 +110,11 @@ IS_SQLITE = DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
 # so more threads there only queue on its write lock (measured: bench/load.py, docs/benchmarks.md).
 THREADLESS_WEB_THREADS = envint("THREADLESS_WEB_THREADS", 2 if IS_SQLITE else 8)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    # Connections: persistent per thread (DB_CONN_MAX_AGE seconds, default 300), health-checked
-    # before reuse in each request. The web threads are a fixed pool (threadless_site.asgi), so a
-    # process holds at most one connection per thread, and a database that refuses connections
-    # still answers 503 at once. THREADLESS_DB_POOL_SIZE=N > 0 uses Django's native psycopg pool
-    # instead (N connections per process; size it to the web threads + THREADLESS_STREAM_WORKERS
-    # + 2, since a checkout waits THREADLESS_DB_POOL_TIMEOUT seconds for a free connection).
+    # Persistent connections (above) are health-checked before reuse in each request, so a
+    # database that refuses connections still answers 503 at once. THREADLESS_DB_POOL_SIZE=N > 0
+    # uses Django's native psycopg pool instead (N connections per process; size it to the web
+    # threads + THREADLESS_STREAM_WORKERS + 2, since a checkout waits THREADLESS_DB_POOL_TIMEOUT
+    # seconds for a free connection).
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
     THREADLESS_DB_POOL_SIZE = envint("THREADLESS_DB_POOL_SIZE", 0)
     if THREADLESS_DB_POOL_SIZE > 0:
@@ -121,8 +123,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
             "min_size": 1, "max_size": THREADLESS_DB_POOL_SIZE, "max_idle": 300,
             "timeout": envint("THREADLESS_DB_POOL_TIMEOUT", 5),
         }
-    else:
-        DATABASES["default"]["CONN_MAX_AGE"] = envint("DB_CONN_MAX_AGE", 300)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -175,6 +175,10 @@ THREADLESS_MAX_BODY_BYTES = envint("THREADLESS_MAX_BODY_BYTES", 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = THREADLESS_MAX_BODY_BYTES + 1024
 
 THREADLESS_RATE_LIMIT_PER_MINUTE = envint("THREADLESS_RATE_LIMIT_PER_MINUTE", 1200)
+# API keys (projects.auth): each process keeps the rows it looked up for this long, checked on every
+# request against the deployment's key generation in the counter store, which every change of a
+# key or project bumps, so a revocation holds from the next request on every process. 0 = off.
+THREADLESS_KEY_CACHE_SECONDS = envint("THREADLESS_KEY_CACHE_SECONDS", 30)
 # An Idempotency-Key's answer is replayed for this long.
 THREADLESS_IDEMPOTENCY_HOURS = envint("THREADLESS_IDEMPOTENCY_HOURS", 24)
 # Rate limits and usage counters (common.counters): Redis when REDIS_URL is set, otherwise this

@@ -14,7 +14,7 @@ from chat.config import config_validate
 from chat.models import Agent, Conversation
 from common.errors import InvalidRequest, Unauthorized
 from memories.services import memory_delete_many
-from projects.auth import key_from_plaintext
+from projects.auth import key_from_plaintext, keys_changed
 from projects.models import ApiKey, Project
 from projects.services import key_create
 
@@ -80,6 +80,7 @@ def agent_delete(*, agent: Agent) -> dict:
     memory_ids = list(Conversation.objects.filter(agent=agent).values_list("memory_id", flat=True))
     with transaction.atomic():
         ApiKey.objects.filter(agent_id=agent.id, revoked_at=None).update(revoked_at=timezone.now())
+        keys_changed()  # update() sends no signal: the key caches must drop them now
         receipt = memory_delete_many(memory_ids=memory_ids) if memory_ids else {"memories": 0}
         agent.delete()
     return {"conversations": len(memory_ids), **receipt}

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
+import threading
+
+import httpx
+import pytest
 
 from threadless_site import serve
-from threadless_site.asgi import _sized, is_async_route, sync_application
+from threadless_site.asgi import _sized, application, is_async_route, sync_application
+from threadless_site.syncviews import SyncViews
 
 
 def test_the_memory_api_and_the_console_run_on_the_thread_pool_and_conversations_stay_async():
@@ -31,3 +37,98 @@ def test_the_server_starts_one_process_per_cpu_unless_told(monkeypatch):
     assert serve.default_workers() == (os.cpu_count() or 1)
     monkeypatch.setenv("THREADLESS_WEB_WORKERS", "3")
     assert serve.default_workers() == 3
+
+
+# --- threadless_site.syncviews: Django's WSGI handler on the thread pool ------------------------
+
+
+def _wsgi_echo(calls: list):
+    def app(environ, start_response):
+        body = environ["wsgi.input"].read()
+        start_response("201 Created", [("Content-Type", "text/plain"), ("X-Seen", str(len(body)))])
+
+        class Answer(list):
+            def close(self):
+                calls.append(("closed", threading.current_thread().name))
+
+        return Answer([b"got ", body])
+    return app
+
+
+def _wsgi_stream(calls: list):
+    class Stream:
+        streaming = True
+
+        def __iter__(self):
+            yield b"one,"
+            yield b"two"
+
+        def close(self):
+            calls.append(("closed", threading.current_thread().name))
+
+    def app(environ, start_response):
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return Stream()
+    return app
+
+
+async def _call(app, *, body_parts: list[bytes], headers: list | None = None) -> list[dict]:
+    incoming = [{"type": "http.request", "body": part, "more_body": i < len(body_parts) - 1}
+                for i, part in enumerate(body_parts)]
+    sent: list[dict] = []
+
+    async def receive():
+        return incoming.pop(0) if incoming else {"type": "http.disconnect"}
+
+    async def send(message):
+        sent.append(message)
+
+    size = sum(len(p) for p in body_parts)
+    scope = {"type": "http", "method": "POST", "path": "/x", "raw_path": b"/x", "query_string": b"", "root_path": "",
+             "http_version": "1.1", "scheme": "http", "server": ("127.0.0.1", 80), "client": ("127.0.0.1", 5),
+             "headers": headers if headers is not None else [(b"content-length", str(size).encode())]}
+    await app(scope, receive, send)
+    return sent
+
+
+async def test_a_sync_view_gets_the_whole_body_and_answers_in_one_piece_closed_on_its_thread():
+    calls: list = []
+    sent = await _call(SyncViews(_wsgi_echo(calls), 2, lambda: 100), body_parts=[b"ab", b"cd"])
+    assert sent[0]["type"] == "http.response.start" and sent[0]["status"] == 201
+    assert (b"x-seen", b"4") in sent[0]["headers"]
+    assert sent[1:] == [{"type": "http.response.body", "body": b"got abcd", "more_body": False}]
+    assert calls and calls[0][1].startswith("web")  # closed in the view's thread (per-thread DB connections)
+
+
+async def test_a_streaming_answer_is_sent_part_by_part():
+    calls: list = []
+    sent = await _call(SyncViews(_wsgi_stream(calls), 2, lambda: 100), body_parts=[b""])
+    assert [m.get("body") for m in sent[1:]] == [b"one,", b"two", b""]
+    assert sent[-1]["more_body"] is False and calls
+
+
+@pytest.mark.parametrize("declared", [True, False])
+async def test_a_body_over_the_limit_is_413_before_the_view_runs(declared):
+    calls: list = []
+    parts = [b"x" * 60, b"y" * 60]
+    headers = None if declared else [(b"content-length", b"10")]  # a length that lies: counted as read
+    sent = await _call(SyncViews(_wsgi_echo(calls), 2, lambda: 100), body_parts=parts, headers=headers)
+    assert sent[0]["status"] == 413
+    assert json.loads(sent[1]["body"])["error"]["code"] == "payload_too_large"
+    assert calls == []  # the WSGI app never ran
+
+
+async def test_the_api_answers_its_error_shape_and_headers_through_the_asgi_app():
+    transport = httpx.ASGITransport(app=application)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        no_key = await client.post("/v1/memories/mem_x/decorate", json={"messages": []},
+                                   headers={"X-Request-Id": "req_fromclient1"})
+        too_large = await client.post("/v1/memories/mem_x/decorate", content=b"{" + b" " * (2 * 1024 * 1024) + b"}",
+                                      headers={"Content-Type": "application/json"})
+        missing = await client.get("/v1/no/such/route")
+    assert no_key.status_code == 401
+    assert no_key.headers["x-request-id"] == "req_fromclient1"
+    assert set(no_key.json()["error"]) == {"code", "message", "hint", "request_id", "retryable"}
+    assert no_key.json()["error"]["request_id"] == "req_fromclient1"
+    assert too_large.status_code == 413 and too_large.json()["error"]["code"] == "payload_too_large"
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
