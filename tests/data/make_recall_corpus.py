@@ -280,11 +280,64 @@ HELDOUT_NEGATIVES = [
 
 # --- the dev half's own harder cases (tuned on), written after the held-out ones above -------------
 
-DEV_NEEDLES: list = []
-DEV_SUPPORT: list = []
-DEV_TWO: list = []
-DEV_FACTS: list = []
-DEV_NEGATIVES: list = []
+DEV_NEEDLES = [
+    (["My {breed} is named {pet}."], "What do I call my {kind}?", "{pet}",
+     ["Is it normal for a {breed} to sleep all day?"]),
+    (["The garage code is {n}{n2}.", "They reset the garage code, it's {n2}{n} now."], "How do I open the garage?",
+     "{n2}{n}", ["The garage door squeaks again."]),
+    (["I lent {book} to {name} last week."], "Who did I give that book to?", "{name}",
+     ["{book} is still my favourite novel."]),
+    (["My physio session moved to {day} at {hour}."], "When is my next physio appointment?", "{hour}",
+     ["My physio says my knee is better."]),
+]
+DEV_SUPPORT = [
+    (["The invoice {order} shows the wrong VAT number."], "What is wrong with my invoice?", "wrong VAT",
+     ["Invoice {order} was paid on time."]),
+    (["We are on {n} seats.", "We added more, {n2} seats as of today."], "How many seats do we pay for?",
+     "{n2} seats", ["Seats are billed monthly, right?"]),
+]
+DEV_TWO = [
+    (["Moved my number, it's {phone} from now on."], "What's your number now?", "{phone}",
+     ["My phone battery is dying."]),
+]
+DEV_FACTS = [
+    ("Just call me {name}.", [("name", ["{lname}"])]),
+    ("The name's {name}.", [("name", ["{lname}"])]),
+    ("Friends call me {name}.", [("name", ["{lname}"])]),
+    ("Currently living in {city}.", [("location", ["{lcity}"])]),
+    ("We've just relocated to {city}.", [("location", ["{lcity}"])]),
+    ("Update: I live in {city} now.", [("location", ["{lcity}"])]),
+    ("I reside in {city}.", [("location", ["{lcity}"])]),
+    ("I'm located in {city}.", [("location", ["{lcity}"])]),
+    ("I was brought up in {city}.", [("origin", ["{lcity}"])]),
+    ("Born and raised in {city}.", [("origin", ["{lcity}"])]),
+    ("Raised in {city}, now based in {city2}.", [("origin", ["{lcity}"]), ("location", ["{lcity2}"])]),
+    ("I've worked as {ajob} for years.", [("job", ["{job}"])]),
+    ("Professionally, I'm {ajob}.", [("job", ["{job}"])]),
+    ("I'm employed as {ajob}.", [("job", ["{job}"])]),
+    ("I'm now employed at {employer}.", [("employer", ["{lemployer}"])]),
+    ("I landed a job at {employer}.", [("employer", ["{lemployer}"])]),
+    ("I have been working for {employer} since 2020.", [("employer", ["{lemployer}"])]),
+    ("My {kind}, {pet}, loves the snow.", [("pet:{lpet}", ["{lpet}"])]),
+    ("We have a {kind}, {pet}.", [("pet:{lpet}", ["{lpet}"])]),
+    ("I'm passionate about {thing}.", [("preference:{kthing}", ["likes", "{thing}"])]),
+    ("I'm really keen on {thing}.", [("preference:{kthing}", ["likes", "{thing}"])]),
+    ("I'm no fan of {food}.", [("preference:{kfood}", ["dislikes", "{food}"])]),
+    ("I'm travelling to {city} on Monday.", [("plan:{lcity}", ["{lcity}"])]),
+    ("This summer I'm going to {city}.", [("plan:{lcity}", ["{lcity}"])]),
+    ("We're travelling to {city} in {month}.", [("plan:{lcity}", ["{lcity}"])]),
+    ("I just turned {age}.", [("age", ["{age}"])]),
+    ("My husband {name2} and I live in {city}.", [("family:spouse", ["{lname2}"]), ("location", ["{lcity}"])]),
+    ("My name is {name}; I work for {employer} and live in {city}.",
+     [("name", ["{lname}"]), ("employer", ["{lemployer}"]), ("location", ["{lcity}"])]),
+    ("I'm {name}, a {job} in {city}.", [("name", ["{lname}"])]),
+]
+DEV_NEGATIVES = [
+    "My neighbour's kid is called {name}.", "I'd like to move to {city} someday.", "I wish I lived in {city}.",
+    "What if I were {ajob}?", "I'm not based in {city}.", "My partner's boss works at {employer}.",
+    "Say 'my name is {name}' in Spanish.", "I'm not working at {employer} anymore.", "I'm not travelling to {city}.",
+    "{name} is obsessed with {thing}.", "Assume I'm allergic to {food}.", "Our supplier {name} lives in {city}.",
+]
 def _fills(rng: random.Random) -> dict:
     name, name2 = rng.sample(NAMES, 2)
     city, city2 = rng.sample(CITIES, 2)
@@ -405,13 +458,16 @@ def fact_lines(half: str, rng: random.Random, n: int) -> list[dict]:
 
 
 def build() -> dict:
-    rng = random.Random(SEED)
+    # One generator per conversation and per half's fact lines: editing the dev templates never
+    # changes a held-out conversation.
     styles = ["assistant", "support", "two-person", "long", "multi-session", "assistant"]
     conversations = []
     for i in range(156):
         half = "dev" if i % 2 == 0 else "heldout"
+        rng = random.Random(f"{SEED}-conversation-{i}")
         conversations.append(conversation(i, half, styles[(i // 2) % len(styles)], rng))
-    lines = fact_lines("dev", rng, 300) + fact_lines("heldout", rng, 300)
+    lines = (fact_lines("dev", random.Random(f"{SEED}-facts-dev"), 300)
+             + fact_lines("heldout", random.Random(f"{SEED}-facts-heldout"), 300))
     return {"about": __doc__.strip().split("\n\n")[0], "seed": SEED, "conversations": conversations,
             "fact_lines": lines}
 
