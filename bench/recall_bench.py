@@ -243,37 +243,72 @@ def _dense_ranker(memory, ordered: list[int]):
 # --- the repository's own corpus ---------------------------------------------------------------
 
 
+CORPUS = ROOT / "tests" / "data" / "recall_corpus.json"
+
+
+def _fact_ok(candidate, expected: dict) -> bool:
+    return candidate.slot == expected["slot"] and all(w in candidate.text.lower() for w in expected["must"])
+
+
+def extractor_score(lines: list[dict]) -> dict:
+    """The offline extractor on labelled user lines, each alone: precision and fact recall."""
+    from memories.facts import RuleExtractor, UserMessage
+
+    tp = fp = fn = 0
+    for i, line in enumerate(lines):
+        found = RuleExtractor().extract([UserMessage(entry_id=i + 1, seq=i + 1, text=line["text"])])
+        good = sum(any(_fact_ok(c, e) for e in line["facts"]) for c in found)
+        tp, fp = tp + good, fp + len(found) - good
+        fn += sum(not any(_fact_ok(c, e) for c in found) for e in line["facts"])
+    return {"lines": len(lines), "facts": tp + fn, "precision": round(tp / max(tp + fp, 1), 3),
+            "fact_recall": round(tp / max(tp + fn, 1), 3)}
+
+
+def _extract_as_the_worker_does(memory) -> None:
+    """Facts from the memory's user messages, through the same path as the worker's step 2."""
+    from memories.background import _user_messages, extract_facts
+    from memories.models import Entry
+
+    rows = list(Entry.objects.filter(memory=memory).order_by("seq")
+                .values_list("id", "seq", "kind", "role", "committed", "content", "parts"))
+    extract_facts(memory=memory, messages=_user_messages(rows))
+
+
 def run_corpus(project) -> dict:
-    """Own corpus: the right snippet in search top 3, and the answer in decorate's output."""
-    from memories import recall
+    """Own corpus, per half: the offline extractor's precision and fact recall on the labelled
+    lines; the right snippet in search top 3; the answer in decorate's output (facts extracted
+    first, as the worker would have)."""
+    from memories import embeddings, recall
     from memories.context import context_build
 
-    path = ROOT / "tests" / "data" / "recall_corpus.json"
-    if not path.exists():
+    if not CORPUS.exists():
         return {}
-    data = json.loads(path.read_text())
+    data = json.loads(CORPUS.read_text())
     out = {}
     for half in ("dev", "heldout"):
-        n = top3 = shown = 0
+        n = top3 = shown = conversations = 0
         for conv in data["conversations"]:
             if conv["split"] != half:
                 continue
-            turns = []
-            for i, (role, text, day) in enumerate(conv["messages"]):
-                turns.append({"dia_id": str(i), "role": role, "content": text,
-                              "date": datetime.fromisoformat(day).replace(tzinfo=UTC)})
+            conversations += 1
+            turns = [{"dia_id": str(i), "role": role, "content": text,
+                      "date": datetime.fromisoformat(day).replace(tzinfo=UTC)}
+                     for i, (role, text, day) in enumerate(conv["messages"])]
             memory, _, _ = ingest(project, turns, conv["id"])
+            _extract_as_the_worker_does(memory)
             for q in conv["questions"]:
                 n += 1
                 expect = q["expect"].lower()
-                hits = recall.search(memory_id=memory.id, query=q["ask"], limit=3)
+                vector = embeddings.embed_query(memory.project, q["ask"]) if embeddings.enabled(memory.project) else None
+                hits = recall.search(memory_id=memory.id, query=q["ask"], limit=3, query_vector=vector)
                 top3 += any(expect in h["snippet"].lower() for h in hits)
                 ctx = context_build(memory=memory, new_messages=[{"role": "user", "content": q["ask"]}],
                                     budget_tokens=q.get("budget", 400))
                 text = ctx.context_text + " " + " ".join(str(m.get("content")) for m in ctx.messages[:-1])
                 shown += expect in text.lower()
-        out[half] = {"questions": n, "search@3": round(top3 / max(n, 1), 3),
-                     "decorate": round(shown / max(n, 1), 3)}
+        out[half] = {"conversations": conversations, "questions": n, "search@3": round(top3 / max(n, 1), 3),
+                     "decorate": round(shown / max(n, 1), 3),
+                     **extractor_score([x for x in data["fact_lines"] if x["split"] == half])}
     return out
 
 
@@ -293,12 +328,14 @@ def table(results: dict) -> list[str]:
             lines.append(f"| {provider} | LoCoMo {half} | {r['questions']} | {_cell(r['search@5'])} "
                          f"| {_cell(r['search@10'])} | {_cell(r['decorate@2000'])} | {_cell(r['bm25@10'])} "
                          f"| {_cell(r['dense@10'])} | {r['search_ms']:.2f} | {r['decorate_ms']:.2f} |")
-    lines += ["", "| provider | half | questions | right snippet in search top 3 | answer in decorate's output |",
-              "|---|---|---:|---:|---:|"]
+    lines += ["", "| provider | half | conversations | questions | fact lines (facts) | offline extractor precision "
+              "| offline extractor fact recall | right snippet in search top 3 | answer in decorate's output |",
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for provider, halves in results.items():
         for half, r in halves.get("corpus", {}).items():
-            lines.append(f"| {provider} | own corpus {half} | {r['questions']} | {_cell(r['search@3'])} "
-                         f"| {_cell(r['decorate'])} |")
+            lines.append(f"| {provider} | own corpus {half} | {r.get('conversations', '—')} | {r['questions']} "
+                         f"| {r.get('lines', '—')} ({r.get('facts', '—')}) | {_cell(r.get('precision'))} "
+                         f"| {_cell(r.get('fact_recall'))} | {_cell(r['search@3'])} | {_cell(r['decorate'])} |")
     return lines
 
 

@@ -457,6 +457,13 @@ def fact_lines(half: str, rng: random.Random, n: int) -> list[dict]:
     return lines
 
 
+def _unambiguous(conv: dict) -> bool:
+    """Each answer is said exactly once in the conversation (not also by a filler line, another
+    needle or a speaker's name), so finding it means finding the right message."""
+    text = "\n".join(m[1] for m in conv["messages"]).lower()
+    return all(text.count(q["expect"].lower()) == 1 for q in conv["questions"])
+
+
 def build() -> dict:
     # One generator per conversation and per half's fact lines: editing the dev templates never
     # changes a held-out conversation.
@@ -464,8 +471,11 @@ def build() -> dict:
     conversations = []
     for i in range(156):
         half = "dev" if i % 2 == 0 else "heldout"
-        rng = random.Random(f"{SEED}-conversation-{i}")
-        conversations.append(conversation(i, half, styles[(i // 2) % len(styles)], rng))
+        for attempt in range(50):
+            conv = conversation(i, half, styles[(i // 2) % len(styles)], random.Random(f"{SEED}-conversation-{i}-{attempt}"))
+            if _unambiguous(conv):
+                break
+        conversations.append(conv)
     lines = (fact_lines("dev", random.Random(f"{SEED}-facts-dev"), 300)
              + fact_lines("heldout", random.Random(f"{SEED}-facts-heldout"), 300))
     return {"about": __doc__.strip().split("\n\n")[0], "seed": SEED, "conversations": conversations,
