@@ -278,6 +278,46 @@ HELDOUT_NEGATIVES = [
     "My coworker is allergic to nuts.", "In the novel, I'm {ajob} called {name}.", "My dad's name isn't {name}.",
 ]
 
+# A second held-out set of fact lines ("fresh"), written after the extractor was changed against
+# the dev half and measured once: the first held-out set's misses were seen while choosing what to
+# fix on dev, so only this set says how the rules do on phrasings nobody looked at.
+FRESH_FACTS = [
+    ("Hey, {name} speaking.", [("name", ["{lname}"])]),
+    ("I'm {name} btw.", [("name", ["{lname}"])]),
+    ("My first name is {name}.", [("name", ["{lname}"])]),
+    ("I've lived in {city} for six years now.", [("location", ["{lcity}"])]),
+    ("Home for me is {city} these days.", [("location", ["{lcity}"])]),
+    ("Small update, I now live in {city}.", [("location", ["{lcity}"])]),
+    ("We moved over to {city} in the spring.", [("location", ["{lcity}"])]),
+    ("I'm from {city} originally.", [("origin", ["{lcity}"])]),
+    ("{city} is where I grew up.", [("origin", ["{lcity}"])]),
+    ("I do accounting for a living.", [("job", ["account"])]),
+    ("I teach maths at a secondary school.", [("job", ["teach"])]),
+    ("I'm {ajob} over at {employer}.", [("job", ["{job}"]), ("employer", ["{lemployer}"])]),
+    ("These days I work for {employer}.", [("employer", ["{lemployer}"])]),
+    ("I started at {employer} in {month}.", [("employer", ["{lemployer}"])]),
+    ("My little {relative} {name2} just started school.", [("{relslot}", ["{lname2}"])]),
+    ("{name2} and I got married last year.", [("family:spouse", ["{lname2}"])]),
+    ("Our {kind} is called {pet}.", [("pet:{lpet}", ["{lpet}"])]),
+    ("We've got two cats, {pet} and Miso.", [("pet:{lpet}", ["{lpet}"]), ("pet:miso", ["miso"])]),
+    ("{pet} is my {kind}.", [("pet:{lpet}", ["{lpet}"])]),
+    ("Honestly I adore {thing}.", [("preference:{kthing}", ["likes", "{thing}"])]),
+    ("{thing} is my thing.", [("preference:{kthing}", ["likes", "{thing}"])]),
+    ("I really don't like {food}.", [("preference:{kfood}", ["dislikes", "{food}"])]),
+    ("I'll be in {city} next week for work.", [("plan:{lcity}", ["{lcity}"])]),
+    ("We leave for {city} on Saturday.", [("plan:{lcity}", ["{lcity}"])]),
+    ("Shellfish makes me sick, I'm allergic.", [("allergy:shellfish", ["shellfish"])]),
+    ("I'm {age}.", [("age", ["{age}"])]),
+    ("I'm {name}, I live in {city} and I work as {ajob}.",
+     [("name", ["{lname}"]), ("location", ["{lcity}"]), ("job", ["{job}"])]),
+]
+FRESH_NEGATIVES = [
+    "My roommate {name} is from {city}.", "I could never live in {city}.", "Should I move to {city}?",
+    "If only I worked at {employer}.", "I'm no longer at {employer}.", "He told me 'call me {name}'.",
+    "Let's say I'm {ajob} in {city}.", "Do I look like {ajob}?", "My kids want a {kind} named {pet}.",
+    "I hope to visit {city} someday.", "I'm not vegetarian.", "My ex lives in {city}.",
+]
+
 # --- the dev half's own harder cases (tuned on), written after the held-out ones above -------------
 
 DEV_NEEDLES = [
@@ -442,8 +482,8 @@ def conversation(index: int, half: str, style: str, rng: random.Random) -> dict:
 
 
 def fact_lines(half: str, rng: random.Random, n: int) -> list[dict]:
-    positives = HELDOUT_FACTS if half == "heldout" else FACT_TEMPLATES + DEV_FACTS
-    negatives = HELDOUT_NEGATIVES if half == "heldout" else NEGATIVE_TEMPLATES + DEV_NEGATIVES
+    positives, negatives = {"heldout": (HELDOUT_FACTS, HELDOUT_NEGATIVES), "fresh": (FRESH_FACTS, FRESH_NEGATIVES)}.get(
+        half, (FACT_TEMPLATES + DEV_FACTS, NEGATIVE_TEMPLATES + DEV_NEGATIVES))
     lines = []
     for _ in range(n):
         fills = _fills(rng)
@@ -477,7 +517,8 @@ def build() -> dict:
                 break
         conversations.append(conv)
     lines = (fact_lines("dev", random.Random(f"{SEED}-facts-dev"), 300)
-             + fact_lines("heldout", random.Random(f"{SEED}-facts-heldout"), 300))
+             + fact_lines("heldout", random.Random(f"{SEED}-facts-heldout"), 300)
+             + fact_lines("fresh", random.Random(f"{SEED}-facts-fresh"), 200))
     return {"about": __doc__.strip().split("\n\n")[0], "seed": SEED, "conversations": conversations,
             "fact_lines": lines}
 
