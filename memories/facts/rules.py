@@ -50,7 +50,7 @@ postdoc sonographer paramedic geologist astronomer archaeologist historian curat
 DIETS = frozenset("vegetarian vegan pescatarian pescetarian keto gluten-free lactose-intolerant kosher halal".split())
 PETS = ("dog|cat|puppy|kitten|parrot|rabbit|bunny|hamster|horse|pony|turtle|tortoise|bird|budgie|fish|guinea pig|"
         "ferret|gecko|lizard|snake|beagle|corgi|labrador|lab|poodle|terrier|spaniel|greyhound|husky|retriever|"
-        "dachshund|collie|sheepdog|pug|bulldog|schnauzer|whippet|tabby|siamese|maine coon")
+        "dachshund|collie|sheepdog|pug|bulldog|schnauzer|whippet|tabby|siamese|maine coon|lop|dwarf rabbit")
 
 # Objects that point at the conversation itself, not at a lasting preference ("I like that idea").
 REACTION_WORDS = frozenset("""
@@ -286,7 +286,7 @@ def _favorite(m):
 def _pet(m):
     if not _proper(m.group(2)):
         return None
-    kind = m.group(1).lower()
+    kind = m.group(1) if " " in m.group(1) and _proper(m.group(1)) else m.group(1).lower()  # "Maine Coon"
     return f"pet:{m.group(2).lower()}", f"User has a {kind} named {m.group(2)}"
 
 
@@ -380,13 +380,13 @@ RULES = [
     Rule(LIKE_VERBS + r"\s+" + REST, _like, 0.8),
     Rule(DISLIKE_VERBS + r"\s+" + REST, _dislike, 0.8),
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|(?:I|we)\s+(?:just\s+)?(?:adopted|got)|"
-         r"(?:I've|we've)\s+(?:just\s+)?(?:adopted|got))\s+(?i:an?|a\s+new|another)\s+(?i:(?:little\s+|baby\s+|rescue\s+)?)("
-         + PETS + r")\s+(?i:named|called)\s+" + NAME
+         r"(?:I've|we've)\s+(?:just\s+)?(?:adopted|got))\s+(?i:an?|a\s+new|another)\s+(?i:(?:little\s+|baby\s+|rescue\s+)?)((?i:"
+         + PETS + r"))\s+(?i:named|called)\s+" + NAME
          + r"(?=$|[\s,.!;])", _pet, 0.9),
-    Rule(r"(?i:my|our)\s+(" + PETS + r")(?:'s\s+name\s+is|\s+is\s+(?:named|called))\s+" + NAME + r"(?=$|[\s,.!;])", _pet, 0.9),
-    Rule(r"(?i:my|our)\s+(?i:(?:little\s+|old\s+|rescue\s+)?)(" + PETS + r"),\s+" + NAME + r",", _pet, 0.85),
-    Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|we\s+have\s+got)\s+an?\s+(" + PETS
-         + r"),\s+" + NAME + r"\s*(?:$|[.!;])", _pet, 0.85),
+    Rule(r"(?i:my|our)\s+((?i:" + PETS + r"))(?:'s\s+name\s+is|\s+is\s+(?:named|called))\s+" + NAME + r"(?=$|[\s,.!;])", _pet, 0.9),
+    Rule(r"(?i:my|our)\s+(?i:(?:little\s+|old\s+|rescue\s+)?)((?i:" + PETS + r")),\s+" + NAME + r",", _pet, 0.85),
+    Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|we\s+have\s+got)\s+an?\s+((?i:" + PETS
+         + r")),\s+" + NAME + r"\s*(?:$|[.!;])", _pet, 0.85),
     Rule(r"(?i:I'm|I\s+am)\s+(?i:married)\s+to\s+" + NAME + r"(?=$|[\s,.!;])", _spouse, 0.9),
     Rule(r"(?i:my)\s+(" + RELATIVES + r")(?:'s\s+name\s+is|\s+is\s+(?:named|called)|\s+is)\s+" + NAME
          + r"\s*(?:$|[,.!;])", _relative, 0.85),
