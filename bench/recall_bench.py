@@ -328,7 +328,11 @@ def table(results: dict) -> list[str]:
             lines.append(f"| {provider} | LoCoMo {half} | {r['questions']} | {_cell(r['search@5'])} "
                          f"| {_cell(r['search@10'])} | {_cell(r['decorate@2000'])} | {_cell(r['bm25@10'])} "
                          f"| {_cell(r['dense@10'])} | {r['search_ms']:.2f} | {r['decorate_ms']:.2f} |")
-    lines += ["", "| provider | half | conversations | questions | fact lines (facts) | offline extractor precision "
+    return lines + [""] + corpus_table(results)
+
+
+def corpus_table(results: dict) -> list[str]:
+    lines = ["| provider | half | conversations | questions | fact lines (facts) | offline extractor precision "
               "| offline extractor fact recall | right snippet in search top 3 | answer in decorate's output |",
               "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for provider, halves in results.items():
@@ -342,6 +346,7 @@ def table(results: dict) -> list[str]:
 DOC = ROOT / "docs" / "benchmarks.md"
 CHART = ROOT / "docs" / "benchmarks-recall.png"
 START, END = "<!-- recall-bench:start -->", "<!-- recall-bench:end -->"
+CORPUS_START, CORPUS_END = "<!-- own-corpus:start -->", "<!-- own-corpus:end -->"
 
 
 def chart(results: dict, path: Path) -> bool:
@@ -373,7 +378,22 @@ def chart(results: dict, path: Path) -> bool:
     return True
 
 
-def write_docs(results: dict, lines: list[str], before: dict | None, notes: str = "") -> None:
+def _corpus_block(results: dict, corpus_notes: str) -> str:
+    lines = [CORPUS_START, *corpus_table(results)]
+    if corpus_notes:
+        lines += ["", corpus_notes.strip()]
+    return "\n".join([*lines, CORPUS_END])
+
+
+def write_docs(results: dict, lines: list[str], before: dict | None, notes: str = "", corpus_notes: str = "") -> None:
+    """The whole section; or, when no LoCoMo half was measured and the section is there, only its
+    own-corpus block (so a corpus-only run leaves the LoCoMo table as it was)."""
+    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
+    if not any(halves.get("locomo") for halves in results.values()) and CORPUS_START in text and CORPUS_END in text:
+        text = text[:text.index(CORPUS_START)] + _corpus_block(results, corpus_notes) + text[text.index(CORPUS_END) + len(CORPUS_END):]
+        DOC.write_text(text)
+        return
+    lines = lines[:len(lines) - len(corpus_table(results))] + [_corpus_block(results, corpus_notes)]
     drew = chart(results, CHART)
     section = [START, "## 5. Recall quality (`make bench-recall`)", "",
                "LoCoMo (Maharana et al., ACL 2024; CC BY-NC 4.0, read from `../shared/data/locomo/`, never "
@@ -393,7 +413,6 @@ def write_docs(results: dict, lines: list[str], before: dict | None, notes: str 
     if drew:
         section += ["", f"![Recall vs cost per provider]({CHART.name})"]
     section.append(END)
-    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
     block = "\n".join(section)
     if START in text and END in text:
         text = text[:text.index(START)] + block + text[text.index(END) + len(END):]
@@ -414,6 +433,7 @@ def main() -> None:
     parser.add_argument("--write-docs", action="store_true", help="write the section and chart into docs/benchmarks.md")
     parser.add_argument("--before", default="", help="a line describing the numbers before, for the docs")
     parser.add_argument("--notes", default="", help="a Markdown file of findings to add under the tables")
+    parser.add_argument("--corpus-notes", default="", help="a Markdown file of findings to add under the own-corpus table")
     parser.add_argument("--from-json", default="", help="comma-separated result files of earlier runs to merge "
                         "(no measuring): e.g. one run per provider")
     parser.add_argument("--halves", default="tune,heldout", help="LoCoMo halves to measure (tune, heldout)")
@@ -427,7 +447,8 @@ def main() -> None:
         print("\n".join(lines))
         if args.write_docs:
             write_docs(results, lines, {"text": args.before} if args.before else None,
-                       Path(args.notes).read_text() if args.notes else "")
+                       Path(args.notes).read_text() if args.notes else "",
+                       Path(args.corpus_notes).read_text() if args.corpus_notes else "")
         return
     path = Path(args.locomo)
     if not path.exists():
@@ -458,7 +479,8 @@ def main() -> None:
         Path(args.json).write_text(json.dumps(results, indent=1))
     if args.write_docs:
         write_docs(results, lines, {"text": args.before} if args.before else None,
-                   Path(args.notes).read_text() if args.notes else "")
+                   Path(args.notes).read_text() if args.notes else "",
+                   Path(args.corpus_notes).read_text() if args.corpus_notes else "")
 
 
 if __name__ == "__main__":
