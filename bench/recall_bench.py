@@ -309,6 +309,10 @@ def run_corpus(project) -> dict:
         out[half] = {"conversations": conversations, "questions": n, "search@3": round(top3 / max(n, 1), 3),
                      "decorate": round(shown / max(n, 1), 3),
                      **extractor_score([x for x in data["fact_lines"] if x["split"] == half])}
+    fresh = [x for x in data["fact_lines"] if x["split"] == "fresh"]
+    if fresh:  # fact lines only: written after the extractor was changed, never tuned on
+        out["fresh"] = {"conversations": None, "questions": None, "search@3": None, "decorate": None,
+                        **extractor_score(fresh)}
     return out
 
 
@@ -337,7 +341,7 @@ def corpus_table(results: dict) -> list[str]:
               "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for provider, halves in results.items():
         for half, r in halves.get("corpus", {}).items():
-            lines.append(f"| {provider} | own corpus {half} | {r.get('conversations', '—')} | {r['questions']} "
+            lines.append(f"| {provider} | own corpus {half} | {_cell(r.get('conversations'))} | {_cell(r['questions'])} "
                          f"| {r.get('lines', '—')} ({r.get('facts', '—')}) | {_cell(r.get('precision'))} "
                          f"| {_cell(r.get('fact_recall'))} | {_cell(r['search@3'])} | {_cell(r['decorate'])} |")
     return lines
