@@ -243,37 +243,76 @@ def _dense_ranker(memory, ordered: list[int]):
 # --- the repository's own corpus ---------------------------------------------------------------
 
 
+CORPUS = ROOT / "tests" / "data" / "recall_corpus.json"
+
+
+def _fact_ok(candidate, expected: dict) -> bool:
+    return candidate.slot == expected["slot"] and all(w in candidate.text.lower() for w in expected["must"])
+
+
+def extractor_score(lines: list[dict]) -> dict:
+    """The offline extractor on labelled user lines, each alone: precision and fact recall."""
+    from memories.facts import RuleExtractor, UserMessage
+
+    tp = fp = fn = 0
+    for i, line in enumerate(lines):
+        found = RuleExtractor().extract([UserMessage(entry_id=i + 1, seq=i + 1, text=line["text"])])
+        good = sum(any(_fact_ok(c, e) for e in line["facts"]) for c in found)
+        tp, fp = tp + good, fp + len(found) - good
+        fn += sum(not any(_fact_ok(c, e) for c in found) for e in line["facts"])
+    return {"lines": len(lines), "facts": tp + fn, "precision": round(tp / max(tp + fp, 1), 3),
+            "fact_recall": round(tp / max(tp + fn, 1), 3)}
+
+
+def _extract_as_the_worker_does(memory) -> None:
+    """Facts from the memory's user messages, through the same path as the worker's step 2."""
+    from memories.background import _user_messages, extract_facts
+    from memories.models import Entry
+
+    rows = list(Entry.objects.filter(memory=memory).order_by("seq")
+                .values_list("id", "seq", "kind", "role", "committed", "content", "parts"))
+    extract_facts(memory=memory, messages=_user_messages(rows))
+
+
 def run_corpus(project) -> dict:
-    """Own corpus: the right snippet in search top 3, and the answer in decorate's output."""
-    from memories import recall
+    """Own corpus, per half: the offline extractor's precision and fact recall on the labelled
+    lines; the right snippet in search top 3; the answer in decorate's output (facts extracted
+    first, as the worker would have)."""
+    from memories import embeddings, recall
     from memories.context import context_build
 
-    path = ROOT / "tests" / "data" / "recall_corpus.json"
-    if not path.exists():
+    if not CORPUS.exists():
         return {}
-    data = json.loads(path.read_text())
+    data = json.loads(CORPUS.read_text())
     out = {}
     for half in ("dev", "heldout"):
-        n = top3 = shown = 0
+        n = top3 = shown = conversations = 0
         for conv in data["conversations"]:
             if conv["split"] != half:
                 continue
-            turns = []
-            for i, (role, text, day) in enumerate(conv["messages"]):
-                turns.append({"dia_id": str(i), "role": role, "content": text,
-                              "date": datetime.fromisoformat(day).replace(tzinfo=UTC)})
+            conversations += 1
+            turns = [{"dia_id": str(i), "role": role, "content": text,
+                      "date": datetime.fromisoformat(day).replace(tzinfo=UTC)}
+                     for i, (role, text, day) in enumerate(conv["messages"])]
             memory, _, _ = ingest(project, turns, conv["id"])
+            _extract_as_the_worker_does(memory)
             for q in conv["questions"]:
                 n += 1
                 expect = q["expect"].lower()
-                hits = recall.search(memory_id=memory.id, query=q["ask"], limit=3)
+                vector = embeddings.embed_query(memory.project, q["ask"]) if embeddings.enabled(memory.project) else None
+                hits = recall.search(memory_id=memory.id, query=q["ask"], limit=3, query_vector=vector)
                 top3 += any(expect in h["snippet"].lower() for h in hits)
                 ctx = context_build(memory=memory, new_messages=[{"role": "user", "content": q["ask"]}],
                                     budget_tokens=q.get("budget", 400))
                 text = ctx.context_text + " " + " ".join(str(m.get("content")) for m in ctx.messages[:-1])
                 shown += expect in text.lower()
-        out[half] = {"questions": n, "search@3": round(top3 / max(n, 1), 3),
-                     "decorate": round(shown / max(n, 1), 3)}
+        out[half] = {"conversations": conversations, "questions": n, "search@3": round(top3 / max(n, 1), 3),
+                     "decorate": round(shown / max(n, 1), 3),
+                     **extractor_score([x for x in data["fact_lines"] if x["split"] == half])}
+    fresh = [x for x in data["fact_lines"] if x["split"] == "fresh"]
+    if fresh:  # fact lines only: written after the extractor was changed, never tuned on
+        out["fresh"] = {"conversations": None, "questions": None, "search@3": None, "decorate": None,
+                        **extractor_score(fresh)}
     return out
 
 
@@ -293,18 +332,25 @@ def table(results: dict) -> list[str]:
             lines.append(f"| {provider} | LoCoMo {half} | {r['questions']} | {_cell(r['search@5'])} "
                          f"| {_cell(r['search@10'])} | {_cell(r['decorate@2000'])} | {_cell(r['bm25@10'])} "
                          f"| {_cell(r['dense@10'])} | {r['search_ms']:.2f} | {r['decorate_ms']:.2f} |")
-    lines += ["", "| provider | half | questions | right snippet in search top 3 | answer in decorate's output |",
-              "|---|---|---:|---:|---:|"]
+    return lines + [""] + corpus_table(results)
+
+
+def corpus_table(results: dict) -> list[str]:
+    lines = ["| provider | half | conversations | questions | fact lines (facts) | offline extractor precision "
+              "| offline extractor fact recall | right snippet in search top 3 | answer in decorate's output |",
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for provider, halves in results.items():
         for half, r in halves.get("corpus", {}).items():
-            lines.append(f"| {provider} | own corpus {half} | {r['questions']} | {_cell(r['search@3'])} "
-                         f"| {_cell(r['decorate'])} |")
+            lines.append(f"| {provider} | own corpus {half} | {_cell(r.get('conversations'))} | {_cell(r['questions'])} "
+                         f"| {r.get('lines', '—')} ({r.get('facts', '—')}) | {_cell(r.get('precision'))} "
+                         f"| {_cell(r.get('fact_recall'))} | {_cell(r['search@3'])} | {_cell(r['decorate'])} |")
     return lines
 
 
 DOC = ROOT / "docs" / "benchmarks.md"
 CHART = ROOT / "docs" / "benchmarks-recall.png"
 START, END = "<!-- recall-bench:start -->", "<!-- recall-bench:end -->"
+CORPUS_START, CORPUS_END = "<!-- own-corpus:start -->", "<!-- own-corpus:end -->"
 
 
 def chart(results: dict, path: Path) -> bool:
@@ -336,7 +382,22 @@ def chart(results: dict, path: Path) -> bool:
     return True
 
 
-def write_docs(results: dict, lines: list[str], before: dict | None, notes: str = "") -> None:
+def _corpus_block(results: dict, corpus_notes: str) -> str:
+    lines = [CORPUS_START, *corpus_table(results)]
+    if corpus_notes:
+        lines += ["", corpus_notes.strip()]
+    return "\n".join([*lines, CORPUS_END])
+
+
+def write_docs(results: dict, lines: list[str], before: dict | None, notes: str = "", corpus_notes: str = "") -> None:
+    """The whole section; or, when no LoCoMo half was measured and the section is there, only its
+    own-corpus block (so a corpus-only run leaves the LoCoMo table as it was)."""
+    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
+    if not any(halves.get("locomo") for halves in results.values()) and CORPUS_START in text and CORPUS_END in text:
+        text = text[:text.index(CORPUS_START)] + _corpus_block(results, corpus_notes) + text[text.index(CORPUS_END) + len(CORPUS_END):]
+        DOC.write_text(text)
+        return
+    lines = lines[:len(lines) - len(corpus_table(results))] + [_corpus_block(results, corpus_notes)]
     drew = chart(results, CHART)
     section = [START, "## 5. Recall quality (`make bench-recall`)", "",
                "LoCoMo (Maharana et al., ACL 2024; CC BY-NC 4.0, read from `../shared/data/locomo/`, never "
@@ -356,7 +417,6 @@ def write_docs(results: dict, lines: list[str], before: dict | None, notes: str 
     if drew:
         section += ["", f"![Recall vs cost per provider]({CHART.name})"]
     section.append(END)
-    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
     block = "\n".join(section)
     if START in text and END in text:
         text = text[:text.index(START)] + block + text[text.index(END) + len(END):]
@@ -377,6 +437,7 @@ def main() -> None:
     parser.add_argument("--write-docs", action="store_true", help="write the section and chart into docs/benchmarks.md")
     parser.add_argument("--before", default="", help="a line describing the numbers before, for the docs")
     parser.add_argument("--notes", default="", help="a Markdown file of findings to add under the tables")
+    parser.add_argument("--corpus-notes", default="", help="a Markdown file of findings to add under the own-corpus table")
     parser.add_argument("--from-json", default="", help="comma-separated result files of earlier runs to merge "
                         "(no measuring): e.g. one run per provider")
     parser.add_argument("--halves", default="tune,heldout", help="LoCoMo halves to measure (tune, heldout)")
@@ -390,7 +451,8 @@ def main() -> None:
         print("\n".join(lines))
         if args.write_docs:
             write_docs(results, lines, {"text": args.before} if args.before else None,
-                       Path(args.notes).read_text() if args.notes else "")
+                       Path(args.notes).read_text() if args.notes else "",
+                       Path(args.corpus_notes).read_text() if args.corpus_notes else "")
         return
     path = Path(args.locomo)
     if not path.exists():
@@ -421,7 +483,8 @@ def main() -> None:
         Path(args.json).write_text(json.dumps(results, indent=1))
     if args.write_docs:
         write_docs(results, lines, {"text": args.before} if args.before else None,
-                   Path(args.notes).read_text() if args.notes else "")
+                   Path(args.notes).read_text() if args.notes else "",
+                   Path(args.corpus_notes).read_text() if args.corpus_notes else "")
 
 
 if __name__ == "__main__":

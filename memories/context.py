@@ -5,7 +5,8 @@ Nothing here calls a model: decorate must stay O(window). Only committed entries
 
 Cost bound, whatever the memory's size: the window (the rows that fit the budget, through the
 (memory, seq) index), at most `selectors.active_facts`' 200 newest active facts (ranked here by
-relevance to the new message, in linear time), and one `recall.search` — at most
+relevance to the new message in linear time: shared words, and with an embedding provider the
+query's cosine with the stored vectors of the facts' source messages), and one `recall.search` — at most
 MAX_QUERY_TERMS + MAX_PAIR_READS index reads of PER_TERM_CAP rows (12·200 + 10·200 = 4,400 rows
 at most), 2·SPREAD_FROM = 60 neighbour rows by (memory, seq), and with
 an embedding provider one query embedding plus embeddings.DENSE_SCAN_CAP stored vectors.
@@ -24,7 +25,7 @@ from common.tokens import message_tokens, text_tokens
 from memories import embeddings
 from memories import recall as recall_index
 from memories.models import Memory
-from memories.selectors import active_facts, failures_in_turns, memory_window
+from memories.selectors import active_facts, fact_sources, failures_in_turns, memory_window
 
 FACTS_TOKEN_CAP = 1000
 FAILURES_TOKEN_CAP = 1000
@@ -35,6 +36,7 @@ RECALL_MAX_SNIPPETS = 50
 RECALL_SHARE = 0.7  # of what budget_tokens leaves after the new messages and facts, for the recall block
 RECALL_CONTEXT = False  # snippets carry their neighbours (search ranks neighbours itself: measured better off)
 RECALL_MIN_RELATIVE = 0.15  # a snippet scoring below this share of the best is left out
+FACT_SEMANTIC_FLOOR = 0.35  # cosine of the query with a fact's source message below which it adds nothing
 
 @dataclass
 class Context:
@@ -63,27 +65,42 @@ def _stem(word: str) -> str:
     return word
 
 
-def rank_facts(facts: list[tuple], query: str) -> list[tuple]:
-    """Active facts (id, text, tokens), newest first, re-ordered by relevance to `query`: facts
-    sharing rarer words with it first (IDF over these facts), then the rest; ties and the rest
-    keep their recency order. Linear in the facts read (at most the selector's limit)."""
+def rank_facts(facts: list[tuple], query: str, similarity: dict[str, float] | None = None) -> list[tuple]:
+    """Active facts (id, text, tokens), newest first, re-ordered by relevance to `query`: the
+    lexical part (rarer shared words count more: IDF over these facts, scaled to the best fact)
+    plus, with an embedding provider, the semantic part (`similarity`: the query's cosine with
+    the fact's source message, above FACT_SEMANTIC_FLOOR, scaled to [0, 1]); facts scoring 0 and
+    ties keep their recency order. Linear in the facts read (at most the selector's limit)."""
+    if not facts:
+        return []
     terms = {_stem(t) for t in recall_index.query_terms(query)}
-    if not terms or not facts:
-        return list(facts)
     words = [{_stem(w) for w in recall_index.query_terms(text) if _stem(w) in terms} for _, text, _ in facts]
     df: dict[str, int] = {}
     for found in words:
         for w in found:
             df[w] = df.get(w, 0) + 1
     n = len(facts)
-    scores = [sum(math.log(1 + n / df[w]) for w in found) for found in words]
+    lexical = [sum(math.log(1 + n / df[w]) for w in found) for found in words]
+    best = max(lexical) or 1.0
+    similarity = similarity or {}
+    scores = [lexical[i] / best + max(0.0, similarity.get(fact[0], 0.0) - FACT_SEMANTIC_FLOOR) / (1 - FACT_SEMANTIC_FLOOR)
+              for i, fact in enumerate(facts)]
     order = sorted(range(n), key=lambda i: (-scores[i], i))
     return [facts[i] for i in order]
 
 
-def _facts_block(memory_id: str, query: str = "") -> tuple[list[dict], str]:
+def _facts_block(memory_id: str, query: str = "", query_vector=None) -> tuple[list[dict], str]:
+    """`query_vector`: a callable answering the query's (model key, vector) or None, called only
+    when there are facts to order (so a memory without facts costs no embedding)."""
+    active = active_facts(memory_id=memory_id)
+    similarity = None
+    if len(active) > 1 and query.strip() and query_vector is not None:
+        vector = query_vector()
+        if vector is not None:
+            similarity = embeddings.source_similarity(
+                sources=fact_sources(fact_ids=[f[0] for f in active]), query=vector)
     facts, lines, used = [], [], 0
-    for fact_id, text, tokens in rank_facts(active_facts(memory_id=memory_id), query):
+    for fact_id, text, tokens in rank_facts(active, query, similarity):
         cost = tokens or text_tokens(text) + 1
         if used + cost > FACTS_TOKEN_CAP:
             continue  # a smaller, less relevant fact may still fit
@@ -106,7 +123,7 @@ def _recall_line(hit: dict, *, lead: str = "- ") -> str:
 
 
 def _recall_block(memory: Memory, query: str, before_seq: int | None, budget_tokens: int = 2000,
-                  cap: int | None = None) -> tuple[list[dict], str]:
+                  cap: int | None = None, query_vector=None) -> tuple[list[dict], str]:
     """As many recalled snippets as fit the budget-sized cap and score well enough, best first;
     each with the messages right before and after it when they fit too (neighbours already
     shown are not repeated)."""
@@ -115,7 +132,10 @@ def _recall_block(memory: Memory, query: str, before_seq: int | None, budget_tok
     cap = recall_token_cap(budget_tokens) if cap is None else cap
     used = text_tokens(RECALL_HEADER) + 1
     # The only embedding on this path: the query's (stored text was embedded by the worker).
-    vector = embeddings.embed_query(memory.project, query) if embeddings.enabled(memory.project) else None
+    if query_vector is not None:  # shared with the facts block: one query embedding per decorate
+        vector = query_vector()
+    else:
+        vector = embeddings.embed_query(memory.project, query) if embeddings.enabled(memory.project) else None
     hits = recall_index.search(memory_id=memory.id, query=query, limit=RECALL_MAX_SNIPPETS,
                                before_seq=before_seq, neighbours=RECALL_CONTEXT, query_vector=vector)
     if not hits:
@@ -185,6 +205,20 @@ def _failures_block(memory_id: str, from_turn: int | None, cap_tokens: int) -> t
     return digests, FAILURES_HEADER + "\n" + "\n".join(line for _, line in kept), used
 
 
+def _query_vector_once(memory: Memory, query: str):
+    """A callable answering the query's embedding, computed at most once (None: embeddings off)."""
+    if not query.strip() or not embeddings.enabled(memory.project):
+        return None
+    memo: list = []
+
+    def vector():
+        if not memo:
+            memo.append(embeddings.embed_query(memory.project, query))
+        return memo[0]
+
+    return vector
+
+
 def context_build(
     *,
     memory: Memory,
@@ -221,7 +255,8 @@ def context_build(
     query = "\n".join(text_of(m.get("content")) for m in new_messages if m.get("role") == "user")
     # The facts block and the recall block count inside the budget too: the window is read with
     # their room reserved (the recall block's cap, when the history does not fit whole).
-    ctx_facts, facts_text = _facts_block(memory.id, query)
+    query_vector = _query_vector_once(memory, query)
+    ctx_facts, facts_text = _facts_block(memory.id, query, query_vector)
     facts_tokens = text_tokens(facts_text) + 2 if facts_text else 0
     recall_cap = 0
     if recall and query.strip() and memory.token_count + new_tokens + facts_tokens > budget_tokens:
@@ -250,7 +285,7 @@ def context_build(
     if recall_cap and not window.complete:
         # Recall only from outside the window: strictly older than its first message.
         outside = window.first_seq if window.first_seq is not None else before_seq
-        ctx.recalled, recall_text = _recall_block(memory, query, outside, budget_tokens, recall_cap)
+        ctx.recalled, recall_text = _recall_block(memory, query, outside, budget_tokens, recall_cap, query_vector)
     ctx.digests = digests
     ctx.context_text = "\n\n".join(t for t in (facts_text, summary_text, recall_text, failures_text) if t)
     return ctx

@@ -147,6 +147,12 @@ class VectorStore:
         return deleted
 
     @staticmethod
+    def of_entries(*, entry_ids: list[int], model: str) -> dict[int, array.array]:
+        """{entry_id: vector} of these entries for this model (those that have one)."""
+        rows = RecallVector.objects.filter(entry_id__in=entry_ids, model=model).values_list("entry_id", "vector")
+        return {entry_id: _unpack(blob) for entry_id, blob in rows}
+
+    @staticmethod
     def vectors(*, memory_id: str, model: str, before_seq: int | None = None,
                 limit: int = DENSE_SCAN_CAP) -> list[tuple[int, int, array.array]]:
         """(entry_id, seq, vector), newest first, at most `limit` rows (plain SQL on the hot path)."""
@@ -234,6 +240,21 @@ def backfill(*, memory_id: str, provider=None, project=None, limit: int = BACKFI
     todo = VectorStore.missing(memory_id=memory_id, model=model, limit=limit + 1)
     embedded = embed_entries(memory_id=memory_id, entry_ids=todo[:limit], provider=provider)
     return {"embedded": embedded, "dropped": dropped, "remaining": max(0, len(todo) - limit)}
+
+
+def source_similarity(*, sources: dict[str, list[int]], query) -> dict[str, float]:
+    """{key: cosine} of the query (model key, unit vector) with the nearest of each key's source
+    messages; keys whose sources have no vector of that model are left out. Reads only the
+    vectors of those entries (decorate passes at most the facts block's 200 facts)."""
+    model, vector = query
+    wanted = sorted({e for ids in sources.values() for e in ids})
+    stored = {e: v for e, v in VectorStore.of_entries(entry_ids=wanted, model=model).items() if len(v) == len(vector)}
+    out = {}
+    for key, ids in sources.items():
+        scores = [sum(a * b for a, b in zip(stored[e], vector, strict=True)) for e in ids if e in stored]
+        if scores:
+            out[key] = max(scores)
+    return out
 
 
 def embed_query(project, text: str):

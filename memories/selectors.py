@@ -174,6 +174,12 @@ def active_facts(*, memory_id: str, limit: int = 200) -> list[tuple]:
     return _rows(_FACTS_SQL, [memory_id, limit])
 
 
+def fact_sources(*, fact_ids: list[str]) -> dict[str, list[int]]:
+    """The entry ids each fact was extracted from (a fact written by a person has none)."""
+    rows = Fact.objects.filter(pk__in=fact_ids).values_list("id", "source_entry_ids")
+    return {fact_id: [int(x) for x in sources or [] if str(x).isdigit()] for fact_id, sources in rows}
+
+
 def fact_list(*, memory: Memory, include_history: bool = False) -> QuerySet[Fact]:
     qs = Fact.objects.filter(memory=memory)
     if not include_history:

@@ -21,12 +21,16 @@ WORD_CHARS = r"(?:[^\W\d_]|['\-])"
 NAME = rf"({UPPER}{WORD_CHARS}{{1,30}}(?:\s+{UPPER}{WORD_CHARS}{{1,30}})?)"
 PLACE = (rf"((?:the\s+)?{UPPER}[\w'\-.]*(?:\s+(?:{UPPER}[\w'\-.]*|de|del|da|am|upon|on|of)){{0,3}}"
          rf"(?:,\s+{UPPER}[\w'\-]+){{0,1}})")
-ORG = rf"({UPPER}[\w&'\-.]*(?:\s+(?:{UPPER}[\w&'\-.]*|&|of|and|de)){{0,4}})"
+ORG = rf"({UPPER}[\w&'\-.]*(?:(?:\s+(?:&|of|and|de|the))?\s+{UPPER}[\w&'\-.]*){{0,4}})"
 REST = r"(.+)"
 
 FILLER = (r"^(?:(?i:oh|ah|well|also|actually|anyway|anyways|so|and|btw|by the way|fyi|just so you know|for the record|"
           r"honestly|yes|yeah|yep|no|nope|ok|okay|hi|hello|hey|hi there|plus|but|incidentally|for context|"
-          r"just fyi|fun fact|oh and|oh also|and also|one more thing)[,!.:\-–]*\s+)*")
+          r"just fyi|fun fact|oh and|oh also|and also|one more thing|update|quick update|correction|small correction|"
+          r"ps|p\.s|edit|professionally|by profession|by trade|these days|nowadays|currently|right now|at the moment|"
+          r"next week|next month|next year|this summer|this winter|this weekend|this year|tomorrow|soon|"
+          r"in (?:january|february|march|april|may|june|july|august|september|october|november|december))"
+          r"[,!.:\-–]*\s+)*")
 
 JOBS = frozenset("""
 engineer developer programmer teacher nurse doctor physician surgeon designer lawyer attorney accountant chef cook
@@ -37,10 +41,16 @@ administrator admin technician economist biologist chemist physicist mathematici
 animator marketer recruiter salesperson cashier waiter waitress bartender baker farmer driver officer detective
 judge tutor coach trainer dietitian nutritionist midwife radiologist optometrist counselor counsellor
 social-worker copywriter sysadmin devops tester investor banker broker realtor agent clerk secretary receptionist
+physiotherapist physio physician-assistant paralegal actor actress dancer singer poet surveyor welder machinist
+courier florist butcher tailor hairdresser barber stylist optician podiatrist chiropractor osteopath anaesthetist
+anesthetist orthodontist hygienist caregiver carer nanny director supervisor coordinator intern apprentice
+postdoc sonographer paramedic geologist astronomer archaeologist historian curator conductor composer producer
 """.split())
 
 DIETS = frozenset("vegetarian vegan pescatarian pescetarian keto gluten-free lactose-intolerant kosher halal".split())
-PETS = "dog|cat|puppy|kitten|parrot|rabbit|hamster|horse|turtle|bird|fish|guinea pig"
+PETS = ("dog|cat|puppy|kitten|parrot|rabbit|bunny|hamster|horse|pony|turtle|tortoise|bird|budgie|fish|guinea pig|"
+        "ferret|gecko|lizard|snake|beagle|corgi|labrador|lab|poodle|terrier|spaniel|greyhound|husky|retriever|"
+        "dachshund|collie|sheepdog|pug|bulldog|schnauzer|whippet|tabby|siamese|maine coon|lop|dwarf rabbit")
 
 # Objects that point at the conversation itself, not at a lasting preference ("I like that idea").
 REACTION_WORDS = frozenset("""
@@ -51,7 +61,7 @@ where which who why there here so much lot such
 TRAILING = re.compile(
     r"\s+(?:a lot|very much|so much|too|as well|also|though|anyway|actually|really|these days|nowadays|now|"
     r"lately|in general|generally|more than anything|most of all|best|the most|more|on weekends|at weekends|"
-    r"on the weekends?|at night|in the mornings?|in the evenings?|every day|daily|in summer|in winter)$", re.IGNORECASE)
+    r"on the weekends?|at night|in the mornings?|in the evenings?|every day|daily|in summer|in winter|there)$", re.IGNORECASE)
 CUT = re.compile(r"\s+(?:but|because|since|although|though|when|whenever|if|unless|while|which|who|so|as|"
                  r"and then|and i|especially|except|like)\b.*$", re.IGNORECASE)
 PRONOUN_SWAPS = [
@@ -119,8 +129,35 @@ def _name(m):
     return "name", f"User's name is {m.group(1)}"
 
 
+# Capitalised words that follow "I'm" without being a name ("I'm Catholic", "I'm OK").
+NOT_INTRO = frozenset("""
+ok okay fine good great sorry back home here done ready new sure free busy tired sick well happy sad
+catholic christian muslim jewish hindu buddhist sikh atheist agnostic protestant orthodox mormon
+vegan vegetarian pescatarian keto single married divorced engaged retired unemployed
+""".split())
+# Nationalities and other adjectives end like this; a name that does too is missed (precision first).
+ADJECTIVE_ENDINGS = ("ish", "ese", "ian", "ean", "ic", "an", "ch", "ed", "ing", "ful", "less", "ous", "ive", "ly")
+
+
+def _intro_name(m):
+    """A bare "I'm X." must not look like an adjective; "I'm X, nice to meet you" may."""
+    name = m.group(1)
+    lowered = name.lower()
+    if lowered in NOT_INTRO or lowered in NOT_NAMES or not _proper(name):
+        return None
+    if not m.group(2) and lowered.endswith(ADJECTIVE_ENDINGS):
+        return None
+    return "name", f"User's name is {name}"
+
+
+WHEN_WORDS = ("monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|"
+              "august|september|october|november|december|christmas|easter")
+_WHEN_TAIL = re.compile(rf"\s+(?:on|in|at|for|this|next)\s+(?i:{WHEN_WORDS})\b.*$")
+
+
 def _place(raw: str) -> str:
-    return raw.rstrip(".'\"")
+    """The place without a trailing date ("Lisbon on Friday" is Lisbon) or sentence punctuation."""
+    return _WHEN_TAIL.sub("", raw).rstrip(".'\"")
 
 
 def _location(m):
@@ -141,8 +178,11 @@ def _job(m):
     return "job", f"User works as {article} {role}"
 
 
+_ROLE_TAIL = re.compile(r"\s+(?:for|at|in|with|since|from|on|there|here|now|by)\b.*$", re.IGNORECASE)
+
+
 def _job_as(m):
-    role = _clean_object(m.group(1))
+    role = _clean_object(_ROLE_TAIL.sub("", m.group(1).strip()))
     if not role or len(role.split()) > 4:
         return None
     article = "an" if role[0].lower() in "aeiou" else "a"
@@ -185,6 +225,8 @@ def _plan(m):
     place = _place(m.group(1))
     if place.split()[0].lower() in ("the",) and len(place.split()) == 1:
         return None
+    if re.fullmatch(RELATIVES + r"|grandma|grandpa|granny|nana|family|friends|home|work", place.lower()):
+        return None  # "I'm visiting Mom": a person, not a place
     return f"plan:{place.lower()[:80]}", f"User plans to go to {place}"
 
 
@@ -244,7 +286,7 @@ def _favorite(m):
 def _pet(m):
     if not _proper(m.group(2)):
         return None
-    kind = m.group(1).lower()
+    kind = m.group(1) if " " in m.group(1) and _proper(m.group(1)) else m.group(1).lower()  # "Maine Coon"
     return f"pet:{m.group(2).lower()}", f"User has a {kind} named {m.group(2)}"
 
 
@@ -276,29 +318,58 @@ def _remember(m):
     return "", _sentence_case(_third_person(rest))
 
 
-LIKE_VERBS = r"(?i:I\s+(?:really\s+|absolutely\s+|just\s+|truly\s+)?(?:love|like|enjoy|adore)|I'm\s+(?:a\s+(?:big\s+|huge\s+)?fan\s+of|really\s+into|into)|I\s+am\s+(?:a\s+(?:big\s+|huge\s+)?fan\s+of|really\s+into))"
-DISLIKE_VERBS = r"(?i:I\s+(?:really\s+|absolutely\s+|just\s+)?(?:hate|dislike|detest|loathe)|I\s+(?:can't|cannot|can\s+not)\s+stand|I\s+(?:don't|do\s+not)\s+(?:really\s+)?(?:like|enjoy|eat|drink)|I'm\s+not\s+(?:a\s+fan\s+of|into)|I\s+am\s+not\s+(?:a\s+fan\s+of|into))"
+LIKE_VERBS = (r"(?i:I\s+(?:really\s+|absolutely\s+|just\s+|truly\s+)?(?:love|like|enjoy|adore)|"
+              r"(?:I'm|I\s+am)\s+(?:a\s+(?:big\s+|huge\s+)?fan\s+of|really\s+into|into)|"
+              r"(?:I'm|I\s+am)\s+(?:really\s+|so\s+|totally\s+|absolutely\s+|quite\s+)?"
+              r"(?:crazy\s+about|mad\s+about|passionate\s+about|obsessed\s+with|keen\s+on|hooked\s+on|big\s+on))")
+DISLIKE_VERBS = (r"(?i:I\s+(?:really\s+|absolutely\s+|just\s+)?(?:hate|dislike|detest|loathe)|"
+                 r"I\s+(?:can't|cannot|can\s+not)\s+stand|I\s+(?:don't|do\s+not)\s+(?:really\s+)?(?:like|enjoy|eat|drink)|"
+                 r"(?:I'm|I\s+am)\s+not\s+(?:a\s+(?:big\s+|huge\s+|great\s+)?fan\s+of|into|keen\s+on|crazy\s+about)|"
+                 r"(?:I'm|I\s+am)\s+no\s+(?:big\s+)?fan\s+of)")
 
 RULES = [
-    Rule(r"(?i:my\s+name\s+is|my\s+name's|call\s+me|I'm\s+called|I\s+am\s+called|people\s+call\s+me)\s+" + NAME
-         + r"\s*(?:$|[,.!]|\s+and\b)", _name, 0.95),
+    Rule(r"(?i:my\s+name\s+is|my\s+name's|(?:the\s+)?name's|the\s+name\s+is|"
+         r"(?:just\s+|please\s+|you\s+can\s+|feel\s+free\s+to\s+)?call\s+me|I'm\s+called|I\s+am\s+called|"
+         r"(?:people|everyone|everybody|friends|my\s+friends|most\s+people|folks)\s+call\s+me|"
+         r"(?:everyone|everybody|my\s+friends?|people)\s+calls\s+me|I\s+go\s+by)\s+" + NAME
+         + r"\s*(?:$|[,.!;]|\s+and\b|\s+here\b)", _name, 0.95),
     Rule(r"(?i:hi|hello|hey)[,!]?\s+(?:there[,!]?\s+)?(?i:I'm|I\s+am)\s+" + NAME + r"\s*(?:$|[,.!]|\s+and\b)", _name, 0.9),
+    # "I'm Renée." / "I'm Renée, nice to meet you": one capitalised word that is no adjective.
+    Rule(r"(?i:I'm|I\s+am)\s+" + rf"({UPPER}{WORD_CHARS}{{1,30}})"
+         + r"(?:\s*[.!]?$|\s*[.!]\s|(,\s+(?i:nice|pleased|good|glad|by\s+the\s+way|btw|here|an?\s)))", _intro_name, 0.85),
     Rule(r"(?i:I\s+live\s+in|I'm\s+living\s+in|I\s+am\s+living\s+in|I'm\s+based\s+in|I\s+am\s+based\s+in|"
          r"I\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+to|I've\s+(?:just\s+)?moved\s+to|"
-         r"I\s+have\s+(?:just\s+)?moved\s+to|I\s+now\s+live\s+in|we\s+live\s+in|home\s+is)\s+" + PLACE
+         r"I\s+have\s+(?:just\s+)?moved\s+to|I\s+now\s+live\s+in|we\s+(?:now\s+)?live\s+in|home\s+is|"
+         r"I\s+reside\s+in|I'm\s+(?:now\s+)?(?:located|settled)\s+in|I\s+am\s+(?:now\s+)?(?:located|settled)\s+in|"
+         r"I'm\s+based\s+out\s+of|I\s+am\s+based\s+out\s+of|"
+         r"we\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+to|"
+         r"we've\s+(?:just\s+|recently\s+)?(?:moved|relocated)\s+to|we\s+have\s+(?:just\s+)?(?:moved|relocated)\s+to|"
+         r"I've\s+(?:just\s+|recently\s+)?relocated\s+to)\s+" + PLACE
          + r"(?=$|[\s,.!;])", _location, 0.9),
+    # Without a subject only as a whole sentence: "Living in Denver these days." (not "Living in Rome is fun").
+    Rule(r"(?i:(?:now\s+)?(?:living|based)\s+in)\s+" + PLACE
+         + r"(?:\s+(?i:these\s+days|nowadays|now|at\s+the\s+moment|for\s+now))?\s*[.!]?$", _location, 0.85),
     Rule(r"(?i:I'm\s+(?:originally\s+)?from|I\s+am\s+(?:originally\s+)?from|I\s+come\s+from|"
-         r"I\s+grew\s+up\s+in|I\s+was\s+born\s+(?:and\s+raised\s+)?in|originally\s+from)\s+" + PLACE + r"(?=$|[\s,.!;])",
+         r"I\s+grew\s+up\s+in|I\s+was\s+born\s+(?:and\s+raised\s+)?in|originally\s+from|"
+         r"I\s+was\s+(?:raised|brought\s+up)\s+in|I\s+hail\s+from)\s+" + PLACE + r"(?=$|[\s,.!;])",
          _origin, 0.85),
-    Rule(r"(?i:I\s+work\s+as|I'm\s+working\s+as|I\s+am\s+working\s+as)\s+(?:an?\s+)?" + REST, _job_as, 0.85),
+    Rule(r"(?i:born\s+and\s+raised\s+in|born\s+in|raised\s+in|grew\s+up\s+in|brought\s+up\s+in)\s+" + PLACE
+         + r"\s*(?:[.!]?$|,)", _origin, 0.8),
+    Rule(r"(?i:I\s+work\s+as|I'm\s+working\s+as|I\s+am\s+working\s+as|I've\s+been\s+working\s+as|"
+         r"I\s+have\s+been\s+working\s+as|I've\s+worked\s+as|I\s+have\s+worked\s+as|"
+         r"I'm\s+employed\s+as|I\s+am\s+employed\s+as)\s+(?:an?\s+)?" + REST, _job_as, 0.85),
     Rule(r"(?i:I'm|I\s+am)\s+(?:an?\s+)((?:[a-z\-]+\s+){0,3}[a-z\-]+)(?:\s+by\s+(?:profession|trade))?\s*(?:$|[,.!]|\s+at\b|\s+in\b|\s+for\b)",
          _job, 0.85),
     Rule(r"(?i:I\s+work\s+(?:at|for)|I'm\s+working\s+(?:at|for)|I\s+am\s+working\s+(?:at|for)|"
          r"I'm\s+employed\s+(?:at|by)|I\s+am\s+employed\s+(?:at|by)|"
          r"I\s+(?:just\s+|recently\s+)?(?:started|began)\s+(?:a\s+new\s+job|working)\s+(?:at|for)|"
          r"I've\s+(?:just\s+)?(?:started|begun)\s+(?:a\s+new\s+job|working)\s+(?:at|for)|"
-         r"I\s+(?:just\s+|recently\s+)?joined|I've\s+(?:just\s+)?joined|my\s+employer\s+is)\s+" + ORG
-         + r"(?=$|[\s,.!;])", _employer, 0.85),
+         r"I\s+(?:just\s+|recently\s+)?joined|I've\s+(?:just\s+)?joined|my\s+employer\s+is|"
+         r"I'm\s+(?:currently\s+|now\s+)employed\s+(?:at|by)|I\s+am\s+(?:currently\s+|now\s+)employed\s+(?:at|by)|"
+         r"I(?:'ve|\s+have)\s+(?:been\s+working|worked)\s+(?:at|for)|"
+         r"I\s+(?:just\s+|finally\s+)?(?:got|landed)\s+(?:a\s+(?:new\s+)?(?:job|position|role)|hired)\s+(?:at|with|by)|"
+         r"I\s+(?:just\s+)?got\s+hired\s+(?:at|by))\s+" + ORG
+         + r"(?=$|[\s,.!;])(?!\s+(?i:before|previously|once|years\s+ago|in\s+the\s+past))", _employer, 0.85),
     Rule(r"(?i:I'm|I\s+am)\s+an?\s+(?:[a-z\-]+\s+){0,3}[a-z\-]+\s+(?i:at|for)\s+" + ORG + r"(?=$|[\s,.!;])",
          _employer_after_job, 0.8),
     Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:severely\s+|very\s+|mildly\s+|deathly\s+)?(?i:allergic)\s+to\s+"
@@ -309,19 +380,24 @@ RULES = [
     Rule(LIKE_VERBS + r"\s+" + REST, _like, 0.8),
     Rule(DISLIKE_VERBS + r"\s+" + REST, _dislike, 0.8),
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|(?:I|we)\s+(?:just\s+)?(?:adopted|got)|"
-         r"(?:I've|we've)\s+(?:just\s+)?(?:adopted|got))\s+(?i:an?|a\s+new|another)\s+(?i:(?:little\s+|baby\s+|rescue\s+)?)("
-         + PETS + r")\s+(?i:named|called)\s+" + NAME
+         r"(?:I've|we've)\s+(?:just\s+)?(?:adopted|got))\s+(?i:an?|a\s+new|another)\s+(?i:(?:little\s+|baby\s+|rescue\s+)?)((?i:"
+         + PETS + r"))\s+(?i:named|called)\s+" + NAME
          + r"(?=$|[\s,.!;])", _pet, 0.9),
-    Rule(r"(?i:my|our)\s+(" + PETS + r")(?:'s\s+name\s+is|\s+is\s+(?:named|called))\s+" + NAME + r"(?=$|[\s,.!;])", _pet, 0.9),
+    Rule(r"(?i:my|our)\s+((?i:" + PETS + r"))(?:'s\s+name\s+is|\s+is\s+(?:named|called))\s+" + NAME + r"(?=$|[\s,.!;])", _pet, 0.9),
+    Rule(r"(?i:my|our)\s+(?i:(?:little\s+|old\s+|rescue\s+)?)((?i:" + PETS + r")),\s+" + NAME + r",", _pet, 0.85),
+    Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|we\s+have\s+got)\s+an?\s+((?i:" + PETS
+         + r")),\s+" + NAME + r"\s*(?:$|[.!;])", _pet, 0.85),
     Rule(r"(?i:I'm|I\s+am)\s+(?i:married)\s+to\s+" + NAME + r"(?=$|[\s,.!;])", _spouse, 0.9),
     Rule(r"(?i:my)\s+(" + RELATIVES + r")(?:'s\s+name\s+is|\s+is\s+(?:named|called)|\s+is)\s+" + NAME
          + r"\s*(?:$|[,.!;])", _relative, 0.85),
-    Rule(r"(?i:my)\s+(" + RELATIVES + r"),?\s+" + NAME + r",?\s+(?i:is|lives|works|was|has|just|loves|likes)\b",
+    # "my wife Dana and I adopted…" is split before "I…": "my wife Dana" is then the whole clause.
+    Rule(r"(?i:my)\s+(" + RELATIVES + r"),?\s+" + NAME + r"(?:,?\s+(?i:is|lives|works|was|has|just|loves|likes)\b|$)",
          _relative, 0.85),
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got)\s+an?\s+(?i:(?:older\s+|younger\s+|little\s+|big\s+|twin\s+)?)("
          + RELATIVES + r")\s+(?i:named|called)\s+" + NAME + r"(?=$|[\s,.!;])", _relative, 0.85),
-    Rule(r"(?i:I'm|I\s+am)\s+(?i:planning|going|heading|flying|travell?ing|off)\s+(?i:to\s+visit|to\s+travel\s+to|to\s+go\s+to|to)\s+"
-         + PLACE + r"(?=$|[\s,.!;])", _plan, 0.8),
+    Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:planning|going|heading|flying|travell?ing|off|driving)\s+"
+         r"(?i:to\s+visit|to\s+travel\s+to|to\s+go\s+to|to)\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.8),
+    Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:visiting)\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.75),
     Rule(r"(?i:I\s+(?:plan|intend|want)\s+to\s+visit|I'll\s+be\s+(?:visiting|in)|I\s+will\s+be\s+(?:visiting|in))\s+"
          + PLACE + r"(?=$|[\s,.!;])", _plan, 0.8),
     Rule(r"(?i:I\s+(?:much\s+|really\s+|generally\s+)?prefer)\s+" + r"([a-z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30}){0,2})"
@@ -330,6 +406,8 @@ RULES = [
     Rule(r"(?i:I'm|I\s+am)\s+(?:a\s+|strictly\s+|fully\s+)?([a-z\-]+)\s*(?:$|[,.!]|\s+now\b|\s+these\s+days\b)", _diet, 0.85),
     Rule(r"(?i:my\s+birthday\s+is(?:\s+on)?)\s+" + REST, _birthday, 0.9),
     Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s+(?i:years\s+old|yrs\s+old|year\s+old)", _age, 0.9),
+    Rule(r"(?i:I\s+(?:just\s+|recently\s+)?turned|I've\s+just\s+turned)\s+(\d{1,3})"
+         r"(?=\s*(?:$|[,.!;]|\s+(?i:last|this|yesterday|today|on|in)\b))", _age, 0.85),
     Rule(r"(?i:(?:please\s+|can\s+you\s+|could\s+you\s+)?remember\s+that|please\s+remember|"
          r"(?:please\s+)?(?:don't|do\s+not)\s+forget\s+that|(?:please\s+)?note\s+that|keep\s+in\s+mind\s+that|"
          r"for\s+future\s+reference,?)[,:]?\s+" + REST, _remember, 0.9),
@@ -339,7 +417,11 @@ _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 # Linear time: the leading spaces are taken only from the start of their run (and possessively), so
 # a long run of spaces is not rescanned from each of its positions.
 _CLAUSE = re.compile(r"(?:(?<!\s)\s++)?(?:,\s*+)?\b(?:but|and|so|although|though|while|because|also)\s++"
-                     r"(?=(?:I|I'm|I've|I'd|my|My)\b)")
+                     r"(?=(?:I|I'm|I've|I'd|my|My)\b)"
+                     r"|,\s*+(?=(?:now\s+)?(?:living|based)\s+in\b)"
+                     r"|(?:,\s*+|(?<!\s)\s++)and\s++(?=(?:now\s+)?(?:live|work)\s+(?:in|at|for|as)\b)")
+# After "and" the subject is implied: "I work for Allegro and live in Zürich".
+_IMPLIED_I = re.compile(r"(?:now\s+)?(?:live|work)\s+(?:in|at|for|as)\b")
 MAX_CLAUSE = 500  # longer clauses are no plain statement (every object is at most 6 words, a note 300 chars)
 
 
@@ -359,8 +441,10 @@ def clauses(text: str) -> list[tuple[str, bool]]:
             continue
         question = sentence.endswith("?")
         framed = False
-        for clause in _CLAUSE.split(sentence):
+        for i, clause in enumerate(_CLAUSE.split(sentence)):
             clause = clause.strip()
+            if i and _IMPLIED_I.match(clause):
+                clause = "I " + clause
             if clause:
                 out.append((clause, question or framed))
                 framed = framed or bool(FRAMES.search(clause))

@@ -7,9 +7,12 @@ multi-session ones, chats with non-English names), each with questions whose ans
 back (`expect` = a string the right message contains), and user lines labelled with the facts a
 careful human would extract (slot + words the fact must contain; [] = nothing to extract).
 
-Held out: every template list is split in two, the even-numbered phrasings for the `dev` half
-(tuned on) and the odd-numbered ones for the `heldout` half (measured only), so the held-out half
-has phrasings the code was never tuned on, not only other names.
+Held out: the `heldout` half has its own templates (HELDOUT_*), written before it was first
+measured and never tuned on: questions paraphrased so they share few words with the evidence
+("What's my dog called?" for "I have a beagle, Biscuit."), distractor turns that mention the same
+entities, answers said early in long conversations, corrections where only the newest statement
+holds the answer, and fact phrasings the extractor was not written for. The `dev` half (tuned on)
+uses the older templates plus its own harder cases (DEV_*), written after the held-out ones.
 """
 
 from __future__ import annotations
@@ -122,6 +125,9 @@ COLORS = ["sage green", "dusty rose", "ochre yellow", "pale lilac"]
 TITLES = ["Queues that forget nothing", "Small models, big caches", "Why retries lie"]
 SCREENS = ["settings", "calendar", "reports", "profile"]
 PLANS = ["Team", "Business", "Starter"]
+DAYS = ["March 3", "June 12", "14 August", "November 29", "2 May", "October 7", "21 January"]
+WORDS = ["pinecone", "fjordlight", "kaszanka", "marmelo", "tundra", "brisa", "koala"]
+BANDS = ["Sigur Rós", "Mötley Crüe", "Björk", "Röyksopp", "Los Tigres del Norte"]
 
 # --- fact lines: (text, [(slot, [must words])]) ------------------------------------------------------
 
@@ -171,14 +177,207 @@ NEGATIVE_TEMPLATES = [
     "Is {name} a good name for a {kind}?", "I'm so happy today.", "My boss {name} is from {city}.",
 ]
 
-HALF_OF = {"dev": 0, "heldout": 1}
+# --- the held-out half: written before any measuring, in phrasings the code was not written for ------
+# A needle here is (statements in the order said, question, expect, distractors). Questions are
+# paraphrased so they share few words with the evidence; distractors mention the same entities
+# without the answer and come after the statement; when there are two statements the second is a
+# correction and `expect` is in the newest one only.
 
+HELDOUT_NEEDLES = [
+    (["I have a {breed}, {pet}."], "What's my {kind} called?", "{pet}",
+     ["The {kind} sitter cancelled again, so annoying.", "Do {breed}s need a lot of exercise?"]),
+    (["We're flying out of gate {gate} for {city}."], "Where do we board on Friday?", "{gate}",
+     ["I looked at hotels in {city}, all pricey.", "The {city} trip budget is tight this year."]),
+    (["The cabin wifi is {word}-{n}.", "Update: they changed the cabin wifi, it's {word2}-{n2} now."],
+     "What do I type to get online up at the cabin?", "{word2}-{n2}", ["The cabin has no phone signal at all."]),
+    (["{name} borrowed my paperback of {book}."], "Who's got that novel of mine?", "{name}",
+     ["I'm rereading {book} for the third time, in my head at least."]),
+    (["The kids' recital got pushed to {day}."], "When do the children perform?", "{day}",
+     ["The recital costumes are still not finished."]),
+    (["My dentist is on {day}.", "Dentist moved again, now it's {day2} at {hour}."], "When do I see the tooth doctor?",
+     "{hour}", ["I really need to floss more before the dentist sees me."]),
+    (["Note for later: the boiler needs part {code}."], "What did the heating guy say I need to order?", "{code}",
+     ["The boiler is making that knocking noise again.", "The plumber is coming on Tuesday."]),
+    (["I take {med} each morning now."], "Which pill do I have with breakfast?", "{med}",
+     ["My blood pressure was fine at the last checkup."]),
+    (["The rent goes to {name} by the {n}th."], "Who do I pay for the flat, and by when?", "{n}th",
+     ["The rent went up again this year."]),
+    (["We went with {color} for the baby's room."], "What shade is the nursery?", "{color}",
+     ["The nursery furniture arrives on Friday."]),
+    (["My talk at the conference will be called '{title}'."], "Remind me what I named my presentation.", "{title}",
+     ["The conference has three tracks this year."]),
+    (["Table for the anniversary is at {resto}, 8 pm."], "Where are we eating to celebrate?", "{resto}",
+     ["Our anniversary is the same week as the conference, oddly."]),
+]
+HELDOUT_SUPPORT = [
+    (["The replacement ships under {code}."], "How can I follow the parcel?", "{code}",
+     ["The replacement should arrive this week, right?"]),
+    (["Since the update, exporting spreadsheets throws {code}."], "What does the export error say?", "{code}",
+     ["Exports are really important for our month-end."]),
+    (["We have {n} seats on {plan}.", "We upgraded, it's {n2} seats now."], "How big is our licence now?",
+     "{n2} seats", ["Do seats renew monthly or yearly?"]),
+    (["Parcel {order} came with the {item} smashed."], "What was damaged in my delivery?", "{item}",
+     ["I'd like to keep parcel {order} if the rest is fine."]),
+    (["{name} is the one with admin rights on our workspace."], "Who can change our settings?", "{name}",
+     ["Our workspace has grown a lot this year."]),
+]
+HELDOUT_TWO = [
+    (["I'll see Dr. {name} at {place} on {day}."], "Where's the appointment with the doctor?", "{place}",
+     ["Dr. {name} is always running late."]),
+    (["New number: {phone}."], "How do I reach you these days?", "{phone}", ["My old phone finally died."]),
+    (["For book club I went with {book}."], "What are we reading this month?", "{book}",
+     ["Book club is at my place this time."]),
+    (["Signed up! {city} half marathon, here I come."], "Which race are you running?", "{city}",
+     ["My knees are not ready for any race."]),
+    (["Grandma's cake takes {n} eggs, no more."], "How many eggs go in grandma's cake?", "{n} eggs",
+     ["Grandma's cake was the hit of the party."]),
+]
 
-def _pick(templates: list, half: str, rng: random.Random):
-    options = templates[HALF_OF[half]::2]
-    return rng.choice(options)
+HELDOUT_FACTS = [
+    ("Name's {name}.", [("name", ["{lname}"])]),
+    ("You can call me {name}.", [("name", ["{lname}"])]),
+    ("Everyone calls me {name}.", [("name", ["{lname}"])]),
+    ("These days I'm living in {city}.", [("location", ["{lcity}"])]),
+    ("Actually, we relocated to {city} in {month}.", [("location", ["{lcity}"])]),
+    ("Correction: I live in {city} now, not {city2}.", [("location", ["{lcity}"])]),
+    ("I'm based out of {city}.", [("location", ["{lcity}"])]),
+    ("I was raised in {city}.", [("origin", ["{lcity}"])]),
+    ("Born in {city}, living in {city2}.", [("origin", ["{lcity}"]), ("location", ["{lcity2}"])]),
+    ("I'm {ajob} by trade.", [("job", ["{job}"])]),
+    ("I've been working as {ajob} for ten years.", [("job", ["{job}"])]),
+    ("By profession I'm {ajob}.", [("job", ["{job}"])]),
+    ("I've worked at {employer} since 2019.", [("employer", ["{lemployer}"])]),
+    ("I'm currently employed by {employer}.", [("employer", ["{lemployer}"])]),
+    ("I got a job at {employer}!", [("employer", ["{lemployer}"])]),
+    ("My {relative} is called {name2}.", [("{relslot}", ["{lname2}"])]),
+    ("My {relative}, {name2}, just turned forty.", [("{relslot}", ["{lname2}"])]),
+    ("We got a {kind} named {pet}.", [("pet:{lpet}", ["{lpet}"])]),
+    ("Our {kind}, {pet}, is three now.", [("pet:{lpet}", ["{lpet}"])]),
+    ("I adopted a rescue {kind} called {pet}.", [("pet:{lpet}", ["{lpet}"])]),
+    ("I'm crazy about {thing}.", [("preference:{kthing}", ["likes", "{thing}"])]),
+    ("I'm obsessed with {thing}.", [("preference:{kthing}", ["likes", "{thing}"])]),
+    ("I can't stand {food}.", [("preference:{kfood}", ["dislikes", "{food}"])]),
+    ("I'm not a big fan of {food}.", [("preference:{kfood}", ["dislikes", "{food}"])]),
+    ("I'm flying to {city} on Friday.", [("plan:{lcity}", ["{lcity}"])]),
+    ("Next month I'm off to {city}.", [("plan:{lcity}", ["{lcity}"])]),
+    ("We're heading to {city} for the holidays.", [("plan:{lcity}", ["{lcity}"])]),
+    ("I have a nut allergy.", [("allergy:nut", ["nut"])]),
+    ("I turned {age} last week.", [("age", ["{age}"])]),
+    ("I'm {name}. I work for {employer} and live in {city}.",
+     [("name", ["{lname}"]), ("employer", ["{lemployer}"]), ("location", ["{lcity}"])]),
+    ("Just so you know, my wife {name2} and I adopted a {kind} named {pet}.",
+     [("family:spouse", ["{lname2}"]), ("pet:{lpet}", ["{lpet}"])]),
+    ("My favourite band is {band}.", [("favorite:band", ["{lband}"])]),
+]
+HELDOUT_NEGATIVES = [
+    "My neighbour {name} just moved to {city}.", "I'd love to live in {city} one day.", "What if I moved to {city}?",
+    "I wish I had a {kind}.", "I'm not from {city}, I just visit often.", "My brother works at {employer}, not me.",
+    "Translate 'I live in {city}' into French.", "I never worked at {employer}.", "I'm not going to {city} after all.",
+    "{name} loves {thing}.", "Suppose I adopted a {kind} called {pet}.", "Our client {name} is based in {city}.",
+    "I'm thinking about moving to {city}.", "Could you pretend my name is {name}?", "Is {city} nice in {month}?",
+    "My coworker is allergic to nuts.", "In the novel, I'm {ajob} called {name}.", "My dad's name isn't {name}.",
+]
 
+# A second held-out set of fact lines ("fresh"), written after the extractor was changed against
+# the dev half and measured once: the first held-out set's misses were seen while choosing what to
+# fix on dev, so only this set says how the rules do on phrasings nobody looked at.
+FRESH_FACTS = [
+    ("Hey, {name} speaking.", [("name", ["{lname}"])]),
+    ("I'm {name} btw.", [("name", ["{lname}"])]),
+    ("My first name is {name}.", [("name", ["{lname}"])]),
+    ("I've lived in {city} for six years now.", [("location", ["{lcity}"])]),
+    ("Home for me is {city} these days.", [("location", ["{lcity}"])]),
+    ("Small update, I now live in {city}.", [("location", ["{lcity}"])]),
+    ("We moved over to {city} in the spring.", [("location", ["{lcity}"])]),
+    ("I'm from {city} originally.", [("origin", ["{lcity}"])]),
+    ("{city} is where I grew up.", [("origin", ["{lcity}"])]),
+    ("I do accounting for a living.", [("job", ["account"])]),
+    ("I teach maths at a secondary school.", [("job", ["teach"])]),
+    ("I'm {ajob} over at {employer}.", [("job", ["{job}"]), ("employer", ["{lemployer}"])]),
+    ("These days I work for {employer}.", [("employer", ["{lemployer}"])]),
+    ("I started at {employer} in {month}.", [("employer", ["{lemployer}"])]),
+    ("My little {relative} {name2} just started school.", [("{relslot}", ["{lname2}"])]),
+    ("{name2} and I got married last year.", [("family:spouse", ["{lname2}"])]),
+    ("Our {kind} is called {pet}.", [("pet:{lpet}", ["{lpet}"])]),
+    ("We've got two cats, {pet} and Miso.", [("pet:{lpet}", ["{lpet}"]), ("pet:miso", ["miso"])]),
+    ("{pet} is my {kind}.", [("pet:{lpet}", ["{lpet}"])]),
+    ("Honestly I adore {thing}.", [("preference:{kthing}", ["likes", "{thing}"])]),
+    ("{thing} is my thing.", [("preference:{kthing}", ["likes", "{thing}"])]),
+    ("I really don't like {food}.", [("preference:{kfood}", ["dislikes", "{food}"])]),
+    ("I'll be in {city} next week for work.", [("plan:{lcity}", ["{lcity}"])]),
+    ("We leave for {city} on Saturday.", [("plan:{lcity}", ["{lcity}"])]),
+    ("Shellfish makes me sick, I'm allergic.", [("allergy:shellfish", ["shellfish"])]),
+    ("I'm {age}.", [("age", ["{age}"])]),
+    ("I'm {name}, I live in {city} and I work as {ajob}.",
+     [("name", ["{lname}"]), ("location", ["{lcity}"]), ("job", ["{job}"])]),
+]
+FRESH_NEGATIVES = [
+    "My roommate {name} is from {city}.", "I could never live in {city}.", "Should I move to {city}?",
+    "If only I worked at {employer}.", "I'm no longer at {employer}.", "He told me 'call me {name}'.",
+    "Let's say I'm {ajob} in {city}.", "Do I look like {ajob}?", "My kids want a {kind} named {pet}.",
+    "I hope to visit {city} someday.", "I'm not vegetarian.", "My ex lives in {city}.",
+]
 
+# --- the dev half's own harder cases (tuned on), written after the held-out ones above -------------
+
+DEV_NEEDLES = [
+    (["My {breed} is named {pet}."], "What do I call my {kind}?", "{pet}",
+     ["Is it normal for a {breed} to sleep all day?"]),
+    (["The garage code is {n}{n2}.", "They reset the garage code, it's {n2}{n} now."], "How do I open the garage?",
+     "{n2}{n}", ["The garage door squeaks again."]),
+    (["I lent {book} to {name} last week."], "Who did I give that book to?", "{name}",
+     ["{book} is still my favourite novel."]),
+    (["My physio session moved to {day} at {hour}."], "When is my next physio appointment?", "{hour}",
+     ["My physio says my knee is better."]),
+]
+DEV_SUPPORT = [
+    (["The invoice {order} shows the wrong VAT number."], "What is wrong with my invoice?", "wrong VAT",
+     ["Invoice {order} was paid on time."]),
+    (["We are on {n} seats.", "We added more, {n2} seats as of today."], "How many seats do we pay for?",
+     "{n2} seats", ["Seats are billed monthly, right?"]),
+]
+DEV_TWO = [
+    (["Moved my number, it's {phone} from now on."], "What's your number now?", "{phone}",
+     ["My phone battery is dying."]),
+]
+DEV_FACTS = [
+    ("Just call me {name}.", [("name", ["{lname}"])]),
+    ("The name's {name}.", [("name", ["{lname}"])]),
+    ("Friends call me {name}.", [("name", ["{lname}"])]),
+    ("Currently living in {city}.", [("location", ["{lcity}"])]),
+    ("We've just relocated to {city}.", [("location", ["{lcity}"])]),
+    ("Update: I live in {city} now.", [("location", ["{lcity}"])]),
+    ("I reside in {city}.", [("location", ["{lcity}"])]),
+    ("I'm located in {city}.", [("location", ["{lcity}"])]),
+    ("I was brought up in {city}.", [("origin", ["{lcity}"])]),
+    ("Born and raised in {city}.", [("origin", ["{lcity}"])]),
+    ("Raised in {city}, now based in {city2}.", [("origin", ["{lcity}"]), ("location", ["{lcity2}"])]),
+    ("I've worked as {ajob} for years.", [("job", ["{job}"])]),
+    ("Professionally, I'm {ajob}.", [("job", ["{job}"])]),
+    ("I'm employed as {ajob}.", [("job", ["{job}"])]),
+    ("I'm now employed at {employer}.", [("employer", ["{lemployer}"])]),
+    ("I landed a job at {employer}.", [("employer", ["{lemployer}"])]),
+    ("I have been working for {employer} since 2020.", [("employer", ["{lemployer}"])]),
+    ("My {kind}, {pet}, loves the snow.", [("pet:{lpet}", ["{lpet}"])]),
+    ("We have a {kind}, {pet}.", [("pet:{lpet}", ["{lpet}"])]),
+    ("I'm passionate about {thing}.", [("preference:{kthing}", ["likes", "{thing}"])]),
+    ("I'm really keen on {thing}.", [("preference:{kthing}", ["likes", "{thing}"])]),
+    ("I'm no fan of {food}.", [("preference:{kfood}", ["dislikes", "{food}"])]),
+    ("I'm travelling to {city} on Monday.", [("plan:{lcity}", ["{lcity}"])]),
+    ("This summer I'm going to {city}.", [("plan:{lcity}", ["{lcity}"])]),
+    ("We're travelling to {city} in {month}.", [("plan:{lcity}", ["{lcity}"])]),
+    ("I just turned {age}.", [("age", ["{age}"])]),
+    ("My husband {name2} and I live in {city}.", [("family:spouse", ["{lname2}"]), ("location", ["{lcity}"])]),
+    ("My name is {name}; I work for {employer} and live in {city}.",
+     [("name", ["{lname}"]), ("employer", ["{lemployer}"]), ("location", ["{lcity}"])]),
+    ("I'm {name}, a {job} in {city}.", [("name", ["{lname}"])]),
+]
+DEV_NEGATIVES = [
+    "My neighbour's kid is called {name}.", "I'd like to move to {city} someday.", "I wish I lived in {city}.",
+    "What if I were {ajob}?", "I'm not based in {city}.", "My partner's boss works at {employer}.",
+    "Say 'my name is {name}' in Spanish.", "I'm not working at {employer} anymore.", "I'm not travelling to {city}.",
+    "{name} is obsessed with {thing}.", "Assume I'm allergic to {food}.", "Our supplier {name} lives in {city}.",
+]
 def _fills(rng: random.Random) -> dict:
     name, name2 = rng.sample(NAMES, 2)
     city, city2 = rng.sample(CITIES, 2)
@@ -187,17 +386,20 @@ def _fills(rng: random.Random) -> dict:
     thing = rng.choice(THINGS)
     employer = rng.choice(EMPLOYERS)
     food = rng.choice(FOODS)
+    day, day2 = rng.sample(DAYS, 2)
+    word, word2 = rng.sample(WORDS, 2)
+    band = rng.choice(BANDS)
     return {
+        "day": day, "day2": day2, "word": word, "word2": word2, "band": band, "lband": band.lower(),
         "kfood": food[:-1] if food.endswith("s") and not food.endswith("ss") else food,
         "name": name, "name2": name2, "lname": name.lower(), "lname2": name2.lower(), "city": city, "city2": city2,
         "lcity": city.lower(), "lcity2": city2.lower(), "kind": kind, "breed": breed, "pet": pet, "lpet": pet.lower(),
-        "job": rng.choice(JOBS), "employer": employer, "lemployer": employer.lower(), "thing": thing,
+        "job": (job := rng.choice(JOBS)), "ajob": ("an " if job[0] in "aeiou" else "a ") + job, "employer": employer, "lemployer": employer.lower(), "thing": thing,
         "kthing": thing[:-1] if thing.endswith("s") and not thing.endswith("ss") else thing, "food": food,
         "relative": (relative := rng.choice(RELATIVES)),
         "relslot": RELATIVE_SLOTS.get(relative, f"family:{relative}:{name2.lower()}"), "month": rng.choice(["March", "July", "October"]),
         "age": str(rng.randint(19, 77)), "gate": f"{rng.choice('ABCDE')}{rng.randint(2, 48)}",
-        "word": rng.choice(["pinecone", "fjordlight", "kaszanka", "marmelo", "tundra"]), "n": str(rng.randint(2, 28)),
-        "n2": str(rng.randint(10, 99)), "day": rng.choice(["March 3", "June 12", "14 August", "November 29", "2 May"]),
+        "n": str(rng.randint(2, 28)), "n2": str(rng.randint(30, 99)),
         "hour": rng.choice(["9:30", "10:15", "14:00", "16:45"]), "resto": rng.choice(RESTOS),
         "book": rng.choice(BOOKS), "code": f"{rng.choice(['QX', 'ZT', 'PL', 'KB'])}-{rng.randint(1000, 9999)}",
         "place": rng.choice(PLACES), "title": rng.choice(TITLES), "med": rng.choice(MEDS),
@@ -223,61 +425,100 @@ def _filler(rng: random.Random, style: str, speakers: tuple[str, str] | None) ->
     return user, agent
 
 
+def _pools(half: str, style: str) -> list:
+    if half == "heldout":
+        return {"support": HELDOUT_SUPPORT, "two-person": HELDOUT_TWO}.get(style, HELDOUT_NEEDLES)
+    plain = [([say], ask, expect, []) for say, ask, expect in
+             {"support": SUPPORT, "two-person": TWO}.get(style, NEEDLES)]
+    return plain + {"support": DEV_SUPPORT, "two-person": DEV_TWO}.get(style, DEV_NEEDLES)
+
+
 def conversation(index: int, half: str, style: str, rng: random.Random) -> dict:
+    """One conversation: filler turns with each needle's statements said once (a correction later
+    than what it corrects), its distractors after them, and the needle's question at the end."""
     speakers = tuple(rng.sample(NAMES, 2)) if style in ("two-person", "multi-session") else None
-    pool = {"support": SUPPORT, "two-person": TWO}.get(style, NEEDLES)
-    needles = []
-    count = {"long": 5, "multi-session": 6}.get(style, 3)
-    options = pool[HALF_OF[half]::2]
-    count = min(count, len(options))
-    for statement, ask, expect in rng.sample(options, count):
-        fills = _fills(rng)
-        needles.append((_fill(statement, fills), _fill(ask, fills), _fill(expect, fills)))
+    options = _pools(half, style)
+    count = min({"long": 5, "multi-session": 6}.get(style, 3), len(options))
     length = {"long": 100, "multi-session": 150}.get(style, rng.randint(24, 60))
+    # In the long styles the answers are old: said in the first fifth, the entity mentioned later on.
+    said_within = length // 5 if style in ("long", "multi-session") else length // 2
+    lines: dict[int, str] = {}
+    questions = []
+    free = list(range(length))
+    rng.shuffle(free)
+    for says, ask, expect, distract in rng.sample(options, count):
+        fills = _fills(rng)
+        first = rng.choice([i for i in free if i < said_within] or free)
+        free.remove(first)
+        # A correction comes later than what it corrects; distractors come after the statements.
+        at = [first] + sorted(rng.sample([i for i in free if i > first], len(says) - 1))
+        for i, text in zip(at, says, strict=True):
+            lines[i] = _fill(text, fills)
+        free = [i for i in free if i not in at]
+        for text in distract:
+            later = [i for i in free if i > at[-1]]
+            if later:
+                i = rng.choice(later)
+                lines[i] = _fill(text, fills)
+                free.remove(i)
+        questions.append({"ask": _fill(ask, fills), "expect": _fill(expect, fills)})
     day = date(2025, 1, 1) + timedelta(days=rng.randint(0, 300))
     messages = []
-    positions = sorted(rng.sample(range(0, max(length // 2, count + 1)), count))
-    at = 0
     for i in range(length):
         if style == "multi-session" and i and i % 30 == 0:
             day += timedelta(days=rng.randint(3, 20))
         elif i and i % 40 == 0:
             day += timedelta(days=1)
-        if at < count and i == positions[at]:
-            statement = needles[at][0]
-            user = f"{speakers[0]}: {statement}" if speakers else statement
-            agent = f"{speakers[1]}: Noted, thanks." if speakers else rng.choice(["Noted!", "Got it.", "Okay, thanks for letting me know."])
-            at += 1
+        if i in lines:
+            user = f"{speakers[0]}: {lines[i]}" if speakers else lines[i]
+            agent = f"{speakers[1]}: Noted, thanks." if speakers else rng.choice(
+                ["Noted!", "Got it.", "Okay, thanks for letting me know."])
         else:
             user, agent = _filler(rng, style, speakers)
         messages.append(["user", user, day.isoformat()])
         messages.append(["assistant", agent, day.isoformat()])
     return {"id": f"{style}-{index:03d}", "split": half, "style": style, "messages": messages,
-            "questions": [{"ask": ask, "expect": expect} for _, ask, expect in needles]}
+            "questions": questions}
 
 
 def fact_lines(half: str, rng: random.Random, n: int) -> list[dict]:
+    positives, negatives = {"heldout": (HELDOUT_FACTS, HELDOUT_NEGATIVES), "fresh": (FRESH_FACTS, FRESH_NEGATIVES)}.get(
+        half, (FACT_TEMPLATES + DEV_FACTS, NEGATIVE_TEMPLATES + DEV_NEGATIVES))
     lines = []
     for _ in range(n):
         fills = _fills(rng)
         if rng.random() < 0.3:
-            lines.append({"split": half, "text": _fill(_pick(NEGATIVE_TEMPLATES, half, rng), fills), "facts": []})
+            lines.append({"split": half, "text": _fill(rng.choice(negatives), fills), "facts": []})
             continue
-        text, facts = _pick(FACT_TEMPLATES, half, rng)
+        text, facts = rng.choice(positives)
         lines.append({"split": half, "text": _fill(text, fills),
                       "facts": [{"slot": _fill(s, fills), "must": [_fill(w, fills).lower() for w in must]}
                                 for s, must in facts]})
     return lines
 
 
+def _unambiguous(conv: dict) -> bool:
+    """Each answer is said exactly once in the conversation (not also by a filler line, another
+    needle or a speaker's name), so finding it means finding the right message."""
+    text = "\n".join(m[1] for m in conv["messages"]).lower()
+    return all(text.count(q["expect"].lower()) == 1 for q in conv["questions"])
+
+
 def build() -> dict:
-    rng = random.Random(SEED)
+    # One generator per conversation and per half's fact lines: editing the dev templates never
+    # changes a held-out conversation.
     styles = ["assistant", "support", "two-person", "long", "multi-session", "assistant"]
     conversations = []
     for i in range(156):
         half = "dev" if i % 2 == 0 else "heldout"
-        conversations.append(conversation(i, half, styles[(i // 2) % len(styles)], rng))
-    lines = fact_lines("dev", rng, 300) + fact_lines("heldout", rng, 300)
+        for attempt in range(50):
+            conv = conversation(i, half, styles[(i // 2) % len(styles)], random.Random(f"{SEED}-conversation-{i}-{attempt}"))
+            if _unambiguous(conv):
+                break
+        conversations.append(conv)
+    lines = (fact_lines("dev", random.Random(f"{SEED}-facts-dev"), 300)
+             + fact_lines("heldout", random.Random(f"{SEED}-facts-heldout"), 300)
+             + fact_lines("fresh", random.Random(f"{SEED}-facts-fresh"), 200))
     return {"about": __doc__.strip().split("\n\n")[0], "seed": SEED, "conversations": conversations,
             "fact_lines": lines}
 

@@ -1,0 +1,180 @@
+"""The offline extractor on the common phrasings of names, places, jobs, employers, family, pets,
+plans, preferences and corrections (Unicode names and places, several statements in one message),
+what it must never take (the assistant, instructions, quotes, hypotheticals, negations, other
+people), and the facts block ranked by relevance (lexical, and semantic with a provider) within
+its token cap. The generated corpus's held-out halves are scored at the end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memories import context, services
+from memories.context import FACTS_TOKEN_CAP
+from memories.facts import RuleExtractor, UserMessage
+from memories.models import Fact
+
+from .embed_stub import EmbeddingsStub
+from .helpers import converse, drain
+
+CORPUS = json.loads((Path(__file__).resolve().parents[1] / "data" / "recall_corpus.json").read_text())
+
+
+def extract(text: str) -> set[tuple[str, str]]:
+    return {(c.slot, c.text) for c in RuleExtractor().extract([UserMessage(entry_id=1, seq=1, text=text)])}
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Just call me Zoë.", {("name", "User's name is Zoë")}),
+    ("The name's Łukasz.", {("name", "User's name is Łukasz")}),
+    ("Friends call me José.", {("name", "User's name is José")}),
+    ("I'm Renée, nice to meet you.", {("name", "User's name is Renée")}),
+    ("Currently living in São Paulo.", {("location", "User lives in São Paulo")}),
+    ("Update: I live in Malmö now.", {("location", "User lives in Malmö")}),
+    ("Actually, I moved to Kraków last spring.", {("location", "User lives in Kraków")}),
+    ("We've just relocated to Zürich.", {("location", "User lives in Zürich")}),
+    ("I reside in Reykjavík.", {("location", "User lives in Reykjavík")}),
+    ("I'm originally from Gdańsk.", {("origin", "User is from Gdańsk")}),
+    ("Born and raised in Córdoba.", {("origin", "User is from Córdoba")}),
+    ("Raised in Tromsø, now based in Bergen.", {("origin", "User is from Tromsø"), ("location", "User lives in Bergen")}),
+    ("Professionally, I'm a pharmacist.", {("job", "User works as a pharmacist")}),
+    ("I've worked as a translator for years.", {("job", "User works as a translator")}),
+    ("I'm a physiotherapist at Novo Nordisk.", {("job", "User works as a physiotherapist"),
+                                                ("employer", "User works at Novo Nordisk")}),
+    ("I landed a job at Ørsted.", {("employer", "User works at Ørsted")}),
+    ("I have been working for Banco Itaú since 2020.", {("employer", "User works at Banco Itaú")}),
+    ("My dog, Pierogi, loves the snow.", {("pet:pierogi", "User has a dog named Pierogi")}),
+    ("We adopted a kitten called Søl.", {("pet:søl", "User has a kitten named Søl")}),
+    ("My beagle is named Biscuit.", {("pet:biscuit", "User has a beagle named Biscuit")}),
+    ("My husband Mateus and I live in Porto.", {("family:spouse", "User's husband is Mateus"),
+                                               ("location", "User lives in Porto")}),
+    ("I'm passionate about pottery.", {("preference:pottery", "User likes pottery")}),
+    ("I'm no fan of paella.", {("preference:paella", "User dislikes paella")}),
+    ("I'm travelling to Ljubljana on Monday.", {("plan:ljubljana", "User plans to go to Ljubljana")}),
+    ("This summer I'm going to Valparaíso.", {("plan:valparaíso", "User plans to go to Valparaíso")}),
+    ("I just turned 41.", {("age", "User is 41 years old")}),
+    ("My name is Saoirse; I work for Spotify and live in Dublin.", {
+        ("name", "User's name is Saoirse"), ("employer", "User works at Spotify"), ("location", "User lives in Dublin")}),
+])
+def test_the_rules_take_the_common_phrasings(text, expected):
+    assert extract(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "My neighbour's kid is called Zoë.", "I'd like to move to Lisbon someday.", "I wish I lived in Kraków.",
+    "What if I were a nurse?", "I'm not based in Malmö.", "My partner's boss works at Siemens.",
+    "Say 'my name is José' in Spanish.", "I'm not working at Spotify anymore.", "I'm not travelling to Osaka.",
+    "Łukasz is obsessed with chess.", "Assume I'm allergic to falafel.", "Our supplier Søren lives in Bergen.",
+    "Living in Tokyo sounds amazing.", "I'm British.", "I'm OK, thanks.", "I'm visiting Mom next week.",
+    "I've worked at Rakuten before.", "Suppose we relocated to Porto.", "Do you think I'm a good chef?",
+])
+def test_the_rules_never_take_other_people_hypotheticals_negations_or_quotes(text):
+    assert extract(text) == set()
+
+
+def test_the_place_is_not_taken_with_a_date_after_it():
+    assert extract("I'm flying to Dublin on Friday.") == {("plan:dublin", "User plans to go to Dublin")}
+
+
+def test_an_organisation_does_not_swallow_the_next_clause():
+    assert ("employer", "User works at Allegro") in extract("I'm Priya. I work for Allegro and live in Leeds.")
+
+
+def test_nothing_comes_from_the_assistant_or_the_instructions(cast):
+    memory, _ = services.memory_create(project=cast.project_a)
+    services.memory_decorate(memory=memory, instructions="Call me Robert. I live in Madrid.",
+                             messages=[{"role": "user", "content": "Just call me Zoë."}])
+    services.report_accept(memory=memory, failures=[], messages=[
+        {"role": "assistant", "content": "Friends call me Assistant. I reside in Zürich and I'm obsessed with chess."}])
+    drain()
+    assert list(Fact.objects.filter(memory=memory).values_list("text", flat=True)) == ["User's name is Zoë"]
+
+
+def test_a_correction_supersedes_the_place_said_before(cast):
+    memory, _ = services.memory_create(project=cast.project_a)
+    converse(memory, [["I live in Kraków.", "Nice."], ["Update: I live in Malmö now.", "Noted."]])
+    drain()
+    assert list(Fact.objects.filter(memory=memory, active=True, slot="location").values_list("text", flat=True)) == [
+        "User lives in Malmö"]
+    assert Fact.objects.get(memory=memory, text="User lives in Kraków").active is False
+
+
+# --- the facts block: relevant, then recent, within its cap -------------------------------------------
+
+
+def test_an_old_relevant_fact_survives_the_cap_and_comes_first(cast):
+    memory, _ = services.memory_create(project=cast.project_a)
+    allergy = "User is allergic to peanuts, " + "y" * 300  # as large as the others: no room left over for it
+    services.fact_create(memory=memory, text=allergy)
+    for i in range(40):
+        services.fact_create(memory=memory, text=f"User noted item {i} " + "z" * 300)
+    ctx = context.context_build(memory=memory, budget_tokens=6000,
+                                new_messages=[{"role": "user", "content": "Can I eat peanuts in this satay?"}])
+    assert ctx.facts[0]["text"] == allergy
+    assert sum(Fact.objects.get(pk=f["id"]).tokens for f in ctx.facts) <= FACTS_TOKEN_CAP
+    assert len(ctx.facts) < 41  # the cap dropped some of the newer ones, not the relevant one
+    plain = context.context_build(memory=memory, budget_tokens=6000, new_messages=[{"role": "user", "content": "hi"}])
+    assert plain.facts[0]["text"].startswith("User noted item 39 ")  # no overlap: newest first, and the cap
+    assert allergy not in [f["text"] for f in plain.facts]
+
+
+@pytest.fixture
+def stub(settings):
+    settings.THREADLESS_EGRESS_ALLOW = ["127.0.0.1"]
+    with EmbeddingsStub() as server:
+        yield server
+
+
+def _with_provider(project, stub):
+    project.model_config = {"embeddings": {"provider": "openai", "model": "stub-embed-1", "baseUrl": stub.url}}
+    project.save(update_fields=["model_config"])
+
+
+def test_with_a_provider_a_fact_sharing_no_word_with_the_message_ranks_first(cast, stub):
+    _with_provider(cast.project_a, stub)
+    memory, _ = services.memory_create(project=cast.project_a)
+    converse(memory, [["I have a beagle named Biscuit.", "Lovely."], ["I work at Siemens.", "Nice."],
+                      ["I live in Kraków.", "Great city."], ["I love jazz.", "Me too."], ["I'm vegetarian.", "Noted."]])
+    drain()
+    assert Fact.objects.filter(memory=memory, active=True).count() == 5
+    stub.requests.clear()
+    question = "Is my pup ok in hot weather?"
+    ctx = context.context_build(memory=memory, new_messages=[{"role": "user", "content": question}], budget_tokens=6000)
+    assert ctx.facts[0]["text"] == "User has a beagle named Biscuit"
+    assert stub.inputs() == [question]  # one query embedding, shared with the recall block
+
+
+def test_without_a_provider_the_same_message_leaves_the_newest_fact_first(cast):
+    memory, _ = services.memory_create(project=cast.project_a)
+    converse(memory, [["I have a beagle named Biscuit.", "Lovely."], ["I love jazz.", "Me too."]])
+    drain()
+    ctx = context.context_build(memory=memory, budget_tokens=6000,
+                                new_messages=[{"role": "user", "content": "Is my pup ok in hot weather?"}])
+    assert [f["text"] for f in ctx.facts] == ["User likes jazz", "User has a beagle named Biscuit"]
+
+
+# --- the generated corpus (tests/data/make_recall_corpus.py) ------------------------------------------
+
+
+def _score(half: str) -> tuple[float, float]:
+    tp = fp = fn = 0
+    for i, line in enumerate(x for x in CORPUS["fact_lines"] if x["split"] == half):
+        found = RuleExtractor().extract([UserMessage(entry_id=i + 1, seq=i + 1, text=line["text"])])
+
+        def ok(c, e):
+            return c.slot == e["slot"] and all(w in c.text.lower() for w in e["must"])
+
+        good = [c for c in found if any(ok(c, e) for e in line["facts"])]
+        tp, fp = tp + len(good), fp + len(found) - len(good)
+        fn += sum(not any(ok(c, e) for c in found) for e in line["facts"])
+    return tp / max(tp + fp, 1), tp / max(tp + fn, 1)
+
+
+def test_precision_holds_on_the_fresh_held_out_lines_nobody_tuned_on():
+    """Recall there is low (printed; see docs/benchmarks.md): the rules know only the phrasings they
+    were written for. Precision must hold all the same."""
+    precision, found = _score("fresh")
+    print(f"\nFRESH HELD-OUT RULES: precision={precision:.3f} recall={found:.3f}")
+    assert precision >= 0.95
