@@ -38,7 +38,6 @@ FUSE_DEPTH = 50  # nearest vectors that take part in the ranking (with a provide
 # the FUSE_DEPTH nearest). Measured on LoCoMo's tuning half (docs/benchmarks.md): 0.5 best of
 # 0.2–0.8; reciprocal rank fusion with equal weights lost to lexical alone.
 DENSE_WEIGHT = 0.5
-DENSE_SPREAD = 0.0
 SPREAD_FROM = 30  # how many of the best candidates spread to their neighbours
 BM25_K1, BM25_B = 1.2, 0.5
 DATE_BOOST = 3.0  # a message written on a date the query names weighs this much more
@@ -383,9 +382,6 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     names = _speakers_named([rows[e] for _, _, e, _ in top], terms)
     # With vectors, the nearest stored messages join the candidates (a paraphrase shares no word).
     closeness = _closeness(memory_id, query_vector, before_seq) if query_vector else {}
-    if DENSE_SPREAD and closeness:
-        spread = {seq + 1: DENSE_SPREAD * c for seq, c in closeness.items() if before_seq is None or seq + 1 < before_seq}
-        closeness = {seq: max(closeness.get(seq, 0.0), spread.get(seq, 0.0)) for seq in {*closeness, *spread}}
     if closeness:
         pool.update(_rows_by_seq(memory_id, [seq for seq in closeness if seq not in pool]))
     lexical: dict[int, float] = {}
