@@ -396,18 +396,19 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     # Meaning adds to the words on the lexical scale (DENSE_WEIGHT of the best lexical score), so
     # the speaker, date and day weights below apply to both alike.
     scale = max(lexical.values(), default=0.0) or 1.0
-    final: dict[int, tuple[float, tuple]] = {}
+    final: list[tuple[float, int, str, tuple]] = []
     for seq, row in pool.items():
-        score = lexical[seq] + DENSE_WEIGHT * scale * closeness.get(seq, 0.0)
+        score = lexical[seq] + DENSE_WEIGHT * scale * closeness[seq] if seq in closeness else lexical[seq]
         if names and _speaker(row[5]) in names:
             score *= 1 + SPEAKER_BOOST
-        if dates and _on_date(_day(row[4]), dates):
+        day = _day(row[4])
+        if dates and _on_date(day, dates):
             score *= 1 + DATE_BOOST
-        final[seq] = (score, row)
+        final.append((score, seq, day, row))
     if DAY_SHARE:
         final = _day_prior(final)
-    ranked = sorted(final.items(), key=lambda kv: (-kv[1][0], -kv[0]))[:limit]
-    out = [_hit(row, terms, score) for _, (score, row) in ranked]
+    ranked = heapq.nlargest(limit, final, key=lambda f: (f[0], f[1]))
+    out = [_hit(row, terms, score) for score, _, _, row in ranked]
     if neighbours and out:
         around = {**near, **{r[1]: r for r in rows.values()}}
         missing = [h["seq"] for h in out if h["seq"] - 1 not in around or h["seq"] + 1 not in around]
@@ -430,16 +431,16 @@ def _closeness(memory_id: str, query_vector: tuple[str, list[float]], before_seq
     return {seq: max(0.0, (cos - lo) / span) for cos, seq, _ in dense}
 
 
-def _day_prior(final: dict[int, tuple[float, tuple]]) -> dict[int, tuple[float, tuple]]:
-    """A message also scores DAY_SHARE of how well its day matches the query (the sum of that
-    day's DAY_TOP best scores): a day is a session, and a session about the topic holds the
-    answer more often than one stray match elsewhere. Linear in the candidates."""
-    days = {seq: _day(row[4]) for seq, (_, row) in final.items()}
+def _day_prior(final: list[tuple[float, int, str, tuple]]) -> list[tuple[float, int, str, tuple]]:
+    """[(score, seq, day, row)] with each message also scoring DAY_SHARE of how well its day
+    matches the query (the sum of that day's DAY_TOP best scores): a day is a session, and a
+    session about the topic holds the answer more often than one stray match elsewhere. Linear
+    in the candidates."""
     by_day: dict[str, list[float]] = {}
-    for seq, (score, _) in final.items():
-        by_day.setdefault(days[seq], []).append(score)
-    day_score = {d: sum(heapq.nlargest(DAY_TOP, v)) for d, v in by_day.items()}
-    return {seq: (score + DAY_SHARE * day_score[days[seq]], row) for seq, (score, row) in final.items()}
+    for score, _, day, _ in final:
+        by_day.setdefault(day, []).append(score)
+    day_score = {d: sum(heapq.nlargest(DAY_TOP, v)) if len(v) > DAY_TOP else sum(v) for d, v in by_day.items()}
+    return [(score + DAY_SHARE * day_score[day], seq, day, row) for score, seq, day, row in final]
 
 
 def _rows_by_seq(memory_id: str, seqs: list[int]) -> dict[int, tuple]:
