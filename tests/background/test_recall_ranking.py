@@ -228,3 +228,13 @@ def test_meaning_adds_to_a_strong_word_match_without_overtaking_it(cast):
     # Two query words beat one word plus the nearest vector; the dog line, found only by meaning, is
     # still a candidate but ranks below both word matches (its meaning is worth half the best words).
     assert snippets == ["The harbour ferry to Vis leaves at nine.", "The harbour cafe opens late.", "I adore my dog Biscuit."]
+
+
+def test_an_inflected_form_finds_the_message_on_either_index(cast):
+    """SQLite's porter tokenizer and PostgreSQL's english configuration both stem: "hike" finds
+    "hiking", "sister" finds "sisters" (the lead's service run covers PostgreSQL)."""
+    memory = _memory(cast, [["I went hiking with my sisters near the glaciers.", "Sounds lovely."]]
+                     + [[f"Lunch plan number {i}: soup at noon.", "Fine."] for i in range(5)])
+    for query in ("Did I hike with my sister?", "which glacier"):
+        hits = recall.search(memory_id=memory.id, query=query, limit=1)
+        assert hits and hits[0]["snippet"] == "I went hiking with my sisters near the glaciers.", query
