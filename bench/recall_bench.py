@@ -40,6 +40,7 @@ WHERE = ("LoCoMo is not here. Get the public data from https://github.com/snap-r
          "(data/locomo10.json, CC BY-NC 4.0) and pass the path of a file holding some of its "
          "conversations with --locomo.")
 TUNE, HELDOUT = (0, 1, 2), (3, 4)
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}  # LoCoMo's own numbering
 DECORATE_BUDGET = 2000
 
 
@@ -181,6 +182,7 @@ def run_locomo(path: Path, project, provider: str, halves=("tune", "heldout")) -
         counts = {"questions": 0, "search@5": 0, "search@10": 0, "decorate@2000": 0, "bm25@10": 0,
                   "dense@10": 0, "search_ms": 0.0, "decorate_ms": 0.0}
         dense_on = False
+        by_category: dict[int, dict[str, int]] = {}
         for index in picks:
             if index >= len(data):
                 continue
@@ -200,16 +202,21 @@ def run_locomo(path: Path, project, provider: str, halves=("tune", "heldout")) -
                 if not wanted:
                     continue
                 counts["questions"] += 1
+                cat = by_category.setdefault(q["category"], {"questions": 0, "search@5": 0, "search@10": 0,
+                                                             "decorate@2000": 0})
+                cat["questions"] += 1
                 started = time.perf_counter()
                 vector = embeddings.embed_query(memory.project, q["question"]) if embeddings.enabled(memory.project) else None
                 hits = recall.search(memory_id=memory.id, query=q["question"], limit=10, query_vector=vector)
                 counts["search_ms"] += (time.perf_counter() - started) * 1000
                 ids = [h["entry_id"] for h in hits]
-                counts["search@5"] += set(wanted) <= set(ids[:5])
-                counts["search@10"] += set(wanted) <= set(ids[:10])
+                found = {"search@5": set(wanted) <= set(ids[:5]), "search@10": set(wanted) <= set(ids[:10])}
                 started = time.perf_counter()
-                counts["decorate@2000"] += _decorate_found(memory, q["question"], wanted, contents)
+                found["decorate@2000"] = _decorate_found(memory, q["question"], wanted, contents)
                 counts["decorate_ms"] += (time.perf_counter() - started) * 1000
+                for key, hit in found.items():
+                    counts[key] += hit
+                    cat[key] += hit
                 if bm25 is not None:
                     counts["bm25@10"] += set(wanted) <= {ordered[i] for i in bm25.top(q["question"], 10)}
                 if dense is not None:
@@ -219,7 +226,10 @@ def run_locomo(path: Path, project, provider: str, halves=("tune", "heldout")) -
                      **{k: round(counts[k] / n, 3) for k in ("search@5", "search@10", "decorate@2000", "bm25@10")},
                      "dense@10": round(counts["dense@10"] / n, 3) if dense_on else None,
                      "search_ms": round(counts["search_ms"] / n, 2), "decorate_ms": round(counts["decorate_ms"] / n, 2),
-                     "provider": provider}
+                     "provider": provider,
+                     "categories": {CATEGORIES[c]: {"questions": v["questions"],
+                                                    **{k: round(v[k] / v["questions"], 3) for k in v if k != "questions"}}
+                                    for c, v in sorted(by_category.items())}}
     return out
 
 
@@ -332,6 +342,16 @@ def table(results: dict) -> list[str]:
             lines.append(f"| {provider} | LoCoMo {half} | {r['questions']} | {_cell(r['search@5'])} "
                          f"| {_cell(r['search@10'])} | {_cell(r['decorate@2000'])} | {_cell(r['bm25@10'])} "
                          f"| {_cell(r['dense@10'])} | {r['search_ms']:.2f} | {r['decorate_ms']:.2f} |")
+    lines += ["", "Per LoCoMo category (search top 5 / top 10 / decorate@2000; questions):", "",
+              "| provider | half | " + " | ".join(CATEGORIES.values()) + " |", "|---|---|" + "---:|" * len(CATEGORIES)]
+    for provider, halves in results.items():
+        for half, r in halves.get("locomo", {}).items():
+            cells = []
+            for name in CATEGORIES.values():
+                c = r.get("categories", {}).get(name)
+                cells.append(f"{c['search@5']:.2f} / {c['search@10']:.2f} / {c['decorate@2000']:.2f} ({c['questions']})"
+                             if c else "—")
+            lines.append(f"| {provider} | LoCoMo {half} | " + " | ".join(cells) + " |")
     return lines + [""] + corpus_table(results)
 
 

@@ -11,6 +11,7 @@ by the entry id, so indexing is idempotent (a re-run replaces the same rows).
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 import re
@@ -32,15 +33,18 @@ PREV_SHARE = 0.7  # share of the previous message's score a message gets (it may
 NEXT_SHARE = 0.3  # share of the next message's score a message gets
 SPEAKER_BOOST = 1.5  # a message by a speaker the query names ("Name: text") weighs this much more
 NEIGHBOUR_MIN_WORDS = 5
-FUSE_DEPTH = 50  # how deep each list goes into reciprocal rank fusion
-RRF_K = 60
-LEXICAL_WEIGHT = 1.0  # RRF weights: equal (the only setting measured, see docs/benchmarks.md)
-DENSE_WEIGHT = 1.0
+FUSE_DEPTH = 50  # nearest vectors that take part in the ranking (with a provider on)
+# A nearest vector adds up to this share of the best lexical score (its cosine rescaled 1..0 over
+# the FUSE_DEPTH nearest). Measured on LoCoMo's tuning half (docs/benchmarks.md): 0.5 best of
+# 0.2–0.8; reciprocal rank fusion with equal weights lost to lexical alone.
+DENSE_WEIGHT = 0.5
 SPREAD_FROM = 30  # how many of the best candidates spread to their neighbours
 BM25_K1, BM25_B = 1.2, 0.5
 DATE_BOOST = 3.0  # a message written on a date the query names weighs this much more
 NAMED_SPEAKER_TERM = 1.0  # weight of a query term that is a named speaker, as a word of a message
 COMMON_WEIGHT = 0.25  # a term that fills its cap says little about which message is meant
+DAY_SHARE = 0.2  # a message also scores this share of its day's DAY_TOP best scores (session prior)
+DAY_TOP = 3
 
 # Words too common to say anything about what a message is about.
 STOPWORDS = frozenset("""
@@ -210,6 +214,13 @@ def _date(value) -> str:
     return value.astimezone(UTC).date().isoformat()
 
 
+def _day(value) -> str:
+    """`_date` without parsing for what the index stores on SQLite (UTC ISO text)."""
+    if isinstance(value, str) and value.endswith("+00:00") and value[4:5] == "-":
+        return value[:10]
+    return _date(value)
+
+
 def _snippet(text: str, terms: list[str]) -> str:
     """The message itself when short; else a window of it around the first matching term."""
     text = " ".join(text.split())
@@ -307,11 +318,12 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     A higher score is a better match. `neighbours`: each hit also carries "context", the
     messages right before and after it (older than `before_seq`), for evidence that spans turns.
     `query_vector`: (model key, unit vector) of the query (memories.embeddings.embed_query); the
-    lexical ranking and the nearest stored vectors of that model are then fused by reciprocal
-    rank fusion (RRF), so a paraphrase with no word in common can still be found.
+    FUSE_DEPTH nearest stored vectors of that model join the candidates and add their closeness
+    (weighted DENSE_WEIGHT, on the lexical scale) to the score, so a paraphrase with no word in
+    common can still be found.
 
     Cost is bounded by the index, whatever the memory's size (with vectors: plus at most
-    embeddings.DENSE_SCAN_CAP vectors and FUSE_DEPTH rows by primary key): at most MAX_QUERY_TERMS single-term
+    embeddings.DENSE_SCAN_CAP vectors and FUSE_DEPTH rows by (memory, seq)): at most MAX_QUERY_TERMS single-term
     reads and MAX_PAIR_READS conjunctive reads, each returning at most PER_TERM_CAP rows, then
     at most 2·SPREAD_FROM neighbour rows by (memory, seq), plus 2·limit for `neighbours`. A term rarer than the cap is read whole, so
     its old matches are all candidates; a common term (one that fills its cap) is also read in
@@ -319,8 +331,10 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     still found although each term alone would only return its newest matches. Candidates are
     scored with BM25 (document frequencies from the same bounded answers; a term that fills its
     cap counts as common and weighs little). A message also scores PREV_SHARE / NEXT_SHARE of
-    the terms it lacks that the message before / after it matches, and SPEAKER_BOOST more when it
-    is written "Name: text" by a speaker the query names. Nothing reads or ranks the rest of the memory.
+    the terms it lacks that the message before / after it matches, SPEAKER_BOOST more when it
+    is written "Name: text" by a speaker the query names, DATE_BOOST more when written on a date
+    the query names, and DAY_SHARE of its day's DAY_TOP best scores (a session about the topic).
+    Nothing reads or ranks the rest of the memory.
     """
     words, dates = query_dates(query)
     terms = query_terms(words)
@@ -366,26 +380,35 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
             pool[seq] = row
     # Speakers named by the query, among the best candidates' speakers (bounded: SPREAD_FROM rows).
     names = _speakers_named([rows[e] for _, _, e, _ in top], terms)
-    final: dict[int, tuple[float, tuple]] = {}
-    for seq, row in pool.items():
+    # With vectors, the nearest stored messages join the candidates (a paraphrase shares no word).
+    closeness = _closeness(memory_id, query_vector, before_seq) if query_vector else {}
+    if closeness:
+        pool.update(_rows_by_seq(memory_id, [seq for seq in closeness if seq not in pool]))
+    lexical: dict[int, float] = {}
+    for seq in pool:
         mine = own.get(seq, {})
         if names and NAMED_SPEAKER_TERM != 1.0:
             mine = {t: v * NAMED_SPEAKER_TERM if t in names else v for t, v in mine.items()}
         # From a neighbour, only the terms this message lacks: a reply that repeats the message's
         # words adds nothing, a question whose answer this message is adds its words.
-        score = (sum(mine.values()) + PREV_SHARE * _lacking(own.get(seq - 1), mine)
-                 + NEXT_SHARE * _lacking(own.get(seq + 1), mine))
+        lexical[seq] = (sum(mine.values()) + PREV_SHARE * _lacking(own.get(seq - 1), mine)
+                        + NEXT_SHARE * _lacking(own.get(seq + 1), mine))
+    # Meaning adds to the words on the lexical scale (DENSE_WEIGHT of the best lexical score), so
+    # the speaker, date and day weights below apply to both alike.
+    scale = max(lexical.values(), default=0.0) or 1.0
+    final: list[tuple[float, int, str, tuple]] = []
+    for seq, row in pool.items():
+        score = lexical[seq] + DENSE_WEIGHT * scale * closeness[seq] if seq in closeness else lexical[seq]
         if names and _speaker(row[5]) in names:
             score *= 1 + SPEAKER_BOOST
-        if dates and _on_date(_date(row[4]), dates):
+        day = _day(row[4])
+        if dates and _on_date(day, dates):
             score *= 1 + DATE_BOOST
-        final[seq] = (score, row)
-    ranked = sorted(final.items(), key=lambda kv: (-kv[1][0], -kv[0]))
-    if query_vector:
-        ranked = _fuse(memory_id, ranked, query_vector, before_seq)
-        near.update({seq: row for seq, (_, row) in ranked})
-    ranked = ranked[:limit]
-    out = [_hit(row, terms, score) for _, (score, row) in ranked]
+        final.append((score, seq, day, row))
+    if DAY_SHARE:
+        final = _day_prior(final)
+    ranked = heapq.nlargest(limit, final, key=lambda f: (f[0], f[1]))
+    out = [_hit(row, terms, score) for score, _, _, row in ranked]
     if neighbours and out:
         around = {**near, **{r[1]: r for r in rows.values()}}
         missing = [h["seq"] for h in out if h["seq"] - 1 not in around or h["seq"] + 1 not in around]
@@ -395,23 +418,29 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     return out
 
 
-def _fuse(memory_id: str, ranked: list, query_vector: tuple[str, list[float]], before_seq: int | None) -> list:
-    """Reciprocal rank fusion of the lexical ranking [(seq, (score, row))] with the nearest vectors:
-    score = Σ 1 / (RRF_K + rank) over the two lists (each cut at FUSE_DEPTH)."""
+def _closeness(memory_id: str, query_vector: tuple[str, list[float]], before_seq: int | None) -> dict[int, float]:
+    """{seq: 0..1} for the FUSE_DEPTH nearest stored vectors: the cosine rescaled so the nearest
+    is 1 and the FUSE_DEPTH-th is 0 (cosines of different queries are not comparable)."""
     model, vector = query_vector
     dense = embeddings.nearest(memory_id=memory_id, model=model, query=vector, limit=FUSE_DEPTH,
                                before_seq=before_seq)
-    fused: dict[int, float] = {}
-    for rank, (seq, _) in enumerate(ranked[:FUSE_DEPTH]):
-        fused[seq] = fused.get(seq, 0.0) + LEXICAL_WEIGHT / (RRF_K + rank + 1)
-    for rank, (_, seq, _) in enumerate(dense):
-        fused[seq] = fused.get(seq, 0.0) + DENSE_WEIGHT / (RRF_K + rank + 1)
-    rows = {seq: row for seq, (_, row) in ranked}
-    missing = [seq for seq in fused if seq not in rows]
-    if missing:
-        rows.update(_rows_by_seq(memory_id, missing))
-    order = sorted((seq for seq in fused if seq in rows), key=lambda seq: (-fused[seq], -seq))
-    return [(seq, (fused[seq] * 100, rows[seq])) for seq in order]
+    if not dense:
+        return {}
+    hi, lo = dense[0][0], dense[-1][0]
+    span = (hi - lo) or 1.0
+    return {seq: max(0.0, (cos - lo) / span) for cos, seq, _ in dense}
+
+
+def _day_prior(final: list[tuple[float, int, str, tuple]]) -> list[tuple[float, int, str, tuple]]:
+    """[(score, seq, day, row)] with each message also scoring DAY_SHARE of how well its day
+    matches the query (the sum of that day's DAY_TOP best scores): a day is a session, and a
+    session about the topic holds the answer more often than one stray match elsewhere. Linear
+    in the candidates."""
+    by_day: dict[str, list[float]] = {}
+    for score, _, day, _ in final:
+        by_day.setdefault(day, []).append(score)
+    day_score = {d: sum(heapq.nlargest(DAY_TOP, v)) if len(v) > DAY_TOP else sum(v) for d, v in by_day.items()}
+    return [(score + DAY_SHARE * day_score[day], seq, day, row) for score, seq, day, row in final]
 
 
 def _rows_by_seq(memory_id: str, seqs: list[int]) -> dict[int, tuple]:

@@ -1,5 +1,5 @@
 """Embedding providers and semantic recall: the openai-compatible provider against a real local
-stub server, vectors stored by the worker, decorate embedding only its query, RRF fusion finding a
+stub server, vectors stored by the worker, decorate embedding only its query, fusion finding a
 paraphrase, a model change re-embedding in the background, a provider outage staying lexical."""
 
 from __future__ import annotations

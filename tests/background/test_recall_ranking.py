@@ -1,6 +1,7 @@
 """Recall ranking properties on small fixtures: old matches of common words are still found,
-a reply next to the match comes along, the recall block grows with the budget, RRF fusion, the
-facts block ranked by relevance, and the rule extractor on the generated corpus's held-out half."""
+a reply next to the match comes along, the recall block grows with the budget, fusion with
+vectors, the day prior, the facts block ranked by relevance, and the rule extractor on the
+generated corpus's held-out half."""
 
 from __future__ import annotations
 
@@ -187,3 +188,53 @@ def test_dates_in_a_question_are_read_and_left_out_of_its_words():
     assert dates == [(2023, 6, 16), (None, 3, 3), (2023, 5, None), (2023, 7, 1)]
     assert "june" not in recall.query_terms(words) and "happened" in recall.query_terms(words)
     assert recall.query_dates("May I ask something?")[1] == []
+
+
+def _dated(memory, days: dict[int, str]) -> None:
+    """Give these seqs their day (as the bench does) and re-index, so the index carries the dates."""
+    from datetime import UTC, datetime
+
+    for seq, day in days.items():
+        Entry.objects.filter(memory=memory, seq=seq).update(created_at=datetime.fromisoformat(day).replace(tzinfo=UTC))
+    recall.index_entries(memory_id=memory.id, entry_ids=list(Entry.objects.filter(memory=memory).values_list("id", flat=True)))
+
+
+def test_of_two_equal_matches_the_one_from_the_day_about_the_topic_ranks_first(cast, monkeypatch):
+    memory = _memory(cast, [["We planned the vegetable garden beds this morning.", "Sounds fun."],
+                            ["I ordered tomato seeds online.", "Nice."],
+                            ["I sorted tomato seeds online.", "Good."]])
+    _dated(memory, {1: "2024-03-01T09:00", 2: "2024-03-01T09:01", 3: "2024-03-01T09:02", 4: "2024-03-01T09:03",
+                    5: "2024-03-09T18:00", 6: "2024-03-09T18:01"})
+    query = "Which tomato seeds for the vegetable garden?"
+    on_topic, elsewhere = 3, 5  # both match "tomato seeds" only; seq 5 is newer
+    seqs = [h["seq"] for h in recall.search(memory_id=memory.id, query=query, limit=5)]
+    assert seqs.index(on_topic) < seqs.index(elsewhere)
+    monkeypatch.setattr(recall, "DAY_SHARE", 0.0)  # without the day's weight the newer one wins the tie
+    seqs = [h["seq"] for h in recall.search(memory_id=memory.id, query=query, limit=5)]
+    assert seqs.index(elsewhere) < seqs.index(on_topic)
+
+
+def test_meaning_adds_to_a_strong_word_match_without_overtaking_it(cast):
+    memory = _memory(cast, [["The harbour ferry to Vis leaves at nine.", "ok"], ["The harbour cafe opens late.", "ok"],
+                            ["I adore my dog Biscuit.", "ok"]])
+    rows = {e.content: e for e in Entry.objects.filter(memory=memory, role="user")}
+    model = "test:fake"
+    vectors = {"The harbour ferry to Vis leaves at nine.": [0.0, 1.0], "The harbour cafe opens late.": [0.6, 0.8],
+               "I adore my dog Biscuit.": [1.0, 0.0]}
+    embeddings.VectorStore.put(memory_id=memory.id, model=model,
+                               items=[(rows[t].id, rows[t].seq, v) for t, v in vectors.items()])
+    hits = recall.search(memory_id=memory.id, query="harbour ferry", limit=3, query_vector=(model, [1.0, 0.0]))
+    snippets = [h["snippet"] for h in hits]
+    # Two query words beat one word plus the nearest vector; the dog line, found only by meaning, is
+    # still a candidate but ranks below both word matches (its meaning is worth half the best words).
+    assert snippets == ["The harbour ferry to Vis leaves at nine.", "The harbour cafe opens late.", "I adore my dog Biscuit."]
+
+
+def test_an_inflected_form_finds_the_message_on_either_index(cast):
+    """SQLite's porter tokenizer and PostgreSQL's english configuration both stem: "hike" finds
+    "hiking", "sister" finds "sisters" (the lead's service run covers PostgreSQL)."""
+    memory = _memory(cast, [["I went hiking with my sisters near the glaciers.", "Sounds lovely."]]
+                     + [[f"Lunch plan number {i}: soup at noon.", "Fine."] for i in range(5)])
+    for query in ("Did I hike with my sister?", "which glacier"):
+        hits = recall.search(memory_id=memory.id, query=query, limit=1)
+        assert hits and hits[0]["snippet"] == "I went hiking with my sisters near the glaciers.", query
