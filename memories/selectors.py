@@ -22,17 +22,40 @@ WINDOW_COLUMNS = ("seq", "turn", "role", "content", "parts", "name", "tool_calls
 FIRST_CHUNK = 64
 
 
-_MEMORY_SQL = f"SELECT * FROM {Memory._meta.db_table} WHERE id = %s AND project_id = %s"
+_MEMORY_FIELDS = Memory._meta.concrete_fields
+_MEMORY_SQL = (f"SELECT {', '.join(f.column for f in _MEMORY_FIELDS)} FROM {Memory._meta.db_table} "
+               "WHERE id = %s AND project_id = %s")
+_memory_converters: dict[str, dict] = {}
+
+
+def _memory_row_converters() -> dict:
+    """The ORM's own column converters for a Memory row (JSON decoding, SQLite datetimes), built
+    once per database vendor: position -> (converters, column expression)."""
+    found = _memory_converters.get(connection.vendor)
+    if found is None:
+        compiler = connection.ops.compiler("SQLCompiler")(Memory.objects.all().query, connection, connection.alias)
+        found = compiler.get_converters([f.get_col(Memory._meta.db_table) for f in _MEMORY_FIELDS])
+        _memory_converters[connection.vendor] = found
+    return found
 
 
 def memory_get(*, project: Project, memory_id: str) -> Memory:
     """The one way API code reaches a memory: scoped to the key's project, else 404."""
-    # A raw query (same columns, same scoping) skips the ORM's query compilation, which costs
-    # more than the lookup itself on decorate's hot path.
-    memory = next(iter(Memory.objects.raw(_MEMORY_SQL, [memory_id, project.pk])), None)
-    if memory is None:
+    # A plain query with the ORM's converters and `from_db` (same columns, same scoping, the same
+    # instance): the ORM's query compilation and raw-query machinery cost more than the lookup
+    # itself on decorate's and report's hot path.
+    with connection.cursor() as cursor:
+        cursor.execute(_MEMORY_SQL, [memory_id, project.pk])
+        row = cursor.fetchone()
+    if row is None:
         raise NotFound(f"No memory '{memory_id}' in this project.", hint="Use an id that POST /v1/memories returned.")
-    return memory
+    values = list(row)
+    for pos, (converters, expression) in _memory_row_converters().items():
+        value = values[pos]
+        for convert in converters:
+            value = convert(value, expression, connection)
+        values[pos] = value
+    return Memory.from_db(connection.alias, None, values)
 
 
 METADATA_KEY_MAX = 100
@@ -105,10 +128,15 @@ def _window_rows(memory_id: str, before_seq: int | None, first_chunk: int):
                 params.append(chunk)
             cursor.execute(_window_sql(before=cursor_seq is not None, limit=not lazy), params)
             count = 0
-            for row in cursor if lazy else cursor.fetchall():
-                count += 1
-                # JSON columns arrive as text (Django's JSONField decodes them; we skip the ORM here).
-                yield (row[0], row[1], row[2], row[3], _json(row[4]), row[5], _json(row[6]), row[7], row[8])
+            # The driver's cursor itself, with Django's error mapping once around the loop (not
+            # one wrapper generator step per row).
+            with connection.wrap_database_errors:
+                for row in cursor.cursor if lazy else cursor.fetchall():
+                    count += 1
+                    if row[4] is not None or row[6] is not None:
+                        # JSON columns arrive as text (Django's JSONField decodes them; we skip the ORM here).
+                        row = (row[0], row[1], row[2], row[3], _json(row[4]), row[5], _json(row[6]), row[7], row[8])
+                    yield row
             if lazy or count < chunk:
                 return
             cursor_seq = row[0]

@@ -3,8 +3,11 @@ open) and the pipeline's commit-flag flips, with the memory's counters kept in s
 
 from __future__ import annotations
 
+import json
 import logging
 
+import orjson
+from django.db import connection
 from django.db.models import F
 from django.utils import timezone
 
@@ -54,6 +57,67 @@ def entries_append(*, memory: Memory, items: list[dict], turn_input: str | None 
     memory.save(update_fields=["last_seq", "last_turn", "message_count", "token_count", "last_used_at", "updated_at",
                                *also_save])
     return entries
+
+
+# The report's common case (assistant messages, tool calls and results joining the newest turn)
+# as three plain statements: it is the write path's hot spot, and the ORM's query compilation,
+# model instances and the separate lock read cost more than the writes themselves.
+_ENTRY_COLUMNS = ("memory_id", "seq", "turn", "kind", "role", "content", "parts", "name", "tool_calls",
+                  "tool_call_id", "task_id", "key", "value", "committed", "tokens", "created_at")
+_JSON_COLUMNS = frozenset({"parts", "tool_calls", "value"})
+
+
+def _join_turn_sql() -> str:
+    memory, entry = Memory._meta.db_table, Entry._meta.db_table
+    return (f"UPDATE {memory} SET last_seq = last_seq + %s, message_count = message_count + %s, "
+            "token_count = token_count + %s, last_used_at = %s, updated_at = %s "
+            f"WHERE id = %s AND last_turn > 0 RETURNING last_seq, last_turn, "
+            f"(SELECT MIN(seq) FROM {entry} WHERE {entry}.memory_id = {memory}.id AND {entry}.turn = {memory}.last_turn)")
+
+
+def _insert_sql(rows: int) -> str:
+    q = connection.ops.quote_name
+    cast = "::jsonb" if connection.vendor == "postgresql" else ""
+    marks = "(" + ", ".join(f"%s{cast}" if c in _JSON_COLUMNS else "%s" for c in _ENTRY_COLUMNS) + ")"
+    return (f"INSERT INTO {q(Entry._meta.db_table)} ({', '.join(q(c) for c in _ENTRY_COLUMNS)}) VALUES "
+            + ", ".join([marks] * rows))
+
+
+def _json(value) -> str | None:
+    if value is None:
+        return None
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # what orjson refuses (an integer beyond 64 bits) the ORM's json.dumps stores
+        return json.dumps(value)
+
+
+def messages_join_turn(*, memory_id: str, items: list[dict]) -> tuple[int, int, int] | None:
+    """Append committed non-user messages (`entry_fields`) to the memory's newest turn, inside the
+    caller's transaction: one UPDATE of the memory row (which also locks it, as `memory_lock`
+    does) returning the new sequence, the turn and the turn's first seq, then one multi-row INSERT.
+
+    Returns (last_seq, turn, turn_start_seq), or None when the memory has no turn yet (the
+    first entry opens one: use `entries_append`). Same rows and counters as `entries_append`.
+    """
+    assert items and all(i["kind"] == "message" and i["role"] != "user" for i in items)
+    now = timezone.now()
+    stamp = connection.ops.adapt_datetimefield_value(now)
+    tokens = sum(i["tokens"] for i in items)
+    with connection.cursor() as cursor:
+        cursor.execute(_join_turn_sql(), [len(items), len(items), tokens, stamp, stamp, memory_id])
+        found = cursor.fetchone()
+        if found is None:
+            return None
+        last_seq, turn, turn_start = found
+        first = last_seq - len(items) + 1
+        params: list = []
+        for seq, item in enumerate(items, start=first):
+            params += [memory_id, seq, turn, "message", item["role"], item["content"], _json(item["parts"]),
+                       item["name"], _json(item["tool_calls"]), item["tool_call_id"], "", "", None, True,
+                       item["tokens"], stamp]
+        cursor.execute(_insert_sql(len(items)), params)
+    return last_seq, turn, turn_start if turn_start is not None else first
 
 
 def entries_set_committed(*, memory: Memory, entry_ids: list[int], committed: bool) -> int:
