@@ -6,9 +6,9 @@ from __future__ import annotations
 import atexit
 import logging
 import os
-import time
 import queue
 import threading
+import time
 from datetime import timedelta
 
 import orjson
@@ -44,8 +44,13 @@ def outbox_enqueue(*, memory_id: str, payload: dict, kind: str = "report") -> in
 class _Publisher:
     """Hands committed outbox rows to the broker off the request thread: a publish (Celery's
     message building and the broker round trip, or a broker timeout) is not part of report's
-    answer. A row whose publish is lost (the process exits first, the broker is down) stays
-    unprocessed, and the sweep re-queues it. With `task_always_eager` (tests) it publishes inline."""
+    answer. Rows committed within LINGER_SECONDS of each other go as one message (up to
+    MAX_BATCH), so a busy process pays one publish per burst, not one per report. A row whose
+    publish is lost (the process exits first, the broker is down) stays unprocessed, and the
+    sweep re-queues it. With `task_always_eager` (tests) it publishes inline."""
+
+    LINGER_SECONDS = 0.01
+    MAX_BATCH = 50
 
     def __init__(self) -> None:
         self._queue: queue.SimpleQueue[int] = queue.SimpleQueue()
@@ -67,27 +72,39 @@ class _Publisher:
                     self._pid = os.getpid()
         self._queue.put(outbox_id)
 
-    @staticmethod
-    def _run(pending: queue.SimpleQueue) -> None:
+    @classmethod
+    def _run(cls, pending: queue.SimpleQueue) -> None:
         while True:
-            outbox_publish(outbox_id=pending.get())
+            batch = [pending.get()]
+            time.sleep(cls.LINGER_SECONDS)  # let the rest of a burst arrive
+            while len(batch) < cls.MAX_BATCH:
+                try:
+                    batch.append(pending.get_nowait())
+                except queue.Empty:
+                    break
+            outbox_publish(outbox_id=batch if len(batch) > 1 else batch[0])
 
     def drain(self, seconds: float = 2.0) -> None:
         """At exit: publish what is still waiting, for a moment (the sweep gets the rest)."""
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
-            try:
-                outbox_id = self._queue.get_nowait()
-            except queue.Empty:
+            batch = []
+            while len(batch) < self.MAX_BATCH:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            if not batch:
                 return
-            outbox_publish(outbox_id=outbox_id)
+            outbox_publish(outbox_id=batch)
 
 
 _publisher = _Publisher()
 
 
-def outbox_publish(*, outbox_id: int) -> bool:
-    """Hand a row to the broker. A broker outage is logged, not raised: the sweep re-queues it."""
+def outbox_publish(*, outbox_id: int | list[int]) -> bool:
+    """Hand a row (or a batch of rows, one message) to the broker. A broker outage is logged, not
+    raised: the sweep re-queues them."""
     try:
         process_outbox.apply_async(args=[outbox_id], retry=False)
         return True
