@@ -12,13 +12,14 @@
   boundary and inside streamed model calls; it is never continued past: the turn ends
   EXECUTION_INTERRUPTED and everything this attempt wrote is uncommitted (the input stays).
 * Every event is recorded (TurnEvent) so every turn is replayable, and handed to `listener`.
-* Liveness: a lease renewed by a small thread; a turn whose lease expired reads as
+* Liveness: a lease renewed by one small thread per process; a turn whose lease expired reads as
   EXECUTION_INTERRUPTED (see `selectors.turn_state`).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 import traceback
@@ -193,27 +194,56 @@ class _EventLog:
         self.flushed_at = time.monotonic()
 
 
-class _Lease(threading.Thread):
-    """Renews the turn's lease while it runs (a dead process stops renewing it)."""
+class _Leases:
+    """Renews the lease of every turn this process is running, from one thread per process
+    (started on first use, again after a fork), every third of the lease: a dead process stops
+    renewing, so its turns read as interrupted. Holding a lease costs a set insert, not a thread
+    start per turn."""
 
-    def __init__(self, memory_id: str, turn: int):
-        super().__init__(daemon=True, name=f"lease-{memory_id}-{turn}")
-        self.memory_id, self.turn = memory_id, turn
-        self.done = threading.Event()
+    def __init__(self) -> None:
+        self._held: dict[tuple[str, int], int] = {}
+        self._lock = threading.Lock()
+        self._pid = 0
 
-    def run(self) -> None:
-        every = max(1.0, lease_seconds() / 3)
-        try:
-            while not self.done.wait(every):
-                Turn.objects.filter(memory_id=self.memory_id, number=self.turn, state=Turn.State.IN_PROGRESS).update(
+    def hold(self, memory_id: str, turn: int) -> tuple[str, int]:
+        key = (memory_id, turn)
+        with self._lock:
+            self._held[key] = self._held.get(key, 0) + 1
+            if self._pid != os.getpid():
+                self._pid = os.getpid()
+                threading.Thread(target=self._run, daemon=True, name="turn-leases").start()
+        return key
+
+    def release(self, key: tuple[str, int]) -> None:
+        with self._lock:
+            left = self._held.get(key, 0) - 1
+            if left > 0:
+                self._held[key] = left
+            else:
+                self._held.pop(key, None)
+
+    def renew(self) -> int:
+        """Push every held lease forward now; returns how many turns were renewed."""
+        with self._lock:
+            held = list(self._held)
+        renewed = 0
+        for memory_id, turn in held:
+            try:
+                renewed += Turn.objects.filter(memory_id=memory_id, number=turn, state=Turn.State.IN_PROGRESS).update(
                     lease_expires_at=lease_deadline())
-        except Exception:  # noqa: BLE001 - a missed renewal only risks an early "interrupted" read
-            log.warning("lease renewal failed for %s turn %s", self.memory_id, self.turn, exc_info=True)
-        finally:
-            connection.close()
+            except Exception:  # noqa: BLE001 - a missed renewal only risks an early "interrupted" read
+                log.warning("lease renewal failed for %s turn %s", memory_id, turn, exc_info=True)
+        return renewed
 
-    def stop(self) -> None:
-        self.done.set()
+    def _run(self) -> None:
+        while True:
+            time.sleep(max(1.0, lease_seconds() / 3))
+            if self._held:
+                self.renew()
+                connection.close()
+
+
+_leases = _Leases()
 
 
 def turn_execute(*, handle: TurnHandle, stream: bool = False, listener: Listener | None = None,
@@ -222,13 +252,12 @@ def turn_execute(*, handle: TurnHandle, stream: bool = False, listener: Listener
     if conversation is None or conversation.pk != handle.conversation_id:
         conversation = Conversation.objects.select_related("agent", "memory").get(pk=handle.conversation_id)
     events = _EventLog(handle, listener)
-    lease = _Lease(handle.memory_id, handle.turn)
-    lease.start()
+    lease = _leases.hold(handle.memory_id, handle.turn)
     started = time.monotonic()
     try:
         state, actions, output, task_errors, runs = _run_tasks(conversation, handle, events, stream)
     except Exception as exc:
-        lease.stop()
+        _leases.release(lease)
         log.error("turn %s/%s crashed (request %s)", handle.conversation_id, handle.turn, request_id or "-",
                   exc_info=True)
         Turn.objects.filter(memory_id=handle.memory_id, number=handle.turn).update(
@@ -237,7 +266,7 @@ def turn_execute(*, handle: TurnHandle, stream: bool = False, listener: Listener
         events.emit("error", {"message": "Something went wrong on our side.", "requestId": request_id})
         events.flush()
         raise TurnCrashed(str(exc)) from exc
-    lease.stop()
+    _leases.release(lease)
     duration = int((time.monotonic() - started) * 1000)
     snapshot = snapshot_of(conversation_id=handle.conversation_id, turn=handle.turn, state=state, output=output,
                            actions=actions, task_errors=task_errors)
