@@ -82,6 +82,43 @@ def _next_event_seq(conversation_id: str, turn: int) -> int:
 
 Admit = Callable[[Conversation], None]
 
+# The bookkeeping every turn does, as plain statements (the pipeline's per-turn overhead is
+# mostly the ORM compiling them).
+_LAST_TURN_SQL = (f"SELECT id, lease_expires_at IS NULL OR lease_expires_at >= %s FROM {Turn._meta.db_table} "
+                  "WHERE memory_id = %s AND state = 'IN_PROGRESS' AND number = "
+                  f"(SELECT MAX(number) FROM {Turn._meta.db_table} WHERE memory_id = %s)")
+_CONVERSATION_STATE_SQL = f"UPDATE {Conversation._meta.db_table} SET state = %s, updated_at = %s WHERE id = %s"
+
+
+def _last_turn_running(memory_id: str) -> tuple[int, bool] | None:
+    """(id, lease live?) of the memory's newest turn when it is IN_PROGRESS, else None."""
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    with connection.cursor() as cursor:
+        cursor.execute(_LAST_TURN_SQL, [now, memory_id, memory_id])
+        row = cursor.fetchone()
+    return (row[0], bool(row[1])) if row else None
+
+
+def _turn_finish(handle: TurnHandle, *, state: str, actions: list, output: list, task_errors: list,
+                 duration_ms: int) -> None:
+    fields = [Turn._meta.get_field(n) for n in ("state", "actions", "output", "task_errors", "lease_expires_at",
+                                                 "finished_at", "duration_ms")]
+    values = [state, actions, output, task_errors, None, timezone.now(), duration_ms]
+    q = connection.ops.quote_name
+    cast = "::jsonb" if connection.vendor == "postgresql" else ""
+    sets = ", ".join(f"{q(f.column)} = %s{cast if f.name in ('actions', 'output', 'task_errors') else ''}"
+                     for f in fields)
+    with connection.cursor() as cursor:
+        cursor.execute(f"UPDATE {q(Turn._meta.db_table)} SET {sets} WHERE memory_id = %s AND number = %s",
+                       [f.get_db_prep_save(v, connection) for f, v in zip(fields, values, strict=True)]
+                       + [handle.memory_id, handle.turn])
+
+
+def _conversation_state(conversation_id: str, state: str) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(_CONVERSATION_STATE_SQL,
+                       [state, connection.ops.adapt_datetimefield_value(timezone.now()), conversation_id])
+
 
 def turn_begin(*, conversation: Conversation, text: str, admit: Admit | None = None) -> TurnHandle:
     """Store the input and open a turn (409 while another turn on this conversation runs).
@@ -95,24 +132,25 @@ def turn_begin(*, conversation: Conversation, text: str, admit: Admit | None = N
     policy = policy_of(conversation.agent.config)
     with transaction.atomic():
         memory = memory_lock(conversation.memory)
-        last = Turn.objects.filter(memory=memory).order_by("-number").first()
-        if last is not None and last.state == Turn.State.IN_PROGRESS:
-            if not last.lease_expired:
+        running = _last_turn_running(memory.id)
+        if running is not None:
+            turn_id, lease_live = running
+            if lease_live:
                 raise Conflict("A turn is still running on this conversation.",
                                hint="Wait for its `done` event (or GET the conversation), then say again.")
-            Turn.objects.filter(pk=last.pk).update(state=Turn.State.EXECUTION_INTERRUPTED, lease_expires_at=None)
+            Turn.objects.filter(pk=turn_id).update(state=Turn.State.EXECUTION_INTERRUPTED, lease_expires_at=None)
         if admit is not None:
             admit(conversation)
+        also_save = ()
         if memory.policy != policy.as_json():
             memory.policy = policy.as_json()
-            memory.save(update_fields=["policy"])
-        entries = entries_append(memory=memory, items=[entry_fields({"role": "user", "content": text})])
+            also_save = ("policy",)
+        # The input opens the turn, IN_PROGRESS under its lease from the start (one write).
+        entries = entries_append(memory=memory, items=[entry_fields({"role": "user", "content": text})],
+                                 also_save=also_save, turn_state={"state": Turn.State.IN_PROGRESS, "attempt": 1,
+                                                                  "lease_expires_at": lease_deadline()})
         number = memory.last_turn
-        Turn.objects.filter(memory=memory, number=number).update(
-            state=Turn.State.IN_PROGRESS, attempt=1,
-            lease_expires_at=lease_deadline(),
-        )
-        Conversation.objects.filter(pk=conversation.pk).update(state=Turn.State.IN_PROGRESS, updated_at=timezone.now())
+        _conversation_state(conversation.pk, Turn.State.IN_PROGRESS)
         # A new turn has no events yet: its ids start at 1.
         return TurnHandle(conversation.id, memory.id, number, 1, text, entries[0].seq, 1)
 
@@ -276,10 +314,9 @@ def turn_execute(*, handle: TurnHandle, stream: bool = False, listener: Listener
              events.emit("done", {"snapshot": snapshot}, deliver=False)]
     with transaction.atomic():
         TaskRun.objects.bulk_create(runs)
-        Turn.objects.filter(memory_id=handle.memory_id, number=handle.turn).update(
-            state=state, actions=actions, output=output, task_errors=task_errors, lease_expires_at=None,
-            finished_at=timezone.now(), duration_ms=duration)
-        Conversation.objects.filter(pk=handle.conversation_id).update(state=state, updated_at=timezone.now())
+        _turn_finish(handle, state=state, actions=actions, output=output, task_errors=task_errors,
+                     duration_ms=duration)
+        _conversation_state(handle.conversation_id, state)
         events.flush()
     for event in final:
         events.deliver(event)

@@ -23,8 +23,7 @@ FIRST_CHUNK = 64
 
 
 _MEMORY_FIELDS = Memory._meta.concrete_fields
-_MEMORY_SQL = (f"SELECT {', '.join(f.column for f in _MEMORY_FIELDS)} FROM {Memory._meta.db_table} "
-               "WHERE id = %s AND project_id = %s")
+_MEMORY_SQL = f"SELECT {', '.join(f.column for f in _MEMORY_FIELDS)} FROM {Memory._meta.db_table} WHERE id = %s"
 _memory_converters: dict[str, dict] = {}
 
 
@@ -39,16 +38,25 @@ def _memory_row_converters() -> dict:
     return found
 
 
-def memory_get(*, project: Project, memory_id: str) -> Memory:
-    """The one way API code reaches a memory: scoped to the key's project, else 404."""
-    # A plain query with the ORM's converters and `from_db` (same columns, same scoping, the same
-    # instance): the ORM's query compilation and raw-query machinery cost more than the lookup
-    # itself on decorate's and report's hot path.
+def memory_fetch(*, memory_id: str, project_id: str | None = None, lock: bool = False) -> Memory | None:
+    """One memory by id (and project, when given), or None; `lock` takes its row lock until the
+    transaction ends (SELECT … FOR UPDATE where the database has it; SQLite's write transaction
+    is the lock there).
+
+    A plain query with the ORM's converters and `from_db` (same columns, the same instance): the
+    ORM's query compilation and raw-query machinery cost more than the lookup itself on
+    decorate's, report's and the pipeline's hot paths."""
+    sql, params = _MEMORY_SQL, [memory_id]
+    if project_id is not None:
+        sql += " AND project_id = %s"
+        params.append(project_id)
+    if lock and connection.features.has_select_for_update:
+        sql += " FOR UPDATE"
     with connection.cursor() as cursor:
-        cursor.execute(_MEMORY_SQL, [memory_id, project.pk])
+        cursor.execute(sql, params)
         row = cursor.fetchone()
     if row is None:
-        raise NotFound(f"No memory '{memory_id}' in this project.", hint="Use an id that POST /v1/memories returned.")
+        return None
     values = list(row)
     for pos, (converters, expression) in _memory_row_converters().items():
         value = values[pos]
@@ -56,6 +64,14 @@ def memory_get(*, project: Project, memory_id: str) -> Memory:
             value = convert(value, expression, connection)
         values[pos] = value
     return Memory.from_db(connection.alias, None, values)
+
+
+def memory_get(*, project: Project, memory_id: str) -> Memory:
+    """The one way API code reaches a memory: scoped to the key's project, else 404."""
+    memory = memory_fetch(memory_id=memory_id, project_id=project.pk)
+    if memory is None:
+        raise NotFound(f"No memory '{memory_id}' in this project.", hint="Use an id that POST /v1/memories returned.")
+    return memory
 
 
 METADATA_KEY_MAX = 100
