@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import threading
@@ -27,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
+import orjson
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Max
@@ -112,6 +114,32 @@ def _turn_finish(handle: TurnHandle, *, state: str, actions: list, output: list,
         cursor.execute(f"UPDATE {q(Turn._meta.db_table)} SET {sets} WHERE memory_id = %s AND number = %s",
                        [f.get_db_prep_save(v, connection) for f, v in zip(fields, values, strict=True)]
                        + [handle.memory_id, handle.turn])
+
+
+_EVENT_COLUMNS = ("conversation_id", "turn", "attempt", "seq", "name", "data", "created_at")
+_EVENTS_PER_INSERT = 500
+
+
+def _json_text(value) -> str:
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # what orjson refuses (an integer beyond 64 bits) the ORM's json.dumps stores
+        return json.dumps(value)
+
+
+def _events_insert(rows: list[tuple]) -> None:
+    """TurnEvent rows as multi-row INSERTs (a streamed turn records one event per token)."""
+    cast = "::jsonb" if connection.vendor == "postgresql" else ""
+    stamp = connection.ops.adapt_datetimefield_value(timezone.now())
+    mark = f"(%s, %s, %s, %s, %s, %s{cast}, %s)"
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), _EVENTS_PER_INSERT):
+            part = rows[start:start + _EVENTS_PER_INSERT]
+            params: list = []
+            for conversation_id, turn, attempt, seq, name, data in part:
+                params += [conversation_id, turn, attempt, seq, name, _json_text(data), stamp]
+            cursor.execute(f"INSERT INTO {TurnEvent._meta.db_table} ({', '.join(_EVENT_COLUMNS)}) VALUES "
+                           + ", ".join([mark] * len(part)), params)
 
 
 def _conversation_state(conversation_id: str, state: str) -> None:
@@ -203,14 +231,13 @@ class _EventLog:
         self.handle = handle
         self.listener = listener
         self.seq = handle.first_event_seq - 1
-        self.pending: list[TurnEvent] = []
+        self.pending: list[tuple] = []  # TurnEvent rows: conversation_id, turn, attempt, seq, name, data
         self.flushed_at = time.monotonic()
 
     def emit(self, name: str, data: dict, *, deliver: bool = True) -> dict:
         self.seq += 1
         event = {"id": self.seq, "event": name, "data": data}
-        self.pending.append(TurnEvent(conversation_id=self.handle.conversation_id, turn=self.handle.turn,
-                                      attempt=self.handle.attempt, seq=self.seq, name=name, data=data))
+        self.pending.append((self.handle.conversation_id, self.handle.turn, self.handle.attempt, self.seq, name, data))
         if deliver:
             self.deliver(event)
         if name == "token" and time.monotonic() - self.flushed_at > self.FLUSH_SECONDS:
@@ -227,7 +254,7 @@ class _EventLog:
 
     def flush(self) -> None:
         if self.pending:
-            TurnEvent.objects.bulk_create(self.pending)
+            _events_insert(self.pending)
             self.pending = []
         self.flushed_at = time.monotonic()
 

@@ -129,9 +129,10 @@ def _json(value):
     return orjson.loads(value) if isinstance(value, (str, bytes)) else value
 
 
-def _window_rows(memory_id: str, before_seq: int | None, first_chunk: int):
-    """Window rows newest first, lazily. SQLite steps one statement as far as it is read;
-    elsewhere index range reads of growing size (a client-side cursor would fetch everything)."""
+def _window_chunks(memory_id: str, before_seq: int | None, first_chunk: int):
+    """Window rows newest first, a list of rows at a time (JSON columns still as the driver gives
+    them). SQLite steps one statement only as far as it is read; elsewhere index range reads of
+    growing size (a client-side cursor would fetch everything)."""
     lazy = connection.vendor == "sqlite"
     cursor_seq = before_seq
     chunk = first_chunk
@@ -143,20 +144,25 @@ def _window_rows(memory_id: str, before_seq: int | None, first_chunk: int):
             if not lazy:
                 params.append(chunk)
             cursor.execute(_window_sql(before=cursor_seq is not None, limit=not lazy), params)
-            count = 0
-            # The driver's cursor itself, with Django's error mapping once around the loop (not
-            # one wrapper generator step per row).
-            with connection.wrap_database_errors:
-                for row in cursor.cursor if lazy else cursor.fetchall():
-                    count += 1
-                    if row[4] is not None or row[6] is not None:
-                        # JSON columns arrive as text (Django's JSONField decodes them; we skip the ORM here).
-                        row = (row[0], row[1], row[2], row[3], _json(row[4]), row[5], _json(row[6]), row[7], row[8])
-                    yield row
-            if lazy or count < chunk:
+            if lazy:
+                # The driver's cursor itself, chunk by chunk, with Django's error mapping around it.
+                with connection.wrap_database_errors:
+                    while rows := cursor.cursor.fetchmany(chunk):
+                        yield rows
                 return
-            cursor_seq = row[0]
+            rows = cursor.fetchall()
+            yield rows
+            if len(rows) < chunk:
+                return
+            cursor_seq = rows[-1][0]
             chunk = min(chunk * 4, 4096)
+
+
+def _decoded(row: tuple) -> tuple:
+    if row[4] is None and row[6] is None:
+        return row
+    # JSON columns arrive as text (Django's JSONField decodes them; we skip the ORM here).
+    return (row[0], row[1], row[2], row[3], _json(row[4]), row[5], _json(row[6]), row[7], row[8])
 
 
 def memory_window(
@@ -167,22 +173,23 @@ def memory_window(
 
     Plain rows straight from the cursor (no ORM row machinery: this is decorate's hot path).
     `expected_rows` (from the memory's average message size) sizes the first read, so a typical
-    window is one index range read.
+    window is one index range read. Only the rows kept have their JSON columns decoded.
     """
     fitter = WindowFitter(budget, reserved, new_has_user)
+    push = fitter.push
     fetched: list[tuple] = []
-    first_chunk = max(FIRST_CHUNK, expected_rows or 0)
     exhausted = True
-    for row in _window_rows(memory_id, before_seq, first_chunk):
-        fetched.append(row)
-        if not fitter.push(row[8], row[2]):
-            exhausted = False
+    for rows in _window_chunks(memory_id, before_seq, max(FIRST_CHUNK, expected_rows or 0)):
+        fetched += rows
+        for row in rows:
+            if not push(row[8], row[2]):
+                exhausted = False
+                break
+        if not exhausted:
             break
     keep = fitter.result()
-    kept = fetched[:keep]
-    kept.reverse()
-    window = Window(rows=kept, tokens=sum(r[8] for r in kept),
-                    complete=exhausted and keep == len(fetched))
+    kept = [_decoded(r) for r in reversed(fetched[:keep])]
+    window = Window(rows=kept, tokens=sum(r[8] for r in kept), complete=exhausted and keep == fitter.seen)
     if kept:
         window.first_turn = kept[0][1]
         window.first_seq = kept[0][0]
