@@ -107,9 +107,7 @@ def _turn_finish(handle: TurnHandle, *, state: str, actions: list, output: list,
                                                  "finished_at", "duration_ms")]
     values = [state, actions, output, task_errors, None, timezone.now(), duration_ms]
     q = connection.ops.quote_name
-    cast = "::jsonb" if connection.vendor == "postgresql" else ""
-    sets = ", ".join(f"{q(f.column)} = %s{cast if f.name in ('actions', 'output', 'task_errors') else ''}"
-                     for f in fields)
+    sets = ", ".join(f"{q(f.column)} = %s" for f in fields)
     with connection.cursor() as cursor:
         cursor.execute(f"UPDATE {q(Turn._meta.db_table)} SET {sets} WHERE memory_id = %s AND number = %s",
                        [f.get_db_prep_save(v, connection) for f, v in zip(fields, values, strict=True)]
