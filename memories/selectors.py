@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 
 import orjson
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import QuerySet
 from django.db.models.fields.json import KeyTransform
 from threadless.window import WindowFitter
@@ -27,14 +27,14 @@ _MEMORY_SQL = f"SELECT {', '.join(f.column for f in _MEMORY_FIELDS)} FROM {Memor
 _memory_converters: dict[str, dict] = {}
 
 
-def _memory_row_converters() -> dict:
+def _memory_row_converters(db) -> dict:
     """The ORM's own column converters for a Memory row (JSON decoding, SQLite datetimes), built
     once per database vendor: position -> (converters, column expression)."""
-    found = _memory_converters.get(connection.vendor)
+    found = _memory_converters.get(db.vendor)
     if found is None:
-        compiler = connection.ops.compiler("SQLCompiler")(Memory.objects.all().query, connection, connection.alias)
+        compiler = db.ops.compiler("SQLCompiler")(Memory.objects.all().query, db, db.alias)
         found = compiler.get_converters([f.get_col(Memory._meta.db_table) for f in _MEMORY_FIELDS])
-        _memory_converters[connection.vendor] = found
+        _memory_converters[db.vendor] = found
     return found
 
 
@@ -46,24 +46,25 @@ def memory_fetch(*, memory_id: str, project_id: str | None = None, lock: bool = 
     A plain query with the ORM's converters and `from_db` (same columns, the same instance): the
     ORM's query compilation and raw-query machinery cost more than the lookup itself on
     decorate's, report's and the pipeline's hot paths."""
+    db = connections[DEFAULT_DB_ALIAS]  # one thread-local lookup, not one per attribute
     sql, params = _MEMORY_SQL, [memory_id]
     if project_id is not None:
         sql += " AND project_id = %s"
         params.append(project_id)
-    if lock and connection.features.has_select_for_update:
+    if lock and db.features.has_select_for_update:
         sql += " FOR UPDATE"
-    with connection.cursor() as cursor:
+    with db.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
     if row is None:
         return None
     values = list(row)
-    for pos, (converters, expression) in _memory_row_converters().items():
+    for pos, (converters, expression) in _memory_row_converters(db).items():
         value = values[pos]
         for convert in converters:
-            value = convert(value, expression, connection)
+            value = convert(value, expression, db)
         values[pos] = value
-    return Memory.from_db(connection.alias, None, values)
+    return Memory.from_db(db.alias, None, values)
 
 
 def memory_get(*, project: Project, memory_id: str) -> Memory:
@@ -133,10 +134,11 @@ def _window_chunks(memory_id: str, before_seq: int | None, first_chunk: int):
     """Window rows newest first, a list of rows at a time (JSON columns still as the driver gives
     them). SQLite steps one statement only as far as it is read; elsewhere index range reads of
     growing size (a client-side cursor would fetch everything)."""
-    lazy = connection.vendor == "sqlite"
+    db = connections[DEFAULT_DB_ALIAS]
+    lazy = db.vendor == "sqlite"
     cursor_seq = before_seq
     chunk = first_chunk
-    with connection.cursor() as cursor:
+    with db.cursor() as cursor:
         while True:
             params: list = [memory_id]
             if cursor_seq is not None:
@@ -146,7 +148,7 @@ def _window_chunks(memory_id: str, before_seq: int | None, first_chunk: int):
             cursor.execute(_window_sql(before=cursor_seq is not None, limit=not lazy), params)
             if lazy:
                 # The driver's cursor itself, chunk by chunk, with Django's error mapping around it.
-                with connection.wrap_database_errors:
+                with db.wrap_database_errors:
                     while rows := cursor.cursor.fetchmany(chunk):
                         yield rows
                 return
@@ -159,8 +161,6 @@ def _window_chunks(memory_id: str, before_seq: int | None, first_chunk: int):
 
 
 def _decoded(row: tuple) -> tuple:
-    if row[4] is None and row[6] is None:
-        return row
     # JSON columns arrive as text (Django's JSONField decodes them; we skip the ORM here).
     return (row[0], row[1], row[2], row[3], _json(row[4]), row[5], _json(row[6]), row[7], row[8])
 
@@ -188,7 +188,7 @@ def memory_window(
         if not exhausted:
             break
     keep = fitter.result()
-    kept = [_decoded(r) for r in reversed(fetched[:keep])]
+    kept = [r if r[4] is None and r[6] is None else _decoded(r) for r in reversed(fetched[:keep])]
     window = Window(rows=kept, tokens=sum(r[8] for r in kept), complete=exhausted and keep == fitter.seen)
     if kept:
         window.first_turn = kept[0][1]
