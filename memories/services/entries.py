@@ -3,6 +3,7 @@ open) and the pipeline's commit-flag flips, with the memory's counters kept in s
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 
@@ -38,12 +39,18 @@ _TURN_COLUMNS = ("memory_id", "number", "state", "input", "actions", "task_error
                  "lease_expires_at", "created_at")
 
 
-def _values_sql(table: str, columns: tuple[str, ...], json_columns: frozenset, rows: int, returning: str = "") -> str:
+@functools.lru_cache(maxsize=256)
+def _values_sql_for(vendor: str, table: str, columns: tuple[str, ...], json_columns: frozenset, rows: int,
+                    returning: str) -> str:
     q = connection.ops.quote_name
-    cast = "::jsonb" if connection.vendor == "postgresql" else ""
+    cast = "::jsonb" if vendor == "postgresql" else ""
     marks = "(" + ", ".join(f"%s{cast}" if c in json_columns else "%s" for c in columns) + ")"
     return (f"INSERT INTO {q(table)} ({', '.join(q(c) for c in columns)}) VALUES "
             + ", ".join([marks] * rows) + (f" RETURNING {returning}" if returning else ""))
+
+
+def _values_sql(table: str, columns: tuple[str, ...], json_columns: frozenset, rows: int, returning: str = "") -> str:
+    return _values_sql_for(connection.vendor, table, columns, json_columns, rows, returning)
 
 
 def _json(value) -> str | None:
@@ -134,6 +141,7 @@ def entries_append(*, memory: Memory, items: list[dict], turn_input: str | None 
 
 # The report's common case (assistant messages, tool calls and results joining the newest turn):
 # the memory row's UPDATE also locks it and finds the turn's start, so there is no lock read.
+@functools.lru_cache(maxsize=1)
 def _join_turn_sql() -> str:
     memory, entry = Memory._meta.db_table, Entry._meta.db_table
     return (f"UPDATE {memory} SET last_seq = last_seq + %s, message_count = message_count + %s, "

@@ -24,10 +24,12 @@ from memories.tasks import process_outbox
 log = logging.getLogger("threadless.memories")
 
 
+_INSERT_SQL = (f"INSERT INTO {Outbox._meta.db_table} (memory_id, kind, payload, created_at, attempts, last_error) "
+               "VALUES (%s, %s, %s{cast}, %s, 0, '') RETURNING id")
+
+
 def _insert_sql() -> str:
-    cast = "::jsonb" if connection.vendor == "postgresql" else ""
-    return (f"INSERT INTO {Outbox._meta.db_table} (memory_id, kind, payload, created_at, attempts, last_error) "
-            f"VALUES (%s, %s, %s{cast}, %s, 0, '') RETURNING id")
+    return _INSERT_SQL.format(cast="::jsonb" if connection.vendor == "postgresql" else "")
 
 
 def outbox_enqueue(*, memory_id: str, payload: dict, kind: str = "report") -> int:
