@@ -179,6 +179,7 @@ def run(server: ThreadlessServer, args, sizes: list[int]) -> dict:
     from threadless.window import message_tokens
 
     from bench.lowerbound import PostgresLowerBound, SqliteLowerBound
+    from memories.context import recall_token_cap
     from memories.selectors import memory_get
     from memories.services import memory_create, memory_decorate, report_accept
     from projects.auth import key_from_plaintext
@@ -218,6 +219,10 @@ def run(server: ThreadlessServer, args, sizes: list[int]) -> dict:
 
         new = [new_user_message(0)]
         reserved = sum(message_tokens(m) for m in new)
+        if sum(tokens) + reserved > BUDGET:
+            # decorate keeps the recall block's room inside the budget when the history does not
+            # fit (memories.context): the bound reserves the same, so both read the same window.
+            reserved += recall_token_cap(BUDGET - reserved)
         body = orjson.dumps({"messages": new, "store": False})
         counter = {"store": 0, "report": 0}
 

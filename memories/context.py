@@ -67,8 +67,10 @@ def rank_facts(facts: list[tuple], query: str) -> list[tuple]:
     """Active facts (id, text, tokens), newest first, re-ordered by relevance to `query`: facts
     sharing rarer words with it first (IDF over these facts), then the rest; ties and the rest
     keep their recency order. Linear in the facts read (at most the selector's limit)."""
+    if not facts:  # nothing to rank: skip the query's terms
+        return []
     terms = {_stem(t) for t in recall_index.query_terms(query)}
-    if not terms or not facts:
+    if not terms:
         return list(facts)
     words = [{_stem(w) for w in recall_index.query_terms(text) if _stem(w) in terms} for _, text, _ in facts]
     df: dict[str, int] = {}
