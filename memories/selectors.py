@@ -72,6 +72,7 @@ def memory_get(*, project: Project, memory_id: str) -> Memory:
     memory = memory_fetch(memory_id=memory_id, project_id=project.pk)
     if memory is None:
         raise NotFound(f"No memory '{memory_id}' in this project.", hint="Use an id that POST /v1/memories returned.")
+    Memory.project.field.set_cached_value(memory, project)  # the row it was scoped by: no second read
     return memory
 
 
