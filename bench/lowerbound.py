@@ -2,6 +2,13 @@
 running token sum until the budget, then `json.dumps` — as fast as plain Python + the database
 driver allow, with none of Threadless's layers. SQLite (stdlib `sqlite3`) on the embedded
 default, PostgreSQL (`psycopg`) when the run is on PostgreSQL.
+
+The write bound (`insert`) is what report must do by contract (SPEC 4.4) and nothing more, in
+one transaction: take the next sequence number from the memory row and bump its counters (one
+`UPDATE … RETURNING`: the durable, concurrency-safe way to number a message and join the newest
+turn), insert the message, insert the outbox row that queues its background work, commit. No
+idempotency row (the bench's reports send no Idempotency-Key) and no broker publish (that
+happens after the answer).
 """
 
 from __future__ import annotations
@@ -47,7 +54,11 @@ class SqliteLowerBound:
             "CREATE TABLE IF NOT EXISTS msg (memory INTEGER NOT NULL, seq INTEGER NOT NULL, role TEXT NOT NULL, "
             "content TEXT NOT NULL, tool_calls TEXT, tool_call_id TEXT NOT NULL, tokens INTEGER NOT NULL)")
         self.conn.execute("CREATE INDEX IF NOT EXISTS msg_memory_seq ON msg (memory, seq)")
-        self.next_seq: dict[int, int] = {}
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS mem (id INTEGER PRIMARY KEY, last_seq INTEGER NOT NULL, "
+            "last_turn INTEGER NOT NULL, message_count INTEGER NOT NULL, token_count INTEGER NOT NULL)")
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS outbox (id INTEGER PRIMARY KEY, memory INTEGER NOT NULL, payload TEXT NOT NULL)")
 
     def load(self, memory: int, messages: list[dict], tokens: list[int]) -> None:
         rows = [(memory, i + 1, m["role"], m.get("content") or "",
@@ -55,8 +66,9 @@ class SqliteLowerBound:
                 for i, (m, t) in enumerate(zip(messages, tokens, strict=True))]
         self.conn.execute("BEGIN")
         self.conn.executemany("INSERT INTO msg VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+        self.conn.execute("INSERT INTO mem VALUES (?, ?, ?, ?, ?)",
+                          (memory, len(rows), sum(m["role"] == "user" for m in messages), len(rows), sum(tokens)))
         self.conn.execute("COMMIT")
-        self.next_seq[memory] = len(rows) + 1
 
     def window(self, memory: int, new_messages: list[dict], reserved: int, budget: int) -> tuple[str, list[dict]]:
         cursor = self.conn.execute(f"SELECT {COLUMNS} FROM msg WHERE memory = ? ORDER BY seq DESC", (memory,))
@@ -67,12 +79,15 @@ class SqliteLowerBound:
         return json.dumps(messages), messages
 
     def insert(self, memory: int, message: dict, tokens: int) -> None:
-        """One message, durably: insert + commit (WAL, synchronous=NORMAL, as the server runs)."""
-        seq = self.next_seq[memory]
-        self.next_seq[memory] = seq + 1
+        """One message, durably, with its counter update and outbox row (see the module's
+        docstring): one transaction, committed (WAL, synchronous=NORMAL, as the server runs)."""
         self.conn.execute("BEGIN")
+        seq, _turn = self.conn.execute(
+            "UPDATE mem SET last_seq = last_seq + 1, message_count = message_count + 1, token_count = token_count + ? "
+            "WHERE id = ? RETURNING last_seq, last_turn", (tokens, memory)).fetchone()
         self.conn.execute("INSERT INTO msg VALUES (?, ?, ?, ?, ?, ?, ?)",
                           (memory, seq, message["role"], message.get("content") or "", None, "", tokens))
+        self.conn.execute("INSERT INTO outbox (memory, payload) VALUES (?, ?)", (memory, json.dumps({"to_seq": seq})))
         self.conn.execute("COMMIT")
 
     def close(self) -> None:
@@ -93,7 +108,11 @@ class PostgresLowerBound:
             "CREATE TABLE IF NOT EXISTS lb_msg (memory INTEGER NOT NULL, seq INTEGER NOT NULL, role TEXT NOT NULL, "
             "content TEXT NOT NULL, tool_calls TEXT, tool_call_id TEXT NOT NULL, tokens INTEGER NOT NULL)")
         self.conn.execute("CREATE INDEX IF NOT EXISTS lb_msg_memory_seq ON lb_msg (memory, seq)")
-        self.next_seq: dict[int, int] = {}
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS lb_mem (id INTEGER PRIMARY KEY, last_seq INTEGER NOT NULL, "
+            "last_turn INTEGER NOT NULL, message_count INTEGER NOT NULL, token_count INTEGER NOT NULL)")
+        self.conn.execute("CREATE TABLE IF NOT EXISTS lb_outbox (id SERIAL PRIMARY KEY, memory INTEGER NOT NULL, "
+                          "payload JSONB NOT NULL)")
 
     def load(self, memory: int, messages: list[dict], tokens: list[int]) -> None:
         rows = [(memory, i + 1, m["role"], m.get("content") or "",
@@ -103,8 +122,9 @@ class PostgresLowerBound:
             with cur.copy("COPY lb_msg FROM STDIN") as copy:
                 for row in rows:
                     copy.write_row(row)
+            cur.execute("INSERT INTO lb_mem VALUES (%s, %s, %s, %s, %s)",
+                        (memory, len(rows), sum(m["role"] == "user" for m in messages), len(rows), sum(tokens)))
         self.conn.execute("ANALYZE lb_msg")
-        self.next_seq[memory] = len(rows) + 1
 
     def _rows(self, memory: int):
         before = 2**62
@@ -124,11 +144,14 @@ class PostgresLowerBound:
         return json.dumps(messages), messages
 
     def insert(self, memory: int, message: dict, tokens: int) -> None:
-        seq = self.next_seq[memory]
-        self.next_seq[memory] = seq + 1
         with self.conn.transaction():
+            seq, _turn = self.conn.execute(
+                "UPDATE lb_mem SET last_seq = last_seq + 1, message_count = message_count + 1, "
+                "token_count = token_count + %s WHERE id = %s RETURNING last_seq, last_turn", (tokens, memory)).fetchone()
             self.conn.execute("INSERT INTO lb_msg VALUES (%s, %s, %s, %s, %s, %s, %s)",
                               (memory, seq, message["role"], message.get("content") or "", None, "", tokens))
+            self.conn.execute("INSERT INTO lb_outbox (memory, payload) VALUES (%s, %s::jsonb)",
+                              (memory, json.dumps({"to_seq": seq})))
 
     def close(self) -> None:
         self.conn.close()

@@ -31,7 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # harness
 
 from harness.servers import ThreadlessServer  # noqa: E402
 
-BENCH_REDIS_DB = {"broker": 11, "cache": 10}
+BENCH_REDIS_DB = {"broker": int(os.environ.get("BENCH_REDIS_BROKER_DB", "11")),
+                  "cache": int(os.environ.get("BENCH_REDIS_CACHE_DB", "10"))}
 
 
 def log(*parts) -> None:
@@ -41,10 +42,18 @@ def log(*parts) -> None:
 def start_server(backend: str) -> ThreadlessServer:
     env = {"THREADLESS_RATE_LIMIT_PER_MINUTE": "0"}
     if backend == "postgres":
-        os.environ["THREADLESS_SERVICES"] = "1"
         os.environ.setdefault("DATABASE_URL", "postgres://root@127.0.0.1:5432/postgres")
         env["CELERY_BROKER_URL"] = f"redis://127.0.0.1:6379/{BENCH_REDIS_DB['broker']}"
         env["REDIS_URL"] = f"redis://127.0.0.1:6379/{BENCH_REDIS_DB['cache']}"
+        named = os.environ.get("BENCH_PG_DATABASE")
+        if named:
+            # A database of this name, made fresh for the run (and dropped after it), instead of
+            # the harness's random one: for machines where each job has its own database names.
+            url = os.environ["DATABASE_URL"].rsplit("/", 1)[0] + "/" + named
+            _recreate_database(url)
+            env.update({"DATABASE_URL": url, "THREADLESS_CELERY_QUEUE": f"{named}-queue"})
+        else:
+            os.environ["THREADLESS_SERVICES"] = "1"
     else:
         os.environ.pop("THREADLESS_SERVICES", None)
         os.environ.pop("DATABASE_URL", None)
@@ -58,6 +67,16 @@ def start_server(backend: str) -> ThreadlessServer:
 
     logging.getLogger("httpx").setLevel(logging.WARNING)
     return server
+
+
+def _recreate_database(url: str) -> None:
+    import psycopg
+
+    name = url.rsplit("/", 1)[1]
+    admin = url.rsplit("/", 1)[0] + "/postgres"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
 
 
 def drop_database(server: ThreadlessServer) -> None:
@@ -160,6 +179,7 @@ def run(server: ThreadlessServer, args, sizes: list[int]) -> dict:
     from threadless.window import message_tokens
 
     from bench.lowerbound import PostgresLowerBound, SqliteLowerBound
+    from memories.context import recall_token_cap
     from memories.selectors import memory_get
     from memories.services import memory_create, memory_decorate, report_accept
     from projects.auth import key_from_plaintext
@@ -199,6 +219,10 @@ def run(server: ThreadlessServer, args, sizes: list[int]) -> dict:
 
         new = [new_user_message(0)]
         reserved = sum(message_tokens(m) for m in new)
+        if sum(tokens) + reserved > BUDGET:
+            # decorate keeps the recall block's room inside the budget when the history does not
+            # fit (memories.context): the bound reserves the same, so both read the same window.
+            reserved += recall_token_cap(BUDGET - reserved)
         body = orjson.dumps({"messages": new, "store": False})
         counter = {"store": 0, "report": 0}
 

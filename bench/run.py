@@ -7,6 +7,10 @@ and PostgreSQL + Redis. Options:
     python -m bench.run [--sizes 100,1000,10000,100000] [--backends sqlite,postgres]
                         [--budget SECONDS] [--no-peer] [--profile] [--no-redaction]
 
+PostgreSQL runs on a fresh database the harness names, or on BENCH_PG_DATABASE (made fresh and
+dropped after), at BENCH_PG_URL's server; Redis on dbs BENCH_REDIS_BROKER_DB / BENCH_REDIS_CACHE_DB
+(default 11 / 10).
+
 The redaction time vs input size table (bench/redaction_bench.py) runs in this process.
 """
 
@@ -25,7 +29,7 @@ from bench.common import BUDGET, DOCS, ROOT, SIZES, VAR, machine
 TARGET_DECORATE = 1.5  # × the lower bound, at every size
 TARGET_FLAT = 1.2  # decorate at 100k within 1.2× of 1k
 TARGET_HTTP = 1.5  # decorate's HTTP cost above in-process within 1.5× a trivial round trip
-TARGET_REPORT = 3.0  # × the lower bound's insert + commit
+TARGET_REPORT = 3.0  # × the lower bound's write (counters, message, outbox row, commit)
 
 
 def log(*parts) -> None:
@@ -132,7 +136,7 @@ def http_table(data: dict) -> tuple[list[str], list[dict]]:
 def report_table(data: dict) -> tuple[list[str], list[dict]]:
     sizes = sorted(data["sizes"], key=int)
     has_peer = any("peer_write" in data["sizes"][s] for s in sizes)
-    head = "| messages | lower bound insert + commit | report accept | ratio |"
+    head = "| messages | lower bound write + commit | report accept | ratio |"
     sep = "|---:|---:|---:|---:|"
     if has_peer:
         head += " LangGraph `graph.invoke` (one exchange) |"
@@ -175,7 +179,7 @@ def chart(results: dict[str, dict], path: Path) -> None:
             ys = [data["sizes"][s].get(name, {}).get("median") for s in sizes]
             if all(y is not None for y in ys):
                 left.plot(xs, ys, style, marker="o", color=color, label=f"{label} [{backend}]")
-        for name, label, color in (("lower_bound_insert", "lower bound insert + commit", "tab:gray"),
+        for name, label, color in (("lower_bound_insert", "lower bound write + commit", "tab:gray"),
                                    ("report", "report accept", "tab:blue"),
                                    ("peer_write", "LangGraph graph.invoke (one exchange)", "tab:red")):
             ys = [data["sizes"][s].get(name, {}).get("median") for s in sizes]
@@ -224,7 +228,7 @@ def misses(results: dict[str, dict]) -> list[str]:
                 if v.get(key) is not None and v[key] > TARGET_REPORT:
                     found = True
                     lines.append(f"* {backend}: report accept at {v['size']:,} messages is {v[key]:.2f}× the lower "
-                                 f"bound's insert + commit ({label}; target {TARGET_REPORT}×).")
+                                 f"bound's write + commit ({label}; target {TARGET_REPORT}×).")
         for v in decorate:
             if not v["same"]:
                 found = True
@@ -237,48 +241,98 @@ def misses(results: dict[str, dict]) -> list[str]:
 PROFILE_NOTES = [
     "## Profiling, what was changed, and what each miss would take",
     "",
-    "Profiled with pyinstrument (`python -m bench.run --profile` writes `var/bench/profile-*.txt`).",
+    "Profiled with pyinstrument and cProfile (`python -m bench.run --profile` writes `var/bench/profile-*.txt`).",
     "",
-    "**Changed for this benchmark** (shared code, behaviour unchanged, all tests green):",
+    "### The write path and the pipeline (issue 17, part 2)",
     "",
-    "* `memories/selectors.memory_window`: the window is read with one plain SQL statement straight from",
-    "  the cursor (no ORM compilation, no per-row converters; JSON columns decoded only where present).",
-    "  SQLite steps a single statement lazily and stops at the budget, exactly like the lower bound;",
-    "  PostgreSQL reads one index range sized from the memory's average message (`expected_rows`, from",
-    "  `message_count` / `token_count`), so a typical window is one round trip instead of three growing",
-    "  ORM reads (64, 256, 1,024 rows). The literal `committed AND kind = 'message'` matches the partial",
-    "  index's condition.",
-    "* `memories/context.context_build`: when the whole history fits the window (the read ran out of",
-    "  rows before the budget) there is nothing outside it to recall, so the recall index is not",
-    "  queried (on PostgreSQL that is one round trip per query term).",
-    "* `memories/selectors.active_facts`, `failures_in_turns` and `memory_get`, and recall's",
-    "  `_before_entry_id`: plain SQL. On this machine compiling one ORM query cost more Python than",
-    "  reading a 100-message window (≈1,700 function calls each; `memory_get` went from ≈5 ms to ≈2 ms",
-    "  under load).",
+    "Before → after, measured back to back on the embedded default: main @1907635 (`git archive` into a",
+    "scratch directory, run with this branch's `bench/lowerbound.py` and `bench/measure.py`, so both",
+    "sides face the same bound) then this branch, `python -m bench.measure --backend sqlite --sizes",
+    "100,1000,10000,100000 --budget 8`; the pipeline with `python bench/pipeline_overhead.py 150`,",
+    "before then after. Median wall ratios; the CPU ratios are within 0.05 of them except report at",
+    "100,000 messages after (2.92× CPU) and the before column's report (0.3–0.4 lower in CPU).",
+    "",
+    "| measure | before | after | target |",
+    "|---|---:|---:|---:|",
+    "| report accept at 100 messages, × the bound's write | 16.3× (2.52 ms) | 3.1× (0.59 ms) | ≤ 3× |",
+    "| report accept at 1,000 messages, × the bound's write | 17.3× (2.45 ms) | 2.9× (0.57 ms) | ≤ 3× |",
+    "| report accept at 10,000 messages, × the bound's write | 16.3× (2.38 ms) | 3.0× (0.62 ms) | ≤ 3× |",
+    "| report accept at 100,000 messages, × the bound's write | 17.6× (2.46 ms) | 2.6× (0.68 ms) | ≤ 3× |",
+    "| decorate at 100 messages, × the raw-SQL bound | 2.09× | 1.55× | ≤ 1.5× |",
+    "| decorate at 1,000 messages, × the raw-SQL bound | 1.22× | 0.96× | ≤ 1.5× |",
+    "| decorate at 10,000 messages, × the raw-SQL bound | 1.53× | 1.21× | ≤ 1.5× |",
+    "| decorate at 100,000 messages, × the raw-SQL bound | 1.50× | 1.21× | ≤ 1.5× |",
+    "| decorate store=true at 100 messages, × the bound | 5.85× | 2.72× | — |",
+    "| pipeline overhead per JSON turn (`demo`), wall / CPU | 4.37 / 4.41 ms | 1.44 / 1.40 ms | ≤ 5 ms |",
+    "| streamed turn, wall / CPU | 5.72 / 5.77 ms | 2.11 / 2.10 ms | — |",
+    "| SQL statements per JSON turn | 23 | 22 | — |",
+    "",
+    "Where the time went before (pyinstrument, 300 calls each, 100-message memory):",
+    "",
+    "* *report accept*: the broker publish (Celery `apply_async` on the filesystem broker, inside the",
+    "  request) 20 %, `entries_append` 24 % (the ORM's `Memory.save` 13 %, `bulk_create` 10 %), the lock",
+    "  read (`select_for_update().get`) 15 %, the outbox row 11 %, the turn-start query 9 %, `memory_get`",
+    "  11 %: seven statements, each compiled by the ORM, and a publish.",
+    "* *pipeline turn* (`demo`): starting and stopping a lease thread per turn 17 % of the wall time;",
+    "  `turn_begin` 34 % (the ORM's newest-turn read 10 %, `entries_append`, then an UPDATE to make the",
+    "  turn IN_PROGRESS and one of the conversation); the reply's `_store` 14 % (lock read + ORM writes);",
+    "  the turn's end (task runs, turn, conversation, events through `bulk_create`) ~10 %.",
+    "* *decorate at 100 messages*: `memory_get` 29 % (Django's raw-query machinery), the window read 45 %",
+    "  (one generator step per row through Django's cursor wrapper, a JSON check per row), facts 9 %,",
+    "  failures 6 %.",
+    "",
+    "**Changed** (behaviour unchanged; the tests named in the report pin it):",
+    "",
+    "* `memories/services/report.report_accept`: the common report (assistant messages, tool calls and",
+    "  results joining the newest turn, no failures) is three plain statements in one transaction:",
+    "  `UPDATE memory … RETURNING last_seq, last_turn, (first seq of that turn)` (it also takes the row",
+    "  lock, so there is no lock read, and finds the outbox payload's `from_seq`), one multi-row entry",
+    "  `INSERT`, the outbox `INSERT … RETURNING id`. Failures, a user message or a memory with no turn",
+    "  yet take the general path as before.",
+    "* `memories/services/outbox`: the publish runs after commit on one publisher thread per process",
+    "  (`transaction.on_commit` hands it the id); rows committed within 10 ms go as one message (the",
+    "  task takes an id or a list), so a busy process pays one publish per burst. A lost publish (exit,",
+    "  broker down) leaves the row for the sweep, as before; at exit the queue is drained for up to 2 s;",
+    "  `task_always_eager` publishes inline.",
+    "* `memories/services/entries`: `entries_append` writes turns, entries (`RETURNING id, seq`) and the",
+    "  memory row as plain statements (same columns and values as the models; orjson for JSON columns,",
+    "  json.dumps for what orjson refuses); `memory_lock` is `selectors.memory_fetch(lock=True)` (plain",
+    "  `SELECT … FOR UPDATE` with the ORM's own converters and `Model.from_db`).",
+    "* `memories/selectors`: `memory_get` through `memory_fetch`, keeping the project it was scoped by on",
+    "  the instance (recall's embeddings check read it again: a query per decorate from 10,000 messages",
+    "  up); the window read takes rows a chunk at a time from the driver's cursor and decodes JSON only",
+    "  for the rows kept.",
+    "* `chat/runner`: one lease-renewing thread per process instead of one per turn; the turn opens",
+    "  IN_PROGRESS with its lease in its own INSERT; the newest-turn check, the conversation state and",
+    "  the turn's end are plain statements; a turn's events are multi-row INSERTs. 23 → 22 statements",
+    "  per JSON turn, most of the gain is Python no longer spent compiling them.",
+    "* `bench/lowerbound`: the write bound now does what report must do by contract (SPEC 4.4) and",
+    "  nothing more: the memory row's counter `UPDATE … RETURNING` (numbering the message and finding",
+    "  its turn durably; before, the bound kept the next seq in a Python dict), the message, the outbox",
+    "  row, one commit. In the same run it costs about what the single insert did (the commit",
+    "  dominates). `bench/measure`: the bound reserves the recall block's room when the history does",
+    "  not fit, as decorate does since recall counts inside the budget, so both read the same window",
+    "  again (before, 1,067 vs 1,103 messages at 10,000 and 100,000).",
     "",
     "**What remains, and what it would take:**",
     "",
-    "* *Decorate on small memories* (100 messages): the lower bound is one indexed read of 100 rows",
-    "  (≈0.1–1 ms); decorate also looks the memory up with its project scope, reads facts, failures and",
-    "  the recall index (one FTS query per query term) and builds the context blocks: four to six",
-    "  statements and their Python, a fixed cost that dominates until the window is large. Closing",
-    "  it would mean one combined statement for memory + facts + failures and a recall that skips",
-    "  memories whose history fits the window (nothing outside it to recall) — under a millisecond to",
-    "  gain, so it was left as it is. From 1,000 messages up the window read dominates and the ratio",
-    "  is the figure to watch.",
-    "* *Report accept vs one insert + commit*: report locks the memory row, inserts the entry,",
-    "  updates the memory's counters, finds the turn's first entry, writes the outbox row, commits,",
-    "  and then publishes the outbox row to the broker (Celery `apply_async`, about a quarter of the time on the",
-    "  filesystem broker) — seven statements and a publish against the lower bound's one. It is flat",
-    "  in the memory's size. Reaching 3× would take a raw-SQL write path (one `UPDATE … RETURNING`",
-    "  for seq and counters, one multi-row `INSERT` for entries + outbox) and a publisher that hands",
-    "  rows to the broker off the request thread (the sweep already guarantees delivery); that",
-    "  duplicates `entries_append` and was not done here.",
-    "* *Pipeline overhead* (section 4): a `demo` turn runs ~26 SQL statements (turn row and lease,",
-    "  the input, task-run rows, events for replay, the reply, the commit flags, the snapshot); on this",
-    "  loaded machine that is well over 5 ms. Reaching 5 ms would take batching the turn's bookkeeping",
-    "  (task runs and events in one multi-row insert at the end of each task, lease renewals off the",
-    "  hot path) — work for the pipeline's owner, not done here.",
+    "* *Report accept on SQLite* (2.6–3.1× the bound in the run above: at the target but for 100",
+    "  messages, within run-to-run noise of it; on PostgreSQL 1.1–2.4× wall): the same four statements",
+    "  through plain `sqlite3` on the real schema take ~0.17–0.23 ms where the bound's take ~0.05–0.15 ms",
+    "  (measured in one session): entries carry five indexes and a deferred foreign key, the outbox",
+    "  three; the bound's tables one. The rest is `memory_get` (~0.04 ms) and Django's cursor layer",
+    "  (~10 µs a statement). Going further means fewer indexes (two are redundant: `memory_id` alone on",
+    "  entries and on the outbox, covered by the composite ones — a migration, not done here).",
+    "* *Decorate on small memories* (100 messages, 1.55× in the run above, target 1.5×): the lower bound is one",
+    "  indexed read of 100 rows, decorate also looks the memory up with its project scope and reads",
+    "  facts and failures: three more statements (~0.03 ms each with Django's cursor) that a",
+    "  100-message window does not amortise. One combined statement for them would close it.",
+    "* *Flatness* (100,000 vs 1,000) is the read path's: at 1,000 messages the whole history fits, so",
+    "  there is no recall query; at 10,000 and 100,000 there is (section 1 explains it).",
+    "* *Decorate store=true*: the transaction, the row lock and the insert of the new message and its",
+    "  turn (five b-trees on entries, the turn's two) on top of the read.",
+    "* *PostgreSQL*: every statement is a round trip, so decorate at 100–1,000 messages (four",
+    "  statements against the bound's one) stays above 1.5× wall while its CPU is near 1×.",
     "* *Over HTTP* decorate's extra cost above in process is request parsing and validation, auth,",
     "  and moving a ~250 KB answer through uvicorn; compared with a trivial authenticated GET it is",
     "  the answer's size that makes the difference.",
@@ -320,6 +374,8 @@ def write_doc(results: dict[str, dict], info: dict, extras: list[str], args) -> 
         "  (`store=False`) + `orjson.dumps` of the answer, i.e. the context builder with facts, recall and",
         "  failures blocks. **store=true** is the same on a copy of the memory, storing the new message",
         "  (a transaction, a row lock, an insert) each time.",
+        "* **lower bound write** (section 2) — the memory row's counter `UPDATE … RETURNING`, the message",
+        "  and the outbox row in one transaction, committed: what report must do by contract, nothing more.",
         "* **LangGraph peer** — the standard `MessagesState` graph with `SqliteSaver`; `get_state` of the",
         "  thread, then `trim_messages(strategy=\"last\", start_on=\"human\")` with the same token estimate.",
         "  Its write is `graph.invoke` adding one exchange (a stand-in model node, no model call).",
@@ -357,9 +413,14 @@ def write_doc(results: dict[str, dict], info: dict, extras: list[str], args) -> 
         table, _ = http_table(data)
         lines += table + [""]
         lines += ["### 2. Report accept vs memory size", "",
-                  f"Target: flat, within {TARGET_REPORT}× the lower bound's insert + commit of one row. "
-                  "`report accept` is `services.report_accept` of one assistant message (entries, turn, "
-                  "outbox row in one transaction, then the broker publish).", ""]
+                  f"Target: flat, within {TARGET_REPORT}× the lower bound's write of one message. The bound is "
+                  "what report must do by contract (SPEC 4.4) with the plain driver, in one transaction: "
+                  "`UPDATE … RETURNING` of the memory row's sequence and counters (the durable way to number "
+                  "the message and join the newest turn), the message's `INSERT`, the outbox row's `INSERT`, "
+                  "commit (no idempotency row: the bench sends no Idempotency-Key). `report accept` is "
+                  "`selectors.memory_get` + `services.report_accept` of one assistant message (the same "
+                  "statements on the real schema, then the broker publish, which runs after commit on the "
+                  "process's publisher thread).", ""]
         table, _ = report_table(data)
         lines += table + [""]
         flat = flatness(data, "report")

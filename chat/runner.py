@@ -12,13 +12,15 @@
   boundary and inside streamed model calls; it is never continued past: the turn ends
   EXECUTION_INTERRUPTED and everything this attempt wrote is uncommitted (the input stays).
 * Every event is recorded (TurnEvent) so every turn is replayable, and handed to `listener`.
-* Liveness: a lease renewed by a small thread; a turn whose lease expired reads as
+* Liveness: a lease renewed by one small thread per process; a turn whose lease expired reads as
   EXECUTION_INTERRUPTED (see `selectors.turn_state`).
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import threading
 import time
 import traceback
@@ -26,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
+import orjson
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Max
@@ -81,6 +84,67 @@ def _next_event_seq(conversation_id: str, turn: int) -> int:
 
 Admit = Callable[[Conversation], None]
 
+# The bookkeeping every turn does, as plain statements (the pipeline's per-turn overhead is
+# mostly the ORM compiling them).
+_LAST_TURN_SQL = (f"SELECT id, lease_expires_at IS NULL OR lease_expires_at >= %s FROM {Turn._meta.db_table} "
+                  "WHERE memory_id = %s AND state = 'IN_PROGRESS' AND number = "
+                  f"(SELECT MAX(number) FROM {Turn._meta.db_table} WHERE memory_id = %s)")
+_CONVERSATION_STATE_SQL = f"UPDATE {Conversation._meta.db_table} SET state = %s, updated_at = %s WHERE id = %s"
+
+
+def _last_turn_running(memory_id: str) -> tuple[int, bool] | None:
+    """(id, lease live?) of the memory's newest turn when it is IN_PROGRESS, else None."""
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    with connection.cursor() as cursor:
+        cursor.execute(_LAST_TURN_SQL, [now, memory_id, memory_id])
+        row = cursor.fetchone()
+    return (row[0], bool(row[1])) if row else None
+
+
+def _turn_finish(handle: TurnHandle, *, state: str, actions: list, output: list, task_errors: list,
+                 duration_ms: int) -> None:
+    fields = [Turn._meta.get_field(n) for n in ("state", "actions", "output", "task_errors", "lease_expires_at",
+                                                 "finished_at", "duration_ms")]
+    values = [state, actions, output, task_errors, None, timezone.now(), duration_ms]
+    q = connection.ops.quote_name
+    sets = ", ".join(f"{q(f.column)} = %s" for f in fields)
+    with connection.cursor() as cursor:
+        cursor.execute(f"UPDATE {q(Turn._meta.db_table)} SET {sets} WHERE memory_id = %s AND number = %s",
+                       [f.get_db_prep_save(v, connection) for f, v in zip(fields, values, strict=True)]
+                       + [handle.memory_id, handle.turn])
+
+
+_EVENT_COLUMNS = ("conversation_id", "turn", "attempt", "seq", "name", "data", "created_at")
+_EVENTS_PER_INSERT = 500
+
+
+def _json_text(value) -> str:
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # what orjson refuses (an integer beyond 64 bits) the ORM's json.dumps stores
+        return json.dumps(value)
+
+
+def _events_insert(rows: list[tuple]) -> None:
+    """TurnEvent rows as multi-row INSERTs (a streamed turn records one event per token)."""
+    cast = "::jsonb" if connection.vendor == "postgresql" else ""
+    stamp = connection.ops.adapt_datetimefield_value(timezone.now())
+    mark = f"(%s, %s, %s, %s, %s, %s{cast}, %s)"
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), _EVENTS_PER_INSERT):
+            part = rows[start:start + _EVENTS_PER_INSERT]
+            params: list = []
+            for conversation_id, turn, attempt, seq, name, data in part:
+                params += [conversation_id, turn, attempt, seq, name, _json_text(data), stamp]
+            cursor.execute(f"INSERT INTO {TurnEvent._meta.db_table} ({', '.join(_EVENT_COLUMNS)}) VALUES "
+                           + ", ".join([mark] * len(part)), params)
+
+
+def _conversation_state(conversation_id: str, state: str) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(_CONVERSATION_STATE_SQL,
+                       [state, connection.ops.adapt_datetimefield_value(timezone.now()), conversation_id])
+
 
 def turn_begin(*, conversation: Conversation, text: str, admit: Admit | None = None) -> TurnHandle:
     """Store the input and open a turn (409 while another turn on this conversation runs).
@@ -94,24 +158,25 @@ def turn_begin(*, conversation: Conversation, text: str, admit: Admit | None = N
     policy = policy_of(conversation.agent.config)
     with transaction.atomic():
         memory = memory_lock(conversation.memory)
-        last = Turn.objects.filter(memory=memory).order_by("-number").first()
-        if last is not None and last.state == Turn.State.IN_PROGRESS:
-            if not last.lease_expired:
+        running = _last_turn_running(memory.id)
+        if running is not None:
+            turn_id, lease_live = running
+            if lease_live:
                 raise Conflict("A turn is still running on this conversation.",
                                hint="Wait for its `done` event (or GET the conversation), then say again.")
-            Turn.objects.filter(pk=last.pk).update(state=Turn.State.EXECUTION_INTERRUPTED, lease_expires_at=None)
+            Turn.objects.filter(pk=turn_id).update(state=Turn.State.EXECUTION_INTERRUPTED, lease_expires_at=None)
         if admit is not None:
             admit(conversation)
+        also_save = ()
         if memory.policy != policy.as_json():
             memory.policy = policy.as_json()
-            memory.save(update_fields=["policy"])
-        entries = entries_append(memory=memory, items=[entry_fields({"role": "user", "content": text})])
+            also_save = ("policy",)
+        # The input opens the turn, IN_PROGRESS under its lease from the start (one write).
+        entries = entries_append(memory=memory, items=[entry_fields({"role": "user", "content": text})],
+                                 also_save=also_save, turn_state={"state": Turn.State.IN_PROGRESS, "attempt": 1,
+                                                                  "lease_expires_at": lease_deadline()})
         number = memory.last_turn
-        Turn.objects.filter(memory=memory, number=number).update(
-            state=Turn.State.IN_PROGRESS, attempt=1,
-            lease_expires_at=lease_deadline(),
-        )
-        Conversation.objects.filter(pk=conversation.pk).update(state=Turn.State.IN_PROGRESS, updated_at=timezone.now())
+        _conversation_state(conversation.pk, Turn.State.IN_PROGRESS)
         # A new turn has no events yet: its ids start at 1.
         return TurnHandle(conversation.id, memory.id, number, 1, text, entries[0].seq, 1)
 
@@ -164,14 +229,13 @@ class _EventLog:
         self.handle = handle
         self.listener = listener
         self.seq = handle.first_event_seq - 1
-        self.pending: list[TurnEvent] = []
+        self.pending: list[tuple] = []  # TurnEvent rows: conversation_id, turn, attempt, seq, name, data
         self.flushed_at = time.monotonic()
 
     def emit(self, name: str, data: dict, *, deliver: bool = True) -> dict:
         self.seq += 1
         event = {"id": self.seq, "event": name, "data": data}
-        self.pending.append(TurnEvent(conversation_id=self.handle.conversation_id, turn=self.handle.turn,
-                                      attempt=self.handle.attempt, seq=self.seq, name=name, data=data))
+        self.pending.append((self.handle.conversation_id, self.handle.turn, self.handle.attempt, self.seq, name, data))
         if deliver:
             self.deliver(event)
         if name == "token" and time.monotonic() - self.flushed_at > self.FLUSH_SECONDS:
@@ -188,32 +252,61 @@ class _EventLog:
 
     def flush(self) -> None:
         if self.pending:
-            TurnEvent.objects.bulk_create(self.pending)
+            _events_insert(self.pending)
             self.pending = []
         self.flushed_at = time.monotonic()
 
 
-class _Lease(threading.Thread):
-    """Renews the turn's lease while it runs (a dead process stops renewing it)."""
+class _Leases:
+    """Renews the lease of every turn this process is running, from one thread per process
+    (started on first use, again after a fork), every third of the lease: a dead process stops
+    renewing, so its turns read as interrupted. Holding a lease costs a set insert, not a thread
+    start per turn."""
 
-    def __init__(self, memory_id: str, turn: int):
-        super().__init__(daemon=True, name=f"lease-{memory_id}-{turn}")
-        self.memory_id, self.turn = memory_id, turn
-        self.done = threading.Event()
+    def __init__(self) -> None:
+        self._held: dict[tuple[str, int], int] = {}
+        self._lock = threading.Lock()
+        self._pid = 0
 
-    def run(self) -> None:
-        every = max(1.0, lease_seconds() / 3)
-        try:
-            while not self.done.wait(every):
-                Turn.objects.filter(memory_id=self.memory_id, number=self.turn, state=Turn.State.IN_PROGRESS).update(
+    def hold(self, memory_id: str, turn: int) -> tuple[str, int]:
+        key = (memory_id, turn)
+        with self._lock:
+            self._held[key] = self._held.get(key, 0) + 1
+            if self._pid != os.getpid():
+                self._pid = os.getpid()
+                threading.Thread(target=self._run, daemon=True, name="turn-leases").start()
+        return key
+
+    def release(self, key: tuple[str, int]) -> None:
+        with self._lock:
+            left = self._held.get(key, 0) - 1
+            if left > 0:
+                self._held[key] = left
+            else:
+                self._held.pop(key, None)
+
+    def renew(self) -> int:
+        """Push every held lease forward now; returns how many turns were renewed."""
+        with self._lock:
+            held = list(self._held)
+        renewed = 0
+        for memory_id, turn in held:
+            try:
+                renewed += Turn.objects.filter(memory_id=memory_id, number=turn, state=Turn.State.IN_PROGRESS).update(
                     lease_expires_at=lease_deadline())
-        except Exception:  # noqa: BLE001 - a missed renewal only risks an early "interrupted" read
-            log.warning("lease renewal failed for %s turn %s", self.memory_id, self.turn, exc_info=True)
-        finally:
-            connection.close()
+            except Exception:  # noqa: BLE001 - a missed renewal only risks an early "interrupted" read
+                log.warning("lease renewal failed for %s turn %s", memory_id, turn, exc_info=True)
+        return renewed
 
-    def stop(self) -> None:
-        self.done.set()
+    def _run(self) -> None:
+        while True:
+            time.sleep(max(1.0, lease_seconds() / 3))
+            if self._held:
+                self.renew()
+                connection.close()
+
+
+_leases = _Leases()
 
 
 def turn_execute(*, handle: TurnHandle, stream: bool = False, listener: Listener | None = None,
@@ -222,13 +315,12 @@ def turn_execute(*, handle: TurnHandle, stream: bool = False, listener: Listener
     if conversation is None or conversation.pk != handle.conversation_id:
         conversation = Conversation.objects.select_related("agent", "memory").get(pk=handle.conversation_id)
     events = _EventLog(handle, listener)
-    lease = _Lease(handle.memory_id, handle.turn)
-    lease.start()
+    lease = _leases.hold(handle.memory_id, handle.turn)
     started = time.monotonic()
     try:
         state, actions, output, task_errors, runs = _run_tasks(conversation, handle, events, stream)
     except Exception as exc:
-        lease.stop()
+        _leases.release(lease)
         log.error("turn %s/%s crashed (request %s)", handle.conversation_id, handle.turn, request_id or "-",
                   exc_info=True)
         Turn.objects.filter(memory_id=handle.memory_id, number=handle.turn).update(
@@ -237,7 +329,7 @@ def turn_execute(*, handle: TurnHandle, stream: bool = False, listener: Listener
         events.emit("error", {"message": "Something went wrong on our side.", "requestId": request_id})
         events.flush()
         raise TurnCrashed(str(exc)) from exc
-    lease.stop()
+    _leases.release(lease)
     duration = int((time.monotonic() - started) * 1000)
     snapshot = snapshot_of(conversation_id=handle.conversation_id, turn=handle.turn, state=state, output=output,
                            actions=actions, task_errors=task_errors)
@@ -247,10 +339,9 @@ def turn_execute(*, handle: TurnHandle, stream: bool = False, listener: Listener
              events.emit("done", {"snapshot": snapshot}, deliver=False)]
     with transaction.atomic():
         TaskRun.objects.bulk_create(runs)
-        Turn.objects.filter(memory_id=handle.memory_id, number=handle.turn).update(
-            state=state, actions=actions, output=output, task_errors=task_errors, lease_expires_at=None,
-            finished_at=timezone.now(), duration_ms=duration)
-        Conversation.objects.filter(pk=handle.conversation_id).update(state=state, updated_at=timezone.now())
+        _turn_finish(handle, state=state, actions=actions, output=output, task_errors=task_errors,
+                     duration_ms=duration)
+        _conversation_state(handle.conversation_id, state)
         events.flush()
     for event in final:
         events.deliver(event)

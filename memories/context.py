@@ -72,9 +72,11 @@ def rank_facts(facts: list[tuple], query: str, similarity: dict[str, float] | No
     plus, with an embedding provider, the semantic part (`similarity`: the query's cosine with
     the fact's source message, above FACT_SEMANTIC_FLOOR, scaled to [0, 1]); facts scoring 0 and
     ties keep their recency order. Linear in the facts read (at most the selector's limit)."""
-    if not facts:
+    if not facts:  # nothing to rank: skip the query's terms
         return []
     terms = {_stem(t) for t in recall_index.query_terms(query)}
+    if not terms and not similarity:
+        return list(facts)
     words = [{_stem(w) for w in recall_index.query_terms(text) if _stem(w) in terms} for _, text, _ in facts]
     df: dict[str, int] = {}
     for found in words:

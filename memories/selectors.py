@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 
 import orjson
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import QuerySet
 from django.db.models.fields.json import KeyTransform
 from threadless.window import WindowFitter
@@ -22,16 +22,57 @@ WINDOW_COLUMNS = ("seq", "turn", "role", "content", "parts", "name", "tool_calls
 FIRST_CHUNK = 64
 
 
-_MEMORY_SQL = f"SELECT * FROM {Memory._meta.db_table} WHERE id = %s AND project_id = %s"
+_MEMORY_FIELDS = Memory._meta.concrete_fields
+_MEMORY_SQL = f"SELECT {', '.join(f.column for f in _MEMORY_FIELDS)} FROM {Memory._meta.db_table} WHERE id = %s"
+_memory_converters: dict[str, dict] = {}
+
+
+def _memory_row_converters(db) -> dict:
+    """The ORM's own column converters for a Memory row (JSON decoding, SQLite datetimes), built
+    once per database vendor: position -> (converters, column expression)."""
+    found = _memory_converters.get(db.vendor)
+    if found is None:
+        compiler = db.ops.compiler("SQLCompiler")(Memory.objects.all().query, db, db.alias)
+        found = compiler.get_converters([f.get_col(Memory._meta.db_table) for f in _MEMORY_FIELDS])
+        _memory_converters[db.vendor] = found
+    return found
+
+
+def memory_fetch(*, memory_id: str, project_id: str | None = None, lock: bool = False) -> Memory | None:
+    """One memory by id (and project, when given), or None; `lock` takes its row lock until the
+    transaction ends (SELECT … FOR UPDATE where the database has it; SQLite's write transaction
+    is the lock there).
+
+    A plain query with the ORM's converters and `from_db` (same columns, the same instance): the
+    ORM's query compilation and raw-query machinery cost more than the lookup itself on
+    decorate's, report's and the pipeline's hot paths."""
+    db = connections[DEFAULT_DB_ALIAS]  # one thread-local lookup, not one per attribute
+    sql, params = _MEMORY_SQL, [memory_id]
+    if project_id is not None:
+        sql += " AND project_id = %s"
+        params.append(project_id)
+    if lock and db.features.has_select_for_update:
+        sql += " FOR UPDATE"
+    with db.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    values = list(row)
+    for pos, (converters, expression) in _memory_row_converters(db).items():
+        value = values[pos]
+        for convert in converters:
+            value = convert(value, expression, db)
+        values[pos] = value
+    return Memory.from_db(db.alias, None, values)
 
 
 def memory_get(*, project: Project, memory_id: str) -> Memory:
     """The one way API code reaches a memory: scoped to the key's project, else 404."""
-    # A raw query (same columns, same scoping) skips the ORM's query compilation, which costs
-    # more than the lookup itself on decorate's hot path.
-    memory = next(iter(Memory.objects.raw(_MEMORY_SQL, [memory_id, project.pk])), None)
+    memory = memory_fetch(memory_id=memory_id, project_id=project.pk)
     if memory is None:
         raise NotFound(f"No memory '{memory_id}' in this project.", hint="Use an id that POST /v1/memories returned.")
+    Memory.project.field.set_cached_value(memory, project)  # the row it was scoped by: no second read
     return memory
 
 
@@ -90,13 +131,15 @@ def _json(value):
     return orjson.loads(value) if isinstance(value, (str, bytes)) else value
 
 
-def _window_rows(memory_id: str, before_seq: int | None, first_chunk: int):
-    """Window rows newest first, lazily. SQLite steps one statement as far as it is read;
-    elsewhere index range reads of growing size (a client-side cursor would fetch everything)."""
-    lazy = connection.vendor == "sqlite"
+def _window_chunks(memory_id: str, before_seq: int | None, first_chunk: int):
+    """Window rows newest first, a list of rows at a time (JSON columns still as the driver gives
+    them). SQLite steps one statement only as far as it is read; elsewhere index range reads of
+    growing size (a client-side cursor would fetch everything)."""
+    db = connections[DEFAULT_DB_ALIAS]
+    lazy = db.vendor == "sqlite"
     cursor_seq = before_seq
     chunk = first_chunk
-    with connection.cursor() as cursor:
+    with db.cursor() as cursor:
         while True:
             params: list = [memory_id]
             if cursor_seq is not None:
@@ -104,15 +147,23 @@ def _window_rows(memory_id: str, before_seq: int | None, first_chunk: int):
             if not lazy:
                 params.append(chunk)
             cursor.execute(_window_sql(before=cursor_seq is not None, limit=not lazy), params)
-            count = 0
-            for row in cursor if lazy else cursor.fetchall():
-                count += 1
-                # JSON columns arrive as text (Django's JSONField decodes them; we skip the ORM here).
-                yield (row[0], row[1], row[2], row[3], _json(row[4]), row[5], _json(row[6]), row[7], row[8])
-            if lazy or count < chunk:
+            if lazy:
+                # The driver's cursor itself, chunk by chunk, with Django's error mapping around it.
+                with db.wrap_database_errors:
+                    while rows := cursor.cursor.fetchmany(chunk):
+                        yield rows
                 return
-            cursor_seq = row[0]
+            rows = cursor.fetchall()
+            yield rows
+            if len(rows) < chunk:
+                return
+            cursor_seq = rows[-1][0]
             chunk = min(chunk * 4, 4096)
+
+
+def _decoded(row: tuple) -> tuple:
+    # JSON columns arrive as text (Django's JSONField decodes them; we skip the ORM here).
+    return (row[0], row[1], row[2], row[3], _json(row[4]), row[5], _json(row[6]), row[7], row[8])
 
 
 def memory_window(
@@ -123,22 +174,23 @@ def memory_window(
 
     Plain rows straight from the cursor (no ORM row machinery: this is decorate's hot path).
     `expected_rows` (from the memory's average message size) sizes the first read, so a typical
-    window is one index range read.
+    window is one index range read. Only the rows kept have their JSON columns decoded.
     """
     fitter = WindowFitter(budget, reserved, new_has_user)
+    push = fitter.push
     fetched: list[tuple] = []
-    first_chunk = max(FIRST_CHUNK, expected_rows or 0)
     exhausted = True
-    for row in _window_rows(memory_id, before_seq, first_chunk):
-        fetched.append(row)
-        if not fitter.push(row[8], row[2]):
-            exhausted = False
+    for rows in _window_chunks(memory_id, before_seq, max(FIRST_CHUNK, expected_rows or 0)):
+        fetched += rows
+        for row in rows:
+            if not push(row[8], row[2]):
+                exhausted = False
+                break
+        if not exhausted:
             break
     keep = fitter.result()
-    kept = fetched[:keep]
-    kept.reverse()
-    window = Window(rows=kept, tokens=sum(r[8] for r in kept),
-                    complete=exhausted and keep == len(fetched))
+    kept = [r if r[4] is None and r[6] is None else _decoded(r) for r in reversed(fetched[:keep])]
+    window = Window(rows=kept, tokens=sum(r[8] for r in kept), complete=exhausted and keep == fitter.seen)
     if kept:
         window.first_turn = kept[0][1]
         window.first_seq = kept[0][0]

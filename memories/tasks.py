@@ -8,10 +8,13 @@ from django.db import OperationalError
 
 @shared_task(bind=True, acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True,
              retry_backoff_max=60, max_retries=8)
-def process_outbox(self, outbox_id: int) -> bool:
+def process_outbox(self, outbox_id: int | list[int]) -> bool:
+    """One outbox row, or a batch of them (the request-side publisher sends a burst's rows as one
+    message); True when any was processed here."""
     from memories.services import outbox_process
 
-    return outbox_process(outbox_id=outbox_id)
+    ids = outbox_id if isinstance(outbox_id, list) else [outbox_id]
+    return any([outbox_process(outbox_id=i) for i in ids])
 
 
 @shared_task(acks_late=True)

@@ -3,57 +3,176 @@ open) and the pipeline's commit-flag flips, with the memory's counters kept in s
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
 
+import orjson
+from django.db import connection
 from django.db.models import F
 from django.utils import timezone
 
 from memories import recall
 from memories.embeddings import VectorStore
 from memories.models import Entry, Memory, Turn
+from memories.selectors import memory_fetch
 
 log = logging.getLogger("threadless.memories")
 
 
 def memory_lock(memory: Memory) -> Memory:
     """The memory row, locked until the transaction ends: every write to a memory takes it first."""
-    return Memory.objects.select_for_update().get(pk=memory.pk)
+    locked = memory_fetch(memory_id=memory.pk, lock=True)
+    if locked is None:
+        raise Memory.DoesNotExist(f"Memory {memory.pk} does not exist.")
+    return locked
+
+
+# The write path in plain statements: it is every write's hot spot (decorate's store, report,
+# the pipeline's tasks), and the ORM's query compilation and bulk_create machinery cost more
+# Python than the writes themselves. Same rows, same columns as the models say.
+_ENTRY_COLUMNS = ("memory_id", "seq", "turn", "kind", "role", "content", "parts", "name", "tool_calls",
+                  "tool_call_id", "task_id", "key", "value", "committed", "tokens", "created_at")
+_JSON_COLUMNS = frozenset({"parts", "tool_calls", "value"})
+_ITEM_FIELDS = frozenset(_ENTRY_COLUMNS) - {"memory_id", "seq", "turn", "created_at"}
+_TURN_COLUMNS = ("memory_id", "number", "state", "input", "actions", "task_errors", "output", "attempt",
+                 "lease_expires_at", "created_at")
+
+
+@functools.lru_cache(maxsize=256)
+def _values_sql_for(vendor: str, table: str, columns: tuple[str, ...], json_columns: frozenset, rows: int,
+                    returning: str) -> str:
+    q = connection.ops.quote_name
+    cast = "::jsonb" if vendor == "postgresql" else ""
+    marks = "(" + ", ".join(f"%s{cast}" if c in json_columns else "%s" for c in columns) + ")"
+    return (f"INSERT INTO {q(table)} ({', '.join(q(c) for c in columns)}) VALUES "
+            + ", ".join([marks] * rows) + (f" RETURNING {returning}" if returning else ""))
+
+
+def _values_sql(table: str, columns: tuple[str, ...], json_columns: frozenset, rows: int, returning: str = "") -> str:
+    return _values_sql_for(connection.vendor, table, columns, json_columns, rows, returning)
+
+
+def _json(value) -> str | None:
+    if value is None:
+        return None
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # what orjson refuses (an integer beyond 64 bits) the ORM's json.dumps stores
+        return json.dumps(value)
+
+
+def _entry_params(memory_id: str, seq: int, turn: int, item: dict, stamp) -> list:
+    unknown = item.keys() - _ITEM_FIELDS
+    if unknown:
+        raise TypeError(f"Entry has no field {sorted(unknown)[0]!r}")
+    return [memory_id, seq, turn, item["kind"], item.get("role", ""), item.get("content", ""),
+            _json(item.get("parts")), item.get("name", ""), _json(item.get("tool_calls")),
+            item.get("tool_call_id", ""), item.get("task_id", ""), item.get("key", ""), _json(item.get("value")),
+            item.get("committed", True), item.get("tokens", 0), stamp]
+
+
+_saves: dict[tuple, tuple[str, list]] = {}
+
+
+def _memory_save(memory: Memory, names: tuple[str, ...]) -> None:
+    """`memory.save(update_fields=names)` as one plain UPDATE (the caller sets updated_at)."""
+    key = (connection.vendor, names)
+    if key not in _saves:
+        q = connection.ops.quote_name
+        fields = [Memory._meta.get_field(n) for n in names]
+        _saves[key] = (f"UPDATE {q(Memory._meta.db_table)} SET {', '.join(f'{q(f.column)} = %s' for f in fields)} "
+                       f"WHERE {q('id')} = %s", fields)
+    sql, fields = _saves[key]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [f.get_db_prep_save(getattr(memory, f.attname), connection) for f in fields] + [memory.pk])
 
 
 def entries_append(*, memory: Memory, items: list[dict], turn_input: str | None = None,
-                   also_save: tuple[str, ...] = ()) -> list[Entry]:
+                   also_save: tuple[str, ...] = (), turn_state: dict | None = None) -> list[Entry]:
     """Append entries to a locked memory (call inside a transaction, after `memory_lock`).
 
     Each user message opens a new turn; everything else joins the newest turn. Updates the
     memory's sequence, turn and count columns (and the caller's `also_save` fields, in the
-    same UPDATE).
+    same UPDATE). `turn_state` (state, attempt, lease_expires_at) is what a turn it opens starts
+    with (the pipeline opens its turns IN_PROGRESS); by default READY.
     """
     now = timezone.now()
+    stamp = connection.ops.adapt_datetimefield_value(now)
+    opened = {"state": Turn.State.READY, "attempt": 1, "lease_expires_at": None, **(turn_state or {})}
+    lease = connection.ops.adapt_datetimefield_value(opened["lease_expires_at"])
     entries: list[Entry] = []
-    new_turns: list[Turn] = []
+    turn_rows: list = []
+    entry_rows: list = []
     seq, turn = memory.last_seq, memory.last_turn
     messages = tokens = 0
     for item in items:
         if item.get("kind") == "message" and item.get("role") == "user" or turn == 0:
             turn += 1
             text = item.get("content", "") if item.get("role") == "user" else ""
-            new_turns.append(Turn(memory=memory, number=turn, input=turn_input if turn_input is not None else text))
+            turn_rows += [memory.pk, turn, opened["state"], turn_input if turn_input is not None else text,
+                          "[]", "[]", "[]", opened["attempt"], lease, stamp]
         seq += 1
+        entry_rows += _entry_params(memory.pk, seq, turn, item, stamp)
         entry = Entry(memory=memory, seq=seq, turn=turn, created_at=now, **item)
         entries.append(entry)
         if entry.kind == "message" and entry.committed:
             messages += 1
             tokens += entry.tokens
-    if new_turns:
-        Turn.objects.bulk_create(new_turns)
-    Entry.objects.bulk_create(entries)
+    with connection.cursor() as cursor:
+        if turn_rows:
+            cursor.execute(_values_sql(Turn._meta.db_table, _TURN_COLUMNS, frozenset({"actions", "task_errors", "output"}),
+                                       len(turn_rows) // len(_TURN_COLUMNS)), turn_rows)
+        if entries:
+            cursor.execute(_values_sql(Entry._meta.db_table, _ENTRY_COLUMNS, _JSON_COLUMNS, len(entries), "id, seq"),
+                           entry_rows)
+            ids = dict((s, i) for i, s in cursor.fetchall())  # RETURNING's row order is not promised
+            for entry in entries:
+                entry.id = ids[entry.seq]
+                entry._state.adding, entry._state.db = False, connection.alias
     memory.last_seq, memory.last_turn = seq, turn
     memory.message_count += messages
     memory.token_count += tokens
-    memory.last_used_at = now
-    memory.save(update_fields=["last_seq", "last_turn", "message_count", "token_count", "last_used_at", "updated_at",
-                               *also_save])
+    memory.last_used_at = memory.updated_at = now
+    _memory_save(memory, ("last_seq", "last_turn", "message_count", "token_count", "last_used_at", "updated_at",
+                          *also_save))
     return entries
+
+
+# The report's common case (assistant messages, tool calls and results joining the newest turn):
+# the memory row's UPDATE also locks it and finds the turn's start, so there is no lock read.
+@functools.lru_cache(maxsize=1)
+def _join_turn_sql() -> str:
+    memory, entry = Memory._meta.db_table, Entry._meta.db_table
+    return (f"UPDATE {memory} SET last_seq = last_seq + %s, message_count = message_count + %s, "
+            "token_count = token_count + %s, last_used_at = %s, updated_at = %s "
+            f"WHERE id = %s AND last_turn > 0 RETURNING last_seq, last_turn, "
+            f"(SELECT MIN(seq) FROM {entry} WHERE {entry}.memory_id = {memory}.id AND {entry}.turn = {memory}.last_turn)")
+
+
+def messages_join_turn(*, memory_id: str, items: list[dict]) -> tuple[int, int, int] | None:
+    """Append committed non-user messages (`entry_fields`) to the memory's newest turn, inside the
+    caller's transaction: one UPDATE of the memory row (which also locks it, as `memory_lock`
+    does) returning the new sequence, the turn and the turn's first seq, then one multi-row INSERT.
+
+    Returns (last_seq, turn, turn_start_seq), or None when the memory has no turn yet (the
+    first entry opens one: use `entries_append`). Same rows and counters as `entries_append`.
+    """
+    assert items and all(i["kind"] == "message" and i["role"] != "user" and i.get("committed", True) for i in items)
+    stamp = connection.ops.adapt_datetimefield_value(timezone.now())
+    tokens = sum(i["tokens"] for i in items)
+    with connection.cursor() as cursor:
+        cursor.execute(_join_turn_sql(), [len(items), len(items), tokens, stamp, stamp, memory_id])
+        found = cursor.fetchone()
+        if found is None:
+            return None
+        last_seq, turn, turn_start = found
+        first = last_seq - len(items) + 1
+        params: list = []
+        for seq, item in enumerate(items, start=first):
+            params += _entry_params(memory_id, seq, turn, item, stamp)
+        cursor.execute(_values_sql(Entry._meta.db_table, _ENTRY_COLUMNS, _JSON_COLUMNS, len(items)), params)
+    return last_seq, turn, turn_start if turn_start is not None else first
 
 
 def entries_set_committed(*, memory: Memory, entry_ids: list[int], committed: bool) -> int:

@@ -3,29 +3,110 @@ handed to the broker after commit, claimed once, swept when a worker dies or the
 
 from __future__ import annotations
 
+import atexit
 import logging
+import os
+import queue
+import threading
+import time
 from datetime import timedelta
 
+import orjson
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
 from memories.background import process_entries
-from memories.models import Memory, Outbox
+from memories.models import Outbox
 from memories.tasks import process_outbox
 
 log = logging.getLogger("threadless.memories")
 
 
-def outbox_enqueue(*, memory: Memory, payload: dict, kind: str = "report") -> Outbox:
-    row = Outbox.objects.create(memory=memory, kind=kind, payload=payload)
-    transaction.on_commit(lambda: outbox_publish(outbox_id=row.id))
-    return row
+_INSERT_SQL = (f"INSERT INTO {Outbox._meta.db_table} (memory_id, kind, payload, created_at, attempts, last_error) "
+               "VALUES (%s, %s, %s{cast}, %s, 0, '') RETURNING id")
 
 
-def outbox_publish(*, outbox_id: int) -> bool:
-    """Hand a row to the broker. A broker outage is logged, not raised: the sweep re-queues it."""
+def _insert_sql() -> str:
+    return _INSERT_SQL.format(cast="::jsonb" if connection.vendor == "postgresql" else "")
+
+
+def outbox_enqueue(*, memory_id: str, payload: dict, kind: str = "report") -> int:
+    """Queue background work in the caller's transaction (one plain INSERT: this is on report's
+    hot path); the row goes to the broker once the transaction commits. Returns the row's id."""
+    with connection.cursor() as cursor:
+        cursor.execute(_insert_sql(), [memory_id, kind, orjson.dumps(payload).decode(),
+                                       connection.ops.adapt_datetimefield_value(timezone.now())])
+        outbox_id = cursor.fetchone()[0]
+    transaction.on_commit(lambda: _publisher.submit(outbox_id))
+    return outbox_id
+
+
+class _Publisher:
+    """Hands committed outbox rows to the broker off the request thread: a publish (Celery's
+    message building and the broker round trip, or a broker timeout) is not part of report's
+    answer. Rows committed within LINGER_SECONDS of each other go as one message (up to
+    MAX_BATCH), so a busy process pays one publish per burst, not one per report. A row whose
+    publish is lost (the process exits first, the broker is down) stays unprocessed, and the
+    sweep re-queues it. With `task_always_eager` (tests) it publishes inline."""
+
+    LINGER_SECONDS = 0.01
+    MAX_BATCH = 50
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[int] = queue.SimpleQueue()
+        self._pid = 0
+        self._lock = threading.Lock()
+
+    def submit(self, outbox_id: int) -> None:
+        if process_outbox.app.conf.task_always_eager:
+            outbox_publish(outbox_id=outbox_id)
+            return
+        if self._pid != os.getpid():  # first use in this process (also after a fork)
+            with self._lock:
+                if self._pid != os.getpid():
+                    self._queue = queue.SimpleQueue()
+                    threading.Thread(target=self._run, args=(self._queue,), name="outbox-publisher",
+                                     daemon=True).start()
+                    if not self._pid:
+                        atexit.register(self.drain)
+                    self._pid = os.getpid()
+        self._queue.put(outbox_id)
+
+    @classmethod
+    def _run(cls, pending: queue.SimpleQueue) -> None:
+        while True:
+            batch = [pending.get()]
+            time.sleep(cls.LINGER_SECONDS)  # let the rest of a burst arrive
+            while len(batch) < cls.MAX_BATCH:
+                try:
+                    batch.append(pending.get_nowait())
+                except queue.Empty:
+                    break
+            outbox_publish(outbox_id=batch if len(batch) > 1 else batch[0])
+
+    def drain(self, seconds: float = 2.0) -> None:
+        """At exit: publish what is still waiting, for a moment (the sweep gets the rest)."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            batch = []
+            while len(batch) < self.MAX_BATCH:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            if not batch:
+                return
+            outbox_publish(outbox_id=batch)
+
+
+_publisher = _Publisher()
+
+
+def outbox_publish(*, outbox_id: int | list[int]) -> bool:
+    """Hand a row (or a batch of rows, one message) to the broker. A broker outage is logged, not
+    raised: the sweep re-queues them."""
     try:
         process_outbox.apply_async(args=[outbox_id], retry=False)
         return True

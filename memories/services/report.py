@@ -22,7 +22,7 @@ from common.redaction import digest_text, echo, raw_error_text, redact_value
 from common.tokens import text_tokens
 from memories.models import Entry, ErrorDigest, Memory
 from memories.policy import Policy, failed_action, failure_rules, plain_task_id, policy_parse
-from memories.services.entries import entries_append, memory_lock
+from memories.services.entries import entries_append, memory_lock, messages_join_turn
 from memories.services.outbox import outbox_enqueue
 
 log = logging.getLogger("threadless.memories")
@@ -117,10 +117,19 @@ def report_accept(*, memory: Memory, messages: list[dict], failures: list[dict])
     if not messages and not failures:
         raise InvalidRequest("messages: send at least one message or one failure.")
     messages = [m for m in messages if m["role"] != "system"]
+    items = [entry_fields(m) for m in messages]
+    if items and not failures and all(i["role"] != "user" for i in items):
+        with transaction.atomic():
+            joined = messages_join_turn(memory_id=memory.id, items=items)
+            if joined is not None:
+                last_seq, turn, turn_start = joined
+                # The turn's user message was stored by decorate: process from the turn's start.
+                outbox_enqueue(memory_id=memory.id, payload={"from_seq": turn_start, "to_seq": last_seq})
+                return {"accepted": len(items), "turn": turn, "task_errors": []}
     with transaction.atomic():
         locked = memory_lock(memory)
         first_seq = locked.last_seq + 1
-        entries = entries_append(memory=locked, items=[entry_fields(m) for m in messages]) if messages else []
+        entries = entries_append(memory=locked, items=items) if items else []
         turn = locked.last_turn or 1
         policy = policy_parse(locked.policy)
         task_errors = []
@@ -132,6 +141,6 @@ def report_accept(*, memory: Memory, messages: list[dict], failures: list[dict])
         # The turn's user message was stored by decorate: process from the turn's start.
         turn_start = (Entry.objects.filter(memory=locked, turn=turn).order_by("seq")
                       .values_list("seq", flat=True).first())
-        outbox_enqueue(memory=locked, payload={"from_seq": min(first_seq, turn_start or first_seq),
-                                               "to_seq": locked.last_seq})
+        outbox_enqueue(memory_id=locked.id, payload={"from_seq": min(first_seq, turn_start or first_seq),
+                                                     "to_seq": locked.last_seq})
     return {"accepted": len(entries), "turn": turn, "task_errors": task_errors}

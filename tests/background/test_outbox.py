@@ -91,3 +91,86 @@ def test_a_report_queues_its_outbox_row_only_after_commit(cast, django_capture_o
     with django_capture_on_commit_callbacks() as callbacks:
         services.report_accept(memory=memory, messages=[{"role": "assistant", "content": "x"}], failures=[])
     assert len(callbacks) == 1
+
+
+FIELDS = ("seq", "turn", "kind", "role", "content", "parts", "name", "tool_calls", "tool_call_id", "task_id",
+          "key", "value", "committed", "tokens")
+REPLY = [
+    {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{\"q\": \"café ☕\"}"}}]},
+    {"role": "tool", "tool_call_id": "c1", "name": "f", "content": "42"},
+    {"role": "assistant", "content": [{"type": "text", "text": "It is 42."}]},
+]
+
+
+def test_a_reply_joining_the_turn_stores_the_rows_and_counters_the_general_path_stores(cast):
+    """report's plain-SQL path (messages_join_turn) against entries_append on a twin memory."""
+    from common.messages import entry_fields
+    from memories.models import Entry, Memory
+
+    fast, _ = services.memory_create(project=cast.project_a)
+    slow, _ = services.memory_create(project=cast.project_a)
+    for memory in (fast, slow):
+        services.memory_decorate(memory=memory, messages=[{"role": "user", "content": "hi"}])
+    answer = services.report_accept(memory=fast, messages=REPLY, failures=[])
+    locked = Memory.objects.get(pk=slow.pk)
+    services.entries_append(memory=locked, items=[entry_fields(m) for m in REPLY])
+
+    def stored(memory):
+        return [tuple(getattr(e, f) for f in FIELDS) for e in Entry.objects.filter(memory=memory).order_by("seq")]
+
+    assert answer == {"accepted": 3, "turn": 1, "task_errors": []}
+    assert stored(fast) == stored(slow)
+    assert stored(fast)[1][7][0]["function"]["arguments"] == "{\"q\": \"café ☕\"}"
+    a, b = Memory.objects.get(pk=fast.pk), Memory.objects.get(pk=slow.pk)
+    assert (a.last_seq, a.last_turn, a.message_count, a.token_count) == (
+        b.last_seq, b.last_turn, b.message_count, b.token_count) == (4, 1, 4, b.token_count)
+    assert a.last_used_at >= b.last_used_at - timedelta(seconds=5)
+    assert Outbox.objects.get(memory=fast).payload == {"from_seq": 1, "to_seq": 4}
+
+
+def test_a_report_on_a_memory_without_turns_opens_the_first_one(cast):
+    from memories.models import Turn
+
+    memory, _ = services.memory_create(project=cast.project_a)
+    answer = services.report_accept(memory=memory, messages=[{"role": "assistant", "content": "hello"}], failures=[])
+    assert answer["turn"] == 1
+    assert Turn.objects.filter(memory=memory, number=1).exists()
+    assert Outbox.objects.get(memory=memory).payload == {"from_seq": 1, "to_seq": 1}
+
+
+def test_rows_committed_together_go_to_the_broker_as_one_message(monkeypatch):
+    import threading
+
+    from memories.services import outbox as outbox_module
+
+    sent: list = []
+    arrived = threading.Event()
+
+    def publish(*, outbox_id):
+        sent.append(outbox_id)
+        arrived.set()
+        return True
+
+    monkeypatch.setattr(outbox_module, "outbox_publish", publish)
+    publisher = outbox_module._Publisher()
+    monkeypatch.setattr(publisher, "drain", lambda seconds=0: None)
+    assert not app.conf.task_always_eager  # (eager publishes inline, one row at a time)
+    for outbox_id in (7, 8, 9):
+        publisher.submit(outbox_id)
+    assert arrived.wait(5)
+    assert sent == [[7, 8, 9]]
+
+
+def test_a_batch_message_processes_each_of_its_rows(cast, eager_celery):
+    from memories.tasks import process_outbox
+
+    ids = []
+    for text in ("one", "two"):
+        memory, _ = services.memory_create(project=cast.project_a)
+        services.memory_decorate(memory=memory, messages=[{"role": "user", "content": text}])
+        services.report_accept(memory=memory, messages=[{"role": "assistant", "content": text}], failures=[])
+        ids.append(Outbox.objects.get(memory=memory).id)
+    Outbox.objects.filter(id__in=ids).update(processed_at=None, claimed_at=None, attempts=0)
+    assert process_outbox.apply(args=[ids]).get() is True
+    assert all(row.processed_at is not None and row.attempts == 1 for row in Outbox.objects.filter(id__in=ids))

@@ -110,6 +110,34 @@ def test_an_expired_lease_reads_as_interrupted_and_frees_the_conversation(make_a
     assert services.turn_say(conversation=conversation, text="next")["turn"] == 2
 
 
+def test_a_turn_opens_in_progress_under_its_lease_and_the_process_renews_held_leases(make_agent):
+    agent = make_agent({"workflow": [{"id": "llm", "type": "llm", "provider": "demo"}]})
+    conversation, _ = services.conversation_create(agent=agent)
+    handle = runner.turn_begin(conversation=conversation, text="hello")
+    turn = Turn.objects.get(memory=conversation.memory, number=handle.turn)
+    assert (turn.state, turn.attempt, turn.input) == (Turn.State.IN_PROGRESS, 1, "hello")
+    assert turn.lease_expires_at > timezone.now()
+    soon = timezone.now() + timedelta(seconds=1)
+    Turn.objects.filter(pk=turn.pk).update(lease_expires_at=soon)
+    leases = runner._Leases()
+    key = leases.hold(handle.memory_id, handle.turn)
+    assert leases.renew() == 1
+    assert Turn.objects.get(pk=turn.pk).lease_expires_at > soon + timedelta(seconds=5)
+    leases.release(key)
+    assert leases.renew() == 0  # released: no longer this process's to renew
+
+
+def test_a_say_on_a_turn_whose_lease_ran_out_marks_it_interrupted_and_opens_the_next(make_agent):
+    agent = make_agent({"workflow": [{"id": "llm", "type": "llm", "provider": "demo"}]})
+    conversation, _ = services.conversation_create(agent=agent)
+    handle = runner.turn_begin(conversation=conversation, text="hello")
+    Turn.objects.filter(memory=conversation.memory, number=handle.turn).update(
+        lease_expires_at=timezone.now() - timedelta(seconds=1))
+    snap = services.turn_say(conversation=conversation, text="again")
+    assert snap["turn"] == handle.turn + 1
+    assert Turn.objects.get(memory=conversation.memory, number=handle.turn).state == Turn.State.EXECUTION_INTERRUPTED
+
+
 def test_agent_ensure_demo_is_idempotent(cast):
     first = services.agent_ensure_demo(project=cast.project_a, demo={})
     assert set(first) == {"agent_id", "agent_slug", "publishable_key"}
