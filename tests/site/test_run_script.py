@@ -42,6 +42,20 @@ def _session_members(sid: int) -> list[int]:
     return members
 
 
+def _diagnosis(sid: int, worker_log: Path) -> str:
+    """What still ran and how the worker ended, for a failure message (the stop has flaked only
+    on a heavily loaded machine, never alone)."""
+    lines = []
+    for pid in _session_members(sid):
+        try:
+            cmd = (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        lines.append(f"  {pid}: {cmd[:160]}")
+    tail = worker_log.read_text(errors="replace").splitlines()[-15:] if worker_log.exists() else []
+    return "\nstill running:\n" + "\n".join(lines) + "\nworker.log (tail):\n" + "\n".join(tail)
+
+
 def _started(port: int, worker_log: Path) -> bool:
     try:
         ok = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200
@@ -76,7 +90,7 @@ def test_a_signal_to_make_runs_process_group_stops_web_and_worker_and_make_exits
             make.wait(timeout=STOP_SECONDS)
         except subprocess.TimeoutExpired:
             pytest.fail(f"make run still running {STOP_SECONDS} s after {sig.name}: "
-                        + (tmp_path / "run.log").read_text())
+                        + (tmp_path / "run.log").read_text() + _diagnosis(make.pid, var / "worker.log"))
         assert _session_members(make.pid) == [], "processes outlived make run"
         output = (tmp_path / "run.log").read_text()
         assert "stopped" in output and "killing" not in output, output  # a clean stop, not the hard kill
