@@ -594,10 +594,11 @@ def where_the_rest_goes(results: dict) -> str:
         return ""
     return ("Where the rest goes: at 16 clients every stack is CPU-bound on this 2-core machine (the load "
             "generator and other work share it), so turns/s follows CPU per turn. " + "; ".join(parts) + ". "
-            "The 60 % target needs the service calls themselves (the ORM building ~10 statements, the window "
-            "read and its JSON, the Celery publish of report's background work) near the floor's cost, which is "
-            "the in-process write path's work, not the serving layer's. More threads do not help SQLite (one "
-            "writer: the tail grows, throughput does not), so the embedded default runs 2 per process.")
+            "Where the serving layer costs more than the service calls, it is the larger half of what the 60 % "
+            "target needs: spread over uvicorn's HTTP parsing, the thread hand-off, Django's request cycle and "
+            "DRF's dispatch, the counter round trips and the memory lookup, with no single part left above "
+            "~5 % of the server's samples (py-spy, see below). More threads do not help SQLite (one writer: "
+            "the tail grows, throughput does not), so the embedded default runs 2 per process.")
 
 
 def section(results: dict, charted: bool) -> str:
@@ -624,7 +625,8 @@ def section(results: dict, charted: bool) -> str:
         "`threadless-serve` runs one process per CPU, each with a thread pool for sync views; database "
         "connections are persistent on SQLite too (PostgreSQL: health-checked); each process keeps the key rows "
         "it looked up (revocation still holds from the next request on every process: a key generation in the "
-        "counter store, read per request); sync views reach their thread through `threadless_site.syncviews`, "
+        "counter store, read per request, on the API in the same round trip as the rate and plan counts); "
+        "`threadless-serve` writes no access log unless asked (`--access-log`); sync views reach their thread through `threadless_site.syncviews`, "
         "one hand-off each way instead of a2wsgi's four waits. The `before` row is the code before this issue's "
         "second round (BENCH_BEFORE_REF), extracted with `git archive` and served as it was (its own "
         "`threadless-serve`, same processes and threads). *Server CPU per turn* is the CPU time of the server's processes (from /proc) over the turns "

@@ -6,7 +6,8 @@ takes the application database's write lock. Both are exact across any number of
 each increment is atomic in the store (Redis INCR; one SQLite UPSERT … RETURNING under the
 file's write lock), never read-modify-write, and nothing is held in process memory.
 
-`incr_many` counts several keys in one round trip (a Redis pipeline; one SQLite transaction).
+`incr_many` counts several keys in one round trip (a Redis pipeline; one SQLite transaction);
+`read_and_incr` reads one more key in that same round trip (the key generation, projects.auth).
 A key counted with `flush=True` is also marked dirty; `claim_dirty` hands the dirty keys and
 their totals to the periodic flush (projects.usage), and `release` forgets the claim once the
 totals are safely in the database. Totals only grow, so a flush copies them (it never adds
@@ -58,18 +59,32 @@ class RedisCounters:
         self.dirty, self.claimed = f"{DIRTY}:{tag}", f"{CLAIMED}:{tag}"
 
     def incr_many(self, items: list[tuple[str, int, bool]]) -> list[int]:
+        return self.read_and_incr(None, items)[1]
+
+    def read_and_incr(self, read: str | None, items: list[tuple[str, int, bool]]) -> tuple[int, list[int]]:
         pipe = self.client.pipeline(transaction=False)
+        if read is not None:
+            pipe.get(read)
         for key, ttl, flush in items:
             pipe.incr(key)
             pipe.expire(key, ttl, nx=True)
             if flush:
                 pipe.sadd(self.dirty, key)
         results = pipe.execute()
-        counts, i = [], 0
+        value, i = 0, 0
+        if read is not None:
+            value, i = int(results[0]) if results[0] is not None else 0, 1
+        counts = []
         for _key, _ttl, flush in items:
             counts.append(int(results[i]))
             i += 3 if flush else 2
-        return counts
+        return value, counts
+
+    def decr_many(self, keys: list[str]) -> None:
+        pipe = self.client.pipeline(transaction=False)
+        for key in keys:
+            pipe.decr(key)
+        pipe.execute()
 
     def add(self, key: str, amount: int) -> int:
         return int(self.client.incrby(key, amount))
@@ -134,14 +149,34 @@ class FileCounters:
         if len(items) == 1:
             key, ttl, flush = items[0]
             return [conn.execute(_UPSERT, (key, now + ttl, int(flush))).fetchone()[0]]
+        return self._in_transaction(conn, None, items, now)[1]
+
+    def read_and_incr(self, read: str | None, items: list[tuple[str, int, bool]]) -> tuple[int, list[int]]:
+        if not items:
+            return (self.get(read) if read is not None else 0), []
+        if read is None:
+            return 0, self.incr_many(items)
+        return self._in_transaction(self._conn(), read, items, time.time())
+
+    def _in_transaction(self, conn, read, items, now) -> tuple[int, list[int]]:
         conn.execute("BEGIN IMMEDIATE")
         try:
+            value = 0
+            if read is not None:
+                row = conn.execute("SELECT count FROM counter WHERE key = ?", (read,)).fetchone()
+                value = row[0] if row else 0
             counts = [conn.execute(_UPSERT, (key, now + ttl, int(flush))).fetchone()[0] for key, ttl, flush in items]
         except BaseException:
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
-        return counts
+        return value, counts
+
+    def decr_many(self, keys: list[str]) -> None:
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        conn.executemany("UPDATE counter SET count = count - 1 WHERE key = ?", [(key,) for key in keys])
+        conn.execute("COMMIT")
 
     def add(self, key: str, amount: int) -> int:
         row = self._conn().execute("UPDATE counter SET count = count + ? WHERE key = ? RETURNING count",
@@ -193,6 +228,17 @@ def counters_path() -> str:
 def incr_many(items: list[tuple[str, int, bool]]) -> list[int]:
     """Count one in each `(key, ttl_seconds, flush)`: the new counts, in one round trip."""
     return store().incr_many(items)
+
+
+def read_and_incr(read: str, items: list[tuple[str, int, bool]]) -> tuple[int, list[int]]:
+    """`read`'s value as `incr_many(items)` counts them (an atomic moment in the counter file;
+    one pipeline in Redis): one round trip for both."""
+    return store().read_and_incr(read, items)
+
+
+def decr_many(keys: list[str]) -> None:
+    """Take back one count from each key (a request counted and then refused before it ran)."""
+    store().decr_many(keys)
 
 
 def incr(key: str, ttl: int, *, flush: bool = False) -> int:

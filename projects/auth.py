@@ -4,7 +4,8 @@ A key's row (with its project) is looked up once per process and kept for
 THREADLESS_KEY_CACHE_SECONDS, keyed by its lookup prefix; the secret is still checked against the
 row's HMAC on every request. Revocation is immediate everywhere: every request reads the
 deployment's key generation from the counter store (common.counters: one GET in Redis, one indexed
-read of the counter file), every saved or deleted key or project bumps it (`keys_changed`, at the
+read of the counter file; on rate-limited API views in the same round trip as the request's
+counts, before the view runs: `confirm`), every saved or deleted key or project bumps it (`keys_changed`, at the
 change and again at its commit), and a cached row is used only under the generation it was read
 in. Code that changes keys with `QuerySet.update()` (no signals) calls `keys_changed()` itself.
 """
@@ -38,15 +39,20 @@ class KeyCache:
     def __init__(self) -> None:
         self.rows: dict[str, tuple[ApiKey, float, int]] = {}
 
-    def get(self, lookup: str) -> ApiKey | None:
+    def get(self, lookup: str, *, deferred: bool = False) -> tuple[ApiKey | None, int | None]:
+        """The key row and, when `deferred` found it cached, the generation it was read in (the
+        caller compares it with the current one in its own round trip before the request runs:
+        `confirm`); None when it was checked here."""
         seconds = settings.THREADLESS_KEY_CACHE_SECONDS
         if seconds <= 0:
-            return _key_row(lookup)
-        generation = counters.store().get(GENERATION)
+            return _key_row(lookup), None
         now = time.monotonic()
         hit = self.rows.get(lookup)
+        if deferred and hit is not None and hit[1] > now:
+            return hit[0], hit[2]
+        generation = counters.store().get(GENERATION)
         if hit is not None and hit[2] == generation and hit[1] > now:
-            return hit[0]
+            return hit[0], None
         if len(self.rows) > 10_000:  # only existing keys are kept, but stay bounded anyway
             self.rows = {}
         key = _key_row(lookup)
@@ -54,7 +60,10 @@ class KeyCache:
             # Tagged with the generation read *before* the row: a change that lands in between
             # makes this entry stale at the next request instead of hiding the change.
             self.rows[lookup] = (key, now + seconds, generation)
-        return key
+        return key, None
+
+    def drop(self, lookup: str) -> None:
+        self.rows.pop(lookup, None)
 
 
 _cache = KeyCache()
@@ -86,11 +95,17 @@ def connect_signals() -> None:
 
 
 def key_from_plaintext(plaintext: str) -> ApiKey:
+    """The key a plaintext names, checked (401 when it is not valid)."""
+    return _key_checked(plaintext)[0]
+
+
+def _key_checked(plaintext: str, *, deferred: bool = False) -> tuple[ApiKey, int | None]:
+    """The key and, if `deferred` used a cached row unchecked, the generation to check it in."""
     parts = keys.split(plaintext.strip())
     if parts is None:
         raise Unauthorized("The API key is malformed.")
     _kind, lookup, secret = parts
-    key = _cache.get(lookup)
+    key, unconfirmed = _cache.get(lookup, deferred=deferred)
     if key is None or not keys.matches(secret, key.hashed):
         raise Unauthorized("The API key is not valid.")
     if key.revoked_at is not None:
@@ -106,10 +121,10 @@ def key_from_plaintext(plaintext: str) -> ApiKey:
     if key.last_used_at is None or now - key.last_used_at > LAST_USED_RESOLUTION:
         ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
         key.last_used_at = now
-    return key
+    return key, unconfirmed
 
 
-def key_from_request(request) -> ApiKey | None:
+def key_from_request(request, *, deferred: bool = False) -> ApiKey | None:
     """The key of a request's `Authorization: Bearer` header (None without one; 401 when bad).
 
     Sets `request.api_key` on the Django request, for the access log and the rate limiter.
@@ -117,14 +132,32 @@ def key_from_request(request) -> ApiKey | None:
     token = bearer_token(request.META.get("HTTP_AUTHORIZATION", ""))
     if token is None:
         return None
-    key = key_from_plaintext(token)
+    key, request.key_unconfirmed = _key_checked(token, deferred=deferred)
     request.api_key = key
     return key
 
 
+def confirm(request, generation: int) -> ApiKey:
+    """The request's key under the generation its throttle just read (in the same round trip as
+    its counts): the cached row when it was read in that generation, else the row read again and
+    checked (401 if it is revoked or gone). Sets `request.api_key` to what it returns."""
+    key, unconfirmed = request.api_key, request.key_unconfirmed
+    request.key_unconfirmed = None
+    if unconfirmed is None or unconfirmed == generation:
+        return key
+    _cache.drop(key.lookup)
+    return key_from_request(request)
+
+
 class ApiKeyAuthentication(BaseAuthentication):
+    """On a view whose throttle confirms the key (`confirms_key`: projects.ratelimit), a cached key
+    row is checked against the current generation in the throttle's own counter round trip,
+    before anything else of the request runs; elsewhere here, with one read of its own."""
+
     def authenticate(self, request):
-        key = key_from_request(request._request)  # the Django request under DRF's wrapper
+        view = (getattr(request, "parser_context", None) or {}).get("view")
+        deferred = view is not None and any(getattr(t, "confirms_key", False) for t in view.get_throttles())
+        key = key_from_request(request._request, deferred=deferred)  # the Django request under DRF's wrapper
         return None if key is None else (None, key)
 
     def authenticate_header(self, request):

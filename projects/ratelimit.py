@@ -23,7 +23,8 @@ from rest_framework.throttling import BaseThrottle
 
 from common import counters
 from common.errors import QuotaExceeded, RateLimited
-from projects import usage
+from projects import auth, usage
+from projects.models import ApiKey
 
 WINDOW_SECONDS = 60
 
@@ -79,29 +80,51 @@ def _quota_verdict(allowance: int, used: int) -> None:
         )
 
 
-def check_rate_and_quota(request, key) -> None:
-    """The key's per-minute bucket and the project's monthly plan count, in one round trip.
-
-    The plan count is the live total in the counter store (exact across processes); its
-    database copy (ProjectUsage) is written by the periodic flush (projects.usage).
-    """
+def _items(key) -> tuple[list, int, int | None, float, float]:
     project = key.project
     limit = rate_limit_for(project)
     allowance = project.allowance_requests_per_month
-    items = []
+    items, reset, now = [], 0.0, 0.0
     if limit:
         # The lookup prefix is random per key, so servers sharing one Redis never share a bucket.
         rate_item, reset, now = _window_item(f"tl:rl:{key.lookup}")
         items.append(rate_item)
     if allowance is not None:
         items.append(usage.plan_item(project.pk))
+    return items, limit, allowance, reset, now
+
+
+def check_rate_and_quota(request, key) -> ApiKey:
+    """The key's per-minute bucket and the project's monthly plan count, in one round trip, which
+    also reads the key generation when the key came from the cache unchecked (projects.auth:
+    `confirm`); the key it returns is the confirmed one.
+
+    A key that changed since it was cached is read again and checked, and what this round trip
+    counted for it is taken back first (a revoked key's request counts for nothing). The plan
+    count is the live total in the counter store (exact across processes); its database copy
+    (ProjectUsage) is written by the periodic flush (projects.usage).
+    """
+    items, limit, allowance, reset, now = _items(key)
+    cached_in = getattr(request, "key_unconfirmed", None)
+    if cached_in is not None:
+        generation, counts = counters.read_and_incr(auth.GENERATION, items)
+        if generation != cached_in:  # a key or project changed: uncount, check again, recount
+            if items:
+                counters.decr_many([item[0] for item in items])
+            key = auth.confirm(request, generation)  # 401 if it is revoked or gone
+            items, limit, allowance, reset, now = _items(key)
+            counts = counters.incr_many(items) if items else []
+        else:
+            auth.confirm(request, generation)
+    else:
+        counts = counters.incr_many(items) if items else []
     if not items:
-        return
-    counts = counters.incr_many(items)
+        return key
     if limit:
         _rate_verdict(request, limit, counts[0], reset, now)
     if allowance is not None:
         _quota_verdict(allowance, usage.seeded(items[-1][0], counts[-1]))
+    return key
 
 
 def check_rate(request, key) -> None:
@@ -147,11 +170,16 @@ def check_quota(request, key) -> None:
 
 
 class KeyRateThrottle(BaseThrottle):
-    """Runs the rate limit and the plan allowance for every authenticated API request."""
+    """Runs the rate limit and the plan allowance for every authenticated API request, and
+    confirms a cached key in the same round trip (`confirms_key`: projects.auth)."""
+
+    confirms_key = True
 
     def allow_request(self, request, view):
         key = request.auth
         if key is None:
             return True
-        check_rate_and_quota(request._request, key)  # the Django request under DRF's wrapper
+        confirmed = check_rate_and_quota(request._request, key)  # the Django request under DRF's wrapper
+        if confirmed is not key:
+            request.auth = confirmed  # the row read again (a changed project's limits, for one)
         return True

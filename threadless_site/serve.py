@@ -2,7 +2,7 @@
 
 Several uvicorn worker processes (default: one per CPU, THREADLESS_WEB_WORKERS), each running
 sync views on THREADLESS_WEB_THREADS threads (threadless_site.asgi) with a database pool sized
-to them (settings: THREADLESS_DB_POOL_SIZE), uvloop + httptools, no access log. uvicorn's
+to them (settings: THREADLESS_DB_POOL_SIZE), uvloop + httptools, no access log (--access-log for one). uvicorn's
 supervisor restarts a worker that dies; SIGTERM stops them all gracefully (running turns end
 EXECUTION_INTERRUPTED at their next task boundary, as under plain uvicorn). The Celery worker and
 beat run separately (`celery -A threadless_site worker -B`, or one beat per deployment).
@@ -29,7 +29,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=None,
                         help="sync-view threads per process (default: THREADLESS_WEB_THREADS, or 8; 2 on SQLite)")
     parser.add_argument("--graceful-timeout", type=int, default=30)
+    parser.add_argument("--access-log", action="store_true", help="write uvicorn's access log (redacted)")
     args = parser.parse_args(argv)
+    # settings.LOGGING gives uvicorn's access logger its handler only when this is on: uvicorn's
+    # own access_log=False is undone when Django configures logging in each worker.
+    os.environ["THREADLESS_ACCESS_LOG"] = "1" if args.access_log else "0"
     if args.threads is not None:
         os.environ["THREADLESS_WEB_THREADS"] = str(args.threads)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
@@ -44,7 +48,7 @@ def main(argv: list[str] | None = None) -> None:
         loop = "asyncio"
     print(f"threadless-serve: {args.workers} worker process(es) on http://{args.host}:{args.port}/", flush=True)
     uvicorn.run("threadless_site.asgi:application", host=args.host, port=args.port, workers=args.workers,
-                loop=loop, http="httptools", access_log=False, timeout_graceful_shutdown=args.graceful_timeout,
+                loop=loop, http="httptools", access_log=args.access_log, timeout_graceful_shutdown=args.graceful_timeout,
                 backlog=2048)
 
 

@@ -297,6 +297,10 @@ CELERY_BEAT_SCHEDULE = {
                     "options": {"expires": float(THREADLESS_USAGE_FLUSH_SECONDS) * 2}},
 }
 
+# uvicorn's access log: on under plain uvicorn; `threadless-serve` turns it off unless --access-log
+# (a formatted, redacted line per request costs about as much as the rate limit).
+THREADLESS_ACCESS_LOG = envbool("THREADLESS_ACCESS_LOG", True)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -311,8 +315,9 @@ LOGGING = {
         "django.db.backends": {"level": "WARNING"},
         # uvicorn installs its own handlers (no filter) before the app loads; these replace them,
         # so the access log (`?key=…`, `client_token=…`) goes through the same redaction. No level
-        # here: uvicorn's --log-level still decides what is written.
-        "uvicorn.access": {"handlers": ["console"], "propagate": False},
+        # here: uvicorn's --log-level still decides what is written. No handler when it is off:
+        # uvicorn then skips the line altogether (it checks `hasHandlers()`).
+        "uvicorn.access": {"handlers": ["console"] if THREADLESS_ACCESS_LOG else [], "propagate": False},
         "uvicorn.error": {"handlers": ["console"], "propagate": False},
     },
 }

@@ -25,6 +25,11 @@ def memory_lock(memory: Memory) -> Memory:
     locked = memory_fetch(memory_id=memory.pk, lock=True)
     if locked is None:
         raise Memory.DoesNotExist(f"Memory {memory.pk} does not exist.")
+    project_field = Memory.project.field
+    if project_field.is_cached(memory) and locked.project_id == memory.project_id:
+        # The project row the caller was scoped by (memory_get): reading `locked.project` (the
+        # embeddings switch in context_build) would otherwise cost decorate another query.
+        project_field.set_cached_value(locked, project_field.get_cached_value(memory))
     return locked
 
 

@@ -127,3 +127,79 @@ def test_revoking_a_key_holds_at_once_on_every_process():
         finally:
             other.terminate()
             other.wait(timeout=30)
+
+
+class _Trips:
+    """Counts the counter store's round trips (every public call is one)."""
+
+    def __init__(self, monkeypatch):
+        from common import counters
+
+        self.calls: list[str] = []
+        store = counters.store()
+        for name in ("get", "incr_many", "read_and_incr", "decr_many", "add"):
+            real = getattr(store, name)
+            monkeypatch.setattr(store, name, self._wrap(name, real))
+
+    def _wrap(self, name, real):
+        def call(*args, **kwargs):
+            self.calls.append(name)
+            return real(*args, **kwargs)
+        return call
+
+
+def _limited(cast):
+    cast.project_a.rate_limit_per_minute = 1000
+    cast.project_a.allowance_requests_per_month = 1000
+    cast.project_a.save()
+
+
+def test_a_cached_key_is_confirmed_in_the_round_trip_of_the_request_counts(cast, monkeypatch):
+    _limited(cast)
+    assert cast.a.get("/v1/memories").status_code == 200  # cached now
+    trips = _Trips(monkeypatch)
+    answer = cast.a.get("/v1/memories")
+    assert answer.status_code == 200
+    assert trips.calls == ["read_and_incr"]  # generation, rate bucket and plan count together
+    assert answer["X-RateLimit-Remaining"] == str(1000 - 2)
+
+
+def test_a_revoked_cached_key_is_refused_and_its_request_counts_for_nothing(cast):
+    from projects import usage
+
+    _limited(cast)
+    assert cast.a.get("/v1/memories").status_code == 200
+    plan_before = usage.plan_used(cast.project_a.pk)
+    key_revoke(prefix=ApiKey.objects.get(project=cast.project_a).prefix)
+    response = cast.a.get("/v1/memories")
+    assert response.status_code == 401
+    assert response.json()["error"]["message"] == "The API key has been revoked."
+    assert usage.plan_used(cast.project_a.pk) == plan_before
+
+
+def test_a_changed_project_is_counted_once_under_its_new_limits(cast):
+    _limited(cast)
+    assert cast.a.get("/v1/memories")["X-RateLimit-Remaining"] == str(1000 - 1)
+    cast.project_a.rate_limit_per_minute = 50
+    cast.project_a.save()
+    answer = cast.a.get("/v1/memories")
+    assert answer["X-RateLimit-Limit"] == "50"
+    assert answer["X-RateLimit-Remaining"] == str(50 - 2)  # the second request of this minute, counted once
+
+
+def test_a_view_without_the_key_throttle_checks_the_generation_itself(cast, monkeypatch):
+    from rest_framework.test import APIRequestFactory
+    from rest_framework.views import APIView
+
+    class Open(APIView):
+        throttle_classes = []
+
+        def get(self, request):
+            from rest_framework.response import Response
+            return Response({"key": request.auth.prefix})
+
+    assert cast.a.get("/v1/memories").status_code == 200  # cached now
+    trips = _Trips(monkeypatch)
+    request = APIRequestFactory().get("/x", HTTP_AUTHORIZATION=f"Bearer {cast.key_a}")
+    assert Open.as_view()(request).status_code == 200
+    assert trips.calls == ["get"]

@@ -132,3 +132,30 @@ async def test_the_api_answers_its_error_shape_and_headers_through_the_asgi_app(
     assert no_key.json()["error"]["request_id"] == "req_fromclient1"
     assert too_large.status_code == 413 and too_large.json()["error"]["code"] == "payload_too_large"
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+
+
+def test_the_production_server_writes_no_access_log_unless_asked(monkeypatch):
+    import uvicorn
+
+    calls = []
+    monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: calls.append(kwargs))
+    monkeypatch.setenv("THREADLESS_ACCESS_LOG", "1")
+    serve.main(["--workers", "1"])
+    # uvicorn's own flag, and the one settings.LOGGING reads in each worker (it would otherwise
+    # give uvicorn's access logger its handler back, and every request would write a line).
+    assert calls[-1]["access_log"] is False and os.environ["THREADLESS_ACCESS_LOG"] == "0"
+    serve.main(["--workers", "1", "--access-log"])
+    assert calls[-1]["access_log"] is True and os.environ["THREADLESS_ACCESS_LOG"] == "1"
+
+
+@pytest.mark.parametrize(("value", "handlers"), [("0", []), ("1", ["console"])])
+def test_the_access_logger_has_a_handler_only_when_the_access_log_is_on(value, handlers):
+    code = ("import os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'threadless_site.settings'); "
+            "from django.conf import settings; import json; "
+            "print(json.dumps(settings.LOGGING['loggers']['uvicorn.access']['handlers']))")
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "THREADLESS_ACCESS_LOG": value},
+                         capture_output=True, text=True, check=True).stdout
+    assert json.loads(out.strip().splitlines()[-1]) == handlers

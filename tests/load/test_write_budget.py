@@ -13,7 +13,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from projects.models import ApiCall, ProjectUsage, RateCounter
+from memories.models import Memory
+from projects.models import ApiCall, Project, ProjectUsage, RateCounter
 
 BUDGET = 2
 WRITE = re.compile(r"\s*(?:INSERT|UPDATE|DELETE|REPLACE)\b", re.IGNORECASE)
@@ -105,3 +106,17 @@ def test_the_counts_reach_the_console_rows_with_the_flush(cast, warm):
     assert ApiCall.objects.get(project=cast.project_a, operation="report").count == 3
     assert period_rows.get().requests == 8
     assert usage_flush() == 0  # nothing new: a flush with nothing dirty writes nothing
+
+
+def test_decorate_reads_no_project_row_and_the_memory_row_twice_at_most(cast, warm):
+    # The key's project (cached with the key) scopes the memory; the locked re-read of the memory
+    # keeps it, so the embeddings switch in context_build costs no query.
+    with CaptureQueriesContext(connection) as ctx:
+        assert _decorate(cast, warm).status_code == 200
+    reads = [q["sql"] for q in ctx.captured_queries if q["sql"].lstrip().upper().startswith("SELECT")]
+
+    def reading(table):
+        return [sql for sql in reads if re.search(rf'\bFROM\s+"?{table}"?\s', sql)]
+
+    assert reading(Project._meta.db_table) == [], reads
+    assert len(reading(Memory._meta.db_table)) <= 2, reads
