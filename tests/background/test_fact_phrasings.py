@@ -210,9 +210,10 @@ def _score(half: str) -> tuple[float, float]:
     return tp / max(tp + fp, 1), tp / max(tp + fn, 1)
 
 
-def test_precision_holds_on_the_fresh_held_out_lines_nobody_tuned_on():
-    """Recall there is low (printed; see docs/benchmarks.md): the rules know only the phrasings they
-    were written for. Precision must hold all the same."""
-    precision, found = _score("fresh")
-    print(f"\nFRESH HELD-OUT RULES: precision={precision:.3f} recall={found:.3f}")
+@pytest.mark.parametrize("half", ["fresh", "fresh2"])
+def test_precision_holds_on_the_fresh_lines(half):
+    """fresh was tuned on in round 3; fresh2 was written before and is held out. Recall is printed
+    (see docs/benchmarks.md); precision must hold on both."""
+    precision, found = _score(half)
+    print(f"\n{half.upper()} RULES: precision={precision:.3f} recall={found:.3f}")
     assert precision >= 0.95
