@@ -170,6 +170,9 @@ def _origin(m):
 
 def _job(m):
     role = re.sub(r"\s+by\s+(?:profession|trade)$", "", m.group(1).strip(), flags=re.IGNORECASE)
+    role = re.sub(r"\s+over$", "", _ROLE_TAIL.sub("", role), flags=re.IGNORECASE)  # "a nurse for years"
+    if not role:
+        return None
     if role.split()[-1].lower() not in JOBS:
         return None
     if role.lower() == "student":
@@ -189,9 +192,21 @@ def _job_as(m):
     return "job", f"User works as {article} {role}"
 
 
+def _teach(m):
+    subject = m.group(1)
+    if subject.lower() in REACTION_WORDS or subject.lower() in ("you", "myself", "people"):
+        return None
+    return "job", f"User teaches {subject}"
+
+
+def _work_verb(m):
+    return "job", f"User does {m.group(1)} for a living"
+
+
 def _proper(name: str) -> bool:
-    """Every word of a name opens with a capital (NAME's classes admit any letter after the first)."""
-    return all(w[:1].isupper() for w in name.split())
+    """Every word of a name opens with a capital (NAME's classes admit any letter after the first),
+    and none is a frame or a hedge ("Imagine Kwame and I got married" names nobody)."""
+    return all(w[:1].isupper() for w in name.split()) and not FRAMES.search(name) and not HEDGES.search(name)
 
 
 RELATIVES = ("wife|husband|partner|spouse|sister|brother|daughter|son|mother|father|mom|mum|dad|cousin|"
@@ -290,6 +305,12 @@ def _pet(m):
     return f"pet:{m.group(2).lower()}", f"User has a {kind} named {m.group(2)}"
 
 
+def _pet_reversed(m):
+    if m.group(1).split()[0].lower() in NOT_NAMES or not _proper(m.group(1)):
+        return None
+    return f"pet:{m.group(1).lower()}", f"User has a {m.group(2).lower()} named {m.group(1)}"
+
+
 def _diet(m):
     diet = m.group(1).lower()
     if diet not in DIETS:
@@ -323,7 +344,7 @@ LIKE_VERBS = (r"(?i:I\s+(?:really\s+|absolutely\s+|just\s+|truly\s+)?(?:love|lik
               r"(?:I'm|I\s+am)\s+(?:really\s+|so\s+|totally\s+|absolutely\s+|quite\s+)?"
               r"(?:crazy\s+about|mad\s+about|passionate\s+about|obsessed\s+with|keen\s+on|hooked\s+on|big\s+on))")
 DISLIKE_VERBS = (r"(?i:I\s+(?:really\s+|absolutely\s+|just\s+)?(?:hate|dislike|detest|loathe)|"
-                 r"I\s+(?:can't|cannot|can\s+not)\s+stand|I\s+(?:don't|do\s+not)\s+(?:really\s+)?(?:like|enjoy|eat|drink)|"
+                 r"I\s+(?:can't|cannot|can\s+not)\s+stand|I\s+(?:really\s+)?(?:don't|do\s+not)\s+(?:really\s+)?(?:like|enjoy|eat|drink)|"
                  r"(?:I'm|I\s+am)\s+not\s+(?:a\s+(?:big\s+|huge\s+|great\s+)?fan\s+of|into|keen\s+on|crazy\s+about)|"
                  r"(?:I'm|I\s+am)\s+no\s+(?:big\s+)?fan\s+of)")
 
@@ -331,20 +352,26 @@ RULES = [
     Rule(r"(?i:my\s+name\s+is|my\s+name's|(?:the\s+)?name's|the\s+name\s+is|"
          r"(?:just\s+|please\s+|you\s+can\s+|feel\s+free\s+to\s+)?call\s+me|I'm\s+called|I\s+am\s+called|"
          r"(?:people|everyone|everybody|friends|my\s+friends|most\s+people|folks)\s+call\s+me|"
-         r"(?:everyone|everybody|my\s+friends?|people)\s+calls\s+me|I\s+go\s+by)\s+" + NAME
+         r"(?:everyone|everybody|my\s+friends?|people)\s+calls\s+me|I\s+go\s+by|my\s+first\s+name\s+is|"
+         r"(?:please\s+)?address\s+me\s+as)\s+" + NAME
          + r"\s*(?:$|[,.!;]|\s+and\b|\s+here\b)", _name, 0.95),
+    # "Hey, Dmitri speaking." / "Dmitri here, quick question": a greeting or the whole sentence.
+    Rule(r"(?:(?i:hi|hello|hey)[,!]?\s+)?" + NAME + r"\s+(?i:speaking|here)\s*(?:$|[,.!]|\s+(?i:with|from)\b)", _name, 0.85),
     Rule(r"(?i:hi|hello|hey)[,!]?\s+(?:there[,!]?\s+)?(?i:I'm|I\s+am)\s+" + NAME + r"\s*(?:$|[,.!]|\s+and\b)", _name, 0.9),
     # "I'm Renée." / "I'm Renée, nice to meet you": one capitalised word that is no adjective.
     Rule(r"(?i:I'm|I\s+am)\s+" + rf"({UPPER}{WORD_CHARS}{{1,30}})"
-         + r"(?:\s*[.!]?$|\s*[.!]\s|(,\s+(?i:nice|pleased|good|glad|by\s+the\s+way|btw|here|an?\s)))", _intro_name, 0.85),
+         + r"(?:\s*[.!]?$|\s*[.!]\s|(,\s+(?i:nice|pleased|good|glad|by\s+the\s+way|btw|here|an?\s)|\s+(?i:btw|by\s+the\s+way)\b))",
+         _intro_name, 0.85),
     Rule(r"(?i:I\s+live\s+in|I'm\s+living\s+in|I\s+am\s+living\s+in|I'm\s+based\s+in|I\s+am\s+based\s+in|"
          r"I\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+to|I've\s+(?:just\s+)?moved\s+to|"
          r"I\s+have\s+(?:just\s+)?moved\s+to|I\s+now\s+live\s+in|we\s+(?:now\s+)?live\s+in|home\s+is|"
          r"I\s+reside\s+in|I'm\s+(?:now\s+)?(?:located|settled)\s+in|I\s+am\s+(?:now\s+)?(?:located|settled)\s+in|"
          r"I'm\s+based\s+out\s+of|I\s+am\s+based\s+out\s+of|"
-         r"we\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+to|"
+         r"we\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+(?:over\s+)?to|"
          r"we've\s+(?:just\s+|recently\s+)?(?:moved|relocated)\s+to|we\s+have\s+(?:just\s+)?(?:moved|relocated)\s+to|"
-         r"I've\s+(?:just\s+|recently\s+)?relocated\s+to)\s+" + PLACE
+         r"I've\s+(?:just\s+|recently\s+)?relocated\s+to|I(?:'ve|\s+have)\s+(?:been\s+living|lived)\s+in|"
+         r"home\s+for\s+(?:me|us)\s+is|my\s+home\s+is\s+in|(?:our|my)\s+family\s+lives\s+in|"
+         r"I'm\s+at\s+home\s+in)\s+" + PLACE
          + r"(?=$|[\s,.!;])", _location, 0.9),
     # Without a subject only as a whole sentence: "Living in Denver these days." (not "Living in Rome is fun").
     Rule(r"(?i:(?:now\s+)?(?:living|based)\s+in)\s+" + PLACE
@@ -353,12 +380,16 @@ RULES = [
          r"I\s+grew\s+up\s+in|I\s+was\s+born\s+(?:and\s+raised\s+)?in|originally\s+from|"
          r"I\s+was\s+(?:raised|brought\s+up)\s+in|I\s+hail\s+from)\s+" + PLACE + r"(?=$|[\s,.!;])",
          _origin, 0.85),
+    Rule(PLACE + r"\s+(?i:is\s+where\s+I\s+(?:grew\s+up|was\s+born|was\s+raised|come\s+from)|is\s+my\s+hometown)"
+         r"\s*(?:$|[,.!;])", _origin, 0.85),
+    Rule(r"(?i:my\s+hometown\s+is|my\s+home\s+town\s+is)\s+" + PLACE + r"(?=$|[\s,.!;])", _origin, 0.85),
     Rule(r"(?i:born\s+and\s+raised\s+in|born\s+in|raised\s+in|grew\s+up\s+in|brought\s+up\s+in)\s+" + PLACE
          + r"\s*(?:[.!]?$|,)", _origin, 0.8),
     Rule(r"(?i:I\s+work\s+as|I'm\s+working\s+as|I\s+am\s+working\s+as|I've\s+been\s+working\s+as|"
          r"I\s+have\s+been\s+working\s+as|I've\s+worked\s+as|I\s+have\s+worked\s+as|"
          r"I'm\s+employed\s+as|I\s+am\s+employed\s+as)\s+(?:an?\s+)?" + REST, _job_as, 0.85),
-    Rule(r"(?i:I'm|I\s+am)\s+(?:an?\s+)((?:[a-z\-]+\s+){0,3}[a-z\-]+)(?:\s+by\s+(?:profession|trade))?\s*(?:$|[,.!]|\s+at\b|\s+in\b|\s+for\b)",
+    Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:an?\s+)((?:[a-z\-]+\s+){0,3}[a-z\-]+)(?:\s+by\s+(?:profession|trade))?"
+         r"\s*(?:$|[,.!]|\s+(?:over\s+)?at\b|\s+in\b|\s+for\b|\s+on\s+the\b)",
          _job, 0.85),
     Rule(r"(?i:I\s+work\s+(?:at|for)|I'm\s+working\s+(?:at|for)|I\s+am\s+working\s+(?:at|for)|"
          r"I'm\s+employed\s+(?:at|by)|I\s+am\s+employed\s+(?:at|by)|"
@@ -368,9 +399,10 @@ RULES = [
          r"I'm\s+(?:currently\s+|now\s+)employed\s+(?:at|by)|I\s+am\s+(?:currently\s+|now\s+)employed\s+(?:at|by)|"
          r"I(?:'ve|\s+have)\s+(?:been\s+working|worked)\s+(?:at|for)|"
          r"I\s+(?:just\s+|finally\s+)?(?:got|landed)\s+(?:a\s+(?:new\s+)?(?:job|position|role)|hired)\s+(?:at|with|by)|"
-         r"I\s+(?:just\s+)?got\s+hired\s+(?:at|by))\s+" + ORG
+         r"I\s+(?:just\s+)?got\s+hired\s+(?:at|by)|I\s+(?:just\s+|recently\s+)?started\s+at|"
+         r"I(?:'ve|\s+have)\s+been\s+at)\s+" + ORG
          + r"(?=$|[\s,.!;])(?!\s+(?i:before|previously|once|years\s+ago|in\s+the\s+past))", _employer, 0.85),
-    Rule(r"(?i:I'm|I\s+am)\s+an?\s+(?:[a-z\-]+\s+){0,3}[a-z\-]+\s+(?i:at|for)\s+" + ORG + r"(?=$|[\s,.!;])",
+    Rule(r"(?i:I'm|I\s+am)\s+an?\s+(?:[a-z\-]+\s+){0,3}[a-z\-]+\s+(?i:(?:over\s+)?at|for)\s+" + ORG + r"(?=$|[\s,.!;])",
          _employer_after_job, 0.8),
     Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:severely\s+|very\s+|mildly\s+|deathly\s+)?(?i:allergic)\s+to\s+"
          + REST, _allergy, 0.95),
@@ -379,24 +411,34 @@ RULES = [
     Rule(r"(?i:my\s+(?:favorite|favourite)\s+)([a-z][a-z ]{1,30}?)\s+(?i:is|are)\s+" + REST, _favorite, 0.9),
     Rule(LIKE_VERBS + r"\s+" + REST, _like, 0.8),
     Rule(DISLIKE_VERBS + r"\s+" + REST, _dislike, 0.8),
+    Rule(r"([a-zA-Z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30})?)\s+(?i:is\s+my\s+(?:thing|jam|passion))\s*(?:$|[,.!;])",
+         _like, 0.75),
+    # Work named by its verb: "I teach maths at a school", "I do accounting for a living".
+    Rule(r"(?i:I\s+teach)\s+([a-zA-Z][a-z\-]{1,30})(?=\s+(?i:at|in|for|to)\b|\s*(?:$|[,.!;]))", _teach, 0.8),
+    Rule(r"(?i:I\s+do)\s+([a-z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30})?)\s+(?i:for\s+a\s+living)", _work_verb, 0.85),
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|(?:I|we)\s+(?:just\s+)?(?:adopted|got)|"
          r"(?:I've|we've)\s+(?:just\s+)?(?:adopted|got))\s+(?i:an?|a\s+new|another)\s+(?i:(?:little\s+|baby\s+|rescue\s+)?)((?i:"
          + PETS + r"))\s+(?i:named|called)\s+" + NAME
          + r"(?=$|[\s,.!;])", _pet, 0.9),
+    Rule(NAME + r"\s+(?i:is\s+(?:my|our))\s+(?i:(?:little\s+|old\s+|rescue\s+)?)((?i:" + PETS + r"))\s*(?:$|[,.!;])",
+         _pet_reversed, 0.85),
     Rule(r"(?i:my|our)\s+((?i:" + PETS + r"))(?:'s\s+name\s+is|\s+is\s+(?:named|called))\s+" + NAME + r"(?=$|[\s,.!;])", _pet, 0.9),
     Rule(r"(?i:my|our)\s+(?i:(?:little\s+|old\s+|rescue\s+)?)((?i:" + PETS + r")),\s+" + NAME + r",", _pet, 0.85),
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|we\s+have\s+got)\s+an?\s+((?i:" + PETS
          + r")),\s+" + NAME + r"\s*(?:$|[.!;])", _pet, 0.85),
+    Rule(NAME + r"\s+(?i:and\s+I\s+(?:got|are|were)\s+married)\b", _spouse, 0.85),
     Rule(r"(?i:I'm|I\s+am)\s+(?i:married)\s+to\s+" + NAME + r"(?=$|[\s,.!;])", _spouse, 0.9),
     Rule(r"(?i:my)\s+(" + RELATIVES + r")(?:'s\s+name\s+is|\s+is\s+(?:named|called)|\s+is)\s+" + NAME
          + r"\s*(?:$|[,.!;])", _relative, 0.85),
     # "my wife Dana and I adopted…" is split before "I…": "my wife Dana" is then the whole clause.
-    Rule(r"(?i:my)\s+(" + RELATIVES + r"),?\s+" + NAME + r"(?:,?\s+(?i:is|lives|works|was|has|just|loves|likes)\b|$)",
+    Rule(r"(?i:my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)("
+         + RELATIVES + r"),?\s+" + NAME + r"(?:,?\s+(?i:is|lives|works|was|has|just|loves|likes)\b|$)",
          _relative, 0.85),
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got)\s+an?\s+(?i:(?:older\s+|younger\s+|little\s+|big\s+|twin\s+)?)("
          + RELATIVES + r")\s+(?i:named|called)\s+" + NAME + r"(?=$|[\s,.!;])", _relative, 0.85),
     Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:planning|going|heading|flying|travell?ing|off|driving)\s+"
          r"(?i:to\s+visit|to\s+travel\s+to|to\s+go\s+to|to)\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.8),
+    Rule(r"(?i:I|we)\s+(?i:leave|fly|head|set\s+off|depart)\s+for\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.75),
     Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:visiting)\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.75),
     Rule(r"(?i:I\s+(?:plan|intend|want)\s+to\s+visit|I'll\s+be\s+(?:visiting|in)|I\s+will\s+be\s+(?:visiting|in))\s+"
          + PLACE + r"(?=$|[\s,.!;])", _plan, 0.8),
@@ -406,6 +448,7 @@ RULES = [
     Rule(r"(?i:I'm|I\s+am)\s+(?:a\s+|strictly\s+|fully\s+)?([a-z\-]+)\s*(?:$|[,.!]|\s+now\b|\s+these\s+days\b)", _diet, 0.85),
     Rule(r"(?i:my\s+birthday\s+is(?:\s+on)?)\s+" + REST, _birthday, 0.9),
     Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s+(?i:years\s+old|yrs\s+old|year\s+old)", _age, 0.9),
+    Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s*[.!]?$", _age, 0.8),
     Rule(r"(?i:I\s+(?:just\s+|recently\s+)?turned|I've\s+just\s+turned)\s+(\d{1,3})"
          r"(?=\s*(?:$|[,.!;]|\s+(?i:last|this|yesterday|today|on|in)\b))", _age, 0.85),
     Rule(r"(?i:(?:please\s+|can\s+you\s+|could\s+you\s+)?remember\s+that|please\s+remember|"
@@ -419,9 +462,12 @@ _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 _CLAUSE = re.compile(r"(?:(?<!\s)\s++)?(?:,\s*+)?\b(?:but|and|so|although|though|while|because|also)\s++"
                      r"(?=(?:I|I'm|I've|I'd|my|My)\b)"
                      r"|,\s*+(?=(?:now\s+)?(?:living|based)\s+in\b)"
+                     r"|,\s*+(?=(?:I|I'm|I've|my|My)\s)"
                      r"|(?:,\s*+|(?<!\s)\s++)and\s++(?=(?:now\s+)?(?:live|work)\s+(?:in|at|for|as)\b)")
 # After "and" the subject is implied: "I work for Allegro and live in Zürich".
 _IMPLIED_I = re.compile(r"(?:now\s+)?(?:live|work)\s+(?:in|at|for|as)\b")
+_MARRIED = re.compile(r"I\s+(?:got|are|were)\s+married\b")
+_LONE_NAME = re.compile(NAME)
 MAX_CLAUSE = 500  # longer clauses are no plain statement (every object is at most 6 words, a note 300 chars)
 
 
@@ -441,8 +487,16 @@ def clauses(text: str) -> list[tuple[str, bool]]:
             continue
         question = sentence.endswith("?")
         framed = False
-        for i, clause in enumerate(_CLAUSE.split(sentence)):
+        parts = _CLAUSE.split(sentence)
+        for i, clause in enumerate(parts):
             clause = clause.strip()
+            if not clause:
+                continue
+            # "Ana and I got married": a compound subject, not two clauses.
+            if (i + 1 < len(parts) and _MARRIED.match(parts[i + 1].strip()) and _LONE_NAME.fullmatch(clause)
+                    and _proper(clause)):
+                parts[i + 1] = f"{clause} and {parts[i + 1].strip()}"
+                continue
             if i and _IMPLIED_I.match(clause):
                 clause = "I " + clause
             if clause:

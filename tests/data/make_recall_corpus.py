@@ -318,6 +318,191 @@ FRESH_NEGATIVES = [
     "I hope to visit {city} someday.", "I'm not vegetarian.", "My ex lives in {city}.",
 ]
 
+# A third held-out set ("fresh2"), written before the round-3 changes looked at "fresh"'s misses,
+# with its own pools (names, places, employers, jobs nobody tuned on) and varied voices: lower
+# case, typos, long sentences, several statements, corrections. Measured once, at the end.
+FRESH2_POOLS = {
+    "name": ["Thảo", "Çağrı", "Ngozi", "Siobhán", "Mátyás", "Wojciech", "Ayşe", "Joaquín", "Maëlle", "Tariq",
+             "Zsófia", "Dagný", "Ömer", "Noémie", "Anouk", "Sindre", "Kofi", "Radka"],
+    "city": ["Brno", "Thessaloniki", "Göteborg", "Łódź", "Aarhus", "Medellín", "Kyoto", "Bilbao", "Ghent",
+             "Trondheim", "Tbilisi", "Düsseldorf", "Cape Town", "Chiang Mai", "Winnipeg", "Hobart"],
+    "employer": ["Bosch", "Ericsson", "Mercado Libre", "Škoda", "Nestlé", "Infosys", "Vattenfall", "Klarna",
+                 "Philips", "Equinor", "Decathlon"],
+    "job": ["paramedic", "civil engineer", "dentist", "librarian", "sous chef", "product manager", "midwife",
+            "data scientist", "pilot", "social worker", "bus driver", "welder"],
+    "rarejob": ["bookkeeper", "sommelier", "zookeeper", "radiographer", "locksmith", "beekeeper", "stonemason"],
+    "relative": ["sister", "brother", "daughter", "son", "mum", "dad", "cousin", "aunt", "uncle", "niece",
+                 "nephew", "grandmother", "husband", "wife", "partner"],
+    "pets": [("dog", "labrador"), ("cat", "siamese"), ("parrot", "parrot"), ("hamster", "hamster"),
+             ("tortoise", "tortoise"), ("kitten", "kitten"), ("puppy", "puppy"), ("ferret", "ferret")],
+    "pet": ["Pepper", "Nacho", "Mishka", "Ziggy", "Brioche", "Olive", "Taco", "Bruno", "Čiko", "Loki"],
+    "thing": ["hiking", "knitting", "bouldering", "baking", "salsa dancing", "birdwatching", "photography",
+              "video games", "crosswords", "astronomy", "woodworking"],
+    "food": ["olives", "mushrooms", "cilantro", "spicy food", "blue cheese", "oysters", "liquorice"],
+    "allergen": ["peanuts", "penicillin", "shellfish", "pollen", "gluten", "latex", "sesame"],
+    "prefer": [("tea", "coffee"), ("trains", "flying"), ("mountains", "beaches"), ("mornings", "evenings")],
+}
+FRESH2_FACTS = [
+    ("hi! i'm {name}, nice to meet u", [("name", ["{lname}"])]),
+    ("Call me {name}, everyone does.", [("name", ["{lname}"])]),
+    ("{name} here, quick question about my account.", [("name", ["{lname}"])]),
+    ("my name's {name} and I'm {ajob}.", [("name", ["{lname}"]), ("job", ["{job}"])]),
+    ("Actually, it's {name}, not {name2}. You got my name wrong.", [("name", ["{lname}"])]),
+    ("Please address me as {name} from now on.", [("name", ["{lname}"])]),
+    ("I go by {name} at work.", [("name", ["{lname}"])]),
+    ("my nmae is {name}", [("name", ["{lname}"])]),
+    ("i live in {city} with my two kids", [("location", ["{lcity}"])]),
+    ("Actually, I moved to {city} last month, so ignore the old address.", [("location", ["{lcity}"])]),
+    ("I've been living in {city} since 2019.", [("location", ["{lcity}"])]),
+    ("We're based in {city} now, after years in {city2}.", [("location", ["{lcity}"])]),
+    ("Just relocated to {city} for the new job!!", [("location", ["{lcity}"])]),
+    ("currently living in {city}, sharing a flat with two friends", [("location", ["{lcity}"])]),
+    ("Moved to {city} in {month}, still unpacking boxes lol", [("location", ["{lcity}"])]),
+    ("I recently moved from {city2} to {city}.", [("location", ["{lcity}"])]),
+    ("Our family lives in {city}.", [("location", ["{lcity}"])]),
+    ("ive been living in {city} for a while", [("location", ["{lcity}"])]),
+    ("Correction: I live in {city}, not {city2}.", [("location", ["{lcity}"])]),
+    ("Update: we moved to {city}.", [("location", ["{lcity}"])]),
+    ("I'm originally from {city}, but I've lived abroad for years.", [("origin", ["{lcity}"])]),
+    ("Born and raised in {city}, moved away at 18.", [("origin", ["{lcity}"])]),
+    ("I grew up just outside {city}.", [("origin", ["{lcity}"])]),
+    ("{city} is my hometown.", [("origin", ["{lcity}"])]),
+    ("My hometown is {city}.", [("origin", ["{lcity}"])]),
+    ("i'm from {city} originally but live in {city2} now", [("origin", ["{lcity}"]), ("location", ["{lcity2}"])]),
+    ("I was born in {city} in 1988.", [("origin", ["{lcity}"])]),
+    ("im originally from {city}", [("origin", ["{lcity}"])]),
+    ("i work as {ajob} at a hospital", [("job", ["{job}"])]),
+    ("I'm working as {ajob} these days.", [("job", ["{job}"])]),
+    ("By day I'm {ajob}, by night I write terrible poetry.", [("job", ["{job}"])]),
+    ("I've been {ajob} for about ten years now.", [("job", ["{job}"])]),
+    ("I'm a {rarejob}.", [("job", ["{rarejob}"])]),
+    ("I'm a self-employed {rarejob}.", [("job", ["{rarejob}"])]),
+    ("I just got a job as {ajob} at {employer}!", [("job", ["{job}"]), ("employer", ["{lemployer}"])]),
+    ("My job title is {job}.", [("job", ["{job}"])]),
+    ("I'm {ajob} on the night shift.", [("job", ["{job}"])]),
+    ("I work at {employer}.", [("employer", ["{lemployer}"])]),
+    ("I've been at {employer} for three years.", [("employer", ["{lemployer}"])]),
+    ("I'm with {employer} now, in their {city} office.", [("employer", ["{lemployer}"])]),
+    ("Started a new job at {employer} on Monday.", [("employer", ["{lemployer}"])]),
+    ("i work for {employer} (the {city} office)", [("employer", ["{lemployer}"])]),
+    ("Actually I switched jobs, I'm at {employer} now.", [("employer", ["{lemployer}"])]),
+    ("I've worked for {employer} since I graduated.", [("employer", ["{lemployer}"])]),
+    ("I got hired by {employer} last week.", [("employer", ["{lemployer}"])]),
+    ("im {ajob} at {employer}", [("job", ["{job}"]), ("employer", ["{lemployer}"])]),
+    ("my {relative} {name2} lives with us", [("{relslot}", ["{lname2}"])]),
+    ("I have a {relative} called {name2}.", [("{relslot}", ["{lname2}"])]),
+    ("{name2} is my {relative}.", [("{relslot}", ["{lname2}"])]),
+    ("{name2}, my {relative}, is visiting next week.", [("{relslot}", ["{lname2}"])]),
+    ("My wife, {name2}, is {ajob}.", [("family:spouse", ["{lname2}"])]),
+    ("My husband {name2} and I run a café.", [("family:spouse", ["{lname2}"])]),
+    ("We named our daughter {name2}.", [("family:daughter:{lname2}", ["{lname2}"])]),
+    ("My partner is called {name2}.", [("family:spouse", ["{lname2}"])]),
+    ("Oops, my {relative}'s name is actually {name2}.", [("{relslot}", ["{lname2}"])]),
+    ("We adopted a {kind} named {pet} last weekend!", [("pet:{lpet}", ["{lpet}"])]),
+    ("I have a {breed} called {pet}.", [("pet:{lpet}", ["{lpet}"])]),
+    ("my {kind} {pet} is sleeping on my keyboard lol", [("pet:{lpet}", ["{lpet}"])]),
+    ("Our {kind}'s name is {pet}.", [("pet:{lpet}", ["{lpet}"])]),
+    ("{pet} is my {kind}, she's three.", [("pet:{lpet}", ["{lpet}"])]),
+    ("I just adopted a rescue {kind} and named him {pet}.", [("pet:{lpet}", ["{lpet}"])]),
+    ("I've got a {kind} named {pet} and a {kind2} named {pet2}.", [("pet:{lpet}", ["{lpet}"]), ("pet:{lpet2}", ["{lpet2}"])]),
+    ("I'm flying to {city} next Tuesday for a conference.", [("plan:{lcity}", ["{lcity}"])]),
+    ("Next month I'm going to {city} to see family.", [("plan:{lcity}", ["{lcity}"])]),
+    ("We're heading to {city} for the holidays.", [("plan:{lcity}", ["{lcity}"])]),
+    ("I'll be in {city} from the 3rd to the 10th.", [("plan:{lcity}", ["{lcity}"])]),
+    ("I'm planning a trip to {city} in {month}.", [("plan:{lcity}", ["{lcity}"])]),
+    ("Booked a trip to {city} for my birthday!", [("plan:{lcity}", ["{lcity}"])]),
+    ("i really enjoy {thing} on weekends", [("preference:{kthing}", ["likes", "{thing}"])]),
+    ("I'm a huge fan of {thing}.", [("preference:{kthing}", ["likes", "{thing}"])]),
+    ("Big fan of {thing}, tbh.", [("preference:{kthing}", ["likes", "{thing}"])]),
+    ("I can't stand {food}.", [("preference:{kfood}", ["dislikes", "{food}"])]),
+    ("I hate {food}, always have.", [("preference:{kfood}", ["dislikes", "{food}"])]),
+    ("I'm really into {thing} lately.", [("preference:{kthing}", ["likes", "{thing}"])]),
+    ("I prefer {a} to {b}.", [("preference:{ka}", ["{a}"])]),
+    ("I don't eat {food}.", [("preference:{kfood}", ["dislikes", "{food}"])]),
+    ("I'm obsessed with {thing} right now.", [("preference:{kthing}", ["likes", "{thing}"])]),
+    ("I'm allergic to {allergen}.", [("allergy:{kallergen}", ["{allergen}"])]),
+    ("I'm vegan, have been for five years.", [("diet", ["vegan"])]),
+    ("I'm {age}.", [("age", ["{age}"])]),
+    ("I turned {age} last month.", [("age", ["{age}"])]),
+    ("Hi, I'm {name}. I'm {ajob} at {employer} and I live in {city} with my {kind} {pet}.",
+     [("name", ["{lname}"]), ("job", ["{job}"]), ("employer", ["{lemployer}"]), ("location", ["{lcity}"]),
+      ("pet:{lpet}", ["{lpet}"])]),
+    ("So a bit about me: I grew up in {city2}, moved to {city} for university, and now I work for {employer}.",
+     [("origin", ["{lcity2}"]), ("location", ["{lcity}"]), ("employer", ["{lemployer}"])]),
+    ("my name is {name}, im from {city2}, and i love {thing}",
+     [("name", ["{lname}"]), ("origin", ["{lcity2}"]), ("preference:{kthing}", ["likes", "{thing}"])]),
+    ("I'm {ajob}; my wife {name2} is a {rarejob}.", [("job", ["{job}"]), ("family:spouse", ["{lname2}"])]),
+    ("I live in {city} and work as {ajob}, which keeps me busy.", [("location", ["{lcity}"]), ("job", ["{job}"])]),
+    ("We've just moved to {city}, and I started at {employer} on Monday, so things are hectic.",
+     [("location", ["{lcity}"]), ("employer", ["{lemployer}"])]),
+    ("I'm allergic to {allergen} and I don't eat {food}.",
+     [("allergy:{kallergen}", ["{allergen}"]), ("preference:{kfood}", ["dislikes", "{food}"])]),
+    ("I have a {relative} named {name2} who lives in {city}.", [("{relslot}", ["{lname2}"])]),
+    ("After years in {city2} I finally settled in {city}, where I teach piano.",
+     [("location", ["{lcity}"]), ("job", ["teach"])]),
+]
+FRESH2_NEGATIVES = [
+    "My sister lives in {city}.", "If I ever move, it'll be to {city}.", "Would I like {city}?",
+    "I don't live in {city} anymore.", "I'm not {ajob}, I just play one on TV.", "My friend {name} works at {employer}.",
+    "She said 'I live in {city}' but I didn't believe her.", "Write a story where I'm a pilot named {name}.",
+    "What would you call me if my name were {name}?", "I never wanted to work for {employer}.",
+    "Imagine I had a {kind} called {pet}.", "Do you know anyone in {city}?", "My boss is obsessed with {thing}.",
+    "Can you recommend restaurants in {city}?", "I used to live in {city}, years ago.",
+    "How do I say 'my name is {name}' in Spanish?", "I'm not allergic to anything as far as I know.",
+    "Our CEO {name} is from {city}.", "I might move to {city} next year, not sure yet.", "{name} has a {kind} named {pet}.",
+    "Is it true that people from {city} love {thing}?", "Pretend you're my {relative} {name2}.",
+    "I'm looking for a job at {employer}.", "I applied to {employer} but haven't heard back.",
+    "My colleague just adopted a {kind} named {pet}.", "In the game I play {ajob} from {city}.", "Tell me about {city}.",
+    "I'm so tired today.", "Thanks {name}, that helps!", "Is {name} a common name in {city}?",
+    "The email says: 'I work at {employer} and live in {city}.'", "My neighbour's {kind} {pet} keeps barking.",
+    "I wouldn't want to live in {city}.", "We're not going to {city} after all.", "He's {ajob} at {employer}.",
+    "lol no, I'm not from {city}", "What's the weather in {city} like in {month}?",
+    "Translate: 'I have a brother named {name2}'", "Hypothetically, if I worked at {employer}, what would my commute be?",
+    "My daughter wants a {kind}.",
+]
+
+
+def _key(text: str) -> str:
+    words = text.lower().split()
+    if len(words[-1]) > 3 and words[-1].endswith("s") and not words[-1].endswith("ss"):
+        words[-1] = words[-1][:-1]
+    return " ".join(words)
+
+
+def _fresh2_fills(rng: random.Random) -> dict:
+    pools = FRESH2_POOLS
+    name, name2 = rng.sample(pools["name"], 2)
+    city, city2 = rng.sample(pools["city"], 2)
+    (kind, breed), (kind2, _) = rng.sample(pools["pets"], 2)
+    pet, pet2 = rng.sample(pools["pet"], 2)
+    job, relative, thing, food = (rng.choice(pools[k]) for k in ("job", "relative", "thing", "food"))
+    allergen, employer, (a, b) = rng.choice(pools["allergen"]), rng.choice(pools["employer"]), rng.choice(pools["prefer"])
+    single = {"mum": "family:mother", "dad": "family:father", "husband": "family:spouse", "wife": "family:spouse",
+              "partner": "family:spouse"}
+    return {"name": name, "name2": name2, "lname": name.lower(), "lname2": name2.lower(), "city": city, "city2": city2,
+            "lcity": city.lower(), "lcity2": city2.lower(), "kind": kind, "breed": breed, "kind2": kind2,
+            "pet": pet, "pet2": pet2, "lpet": pet.lower(), "lpet2": pet2.lower(), "job": job,
+            "ajob": ("an " if job[0] in "aeiou" else "a ") + job, "rarejob": rng.choice(pools["rarejob"]),
+            "employer": employer, "lemployer": employer.lower(), "relative": relative,
+            "relslot": single.get(relative, f"family:{relative}:{name2.lower()}"), "thing": thing, "kthing": _key(thing),
+            "food": food, "kfood": _key(food), "allergen": allergen, "kallergen": _key(allergen), "a": a, "b": b,
+            "ka": _key(a), "month": rng.choice(["April", "June", "November"]), "age": str(rng.randint(19, 77))}
+
+
+def fresh2_lines(rng: random.Random, n: int) -> list[dict]:
+    lines = []
+    for _ in range(n):
+        fills = _fresh2_fills(rng)
+        if rng.random() < 0.33:
+            lines.append({"split": "fresh2", "text": rng.choice(FRESH2_NEGATIVES).format(**fills), "facts": []})
+            continue
+        text, facts = rng.choice(FRESH2_FACTS)
+        lines.append({"split": "fresh2", "text": text.format(**fills),
+                      "facts": [{"slot": s.format(**fills), "must": [w.format(**fills).lower() for w in must]}
+                                for s, must in facts]})
+    return lines
+
+
 # --- the dev half's own harder cases (tuned on), written after the held-out ones above -------------
 
 DEV_NEEDLES = [
@@ -518,7 +703,8 @@ def build() -> dict:
         conversations.append(conv)
     lines = (fact_lines("dev", random.Random(f"{SEED}-facts-dev"), 300)
              + fact_lines("heldout", random.Random(f"{SEED}-facts-heldout"), 300)
-             + fact_lines("fresh", random.Random(f"{SEED}-facts-fresh"), 200))
+             + fact_lines("fresh", random.Random(f"{SEED}-facts-fresh"), 200)
+             + fresh2_lines(random.Random(f"{SEED}-facts-fresh2"), 220))
     return {"about": __doc__.strip().split("\n\n")[0], "seed": SEED, "conversations": conversations,
             "fact_lines": lines}
 
