@@ -340,7 +340,9 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     the terms it lacks that the message before / after it matches, SPEAKER_BOOST more when it
     is written "Name: text" by a speaker the query names, DATE_BOOST more when written on a date
     the query names, and DAY_SHARE of its day's DAY_TOP best scores (a session about the topic).
-    Nothing reads or ranks the rest of the memory.
+    Among the SPREAD_FROM best, a newer message matching the same terms as an older one and
+    sharing most of its words scores at least as much (a correction beats what it corrects; no
+    read). Nothing reads or ranks the rest of the memory.
     """
     words, dates = query_dates(query)
     terms = query_terms(words)
