@@ -469,19 +469,23 @@ def _newer_first(lexical: dict[int, float], own: dict[int, dict], pool: dict[int
     date the query names still picks its day. Quadratic in SPREAD_FROM only (at most 435 pairs
     of small sets)."""
     best = sorted(heapq.nlargest(SPREAD_FROM, lexical, key=lambda seq: (lexical[seq], seq)))  # oldest first
-    seen: list[tuple[int, frozenset[str], set[str]]] = []  # (seq, matched terms, words)
-    lifted = dict(lexical)
+    groups: dict[frozenset[str], list[int]] = {}
     for seq in best:
-        matched = frozenset(own.get(seq, ()))
-        if not matched:
+        if own.get(seq):
+            groups.setdefault(frozenset(own[seq]), []).append(seq)
+    lifted = dict(lexical)
+    for seqs in groups.values():
+        if len(seqs) < 2:  # only messages matching the same terms compare
             continue
-        words = _words(pool[seq][5])
-        for older, terms, other in seen:
-            shared = len(words & other)
-            if (terms == matched and shared >= SUPERSEDE_SHARED and lifted[older] >= lifted[seq]
-                    and shared >= SUPERSEDE_OVERLAP * min(len(words), len(other))):
-                lifted[seq] = lifted[older] * (1 + 1e-6)
-        seen.append((seq, matched, words))
+        seen: list[tuple[int, set[str]]] = []  # (older seq, its words)
+        for seq in seqs:
+            words = _words(pool[seq][5])
+            for older, other in seen:
+                shared = len(words & other)
+                if (shared >= SUPERSEDE_SHARED and lifted[older] >= lifted[seq]
+                        and shared >= SUPERSEDE_OVERLAP * min(len(words), len(other))):
+                    lifted[seq] = lifted[older] * (1 + 1e-6)
+            seen.append((seq, words))
     return lifted
 
 
