@@ -45,6 +45,12 @@ NAMED_SPEAKER_TERM = 1.0  # weight of a query term that is a named speaker, as a
 COMMON_WEIGHT = 0.25  # a term that fills its cap says little about which message is meant
 DAY_SHARE = 0.2  # a message also scores this share of its day's DAY_TOP best scores (session prior)
 DAY_TOP = 3
+# Of two of the best candidates matching the same query terms and sharing SUPERSEDE_SHARED words
+# (the query's included), at least SUPERSEDE_OVERLAP of the shorter one's, the newer ranks at
+# least as high as the older: a later statement about the same thing usually corrects it ("the
+# code is 2680" … "they reset the code, it's 8026 now").
+SUPERSEDE_SHARED = 2
+SUPERSEDE_OVERLAP = 0.5
 
 # Words too common to say anything about what a message is about.
 STOPWORDS = frozenset("""
@@ -334,7 +340,9 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     the terms it lacks that the message before / after it matches, SPEAKER_BOOST more when it
     is written "Name: text" by a speaker the query names, DATE_BOOST more when written on a date
     the query names, and DAY_SHARE of its day's DAY_TOP best scores (a session about the topic).
-    Nothing reads or ranks the rest of the memory.
+    Among the SPREAD_FROM best, a newer message matching the same terms as an older one and
+    sharing most of its words scores at least as much (a correction beats what it corrects; no
+    read). Nothing reads or ranks the rest of the memory.
     """
     words, dates = query_dates(query)
     terms = query_terms(words)
@@ -393,6 +401,8 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
         # words adds nothing, a question whose answer this message is adds its words.
         lexical[seq] = (sum(mine.values()) + PREV_SHARE * _lacking(own.get(seq - 1), mine)
                         + NEXT_SHARE * _lacking(own.get(seq + 1), mine))
+    if SUPERSEDE_SHARED:
+        lexical = _newer_first(lexical, own, pool)
     # Meaning adds to the words on the lexical scale (DENSE_WEIGHT of the best lexical score), so
     # the speaker, date and day weights below apply to both alike.
     scale = max(lexical.values(), default=0.0) or 1.0
@@ -441,6 +451,42 @@ def _day_prior(final: list[tuple[float, int, str, tuple]]) -> list[tuple[float, 
         by_day.setdefault(day, []).append(score)
     day_score = {d: sum(heapq.nlargest(DAY_TOP, v)) if len(v) > DAY_TOP else sum(v) for d, v in by_day.items()}
     return [(score + DAY_SHARE * day_score[day], seq, day, row) for score, seq, day, row in final]
+
+
+def _words(text: str) -> set[str]:
+    """A message's content words (lowercased, no stopwords, no "Name:" speaker label)."""
+    label = _speaker(text)
+    if label:
+        text = text.partition(":")[2]
+    return {w for w in _WORD.findall(text.lower()) if len(w) > 1 and w not in STOPWORDS}
+
+
+def _newer_first(lexical: dict[int, float], own: dict[int, dict], pool: dict[int, tuple]) -> dict[int, float]:
+    """{seq: lexical score} where, among the SPREAD_FROM best, a message matching the same
+    query terms as an older one and sharing at least SUPERSEDE_SHARED content words with it
+    (and SUPERSEDE_OVERLAP of the shorter one's) scores at least as much as that older one (it
+    says something newer about the same thing). Before the speaker, date and day weights, so a
+    date the query names still picks its day. Quadratic in SPREAD_FROM only (at most 435 pairs
+    of small sets)."""
+    best = sorted(heapq.nlargest(SPREAD_FROM, lexical, key=lambda seq: (lexical[seq], seq)))  # oldest first
+    groups: dict[frozenset[str], list[int]] = {}
+    for seq in best:
+        if own.get(seq):
+            groups.setdefault(frozenset(own[seq]), []).append(seq)
+    lifted = dict(lexical)
+    for seqs in groups.values():
+        if len(seqs) < 2:  # only messages matching the same terms compare
+            continue
+        seen: list[tuple[int, set[str]]] = []  # (older seq, its words)
+        for seq in seqs:
+            words = _words(pool[seq][5])
+            for older, other in seen:
+                shared = len(words & other)
+                if (shared >= SUPERSEDE_SHARED and lifted[older] >= lifted[seq]
+                        and shared >= SUPERSEDE_OVERLAP * min(len(words), len(other))):
+                    lifted[seq] = lifted[older] * (1 + 1e-6)
+            seen.append((seq, words))
+    return lifted
 
 
 def _rows_by_seq(memory_id: str, seqs: list[int]) -> dict[int, tuple]:

@@ -238,3 +238,23 @@ def test_an_inflected_form_finds_the_message_on_either_index(cast):
     for query in ("Did I hike with my sister?", "which glacier"):
         hits = recall.search(memory_id=memory.id, query=query, limit=1)
         assert hits and hits[0]["snippet"] == "I went hiking with my sisters near the glaciers.", query
+
+
+def test_a_correction_ranks_above_the_statement_it_corrects(cast, monkeypatch):
+    memory = _memory(cast, [["The locker code is 4711.", "ok"],
+                            ["Lunch plan: soup at noon, then a walk.", "Fine."],
+                            ["They changed the locker code yesterday, it's 9034 now.", "Noted."]])
+    newer_first = [h["snippet"] for h in recall.search(memory_id=memory.id, query="What opens the locker?", limit=2)]
+    assert newer_first == ["They changed the locker code yesterday, it's 9034 now.", "The locker code is 4711."]
+    # Without the rule the shorter, older statement wins on BM25's length norm.
+    monkeypatch.setattr(recall, "SUPERSEDE_SHARED", 0)
+    plain = [h["snippet"] for h in recall.search(memory_id=memory.id, query="What opens the locker?", limit=2)]
+    assert plain == newer_first[::-1]
+
+
+def test_a_newer_message_sharing_only_the_query_word_is_not_taken_for_a_correction(cast):
+    memory = _memory(cast, [["The locker code is 4711.", "ok"],
+                            ["Lunch plan: soup at noon, then a walk.", "Fine."],
+                            ["Someone painted the big locker in the hallway green.", "Nice."]])
+    hits = recall.search(memory_id=memory.id, query="What opens the locker?", limit=2)
+    assert hits[0]["snippet"] == "The locker code is 4711."
