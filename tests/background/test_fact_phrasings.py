@@ -6,9 +6,6 @@ its token cap. The generated corpus's held-out halves are scored at the end."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from memories import context, services
@@ -17,9 +14,7 @@ from memories.facts import RuleExtractor, UserMessage
 from memories.models import Fact
 
 from .embed_stub import EmbeddingsStub
-from .helpers import converse, drain
-
-CORPUS = json.loads((Path(__file__).resolve().parents[1] / "data" / "recall_corpus.json").read_text())
+from .helpers import converse, drain, extractor_score
 
 
 def extract(text: str) -> set[tuple[str, str]]:
@@ -196,24 +191,10 @@ def test_without_a_provider_the_same_message_leaves_the_newest_fact_first(cast):
 # --- the generated corpus (tests/data/make_recall_corpus.py) ------------------------------------------
 
 
-def _score(half: str) -> tuple[float, float]:
-    tp = fp = fn = 0
-    for i, line in enumerate(x for x in CORPUS["fact_lines"] if x["split"] == half):
-        found = RuleExtractor().extract([UserMessage(entry_id=i + 1, seq=i + 1, text=line["text"])])
-
-        def ok(c, e):
-            return c.slot == e["slot"] and all(w in c.text.lower() for w in e["must"])
-
-        good = [c for c in found if any(ok(c, e) for e in line["facts"])]
-        tp, fp = tp + len(good), fp + len(found) - len(good)
-        fn += sum(not any(ok(c, e) for c in found) for e in line["facts"])
-    return tp / max(tp + fp, 1), tp / max(tp + fn, 1)
-
-
 @pytest.mark.parametrize("half", ["fresh", "fresh2"])
 def test_precision_holds_on_the_fresh_lines(half):
     """fresh was tuned on in round 3; fresh2 was written before and is held out. Recall is printed
     (see docs/benchmarks.md); precision must hold on both."""
-    precision, found = _score(half)
+    precision, found = extractor_score(half)
     print(f"\n{half.upper()} RULES: precision={precision:.3f} recall={found:.3f}")
     assert precision >= 0.95

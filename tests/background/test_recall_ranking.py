@@ -5,16 +5,11 @@ generated corpus's held-out half."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 from memories import context, embeddings, recall, services
 from memories.facts import RuleExtractor, UserMessage
 from memories.models import Entry
 
-from .helpers import converse, drain
-
-CORPUS = json.loads((Path(__file__).resolve().parents[1] / "data" / "recall_corpus.json").read_text())
+from .helpers import converse, drain, extractor_score
 
 
 def _memory(cast, turns):
@@ -116,23 +111,9 @@ def test_the_extractor_still_ignores_other_people_hypotheticals_negations_and_qu
         assert RuleExtractor().extract([UserMessage(entry_id=1, seq=1, text=text)]) == [], text
 
 
-def _score(half: str) -> tuple[float, float]:
-    tp = fp = fn = 0
-    for i, line in enumerate(x for x in CORPUS["fact_lines"] if x["split"] == half):
-        found = RuleExtractor().extract([UserMessage(entry_id=i + 1, seq=i + 1, text=line["text"])])
-
-        def ok(c, e):
-            return c.slot == e["slot"] and all(w in c.text.lower() for w in e["must"])
-
-        good = [c for c in found if any(ok(c, e) for e in line["facts"])]
-        tp, fp = tp + len(good), fp + len(found) - len(good)
-        fn += sum(not any(ok(c, e) for c in found) for e in line["facts"])
-    return tp / max(tp + fp, 1), tp / max(tp + fn, 1)
-
-
 def test_the_extractor_on_the_generated_corpus_held_out_half():
     """Phrasings the rules were not tuned on (the odd-numbered templates of make_recall_corpus.py)."""
-    precision, found = _score("heldout")
+    precision, found = extractor_score("heldout")
     print(f"\nGENERATED HELD-OUT RULES: precision={precision:.3f} recall={found:.3f}")
     assert precision >= 0.95
     assert found >= 0.75
