@@ -422,7 +422,7 @@ def write_docs(results: dict, lines: list[str], before: dict | None, notes: str 
         return
     lines = lines[:len(lines) - len(corpus_table(results))] + [_corpus_block(results, corpus_notes)]
     drew = chart(results, CHART)
-    section = [START, "## 5. Recall quality (`make bench-recall`)", "",
+    section = [START, "## 7. Recall quality (`make bench-recall`)", "",
                "LoCoMo (Maharana et al., ACL 2024; CC BY-NC 4.0, read from `../shared/data/locomo/`, never "
                "copied here): conversations 1–3 of the dev file are the tuning half, 4–5 the held-out half. "
                "Speaker A is the user, speaker B the assistant (`Name: text`, photo captions appended, each turn "

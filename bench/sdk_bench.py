@@ -199,7 +199,7 @@ def markdown(results: dict | None = None) -> str:
     """A Markdown section with the figures (runs the measurements when none are given; bench/run.py)."""
     if results is None:
         results = run()
-    lines = ["## Python SDK", "",
+    lines = ["### Python SDK figures", "",
              "Measured by `bench/sdk_bench.py`: the SDK's own work per decorate (everything but the HTTP",
              "exchange, paired per call), and how long decorate takes to fall back to the local tail.", "",
              "| Python SDK | figure |", "|---|---|"]
