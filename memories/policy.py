@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from common.errors import InvalidRequest
-from common.redaction import echo
+from common.http.body import reject_unknown
 
 MODES = ("digest", "exclude_all", "keep_all")
 
@@ -41,16 +41,12 @@ def policy_parse(raw: Any, *, path: str = "policy") -> Policy:
         return Policy()
     if not isinstance(raw, dict):
         raise InvalidRequest(f"{path}: must be an object like {{\"strictWriteDiscipline\": {{…}}}}.")
-    unknown = set(raw) - {"strictWriteDiscipline"}
-    if unknown:
-        raise InvalidRequest(f"{path}.{echo(sorted(unknown)[0])}: unknown field.")
+    reject_unknown(raw, {"strictWriteDiscipline"}, path)
     swd = raw.get("strictWriteDiscipline", {})
     where = f"{path}.strictWriteDiscipline"
     if not isinstance(swd, dict):
         raise InvalidRequest(f"{where}: must be an object.")
-    unknown = set(swd) - {"enabled", "onFailure", "continueOnFailure"}
-    if unknown:
-        raise InvalidRequest(f"{where}.{echo(sorted(unknown)[0])}: unknown field.")
+    reject_unknown(swd, {"enabled", "onFailure", "continueOnFailure"}, where)
     enabled = swd.get("enabled", False)
     if not isinstance(enabled, bool):
         raise InvalidRequest(f"{where}.enabled: must be true or false.")

@@ -159,6 +159,14 @@ def post_sse(url: str, *, headers: dict, payload: dict, timeout_ms: int,
     return "".join(text)
 
 
+def sse_field(line: str) -> tuple[str, str] | None:
+    """(name, value) of one non-blank SSE line; None for a comment."""
+    if line.startswith(":"):
+        return None
+    name, _, value = line.partition(":")
+    return name, value[1:] if value.startswith(" ") else value
+
+
 def sse_events(lines: Iterator[str]) -> Iterator[tuple[str, str]]:
     event, data = "message", []
     for line in lines:
@@ -167,10 +175,9 @@ def sse_events(lines: Iterator[str]) -> Iterator[tuple[str, str]]:
                 yield event, "\n".join(data)
             event, data = "message", []
             continue
-        if line.startswith(":"):
+        if (parsed := sse_field(line)) is None:
             continue
-        name, _, value = line.partition(":")
-        value = value[1:] if value.startswith(" ") else value
+        name, value = parsed
         if name == "event":
             event = value
         elif name == "data":

@@ -10,7 +10,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from common.errors import InvalidRequest
+from common.http.body import json_object, reject_unknown
 from projects.auth import ProjectScopedMixin
 from proxy import services
 
@@ -45,10 +45,6 @@ class ProxyUpstreamApi(ProjectScopedMixin, APIView):
     @extend_schema(operation_id="proxy_settings_put", request=UpstreamIn,
                    responses={200: UpstreamOut, **_error_responses(400, 404)})
     def put(self, request, provider: str):
-        data = request.data
-        if not isinstance(data, dict):
-            raise InvalidRequest("body: must be a JSON object.")
-        unknown = sorted(set(data) - {"base_url", "api_key", "api_key_env"})
-        if unknown:
-            raise InvalidRequest(f"{unknown[0]}: unknown field.")
+        data = json_object(request.data)
+        reject_unknown(data, {"base_url", "api_key", "api_key_env"})
         return Response(services.upstream_setting_set(project=self.project, provider=provider, **data))

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from common.messages import text_of
+from providers.base import sse_field
 
 CUT_OFF_CLIENT = "[cut off: the client disconnected]"
 CUT_OFF_UPSTREAM = "[cut off: the upstream stream ended early]"
@@ -395,10 +396,9 @@ def sse_parse(frame: str) -> tuple[str, str]:
     """(event, data) of one SSE frame; comments and ids ignored."""
     event, data = "message", []
     for line in frame.split("\n"):
-        if not line or line.startswith(":"):
+        if not line or (parsed := sse_field(line)) is None:
             continue
-        name, _, value = line.partition(":")
-        value = value[1:] if value.startswith(" ") else value
+        name, value = parsed
         if name == "event":
             event = value
         elif name == "data":

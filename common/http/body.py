@@ -63,11 +63,12 @@ def json_object(data: Any) -> dict:
     return data
 
 
-def reject_unknown(data: dict, allowed: set[str]) -> None:
-    """400 naming the first field the route does not take (cut short: it is request input)."""
+def reject_unknown(data: dict, allowed: set[str] | frozenset[str], where: str = "") -> None:
+    """400 naming the first field the route does not take (cut short: it is request input);
+    `where` is the path of a nested object ("failures[0]")."""
     unknown = sorted(set(data) - allowed)
     if unknown:
-        raise InvalidRequest(f"{echo(unknown[0])}: unknown field.")
+        raise InvalidRequest(f"{where + '.' if where else ''}{echo(unknown[0])}: unknown field.")
 
 
 def json_object_body(raw: bytes, allowed: set[str]) -> dict:

@@ -17,8 +17,9 @@ from django.db.models import F
 
 from common.causes import innermost_text
 from common.errors import InvalidRequest
+from common.http.body import reject_unknown
 from common.messages import entry_fields
-from common.redaction import digest_text, echo, raw_error_text, redact_value
+from common.redaction import digest_text, raw_error_text, redact_value
 from common.tokens import text_tokens
 from memories.models import Entry, ErrorDigest, Memory
 from memories.policy import Policy, failed_action, failure_rules, plain_task_id, policy_parse
@@ -98,9 +99,7 @@ def validate_failures(raw: Any) -> list[dict]:
         where = f"failures[{i}]"
         if not isinstance(item, dict):
             raise InvalidRequest(f"{where}: must be an object with task_id and error.")
-        unknown = set(item) - {"task_id", "error", "output"}
-        if unknown:
-            raise InvalidRequest(f"{where}.{echo(sorted(unknown)[0])}: unknown field.")
+        reject_unknown(item, {"task_id", "error", "output"}, where)
         task_id = item.get("task_id")
         if not isinstance(task_id, str) or not re.fullmatch(r"(?:[a-zA-Z][\w+.-]*://)?[\w.\-]{1,200}", task_id):
             raise InvalidRequest(f"{where}.task_id: letters, digits and ._- (optionally with a scheme prefix).")
