@@ -256,22 +256,14 @@ def _dense_ranker(memory, ordered: list[int]):
 CORPUS = ROOT / "tests" / "data" / "recall_corpus.json"
 
 
-def _fact_ok(candidate, expected: dict) -> bool:
-    return candidate.slot == expected["slot"] and all(w in candidate.text.lower() for w in expected["must"])
-
-
 def extractor_score(lines: list[dict]) -> dict:
-    """The offline extractor on labelled user lines, each alone: precision and fact recall."""
-    from memories.facts import RuleExtractor, UserMessage
+    """The offline extractor on labelled user lines, each alone: precision and fact recall
+    (harness.factscore, the rule bench.extractor_eval and the tests use too)."""
+    from harness.factscore import score
 
-    tp = fp = fn = 0
-    for i, line in enumerate(lines):
-        found = RuleExtractor().extract([UserMessage(entry_id=i + 1, seq=i + 1, text=line["text"])])
-        good = sum(any(_fact_ok(c, e) for e in line["facts"]) for c in found)
-        tp, fp = tp + good, fp + len(found) - good
-        fn += sum(not any(_fact_ok(c, e) for c in found) for e in line["facts"])
-    return {"lines": len(lines), "facts": tp + fn, "precision": round(tp / max(tp + fp, 1), 3),
-            "fact_recall": round(tp / max(tp + fn, 1), 3)}
+    r = score(lines)
+    return {"lines": r["lines"], "facts": r["tp"] + r["fn"], "precision": round(r["precision"], 3),
+            "fact_recall": round(r["fact_recall"], 3)}
 
 
 def _extract_as_the_worker_does(memory) -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from harness import factscore
 from memories import services
-from memories.facts import RuleExtractor, UserMessage
 from memories.models import Memory, Outbox
 
 CORPUS = json.loads((Path(__file__).resolve().parents[1] / "data" / "background_corpus.json").read_text())
@@ -17,18 +17,9 @@ RECALL_CORPUS = json.loads((Path(__file__).resolve().parents[1] / "data" / "reca
 def extractor_score(split: str) -> tuple[float, float]:
     """The rule extractor's (precision, fact recall) on one split of the generated corpus's labelled
     user lines (tests/data/make_recall_corpus.py): a fact counts when its slot matches and its
-    text holds every word the label says it must."""
-    tp = fp = fn = 0
-
-    def ok(candidate, expected) -> bool:
-        return candidate.slot == expected["slot"] and all(w in candidate.text.lower() for w in expected["must"])
-
-    for i, line in enumerate(x for x in RECALL_CORPUS["fact_lines"] if x["split"] == split):
-        found = RuleExtractor().extract([UserMessage(entry_id=i + 1, seq=i + 1, text=line["text"])])
-        good = [c for c in found if any(ok(c, e) for e in line["facts"])]
-        tp, fp = tp + len(good), fp + len(found) - len(good)
-        fn += sum(not any(ok(c, e) for c in found) for e in line["facts"])
-    return tp / max(tp + fp, 1), tp / max(tp + fn, 1)
+    text holds every word the label says it must (harness.factscore, also bench.extractor_eval)."""
+    result = factscore.score(x for x in RECALL_CORPUS["fact_lines"] if x["split"] == split)
+    return result["precision"], result["fact_recall"]
 
 
 def drain() -> int:
