@@ -56,8 +56,16 @@ def memory_fetch(*, memory_id: str, project_id: str | None = None, lock: bool = 
     with db.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
-    if row is None:
-        return None
+    return None if row is None else memory_from_row(row, db)
+
+
+MEMORY_COLUMNS = tuple(f.column for f in _MEMORY_FIELDS)  # a row's order for `memory_from_row`
+
+
+def memory_from_row(row, db=None) -> Memory:
+    """A Memory from a row of MEMORY_COLUMNS as the driver gives it (a `RETURNING` of the write
+    path, say), through the ORM's own converters and `from_db`."""
+    db = db or connections[DEFAULT_DB_ALIAS]
     values = list(row)
     for pos, (converters, expression) in _memory_row_converters(db).items():
         value = values[pos]

@@ -39,8 +39,14 @@ def outbox_enqueue(*, memory_id: str, payload: dict, kind: str = "report") -> in
         cursor.execute(_insert_sql(), [memory_id, kind, orjson.dumps(payload).decode(),
                                        connection.ops.adapt_datetimefield_value(timezone.now())])
         outbox_id = cursor.fetchone()[0]
-    transaction.on_commit(lambda: _publisher.submit(outbox_id))
+    outbox_on_commit(outbox_id)
     return outbox_id
+
+
+def outbox_on_commit(outbox_id: int) -> None:
+    """Hand a row the caller wrote to the publisher once its transaction commits (at once in
+    autocommit: the statement that wrote it has committed)."""
+    transaction.on_commit(lambda: _publisher.submit(outbox_id))
 
 
 class _Publisher:
