@@ -23,7 +23,12 @@ from common.redaction import digest_text, raw_error_text, redact_value
 from common.tokens import text_tokens
 from memories.models import Entry, ErrorDigest, Memory
 from memories.policy import Policy, failed_action, failure_rules, plain_task_id, policy_parse
-from memories.services.entries import entries_append, memory_lock, messages_join_turn, messages_join_turn_enqueue
+from memories.services.entries import (
+    entries_append,
+    memory_lock,
+    messages_join_turn,
+    messages_join_turn_enqueue,
+)
 from memories.services.outbox import outbox_enqueue, outbox_on_commit
 
 log = logging.getLogger("threadless.memories")
