@@ -10,11 +10,12 @@ import re
 from dataclasses import dataclass, field
 
 import orjson
-from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import QuerySet
 from django.db.models.fields.json import KeyTransform
 from threadless.window import WindowFitter
 
+from common.db import plain_cursor
 from common.errors import InvalidRequest, NotFound
 from common.messages import row_to_message
 from memories.models import Entry, ErrorDigest, Fact, Memory
@@ -63,7 +64,7 @@ def memory_fetch(*, memory_id: str, project_id: str | None = None, lock: bool = 
         params.append(project_id)
     if lock and db.features.has_select_for_update:
         sql += " FOR UPDATE"
-    with db.cursor() as cursor:
+    with plain_cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
     return None if row is None else memory_from_row(row, db)
@@ -166,7 +167,7 @@ def _window_chunks(memory_id: str, before_seq: int | None, first_chunk: int):
     lazy = db.vendor == "sqlite"
     cursor_seq = before_seq
     chunk = first_chunk
-    with db.cursor() as cursor:
+    with plain_cursor() as cursor:
         while True:
             params: list = [memory_id]
             if cursor_seq is not None:
@@ -221,7 +222,7 @@ def memory_window(
 
 
 def _rows(sql: str, params: list) -> list[tuple]:
-    with connection.cursor() as cursor:
+    with plain_cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
 

@@ -12,6 +12,7 @@ from django.db import connection
 from django.db.models import F
 from django.utils import timezone
 
+from common.db import plain_cursor
 from memories import recall
 from memories.embeddings import VectorStore
 from memories.models import Entry, Memory, Outbox, Turn
@@ -95,7 +96,7 @@ def _memory_save(memory: Memory, names: tuple[str, ...]) -> None:
         _saves[key] = (f"UPDATE {q(Memory._meta.db_table)} SET {', '.join(f'{q(f.column)} = %s' for f in fields)} "
                        f"WHERE {q('id')} = %s", fields)
     sql, fields = _saves[key]
-    with connection.cursor() as cursor:
+    with plain_cursor() as cursor:
         cursor.execute(sql, [f.get_db_prep_save(getattr(memory, f.attname), connection) for f in fields] + [memory.pk])
 
 
@@ -130,7 +131,7 @@ def entries_append(*, memory: Memory, items: list[dict], turn_input: str | None 
         if entry.kind == "message" and entry.committed:
             messages += 1
             tokens += entry.tokens
-    with connection.cursor() as cursor:
+    with plain_cursor() as cursor:
         if turn_rows:
             cursor.execute(_values_sql(Turn._meta.db_table, _TURN_COLUMNS, frozenset({"actions", "task_errors", "output"}),
                                        len(turn_rows) // len(_TURN_COLUMNS)), turn_rows)
@@ -172,7 +173,7 @@ def messages_join_turn(*, memory_id: str, items: list[dict]) -> tuple[int, int, 
     assert items and all(i["kind"] == "message" and i["role"] != "user" and i.get("committed", True) for i in items)
     stamp = connection.ops.adapt_datetimefield_value(timezone.now())
     tokens = sum(i["tokens"] for i in items)
-    with connection.cursor() as cursor:
+    with plain_cursor() as cursor:
         cursor.execute(_join_turn_sql(), [len(items), len(items), tokens, stamp, stamp, memory_id])
         found = cursor.fetchone()
         if found is None:
@@ -266,7 +267,7 @@ def messages_join_turn_enqueue(*, memory_id: str, items: list[dict], kind: str =
         params.append(ord_)
         params += _item_params(item)
     params += [kind, n, stamp]
-    with connection.cursor() as cursor:
+    with plain_cursor() as cursor:
         cursor.execute(_report_sql(n), params)
         found = cursor.fetchone()
     if found is None:
@@ -324,7 +325,7 @@ def entries_store_turn(*, memory: Memory, items: list[dict], budget_tokens: int,
             tokens += item.get("tokens", 0)
     stamp = now if vendor == "postgresql" else connection.ops.adapt_datetimefield_value(now)
     params: list = [n, count, messages, tokens, stamp, stamp, budget_tokens, instructions, memory.pk]
-    with connection.cursor() as cursor:
+    with plain_cursor() as cursor:
         if vendor == "postgresql":
             params += [count, Turn.State.READY, stamp]
             for offset, text in opened:
