@@ -109,7 +109,7 @@ def entry_fields(message: dict) -> dict:
     return fields
 
 
-# Column order of a window row (see selectors.WINDOW_COLUMNS).
+# A stored message row as a message (the window read, selectors.memory_window).
 def row_to_message(role: str, content: str, parts, name: str, tool_calls, tool_call_id: str) -> dict:
     message: dict[str, Any] = {"role": role, "content": parts if parts is not None else content}
     if name:

@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass, field
 
 from common.context_headers import FACTS_HEADER, FAILURES_HEADER, RECALL_HEADER, SUMMARY_HEADER
-from common.messages import row_to_message, text_of
+from common.messages import text_of
 from common.tokens import message_tokens, text_tokens
 from memories import embeddings
 from memories import recall as recall_index
@@ -272,7 +272,7 @@ def context_build(
         # turns, so the block can only shrink).
         window = read(reserved + failures_tokens)
         digests, failures_text, failures_tokens = failures(window)
-    history = [row_to_message(r[2], r[3], r[4], r[5], r[6], r[7]) for r in window.rows]
+    history = window.messages
     ctx = Context(
         messages=history + list(new_messages),
         history_count=len(history),

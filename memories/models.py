@@ -110,7 +110,8 @@ class Entry(models.Model):
         DIGEST = "digest"
         ACTION = "action"
 
-    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="entries")
+    # No index of its own: the unique (memory, seq) constraint's index serves every memory_id lookup.
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="entries", db_index=False)
     seq = models.PositiveBigIntegerField()
     turn = models.PositiveIntegerField()
     kind = models.CharField(max_length=8, choices=Kind.choices)
@@ -212,7 +213,8 @@ class ErrorDigest(models.Model):
 class Outbox(models.Model):
     """Background work queued in the same transaction as the write that needs it."""
 
-    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="outbox")
+    # No index of its own: outbox_memory_idx (memory, processed_at) serves every memory_id lookup.
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="outbox", db_index=False)
     kind = models.CharField(max_length=32, default="report")
     payload = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

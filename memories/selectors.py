@@ -5,20 +5,31 @@ never a serializer, never a COUNT over the memory.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
 import orjson
-from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import QuerySet
 from django.db.models.fields.json import KeyTransform
 from threadless.window import WindowFitter
 
+from common.db import plain_cursor
 from common.errors import InvalidRequest, NotFound
+from common.messages import row_to_message
 from memories.models import Entry, ErrorDigest, Fact, Memory
 from projects.models import Project
 
-WINDOW_COLUMNS = ("seq", "turn", "role", "content", "parts", "name", "tool_calls", "tool_call_id", "tokens")
+# A window row: seq, turn, role, content, tokens, and the rarely set columns (parts, name,
+# tool_calls, tool_call_id) packed by the database into one JSON array, NULL when all are unset:
+# most messages are plain text, and every column a row hands the driver is a Python object built
+# (five fewer per row: ~10 % of a 100-message decorate on SQLite).
+WINDOW_COLUMNS = ("seq", "turn", "role", "content", "tokens", "extra")
+_EXTRA_SQL = {
+    "sqlite": "json_array(json(parts), name, json(tool_calls), tool_call_id)",
+    "postgresql": "jsonb_build_array(parts, name, tool_calls, tool_call_id)",
+}
 FIRST_CHUNK = 64
 
 
@@ -53,11 +64,19 @@ def memory_fetch(*, memory_id: str, project_id: str | None = None, lock: bool = 
         params.append(project_id)
     if lock and db.features.has_select_for_update:
         sql += " FOR UPDATE"
-    with db.cursor() as cursor:
+    with plain_cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
-    if row is None:
-        return None
+    return None if row is None else memory_from_row(row, db)
+
+
+MEMORY_COLUMNS = tuple(f.column for f in _MEMORY_FIELDS)  # a row's order for `memory_from_row`
+
+
+def memory_from_row(row, db=None) -> Memory:
+    """A Memory from a row of MEMORY_COLUMNS as the driver gives it (a `RETURNING` of the write
+    path, say), through the ORM's own converters and `from_db`."""
+    db = db or connections[DEFAULT_DB_ALIAS]
     values = list(row)
     for pos, (converters, expression) in _memory_row_converters(db).items():
         value = values[pos]
@@ -111,24 +130,33 @@ def memory_list(
 
 @dataclass
 class Window:
-    rows: list[tuple] = field(default_factory=list)  # WINDOW_COLUMNS, oldest first
+    messages: list[dict] = field(default_factory=list)  # the history window as messages, oldest first
     tokens: int = 0
     first_turn: int | None = None
     first_seq: int | None = None
     complete: bool = False  # every committed message before `before_seq` is in the window
 
 
-def _window_sql(*, before: bool, limit: bool) -> str:
+@functools.lru_cache(maxsize=8)
+def _window_sql(vendor: str, *, before: bool, limit: bool) -> str:
     table = Entry._meta.db_table
     where = "memory_id = %s AND committed AND kind = 'message'" + (" AND seq < %s" if before else "")
+    extra = (f"CASE WHEN parts IS NULL AND tool_calls IS NULL AND name = '' AND tool_call_id = '' THEN NULL "
+             f"ELSE {_EXTRA_SQL.get(vendor, _EXTRA_SQL['postgresql'])} END")
     # The literal `committed AND kind = 'message'` matches entry_window_idx's condition, so both
     # SQLite and PostgreSQL read the partial index backwards (a bound parameter would not match).
-    return (f"SELECT {', '.join(WINDOW_COLUMNS)} FROM {table} WHERE {where} ORDER BY seq DESC"
+    return (f"SELECT seq, turn, role, content, tokens, {extra} FROM {table} WHERE {where} ORDER BY seq DESC"
             + (" LIMIT %s" if limit else ""))
 
 
 def _json(value):
     return orjson.loads(value) if isinstance(value, (str, bytes)) else value
+
+
+def _message(row: tuple) -> dict:
+    """A window row with any of the rare columns set, as a message (`row_to_message`)."""
+    parts, name, tool_calls, tool_call_id = _json(row[5])
+    return row_to_message(row[2], row[3], parts, name, tool_calls, tool_call_id)
 
 
 def _window_chunks(memory_id: str, before_seq: int | None, first_chunk: int):
@@ -139,14 +167,14 @@ def _window_chunks(memory_id: str, before_seq: int | None, first_chunk: int):
     lazy = db.vendor == "sqlite"
     cursor_seq = before_seq
     chunk = first_chunk
-    with db.cursor() as cursor:
+    with plain_cursor() as cursor:
         while True:
             params: list = [memory_id]
             if cursor_seq is not None:
                 params.append(cursor_seq)
             if not lazy:
                 params.append(chunk)
-            cursor.execute(_window_sql(before=cursor_seq is not None, limit=not lazy), params)
+            cursor.execute(_window_sql(db.vendor, before=cursor_seq is not None, limit=not lazy), params)
             if lazy:
                 # The driver's cursor itself, chunk by chunk, with Django's error mapping around it.
                 with db.wrap_database_errors:
@@ -161,11 +189,6 @@ def _window_chunks(memory_id: str, before_seq: int | None, first_chunk: int):
             chunk = min(chunk * 4, 4096)
 
 
-def _decoded(row: tuple) -> tuple:
-    # JSON columns arrive as text (Django's JSONField decodes them; we skip the ORM here).
-    return (row[0], row[1], row[2], row[3], _json(row[4]), row[5], _json(row[6]), row[7], row[8])
-
-
 def memory_window(
     *, memory_id: str, before_seq: int | None, budget: int, reserved: int, new_has_user: bool,
     expected_rows: int | None = None,
@@ -174,7 +197,7 @@ def memory_window(
 
     Plain rows straight from the cursor (no ORM row machinery: this is decorate's hot path).
     `expected_rows` (from the memory's average message size) sizes the first read, so a typical
-    window is one index range read. Only the rows kept have their JSON columns decoded.
+    window is one index range read. Only the rows kept become messages (and have JSON decoded).
     """
     fitter = WindowFitter(budget, reserved, new_has_user)
     push = fitter.push
@@ -183,14 +206,15 @@ def memory_window(
     for rows in _window_chunks(memory_id, before_seq, max(FIRST_CHUNK, expected_rows or 0)):
         fetched += rows
         for row in rows:
-            if not push(row[8], row[2]):
+            if not push(row[4], row[2]):
                 exhausted = False
                 break
         if not exhausted:
             break
     keep = fitter.result()
-    kept = [r if r[4] is None and r[6] is None else _decoded(r) for r in reversed(fetched[:keep])]
-    window = Window(rows=kept, tokens=sum(r[8] for r in kept), complete=exhausted and keep == fitter.seen)
+    kept = fetched[keep - 1::-1] if keep else []  # oldest first
+    window = Window(messages=[{"role": r[2], "content": r[3]} if r[5] is None else _message(r) for r in kept],
+                    tokens=sum([r[4] for r in kept]), complete=exhausted and keep == fitter.seen)
     if kept:
         window.first_turn = kept[0][1]
         window.first_seq = kept[0][0]
@@ -198,7 +222,7 @@ def memory_window(
 
 
 def _rows(sql: str, params: list) -> list[tuple]:
-    with connection.cursor() as cursor:
+    with plain_cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
 

@@ -12,10 +12,11 @@ from django.db import connection
 from django.db.models import F
 from django.utils import timezone
 
+from common.db import plain_cursor
 from memories import recall
 from memories.embeddings import VectorStore
-from memories.models import Entry, Memory, Turn
-from memories.selectors import memory_fetch
+from memories.models import Entry, Memory, Outbox, Turn
+from memories.selectors import MEMORY_COLUMNS, memory_fetch, memory_from_row
 
 log = logging.getLogger("threadless.memories")
 
@@ -39,7 +40,8 @@ def memory_lock(memory: Memory) -> Memory:
 _ENTRY_COLUMNS = ("memory_id", "seq", "turn", "kind", "role", "content", "parts", "name", "tool_calls",
                   "tool_call_id", "task_id", "key", "value", "committed", "tokens", "created_at")
 _JSON_COLUMNS = frozenset({"parts", "tool_calls", "value"})
-_ITEM_FIELDS = frozenset(_ENTRY_COLUMNS) - {"memory_id", "seq", "turn", "created_at"}
+_ITEM_COLUMNS = _ENTRY_COLUMNS[3:-1]  # an entry's own columns: all but memory, seq, turn and the stamp
+_ITEM_FIELDS = frozenset(_ITEM_COLUMNS)
 _TURN_COLUMNS = ("memory_id", "number", "state", "input", "actions", "task_errors", "output", "attempt",
                  "lease_expires_at", "created_at")
 
@@ -67,14 +69,19 @@ def _json(value) -> str | None:
         return json.dumps(value)
 
 
-def _entry_params(memory_id: str, seq: int, turn: int, item: dict, stamp) -> list:
+def _item_params(item: dict) -> list:
+    """An entry's own columns (_ITEM_COLUMNS) for one item."""
     unknown = item.keys() - _ITEM_FIELDS
     if unknown:
         raise TypeError(f"Entry has no field {sorted(unknown)[0]!r}")
-    return [memory_id, seq, turn, item["kind"], item.get("role", ""), item.get("content", ""),
+    return [item["kind"], item.get("role", ""), item.get("content", ""),
             _json(item.get("parts")), item.get("name", ""), _json(item.get("tool_calls")),
             item.get("tool_call_id", ""), item.get("task_id", ""), item.get("key", ""), _json(item.get("value")),
-            item.get("committed", True), item.get("tokens", 0), stamp]
+            item.get("committed", True), item.get("tokens", 0)]
+
+
+def _entry_params(memory_id: str, seq: int, turn: int, item: dict, stamp) -> list:
+    return [memory_id, seq, turn, *_item_params(item), stamp]
 
 
 _saves: dict[tuple, tuple[str, list]] = {}
@@ -89,7 +96,7 @@ def _memory_save(memory: Memory, names: tuple[str, ...]) -> None:
         _saves[key] = (f"UPDATE {q(Memory._meta.db_table)} SET {', '.join(f'{q(f.column)} = %s' for f in fields)} "
                        f"WHERE {q('id')} = %s", fields)
     sql, fields = _saves[key]
-    with connection.cursor() as cursor:
+    with plain_cursor() as cursor:
         cursor.execute(sql, [f.get_db_prep_save(getattr(memory, f.attname), connection) for f in fields] + [memory.pk])
 
 
@@ -124,7 +131,7 @@ def entries_append(*, memory: Memory, items: list[dict], turn_input: str | None 
         if entry.kind == "message" and entry.committed:
             messages += 1
             tokens += entry.tokens
-    with connection.cursor() as cursor:
+    with plain_cursor() as cursor:
         if turn_rows:
             cursor.execute(_values_sql(Turn._meta.db_table, _TURN_COLUMNS, frozenset({"actions", "task_errors", "output"}),
                                        len(turn_rows) // len(_TURN_COLUMNS)), turn_rows)
@@ -166,7 +173,7 @@ def messages_join_turn(*, memory_id: str, items: list[dict]) -> tuple[int, int, 
     assert items and all(i["kind"] == "message" and i["role"] != "user" and i.get("committed", True) for i in items)
     stamp = connection.ops.adapt_datetimefield_value(timezone.now())
     tokens = sum(i["tokens"] for i in items)
-    with connection.cursor() as cursor:
+    with plain_cursor() as cursor:
         cursor.execute(_join_turn_sql(), [len(items), len(items), tokens, stamp, stamp, memory_id])
         found = cursor.fetchone()
         if found is None:
@@ -199,3 +206,153 @@ def entries_set_committed(*, memory: Memory, entry_ids: list[int], committed: bo
             token_count=F("token_count") + sign * sum(r[2] for r in msg),
         )
     return len(rows)
+
+
+# --- one statement per write on PostgreSQL --------------------------------------------------------
+# There every statement is a round trip (and a transaction two more: BEGIN and COMMIT). A single
+# statement is atomic on its own, so the hot writes below are one statement each, data-modifying
+# CTEs numbered by the memory row's UPDATE … RETURNING (which takes the row lock, as `memory_lock`
+# does), run in autocommit unless the caller holds a transaction. SQLite has no data-modifying
+# CTEs (and no round trips): there the same rows are written by a few plain statements.
+
+
+def _casts(model, columns: tuple[str, ...]) -> list[str]:
+    by_column = {f.column: f for f in model._meta.concrete_fields}
+    return [by_column[c].cast_db_type(connection) for c in columns]
+
+
+@functools.lru_cache(maxsize=64)
+def _item_values_sql(rows: int, lead: tuple[str, ...]) -> str:
+    """`(VALUES (…), …) AS v(<lead>, <item columns>)`, every parameter cast to its column's type (a
+    VALUES list in a SELECT has no target column to take its types from). `lead`: integer columns first."""
+    casts = ["bigint"] * len(lead) + _casts(Entry, _ITEM_COLUMNS)
+    row = "(" + ", ".join(f"%s::{c}" for c in casts) + ")"
+    return f"(VALUES {', '.join([row] * rows)}) AS v({', '.join(lead + _ITEM_COLUMNS)})"
+
+
+def _entries_insert_cte(rows: int, turn_expr: str, lead: tuple[str, ...]) -> str:
+    entry = Entry._meta.db_table
+    return (f"INSERT INTO {entry} ({', '.join(_ENTRY_COLUMNS)}) "
+            f"SELECT m.id, m.last_seq - %s + v.ord, {turn_expr}, {', '.join('v.' + c for c in _ITEM_COLUMNS)}, "
+            f"%s::timestamptz FROM m, {_item_values_sql(rows, lead)}")
+
+
+@functools.lru_cache(maxsize=64)
+def _report_sql(rows: int) -> str:
+    memory, entry, outbox = Memory._meta.db_table, Entry._meta.db_table, Outbox._meta.db_table
+    return (
+        f"WITH m AS (UPDATE {memory} SET last_seq = last_seq + %s, message_count = message_count + %s, "
+        "token_count = token_count + %s, last_used_at = %s, updated_at = %s WHERE id = %s AND last_turn > 0 "
+        f"RETURNING id, last_seq, last_turn, (SELECT MIN(seq) FROM {entry} "
+        f"WHERE {entry}.memory_id = {memory}.id AND {entry}.turn = {memory}.last_turn) AS turn_start), "
+        f"e AS ({_entries_insert_cte(rows, 'm.last_turn', ('ord',))}), "
+        f"o AS (INSERT INTO {outbox} (memory_id, kind, payload, created_at, attempts, last_error) "
+        "SELECT m.id, %s, jsonb_build_object('from_seq', COALESCE(m.turn_start, m.last_seq - %s + 1), "
+        "'to_seq', m.last_seq), %s::timestamptz, 0, '' FROM m RETURNING id) "
+        "SELECT o.id, m.last_seq, m.last_turn, m.turn_start FROM m, o")
+
+
+def messages_join_turn_enqueue(*, memory_id: str, items: list[dict], kind: str = "report"
+                               ) -> tuple[int, int, int, int] | None:
+    """PostgreSQL: `messages_join_turn` and the outbox row (payload from the turn's start to the
+    new last seq, as report queues it) in one statement. Returns (outbox_id, last_seq, turn,
+    turn_start_seq), or None when the memory has no turn yet (nothing was written). The caller
+    hands the outbox id to the publisher once it commits (`outbox_on_commit`)."""
+    assert connection.vendor == "postgresql"
+    assert items and all(i["kind"] == "message" and i["role"] != "user" and i.get("committed", True) for i in items)
+    stamp = timezone.now()
+    n = len(items)
+    params: list = [n, n, sum(i["tokens"] for i in items), stamp, stamp, memory_id, n, stamp]
+    for ord_, item in enumerate(items, start=1):
+        params.append(ord_)
+        params += _item_params(item)
+    params += [kind, n, stamp]
+    with plain_cursor() as cursor:
+        cursor.execute(_report_sql(n), params)
+        found = cursor.fetchone()
+    if found is None:
+        return None
+    outbox_id, last_seq, turn, turn_start = found
+    return outbox_id, last_seq, turn, turn_start if turn_start is not None else last_seq - n + 1
+
+
+_LAST_SEQ, _LAST_TURN = MEMORY_COLUMNS.index("last_seq"), MEMORY_COLUMNS.index("last_turn")
+
+
+@functools.lru_cache(maxsize=64)
+def _store_turn_sql(vendor: str, rows: int, turns: int) -> str:
+    memory = Memory._meta.db_table
+    update = (f"UPDATE {memory} SET last_seq = last_seq + %s, last_turn = last_turn + %s, "
+              "message_count = message_count + %s, token_count = token_count + %s, last_used_at = %s, "
+              "updated_at = %s, last_budget_tokens = %s, instructions = COALESCE(%s, instructions) "
+              f"WHERE id = %s RETURNING {', '.join(MEMORY_COLUMNS)}")
+    if vendor != "postgresql":
+        return update
+    turn = Turn._meta.db_table
+    turn_cols = ", ".join(_TURN_COLUMNS)
+    turns_values = ", ".join(["(%s::bigint, %s::text)"] * turns)
+    return (f"WITH m AS ({update}), "
+            f"t AS (INSERT INTO {turn} ({turn_cols}) SELECT m.id, m.last_turn - %s + v.u, %s, v.input, "
+            "'[]'::jsonb, '[]'::jsonb, '[]'::jsonb, 1, NULL, %s::timestamptz "
+            f"FROM m, (VALUES {turns_values}) AS v(u, input)), "
+            f"e AS ({_entries_insert_cte(rows, 'm.last_turn - %s + v.u', ('ord', 'u'))}) "
+            f"SELECT {', '.join(MEMORY_COLUMNS)} FROM m")
+
+
+def entries_store_turn(*, memory: Memory, items: list[dict], budget_tokens: int,
+                       instructions: str | None = None) -> Memory:
+    """decorate's store: append `items` (the first a user message, so it opens a turn, as does
+    every later user message) and set the memory's last budget (and its instructions, when given),
+    without a separate lock read: the memory row's UPDATE … RETURNING takes the lock and numbers
+    the rows. Same rows and counters as `memory_lock` + `entries_append(also_save=…)`; returns the
+    memory as it now is (the caller's cached project kept). PostgreSQL: one statement (atomic in
+    itself); SQLite: three, in the caller's transaction (call inside `transaction.atomic`)."""
+    first = items[0]
+    assert first.get("kind") == "message" and first.get("role") == "user"
+    now = timezone.now()
+    vendor = connection.vendor
+    n = len(items)
+    users: list[int] = []  # per item: how many user messages up to and including it (its turn's offset)
+    opened: list = []  # (offset, input) of each turn it opens
+    count = messages = tokens = 0
+    for item in items:
+        if item.get("kind") == "message" and item.get("role") == "user":
+            count += 1
+            opened.append((count, item.get("content", "")))
+        users.append(count)
+        if item.get("kind") == "message" and item.get("committed", True):
+            messages += 1
+            tokens += item.get("tokens", 0)
+    stamp = now if vendor == "postgresql" else connection.ops.adapt_datetimefield_value(now)
+    params: list = [n, count, messages, tokens, stamp, stamp, budget_tokens, instructions, memory.pk]
+    with plain_cursor() as cursor:
+        if vendor == "postgresql":
+            params += [count, Turn.State.READY, stamp]
+            for offset, text in opened:
+                params += [offset, text]
+            params += [n, count, stamp]
+            for ord_, (item, offset) in enumerate(zip(items, users, strict=True), start=1):
+                params += [ord_, offset, *_item_params(item)]
+            cursor.execute(_store_turn_sql(vendor, n, len(opened)), params)
+            row = cursor.fetchone()
+        else:
+            cursor.execute(_store_turn_sql(vendor, n, len(opened)), params)
+            row = cursor.fetchone()
+            if row is not None:
+                last_seq, last_turn = row[_LAST_SEQ], row[_LAST_TURN]
+                turn_rows: list = []
+                for offset, text in opened:
+                    turn_rows += [memory.pk, last_turn - count + offset, Turn.State.READY, text,
+                                  "[]", "[]", "[]", 1, None, stamp]
+                cursor.execute(_values_sql(Turn._meta.db_table, _TURN_COLUMNS, frozenset(), len(opened)), turn_rows)
+                entry_rows: list = []
+                for seq, (item, offset) in enumerate(zip(items, users, strict=True), start=last_seq - n + 1):
+                    entry_rows += _entry_params(memory.pk, seq, last_turn - count + offset, item, stamp)
+                cursor.execute(_values_sql(Entry._meta.db_table, _ENTRY_COLUMNS, _JSON_COLUMNS, n), entry_rows)
+    if row is None:
+        raise Memory.DoesNotExist(f"Memory {memory.pk} does not exist.")
+    stored = memory_from_row(row)
+    project_field = Memory.project.field
+    if project_field.is_cached(memory) and stored.project_id == memory.project_id:
+        project_field.set_cached_value(stored, project_field.get_cached_value(memory))
+    return stored

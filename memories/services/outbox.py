@@ -17,6 +17,7 @@ from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from common.db import plain_cursor
 from memories.background import process_entries
 from memories.models import Outbox
 from memories.tasks import process_outbox
@@ -35,12 +36,18 @@ def _insert_sql() -> str:
 def outbox_enqueue(*, memory_id: str, payload: dict, kind: str = "report") -> int:
     """Queue background work in the caller's transaction (one plain INSERT: this is on report's
     hot path); the row goes to the broker once the transaction commits. Returns the row's id."""
-    with connection.cursor() as cursor:
+    with plain_cursor() as cursor:
         cursor.execute(_insert_sql(), [memory_id, kind, orjson.dumps(payload).decode(),
                                        connection.ops.adapt_datetimefield_value(timezone.now())])
         outbox_id = cursor.fetchone()[0]
-    transaction.on_commit(lambda: _publisher.submit(outbox_id))
+    outbox_on_commit(outbox_id)
     return outbox_id
+
+
+def outbox_on_commit(outbox_id: int) -> None:
+    """Hand a row the caller wrote to the publisher once its transaction commits (at once in
+    autocommit: the statement that wrote it has committed)."""
+    transaction.on_commit(lambda: _publisher.submit(outbox_id))
 
 
 class _Publisher:

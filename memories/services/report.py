@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 
 from common.causes import innermost_text
@@ -23,8 +23,13 @@ from common.redaction import digest_text, raw_error_text, redact_value
 from common.tokens import text_tokens
 from memories.models import Entry, ErrorDigest, Memory
 from memories.policy import Policy, failed_action, failure_rules, plain_task_id, policy_parse
-from memories.services.entries import entries_append, memory_lock, messages_join_turn
-from memories.services.outbox import outbox_enqueue
+from memories.services.entries import (
+    entries_append,
+    memory_lock,
+    messages_join_turn,
+    messages_join_turn_enqueue,
+)
+from memories.services.outbox import outbox_enqueue, outbox_on_commit
 
 log = logging.getLogger("threadless.memories")
 
@@ -118,6 +123,13 @@ def report_accept(*, memory: Memory, messages: list[dict], failures: list[dict])
     messages = [m for m in messages if m["role"] != "system"]
     items = [entry_fields(m) for m in messages]
     if items and not failures and all(i["role"] != "user" for i in items):
+        if connection.vendor == "postgresql":
+            # One statement, atomic in itself: the counters, the rows and the outbox row.
+            queued = messages_join_turn_enqueue(memory_id=memory.id, items=items)
+            if queued is not None:
+                outbox_id, _last_seq, turn, _turn_start = queued
+                outbox_on_commit(outbox_id)
+                return {"accepted": len(items), "turn": turn, "task_errors": []}
         with transaction.atomic():
             joined = messages_join_turn(memory_id=memory.id, items=items)
             if joined is not None:
