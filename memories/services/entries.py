@@ -15,15 +15,20 @@ from django.utils import timezone
 from memories import recall
 from memories.embeddings import VectorStore
 from memories.models import Entry, Memory, Turn
-from memories.selectors import memory_fetch
+from memories.selectors import memory_fetch, memory_missing
 
 log = logging.getLogger("threadless.memories")
 
 
-def memory_lock(memory: Memory) -> Memory:
-    """The memory row, locked until the transaction ends: every write to a memory takes it first."""
-    locked = memory_fetch(memory_id=memory.pk, lock=True)
+def memory_lock(memory: Memory, *, scoped: bool = False) -> Memory:
+    """The memory row, locked until the transaction ends: every write to a memory takes it first.
+
+    `scoped`: `memory` is only an id and its project (not read yet: the hot decorate route,
+    memories.api.hot), so the locked read is also the project scoping, a 404 when it is not there."""
+    locked = memory_fetch(memory_id=memory.pk, project_id=memory.project_id if scoped else None, lock=True)
     if locked is None:
+        if scoped:
+            raise memory_missing(memory.pk)
         raise Memory.DoesNotExist(f"Memory {memory.pk} does not exist.")
     project_field = Memory.project.field
     if project_field.is_cached(memory) and locked.project_id == memory.project_id:
