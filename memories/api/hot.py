@@ -13,9 +13,11 @@ middleware did, in the same order and through the same functions (no second copy
    when the call then fails, or is a dry run);
 4. the view: the Idempotency-Key, the body (common.http.body: content type, JSON, depth, unknown
    fields; common.messages.validate_messages), the memory scoped to the key's project (404), the
-   service call; decorate without an Idempotency-Key reads the memory once, in its locked read
-   (`memory_decorate(scoped=True)`), and a request that fails validation still answers 404 first
-   for a memory that is not there, as before;
+   service call. By id and without an Idempotency-Key the memory is not read first: the
+   service's own first statement on its row is scoped to the project (`scoped=True`: decorate's
+   locked read, report's UPDATE or locked read), so decorate reads it once and report's common
+   case not at all; a request that fails validation still answers 404 first for a memory that is
+   not there, as before;
 5. any error in the SPEC §4.1 shape (common.errors.exception_answer).
 
 It is reached two ways, both running this code: threadless_site.asgi sends a POST to these paths
@@ -134,9 +136,10 @@ def _decorate(project, memory: Memory, scoped: bool, key: str | None, data: dict
     return services.idempotent_call(project=project, memory=memory, scope=f"decorate:{memory.id}", key=key, run=run)
 
 
-def _report(project, memory: Memory, key: str | None, messages: list, failures: list) -> tuple[int, bytes]:
+def _report(project, memory: Memory, scoped: bool, key: str | None, messages: list,
+            failures: list) -> tuple[int, bytes]:
     def run():
-        answer = services.report_accept(memory=memory, messages=messages, failures=failures)
+        answer = services.report_accept(memory=memory, messages=messages, failures=failures, scoped=scoped)
         return 202, orjson.dumps(answer), True
 
     return services.idempotent_call(project=project, memory=memory, scope=f"report:{memory.id}", key=key, run=run)
@@ -151,23 +154,25 @@ def _view(operation: str, ident: str, external: bool, project, headers: dict, ra
             status, body = _decorate(project, _external_memory(project, ident), False, *checked)
             return status, body, checked[3]
         checked = report_input(idempotency_key, _body(headers.get("content-type", ""), raw))
-        return (*_report(project, _external_memory(project, ident), *checked), True)
-    if operation == "report":
-        memory = selectors.memory_get(project=project, memory_id=ident)
-        checked = report_input(idempotency_key, _body(headers.get("content-type", ""), raw))
-        return (*_report(project, memory, *checked), True)
-    # decorate: the memory is read once, locked, when it stores without an Idempotency-Key.
+        return (*_report(project, _external_memory(project, ident), False, *checked), True)
+    # By id without an Idempotency-Key, the memory is not read first: its first statement in the
+    # service (decorate's locked read, report's UPDATE) is scoped to the project (404 there).
     try:
-        checked = decorate_input(idempotency_key, _body(headers.get("content-type", ""), raw))
-        key, _data, _messages, store, _recall = checked
-        if store and key is None:
-            stub = Memory(id=ident, project=project)
-            return (*_decorate(project, stub, True, *checked), True)
+        if operation == "report":
+            checked = report_input(idempotency_key, _body(headers.get("content-type", ""), raw))
+            if checked[0] is None:
+                return (*_report(project, Memory(id=ident, project=project), True, *checked), True)
+        else:
+            checked = decorate_input(idempotency_key, _body(headers.get("content-type", ""), raw))
+            if checked[3] and checked[0] is None:  # store, no Idempotency-Key
+                return (*_decorate(project, Memory(id=ident, project=project), True, *checked), True)
     except (ApiError, drf.APIException):
-        selectors.memory_get(project=project, memory_id=ident)  # a missing memory is a 404 first
+        selectors.memory_get(project=project, memory_id=ident)  # a missing memory is a 404 first, as before
         raise
     memory = selectors.memory_get(project=project, memory_id=ident)
-    return (*_decorate(project, memory, False, *checked), store)
+    if operation == "report":
+        return (*_report(project, memory, False, *checked), True)
+    return (*_decorate(project, memory, False, *checked), checked[3])
 
 
 def answer(operation: str, ident: str, external: bool, headers: dict, raw: bytes,

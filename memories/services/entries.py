@@ -160,19 +160,29 @@ def _join_turn_sql() -> str:
             f"(SELECT MIN(seq) FROM {entry} WHERE {entry}.memory_id = {memory}.id AND {entry}.turn = {memory}.last_turn)")
 
 
-def messages_join_turn(*, memory_id: str, items: list[dict]) -> tuple[int, int, int] | None:
+@functools.lru_cache(maxsize=1)
+def _join_turn_scoped_sql() -> str:
+    return _join_turn_sql().replace("WHERE id = %s AND", "WHERE id = %s AND project_id = %s AND", 1)
+
+
+def messages_join_turn(*, memory_id: str, items: list[dict], project_id: str | None = None) -> tuple[int, int, int] | None:
     """Append committed non-user messages (`entry_fields`) to the memory's newest turn, inside the
     caller's transaction: one UPDATE of the memory row (which also locks it, as `memory_lock`
     does) returning the new sequence, the turn and the turn's first seq, then one multi-row INSERT.
 
     Returns (last_seq, turn, turn_start_seq), or None when the memory has no turn yet (the
     first entry opens one: use `entries_append`). Same rows and counters as `entries_append`.
+    `project_id`: only a memory of that project (None as well when it is not there: the caller
+    tells the two apart with `memory_lock(scoped=True)`).
     """
     assert items and all(i["kind"] == "message" and i["role"] != "user" and i.get("committed", True) for i in items)
     stamp = connection.ops.adapt_datetimefield_value(timezone.now())
     tokens = sum(i["tokens"] for i in items)
     with connection.cursor() as cursor:
-        cursor.execute(_join_turn_sql(), [len(items), len(items), tokens, stamp, stamp, memory_id])
+        if project_id is None:
+            cursor.execute(_join_turn_sql(), [len(items), len(items), tokens, stamp, stamp, memory_id])
+        else:
+            cursor.execute(_join_turn_scoped_sql(), [len(items), len(items), tokens, stamp, stamp, memory_id, project_id])
         found = cursor.fetchone()
         if found is None:
             return None

@@ -15,7 +15,7 @@ from memories.api import hot
 from memories.models import Entry
 from threadless_site import asgi
 
-from .conftest import decorate
+from .conftest import decorate, report
 
 
 def test_the_hot_paths_are_the_urls_paths():
@@ -70,16 +70,30 @@ async def test_other_methods_and_paths_still_go_to_django(monkeypatch):
     assert slash.status_code == 404
 
 
-def test_decorate_reads_the_memory_row_once_and_another_projects_memory_is_still_a_404(cast, memory_a, memory_b):
+def _memory_reads(queries) -> list[str]:
+    return [q["sql"] for q in queries.captured_queries if re.match(r'\s*SELECT .* FROM "?memories_memory"? WHERE', q["sql"])]
+
+
+def test_decorate_reads_the_memory_row_once_report_not_at_all_and_another_projects_memory_is_a_404(
+        cast, memory_a, memory_b):
     with CaptureQueriesContext(connection) as queries:
         assert decorate(cast.a, memory_a.id, [{"role": "user", "content": "hi"}]).status_code == 200
-    reads = [q["sql"] for q in queries.captured_queries
-             if re.match(r'\s*SELECT .* FROM "?memories_memory"? WHERE', q["sql"])]
+    reads = _memory_reads(queries)
     assert len(reads) == 1, reads
     assert "project_id" in reads[0]
-    answer = decorate(cast.a, memory_b.id, [{"role": "user", "content": "not yours"}])
-    assert answer.status_code == 404 and answer.json()["error"]["code"] == "not_found"
+    with CaptureQueriesContext(connection) as queries:
+        assert report(cast.a, memory_a.id, [{"role": "assistant", "content": "hello"}]).status_code == 202
+    assert _memory_reads(queries) == []
+    assert any(re.match(r'UPDATE "?memories_memory"? ', q["sql"]) and "project_id" in q["sql"]
+               for q in queries.captured_queries)
+    for call in (lambda: decorate(cast.a, memory_b.id, [{"role": "user", "content": "not yours"}]),
+                 lambda: report(cast.a, memory_b.id, [{"role": "assistant", "content": "not yours"}]),
+                 lambda: report(cast.a, memory_b.id, [], failures=[{"task_id": "t", "error": "x"}])):
+        answer = call()
+        assert answer.status_code == 404 and answer.json()["error"]["code"] == "not_found"
     assert not Entry.objects.filter(memory=memory_b).exists()
+    memory_b.refresh_from_db()
+    assert memory_b.last_seq == 0
     # A body that fails validation on a memory that is not there is still the 404 (as before).
     missing = decorate(cast.a, "mem_nope", [{"role": "nobody", "content": "x"}])
     assert missing.status_code == 404
