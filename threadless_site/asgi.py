@@ -68,7 +68,8 @@ guarded_application = BodyLimitMiddleware(django_application, _body_limit)
 
 # The hot routes (decorate, report): a POST goes straight to memories.api.hot on a view thread,
 # without Django's request cycle (the Django URLs of these paths run the same handler). Off when
-# the security middleware answers differently per request (SSL redirect, HSTS): Django's way then.
+# the security middleware answers differently per request (SSL redirect, HSTS): Django's way then;
+# so does a request with a query string (DRF's `?format=` override, memories.api.views.HotRoute).
 HOT_ROUTES = (settings.THREADLESS_HOT_ROUTES and sync_application is not None and not settings.SECURE_SSL_REDIRECT
               and not settings.SECURE_HSTS_SECONDS)
 _HOT_HEADERS = {b"authorization": "authorization", b"content-type": "content-type",
@@ -121,7 +122,7 @@ async def application(scope, receive, send):
                 await send({"type": "lifespan.shutdown.complete"})
                 return
     elif HOT_ROUTES and scope["type"] == "http" and scope["method"] == "POST" and not scope.get("root_path") \
-            and _sized(scope) and (found := hot.route(scope["path"])) is not None:
+            and not scope.get("query_string") and _sized(scope) and (found := hot.route(scope["path"])) is not None:
         await hot_application(scope, receive, send, found)
     elif scope["type"] == "http" and sync_application is not None and _sized(scope) \
             and not is_async_route(scope["path"]):

@@ -185,15 +185,16 @@ IDEMPOTENCY = OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER, 
 
 class HotRoute(APIView):
     """decorate and report: a POST runs memories.api.hot (the same handler the ASGI entry point
-    calls for these paths, without DRF's dispatch); the rest (OPTIONS, a 405) stays on DRF.
+    calls for these paths, without DRF's dispatch); the rest (OPTIONS, a 405, DRF's `?format=`
+    override naming another renderer) stays on DRF.
     The methods below carry the OpenAPI schema; `post` is never called."""
 
     operation = ""
     external = False
 
     def dispatch(self, request, *args, **kwargs):
-        if request.method != "POST":
-            return super().dispatch(request, *args, **kwargs)
+        if request.method != "POST" or request.GET.get("format", "json") != "json":
+            return super().dispatch(request, *args, **kwargs)  # DRF: a 405, OPTIONS, `?format=` (404)
         ident = kwargs["external_id"] if self.external else kwargs["memory_id"]
         return hot.django_answer(request, self.operation, ident, self.external)
 

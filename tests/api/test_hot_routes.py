@@ -66,8 +66,10 @@ async def test_other_methods_and_paths_still_go_to_django(monkeypatch):
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
         get = await client.get("/v1/memories/mem_x/decorate")
         slash = await client.post("/v1/memories/mem_x/decorate/", json={})
+        other_format = await client.post("/v1/memories/mem_x/decorate?format=xml", json={})
     assert get.status_code == 401  # DRF: the key is checked before the method
     assert slash.status_code == 404
+    assert other_format.status_code == 404  # DRF's format override: no such renderer
 
 
 def _memory_reads(queries) -> list[str]:
@@ -111,6 +113,24 @@ def test_the_usage_count_goes_with_the_limits_round_trip_and_is_taken_back_when_
     assert decorate(cast.a, "mem_nope", [{"role": "user", "content": "hi"}]).status_code == 404
     assert decorate(cast.a, memory_a.id, [{"role": "user", "content": "hi"}], store=False).status_code == 200
     assert counters.store().get(key) == before + 1  # failed calls and a dry run are not in the volume
+
+
+def test_a_refused_request_is_not_in_the_usage_volume(cast, memory_a):
+    from common import counters
+    from projects import usage
+    from projects.auth import keys_changed
+    from projects.models import Project
+
+    Project.objects.filter(pk=cast.project_a.pk).update(rate_limit_per_minute=1)
+    keys_changed()
+    key = usage.operation_item(cast.project_a.pk, "report")[0]
+    before = counters.store().get(key)
+    first = report(cast.a, memory_a.id, [{"role": "user", "content": "one"}])
+    second = report(cast.a, memory_a.id, [{"role": "user", "content": "two"}])
+    assert (first.status_code, second.status_code) == (202, 429)
+    assert second.json()["error"]["code"] == "rate_limited"
+    assert second["X-RateLimit-Remaining"] == "0" and "Retry-After" in second
+    assert counters.store().get(key) == before + 1
 
 
 def _normal(response: httpx.Response, ids: dict) -> tuple:
