@@ -1,7 +1,8 @@
 """The /v1 memory API: one view per operation, thin, calling services and selectors.
 
 Every view reaches memories through `selectors.memory_get(project=…)`, so another project's id
-is a 404. decorate answers raw orjson bytes (the window can be a thousand messages).
+is a 404. decorate and report (and their external-id twins) are answered by memories.api.hot,
+which scopes the same way, or in the service's first statement on the memory row (`scoped=True`).
 """
 
 from __future__ import annotations
@@ -232,7 +233,6 @@ ReportOut = inline_serializer("ReportAccepted", {
     "accepted": serializers.IntegerField(), "turn": serializers.IntegerField(),
     "task_errors": serializers.ListField(child=serializers.DictField()),
 })
-
 
 
 class ReportApi(HotRoute):
