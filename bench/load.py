@@ -22,7 +22,8 @@ whole run is bounded (`--phase` seconds per phase, ~4 minutes by default).
 
 `before` is the code before this work (the merge base with main, or BENCH_BEFORE_REF), extracted
 with `git archive` and served as it was (its own `threadless-serve` if it has one, else one plain
-uvicorn process), for a before/after in one run.
+uvicorn process), for a before/after in one run; `before-pg` is the same on PostgreSQL + Redis
+(not in the default run).
 """
 
 from __future__ import annotations
@@ -309,32 +310,53 @@ class Postgres(ProductStack):
         super().prepare()
 
 
+def before_tree(into: str) -> tuple[Path, bool, str]:
+    """The code before this work (git BENCH_BEFORE_REF, default the merge base with main),
+    extracted with `git archive` into VAR/`into`: (its directory, has threadless-serve, label)."""
+    ref = os.environ.get("BENCH_BEFORE_REF") or subprocess.run(
+        ["git", "merge-base", "HEAD", "main"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    cwd = VAR / into
+    shutil.rmtree(cwd, ignore_errors=True)
+    cwd.mkdir(parents=True)
+    archive = subprocess.run(["git", "archive", ref], cwd=ROOT, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(cwd)], input=archive, check=True)
+    # Code that has its own production server is served by it, in the same process model.
+    served = (cwd / "threadless_site" / "serve.py").exists()
+    how = "threadless-serve" if served else "1 uvicorn process"
+    return cwd, served, f"main @{ref[:7]}, {how}"
+
+
 class Before(Embedded):
-    """The code before this work (git BENCH_BEFORE_REF, default the merge base with main), served
-    as it was: by its `threadless-serve` if it has one, else one plain uvicorn process."""
+    """The code before this work, served as it was: by its `threadless-serve` if it has one, else
+    one plain uvicorn process (`before_tree`)."""
 
     name = "before"
     inproc = False
 
     def __init__(self, workers: int, threads: int) -> None:
         super().__init__(workers, threads)
-        ref = os.environ.get("BENCH_BEFORE_REF") or subprocess.run(
-            ["git", "merge-base", "HEAD", "main"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-        self.cwd = VAR / "before-src"
-        shutil.rmtree(self.cwd, ignore_errors=True)
-        self.cwd.mkdir(parents=True)
-        archive = subprocess.run(["git", "archive", ref], cwd=ROOT, capture_output=True, check=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(self.cwd)], input=archive, check=True)
-        # Code that has its own production server is served by it, in the same process model.
-        self.served = (self.cwd / "threadless_site" / "serve.py").exists()
-        how = "threadless-serve" if self.served else "1 uvicorn process"
-        self.label = f"before (main @{ref[:7]}, {how})"
+        self.cwd, self.served, how = before_tree("before-src")
+        self.label = f"before ({how})"
 
     def command(self) -> list[str]:
         if self.served:
             return super().command()
         return [sys.executable, "-m", "uvicorn", "threadless_site.asgi:application", "--host", "127.0.0.1",
                 "--port", str(self.port), "--no-access-log", "--log-level", "warning"]
+
+
+class BeforePostgres(Postgres):
+    """`before` on PostgreSQL + Redis (the same database and Redis dbs as `postgres`, fresh)."""
+
+    name = "before-pg"
+    inproc = False
+
+    def __init__(self, workers: int, threads: int) -> None:
+        super().__init__(workers, threads)
+        self.cwd, served, how = before_tree("before-pg-src")
+        if not served:
+            raise RuntimeError("before-pg needs a BENCH_BEFORE_REF with threadless-serve")
+        self.label = f"before, PostgreSQL + Redis ({how})"
 
 
 def fresh_pg_database() -> None:
@@ -346,8 +368,9 @@ def fresh_pg_database() -> None:
 
 
 STACKS = {"floor-sqlite": FloorSqlite, "before": Before, "embedded": Embedded, "floor-pg": FloorPostgres,
+          "before-pg": BeforePostgres,
           "postgres": Postgres}
-FLOOR_OF = {"embedded": "floor-sqlite", "before": "floor-sqlite", "postgres": "floor-pg"}
+FLOOR_OF = {"embedded": "floor-sqlite", "before": "floor-sqlite", "postgres": "floor-pg", "before-pg": "floor-pg"}
 
 
 # --- phases ------------------------------------------------------------------------------------

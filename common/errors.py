@@ -7,11 +7,13 @@ another shape, and none ever includes a traceback, SQL or a secret.
 
 from __future__ import annotations
 
+import json
 import logging
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import DatabaseError, InterfaceError, OperationalError
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpResponse
 from rest_framework import exceptions as drf
 
 from common.redaction import cut, echo, redact_secrets
@@ -93,13 +95,19 @@ def error_body(*, code: str, message: str, hint: str, status: int, request_id: s
     }
 
 
+def error_content(*, code: str, message: str, hint: str, status: int, request_id: str) -> bytes:
+    """The error body's bytes, as JsonResponse writes them (the hot routes send these without a
+    Django response: memories.api.hot)."""
+    return json.dumps(error_body(code=code, message=message, hint=hint, status=status, request_id=request_id),
+                      cls=DjangoJSONEncoder).encode()
+
+
 def error_response(
     request, *, status: int, code: str, message: str, hint: str, headers: dict | None = None
-) -> JsonResponse:
+) -> HttpResponse:
     request_id = getattr(request, "request_id", "") or ""
-    response = JsonResponse(
-        error_body(code=code, message=message, hint=hint, status=status, request_id=request_id), status=status
-    )
+    response = HttpResponse(error_content(code=code, message=message, hint=hint, status=status, request_id=request_id),
+                            status=status, content_type="application/json")
     for name, value in (headers or {}).items():
         response[name] = value
     return response
@@ -173,21 +181,25 @@ def exception_to_error(exc: Exception) -> tuple[int, str, str, str, dict]:
     return 500, "internal", "Something went wrong on our side.", "Retry later; quote the request_id if it persists.", {}
 
 
-def exception_response(request, exc: Exception) -> JsonResponse:
-    """The one error answer for an exception under /v1 (DRF views, plain views, the middleware):
-    the SPEC 4.1 shape, a 5xx logged with its traceback (never sent), the limit headers kept."""
+def exception_answer(exc: Exception, *, request_id: str, limits: dict | None = None) -> tuple[int, dict, bytes]:
+    """The one error answer for an exception under /v1: (status, headers, body) in the SPEC 4.1
+    shape, a 5xx logged with its traceback (never sent), a 429 with the limit headers `limits`."""
     status, code, message, hint, headers = exception_to_error(exc)
     if status >= 500:
-        log.error(
-            "request %s failed: %s",
-            getattr(request, "request_id", "-"),
-            exc.__class__.__name__,
-            exc_info=exc,
-        )
-    if isinstance(exc, drf.Throttled) or isinstance(exc, (RateLimited, QuotaExceeded)):
-        limits = getattr(request, "ratelimit_headers", None) if request is not None else None
+        log.error("request %s failed: %s", request_id or "-", exc.__class__.__name__, exc_info=exc)
+    if isinstance(exc, (drf.Throttled, RateLimited, QuotaExceeded)):
         headers = {**(limits or {}), **headers}
-    return error_response(request, status=status, code=code, message=message, hint=hint, headers=headers)
+    return status, headers, error_content(code=code, message=message, hint=hint, status=status, request_id=request_id)
+
+
+def exception_response(request, exc: Exception) -> HttpResponse:
+    """`exception_answer` as a Django response (DRF views, plain views, the middleware)."""
+    status, headers, body = exception_answer(exc, request_id=getattr(request, "request_id", "") or "",
+                                             limits=getattr(request, "ratelimit_headers", None) if request else None)
+    response = HttpResponse(body, status=status, content_type="application/json")
+    for name, value in headers.items():
+        response[name] = value
+    return response
 
 
 def api_exception_handler(exc, context):

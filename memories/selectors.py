@@ -86,11 +86,16 @@ def memory_from_row(row, db=None) -> Memory:
     return Memory.from_db(db.alias, None, values)
 
 
+def memory_missing(memory_id: str) -> NotFound:
+    """The 404 of a memory id that is not in the caller's project (or nowhere)."""
+    return NotFound(f"No memory '{memory_id}' in this project.", hint="Use an id that POST /v1/memories returned.")
+
+
 def memory_get(*, project: Project, memory_id: str) -> Memory:
     """The one way API code reaches a memory: scoped to the key's project, else 404."""
     memory = memory_fetch(memory_id=memory_id, project_id=project.pk)
     if memory is None:
-        raise NotFound(f"No memory '{memory_id}' in this project.", hint="Use an id that POST /v1/memories returned.")
+        raise memory_missing(memory_id)
     Memory.project.field.set_cached_value(memory, project)  # the row it was scoped by: no second read
     return memory
 

@@ -124,15 +124,35 @@ def _key_checked(plaintext: str, *, deferred: bool = False) -> tuple[ApiKey, int
     return key, unconfirmed
 
 
+def key_for_header(header: str, *, deferred: bool = False) -> tuple[ApiKey | None, int | None]:
+    """The key of an `Authorization` header's value and, if `deferred` used a cached row
+    unchecked, the generation to confirm it in (None, None without a header; 401 when bad)."""
+    token = bearer_token(header)
+    if token is None:
+        return None, None
+    return _key_checked(token, deferred=deferred)
+
+
+def require_project_key(key: ApiKey | None) -> ApiKey:
+    """Project-key routes: no key, or a publishable one, is 401 unauthorized."""
+    if key is None:
+        raise Unauthorized("No API key was sent.")
+    if key.kind != ApiKey.Kind.PROJECT:
+        raise Unauthorized(
+            "A publishable key can only use the end-user chat routes.",
+            hint="Use a project key (tl_proj_…) on this route.",
+        )
+    return key
+
+
 def key_from_request(request, *, deferred: bool = False) -> ApiKey | None:
     """The key of a request's `Authorization: Bearer` header (None without one; 401 when bad).
 
     Sets `request.api_key` on the Django request, for the access log and the rate limiter.
     """
-    token = bearer_token(request.META.get("HTTP_AUTHORIZATION", ""))
-    if token is None:
+    key, request.key_unconfirmed = key_for_header(request.META.get("HTTP_AUTHORIZATION", ""), deferred=deferred)
+    if key is None:
         return None
-    key, request.key_unconfirmed = _key_checked(token, deferred=deferred)
     request.api_key = key
     return key
 
@@ -168,14 +188,7 @@ class IsProjectKey(BasePermission):
     """Project-key routes: a publishable key (or none) is 401 unauthorized."""
 
     def has_permission(self, request, view):
-        key = request.auth
-        if key is None:
-            raise Unauthorized("No API key was sent.")
-        if key.kind != ApiKey.Kind.PROJECT:
-            raise Unauthorized(
-                "A publishable key can only use the end-user chat routes.",
-                hint="Use a project key (tl_proj_…) on this route.",
-            )
+        require_project_key(request.auth)
         return True
 
 

@@ -80,7 +80,7 @@ def _quota_verdict(allowance: int, used: int) -> None:
         )
 
 
-def _items(key) -> tuple[list, int, int | None, float, float]:
+def _items(key, also=()) -> tuple[list, int, int | None, float, float]:
     project = key.project
     limit = rate_limit_for(project)
     allowance = project.allowance_requests_per_month
@@ -91,6 +91,7 @@ def _items(key) -> tuple[list, int, int | None, float, float]:
         items.append(rate_item)
     if allowance is not None:
         items.append(usage.plan_item(project.pk))
+    items.extend(also)
     return items, limit, allowance, reset, now
 
 
@@ -104,7 +105,20 @@ def check_rate_and_quota(request, key) -> ApiKey:
     count is the live total in the counter store (exact across processes); its database copy
     (ProjectUsage) is written by the periodic flush (projects.usage).
     """
-    items, limit, allowance, reset, now = _items(key)
+    return check_and_count(request, key)[0]
+
+
+def check_and_count(request, key, also=()) -> tuple[ApiKey, list[int]]:
+    """`check_rate_and_quota`, counting the items `also` (counter items: e.g. the operation's
+    volume, projects.usage.operation_item) in the same round trip: (the key, their counts).
+
+    A refused request (429) has `also` taken back before the error is raised; a request that
+    fails later is the caller's to take back (`counters.decr_many`).
+
+    `request` is the Django request, or any object with its `META["HTTP_AUTHORIZATION"]`,
+    `api_key`, `key_unconfirmed` and `ratelimit_headers` (memories.api.hot).
+    """
+    items, limit, allowance, reset, now = _items(key, also)
     cached_in = getattr(request, "key_unconfirmed", None)
     if cached_in is not None:
         generation, counts = counters.read_and_incr(auth.GENERATION, items)
@@ -112,19 +126,26 @@ def check_rate_and_quota(request, key) -> ApiKey:
             if items:
                 counters.decr_many([item[0] for item in items])
             key = auth.confirm(request, generation)  # 401 if it is revoked or gone
-            items, limit, allowance, reset, now = _items(key)
+            items, limit, allowance, reset, now = _items(key, also)
             counts = counters.incr_many(items) if items else []
         else:
             auth.confirm(request, generation)
     else:
         counts = counters.incr_many(items) if items else []
-    if not items:
-        return key
-    if limit:
-        _rate_verdict(request, limit, counts[0], reset, now)
-    if allowance is not None:
-        _quota_verdict(allowance, usage.seeded(items[-1][0], counts[-1]))
-    return key
+    extra = len(also)
+    if len(items) == extra:
+        return key, counts
+    try:
+        if limit:
+            _rate_verdict(request, limit, counts[0], reset, now)
+        if allowance is not None:
+            plan = len(items) - extra - 1
+            _quota_verdict(allowance, usage.seeded(items[plan][0], counts[plan]))
+    except (RateLimited, QuotaExceeded):
+        if also:
+            counters.decr_many([item[0] for item in also])
+        raise
+    return key, counts[len(counts) - extra:]
 
 
 def check_rate(request, key) -> None:

@@ -70,10 +70,16 @@ def plan_item(project_id: str) -> tuple[str, int, bool]:
     return (plan_key(project_id, current_period()), MONTH_TTL, True)
 
 
+def operation_item(project_id: str, operation: str) -> tuple[str, int, bool]:
+    """Today's volume counter of `operation`, as an item for `counters.incr_many` (the hot routes
+    count it in the rate limiter's round trip: projects.ratelimit.check_rate_and_quota)."""
+    return (volume_key(project_id, _today(), operation), DAY_TTL, True)
+
+
 def count_operation(*, project_id: str, operation: str) -> int:
     """Count one `operation` in the project's volume for today (one round trip, no DB write)."""
-    key = volume_key(project_id, _today(), operation)
-    return seeded(key, counters.incr(key, DAY_TTL, flush=True))
+    key, ttl, flush = operation_item(project_id, operation)
+    return seeded(key, counters.incr(key, ttl, flush=flush))
 
 
 def plan_used(project_id: str) -> int:

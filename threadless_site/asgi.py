@@ -20,13 +20,16 @@ from django.core.asgi import get_asgi_application
 
 from common.shutdown import begin_shutdown
 from common.sigterm import install_if_uvicorn
-from threadless_site.bodylimit import BodyLimitMiddleware
+from threadless_site.bodylimit import BodyLimitMiddleware, request_id_of
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
 django_application = get_asgi_application()
 
 from asgiref.sync import iscoroutinefunction  # noqa: E402 - after Django is set up
+from django.core import signals  # noqa: E402
 from django.urls import Resolver404, resolve  # noqa: E402
+
+from memories.api import hot  # noqa: E402
 
 
 def _body_limit() -> int:
@@ -63,6 +66,46 @@ def _sized(scope) -> bool:
 # Every HTTP request passes the body-limit guard before Django reads (and spools) its body.
 guarded_application = BodyLimitMiddleware(django_application, _body_limit)
 
+# The hot routes (decorate, report): a POST goes straight to memories.api.hot on a view thread,
+# without Django's request cycle (the Django URLs of these paths run the same handler). Off when
+# the security middleware answers differently per request (SSL redirect, HSTS): Django's way then;
+# so does a request with a query string (DRF's `?format=` override, memories.api.views.HotRoute).
+HOT_ROUTES = (settings.THREADLESS_HOT_ROUTES and sync_application is not None and not settings.SECURE_SSL_REDIRECT
+              and not settings.SECURE_HSTS_SECONDS)
+_HOT_HEADERS = {b"authorization": "authorization", b"content-type": "content-type",
+                b"idempotency-key": "idempotency-key", b"accept": "accept"}
+_static_headers: list | None = None
+
+
+def _hot_call(found, headers: dict, body: bytes, request_id: str):
+    """In a view thread: the hot handler inside Django's request signals (connection upkeep:
+    close_old_connections before and after, as Django's handlers do)."""
+    signals.request_started.send(sender=_hot_call)
+    try:
+        return hot.answer(*found, headers, body, request_id)
+    finally:
+        signals.request_finished.send(sender=_hot_call)
+
+
+async def hot_application(scope, receive, send, found) -> None:
+    global _static_headers
+    body = await sync_application.read_body(scope, receive, send)
+    if body is None:
+        return
+    headers = {}
+    for name, value in scope["headers"]:
+        wanted = _HOT_HEADERS.get(name)
+        if wanted is not None:
+            headers[wanted] = value.decode("latin-1")
+    status, out, content = await sync_application.run(_hot_call, found, headers, body, request_id_of(scope))
+    if _static_headers is None:
+        _static_headers = hot.static_headers()
+    raw = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in out]
+    raw.extend(_static_headers)
+    raw.append((b"content-length", str(len(content)).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": content, "more_body": False})
+
 
 async def application(scope, receive, send):
     if scope["type"] == "lifespan":
@@ -78,6 +121,9 @@ async def application(scope, receive, send):
                 await begin_shutdown()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+    elif HOT_ROUTES and scope["type"] == "http" and scope["method"] == "POST" and not scope.get("root_path") \
+            and not scope.get("query_string") and _sized(scope) and (found := hot.route(scope["path"])) is not None:
+        await hot_application(scope, receive, send, found)
     elif scope["type"] == "http" and sync_application is not None and _sized(scope) \
             and not is_async_route(scope["path"]):
         await sync_application(scope, receive, send)

@@ -19,7 +19,8 @@ import orjson
 CODE = "payload_too_large"
 
 
-def _request_id(scope) -> str:
+def request_id_of(scope) -> str:
+    """The request's X-Request-Id when it is acceptable (as common.http.middleware), else a new one."""
     for name, value in scope.get("headers") or ():
         if name == b"x-request-id":
             incoming = value.decode("latin-1")
@@ -39,7 +40,7 @@ def _declared_length(scope) -> int | None:
 
 
 async def send_too_large(send, scope, limit: int) -> None:
-    request_id = _request_id(scope)
+    request_id = request_id_of(scope)
     body = orjson.dumps({"error": {
         "code": CODE,
         "message": f"The body is larger than the limit of {limit} bytes.",

@@ -109,6 +109,9 @@ IS_SQLITE = DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
 # them on Django's one thread per process, as plain ASGI does. SQLite has one writer at a time,
 # so more threads there only queue on its write lock (measured: bench/load.py, docs/benchmarks.md).
 THREADLESS_WEB_THREADS = envint("THREADLESS_WEB_THREADS", 2 if IS_SQLITE else 8)
+# decorate and report (POST) go from the ASGI entry point straight to their handler on those
+# threads, without Django's request cycle (memories.api.hot); 0 sends them through Django (same handler).
+THREADLESS_HOT_ROUTES = envbool("THREADLESS_HOT_ROUTES", True)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Persistent connections (above) are health-checked before reuse in each request, so a
     # database that refuses connections still answers 503 at once. THREADLESS_DB_POOL_SIZE=N > 0

@@ -42,29 +42,40 @@ class SyncViews:
         self.limit = limit
         self.executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="web")
 
-    async def __call__(self, scope, receive, send) -> None:
+    async def read_body(self, scope, receive, send) -> bytes | None:
+        """The whole request body, or None once a 413 is sent (or the client went away)."""
         limit = self.limit()
         declared = _declared_length(scope)
         if declared > limit:
             await send_too_large(send, scope, limit)
-            return
+            return None
         chunks, size = [], 0
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
-                return
+                return None
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > limit:
                 await send_too_large(send, scope, limit)
-                return
+                return None
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
-        environ = build_environ(scope, io.BytesIO(b"".join(chunks)))
+        return b"".join(chunks)
+
+    async def run(self, function, *args):
+        """`function(*args)` on one of the view threads (in this request's context)."""
         loop = asyncio.get_running_loop()
-        run = contextvars.copy_context().run
-        answer = await loop.run_in_executor(self.executor, run, self._respond, environ, loop, send)
+        return await loop.run_in_executor(self.executor, contextvars.copy_context().run, function, *args)
+
+    async def __call__(self, scope, receive, send) -> None:
+        body = await self.read_body(scope, receive, send)
+        if body is None:
+            return
+        environ = build_environ(scope, io.BytesIO(body))
+        loop = asyncio.get_running_loop()
+        answer = await self.run(self._respond, environ, loop, send)
         if answer is not None:  # not streamed: the whole answer, sent from here
             start, body = answer
             await send(start)

@@ -1,13 +1,12 @@
 """The /v1 memory API: one view per operation, thin, calling services and selectors.
 
 Every view reaches memories through `selectors.memory_get(project=…)`, so another project's id
-is a 404. decorate answers raw orjson bytes (the window can be a thousand messages).
+is a 404. decorate and report (and their external-id twins) are answered by memories.api.hot,
+which scopes the same way, or in the service's first statement on the memory row (`scoped=True`).
 """
 
 from __future__ import annotations
 
-import orjson
-from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -17,10 +16,9 @@ from common.errors import InvalidRequest
 from common.http.body import json_object, reject_unknown
 from common.http.pagination import decode_cursor, encode_cursor, limit_param, page_by_time
 from common.http.schema import StrictCharField, errors
-from common.messages import validate_messages
 from memories import embeddings, recall, selectors, services
+from memories.api import hot
 from memories.models import Entry, Fact, Memory, Outbox
-from projects import services as project_services
 from projects.auth import ProjectScopedMixin
 
 MessageSchema = inline_serializer("Message", {
@@ -186,64 +184,43 @@ DecorateOut = inline_serializer("DecoratedRequest", {
 IDEMPOTENCY = OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER, required=False)
 
 
-def _bool(data: dict, name: str, default: bool) -> bool:
-    value = data.get(name, default)
-    if not isinstance(value, bool):
-        raise InvalidRequest(f"{name}: must be true or false.")
-    return value
+class HotRoute(APIView):
+    """decorate and report: a POST runs memories.api.hot (the same handler the ASGI entry point
+    calls for these paths, without DRF's dispatch); the rest (OPTIONS, a 405, DRF's `?format=`
+    override naming another renderer) stays on DRF.
+    The methods below carry the OpenAPI schema; `post` is never called."""
+
+    operation = ""
+    external = False
+
+    def dispatch(self, request, *args, **kwargs):
+        if request.method != "POST" or request.GET.get("format", "json") != "json":
+            return super().dispatch(request, *args, **kwargs)  # DRF: a 405, OPTIONS, `?format=` (404)
+        ident = kwargs["external_id"] if self.external else kwargs["memory_id"]
+        return hot.django_answer(request, self.operation, ident, self.external)
+
+    def post(self, request, *args, **kwargs):  # pragma: no cover - dispatch answers every POST
+        raise NotImplementedError
 
 
-def _external_memory(project, external_id: str) -> Memory:
-    """The memory with this `external_id` in the project, created on first use (get-or-create)."""
-    if not external_id or len(external_id) > 200 or not external_id.isprintable():
-        raise InvalidRequest("external_id: 1 to 200 printable characters (URL-encoded in the path).")
-    memory, _created = services.memory_create(project=project, external_id=external_id)
-    return memory
+class DecorateApi(HotRoute):
+    operation = "decorate"
 
-
-def _decorate_input(request) -> tuple[str | None, dict, list, bool, bool]:
-    key = services.check_idempotency_key(request.headers.get("Idempotency-Key"))
-    data = json_object(request.data)
-    reject_unknown(data, {"instructions", "messages", "budget_tokens", "recall", "store"})
-    if data.get("messages") is None:
-        raise InvalidRequest("messages: is required (the new messages of this turn; [] builds the request "
-                             "from memory alone).", hint='Send {"messages": [{"role": "user", "content": "…"}]}.')
-    messages = validate_messages(data["messages"], allow_empty=True)
-    return key, data, messages, _bool(data, "store", True), _bool(data, "recall", True)
-
-
-def _decorate(project, memory: Memory, key: str | None, data: dict, messages: list, store: bool,
-              recall_on: bool) -> HttpResponse:
-    def run():
-        answer = services.memory_decorate(
-            memory=memory, messages=messages, instructions=data.get("instructions"),
-            budget_tokens=data.get("budget_tokens", 60000), recall=recall_on, store=store,
-        )
-        return 200, orjson.dumps(answer), store  # a dry run records nothing
-
-    status, body = services.idempotent_call(project=project, memory=memory, scope=f"decorate:{memory.id}",
-                                            key=key, run=run)
-    if store:
-        project_services.usage_count(project=project, operation="decorate")
-    return HttpResponse(body, status=status, content_type="application/json")
-
-
-class DecorateApi(ProjectScopedMixin, APIView):
     @extend_schema(operation_id="memories_decorate", request=DecorateIn, parameters=[IDEMPOTENCY],
                    responses={200: DecorateOut, **errors(400, 404, 413)})
-    def post(self, request, memory_id: str):
-        memory = selectors.memory_get(project=self.project, memory_id=memory_id)
-        return _decorate(self.project, memory, *_decorate_input(request))
+    def post(self, request, memory_id: str):  # pragma: no cover - see HotRoute
+        raise NotImplementedError
 
 
-class ExternalDecorateApi(ProjectScopedMixin, APIView):
+class ExternalDecorateApi(HotRoute):
+    operation, external = "decorate", True
+
     @extend_schema(operation_id="memories_decorate_by_external_id", request=DecorateIn, parameters=[IDEMPOTENCY],
                    responses={200: DecorateOut, **errors(400, 413)},
                    description="decorate on the memory with this `external_id` (URL-encoded), created on first "
                                "use: an app keyed by its own user ids needs no create call.")
-    def post(self, request, external_id: str):
-        checked = _decorate_input(request)  # a bad body creates no memory
-        return _decorate(self.project, _external_memory(self.project, external_id), *checked)
+    def post(self, request, external_id: str):  # pragma: no cover - see HotRoute
+        raise NotImplementedError
 
 
 ReportIn = inline_serializer("ReportRequest", {
@@ -258,40 +235,23 @@ ReportOut = inline_serializer("ReportAccepted", {
 })
 
 
-def _report_input(request) -> tuple[str | None, list, list]:
-    key = services.check_idempotency_key(request.headers.get("Idempotency-Key"))
-    data = json_object(request.data)
-    reject_unknown(data, {"messages", "failures"})
-    messages = validate_messages(data.get("messages"), allow_empty=True)
-    return key, messages, services.validate_failures(data.get("failures"))
+class ReportApi(HotRoute):
+    operation = "report"
 
-
-def _report(project, memory: Memory, key: str | None, messages: list, failures: list) -> HttpResponse:
-    def run():
-        answer = services.report_accept(memory=memory, messages=messages, failures=failures)
-        return 202, orjson.dumps(answer), True
-
-    status, body = services.idempotent_call(project=project, memory=memory, scope=f"report:{memory.id}",
-                                            key=key, run=run)
-    project_services.usage_count(project=project, operation="report")
-    return HttpResponse(body, status=status, content_type="application/json")
-
-
-class ReportApi(ProjectScopedMixin, APIView):
     @extend_schema(operation_id="memories_report", request=ReportIn, parameters=[IDEMPOTENCY],
                    responses={202: ReportOut, **errors(400, 404, 413)})
-    def post(self, request, memory_id: str):
-        memory = selectors.memory_get(project=self.project, memory_id=memory_id)
-        return _report(self.project, memory, *_report_input(request))
+    def post(self, request, memory_id: str):  # pragma: no cover - see HotRoute
+        raise NotImplementedError
 
 
-class ExternalReportApi(ProjectScopedMixin, APIView):
+class ExternalReportApi(HotRoute):
+    operation, external = "report", True
+
     @extend_schema(operation_id="memories_report_by_external_id", request=ReportIn, parameters=[IDEMPOTENCY],
                    responses={202: ReportOut, **errors(400, 413)},
                    description="report on the memory with this `external_id` (URL-encoded), created on first use.")
-    def post(self, request, external_id: str):
-        checked = _report_input(request)
-        return _report(self.project, _external_memory(self.project, external_id), *checked)
+    def post(self, request, external_id: str):  # pragma: no cover - see HotRoute
+        raise NotImplementedError
 
 
 # --- entries, facts, search --------------------------------------------------------------------

@@ -31,8 +31,11 @@ def split_instructions(messages: list[dict], instructions: str | None) -> tuple[
 
 
 def memory_decorate(*, memory: Memory, messages: list[dict], instructions: str | None = None,
-                    budget_tokens: int = 60000, recall: bool = True, store: bool = True) -> dict:
-    """Store the new messages and build the full model request (SPEC 4.3). Never calls a model."""
+                    budget_tokens: int = 60000, recall: bool = True, store: bool = True, scoped: bool = False) -> dict:
+    """Store the new messages and build the full model request (SPEC 4.3). Never calls a model.
+
+    `scoped` (with `store`): `memory` is an unread stub (id and project) that the locked read
+    scopes, 404 when it is not in the project: one read of the memory row instead of two."""
     if not isinstance(budget_tokens, int) or isinstance(budget_tokens, bool) or not 1 <= budget_tokens <= MAX_BUDGET:
         raise InvalidRequest(f"budget_tokens: must be an integer from 1 to {MAX_BUDGET}.")
     if instructions is not None and not isinstance(instructions, str):
@@ -44,16 +47,16 @@ def memory_decorate(*, memory: Memory, messages: list[dict], instructions: str |
         items = [entry_fields(m) for m in new_messages]
         if connection.vendor == "postgresql":
             memory = entries_store_turn(memory=memory, items=items, budget_tokens=budget_tokens,
-                                        instructions=instructions)
+                                        instructions=instructions, scoped=scoped)
         else:
             with transaction.atomic():
                 memory = entries_store_turn(memory=memory, items=items, budget_tokens=budget_tokens,
-                                            instructions=instructions)
+                                            instructions=instructions, scoped=scoped)
         before_seq = memory.last_seq - len(items) + 1
         turn = memory.last_turn
     elif store:
         with transaction.atomic():
-            locked = memory_lock(memory)
+            locked = memory_lock(memory, scoped=scoped)
             before_seq = locked.last_seq + 1
             fields = ["last_budget_tokens"]
             locked.last_budget_tokens = budget_tokens

@@ -16,15 +16,20 @@ from common.db import plain_cursor
 from memories import recall
 from memories.embeddings import VectorStore
 from memories.models import Entry, Memory, Outbox, Turn
-from memories.selectors import MEMORY_COLUMNS, memory_fetch, memory_from_row
+from memories.selectors import MEMORY_COLUMNS, memory_fetch, memory_from_row, memory_missing
 
 log = logging.getLogger("threadless.memories")
 
 
-def memory_lock(memory: Memory) -> Memory:
-    """The memory row, locked until the transaction ends: every write to a memory takes it first."""
-    locked = memory_fetch(memory_id=memory.pk, lock=True)
+def memory_lock(memory: Memory, *, scoped: bool = False) -> Memory:
+    """The memory row, locked until the transaction ends: every write to a memory takes it first.
+
+    `scoped`: `memory` is only an id and its project (not read yet: the hot decorate route,
+    memories.api.hot), so the locked read is also the project scoping, a 404 when it is not there."""
+    locked = memory_fetch(memory_id=memory.pk, project_id=memory.project_id if scoped else None, lock=True)
     if locked is None:
+        if scoped:
+            raise memory_missing(memory.pk)
         raise Memory.DoesNotExist(f"Memory {memory.pk} does not exist.")
     project_field = Memory.project.field
     if project_field.is_cached(memory) and locked.project_id == memory.project_id:
@@ -162,19 +167,29 @@ def _join_turn_sql() -> str:
             f"(SELECT MIN(seq) FROM {entry} WHERE {entry}.memory_id = {memory}.id AND {entry}.turn = {memory}.last_turn)")
 
 
-def messages_join_turn(*, memory_id: str, items: list[dict]) -> tuple[int, int, int] | None:
+@functools.lru_cache(maxsize=1)
+def _join_turn_scoped_sql() -> str:
+    return _join_turn_sql().replace("WHERE id = %s AND", "WHERE id = %s AND project_id = %s AND", 1)
+
+
+def messages_join_turn(*, memory_id: str, items: list[dict], project_id: str | None = None) -> tuple[int, int, int] | None:
     """Append committed non-user messages (`entry_fields`) to the memory's newest turn, inside the
     caller's transaction: one UPDATE of the memory row (which also locks it, as `memory_lock`
     does) returning the new sequence, the turn and the turn's first seq, then one multi-row INSERT.
 
     Returns (last_seq, turn, turn_start_seq), or None when the memory has no turn yet (the
     first entry opens one: use `entries_append`). Same rows and counters as `entries_append`.
+    `project_id`: only a memory of that project (None as well when it is not there: the caller
+    tells the two apart with `memory_lock(scoped=True)`).
     """
     assert items and all(i["kind"] == "message" and i["role"] != "user" and i.get("committed", True) for i in items)
     stamp = connection.ops.adapt_datetimefield_value(timezone.now())
     tokens = sum(i["tokens"] for i in items)
     with plain_cursor() as cursor:
-        cursor.execute(_join_turn_sql(), [len(items), len(items), tokens, stamp, stamp, memory_id])
+        if project_id is None:
+            cursor.execute(_join_turn_sql(), [len(items), len(items), tokens, stamp, stamp, memory_id])
+        else:
+            cursor.execute(_join_turn_scoped_sql(), [len(items), len(items), tokens, stamp, stamp, memory_id, project_id])
         found = cursor.fetchone()
         if found is None:
             return None
@@ -238,11 +253,11 @@ def _entries_insert_cte(rows: int, turn_expr: str, lead: tuple[str, ...]) -> str
 
 
 @functools.lru_cache(maxsize=64)
-def _report_sql(rows: int) -> str:
+def _report_sql(rows: int, scoped: bool) -> str:
     memory, entry, outbox = Memory._meta.db_table, Entry._meta.db_table, Outbox._meta.db_table
     return (
         f"WITH m AS (UPDATE {memory} SET last_seq = last_seq + %s, message_count = message_count + %s, "
-        "token_count = token_count + %s, last_used_at = %s, updated_at = %s WHERE id = %s AND last_turn > 0 "
+        "token_count = token_count + %s, last_used_at = %s, updated_at = %s WHERE id = %s " + ("AND project_id = %s " if scoped else "") + "AND last_turn > 0 "
         f"RETURNING id, last_seq, last_turn, (SELECT MIN(seq) FROM {entry} "
         f"WHERE {entry}.memory_id = {memory}.id AND {entry}.turn = {memory}.last_turn) AS turn_start), "
         f"e AS ({_entries_insert_cte(rows, 'm.last_turn', ('ord',))}), "
@@ -252,23 +267,25 @@ def _report_sql(rows: int) -> str:
         "SELECT o.id, m.last_seq, m.last_turn, m.turn_start FROM m, o")
 
 
-def messages_join_turn_enqueue(*, memory_id: str, items: list[dict], kind: str = "report"
-                               ) -> tuple[int, int, int, int] | None:
+def messages_join_turn_enqueue(*, memory_id: str, items: list[dict], kind: str = "report",
+                               project_id: str | None = None) -> tuple[int, int, int, int] | None:
     """PostgreSQL: `messages_join_turn` and the outbox row (payload from the turn's start to the
     new last seq, as report queues it) in one statement. Returns (outbox_id, last_seq, turn,
     turn_start_seq), or None when the memory has no turn yet (nothing was written). The caller
-    hands the outbox id to the publisher once it commits (`outbox_on_commit`)."""
+    hands the outbox id to the publisher once it commits (`outbox_on_commit`). `project_id`: only a
+    memory of that project (None as well when it is not there, as `messages_join_turn`)."""
     assert connection.vendor == "postgresql"
     assert items and all(i["kind"] == "message" and i["role"] != "user" and i.get("committed", True) for i in items)
     stamp = timezone.now()
     n = len(items)
-    params: list = [n, n, sum(i["tokens"] for i in items), stamp, stamp, memory_id, n, stamp]
+    params: list = [n, n, sum(i["tokens"] for i in items), stamp, stamp, memory_id,
+                    *([] if project_id is None else [project_id]), n, stamp]
     for ord_, item in enumerate(items, start=1):
         params.append(ord_)
         params += _item_params(item)
     params += [kind, n, stamp]
     with plain_cursor() as cursor:
-        cursor.execute(_report_sql(n), params)
+        cursor.execute(_report_sql(n, project_id is not None), params)
         found = cursor.fetchone()
     if found is None:
         return None
@@ -280,12 +297,12 @@ _LAST_SEQ, _LAST_TURN = MEMORY_COLUMNS.index("last_seq"), MEMORY_COLUMNS.index("
 
 
 @functools.lru_cache(maxsize=64)
-def _store_turn_sql(vendor: str, rows: int, turns: int) -> str:
+def _store_turn_sql(vendor: str, rows: int, turns: int, scoped: bool) -> str:
     memory = Memory._meta.db_table
     update = (f"UPDATE {memory} SET last_seq = last_seq + %s, last_turn = last_turn + %s, "
               "message_count = message_count + %s, token_count = token_count + %s, last_used_at = %s, "
               "updated_at = %s, last_budget_tokens = %s, instructions = COALESCE(%s, instructions) "
-              f"WHERE id = %s RETURNING {', '.join(MEMORY_COLUMNS)}")
+              "WHERE id = %s " + ("AND project_id = %s " if scoped else "") + f"RETURNING {', '.join(MEMORY_COLUMNS)}")
     if vendor != "postgresql":
         return update
     turn = Turn._meta.db_table
@@ -300,13 +317,15 @@ def _store_turn_sql(vendor: str, rows: int, turns: int) -> str:
 
 
 def entries_store_turn(*, memory: Memory, items: list[dict], budget_tokens: int,
-                       instructions: str | None = None) -> Memory:
+                       instructions: str | None = None, scoped: bool = False) -> Memory:
     """decorate's store: append `items` (the first a user message, so it opens a turn, as does
     every later user message) and set the memory's last budget (and its instructions, when given),
     without a separate lock read: the memory row's UPDATE … RETURNING takes the lock and numbers
     the rows. Same rows and counters as `memory_lock` + `entries_append(also_save=…)`; returns the
     memory as it now is (the caller's cached project kept). PostgreSQL: one statement (atomic in
-    itself); SQLite: three, in the caller's transaction (call inside `transaction.atomic`)."""
+    itself); SQLite: three, in the caller's transaction (call inside `transaction.atomic`).
+    `scoped`: `memory` is an unread stub (id and project): the UPDATE is also the project scoping,
+    a 404 (`memory_missing`) when the memory is not in that project."""
     first = items[0]
     assert first.get("kind") == "message" and first.get("role") == "user"
     now = timezone.now()
@@ -324,7 +343,8 @@ def entries_store_turn(*, memory: Memory, items: list[dict], budget_tokens: int,
             messages += 1
             tokens += item.get("tokens", 0)
     stamp = now if vendor == "postgresql" else connection.ops.adapt_datetimefield_value(now)
-    params: list = [n, count, messages, tokens, stamp, stamp, budget_tokens, instructions, memory.pk]
+    params: list = [n, count, messages, tokens, stamp, stamp, budget_tokens, instructions, memory.pk,
+                    *([memory.project_id] if scoped else [])]
     with plain_cursor() as cursor:
         if vendor == "postgresql":
             params += [count, Turn.State.READY, stamp]
@@ -333,10 +353,10 @@ def entries_store_turn(*, memory: Memory, items: list[dict], budget_tokens: int,
             params += [n, count, stamp]
             for ord_, (item, offset) in enumerate(zip(items, users, strict=True), start=1):
                 params += [ord_, offset, *_item_params(item)]
-            cursor.execute(_store_turn_sql(vendor, n, len(opened)), params)
+            cursor.execute(_store_turn_sql(vendor, n, len(opened), scoped), params)
             row = cursor.fetchone()
         else:
-            cursor.execute(_store_turn_sql(vendor, n, len(opened)), params)
+            cursor.execute(_store_turn_sql(vendor, n, len(opened), scoped), params)
             row = cursor.fetchone()
             if row is not None:
                 last_seq, last_turn = row[_LAST_SEQ], row[_LAST_TURN]
@@ -350,6 +370,8 @@ def entries_store_turn(*, memory: Memory, items: list[dict], budget_tokens: int,
                     entry_rows += _entry_params(memory.pk, seq, last_turn - count + offset, item, stamp)
                 cursor.execute(_values_sql(Entry._meta.db_table, _ENTRY_COLUMNS, _JSON_COLUMNS, n), entry_rows)
     if row is None:
+        if scoped:
+            raise memory_missing(memory.pk)
         raise Memory.DoesNotExist(f"Memory {memory.pk} does not exist.")
     stored = memory_from_row(row)
     project_field = Memory.project.field

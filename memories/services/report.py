@@ -116,8 +116,11 @@ def validate_failures(raw: Any) -> list[dict]:
     return out
 
 
-def report_accept(*, memory: Memory, messages: list[dict], failures: list[dict]) -> dict:
-    """Store a report durably (messages, failures per policy) and queue its background work."""
+def report_accept(*, memory: Memory, messages: list[dict], failures: list[dict], scoped: bool = False) -> dict:
+    """Store a report durably (messages, failures per policy) and queue its background work.
+
+    `scoped`: `memory` is an unread stub (id and project): the memory row's first statement
+    (the join's UPDATE, or the locked read) scopes it, 404 when it is not in the project."""
     if not messages and not failures:
         raise InvalidRequest("messages: send at least one message or one failure.")
     messages = [m for m in messages if m["role"] != "system"]
@@ -125,20 +128,22 @@ def report_accept(*, memory: Memory, messages: list[dict], failures: list[dict])
     if items and not failures and all(i["role"] != "user" for i in items):
         if connection.vendor == "postgresql":
             # One statement, atomic in itself: the counters, the rows and the outbox row.
-            queued = messages_join_turn_enqueue(memory_id=memory.id, items=items)
+            queued = messages_join_turn_enqueue(memory_id=memory.id, items=items,
+                                                project_id=memory.project_id if scoped else None)
             if queued is not None:
                 outbox_id, _last_seq, turn, _turn_start = queued
                 outbox_on_commit(outbox_id)
                 return {"accepted": len(items), "turn": turn, "task_errors": []}
         with transaction.atomic():
-            joined = messages_join_turn(memory_id=memory.id, items=items)
+            joined = messages_join_turn(memory_id=memory.id, items=items,
+                                        project_id=memory.project_id if scoped else None)
             if joined is not None:
                 last_seq, turn, turn_start = joined
                 # The turn's user message was stored by decorate: process from the turn's start.
                 outbox_enqueue(memory_id=memory.id, payload={"from_seq": turn_start, "to_seq": last_seq})
                 return {"accepted": len(items), "turn": turn, "task_errors": []}
     with transaction.atomic():
-        locked = memory_lock(memory)
+        locked = memory_lock(memory, scoped=scoped)
         first_seq = locked.last_seq + 1
         entries = entries_append(memory=locked, items=items) if items else []
         turn = locked.last_turn or 1
