@@ -23,12 +23,13 @@ PLACE = (rf"((?:the\s+)?{UPPER}[\w'\-.]*(?:\s+(?:{UPPER}[\w'\-.]*|de|del|da|am|u
          rf"(?:,\s+{UPPER}[\w'\-]+){{0,1}})")
 ORG = rf"({UPPER}[\w&'\-.]*(?:(?:\s+(?:&|of|and|de|the))?\s+{UPPER}[\w&'\-.]*){{0,4}})"
 REST = r"(.+)"
+PLACE_NC = "(?:" + PLACE[1:]  # the same, capturing nothing
 
 FILLER = (r"^(?:(?i:oh|ah|well|also|actually|anyway|anyways|so|and|btw|by the way|fyi|just so you know|for the record|"
           r"honestly|yes|yeah|yep|no|nope|ok|okay|hi|hello|hey|hi there|plus|but|incidentally|for context|"
           r"just fyi|fun fact|oh and|oh also|and also|one more thing|update|quick update|correction|small correction|"
-          r"ps|p\.s|edit|professionally|by profession|by trade|these days|nowadays|currently|right now|at the moment|"
-          r"next week|next month|next year|this summer|this winter|this weekend|this year|tomorrow|soon|"
+          r"ps|p\.s|edit|oops|whoops|sorry|(?:so\s+)?(?:a\s+(?:bit|little)\s+)?about\s+me|professionally|by profession|by trade|these days|nowadays|currently|right now|at the moment|"
+          r"now|(?:next|this)\s+(?:week|month|year|spring|summer|autumn|fall|winter|weekend)|tomorrow|soon|by day|"
           r"in (?:january|february|march|april|may|june|july|august|september|october|november|december))"
           r"[,!.:\-–]*\s+)*")
 
@@ -45,7 +46,17 @@ physiotherapist physio physician-assistant paralegal actor actress dancer singer
 courier florist butcher tailor hairdresser barber stylist optician podiatrist chiropractor osteopath anaesthetist
 anesthetist orthodontist hygienist caregiver carer nanny director supervisor coordinator intern apprentice
 postdoc sonographer paramedic geologist astronomer archaeologist historian curator conductor composer producer
-""".split())
+sommelier hotelier glazier farrier soldier sailor cashier courier bookkeeper zookeeper beekeeper locksmith stonemason
+radiographer roofer plasterer bricklayer joiner decorator gardener landscaper cleaner janitor porter guard
+programmer coder webmaster copyeditor proofreader interpreter steward stewardess flight-attendant lifeguard
+veterinarian vet-tech sysadmin dba ux-designer""".split())
+# Job nouns by their ending ("beekeeper", "goldsmith", "radiographer", "cardiologist", "optician").
+JOB_ENDINGS = ("keeper", "smith", "mason", "grapher", "ologist", "ician", "wright", "monger", "maker", "tender")
+
+
+def _is_job(word: str) -> bool:
+    word = word.lower()
+    return word in JOBS or (len(word) > 6 and word.endswith(JOB_ENDINGS))
 
 DIETS = frozenset("vegetarian vegan pescatarian pescetarian keto gluten-free lactose-intolerant kosher halal".split())
 PETS = ("dog|cat|puppy|kitten|parrot|rabbit|bunny|hamster|horse|pony|turtle|tortoise|bird|budgie|fish|guinea pig|"
@@ -61,7 +72,7 @@ where which who why there here so much lot such
 TRAILING = re.compile(
     r"\s+(?:a lot|very much|so much|too|as well|also|though|anyway|actually|really|these days|nowadays|now|"
     r"lately|in general|generally|more than anything|most of all|best|the most|more|on weekends|at weekends|"
-    r"on the weekends?|at night|in the mornings?|in the evenings?|every day|daily|in summer|in winter|there)$", re.IGNORECASE)
+    r"tbh|lol|haha|imo|honestly|right now|on the weekends?|at night|in the mornings?|in the evenings?|every day|daily|in summer|in winter|there)$", re.IGNORECASE)
 CUT = re.compile(r"\s+(?:but|because|since|although|though|when|whenever|if|unless|while|which|who|so|as|"
                  r"and then|and i|especially|except|like)\b.*$", re.IGNORECASE)
 PRONOUN_SWAPS = [
@@ -114,13 +125,28 @@ def _sentence_case(text: str) -> str:
 
 class Rule:
     """A pattern that must open its clause. `alone`: when it matches, no later rule is tried on
-    the clause; the job and employer rules are not alone ("I'm a nurse at Siemens" says both)."""
+    the clause; the job and employer rules are not alone ("I'm a nurse at Siemens" says both).
+    `needs`: the rule counts only when the whole message matches this too ("it's Ömer, not Ayşe"
+    is a name only in a message about the user's name). `build` returns (slot, text), a list of
+    them, or None."""
 
-    def __init__(self, pattern: str, build, confidence: float = 0.85):
+    def __init__(self, pattern: str, build, confidence: float = 0.85, needs: str | None = None):
         self.regex = re.compile(FILLER + pattern)
         self.build = build
         self.confidence = confidence
         self.alone = build.__name__ not in ("_job", "_job_as", "_employer_after_job")
+        self.needs = re.compile(needs) if needs else None
+
+
+class Apposition:
+    """"my KIND Name" anywhere in a statement ("…in Bilbao with my parrot Nacho"): the possessive
+    names the user's own pet or relative whatever the clause's verb, unless a negation, frame or
+    hedge comes before it."""
+
+    def __init__(self, pattern: str, build, confidence: float = 0.8):
+        self.regex = re.compile(pattern)
+        self.build = build
+        self.confidence = confidence
 
 
 def _name(m):
@@ -173,7 +199,7 @@ def _job(m):
     role = re.sub(r"\s+over$", "", _ROLE_TAIL.sub("", role), flags=re.IGNORECASE)  # "a nurse for years"
     if not role:
         return None
-    if role.split()[-1].lower() not in JOBS:
+    if not _is_job(role.split()[-1]):
         return None
     if role.lower() == "student":
         return "job", "User is a student"
@@ -219,7 +245,7 @@ is was has the a an and but who that which my our his her their just also very s
 
 
 def _relative(m):
-    relative, name = m.group(1).lower(), m.group(2)
+    relative, name = m.group(1).lower(), _not_possessive(m.group(2))
     if name.split()[0].lower() in NOT_NAMES or not _proper(name):
         return None
     if relative in SPOUSES:
@@ -227,6 +253,52 @@ def _relative(m):
     if relative in SINGLE_RELATIVES:
         return f"family:{SINGLE_RELATIVES[relative]}", f"User's {relative} is {name}"
     return f"family:{relative}:{name.lower()}", f"User's {relative} is {name}"
+
+
+def _relative_reversed(m):
+    """"Maëlle is my sister", "Kofi, my husband, …": the name comes first."""
+    if m.group(1).split()[0].lower() in NOT_NAMES or m.group(1).lower() in PRONOUNS:
+        return None
+    return _relative(_Groups(m.group(2), m.group(1)))
+
+
+class _Groups:
+    """A stand-in match for a build that takes its groups in another order."""
+
+    def __init__(self, *groups: str):
+        self.groups_ = groups
+
+    def group(self, i: int) -> str:
+        return self.groups_[i - 1]
+
+
+PRONOUNS = frozenset("he she it this that there here who what which everyone someone nobody".split())
+_PLURALS = {(w[:-1] + "ies" if w.endswith("y") and w[-2] not in "aeiou" else w + ("es" if w.endswith(("sh", "ch", "s")) else "s")): w
+            for w in ("sister brother daughter son cousin aunt uncle niece nephew dog cat puppy kitten parrot rabbit "
+                      "bunny hamster horse pony turtle tortoise bird budgie fish ferret gecko lizard snake").split()}
+PLURALS = "|".join(sorted(_PLURALS, key=len, reverse=True))
+KIDS = ("kid", "kids", "child", "children")
+
+
+def _several(m):
+    """"We've got two cats, Biscuit and Miso", "I have two daughters, Amara and Chidi"."""
+    kind = _PLURALS.get(m.group(1).lower())
+    names = [n for n in (m.group(2), m.group(3), m.group(4)) if n]
+    if not kind or any(n.split()[0].lower() in NOT_NAMES or not _proper(n) for n in names):
+        return None
+    if re.fullmatch(RELATIVES, kind):
+        return [_relative(_Groups(kind, n)) for n in names]
+    return [(f"pet:{n.lower()}", f"User has a {kind} named {n}") for n in names]
+
+
+def _named_our(m):
+    """"We named our daughter Thảo", "I named my puppy Taco"."""
+    kind, name = m.group(1).lower(), m.group(2)
+    if name.split()[0].lower() in NOT_NAMES or not _proper(name):
+        return None
+    if re.fullmatch(RELATIVES, kind):
+        return _relative(_Groups(kind, name))
+    return f"pet:{name.lower()}", f"User has a {kind} named {name}"
 
 
 def _spouse(m):
@@ -298,11 +370,17 @@ def _favorite(m):
     return f"favorite:{_key(thing)}", f"User's favorite {thing} is {obj}"
 
 
+def _not_possessive(name: str) -> str:
+    """"my sister Ana's husband" names the sister Ana."""
+    return name[:-2] if name.endswith("'s") else name
+
+
 def _pet(m):
-    if not _proper(m.group(2)):
+    if not _proper(m.group(2)) or m.group(2).split()[0].lower() in NOT_NAMES:
         return None
     kind = m.group(1) if " " in m.group(1) and _proper(m.group(1)) else m.group(1).lower()  # "Maine Coon"
-    return f"pet:{m.group(2).lower()}", f"User has a {kind} named {m.group(2)}"
+    name = _not_possessive(m.group(2))
+    return f"pet:{name.lower()}", f"User has a {kind} named {name}"
 
 
 def _pet_reversed(m):
@@ -354,7 +432,12 @@ RULES = [
          r"(?:people|everyone|everybody|friends|my\s+friends|most\s+people|folks)\s+call\s+me|"
          r"(?:everyone|everybody|my\s+friends?|people)\s+calls\s+me|I\s+go\s+by|my\s+first\s+name\s+is|"
          r"(?:please\s+)?address\s+me\s+as)\s+" + NAME
-         + r"\s*(?:$|[,.!;]|\s+and\b|\s+here\b)", _name, 0.95),
+         + r"\s*(?:$|[,.!;]|\s+and\b|\s+here\b|\s+(?i:at\s+work|from\s+now\s+on|please|pls|plz|thanks|instead|for\s+short|now)\b)",
+         _name, 0.95),
+    Rule(r"(?i:it's|it\s+is)\s+" + NAME + r",?\s+(?i:not)\s+" + rf"{UPPER}{WORD_CHARS}{{1,30}}" + r"\s*(?:$|[.!,;]|\s[-–—])",
+         _name, 0.85,
+         needs=r"(?i)\bmy\s+name\b"),
+    Rule(r"(?i:it's|it\s+is)\s+(?i:spelled|spelt|written)\s+" + NAME + r"\s*[.!]?$", _name, 0.8, needs=r"(?i)\bmy\s+name\b"),
     # "Hey, Dmitri speaking." / "Dmitri here, quick question": a greeting or the whole sentence.
     Rule(r"(?:(?i:hi|hello|hey)[,!]?\s+)?" + NAME + r"\s+(?i:speaking|here)\s*(?:$|[,.!]|\s+(?i:with|from)\b)", _name, 0.85),
     Rule(r"(?i:hi|hello|hey)[,!]?\s+(?:there[,!]?\s+)?(?i:I'm|I\s+am)\s+" + NAME + r"\s*(?:$|[,.!]|\s+and\b)", _name, 0.9),
@@ -371,13 +454,16 @@ RULES = [
          r"we've\s+(?:just\s+|recently\s+)?(?:moved|relocated)\s+to|we\s+have\s+(?:just\s+)?(?:moved|relocated)\s+to|"
          r"I've\s+(?:just\s+|recently\s+)?relocated\s+to|I(?:'ve|\s+have)\s+(?:been\s+living|lived)\s+in|"
          r"home\s+for\s+(?:me|us)\s+is|my\s+home\s+is\s+in|(?:our|my)\s+family\s+lives\s+in|"
-         r"I'm\s+at\s+home\s+in)\s+" + PLACE
+         r"I'm\s+at\s+home\s+in|(?:we're|we\s+are)\s+(?:now\s+)?(?:based|living|located|settled)\s+in|"
+         r"I\s+(?:finally\s+|eventually\s+)?settled\s+(?:down\s+)?in|"
+         r"(?:I|we)\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+(?:away\s+)?from\s+" + PLACE_NC + r"\s+to)\s+" + PLACE
          + r"(?=$|[\s,.!;])", _location, 0.9),
     # Without a subject only as a whole sentence: "Living in Denver these days." (not "Living in Rome is fun").
     Rule(r"(?i:(?:now\s+)?(?:living|based)\s+in)\s+" + PLACE
          + r"(?:\s+(?i:these\s+days|nowadays|now|at\s+the\s+moment|for\s+now))?\s*[.!]?$", _location, 0.85),
+    Rule(r"(?i:currently|now|still)\s+(?i:living|based)\s+in\s+" + PLACE + r"(?=$|[\s,.!;])", _location, 0.85),
     Rule(r"(?i:I'm\s+(?:originally\s+)?from|I\s+am\s+(?:originally\s+)?from|I\s+come\s+from|"
-         r"I\s+grew\s+up\s+in|I\s+was\s+born\s+(?:and\s+raised\s+)?in|originally\s+from|"
+         r"I\s+grew\s+up\s+(?:in|(?:just\s+)?(?:outside(?:\s+of)?|near))|I\s+was\s+born\s+(?:and\s+raised\s+)?in|originally\s+from|"
          r"I\s+was\s+(?:raised|brought\s+up)\s+in|I\s+hail\s+from)\s+" + PLACE + r"(?=$|[\s,.!;])",
          _origin, 0.85),
     Rule(PLACE + r"\s+(?i:is\s+where\s+I\s+(?:grew\s+up|was\s+born|was\s+raised|come\s+from)|is\s+my\s+hometown)"
@@ -387,9 +473,12 @@ RULES = [
          + r"\s*(?:[.!]?$|,)", _origin, 0.8),
     Rule(r"(?i:I\s+work\s+as|I'm\s+working\s+as|I\s+am\s+working\s+as|I've\s+been\s+working\s+as|"
          r"I\s+have\s+been\s+working\s+as|I've\s+worked\s+as|I\s+have\s+worked\s+as|"
-         r"I'm\s+employed\s+as|I\s+am\s+employed\s+as)\s+(?:an?\s+)?" + REST, _job_as, 0.85),
+         r"I'm\s+employed\s+as|I\s+am\s+employed\s+as|"
+         r"I\s+(?:just\s+|finally\s+|recently\s+)?(?:got|landed|took|accepted)\s+an?\s+(?:new\s+)?(?:job|position|role)\s+as|"
+         r"my\s+(?:job\s+title|title|occupation|profession)\s+is)\s+(?:an?\s+)?" + REST, _job_as, 0.85),
+    Rule(r"(?i:my\s+(?:job|role|position)\s+is)\s+(?:an?\s+)?((?:[a-z\-]+\s+){0,3}[a-z\-]+)\s*(?:$|[,.!;])", _job, 0.8),
     Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:an?\s+)((?:[a-z\-]+\s+){0,3}[a-z\-]+)(?:\s+by\s+(?:profession|trade))?"
-         r"\s*(?:$|[,.!]|\s+(?:over\s+)?at\b|\s+in\b|\s+for\b|\s+on\s+the\b)",
+         r"\s*(?:$|[,.!;]|\s+(?:over\s+)?at\b|\s+in\b|\s+for\b|\s+on\s+the\b)",
          _job, 0.85),
     Rule(r"(?i:I\s+work\s+(?:at|for)|I'm\s+working\s+(?:at|for)|I\s+am\s+working\s+(?:at|for)|"
          r"I'm\s+employed\s+(?:at|by)|I\s+am\s+employed\s+(?:at|by)|"
@@ -400,7 +489,10 @@ RULES = [
          r"I(?:'ve|\s+have)\s+(?:been\s+working|worked)\s+(?:at|for)|"
          r"I\s+(?:just\s+|finally\s+)?(?:got|landed)\s+(?:a\s+(?:new\s+)?(?:job|position|role)|hired)\s+(?:at|with|by)|"
          r"I\s+(?:just\s+)?got\s+hired\s+(?:at|by)|I\s+(?:just\s+|recently\s+)?started\s+at|"
-         r"I(?:'ve|\s+have)\s+been\s+at)\s+" + ORG
+         r"I(?:'ve|\s+have)\s+been\s+at|I\s+work\s+(?:in|on)\s+[a-z]+(?:\s+[a-z]+)?\s+(?:at|for)|"
+         r"I\s+(?:just\s+|finally\s+|recently\s+)?(?:got|landed)\s+an?\s+(?:new\s+)?(?:job|position|role)\s+as\s+"
+         r"(?:an?\s+)?[a-z\-]+(?:\s+[a-z\-]+){0,3}\s+(?:at|with)|"
+         r"I\s+work\s+(?:at|for)\s+an?\s+(?:[a-z\-]+\s+){0,3}(?:called|named))\s+" + ORG
          + r"(?=$|[\s,.!;])(?!\s+(?i:before|previously|once|years\s+ago|in\s+the\s+past))", _employer, 0.85),
     Rule(r"(?i:I'm|I\s+am)\s+an?\s+(?:[a-z\-]+\s+){0,3}[a-z\-]+\s+(?i:(?:over\s+)?at|for)\s+" + ORG + r"(?=$|[\s,.!;])",
          _employer_after_job, 0.8),
@@ -418,7 +510,7 @@ RULES = [
     Rule(r"(?i:I\s+do)\s+([a-z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30})?)\s+(?i:for\s+a\s+living)", _work_verb, 0.85),
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|(?:I|we)\s+(?:just\s+)?(?:adopted|got)|"
          r"(?:I've|we've)\s+(?:just\s+)?(?:adopted|got))\s+(?i:an?|a\s+new|another)\s+(?i:(?:little\s+|baby\s+|rescue\s+)?)((?i:"
-         + PETS + r"))\s+(?i:named|called)\s+" + NAME
+         + PETS + r"))\s+(?i:named|called|and\s+named\s+(?:him|her|it|them))\s+" + NAME
          + r"(?=$|[\s,.!;])", _pet, 0.9),
     Rule(NAME + r"\s+(?i:is\s+(?:my|our))\s+(?i:(?:little\s+|old\s+|rescue\s+)?)((?i:" + PETS + r"))\s*(?:$|[,.!;])",
          _pet_reversed, 0.85),
@@ -428,16 +520,28 @@ RULES = [
          + r")),\s+" + NAME + r"\s*(?:$|[.!;])", _pet, 0.85),
     Rule(NAME + r"\s+(?i:and\s+I\s+(?:got|are|were)\s+married)\b", _spouse, 0.85),
     Rule(r"(?i:I'm|I\s+am)\s+(?i:married)\s+to\s+" + NAME + r"(?=$|[\s,.!;])", _spouse, 0.9),
-    Rule(r"(?i:my)\s+(" + RELATIVES + r")(?:'s\s+name\s+is|\s+is\s+(?:named|called)|\s+is)\s+" + NAME
+    Rule(r"(?i:my)\s+(" + RELATIVES + r")(?:'s\s+name\s+is|\s+is\s+(?:named|called)|\s+is)\s+"
+         r"(?:(?i:actually|really|now|still)\s+)?" + NAME
          + r"\s*(?:$|[,.!;])", _relative, 0.85),
     # "my wife Dana and I adopted…" is split before "I…": "my wife Dana" is then the whole clause.
     Rule(r"(?i:my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)("
          + RELATIVES + r"),?\s+" + NAME + r"(?:,?\s+(?i:is|lives|works|was|has|just|loves|likes)\b|$)",
          _relative, 0.85),
+    Rule(NAME + r"\s+(?i:is\s+my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+)?)(" + RELATIVES
+         + r")\s*(?:$|[,.!;])", _relative_reversed, 0.85),
+    Rule(NAME + r",\s+(?i:my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+)?)(" + RELATIVES + r"),",
+         _relative_reversed, 0.85),
+    Rule(r"(?i:I|we)\s+(?i:named|called)\s+(?i:my|our)\s+(?i:(?:new\s+|baby\s+|little\s+)?)((?i:" + RELATIVES + "|" + PETS
+         + r"))\s+" + NAME + r"(?=$|[\s,.!;])", _named_our, 0.85),
+    Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|we\s+have\s+got)\s+(?i:two|three|four|2|3|4)\s+((?i:"
+         + PLURALS + r")),?\s+" + NAME + r"(?:,\s+" + NAME + r")?,?\s+(?i:and)\s+" + NAME + r"\s*(?:$|[.!;,])", _several, 0.85),
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got)\s+an?\s+(?i:(?:older\s+|younger\s+|little\s+|big\s+|twin\s+)?)("
          + RELATIVES + r")\s+(?i:named|called)\s+" + NAME + r"(?=$|[\s,.!;])", _relative, 0.85),
-    Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:planning|going|heading|flying|travell?ing|off|driving)\s+"
+    Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:planning|going|heading|flying|travell?ing|off|driving|moving)\s+"
          r"(?i:to\s+visit|to\s+travel\s+to|to\s+go\s+to|to)\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.8),
+    Rule(r"(?i:(?:I|we)\s+(?:just\s+|finally\s+)?(?:booked|planned|have)|(?:I've|we've)\s+(?:just\s+)?(?:booked|planned)|"
+         r"(?:I'm|I\s+am|we're|we\s+are)\s+(?:planning|taking|going\s+on))\s+(?i:an?|our|my)\s+"
+         r"(?i:(?:\w+\s+)?(?:trip|flight|holiday|vacation|getaway|visit))\s+to\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.8),
     Rule(r"(?i:I|we)\s+(?i:leave|fly|head|set\s+off|depart)\s+for\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.75),
     Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:visiting)\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.75),
     Rule(r"(?i:I\s+(?:plan|intend|want)\s+to\s+visit|I'll\s+be\s+(?:visiting|in)|I\s+will\s+be\s+(?:visiting|in))\s+"
@@ -456,16 +560,49 @@ RULES = [
          r"for\s+future\s+reference,?)[,:]?\s+" + REST, _remember, 0.9),
 ]
 
+APPOSITIONS = [
+    Apposition(r"\b(?i:my|our)\s+(?i:(?:little\s+|old\s+|rescue\s+|new\s+)?)((?i:" + PETS + r"))\s+" + NAME
+               + r"(?=$|[\s,.!;])", _pet),
+    Apposition(r"\b(?i:my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)("
+               + RELATIVES + r")\s+" + NAME + r"(?=$|[\s,.!;])", _relative),
+]
+# Before a possessive, these make it no statement about the user's own pet or relative.
+NEGATIONS = re.compile(r"\b(?:not|no|never|none|without|n't|no\s+longer|anymore|ex|former|late|lost|miss)\b|n't\b",
+                       re.IGNORECASE)
+# "Shellfish makes me sick, I'm allergic.": the allergen is named in the clause before.
+_BARE_ALLERGY = re.compile(r"(?:I'm|I\s+am)\s+(?:very\s+|severely\s+|really\s+)?allergic(?:\s+to\s+(?:it|them))?\s*[.!]?$")
+_ALLERGEN_BEFORE = re.compile(FILLER + r"(?:([A-Za-z][a-z\-]{1,30}(?:\s+[a-z\-]{1,30})?)\s+(?:makes|make|gives|give)\s+me\s+"
+                              r"(?:sick|ill|hives|a\s+rash|itchy)|I\s+(?:can't|cannot|don't|do\s+not)\s+(?:eat|have|touch|drink)\s+"
+                              r"([a-z][a-z\-]{1,30}(?:\s+[a-z\-]{1,30})?))\s*$")
+
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 # Linear time: the leading spaces are taken only from the start of their run (and possessively), so
 # a long run of spaces is not rescanned from each of its positions.
+# Verbs a diary-style sentence opens with when its subject is the user ("Moved to Brno in May",
+# "Started a new job at Bosch") and what follows a comma or an "and" with "I" left out
+# ("I grew up in Oslo, moved to Bergen", "I work for Allegro and live in Zürich").
+_DROPPED_I_VERBS = (r"(?:(?:just|recently|finally|then|later|also)\s+)?(?:moved|relocated|settled|started|began|joined|"
+                    r"grew\s+up|got\s+(?:a\s+(?:new\s+)?job|hired)|landed|booked|adopted|married)\b")
 _CLAUSE = re.compile(r"(?:(?<!\s)\s++)?(?:,\s*+)?\b(?:but|and|so|although|though|while|because|also)\s++"
-                     r"(?=(?:I|I'm|I've|I'd|my|My)\b)"
+                     r"(?=(?:(?:now|then|also|currently)\s+)?(?:I|I'm|I've|I'd|my|My)\b)"
                      r"|,\s*+(?=(?:now\s+)?(?:living|based)\s+in\b)"
                      r"|,\s*+(?=(?:I|I'm|I've|my|My)\s)"
-                     r"|(?:,\s*+|(?<!\s)\s++)and\s++(?=(?:now\s+)?(?:live|work)\s+(?:in|at|for|as)\b)")
+                     r"|,\s*+(?:where|and\s+there)\s++(?=I\s)"
+                     r"|(?<=[^\W\d_])\s++(?=I\s+(?:finally|eventually)\s)"
+                     r"|,\s*+(?:and\s++)?(?=" + _DROPPED_I_VERBS[:-3] + r")\s+(?:to|in|at|a|an|up|by)\b)"
+                     r"|(?:,\s*+|(?<!\s)\s++)and\s++(?=(?:(?:now|also)\s+)?(?:live|work)\s+(?:in|at|for|as)\b)"
+                     r"|(?:,\s*+|(?<!\s)\s++)and\s++(?=an?\s+(?i:" + PETS + r")\s+(?:named|called)\b)")
 # After "and" the subject is implied: "I work for Allegro and live in Zürich".
-_IMPLIED_I = re.compile(r"(?:now\s+)?(?:live|work)\s+(?:in|at|for|as)\b")
+_IMPLIED_I = re.compile(r"(?:(?:now|also)\s+)?(?:live|work)\s+(?:in|at|for|as)\b|" + _DROPPED_I_VERBS)
+_IMPLIED_HAVE = re.compile(r"an?\s+(?i:" + PETS + r")\s+(?:named|called)\b")
+# A sentence with its subject left out: "Big fan of knitting", "Allergic to latex", "Moved to Brno".
+_DROPPED_SUBJECT = [
+    (re.compile(r"(?i:a\s+(?:big|huge|massive|great)\s+fan\s+of)\b"), "I'm "),
+    (re.compile(r"(?i:(?:big|huge|massive|great)\s+fan\s+of)\b"), "I'm a "),
+    (re.compile(r"(?i:(?:severely\s+|very\s+)?allergic\s+to|married\s+to)\b"), "I'm "),
+    (re.compile(r"(?i:" + _DROPPED_I_VERBS + r")(?=\s+(?:to|in|at|a|an|up|by|from|with|for|as)\b)"), "I "),
+]
+_FILLER = re.compile(FILLER)
 _MARRIED = re.compile(r"I\s+(?:got|are|were)\s+married\b")
 _LONE_NAME = re.compile(NAME)
 MAX_CLAUSE = 500  # longer clauses are no plain statement (every object is at most 6 words, a note 300 chars)
@@ -473,13 +610,44 @@ MAX_CLAUSE = 500  # longer clauses are no plain statement (every object is at mo
 
 # Before a clause, these make the rest of the sentence fiction, quotation or someone else's words.
 FRAMES = re.compile(r"\b(?:pretend|imagine|suppose|story|role-?play|says?|said|tells?|told|write|quote|if|"
+                    r"thinks?|thought|believes?|assumes?|wants?|wish(?:es)?|hopes?|expects?|"
                     r"would|maybe|perhaps|joking|kidding|hypothetically)\b", re.IGNORECASE)
+
+
+# Chat spelling: a lower-case "i", "im", "ive" and dropped apostrophes are the same first person.
+_CHAT_FORMS = {"i": "I", "im": "I'm", "i'm": "I'm", "ive": "I've", "i've": "I've", "i'd": "I'd", "i'll": "I'll",
+               "dont": "don't", "cant": "can't", "didnt": "didn't", "doesnt": "doesn't", "isnt": "isn't",
+               "wasnt": "wasn't", "havent": "haven't", "wont": "won't", "arent": "aren't", "thats": "that's"}
+# One swapped pair of letters in a word the rules open with ("my nmae is", "I lvie in") is read as
+# that word; a swap that spells another English word ("form" for "from") is left alone.
+_KEYWORDS = ("name", "live", "living", "from", "work", "working", "moved", "called", "married", "allergic",
+             "originally", "based", "husband", "wife", "daughter", "brother", "sister", "favorite", "favourite")
+_REAL_WORDS = frozenset("form fro evil vile".split())
+_TYPOS = {w[:i] + w[i + 1] + w[i] + w[i + 2:]: w for w in _KEYWORDS for i in range(len(w) - 1) if w[i] != w[i + 1]}
+_TYPOS = {k: v for k, v in _TYPOS.items() if k not in _REAL_WORDS and k not in _KEYWORDS}
+_CHAT_WORD = re.compile(r"(?<![\w'])[A-Za-z][a-z']{0,11}(?![\w'])")
+
+
+def _chat_word(m: re.Match) -> str:
+    word = m.group(0)
+    lowered = word.lower()
+    if lowered in _CHAT_FORMS and (word.islower() or lowered in ("im", "ive")):
+        return _CHAT_FORMS[lowered]
+    if word.islower() and lowered in _TYPOS:
+        return _TYPOS[lowered]
+    return word
+
+
+def normalize(text: str) -> str:
+    """Curly quotes made straight, chat spelling made standard (see `_CHAT_FORMS`, `_TYPOS`)."""
+    text = text.replace("\u2019", "'").replace("\u2018", "'")
+    return _CHAT_WORD.sub(_chat_word, text)
 
 
 def clauses(text: str) -> list[tuple[str, bool]]:
     """Split into clauses; each comes with whether it can be a statement: not in a question,
     and not after a frame ("Pretend I am a pirate and I love gold")."""
-    text = text.replace("\u2019", "'").replace("\u2018", "'")
+    text = normalize(text)
     out = []
     for sentence in _SENTENCE.split(text):
         sentence = sentence.strip()
@@ -499,6 +667,14 @@ def clauses(text: str) -> list[tuple[str, bool]]:
                 continue
             if i and _IMPLIED_I.match(clause):
                 clause = "I " + clause
+            elif i and _IMPLIED_HAVE.match(clause):
+                clause = "I have " + clause
+            else:
+                head = _FILLER.match(clause).end()
+                for start, subject in _DROPPED_SUBJECT:
+                    if start.match(clause, head):
+                        clause = clause[:head] + subject + clause[head:]
+                        break
             if clause:
                 out.append((clause, question or framed))
                 framed = framed or bool(FRAMES.search(clause))
@@ -511,10 +687,21 @@ class RuleExtractor:
     def extract(self, messages: list[UserMessage]) -> list[Candidate]:
         found: list[Candidate] = []
         for message in messages:
+            previous = ""
             for clause, statement_ok in ((c, not q) for c, q in clauses(message.text)):
+                before, previous = previous, clause if statement_ok else ""
                 if not statement_ok or len(clause) > MAX_CLAUSE:
                     continue
                 slots: set[str] = set()
+
+                def add(built, confidence: float) -> None:
+                    for slot, text in [built] if isinstance(built, tuple) else built:
+                        if slot and slot in slots:
+                            continue
+                        slots.add(slot)
+                        found.append(Candidate(text=text, slot=slot, confidence=confidence,
+                                               source_entry_ids=[message.entry_id], source_seq=message.seq))
+
                 for rule in RULES:
                     match = rule.regex.match(clause)
                     if not match:
@@ -522,15 +709,24 @@ class RuleExtractor:
                     # A hedge before the statement ("maybe I'll move to…") makes it no statement.
                     if HEDGES.search(clause[:match.start(match.lastindex or 1)]):
                         continue
+                    if rule.needs and not rule.needs.search(message.text):
+                        continue
                     built = rule.build(match)
                     if not built:
                         continue
-                    slot, text = built
-                    if slot and slot in slots:
-                        continue
-                    slots.add(slot)
-                    found.append(Candidate(text=text, slot=slot, confidence=rule.confidence,
-                                           source_entry_ids=[message.entry_id], source_seq=message.seq))
+                    add(built, rule.confidence)
                     if rule.alone:
                         break
+                for rule in APPOSITIONS:
+                    for match in rule.regex.finditer(clause):
+                        head = clause[:match.start()]
+                        if NEGATIONS.search(head) or FRAMES.search(head) or HEDGES.search(head):
+                            break
+                        built = rule.build(match)
+                        if built:
+                            add(built, rule.confidence)
+                if _BARE_ALLERGY.match(clause) and (allergen := _ALLERGEN_BEFORE.match(before)):
+                    obj = _clean_object(allergen.group(1) or allergen.group(2))
+                    if obj and not HEDGES.search(before):
+                        add((f"allergy:{_key(obj)}", f"User is allergic to {obj.lower()}"), 0.8)
         return found
