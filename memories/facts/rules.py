@@ -59,6 +59,9 @@ def _is_job(word: str) -> bool:
     return word in JOBS or (len(word) > 6 and word.endswith(JOB_ENDINGS))
 
 DIETS = frozenset("vegetarian vegan pescatarian pescetarian keto gluten-free lactose-intolerant kosher halal".split())
+# Words between "a" and the pet ("a golden retriever", "a little black cat"), at most two.
+PET_ADJECTIVES = (r"(?:(?i:little|baby|rescue(?:d)?|old|young|new|big|small|tiny|golden|black|white|ginger|grey|gray|"
+                  r"brown|tabby|senior|fluffy|adorable|sweet|lovely|cute)\s+){0,2}")
 PETS = ("dog|cat|puppy|kitten|parrot|rabbit|bunny|hamster|horse|pony|turtle|tortoise|bird|budgie|fish|guinea pig|"
         "ferret|gecko|lizard|snake|beagle|corgi|labrador|lab|poodle|terrier|spaniel|greyhound|husky|retriever|"
         "dachshund|collie|sheepdog|pug|bulldog|schnauzer|whippet|tabby|siamese|maine coon|lop|dwarf rabbit")
@@ -325,8 +328,9 @@ def _prefer(m):
 
 
 def _employer_after_job(m):
-    if m.group(0).split()[-1].lower() in REACTION_WORDS:
-        return None
+    head = [w for w in m.string[:m.start(1)].split() if w.lower() not in ("at", "for", "with", "over")]
+    if m.group(0).split()[-1].lower() in REACTION_WORDS or not head or not _is_job(head[-1]):
+        return None  # "I'm a regular at Costco" names no employer
     return _employer(m)
 
 
@@ -353,7 +357,7 @@ def _dislike(m):
 
 def _allergy(m):
     obj = _clean_object(m.group(1))
-    if not obj:
+    if not obj or re.match(rf"(?i:{WHEN_WORDS})", obj):  # "allergic to Mondays" is a joke
         return None
     return f"allergy:{_key(obj)}", f"User is allergic to {obj}"
 
@@ -420,16 +424,18 @@ def _remember(m):
 LIKE_VERBS = (r"(?i:I\s+(?:really\s+|absolutely\s+|just\s+|truly\s+)?(?:love|like|enjoy|adore)|"
               r"(?:I'm|I\s+am)\s+(?:a\s+(?:big\s+|huge\s+)?fan\s+of|really\s+into|into)|"
               r"(?:I'm|I\s+am)\s+(?:really\s+|so\s+|totally\s+|absolutely\s+|quite\s+)?"
-              r"(?:crazy\s+about|mad\s+about|passionate\s+about|obsessed\s+with|keen\s+on|hooked\s+on|big\s+on))")
+              r"(?:crazy\s+about|mad\s+about|passionate\s+about|obsessed\s+with|keen\s+on|hooked\s+on|big\s+on|fond\s+of|"
+              r"partial\s+to|a\s+sucker\s+for)|I\s+(?:can't|cannot)\s+get\s+enough\s+of)")
 DISLIKE_VERBS = (r"(?i:I\s+(?:really\s+|absolutely\s+|just\s+)?(?:hate|dislike|detest|loathe)|"
                  r"I\s+(?:can't|cannot|can\s+not)\s+stand|I\s+(?:really\s+)?(?:don't|do\s+not)\s+(?:really\s+)?(?:like|enjoy|eat|drink)|"
                  r"(?:I'm|I\s+am)\s+not\s+(?:a\s+(?:big\s+|huge\s+|great\s+)?fan\s+of|into|keen\s+on|crazy\s+about)|"
-                 r"(?:I'm|I\s+am)\s+no\s+(?:big\s+)?fan\s+of)")
+                 r"(?:I'm|I\s+am)\s+no\s+(?:big\s+)?fan\s+of|I\s+(?:don't|do\s+not)\s+care\s+(?:much\s+)?for|"
+                 r"(?:I'm|I\s+am)\s+not\s+(?:very\s+|too\s+|that\s+)?(?:fond\s+of|partial\s+to)|I\s+(?:really\s+)?(?:despise|avoid))")
 
 RULES = [
     Rule(r"(?i:my\s+name\s+is|my\s+name's|(?:the\s+)?name's|the\s+name\s+is|"
          r"(?:just\s+|please\s+|you\s+can\s+|feel\s+free\s+to\s+)?call\s+me|I'm\s+called|I\s+am\s+called|"
-         r"(?:people|everyone|everybody|friends|my\s+friends|most\s+people|folks)\s+call\s+me|"
+         r"(?:people|everyone|everybody|friends|my\s+friends|most\s+people|folks|they)\s+(?:all\s+)?call\s+me|"
          r"(?:everyone|everybody|my\s+friends?|people)\s+calls\s+me|I\s+go\s+by|my\s+first\s+name\s+is|"
          r"(?:please\s+)?address\s+me\s+as)\s+" + NAME
          + r"\s*(?:$|[,.!;]|\s+and\b|\s+here\b|\s+(?i:at\s+work|from\s+now\s+on|please|pls|plz|thanks|instead|for\s+short|now)\b)",
@@ -438,6 +444,9 @@ RULES = [
          _name, 0.85,
          needs=r"(?i)\bmy\s+name\b"),
     Rule(r"(?i:it's|it\s+is)\s+(?i:spelled|spelt|written)\s+" + NAME + r"\s*[.!]?$", _name, 0.8, needs=r"(?i)\bmy\s+name\b"),
+    # "This is Ingrid from accounting" / "This is Ingrid speaking": a phone or chat introduction.
+    Rule(r"(?i:this\s+is)\s+" + NAME + r"(?:\s+(?i:speaking|calling|here)\b|\s+(?i:from)\s+(?i:the\s+)?(?:" + UPPER
+         + r"|[a-z]+\s+(?i:team|office|department|desk)\b))", _name, 0.85),
     # "Hey, Dmitri speaking." / "Dmitri here, quick question": a greeting or the whole sentence.
     Rule(r"(?:(?i:hi|hello|hey)[,!]?\s+)?" + NAME + r"\s+(?i:speaking|here)\s*(?:$|[,.!]|\s+(?i:with|from)\b)", _name, 0.85),
     Rule(r"(?i:hi|hello|hey)[,!]?\s+(?:there[,!]?\s+)?(?i:I'm|I\s+am)\s+" + NAME + r"\s*(?:$|[,.!]|\s+and\b)", _name, 0.9),
@@ -445,7 +454,8 @@ RULES = [
     Rule(r"(?i:I'm|I\s+am)\s+" + rf"({UPPER}{WORD_CHARS}{{1,30}})"
          + r"(?:\s*[.!]?$|\s*[.!]\s|(,\s+(?i:nice|pleased|good|glad|by\s+the\s+way|btw|here|an?\s)|\s+(?i:btw|by\s+the\s+way)\b))",
          _intro_name, 0.85),
-    Rule(r"(?i:I\s+live\s+in|I'm\s+living\s+in|I\s+am\s+living\s+in|I'm\s+based\s+in|I\s+am\s+based\s+in|"
+    Rule(r"(?i:I\s+(?:now\s+)?call)\s+" + PLACE + r"\s+(?i:home)\b", _location, 0.85),
+    Rule(r"(?i:I\s+live\s+(?:just\s+)?(?:outside(?:\s+of)?|near)|I\s+live\s+in|I'm\s+living\s+in|I\s+am\s+living\s+in|I'm\s+based\s+in|I\s+am\s+based\s+in|"
          r"I\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+to|I've\s+(?:just\s+)?moved\s+to|"
          r"I\s+have\s+(?:just\s+)?moved\s+to|I\s+now\s+live\s+in|we\s+(?:now\s+)?live\s+in|home\s+is|"
          r"I\s+reside\s+in|I'm\s+(?:now\s+)?(?:located|settled)\s+in|I\s+am\s+(?:now\s+)?(?:located|settled)\s+in|"
@@ -463,13 +473,13 @@ RULES = [
          + r"(?:\s+(?i:these\s+days|nowadays|now|at\s+the\s+moment|for\s+now))?\s*[.!]?$", _location, 0.85),
     Rule(r"(?i:currently|now|still)\s+(?i:living|based)\s+in\s+" + PLACE + r"(?=$|[\s,.!;])", _location, 0.85),
     Rule(r"(?i:I'm\s+(?:originally\s+)?from|I\s+am\s+(?:originally\s+)?from|I\s+come\s+from|"
-         r"I\s+grew\s+up\s+(?:in|(?:just\s+)?(?:outside(?:\s+of)?|near))|I\s+was\s+born\s+(?:and\s+raised\s+)?in|originally\s+from|"
+         r"I\s+grew\s+up\s+(?:in|(?:just\s+)?(?:outside(?:\s+of)?|near))|I\s+was\s+born\s+(?:and\s+(?:raised|bred)\s+)?in|originally\s+from|"
          r"I\s+was\s+(?:raised|brought\s+up)\s+in|I\s+hail\s+from)\s+" + PLACE + r"(?=$|[\s,.!;])",
          _origin, 0.85),
     Rule(PLACE + r"\s+(?i:is\s+where\s+I\s+(?:grew\s+up|was\s+born|was\s+raised|come\s+from)|is\s+my\s+hometown)"
          r"\s*(?:$|[,.!;])", _origin, 0.85),
     Rule(r"(?i:my\s+hometown\s+is|my\s+home\s+town\s+is)\s+" + PLACE + r"(?=$|[\s,.!;])", _origin, 0.85),
-    Rule(r"(?i:born\s+and\s+raised\s+in|born\s+in|raised\s+in|grew\s+up\s+in|brought\s+up\s+in)\s+" + PLACE
+    Rule(r"(?i:born\s+and\s+(?:raised|bred)\s+in|born\s+in|raised\s+in|grew\s+up\s+in|brought\s+up\s+in)\s+" + PLACE
          + r"\s*(?:[.!]?$|,)", _origin, 0.8),
     Rule(r"(?i:I\s+work\s+as|I'm\s+working\s+as|I\s+am\s+working\s+as|I've\s+been\s+working\s+as|"
          r"I\s+have\s+been\s+working\s+as|I've\s+worked\s+as|I\s+have\s+worked\s+as|"
@@ -477,8 +487,9 @@ RULES = [
          r"I\s+(?:just\s+|finally\s+|recently\s+)?(?:got|landed|took|accepted)\s+an?\s+(?:new\s+)?(?:job|position|role)\s+as|"
          r"my\s+(?:job\s+title|title|occupation|profession)\s+is)\s+(?:an?\s+)?" + REST, _job_as, 0.85),
     Rule(r"(?i:my\s+(?:job|role|position)\s+is)\s+(?:an?\s+)?((?:[a-z\-]+\s+){0,3}[a-z\-]+)\s*(?:$|[,.!;])", _job, 0.8),
-    Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:an?\s+)((?:[a-z\-]+\s+){0,3}[a-z\-]+)(?:\s+by\s+(?:profession|trade))?"
-         r"\s*(?:$|[,.!;]|\s+(?:over\s+)?at\b|\s+in\b|\s+for\b|\s+on\s+the\b)",
+    Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:(?i:currently|now|still|also|actually)\s+)?(?:an?\s+)"
+         r"((?:[a-z\-]+\s+){0,3}[a-z\-]+)(?:\s+by\s+(?:profession|trade))?"
+         r"\s*(?:$|[,.!;]|\s+(?:over\s+)?at\b|\s+in\b|\s+for\b|\s+with\b|\s+on\s+the\b)",
          _job, 0.85),
     Rule(r"(?i:I\s+work\s+(?:at|for)|I'm\s+working\s+(?:at|for)|I\s+am\s+working\s+(?:at|for)|"
          r"I'm\s+employed\s+(?:at|by)|I\s+am\s+employed\s+(?:at|by)|"
@@ -494,7 +505,8 @@ RULES = [
          r"(?:an?\s+)?[a-z\-]+(?:\s+[a-z\-]+){0,3}\s+(?:at|with)|"
          r"I\s+work\s+(?:at|for)\s+an?\s+(?:[a-z\-]+\s+){0,3}(?:called|named))\s+" + ORG
          + r"(?=$|[\s,.!;])(?!\s+(?i:before|previously|once|years\s+ago|in\s+the\s+past))", _employer, 0.85),
-    Rule(r"(?i:I'm|I\s+am)\s+an?\s+(?:[a-z\-]+\s+){0,3}[a-z\-]+\s+(?i:(?:over\s+)?at|for)\s+" + ORG + r"(?=$|[\s,.!;])",
+    Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:currently|now|still|also|actually)\s+)?an?\s+(?:[a-z\-]+\s+){0,3}[a-z\-]+\s+"
+         r"(?i:(?:over\s+)?at|for|with)\s+" + ORG + r"(?=$|[\s,.!;])",
          _employer_after_job, 0.8),
     Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:severely\s+|very\s+|mildly\s+|deathly\s+)?(?i:allergic)\s+to\s+"
          + REST, _allergy, 0.95),
@@ -509,15 +521,18 @@ RULES = [
     Rule(r"(?i:I\s+teach)\s+([a-zA-Z][a-z\-]{1,30})(?=\s+(?i:at|in|for|to)\b|\s*(?:$|[,.!;]))", _teach, 0.8),
     Rule(r"(?i:I\s+do)\s+([a-z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30})?)\s+(?i:for\s+a\s+living)", _work_verb, 0.85),
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|(?:I|we)\s+(?:just\s+)?(?:adopted|got)|"
-         r"(?:I've|we've)\s+(?:just\s+)?(?:adopted|got))\s+(?i:an?|a\s+new|another)\s+(?i:(?:little\s+|baby\s+|rescue\s+)?)((?i:"
+         r"(?:I've|we've)\s+(?:just\s+)?(?:adopted|got))\s+(?i:an?|another)\s+" + PET_ADJECTIVES + r"((?i:"
          + PETS + r"))\s+(?i:named|called|and\s+named\s+(?:him|her|it|them))\s+" + NAME
          + r"(?=$|[\s,.!;])", _pet, 0.9),
     Rule(NAME + r"\s+(?i:is\s+(?:my|our))\s+(?i:(?:little\s+|old\s+|rescue\s+)?)((?i:" + PETS + r"))\s*(?:$|[,.!;])",
          _pet_reversed, 0.85),
     Rule(r"(?i:my|our)\s+((?i:" + PETS + r"))(?:'s\s+name\s+is|\s+is\s+(?:named|called))\s+" + NAME + r"(?=$|[\s,.!;])", _pet, 0.9),
     Rule(r"(?i:my|our)\s+(?i:(?:little\s+|old\s+|rescue\s+)?)((?i:" + PETS + r")),\s+" + NAME + r",", _pet, 0.85),
-    Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|we\s+have\s+got)\s+an?\s+((?i:" + PETS
-         + r")),\s+" + NAME + r"\s*(?:$|[.!;])", _pet, 0.85),
+    Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|we\s+have\s+got)\s+an?\s+" + PET_ADJECTIVES + r"((?i:"
+         + PETS + r")),\s+" + NAME + r"\s*(?:$|[.!;])", _pet, 0.85),
+    Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|we\s+have\s+got)\s+an?\s+"
+         r"(?i:(?:older\s+|younger\s+|little\s+|big\s+|twin\s+|baby\s+)?)((?i:" + RELATIVES + r")),\s+" + NAME
+         + r"\s*(?:$|[.!;,])", _relative, 0.85),
     Rule(NAME + r"\s+(?i:and\s+I\s+(?:got|are|were)\s+married)\b", _spouse, 0.85),
     Rule(r"(?i:I'm|I\s+am)\s+(?i:married)\s+to\s+" + NAME + r"(?=$|[\s,.!;])", _spouse, 0.9),
     Rule(r"(?i:my)\s+(" + RELATIVES + r")(?:'s\s+name\s+is|\s+is\s+(?:named|called)|\s+is)\s+"
@@ -561,10 +576,13 @@ RULES = [
 ]
 
 APPOSITIONS = [
-    Apposition(r"\b(?i:my|our)\s+(?i:(?:little\s+|old\s+|rescue\s+|new\s+)?)((?i:" + PETS + r"))\s+" + NAME
+    Apposition(r"\b(?i:my|our)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))\s+" + NAME
                + r"(?=$|[\s,.!;])", _pet),
     Apposition(r"\b(?i:my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)("
                + RELATIVES + r")\s+" + NAME + r"(?=$|[\s,.!;])", _relative),
+    # "our son Leo": a child or a grandparent is the user's too ("our wife" is no phrase).
+    Apposition(r"\b(?i:our)\s+(?i:(?:little\s+|older\s+|younger\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)("
+               r"(?i:daughter|son|grandmother|grandfather|grandma|grandpa))\s+" + NAME + r"(?=$|[\s,.!;])", _relative),
 ]
 # Before a possessive, these make it no statement about the user's own pet or relative.
 NEGATIONS = re.compile(r"\b(?:not|no|never|none|without|n't|no\s+longer|anymore|ex|former|late|lost|miss)\b|n't\b",
@@ -584,13 +602,13 @@ _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 _DROPPED_I_VERBS = (r"(?:(?:just|recently|finally|then|later|also)\s+)?(?:moved|relocated|settled|started|began|joined|"
                     r"grew\s+up|got\s+(?:a\s+(?:new\s+)?job|hired)|landed|booked|adopted|married)\b")
 _CLAUSE = re.compile(r"(?:(?<!\s)\s++)?(?:,\s*+)?\b(?:but|and|so|although|though|while|because|also)\s++"
-                     r"(?=(?:(?:now|then|also|currently)\s+)?(?:I|I'm|I've|I'd|my|My)\b)"
+                     r"(?=(?:(?:now|then|also|currently)\s+)?(?:I|I'm|I've|I'd|my|My|we|we're|we've)\b)"
                      r"|,\s*+(?=(?:now\s+)?(?:living|based)\s+in\b)"
                      r"|,\s*+(?=(?:I|I'm|I've|my|My)\s)"
                      r"|,\s*+(?:where|and\s+there)\s++(?=I\s)"
                      r"|(?<=[^\W\d_])\s++(?=I\s+(?:finally|eventually)\s)"
                      r"|,\s*+(?:and\s++)?(?=" + _DROPPED_I_VERBS[:-3] + r")\s+(?:to|in|at|a|an|up|by)\b)"
-                     r"|(?:,\s*+|(?<!\s)\s++)and\s++(?=(?:(?:now|also)\s+)?(?:live|work)\s+(?:in|at|for|as)\b)"
+                     r"|(?:,\s*+(?:and\s++)?|(?<!\s)\s++and\s++)(?=(?:(?:now|also)\s+)?(?:live|work)\s+(?:in|at|for|as)\b)"
                      r"|(?:,\s*+|(?<!\s)\s++)and\s++(?=an?\s+(?i:" + PETS + r")\s+(?:named|called)\b)")
 # After "and" the subject is implied: "I work for Allegro and live in Zürich".
 _IMPLIED_I = re.compile(r"(?:(?:now|also)\s+)?(?:live|work)\s+(?:in|at|for|as)\b|" + _DROPPED_I_VERBS)
@@ -600,6 +618,8 @@ _DROPPED_SUBJECT = [
     (re.compile(r"(?i:a\s+(?:big|huge|massive|great)\s+fan\s+of)\b"), "I'm "),
     (re.compile(r"(?i:(?:big|huge|massive|great)\s+fan\s+of)\b"), "I'm a "),
     (re.compile(r"(?i:(?:severely\s+|very\s+)?allergic\s+to|married\s+to)\b"), "I'm "),
+    (re.compile(r"(?i:heading|flying|going|travell?ing|driving|off)\s+to\s+(?=" + UPPER + r")(?!.*\b(?:is|was|would|will|could|"
+                r"can|must|should|sounds|seems|takes|costs|feels|makes|looks)\b)"), "I'm "),
     (re.compile(r"(?i:" + _DROPPED_I_VERBS + r")(?=\s+(?:to|in|at|a|an|up|by|from|with|for|as)\b)"), "I "),
 ]
 _FILLER = re.compile(FILLER)
