@@ -25,10 +25,13 @@ ORG = rf"({UPPER}[\w&'\-.]*(?:(?:\s+(?:&|of|and|de|the))?\s+{UPPER}[\w&'\-.]*){{
 REST = r"(.+)"
 PLACE_NC = "(?:" + PLACE[1:]  # the same, capturing nothing
 
+# Words a statement may open with. Linear time: no alternative is two others in a row ("oh and" is
+# "oh" then "and"), so a run of them ("oh and oh and …") is read one way, never 2^n ways.
 FILLER = (r"^(?:(?i:oh|ah|well|also|actually|anyway|anyways|so|and|btw|by the way|fyi|just so you know|for the record|"
           r"honestly|yes|yeah|yep|no|nope|ok|okay|hi|hello|hey|hi there|plus|but|incidentally|for context|"
-          r"just fyi|fun fact|oh and|oh also|and also|one more thing|update|quick update|correction|small correction|"
-          r"ps|p\.s|edit|oops|whoops|sorry|(?:so\s+)?(?:a\s+(?:bit|little)\s+)?about\s+me|professionally|by profession|by trade|these days|nowadays|currently|right now|at the moment|"
+          r"just fyi|fun fact|one more thing|update|quick update|correction|small correction|"
+          r"ps|p\.s|edit|oops|whoops|sorry|scratch that|wait|originally|(?:a\s+(?:bit|little)\s+)?about\s+me|professionally|by profession|by trade|"
+          r"these days|nowadays|currently|right now|at the moment|"
           r"now|(?:next|this)\s+(?:week|month|year|spring|summer|autumn|fall|winter|weekend)|tomorrow|soon|by day|"
           r"in (?:january|february|march|april|may|june|july|august|september|october|november|december))"
           r"[,!.:\-–]*\s+)*")
@@ -137,7 +140,7 @@ class Rule:
         self.regex = re.compile(FILLER + pattern)
         self.build = build
         self.confidence = confidence
-        self.alone = build.__name__ not in ("_job", "_job_as", "_employer_after_job")
+        self.alone = build.__name__ not in ("_job", "_job_as", "_employer_after_job", "_field")
         self.needs = re.compile(needs) if needs else None
 
 
@@ -294,6 +297,25 @@ def _several(m):
     return [(f"pet:{n.lower()}", f"User has a {kind} named {n}") for n in names]
 
 
+def _kids_are(m):
+    """"My kids are Leo and Mia", "Our cats are Biscuit and Miso"."""
+    kind = m.group(1).lower()
+    names = [n for n in (m.group(2), m.group(3), m.group(4)) if n]
+    if any(n.split()[0].lower() in NOT_NAMES or not _proper(n) for n in names):
+        return None
+    if kind in KIDS:
+        return [(f"family:child:{n.lower()}", f"User's child is {n}") for n in names]
+    return _several(_Groups(kind, m.group(2), m.group(3), m.group(4)))
+
+
+def _baby(m):
+    kind, name = m.group(1).lower(), m.group(2)
+    if name.split()[0].lower() in NOT_NAMES or not _proper(name):
+        return None
+    relative = "daughter" if kind in ("girl", "daughter") else "son"
+    return f"family:{relative}:{name.lower()}", f"User's {relative} is {name}"
+
+
 def _named_our(m):
     """"We named our daughter Thảo", "I named my puppy Taco"."""
     kind, name = m.group(1).lower(), m.group(2)
@@ -322,7 +344,7 @@ def _plan(m):
 
 def _prefer(m):
     first, second = m.group(1).strip(), m.group(2).strip()
-    if any(w in REACTION_WORDS for w in (first + " " + second).lower().split()):
+    if any(w in REACTION_WORDS or w in ("not", "never") for w in (first + " " + second).lower().split()):
         return None
     return f"preference:{_key(first)}", f"User prefers {first} over {second}"
 
@@ -360,6 +382,84 @@ def _allergy(m):
     if not obj or re.match(rf"(?i:{WHEN_WORDS})", obj):  # "allergic to Mondays" is a joke
         return None
     return f"allergy:{_key(obj)}", f"User is allergic to {obj}"
+
+
+def _intolerance(m):
+    """"I'm lactose intolerant" is the diet "lactose-intolerant" (see DIETS), others an intolerance of their own."""
+    what = m.group(1).lower()
+    if f"{what}-intolerant" in DIETS:
+        return "diet", f"User is {what}-intolerant"
+    return f"intolerance:{what}", f"User is {what}-intolerant"
+
+
+def _status(m):
+    """"I'm retired", "I'm a stay-at-home dad", "I'm between jobs": what the user does, in the job slot."""
+    said = re.sub(r"\s+", " ", m.group(1).lower())
+    return "job", f"User is {said}"
+
+
+FIELDS = ("IT|tech|finance|marketing|sales|healthcare|education|hospitality|retail|construction|insurance|logistics|"
+          "HR|law|publishing|advertising|banking|consulting|research|government|engineering|accounting|journalism|"
+          "nursing|medicine|software|real estate|the arts|fashion|tourism|pharma|biotech|academia|the NHS|IT support|"
+          "customer service|customer support|data science|cybersecurity|security|design|film|television|TV|radio|"
+          "recruitment|manufacturing|agriculture|energy|telecoms|the military|the navy|the army|local government")
+BUSINESSES = ("bakery|café|cafe|coffee shop|restaurant|shop|store|business|company|startup|start-up|farm|bar|pub|salon|"
+              "studio|clinic|practice|agency|hotel|B&B|bookshop|bookstore|gym|firm|nursery|kennel|garage|workshop|"
+              "brewery|vineyard|winery|food truck|consultancy|charity|nonprofit|non-profit|daycare|hostel|boutique")
+
+
+def _field(m):
+    return "job", f"User works in {m.group(1)}"
+
+
+def _business(m):
+    return "job", f"User runs {m.group(1).lower()} {m.group(2)}"
+
+
+def _study(m):
+    subject = m.group(1)
+    if subject.lower().split()[0] in ("for", "to", "hard", "a", "the", "all", "late", "abroad", "now", "again", "it", "this"):
+        return None
+    return "job", f"User studies {subject}"
+
+
+def _title_at(m):
+    title = m.group(1)
+    org = m.group(2)
+    if re.fullmatch(r"\w{1,3}\.", org.split()[-1]):
+        return None
+    return [("job", f"User works as {title}"), ("employer", f"User works at {_place(org)}")]
+
+
+def _favorite_reversed(m):
+    obj, thing = m.group(1), m.group(2).lower()
+    if (obj.lower() in REACTION_WORDS or obj.lower() in PRONOUNS or thing in REACTION_WORDS
+            or thing in ("person", "people", "human", "one", "thing", "part") or re.fullmatch(RELATIVES, obj.lower())):
+        return None
+    return f"favorite:{_key(thing)}", f"User's favorite {thing} is {obj}"
+
+
+def _prefer_one(m):
+    obj = _clean_object(m.group(1))
+    if not obj or any(w in ("over", "to", "rather", "than", "instead") for w in obj.lower().split()):
+        return None
+    return f"preference:{_key(obj)}", f"User prefers {obj}"
+
+
+# "my name is ana": after the plainest opener a lower-case word is a name, unless it says something
+# about the name ("my name is wrong", "my name is spelled…").
+NOT_LOWER_NAMES = frozenset("""
+wrong right long short weird unusual common rare spelled spelt misspelled hard difficult easy unique important private
+secret fine ok okay missing there here gone changed different same irrelevant lost not too also pronounced nice
+beautiful boring funny great unknown none nothing blank empty correct incorrect mine legion on in up
+""".split())
+
+
+def _lower_name(m):
+    name = m.group(1)
+    if name in NOT_LOWER_NAMES or name in NOT_NAMES or name in REACTION_WORDS:
+        return None
+    return "name", f"User's name is {name.capitalize()}"
 
 
 def _allergy_noun(m):
@@ -447,14 +547,27 @@ RULES = [
     # "This is Ingrid from accounting" / "This is Ingrid speaking": a phone or chat introduction.
     Rule(r"(?i:this\s+is)\s+" + NAME + r"(?:\s+(?i:speaking|calling|here)\b|\s+(?i:from)\s+(?i:the\s+)?(?:" + UPPER
          + r"|[a-z]+\s+(?i:team|office|department|desk)\b))", _name, 0.85),
+    Rule(r"(?i:name)\s*:\s*" + NAME + r"\s*(?:$|[,.!;])", _name, 0.85),
+    Rule(r"(?i:my\s+name\s+is|my\s+name's|the\s+name's)\s+([a-z][a-z'\-]{1,30})\s*(?:[.!]?$|,\s+(?:and|I)\b)", _lower_name, 0.8),
+    Rule(r"(?i:my\s+name(?:'s|\s+is)?\s+(?:not|isn't))\s+" + rf"{UPPER}{WORD_CHARS}{{1,30}}" + r",?\s+(?i:it's|it\s+is|but)\s+"
+         + NAME + r"\s*(?:$|[.!;,])", _name, 0.85),
+    # "My name's not Tom. It's Tomasz": the sentence after the denial.
+    Rule(r"(?i:it's|it\s+is)\s+" + NAME + r"\s*(?:$|[.!;,])", _name, 0.85,
+         needs=r"(?i)\bmy\s+name(?:'s|\s+is)?\s+(?:not|isn't)\b"),
     # "Hey, Dmitri speaking." / "Dmitri here, quick question": a greeting or the whole sentence.
     Rule(r"(?:(?i:hi|hello|hey)[,!]?\s+)?" + NAME + r"\s+(?i:speaking|here)\s*(?:$|[,.!]|\s+(?i:with|from)\b)", _name, 0.85),
     Rule(r"(?i:hi|hello|hey)[,!]?\s+(?:there[,!]?\s+)?(?i:I'm|I\s+am)\s+" + NAME + r"\s*(?:$|[,.!]|\s+and\b)", _name, 0.9),
     # "I'm Renée." / "I'm Renée, nice to meet you": one capitalised word that is no adjective.
     Rule(r"(?i:I'm|I\s+am)\s+" + rf"({UPPER}{WORD_CHARS}{{1,30}})"
-         + r"(?:\s*[.!]?$|\s*[.!]\s|(,\s+(?i:nice|pleased|good|glad|by\s+the\s+way|btw|here|an?\s)|\s+(?i:btw|by\s+the\s+way)\b))",
+         + r"(?:\s*[.!]?$|\s*[.!]\s|(,\s+(?i:nice|pleased|good|glad|by\s+the\s+way|btw|here|an?\s|from\s|\d{1,3}\b)|"
+         r"\s+(?i:btw|by\s+the\s+way)\b))",
          _intro_name, 0.85),
     Rule(r"(?i:I\s+(?:now\s+)?call)\s+" + PLACE + r"\s+(?i:home)\b", _location, 0.85),
+    Rule(PLACE + r"\s+(?i:is\s+(?:now\s+)?(?:my\s+|our\s+)?home)(?:\s+(?i:now|these\s+days))?\s*(?:$|[,.!;])", _location, 0.85),
+    Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:in)\s+" + PLACE + r"\s+(?i:these\s+days|nowadays)\b", _location, 0.8),
+    Rule(r"(?i:(?:I|we)\s+(?:just\s+|recently\s+|finally\s+)?(?:bought|rent|rented|own|found)|(?:I've|we've)\s+(?:just\s+)?(?:bought|rented|found))"
+         r"\s+(?i:an?|our|my)\s+(?i:(?:new\s+|little\s+|small\s+)?(?:house|flat|apartment|place|home|condo|cottage))\s+(?i:in)\s+"
+         + PLACE + r"(?=$|[\s,.!;])", _location, 0.8),
     Rule(r"(?i:I\s+live\s+(?:just\s+)?(?:outside(?:\s+of)?|near)|I\s+live\s+in|I'm\s+living\s+in|I\s+am\s+living\s+in|I'm\s+based\s+in|I\s+am\s+based\s+in|"
          r"I\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+to|I've\s+(?:just\s+)?moved\s+to|"
          r"I\s+have\s+(?:just\s+)?moved\s+to|I\s+now\s+live\s+in|we\s+(?:now\s+)?live\s+in|home\s+is|"
@@ -474,7 +587,7 @@ RULES = [
     Rule(r"(?i:currently|now|still)\s+(?i:living|based)\s+in\s+" + PLACE + r"(?=$|[\s,.!;])", _location, 0.85),
     Rule(r"(?i:I'm\s+(?:originally\s+)?from|I\s+am\s+(?:originally\s+)?from|I\s+come\s+from|"
          r"I\s+grew\s+up\s+(?:in|(?:just\s+)?(?:outside(?:\s+of)?|near))|I\s+was\s+born\s+(?:and\s+(?:raised|bred)\s+)?in|originally\s+from|"
-         r"I\s+was\s+(?:raised|brought\s+up)\s+in|I\s+hail\s+from)\s+" + PLACE + r"(?=$|[\s,.!;])",
+         r"I\s+was\s+(?:raised|brought\s+up)\s+in|I\s+hail\s+from|(?:I'm|I\s+am)\s+(?:a\s+)?native\s+of)\s+" + PLACE + r"(?=$|[\s,.!;])",
          _origin, 0.85),
     Rule(PLACE + r"\s+(?i:is\s+where\s+I\s+(?:grew\s+up|was\s+born|was\s+raised|come\s+from)|is\s+my\s+hometown)"
          r"\s*(?:$|[,.!;])", _origin, 0.85),
@@ -486,13 +599,26 @@ RULES = [
          r"I'm\s+employed\s+as|I\s+am\s+employed\s+as|"
          r"I\s+(?:just\s+|finally\s+|recently\s+)?(?:got|landed|took|accepted)\s+an?\s+(?:new\s+)?(?:job|position|role)\s+as|"
          r"my\s+(?:job\s+title|title|occupation|profession)\s+is)\s+(?:an?\s+)?" + REST, _job_as, 0.85),
+    Rule(r"(?i:I\s+(?:work|am\s+working|'m\s+working)\s+in)\s+((?i:" + FIELDS + r"))\s*(?:$|[,.!;]|\s+(?:at|for|now|these)\b)",
+         _field, 0.8),
+    Rule(r"(?i:I\s+(?:run|own|manage|co-own|started)|I've\s+(?:started|opened)|I\s+opened)\s+((?i:an?|my\s+own|a\s+small|a\s+little))\s+"
+         r"((?i:" + BUSINESSES + r"))(?=\s*(?:$|[,.!;])|\s+(?i:in|at|on|with|called|named|for|since|near|downtown|here|there|now|"
+         r"of|and|together|from)\b)", _business, 0.75),
+    Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:now|currently|happily|semi-|recently)\s*)?((?i:retired|unemployed|self-employed|"
+         r"between\s+jobs|a\s+stay-at-home\s+(?:mom|mum|dad|parent)|a\s+full-time\s+(?:mom|mum|dad|parent)|on\s+parental\s+leave))"
+         r"(?:\s+(?i:now|these\s+days))?\s*(?:$|[,.!;])", _status, 0.8),
+    Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:currently|now)\s+)?(?i:studying|doing\s+a\s+(?:degree|phd|PhD|masters?|bachelor's)\s+in)\s+"
+         r"([a-zA-Z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30})?)(?=\s+(?i:at|in)\s|\s*(?:$|[,.!;]))", _study, 0.75),
+    Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:the|a|an)\s+)?((?:CEO|CTO|CFO|COO|CIO|CMO|VP|founder|co-founder|cofounder|owner|"
+         r"head\s+of\s+[a-z]+|director\s+of\s+[a-z]+|VP\s+of\s+[a-z]+|manager\s+of\s+[a-z]+))\s+(?i:of|at)\s+" + ORG
+         + r"(?=$|[\s,.!;])", _title_at, 0.8),
     Rule(r"(?i:my\s+(?:job|role|position)\s+is)\s+(?:an?\s+)?((?:[a-z\-]+\s+){0,3}[a-z\-]+)\s*(?:$|[,.!;])", _job, 0.8),
     Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:(?i:currently|now|still|also|actually)\s+)?(?:an?\s+)"
          r"((?:[a-z\-]+\s+){0,3}[a-z\-]+)(?:\s+by\s+(?:profession|trade))?"
          r"\s*(?:$|[,.!;]|\s+(?:over\s+)?at\b|\s+in\b|\s+for\b|\s+with\b|\s+on\s+the\b)",
          _job, 0.85),
     Rule(r"(?i:I\s+work\s+(?:at|for)|I'm\s+working\s+(?:at|for)|I\s+am\s+working\s+(?:at|for)|"
-         r"I'm\s+employed\s+(?:at|by)|I\s+am\s+employed\s+(?:at|by)|"
+         r"I'm\s+employed\s+(?:at|by|with)|I\s+am\s+employed\s+(?:at|by|with)|"
          r"I\s+(?:just\s+|recently\s+)?(?:started|began)\s+(?:a\s+new\s+job|working)\s+(?:at|for)|"
          r"I've\s+(?:just\s+)?(?:started|begun)\s+(?:a\s+new\s+job|working)\s+(?:at|for)|"
          r"I\s+(?:just\s+|recently\s+)?joined|I've\s+(?:just\s+)?joined|my\s+employer\s+is|"
@@ -512,6 +638,12 @@ RULES = [
          + REST, _allergy, 0.95),
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got)\s+an?\s+(?:severe\s+|bad\s+|mild\s+)?([a-zA-Z\-]+(?:\s+[a-zA-Z\-]+)?)"
          r"\s+(?i:allergy)(?=$|[\s,.!;])", _allergy_noun, 0.9),
+    Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:very|severely|mildly|a\s+bit)\s+)?(?i:(lactose|gluten|fructose|histamine|dairy)\s+intolerant)"
+         r"(?=$|[\s,.!;])", _intolerance, 0.85),
+    Rule(r"([A-Za-z][\w'\-]{1,30}(?:\s+[A-Za-z][\w'\-]{1,30}){0,2})\s+(?i:is|are)\s+my\s+(?i:all-time\s+)?(?i:favou?rite)\s+"
+         r"([a-z]{2,20})\s*(?:$|[,.!;])", _favorite_reversed, 0.8),
+    Rule(r"(?i:I\s+(?:much\s+|really\s+|generally\s+|usually\s+)?prefer)\s+([a-z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30}){0,2})"
+         r"\s*(?:$|[.!;])", _prefer_one, 0.7),
     Rule(r"(?i:my\s+(?:favorite|favourite)\s+)([a-z][a-z ]{1,30}?)\s+(?i:is|are)\s+" + REST, _favorite, 0.9),
     Rule(LIKE_VERBS + r"\s+" + REST, _like, 0.8),
     Rule(DISLIKE_VERBS + r"\s+" + REST, _dislike, 0.8),
@@ -526,7 +658,7 @@ RULES = [
          + r"(?=$|[\s,.!;])", _pet, 0.9),
     Rule(NAME + r"\s+(?i:is\s+(?:my|our))\s+(?i:(?:little\s+|old\s+|rescue\s+)?)((?i:" + PETS + r"))\s*(?:$|[,.!;])",
          _pet_reversed, 0.85),
-    Rule(r"(?i:my|our)\s+((?i:" + PETS + r"))(?:'s\s+name\s+is|\s+is\s+(?:named|called))\s+" + NAME + r"(?=$|[\s,.!;])", _pet, 0.9),
+    Rule(r"(?i:my|our)\s+((?i:" + PETS + r"))(?:'s\s+name\s+is|(?:\s+is|'s)\s+(?:named|called))\s+" + NAME + r"(?=$|[\s,.!;])", _pet, 0.9),
     Rule(r"(?i:my|our)\s+(?i:(?:little\s+|old\s+|rescue\s+)?)((?i:" + PETS + r")),\s+" + NAME + r",", _pet, 0.85),
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|we\s+have\s+got)\s+an?\s+" + PET_ADJECTIVES + r"((?i:"
          + PETS + r")),\s+" + NAME + r"\s*(?:$|[.!;])", _pet, 0.85),
@@ -534,8 +666,8 @@ RULES = [
          r"(?i:(?:older\s+|younger\s+|little\s+|big\s+|twin\s+|baby\s+)?)((?i:" + RELATIVES + r")),\s+" + NAME
          + r"\s*(?:$|[.!;,])", _relative, 0.85),
     Rule(NAME + r"\s+(?i:and\s+I\s+(?:got|are|were)\s+married)\b", _spouse, 0.85),
-    Rule(r"(?i:I'm|I\s+am)\s+(?i:married)\s+to\s+" + NAME + r"(?=$|[\s,.!;])", _spouse, 0.9),
-    Rule(r"(?i:my)\s+(" + RELATIVES + r")(?:'s\s+name\s+is|\s+is\s+(?:named|called)|\s+is)\s+"
+    Rule(r"(?i:I'm|I\s+am)\s+(?i:married|engaged)\s+to\s+" + NAME + r"(?=$|[\s,.!;])", _spouse, 0.9),
+    Rule(r"(?i:my)\s+(" + RELATIVES + r")(?:'s\s+name\s+is|(?:\s+is|'s)\s+(?:named|called)|\s+is)\s+"
          r"(?:(?i:actually|really|now|still)\s+)?" + NAME
          + r"\s*(?:$|[,.!;])", _relative, 0.85),
     # "my wife Dana and I adopted…" is split before "I…": "my wife Dana" is then the whole clause.
@@ -550,6 +682,11 @@ RULES = [
          + r"))\s+" + NAME + r"(?=$|[\s,.!;])", _named_our, 0.85),
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|we\s+have\s+got)\s+(?i:two|three|four|2|3|4)\s+((?i:"
          + PLURALS + r")),?\s+" + NAME + r"(?:,\s+" + NAME + r")?,?\s+(?i:and)\s+" + NAME + r"\s*(?:$|[.!;,])", _several, 0.85),
+    Rule(r"(?i:my|our)\s+((?i:kids|children|" + PLURALS + r"))\s+(?i:are)\s+(?:(?i:called|named)\s+)?" + NAME
+         + r"(?:,\s+" + NAME + r")?,?\s+(?i:and)\s+" + NAME + r"\s*(?:$|[.!;,])", _kids_are, 0.85),
+    Rule(r"(?i:(?:I|we)\s+(?:just\s+)?(?:had|welcomed)|(?:I've|we've)\s+(?:just\s+)?(?:had|welcomed))\s+(?i:a|our)\s+"
+         r"(?i:(?:baby|little|new)\s+)?((?i:girl|boy|daughter|son)),?\s+(?:(?i:named|called)\s+)?" + NAME + r"(?=$|[\s,.!;])",
+         _baby, 0.85),
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got)\s+an?\s+(?i:(?:older\s+|younger\s+|little\s+|big\s+|twin\s+)?)("
          + RELATIVES + r")\s+(?i:named|called)\s+" + NAME + r"(?=$|[\s,.!;])", _relative, 0.85),
     Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:planning|going|heading|flying|travell?ing|off|driving|moving)\s+"
@@ -559,6 +696,12 @@ RULES = [
          r"(?i:(?:\w+\s+)?(?:trip|flight|holiday|vacation|getaway|visit))\s+to\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.8),
     Rule(r"(?i:I|we)\s+(?i:leave|fly|head|set\s+off|depart)\s+for\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.75),
     Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:visiting)\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.75),
+    Rule(r"(?i:I'll\s+be|I\s+will\s+be|we'll\s+be|we\s+will\s+be)\s+(?i:travell?ing|flying|going|heading|driving|moving)\s+"
+         r"(?i:to)\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.8),
+    Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:spending)\s+(?i:(?:the\s+|my\s+|our\s+)?(?:christmas|easter|new\s+year|summer|winter|"
+         r"holidays|weekend|week|month|spring|autumn|fall|vacation|honeymoon|birthday))\s+(?i:in)\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.8),
+    Rule(r"(?i:my|our)\s+(?i:flight|train|trip|bus|ferry|drive)\s+(?i:to)\s+" + PLACE
+         + r"\s+(?i:is|leaves|departs|goes)\s+(?i:on|at|in|tomorrow|today|tonight|next|this|early|late|\d)", _plan, 0.8),
     Rule(r"(?i:I\s+(?:plan|intend|want)\s+to\s+visit|I'll\s+be\s+(?:visiting|in)|I\s+will\s+be\s+(?:visiting|in))\s+"
          + PLACE + r"(?=$|[\s,.!;])", _plan, 0.8),
     Rule(r"(?i:I\s+(?:much\s+|really\s+|generally\s+)?prefer)\s+" + r"([a-z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30}){0,2})"
@@ -587,6 +730,10 @@ APPOSITIONS = [
 # Before a possessive, these make it no statement about the user's own pet or relative.
 NEGATIONS = re.compile(r"\b(?:not|no|never|none|without|n't|no\s+longer|anymore|ex|former|late|lost|miss)\b|n't\b",
                        re.IGNORECASE)
+# "We have a dog. His name is Rex.": the pet is named in the clause after.
+_PET_NAME_AFTER = re.compile(r"(?i:his|her|its|their)\s+name(?:'s|\s+is)\s+" + NAME + r"\s*(?:$|[.!;,])")
+_PET_BEFORE = re.compile(FILLER + r"(?i:(?:I|we)\s+(?:have|(?:just\s+)?(?:got|adopted))|(?:I've|we've)\s+(?:got|(?:just\s+)?adopted)|"
+                         r"I\s+have\s+got|we\s+have\s+got)\s+(?i:an?|another)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))\s*[.!]?$")
 # "Shellfish makes me sick, I'm allergic.": the allergen is named in the clause before.
 _BARE_ALLERGY = re.compile(r"(?:I'm|I\s+am)\s+(?:very\s+|severely\s+|really\s+)?allergic(?:\s+to\s+(?:it|them))?\s*[.!]?$")
 _ALLERGEN_BEFORE = re.compile(FILLER + r"(?:([A-Za-z][a-z\-]{1,30}(?:\s+[a-z\-]{1,30})?)\s+(?:makes|make|gives|give)\s+me\s+"
@@ -606,9 +753,11 @@ _CLAUSE = re.compile(r"(?:(?<!\s)\s++)?(?:,\s*+)?\b(?:but|and|so|although|though
                      r"|,\s*+(?=(?:now\s+)?(?:living|based)\s+in\b)"
                      r"|,\s*+(?=(?:I|I'm|I've|my|My)\s)"
                      r"|,\s*+(?:where|and\s+there)\s++(?=I\s)"
+                     r"|(?<!\s)\s++[—–-]\s++(?=(?:I|I'm|I've|my|My|we|we're)\s)"
+                     r"|,\s*+(?=(?:his|her|its|their)\s+name\b)"
                      r"|(?<=[^\W\d_])\s++(?=I\s+(?:finally|eventually)\s)"
                      r"|,\s*+(?:and\s++)?(?=" + _DROPPED_I_VERBS[:-3] + r")\s+(?:to|in|at|a|an|up|by)\b)"
-                     r"|(?:,\s*+(?:and\s++)?|(?<!\s)\s++and\s++)(?=(?:(?:now|also)\s+)?(?:live|work)\s+(?:in|at|for|as)\b)"
+                     r"|(?:,\s*+(?:and\s++|but\s++)?|(?<!\s)\s++(?:and|but)\s++)(?=(?:(?:now|also)\s+)?(?:live|work)\s+(?:in|at|for|as)\b)"
                      r"|(?:,\s*+|(?<!\s)\s++)and\s++(?=an?\s+(?i:" + PETS + r")\s+(?:named|called)\b)")
 # After "and" the subject is implied: "I work for Allegro and live in Zürich".
 _IMPLIED_I = re.compile(r"(?:(?:now|also)\s+)?(?:live|work)\s+(?:in|at|for|as)\b|" + _DROPPED_I_VERBS)
@@ -745,6 +894,9 @@ class RuleExtractor:
                         built = rule.build(match)
                         if built:
                             add(built, rule.confidence)
+                if (named := _PET_NAME_AFTER.match(clause)) and (pet := _PET_BEFORE.match(before)):
+                    if built := _pet(_Groups(pet.group(1), named.group(1))):
+                        add(built, 0.8)
                 if _BARE_ALLERGY.match(clause) and (allergen := _ALLERGEN_BEFORE.match(before)):
                     obj = _clean_object(allergen.group(1) or allergen.group(2))
                     if obj and not HEDGES.search(before):
