@@ -52,14 +52,40 @@ postdoc sonographer paramedic geologist astronomer archaeologist historian curat
 sommelier hotelier glazier farrier soldier sailor cashier courier bookkeeper zookeeper beekeeper locksmith stonemason
 radiographer roofer plasterer bricklayer joiner decorator gardener landscaper cleaner janitor porter guard
 programmer coder webmaster copyeditor proofreader interpreter steward stewardess flight-attendant lifeguard
-veterinarian vet-tech sysadmin dba ux-designer""".split())
+veterinarian vet-tech sysadmin dba ux-designer worker assistant caretaker housekeeper nanny babysitter doula
+solicitor barrister notary priest pastor rabbi imam vicar minister monk nun sergeant captain lieutenant marine
+fisherman postman firefighter policeman policewoman handyman repairman salesman saleswoman cameraman miner rancher
+shepherd ranger forester surgeon psychiatrist paediatrician pediatrician obstetrician phlebotomist emt gp
+technologist tiler jeweller jeweler cobbler seamstress upholsterer printer publisher reporter columnist blogger
+vlogger youtuber streamer influencer podcaster dj comedian magician model athlete footballer cricketer referee
+umpire instructor principal headteacher headmaster dean registrar archivist docent guide interpreter linguist
+teller concierge valet chauffeur co-pilot navigator controller dispatcher operator fitter builder labourer laborer
+foreman contractor drafter draughtsman modeller cartoonist sculptor potter ceramicist weaver grocer greengrocer
+retailer merchant vendor wholesaler importer exporter owner proprietor landlord landlady housewife househusband
+homemaker caregiver psychotherapist mentor masseuse manicurist tattooist videographer cinematographer filmmaker
+screenwriter playwright novelist lyricist songwriter pianist violinist guitarist drummer cellist vocalist rapper
+choreographer stagehand developer engineer scientist analyst consultant specialist coordinator officer executive
+representative rep associate strategist planner buyer merchandiser auditor actuary underwriter trader broker
+clerk student pupil trainee""".split())
+# Words in front of a job noun that make it no job ("a good cook", "a hard worker", "a big eater").
+NOT_JOB_MODIFIERS = frozenset("""
+good bad great terrible awful decent hard fast slow quick big huge heavy light early late avid keen real total
+complete bit little lot home amateur hobby wannabe aspiring failed terrible lousy picky fussy messy bored lazy
+""".split())
+# -ist nouns that are no occupation.
+NOT_JOB_IST = frozenset("""
+optimist pessimist perfectionist realist idealist minimalist maximalist feminist socialist communist capitalist
+nationalist tourist racist sexist purist activist hypochondriac cyclist atheist theist catholicist loyalist
+extremist moralist individualist introvert extrovert
+""".split())
 # Job nouns by their ending ("beekeeper", "goldsmith", "radiographer", "cardiologist", "optician").
 JOB_ENDINGS = ("keeper", "smith", "mason", "grapher", "ologist", "ician", "wright", "monger", "maker", "tender")
 
 
 def _is_job(word: str) -> bool:
     word = word.lower()
-    return word in JOBS or (len(word) > 6 and word.endswith(JOB_ENDINGS))
+    return (word in JOBS or (len(word) > 6 and word.endswith(JOB_ENDINGS))
+            or (len(word) > 5 and word.endswith("ist") and word not in NOT_JOB_IST))
 
 DIETS = frozenset("vegetarian vegan pescatarian pescetarian keto gluten-free lactose-intolerant kosher halal".split())
 # Words between "a" and the pet ("a golden retriever", "a little black cat"), at most two.
@@ -67,7 +93,12 @@ PET_ADJECTIVES = (r"(?:(?i:little|baby|rescue(?:d)?|old|young|new|big|small|tiny
                   r"brown|tabby|senior|fluffy|adorable|sweet|lovely|cute)\s+){0,2}")
 PETS = ("dog|cat|puppy|kitten|parrot|rabbit|bunny|hamster|horse|pony|turtle|tortoise|bird|budgie|fish|guinea pig|"
         "ferret|gecko|lizard|snake|beagle|corgi|labrador|lab|poodle|terrier|spaniel|greyhound|husky|retriever|"
-        "dachshund|collie|sheepdog|pug|bulldog|schnauzer|whippet|tabby|siamese|maine coon|lop|dwarf rabbit")
+        "dachshund|collie|sheepdog|pug|bulldog|schnauzer|whippet|tabby|siamese|maine coon|lop|dwarf rabbit|"
+        "chihuahua|dalmatian|rottweiler|doberman|shih tzu|maltese|pomeranian|border collie|golden retriever|"
+        "german shepherd|cockatiel|canary|chinchilla|hedgehog|axolotl|iguana|tarantula|goldfish|rat|pig|goat|"
+        "chicken|hen|duck|alpaca|donkey|mare|kitty|pup|doggo|moggy|bearded dragon|ragdoll|persian|bengal|sphynx|"
+        "cockapoo|labradoodle|goldendoodle|cavapoo|jack russell|staffie|westie|sausage dog|shepherd|mutt|"
+        "cockatoo|macaw|lovebird|parakeet|gerbil|mouse|tortie|calico|rescue dog|rescue cat")
 
 # Objects that point at the conversation itself, not at a lasting preference ("I like that idea").
 REACTION_WORDS = frozenset("""
@@ -140,7 +171,7 @@ class Rule:
         self.regex = re.compile(FILLER + pattern)
         self.build = build
         self.confidence = confidence
-        self.alone = build.__name__ not in ("_job", "_job_as", "_employer_after_job", "_field")
+        self.alone = build.__name__ not in ("_job", "_job_as", "_employer_after_job", "_field", "_job_as_after_org")
         self.needs = re.compile(needs) if needs else None
 
 
@@ -205,8 +236,13 @@ def _job(m):
     role = re.sub(r"\s+over$", "", _ROLE_TAIL.sub("", role), flags=re.IGNORECASE)  # "a nurse for years"
     if not role:
         return None
-    if not _is_job(role.split()[-1]):
+    words = role.lower().split()
+    if not _is_job(words[-1]) or any(w in NOT_JOB_MODIFIERS for w in words[:-1]):
         return None
+    if words[0] in ("former", "ex", "ex-", "future", "would-be", "wannabe") or words[0].startswith("ex-"):
+        return None  # "I'm a former nurse" says what the user is not now
+    if words[0] == "retired":
+        return "job", f"User is a {role}"
     if role.lower() == "student":
         return "job", "User is a student"
     article = "an" if role[0].lower() in "aeiou" else "a"
@@ -214,6 +250,11 @@ def _job(m):
 
 
 _ROLE_TAIL = re.compile(r"\s+(?:for|at|in|with|since|from|on|there|here|now|by)\b.*$", re.IGNORECASE)
+
+
+def _job_as_after_org(m):
+    """"I work at Bosch as a welder": the job here, the employer in the employer rule."""
+    return _job_as(_Groups(m.group(2)))
 
 
 def _job_as(m):
@@ -242,16 +283,27 @@ def _proper(name: str) -> bool:
 
 
 RELATIVES = ("wife|husband|partner|spouse|sister|brother|daughter|son|mother|father|mom|mum|dad|cousin|"
-             "grandmother|grandfather|grandma|grandpa|aunt|uncle|niece|nephew|fiancée?|girlfriend|boyfriend")
-SPOUSES = {"wife", "husband", "partner", "spouse"}
-SINGLE_RELATIVES = {"mother": "mother", "mom": "mother", "mum": "mother", "father": "father", "dad": "father"}
+             "grandmother|grandfather|grandma|grandpa|aunt|uncle|niece|nephew|fiancée?|fiancee?|girlfriend|boyfriend|"
+             "hubby|wifey|bf|gf|stepson|stepdaughter|stepmother|stepfather|stepmom|stepmum|stepdad|stepsister|stepbrother|"
+             "half-sister|half-brother|twin|sibling|granddaughter|grandson|mother-in-law|father-in-law|sister-in-law|"
+             "brother-in-law|daughter-in-law|son-in-law|mommy|mama|mam|papa|daddy|granny|nana|grandad|granddad|"
+             "godson|goddaughter|godmother|godfather")
+SPOUSES = {"wife", "husband", "partner", "spouse", "hubby", "wifey"}
+SINGLE_RELATIVES = {"mother": "mother", "mom": "mother", "mum": "mother", "father": "father", "dad": "father",
+                    "mommy": "mother", "mama": "mother", "mam": "mother", "papa": "father", "daddy": "father"}
 NOT_NAMES = frozenset("""
 is was has the a an and but who that which my our his her their just also very so really not never always
 """.split())
 
 
+# Short and pet forms said for the same relative.
+RELATIVE_FORMS = {"bf": "boyfriend", "gf": "girlfriend", "hubby": "husband", "wifey": "wife", "fiance": "fiancé",
+                  "fiancee": "fiancée", "granny": "grandma", "nana": "grandma", "grandad": "grandpa", "granddad": "grandpa"}
+
+
 def _relative(m):
     relative, name = m.group(1).lower(), _not_possessive(m.group(2))
+    relative = RELATIVE_FORMS.get(relative, relative)
     if name.split()[0].lower() in NOT_NAMES or not _proper(name):
         return None
     if relative in SPOUSES:
@@ -363,18 +415,36 @@ def _employer(m):
     return "employer", f"User works at {_place(org)}"
 
 
+# Pairs that are one thing ("fish and chips"): a list of likes is split on "and" except these.
+ONE_THING = frozenset("""rock and roll|fish and chips|salt and pepper|mac and cheese|drum and bass|rhythm and blues|
+r and b|arts and crafts|bread and butter|sweet and sour|hide and seek|dungeons and dragons|law and order|
+black and white|cheese and onion|gin and tonic|rum and coke|surf and turf|bacon and eggs|tom and jerry|
+simon and garfunkel|hall and oates|pen and paper|rice and beans|chips and salsa|milk and cookies|
+salt and vinegar|fish and rice|bed and breakfast|sun and sea|peanut butter and jelly|pb and j|oil and vinegar""".replace("\n", "").split("|"))
+
+
+def _each(obj: str) -> list[str]:
+    """"hiking, skiing and chess" is three things; "fish and chips" one."""
+    if obj.lower() in ONE_THING or not re.search(r"\s(?:and|&)\s", obj):
+        return [obj]
+    parts = [p for p in re.split(r",\s*|\s+(?:and|&)\s+", obj) if p]
+    if len(parts) > 4 or any(len(p.split()) > 3 for p in parts):
+        return [obj]
+    return parts
+
+
 def _like(m):
     obj = _clean_object(m.group(1))
     if not obj:
         return None
-    return f"preference:{_key(obj)}", f"User likes {obj}"
+    return [(f"preference:{_key(o)}", f"User likes {o}") for o in _each(obj)]
 
 
 def _dislike(m):
     obj = _clean_object(m.group(1))
     if not obj:
         return None
-    return f"preference:{_key(obj)}", f"User dislikes {obj}"
+    return [(f"preference:{_key(o)}", f"User dislikes {o}") for o in _each(obj)]
 
 
 def _allergy(m):
@@ -537,7 +607,9 @@ RULES = [
          r"(?:just\s+|please\s+|you\s+can\s+|feel\s+free\s+to\s+)?call\s+me|I'm\s+called|I\s+am\s+called|"
          r"(?:people|everyone|everybody|friends|my\s+friends|most\s+people|folks|they)\s+(?:all\s+)?call\s+me|"
          r"(?:everyone|everybody|my\s+friends?|people)\s+calls\s+me|I\s+go\s+by|my\s+first\s+name\s+is|"
-         r"(?:please\s+)?address\s+me\s+as)\s+" + NAME
+         r"(?:please\s+)?address\s+me\s+as|I'm\s+known\s+as|I\s+am\s+known\s+as|"
+         r"(?:my\s+friends|everyone|people|most\s+people)\s+know\s+me\s+as|"
+         r"I\s+prefer\s+(?:to\s+be\s+called|being\s+called|to\s+go\s+by)|I'd\s+(?:rather|prefer\s+to|like\s+to)\s+be\s+called)\s+" + NAME
          + r"\s*(?:$|[,.!;]|\s+and\b|\s+here\b|\s+(?i:at\s+work|from\s+now\s+on|please|pls|plz|thanks|instead|for\s+short|now)\b)",
          _name, 0.95),
     Rule(r"(?i:it's|it\s+is)\s+" + NAME + r",?\s+(?i:not)\s+" + rf"{UPPER}{WORD_CHARS}{{1,30}}" + r"\s*(?:$|[.!,;]|\s[-–—])",
@@ -568,7 +640,10 @@ RULES = [
     Rule(r"(?i:(?:I|we)\s+(?:just\s+|recently\s+|finally\s+)?(?:bought|rent|rented|own|found)|(?:I've|we've)\s+(?:just\s+)?(?:bought|rented|found))"
          r"\s+(?i:an?|our|my)\s+(?i:(?:new\s+|little\s+|small\s+)?(?:house|flat|apartment|place|home|condo|cottage))\s+(?i:in)\s+"
          + PLACE + r"(?=$|[\s,.!;])", _location, 0.8),
-    Rule(r"(?i:I\s+live\s+(?:just\s+)?(?:outside(?:\s+of)?|near)|I\s+live\s+in|I'm\s+living\s+in|I\s+am\s+living\s+in|I'm\s+based\s+in|I\s+am\s+based\s+in|"
+    Rule(r"(?i:I\s+live\s+(?:just\s+)?(?:outside(?:\s+of)?|near)|"
+         r"I\s+live\s+(?:in|on)\s+the\s+(?:suburbs|outskirts|edge|centre|center|north|south|east|west|middle)\s+of|"
+         r"I\s+live\s+in\s+(?:downtown|central|north|south|east|west|northern|southern|eastern|western|rural|suburban|greater)|"
+         r"I\s+live\s+in|I'm\s+living\s+in|I\s+am\s+living\s+in|I'm\s+based\s+in|I\s+am\s+based\s+in|"
          r"I\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+to|I've\s+(?:just\s+)?moved\s+to|"
          r"I\s+have\s+(?:just\s+)?moved\s+to|I\s+now\s+live\s+in|we\s+(?:now\s+)?live\s+in|home\s+is|"
          r"I\s+reside\s+in|I'm\s+(?:now\s+)?(?:located|settled)\s+in|I\s+am\s+(?:now\s+)?(?:located|settled)\s+in|"
@@ -612,6 +687,8 @@ RULES = [
     Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:the|a|an)\s+)?((?:CEO|CTO|CFO|COO|CIO|CMO|VP|founder|co-founder|cofounder|owner|"
          r"head\s+of\s+[a-z]+|director\s+of\s+[a-z]+|VP\s+of\s+[a-z]+|manager\s+of\s+[a-z]+))\s+(?i:of|at)\s+" + ORG
          + r"(?=$|[\s,.!;])", _title_at, 0.8),
+    Rule(r"(?i:I\s+work|I've\s+worked|I\s+have\s+worked|I've\s+been\s+working|I\s+have\s+been\s+working|I'm\s+working)"
+         r"\s+(?i:at|for)\s+" + ORG + r"\s+(?i:as)\s+(?:an?\s+)?" + REST, _job_as_after_org, 0.8),
     Rule(r"(?i:my\s+(?:job|role|position)\s+is)\s+(?:an?\s+)?((?:[a-z\-]+\s+){0,3}[a-z\-]+)\s*(?:$|[,.!;])", _job, 0.8),
     Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:(?i:currently|now|still|also|actually)\s+)?(?:an?\s+)"
          r"((?:[a-z\-]+\s+){0,3}[a-z\-]+)(?:\s+by\s+(?:profession|trade))?"
@@ -696,6 +773,11 @@ RULES = [
          r"(?i:(?:\w+\s+)?(?:trip|flight|holiday|vacation|getaway|visit))\s+to\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.8),
     Rule(r"(?i:I|we)\s+(?i:leave|fly|head|set\s+off|depart)\s+for\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.75),
     Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:visiting)\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.75),
+    Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:going|off|heading)\s+(?i:on\s+(?:a\s+|our\s+|my\s+)?(?:holiday|vacation|trip|honeymoon|"
+         r"road\s+trip|work\s+trip|business\s+trip|city\s+break)|back)\s+(?i:to)\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.8),
+    Rule(r"(?i:I\s+have|I've\s+got|we\s+have|we've\s+got)\s+(?i:an?|my|our)\s+(?:\w+\s+)?(?i:conference|wedding|trip|holiday|"
+         r"vacation|meeting|work\s+trip|business\s+trip|interview|gig|concert)\s+(?i:in)\s+" + PLACE
+         + r"(?=$|[\s,.!;])(?!\s+(?i:last|yesterday))", _plan, 0.75),
     Rule(r"(?i:I'll\s+be|I\s+will\s+be|we'll\s+be|we\s+will\s+be)\s+(?i:travell?ing|flying|going|heading|driving|moving)\s+"
          r"(?i:to)\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.8),
     Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:spending)\s+(?i:(?:the\s+|my\s+|our\s+)?(?:christmas|easter|new\s+year|summer|winter|"
@@ -767,11 +849,16 @@ _DROPPED_SUBJECT = [
     (re.compile(r"(?i:a\s+(?:big|huge|massive|great)\s+fan\s+of)\b"), "I'm "),
     (re.compile(r"(?i:(?:big|huge|massive|great)\s+fan\s+of)\b"), "I'm a "),
     (re.compile(r"(?i:(?:severely\s+|very\s+)?allergic\s+to|married\s+to)\b"), "I'm "),
+    (re.compile(r"(?i:visiting)\s+(?=" + UPPER + r")(?!.*\b(?:is|was|would|will|could|can|must|should|sounds|seems|takes|"
+                r"costs|feels|makes|looks)\b)"), "I'm "),
     (re.compile(r"(?i:heading|flying|going|travell?ing|driving|off)\s+to\s+(?=" + UPPER + r")(?!.*\b(?:is|was|would|will|could|"
                 r"can|must|should|sounds|seems|takes|costs|feels|makes|looks)\b)"), "I'm "),
     (re.compile(r"(?i:" + _DROPPED_I_VERBS + r")(?=\s+(?:to|in|at|a|an|up|by|from|with|for|as)\b)"), "I "),
 ]
 _FILLER = re.compile(FILLER)
+# "I currently live in…", "I'm also a nurse", "we still live in…": the adverb says nothing the rules need.
+_SUBJECT_ADVERBS = re.compile(r"((?:I|I'm|I've|we|we're|we've|I\s+am|we\s+are)\s+)(?:(?i:currently|now|still|also|actually|"
+                              r"honestly|definitely|totally|absolutely|literally|basically|officially|presently)\s+)+")
 _MARRIED = re.compile(r"I\s+(?:got|are|were)\s+married\b")
 _LONE_NAME = re.compile(NAME)
 MAX_CLAUSE = 500  # longer clauses are no plain statement (every object is at most 6 words, a note 300 chars)
@@ -840,6 +927,8 @@ def clauses(text: str) -> list[tuple[str, bool]]:
                 clause = "I have " + clause
             else:
                 head = _FILLER.match(clause).end()
+                if adverbs := _SUBJECT_ADVERBS.match(clause, head):
+                    clause = clause[:head] + adverbs.group(1) + clause[adverbs.end():]
                 for start, subject in _DROPPED_SUBJECT:
                     if start.match(clause, head):
                         clause = clause[:head] + subject + clause[head:]
