@@ -30,7 +30,8 @@ PLACE_NC = "(?:" + PLACE[1:]  # the same, capturing nothing
 FILLER = (r"^(?:(?i:oh|ah|well|also|actually|anyway|anyways|so|and|btw|by the way|fyi|just so you know|for the record|"
           r"honestly|yes|yeah|yep|no|nope|ok|okay|hi|hello|hey|hi there|plus|but|incidentally|for context|"
           r"just fyi|fun fact|one more thing|update|quick update|correction|small correction|"
-          r"ps|p\.s|edit|oops|whoops|sorry|scratch that|wait|originally|(?:a\s+(?:bit|little)\s+)?about\s+me|professionally|by profession|by trade|"
+          r"ps|p\.s|edit|oops|whoops|sorry|scratch that|wait|originally|quick intro|intro|background|some context|info|"
+          r"work-wise|workwise|career-wise|job-wise|personally|(?:a\s+(?:bit|little)\s+)?about\s+me|professionally|by profession|by trade|"
           r"these days|nowadays|currently|right now|at the moment|"
           r"now|(?:next|this)\s+(?:week|month|year|spring|summer|autumn|fall|winter|weekend)|tomorrow|soon|by day|"
           r"in (?:january|february|march|april|may|june|july|august|september|october|november|december))"
@@ -192,6 +193,20 @@ def _name(m):
     return "name", f"User's name is {m.group(1)}"
 
 
+# Nationalities and languages: "my husband is Croatian" names nobody.
+NATIONALITIES = frozenset("""
+afghan albanian algerian american andorran angolan argentine argentinian armenian australian austrian azerbaijani
+bangladeshi belarusian belgian bolivian bosnian brazilian british bulgarian burmese cambodian cameroonian canadian
+chilean chinese colombian congolese croatian cuban cypriot czech danish dominican dutch ecuadorian egyptian english
+eritrean estonian ethiopian filipino finnish french georgian german ghanaian greek guatemalan haitian honduran
+hungarian icelandic indian indonesian iranian iraqi irish israeli italian ivorian jamaican japanese jordanian
+kazakh kenyan korean kosovan kurdish kuwaiti latvian lebanese libyan lithuanian luxembourgish macedonian malaysian
+maltese mexican moldovan mongolian montenegrin moroccan nepalese nigerian norwegian pakistani palestinian panamanian
+peruvian polish portuguese romanian russian rwandan saudi scottish senegalese serbian singaporean slovak slovenian
+somali spanish sudanese swedish swiss syrian taiwanese tajik tanzanian thai tunisian turkish ugandan ukrainian
+uruguayan uzbek venezuelan vietnamese welsh yemeni zambian zimbabwean latino latina hispanic asian african european
+arab scandinavian nordic basque catalan flemish québécois quebecois
+""".split())
 # Capitalised words that follow "I'm" without being a name ("I'm Catholic", "I'm OK").
 NOT_INTRO = frozenset("""
 ok okay fine good great sorry back home here done ready new sure free busy tired sick well happy sad
@@ -206,7 +221,7 @@ def _intro_name(m):
     """A bare "I'm X." must not look like an adjective; "I'm X, nice to meet you" may."""
     name = m.group(1)
     lowered = name.lower()
-    if lowered in NOT_INTRO or lowered in NOT_NAMES or not _proper(name):
+    if lowered in NOT_INTRO or lowered in NOT_NAMES or lowered in NATIONALITIES or not _proper(name):
         return None
     if not m.group(2) and lowered.endswith(ADJECTIVE_ENDINGS):
         return None
@@ -304,7 +319,7 @@ RELATIVE_FORMS = {"bf": "boyfriend", "gf": "girlfriend", "hubby": "husband", "wi
 def _relative(m):
     relative, name = m.group(1).lower(), _not_possessive(m.group(2))
     relative = RELATIVE_FORMS.get(relative, relative)
-    if name.split()[0].lower() in NOT_NAMES or not _proper(name):
+    if name.split()[0].lower() in NOT_NAMES or not _proper(name) or name.split()[0].lower() in NATIONALITIES | NOT_INTRO:
         return None
     if relative in SPOUSES:
         return "family:spouse", f"User's {relative} is {name}"
@@ -332,7 +347,7 @@ class _Groups:
 
 PRONOUNS = frozenset("he she it this that there here who what which everyone someone nobody".split())
 _PLURALS = {(w[:-1] + "ies" if w.endswith("y") and w[-2] not in "aeiou" else w + ("es" if w.endswith(("sh", "ch", "s")) else "s")): w
-            for w in ("sister brother daughter son cousin aunt uncle niece nephew dog cat puppy kitten parrot rabbit "
+            for w in ("sister brother daughter son cousin aunt uncle niece nephew twin dog cat puppy kitten parrot rabbit "
                       "bunny hamster horse pony turtle tortoise bird budgie fish ferret gecko lizard snake").split()}
 PLURALS = "|".join(sorted(_PLURALS, key=len, reverse=True))
 KIDS = ("kid", "kids", "child", "children")
@@ -673,7 +688,8 @@ RULES = [
          r"I\s+have\s+been\s+working\s+as|I've\s+worked\s+as|I\s+have\s+worked\s+as|"
          r"I'm\s+employed\s+as|I\s+am\s+employed\s+as|"
          r"I\s+(?:just\s+|finally\s+|recently\s+)?(?:got|landed|took|accepted)\s+an?\s+(?:new\s+)?(?:job|position|role)\s+as|"
-         r"my\s+(?:job\s+title|title|occupation|profession)\s+is)\s+(?:an?\s+)?" + REST, _job_as, 0.85),
+         r"my\s+(?:job\s+title|title|occupation|profession)\s+is|I\s+(?:just\s+|recently\s+)?(?:started|began)\s+(?:working\s+)?as)"
+         r"\s+(?:an?\s+)?" + REST, _job_as, 0.85),
     Rule(r"(?i:I\s+(?:work|am\s+working|'m\s+working)\s+in)\s+((?i:" + FIELDS + r"))\s*(?:$|[,.!;]|\s+(?:at|for|now|these)\b)",
          _field, 0.8),
     Rule(r"(?i:I\s+(?:run|own|manage|co-own|started)|I've\s+(?:started|opened)|I\s+opened)\s+((?i:an?|my\s+own|a\s+small|a\s+little))\s+"
@@ -691,7 +707,7 @@ RULES = [
          r"\s+(?i:at|for)\s+" + ORG + r"\s+(?i:as)\s+(?:an?\s+)?" + REST, _job_as_after_org, 0.8),
     Rule(r"(?i:my\s+(?:job|role|position)\s+is)\s+(?:an?\s+)?((?:[a-z\-]+\s+){0,3}[a-z\-]+)\s*(?:$|[,.!;])", _job, 0.8),
     Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:(?i:currently|now|still|also|actually)\s+)?(?:an?\s+)"
-         r"((?:[a-z\-]+\s+){0,3}[a-z\-]+)(?:\s+by\s+(?:profession|trade))?"
+         r"((?:[a-zA-Z\-]+\s+){0,3}[a-z\-]+)(?:\s+by\s+(?:profession|trade))?"
          r"\s*(?:$|[,.!;]|\s+(?:over\s+)?at\b|\s+in\b|\s+for\b|\s+with\b|\s+on\s+the\b)",
          _job, 0.85),
     Rule(r"(?i:I\s+work\s+(?:at|for)|I'm\s+working\s+(?:at|for)|I\s+am\s+working\s+(?:at|for)|"
@@ -706,9 +722,10 @@ RULES = [
          r"I(?:'ve|\s+have)\s+been\s+at|I\s+work\s+(?:in|on)\s+[a-z]+(?:\s+[a-z]+)?\s+(?:at|for)|"
          r"I\s+(?:just\s+|finally\s+|recently\s+)?(?:got|landed)\s+an?\s+(?:new\s+)?(?:job|position|role)\s+as\s+"
          r"(?:an?\s+)?[a-z\-]+(?:\s+[a-z\-]+){0,3}\s+(?:at|with)|"
-         r"I\s+work\s+(?:at|for)\s+an?\s+(?:[a-z\-]+\s+){0,3}(?:called|named))\s+" + ORG
+         r"I\s+work\s+(?:at|for)\s+an?\s+(?:[a-z\-]+\s+){0,3}(?:called|named)|"
+         r"I\s+(?:just\s+|recently\s+)?(?:started|began)\s+(?:working\s+)?as\s+an?\s+(?:[a-zA-Z\-]+\s+){0,3}[a-z\-]+\s+(?:at|with))\s+" + ORG
          + r"(?=$|[\s,.!;])(?!\s+(?i:before|previously|once|years\s+ago|in\s+the\s+past))", _employer, 0.85),
-    Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:currently|now|still|also|actually)\s+)?an?\s+(?:[a-z\-]+\s+){0,3}[a-z\-]+\s+"
+    Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:currently|now|still|also|actually)\s+)?an?\s+(?:[a-zA-Z\-]+\s+){0,3}[a-z\-]+\s+"
          r"(?i:(?:over\s+)?at|for|with)\s+" + ORG + r"(?=$|[\s,.!;])",
          _employer_after_job, 0.8),
     Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:severely\s+|very\s+|mildly\s+|deathly\s+)?(?i:allergic)\s+to\s+"
@@ -727,7 +744,7 @@ RULES = [
     Rule(r"([a-zA-Z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30})?)\s+(?i:is\s+my\s+(?:thing|jam|passion))\s*(?:$|[,.!;])",
          _like, 0.75),
     # Work named by its verb: "I teach maths at a school", "I do accounting for a living".
-    Rule(r"(?i:I\s+teach)\s+([a-zA-Z][a-z\-]{1,30})(?=\s+(?i:at|in|for|to)\b|\s*(?:$|[,.!;]))", _teach, 0.8),
+    Rule(r"(?i:I\s+teach)\s+([a-zA-Z][a-z\-]{1,30})(?=\s+(?i:at|in|for|to|on|online|part-time|full-time|privately|classes|lessons)\b|\s*(?:$|[,.!;]))", _teach, 0.8),
     Rule(r"(?i:I\s+do)\s+([a-z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30})?)\s+(?i:for\s+a\s+living)", _work_verb, 0.85),
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|(?:I|we)\s+(?:just\s+)?(?:adopted|got)|"
          r"(?:I've|we've)\s+(?:just\s+)?(?:adopted|got))\s+(?i:an?|another)\s+" + PET_ADJECTIVES + r"((?i:"
@@ -744,6 +761,8 @@ RULES = [
          + r"\s*(?:$|[.!;,])", _relative, 0.85),
     Rule(NAME + r"\s+(?i:and\s+I\s+(?:got|are|were)\s+married)\b", _spouse, 0.85),
     Rule(r"(?i:I'm|I\s+am)\s+(?i:married|engaged)\s+to\s+" + NAME + r"(?=$|[\s,.!;])", _spouse, 0.9),
+    Rule(r"((?i:mum|mom|mam|dad|mother|father|grandma|grandpa|granny|nana))(?:'s\s+name\s+is|(?:\s+is|'s)\s+(?:named|called))\s+"
+         + NAME + r"\s*(?:$|[,.!;])", _relative, 0.8),
     Rule(r"(?i:my)\s+(" + RELATIVES + r")(?:'s\s+name\s+is|(?:\s+is|'s)\s+(?:named|called)|\s+is)\s+"
          r"(?:(?i:actually|really|now|still)\s+)?" + NAME
          + r"\s*(?:$|[,.!;])", _relative, 0.85),
@@ -761,6 +780,8 @@ RULES = [
          + PLURALS + r")),?\s+" + NAME + r"(?:,\s+" + NAME + r")?,?\s+(?i:and)\s+" + NAME + r"\s*(?:$|[.!;,])", _several, 0.85),
     Rule(r"(?i:my|our)\s+((?i:kids|children|" + PLURALS + r"))\s+(?i:are)\s+(?:(?i:called|named)\s+)?" + NAME
          + r"(?:,\s+" + NAME + r")?,?\s+(?i:and)\s+" + NAME + r"\s*(?:$|[.!;,])", _kids_are, 0.85),
+    Rule(r"(?i:my|our)\s+((?i:kids|children|" + PLURALS + r")),\s+" + NAME + r"(?:,\s+" + NAME + r")?,?\s+(?i:and)\s+"
+         + NAME + r",", _kids_are, 0.8),
     Rule(r"(?i:(?:I|we)\s+(?:just\s+)?(?:had|welcomed)|(?:I've|we've)\s+(?:just\s+)?(?:had|welcomed))\s+(?i:a|our)\s+"
          r"(?i:(?:baby|little|new)\s+)?((?i:girl|boy|daughter|son)),?\s+(?:(?i:named|called)\s+)?" + NAME + r"(?=$|[\s,.!;])",
          _baby, 0.85),
@@ -789,7 +810,8 @@ RULES = [
     Rule(r"(?i:I\s+(?:much\s+|really\s+|generally\s+)?prefer)\s+" + r"([a-z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30}){0,2})"
          + r"\s+(?i:over|to|rather\s+than)\s+([a-z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30}){0,2})\s*(?:$|[,.!;])",
          _prefer, 0.8),
-    Rule(r"(?i:I'm|I\s+am)\s+(?:a\s+|strictly\s+|fully\s+)?([a-z\-]+)\s*(?:$|[,.!]|\s+now\b|\s+these\s+days\b)", _diet, 0.85),
+    Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:a\s+|strictly\s+|fully\s+)?([a-z\-]+)"
+         r"\s*(?:$|[,.!]|\s+now\b|\s+these\s+days\b|\s+since\b|\s+for\b)", _diet, 0.85),
     Rule(r"(?i:my\s+birthday\s+is(?:\s+on)?)\s+" + REST, _birthday, 0.9),
     Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s+(?i:years\s+old|yrs\s+old|year\s+old)", _age, 0.9),
     Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s*[.!]?$", _age, 0.8),
@@ -843,12 +865,15 @@ _CLAUSE = re.compile(r"(?:(?<!\s)\s++)?(?:,\s*+)?\b(?:but|and|so|although|though
                      r"|(?:,\s*+|(?<!\s)\s++)and\s++(?=an?\s+(?i:" + PETS + r")\s+(?:named|called)\b)")
 # After "and" the subject is implied: "I work for Allegro and live in Zürich".
 _IMPLIED_I = re.compile(r"(?:(?:now|also)\s+)?(?:live|work)\s+(?:in|at|for|as)\b|" + _DROPPED_I_VERBS)
+_I_PLURAL = re.compile(r"I\s+(?=(?:are|were|have\s+been|have|'ve)\b)")  # "my gf and | I are moving to…"
 _IMPLIED_HAVE = re.compile(r"an?\s+(?i:" + PETS + r")\s+(?:named|called)\b")
 # A sentence with its subject left out: "Big fan of knitting", "Allergic to latex", "Moved to Brno".
 _DROPPED_SUBJECT = [
     (re.compile(r"(?i:a\s+(?:big|huge|massive|great)\s+fan\s+of)\b"), "I'm "),
     (re.compile(r"(?i:(?:big|huge|massive|great)\s+fan\s+of)\b"), "I'm a "),
     (re.compile(r"(?i:(?:severely\s+|very\s+)?allergic\s+to|married\s+to)\b"), "I'm "),
+    (re.compile(r"(?i:(?:can't|cannot)\s+stand|(?:really\s+)?(?:love|adore|hate|detest|loathe))\s+"
+                r"(?!(?i:it|this|that|these|those|you|your|the|when|how|what|him|her|them)\b)"), "I "),
     (re.compile(r"(?i:visiting)\s+(?=" + UPPER + r")(?!.*\b(?:is|was|would|will|could|can|must|should|sounds|seems|takes|"
                 r"costs|feels|makes|looks)\b)"), "I'm "),
     (re.compile(r"(?i:heading|flying|going|travell?ing|driving|off)\s+to\s+(?=" + UPPER + r")(?!.*\b(?:is|was|would|will|could|"
@@ -873,7 +898,8 @@ FRAMES = re.compile(r"\b(?:pretend|imagine|suppose|story|role-?play|says?|said|t
 # Chat spelling: a lower-case "i", "im", "ive" and dropped apostrophes are the same first person.
 _CHAT_FORMS = {"i": "I", "im": "I'm", "i'm": "I'm", "ive": "I've", "i've": "I've", "i'd": "I'd", "i'll": "I'll",
                "dont": "don't", "cant": "can't", "didnt": "didn't", "doesnt": "doesn't", "isnt": "isn't",
-               "wasnt": "wasn't", "havent": "haven't", "wont": "won't", "arent": "aren't", "thats": "that's"}
+               "wasnt": "wasn't", "havent": "haven't", "wont": "won't", "arent": "aren't", "thats": "that's",
+               "hav": "have", "ive'": "I've", "iam": "I am", "myname": "my name"}
 # One swapped pair of letters in a word the rules open with ("my nmae is", "I lvie in") is read as
 # that word; a swap that spells another English word ("form" for "from") is left alone.
 _KEYWORDS = ("name", "live", "living", "from", "work", "working", "moved", "called", "married", "allergic",
@@ -894,10 +920,23 @@ def _chat_word(m: re.Match) -> str:
     return word
 
 
+# A quoted first-person sentence is someone's words to translate, rewrite or report, never a
+# statement: "Rewrite: 'I live in Turin and I'm a chef.'" Bounded, so each quote mark is looked
+# past at most 300 characters (linear time). A single quote opens after a non-letter and before a
+# letter, and closes after a letter or sentence mark: the apostrophe of "I'm" does neither.
+_QUOTED = re.compile(r"\"[^\"\n]{1,300}\"|(?<![\w'])'(?=[^\W\d_])[^\n']{0,300}(?:'(?=\w)[^\n']{0,300}){0,3}(?<=[\w.!?,])'(?![\w'])")
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|my|My|we|We|our|Our)\b|\bme\b")
+
+
+def _unquote(m: re.Match) -> str:
+    return "(a quote)" if _FIRST_PERSON.search(m.group(0)) else m.group(0)
+
+
 def normalize(text: str) -> str:
-    """Curly quotes made straight, chat spelling made standard (see `_CHAT_FORMS`, `_TYPOS`)."""
-    text = text.replace("\u2019", "'").replace("\u2018", "'")
-    return _CHAT_WORD.sub(_chat_word, text)
+    """Curly quotes made straight, chat spelling made standard (see `_CHAT_FORMS`, `_TYPOS`), and
+    quoted first-person sentences taken out."""
+    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
+    return _QUOTED.sub(_unquote, _CHAT_WORD.sub(_chat_word, text))
 
 
 def clauses(text: str) -> list[tuple[str, bool]]:
@@ -921,6 +960,8 @@ def clauses(text: str) -> list[tuple[str, bool]]:
                     and _proper(clause)):
                 parts[i + 1] = f"{clause} and {parts[i + 1].strip()}"
                 continue
+            if i and (plural := _I_PLURAL.match(clause)):
+                clause = "we " + clause[plural.end():]
             if i and _IMPLIED_I.match(clause):
                 clause = "I " + clause
             elif i and _IMPLIED_HAVE.match(clause):
