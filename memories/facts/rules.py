@@ -28,9 +28,10 @@ PLACE_NC = "(?:" + PLACE[1:]  # the same, capturing nothing
 # Words a statement may open with. Linear time: no alternative is two others in a row ("oh and" is
 # "oh" then "and"), so a run of them ("oh and oh and …") is read one way, never 2^n ways.
 FILLER = (r"^(?:(?i:oh|ah|well|also|actually|anyway|anyways|so|and|btw|by the way|fyi|just so you know|for the record|"
-          r"honestly|yes|yeah|yep|no|nope|ok|okay|hi|hello|hey|hi there|plus|but|incidentally|for context|"
+          r"honestly|yes|yeah|yep|no|nope|ok|okay|hi|hello|hey|plus|but|incidentally|for context|"
           r"just fyi|fun fact|one more thing|update|quick update|correction|small correction|"
           r"ps|p\.s|edit|oops|whoops|sorry|scratch that|wait|originally|quick intro|intro|background|some context|info|"
+          r"(?:hi|hello|hey|dear)\s+(?:support|team|all|everyone|guys|folks|there)|"
           r"work-wise|workwise|career-wise|job-wise|personally|(?:a\s+(?:bit|little)\s+)?about\s+me|professionally|by profession|by trade|"
           r"these days|nowadays|currently|right now|at the moment|"
           r"now|(?:next|this)\s+(?:week|month|year|spring|summer|autumn|fall|winter|weekend)|tomorrow|soon|by day|"
@@ -226,6 +227,14 @@ def _intro_name(m):
     if not m.group(2) and lowered.endswith(ADJECTIVE_ENDINGS):
         return None
     return "name", f"User's name is {name}"
+
+
+def _name_from(m):
+    """"I'm Kwabena, from Kumasi": a name and where the user is from."""
+    lowered = m.group(1).lower()
+    if lowered in NOT_INTRO or lowered in NOT_NAMES or lowered in NATIONALITIES or not _proper(m.group(1)):
+        return None
+    return [("name", f"User's name is {m.group(1)}"), ("origin", f"User is from {_place(m.group(2))}")]
 
 
 WHEN_WORDS = ("monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|"
@@ -596,6 +605,14 @@ def _age(m):
     return "age", f"User is {m.group(1)} years old"
 
 
+def _age_and_job(m):
+    """"I'm 27, a software developer, …": the age, and the job when it is one."""
+    found = [("age", f"User is {m.group(1)} years old")]
+    if m.group(2) and (job := _job(_Groups(m.group(2)))):
+        found.append(job)
+    return found
+
+
 def _remember(m):
     rest = m.group(1).strip().rstrip(".!")
     first = rest.split()[0].lower() if rest.split() else ""
@@ -644,6 +661,8 @@ RULES = [
     # "Hey, Dmitri speaking." / "Dmitri here, quick question": a greeting or the whole sentence.
     Rule(r"(?:(?i:hi|hello|hey)[,!]?\s+)?" + NAME + r"\s+(?i:speaking|here)\s*(?:$|[,.!]|\s+(?i:with|from)\b)", _name, 0.85),
     Rule(r"(?i:hi|hello|hey)[,!]?\s+(?:there[,!]?\s+)?(?i:I'm|I\s+am)\s+" + NAME + r"\s*(?:$|[,.!]|\s+and\b)", _name, 0.9),
+    Rule(r"(?i:I'm|I\s+am)\s+" + rf"({UPPER}{WORD_CHARS}{{1,30}})" + r"(?:\s+(?i:btw|by\s+the\s+way))?,\s+(?:(?i:originally)\s+)?"
+         r"(?i:from)\s+" + PLACE + r"(?=$|[\s,.!;])", _name_from, 0.85),
     # "I'm Renée." / "I'm Renée, nice to meet you": one capitalised word that is no adjective.
     Rule(r"(?i:I'm|I\s+am)\s+" + rf"({UPPER}{WORD_CHARS}{{1,30}})"
          + r"(?:\s*[.!]?$|\s*[.!]\s|(,\s+(?i:nice|pleased|good|glad|by\s+the\s+way|btw|here|an?\s|from\s|\d{1,3}\b)|"
@@ -658,6 +677,9 @@ RULES = [
     Rule(r"(?i:I\s+live\s+(?:just\s+)?(?:outside(?:\s+of)?|near)|"
          r"I\s+live\s+(?:in|on)\s+the\s+(?:suburbs|outskirts|edge|centre|center|north|south|east|west|middle)\s+of|"
          r"I\s+live\s+in\s+(?:downtown|central|north|south|east|west|northern|southern|eastern|western|rural|suburban|greater)|"
+         r"I\s+live\s+with\s+(?:my|our|a|two|three)\s+(?:[\w\-]+\s+){0,3}?in|"
+         r"I\s+live\s+in\s+an?\s+(?:[a-z]+\s+)?(?:town|village|city|suburb|place)\s+(?:near|outside(?:\s+of)?|close\s+to|"
+         r"(?:just\s+)?(?:north|south|east|west)\s+of)|"
          r"I\s+live\s+in|I'm\s+living\s+in|I\s+am\s+living\s+in|I'm\s+based\s+in|I\s+am\s+based\s+in|"
          r"I\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+to|I've\s+(?:just\s+)?moved\s+to|"
          r"I\s+have\s+(?:just\s+)?moved\s+to|I\s+now\s+live\s+in|we\s+(?:now\s+)?live\s+in|home\s+is|"
@@ -676,6 +698,8 @@ RULES = [
          + r"(?:\s+(?i:these\s+days|nowadays|now|at\s+the\s+moment|for\s+now))?\s*[.!]?$", _location, 0.85),
     Rule(r"(?i:currently|now|still)\s+(?i:living|based)\s+in\s+" + PLACE + r"(?=$|[\s,.!;])", _location, 0.85),
     Rule(r"(?i:I'm\s+(?:originally\s+)?from|I\s+am\s+(?:originally\s+)?from|I\s+come\s+from|"
+         r"I\s+grew\s+up\s+in\s+an?\s+(?:[a-z]+\s+)?(?:town|village|city|suburb|place)\s+(?:near|outside(?:\s+of)?|close\s+to|"
+         r"(?:just\s+)?(?:north|south|east|west)\s+of)|"
          r"I\s+grew\s+up\s+(?:in|(?:just\s+)?(?:outside(?:\s+of)?|near))|I\s+was\s+born\s+(?:and\s+(?:raised|bred)\s+)?in|originally\s+from|"
          r"I\s+was\s+(?:raised|brought\s+up)\s+in|I\s+hail\s+from|(?:I'm|I\s+am)\s+(?:a\s+)?native\s+of)\s+" + PLACE + r"(?=$|[\s,.!;])",
          _origin, 0.85),
@@ -738,7 +762,7 @@ RULES = [
          r"([a-z]{2,20})\s*(?:$|[,.!;])", _favorite_reversed, 0.8),
     Rule(r"(?i:I\s+(?:much\s+|really\s+|generally\s+|usually\s+)?prefer)\s+([a-z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30}){0,2})"
          r"\s*(?:$|[.!;])", _prefer_one, 0.7),
-    Rule(r"(?i:my\s+(?:favorite|favourite)\s+)([a-z][a-z ]{1,30}?)\s+(?i:is|are)\s+" + REST, _favorite, 0.9),
+    Rule(r"(?i:my\s+(?:all-time\s+)?(?:favorite|favourite|fav|fave)\s+)([a-z][a-z ]{1,30}?)\s+(?i:is|are)\s+" + REST, _favorite, 0.9),
     Rule(LIKE_VERBS + r"\s+" + REST, _like, 0.8),
     Rule(DISLIKE_VERBS + r"\s+" + REST, _dislike, 0.8),
     Rule(r"([a-zA-Z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30})?)\s+(?i:is\s+my\s+(?:thing|jam|passion))\s*(?:$|[,.!;])",
@@ -755,7 +779,7 @@ RULES = [
     Rule(r"(?i:my|our)\s+((?i:" + PETS + r"))(?:'s\s+name\s+is|(?:\s+is|'s)\s+(?:named|called))\s+" + NAME + r"(?=$|[\s,.!;])", _pet, 0.9),
     Rule(r"(?i:my|our)\s+(?i:(?:little\s+|old\s+|rescue\s+)?)((?i:" + PETS + r")),\s+" + NAME + r",", _pet, 0.85),
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|we\s+have\s+got)\s+an?\s+" + PET_ADJECTIVES + r"((?i:"
-         + PETS + r")),\s+" + NAME + r"\s*(?:$|[.!;])", _pet, 0.85),
+         + PETS + r")),\s+" + NAME + r"\s*(?:$|[.!;,])", _pet, 0.85),
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|we\s+have\s+got)\s+an?\s+"
          r"(?i:(?:older\s+|younger\s+|little\s+|big\s+|twin\s+|baby\s+)?)((?i:" + RELATIVES + r")),\s+" + NAME
          + r"\s*(?:$|[.!;,])", _relative, 0.85),
@@ -787,7 +811,7 @@ RULES = [
          _baby, 0.85),
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got)\s+an?\s+(?i:(?:older\s+|younger\s+|little\s+|big\s+|twin\s+)?)("
          + RELATIVES + r")\s+(?i:named|called)\s+" + NAME + r"(?=$|[\s,.!;])", _relative, 0.85),
-    Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:planning|going|heading|flying|travell?ing|off|driving|moving)\s+"
+    Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:planning|going|heading|flying|travell?ing|off|driving|moving|relocating)\s+"
          r"(?i:to\s+visit|to\s+travel\s+to|to\s+go\s+to|to)\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.8),
     Rule(r"(?i:(?:I|we)\s+(?:just\s+|finally\s+)?(?:booked|planned|have)|(?:I've|we've)\s+(?:just\s+)?(?:booked|planned)|"
          r"(?:I'm|I\s+am|we're|we\s+are)\s+(?:planning|taking|going\s+on))\s+(?i:an?|our|my)\s+"
@@ -815,6 +839,8 @@ RULES = [
     Rule(r"(?i:my\s+birthday\s+is(?:\s+on)?)\s+" + REST, _birthday, 0.9),
     Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s+(?i:years\s+old|yrs\s+old|year\s+old)", _age, 0.9),
     Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s*[.!]?$", _age, 0.8),
+    Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})(?:\s+(?i:years\s+old|yrs\s+old|yo))?,\s+(?:(?i:an?)\s+((?:[a-zA-Z\-]+\s+){0,3}[a-z\-]+)"
+         r"(?=\s*(?:$|[,.!;]|\s+(?:at|in|for|from)\b))|(?=(?i:from|married|single|living|based|originally)\b))", _age_and_job, 0.8),
     Rule(r"(?i:I\s+(?:just\s+|recently\s+)?turned|I've\s+just\s+turned)\s+(\d{1,3})"
          r"(?=\s*(?:$|[,.!;]|\s+(?i:last|this|yesterday|today|on|in)\b))", _age, 0.85),
     Rule(r"(?i:(?:please\s+|can\s+you\s+|could\s+you\s+)?remember\s+that|please\s+remember|"
@@ -855,7 +881,7 @@ _DROPPED_I_VERBS = (r"(?:(?:just|recently|finally|then|later|also)\s+)?(?:moved|
 _CLAUSE = re.compile(r"(?:(?<!\s)\s++)?(?:,\s*+)?\b(?:but|and|so|although|though|while|because|also)\s++"
                      r"(?=(?:(?:now|then|also|currently)\s+)?(?:I|I'm|I've|I'd|my|My|we|we're|we've)\b)"
                      r"|,\s*+(?=(?:now\s+)?(?:living|based)\s+in\b)"
-                     r"|,\s*+(?=(?:I|I'm|I've|my|My)\s)"
+                     r"|,\s*+(?=(?:(?:now|then|so|and\s+now)\s+)?(?:I|I'm|I've|my|My)\s)"
                      r"|,\s*+(?:where|and\s+there)\s++(?=I\s)"
                      r"|(?<!\s)\s++[—–-]\s++(?=(?:I|I'm|I've|my|My|we|we're)\s)"
                      r"|,\s*+(?=(?:his|her|its|their)\s+name\b)"
@@ -870,6 +896,7 @@ _IMPLIED_HAVE = re.compile(r"an?\s+(?i:" + PETS + r")\s+(?:named|called)\b")
 # A sentence with its subject left out: "Big fan of knitting", "Allergic to latex", "Moved to Brno".
 _DROPPED_SUBJECT = [
     (re.compile(r"(?i:a\s+(?:big|huge|massive|great)\s+fan\s+of)\b"), "I'm "),
+    (re.compile(r"(?i:been\s+(?:living|working|based))\b"), "I've "),
     (re.compile(r"(?i:(?:big|huge|massive|great)\s+fan\s+of)\b"), "I'm a "),
     (re.compile(r"(?i:(?:severely\s+|very\s+)?allergic\s+to|married\s+to)\b"), "I'm "),
     (re.compile(r"(?i:(?:can't|cannot)\s+stand|(?:really\s+)?(?:love|adore|hate|detest|loathe))\s+"
@@ -881,6 +908,9 @@ _DROPPED_SUBJECT = [
     (re.compile(r"(?i:" + _DROPPED_I_VERBS + r")(?=\s+(?:to|in|at|a|an|up|by|from|with|for|as)\b)"), "I "),
 ]
 _FILLER = re.compile(FILLER)
+# "I work nights as a guard", "I work part-time at Lidl": when and how, not what or where.
+_WORK_HOW = re.compile(r"(I\s+work)\s+(?:(?i:nights|days|weekends|evenings|mornings|shifts|part-time|full-time|part\s+time|"
+                       r"full\s+time|remotely|from\s+home|freelance|mostly|mainly)\s+)+(?=(?:as|at|for|in)\b)")
 # "I currently live in…", "I'm also a nurse", "we still live in…": the adverb says nothing the rules need.
 _SUBJECT_ADVERBS = re.compile(r"((?:I|I'm|I've|we|we're|we've|I\s+am|we\s+are)\s+)(?:(?i:currently|now|still|also|actually|"
                               r"honestly|definitely|totally|absolutely|literally|basically|officially|presently)\s+)+")
@@ -899,7 +929,7 @@ FRAMES = re.compile(r"\b(?:pretend|imagine|suppose|story|role-?play|says?|said|t
 _CHAT_FORMS = {"i": "I", "im": "I'm", "i'm": "I'm", "ive": "I've", "i've": "I've", "i'd": "I'd", "i'll": "I'll",
                "dont": "don't", "cant": "can't", "didnt": "didn't", "doesnt": "doesn't", "isnt": "isn't",
                "wasnt": "wasn't", "havent": "haven't", "wont": "won't", "arent": "aren't", "thats": "that's",
-               "hav": "have", "ive'": "I've", "iam": "I am", "myname": "my name"}
+               "hav": "have", "u": "you", "ive'": "I've", "iam": "I am", "myname": "my name"}
 # One swapped pair of letters in a word the rules open with ("my nmae is", "I lvie in") is read as
 # that word; a swap that spells another English word ("form" for "from") is left alone.
 _KEYWORDS = ("name", "live", "living", "from", "work", "working", "moved", "called", "married", "allergic",
@@ -970,6 +1000,8 @@ def clauses(text: str) -> list[tuple[str, bool]]:
                 head = _FILLER.match(clause).end()
                 if adverbs := _SUBJECT_ADVERBS.match(clause, head):
                     clause = clause[:head] + adverbs.group(1) + clause[adverbs.end():]
+                if how := _WORK_HOW.match(clause, head):
+                    clause = clause[:head] + how.group(1) + " " + clause[how.end():]
                 for start, subject in _DROPPED_SUBJECT:
                     if start.match(clause, head):
                         clause = clause[:head] + subject + clause[head:]
