@@ -32,7 +32,8 @@ FILLER = (r"^(?:(?i:oh|ah|well|also|actually|anyway|anyways|so|and|btw|by the wa
           r"just fyi|fun fact|one more thing|update|quick update|correction|small correction|"
           r"ps|p\.s|edit|oops|whoops|sorry|scratch that|wait|originally|quick intro|intro|background|some context|info|"
           r"(?:hi|hello|hey|dear)\s+(?:support|team|all|everyone|guys|folks|there)|"
-          r"work-wise|workwise|career-wise|job-wise|personally|(?:a\s+(?:bit|little)\s+)?about\s+me|professionally|by profession|by trade|"
+          r"work-wise|workwise|career-wise|job-wise|personally|since\s+\d{4}|in\s+\d{4}|"
+          r"for\s+(?:\d{1,2}|a\s+few|many|several|two|three|four|five|ten)\s+(?:years|months)|(?:a\s+(?:bit|little)\s+)?about\s+me|professionally|by profession|by trade|"
           r"these days|nowadays|currently|right now|at the moment|"
           r"now|(?:next|this)\s+(?:week|month|year|spring|summer|autumn|fall|winter|weekend)|tomorrow|soon|by day|"
           r"in (?:january|february|march|april|may|june|july|august|september|october|november|december))"
@@ -91,7 +92,7 @@ def _is_job(word: str) -> bool:
 
 DIETS = frozenset("vegetarian vegan pescatarian pescetarian keto gluten-free lactose-intolerant kosher halal".split())
 # Words between "a" and the pet ("a golden retriever", "a little black cat"), at most two.
-PET_ADJECTIVES = (r"(?:(?i:little|baby|rescue(?:d)?|old|young|new|big|small|tiny|golden|black|white|ginger|grey|gray|"
+PET_ADJECTIVES = (r"(?:\d{1,2}[\s\-]+(?i:year|month|week)s?[\s\-]+(?i:old)\s+)?(?:(?i:little|baby|rescue(?:d)?|old|young|new|big|small|tiny|golden|black|white|ginger|grey|gray|"
                   r"brown|tabby|senior|fluffy|adorable|sweet|lovely|cute)\s+){0,2}")
 PETS = ("dog|cat|puppy|kitten|parrot|rabbit|bunny|hamster|horse|pony|turtle|tortoise|bird|budgie|fish|guinea pig|"
         "ferret|gecko|lizard|snake|beagle|corgi|labrador|lab|poodle|terrier|spaniel|greyhound|husky|retriever|"
@@ -229,6 +230,24 @@ def _intro_name(m):
     return "name", f"User's name is {name}"
 
 
+def _intro_card(m):
+    """"I'm Ayo, 31, living in Lagos" / "…, from Lagos": name, age and a place."""
+    lowered = m.group(1).lower()
+    if lowered in NOT_INTRO or lowered in NOT_NAMES or lowered in NATIONALITIES or not _proper(m.group(1)):
+        return None
+    place = _place(m.group(4))
+    where = ("origin", f"User is from {place}") if m.group(3).lower() == "from" else ("location", f"User lives in {place}")
+    return [("name", f"User's name is {m.group(1)}"), ("age", f"User is {m.group(2)} years old"), where]
+
+
+def _intro_age(m):
+    """"I'm Ayo, 31": a name and an age."""
+    lowered = m.group(1).lower()
+    if lowered in NOT_INTRO or lowered in NOT_NAMES or lowered in NATIONALITIES or not _proper(m.group(1)):
+        return None
+    return [("name", f"User's name is {m.group(1)}"), ("age", f"User is {m.group(2)} years old")]
+
+
 def _name_from(m):
     """"I'm Kwabena, from Kumasi": a name and where the user is from."""
     lowered = m.group(1).lower()
@@ -317,6 +336,7 @@ SINGLE_RELATIVES = {"mother": "mother", "mom": "mother", "mum": "mother", "fathe
                     "mommy": "mother", "mama": "mother", "mam": "mother", "papa": "father", "daddy": "father"}
 NOT_NAMES = frozenset("""
 is was has the a an and but who that which my our his her their just also very so really not never always
+me i we you he she it they us him them this these those
 """.split())
 
 
@@ -429,6 +449,8 @@ def _employer_after_job(m):
     head = [w for w in m.string[:m.start(1)].split() if w.lower() not in ("at", "for", "with", "over")]
     if m.group(0).split()[-1].lower() in REACTION_WORDS or not head or not _is_job(head[-1]):
         return None  # "I'm a regular at Costco" names no employer
+    if head[-1].lower() in ("student", "pupil"):
+        return None  # a student's university is no employer
     return _employer(m)
 
 
@@ -642,7 +664,7 @@ RULES = [
          r"(?:please\s+)?address\s+me\s+as|I'm\s+known\s+as|I\s+am\s+known\s+as|"
          r"(?:my\s+friends|everyone|people|most\s+people)\s+know\s+me\s+as|"
          r"I\s+prefer\s+(?:to\s+be\s+called|being\s+called|to\s+go\s+by)|I'd\s+(?:rather|prefer\s+to|like\s+to)\s+be\s+called)\s+" + NAME
-         + r"\s*(?:$|[,.!;]|\s+and\b|\s+here\b|\s+(?i:at\s+work|from\s+now\s+on|please|pls|plz|thanks|instead|for\s+short|now)\b)",
+         + r"\s*(?:$|[,.!;]|\s+and\b|\s+but\b|\s+here\b|\s+(?i:at\s+work|from\s+now\s+on|please|pls|plz|thanks|instead|for\s+short|now)\b)",
          _name, 0.95),
     Rule(r"(?i:it's|it\s+is)\s+" + NAME + r",?\s+(?i:not)\s+" + rf"{UPPER}{WORD_CHARS}{{1,30}}" + r"\s*(?:$|[.!,;]|\s[-–—])",
          _name, 0.85,
@@ -663,6 +685,9 @@ RULES = [
     Rule(r"(?i:hi|hello|hey)[,!]?\s+(?:there[,!]?\s+)?(?i:I'm|I\s+am)\s+" + NAME + r"\s*(?:$|[,.!]|\s+and\b)", _name, 0.9),
     Rule(r"(?i:I'm|I\s+am)\s+" + rf"({UPPER}{WORD_CHARS}{{1,30}})" + r"(?:\s+(?i:btw|by\s+the\s+way))?,\s+(?:(?i:originally)\s+)?"
          r"(?i:from)\s+" + PLACE + r"(?=$|[\s,.!;])", _name_from, 0.85),
+    Rule(r"(?i:I'm|I\s+am)\s+" + rf"({UPPER}{WORD_CHARS}{{1,30}})" + r",\s+(\d{1,3}),\s+((?i:(?:living|based)\s+in|from))\s+"
+         + PLACE + r"(?=$|[\s,.!;])", _intro_card, 0.85),
+    Rule(r"(?i:I'm|I\s+am)\s+" + rf"({UPPER}{WORD_CHARS}{{1,30}})" + r",\s+(\d{1,3})\s*(?:$|[,.!;])", _intro_age, 0.85),
     # "I'm Renée." / "I'm Renée, nice to meet you": one capitalised word that is no adjective.
     Rule(r"(?i:I'm|I\s+am)\s+" + rf"({UPPER}{WORD_CHARS}{{1,30}})"
          + r"(?:\s*[.!]?$|\s*[.!]\s|(,\s+(?i:nice|pleased|good|glad|by\s+the\s+way|btw|here|an?\s|from\s|\d{1,3}\b)|"
@@ -783,6 +808,8 @@ RULES = [
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|we\s+have\s+got)\s+an?\s+"
          r"(?i:(?:older\s+|younger\s+|little\s+|big\s+|twin\s+|baby\s+)?)((?i:" + RELATIVES + r")),\s+" + NAME
          + r"\s*(?:$|[.!;,])", _relative, 0.85),
+    Rule(r"(?i:my|our)\s+((?i:" + PETS + r")),\s+(?i:an?)\s+(?:[\w\-]+\s+){0,3}?(?i:called|named)\s+" + NAME + r"(?=$|[\s,.!;])",
+         _pet, 0.8),
     Rule(NAME + r"\s+(?i:and\s+I\s+(?:got|are|were)\s+married)\b", _spouse, 0.85),
     Rule(r"(?i:I'm|I\s+am)\s+(?i:married|engaged)\s+to\s+" + NAME + r"(?=$|[\s,.!;])", _spouse, 0.9),
     Rule(r"((?i:mum|mom|mam|dad|mother|father|grandma|grandpa|granny|nana))(?:'s\s+name\s+is|(?:\s+is|'s)\s+(?:named|called))\s+"
@@ -880,6 +907,7 @@ _DROPPED_I_VERBS = (r"(?:(?:just|recently|finally|then|later|also)\s+)?(?:moved|
                     r"grew\s+up|got\s+(?:a\s+(?:new\s+)?job|hired)|landed|booked|adopted|married)\b")
 _CLAUSE = re.compile(r"(?:(?<!\s)\s++)?(?:,\s*+)?\b(?:but|and|so|although|though|while|because|also)\s++"
                      r"(?=(?:(?:now|then|also|currently)\s+)?(?:I|I'm|I've|I'd|my|My|we|we're|we've)\b)"
+                     r"|(?<=^[Mm]e)\s++and\s++(?=my\s)"
                      r"|,\s*+(?=(?:now\s+)?(?:living|based)\s+in\b)"
                      r"|,\s*+(?=(?:(?:now|then|so|and\s+now)\s+)?(?:I|I'm|I've|my|My)\s)"
                      r"|,\s*+(?:where|and\s+there)\s++(?=I\s)"
@@ -891,6 +919,8 @@ _CLAUSE = re.compile(r"(?:(?<!\s)\s++)?(?:,\s*+)?\b(?:but|and|so|although|though
                      r"|(?:,\s*+|(?<!\s)\s++)and\s++(?=an?\s+(?i:" + PETS + r")\s+(?:named|called)\b)")
 # After "and" the subject is implied: "I work for Allegro and live in Zürich".
 _IMPLIED_I = re.compile(r"(?:(?:now|also)\s+)?(?:live|work)\s+(?:in|at|for|as)\b|" + _DROPPED_I_VERBS)
+# "Me and | my husband Tariq live in Doha": after "me and", the other person's noun phrase is "we".
+_JOINT = re.compile(r"(?:my|our)\s+[\w\-]+(?:\s+" + NAME + r")?\s+(?=(?:live|lived|moved|relocated|are|were|have|just|both|now)\b)")
 _I_PLURAL = re.compile(r"I\s+(?=(?:are|were|have\s+been|have|'ve)\b)")  # "my gf and | I are moving to…"
 _IMPLIED_HAVE = re.compile(r"an?\s+(?i:" + PETS + r")\s+(?:named|called)\b")
 # A sentence with its subject left out: "Big fan of knitting", "Allergic to latex", "Moved to Brno".
@@ -990,6 +1020,8 @@ def clauses(text: str) -> list[tuple[str, bool]]:
                     and _proper(clause)):
                 parts[i + 1] = f"{clause} and {parts[i + 1].strip()}"
                 continue
+            if i and parts[i - 1].strip().lower() in ("me", "myself") and (joint := _JOINT.match(clause)):
+                out.append(("we " + clause[joint.end():], question or framed))  # and the clause itself, below
             if i and (plural := _I_PLURAL.match(clause)):
                 clause = "we " + clause[plural.end():]
             if i and _IMPLIED_I.match(clause):

@@ -160,15 +160,16 @@ def test_round_5_still_skips_other_people_frames_negations_and_jokes(text):
     assert extract(text) == set()
 
 
-@pytest.mark.parametrize("name, floor", [("first", 0.9), ("probes", 0.95), ("second", 0.95), ("third", 0.95), ("check", 0.8)])
-def test_the_own_sentences(name, floor):
+@pytest.mark.parametrize("name", ["first", "probes", "second", "third", "fourth", "check"])
+def test_the_own_sentences(name):
     """tests/data/extractor_own.json: 'first' was written before round 5 changed anything (its misses
-    were seen), 'probes', 'second' and 'third' were tuned on, 'check' was only ever scored as a total. Precision
-    must hold on the tuned sets; 'check' (39 facts, written blind) may lose two to false positives."""
+    were seen); 'probes', 'second', 'third' and 'fourth' were tuned on (the last three after one blind
+    score each, see its "about"); 'check' was only ever scored as a total. Precision must hold on the
+    tuned sets; on 'check' (39 facts, written blind) it may lose three to false positives."""
     precision, found = own_score(name)
     print(f"\nOWN {name.upper()}: precision={precision:.3f} recall={found:.3f}")
-    assert precision >= (0.9 if name == "check" else 0.95)
-    assert found >= floor
+    assert precision >= (0.92 if name == "check" else 0.95)
+    assert found >= (0.9 if name in ("first", "check") else 0.95)
 
 
 def test_the_place_is_not_taken_with_a_date_after_it():

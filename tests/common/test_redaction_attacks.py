@@ -345,7 +345,9 @@ def test_the_access_log_of_a_real_uvicorn_keeps_no_key_nor_client_token(uvicorn_
                                   "i " * 50_000, "I" + ", moved to" * 10_000, "I like pizza" + " — " * 30_000 + "x",
                                   "I like" + " " * 50_000 + "— I", "Name: " * 20_000, "my name is " * 10_000,
                                   "Heading to Rome" + " a" * 50_000, "It's " * 20_000 + "my name's not",
-                                  "We have a dog." + " His name is" * 8_000])
+                                  "We have a dog." + " His name is" * 8_000, " 'a" * 33_000, '"a' * 50_000,
+                                  "Me and my dog " * 8_000, "since 2020 " * 9_000 + "x", "I'm Ana, 3" + "1, " * 30_000,
+                                  "My cat, a " * 10_000, "I work nights " * 8_000])
 def test_100_kb_of_adversarial_user_text_does_not_stall_the_fact_rules(text):
     from memories.facts.base import UserMessage
     from memories.facts.rules import RuleExtractor
