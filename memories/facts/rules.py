@@ -1044,6 +1044,16 @@ def clauses(text: str) -> list[tuple[str, bool]]:
     return out
 
 
+def _add(found: list[Candidate], slots: set[str], message: UserMessage, built, confidence: float) -> None:
+    """Append what a build returned (one (slot, text) or a list of them), one fact per slot and clause."""
+    for slot, text in [built] if isinstance(built, tuple) else built:
+        if slot and slot in slots:
+            continue
+        slots.add(slot)
+        found.append(Candidate(text=text, slot=slot, confidence=confidence,
+                               source_entry_ids=[message.entry_id], source_seq=message.seq))
+
+
 class RuleExtractor:
     name = "rules"
 
@@ -1057,13 +1067,8 @@ class RuleExtractor:
                     continue
                 slots: set[str] = set()
 
-                def add(built, confidence: float) -> None:
-                    for slot, text in [built] if isinstance(built, tuple) else built:
-                        if slot and slot in slots:
-                            continue
-                        slots.add(slot)
-                        found.append(Candidate(text=text, slot=slot, confidence=confidence,
-                                               source_entry_ids=[message.entry_id], source_seq=message.seq))
+                def add(built, confidence: float, slots=slots, message=message) -> None:
+                    _add(found, slots, message, built, confidence)
 
                 for rule in RULES:
                     match = rule.regex.match(clause)
