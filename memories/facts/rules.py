@@ -4,6 +4,14 @@ Precision first: a pattern must open its clause (after a filler such as "Oh, and
 speech ("my friend says I live in Rome"), questions, conditionals ("if I lived in…"), past tense
 ("I used to live in…") and quotes never match. What the assistant or the instructions say is
 never given to it (see `background._user_messages`).
+
+Round 5 (issue 13): the text is first normalised (chat spelling, one swapped letter pair in a
+keyword, quoted first-person sentences taken out); clauses get their dropped or compound subject
+back ("Moved to Brno", "…, moved to Bergen", "my gf and I are…"); a possessive apposition ("with my
+parrot Nacho") counts anywhere in a statement unless a negation, frame or hedge precedes it.
+Every pattern runs in linear time on any input: no alternative of FILLER is two others in a row,
+scans over whitespace start at the first of a run and are possessive, and a clause longer than
+MAX_CLAUSE is not matched at all (tests/common/test_redaction_attacks.py).
 """
 
 from __future__ import annotations
