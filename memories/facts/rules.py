@@ -180,10 +180,57 @@ class Rule:
 
     def __init__(self, pattern: str, build, confidence: float = 0.85, needs: str | None = None):
         self.regex = re.compile(FILLER + pattern)
+        self.body = re.compile(pattern)  # matched at each of `_openings` (the same result, FILLER read once)
         self.build = build
         self.confidence = confidence
         self.alone = build.__name__ not in ("_job", "_job_as", "_employer_after_job", "_field", "_job_as_after_org")
         self.needs = re.compile(needs) if needs else None
+
+
+def _top_level(alternation: str) -> list[str]:
+    """The alternatives of a regex alternation, split at the bars outside any group."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(alternation):
+        c = alternation[i]
+        if c == "\\":
+            i += 2
+            continue
+        depth += (c == "(") - (c == ")")
+        if c == "|" and depth == 0:
+            parts.append(alternation[start:i])
+            start = i + 1
+        i += 1
+    return parts + [alternation[start:]]
+
+
+_FILLER_WORDS = re.match(r"\^\(\?:\(\?i:(.*)\)\[", FILLER, re.DOTALL).group(1)
+_FILLER_ONE = [re.compile(rf"(?i:{a})[,!.:\-–]*\s+") for a in _top_level(_FILLER_WORDS)]
+_FILLER_ANY = re.compile(rf"(?i:{_FILLER_WORDS})[,!.:\-–]*\s+")
+
+
+def _openings(clause: str) -> list[int]:
+    """Where a rule's own pattern may start, in the order `FILLER + pattern` tries them (its greedy
+    star: deepest run of openers first, each opener in FILLER's order). Each position is walked
+    once, so this is linear in the clause."""
+    if not _FILLER_ANY.match(clause):
+        return [0]
+    order: list[int] = []
+    seen: set[int] = set()
+    stack = [(0, 0)]  # (position, index of the next opener to try there)
+    seen.add(0)
+    while stack:
+        pos, k = stack.pop()
+        while k < len(_FILLER_ONE):
+            m = _FILLER_ONE[k].match(clause, pos)
+            k += 1
+            if m and m.end() not in seen:
+                seen.add(m.end())
+                stack.append((pos, k))
+                stack.append((m.end(), 0))
+                break
+        else:
+            order.append(pos)
+    return order
 
 
 class Apposition:
@@ -1078,8 +1125,11 @@ class RuleExtractor:
                 def add(built, confidence: float, slots=slots, message=message) -> None:
                     _add(found, slots, message, built, confidence)
 
+                openings = _openings(clause)
                 for rule in RULES:
-                    match = rule.regex.match(clause)
+                    for start in openings:
+                        if match := rule.body.match(clause, start):
+                            break
                     if not match:
                         continue
                     # A hedge before the statement ("maybe I'll move to…") makes it no statement.

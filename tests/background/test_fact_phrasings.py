@@ -264,3 +264,24 @@ def test_precision_holds_on_the_fresh_lines(half):
     print(f"\n{half.upper()} RULES: precision={precision:.3f} recall={found:.3f}")
     assert precision >= 0.95
     assert found >= 0.95
+
+
+@pytest.mark.parametrize("clause", [
+    "Oh, and I live in Oslo.", "hi support, this is Dagmar from Brno", "Hi there, I'm Brian.", "hey Ana here",
+    "currently living in Oslo, sharing a flat", "So about me: I grew up in Accra", "btw by the way I'm 34",
+    "Since 2020 I've been working at Siemens Energy.", "next week I'm off to Rome", "Hello, I'm Zoë and I love jazz",
+    "ok so update: we finally moved to Tallinn", "Well, now living in Rome.", "Oh and " * 20 + "hi",
+])
+def test_each_rule_reads_filler_once_with_the_same_result(clause):
+    """RuleExtractor matches a rule's own pattern at each of `_openings` instead of `FILLER + pattern`
+    (FILLER read once per clause, not once per rule): the same match, rule by rule."""
+    from memories.facts.rules import RULES, _openings
+
+    openings = _openings(clause)
+    for rule in RULES:
+        whole = rule.regex.match(clause)
+        part = next((m for start in openings if (m := rule.body.match(clause, start))), None)
+        def seen(m):  # the match's end and each group's span (the whole match starts before the filler)
+            return m and (m.end(), [m.span(i) for i in range(1, (m.re.groups or 0) + 1)])
+
+        assert seen(whole) == seen(part)
