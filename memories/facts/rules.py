@@ -4,6 +4,14 @@ Precision first: a pattern must open its clause (after a filler such as "Oh, and
 speech ("my friend says I live in Rome"), questions, conditionals ("if I lived in…"), past tense
 ("I used to live in…") and quotes never match. What the assistant or the instructions say is
 never given to it (see `background._user_messages`).
+
+Round 5 (issue 13): the text is first normalised (chat spelling, one swapped letter pair in a
+keyword, quoted first-person sentences taken out); clauses get their dropped or compound subject
+back ("Moved to Brno", "…, moved to Bergen", "my gf and I are…"); a possessive apposition ("with my
+parrot Nacho") counts anywhere in a statement unless a negation, frame or hedge precedes it.
+Every pattern runs in linear time on any input: no alternative of FILLER is two others in a row,
+scans over whitespace start at the first of a run and are possessive, and a clause longer than
+MAX_CLAUSE is not matched at all (tests/common/test_redaction_attacks.py).
 """
 
 from __future__ import annotations
@@ -23,12 +31,19 @@ PLACE = (rf"((?:the\s+)?{UPPER}[\w'\-.]*(?:\s+(?:{UPPER}[\w'\-.]*|de|del|da|am|u
          rf"(?:,\s+{UPPER}[\w'\-]+){{0,1}})")
 ORG = rf"({UPPER}[\w&'\-.]*(?:(?:\s+(?:&|of|and|de|the))?\s+{UPPER}[\w&'\-.]*){{0,4}})"
 REST = r"(.+)"
+PLACE_NC = "(?:" + PLACE[1:]  # the same, capturing nothing
 
+# Words a statement may open with. Linear time: no alternative is two others in a row ("oh and" is
+# "oh" then "and"), so a run of them ("oh and oh and …") is read one way, never 2^n ways.
 FILLER = (r"^(?:(?i:oh|ah|well|also|actually|anyway|anyways|so|and|btw|by the way|fyi|just so you know|for the record|"
-          r"honestly|yes|yeah|yep|no|nope|ok|okay|hi|hello|hey|hi there|plus|but|incidentally|for context|"
-          r"just fyi|fun fact|oh and|oh also|and also|one more thing|update|quick update|correction|small correction|"
-          r"ps|p\.s|edit|professionally|by profession|by trade|these days|nowadays|currently|right now|at the moment|"
-          r"next week|next month|next year|this summer|this winter|this weekend|this year|tomorrow|soon|"
+          r"honestly|yes|yeah|yep|no|nope|ok|okay|hi|hello|hey|plus|but|incidentally|for context|"
+          r"just fyi|fun fact|one more thing|update|quick update|correction|small correction|"
+          r"ps|p\.s|edit|oops|whoops|sorry|scratch that|wait|originally|quick intro|intro|background|some context|info|"
+          r"(?:hi|hello|hey|dear)\s+(?:support|team|all|everyone|guys|folks|there)|"
+          r"work-wise|workwise|career-wise|job-wise|personally|since\s+\d{4}|in\s+\d{4}|"
+          r"for\s+(?:\d{1,2}|a\s+few|many|several|two|three|four|five|ten)\s+(?:years|months)|(?:a\s+(?:bit|little)\s+)?about\s+me|professionally|by profession|by trade|"
+          r"these days|nowadays|currently|right now|at the moment|"
+          r"now|(?:next|this)\s+(?:week|month|year|spring|summer|autumn|fall|winter|weekend)|tomorrow|soon|by day|"
           r"in (?:january|february|march|april|may|june|july|august|september|october|november|december))"
           r"[,!.:\-–]*\s+)*")
 
@@ -45,12 +60,56 @@ physiotherapist physio physician-assistant paralegal actor actress dancer singer
 courier florist butcher tailor hairdresser barber stylist optician podiatrist chiropractor osteopath anaesthetist
 anesthetist orthodontist hygienist caregiver carer nanny director supervisor coordinator intern apprentice
 postdoc sonographer paramedic geologist astronomer archaeologist historian curator conductor composer producer
+sommelier hotelier glazier farrier soldier sailor cashier courier bookkeeper zookeeper beekeeper locksmith stonemason
+radiographer roofer plasterer bricklayer joiner decorator gardener landscaper cleaner janitor porter guard
+programmer coder webmaster copyeditor proofreader interpreter steward stewardess flight-attendant lifeguard
+veterinarian vet-tech sysadmin dba ux-designer worker assistant caretaker housekeeper nanny babysitter doula
+solicitor barrister notary priest pastor rabbi imam vicar minister monk nun sergeant captain lieutenant marine
+fisherman postman firefighter policeman policewoman handyman repairman salesman saleswoman cameraman miner rancher
+shepherd ranger forester surgeon psychiatrist paediatrician pediatrician obstetrician phlebotomist emt gp
+technologist tiler jeweller jeweler cobbler seamstress upholsterer printer publisher reporter columnist blogger
+vlogger youtuber streamer influencer podcaster dj comedian magician model athlete footballer cricketer referee
+umpire instructor principal headteacher headmaster dean registrar archivist docent guide interpreter linguist
+teller concierge valet chauffeur co-pilot navigator controller dispatcher operator fitter builder labourer laborer
+foreman contractor drafter draughtsman modeller cartoonist sculptor potter ceramicist weaver grocer greengrocer
+retailer merchant vendor wholesaler importer exporter owner proprietor landlord landlady housewife househusband
+homemaker caregiver psychotherapist mentor masseuse manicurist tattooist videographer cinematographer filmmaker
+screenwriter playwright novelist lyricist songwriter pianist violinist guitarist drummer cellist vocalist rapper
+choreographer stagehand developer engineer scientist analyst consultant specialist coordinator officer executive
+representative rep associate strategist planner buyer merchandiser auditor actuary underwriter trader broker
+clerk student pupil trainee""".split())
+# Words in front of a job noun that make it no job ("a good cook", "a hard worker", "a big eater").
+NOT_JOB_MODIFIERS = frozenset("""
+good bad great terrible awful decent hard fast slow quick big huge heavy light early late avid keen real total
+complete bit little lot home amateur hobby wannabe aspiring failed terrible lousy picky fussy messy bored lazy
 """.split())
+# -ist nouns that are no occupation.
+NOT_JOB_IST = frozenset("""
+optimist pessimist perfectionist realist idealist minimalist maximalist feminist socialist communist capitalist
+nationalist tourist racist sexist purist activist hypochondriac cyclist atheist theist catholicist loyalist
+extremist moralist individualist introvert extrovert
+""".split())
+# Job nouns by their ending ("beekeeper", "goldsmith", "radiographer", "cardiologist", "optician").
+JOB_ENDINGS = ("keeper", "smith", "mason", "grapher", "ologist", "ician", "wright", "monger", "maker", "tender")
+
+
+def _is_job(word: str) -> bool:
+    word = word.lower()
+    return (word in JOBS or (len(word) > 6 and word.endswith(JOB_ENDINGS))
+            or (len(word) > 5 and word.endswith("ist") and word not in NOT_JOB_IST))
 
 DIETS = frozenset("vegetarian vegan pescatarian pescetarian keto gluten-free lactose-intolerant kosher halal".split())
+# Words between "a" and the pet ("a golden retriever", "a little black cat"), at most two.
+PET_ADJECTIVES = (r"(?:\d{1,2}[\s\-]+(?i:year|month|week)s?[\s\-]+(?i:old)\s+)?(?:(?i:little|baby|rescue(?:d)?|old|young|new|big|small|tiny|golden|black|white|ginger|grey|gray|"
+                  r"brown|tabby|senior|fluffy|adorable|sweet|lovely|cute)\s+){0,2}")
 PETS = ("dog|cat|puppy|kitten|parrot|rabbit|bunny|hamster|horse|pony|turtle|tortoise|bird|budgie|fish|guinea pig|"
         "ferret|gecko|lizard|snake|beagle|corgi|labrador|lab|poodle|terrier|spaniel|greyhound|husky|retriever|"
-        "dachshund|collie|sheepdog|pug|bulldog|schnauzer|whippet|tabby|siamese|maine coon|lop|dwarf rabbit")
+        "dachshund|collie|sheepdog|pug|bulldog|schnauzer|whippet|tabby|siamese|maine coon|lop|dwarf rabbit|"
+        "chihuahua|dalmatian|rottweiler|doberman|shih tzu|maltese|pomeranian|border collie|golden retriever|"
+        "german shepherd|cockatiel|canary|chinchilla|hedgehog|axolotl|iguana|tarantula|goldfish|rat|pig|goat|"
+        "chicken|hen|duck|alpaca|donkey|mare|kitty|pup|doggo|moggy|bearded dragon|ragdoll|persian|bengal|sphynx|"
+        "cockapoo|labradoodle|goldendoodle|cavapoo|jack russell|staffie|westie|sausage dog|shepherd|mutt|"
+        "cockatoo|macaw|lovebird|parakeet|gerbil|mouse|tortie|calico|rescue dog|rescue cat")
 
 # Objects that point at the conversation itself, not at a lasting preference ("I like that idea").
 REACTION_WORDS = frozenset("""
@@ -61,7 +120,7 @@ where which who why there here so much lot such
 TRAILING = re.compile(
     r"\s+(?:a lot|very much|so much|too|as well|also|though|anyway|actually|really|these days|nowadays|now|"
     r"lately|in general|generally|more than anything|most of all|best|the most|more|on weekends|at weekends|"
-    r"on the weekends?|at night|in the mornings?|in the evenings?|every day|daily|in summer|in winter|there)$", re.IGNORECASE)
+    r"tbh|lol|haha|imo|honestly|right now|on the weekends?|at night|in the mornings?|in the evenings?|every day|daily|in summer|in winter|there)$", re.IGNORECASE)
 CUT = re.compile(r"\s+(?:but|because|since|although|though|when|whenever|if|unless|while|which|who|so|as|"
                  r"and then|and i|especially|except|like)\b.*$", re.IGNORECASE)
 PRONOUN_SWAPS = [
@@ -114,13 +173,75 @@ def _sentence_case(text: str) -> str:
 
 class Rule:
     """A pattern that must open its clause. `alone`: when it matches, no later rule is tried on
-    the clause; the job and employer rules are not alone ("I'm a nurse at Siemens" says both)."""
+    the clause; the job and employer rules are not alone ("I'm a nurse at Siemens" says both).
+    `needs`: the rule counts only when the whole message matches this too ("it's Ömer, not Ayşe"
+    is a name only in a message about the user's name). `build` returns (slot, text), a list of
+    them, or None."""
 
-    def __init__(self, pattern: str, build, confidence: float = 0.85):
+    def __init__(self, pattern: str, build, confidence: float = 0.85, needs: str | None = None):
         self.regex = re.compile(FILLER + pattern)
+        self.body = re.compile(pattern)  # matched at each of `_openings` (the same result, FILLER read once)
         self.build = build
         self.confidence = confidence
-        self.alone = build.__name__ not in ("_job", "_job_as", "_employer_after_job")
+        self.alone = build.__name__ not in ("_job", "_job_as", "_employer_after_job", "_field", "_job_as_after_org")
+        self.needs = re.compile(needs) if needs else None
+
+
+def _top_level(alternation: str) -> list[str]:
+    """The alternatives of a regex alternation, split at the bars outside any group."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(alternation):
+        c = alternation[i]
+        if c == "\\":
+            i += 2
+            continue
+        depth += (c == "(") - (c == ")")
+        if c == "|" and depth == 0:
+            parts.append(alternation[start:i])
+            start = i + 1
+        i += 1
+    return parts + [alternation[start:]]
+
+
+_FILLER_WORDS = re.match(r"\^\(\?:\(\?i:(.*)\)\[", FILLER, re.DOTALL).group(1)
+_FILLER_ONE = [re.compile(rf"(?i:{a})[,!.:\-–]*\s+") for a in _top_level(_FILLER_WORDS)]
+_FILLER_ANY = re.compile(rf"(?i:{_FILLER_WORDS})[,!.:\-–]*\s+")
+
+
+def _openings(clause: str) -> list[int]:
+    """Where a rule's own pattern may start, in the order `FILLER + pattern` tries them (its greedy
+    star: deepest run of openers first, each opener in FILLER's order). Each position is walked
+    once, so this is linear in the clause."""
+    if not _FILLER_ANY.match(clause):
+        return [0]
+    order: list[int] = []
+    seen: set[int] = set()
+    stack = [(0, 0)]  # (position, index of the next opener to try there)
+    seen.add(0)
+    while stack:
+        pos, k = stack.pop()
+        while k < len(_FILLER_ONE):
+            m = _FILLER_ONE[k].match(clause, pos)
+            k += 1
+            if m and m.end() not in seen:
+                seen.add(m.end())
+                stack.append((pos, k))
+                stack.append((m.end(), 0))
+                break
+        else:
+            order.append(pos)
+    return order
+
+
+class Apposition:
+    """"my KIND Name" anywhere in a statement ("…in Bilbao with my parrot Nacho"): the possessive
+    names the user's own pet or relative whatever the clause's verb, unless a negation, frame or
+    hedge comes before it."""
+
+    def __init__(self, pattern: str, build, confidence: float = 0.8):
+        self.regex = re.compile(pattern)
+        self.build = build
+        self.confidence = confidence
 
 
 def _name(m):
@@ -129,6 +250,20 @@ def _name(m):
     return "name", f"User's name is {m.group(1)}"
 
 
+# Nationalities and languages: "my husband is Croatian" names nobody.
+NATIONALITIES = frozenset("""
+afghan albanian algerian american andorran angolan argentine argentinian armenian australian austrian azerbaijani
+bangladeshi belarusian belgian bolivian bosnian brazilian british bulgarian burmese cambodian cameroonian canadian
+chilean chinese colombian congolese croatian cuban cypriot czech danish dominican dutch ecuadorian egyptian english
+eritrean estonian ethiopian filipino finnish french georgian german ghanaian greek guatemalan haitian honduran
+hungarian icelandic indian indonesian iranian iraqi irish israeli italian ivorian jamaican japanese jordanian
+kazakh kenyan korean kosovan kurdish kuwaiti latvian lebanese libyan lithuanian luxembourgish macedonian malaysian
+maltese mexican moldovan mongolian montenegrin moroccan nepalese nigerian norwegian pakistani palestinian panamanian
+peruvian polish portuguese romanian russian rwandan saudi scottish senegalese serbian singaporean slovak slovenian
+somali spanish sudanese swedish swiss syrian taiwanese tajik tanzanian thai tunisian turkish ugandan ukrainian
+uruguayan uzbek venezuelan vietnamese welsh yemeni zambian zimbabwean latino latina hispanic asian african european
+arab scandinavian nordic basque catalan flemish québécois quebecois
+""".split())
 # Capitalised words that follow "I'm" without being a name ("I'm Catholic", "I'm OK").
 NOT_INTRO = frozenset("""
 ok okay fine good great sorry back home here done ready new sure free busy tired sick well happy sad
@@ -143,11 +278,37 @@ def _intro_name(m):
     """A bare "I'm X." must not look like an adjective; "I'm X, nice to meet you" may."""
     name = m.group(1)
     lowered = name.lower()
-    if lowered in NOT_INTRO or lowered in NOT_NAMES or not _proper(name):
+    if lowered in NOT_INTRO or lowered in NOT_NAMES or lowered in NATIONALITIES or not _proper(name):
         return None
     if not m.group(2) and lowered.endswith(ADJECTIVE_ENDINGS):
         return None
     return "name", f"User's name is {name}"
+
+
+def _intro_card(m):
+    """"I'm Ayo, 31, living in Lagos" / "…, from Lagos": name, age and a place."""
+    lowered = m.group(1).lower()
+    if lowered in NOT_INTRO or lowered in NOT_NAMES or lowered in NATIONALITIES or not _proper(m.group(1)):
+        return None
+    place = _place(m.group(4))
+    where = ("origin", f"User is from {place}") if m.group(3).lower() == "from" else ("location", f"User lives in {place}")
+    return [("name", f"User's name is {m.group(1)}"), ("age", f"User is {m.group(2)} years old"), where]
+
+
+def _intro_age(m):
+    """"I'm Ayo, 31": a name and an age."""
+    lowered = m.group(1).lower()
+    if lowered in NOT_INTRO or lowered in NOT_NAMES or lowered in NATIONALITIES or not _proper(m.group(1)):
+        return None
+    return [("name", f"User's name is {m.group(1)}"), ("age", f"User is {m.group(2)} years old")]
+
+
+def _name_from(m):
+    """"I'm Kwabena, from Kumasi": a name and where the user is from."""
+    lowered = m.group(1).lower()
+    if lowered in NOT_INTRO or lowered in NOT_NAMES or lowered in NATIONALITIES or not _proper(m.group(1)):
+        return None
+    return [("name", f"User's name is {m.group(1)}"), ("origin", f"User is from {_place(m.group(2))}")]
 
 
 WHEN_WORDS = ("monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|"
@@ -173,8 +334,13 @@ def _job(m):
     role = re.sub(r"\s+over$", "", _ROLE_TAIL.sub("", role), flags=re.IGNORECASE)  # "a nurse for years"
     if not role:
         return None
-    if role.split()[-1].lower() not in JOBS:
+    words = role.lower().split()
+    if not _is_job(words[-1]) or any(w in NOT_JOB_MODIFIERS for w in words[:-1]):
         return None
+    if words[0] in ("former", "ex", "ex-", "future", "would-be", "wannabe") or words[0].startswith("ex-"):
+        return None  # "I'm a former nurse" says what the user is not now
+    if words[0] == "retired":
+        return "job", f"User is a {role}"
     if role.lower() == "student":
         return "job", "User is a student"
     article = "an" if role[0].lower() in "aeiou" else "a"
@@ -182,6 +348,11 @@ def _job(m):
 
 
 _ROLE_TAIL = re.compile(r"\s+(?:for|at|in|with|since|from|on|there|here|now|by)\b.*$", re.IGNORECASE)
+
+
+def _job_as_after_org(m):
+    """"I work at Bosch as a welder": the job here, the employer in the employer rule."""
+    return _job_as(_Groups(m.group(2)))
 
 
 def _job_as(m):
@@ -210,23 +381,100 @@ def _proper(name: str) -> bool:
 
 
 RELATIVES = ("wife|husband|partner|spouse|sister|brother|daughter|son|mother|father|mom|mum|dad|cousin|"
-             "grandmother|grandfather|grandma|grandpa|aunt|uncle|niece|nephew|fiancée?|girlfriend|boyfriend")
-SPOUSES = {"wife", "husband", "partner", "spouse"}
-SINGLE_RELATIVES = {"mother": "mother", "mom": "mother", "mum": "mother", "father": "father", "dad": "father"}
+             "grandmother|grandfather|grandma|grandpa|aunt|uncle|niece|nephew|fiancée?|fiancee?|girlfriend|boyfriend|"
+             "hubby|wifey|bf|gf|stepson|stepdaughter|stepmother|stepfather|stepmom|stepmum|stepdad|stepsister|stepbrother|"
+             "half-sister|half-brother|twin|sibling|granddaughter|grandson|mother-in-law|father-in-law|sister-in-law|"
+             "brother-in-law|daughter-in-law|son-in-law|mommy|mama|mam|papa|daddy|granny|nana|grandad|granddad|"
+             "godson|goddaughter|godmother|godfather")
+SPOUSES = {"wife", "husband", "partner", "spouse", "hubby", "wifey"}
+SINGLE_RELATIVES = {"mother": "mother", "mom": "mother", "mum": "mother", "father": "father", "dad": "father",
+                    "mommy": "mother", "mama": "mother", "mam": "mother", "papa": "father", "daddy": "father"}
 NOT_NAMES = frozenset("""
 is was has the a an and but who that which my our his her their just also very so really not never always
+me i we you he she it they us him them this these those
 """.split())
 
 
+# Short and pet forms said for the same relative.
+RELATIVE_FORMS = {"bf": "boyfriend", "gf": "girlfriend", "hubby": "husband", "wifey": "wife", "fiance": "fiancé",
+                  "fiancee": "fiancée", "granny": "grandma", "nana": "grandma", "grandad": "grandpa", "granddad": "grandpa"}
+
+
 def _relative(m):
-    relative, name = m.group(1).lower(), m.group(2)
-    if name.split()[0].lower() in NOT_NAMES or not _proper(name):
+    relative, name = m.group(1).lower(), _not_possessive(m.group(2))
+    relative = RELATIVE_FORMS.get(relative, relative)
+    if name.split()[0].lower() in NOT_NAMES or not _proper(name) or name.split()[0].lower() in NATIONALITIES | NOT_INTRO:
         return None
     if relative in SPOUSES:
         return "family:spouse", f"User's {relative} is {name}"
     if relative in SINGLE_RELATIVES:
         return f"family:{SINGLE_RELATIVES[relative]}", f"User's {relative} is {name}"
     return f"family:{relative}:{name.lower()}", f"User's {relative} is {name}"
+
+
+def _relative_reversed(m):
+    """"Maëlle is my sister", "Kofi, my husband, …": the name comes first."""
+    if m.group(1).split()[0].lower() in NOT_NAMES or m.group(1).lower() in PRONOUNS:
+        return None
+    return _relative(_Groups(m.group(2), m.group(1)))
+
+
+class _Groups:
+    """A stand-in match for a build that takes its groups in another order."""
+
+    def __init__(self, *groups: str):
+        self.groups_ = groups
+
+    def group(self, i: int) -> str:
+        return self.groups_[i - 1]
+
+
+PRONOUNS = frozenset("he she it this that there here who what which everyone someone nobody".split())
+_PLURALS = {(w[:-1] + "ies" if w.endswith("y") and w[-2] not in "aeiou" else w + ("es" if w.endswith(("sh", "ch", "s")) else "s")): w
+            for w in ("sister brother daughter son cousin aunt uncle niece nephew twin dog cat puppy kitten parrot rabbit "
+                      "bunny hamster horse pony turtle tortoise bird budgie fish ferret gecko lizard snake").split()}
+PLURALS = "|".join(sorted(_PLURALS, key=len, reverse=True))
+KIDS = ("kid", "kids", "child", "children")
+
+
+def _several(m):
+    """"We've got two cats, Biscuit and Miso", "I have two daughters, Amara and Chidi"."""
+    kind = _PLURALS.get(m.group(1).lower())
+    names = [n for n in (m.group(2), m.group(3), m.group(4)) if n]
+    if not kind or any(n.split()[0].lower() in NOT_NAMES or not _proper(n) for n in names):
+        return None
+    if re.fullmatch(RELATIVES, kind):
+        return [_relative(_Groups(kind, n)) for n in names]
+    return [(f"pet:{n.lower()}", f"User has a {kind} named {n}") for n in names]
+
+
+def _kids_are(m):
+    """"My kids are Leo and Mia", "Our cats are Biscuit and Miso"."""
+    kind = m.group(1).lower()
+    names = [n for n in (m.group(2), m.group(3), m.group(4)) if n]
+    if any(n.split()[0].lower() in NOT_NAMES or not _proper(n) for n in names):
+        return None
+    if kind in KIDS:
+        return [(f"family:child:{n.lower()}", f"User's child is {n}") for n in names]
+    return _several(_Groups(kind, m.group(2), m.group(3), m.group(4)))
+
+
+def _baby(m):
+    kind, name = m.group(1).lower(), m.group(2)
+    if name.split()[0].lower() in NOT_NAMES or not _proper(name):
+        return None
+    relative = "daughter" if kind in ("girl", "daughter") else "son"
+    return f"family:{relative}:{name.lower()}", f"User's {relative} is {name}"
+
+
+def _named_our(m):
+    """"We named our daughter Thảo", "I named my puppy Taco"."""
+    kind, name = m.group(1).lower(), m.group(2)
+    if name.split()[0].lower() in NOT_NAMES or not _proper(name):
+        return None
+    if re.fullmatch(RELATIVES, kind):
+        return _relative(_Groups(kind, name))
+    return f"pet:{name.lower()}", f"User has a {kind} named {name}"
 
 
 def _spouse(m):
@@ -247,14 +495,17 @@ def _plan(m):
 
 def _prefer(m):
     first, second = m.group(1).strip(), m.group(2).strip()
-    if any(w in REACTION_WORDS for w in (first + " " + second).lower().split()):
+    if any(w in REACTION_WORDS or w in ("not", "never") for w in (first + " " + second).lower().split()):
         return None
     return f"preference:{_key(first)}", f"User prefers {first} over {second}"
 
 
 def _employer_after_job(m):
-    if m.group(0).split()[-1].lower() in REACTION_WORDS:
-        return None
+    head = [w for w in m.string[:m.start(1)].split() if w.lower() not in ("at", "for", "with", "over")]
+    if m.group(0).split()[-1].lower() in REACTION_WORDS or not head or not _is_job(head[-1]):
+        return None  # "I'm a regular at Costco" names no employer
+    if head[-1].lower() in ("student", "pupil"):
+        return None  # a student's university is no employer
     return _employer(m)
 
 
@@ -265,25 +516,121 @@ def _employer(m):
     return "employer", f"User works at {_place(org)}"
 
 
+# Pairs that are one thing ("fish and chips"): a list of likes is split on "and" except these.
+ONE_THING = frozenset("""rock and roll|fish and chips|salt and pepper|mac and cheese|drum and bass|rhythm and blues|
+r and b|arts and crafts|bread and butter|sweet and sour|hide and seek|dungeons and dragons|law and order|
+black and white|cheese and onion|gin and tonic|rum and coke|surf and turf|bacon and eggs|tom and jerry|
+simon and garfunkel|hall and oates|pen and paper|rice and beans|chips and salsa|milk and cookies|
+salt and vinegar|fish and rice|bed and breakfast|sun and sea|peanut butter and jelly|pb and j|oil and vinegar""".replace("\n", "").split("|"))
+
+
+def _each(obj: str) -> list[str]:
+    """"hiking, skiing and chess" is three things; "fish and chips" one."""
+    if obj.lower() in ONE_THING or not re.search(r"\s(?:and|&)\s", obj):
+        return [obj]
+    parts = [p for p in re.split(r",\s*|\s+(?:and|&)\s+", obj) if p]
+    if len(parts) > 4 or any(len(p.split()) > 3 for p in parts):
+        return [obj]
+    return parts
+
+
 def _like(m):
     obj = _clean_object(m.group(1))
     if not obj:
         return None
-    return f"preference:{_key(obj)}", f"User likes {obj}"
+    return [(f"preference:{_key(o)}", f"User likes {o}") for o in _each(obj)]
 
 
 def _dislike(m):
     obj = _clean_object(m.group(1))
     if not obj:
         return None
-    return f"preference:{_key(obj)}", f"User dislikes {obj}"
+    return [(f"preference:{_key(o)}", f"User dislikes {o}") for o in _each(obj)]
 
 
 def _allergy(m):
     obj = _clean_object(m.group(1))
-    if not obj:
+    if not obj or re.match(rf"(?i:{WHEN_WORDS})", obj):  # "allergic to Mondays" is a joke
         return None
     return f"allergy:{_key(obj)}", f"User is allergic to {obj}"
+
+
+def _intolerance(m):
+    """"I'm lactose intolerant" is the diet "lactose-intolerant" (see DIETS), others an intolerance of their own."""
+    what = m.group(1).lower()
+    if f"{what}-intolerant" in DIETS:
+        return "diet", f"User is {what}-intolerant"
+    return f"intolerance:{what}", f"User is {what}-intolerant"
+
+
+def _status(m):
+    """"I'm retired", "I'm a stay-at-home dad", "I'm between jobs": what the user does, in the job slot."""
+    said = re.sub(r"\s+", " ", m.group(1).lower())
+    return "job", f"User is {said}"
+
+
+FIELDS = ("IT|tech|finance|marketing|sales|healthcare|education|hospitality|retail|construction|insurance|logistics|"
+          "HR|law|publishing|advertising|banking|consulting|research|government|engineering|accounting|journalism|"
+          "nursing|medicine|software|real estate|the arts|fashion|tourism|pharma|biotech|academia|the NHS|IT support|"
+          "customer service|customer support|data science|cybersecurity|security|design|film|television|TV|radio|"
+          "recruitment|manufacturing|agriculture|energy|telecoms|the military|the navy|the army|local government")
+BUSINESSES = ("bakery|café|cafe|coffee shop|restaurant|shop|store|business|company|startup|start-up|farm|bar|pub|salon|"
+              "studio|clinic|practice|agency|hotel|B&B|bookshop|bookstore|gym|firm|nursery|kennel|garage|workshop|"
+              "brewery|vineyard|winery|food truck|consultancy|charity|nonprofit|non-profit|daycare|hostel|boutique")
+
+
+def _field(m):
+    return "job", f"User works in {m.group(1)}"
+
+
+def _business(m):
+    return "job", f"User runs {m.group(1).lower()} {m.group(2)}"
+
+
+def _study(m):
+    subject = m.group(1)
+    if subject.lower().split()[0] in ("for", "to", "hard", "a", "the", "all", "late", "abroad", "now", "again", "it", "this"):
+        return None
+    return "job", f"User studies {subject}"
+
+
+def _title_at(m):
+    title = m.group(1)
+    org = m.group(2)
+    if re.fullmatch(r"\w{1,3}\.", org.split()[-1]):
+        return None
+    return [("job", f"User works as {title}"), ("employer", f"User works at {_place(org)}")]
+
+
+def _favorite_reversed(m):
+    obj, thing = m.group(1), m.group(2).lower()
+    if (obj.lower() in REACTION_WORDS or obj.lower() in PRONOUNS or thing in REACTION_WORDS
+            or thing in ("person", "people", "human", "one", "thing", "part") or re.fullmatch(RELATIVES, obj.lower())):
+        return None
+    return f"favorite:{_key(thing)}", f"User's favorite {thing} is {obj}"
+
+
+def _prefer_one(m):
+    obj = _clean_object(m.group(1))
+    if not obj or any(w in ("over", "to", "rather", "than", "instead") for w in obj.lower().split()):
+        return None
+    return f"preference:{_key(obj)}", f"User prefers {obj}"
+
+
+# "my name is ana": after the plainest opener a lower-case word is a name, unless it says something
+# about the name ("my name is wrong", "my name is spelled…").
+NOT_LOWER_NAMES = frozenset("""
+wrong right long short weird unusual common rare spelled spelt misspelled hard difficult easy unique important private
+secret fine ok okay missing there here gone changed different same irrelevant lost not too also pronounced nice
+beautiful boring funny great unknown none nothing blank empty correct incorrect mine legion on in up
+""".split())
+
+
+def _lower_name(m):
+    name = m.group(1)
+    if name in NOT_LOWER_NAMES or name in NOT_NAMES or name in REACTION_WORDS:
+        return None
+    return "name", f"User's name is {name.capitalize()}"
 
 
 def _allergy_noun(m):
@@ -298,11 +645,17 @@ def _favorite(m):
     return f"favorite:{_key(thing)}", f"User's favorite {thing} is {obj}"
 
 
+def _not_possessive(name: str) -> str:
+    """"my sister Ana's husband" names the sister Ana."""
+    return name[:-2] if name.endswith("'s") else name
+
+
 def _pet(m):
-    if not _proper(m.group(2)):
+    if not _proper(m.group(2)) or m.group(2).split()[0].lower() in NOT_NAMES:
         return None
     kind = m.group(1) if " " in m.group(1) and _proper(m.group(1)) else m.group(1).lower()  # "Maine Coon"
-    return f"pet:{m.group(2).lower()}", f"User has a {kind} named {m.group(2)}"
+    name = _not_possessive(m.group(2))
+    return f"pet:{name.lower()}", f"User has a {kind} named {name}"
 
 
 def _pet_reversed(m):
@@ -329,6 +682,14 @@ def _age(m):
     return "age", f"User is {m.group(1)} years old"
 
 
+def _age_and_job(m):
+    """"I'm 27, a software developer, …": the age, and the job when it is one."""
+    found = [("age", f"User is {m.group(1)} years old")]
+    if m.group(2) and (job := _job(_Groups(m.group(2)))):
+        found.append(job)
+    return found
+
+
 def _remember(m):
     rest = m.group(1).strip().rstrip(".!")
     first = rest.split()[0].lower() if rest.split() else ""
@@ -342,27 +703,64 @@ def _remember(m):
 LIKE_VERBS = (r"(?i:I\s+(?:really\s+|absolutely\s+|just\s+|truly\s+)?(?:love|like|enjoy|adore)|"
               r"(?:I'm|I\s+am)\s+(?:a\s+(?:big\s+|huge\s+)?fan\s+of|really\s+into|into)|"
               r"(?:I'm|I\s+am)\s+(?:really\s+|so\s+|totally\s+|absolutely\s+|quite\s+)?"
-              r"(?:crazy\s+about|mad\s+about|passionate\s+about|obsessed\s+with|keen\s+on|hooked\s+on|big\s+on))")
+              r"(?:crazy\s+about|mad\s+about|passionate\s+about|obsessed\s+with|keen\s+on|hooked\s+on|big\s+on|fond\s+of|"
+              r"partial\s+to|a\s+sucker\s+for)|I\s+(?:can't|cannot)\s+get\s+enough\s+of)")
 DISLIKE_VERBS = (r"(?i:I\s+(?:really\s+|absolutely\s+|just\s+)?(?:hate|dislike|detest|loathe)|"
                  r"I\s+(?:can't|cannot|can\s+not)\s+stand|I\s+(?:really\s+)?(?:don't|do\s+not)\s+(?:really\s+)?(?:like|enjoy|eat|drink)|"
                  r"(?:I'm|I\s+am)\s+not\s+(?:a\s+(?:big\s+|huge\s+|great\s+)?fan\s+of|into|keen\s+on|crazy\s+about)|"
-                 r"(?:I'm|I\s+am)\s+no\s+(?:big\s+)?fan\s+of)")
+                 r"(?:I'm|I\s+am)\s+no\s+(?:big\s+)?fan\s+of|I\s+(?:don't|do\s+not)\s+care\s+(?:much\s+)?for|"
+                 r"(?:I'm|I\s+am)\s+not\s+(?:very\s+|too\s+|that\s+)?(?:fond\s+of|partial\s+to)|I\s+(?:really\s+)?(?:despise|avoid))")
 
 RULES = [
     Rule(r"(?i:my\s+name\s+is|my\s+name's|(?:the\s+)?name's|the\s+name\s+is|"
          r"(?:just\s+|please\s+|you\s+can\s+|feel\s+free\s+to\s+)?call\s+me|I'm\s+called|I\s+am\s+called|"
-         r"(?:people|everyone|everybody|friends|my\s+friends|most\s+people|folks)\s+call\s+me|"
+         r"(?:people|everyone|everybody|friends|my\s+friends|most\s+people|folks|they)\s+(?:all\s+)?call\s+me|"
          r"(?:everyone|everybody|my\s+friends?|people)\s+calls\s+me|I\s+go\s+by|my\s+first\s+name\s+is|"
-         r"(?:please\s+)?address\s+me\s+as)\s+" + NAME
-         + r"\s*(?:$|[,.!;]|\s+and\b|\s+here\b)", _name, 0.95),
+         r"(?:please\s+)?address\s+me\s+as|I'm\s+known\s+as|I\s+am\s+known\s+as|"
+         r"(?:my\s+friends|everyone|people|most\s+people)\s+know\s+me\s+as|"
+         r"I\s+prefer\s+(?:to\s+be\s+called|being\s+called|to\s+go\s+by)|I'd\s+(?:rather|prefer\s+to|like\s+to)\s+be\s+called)\s+" + NAME
+         + r"\s*(?:$|[,.!;]|\s+and\b|\s+but\b|\s+here\b|\s+(?i:at\s+work|from\s+now\s+on|please|pls|plz|thanks|instead|for\s+short|now)\b)",
+         _name, 0.95),
+    Rule(r"(?i:it's|it\s+is)\s+" + NAME + r",?\s+(?i:not)\s+" + rf"{UPPER}{WORD_CHARS}{{1,30}}" + r"\s*(?:$|[.!,;]|\s[-–—])",
+         _name, 0.85,
+         needs=r"(?i)\bmy\s+name\b"),
+    Rule(r"(?i:it's|it\s+is)\s+(?i:spelled|spelt|written)\s+" + NAME + r"\s*[.!]?$", _name, 0.8, needs=r"(?i)\bmy\s+name\b"),
+    # "This is Ingrid from accounting" / "This is Ingrid speaking": a phone or chat introduction.
+    Rule(r"(?i:this\s+is)\s+" + NAME + r"(?:\s+(?i:speaking|calling|here)\b|\s+(?i:from)\s+(?i:the\s+)?(?:" + UPPER
+         + r"|[a-z]+\s+(?i:team|office|department|desk)\b))", _name, 0.85),
+    Rule(r"(?i:name)\s*:\s*" + NAME + r"\s*(?:$|[,.!;])", _name, 0.85),
+    Rule(r"(?i:my\s+name\s+is|my\s+name's|the\s+name's)\s+([a-z][a-z'\-]{1,30})\s*(?:[.!]?$|,\s+(?:and|I)\b)", _lower_name, 0.8),
+    Rule(r"(?i:my\s+name(?:'s|\s+is)?\s+(?:not|isn't))\s+" + rf"{UPPER}{WORD_CHARS}{{1,30}}" + r",?\s+(?i:it's|it\s+is|but)\s+"
+         + NAME + r"\s*(?:$|[.!;,])", _name, 0.85),
+    # "My name's not Tom. It's Tomasz": the sentence after the denial.
+    Rule(r"(?i:it's|it\s+is)\s+" + NAME + r"\s*(?:$|[.!;,])", _name, 0.85,
+         needs=r"(?i)\bmy\s+name(?:'s|\s+is)?\s+(?:not|isn't)\b"),
     # "Hey, Dmitri speaking." / "Dmitri here, quick question": a greeting or the whole sentence.
     Rule(r"(?:(?i:hi|hello|hey)[,!]?\s+)?" + NAME + r"\s+(?i:speaking|here)\s*(?:$|[,.!]|\s+(?i:with|from)\b)", _name, 0.85),
     Rule(r"(?i:hi|hello|hey)[,!]?\s+(?:there[,!]?\s+)?(?i:I'm|I\s+am)\s+" + NAME + r"\s*(?:$|[,.!]|\s+and\b)", _name, 0.9),
+    Rule(r"(?i:I'm|I\s+am)\s+" + rf"({UPPER}{WORD_CHARS}{{1,30}})" + r"(?:\s+(?i:btw|by\s+the\s+way))?,\s+(?:(?i:originally)\s+)?"
+         r"(?i:from)\s+" + PLACE + r"(?=$|[\s,.!;])", _name_from, 0.85),
+    Rule(r"(?i:I'm|I\s+am)\s+" + rf"({UPPER}{WORD_CHARS}{{1,30}})" + r",\s+(\d{1,3}),\s+((?i:(?:living|based)\s+in|from))\s+"
+         + PLACE + r"(?=$|[\s,.!;])", _intro_card, 0.85),
+    Rule(r"(?i:I'm|I\s+am)\s+" + rf"({UPPER}{WORD_CHARS}{{1,30}})" + r",\s+(\d{1,3})\s*(?:$|[,.!;])", _intro_age, 0.85),
     # "I'm Renée." / "I'm Renée, nice to meet you": one capitalised word that is no adjective.
     Rule(r"(?i:I'm|I\s+am)\s+" + rf"({UPPER}{WORD_CHARS}{{1,30}})"
-         + r"(?:\s*[.!]?$|\s*[.!]\s|(,\s+(?i:nice|pleased|good|glad|by\s+the\s+way|btw|here|an?\s)|\s+(?i:btw|by\s+the\s+way)\b))",
+         + r"(?:\s*[.!]?$|\s*[.!]\s|(,\s+(?i:nice|pleased|good|glad|by\s+the\s+way|btw|here|an?\s|from\s|\d{1,3}\b)|"
+         r"\s+(?i:btw|by\s+the\s+way)\b))",
          _intro_name, 0.85),
-    Rule(r"(?i:I\s+live\s+in|I'm\s+living\s+in|I\s+am\s+living\s+in|I'm\s+based\s+in|I\s+am\s+based\s+in|"
+    Rule(r"(?i:I\s+(?:now\s+)?call)\s+" + PLACE + r"\s+(?i:home)\b", _location, 0.85),
+    Rule(PLACE + r"\s+(?i:is\s+(?:now\s+)?(?:my\s+|our\s+)?home)(?:\s+(?i:now|these\s+days))?\s*(?:$|[,.!;])", _location, 0.85),
+    Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:in)\s+" + PLACE + r"\s+(?i:these\s+days|nowadays)\b", _location, 0.8),
+    Rule(r"(?i:(?:I|we)\s+(?:just\s+|recently\s+|finally\s+)?(?:bought|rent|rented|own|found)|(?:I've|we've)\s+(?:just\s+)?(?:bought|rented|found))"
+         r"\s+(?i:an?|our|my)\s+(?i:(?:new\s+|little\s+|small\s+)?(?:house|flat|apartment|place|home|condo|cottage))\s+(?i:in)\s+"
+         + PLACE + r"(?=$|[\s,.!;])", _location, 0.8),
+    Rule(r"(?i:I\s+live\s+(?:just\s+)?(?:outside(?:\s+of)?|near)|"
+         r"I\s+live\s+(?:in|on)\s+the\s+(?:suburbs|outskirts|edge|centre|center|north|south|east|west|middle)\s+of|"
+         r"I\s+live\s+in\s+(?:downtown|central|north|south|east|west|northern|southern|eastern|western|rural|suburban|greater)|"
+         r"I\s+live\s+with\s+(?:my|our|a|two|three)\s+(?:[\w\-]+\s+){0,3}?in|"
+         r"I\s+live\s+in\s+an?\s+(?:[a-z]+\s+)?(?:town|village|city|suburb|place)\s+(?:near|outside(?:\s+of)?|close\s+to|"
+         r"(?:just\s+)?(?:north|south|east|west)\s+of)|"
+         r"I\s+live\s+in|I'm\s+living\s+in|I\s+am\s+living\s+in|I'm\s+based\s+in|I\s+am\s+based\s+in|"
          r"I\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+to|I've\s+(?:just\s+)?moved\s+to|"
          r"I\s+have\s+(?:just\s+)?moved\s+to|I\s+now\s+live\s+in|we\s+(?:now\s+)?live\s+in|home\s+is|"
          r"I\s+reside\s+in|I'm\s+(?:now\s+)?(?:located|settled)\s+in|I\s+am\s+(?:now\s+)?(?:located|settled)\s+in|"
@@ -371,28 +769,53 @@ RULES = [
          r"we've\s+(?:just\s+|recently\s+)?(?:moved|relocated)\s+to|we\s+have\s+(?:just\s+)?(?:moved|relocated)\s+to|"
          r"I've\s+(?:just\s+|recently\s+)?relocated\s+to|I(?:'ve|\s+have)\s+(?:been\s+living|lived)\s+in|"
          r"home\s+for\s+(?:me|us)\s+is|my\s+home\s+is\s+in|(?:our|my)\s+family\s+lives\s+in|"
-         r"I'm\s+at\s+home\s+in)\s+" + PLACE
+         r"I'm\s+at\s+home\s+in|(?:we're|we\s+are)\s+(?:now\s+)?(?:based|living|located|settled)\s+in|"
+         r"I\s+(?:finally\s+|eventually\s+)?settled\s+(?:down\s+)?in|"
+         r"(?:I|we)\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+(?:away\s+)?from\s+" + PLACE_NC + r"\s+to)\s+" + PLACE
          + r"(?=$|[\s,.!;])", _location, 0.9),
     # Without a subject only as a whole sentence: "Living in Denver these days." (not "Living in Rome is fun").
     Rule(r"(?i:(?:now\s+)?(?:living|based)\s+in)\s+" + PLACE
          + r"(?:\s+(?i:these\s+days|nowadays|now|at\s+the\s+moment|for\s+now))?\s*[.!]?$", _location, 0.85),
+    Rule(r"(?i:currently|now|still)\s+(?i:living|based)\s+in\s+" + PLACE + r"(?=$|[\s,.!;])", _location, 0.85),
     Rule(r"(?i:I'm\s+(?:originally\s+)?from|I\s+am\s+(?:originally\s+)?from|I\s+come\s+from|"
-         r"I\s+grew\s+up\s+in|I\s+was\s+born\s+(?:and\s+raised\s+)?in|originally\s+from|"
-         r"I\s+was\s+(?:raised|brought\s+up)\s+in|I\s+hail\s+from)\s+" + PLACE + r"(?=$|[\s,.!;])",
+         r"I\s+grew\s+up\s+in\s+an?\s+(?:[a-z]+\s+)?(?:town|village|city|suburb|place)\s+(?:near|outside(?:\s+of)?|close\s+to|"
+         r"(?:just\s+)?(?:north|south|east|west)\s+of)|"
+         r"I\s+grew\s+up\s+(?:in|(?:just\s+)?(?:outside(?:\s+of)?|near))|I\s+was\s+born\s+(?:and\s+(?:raised|bred)\s+)?in|originally\s+from|"
+         r"I\s+was\s+(?:raised|brought\s+up)\s+in|I\s+hail\s+from|(?:I'm|I\s+am)\s+(?:a\s+)?native\s+of)\s+" + PLACE + r"(?=$|[\s,.!;])",
          _origin, 0.85),
     Rule(PLACE + r"\s+(?i:is\s+where\s+I\s+(?:grew\s+up|was\s+born|was\s+raised|come\s+from)|is\s+my\s+hometown)"
          r"\s*(?:$|[,.!;])", _origin, 0.85),
     Rule(r"(?i:my\s+hometown\s+is|my\s+home\s+town\s+is)\s+" + PLACE + r"(?=$|[\s,.!;])", _origin, 0.85),
-    Rule(r"(?i:born\s+and\s+raised\s+in|born\s+in|raised\s+in|grew\s+up\s+in|brought\s+up\s+in)\s+" + PLACE
+    Rule(r"(?i:born\s+and\s+(?:raised|bred)\s+in|born\s+in|raised\s+in|grew\s+up\s+in|brought\s+up\s+in)\s+" + PLACE
          + r"\s*(?:[.!]?$|,)", _origin, 0.8),
     Rule(r"(?i:I\s+work\s+as|I'm\s+working\s+as|I\s+am\s+working\s+as|I've\s+been\s+working\s+as|"
          r"I\s+have\s+been\s+working\s+as|I've\s+worked\s+as|I\s+have\s+worked\s+as|"
-         r"I'm\s+employed\s+as|I\s+am\s+employed\s+as)\s+(?:an?\s+)?" + REST, _job_as, 0.85),
-    Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:an?\s+)((?:[a-z\-]+\s+){0,3}[a-z\-]+)(?:\s+by\s+(?:profession|trade))?"
-         r"\s*(?:$|[,.!]|\s+(?:over\s+)?at\b|\s+in\b|\s+for\b|\s+on\s+the\b)",
+         r"I'm\s+employed\s+as|I\s+am\s+employed\s+as|"
+         r"I\s+(?:just\s+|finally\s+|recently\s+)?(?:got|landed|took|accepted)\s+an?\s+(?:new\s+)?(?:job|position|role)\s+as|"
+         r"my\s+(?:job\s+title|title|occupation|profession)\s+is|I\s+(?:just\s+|recently\s+)?(?:started|began)\s+(?:working\s+)?as)"
+         r"\s+(?:an?\s+)?" + REST, _job_as, 0.85),
+    Rule(r"(?i:I\s+(?:work|am\s+working|'m\s+working)\s+in)\s+((?i:" + FIELDS + r"))\s*(?:$|[,.!;]|\s+(?:at|for|now|these)\b)",
+         _field, 0.8),
+    Rule(r"(?i:I\s+(?:run|own|manage|co-own|started)|I've\s+(?:started|opened)|I\s+opened)\s+((?i:an?|my\s+own|a\s+small|a\s+little))\s+"
+         r"((?i:" + BUSINESSES + r"))(?=\s*(?:$|[,.!;])|\s+(?i:in|at|on|with|called|named|for|since|near|downtown|here|there|now|"
+         r"of|and|together|from)\b)", _business, 0.75),
+    Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:now|currently|happily|semi-|recently)\s*)?((?i:retired|unemployed|self-employed|"
+         r"between\s+jobs|a\s+stay-at-home\s+(?:mom|mum|dad|parent)|a\s+full-time\s+(?:mom|mum|dad|parent)|on\s+parental\s+leave))"
+         r"(?:\s+(?i:now|these\s+days))?\s*(?:$|[,.!;])", _status, 0.8),
+    Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:currently|now)\s+)?(?i:studying|doing\s+a\s+(?:degree|phd|PhD|masters?|bachelor's)\s+in)\s+"
+         r"([a-zA-Z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30})?)(?=\s+(?i:at|in)\s|\s*(?:$|[,.!;]))", _study, 0.75),
+    Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:the|a|an)\s+)?((?:CEO|CTO|CFO|COO|CIO|CMO|VP|founder|co-founder|cofounder|owner|"
+         r"head\s+of\s+[a-z]+|director\s+of\s+[a-z]+|VP\s+of\s+[a-z]+|manager\s+of\s+[a-z]+))\s+(?i:of|at)\s+" + ORG
+         + r"(?=$|[\s,.!;])", _title_at, 0.8),
+    Rule(r"(?i:I\s+work|I've\s+worked|I\s+have\s+worked|I've\s+been\s+working|I\s+have\s+been\s+working|I'm\s+working)"
+         r"\s+(?i:at|for)\s+" + ORG + r"\s+(?i:as)\s+(?:an?\s+)?" + REST, _job_as_after_org, 0.8),
+    Rule(r"(?i:my\s+(?:job|role|position)\s+is)\s+(?:an?\s+)?((?:[a-z\-]+\s+){0,3}[a-z\-]+)\s*(?:$|[,.!;])", _job, 0.8),
+    Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:(?i:currently|now|still|also|actually)\s+)?(?:an?\s+)"
+         r"((?:[a-zA-Z\-]+\s+){0,3}[a-z\-]+)(?:\s+by\s+(?:profession|trade))?"
+         r"\s*(?:$|[,.!;]|\s+(?:over\s+)?at\b|\s+in\b|\s+for\b|\s+with\b|\s+on\s+the\b)",
          _job, 0.85),
     Rule(r"(?i:I\s+work\s+(?:at|for)|I'm\s+working\s+(?:at|for)|I\s+am\s+working\s+(?:at|for)|"
-         r"I'm\s+employed\s+(?:at|by)|I\s+am\s+employed\s+(?:at|by)|"
+         r"I'm\s+employed\s+(?:at|by|with)|I\s+am\s+employed\s+(?:at|by|with)|"
          r"I\s+(?:just\s+|recently\s+)?(?:started|began)\s+(?:a\s+new\s+job|working)\s+(?:at|for)|"
          r"I've\s+(?:just\s+)?(?:started|begun)\s+(?:a\s+new\s+job|working)\s+(?:at|for)|"
          r"I\s+(?:just\s+|recently\s+)?joined|I've\s+(?:just\s+)?joined|my\s+employer\s+is|"
@@ -400,55 +823,106 @@ RULES = [
          r"I(?:'ve|\s+have)\s+(?:been\s+working|worked)\s+(?:at|for)|"
          r"I\s+(?:just\s+|finally\s+)?(?:got|landed)\s+(?:a\s+(?:new\s+)?(?:job|position|role)|hired)\s+(?:at|with|by)|"
          r"I\s+(?:just\s+)?got\s+hired\s+(?:at|by)|I\s+(?:just\s+|recently\s+)?started\s+at|"
-         r"I(?:'ve|\s+have)\s+been\s+at)\s+" + ORG
+         r"I(?:'ve|\s+have)\s+been\s+at|I\s+work\s+(?:in|on)\s+[a-z]+(?:\s+[a-z]+)?\s+(?:at|for)|"
+         r"I\s+(?:just\s+|finally\s+|recently\s+)?(?:got|landed)\s+an?\s+(?:new\s+)?(?:job|position|role)\s+as\s+"
+         r"(?:an?\s+)?[a-z\-]+(?:\s+[a-z\-]+){0,3}\s+(?:at|with)|"
+         r"I\s+work\s+(?:at|for)\s+an?\s+(?:[a-z\-]+\s+){0,3}(?:called|named)|"
+         r"I\s+(?:just\s+|recently\s+)?(?:started|began)\s+(?:working\s+)?as\s+an?\s+(?:[a-zA-Z\-]+\s+){0,3}[a-z\-]+\s+(?:at|with))\s+" + ORG
          + r"(?=$|[\s,.!;])(?!\s+(?i:before|previously|once|years\s+ago|in\s+the\s+past))", _employer, 0.85),
-    Rule(r"(?i:I'm|I\s+am)\s+an?\s+(?:[a-z\-]+\s+){0,3}[a-z\-]+\s+(?i:(?:over\s+)?at|for)\s+" + ORG + r"(?=$|[\s,.!;])",
+    Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:currently|now|still|also|actually)\s+)?an?\s+(?:[a-zA-Z\-]+\s+){0,3}[a-z\-]+\s+"
+         r"(?i:(?:over\s+)?at|for|with)\s+" + ORG + r"(?=$|[\s,.!;])",
          _employer_after_job, 0.8),
     Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:severely\s+|very\s+|mildly\s+|deathly\s+)?(?i:allergic)\s+to\s+"
          + REST, _allergy, 0.95),
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got)\s+an?\s+(?:severe\s+|bad\s+|mild\s+)?([a-zA-Z\-]+(?:\s+[a-zA-Z\-]+)?)"
          r"\s+(?i:allergy)(?=$|[\s,.!;])", _allergy_noun, 0.9),
-    Rule(r"(?i:my\s+(?:favorite|favourite)\s+)([a-z][a-z ]{1,30}?)\s+(?i:is|are)\s+" + REST, _favorite, 0.9),
+    Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:very|severely|mildly|a\s+bit)\s+)?(?i:(lactose|gluten|fructose|histamine|dairy)\s+intolerant)"
+         r"(?=$|[\s,.!;])", _intolerance, 0.85),
+    Rule(r"([A-Za-z][\w'\-]{1,30}(?:\s+[A-Za-z][\w'\-]{1,30}){0,2})\s+(?i:is|are)\s+my\s+(?i:all-time\s+)?(?i:favou?rite)\s+"
+         r"([a-z]{2,20})\s*(?:$|[,.!;])", _favorite_reversed, 0.8),
+    Rule(r"(?i:I\s+(?:much\s+|really\s+|generally\s+|usually\s+)?prefer)\s+([a-z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30}){0,2})"
+         r"\s*(?:$|[.!;])", _prefer_one, 0.7),
+    Rule(r"(?i:my\s+(?:all-time\s+)?(?:favorite|favourite|fav|fave)\s+)([a-z][a-z ]{1,30}?)\s+(?i:is|are)\s+" + REST, _favorite, 0.9),
     Rule(LIKE_VERBS + r"\s+" + REST, _like, 0.8),
     Rule(DISLIKE_VERBS + r"\s+" + REST, _dislike, 0.8),
     Rule(r"([a-zA-Z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30})?)\s+(?i:is\s+my\s+(?:thing|jam|passion))\s*(?:$|[,.!;])",
          _like, 0.75),
     # Work named by its verb: "I teach maths at a school", "I do accounting for a living".
-    Rule(r"(?i:I\s+teach)\s+([a-zA-Z][a-z\-]{1,30})(?=\s+(?i:at|in|for|to)\b|\s*(?:$|[,.!;]))", _teach, 0.8),
+    Rule(r"(?i:I\s+teach)\s+([a-zA-Z][a-z\-]{1,30})(?=\s+(?i:at|in|for|to|on|online|part-time|full-time|privately|classes|lessons)\b|\s*(?:$|[,.!;]))", _teach, 0.8),
     Rule(r"(?i:I\s+do)\s+([a-z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30})?)\s+(?i:for\s+a\s+living)", _work_verb, 0.85),
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|(?:I|we)\s+(?:just\s+)?(?:adopted|got)|"
-         r"(?:I've|we've)\s+(?:just\s+)?(?:adopted|got))\s+(?i:an?|a\s+new|another)\s+(?i:(?:little\s+|baby\s+|rescue\s+)?)((?i:"
-         + PETS + r"))\s+(?i:named|called)\s+" + NAME
+         r"(?:I've|we've)\s+(?:just\s+)?(?:adopted|got))\s+(?i:an?|another)\s+" + PET_ADJECTIVES + r"((?i:"
+         + PETS + r"))\s+(?i:named|called|and\s+named\s+(?:him|her|it|them))\s+" + NAME
          + r"(?=$|[\s,.!;])", _pet, 0.9),
     Rule(NAME + r"\s+(?i:is\s+(?:my|our))\s+(?i:(?:little\s+|old\s+|rescue\s+)?)((?i:" + PETS + r"))\s*(?:$|[,.!;])",
          _pet_reversed, 0.85),
-    Rule(r"(?i:my|our)\s+((?i:" + PETS + r"))(?:'s\s+name\s+is|\s+is\s+(?:named|called))\s+" + NAME + r"(?=$|[\s,.!;])", _pet, 0.9),
+    Rule(r"(?i:my|our)\s+((?i:" + PETS + r"))(?:'s\s+name\s+is|(?:\s+is|'s)\s+(?:named|called))\s+" + NAME + r"(?=$|[\s,.!;])", _pet, 0.9),
     Rule(r"(?i:my|our)\s+(?i:(?:little\s+|old\s+|rescue\s+)?)((?i:" + PETS + r")),\s+" + NAME + r",", _pet, 0.85),
-    Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|we\s+have\s+got)\s+an?\s+((?i:" + PETS
-         + r")),\s+" + NAME + r"\s*(?:$|[.!;])", _pet, 0.85),
+    Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|we\s+have\s+got)\s+an?\s+" + PET_ADJECTIVES + r"((?i:"
+         + PETS + r")),\s+" + NAME + r"\s*(?:$|[.!;,])", _pet, 0.85),
+    Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|we\s+have\s+got)\s+an?\s+"
+         r"(?i:(?:older\s+|younger\s+|little\s+|big\s+|twin\s+|baby\s+)?)((?i:" + RELATIVES + r")),\s+" + NAME
+         + r"\s*(?:$|[.!;,])", _relative, 0.85),
+    Rule(r"(?i:my|our)\s+((?i:" + PETS + r")),\s+(?i:an?)\s+(?:[\w\-]+\s+){0,3}?(?i:called|named)\s+" + NAME + r"(?=$|[\s,.!;])",
+         _pet, 0.8),
     Rule(NAME + r"\s+(?i:and\s+I\s+(?:got|are|were)\s+married)\b", _spouse, 0.85),
-    Rule(r"(?i:I'm|I\s+am)\s+(?i:married)\s+to\s+" + NAME + r"(?=$|[\s,.!;])", _spouse, 0.9),
-    Rule(r"(?i:my)\s+(" + RELATIVES + r")(?:'s\s+name\s+is|\s+is\s+(?:named|called)|\s+is)\s+" + NAME
+    Rule(r"(?i:I'm|I\s+am)\s+(?i:married|engaged)\s+to\s+" + NAME + r"(?=$|[\s,.!;])", _spouse, 0.9),
+    Rule(r"((?i:mum|mom|mam|dad|mother|father|grandma|grandpa|granny|nana))(?:'s\s+name\s+is|(?:\s+is|'s)\s+(?:named|called))\s+"
+         + NAME + r"\s*(?:$|[,.!;])", _relative, 0.8),
+    Rule(r"(?i:my)\s+(" + RELATIVES + r")(?:'s\s+name\s+is|(?:\s+is|'s)\s+(?:named|called)|\s+is)\s+"
+         r"(?:(?i:actually|really|now|still)\s+)?" + NAME
          + r"\s*(?:$|[,.!;])", _relative, 0.85),
     # "my wife Dana and I adopted…" is split before "I…": "my wife Dana" is then the whole clause.
     Rule(r"(?i:my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)("
          + RELATIVES + r"),?\s+" + NAME + r"(?:,?\s+(?i:is|lives|works|was|has|just|loves|likes)\b|$)",
          _relative, 0.85),
+    Rule(NAME + r"\s+(?i:is\s+my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+)?)(" + RELATIVES
+         + r")\s*(?:$|[,.!;])", _relative_reversed, 0.85),
+    Rule(NAME + r",\s+(?i:my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+)?)(" + RELATIVES + r"),",
+         _relative_reversed, 0.85),
+    Rule(r"(?i:I|we)\s+(?i:named|called)\s+(?i:my|our)\s+(?i:(?:new\s+|baby\s+|little\s+)?)((?i:" + RELATIVES + "|" + PETS
+         + r"))\s+" + NAME + r"(?=$|[\s,.!;])", _named_our, 0.85),
+    Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|we\s+have\s+got)\s+(?i:two|three|four|2|3|4)\s+((?i:"
+         + PLURALS + r")),?\s+" + NAME + r"(?:,\s+" + NAME + r")?,?\s+(?i:and)\s+" + NAME + r"\s*(?:$|[.!;,])", _several, 0.85),
+    Rule(r"(?i:my|our)\s+((?i:kids|children|" + PLURALS + r"))\s+(?i:are)\s+(?:(?i:called|named)\s+)?" + NAME
+         + r"(?:,\s+" + NAME + r")?,?\s+(?i:and)\s+" + NAME + r"\s*(?:$|[.!;,])", _kids_are, 0.85),
+    Rule(r"(?i:my|our)\s+((?i:kids|children|" + PLURALS + r")),\s+" + NAME + r"(?:,\s+" + NAME + r")?,?\s+(?i:and)\s+"
+         + NAME + r",", _kids_are, 0.8),
+    Rule(r"(?i:(?:I|we)\s+(?:just\s+)?(?:had|welcomed)|(?:I've|we've)\s+(?:just\s+)?(?:had|welcomed))\s+(?i:a|our)\s+"
+         r"(?i:(?:baby|little|new)\s+)?((?i:girl|boy|daughter|son)),?\s+(?:(?i:named|called)\s+)?" + NAME + r"(?=$|[\s,.!;])",
+         _baby, 0.85),
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got)\s+an?\s+(?i:(?:older\s+|younger\s+|little\s+|big\s+|twin\s+)?)("
          + RELATIVES + r")\s+(?i:named|called)\s+" + NAME + r"(?=$|[\s,.!;])", _relative, 0.85),
-    Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:planning|going|heading|flying|travell?ing|off|driving)\s+"
+    Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:planning|going|heading|flying|travell?ing|off|driving|moving|relocating)\s+"
          r"(?i:to\s+visit|to\s+travel\s+to|to\s+go\s+to|to)\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.8),
+    Rule(r"(?i:(?:I|we)\s+(?:just\s+|finally\s+)?(?:booked|planned|have)|(?:I've|we've)\s+(?:just\s+)?(?:booked|planned)|"
+         r"(?:I'm|I\s+am|we're|we\s+are)\s+(?:planning|taking|going\s+on))\s+(?i:an?|our|my)\s+"
+         r"(?i:(?:\w+\s+)?(?:trip|flight|holiday|vacation|getaway|visit))\s+to\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.8),
     Rule(r"(?i:I|we)\s+(?i:leave|fly|head|set\s+off|depart)\s+for\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.75),
     Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:visiting)\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.75),
+    Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:going|off|heading)\s+(?i:on\s+(?:a\s+|our\s+|my\s+)?(?:holiday|vacation|trip|honeymoon|"
+         r"road\s+trip|work\s+trip|business\s+trip|city\s+break)|back)\s+(?i:to)\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.8),
+    Rule(r"(?i:I\s+have|I've\s+got|we\s+have|we've\s+got)\s+(?i:an?|my|our)\s+(?:\w+\s+)?(?i:conference|wedding|trip|holiday|"
+         r"vacation|meeting|work\s+trip|business\s+trip|interview|gig|concert)\s+(?i:in)\s+" + PLACE
+         + r"(?=$|[\s,.!;])(?!\s+(?i:last|yesterday))", _plan, 0.75),
+    Rule(r"(?i:I'll\s+be|I\s+will\s+be|we'll\s+be|we\s+will\s+be)\s+(?i:travell?ing|flying|going|heading|driving|moving)\s+"
+         r"(?i:to)\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.8),
+    Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:spending)\s+(?i:(?:the\s+|my\s+|our\s+)?(?:christmas|easter|new\s+year|summer|winter|"
+         r"holidays|weekend|week|month|spring|autumn|fall|vacation|honeymoon|birthday))\s+(?i:in)\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.8),
+    Rule(r"(?i:my|our)\s+(?i:flight|train|trip|bus|ferry|drive)\s+(?i:to)\s+" + PLACE
+         + r"\s+(?i:is|leaves|departs|goes)\s+(?i:on|at|in|tomorrow|today|tonight|next|this|early|late|\d)", _plan, 0.8),
     Rule(r"(?i:I\s+(?:plan|intend|want)\s+to\s+visit|I'll\s+be\s+(?:visiting|in)|I\s+will\s+be\s+(?:visiting|in))\s+"
          + PLACE + r"(?=$|[\s,.!;])", _plan, 0.8),
     Rule(r"(?i:I\s+(?:much\s+|really\s+|generally\s+)?prefer)\s+" + r"([a-z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30}){0,2})"
          + r"\s+(?i:over|to|rather\s+than)\s+([a-z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30}){0,2})\s*(?:$|[,.!;])",
          _prefer, 0.8),
-    Rule(r"(?i:I'm|I\s+am)\s+(?:a\s+|strictly\s+|fully\s+)?([a-z\-]+)\s*(?:$|[,.!]|\s+now\b|\s+these\s+days\b)", _diet, 0.85),
+    Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:a\s+|strictly\s+|fully\s+)?([a-z\-]+)"
+         r"\s*(?:$|[,.!]|\s+now\b|\s+these\s+days\b|\s+since\b|\s+for\b)", _diet, 0.85),
     Rule(r"(?i:my\s+birthday\s+is(?:\s+on)?)\s+" + REST, _birthday, 0.9),
     Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s+(?i:years\s+old|yrs\s+old|year\s+old)", _age, 0.9),
     Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s*[.!]?$", _age, 0.8),
+    Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})(?:\s+(?i:years\s+old|yrs\s+old|yo))?,\s+(?:(?i:an?)\s+((?:[a-zA-Z\-]+\s+){0,3}[a-z\-]+)"
+         r"(?=\s*(?:$|[,.!;]|\s+(?:at|in|for|from)\b))|(?=(?i:from|married|single|living|based|originally)\b))", _age_and_job, 0.8),
     Rule(r"(?i:I\s+(?:just\s+|recently\s+)?turned|I've\s+just\s+turned)\s+(\d{1,3})"
          r"(?=\s*(?:$|[,.!;]|\s+(?i:last|this|yesterday|today|on|in)\b))", _age, 0.85),
     Rule(r"(?i:(?:please\s+|can\s+you\s+|could\s+you\s+)?remember\s+that|please\s+remember|"
@@ -456,16 +930,75 @@ RULES = [
          r"for\s+future\s+reference,?)[,:]?\s+" + REST, _remember, 0.9),
 ]
 
+APPOSITIONS = [
+    Apposition(r"\b(?i:my|our)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))\s+" + NAME
+               + r"(?=$|[\s,.!;])", _pet),
+    Apposition(r"\b(?i:my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)("
+               + RELATIVES + r")\s+" + NAME + r"(?=$|[\s,.!;])", _relative),
+    # "our son Leo": a child or a grandparent is the user's too ("our wife" is no phrase).
+    Apposition(r"\b(?i:our)\s+(?i:(?:little\s+|older\s+|younger\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)("
+               r"(?i:daughter|son|grandmother|grandfather|grandma|grandpa))\s+" + NAME + r"(?=$|[\s,.!;])", _relative),
+]
+# Before a possessive, these make it no statement about the user's own pet or relative.
+NEGATIONS = re.compile(r"\b(?:not|no|never|none|without|n't|no\s+longer|anymore|ex|former|late|lost|miss)\b|n't\b",
+                       re.IGNORECASE)
+# "We have a dog. His name is Rex.": the pet is named in the clause after.
+_PET_NAME_AFTER = re.compile(r"(?i:his|her|its|their)\s+name(?:'s|\s+is)\s+" + NAME + r"\s*(?:$|[.!;,])")
+_PET_BEFORE = re.compile(FILLER + r"(?i:(?:I|we)\s+(?:have|(?:just\s+)?(?:got|adopted))|(?:I've|we've)\s+(?:got|(?:just\s+)?adopted)|"
+                         r"I\s+have\s+got|we\s+have\s+got)\s+(?i:an?|another)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))\s*[.!]?$")
+# "Shellfish makes me sick, I'm allergic.": the allergen is named in the clause before.
+_BARE_ALLERGY = re.compile(r"(?:I'm|I\s+am)\s+(?:very\s+|severely\s+|really\s+)?allergic(?:\s+to\s+(?:it|them))?\s*[.!]?$")
+_ALLERGEN_BEFORE = re.compile(FILLER + r"(?:([A-Za-z][a-z\-]{1,30}(?:\s+[a-z\-]{1,30})?)\s+(?:makes|make|gives|give)\s+me\s+"
+                              r"(?:sick|ill|hives|a\s+rash|itchy)|I\s+(?:can't|cannot|don't|do\s+not)\s+(?:eat|have|touch|drink)\s+"
+                              r"([a-z][a-z\-]{1,30}(?:\s+[a-z\-]{1,30})?))\s*$")
+
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 # Linear time: the leading spaces are taken only from the start of their run (and possessively), so
 # a long run of spaces is not rescanned from each of its positions.
+# Verbs a diary-style sentence opens with when its subject is the user ("Moved to Brno in May",
+# "Started a new job at Bosch") and what follows a comma or an "and" with "I" left out
+# ("I grew up in Oslo, moved to Bergen", "I work for Allegro and live in Zürich").
+_DROPPED_I_VERBS = (r"(?:(?:just|recently|finally|then|later|also)\s+)?(?:moved|relocated|settled|started|began|joined|"
+                    r"grew\s+up|got\s+(?:a\s+(?:new\s+)?job|hired)|landed|booked|adopted|married)\b")
 _CLAUSE = re.compile(r"(?:(?<!\s)\s++)?(?:,\s*+)?\b(?:but|and|so|although|though|while|because|also)\s++"
-                     r"(?=(?:I|I'm|I've|I'd|my|My)\b)"
+                     r"(?=(?:(?:now|then|also|currently)\s+)?(?:I|I'm|I've|I'd|my|My|we|we're|we've)\b)"
+                     r"|(?<=^[Mm]e)\s++and\s++(?=my\s)"
                      r"|,\s*+(?=(?:now\s+)?(?:living|based)\s+in\b)"
-                     r"|,\s*+(?=(?:I|I'm|I've|my|My)\s)"
-                     r"|(?:,\s*+|(?<!\s)\s++)and\s++(?=(?:now\s+)?(?:live|work)\s+(?:in|at|for|as)\b)")
+                     r"|,\s*+(?=(?:(?:now|then|so|and\s+now)\s+)?(?:I|I'm|I've|my|My)\s)"
+                     r"|,\s*+(?:where|and\s+there)\s++(?=I\s)"
+                     r"|(?<!\s)\s++[—–-]\s++(?=(?:I|I'm|I've|my|My|we|we're)\s)"
+                     r"|,\s*+(?=(?:his|her|its|their)\s+name\b)"
+                     r"|(?<=[^\W\d_])\s++(?=I\s+(?:finally|eventually)\s)"
+                     r"|,\s*+(?:and\s++)?(?=" + _DROPPED_I_VERBS[:-3] + r")\s+(?:to|in|at|a|an|up|by)\b)"
+                     r"|(?:,\s*+(?:and\s++|but\s++)?|(?<!\s)\s++(?:and|but)\s++)(?=(?:(?:now|also)\s+)?(?:live|work)\s+(?:in|at|for|as)\b)"
+                     r"|(?:,\s*+|(?<!\s)\s++)and\s++(?=an?\s+(?i:" + PETS + r")\s+(?:named|called)\b)")
 # After "and" the subject is implied: "I work for Allegro and live in Zürich".
-_IMPLIED_I = re.compile(r"(?:now\s+)?(?:live|work)\s+(?:in|at|for|as)\b")
+_IMPLIED_I = re.compile(r"(?:(?:now|also)\s+)?(?:live|work)\s+(?:in|at|for|as)\b|" + _DROPPED_I_VERBS)
+# "Me and | my husband Tariq live in Doha": after "me and", the other person's noun phrase is "we".
+_JOINT = re.compile(r"(?:my|our)\s+[\w\-]+(?:\s+" + NAME + r")?\s+(?=(?:live|lived|moved|relocated|are|were|have|just|both|now)\b)")
+_I_PLURAL = re.compile(r"I\s+(?=(?:are|were|have\s+been|have|'ve)\b)")  # "my gf and | I are moving to…"
+_IMPLIED_HAVE = re.compile(r"an?\s+(?i:" + PETS + r")\s+(?:named|called)\b")
+# A sentence with its subject left out: "Big fan of knitting", "Allergic to latex", "Moved to Brno".
+_DROPPED_SUBJECT = [
+    (re.compile(r"(?i:a\s+(?:big|huge|massive|great)\s+fan\s+of)\b"), "I'm "),
+    (re.compile(r"(?i:been\s+(?:living|working|based))\b"), "I've "),
+    (re.compile(r"(?i:(?:big|huge|massive|great)\s+fan\s+of)\b"), "I'm a "),
+    (re.compile(r"(?i:(?:severely\s+|very\s+)?allergic\s+to|married\s+to)\b"), "I'm "),
+    (re.compile(r"(?i:(?:can't|cannot)\s+stand|(?:really\s+)?(?:love|adore|hate|detest|loathe))\s+"
+                r"(?!(?i:it|this|that|these|those|you|your|the|when|how|what|him|her|them)\b)"), "I "),
+    (re.compile(r"(?i:visiting)\s+(?=" + UPPER + r")(?!.*\b(?:is|was|would|will|could|can|must|should|sounds|seems|takes|"
+                r"costs|feels|makes|looks)\b)"), "I'm "),
+    (re.compile(r"(?i:heading|flying|going|travell?ing|driving|off)\s+to\s+(?=" + UPPER + r")(?!.*\b(?:is|was|would|will|could|"
+                r"can|must|should|sounds|seems|takes|costs|feels|makes|looks)\b)"), "I'm "),
+    (re.compile(r"(?i:" + _DROPPED_I_VERBS + r")(?=\s+(?:to|in|at|a|an|up|by|from|with|for|as)\b)"), "I "),
+]
+_FILLER = re.compile(FILLER)
+# "I work nights as a guard", "I work part-time at Lidl": when and how, not what or where.
+_WORK_HOW = re.compile(r"(I\s+work)\s+(?:(?i:nights|days|weekends|evenings|mornings|shifts|part-time|full-time|part\s+time|"
+                       r"full\s+time|remotely|from\s+home|freelance|mostly|mainly)\s+)+(?=(?:as|at|for|in)\b)")
+# "I currently live in…", "I'm also a nurse", "we still live in…": the adverb says nothing the rules need.
+_SUBJECT_ADVERBS = re.compile(r"((?:I|I'm|I've|we|we're|we've|I\s+am|we\s+are)\s+)(?:(?i:currently|now|still|also|actually|"
+                              r"honestly|definitely|totally|absolutely|literally|basically|officially|presently)\s+)+")
 _MARRIED = re.compile(r"I\s+(?:got|are|were)\s+married\b")
 _LONE_NAME = re.compile(NAME)
 MAX_CLAUSE = 500  # longer clauses are no plain statement (every object is at most 6 words, a note 300 chars)
@@ -473,13 +1006,58 @@ MAX_CLAUSE = 500  # longer clauses are no plain statement (every object is at mo
 
 # Before a clause, these make the rest of the sentence fiction, quotation or someone else's words.
 FRAMES = re.compile(r"\b(?:pretend|imagine|suppose|story|role-?play|says?|said|tells?|told|write|quote|if|"
+                    r"thinks?|thought|believes?|assumes?|wants?|wish(?:es)?|hopes?|expects?|"
                     r"would|maybe|perhaps|joking|kidding|hypothetically)\b", re.IGNORECASE)
+
+
+# Chat spelling: a lower-case "i", "im", "ive" and dropped apostrophes are the same first person.
+_CHAT_FORMS = {"i": "I", "im": "I'm", "i'm": "I'm", "ive": "I've", "i've": "I've", "i'd": "I'd", "i'll": "I'll",
+               "dont": "don't", "cant": "can't", "didnt": "didn't", "doesnt": "doesn't", "isnt": "isn't",
+               "wasnt": "wasn't", "havent": "haven't", "wont": "won't", "arent": "aren't", "thats": "that's",
+               "hav": "have", "u": "you", "ive'": "I've", "iam": "I am", "myname": "my name"}
+# One swapped pair of letters in a word the rules open with ("my nmae is", "I lvie in") is read as
+# that word; a swap that spells another English word ("form" for "from") is left alone.
+_KEYWORDS = ("name", "live", "living", "from", "work", "working", "moved", "called", "married", "allergic",
+             "originally", "based", "husband", "wife", "daughter", "brother", "sister", "favorite", "favourite")
+_REAL_WORDS = frozenset("form fro evil vile".split())
+_TYPOS = {w[:i] + w[i + 1] + w[i] + w[i + 2:]: w for w in _KEYWORDS for i in range(len(w) - 1) if w[i] != w[i + 1]}
+_TYPOS = {k: v for k, v in _TYPOS.items() if k not in _REAL_WORDS and k not in _KEYWORDS}
+_CHAT_WORD = re.compile(r"(?<![\w'])[A-Za-z][a-z']{0,11}(?![\w'])")
+
+
+def _chat_word(m: re.Match) -> str:
+    word = m.group(0)
+    lowered = word.lower()
+    if lowered in _CHAT_FORMS and (word.islower() or lowered in ("im", "ive")):
+        return _CHAT_FORMS[lowered]
+    if word.islower() and lowered in _TYPOS:
+        return _TYPOS[lowered]
+    return word
+
+
+# A quoted first-person sentence is someone's words to translate, rewrite or report, never a
+# statement: "Rewrite: 'I live in Turin and I'm a chef.'" Bounded, so each quote mark is looked
+# past at most 300 characters (linear time). A single quote opens after a non-letter and before a
+# letter, and closes after a letter or sentence mark: the apostrophe of "I'm" does neither.
+_QUOTED = re.compile(r"\"[^\"\n]{1,300}\"|(?<![\w'])'(?=[^\W\d_])[^\n']{0,300}(?:'(?=\w)[^\n']{0,300}){0,3}(?<=[\w.!?,])'(?![\w'])")
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|my|My|we|We|our|Our)\b|\bme\b")
+
+
+def _unquote(m: re.Match) -> str:
+    return "(a quote)" if _FIRST_PERSON.search(m.group(0)) else m.group(0)
+
+
+def normalize(text: str) -> str:
+    """Curly quotes made straight, chat spelling made standard (see `_CHAT_FORMS`, `_TYPOS`), and
+    quoted first-person sentences taken out."""
+    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
+    return _QUOTED.sub(_unquote, _CHAT_WORD.sub(_chat_word, text))
 
 
 def clauses(text: str) -> list[tuple[str, bool]]:
     """Split into clauses; each comes with whether it can be a statement: not in a question,
     and not after a frame ("Pretend I am a pirate and I love gold")."""
-    text = text.replace("\u2019", "'").replace("\u2018", "'")
+    text = normalize(text)
     out = []
     for sentence in _SENTENCE.split(text):
         sentence = sentence.strip()
@@ -497,12 +1075,38 @@ def clauses(text: str) -> list[tuple[str, bool]]:
                     and _proper(clause)):
                 parts[i + 1] = f"{clause} and {parts[i + 1].strip()}"
                 continue
+            if i and parts[i - 1].strip().lower() in ("me", "myself") and (joint := _JOINT.match(clause)):
+                out.append(("we " + clause[joint.end():], question or framed))  # and the clause itself, below
+            if i and (plural := _I_PLURAL.match(clause)):
+                clause = "we " + clause[plural.end():]
             if i and _IMPLIED_I.match(clause):
                 clause = "I " + clause
+            elif i and _IMPLIED_HAVE.match(clause):
+                clause = "I have " + clause
+            else:
+                head = _FILLER.match(clause).end()
+                if adverbs := _SUBJECT_ADVERBS.match(clause, head):
+                    clause = clause[:head] + adverbs.group(1) + clause[adverbs.end():]
+                if how := _WORK_HOW.match(clause, head):
+                    clause = clause[:head] + how.group(1) + " " + clause[how.end():]
+                for start, subject in _DROPPED_SUBJECT:
+                    if start.match(clause, head):
+                        clause = clause[:head] + subject + clause[head:]
+                        break
             if clause:
                 out.append((clause, question or framed))
                 framed = framed or bool(FRAMES.search(clause))
     return out
+
+
+def _add(found: list[Candidate], slots: set[str], message: UserMessage, built, confidence: float) -> None:
+    """Append what a build returned (one (slot, text) or a list of them), one fact per slot and clause."""
+    for slot, text in [built] if isinstance(built, tuple) else built:
+        if slot and slot in slots:
+            continue
+        slots.add(slot)
+        found.append(Candidate(text=text, slot=slot, confidence=confidence,
+                               source_entry_ids=[message.entry_id], source_seq=message.seq))
 
 
 class RuleExtractor:
@@ -511,26 +1115,47 @@ class RuleExtractor:
     def extract(self, messages: list[UserMessage]) -> list[Candidate]:
         found: list[Candidate] = []
         for message in messages:
+            previous = ""
             for clause, statement_ok in ((c, not q) for c, q in clauses(message.text)):
+                before, previous = previous, clause if statement_ok else ""
                 if not statement_ok or len(clause) > MAX_CLAUSE:
                     continue
                 slots: set[str] = set()
+
+                def add(built, confidence: float, slots=slots, message=message) -> None:
+                    _add(found, slots, message, built, confidence)
+
+                openings = _openings(clause)
                 for rule in RULES:
-                    match = rule.regex.match(clause)
+                    for start in openings:
+                        if match := rule.body.match(clause, start):
+                            break
                     if not match:
                         continue
                     # A hedge before the statement ("maybe I'll move to…") makes it no statement.
                     if HEDGES.search(clause[:match.start(match.lastindex or 1)]):
                         continue
+                    if rule.needs and not rule.needs.search(message.text):
+                        continue
                     built = rule.build(match)
                     if not built:
                         continue
-                    slot, text = built
-                    if slot and slot in slots:
-                        continue
-                    slots.add(slot)
-                    found.append(Candidate(text=text, slot=slot, confidence=rule.confidence,
-                                           source_entry_ids=[message.entry_id], source_seq=message.seq))
+                    add(built, rule.confidence)
                     if rule.alone:
                         break
+                for rule in APPOSITIONS:
+                    for match in rule.regex.finditer(clause):
+                        head = clause[:match.start()]
+                        if NEGATIONS.search(head) or FRAMES.search(head) or HEDGES.search(head):
+                            break
+                        built = rule.build(match)
+                        if built:
+                            add(built, rule.confidence)
+                if (named := _PET_NAME_AFTER.match(clause)) and (pet := _PET_BEFORE.match(before)):
+                    if built := _pet(_Groups(pet.group(1), named.group(1))):
+                        add(built, 0.8)
+                if _BARE_ALLERGY.match(clause) and (allergen := _ALLERGEN_BEFORE.match(before)):
+                    obj = _clean_object(allergen.group(1) or allergen.group(2))
+                    if obj and not HEDGES.search(before):
+                        add((f"allergy:{_key(obj)}", f"User is allergic to {obj.lower()}"), 0.8)
         return found

@@ -337,7 +337,17 @@ def test_the_access_log_of_a_real_uvicorn_keeps_no_key_nor_client_token(uvicorn_
 
 
 @pytest.mark.parametrize("text", ["I like " + " " * 100_000 + "x", "I love " + "a-" * 50_000,
-                                  "I like pizza" + " ," * 50_000 + "x", "I like pizza " + "but " * 25_000])
+                                  "I like pizza" + " ," * 50_000 + "x", "I like pizza " + "but " * 25_000,
+                                  # Round 5 (issue 13): each new construct, repeated. "Oh and " x 70 took
+                                  # 2^n steps before FILLER lost its composite alternatives ("oh and").
+                                  "Oh and " * 70 + "I live in nowhere", "So about me, " * 35 + "I live in nowhere",
+                                  "my dog " * 15_000, "We have two cats, " + "Ana, " * 20_000, "This is " * 15_000,
+                                  "i " * 50_000, "I" + ", moved to" * 10_000, "I like pizza" + " — " * 30_000 + "x",
+                                  "I like" + " " * 50_000 + "— I", "Name: " * 20_000, "my name is " * 10_000,
+                                  "Heading to Rome" + " a" * 50_000, "It's " * 20_000 + "my name's not",
+                                  "We have a dog." + " His name is" * 8_000, " 'a" * 33_000, '"a' * 50_000,
+                                  "Me and my dog " * 8_000, "since 2020 " * 9_000 + "x", "I'm Ana, 3" + "1, " * 30_000,
+                                  "My cat, a " * 10_000, "I work nights " * 8_000])
 def test_100_kb_of_adversarial_user_text_does_not_stall_the_fact_rules(text):
     from memories.facts.base import UserMessage
     from memories.facts.rules import RuleExtractor
@@ -346,3 +356,17 @@ def test_100_kb_of_adversarial_user_text_does_not_stall_the_fact_rules(text):
     assert extractor.extract([UserMessage(entry_id=1, seq=1, text=text)]) == []
     [found] = extractor.extract([UserMessage(entry_id=2, seq=2, text=text[:50_000] + ". I like pizza.")])
     assert found.text == "User likes pizza"
+
+
+def test_no_filler_word_is_two_others_in_a_row():
+    """FILLER opens every fact rule: an alternative that is two others in a row ("oh and" = "oh" +
+    "and") lets a run of them be read 2^n ways, each retried when the rule after it fails."""
+    import itertools
+    import re
+
+    from memories.facts.rules import FILLER
+
+    alternatives = re.search(r"\(\?i:(.*?)\)\)\s*\[", FILLER, re.DOTALL).group(1).split("|")
+    plain = {a for a in alternatives if re.fullmatch(r"[a-z ]+", a)}
+    assert len(plain) > 40
+    assert not {f"{a} {b}" for a, b in itertools.product(plain, repeat=2)} & plain
