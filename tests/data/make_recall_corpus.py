@@ -509,11 +509,12 @@ DEV_NEGATIVES = [
     "{name} is obsessed with {thing}.", "Assume I'm allergic to {food}.", "Our supplier {name} lives in {city}.",
 ]
 # --- the dev half's conversations (tuned on) ---------------------------------------------------------
-# Written in round 5 in the held-out half's style (paraphrased questions sharing few or no words
-# with the evidence, distractors naming the same entities after the statement, corrections where
-# only the newest statement holds the answer, answers said early in long conversations), but from
-# template families and pools of their own: no held-out template, filler line or pool value is
-# reused, so whatever is tuned on dev is not fitted to the held-out half's wording.
+# Written in round 5 in the held-out half's style: questions paraphrased so they share few or no
+# words with the evidence (4 of 26 templates share one, about the held-out share), distractors
+# naming the same entities after the statement, corrections where only the newest statement
+# holds the answer, answers said early in long conversations. Template families, filler lines
+# and pools are its own: no held-out template, filler line or pool value is reused, so whatever
+# is tuned on dev is not fitted to the held-out half's wording.
 
 DEV_POOLS = {
     "name": ["Aurélie", "Bogdan", "Kalani", "Eun-ji", "Ravi", "Małgorzata", "Nils", "Ifeoma", "Joana", "Teodor",
@@ -554,7 +555,7 @@ DEV_NEEDLES = [
      ["The camping stove needs a new gas canister anyway."]),
     (["Parents' evening is on {day}."], "When do I meet my kid's teachers?", "{day}",
      ["Parents' evening always runs late."]),
-    (["Optician booked for {day}.", "The optician rescheduled me to {day2}, {hour}."], "When's my vision check?",
+    (["Optician booked for {day}.", "The optician rescheduled me to {day2}, {hour}."], "When's my optician appointment now?",
      "{hour}", ["My glasses got scratched on the optician's chair last time."]),
     (["Ordered spare filter {code} for the dishwasher."], "Which replacement bit did I get for the kitchen machine?",
      "{code}", ["The dishwasher leaves spots on the glasses.", "The dishwasher guy never called back."]),
@@ -571,7 +572,7 @@ DEV_NEEDLES = [
     (["Car's in bay {seat} at the {place} park-and-ride."], "Where did I leave the vehicle?", "{seat}",
      ["The {place} park-and-ride was packed this morning."]),
     (["Router admin login is {word}{n2}.", "Reset the router, the admin login is {word2}{n} now."],
-     "How do I get into the internet box settings?", "{word2}{n}", ["The router keeps dropping out at night."]),
+     "How do I get into the router settings?", "{word2}{n}", ["The router keeps dropping out at night."]),
 ]
 DEV_SUPPORT = [
     (["Case {order}: the {item} stopped charging after a week."], "What's the fault with my gadget?",
@@ -582,7 +583,7 @@ DEV_SUPPORT = [
      "{name2}", ["Billing emails sometimes land in spam."]),
     (["The refund for {order} was promised by {day}."], "By when should the money come back?", "{day}",
      ["The refund form was confusing."]),
-    (["Logging in on Android fails with {code}."], "What message do I get signing in on my phone?", "{code}",
+    (["Logging in on Android fails with {code}."], "What error does the Android app show me?", "{code}",
      ["Android updated itself last night."]),
     (["We pay {price} a month for the {plan} tier."], "What does our subscription cost?", "{price}",
      ["The {plan} tier has no single sign-on, sadly."]),
@@ -597,7 +598,7 @@ DEV_TWO = [
     (["Our wedding venue is {place}."], "Where are we getting married?", "{place}",
      ["The wedding guest list keeps growing."]),
     (["Dinner with the Okafors is on Saturday.", "Change of plan, dinner with the Okafors moved to {day}."],
-     "When are we eating with our friends?", "{day}", ["The Okafors are bringing dessert."]),
+     "When are we eating with the Okafors?", "{day}", ["The Okafors are bringing dessert."]),
     (["My {relative} {name}'s train gets in at {hour}."], "When does my relative arrive?", "{hour}",
      ["My {relative} {name} hates long journeys."]),
 ]
