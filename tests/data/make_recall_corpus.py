@@ -510,7 +510,7 @@ DEV_NEGATIVES = [
 ]
 # --- the dev half's conversations (tuned on) ---------------------------------------------------------
 # Written in round 5 in the held-out half's style: questions paraphrased so they share few or no
-# words with the evidence (4 of 26 templates share one, about the held-out share), distractors
+# words with the evidence (4 of 30 templates share one, about the held-out share), distractors
 # naming the same entities after the statement, corrections where only the newest statement
 # holds the answer, answers said early in long conversations. Template families, filler lines
 # and pools are its own: no held-out template, filler line or pool value is reused, so whatever
@@ -542,6 +542,9 @@ DEV_POOLS = {
     "topic": ["tax returns", "houseplants", "volcanoes", "the team offsite", "sourdough", "medieval castles",
               "electric cars", "the budget review", "deep-sea fish", "composting"],
     "relative": ["niece", "nephew", "uncle", "aunt", "grandfather"],
+    "hometown": ["Kaunas", "Plovdiv", "Arequipa", "Daegu", "Kumasi", "Tartu"],
+    "job": ["optometrist", "carpenter", "flight attendant", "actuary", "veterinarian"],
+    "employer": ["Heineken", "Volvo", "Lufthansa", "Adidas", "Carlsberg", "Maersk"],
 }
 # (statements in the order said, question, expect, distractors), as HELDOUT_NEEDLES; {x} from DEV_POOLS.
 DEV_NEEDLES = [
@@ -573,6 +576,15 @@ DEV_NEEDLES = [
      ["The {place} park-and-ride was packed this morning."]),
     (["Router admin login is {word}{n2}.", "Reset the router, the admin login is {word2}{n} now."],
      "How do I get into the router settings?", "{word2}{n}", ["The router keeps dropping out at night."]),
+    # Statements the offline extractor turns into facts (phrasings of DEV_FACTS), so the facts block
+    # is measured on dev too.
+    (["We have a {kind}, {pet}."], "Which animal lives with us, and what's it called?", "{pet}",
+     ["Our {kind} hates the vacuum cleaner."]),
+    (["I'm employed as {ajob}."], "What do I do for a living?", "{job}", ["Work has been hectic this month."]),
+    (["I landed a job at {employer}."], "Which company hired me?", "{employer}",
+     ["The new office has free coffee, at least."]),
+    (["I was brought up in {hometown}."], "Where did I spend my childhood?", "{hometown}",
+     ["My childhood home was sold last year."]),
 ]
 DEV_SUPPORT = [
     (["Case {order}: the {item} stopped charging after a week."], "What's the fault with my gadget?",
@@ -644,9 +656,11 @@ def _dev_fills(rng: random.Random) -> dict:
     word, word2 = rng.sample(pools["word"], 2)
     kind, breed = rng.choice(pools["pets"])
     fills = {k: rng.choice(pools[k]) for k in ("city", "pet", "book", "place", "resto", "med", "color", "title", "hour",
-                                              "item", "plan", "price", "thing", "street", "topic", "relative")}
+                                              "item", "plan", "price", "thing", "street", "topic", "relative",
+                                              "hometown", "job", "employer")}
     return {**fills, "name": name, "name2": name2, "day": day, "day2": day2, "word": word, "word2": word2,
-            "kind": kind, "breed": breed, "seat": f"{rng.randint(3, 39)}{rng.choice('ACDFJK')}",
+            "kind": kind, "breed": breed, "ajob": ("an " if fills["job"][0] in "aeiou" else "a ") + fills["job"],
+            "seat": f"{rng.randint(3, 39)}{rng.choice('ACDFJK')}",
             "n": str(rng.randint(2, 28)), "n2": str(rng.randint(30, 99)),
             "code": f"{rng.choice(['RV', 'MX', 'HT', 'WQ'])}{rng.randint(100, 999)}-{rng.choice('ABCDEFGH')}",
             "order": f"C-{rng.randint(100000, 999999)}"}
