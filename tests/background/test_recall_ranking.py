@@ -239,3 +239,45 @@ def test_a_newer_message_sharing_only_the_query_word_is_not_taken_for_a_correcti
                             ["Someone painted the big locker in the hallway green.", "Nice."]])
     hits = recall.search(memory_id=memory.id, query="What opens the locker?", limit=2)
     assert hits[0]["snippet"] == "The locker code is 4711."
+
+
+def test_lexical_coverage_is_the_share_of_the_query_the_best_candidate_says():
+    df, total = {"ferry": 2, "hvar": 1, "keep": 40}, 100
+    assert recall.lexical_coverage(["ferry", "hvar"], {1: {"ferry", "hvar"}}, df, total) == 1.0
+    assert recall.lexical_coverage(["ferry", "hvar"], {}, df, total) == 0.0
+    rare = recall.lexical_coverage(["keep", "hvar"], {1: {"hvar"}}, df, total)
+    common = recall.lexical_coverage(["keep", "hvar"], {1: {"keep"}}, df, total)
+    # Matching the rarer word says more of the query than matching the common one.
+    assert 0.5 < rare < 1.0 and 0.0 < common < 0.5
+    # A word no message has counts in the query's mass, so a query mostly unmatched covers little.
+    assert recall.lexical_coverage(["keep", "extra", "stuff"], {1: {"keep"}}, df, total) < common
+
+
+def test_a_stray_match_of_one_common_word_does_not_outweigh_meaning(cast):
+    turns = [["Our storage box is unit 67 at the depot.", "ok"]]
+    turns += [[f"I keep putting off chore number {i}, any advice?", "Start small."] for i in range(6)]
+    memory = _memory(cast, turns)
+    rows = {e.content: e for e in Entry.objects.filter(memory=memory, role="user")}
+    model = "test:fake"
+    embeddings.VectorStore.put(memory_id=memory.id, model=model, items=[
+        (e.id, e.seq, [1.0, 0.0] if text.startswith("Our storage") else [0.0, 1.0]) for text, e in rows.items()])
+    # "keep" matches every chore line and nothing else of the question matches at all: the
+    # words cover little of it, so the nearest vector weighs more than the stray match.
+    hits = recall.search(memory_id=memory.id, query="Where do we keep the extra stuff?", limit=3,
+                         query_vector=(model, [1.0, 0.0]))
+    assert hits[0]["snippet"] == "Our storage box is unit 67 at the depot."
+    lexical_only = recall.search(memory_id=memory.id, query="Where do we keep the extra stuff?", limit=3)
+    assert lexical_only[0]["snippet"].startswith("I keep putting off chore")
+
+
+def test_the_recall_block_shows_a_message_said_word_for_word_again_once(cast):
+    turns = [["The ferry to Hvar leaves from pier 4.", "ok"]]
+    turns += [["Ferry tickets are so expensive.", "Sure."] for _ in range(6)]
+    turns += [[f"Unrelated chat number {i} about lunch.", "Sure."] for i in range(60)]
+    memory = _memory(cast, turns)
+    ctx = context.context_build(memory=memory, new_messages=[{"role": "user", "content": "Which ferry pier?"}],
+                                budget_tokens=400)
+    assert ctx.context_text.count("Ferry tickets are so expensive.") == 1
+    assert "The ferry to Hvar leaves from pier 4." in ctx.context_text
+    snippets = [h["snippet"] for h in ctx.recalled]
+    assert len(snippets) == len(set(snippets))

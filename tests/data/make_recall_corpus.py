@@ -12,7 +12,11 @@ measured and never tuned on: questions paraphrased so they share few words with 
 ("What's my dog called?" for "I have a beagle, Biscuit."), distractor turns that mention the same
 entities, answers said early in long conversations, corrections where only the newest statement
 holds the answer, and fact phrasings the extractor was not written for. The `dev` half (tuned on)
-uses the older templates plus its own harder cases (DEV_*), written after the held-out ones.
+is written in the same style since round 5 (DEV_NEEDLES, DEV_SUPPORT, DEV_TWO), from template
+families, filler lines and pools of its own (DEV_POOLS), so nothing tuned on dev is fitted to the
+held-out wording; its fact lines (FACT_TEMPLATES + DEV_FACTS) are as before. Editing the dev side
+never moves a held-out conversation: each conversation has its own generator, and the held-out
+half's draws are unchanged (check: its conversations in the JSON stay byte-identical).
 """
 
 from __future__ import annotations
@@ -42,45 +46,6 @@ RELATIVES = ["sister", "brother", "daughter", "son", "mother", "father", "cousin
 # The slot a relative's fact takes: one mother and one father, any number of the others.
 RELATIVE_SLOTS = {"mother": "family:mother", "father": "family:father"}
 ITEMS = ["kettle", "monitor", "headphones", "blender", "desk lamp", "router", "backpack", "keyboard"]
-
-# --- needles: (statement, question, expect) templates; {x} filled from the pools above -----------------
-
-NEEDLES = [
-    ("My flight to {city} leaves from gate {gate} on {day}.", "Which gate does my flight to {city} leave from?", "{gate}"),
-    ("The wifi password at the cabin is {word}-{n}.", "What was the wifi password at the cabin again?", "{word}-{n}"),
-    ("My {relative} {name}'s birthday is on {day}.", "When is {name}'s birthday?", "{day}"),
-    ("We booked the table at {resto} for the anniversary.", "Which restaurant did we book for the anniversary?", "{resto}"),
-    ("I parked on level {n} of the {city} airport garage.", "Where did I park at the airport?", "level {n}"),
-    ("My dentist appointment got moved to {day} at {hour}.", "When is the dentist appointment now?", "{hour}"),
-    ("The locker code at the gym is {n}{n2}.", "What's my gym locker code?", "{n}{n2}"),
-    ("I lent my copy of {book} to {name}.", "Who has my copy of {book}?", "{name}"),
-    ("The plumber said the boiler part number is {code}.", "What part number did the plumber give for the boiler?", "{code}"),
-    ("For the hike we agreed to meet at the {place} trailhead at {hour}.", "Where are we meeting for the hike?", "{place}"),
-    ("I have a {breed} called {pet}.", "What is the name of my {kind}?", "{pet}"),
-    ("My insurance policy number is {code}.", "Remind me of my insurance policy number.", "{code}"),
-    ("Our landlord {name} wants the rent by the {n}th of each month.", "By which day does the landlord want the rent?", "{n}th"),
-    ("The conference talk I'm giving is titled '{title}'.", "What is the title of my conference talk?", "{title}"),
-    ("I started taking {med} every morning for my blood pressure.", "What do I take for my blood pressure?", "{med}"),
-    ("We chose {color} paint for the nursery.", "What colour did we pick for the nursery walls?", "{color}"),
-]
-SUPPORT = [
-    ("Order {order} arrived with a cracked {item}.", "What was wrong with order {order}?", "cracked {item}"),
-    ("The export to CSV fails with error {code} since the last update.", "Which error code did the CSV export show?", "{code}"),
-    ("I was charged twice on {day}, invoice {order}.", "Which invoice was the double charge on?", "{order}"),
-    ("Our account id is {code} and the admin is {name}.", "Who is the admin of our account?", "{name}"),
-    ("The sync stopped working after I changed my password on {day}.", "When did the sync stop working?", "{day}"),
-    ("We are on the {plan} plan with {n} seats.", "How many seats do we have on our plan?", "{n} seats"),
-    ("The tracking number for the replacement is {code}.", "What is the tracking number of the replacement?", "{code}"),
-    ("The app crashes when I open the {screen} screen on my tablet.", "Which screen makes the app crash?", "{screen}"),
-]
-TWO = [
-    ("I'm meeting Dr. {name} at {place} on {day}.", "Where is the meeting with Dr. {name}?", "{place}"),
-    ("The kids' school play is on {day} at {hour}.", "When is the school play?", "{hour}"),
-    ("I finally signed up for the {city} half marathon.", "Which half marathon did you sign up for?", "{city}"),
-    ("I picked {book} for the book club this month.", "Which book did you pick for book club?", "{book}"),
-    ("My new phone number is {phone}.", "What's your new phone number?", "{phone}"),
-    ("Grandma's recipe needs {n} eggs and a pinch of cardamom.", "How many eggs does grandma's recipe need?", "{n} eggs"),
-]
 
 FILLER_USER = [
     "Can you help me draft an email to my team about the {topic}?", "What's a good way to learn more about {topic}?",
@@ -503,28 +468,8 @@ def fresh2_lines(rng: random.Random, n: int) -> list[dict]:
     return lines
 
 
-# --- the dev half's own harder cases (tuned on), written after the held-out ones above -------------
+# --- the dev half's fact lines (tuned on), written after the held-out ones above ----------------------
 
-DEV_NEEDLES = [
-    (["My {breed} is named {pet}."], "What do I call my {kind}?", "{pet}",
-     ["Is it normal for a {breed} to sleep all day?"]),
-    (["The garage code is {n}{n2}.", "They reset the garage code, it's {n2}{n} now."], "How do I open the garage?",
-     "{n2}{n}", ["The garage door squeaks again."]),
-    (["I lent {book} to {name} last week."], "Who did I give that book to?", "{name}",
-     ["{book} is still my favourite novel."]),
-    (["My physio session moved to {day} at {hour}."], "When is my next physio appointment?", "{hour}",
-     ["My physio says my knee is better."]),
-]
-DEV_SUPPORT = [
-    (["The invoice {order} shows the wrong VAT number."], "What is wrong with my invoice?", "wrong VAT",
-     ["Invoice {order} was paid on time."]),
-    (["We are on {n} seats.", "We added more, {n2} seats as of today."], "How many seats do we pay for?",
-     "{n2} seats", ["Seats are billed monthly, right?"]),
-]
-DEV_TWO = [
-    (["Moved my number, it's {phone} from now on."], "What's your number now?", "{phone}",
-     ["My phone battery is dying."]),
-]
 DEV_FACTS = [
     ("Just call me {name}.", [("name", ["{lname}"])]),
     ("The name's {name}.", [("name", ["{lname}"])]),
@@ -563,6 +508,164 @@ DEV_NEGATIVES = [
     "Say 'my name is {name}' in Spanish.", "I'm not working at {employer} anymore.", "I'm not travelling to {city}.",
     "{name} is obsessed with {thing}.", "Assume I'm allergic to {food}.", "Our supplier {name} lives in {city}.",
 ]
+# --- the dev half's conversations (tuned on) ---------------------------------------------------------
+# Written in round 5 in the held-out half's style: questions paraphrased so they share few or no
+# words with the evidence (4 of 30 templates share one, about the held-out share), distractors
+# naming the same entities after the statement, corrections where only the newest statement
+# holds the answer, answers said early in long conversations. Template families, filler lines
+# and pools are its own: no held-out template, filler line or pool value is reused, so whatever
+# is tuned on dev is not fitted to the held-out half's wording.
+
+DEV_POOLS = {
+    "name": ["Aurélie", "Bogdan", "Kalani", "Eun-ji", "Ravi", "Małgorzata", "Nils", "Ifeoma", "Joana", "Teodor",
+             "Hana", "Sigrún", "Marek", "Luíza", "Cormac", "Adaeze", "Finnur", "Yara", "Štěpán", "Inés", "Kenji",
+             "Oona", "Dariusz", "Thandiwe", "Gaël", "Mirela"],
+    "city": ["Vilnius", "Wrocław", "Bordeaux", "Antwerp", "Linz", "Cluj-Napoca", "Tampere", "Granada", "Curitiba",
+             "Busan", "Accra", "Halifax", "Perth", "Split", "Riga", "Odense", "Valencia", "Salvador"],
+    "pets": [("dog", "dachshund"), ("cat", "ragdoll"), ("dog", "spaniel"), ("cat", "Bengal"), ("dog", "husky"),
+             ("rabbit", "Rex rabbit")],
+    "pet": ["Pudding", "Kasztan", "Noodle", "Bjørk", "Chorizo", "Wasabi", "Pumpkin", "Gizmo", "Fèves", "Marzipan"],
+    "book": ["Stoner", "The Leopard", "Ficciones", "Hunger", "The Makioka Sisters", "Middlemarch"],
+    "place": ["Sóller", "Giethoorn", "Łeba dunes", "Lake Bled", "Hallstatt", "the lighthouse car park"],
+    "resto": ["Osteria Nonna", "Café Ümit", "Kästner Stube", "Chez Maëlys", "Izakaya Hoshi", "Pod Wawelem"],
+    "med": ["atorvastatin", "simvastatin", "rosuvastatin"],
+    "color": ["terracotta", "forest green", "slate blue", "mustard"],
+    "title": ["Caches that never go stale", "Logs nobody reads", "The cost of one more query"],
+    "word": ["heron", "quokka", "saffron", "marble", "pølse", "cedar", "nimbus"],
+    "day": ["April 9", "19 September", "July 27", "3 December", "February 16", "25 June", "August 30"],
+    "hour": ["8:20", "11:40", "13:25", "17:50"],
+    "item": ["earbuds", "smartwatch", "e-reader", "power bank", "tablet", "webcam"],
+    "plan": ["Pro", "Growth", "Enterprise"],
+    "price": ["€49", "€119", "€260", "€1,450"],
+    "thing": ["fencing", "judo", "violin lessons", "swimming club", "robotics club"],
+    "street": ["Rua Augusta", "Kastanienallee", "Calle Mayor", "Långgatan", "Ulica Długa"],
+    "topic": ["tax returns", "houseplants", "volcanoes", "the team offsite", "sourdough", "medieval castles",
+              "electric cars", "the budget review", "deep-sea fish", "composting"],
+    "relative": ["niece", "nephew", "uncle", "aunt", "grandfather"],
+    "hometown": ["Kaunas", "Plovdiv", "Arequipa", "Daegu", "Kumasi", "Tartu"],
+    "job": ["optometrist", "carpenter", "flight attendant", "actuary", "veterinarian"],
+    "employer": ["Heineken", "Volvo", "Lufthansa", "Adidas", "Carlsberg", "Maersk"],
+}
+# (statements in the order said, question, expect, distractors), as HELDOUT_NEEDLES; {x} from DEV_POOLS.
+DEV_NEEDLES = [
+    (["Our {breed} answers to {pet}."], "What did we name our furry friend?", "{pet}",
+     ["The vet thinks our {kind} is a bit overweight.", "Do {breed}s shed much in spring?"]),
+    (["Boarding pass says seat {seat} on the {city} leg."], "Where am I sitting on the plane?", "{seat}",
+     ["The {city} leg might be delayed by the storm."]),
+    (["The office alarm code is {n}{n2}.", "Security changed the office alarm, it's {n2}{n} from Monday."],
+     "What do I punch in to disarm the building?", "{n2}{n}", ["The office alarm went off at 3 am again."]),
+    (["{name} still has my camping stove from the festival."], "Who took the cooking gear I own?", "{name}",
+     ["The camping stove needs a new gas canister anyway."]),
+    (["Parents' evening is on {day}."], "When do I meet my kid's teachers?", "{day}",
+     ["Parents' evening always runs late."]),
+    (["Optician booked for {day}.", "The optician rescheduled me to {day2}, {hour}."], "When's my optician appointment now?",
+     "{hour}", ["My glasses got scratched on the optician's chair last time."]),
+    (["Ordered spare filter {code} for the dishwasher."], "Which replacement bit did I get for the kitchen machine?",
+     "{code}", ["The dishwasher leaves spots on the glasses.", "The dishwasher guy never called back."]),
+    (["Every evening I'm on {med} for cholesterol now."], "What do I swallow before bed?", "{med}",
+     ["My cholesterol results come back next month."]),
+    (["Our storage box is unit {n2} at the {place} depot."], "Where do we keep the extra stuff?", "unit {n2}",
+     ["The {place} depot closes early on Sundays."]),
+    (["We painted the hallway {color} in the end."], "What tone did we go for in the corridor?", "{color}",
+     ["The hallway still smells of paint."]),
+    (["My keynote is going to be '{title}'."], "What's the heading of my big speech?", "{title}",
+     ["The keynote slot is forty minutes, no questions."]),
+    (["Booked {resto} for Mum's 70th."], "Where is my mother's birthday dinner?", "{resto}",
+     ["Mum's 70th is going to be a big one."]),
+    (["Car's in bay {seat} at the {place} park-and-ride."], "Where did I leave the vehicle?", "{seat}",
+     ["The {place} park-and-ride was packed this morning."]),
+    (["Router admin login is {word}{n2}.", "Reset the router, the admin login is {word2}{n} now."],
+     "How do I get into the router settings?", "{word2}{n}", ["The router keeps dropping out at night."]),
+    # Statements the offline extractor turns into facts (phrasings of DEV_FACTS), so the facts block
+    # is measured on dev too.
+    (["We have a {kind}, {pet}."], "Which animal lives with us, and what's it called?", "{pet}",
+     ["Our {kind} hates the vacuum cleaner."]),
+    (["I'm employed as {ajob}."], "What do I do for a living?", "{job}", ["Work has been hectic this month."]),
+    (["I landed a job at {employer}."], "Which company hired me?", "{employer}",
+     ["The new office has free coffee, at least."]),
+    (["I was brought up in {hometown}."], "Where did I spend my childhood?", "{hometown}",
+     ["My childhood home was sold last year."]),
+]
+DEV_SUPPORT = [
+    (["Case {order}: the {item} stopped charging after a week."], "What's the fault with my gadget?",
+     "stopped charging", ["Any update on case {order}?"]),
+    (["Our workspace id is {code}."], "Which identifier does our team account have?", "{code}",
+     ["The workspace was created by our old IT person."]),
+    (["Billing contact is {name}.", "Please change the billing contact to {name2}."], "Who receives our invoices now?",
+     "{name2}", ["Billing emails sometimes land in spam."]),
+    (["The refund for {order} was promised by {day}."], "By when should the money come back?", "{day}",
+     ["The refund form was confusing."]),
+    (["Logging in on Android fails with {code}."], "What error does the Android app show me?", "{code}",
+     ["Android updated itself last night."]),
+    (["We pay {price} a month for the {plan} tier."], "What does our subscription cost?", "{price}",
+     ["The {plan} tier has no single sign-on, sadly."]),
+]
+DEV_TWO = [
+    (["I'm picking {name} up from the station at {hour}."], "When do you collect our guest?", "{hour}",
+     ["{name} always misses the first train."]),
+    (["Moved flats, it's {n} {street} now."], "Where do you live these days?", "{street}",
+     ["The move was exhausting, never again."]),
+    (["Signed the kids up for {thing} on Thursdays."], "What activity did the children join?", "{thing}",
+     ["Thursdays are chaos with the kids."]),
+    (["Our wedding venue is {place}."], "Where are we getting married?", "{place}",
+     ["The wedding guest list keeps growing."]),
+    (["Dinner with the Okafors is on Saturday.", "Change of plan, dinner with the Okafors moved to {day}."],
+     "When are we eating with the Okafors?", "{day}", ["The Okafors are bringing dessert."]),
+    (["My {relative} {name}'s train gets in at {hour}."], "When does my relative arrive?", "{hour}",
+     ["My {relative} {name} hates long journeys."]),
+]
+DEV_FILLER_USER = [
+    "Could you outline a plan for {topic}?", "I keep putting off {topic}, any advice?",
+    "Had a chaotic morning, the bus broke down.", "Suggest a film for a rainy evening.",
+    "What's {n} percent of 250?", "Compare two approaches to {topic}.", "My laptop fan is really loud lately.",
+    "How much water should I drink a day?", "I want something quick with pasta and spinach.",
+    "Tell me one surprising fact about {topic}.", "It's been raining in {city} all week.",
+    "Help me write a thank-you note.", "How does a mortgage offset account work?", "Is a standing desk worth it?",
+    "I read an article about {topic} on the train.", "Write a haiku about {topic}.",
+    "What's the difference between weather and climate?", "My {relative} visited and we talked about {topic}.",
+    "How long does it take to walk five kilometres?",
+]
+DEV_FILLER_ASSISTANT = [
+    "Here's a simple plan in three steps.", "Start small: fifteen minutes a day helps.", "That sounds stressful.",
+    "A classic comedy might suit the mood.", "That works out to a small number; here's the sum.",
+    "One is faster, the other cheaper.", "Cleaning the vents often helps.", "Around two litres for most adults.",
+    "Garlic, olive oil, spinach and parmesan: done in ten minutes.", "Here's one you may not know.",
+    "Stay dry out there!", "Here's a warm, short note.", "It lowers the interest you pay.",
+    "It helps some people; alternate sitting and standing.", "Interesting read!", "Here is a haiku.",
+    "Weather is the day, climate the decades.", "Sounds like a nice visit.", "About an hour at a steady pace.",
+]
+DEV_SUPPORT_FILLER_USER = [
+    "Hello, one more thing about our subscription.", "Can we get usage reports by email?",
+    "The mobile app feels sluggish today.", "How do I transfer ownership of a project?",
+    "Where can I change the notification settings?", "Great, that fixed it.", "Is there an API rate limit?",
+    "Could someone senior look at this?", "Search results also seem out of date for us.",
+]
+DEV_SUPPORT_FILLER_AGENT = [
+    "Hi there, happy to look into this.", "Yes, you can schedule them under Insights.",
+    "Thanks, we've passed that to the mobile team.", "Owners can do that from Project → Members.",
+    "It's under Profile → Notifications.", "Glad to hear it!", "Yes, 600 requests a minute per key.",
+    "I've asked a senior colleague to join.", "We've reindexed your search; give it an hour.",
+]
+DEV_ACKS = ["Understood.", "Thanks, I'll keep that in mind.", "All right, noted down.", "Good to know!"]
+
+
+def _dev_fills(rng: random.Random) -> dict:
+    pools = DEV_POOLS
+    name, name2 = rng.sample(pools["name"], 2)
+    day, day2 = rng.sample(pools["day"], 2)
+    word, word2 = rng.sample(pools["word"], 2)
+    kind, breed = rng.choice(pools["pets"])
+    fills = {k: rng.choice(pools[k]) for k in ("city", "pet", "book", "place", "resto", "med", "color", "title", "hour",
+                                              "item", "plan", "price", "thing", "street", "topic", "relative",
+                                              "hometown", "job", "employer")}
+    return {**fills, "name": name, "name2": name2, "day": day, "day2": day2, "word": word, "word2": word2,
+            "kind": kind, "breed": breed, "ajob": ("an " if fills["job"][0] in "aeiou" else "a ") + fills["job"],
+            "seat": f"{rng.randint(3, 39)}{rng.choice('ACDFJK')}",
+            "n": str(rng.randint(2, 28)), "n2": str(rng.randint(30, 99)),
+            "code": f"{rng.choice(['RV', 'MX', 'HT', 'WQ'])}{rng.randint(100, 999)}-{rng.choice('ABCDEFGH')}",
+            "order": f"C-{rng.randint(100000, 999999)}"}
+
+
 def _fills(rng: random.Random) -> dict:
     name, name2 = rng.sample(NAMES, 2)
     city, city2 = rng.sample(CITIES, 2)
@@ -598,7 +701,13 @@ def _fill(text: str, fills: dict) -> str:
     return text.format(**fills)
 
 
-def _filler(rng: random.Random, style: str, speakers: tuple[str, str] | None) -> tuple[str, str]:
+def _filler(rng: random.Random, style: str, speakers: tuple[str, str] | None, half: str = "heldout") -> tuple[str, str]:
+    if half == "dev":
+        fills = _dev_fills(rng)
+        users, agents = ((DEV_SUPPORT_FILLER_USER, DEV_SUPPORT_FILLER_AGENT) if style == "support"
+                         else (DEV_FILLER_USER, DEV_FILLER_ASSISTANT))
+        user, agent = _fill(rng.choice(users), fills), _fill(rng.choice(agents), fills)
+        return (f"{speakers[0]}: {user}", f"{speakers[1]}: {agent}") if speakers else (user, agent)
     fills = _fills(rng)
     if style == "support":
         user, agent = rng.choice(SUPPORT_FILLER_USER), rng.choice(SUPPORT_FILLER_AGENT)
@@ -613,15 +722,14 @@ def _filler(rng: random.Random, style: str, speakers: tuple[str, str] | None) ->
 def _pools(half: str, style: str) -> list:
     if half == "heldout":
         return {"support": HELDOUT_SUPPORT, "two-person": HELDOUT_TWO}.get(style, HELDOUT_NEEDLES)
-    plain = [([say], ask, expect, []) for say, ask, expect in
-             {"support": SUPPORT, "two-person": TWO}.get(style, NEEDLES)]
-    return plain + {"support": DEV_SUPPORT, "two-person": DEV_TWO}.get(style, DEV_NEEDLES)
+    return {"support": DEV_SUPPORT, "two-person": DEV_TWO}.get(style, DEV_NEEDLES)
 
 
 def conversation(index: int, half: str, style: str, rng: random.Random) -> dict:
     """One conversation: filler turns with each needle's statements said once (a correction later
     than what it corrects), its distractors after them, and the needle's question at the end."""
-    speakers = tuple(rng.sample(NAMES, 2)) if style in ("two-person", "multi-session") else None
+    dev = half == "dev"  # the dev half draws from its own pools; the held-out half's draws are as before
+    speakers = tuple(rng.sample(DEV_POOLS["name"] if dev else NAMES, 2)) if style in ("two-person", "multi-session") else None
     options = _pools(half, style)
     count = min({"long": 5, "multi-session": 6}.get(style, 3), len(options))
     length = {"long": 100, "multi-session": 150}.get(style, rng.randint(24, 60))
@@ -632,7 +740,7 @@ def conversation(index: int, half: str, style: str, rng: random.Random) -> dict:
     free = list(range(length))
     rng.shuffle(free)
     for says, ask, expect, distract in rng.sample(options, count):
-        fills = _fills(rng)
+        fills = _dev_fills(rng) if dev else _fills(rng)
         first = rng.choice([i for i in free if i < said_within] or free)
         free.remove(first)
         # A correction comes later than what it corrects; distractors come after the statements.
@@ -656,10 +764,14 @@ def conversation(index: int, half: str, style: str, rng: random.Random) -> dict:
             day += timedelta(days=1)
         if i in lines:
             user = f"{speakers[0]}: {lines[i]}" if speakers else lines[i]
-            agent = f"{speakers[1]}: Noted, thanks." if speakers else rng.choice(
-                ["Noted!", "Got it.", "Okay, thanks for letting me know."])
+            if dev:
+                ack = rng.choice(DEV_ACKS)
+                agent = f"{speakers[1]}: {ack}" if speakers else ack
+            else:
+                agent = f"{speakers[1]}: Noted, thanks." if speakers else rng.choice(
+                    ["Noted!", "Got it.", "Okay, thanks for letting me know."])
         else:
-            user, agent = _filler(rng, style, speakers)
+            user, agent = _filler(rng, style, speakers, half)
         messages.append(["user", user, day.isoformat()])
         messages.append(["assistant", agent, day.isoformat()])
     return {"id": f"{style}-{index:03d}", "split": half, "style": style, "messages": messages,
