@@ -239,3 +239,22 @@ def test_a_newer_message_sharing_only_the_query_word_is_not_taken_for_a_correcti
                             ["Someone painted the big locker in the hallway green.", "Nice."]])
     hits = recall.search(memory_id=memory.id, query="What opens the locker?", limit=2)
     assert hits[0]["snippet"] == "The locker code is 4711."
+
+
+def test_the_same_speakers_answer_two_messages_after_the_match_is_found(cast, monkeypatch):
+    # "what did you do?" in between matches nothing; the answer is the user's next message.
+    memory = _memory(cast, [["Last weekend I had a picnic with my friends from church.", "Fun! What did you all get up to?"],
+                            ["Charades and a scavenger hunt, we laughed a lot.", "Sounds great."]]
+                     + [[f"My friends from work met for lunch, round {i}.", "Nice."] for i in range(12)])
+    query = "What games did I play at the picnic with my church friends?"
+    assert 3 in [h["seq"] for h in recall.search(memory_id=memory.id, query=query, limit=3)]
+    monkeypatch.setattr(recall, "PREV2_SHARE", 0.0)
+    monkeypatch.setattr(recall, "NEXT2_SHARE", 0.0)
+    assert 3 not in [h["seq"] for h in recall.search(memory_id=memory.id, query=query, limit=3)]
+
+
+def test_neighbours_two_away_read_at_most_four_rows_per_message(cast):
+    memory = _memory(cast, [[f"Note {i} about the boat.", f"Reply {i}."] for i in range(10)])
+    assert sorted(recall._neighbours(memory.id, [9], None, reach=2)) == [7, 8, 10, 11]
+    assert sorted(recall._neighbours(memory.id, [9], 10, reach=2)) == [7, 8]  # older than before_seq only
+    assert sorted(recall._neighbours(memory.id, [1], None)) == [2]
