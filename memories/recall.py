@@ -26,6 +26,7 @@ from memories.models import Entry, Memory
 TABLE = "memories_recall"
 INDEXED_ROLES = ("user", "assistant")
 SNIPPET_CHARS = 240
+SNIPPET_SPOTS = 48  # occurrences of query terms weighed when placing a snippet's window
 MAX_QUERY_TERMS = 12
 PER_TERM_CAP = 200  # index rows per read: bounds recall's cost whatever the memory's size
 MAX_PAIR_READS = 10  # conjunctive reads of two common terms per search
@@ -237,8 +238,7 @@ def _snippet(text: str, terms: list[str]) -> str:
     if len(text) <= SNIPPET_CHARS:
         return text
     lower = text.lower()
-    hits = [lower.find(t) for t in terms if lower.find(t) >= 0]
-    at = min(hits) if hits else 0
+    at = _densest(lower, terms)
     start = max(0, min(at - SNIPPET_CHARS // 3, len(text) - SNIPPET_CHARS))
     while start > 0 and not text[start - 1].isspace():
         start -= 1
@@ -246,6 +246,28 @@ def _snippet(text: str, terms: list[str]) -> str:
     if start + SNIPPET_CHARS < len(text):
         piece = piece.rsplit(" ", 1)[0] + " …"
     return ("… " if start > 0 else "") + piece
+
+
+def _densest(lower: str, terms: list[str]) -> int:
+    """Where the window should center: the occurrence of a query term whose window holds the most
+    distinct query terms (the first such; 0 when none occurs). At most SNIPPET_SPOTS occurrences
+    are looked at, so the cost is bounded whatever the message's length."""
+    spots = []
+    for t in terms:
+        at = lower.find(t)
+        while at >= 0 and len(spots) < SNIPPET_SPOTS:
+            spots.append((at, t))
+            at = lower.find(t, at + 1)
+    if not spots:
+        return 0
+    spots.sort()
+    best, where = 0, spots[0][0]
+    for at, _ in spots:
+        lo = at - SNIPPET_CHARS // 3
+        seen = {t for p, t in spots if lo <= p < lo + SNIPPET_CHARS - len(t)}
+        if len(seen) > best:
+            best, where = len(seen), at
+    return where
 
 
 def _before_entry_id(memory_id: str, before_seq: int | None) -> int | None:

@@ -258,3 +258,16 @@ def test_neighbours_two_away_read_at_most_four_rows_per_message(cast):
     assert sorted(recall._neighbours(memory.id, [9], None, reach=2)) == [7, 8, 10, 11]
     assert sorted(recall._neighbours(memory.id, [9], 10, reach=2)) == [7, 8]  # older than before_seq only
     assert sorted(recall._neighbours(memory.id, [1], None)) == [2]
+
+
+def test_a_long_message_is_cut_around_the_part_holding_most_query_words():
+    text = ("The garden needs work this spring, " + "and the neighbours keep talking about the fence " * 8
+            + "but the tomato seeds for the garden beds are in the blue box in the shed.")
+    snippet = recall._snippet(text, ["tomato", "seeds", "garden"])
+    # The first "garden" is at the start; the window holding all three words is near the end.
+    assert "tomato seeds for the garden beds" in snippet and snippet.startswith("… ")
+    assert len(snippet) <= recall.SNIPPET_CHARS + 4
+    # A message with no query word keeps its opening; a huge one is placed without scanning it all.
+    assert recall._snippet(text, ["kettle"]).startswith("The garden needs work")
+    huge = "garden " * 50_000 + "tomato seeds"
+    assert recall._snippet(huge, ["garden", "tomato"]).startswith("garden")
