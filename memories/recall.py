@@ -261,12 +261,21 @@ def _densest(lower: str, terms: list[str]) -> int:
     if not spots:
         return 0
     spots.sort()
-    best, where = 0, spots[0][0]
+    # One pass with two pointers: the window [at - SNIPPET_CHARS // 3, that + SNIPPET_CHARS) of each spot.
+    best, where, lo, hi = 0, spots[0][0], 0, 0
+    inside: dict[str, int] = {}
     for at, _ in spots:
-        lo = at - SNIPPET_CHARS // 3
-        seen = {t for p, t in spots if lo <= p < lo + SNIPPET_CHARS - len(t)}
-        if len(seen) > best:
-            best, where = len(seen), at
+        start = at - SNIPPET_CHARS // 3
+        while hi < len(spots) and spots[hi][0] + len(spots[hi][1]) <= start + SNIPPET_CHARS:
+            inside[spots[hi][1]] = inside.get(spots[hi][1], 0) + 1
+            hi += 1
+        while lo < hi and spots[lo][0] < start:
+            inside[spots[lo][1]] -= 1
+            if not inside[spots[lo][1]]:
+                del inside[spots[lo][1]]
+            lo += 1
+        if len(inside) > best:
+            best, where = len(inside), at
     return where
 
 
