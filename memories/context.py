@@ -8,7 +8,7 @@ Cost bound, whatever the memory's size: the window (the rows that fit the budget
 relevance to the new message in linear time: shared words, and with an embedding provider the
 query's cosine with the stored vectors of the facts' source messages), and one `recall.search` — at most
 MAX_QUERY_TERMS + MAX_PAIR_READS index reads of PER_TERM_CAP rows (12·200 + 10·200 = 4,400 rows
-at most), 2·SPREAD_FROM = 60 neighbour rows by (memory, seq), and with
+at most), 4·SPREAD_FROM = 120 neighbour rows by (memory, seq) (two each side), and with
 an embedding provider one query embedding plus embeddings.DENSE_SCAN_CAP stored vectors and
 recall.FUSE_DEPTH = 50 rows by (memory, seq).
 The recall block is RECALL_SHARE of what the budget leaves after the new messages and facts

@@ -26,11 +26,16 @@ from memories.models import Entry, Memory
 TABLE = "memories_recall"
 INDEXED_ROLES = ("user", "assistant")
 SNIPPET_CHARS = 240
+SNIPPET_SPOTS = 48  # occurrences of query terms weighed when placing a snippet's window
 MAX_QUERY_TERMS = 12
 PER_TERM_CAP = 200  # index rows per read: bounds recall's cost whatever the memory's size
 MAX_PAIR_READS = 10  # conjunctive reads of two common terms per search
 PREV_SHARE = 0.7  # share of the previous message's score a message gets (it may be the answer to it)
 NEXT_SHARE = 0.3  # share of the next message's score a message gets
+# Two messages away: the same speaker's next message, after the other's question or reply ("I had a
+# picnic with friends from church" … "what did you do?" … "charades and a scavenger hunt!").
+PREV2_SHARE = 0.4
+NEXT2_SHARE = 0.2
 SPEAKER_BOOST = 1.5  # a message by a speaker the query names ("Name: text") weighs this much more
 NEIGHBOUR_MIN_WORDS = 5
 FUSE_DEPTH = 50  # nearest vectors that take part in the ranking (with a provider on)
@@ -242,8 +247,7 @@ def _snippet(text: str, terms: list[str]) -> str:
     if len(text) <= SNIPPET_CHARS:
         return text
     lower = text.lower()
-    hits = [lower.find(t) for t in terms if lower.find(t) >= 0]
-    at = min(hits) if hits else 0
+    at = _densest(lower, terms)
     start = max(0, min(at - SNIPPET_CHARS // 3, len(text) - SNIPPET_CHARS))
     while start > 0 and not text[start - 1].isspace():
         start -= 1
@@ -251,6 +255,37 @@ def _snippet(text: str, terms: list[str]) -> str:
     if start + SNIPPET_CHARS < len(text):
         piece = piece.rsplit(" ", 1)[0] + " …"
     return ("… " if start > 0 else "") + piece
+
+
+def _densest(lower: str, terms: list[str]) -> int:
+    """Where the window should center: the occurrence of a query term whose window holds the most
+    distinct query terms (the first such; 0 when none occurs). At most SNIPPET_SPOTS occurrences
+    are looked at, so the cost is bounded whatever the message's length."""
+    spots = []
+    for t in terms:
+        at = lower.find(t)
+        while at >= 0 and len(spots) < SNIPPET_SPOTS:
+            spots.append((at, t))
+            at = lower.find(t, at + 1)
+    if not spots:
+        return 0
+    spots.sort()
+    # One pass with two pointers: the window [at - SNIPPET_CHARS // 3, that + SNIPPET_CHARS) of each spot.
+    best, where, lo, hi = 0, spots[0][0], 0, 0
+    inside: dict[str, int] = {}
+    for at, _ in spots:
+        start = at - SNIPPET_CHARS // 3
+        while hi < len(spots) and spots[hi][0] + len(spots[hi][1]) <= start + SNIPPET_CHARS:
+            inside[spots[hi][1]] = inside.get(spots[hi][1], 0) + 1
+            hi += 1
+        while lo < hi and spots[lo][0] < start:
+            inside[spots[lo][1]] -= 1
+            if not inside[spots[lo][1]]:
+                del inside[spots[lo][1]]
+            lo += 1
+        if len(inside) > best:
+            best, where = len(inside), at
+    return where
 
 
 def _before_entry_id(memory_id: str, before_seq: int | None) -> int | None:
@@ -289,10 +324,12 @@ def _candidates(cursor, memory_id: str, terms: list[str], before_seq: int | None
     return cursor.fetchall()
 
 
-def _neighbours(memory_id: str, seqs: list[int], before_seq: int | None) -> dict[int, tuple]:
-    """The committed user/assistant messages right before and after these seqs (and older than
-    `before_seq`): {seq: (entry_id, seq, turn, role, created_at, text)}. At most 2·len(seqs) rows."""
-    wanted = sorted({s + d for s in seqs for d in (-1, 1) if s + d > 0 and (before_seq is None or s + d < before_seq)})
+def _neighbours(memory_id: str, seqs: list[int], before_seq: int | None, reach: int = 1) -> dict[int, tuple]:
+    """The committed user/assistant messages up to `reach` before and after these seqs (and older
+    than `before_seq`): {seq: (entry_id, seq, turn, role, created_at, text)}. At most
+    2·reach·len(seqs) rows."""
+    steps = [d for r in range(1, reach + 1) for d in (-r, r)]
+    wanted = sorted({s + d for s in seqs for d in steps if s + d > 0 and (before_seq is None or s + d < before_seq)})
     return _rows_by_seq(memory_id, wanted)
 
 
@@ -341,13 +378,15 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     Cost is bounded by the index, whatever the memory's size (with vectors: plus at most
     embeddings.DENSE_SCAN_CAP vectors and FUSE_DEPTH rows by (memory, seq)): at most MAX_QUERY_TERMS single-term
     reads and MAX_PAIR_READS conjunctive reads, each returning at most PER_TERM_CAP rows, then
-    at most 2·SPREAD_FROM neighbour rows by (memory, seq), plus 2·limit for `neighbours`. A term rarer than the cap is read whole, so
+    at most 4·SPREAD_FROM neighbour rows by (memory, seq) (two each side), plus 2·limit for `neighbours`. A term rarer than the cap is read whole, so
     its old matches are all candidates; a common term (one that fills its cap) is also read in
     conjunction with every other common term, so an old message matching several of them is
     still found although each term alone would only return its newest matches. Candidates are
     scored with BM25 (document frequencies from the same bounded answers; a term that fills its
     cap counts as common and weighs little). A message also scores PREV_SHARE / NEXT_SHARE of
-    the terms it lacks that the message before / after it matches, SPEAKER_BOOST more when it
+    the terms it lacks that the message before / after it matches, PREV2_SHARE / NEXT2_SHARE of
+    those that the message two before / after matches and neither it nor the one between does
+    (the same speaker's next message, after the other's question), SPEAKER_BOOST more when it
     is written "Name: text" by a speaker the query names, DATE_BOOST more when written on a date
     the query names, and DAY_SHARE of its day's DAY_TOP best scores (a session about the topic).
     Among the SPREAD_FROM best, a newer message matching the same terms as an older one and
@@ -390,8 +429,10 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     # Evidence often sits next to the words that match ("who played at the concert?" is answered
     # by the reply to "what concert was it?"): a message also scores a share of the message
     # before it and of the one after it (bounded: the neighbours of the best SPREAD_FROM only).
+    # Two away too: the same speaker's next message, after the other one asked about it.
     top = scored[:SPREAD_FROM]
-    near = _neighbours(memory_id, [rows[e][1] for _, _, e, _ in top], before_seq) if (PREV_SHARE or NEXT_SHARE) else {}
+    reach = 2 if (PREV2_SHARE or NEXT2_SHARE) else 1
+    near = _neighbours(memory_id, [rows[e][1] for _, _, e, _ in top], before_seq, reach) if (PREV_SHARE or NEXT_SHARE) else {}
     for seq, row in near.items():
         # A neighbour matching no term is a hit of its own only when it says something ("ok" does not).
         if seq not in pool and len(row[5].split()) >= NEIGHBOUR_MIN_WORDS:
@@ -410,7 +451,9 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
         # From a neighbour, only the terms this message lacks: a reply that repeats the message's
         # words adds nothing, a question whose answer this message is adds its words.
         lexical[seq] = (sum(mine.values()) + PREV_SHARE * _lacking(own.get(seq - 1), mine)
-                        + NEXT_SHARE * _lacking(own.get(seq + 1), mine))
+                        + NEXT_SHARE * _lacking(own.get(seq + 1), mine)
+                        + PREV2_SHARE * _lacking(own.get(seq - 2), {**own.get(seq - 1, {}), **mine})
+                        + NEXT2_SHARE * _lacking(own.get(seq + 2), {**own.get(seq + 1, {}), **mine}))
     if SUPERSEDE_SHARED:
         lexical = _newer_first(lexical, own, pool)
     # Meaning adds to the words on the lexical scale (a share of the best lexical score that grows
@@ -552,3 +595,4 @@ def _bm25(rows: dict[int, tuple], hits: dict[int, set[str]], df: dict[str, int],
             parts[term] = idf * (k1 + 1) / (1 + k1 * (1 - b + b * lengths[entry_id] / average))
         scored.append((sum(parts.values()), rows[entry_id][1], entry_id, parts))
     return scored
+

@@ -281,3 +281,35 @@ def test_the_recall_block_shows_a_message_said_word_for_word_again_once(cast):
     assert "The ferry to Hvar leaves from pier 4." in ctx.context_text
     snippets = [h["snippet"] for h in ctx.recalled]
     assert len(snippets) == len(set(snippets))
+
+
+def test_the_same_speakers_answer_two_messages_after_the_match_is_found(cast, monkeypatch):
+    # "what did you do?" in between matches nothing; the answer is the user's next message.
+    memory = _memory(cast, [["Last weekend I had a picnic with my friends from church.", "Fun! What did you all get up to?"],
+                            ["Charades and a scavenger hunt, we laughed a lot.", "Sounds great."]]
+                     + [[f"My friends from work met for lunch, round {i}.", "Nice."] for i in range(12)])
+    query = "What games did I play at the picnic with my church friends?"
+    assert 3 in [h["seq"] for h in recall.search(memory_id=memory.id, query=query, limit=3)]
+    monkeypatch.setattr(recall, "PREV2_SHARE", 0.0)
+    monkeypatch.setattr(recall, "NEXT2_SHARE", 0.0)
+    assert 3 not in [h["seq"] for h in recall.search(memory_id=memory.id, query=query, limit=3)]
+
+
+def test_neighbours_two_away_read_at_most_four_rows_per_message(cast):
+    memory = _memory(cast, [[f"Note {i} about the boat.", f"Reply {i}."] for i in range(10)])
+    assert sorted(recall._neighbours(memory.id, [9], None, reach=2)) == [7, 8, 10, 11]
+    assert sorted(recall._neighbours(memory.id, [9], 10, reach=2)) == [7, 8]  # older than before_seq only
+    assert sorted(recall._neighbours(memory.id, [1], None)) == [2]
+
+
+def test_a_long_message_is_cut_around_the_part_holding_most_query_words():
+    text = ("The garden needs work this spring, " + "and the neighbours keep talking about the fence " * 8
+            + "but the tomato seeds for the garden beds are in the blue box in the shed.")
+    snippet = recall._snippet(text, ["tomato", "seeds", "garden"])
+    # The first "garden" is at the start; the window holding all three words is near the end.
+    assert "tomato seeds for the garden beds" in snippet and snippet.startswith("… ")
+    assert len(snippet) <= recall.SNIPPET_CHARS + 4
+    # A message with no query word keeps its opening; a huge one is placed without scanning it all.
+    assert recall._snippet(text, ["kettle"]).startswith("The garden needs work")
+    huge = "garden " * 50_000 + "tomato seeds"
+    assert recall._snippet(huge, ["garden", "tomato"]).startswith("garden")
