@@ -8,6 +8,8 @@ from pathlib import Path
 
 from harness import factscore
 from memories import services
+from memories.facts.base import UserMessage
+from memories.facts.rules import RuleExtractor
 from memories.models import Memory, Outbox
 
 CORPUS = json.loads((Path(__file__).resolve().parents[1] / "data" / "background_corpus.json").read_text())
