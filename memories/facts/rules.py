@@ -370,7 +370,7 @@ _ROLE_TAIL = re.compile(r"\s+(?:for|at|in|with|since|from|on|there|here|now|by|a
 
 # Lower-case words after "I work at" that are no employer ("I work at home as a tutor").
 NOT_ORGS = frozenset("""home night nights weekends school uni university college work hospital a an the my our his her their
-this that it weekend least most times present""".split())
+this that it weekend least most times present sea church reception""".split())
 
 
 def _lower_org_as(m):
@@ -379,6 +379,17 @@ def _lower_org_as(m):
     if m.group(1) in NOT_ORGS or not job:
         return None
     return [job, ("employer", f"User works at {m.group(1)}")]
+
+
+DETERMINERS = frozenset("the a an my our your his her their this that every no any some each one".split())
+
+
+def _job_here(m):
+    """"Marine biologist here, …" is the user; "The manager here is…" someone else."""
+    role = m.group(1).lower()
+    if role.split()[0] in DETERMINERS:
+        return None
+    return _job(_Groups(role))
 
 
 def _job_as_after_org(m):
@@ -697,7 +708,8 @@ def _pet(m):
 def _pet_named_is(m):
     """"Our dog is Ragnar": not "my dog is German" or "my cat is OK"."""
     lowered = m.group(2).split()[0].lower()
-    if lowered in NATIONALITIES or lowered in NOT_INTRO or lowered.endswith(ADJECTIVE_ENDINGS[-3:]):
+    if (lowered in NATIONALITIES or lowered in NOT_INTRO or re.fullmatch(PETS, lowered)
+            or lowered.endswith(("ish", "ese", "ian", "ic", "ous", "ive", "ly", "ful", "less"))):
         return None
     return _pet(m)
 
@@ -789,7 +801,7 @@ RULES = [
     Rule(r"(?:(?i:hi|hello|hey)[,!]?\s+)?" + NAME + r"\s+(?i:speaking|here)(?:\s+(?i:again))?\s*(?:$|[,.!]|\s[-–—]\s|\s+(?i:with|from)\b)",
          _name, 0.85),
     # "Marine biologist here, …": the job as a greeting.
-    Rule(r"((?:[A-Za-z\-]+\s+){0,2}[A-Za-z\-]+)\s+(?i:here)\s*(?:$|[,.!;]|\s[-–—]\s)", lambda m: _job(_Groups(m.group(1).lower())), 0.8),
+    Rule(r"((?:[A-Za-z\-]+\s+){0,2}[A-Za-z\-]+)\s+(?i:here)\s*(?:$|[,.!;]|\s[-–—]\s)", _job_here, 0.8),
     Rule(r"(?i:hi|hello|hey)[,!]?\s+(?:there[,!]?\s+)?(?i:I'm|I\s+am)\s+" + NAME + r"\s*(?:$|[,.!]|\s+and\b)", _name, 0.9),
     Rule(r"(?i:I'm|I\s+am)\s+" + rf"({UPPER}{WORD_CHARS}{{1,30}})" + r"(?:\s+(?i:btw|by\s+the\s+way))?,\s+(?:(?i:originally)\s+)?"
          r"(?i:from)\s+" + PLACE + r"(?=$|[\s,.!;])", _name_from, 0.85),
@@ -921,7 +933,7 @@ RULES = [
          r"(?:\s+(?i:work))?\s+(?i:for|at)\s+" + ORG + r"(?=$|[\s,.!;])", _field_for, 0.8),
     # "I'm at Atlassian now, not Canva" / "not at Revolut anymore, it's Monzo now": a change of employer.
     Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:now)\s+)?(?i:at|with)\s+" + ORG + r"(?:\s+(?i:now))?,?\s+(?i:not)\s+(?:(?i:at|with)\s+)?"
-         + rf"{UPPER}", _employer, 0.8),
+         + rf"{UPPER}", _employer, 0.8, needs=r"(?i)\b(?:jobs?|work|working|employer|company|hired|left|quit|switched|joined)\b"),
     Rule(r"(?:(?i:I'm|I\s+am)\s+)?(?i:not|no\s+longer)\s+(?i:at|with)\s+" + ORG + r"\s+(?i:any\s?more)[,;.]?\s+"
          r"(?i:it's|it\s+is|I'm\s+(?:at|with)|now\s+(?:at|with))\s+" + ORG + r"(?:\s+(?i:now))?\s*(?:$|[.!;])",
          lambda m: _employer(_Groups(m.group(2))), 0.8),
@@ -1058,6 +1070,7 @@ _DROPPED_I_VERBS = (r"(?:(?:just|recently|finally|then|later|also)\s+)?(?:moved(
                     r"grew\s+up|got\s+(?:a\s+(?:new\s+)?job|hired)|landed|booked|adopted|married)\b")
 _CLAUSE = re.compile(r"(?:(?<!\s)\s++)?(?:,\s*+)?\b(?:but|and|so|although|though|while|because|also)\s++"
                      r"(?=(?:(?:now|then|also|currently)\s+)?(?:I|I'm|I've|I'd|my|My|we|we're|we've)\b)"
+                     r"(?!my\s+(?:friends|family)\s+(?:just\s+|all\s+)?call\s+me\b)"
                      r"|(?<=^[Mm]e)\s++and\s++(?=my\s)"
                      r"|,\s*+(?=(?:(?:now|currently)\s+)?(?:living|based)\s+in\b|(?:(?:recently|now|just)\s+)?retired\b)"
                      r"|,\s*+(?=(?:(?:now|then|so|and\s+now)\s+)?(?:I|I'm|I've|my|My)\s)"
@@ -1089,7 +1102,8 @@ _DROPPED_SUBJECT = [
                 r"costs|feels|makes|looks)\b)"), "I'm "),
     (re.compile(r"(?i:heading|flying|going|travell?ing|driving|off)\s+to\s+(?=" + UPPER + r")(?!.*\b(?:is|was|would|will|could|"
                 r"can|must|should|sounds|seems|takes|costs|feels|makes|looks)\b)"), "I'm "),
-    (re.compile(r"(?i:" + _DROPPED_I_VERBS + r")(?=\s+(?:to|in|at|a|an|up|by|from|with|for|as)\b)"), "I "),
+    (re.compile(r"(?i:" + _DROPPED_I_VERBS + r")(?=\s+(?:to|in|at|a|an|up|by|from|with|for|as|two|three|four|five|our|my)\b)"), "I "),
+    (re.compile(r"(?i:(?:just\s+)?got)\s+(?=(?i:an?|another)\s+" + PET_ADJECTIVES + r"(?i:" + PETS + r")\b)"), "I "),
 ]
 _FILLER = re.compile(FILLER)
 # "I work nights as a guard", "I work part-time at Lidl": when and how, not what or where.
@@ -1178,7 +1192,7 @@ def clauses(text: str) -> list[tuple[str, bool]]:
         framed = False
         if (question and (then := _THEN_QUESTION.search(sentence)) and not _QUESTION_START.match(sentence)
                 and not HEDGES.search(sentence, 0, then.start()) and not FRAMES.search(sentence, 0, then.start())):
-            out.extend((c, True) for c, _ in clauses(sentence[then.end():]))
+            out.append((sentence[then.end():], True))  # the question itself, read by no rule
             sentence, question = sentence[:then.start()], False
         parts = _CLAUSE.split(sentence)
         for i, clause in enumerate(parts):
