@@ -1054,6 +1054,25 @@ _ALLERGEN_BEFORE = re.compile(FILLER + r"(?:([A-Za-z][a-z\-]{1,30}(?:\s+[a-z\-]{
                               r"(?:sick|ill|hives|a\s+rash|itchy)|I\s+(?:can't|cannot|don't|do\s+not)\s+(?:eat|have|touch|drink)\s+"
                               r"([a-z][a-z\-]{1,30}(?:\s+[a-z\-]{1,30})?))\s*$")
 
+# "my job? tattoo artist.": the user asks the question and answers it in the next sentence.
+_ASKED = re.compile(FILLER + r"(?:(?i:my)\s+)?((?i:job|occupation|profession|work|name|age))\s*\?")
+_ANSWER_JOB = re.compile(r"((?:[A-Za-z\-]+\s+){0,2}[A-Za-z\-]+)\s*(?:$|[.!;,])")
+_ANSWER_NAME = re.compile(NAME + r"\s*(?:$|[.!;,])")
+_ANSWER_AGE = re.compile(r"(\d{1,3})\s*(?:$|[.!;,])")
+
+
+def _answer(asked: str, clause: str):
+    """The answer to the user's own question ("my job? tattoo artist."), or None."""
+    if asked in ("job", "occupation", "profession", "work"):
+        return (m := _ANSWER_JOB.match(clause)) and _job(_Groups(m.group(1).lower()))
+    if asked == "name":
+        m = _ANSWER_NAME.match(clause)
+        if not m or m.group(1).split()[0].lower() in NOT_NAMES | NOT_INTRO | {"yes", "no", "nope", "none", "nothing", "secret"}:
+            return None
+        return _name(m)
+    return (m := _ANSWER_AGE.match(clause)) and _age(m)
+
+
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 # "I live in Graz, any good day hikes nearby?": a statement, then the question about it. The split
 # is at the first comma followed by a question's opening word; what comes before is no question.
@@ -1248,10 +1267,14 @@ class RuleExtractor:
     def extract(self, messages: list[UserMessage]) -> list[Candidate]:
         found: list[Candidate] = []
         for message in messages:
-            previous = ""
+            previous = asked = ""
             for clause, statement_ok in ((c, not q) for c, q in clauses(message.text)):
                 before, previous = previous, clause if statement_ok else ""
+                heading, asked = asked, ((m := _ASKED.fullmatch(clause)) and m.group(1).lower()) or ""
                 if not statement_ok or len(clause) > MAX_CLAUSE:
+                    continue
+                if heading and (answer := _answer(heading, clause)):
+                    _add(found, set(), message, answer, 0.75)
                     continue
                 slots: set[str] = set()
 

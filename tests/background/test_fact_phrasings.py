@@ -320,6 +320,8 @@ def test_each_rule_reads_filler_once_with_the_same_result(clause):
     ("long story short, I'm a florist now", {("job", "User works as a florist")}),
     ("Background for my CV: I'm from Tallinn", {("origin", "User is from Tallinn")}),
     ("I'm 70, recently retired from nursing", {("age", "User is 70 years old"), ("job", "User is retired")}),
+    ("my work? plumber, 20 years", {("job", "User works as a plumber")}),
+    ("Name? Ilse. Age? 38.", {("name", "User's name is Ilse"), ("age", "User is 38 years old")}),
     ("I'm Oksana, a pharmacist from Lviv", {("name", "User's name is Oksana"), ("job", "User works as a pharmacist"),
                                             ("origin", "User is from Lviv")}),
 ])
@@ -336,6 +338,7 @@ def test_round_6_classes(text, expected):
     "Rewrite this: I'm a nurse in Leeds", "I'm in Rome now for a conference, any dinner tips?",
     "I work at sea as an engineer on tankers", "I'd love a dog named Rex, any tips?", "I'm retired from football.",
     "My friend goes by Alex these days", "Context: my friend says I live in Rome",
+    "Name? No.", "What's my job? Nurse, right?", "Your job? teacher.", "my job? the worst.", "my job? I hate it.",
 ])
 def test_round_6_still_skips_questions_other_people_and_instructions(text):
     assert not {slot for slot, _ in extract(text)} - {"job"} if text.startswith("I work at sea") else extract(text) == set()

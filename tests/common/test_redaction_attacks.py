@@ -354,7 +354,8 @@ def test_the_access_log_of_a_real_uvicorn_keeps_no_key_nor_client_token(uvicorn_
                                   "Background" + " for" * 20_000 + ": I'm", "I have " + "pets " * 20_000 + ", including a cat",
                                   "My dad, " * 12_000, "favorite band: " * 7_000, "not at Acme anymore, " * 5_000,
                                   "Nurse here " * 9_000, "I'm 34" + " and" * 25_000, "booked a week in " * 6_000,
-                                  "i wrk at ikea as " * 6_000, "we got a puppy!! a " + "spaniel " * 12_000])
+                                  "i wrk at ikea as " * 6_000, "we got a puppy!! a " + "spaniel " * 12_000,
+                                  "my job? " * 12_000, "my job? " + "tattoo " * 15_000])
 def test_100_kb_of_adversarial_user_text_does_not_stall_the_fact_rules(text):
     from memories.facts.base import UserMessage
     from memories.facts.rules import RuleExtractor
