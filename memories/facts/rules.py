@@ -9,6 +9,9 @@ Round 5 (issue 13): the text is first normalised (chat spelling, one swapped let
 keyword, quoted first-person sentences taken out); clauses get their dropped or compound subject
 back ("Moved to Brno", "…, moved to Bergen", "my gf and I are…"); a possessive apposition ("with my
 parrot Nacho") counts anywhere in a statement unless a negation, frame or hedge precedes it.
+Round 6: a statement before its question in one sentence ("I live in Graz, any tips?"), emoji as
+sentence marks, self-description labels ("Background for the essay: …") dropped while instructions
+("Translate: …") frame what follows, and the answer to the user's own question ("my job? nurse.").
 Every pattern runs in linear time on any input: no alternative of FILLER is two others in a row,
 scans over whitespace start at the first of a run and are possessive, and a clause longer than
 MAX_CLAUSE is not matched at all (tests/common/test_redaction_attacks.py).
