@@ -8,8 +8,6 @@ from pathlib import Path
 
 from harness import factscore
 from memories import services
-from memories.facts.base import UserMessage
-from memories.facts.rules import RuleExtractor
 from memories.models import Memory, Outbox
 
 CORPUS = json.loads((Path(__file__).resolve().parents[1] / "data" / "background_corpus.json").read_text())
@@ -30,15 +28,8 @@ OWN_SENTENCES = json.loads((Path(__file__).resolve().parents[1] / "data" / "extr
 def own_score(name: str) -> tuple[float, float]:
     """(precision, fact recall) on one set of tests/data/extractor_own.json, scored like
     `extractor_score`; lines whose facts are null are not scored."""
-    tp = fp = fn = 0
-    for i, line in enumerate(x for x in OWN_SENTENCES["sets"][name] if x["facts"] is not None):
-        found = RuleExtractor().extract([UserMessage(entry_id=i + 1, seq=i + 1, text=line["text"])])
-        good = [c for c in found if any(c.slot == e["slot"] and all(w in c.text.lower() for w in e["must"])
-                                        for e in line["facts"])]
-        tp, fp = tp + len(good), fp + len(found) - len(good)
-        fn += sum(not any(c.slot == e["slot"] and all(w in c.text.lower() for w in e["must"]) for c in found)
-                  for e in line["facts"])
-    return tp / max(tp + fp, 1), tp / max(tp + fn, 1)
+    result = factscore.score(x for x in OWN_SENTENCES["sets"][name] if x["facts"] is not None)
+    return result["precision"], result["fact_recall"]
 
 
 def drain() -> int:
