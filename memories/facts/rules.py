@@ -9,6 +9,9 @@ Round 5 (issue 13): the text is first normalised (chat spelling, one swapped let
 keyword, quoted first-person sentences taken out); clauses get their dropped or compound subject
 back ("Moved to Brno", "…, moved to Bergen", "my gf and I are…"); a possessive apposition ("with my
 parrot Nacho") counts anywhere in a statement unless a negation, frame or hedge precedes it.
+Round 6: a statement before its question in one sentence ("I live in Graz, any tips?"), emoji as
+sentence marks, self-description labels ("Background for the essay: …") dropped while instructions
+("Translate: …") frame what follows, and the answer to the user's own question ("my job? nurse.").
 Every pattern runs in linear time on any input: no alternative of FILLER is two others in a row,
 scans over whitespace start at the first of a run and are possessive, and a clause longer than
 MAX_CLAUSE is not matched at all (tests/common/test_redaction_attacks.py).
@@ -39,6 +42,7 @@ FILLER = (r"^(?:(?i:oh|ah|well|also|actually|anyway|anyways|so|and|btw|by the wa
           r"honestly|yes|yeah|yep|no|nope|ok|okay|hi|hello|hey|plus|but|incidentally|for context|"
           r"just fyi|fun fact|one more thing|update|quick update|correction|small correction|"
           r"ps|p\.s|edit|oops|whoops|sorry|scratch that|wait|originally|quick intro|intro|background|some context|info|"
+          r"heads up|heads-up|long story short|to be clear|for what it's worth|"
           r"(?:hi|hello|hey|dear)\s+(?:support|team|all|everyone|guys|folks|there)|"
           r"work-wise|workwise|career-wise|job-wise|personally|since\s+\d{4}|in\s+\d{4}|"
           r"for\s+(?:\d{1,2}|a\s+few|many|several|two|three|four|five|ten)\s+(?:years|months)|(?:a\s+(?:bit|little)\s+)?about\s+me|professionally|by profession|by trade|"
@@ -77,7 +81,7 @@ homemaker caregiver psychotherapist mentor masseuse manicurist tattooist videogr
 screenwriter playwright novelist lyricist songwriter pianist violinist guitarist drummer cellist vocalist rapper
 choreographer stagehand developer engineer scientist analyst consultant specialist coordinator officer executive
 representative rep associate strategist planner buyer merchandiser auditor actuary underwriter trader broker
-clerk student pupil trainee""".split())
+clerk student pupil trainee groomer walker sitter packer picker handler inspector assessor adjuster estimator""".split())
 # Words in front of a job noun that make it no job ("a good cook", "a hard worker", "a big eater").
 NOT_JOB_MODIFIERS = frozenset("""
 good bad great terrible awful decent hard fast slow quick big huge heavy light early late avid keen real total
@@ -101,6 +105,7 @@ def _is_job(word: str) -> bool:
 DIETS = frozenset("vegetarian vegan pescatarian pescetarian keto gluten-free lactose-intolerant kosher halal".split())
 # Words between "a" and the pet ("a golden retriever", "a little black cat"), at most two.
 PET_ADJECTIVES = (r"(?:\d{1,2}[\s\-]+(?i:year|month|week)s?[\s\-]+(?i:old)\s+)?(?:(?i:little|baby|rescue(?:d)?|old|young|new|big|small|tiny|golden|black|white|ginger|grey|gray|"
+                  r"second|third|fourth|"
                   r"brown|tabby|senior|fluffy|adorable|sweet|lovely|cute)\s+){0,2}")
 PETS = ("dog|cat|puppy|kitten|parrot|rabbit|bunny|hamster|horse|pony|turtle|tortoise|bird|budgie|fish|guinea pig|"
         "ferret|gecko|lizard|snake|beagle|corgi|labrador|lab|poodle|terrier|spaniel|greyhound|husky|retriever|"
@@ -120,7 +125,7 @@ where which who why there here so much lot such
 TRAILING = re.compile(
     r"\s+(?:a lot|very much|so much|too|as well|also|though|anyway|actually|really|these days|nowadays|now|"
     r"lately|in general|generally|more than anything|most of all|best|the most|more|on weekends|at weekends|"
-    r"tbh|lol|haha|imo|honestly|right now|on the weekends?|at night|in the mornings?|in the evenings?|every day|daily|in summer|in winter|there)$", re.IGNORECASE)
+    r"tbh|lol|haha|imo|honestly|right now|on the weekends?|on (?:my )?days? off|in my (?:free|spare) time|at night|in the mornings?|in the evenings?|every day|daily|in summer|in winter|there)$", re.IGNORECASE)
 CUT = re.compile(r"\s+(?:but|because|since|although|though|when|whenever|if|unless|while|which|who|so|as|"
                  r"and then|and i|especially|except|like)\b.*$", re.IGNORECASE)
 PRONOUN_SWAPS = [
@@ -245,7 +250,7 @@ class Apposition:
 
 
 def _name(m):
-    if not _proper(m.group(1)):
+    if not _proper(m.group(1)) or _is_job(m.group(1).split()[-1]):  # "Pharmacist here" is a job
         return None
     return "name", f"User's name is {m.group(1)}"
 
@@ -303,6 +308,18 @@ def _intro_age(m):
     return [("name", f"User's name is {m.group(1)}"), ("age", f"User is {m.group(2)} years old")]
 
 
+def _intro_job(m):
+    """"I'm Dušan, a carpenter from Novi Sad": a name, a job, and where the user is from."""
+    lowered = m.group(1).lower()
+    job = _job(_Groups(m.group(2)))
+    if not job or lowered in NOT_INTRO or lowered in NOT_NAMES or lowered in NATIONALITIES or not _proper(m.group(1)):
+        return None
+    found = [("name", f"User's name is {m.group(1)}"), job]
+    if m.group(3):
+        found.append(("origin", f"User is from {_place(m.group(3))}"))
+    return found
+
+
 def _name_from(m):
     """"I'm Kwabena, from Kumasi": a name and where the user is from."""
     lowered = m.group(1).lower()
@@ -316,9 +333,12 @@ WHEN_WORDS = ("monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|
 _WHEN_TAIL = re.compile(rf"\s+(?:on|in|at|for|this|next)\s+(?i:{WHEN_WORDS})\b.*$")
 
 
+_DANGLING = re.compile(r"\s+(?:on|of|de|del|da|am|upon)$")
+
+
 def _place(raw: str) -> str:
     """The place without a trailing date ("Lisbon on Friday" is Lisbon) or sentence punctuation."""
-    return _WHEN_TAIL.sub("", raw).rstrip(".'\"")
+    return _DANGLING.sub("", _WHEN_TAIL.sub("", raw)).rstrip(".'\"")
 
 
 def _location(m):
@@ -347,7 +367,32 @@ def _job(m):
     return "job", f"User works as {article} {role}"
 
 
-_ROLE_TAIL = re.compile(r"\s+(?:for|at|in|with|since|from|on|there|here|now|by)\b.*$", re.IGNORECASE)
+_ROLE_TAIL = re.compile(r"\s+(?:for|at|in|with|since|from|on|there|here|now|by|and|but|so|lol|haha|tbh|though|because)\b.*$",
+                        re.IGNORECASE)
+
+
+# Lower-case words after "I work at" that are no employer ("I work at home as a tutor").
+NOT_ORGS = frozenset("""home night nights weekends school uni university college work hospital a an the my our his her their
+this that it weekend least most times present sea church reception""".split())
+
+
+def _lower_org_as(m):
+    """"i work at ikea as a kitchen planner": the job, and the employer as written."""
+    job = _job_as(_Groups(m.group(2)))
+    if m.group(1) in NOT_ORGS or not job:
+        return None
+    return [job, ("employer", f"User works at {m.group(1)}")]
+
+
+DETERMINERS = frozenset("the a an my our your his her their this that every no any some each one".split())
+
+
+def _job_here(m):
+    """"Marine biologist here, …" is the user; "The manager here is…" someone else."""
+    role = m.group(1).lower()
+    if role.split()[0] in DETERMINERS:
+        return None
+    return _job(_Groups(role))
 
 
 def _job_as_after_org(m):
@@ -501,7 +546,7 @@ def _prefer(m):
 
 
 def _employer_after_job(m):
-    head = [w for w in m.string[:m.start(1)].split() if w.lower() not in ("at", "for", "with", "over")]
+    head = [w for w in m.string[:m.start(1)].split() if w.lower() not in ("at", "for", "with", "over", "the")]
     if m.group(0).split()[-1].lower() in REACTION_WORDS or not head or not _is_job(head[-1]):
         return None  # "I'm a regular at Costco" names no employer
     if head[-1].lower() in ("student", "pupil"):
@@ -577,6 +622,11 @@ FIELDS = ("IT|tech|finance|marketing|sales|healthcare|education|hospitality|reta
 BUSINESSES = ("bakery|café|cafe|coffee shop|restaurant|shop|store|business|company|startup|start-up|farm|bar|pub|salon|"
               "studio|clinic|practice|agency|hotel|B&B|bookshop|bookstore|gym|firm|nursery|kennel|garage|workshop|"
               "brewery|vineyard|winery|food truck|consultancy|charity|nonprofit|non-profit|daycare|hostel|boutique")
+
+
+def _field_for(m):
+    """"I do QA for Grab": the work, and where."""
+    return [("job", f"User does {m.group(1)}"), _employer(_Groups(m.group(2)))]
 
 
 def _field(m):
@@ -658,6 +708,15 @@ def _pet(m):
     return f"pet:{name.lower()}", f"User has a {kind} named {name}"
 
 
+def _pet_named_is(m):
+    """"Our dog is Ragnar": not "my dog is German" or "my cat is OK"."""
+    lowered = m.group(2).split()[0].lower()
+    if (lowered in NATIONALITIES or lowered in NOT_INTRO or re.fullmatch(PETS, lowered)
+            or lowered.endswith(("ish", "ese", "ian", "ic", "ous", "ive", "ly", "ful", "less"))):
+        return None
+    return _pet(m)
+
+
 def _pet_reversed(m):
     if m.group(1).split()[0].lower() in NOT_NAMES or not _proper(m.group(1)):
         return None
@@ -712,6 +771,11 @@ DISLIKE_VERBS = (r"(?i:I\s+(?:really\s+|absolutely\s+|just\s+)?(?:hate|dislike|d
                  r"(?:I'm|I\s+am)\s+not\s+(?:very\s+|too\s+|that\s+)?(?:fond\s+of|partial\s+to)|I\s+(?:really\s+)?(?:despise|avoid))")
 
 RULES = [
+    # "my name is Grzegorz but everyone calls me Greg": both, the name and the one the user goes by.
+    Rule(r"(?i:my\s+name\s+is|my\s+name's)\s+" + NAME + r",?\s+(?i:but)\s+(?i:everyone|everybody|people|most\s+people|my\s+friends|"
+         r"friends|they)\s+(?i:just\s+|all\s+)?(?i:calls?|know)\s+me\s+(?i:as\s+)?" + NAME + r"(?=$|[\s,.!;])",
+         lambda m: _proper(m.group(1)) and _proper(m.group(2))
+         and ("name", f"User's name is {m.group(1)}, who goes by {m.group(2)}"), 0.9),
     Rule(r"(?i:my\s+name\s+is|my\s+name's|(?:the\s+)?name's|the\s+name\s+is|"
          r"(?:just\s+|please\s+|you\s+can\s+|feel\s+free\s+to\s+)?call\s+me|I'm\s+called|I\s+am\s+called|"
          r"(?:people|everyone|everybody|friends|my\s+friends|most\s+people|folks|they)\s+(?:all\s+)?call\s+me|"
@@ -719,7 +783,8 @@ RULES = [
          r"(?:please\s+)?address\s+me\s+as|I'm\s+known\s+as|I\s+am\s+known\s+as|"
          r"(?:my\s+friends|everyone|people|most\s+people)\s+know\s+me\s+as|"
          r"I\s+prefer\s+(?:to\s+be\s+called|being\s+called|to\s+go\s+by)|I'd\s+(?:rather|prefer\s+to|like\s+to)\s+be\s+called)\s+" + NAME
-         + r"\s*(?:$|[,.!;]|\s+and\b|\s+but\b|\s+here\b|\s+(?i:at\s+work|from\s+now\s+on|please|pls|plz|thanks|instead|for\s+short|now)\b)",
+         + r"\s*(?:$|[,.!;]|\s+and\b|\s+but\b|\s+here\b|\s+(?i:at\s+work|from\s+now\s+on|please|pls|plz|thanks|instead|for\s+short|now|"
+         r"these\s+days|nowadays)\b)",
          _name, 0.95),
     Rule(r"(?i:it's|it\s+is)\s+" + NAME + r",?\s+(?i:not)\s+" + rf"{UPPER}{WORD_CHARS}{{1,30}}" + r"\s*(?:$|[.!,;]|\s[-–—])",
          _name, 0.85,
@@ -736,13 +801,18 @@ RULES = [
     Rule(r"(?i:it's|it\s+is)\s+" + NAME + r"\s*(?:$|[.!;,])", _name, 0.85,
          needs=r"(?i)\bmy\s+name(?:'s|\s+is)?\s+(?:not|isn't)\b"),
     # "Hey, Dmitri speaking." / "Dmitri here, quick question": a greeting or the whole sentence.
-    Rule(r"(?:(?i:hi|hello|hey)[,!]?\s+)?" + NAME + r"\s+(?i:speaking|here)\s*(?:$|[,.!]|\s+(?i:with|from)\b)", _name, 0.85),
+    Rule(r"(?:(?i:hi|hello|hey)[,!]?\s+)?" + NAME + r"\s+(?i:speaking|here)(?:\s+(?i:again))?\s*(?:$|[,.!]|\s[-–—]\s|\s+(?i:with|from)\b)",
+         _name, 0.85),
+    # "Marine biologist here, …": the job as a greeting.
+    Rule(r"((?:[A-Za-z\-]+\s+){0,2}[A-Za-z\-]+)\s+(?i:here)\s*(?:$|[,.!;]|\s[-–—]\s)", _job_here, 0.8),
     Rule(r"(?i:hi|hello|hey)[,!]?\s+(?:there[,!]?\s+)?(?i:I'm|I\s+am)\s+" + NAME + r"\s*(?:$|[,.!]|\s+and\b)", _name, 0.9),
     Rule(r"(?i:I'm|I\s+am)\s+" + rf"({UPPER}{WORD_CHARS}{{1,30}})" + r"(?:\s+(?i:btw|by\s+the\s+way))?,\s+(?:(?i:originally)\s+)?"
          r"(?i:from)\s+" + PLACE + r"(?=$|[\s,.!;])", _name_from, 0.85),
     Rule(r"(?i:I'm|I\s+am)\s+" + rf"({UPPER}{WORD_CHARS}{{1,30}})" + r",\s+(\d{1,3}),\s+((?i:(?:living|based)\s+in|from))\s+"
          + PLACE + r"(?=$|[\s,.!;])", _intro_card, 0.85),
     Rule(r"(?i:I'm|I\s+am)\s+" + rf"({UPPER}{WORD_CHARS}{{1,30}})" + r",\s+(\d{1,3})\s*(?:$|[,.!;])", _intro_age, 0.85),
+    Rule(r"(?i:I'm|I\s+am)\s+" + rf"({UPPER}{WORD_CHARS}{{1,30}})" + r",\s+(?i:an?)\s+((?:[a-zA-Z\-]+\s+){0,2}[a-z\-]+)"
+         r"(?:\s+(?i:from)\s+" + PLACE + r")?(?=\s*(?:$|[,.!;]))", _intro_job, 0.85),
     # "I'm Renée." / "I'm Renée, nice to meet you": one capitalised word that is no adjective.
     Rule(r"(?i:I'm|I\s+am)\s+" + rf"({UPPER}{WORD_CHARS}{{1,30}})"
          + r"(?:\s*[.!]?$|\s*[.!]\s|(,\s+(?i:nice|pleased|good|glad|by\s+the\s+way|btw|here|an?\s|from\s|\d{1,3}\b)|"
@@ -751,6 +821,11 @@ RULES = [
     Rule(r"(?i:I\s+(?:now\s+)?call)\s+" + PLACE + r"\s+(?i:home)\b", _location, 0.85),
     Rule(PLACE + r"\s+(?i:is\s+(?:now\s+)?(?:my\s+|our\s+)?home)(?:\s+(?i:now|these\s+days))?\s*(?:$|[,.!;])", _location, 0.85),
     Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:in)\s+" + PLACE + r"\s+(?i:these\s+days|nowadays)\b", _location, 0.8),
+    Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:in)\s+" + PLACE + r"\s+(?i:now)\s*(?:$|[.!;])", _location, 0.8,
+         needs=r"(?i)\b(?:any\s?more|no\s+longer|moved|relocated)\b"),
+    Rule(r"(?i:I'm|I\s+am|we're|we\s+are|I\s+live|we\s+live)\s+(?i:in)\s+(?i:an?|our|my)\s+(?:[a-z]+\s+){0,2}?"
+         r"(?i:flat|apartment|house|studio|place|bungalow|cottage|condo|bedsit|houseboat|room)\s+(?i:in)\s+" + PLACE
+         + r"(?=$|[\s,.!;])", _location, 0.8),
     Rule(r"(?i:(?:I|we)\s+(?:just\s+|recently\s+|finally\s+)?(?:bought|rent|rented|own|found)|(?:I've|we've)\s+(?:just\s+)?(?:bought|rented|found))"
          r"\s+(?i:an?|our|my)\s+(?i:(?:new\s+|little\s+|small\s+)?(?:house|flat|apartment|place|home|condo|cottage))\s+(?i:in)\s+"
          + PLACE + r"(?=$|[\s,.!;])", _location, 0.8),
@@ -761,11 +836,11 @@ RULES = [
          r"I\s+live\s+in\s+an?\s+(?:[a-z]+\s+)?(?:town|village|city|suburb|place)\s+(?:near|outside(?:\s+of)?|close\s+to|"
          r"(?:just\s+)?(?:north|south|east|west)\s+of)|"
          r"I\s+live\s+in|I'm\s+living\s+in|I\s+am\s+living\s+in|I'm\s+based\s+in|I\s+am\s+based\s+in|"
-         r"I\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+to|I've\s+(?:just\s+)?moved\s+to|"
+         r"I\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+(?:back\s+)?to|I've\s+(?:just\s+)?moved\s+to|"
          r"I\s+have\s+(?:just\s+)?moved\s+to|I\s+now\s+live\s+in|we\s+(?:now\s+)?live\s+in|home\s+is|"
          r"I\s+reside\s+in|I'm\s+(?:now\s+)?(?:located|settled)\s+in|I\s+am\s+(?:now\s+)?(?:located|settled)\s+in|"
          r"I'm\s+based\s+out\s+of|I\s+am\s+based\s+out\s+of|"
-         r"we\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+(?:over\s+)?to|"
+         r"we\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+(?:over\s+|back\s+)?to|"
          r"we've\s+(?:just\s+|recently\s+)?(?:moved|relocated)\s+to|we\s+have\s+(?:just\s+)?(?:moved|relocated)\s+to|"
          r"I've\s+(?:just\s+|recently\s+)?relocated\s+to|I(?:'ve|\s+have)\s+(?:been\s+living|lived)\s+in|"
          r"home\s+for\s+(?:me|us)\s+is|my\s+home\s+is\s+in|(?:our|my)\s+family\s+lives\s+in|"
@@ -801,7 +876,9 @@ RULES = [
          r"of|and|together|from)\b)", _business, 0.75),
     Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:now|currently|happily|semi-|recently)\s*)?((?i:retired|unemployed|self-employed|"
          r"between\s+jobs|a\s+stay-at-home\s+(?:mom|mum|dad|parent)|a\s+full-time\s+(?:mom|mum|dad|parent)|on\s+parental\s+leave))"
-         r"(?:\s+(?i:now|these\s+days))?\s*(?:$|[,.!;])", _status, 0.8),
+         r"(?:\s+(?i:now|these\s+days))?\s*(?:$|[,.!;]|\s+(?i:after|last|this|in)\b|\s+(?i:from)\s+(?!(?i:football|soccer|tennis|rugby|cricket|"
+         r"running|racing|competitive|professional|pro|sports?|boxing|cycling|swimming|golf|basketball|baseball|hockey|the\s+game)\b))",
+         _status, 0.8),
     Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:currently|now)\s+)?(?i:studying|doing\s+a\s+(?:degree|phd|PhD|masters?|bachelor's)\s+in)\s+"
          r"([a-zA-Z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30})?)(?=\s+(?i:at|in)\s|\s*(?:$|[,.!;]))", _study, 0.75),
     Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:the|a|an)\s+)?((?:CEO|CTO|CFO|COO|CIO|CMO|VP|founder|co-founder|cofounder|owner|"
@@ -809,10 +886,11 @@ RULES = [
          + r"(?=$|[\s,.!;])", _title_at, 0.8),
     Rule(r"(?i:I\s+work|I've\s+worked|I\s+have\s+worked|I've\s+been\s+working|I\s+have\s+been\s+working|I'm\s+working)"
          r"\s+(?i:at|for)\s+" + ORG + r"\s+(?i:as)\s+(?:an?\s+)?" + REST, _job_as_after_org, 0.8),
+    Rule(r"(?i:I\s+work|I'm\s+working)\s+(?i:at|for)\s+([a-z][a-z0-9&'\-]{1,20})\s+(?i:as)\s+(?:an?\s+)?" + REST, _lower_org_as, 0.75),
     Rule(r"(?i:my\s+(?:job|role|position)\s+is)\s+(?:an?\s+)?((?:[a-z\-]+\s+){0,3}[a-z\-]+)\s*(?:$|[,.!;])", _job, 0.8),
     Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:(?i:currently|now|still|also|actually)\s+)?(?:an?\s+)"
          r"((?:[a-zA-Z\-]+\s+){0,3}[a-z\-]+)(?:\s+by\s+(?:profession|trade))?"
-         r"\s*(?:$|[,.!;]|\s+(?:over\s+)?at\b|\s+in\b|\s+for\b|\s+with\b|\s+on\s+the\b)",
+         r"\s*(?:$|[,.!;(]|\s+(?:over\s+)?at\b|\s+in\b|\s+for\b|\s+with\b|\s+on\s+the\b|\s+(?i:since|and|but|lol|haha|tbh)\b)",
          _job, 0.85),
     Rule(r"(?i:I\s+work\s+(?:at|for)|I'm\s+working\s+(?:at|for)|I\s+am\s+working\s+(?:at|for)|"
          r"I'm\s+employed\s+(?:at|by|with)|I\s+am\s+employed\s+(?:at|by|with)|"
@@ -830,7 +908,7 @@ RULES = [
          r"I\s+(?:just\s+|recently\s+)?(?:started|began)\s+(?:working\s+)?as\s+an?\s+(?:[a-zA-Z\-]+\s+){0,3}[a-z\-]+\s+(?:at|with))\s+" + ORG
          + r"(?=$|[\s,.!;])(?!\s+(?i:before|previously|once|years\s+ago|in\s+the\s+past))", _employer, 0.85),
     Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:currently|now|still|also|actually)\s+)?an?\s+(?:[a-zA-Z\-]+\s+){0,3}[a-z\-]+\s+"
-         r"(?i:(?:over\s+)?at|for|with)\s+" + ORG + r"(?=$|[\s,.!;])",
+         r"(?i:(?:over\s+)?at|for|with)\s+(?:the\s+)?" + ORG + r"(?=$|[\s,.!;])",
          _employer_after_job, 0.8),
     Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:severely\s+|very\s+|mildly\s+|deathly\s+)?(?i:allergic)\s+to\s+"
          + REST, _allergy, 0.95),
@@ -843,6 +921,8 @@ RULES = [
     Rule(r"(?i:I\s+(?:much\s+|really\s+|generally\s+|usually\s+)?prefer)\s+([a-z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30}){0,2})"
          r"\s*(?:$|[.!;])", _prefer_one, 0.7),
     Rule(r"(?i:my\s+(?:all-time\s+)?(?:favorite|favourite|fav|fave)\s+)([a-z][a-z ]{1,30}?)\s+(?i:is|are)\s+" + REST, _favorite, 0.9),
+    Rule(r"(?:(?i:my)\s+)?(?i:(?:all-time\s+)?(?:favorite|favourite|fav|fave)\s+)([a-z]{2,20}(?:\s[a-z]{2,20})?)\s*:\s*" + REST,
+         _favorite, 0.85),
     Rule(LIKE_VERBS + r"\s+" + REST, _like, 0.8),
     Rule(DISLIKE_VERBS + r"\s+" + REST, _dislike, 0.8),
     Rule(r"([a-zA-Z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30})?)\s+(?i:is\s+my\s+(?:thing|jam|passion))\s*(?:$|[,.!;])",
@@ -850,6 +930,16 @@ RULES = [
     # Work named by its verb: "I teach maths at a school", "I do accounting for a living".
     Rule(r"(?i:I\s+teach)\s+([a-zA-Z][a-z\-]{1,30})(?=\s+(?i:at|in|for|to|on|online|part-time|full-time|privately|classes|lessons)\b|\s*(?:$|[,.!;]))", _teach, 0.8),
     Rule(r"(?i:I\s+do)\s+([a-z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30})?)\s+(?i:for\s+a\s+living)", _work_verb, 0.85),
+    Rule(r"(?i:I\s+do)\s+((?:[A-Z]{2,4}|(?i:design|marketing|sales|support|accounting|bookkeeping|payroll|research|testing|"
+         r"engineering|recruiting|recruitment|consulting|translation|copywriting|localisation|localization|analytics|"
+         r"compliance|security|devops|frontend|backend|data\s+science|customer\s+support|web\s+design|graphic\s+design)))"
+         r"(?:\s+(?i:work))?\s+(?i:for|at)\s+" + ORG + r"(?=$|[\s,.!;])", _field_for, 0.8),
+    # "I'm at Atlassian now, not Canva" / "not at Revolut anymore, it's Monzo now": a change of employer.
+    Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:now)\s+)?(?i:at|with)\s+" + ORG + r"(?:\s+(?i:now))?,?\s+(?i:not)\s+(?:(?i:at|with)\s+)?"
+         + rf"{UPPER}", _employer, 0.8, needs=r"(?i)\b(?:jobs?|work|working|employer|company|hired|left|quit|switched|joined)\b"),
+    Rule(r"(?:(?i:I'm|I\s+am)\s+)?(?i:not|no\s+longer)\s+(?i:at|with)\s+" + ORG + r"\s+(?i:any\s?more)[,;.]?\s+"
+         r"(?i:it's|it\s+is|I'm\s+(?:at|with)|now\s+(?:at|with))\s+" + ORG + r"(?:\s+(?i:now))?\s*(?:$|[.!;])",
+         lambda m: _employer(_Groups(m.group(2))), 0.8),
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|(?:I|we)\s+(?:just\s+)?(?:adopted|got)|"
          r"(?:I've|we've)\s+(?:just\s+)?(?:adopted|got))\s+(?i:an?|another)\s+" + PET_ADJECTIVES + r"((?i:"
          + PETS + r"))\s+(?i:named|called|and\s+named\s+(?:him|her|it|them))\s+" + NAME
@@ -858,8 +948,14 @@ RULES = [
          _pet_reversed, 0.85),
     Rule(r"(?i:my|our)\s+((?i:" + PETS + r"))(?:'s\s+name\s+is|(?:\s+is|'s)\s+(?:named|called))\s+" + NAME + r"(?=$|[\s,.!;])", _pet, 0.9),
     Rule(r"(?i:my|our)\s+(?i:(?:little\s+|old\s+|rescue\s+)?)((?i:" + PETS + r")),\s+" + NAME + r",", _pet, 0.85),
-    Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|we\s+have\s+got)\s+an?\s+" + PET_ADJECTIVES + r"((?i:"
+    Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|we\s+have\s+got|(?:I|we)\s+(?:just\s+)?(?:adopted|got|rescued)|"
+         r"(?:I've|we've)\s+(?:just\s+)?(?:adopted|got|rescued))\s+an?\s+" + PET_ADJECTIVES + r"((?i:"
          + PETS + r")),\s+" + NAME + r"\s*(?:$|[.!;,])", _pet, 0.85),
+    # "I have way too many pets, including a ferret called Gnocchi": one of the user's own, named.
+    Rule(r"(?i:I\s+have|I've\s+got|we\s+have|we've\s+got)\s+[^,.!?;]{1,60},\s+(?i:including|like|incl\.?|plus)\s+an?\s+" + PET_ADJECTIVES
+         + r"((?i:" + PETS + r"))\s+(?i:named|called)\s+" + NAME + r"(?=$|[\s,.!;])", _pet, 0.8),
+    # "Our dog is Ragnar, a very dramatic husky": the pet's name, then (often) what it is.
+    Rule(r"(?i:my|our)\s+((?i:" + PETS + r"))\s+(?i:is)\s+" + NAME + r"\s*(?:$|[.!;]|,\s+(?i:an?|the|my|our)\s)", _pet_named_is, 0.8),
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|we\s+have\s+got)\s+an?\s+"
          r"(?i:(?:older\s+|younger\s+|little\s+|big\s+|twin\s+|baby\s+)?)((?i:" + RELATIVES + r")),\s+" + NAME
          + r"\s*(?:$|[.!;,])", _relative, 0.85),
@@ -876,6 +972,8 @@ RULES = [
     Rule(r"(?i:my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)("
          + RELATIVES + r"),?\s+" + NAME + r"(?:,?\s+(?i:is|lives|works|was|has|just|loves|likes)\b|$)",
          _relative, 0.85),
+    Rule(r"(?i:my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)((?i:" + RELATIVES
+         + r")),\s+" + NAME + r",", _relative, 0.85),
     Rule(NAME + r"\s+(?i:is\s+my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+)?)(" + RELATIVES
          + r")\s*(?:$|[,.!;])", _relative_reversed, 0.85),
     Rule(NAME + r",\s+(?i:my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+)?)(" + RELATIVES + r"),",
@@ -898,6 +996,9 @@ RULES = [
     Rule(r"(?i:(?:I|we)\s+(?:just\s+|finally\s+)?(?:booked|planned|have)|(?:I've|we've)\s+(?:just\s+)?(?:booked|planned)|"
          r"(?:I'm|I\s+am|we're|we\s+are)\s+(?:planning|taking|going\s+on))\s+(?i:an?|our|my)\s+"
          r"(?i:(?:\w+\s+)?(?:trip|flight|holiday|vacation|getaway|visit))\s+to\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.8),
+    Rule(r"(?i:(?:I|we)\s+(?:just\s+|finally\s+)?(?:booked|reserved)|(?:I've|we've)\s+(?:just\s+)?(?:booked|reserved))\s+"
+         r"(?i:an?|two|three|four|five|our|my|a\s+few)\s+(?:\w+\s+)?(?i:week|weekend|days|nights|night|room|hotel|cabin|cottage|villa|"
+         r"apartment|flat|airbnb|place|chalet|campsite|hostel)\s+(?i:in)\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.75),
     Rule(r"(?i:I|we)\s+(?i:leave|fly|head|set\s+off|depart)\s+for\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.75),
     Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:visiting)\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.75),
     Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:going|off|heading)\s+(?i:on\s+(?:a\s+|our\s+|my\s+)?(?:holiday|vacation|trip|honeymoon|"
@@ -920,7 +1021,9 @@ RULES = [
          r"\s*(?:$|[,.!]|\s+now\b|\s+these\s+days\b|\s+since\b|\s+for\b)", _diet, 0.85),
     Rule(r"(?i:my\s+birthday\s+is(?:\s+on)?)\s+" + REST, _birthday, 0.9),
     Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s+(?i:years\s+old|yrs\s+old|year\s+old)", _age, 0.9),
-    Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s*[.!]?$", _age, 0.8),
+    Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s*(?:[.!]?$|,\s+(?i:not)\s+\d{1,3}\b|\s+(?i:and|but|now|so)\s+(?!(?i:a\s+half|change|counting|"
+         r"something|a\s+bit)\b))", _age, 0.8),
+    Rule(r"(?i:I'm|I\s+am)\s+(?i:an?)\s+(?:[a-zA-Z\-]+\s+){0,2}[a-z\-]+,\s+(\d{1,2})\s*(?:$|[,.!;])", _age, 0.75),
     Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})(?:\s+(?i:years\s+old|yrs\s+old|yo))?,\s+(?:(?i:an?)\s+((?:[a-zA-Z\-]+\s+){0,3}[a-z\-]+)"
          r"(?=\s*(?:$|[,.!;]|\s+(?:at|in|for|from)\b))|(?=(?i:from|married|single|living|based|originally)\b))", _age_and_job, 0.8),
     Rule(r"(?i:I\s+(?:just\s+|recently\s+)?turned|I've\s+just\s+turned)\s+(\d{1,3})"
@@ -943,30 +1046,58 @@ APPOSITIONS = [
 NEGATIONS = re.compile(r"\b(?:not|no|never|none|without|n't|no\s+longer|anymore|ex|former|late|lost|miss)\b|n't\b",
                        re.IGNORECASE)
 # "We have a dog. His name is Rex.": the pet is named in the clause after.
-_PET_NAME_AFTER = re.compile(r"(?i:his|her|its|their)\s+name(?:'s|\s+is)\s+" + NAME + r"\s*(?:$|[.!;,])")
+_PET_NAME_AFTER = re.compile(r"(?:(?i:his|her|its|their)\s+name(?:'s|\s+is)|(?i:an?)\s+(?:[\w\-]+\s+){0,3}?(?i:called|named))\s+"
+                             + NAME + r"\s*(?:$|[.!;,])")
 _PET_BEFORE = re.compile(FILLER + r"(?i:(?:I|we)\s+(?:have|(?:just\s+)?(?:got|adopted))|(?:I've|we've)\s+(?:got|(?:just\s+)?adopted)|"
-                         r"I\s+have\s+got|we\s+have\s+got)\s+(?i:an?|another)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))\s*[.!]?$")
+                         r"I\s+have\s+got|we\s+have\s+got)\s+(?i:an?|another)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))(?:\s+(?i:last\s+(?:week|month|year|weekend)|this\s+(?:week|month|year|weekend|morning)|yesterday|today|recently))?"
+                         r"\s*[.!]*$")
 # "Shellfish makes me sick, I'm allergic.": the allergen is named in the clause before.
 _BARE_ALLERGY = re.compile(r"(?:I'm|I\s+am)\s+(?:very\s+|severely\s+|really\s+)?allergic(?:\s+to\s+(?:it|them))?\s*[.!]?$")
 _ALLERGEN_BEFORE = re.compile(FILLER + r"(?:([A-Za-z][a-z\-]{1,30}(?:\s+[a-z\-]{1,30})?)\s+(?:makes|make|gives|give)\s+me\s+"
                               r"(?:sick|ill|hives|a\s+rash|itchy)|I\s+(?:can't|cannot|don't|do\s+not)\s+(?:eat|have|touch|drink)\s+"
                               r"([a-z][a-z\-]{1,30}(?:\s+[a-z\-]{1,30})?))\s*$")
 
+# "my job? tattoo artist.": the user asks the question and answers it in the next sentence.
+_ASKED = re.compile(FILLER + r"(?:(?i:my)\s+)?((?i:job|occupation|profession|work|name|age))\s*\?")
+_ANSWER_JOB = re.compile(r"((?:[A-Za-z\-]+\s+){0,2}[A-Za-z\-]+)\s*(?:$|[.!;,])")
+_ANSWER_NAME = re.compile(NAME + r"\s*(?:$|[.!;,])")
+_ANSWER_AGE = re.compile(r"(\d{1,3})\s*(?:$|[.!;,])")
+
+
+def _answer(asked: str, clause: str):
+    """The answer to the user's own question ("my job? tattoo artist."), or None."""
+    if asked in ("job", "occupation", "profession", "work"):
+        return (m := _ANSWER_JOB.match(clause)) and _job(_Groups(m.group(1).lower()))
+    if asked == "name":
+        m = _ANSWER_NAME.match(clause)
+        if not m or m.group(1).split()[0].lower() in NOT_NAMES | NOT_INTRO | {"yes", "no", "nope", "none", "nothing", "secret"}:
+            return None
+        return _name(m)
+    return (m := _ANSWER_AGE.match(clause)) and _age(m)
+
+
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+# "I live in Graz, any good day hikes nearby?": a statement, then the question about it. The split
+# is at the first comma followed by a question's opening word; what comes before is no question.
+_THEN_QUESTION = re.compile(r",\s*+(?=(?i:is|are|am|was|were|do|does|did|can|could|should|would|will|any|anything|how|what|"
+                            r"which|where|when|who|why|ideas|tips|thoughts|recommendations|suggestions|too)\b)")
+# Emoji and pictographs end a sentence as a full stop would ("…a kitten 🐱 her name is Mango").
+_EMOJI = re.compile("[\u2600-\u27bf\U0001f000-\U0001faff][\u2600-\u27bf\U0001f000-\U0001faff\ufe0f\u200d\\s]*+")
 # Linear time: the leading spaces are taken only from the start of their run (and possessively), so
 # a long run of spaces is not rescanned from each of its positions.
 # Verbs a diary-style sentence opens with when its subject is the user ("Moved to Brno in May",
 # "Started a new job at Bosch") and what follows a comma or an "and" with "I" left out
 # ("I grew up in Oslo, moved to Bergen", "I work for Allegro and live in Zürich").
-_DROPPED_I_VERBS = (r"(?:(?:just|recently|finally|then|later|also)\s+)?(?:moved|relocated|settled|started|began|joined|"
+_DROPPED_I_VERBS = (r"(?:(?:just|recently|finally|then|later|also)\s+)?(?:moved(?:\s+back)?|relocated|settled|started|began|joined|"
                     r"grew\s+up|got\s+(?:a\s+(?:new\s+)?job|hired)|landed|booked|adopted|married)\b")
 _CLAUSE = re.compile(r"(?:(?<!\s)\s++)?(?:,\s*+)?\b(?:but|and|so|although|though|while|because|also)\s++"
                      r"(?=(?:(?:now|then|also|currently)\s+)?(?:I|I'm|I've|I'd|my|My|we|we're|we've)\b)"
+                     r"(?!my\s+(?:friends|family)\s+(?:just\s+|all\s+)?call\s+me\b)"
                      r"|(?<=^[Mm]e)\s++and\s++(?=my\s)"
-                     r"|,\s*+(?=(?:now\s+)?(?:living|based)\s+in\b)"
+                     r"|,\s*+(?=(?:(?:now|currently)\s+)?(?:living|based)\s+in\b|(?:(?:recently|now|just)\s+)?retired\b)"
                      r"|,\s*+(?=(?:(?:now|then|so|and\s+now)\s+)?(?:I|I'm|I've|my|My)\s)"
                      r"|,\s*+(?:where|and\s+there)\s++(?=I\s)"
-                     r"|(?<!\s)\s++[—–-]\s++(?=(?:I|I'm|I've|my|My|we|we're)\s)"
+                     r"|(?<!\s)\s++[—–-]\s++(?=(?:I|I'm|I've|my|My|we|we're|it's)\s)"
                      r"|,\s*+(?=(?:his|her|its|their)\s+name\b)"
                      r"|(?<=[^\W\d_])\s++(?=I\s+(?:finally|eventually)\s)"
                      r"|,\s*+(?:and\s++)?(?=" + _DROPPED_I_VERBS[:-3] + r")\s+(?:to|in|at|a|an|up|by)\b)"
@@ -977,6 +1108,9 @@ _IMPLIED_I = re.compile(r"(?:(?:now|also)\s+)?(?:live|work)\s+(?:in|at|for|as)\b
 # "Me and | my husband Tariq live in Doha": after "me and", the other person's noun phrase is "we".
 _JOINT = re.compile(r"(?:my|our)\s+[\w\-]+(?:\s+" + NAME + r")?\s+(?=(?:live|lived|moved|relocated|are|were|have|just|both|now)\b)")
 _I_PLURAL = re.compile(r"I\s+(?=(?:are|were|have\s+been|have|'ve)\b)")  # "my gf and | I are moving to…"
+# "I'm a nanny, 29, living in Tucson": after the user's own first clause, "living in…" is the user's.
+_IMPLIED_IM = re.compile(r"(?:(?:now|currently)\s+)?(?:living|based)\s+in\b|(?:(?:recently|now|just)\s+)?retired\b")
+_FIRST_PERSON_START = re.compile(FILLER + r"(?:I|I'm|I\s+am|I've)\b")
 _IMPLIED_HAVE = re.compile(r"an?\s+(?i:" + PETS + r")\s+(?:named|called)\b")
 # A sentence with its subject left out: "Big fan of knitting", "Allergic to latex", "Moved to Brno".
 _DROPPED_SUBJECT = [
@@ -990,7 +1124,8 @@ _DROPPED_SUBJECT = [
                 r"costs|feels|makes|looks)\b)"), "I'm "),
     (re.compile(r"(?i:heading|flying|going|travell?ing|driving|off)\s+to\s+(?=" + UPPER + r")(?!.*\b(?:is|was|would|will|could|"
                 r"can|must|should|sounds|seems|takes|costs|feels|makes|looks)\b)"), "I'm "),
-    (re.compile(r"(?i:" + _DROPPED_I_VERBS + r")(?=\s+(?:to|in|at|a|an|up|by|from|with|for|as)\b)"), "I "),
+    (re.compile(r"(?i:" + _DROPPED_I_VERBS + r")(?=\s+(?:to|in|at|a|an|up|by|from|with|for|as|two|three|four|five|our|my)\b)"), "I "),
+    (re.compile(r"(?i:(?:just\s+)?got)\s+(?=(?i:an?|another)\s+" + PET_ADJECTIVES + r"(?i:" + PETS + r")\b)"), "I "),
 ]
 _FILLER = re.compile(FILLER)
 # "I work nights as a guard", "I work part-time at Lidl": when and how, not what or where.
@@ -1005,7 +1140,8 @@ MAX_CLAUSE = 500  # longer clauses are no plain statement (every object is at mo
 
 
 # Before a clause, these make the rest of the sentence fiction, quotation or someone else's words.
-FRAMES = re.compile(r"\b(?:pretend|imagine|suppose|story|role-?play|says?|said|tells?|told|write|quote|if|"
+FRAMES = re.compile(r"\b(?:pretend|imagine|suppose|(?<!long\s)story(?!\s+short)|role-?play|says?|said|tells?|told|write|quote|if|"
+                    r"translate|rewrite|rephrase|paraphrase|proofread|summari[sz]e|"
                     r"thinks?|thought|believes?|assumes?|wants?|wish(?:es)?|hopes?|expects?|"
                     r"would|maybe|perhaps|joking|kidding|hypothetically)\b", re.IGNORECASE)
 
@@ -1014,7 +1150,7 @@ FRAMES = re.compile(r"\b(?:pretend|imagine|suppose|story|role-?play|says?|said|t
 _CHAT_FORMS = {"i": "I", "im": "I'm", "i'm": "I'm", "ive": "I've", "i've": "I've", "i'd": "I'd", "i'll": "I'll",
                "dont": "don't", "cant": "can't", "didnt": "didn't", "doesnt": "doesn't", "isnt": "isn't",
                "wasnt": "wasn't", "havent": "haven't", "wont": "won't", "arent": "aren't", "thats": "that's",
-               "hav": "have", "u": "you", "ive'": "I've", "iam": "I am", "myname": "my name"}
+               "hav": "have", "u": "you", "wrk": "work", "wrking": "working", "ive'": "I've", "iam": "I am", "myname": "my name"}
 # One swapped pair of letters in a word the rules open with ("my nmae is", "I lvie in") is read as
 # that word; a swap that spells another English word ("form" for "from") is left alone.
 _KEYWORDS = ("name", "live", "living", "from", "work", "working", "moved", "called", "married", "allergic",
@@ -1051,7 +1187,16 @@ def normalize(text: str) -> str:
     """Curly quotes made straight, chat spelling made standard (see `_CHAT_FORMS`, `_TYPOS`), and
     quoted first-person sentences taken out."""
     text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
+    text = _EMOJI.sub(". ", text)
     return _QUOTED.sub(_unquote, _CHAT_WORD.sub(_chat_word, text))
+
+
+# A label before a colon that says the user is about to describe themselves (not "Translate: …").
+_LABEL = re.compile(r"(?i:(?:just\s+)?(?:to\s+)?(?:update|updating|background|context|details|info|intro|bio|profile|correction)\b"
+                    r"[^:.!?\n]{0,30}:\s+)")
+# A sentence that opens like a question is one all the way ("Do I live in Oslo, or…?").
+_QUESTION_START = re.compile(FILLER + r"(?i:is|are|am|was|were|do|does|did|can|could|should|would|will|have|has|how|what|which|"
+                             r"where|when|who|why|shall|may|might|must)\b")
 
 
 def clauses(text: str) -> list[tuple[str, bool]]:
@@ -1063,8 +1208,14 @@ def clauses(text: str) -> list[tuple[str, bool]]:
         sentence = sentence.strip()
         if not sentence:
             continue
+        if (label := _LABEL.match(sentence)) and not FRAMES.search(label.group(0)):
+            sentence = sentence[label.end():]  # "Just to update my details: I left Lufthansa…"
         question = sentence.endswith("?")
         framed = False
+        if (question and (then := _THEN_QUESTION.search(sentence)) and not _QUESTION_START.match(sentence)
+                and not HEDGES.search(sentence, 0, then.start()) and not FRAMES.search(sentence, 0, then.start())):
+            out.append((sentence[then.end():], True))  # the question itself, read by no rule
+            sentence, question = sentence[:then.start()], False
         parts = _CLAUSE.split(sentence)
         for i, clause in enumerate(parts):
             clause = clause.strip()
@@ -1081,6 +1232,10 @@ def clauses(text: str) -> list[tuple[str, bool]]:
                 clause = "we " + clause[plural.end():]
             if i and _IMPLIED_I.match(clause):
                 clause = "I " + clause
+                if adverbs := _SUBJECT_ADVERBS.match(clause):
+                    clause = adverbs.group(1) + clause[adverbs.end():]
+            elif i and _IMPLIED_IM.match(clause) and _FIRST_PERSON_START.match(parts[0].strip()):
+                clause = "I'm " + clause
             elif i and _IMPLIED_HAVE.match(clause):
                 clause = "I have " + clause
             else:
@@ -1115,10 +1270,14 @@ class RuleExtractor:
     def extract(self, messages: list[UserMessage]) -> list[Candidate]:
         found: list[Candidate] = []
         for message in messages:
-            previous = ""
+            previous = asked = ""
             for clause, statement_ok in ((c, not q) for c, q in clauses(message.text)):
                 before, previous = previous, clause if statement_ok else ""
+                heading, asked = asked, ((m := _ASKED.fullmatch(clause)) and m.group(1).lower()) or ""
                 if not statement_ok or len(clause) > MAX_CLAUSE:
+                    continue
+                if heading and (answer := _answer(heading, clause)):
+                    _add(found, set(), message, answer, 0.75)
                     continue
                 slots: set[str] = set()
 

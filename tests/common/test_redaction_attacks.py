@@ -347,7 +347,15 @@ def test_the_access_log_of_a_real_uvicorn_keeps_no_key_nor_client_token(uvicorn_
                                   "Heading to Rome" + " a" * 50_000, "It's " * 20_000 + "my name's not",
                                   "We have a dog." + " His name is" * 8_000, " 'a" * 33_000, '"a' * 50_000,
                                   "Me and my dog " * 8_000, "since 2020 " * 9_000 + "x", "I'm Ana, 3" + "1, " * 30_000,
-                                  "My cat, a " * 10_000, "I work nights " * 8_000])
+                                  "My cat, a " * 10_000, "I work nights " * 8_000,
+                                  # Round 6: a statement before its question, emoji, labels, lists after "including".
+                                  "I live in nowhere, is" * 5_000 + "?", "I live in nowhere" + ", any" * 20_000 + "?",
+                                  "I'm a " + "\U0001f419 " * 30_000, "\u2764\ufe0f" * 40_000,
+                                  "Background" + " for" * 20_000 + ": I'm", "I have " + "pets " * 20_000 + ", including a cat",
+                                  "My dad, " * 12_000, "favorite band: " * 7_000, "not at Acme anymore, " * 5_000,
+                                  "Nurse here " * 9_000, "I'm 34" + " and" * 25_000, "booked a week in " * 6_000,
+                                  "i wrk at ikea as " * 6_000, "we got a puppy!! a " + "spaniel " * 12_000,
+                                  "my job? " * 12_000, "my job? " + "tattoo " * 15_000])
 def test_100_kb_of_adversarial_user_text_does_not_stall_the_fact_rules(text):
     from memories.facts.base import UserMessage
     from memories.facts.rules import RuleExtractor
