@@ -490,7 +490,7 @@ def lexical_coverage(terms: list[str], hits: dict[int, set[str]], df: dict[str, 
     """0..1: how much of the query the best-matching candidate says, as the largest share of the
     query terms' IDF mass (plain BM25 IDF; a term no message has weighs most) that one candidate
     matches. 0 when nothing matches. Linear in the candidates."""
-    idf = {t: math.log(1 + (total - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in terms}
+    idf = {t: _idf(df.get(t, 0), total) for t in terms}
     mass = sum(idf.values())
     if mass <= 0:
         return 0.0
@@ -580,6 +580,11 @@ def _rows_by_seq(memory_id: str, seqs: list[int]) -> dict[int, tuple]:
     return out
 
 
+def _idf(df: int, total: int) -> float:
+    """BM25's IDF of a term found in `df` of `total` messages."""
+    return math.log(1 + (total - df + 0.5) / (df + 0.5))
+
+
 def _bm25(rows: dict[int, tuple], hits: dict[int, set[str]], df: dict[str, int], total: int) -> list[tuple]:
     """[(score, seq, entry_id, {term: its part of the score})] for the candidates: BM25 with the
     bounded document frequencies."""
@@ -591,7 +596,7 @@ def _bm25(rows: dict[int, tuple], hits: dict[int, set[str]], df: dict[str, int],
         parts = {}
         for term in matched:
             common = df[term] >= PER_TERM_CAP
-            idf = math.log(1 + (total - df[term] + 0.5) / (df[term] + 0.5)) * (COMMON_WEIGHT if common else 1.0)
+            idf = _idf(df[term], total) * (COMMON_WEIGHT if common else 1.0)
             parts[term] = idf * (k1 + 1) / (1 + k1 * (1 - b + b * lengths[entry_id] / average))
         scored.append((sum(parts.values()), rows[entry_id][1], entry_id, parts))
     return scored

@@ -158,18 +158,27 @@ def entries_append(*, memory: Memory, items: list[dict], turn_input: str | None 
 
 # The report's common case (assistant messages, tool calls and results joining the newest turn):
 # the memory row's UPDATE also locks it and finds the turn's start, so there is no lock read.
-@functools.lru_cache(maxsize=1)
-def _join_turn_sql() -> str:
+def _join_turn_update(scoped: bool, returning: str) -> str:
+    """The memory row's UPDATE for messages joining its newest turn (parameters: the rows, the
+    rows, their tokens, the time twice, the memory id and, `scoped`, its project), returning
+    `returning` and the turn's first seq. Used alone (`messages_join_turn`) and as the first CTE
+    of PostgreSQL's one-statement report."""
     memory, entry = Memory._meta.db_table, Entry._meta.db_table
     return (f"UPDATE {memory} SET last_seq = last_seq + %s, message_count = message_count + %s, "
             "token_count = token_count + %s, last_used_at = %s, updated_at = %s "
-            f"WHERE id = %s AND last_turn > 0 RETURNING last_seq, last_turn, "
+            f"WHERE id = %s {'AND project_id = %s ' if scoped else ''}AND last_turn > 0 RETURNING {returning}, "
             f"(SELECT MIN(seq) FROM {entry} WHERE {entry}.memory_id = {memory}.id AND {entry}.turn = {memory}.last_turn)")
 
 
-@functools.lru_cache(maxsize=1)
-def _join_turn_scoped_sql() -> str:
-    return _join_turn_sql().replace("WHERE id = %s AND", "WHERE id = %s AND project_id = %s AND", 1)
+def _join_turn_params(memory_id: str, project_id: str | None, rows: int, tokens: int, stamp) -> list:
+    return [rows, rows, tokens, stamp, stamp, memory_id, *([] if project_id is None else [project_id])]
+
+
+# The report's common case (assistant messages, tool calls and results joining the newest turn):
+# the memory row's UPDATE also locks it and finds the turn's start, so there is no lock read.
+@functools.lru_cache(maxsize=2)
+def _join_turn_sql(scoped: bool) -> str:
+    return _join_turn_update(scoped, "last_seq, last_turn")
 
 
 def messages_join_turn(*, memory_id: str, items: list[dict], project_id: str | None = None) -> tuple[int, int, int] | None:
@@ -186,10 +195,8 @@ def messages_join_turn(*, memory_id: str, items: list[dict], project_id: str | N
     stamp = connection.ops.adapt_datetimefield_value(timezone.now())
     tokens = sum(i["tokens"] for i in items)
     with plain_cursor() as cursor:
-        if project_id is None:
-            cursor.execute(_join_turn_sql(), [len(items), len(items), tokens, stamp, stamp, memory_id])
-        else:
-            cursor.execute(_join_turn_scoped_sql(), [len(items), len(items), tokens, stamp, stamp, memory_id, project_id])
+        cursor.execute(_join_turn_sql(project_id is not None),
+                       _join_turn_params(memory_id, project_id, len(items), tokens, stamp))
         found = cursor.fetchone()
         if found is None:
             return None
@@ -254,12 +261,9 @@ def _entries_insert_cte(rows: int, turn_expr: str, lead: tuple[str, ...]) -> str
 
 @functools.lru_cache(maxsize=64)
 def _report_sql(rows: int, scoped: bool) -> str:
-    memory, entry, outbox = Memory._meta.db_table, Entry._meta.db_table, Outbox._meta.db_table
+    outbox = Outbox._meta.db_table
     return (
-        f"WITH m AS (UPDATE {memory} SET last_seq = last_seq + %s, message_count = message_count + %s, "
-        "token_count = token_count + %s, last_used_at = %s, updated_at = %s WHERE id = %s " + ("AND project_id = %s " if scoped else "") + "AND last_turn > 0 "
-        f"RETURNING id, last_seq, last_turn, (SELECT MIN(seq) FROM {entry} "
-        f"WHERE {entry}.memory_id = {memory}.id AND {entry}.turn = {memory}.last_turn) AS turn_start), "
+        f"WITH m AS ({_join_turn_update(scoped, 'id, last_seq, last_turn')} AS turn_start), "
         f"e AS ({_entries_insert_cte(rows, 'm.last_turn', ('ord',))}), "
         f"o AS (INSERT INTO {outbox} (memory_id, kind, payload, created_at, attempts, last_error) "
         "SELECT m.id, %s, jsonb_build_object('from_seq', COALESCE(m.turn_start, m.last_seq - %s + 1), "
@@ -278,8 +282,7 @@ def messages_join_turn_enqueue(*, memory_id: str, items: list[dict], kind: str =
     assert items and all(i["kind"] == "message" and i["role"] != "user" and i.get("committed", True) for i in items)
     stamp = timezone.now()
     n = len(items)
-    params: list = [n, n, sum(i["tokens"] for i in items), stamp, stamp, memory_id,
-                    *([] if project_id is None else [project_id]), n, stamp]
+    params = [*_join_turn_params(memory_id, project_id, n, sum(i["tokens"] for i in items), stamp), n, stamp]
     for ord_, item in enumerate(items, start=1):
         params.append(ord_)
         params += _item_params(item)
