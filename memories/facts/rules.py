@@ -44,6 +44,7 @@ FILLER = (r"^(?:(?i:oh|ah|well|also|actually|anyway|anyways|so|and|btw|by the wa
           r"ps|p\.s|edit|oops|whoops|sorry|scratch that|wait|originally|quick intro|intro|background|some context|info|"
           r"heads up|heads-up|long story short|to be clear|for what it's worth|"
           r"(?:hi|hello|hey|dear)\s+(?:support|team|all|everyone|guys|folks|there)|"
+          r"ya|yea|um|umm|uh|erm|hmm|alright|"
           r"work-wise|workwise|career-wise|job-wise|personally|since\s+\d{4}|in\s+\d{4}|"
           r"for\s+(?:\d{1,2}|a\s+few|many|several|two|three|four|five|ten)\s+(?:years|months)|(?:a\s+(?:bit|little)\s+)?about\s+me|professionally|by profession|by trade|"
           r"these days|nowadays|currently|right now|at the moment|"
@@ -81,7 +82,36 @@ homemaker caregiver psychotherapist mentor masseuse manicurist tattooist videogr
 screenwriter playwright novelist lyricist songwriter pianist violinist guitarist drummer cellist vocalist rapper
 choreographer stagehand developer engineer scientist analyst consultant specialist coordinator officer executive
 representative rep associate strategist planner buyer merchandiser auditor actuary underwriter trader broker
-clerk student pupil trainee groomer walker sitter packer picker handler inspector assessor adjuster estimator""".split())
+clerk student pupil trainee groomer walker sitter packer picker handler inspector assessor adjuster estimator
+practitioner attendant bursar controller lifeguard chiropodist dispatcher porter steward purser conductor
+cook sous-chef pâtissier patissier confectioner chocolatier fishmonger butler maid housemaid nursemaid
+receptionist telemarketer salesperson merchandiser stocker shelf-stacker warehouseman forklift logistician
+paralegal magistrate clerk bailiff coroner pathologist haematologist oncologist neurologist cardiologist
+surgeon dermatologist urologist radiotherapist audiologist orthoptist orthotist prosthetist perfusionist
+hygienist phlebotomist pharmacologist toxicologist epidemiologist nurse-practitioner medic ambulanceman
+programmer engineer architect planner surveyor estimator draughtsperson cartographer geographer hydrologist
+agronomist horticulturist arborist forester gamekeeper groundskeeper greenkeeper stablehand jockey trainer
+ shearer drover stockman herdsman beekeeper viticulturist winemaker brewer distiller roaster baker
+lecturer   tutor teaching-assistant  educator governess au-pair childminder nanny caseworker
+ ombudsman diplomat ambassador consul councillor councilor mayor senator  politician lobbyist
+civil-servant  bureaucrat clerk treasurer comptroller bursar registrar invigilator examiner moderator
+analyst architect administrator technologist scientist researcher statistician actuary economist quant
+trader dealer cashier teller underwriter loan-officer valuer appraiser auctioneer pawnbroker jeweller
+mechanic technician fitter turner welder fabricator machinist toolmaker millwright electrician lineman
+plumber pipefitter gasfitter boilermaker glazier tiler plasterer roofer scaffolder joiner carpenter cabinetmaker
+upholsterer locksmith signwriter printer bookbinder typesetter engraver goldsmith silversmith blacksmith
+cleaner caretaker custodian janitor handyman porter doorman bouncer security-guard guard warden jailer
+firefighter paramedic dispatcher lifeguard coastguard ranger soldier airman seaman sailor marine officer
+pilot co-pilot navigator deckhand skipper captain boatman ferryman driver chauffeur trucker courier 
+barista bartender barman barmaid sommelier waiter server  hostess busser dishwasher kitchen-porter
+translator interpreter editor subeditor journalist correspondent presenter broadcaster announcer newsreader
+designer animator illustrator photographer videographer editor colourist colorist producer director actor
+choreographer dancer musician organist harpist flautist saxophonist trumpeter bassist percussionist tenor
+soprano baritone singer-songwriter dj    acrobat stuntman puppeteer
+developer tester sysadmin devops sre dba webdev engineer coder  pentester
+therapist counsellor counselor psychologist psychiatrist psychoanalyst social-worker careworker support-worker
+hairdresser barber beautician esthetician aesthetician cosmetologist manicurist nail-technician makeup-artist
+""".split())
 # Words in front of a job noun that make it no job ("a good cook", "a hard worker", "a big eater").
 NOT_JOB_MODIFIERS = frozenset("""
 good bad great terrible awful decent hard fast slow quick big huge heavy light early late avid keen real total
@@ -95,12 +125,21 @@ extremist moralist individualist introvert extrovert
 """.split())
 # Job nouns by their ending ("beekeeper", "goldsmith", "radiographer", "cardiologist", "optician").
 JOB_ENDINGS = ("keeper", "smith", "mason", "grapher", "ologist", "ician", "wright", "monger", "maker", "tender")
+# Compounds that end in a job noun and are none ("a Liverpool supporter", "a homeowner").
+NOT_JOB_COMPOUNDS = frozenset("supporter homeowner sleepwalker screwdriver storyteller observer bodybuilder".split())
+# Job nouns long enough to end a compound ("lifeguard" is a guard, "schoolteacher" a teacher).
+_JOB_SUFFIXES = tuple(sorted((j for j in JOBS if len(j) >= 5 and "-" not in j), key=len, reverse=True))
 
 
 def _is_job(word: str) -> bool:
     word = word.lower()
+    if "-" in word and word not in JOBS:  # "sous-chef", "part-time-nurse": the last part names the job
+        word = word.rsplit("-", 1)[1] or word
+    if word in NOT_JOB_COMPOUNDS:
+        return False
     return (word in JOBS or (len(word) > 6 and word.endswith(JOB_ENDINGS))
-            or (len(word) > 5 and word.endswith("ist") and word not in NOT_JOB_IST))
+            or (len(word) > 5 and word.endswith("ist") and word not in NOT_JOB_IST)
+            or (len(word) >= 8 and word.endswith(_JOB_SUFFIXES)))
 
 DIETS = frozenset("vegetarian vegan pescatarian pescetarian keto gluten-free lactose-intolerant kosher halal".split())
 # Words between "a" and the pet ("a golden retriever", "a little black cat"), at most two.
@@ -114,7 +153,14 @@ PETS = ("dog|cat|puppy|kitten|parrot|rabbit|bunny|hamster|horse|pony|turtle|tort
         "german shepherd|cockatiel|canary|chinchilla|hedgehog|axolotl|iguana|tarantula|goldfish|rat|pig|goat|"
         "chicken|hen|duck|alpaca|donkey|mare|kitty|pup|doggo|moggy|bearded dragon|ragdoll|persian|bengal|sphynx|"
         "cockapoo|labradoodle|goldendoodle|cavapoo|jack russell|staffie|westie|sausage dog|shepherd|mutt|"
-        "cockatoo|macaw|lovebird|parakeet|gerbil|mouse|tortie|calico|rescue dog|rescue cat")
+        "cockatoo|macaw|lovebird|parakeet|gerbil|mouse|tortie|calico|rescue dog|rescue cat|"
+        "lurcher|staffy|pit bull|pitbull|boxer|mastiff|akita|shiba inu|shiba|samoyed|malamute|vizsla|weimaraner|"
+        "basset hound|basset|bloodhound|cavalier|cavachon|maltipoo|bichon|havanese|papillon|frenchie|french bulldog|"
+        "boston terrier|sheltie|springer spaniel|springer|cocker spaniel|cocker|kelpie|heeler|great dane|newfoundland|"
+        "bernese|ridgeback|saluki|galgo|podenco|borzoi|lhasa apso|yorkie|scottie|doxie|street dog|stray|"
+        "burmese|british shorthair|shorthair|longhair|abyssinian|birman|tomcat|conure|budgerigar|quail|goose|"
+        "lamb|calf|stick insect|snail|hermit crab|crab|frog|toad|newt|python|corn snake|ball python|degu|sugar glider|"
+        "cavy|leopard gecko|chameleon|terrapin|koi|betta|tetra|guppy|guinea pigs|pigeon|dove|tortoiseshell")
 
 # Objects that point at the conversation itself, not at a lasting preference ("I like that idea").
 REACTION_WORDS = frozenset("""
@@ -274,6 +320,8 @@ NOT_INTRO = frozenset("""
 ok okay fine good great sorry back home here done ready new sure free busy tired sick well happy sad
 catholic christian muslim jewish hindu buddhist sikh atheist agnostic protestant orthodox mormon
 vegan vegetarian pescatarian keto single married divorced engaged retired unemployed
+gay lesbian straight trans bi queer deaf blind pregnant disabled broke rich poor old young tall short late early
+stuck lost confused curious bored alive awake away open honest serious human normal left right
 """.split())
 # Nationalities and other adjectives end like this; a name that does too is missed (precision first).
 ADJECTIVE_ENDINGS = ("ish", "ese", "ian", "ean", "ic", "an", "ch", "ed", "ing", "ful", "less", "ous", "ive", "ly")
@@ -476,8 +524,9 @@ class _Groups:
 
 PRONOUNS = frozenset("he she it this that there here who what which everyone someone nobody".split())
 _PLURALS = {(w[:-1] + "ies" if w.endswith("y") and w[-2] not in "aeiou" else w + ("es" if w.endswith(("sh", "ch", "s")) else "s")): w
-            for w in ("sister brother daughter son cousin aunt uncle niece nephew twin dog cat puppy kitten parrot rabbit "
-                      "bunny hamster horse pony turtle tortoise bird budgie fish ferret gecko lizard snake").split()}
+            for w in ("sister brother daughter son cousin aunt uncle niece nephew twin".split()
+                      + [p for p in PETS.split("|") if not p.endswith("s")])}
+_PLURALS.update({"puppies": "puppy", "mice": "mouse", "fish": "fish", "geese": "goose", "budgies": "budgie"})
 PLURALS = "|".join(sorted(_PLURALS, key=len, reverse=True))
 KIDS = ("kid", "kids", "child", "children")
 
@@ -593,11 +642,15 @@ def _dislike(m):
     return [(f"preference:{_key(o)}", f"User dislikes {o}") for o in _each(obj)]
 
 
+# The form an allergen comes in is not the allergy: "lupin flour" is lupin, "dairy products" dairy.
+_ALLERGEN_FORM = re.compile(r"\s+(?:flour|powder|products?|extract|proteins?|dust)$", re.IGNORECASE)
+
+
 def _allergy(m):
     obj = _clean_object(m.group(1))
     if not obj or re.match(rf"(?i:{WHEN_WORDS})", obj):  # "allergic to Mondays" is a joke
         return None
-    return f"allergy:{_key(obj)}", f"User is allergic to {obj}"
+    return f"allergy:{_key(_ALLERGEN_FORM.sub('', obj))}", f"User is allergic to {obj}"
 
 
 def _intolerance(m):
@@ -776,14 +829,14 @@ RULES = [
          r"friends|they)\s+(?i:just\s+|all\s+)?(?i:calls?|know)\s+me\s+(?i:as\s+)?" + NAME + r"(?=$|[\s,.!;])",
          lambda m: _proper(m.group(1)) and _proper(m.group(2))
          and ("name", f"User's name is {m.group(1)}, who goes by {m.group(2)}"), 0.9),
-    Rule(r"(?i:my\s+name\s+is|my\s+name's|(?:the\s+)?name's|the\s+name\s+is|"
+    Rule(r"(?i:my\s+name\s+is|my\s+name's|my\s+names|(?:the\s+)?name's|(?:the\s+)?name\s+is|"
          r"(?:just\s+|please\s+|you\s+can\s+|feel\s+free\s+to\s+)?call\s+me|I'm\s+called|I\s+am\s+called|"
          r"(?:people|everyone|everybody|friends|my\s+friends|most\s+people|folks|they)\s+(?:all\s+)?call\s+me|"
          r"(?:everyone|everybody|my\s+friends?|people)\s+calls\s+me|I\s+go\s+by|my\s+first\s+name\s+is|"
          r"(?:please\s+)?address\s+me\s+as|I'm\s+known\s+as|I\s+am\s+known\s+as|"
          r"(?:my\s+friends|everyone|people|most\s+people)\s+know\s+me\s+as|"
          r"I\s+prefer\s+(?:to\s+be\s+called|being\s+called|to\s+go\s+by)|I'd\s+(?:rather|prefer\s+to|like\s+to)\s+be\s+called)\s+" + NAME
-         + r"\s*(?:$|[,.!;]|\s+and\b|\s+but\b|\s+here\b|\s+(?i:at\s+work|from\s+now\s+on|please|pls|plz|thanks|instead|for\s+short|now|"
+         + r"\s*(?:$|[,.!;]|\s+and\b|\s+but\b|\s+here\b|\s+(?i:not|with\s+an?)\s+(?=" + UPPER + r")|\s+(?i:at\s+work|from\s+now\s+on|please|pls|plz|thanks|instead|for\s+short|now|"
          r"these\s+days|nowadays)\b)",
          _name, 0.95),
     Rule(r"(?i:it's|it\s+is)\s+" + NAME + r",?\s+(?i:not)\s+" + rf"{UPPER}{WORD_CHARS}{{1,30}}" + r"\s*(?:$|[.!,;]|\s[-–—])",
@@ -887,7 +940,8 @@ RULES = [
     Rule(r"(?i:I\s+work|I've\s+worked|I\s+have\s+worked|I've\s+been\s+working|I\s+have\s+been\s+working|I'm\s+working)"
          r"\s+(?i:at|for)\s+" + ORG + r"\s+(?i:as)\s+(?:an?\s+)?" + REST, _job_as_after_org, 0.8),
     Rule(r"(?i:I\s+work|I'm\s+working)\s+(?i:at|for)\s+([a-z][a-z0-9&'\-]{1,20})\s+(?i:as)\s+(?:an?\s+)?" + REST, _lower_org_as, 0.75),
-    Rule(r"(?i:my\s+(?:job|role|position)\s+is)\s+(?:an?\s+)?((?:[a-z\-]+\s+){0,3}[a-z\-]+)\s*(?:$|[,.!;])", _job, 0.8),
+    Rule(r"(?i:my\s+(?:job|role|position|occupation)\s+is)\s+(?:an?\s+)?((?:[a-z\-]+\s+){0,3}?[a-z\-]+)"
+         r"\s*(?:$|[,.!;]|\s+(?i:so|and|but|because|lol|though|at|for|in|with|since|now)\b)", _job, 0.8),
     Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:(?i:currently|now|still|also|actually)\s+)?(?:an?\s+)"
          r"((?:[a-zA-Z\-]+\s+){0,3}[a-z\-]+)(?:\s+by\s+(?:profession|trade))?"
          r"\s*(?:$|[,.!;(]|\s+(?:over\s+)?at\b|\s+in\b|\s+for\b|\s+with\b|\s+on\s+the\b|\s+(?i:since|and|but|lol|haha|tbh)\b)",
@@ -905,7 +959,7 @@ RULES = [
          r"I\s+(?:just\s+|finally\s+|recently\s+)?(?:got|landed)\s+an?\s+(?:new\s+)?(?:job|position|role)\s+as\s+"
          r"(?:an?\s+)?[a-z\-]+(?:\s+[a-z\-]+){0,3}\s+(?:at|with)|"
          r"I\s+work\s+(?:at|for)\s+an?\s+(?:[a-z\-]+\s+){0,3}(?:called|named)|"
-         r"I\s+(?:just\s+|recently\s+)?(?:started|began)\s+(?:working\s+)?as\s+an?\s+(?:[a-zA-Z\-]+\s+){0,3}[a-z\-]+\s+(?:at|with))\s+" + ORG
+         r"I\s+(?:just\s+|recently\s+)?(?:started|began)\s+(?:working\s+)?as\s+an?\s+(?:[a-zA-Z\-]+\s+){0,3}[a-z\-]+\s+(?:at|with))\s+(?:the\s+)?" + ORG
          + r"(?=$|[\s,.!;])(?!\s+(?i:before|previously|once|years\s+ago|in\s+the\s+past))", _employer, 0.85),
     Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:currently|now|still|also|actually)\s+)?an?\s+(?:[a-zA-Z\-]+\s+){0,3}[a-z\-]+\s+"
          r"(?i:(?:over\s+)?at|for|with)\s+(?:the\s+)?" + ORG + r"(?=$|[\s,.!;])",
@@ -920,7 +974,7 @@ RULES = [
          r"([a-z]{2,20})\s*(?:$|[,.!;])", _favorite_reversed, 0.8),
     Rule(r"(?i:I\s+(?:much\s+|really\s+|generally\s+|usually\s+)?prefer)\s+([a-z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30}){0,2})"
          r"\s*(?:$|[.!;])", _prefer_one, 0.7),
-    Rule(r"(?i:my\s+(?:all-time\s+)?(?:favorite|favourite|fav|fave)\s+)([a-z][a-z ]{1,30}?)\s+(?i:is|are)\s+" + REST, _favorite, 0.9),
+    Rule(r"(?i:(?:my\s+)?(?:all-time\s+)?(?:favorite|favourite|fav|fave)\s+)([a-z][a-z ]{1,30}?)\s+(?i:is|are)\s+" + REST, _favorite, 0.9),
     Rule(r"(?:(?i:my)\s+)?(?i:(?:all-time\s+)?(?:favorite|favourite|fav|fave)\s+)([a-z]{2,20}(?:\s[a-z]{2,20})?)\s*:\s*" + REST,
          _favorite, 0.85),
     Rule(LIKE_VERBS + r"\s+" + REST, _like, 0.8),
@@ -946,7 +1000,7 @@ RULES = [
          + r"(?=$|[\s,.!;])", _pet, 0.9),
     Rule(NAME + r"\s+(?i:is\s+(?:my|our))\s+(?i:(?:little\s+|old\s+|rescue\s+)?)((?i:" + PETS + r"))\s*(?:$|[,.!;])",
          _pet_reversed, 0.85),
-    Rule(r"(?i:my|our)\s+((?i:" + PETS + r"))(?:'s\s+name\s+is|(?:\s+is|'s)\s+(?:named|called))\s+" + NAME + r"(?=$|[\s,.!;])", _pet, 0.9),
+    Rule(r"(?i:my|our)\s+((?i:" + PETS + r"))(?:(?:'s|s)?\s+name\s+is|(?:\s+is|'s)\s+(?:named|called))\s+" + NAME + r"(?=$|[\s,.!;])", _pet, 0.9),
     Rule(r"(?i:my|our)\s+(?i:(?:little\s+|old\s+|rescue\s+)?)((?i:" + PETS + r")),\s+" + NAME + r",", _pet, 0.85),
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|we\s+have\s+got|(?:I|we)\s+(?:just\s+)?(?:adopted|got|rescued)|"
          r"(?:I've|we've)\s+(?:just\s+)?(?:adopted|got|rescued))\s+an?\s+" + PET_ADJECTIVES + r"((?i:"
@@ -978,7 +1032,7 @@ RULES = [
          + r")\s*(?:$|[,.!;])", _relative_reversed, 0.85),
     Rule(NAME + r",\s+(?i:my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+)?)(" + RELATIVES + r"),",
          _relative_reversed, 0.85),
-    Rule(r"(?i:I|we)\s+(?i:named|called)\s+(?i:my|our)\s+(?i:(?:new\s+|baby\s+|little\s+)?)((?i:" + RELATIVES + "|" + PETS
+    Rule(r"(?i:I|we)\s+(?i:named|called)\s+(?i:my|our|the)\s+(?i:(?:new\s+|baby\s+|little\s+)?)((?i:" + RELATIVES + "|" + PETS
          + r"))\s+" + NAME + r"(?=$|[\s,.!;])", _named_our, 0.85),
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|we\s+have\s+got)\s+(?i:two|three|four|2|3|4)\s+((?i:"
          + PLURALS + r")),?\s+" + NAME + r"(?:,\s+" + NAME + r")?,?\s+(?i:and)\s+" + NAME + r"\s*(?:$|[.!;,])", _several, 0.85),
@@ -1021,6 +1075,8 @@ RULES = [
          r"\s*(?:$|[,.!]|\s+now\b|\s+these\s+days\b|\s+since\b|\s+for\b)", _diet, 0.85),
     Rule(r"(?i:my\s+birthday\s+is(?:\s+on)?)\s+" + REST, _birthday, 0.9),
     Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s+(?i:years\s+old|yrs\s+old|year\s+old)", _age, 0.9),
+    Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s*(?i:years?|yrs?|y/?o)(?:\s+(?i:old|of\s+age))?"
+         r"(?=\s*(?:$|[,.!;])|\s+(?i:and|but|now|so|from|living|based|with|staying|residing|working)\b)", _age, 0.85),
     Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s*(?:[.!]?$|,\s+(?i:not)\s+\d{1,3}\b|\s+(?i:and|but|now|so)\s+(?!(?i:a\s+half|change|counting|"
          r"something|a\s+bit)\b))", _age, 0.8),
     Rule(r"(?i:I'm|I\s+am)\s+(?i:an?)\s+(?:[a-zA-Z\-]+\s+){0,2}[a-z\-]+,\s+(\d{1,2})\s*(?:$|[,.!;])", _age, 0.75),
@@ -1033,6 +1089,147 @@ RULES = [
          r"for\s+future\s+reference,?)[,:]?\s+" + REST, _remember, 0.9),
 ]
 
+# Round 7 (issue 13): classes of statement, each written for the class and tried on variants no set
+# holds (tests/background/test_fact_phrasings.py `test_round_7_classes`). Last, so a rule before
+# that reads the clause more exactly wins.
+_PLACE_VERB_SUBJECT = r"(?i:I|we)(?:'ve|\s+have)?\s+(?:(?i:just|recently|finally|now|since|already|officially)\s+)?"
+NOT_PLACES = frozenset("""year grade form class key stage reception primary secondary the computer science maths math english
+history physics chemistry biology medicine law engineering it hr icu er a&e emergency paediatrics pediatrics oncology
+training charge residence mind general""".split())
+
+
+def _job_in_place(m):
+    """"I'm a pastry chef in Ljubljana": where the user works is where they live ("in Year 6" is no place)."""
+    head = m.group(1).split()
+    if not _is_job(head[-1]) or any(w.lower() in NOT_JOB_MODIFIERS for w in head[:-1]):
+        return None
+    place = _place(m.group(2))
+    if place.split()[0].lower() in NOT_PLACES or place.lower() in FIELDS.lower().split("|") or len(place) < 3:
+        return None
+    return "location", f"User lives in {place}"
+
+
+def _job_from(m):
+    """"I'm a nurse from Cebu": the job, and where the user is from."""
+    job = _job(_Groups(m.group(1)))
+    return job and [job, ("origin", f"User is from {_place(m.group(2))}")]
+
+
+def _origin_word(m):
+    """"Wrocław born and bred", "a Madurai boy at heart": a place, not a nationality or a common word."""
+    place = _place(m.group(1))
+    if place.split()[0].lower() in NATIONALITIES | NOT_INTRO | _LOWER_STOP | NOT_NAMES:
+        return None
+    return "origin", f"User is from {place}"
+
+
+def _intro_comma(m):
+    """"I'm Siosaia, first time here": one capitalised word before a comma that is no adjective,
+    nationality, job or common word."""
+    name = m.group(1)
+    lowered = name.lower()
+    if (lowered in NOT_INTRO or lowered in NOT_NAMES or lowered in NATIONALITIES or lowered in _LOWER_STOP
+            or lowered.endswith(ADJECTIVE_ENDINGS) or _is_job(lowered) or not _proper(name)
+            or re.fullmatch(WHEN_WORDS, lowered)):
+        return None
+    return "name", f"User's name is {name}"
+
+
+def _org_as(m):
+    """"I'm at Vestas as a project manager": the employer, and the job when it is one."""
+    job = _job(_Groups(m.group(2)))
+    employer = _employer(_Groups(m.group(1)))
+    return [x for x in (employer, job) if x] or None
+
+
+def _age_job(m):
+    found = [("age", f"User is {m.group(1)} years old")]
+    if job := _job(_Groups(m.group(2))):
+        found.append(job)
+    return found
+
+
+PEOPLE_NOUNS = frozenset("""friend mate colleague boss neighbour neighbor guy girl boy man woman lady bloke kid child baby
+son daughter teacher doctor partner roommate flatmate housemate coworker co-worker client customer""".split())
+
+
+def _adopted(m):
+    """"we adopted a lurcher called Juniper": what is adopted or rescued and named is a pet, unless a person."""
+    kind = m.group(1).lower()
+    if kind.split()[-1] in PEOPLE_NOUNS or re.fullmatch(RELATIVES, kind.split()[-1]) or _is_job(kind.split()[-1]):
+        return None
+    return _pet(_Groups(kind, m.group(2)))
+
+
+def _age_comma(m):
+    """"I'm 41, if that matters": the age, unless the rest reports someone's words ("I'm 5, said my son")."""
+    return None if FRAMES.search(m.string, m.end()) else _age(m)
+
+
+def _bare_job(m):
+    """"glazier. 15 yrs.": a message that opens with a job phrase and nothing else."""
+    return _job_here(m)
+
+
+RULES += [
+    Rule(r"(?i:I'm|I\s+am)\s+(" + UPPER + WORD_CHARS + r"{1,30}),\s+(?=[^\W\d_])", _intro_comma, 0.75),
+    Rule(r"(?i:this\s+is)\s+" + NAME + r"(?:,\s*|\s+)(?=(?i:following\s+up|writing|checking\s+in|reaching\s+out|calling|contacting|"
+         r"getting\s+back|messaging|emailing|texting|again|back\s+again|here\s+again)\b)", _intro_comma, 0.8),
+    Rule(_PLACE_VERB_SUBJECT + r"(?i:moved|relocated|settled)\s+(?:(?i:over|back|down|away)\s+)?(?:(?i:from)\s+" + PLACE_NC
+         + r"\s+)?(?i:to|in)\s+" + PLACE + r"(?=$|[\s,.!;])", _location, 0.85),
+    Rule(r"(?i:I|we)\s+(?i:stay|reside)\s+(?i:in|at)\s+" + PLACE + r"(?=$|[\s,.!;])", _location, 0.8),
+    Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:staying|residing)\s+(?i:in|at)\s+" + PLACE
+         + r"(?=$|[\s,.!;])(?!\s+(?i:for|until|till|over|this|tonight|while|during|at|with|on)\b)", _location, 0.75),
+    Rule(r"(?:(?i:currently|now|still)\s+)?(?i:residing|based|living)\s+(?i:in|at|out\s+of)\s+" + PLACE + r"(?=\s*(?:$|[,.!;]))",
+         _location, 0.8),
+    Rule(r"(?i:my|our)\s+(?i:flat|house|apartment|home|place|condo|bungalow|cottage)(?:\s+is|'s)\s+(?i:in)\s+" + PLACE
+         + r"(?=$|[\s,.!;])", _location, 0.8),
+    Rule(r"(?i:I've|I\s+have|we've|we\s+have)\s+been\s+(?:(?i:living|based)\s+)?(?i:in)\s+" + PLACE + r"\s+(?i:since|for\s+(?:\d{1,2}|a\s+few|"
+         r"several|many|two|three|four|five|six|seven|eight|nine|ten|over\s+\S+|almost\s+\S+|nearly\s+\S+)\s+years?)\b", _location, 0.8),
+    Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:currently|now|still|also|actually)\s+)?(?i:an?)\s+((?:[a-zA-Z\-]+\s+){0,3}?[a-z\-]+)\s+(?i:in)\s+"
+         + PLACE + r"(?=$|[\s,.!;])", _job_in_place, 0.75),
+    Rule(r"(?i:I'm|I\s+am)\s+(?i:an?)\s+((?:[a-zA-Z\-]+\s+){0,3}?[a-z\-]+)\s+(?i:from)\s+" + PLACE + r"(?=$|[\s,.!;])",
+         _job_from, 0.75),
+    Rule(r"(?:(?i:I)\s+)?(?i:grew\s+up|was\s+born|was\s+raised|born|raised)\s+(?i:in|on)\s+(?i:an?)\s+(?:[\w\-]+\s+){0,3}?"
+         r"(?i:outside(?:\s+of)?|near|in|close\s+to|(?:north|south|east|west)\s+of)\s+" + PLACE + r"(?=$|[\s,.!;])", _origin, 0.8),
+    Rule(PLACE + r"(?:\s+|-)(?i:born)(?:\s+(?i:and)\s+(?i:bred|raised))?(?=\s*(?:$|[,.!;]))", _origin_word, 0.75),
+    Rule(r"(?i:I'm|I\s+am)\s+(?i:an?)\s+" + PLACE + r"\s+(?i:boy|girl|lad|lass|native|guy|gal)\b", _origin_word, 0.75),
+    Rule(r"(?i:I(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:qualified|trained|retrained|graduated)\s+as|"
+         r"I\s+(?:just\s+|recently\s+|finally\s+)?became)\s+(?:an?\s+)?((?:[a-zA-Z\-]+\s+){0,3}?[a-z\-]+)"
+         r"(?=\s*(?:$|[,.!;(])|\s+(?:at|in|for|with|last|this|in|after|and|but|so|lol)\b)", _job, 0.8),
+    Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been|I\s+work|I'm\s+working|I\s+am\s+working|I(?:'ve|\s+have)\s+(?:been\s+working|worked)|"
+         r"I'm\s+employed|I\s+am\s+employed|I\s+(?:just\s+|finally\s+|recently\s+)?(?:got|landed)\s+(?:a\s+(?:new\s+)?(?:job|position|role|"
+         r"internship)|hired)|I\s+(?:just\s+|recently\s+)?(?:joined|started\s+at))"
+         r"\s+(?i:at|with|for|by)?\s*(?:the\s+)?" + ORG + r"\s+(?i:as)\s+(?:an?\s+)?((?:[a-zA-Z\-]+\s+){0,3}?[a-z\-]+)"
+         r"(?=\s*(?:$|[,.!;(])|\s+(?:at|in|for|with|since|and|but|so|lol|now|there)\b)", _org_as, 0.8),
+    Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?i:at|with)\s+(?:the\s+)?" + ORG + r",?\s+(?:(?i:on|in|part\s+of)\s+)?"
+         r"(?:(?i:the|their|its)\s+)?(?:[\w\-]+\s+){0,3}?(?i:team|department|dept|division|office|unit|squad|desk)\b", _employer, 0.75),
+    Rule(r"(?i:I've|I\s+have)\s+been\s+(?i:at|with)\s+(?:the\s+)?" + ORG + r"\s+(?:(?i:for)\s+)?(?:(?i:almost|nearly|over|about|around|"
+         r"just\s+over|just\s+under)\s+)?(?:\d{1,2}|(?i:a|two|three|four|five|six|seven|eight|nine|ten|a\s+few|several|many))\s+(?i:years?)\b",
+         _employer, 0.75, needs=r"(?i)\b(?:work|job|career|team|colleagues?|role|company|employer|customer\s+care|office|years?\s+now|"
+         r"in\s+(?:sales|support|marketing|finance|IT|HR|ops|operations|engineering|customer))\b|\bat\s+" + UPPER),
+    Rule(r"(?i:I'm|I\s+am)\s+(?i:an?)\s+(\d{1,3})[\s\-]*(?i:years?|yrs?|yo)[\s\-]*(?:(?i:old)\s+)?((?:[a-zA-Z\-]+\s+){0,2}?[a-z\-]+)"
+         r"(?=\s*(?:$|[,.!;(])|\s+(?:at|in|for|with|from|and|but|so|lol|living|based)\b)", _age_job, 0.8),
+    Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3}),\s+(?!\d|(?i:minutes?|mins?|hours?|seconds?|percent|miles?|km|feet|ft|cm|kg|lbs?|pounds?|"
+         r"stone|days?|weeks?|months?|times?|or|and\s+a\s+half)\b)", _age_comma, 0.75),
+    Rule(r"(?:(?i:I|we)(?:'ve|\s+have)?\s+)?(?:(?i:just|recently|finally)\s+)?(?i:adopted|rescued|fostered|took\s+in)\s+(?i:an?|another)\s+"
+         r"((?:[a-z\-]+\s+){0,1}[a-z\-]+)(?:\s+(?i:in|from)\s+" + PLACE_NC + r")?,?\s+(?:(?i:and)\s+)?(?i:named|called)\s+"
+         r"(?:(?i:him|her|it|them)\s+)?" + NAME + r"(?=$|[\s,.!;])", _adopted, 0.8),
+    Rule(r"(?:(?i:meet|say\s+hi\s+to|this\s+is|introducing)\s+)?" + NAME + r",\s+(?i:my|our)\s+" + PET_ADJECTIVES + r"((?i:" + PETS
+         + r"))(?=$|[\s,.!;])", lambda m: _pet(_Groups(m.group(2), m.group(1))), 0.8),
+    Rule(r"(?i:my|our)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))(?:,|\s+is)\s+(?i:an?)\s+(?:[\w\-]+\s+){0,3}?(?i:called|named)\s+"
+         + NAME + r"(?=$|[\s,.!;])", _pet, 0.8),
+    Rule(r"(?:(?i:I'm|I\s+am|we're|we\s+are)\s+)?(?i:visiting|seeing)\s+(?i:my|our)\s+(?:[\w\-]+\s+){0,2}?(?i:parents|family|friends|relatives|"
+         r"folks|mates|grandparents|in-laws|kids|" + RELATIVES + r"|" + PLURALS + r")\s+(?i:in)\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.75),
+    Rule(r"(?:(?i:I|we)(?:'ve|\s+have)?\s+)?(?:(?i:just|finally)\s+)?(?i:booked|bought|got)\s+(?:(?i:an?|our|my|the|two|some|cheap|return|"
+         r"last-minute)\s+)?(?:[\w\-]+\s+)?(?i:flights?|tickets?|trains?|ferry|coach|bus)\s+(?i:to|for)\s+" + PLACE
+         + r"(?=$|[\s,.!;])", _plan, 0.75),
+    Rule(r"(?i:I|we)\s+(?i:move|relocate|fly|head|leave|go)\s+(?:(?i:back)\s+)?(?i:to|for)\s+" + PLACE
+         + r"(?=\s+(?i:in|on|next|this|at|tomorrow|soon|early|late|after)\b)", _plan, 0.75),
+    Rule(r"((?:[A-Za-z\-]+\s+){0,2}[A-Za-z\-]+)\s*(?:[.!]|,\s*\d{1,3}\b)", _bare_job, 0.7,
+         needs=r"^\s*(?:[A-Za-z\-]+\s+){0,2}[A-Za-z\-]+\s*(?:[.!]\s*(?:$|\d)|,\s*\d{1,3}\b|$)"),
+]
+
 APPOSITIONS = [
     Apposition(r"\b(?i:my|our)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))\s+" + NAME
                + r"(?=$|[\s,.!;])", _pet),
@@ -1042,6 +1239,9 @@ APPOSITIONS = [
     Apposition(r"\b(?i:our)\s+(?i:(?:little\s+|older\s+|younger\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)("
                r"(?i:daughter|son|grandmother|grandfather|grandma|grandpa))\s+" + NAME + r"(?=$|[\s,.!;])", _relative),
 ]
+# After a possessive, these say the pet or relative is gone ("Our old cat Felix died last year").
+_DECEASED = re.compile(r",?\s*+(?:(?i:who|sadly|unfortunately|recently|just|has|had)\s+){0,2}(?i:died|passed(?:\s+away|\s+on)?|"
+                       r"was\s+put\s+down|is\s+(?:gone|no\s+more)|crossed\s+the\s+rainbow\s+bridge|RIP|rest(?:s|ed)?\s+in\s+peace)\b")
 # Before a possessive, these make it no statement about the user's own pet or relative.
 NEGATIONS = re.compile(r"\b(?:not|no|never|none|without|n't|no\s+longer|anymore|ex|former|late|lost|miss)\b|n't\b",
                        re.IGNORECASE)
@@ -1101,15 +1301,16 @@ _CLAUSE = re.compile(r"(?:(?<!\s)\s++)?(?:,\s*+)?\b(?:but|and|so|although|though
                      r"|,\s*+(?=(?:his|her|its|their)\s+name\b)"
                      r"|(?<=[^\W\d_])\s++(?=I\s+(?:finally|eventually)\s)"
                      r"|,\s*+(?:and\s++)?(?=" + _DROPPED_I_VERBS[:-3] + r")\s+(?:to|in|at|a|an|up|by)\b)"
-                     r"|(?:,\s*+(?:and\s++|but\s++)?|(?<!\s)\s++(?:and|but)\s++)(?=(?:(?:now|also)\s+)?(?:live|work)\s+(?:in|at|for|as)\b)"
+                     r"|(?:,\s*+(?:and\s++|but\s++)?|(?<!\s)\s++(?:and|but)\s++)(?=(?:(?:now|also|still)\s+)?(?:live|work|stay|reside)\s+(?:in|at|for|as)\b)"
+                     r"|(?<!\s)\s++(?:and|but)\s++(?=(?:(?:now|currently|still)\s+)?(?:living|staying|residing|based)\s+in\b)"
                      r"|(?:,\s*+|(?<!\s)\s++)and\s++(?=an?\s+(?i:" + PETS + r")\s+(?:named|called)\b)")
 # After "and" the subject is implied: "I work for Allegro and live in Zürich".
-_IMPLIED_I = re.compile(r"(?:(?:now|also)\s+)?(?:live|work)\s+(?:in|at|for|as)\b|" + _DROPPED_I_VERBS)
+_IMPLIED_I = re.compile(r"(?:(?:now|also|still)\s+)?(?:live|work|stay|reside)\s+(?:in|at|for|as)\b|" + _DROPPED_I_VERBS)
 # "Me and | my husband Tariq live in Doha": after "me and", the other person's noun phrase is "we".
 _JOINT = re.compile(r"(?:my|our)\s+[\w\-]+(?:\s+" + NAME + r")?\s+(?=(?:live|lived|moved|relocated|are|were|have|just|both|now)\b)")
 _I_PLURAL = re.compile(r"I\s+(?=(?:are|were|have\s+been|have|'ve)\b)")  # "my gf and | I are moving to…"
 # "I'm a nanny, 29, living in Tucson": after the user's own first clause, "living in…" is the user's.
-_IMPLIED_IM = re.compile(r"(?:(?:now|currently)\s+)?(?:living|based)\s+in\b|(?:(?:recently|now|just)\s+)?retired\b")
+_IMPLIED_IM = re.compile(r"(?:(?:now|currently|still)\s+)?(?:living|based|staying|residing)\s+in\b|(?:(?:recently|now|just)\s+)?retired\b")
 _FIRST_PERSON_START = re.compile(FILLER + r"(?:I|I'm|I\s+am|I've)\b")
 _IMPLIED_HAVE = re.compile(r"an?\s+(?i:" + PETS + r")\s+(?:named|called)\b")
 # A sentence with its subject left out: "Big fan of knitting", "Allergic to latex", "Moved to Brno".
@@ -1126,6 +1327,15 @@ _DROPPED_SUBJECT = [
                 r"can|must|should|sounds|seems|takes|costs|feels|makes|looks)\b)"), "I'm "),
     (re.compile(r"(?i:" + _DROPPED_I_VERBS + r")(?=\s+(?:to|in|at|a|an|up|by|from|with|for|as|two|three|four|five|our|my)\b)"), "I "),
     (re.compile(r"(?i:(?:just\s+)?got)\s+(?=(?i:an?|another)\s+" + PET_ADJECTIVES + r"(?i:" + PETS + r")\b)"), "I "),
+    # Round 7: "am a structural engineer", "just turned 60", "still live in Rotterdam", "been at Shopify 4 years".
+    (re.compile(r"(?i:am)\s+(?=(?i:an?|\d{1,3}|from|originally|based|living|allergic|vegan|vegetarian|married|retired|"
+                r"currently|now|employed|working|staying|residing)\b)"), "I "),
+    (re.compile(r"(?i:(?:just\s+|recently\s+|finally\s+)?turned)(?=\s+\d{1,3}\b)"), "I "),
+    (re.compile(r"(?i:(?:still|now|also|currently)\s+)(?=(?i:live|reside|stay|work)\s+(?:in|at|for|as)\b)"), "I "),
+    (re.compile(r"(?i:been\s+(?:at|with|in))\s+(?=" + UPPER + r")"), "I've "),
+    (re.compile(r"(?i:(?:just\s+|finally\s+)?booked)\s+(?=(?i:flights?|tickets?|trains?|ferry|a|an|our|my|two|return|cheap)\b)"), "I "),
+    (re.compile(r"(?i:visiting)\s+(?=(?i:my|our)\s)"), "I'm "),
+    (re.compile(r"(?i:qualified|retrained|trained)\s+as\b"), "I "),
 ]
 _FILLER = re.compile(FILLER)
 # "I work nights as a guard", "I work part-time at Lidl": when and how, not what or where.
@@ -1141,7 +1351,7 @@ MAX_CLAUSE = 500  # longer clauses are no plain statement (every object is at mo
 
 # Before a clause, these make the rest of the sentence fiction, quotation or someone else's words.
 FRAMES = re.compile(r"\b(?:pretend|imagine|suppose|(?<!long\s)story(?!\s+short)|role-?play|says?|said|tells?|told|write|quote|if|"
-                    r"translate|rewrite|rephrase|paraphrase|proofread|summari[sz]e|"
+                    r"translate|rewrite|rephrase|paraphrase|proofread|summari[sz]e|saying|claiming|pretending|"
                     r"thinks?|thought|believes?|assumes?|wants?|wish(?:es)?|hopes?|expects?|"
                     r"would|maybe|perhaps|joking|kidding|hypothetically)\b", re.IGNORECASE)
 
@@ -1150,7 +1360,7 @@ FRAMES = re.compile(r"\b(?:pretend|imagine|suppose|(?<!long\s)story(?!\s+short)|
 _CHAT_FORMS = {"i": "I", "im": "I'm", "i'm": "I'm", "ive": "I've", "i've": "I've", "i'd": "I'd", "i'll": "I'll",
                "dont": "don't", "cant": "can't", "didnt": "didn't", "doesnt": "doesn't", "isnt": "isn't",
                "wasnt": "wasn't", "havent": "haven't", "wont": "won't", "arent": "aren't", "thats": "that's",
-               "hav": "have", "u": "you", "wrk": "work", "wrking": "working", "ive'": "I've", "iam": "I am", "myname": "my name"}
+               "hav": "have", "u": "you", "pls": "please", "plz": "please", "yrs": "years", "wrk": "work", "wrking": "working", "ive'": "I've", "iam": "I am", "myname": "my name"}
 # One swapped pair of letters in a word the rules open with ("my nmae is", "I lvie in") is read as
 # that word; a swap that spells another English word ("form" for "from") is left alone.
 _KEYWORDS = ("name", "live", "living", "from", "work", "working", "moved", "called", "married", "allergic",
@@ -1183,20 +1393,135 @@ def _unquote(m: re.Match) -> str:
     return "(a quote)" if _FIRST_PERSON.search(m.group(0)) else m.group(0)
 
 
+# A message typed or dictated all in lower case ("i live in launceston tasmania", "i am an engineer at
+# volvo and my daughter freja…") has lost the capitals the rules read names by. After a word that
+# introduces a place, an employer, a relative or a pet, up to two words get theirs back unless they
+# are common words (`_LOWER_STOP`) or look like verbs or adverbs; nowhere else.
+_LOWER_STOP = frozenset("""
+a an the my our your his her their this that these those it its there here home work school uni college
+university hospital church town city village country abroad overseas nowhere somewhere everywhere
+and or but so because since though although while when where which who what how if as than then now
+just also still only really very too not never always already soon later today tonight tomorrow
+yesterday is am are was were be been being has have had do does did will would can could should
+may might must shall get got gets go goes went come came make made take took say said see saw know
+knew think thought want wanted like love hate need needed use used try tried ate ran bit left died
+broke fell felt kept lost met paid put sat sold sent set stood told won wrote fine good great bad
+nice ok okay well new old big small little last next first second one two three four five six ten
+night nights day days week weeks month months year years weekend weekends morning evening afternoon
+fear hope peace pain denial debt poverty comfort luxury style love sin harmony limbo squalor
+scratch memory heart mind general particular fact case theory practice person private public
+least most all some any every each both either neither none much many more less few lot lots
+bit part whole rest start end top bottom middle centre center north south east west side edge
+me him them us you i we he she they someone anyone everyone nobody people family friends friend
+mum mom dad parents kids children wife husband partner boyfriend girlfriend
+for with at in on of to by from about into onto over under near outside inside around between
+during after before until till without within against among per via like
+cat dog puppy kitten pet pets job jobs office company team shop store place flat house apartment
+to-do sea land air ease risk rock bed
+""".split())
+_CAP_RELATIVES = "|".join(r for r in RELATIVES.split("|") if r.isalpha())
+_CAP_CUE = re.compile(r"\b(?:(?:live|living|lives|based|settled|stay|staying|reside|residing|born|raised|grew\s+up|moved|"
+                      r"relocated|relocating|moving)\s+(?:back\s+)?(?:in|to|out\s+of|near|outside)|(?:am|i'm|originally|come|"
+                      r"hail)\s+from|(?:work|working|worked|employed|job|interning)\s+(?:at|for|with|by)|(?<=[a-z])\s+(at|for|with)|"
+                      r"my\s+name\s+is|(?:my|our)\s+(?:" + _CAP_RELATIVES + r"|" + PETS + r")(?:\s+is)?)"
+                      r"\s+(?:the\s+)?(?=[^\W\d_])")
+_CAP_WORD = re.compile(r"[^\W\d_][\w'\-]{0,30}")
+
+
+def _capitalisable(word: str, place: bool) -> bool:
+    lowered = word.lower()
+    if lowered in _LOWER_STOP or lowered in NOT_NAMES or _is_job(lowered) or lowered in NATIONALITIES:
+        return False
+    return not lowered.endswith(("ing", "ly", "ed") if place else ("ing", "ly", "ed", "s"))
+
+
+def _recapitalise(text: str) -> str:
+    """`_LOWER_STOP`'s note: capitals back after the words that introduce a name, place or employer."""
+    out, last = [], 0
+    for m in _CAP_CUE.finditer(text):
+        if m.start() < last:
+            continue
+        if m.group(1) and not _is_job(text[:m.start()].rsplit(None, 1)[-1] if text[:m.start()].strip() else ""):
+            continue  # "at" / "for" / "with" introduce an employer only after a job noun ("an engineer at volvo")
+        cue = m.group(0).lower()
+        place = not re.match(r"(?:my|our)\s", cue)
+        pos, words = m.end(), 0
+        while words < (2 if place else 1) and (w := _CAP_WORD.match(text, pos)) and _capitalisable(w.group(0), place):
+            out.append(text[last:w.start()] + w.group(0)[:1].upper() + w.group(0)[1:])
+            last, words = w.end(), words + 1
+            if not (gap := re.match(r" (?=[^\W\d_])", text[last:last + 2])):
+                break
+            pos = last + gap.end()
+    return "".join(out) + text[last:]
+
+
+# Chat tags at the end of a clause say nothing about it: "I'm vegan btw", "my names Tavita lol".
+# Linear time: the run of spaces or commas before the tag is taken from its start, possessively.
+_CHAT_TAIL = re.compile(r"(?<![,\s])[,\s]++(?i:btw|tbh|lol|lmao|haha+|fyi|fwiw|imo|imho|ngl|xx?)(?=\s*+(?:$|[.,!?;\n]))")
+
+
 def normalize(text: str) -> str:
-    """Curly quotes made straight, chat spelling made standard (see `_CHAT_FORMS`, `_TYPOS`), and
-    quoted first-person sentences taken out."""
+    """Curly quotes made straight, chat spelling made standard (see `_CHAT_FORMS`, `_TYPOS`), chat
+    tags dropped, a message written all in lower case given its capitals back after the words that
+    introduce a name, a place or an employer (`_recapitalise`), and quoted first-person sentences
+    taken out."""
     text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
+    if not any(c.isupper() for c in text):
+        text = _recapitalise(text)
     text = _EMOJI.sub(". ", text)
+    text = _CHAT_TAIL.sub("", text)
     return _QUOTED.sub(_unquote, _CHAT_WORD.sub(_chat_word, text))
 
 
 # A label before a colon that says the user is about to describe themselves (not "Translate: …").
-_LABEL = re.compile(r"(?i:(?:just\s+)?(?:to\s+)?(?:update|updating|background|context|details|info|intro|bio|profile|correction)\b"
+_LABEL = re.compile(r"(?i:(?:just\s+)?(?:to\s+)?(?:(?:a\s+)?(?:quick|short|little|brief|bit\s+of|some)\s+)?"
+                    r"(?:update|updating|background|context|details|info|intro|bio|profile|correction)\b"
                     r"[^:.!?\n]{0,30}:\s+)")
 # A sentence that opens like a question is one all the way ("Do I live in Oslo, or…?").
 _QUESTION_START = re.compile(FILLER + r"(?i:is|are|am|was|were|do|does|did|can|could|should|would|will|have|has|how|what|which|"
                              r"where|when|who|why|shall|may|might|must)\b")
+
+
+# Dictation without punctuation runs statements together: "my name is Kemi Balogun I'm messaging
+# about the router I live in Ikeja". A new first-person statement starts at "I'm / I live / my name…"
+# after any word but a conjunction or relative word ("my wife and I live…", "the city where I live").
+_RUN_ON = re.compile(r"(?<=[^\W\d_])\s++(?=(?:I'm|I\s+(?:am|live|work|have|moved|grew|was\s+born|stay)|my\s+name)\b)")
+_RUN_ON_NOT_AFTER = frozenset("""and or but so that because when if where as than what who which how why until unless
+before after since while whether cause cuz then now also though although whom whose me say said think thought know
+knew guess hope wish mean""".split())
+
+
+def _run_on(clause: str) -> list[str]:
+    pieces, start = [], 0
+    for m in _RUN_ON.finditer(clause):
+        before = clause[max(start, m.start() - 12):m.start()].split()
+        if before and before[-1].lower() not in _RUN_ON_NOT_AFTER:
+            pieces.append(clause[start:m.start()])
+            start = m.end()
+    return pieces + [clause[start:]]
+
+
+# "I'm Ebere, 38, a quantity surveyor from Owerri, living in Abuja": after a short "I'm X", each
+# comma-separated part that opens like a self-description is a statement of its own, its "I'm"
+# left out. The first part is read alone too ("I'm Ebere"). At most SELF_LIST_PARTS parts.
+_SELF_HEAD = re.compile(FILLER + r"(?:I'm|I\s+am)\s+(?!(?i:not|no|never)\b)(?:[^\s,]++\s){0,3}[^\s,]++\s*,")
+_SELF_PART = re.compile(r"(?:(?i:and|but)\s+)?(?:(an?\s|\d{1,3}\b|(?i:from|originally|living|based|staying|residing|working|"
+                        r"retired|married|divorced|single|allergic|vegan|vegetarian|now\s+living|currently)\b)|"
+                        r"((?i:born|raised|brought\s+up)\b)|((?i:grew\s+up)\b))")
+SELF_LIST_PARTS = 6
+
+
+def _self_list(clause: str) -> list[str]:
+    if not (head := _SELF_HEAD.match(clause)):
+        return []
+    out = [clause[:head.end() - 1].rstrip()]
+    for part in clause[head.end():].split(",", SELF_LIST_PARTS)[:SELF_LIST_PARTS]:
+        part = part.strip()
+        if not (m := _SELF_PART.match(part)) or len(part.split()) > 8:
+            break
+        part = part[m.start(1) if m.group(1) else m.start(2) if m.group(2) else m.start(3):]
+        out.append(("I'm " if m.group(1) else "I was " if m.group(2) else "I ") + part)
+    return out if len(out) > 1 else []
 
 
 def clauses(text: str) -> list[tuple[str, bool]]:
@@ -1208,7 +1533,7 @@ def clauses(text: str) -> list[tuple[str, bool]]:
         sentence = sentence.strip()
         if not sentence:
             continue
-        if (label := _LABEL.match(sentence)) and not FRAMES.search(label.group(0)):
+        if (label := _LABEL.match(sentence, _FILLER.match(sentence).end())) and not FRAMES.search(label.group(0)):
             sentence = sentence[label.end():]  # "Just to update my details: I left Lufthansa…"
         question = sentence.endswith("?")
         framed = False
@@ -1216,7 +1541,7 @@ def clauses(text: str) -> list[tuple[str, bool]]:
                 and not HEDGES.search(sentence, 0, then.start()) and not FRAMES.search(sentence, 0, then.start())):
             out.append((sentence[then.end():], True))  # the question itself, read by no rule
             sentence, question = sentence[:then.start()], False
-        parts = _CLAUSE.split(sentence)
+        parts = [p for part in _CLAUSE.split(sentence) for p in _run_on(part)]
         for i, clause in enumerate(parts):
             clause = clause.strip()
             if not clause:
@@ -1250,6 +1575,7 @@ def clauses(text: str) -> list[tuple[str, bool]]:
                         break
             if clause:
                 out.append((clause, question or framed))
+                out.extend((extra, question or framed) for extra in _self_list(clause))
                 framed = framed or bool(FRAMES.search(clause))
     return out
 
@@ -1257,8 +1583,8 @@ def clauses(text: str) -> list[tuple[str, bool]]:
 def _add(found: list[Candidate], slots: set[str], message: UserMessage, built, confidence: float) -> None:
     """Append what a build returned (one (slot, text) or a list of them), one fact per slot and clause."""
     for slot, text in [built] if isinstance(built, tuple) else built:
-        if slot and slot in slots:
-            continue
+        if slot and slot in slots or any(c.slot == slot and c.text == text and c.source_seq == message.seq for c in found):
+            continue  # one fact per slot and clause, and the same fact once per message
         slots.add(slot)
         found.append(Candidate(text=text, slot=slot, confidence=confidence,
                                source_entry_ids=[message.entry_id], source_seq=message.seq))
@@ -1307,6 +1633,8 @@ class RuleExtractor:
                         head = clause[:match.start()]
                         if NEGATIONS.search(head) or FRAMES.search(head) or HEDGES.search(head):
                             break
+                        if _DECEASED.match(clause, match.end()):
+                            continue  # "our old dog Dougal passed away": no longer the user's
                         built = rule.build(match)
                         if built:
                             add(built, rule.confidence)
