@@ -234,7 +234,7 @@ class Rule:
         self.body = re.compile(pattern)  # matched at each of `_openings` (the same result, FILLER read once)
         self.build = build
         self.confidence = confidence
-        self.alone = build.__name__ not in ("_job", "_job_as", "_employer_after_job", "_field", "_job_as_after_org")
+        self.alone = build.__name__ not in ("_job", "_job_as", "_employer_after_job", "_field", "_job_as_after_org", "_org_as_job")
         self.needs = re.compile(needs) if needs else None
 
 
@@ -441,6 +441,14 @@ def _job_here(m):
     if role.split()[0] in DETERMINERS:
         return None
     return _job(_Groups(role))
+
+
+def _org_as_job(m):
+    """"I'm at Vestas as a project manager": the employer, and the job when it is one (not alone:
+    the employer rule after it may read the clause too)."""
+    job = _job(_Groups(m.group(2)))
+    employer = _employer(_Groups(m.group(1)))
+    return [x for x in (employer, job) if x] or None
 
 
 def _job_as_after_org(m):
@@ -824,6 +832,11 @@ DISLIKE_VERBS = (r"(?i:I\s+(?:really\s+|absolutely\s+|just\s+)?(?:hate|dislike|d
                  r"(?:I'm|I\s+am)\s+not\s+(?:very\s+|too\s+|that\s+)?(?:fond\s+of|partial\s+to)|I\s+(?:really\s+)?(?:despise|avoid))")
 
 RULES = [
+    Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been|I\s+work|I'm\s+working|I\s+am\s+working|I(?:'ve|\s+have)\s+(?:been\s+working|worked)|"
+         r"I'm\s+employed|I\s+am\s+employed|I\s+(?:just\s+|finally\s+|recently\s+)?(?:got|landed)\s+(?:a\s+(?:new\s+)?(?:job|position|role|"
+         r"internship)|hired)|I\s+(?:just\s+|recently\s+)?(?:joined|started\s+at))"
+         r"\s+(?i:at|with|for|by)?\s*(?:the\s+)?" + ORG + r"\s+(?i:as)\s+(?:an?\s+)?((?:[a-zA-Z\-]+\s+){0,3}?[a-z\-]+)"
+         r"(?=\s*(?:$|[,.!;(])|\s+(?:at|in|for|with|since|and|but|so|lol|now|there)\b)", _org_as_job, 0.8),
     # "my name is Grzegorz but everyone calls me Greg": both, the name and the one the user goes by.
     Rule(r"(?i:my\s+name\s+is|my\s+name's)\s+" + NAME + r",?\s+(?i:but)\s+(?i:everyone|everybody|people|most\s+people|my\s+friends|"
          r"friends|they)\s+(?i:just\s+|all\s+)?(?i:calls?|know)\s+me\s+(?i:as\s+)?" + NAME + r"(?=$|[\s,.!;])",
@@ -1135,13 +1148,6 @@ def _intro_comma(m):
     return "name", f"User's name is {name}"
 
 
-def _org_as(m):
-    """"I'm at Vestas as a project manager": the employer, and the job when it is one."""
-    job = _job(_Groups(m.group(2)))
-    employer = _employer(_Groups(m.group(1)))
-    return [x for x in (employer, job) if x] or None
-
-
 def _age_job(m):
     found = [("age", f"User is {m.group(1)} years old")]
     if job := _job(_Groups(m.group(2))):
@@ -1161,9 +1167,12 @@ def _adopted(m):
     return _pet(_Groups(kind, m.group(2)))
 
 
+_REPORTED = re.compile(r"\b(?:said|says|told|tells|asked|asks|according|wrote|quoted)\b", re.IGNORECASE)
+
+
 def _age_comma(m):
     """"I'm 41, if that matters": the age, unless the rest reports someone's words ("I'm 5, said my son")."""
-    return None if FRAMES.search(m.string, m.end()) else _age(m)
+    return None if _REPORTED.search(m.string, m.end()) else _age(m)
 
 
 def _bare_job(m):
@@ -1180,7 +1189,8 @@ RULES += [
     Rule(r"(?i:I|we)\s+(?i:stay|reside)\s+(?i:in|at)\s+" + PLACE + r"(?=$|[\s,.!;])", _location, 0.8),
     Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:staying|residing)\s+(?i:in|at)\s+" + PLACE
          + r"(?=$|[\s,.!;])(?!\s+(?i:for|until|till|over|this|tonight|while|during|at|with|on)\b)", _location, 0.75),
-    Rule(r"(?:(?i:currently|now|still)\s+)?(?i:residing|based|living)\s+(?i:in|at|out\s+of)\s+" + PLACE + r"(?=\s*(?:$|[,.!;]))",
+    Rule(r"(?:(?i:currently|now|still)\s+)?(?i:residing|based|living)\s+(?i:in|at|out\s+of)\s+" + PLACE
+         + r"(?:\s+(?i:at\s+the\s+moment|these\s+days|nowadays|now|for\s+now|currently|with\s+(?:my|our)\s+\w+))?(?=\s*(?:$|[,.!;]))",
          _location, 0.8),
     Rule(r"(?i:my|our)\s+(?i:flat|house|apartment|home|place|condo|bungalow|cottage)(?:\s+is|'s)\s+(?i:in)\s+" + PLACE
          + r"(?=$|[\s,.!;])", _location, 0.8),
@@ -1197,11 +1207,6 @@ RULES += [
     Rule(r"(?i:I(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:qualified|trained|retrained|graduated)\s+as|"
          r"I\s+(?:just\s+|recently\s+|finally\s+)?became)\s+(?:an?\s+)?((?:[a-zA-Z\-]+\s+){0,3}?[a-z\-]+)"
          r"(?=\s*(?:$|[,.!;(])|\s+(?:at|in|for|with|last|this|in|after|and|but|so|lol)\b)", _job, 0.8),
-    Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been|I\s+work|I'm\s+working|I\s+am\s+working|I(?:'ve|\s+have)\s+(?:been\s+working|worked)|"
-         r"I'm\s+employed|I\s+am\s+employed|I\s+(?:just\s+|finally\s+|recently\s+)?(?:got|landed)\s+(?:a\s+(?:new\s+)?(?:job|position|role|"
-         r"internship)|hired)|I\s+(?:just\s+|recently\s+)?(?:joined|started\s+at))"
-         r"\s+(?i:at|with|for|by)?\s*(?:the\s+)?" + ORG + r"\s+(?i:as)\s+(?:an?\s+)?((?:[a-zA-Z\-]+\s+){0,3}?[a-z\-]+)"
-         r"(?=\s*(?:$|[,.!;(])|\s+(?:at|in|for|with|since|and|but|so|lol|now|there)\b)", _org_as, 0.8),
     Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?i:at|with)\s+(?:the\s+)?" + ORG + r",?\s+(?:(?i:on|in|part\s+of)\s+)?"
          r"(?:(?i:the|their|its)\s+)?(?:[\w\-]+\s+){0,3}?(?i:team|department|dept|division|office|unit|squad|desk)\b", _employer, 0.75),
     Rule(r"(?i:I've|I\s+have)\s+been\s+(?i:at|with)\s+(?:the\s+)?" + ORG + r"\s+(?:(?i:for)\s+)?(?:(?i:almost|nearly|over|about|around|"
@@ -1219,7 +1224,7 @@ RULES += [
          + r"))(?=$|[\s,.!;])", lambda m: _pet(_Groups(m.group(2), m.group(1))), 0.8),
     Rule(r"(?i:my|our)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))(?:,|\s+is)\s+(?i:an?)\s+(?:[\w\-]+\s+){0,3}?(?i:called|named)\s+"
          + NAME + r"(?=$|[\s,.!;])", _pet, 0.8),
-    Rule(r"(?:(?i:I'm|I\s+am|we're|we\s+are)\s+)?(?i:visiting|seeing)\s+(?i:my|our)\s+(?:[\w\-]+\s+){0,2}?(?i:parents|family|friends|relatives|"
+    Rule(r"(?:(?i:I'm|I\s+am|we're|we\s+are)\s+)?(?i:visiting|seeing)\s+(?:(?i:my|our)\s+)?(?:[\w\-]+\s+){0,2}?(?i:parents|family|friends|relatives|"
          r"folks|mates|grandparents|in-laws|kids|" + RELATIVES + r"|" + PLURALS + r")\s+(?i:in)\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.75),
     Rule(r"(?:(?i:I|we)(?:'ve|\s+have)?\s+)?(?:(?i:just|finally)\s+)?(?i:booked|bought|got)\s+(?:(?i:an?|our|my|the|two|some|cheap|return|"
          r"last-minute)\s+)?(?:[\w\-]+\s+)?(?i:flights?|tickets?|trains?|ferry|coach|bus)\s+(?i:to|for)\s+" + PLACE
@@ -1251,6 +1256,9 @@ _PET_NAME_AFTER = re.compile(r"(?:(?i:his|her|its|their)\s+name(?:'s|\s+is)|(?i:
 _PET_BEFORE = re.compile(FILLER + r"(?i:(?:I|we)\s+(?:have|(?:just\s+)?(?:got|adopted))|(?:I've|we've)\s+(?:got|(?:just\s+)?adopted)|"
                          r"I\s+have\s+got|we\s+have\s+got)\s+(?i:an?|another)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))(?:\s+(?i:last\s+(?:week|month|year|weekend)|this\s+(?:week|month|year|weekend|morning)|yesterday|today|recently))?"
                          r"\s*[.!]*$")
+# "meet Noodle, my axolotl": a name, then (split off at ", my") the pet it is.
+_PET_ALONE = re.compile(r"(?i:my|our)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))\s*[.!]*$")
+_NAME_BEFORE = re.compile(FILLER + r"(?:(?i:meet|say\s+hi\s+to|this\s+is|introducing|and\s+this\s+is)\s+)?" + NAME + r"\s*,?$")
 # "Shellfish makes me sick, I'm allergic.": the allergen is named in the clause before.
 _BARE_ALLERGY = re.compile(r"(?:I'm|I\s+am)\s+(?:very\s+|severely\s+|really\s+)?allergic(?:\s+to\s+(?:it|them))?\s*[.!]?$")
 _ALLERGEN_BEFORE = re.compile(FILLER + r"(?:([A-Za-z][a-z\-]{1,30}(?:\s+[a-z\-]{1,30})?)\s+(?:makes|make|gives|give)\s+me\s+"
@@ -1350,7 +1358,7 @@ MAX_CLAUSE = 500  # longer clauses are no plain statement (every object is at mo
 
 
 # Before a clause, these make the rest of the sentence fiction, quotation or someone else's words.
-FRAMES = re.compile(r"\b(?:pretend|imagine|suppose|(?<!long\s)story(?!\s+short)|role-?play|says?|said|tells?|told|write|quote|if|"
+FRAMES = re.compile(r"\b(?:pretend|imagine|suppose|(?<!long\s)story(?!\s+short)|role-?play|says?(?!\s+(?:hi|hello)\b)|said|tells?|told|write|quote|if|"
                     r"translate|rewrite|rephrase|paraphrase|proofread|summari[sz]e|saying|claiming|pretending|"
                     r"thinks?|thought|believes?|assumes?|wants?|wish(?:es)?|hopes?|expects?|"
                     r"would|maybe|perhaps|joking|kidding|hypothetically)\b", re.IGNORECASE)
@@ -1482,6 +1490,8 @@ _QUESTION_START = re.compile(FILLER + r"(?i:is|are|am|was|were|do|does|did|can|c
                              r"where|when|who|why|shall|may|might|must)\b")
 
 
+# Someone else's words, said at the end: "I'm 5, my daughter says", "…, or so my mum claims".
+_SAYS_AFTER = re.compile(r",\s*+(?:[\w']+\s+){0,3}(?i:says|said|insists|insisted|claims|claimed|reckons|tells\s+me|told\s+me)\s*[.!]*$")
 # Dictation without punctuation runs statements together: "my name is Kemi Balogun I'm messaging
 # about the router I live in Ikeja". A new first-person statement starts at "I'm / I live / my name…"
 # after any word but a conjunction or relative word ("my wife and I live…", "the city where I live").
@@ -1505,7 +1515,7 @@ def _run_on(clause: str) -> list[str]:
 # comma-separated part that opens like a self-description is a statement of its own, its "I'm"
 # left out. The first part is read alone too ("I'm Ebere"). At most SELF_LIST_PARTS parts.
 _SELF_HEAD = re.compile(FILLER + r"(?:I'm|I\s+am)\s+(?!(?i:not|no|never)\b)(?:[^\s,]++\s){0,3}[^\s,]++\s*,")
-_SELF_PART = re.compile(r"(?:(?i:and|but)\s+)?(?:(an?\s|\d{1,3}\b|(?i:from|originally|living|based|staying|residing|working|"
+_SELF_PART = re.compile(r"(?:(?i:and|but)\s+)?(?:(an?\s|\d{1,3}(?:\s+(?i:years?\s+old|yrs?\s+old|yo|y/o))?\s*[.!]?$|(?i:from|originally|living|based|staying|residing|working|"
                         r"retired|married|divorced|single|allergic|vegan|vegetarian|now\s+living|currently)\b)|"
                         r"((?i:born|raised|brought\s+up)\b)|((?i:grew\s+up)\b))")
 SELF_LIST_PARTS = 6
@@ -1520,7 +1530,10 @@ def _self_list(clause: str) -> list[str]:
         if not (m := _SELF_PART.match(part)) or len(part.split()) > 8:
             break
         part = part[m.start(1) if m.group(1) else m.start(2) if m.group(2) else m.start(3):]
-        out.append(("I'm " if m.group(1) else "I was " if m.group(2) else "I ") + part)
+        part = ("I'm " if m.group(1) else "I was " if m.group(2) else "I ") + part
+        if adverbs := _SUBJECT_ADVERBS.match(part):  # "I'm now living in Leeds"
+            part = adverbs.group(1) + part[adverbs.end():]
+        out.append(part)
     return out if len(out) > 1 else []
 
 
@@ -1533,15 +1546,16 @@ def clauses(text: str) -> list[tuple[str, bool]]:
         sentence = sentence.strip()
         if not sentence:
             continue
-        if (label := _LABEL.match(sentence, _FILLER.match(sentence).end())) and not FRAMES.search(label.group(0)):
+        label = next((m for pos in [0, *_openings(sentence)] if (m := _LABEL.match(sentence, pos))), None)
+        if label and not FRAMES.search(label.group(0)):
             sentence = sentence[label.end():]  # "Just to update my details: I left Lufthansa…"
         question = sentence.endswith("?")
-        framed = False
         if (question and (then := _THEN_QUESTION.search(sentence)) and not _QUESTION_START.match(sentence)
                 and not HEDGES.search(sentence, 0, then.start()) and not FRAMES.search(sentence, 0, then.start())):
             out.append((sentence[then.end():], True))  # the question itself, read by no rule
             sentence, question = sentence[:then.start()], False
         parts = [p for part in _CLAUSE.split(sentence) for p in _run_on(part)]
+        framed = bool(_SAYS_AFTER.search(sentence))  # "I'm 5, my daughter says": her words, not the user's
         for i, clause in enumerate(parts):
             clause = clause.strip()
             if not clause:
@@ -1561,6 +1575,8 @@ def clauses(text: str) -> list[tuple[str, bool]]:
                     clause = adverbs.group(1) + clause[adverbs.end():]
             elif i and _IMPLIED_IM.match(clause) and _FIRST_PERSON_START.match(parts[0].strip()):
                 clause = "I'm " + clause
+                if adverbs := _SUBJECT_ADVERBS.match(clause):  # "…, now living in Leeds"
+                    clause = adverbs.group(1) + clause[adverbs.end():]
             elif i and _IMPLIED_HAVE.match(clause):
                 clause = "I have " + clause
             else:
@@ -1572,6 +1588,8 @@ def clauses(text: str) -> list[tuple[str, bool]]:
                 for start, subject in _DROPPED_SUBJECT:
                     if start.match(clause, head):
                         clause = clause[:head] + subject + clause[head:]
+                        if adverbs := _SUBJECT_ADVERBS.match(clause, head):  # "Still live in…" is "I live in…"
+                            clause = clause[:head] + adverbs.group(1) + clause[adverbs.end():]
                         break
             if clause:
                 out.append((clause, question or framed))
@@ -1638,6 +1656,9 @@ class RuleExtractor:
                         built = rule.build(match)
                         if built:
                             add(built, rule.confidence)
+                if (kind := _PET_ALONE.match(clause)) and (named := _NAME_BEFORE.match(before)):
+                    if built := _pet(_Groups(kind.group(1), named.group(1))):
+                        add(built, 0.75)  # "meet Noodle, | my axolotl"
                 if (named := _PET_NAME_AFTER.match(clause)) and (pet := _PET_BEFORE.match(before)):
                     if built := _pet(_Groups(pet.group(1), named.group(1))):
                         add(built, 0.8)
