@@ -1218,7 +1218,7 @@ RULES += [
     Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3}),\s+(?!\d|(?i:minutes?|mins?|hours?|seconds?|percent|miles?|km|feet|ft|cm|kg|lbs?|pounds?|"
          r"stone|days?|weeks?|months?|times?|or|and\s+a\s+half)\b)", _age_comma, 0.75),
     Rule(r"(?:(?i:I|we)(?:'ve|\s+have)?\s+)?(?:(?i:just|recently|finally)\s+)?(?i:adopted|rescued|fostered|took\s+in)\s+(?i:an?|another)\s+"
-         r"((?:[a-z\-]+\s+){0,1}[a-z\-]+)(?:\s+(?i:in|from)\s+" + PLACE_NC + r")?,?\s+(?:(?i:and)\s+)?(?i:named|called)\s+"
+         r"((?:(?!and\b)[a-z\-]+\s+){0,1}(?!and\b)[a-z\-]+)(?:\s+(?i:in|from)\s+" + PLACE_NC + r")?,?\s+(?:(?i:and)\s+)?(?i:named|called)\s+"
          r"(?:(?i:him|her|it|them)\s+)?" + NAME + r"(?=$|[\s,.!;])", _adopted, 0.8),
     Rule(r"(?:(?i:meet|say\s+hi\s+to|this\s+is|introducing)\s+)?" + NAME + r",\s+(?i:my|our)\s+" + PET_ADJECTIVES + r"((?i:" + PETS
          + r"))(?=$|[\s,.!;])", lambda m: _pet(_Groups(m.group(2), m.group(1))), 0.8),
@@ -1465,7 +1465,7 @@ def _recapitalise(text: str) -> str:
 
 # Chat tags at the end of a clause say nothing about it: "I'm vegan btw", "my names Tavita lol".
 # Linear time: the run of spaces or commas before the tag is taken from its start, possessively.
-_CHAT_TAIL = re.compile(r"(?<![,\s])[,\s]++(?i:btw|tbh|lol|lmao|haha+|fyi|fwiw|imo|imho|ngl|xx?)(?=\s*+(?:$|[.,!?;\n]))")
+_CHAT_TAIL = re.compile(r"(?<![,\s])[,\s]++(?i:btw|tbh|lol|lmao|haha+|fyi|fwiw|imo|imho|ngl)(?=\s*+(?:$|[.,!?;\n]))")
 
 
 def normalize(text: str) -> str:
@@ -1502,6 +1502,8 @@ knew guess hope wish mean""".split())
 
 
 def _run_on(clause: str) -> list[str]:
+    if len(clause) > MAX_CLAUSE or (" I" not in clause and " my" not in clause):  # a long one is read by no rule
+        return [clause]
     pieces, start = [], 0
     for m in _RUN_ON.finditer(clause):
         before = clause[max(start, m.start() - 12):m.start()].split()
@@ -1522,7 +1524,7 @@ SELF_LIST_PARTS = 6
 
 
 def _self_list(clause: str) -> list[str]:
-    if not (head := _SELF_HEAD.match(clause)):
+    if "," not in clause or len(clause) > MAX_CLAUSE or not (head := _SELF_HEAD.match(clause)):
         return []
     out = [clause[:head.end() - 1].rstrip()]
     for part in clause[head.end():].split(",", SELF_LIST_PARTS)[:SELF_LIST_PARTS]:
@@ -1546,7 +1548,7 @@ def clauses(text: str) -> list[tuple[str, bool]]:
         sentence = sentence.strip()
         if not sentence:
             continue
-        label = next((m for pos in [0, *_openings(sentence)] if (m := _LABEL.match(sentence, pos))), None)
+        label = ":" in sentence and next((m for pos in [0, *_openings(sentence)] if (m := _LABEL.match(sentence, pos))), None)
         if label and not FRAMES.search(label.group(0)):
             sentence = sentence[label.end():]  # "Just to update my details: I left Lufthansa…"
         question = sentence.endswith("?")
@@ -1555,7 +1557,7 @@ def clauses(text: str) -> list[tuple[str, bool]]:
             out.append((sentence[then.end():], True))  # the question itself, read by no rule
             sentence, question = sentence[:then.start()], False
         parts = [p for part in _CLAUSE.split(sentence) for p in _run_on(part)]
-        framed = bool(_SAYS_AFTER.search(sentence))  # "I'm 5, my daughter says": her words, not the user's
+        framed = "," in sentence and bool(_SAYS_AFTER.search(sentence))  # "I'm 5, my daughter says": her words, not the user's
         for i, clause in enumerate(parts):
             clause = clause.strip()
             if not clause:

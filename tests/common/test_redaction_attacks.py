@@ -355,7 +355,20 @@ def test_the_access_log_of_a_real_uvicorn_keeps_no_key_nor_client_token(uvicorn_
                                   "My dad, " * 12_000, "favorite band: " * 7_000, "not at Acme anymore, " * 5_000,
                                   "Nurse here " * 9_000, "I'm 34" + " and" * 25_000, "booked a week in " * 6_000,
                                   "i wrk at ikea as " * 6_000, "we got a puppy!! a " + "spaniel " * 12_000,
-                                  "my job? " * 12_000, "my job? " + "tattoo " * 15_000])
+                                  "my job? " * 12_000, "my job? " + "tattoo " * 15_000,
+                                  # Round 7: run-on dictation, self-description lists, lower-case messages,
+                                  # chat tags, reported speech at the end, and each new rule family.
+                                  "I'm a nurse " + "I live in " * 10_000, "x I'm" * 20_000, "I'm Ana, " + "a, " * 30_000,
+                                  "I'm " + "3, " * 30_000, "i live in " * 10_000, "i work at a " * 8_000,
+                                  "my daughter " * 8_000, "I like pizza" + " lol" * 20_000 + "x",
+                                  "I like pizza" + " " * 50_000 + "btw x", "I'm five, " + "my " * 30_000 + "says",
+                                  "We've just moved from " + "Oslo " * 20_000, "grew up on a " + "big " * 20_000 + "farm",
+                                  "Oslo " * 20_000 + "born x", "we adopted a " + "dog " * 20_000 + "called",
+                                  "I'm at " + "Acme " * 20_000 + "as a", "I'm at Acme, " + "the " * 20_000 + "team x",
+                                  "glazier " * 20_000 + ".", "visiting my " + "old " * 20_000 + "friends in",
+                                  "meet " * 20_000 + "Rex, my dog x", "ok " * 20_000 + "intro: I'm",
+                                  "this is Ana, " * 10_000, "I'm a 45 year old " * 5_000, "booked " * 15_000,
+                                  "I've been at Acme for " * 5_000, "my house is in " * 8_000, "Residing in Pune" * 6_000])
 def test_100_kb_of_adversarial_user_text_does_not_stall_the_fact_rules(text):
     from memories.facts.base import UserMessage
     from memories.facts.rules import RuleExtractor
