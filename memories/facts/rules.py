@@ -141,7 +141,8 @@ def _is_job(word: str) -> bool:
             or (len(word) > 5 and word.endswith("ist") and word not in NOT_JOB_IST)
             or (len(word) >= 8 and word.endswith(_JOB_SUFFIXES)))
 
-DIETS = frozenset("vegetarian vegan pescatarian pescetarian keto gluten-free lactose-intolerant kosher halal".split())
+DIETS = frozenset("vegetarian vegan pescatarian pescetarian keto gluten-free lactose-intolerant kosher halal plant-based "
+                  "paleo dairy-free".split())
 # Words between "a" and the pet ("a golden retriever", "a little black cat"), at most two.
 PET_ADJECTIVES = (r"(?:\d{1,2}[\s\-]+(?i:year|month|week)s?[\s\-]+(?i:old)\s+)?(?:(?i:little|baby|rescue(?:d)?|old|young|new|big|small|tiny|golden|black|white|ginger|grey|gray|"
                   r"second|third|fourth|"
@@ -234,7 +235,8 @@ class Rule:
         self.body = re.compile(pattern)  # matched at each of `_openings` (the same result, FILLER read once)
         self.build = build
         self.confidence = confidence
-        self.alone = build.__name__ not in ("_job", "_job_as", "_employer_after_job", "_field", "_job_as_after_org", "_org_as_job")
+        self.alone = build.__name__ not in ("_job", "_job_as", "_employer_after_job", "_field", "_job_as_after_org", "_org_as_job",
+                                              "_job_abbreviation")
         self.needs = re.compile(needs) if needs else None
 
 
@@ -534,7 +536,7 @@ PRONOUNS = frozenset("he she it this that there here who what which everyone som
 _PLURALS = {(w[:-1] + "ies" if w.endswith("y") and w[-2] not in "aeiou" else w + ("es" if w.endswith(("sh", "ch", "s")) else "s")): w
             for w in ("sister brother daughter son cousin aunt uncle niece nephew twin".split()
                       + [p for p in PETS.split("|") if not p.endswith("s")])}
-_PLURALS.update({"puppies": "puppy", "mice": "mouse", "fish": "fish", "geese": "goose", "budgies": "budgie"})
+_PLURALS.update({"kids": "kid", "children": "child", "boys": "son", "girls": "daughter", "puppies": "puppy", "mice": "mouse", "fish": "fish", "geese": "goose", "budgies": "budgie"})
 PLURALS = "|".join(sorted(_PLURALS, key=len, reverse=True))
 KIDS = ("kid", "kids", "child", "children")
 
@@ -545,6 +547,8 @@ def _several(m):
     names = [n for n in (m.group(2), m.group(3), m.group(4)) if n]
     if not kind or any(n.split()[0].lower() in NOT_NAMES or not _proper(n) for n in names):
         return None
+    if kind in ("kid", "child"):
+        return [(f"family:child:{n.lower()}", f"User's child is {n}") for n in names]
     if re.fullmatch(RELATIVES, kind):
         return [_relative(_Groups(kind, n)) for n in names]
     return [(f"pet:{n.lower()}", f"User has a {kind} named {n}") for n in names]
@@ -832,17 +836,18 @@ DISLIKE_VERBS = (r"(?i:I\s+(?:really\s+|absolutely\s+|just\s+)?(?:hate|dislike|d
                  r"(?:I'm|I\s+am)\s+not\s+(?:very\s+|too\s+|that\s+)?(?:fond\s+of|partial\s+to)|I\s+(?:really\s+)?(?:despise|avoid))")
 
 RULES = [
-    Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been|I\s+work|I'm\s+working|I\s+am\s+working|I(?:'ve|\s+have)\s+(?:been\s+working|worked)|"
+    Rule(r"(?:(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been|I\s+work|I'm\s+working|I\s+am\s+working|I(?:'ve|\s+have)\s+(?:been\s+working|worked)|"
          r"I'm\s+employed|I\s+am\s+employed|I\s+(?:just\s+|finally\s+|recently\s+)?(?:got|landed)\s+(?:a\s+(?:new\s+)?(?:job|position|role|"
-         r"internship)|hired)|I\s+(?:just\s+|recently\s+)?(?:joined|started\s+at))"
-         r"\s+(?i:at|with|for|by)?\s*(?:the\s+)?" + ORG + r"\s+(?i:as)\s+(?:an?\s+)?((?:[a-zA-Z\-]+\s+){0,3}?[a-z\-]+)"
+         r"internship)|hired))\s+(?i:at|with|for|by)"
+         r"|(?i:I\s+(?:just\s+|recently\s+)?(?:joined|started\s+at)|I've\s+(?:just\s+)?joined))\s+(?:the\s+)?" + ORG
+         + r"\s+(?i:as)\s+(?:an?\s+)?((?:[a-zA-Z\-]+\s+){0,3}?[a-z\-]+)"
          r"(?=\s*(?:$|[,.!;(])|\s+(?:at|in|for|with|since|and|but|so|lol|now|there)\b)", _org_as_job, 0.8),
     # "my name is Grzegorz but everyone calls me Greg": both, the name and the one the user goes by.
     Rule(r"(?i:my\s+name\s+is|my\s+name's)\s+" + NAME + r",?\s+(?i:but)\s+(?i:everyone|everybody|people|most\s+people|my\s+friends|"
          r"friends|they)\s+(?i:just\s+|all\s+)?(?i:calls?|know)\s+me\s+(?i:as\s+)?" + NAME + r"(?=$|[\s,.!;])",
          lambda m: _proper(m.group(1)) and _proper(m.group(2))
          and ("name", f"User's name is {m.group(1)}, who goes by {m.group(2)}"), 0.9),
-    Rule(r"(?i:my\s+name\s+is|my\s+name's|my\s+names|(?:the\s+)?name's|(?:the\s+)?name\s+is|"
+    Rule(r"(?i:my\s+name\s+is|my\s+name's|(?:my\s+)?names|(?:the\s+)?name's|(?:the\s+)?name\s+is|"
          r"(?:just\s+|please\s+|you\s+can\s+|feel\s+free\s+to\s+)?call\s+me|I'm\s+called|I\s+am\s+called|"
          r"(?:people|everyone|everybody|friends|my\s+friends|most\s+people|folks|they)\s+(?:all\s+)?call\s+me|"
          r"(?:everyone|everybody|my\s+friends?|people)\s+calls\s+me|I\s+go\s+by|my\s+first\s+name\s+is|"
@@ -940,8 +945,8 @@ RULES = [
     Rule(r"(?i:I\s+(?:run|own|manage|co-own|started)|I've\s+(?:started|opened)|I\s+opened)\s+((?i:an?|my\s+own|a\s+small|a\s+little))\s+"
          r"((?i:" + BUSINESSES + r"))(?=\s*(?:$|[,.!;])|\s+(?i:in|at|on|with|called|named|for|since|near|downtown|here|there|now|"
          r"of|and|together|from)\b)", _business, 0.75),
-    Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:now|currently|happily|semi-|recently)\s*)?((?i:retired|unemployed|self-employed|"
-         r"between\s+jobs|a\s+stay-at-home\s+(?:mom|mum|dad|parent)|a\s+full-time\s+(?:mom|mum|dad|parent)|on\s+parental\s+leave))"
+    Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:now|currently|happily|semi-|recently)\s*)?((?i:retired|unemployed|self[\s\-]employed|"
+         r"between\s+jobs|a\s+stay[\s\-]at[\s\-]home\s+(?:mom|mum|dad|parent)|a\s+full[\s\-]time\s+(?:mom|mum|dad|parent)|on\s+parental\s+leave))"
          r"(?:\s+(?i:now|these\s+days))?\s*(?:$|[,.!;]|\s+(?i:after|last|this|in)\b|\s+(?i:from)\s+(?!(?i:football|soccer|tennis|rugby|cricket|"
          r"running|racing|competitive|professional|pro|sports?|boxing|cycling|swimming|golf|basketball|baseball|hockey|the\s+game)\b))",
          _status, 0.8),
@@ -1007,7 +1012,7 @@ RULES = [
     Rule(r"(?:(?i:I'm|I\s+am)\s+)?(?i:not|no\s+longer)\s+(?i:at|with)\s+" + ORG + r"\s+(?i:any\s?more)[,;.]?\s+"
          r"(?i:it's|it\s+is|I'm\s+(?:at|with)|now\s+(?:at|with))\s+" + ORG + r"(?:\s+(?i:now))?\s*(?:$|[.!;])",
          lambda m: _employer(_Groups(m.group(2))), 0.8),
-    Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|(?:I|we)\s+(?:just\s+)?(?:adopted|got)|"
+    Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|(?:I|we)\s+(?:just\s+)?(?:adopted|got)|(?:I|we)\s+own|"
          r"(?:I've|we've)\s+(?:just\s+)?(?:adopted|got))\s+(?i:an?|another)\s+" + PET_ADJECTIVES + r"((?i:"
          + PETS + r"))\s+(?i:named|called|and\s+named\s+(?:him|her|it|them))\s+" + NAME
          + r"(?=$|[\s,.!;])", _pet, 0.9),
@@ -1059,7 +1064,7 @@ RULES = [
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got)\s+an?\s+(?i:(?:older\s+|younger\s+|little\s+|big\s+|twin\s+)?)("
          + RELATIVES + r")\s+(?i:named|called)\s+" + NAME + r"(?=$|[\s,.!;])", _relative, 0.85),
     Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:planning|going|heading|flying|travell?ing|off|driving|moving|relocating)\s+"
-         r"(?i:to\s+visit|to\s+travel\s+to|to\s+go\s+to|to)\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.8),
+         r"(?i:to\s+visit|to\s+travel\s+to|to\s+go\s+to|to\s+(?:move|relocate|fly|head|go\s+back)\s+to|to)\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.8),
     Rule(r"(?i:(?:I|we)\s+(?:just\s+|finally\s+)?(?:booked|planned|have)|(?:I've|we've)\s+(?:just\s+)?(?:booked|planned)|"
          r"(?:I'm|I\s+am|we're|we\s+are)\s+(?:planning|taking|going\s+on))\s+(?i:an?|our|my)\s+"
          r"(?i:(?:\w+\s+)?(?:trip|flight|holiday|vacation|getaway|visit))\s+to\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.8),
@@ -1079,7 +1084,7 @@ RULES = [
          r"holidays|weekend|week|month|spring|autumn|fall|vacation|honeymoon|birthday))\s+(?i:in)\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.8),
     Rule(r"(?i:my|our)\s+(?i:flight|train|trip|bus|ferry|drive)\s+(?i:to)\s+" + PLACE
          + r"\s+(?i:is|leaves|departs|goes)\s+(?i:on|at|in|tomorrow|today|tonight|next|this|early|late|\d)", _plan, 0.8),
-    Rule(r"(?i:I\s+(?:plan|intend|want)\s+to\s+visit|I'll\s+be\s+(?:visiting|in)|I\s+will\s+be\s+(?:visiting|in))\s+"
+    Rule(r"(?i:I\s+(?:plan|intend|want)\s+to\s+visit|(?:I|we)'ll\s+be\s+(?:visiting|in)|(?:I|we)\s+will\s+be\s+(?:visiting|in))\s+"
          + PLACE + r"(?=$|[\s,.!;])", _plan, 0.8),
     Rule(r"(?i:I\s+(?:much\s+|really\s+|generally\s+)?prefer)\s+" + r"([a-z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30}){0,2})"
          + r"\s+(?i:over|to|rather\s+than)\s+([a-z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30}){0,2})\s*(?:$|[,.!;])",
@@ -1175,6 +1180,25 @@ def _age_comma(m):
     return None if _REPORTED.search(m.string, m.end()) else _age(m)
 
 
+# An organisation said after "with": all capitals ("KPMG") or ending in a word organisations end in
+# ("Access Bank"), so "I work with Tom" names no employer.
+_ORG_NAMED = (r"[A-Z][A-Z&]{1,7}(?![\w'])|" + UPPER + r"[\w&'\-.]*(?:\s+" + UPPER + r"[\w&'\-.]*){0,3}\s+(?:Bank|Group|Ltd|Limited|"
+              r"Inc|Plc|PLC|Corp|Corporation|Company|Holdings|Foundation|Trust|Council|Agency|Ministry|Hospital|University|"
+              r"Airways|Airlines|Energy|Motors|Insurance|Partners|Labs|Technologies|Systems|Solutions|Capital|Consulting|Cement|"
+              r"Telecom|Pharma|Foods|Logistics|Media|Studios|Services)\b")
+
+
+def _job_abbreviation(m):
+    """"I'm an RN", "I'm a GP in Bolton" (not alone: the place is read by the rule after)."""
+    return "job", f"User works as {'an' if m.group(1)[0] in 'AEIOUaeiou' else 'a'} {m.group(1)}"
+
+
+def _origin_word_location(m):
+    """"I'm Berlin-based": where the user lives."""
+    built = _origin_word(m)
+    return built and ("location", f"User lives in {_place(m.group(1))}")
+
+
 def _bare_job(m):
     """"glazier. 15 yrs.": a message that opens with a job phrase and nothing else."""
     return _job_here(m)
@@ -1189,8 +1213,10 @@ RULES += [
     Rule(r"(?i:I|we)\s+(?i:stay|reside)\s+(?i:in|at)\s+" + PLACE + r"(?=$|[\s,.!;])", _location, 0.8),
     Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:staying|residing)\s+(?i:in|at)\s+" + PLACE
          + r"(?=$|[\s,.!;])(?!\s+(?i:for|until|till|over|this|tonight|while|during|at|with|on)\b)", _location, 0.75),
-    Rule(r"(?:(?i:currently|now|still)\s+)?(?i:residing|based|living)\s+(?i:in|at|out\s+of)\s+" + PLACE
-         + r"(?:\s+(?i:at\s+the\s+moment|these\s+days|nowadays|now|for\s+now|currently|with\s+(?:my|our)\s+\w+))?(?=\s*(?:$|[,.!;]))",
+    Rule(r"(?:(?i:currently|now|still|presently)\s+(?i:residing|based|living|staying)|(?i:residing|based|living))\s+(?i:in|at|out\s+of)\s+"
+         + PLACE + r"(?:\s+(?i:at\s+the\s+moment|these\s+days|nowadays|now|for\s+now|currently|with\s+(?:my|our)\s+\w+|"
+         r"since\s+\d{4}|for\s+(?:\d{1,2}|a\s+few|several|many|two|three|four|five|six|seven|eight|nine|ten)\s+(?:years?|months?)"
+         r"(?:\s+now)?))?(?=\s*(?:$|[,.!;]))",
          _location, 0.8),
     Rule(r"(?i:my|our)\s+(?i:flat|house|apartment|home|place|condo|bungalow|cottage)(?:\s+is|'s)\s+(?i:in)\s+" + PLACE
          + r"(?=$|[\s,.!;])", _location, 0.8),
@@ -1231,6 +1257,29 @@ RULES += [
          + r"(?=$|[\s,.!;])", _plan, 0.75),
     Rule(r"(?i:I|we)\s+(?i:move|relocate|fly|head|leave|go)\s+(?:(?i:back)\s+)?(?i:to|for)\s+" + PLACE
          + r"(?=\s+(?i:in|on|next|this|at|tomorrow|soon|early|late|after)\b)", _plan, 0.75),
+    Rule(r"(?i:hi|hello|hey|yes|yeah|yep|ok|okay)?[,!]?\s*(?i:this\s+is)\s+(" + UPPER + WORD_CHARS + r"{1,30})\s*[.!]?$", _intro_comma, 0.75,
+         needs=r"(?i)^\W*(?:hi|hello|hey|yes|yeah|yep|ok|okay)\b[,!]?\s+this\s+is\b"),
+    Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?:(?i:an?)\s+)?(" + UPPER + WORD_CHARS + r"{1,30}(?:\s+" + UPPER + WORD_CHARS
+         + r"{1,30})?)-(?i:based)\b", _origin_word_location, 0.75),
+    Rule(r"(?i:from)\s+" + PLACE + r"\s+(?i:originally|by\s+birth)\b", _origin, 0.8),
+    Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:currently|now)\s+)?(?i:in)\s+((?i:" + FIELDS + r"))(?=\s*(?:$|[,.!;])|\s+(?:at|for|with|now|these)\b)",
+         _field, 0.75),
+    Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:currently|now)\s+)?(?i:in)\s+(?i:" + FIELDS + r")\s+(?i:at|for|with)\s+(?:the\s+)?" + ORG
+         + r"(?=$|[\s,.!;])", _employer, 0.75),
+    Rule(r"(?i:I'm|I\s+am)\s+(?i:an?)\s+((?:[a-zA-Z\-]+\s+){0,2}(?:RN|GP|NP|EMT|CNA|LPN|HCA|CPA|PA|SRE|DJ|MD|QA))"
+         r"(?=\s*(?:$|[,.!;(])|\s+(?:at|in|for|with|and|but|so|since)\b)", _job_abbreviation, 0.75),
+    Rule(r"(?i:I\s+work|I'm\s+working|I\s+am\s+working|I've\s+worked|I\s+have\s+worked)\s+(?i:as)\s+(?i:an?)\s+(?:[a-zA-Z\-]+\s+){0,3}?"
+         r"[a-z\-]+\s+(?i:at|for|with)\s+(?:the\s+)?" + ORG + r"(?=$|[\s,.!;])", _employer_after_job, 0.75),
+    Rule(r"(?i:I'm|I\s+am)\s+(?i:an?)\s+((?:[a-zA-Z\-]+\s+){0,2}(?:RN|GP|NP|EMT|CNA|LPN|HCA|CPA|SRE|MD))\s+(?i:in)\s+" + PLACE
+         + r"(?=$|[\s,.!;])", _job_in_place, 0.75),
+    Rule(r"(?i:I\s+work|I'm\s+working|I\s+am\s+working|I've\s+worked|I\s+have\s+worked|I'm|I\s+am)\s+(?i:with)\s+(" + _ORG_NAMED + r")"
+         r"(?=$|[\s,.!;])", _employer, 0.75),
+    Rule(r"(?i:my\s+(?:company|employer|firm|workplace)\s+is(?:\s+called)?|the\s+company\s+I\s+work\s+(?:for|at)\s+is(?:\s+called)?)\s+"
+         + ORG + r"(?=$|[\s,.!;])", _employer, 0.75),
+    Rule(r"(\d{1,3})\s*(?i:years?|yrs?)\s+(?i:old)(?=\s*(?:$|[,.!;])|\s+(?i:and|but|male|female|from|living|based)\b)", _age, 0.75),
+    Rule(r"(?i:age)\s*[:\-]?\s*(\d{1,3})\s*(?:$|[,.!;])", _age, 0.75),
+    Rule(r"(?i:I\s+(?:only\s+)?eat)\s+((?i:halal|kosher|vegan|vegetarian|plant-based|paleo|keto))(?:\s+(?i:only|food))?\s*(?:$|[,.!;])",
+         _diet, 0.75),
     Rule(r"((?:[A-Za-z\-]+\s+){0,2}[A-Za-z\-]+)\s*(?:[.!]|,\s*\d{1,3}\b)", _bare_job, 0.7,
          needs=r"^\s*(?:[A-Za-z\-]+\s+){0,2}[A-Za-z\-]+\s*(?:[.!]\s*(?:$|\d)|,\s*\d{1,3}\b|$)"),
 ]
@@ -1311,6 +1360,7 @@ _CLAUSE = re.compile(r"(?:(?<!\s)\s++)?(?:,\s*+)?\b(?:but|and|so|although|though
                      r"|,\s*+(?:and\s++)?(?=" + _DROPPED_I_VERBS[:-3] + r")\s+(?:to|in|at|a|an|up|by)\b)"
                      r"|(?:,\s*+(?:and\s++|but\s++)?|(?<!\s)\s++(?:and|but)\s++)(?=(?:(?:now|also|still)\s+)?(?:live|work|stay|reside)\s+(?:in|at|for|as)\b)"
                      r"|(?<!\s)\s++(?:and|but)\s++(?=(?:(?:now|currently|still)\s+)?(?:living|staying|residing|based)\s+in\b)"
+                     r"|(?<!\s)\s++and\s++(?=(?:(?:then|just|recently|later)\s+)?joined\s+" + UPPER + r")"
                      r"|(?:,\s*+|(?<!\s)\s++)and\s++(?=an?\s+(?i:" + PETS + r")\s+(?:named|called)\b)")
 # After "and" the subject is implied: "I work for Allegro and live in Zürich".
 _IMPLIED_I = re.compile(r"(?:(?:now|also|still)\s+)?(?:live|work|stay|reside)\s+(?:in|at|for|as)\b|" + _DROPPED_I_VERBS)
@@ -1331,7 +1381,7 @@ _DROPPED_SUBJECT = [
                 r"(?!(?i:it|this|that|these|those|you|your|the|when|how|what|him|her|them)\b)"), "I "),
     (re.compile(r"(?i:visiting)\s+(?=" + UPPER + r")(?!.*\b(?:is|was|would|will|could|can|must|should|sounds|seems|takes|"
                 r"costs|feels|makes|looks)\b)"), "I'm "),
-    (re.compile(r"(?i:heading|flying|going|travell?ing|driving|off)\s+to\s+(?=" + UPPER + r")(?!.*\b(?:is|was|would|will|could|"
+    (re.compile(r"(?i:heading|flying|going|travell?ing|driving|off|moving|relocating|planning\s+to\s+(?:move|relocate|go|fly))\s+to\s+(?=" + UPPER + r")(?!.*\b(?:is|was|would|will|could|"
                 r"can|must|should|sounds|seems|takes|costs|feels|makes|looks)\b)"), "I'm "),
     (re.compile(r"(?i:" + _DROPPED_I_VERBS + r")(?=\s+(?:to|in|at|a|an|up|by|from|with|for|as|two|three|four|five|our|my)\b)"), "I "),
     (re.compile(r"(?i:(?:just\s+)?got)\s+(?=(?i:an?|another)\s+" + PET_ADJECTIVES + r"(?i:" + PETS + r")\b)"), "I "),
@@ -1344,6 +1394,11 @@ _DROPPED_SUBJECT = [
     (re.compile(r"(?i:(?:just\s+|finally\s+)?booked)\s+(?=(?i:flights?|tickets?|trains?|ferry|a|an|our|my|two|return|cheap)\b)"), "I "),
     (re.compile(r"(?i:visiting)\s+(?=(?i:my|our)\s)"), "I'm "),
     (re.compile(r"(?i:qualified|retrained|trained)\s+as\b"), "I "),
+    (re.compile(r"(?i:work)\s+(?=(?i:as|at|for)\s)"), "I "),
+    (re.compile(r"\d{1,3}\s*(?i:years?|yrs?)\s+(?i:old)\b"), "I'm "),
+    (re.compile(r"(?i:working)\s+(?=(?i:as|at|for)\s)(?!.*\b(?:is|was|would|will|could|can|must|should|sounds|seems|takes|sucks|"
+                r"feels|looks|means|pays)\b)"), "I'm "),
+    (re.compile(r"(?i:not\s+(?:a\s+)?(?:big\s+|huge\s+|great\s+)?fan\s+of)\b"), "I'm "),
 ]
 _FILLER = re.compile(FILLER)
 # "I work nights as a guard", "I work part-time at Lidl": when and how, not what or where.
@@ -1431,7 +1486,7 @@ _CAP_RELATIVES = "|".join(r for r in RELATIVES.split("|") if r.isalpha())
 _CAP_CUE = re.compile(r"\b(?:(?:live|living|lives|based|settled|stay|staying|reside|residing|born|raised|grew\s+up|moved|"
                       r"relocated|relocating|moving)\s+(?:back\s+)?(?:in|to|out\s+of|near|outside)|(?:am|i'm|originally|come|"
                       r"hail)\s+from|(?:work|working|worked|employed|job|interning)\s+(?:at|for|with|by)|(?<=[a-z])\s+(at|for|with)|"
-                      r"my\s+name\s+is|(?:my|our)\s+(?:" + _CAP_RELATIVES + r"|" + PETS + r")(?:\s+is)?)"
+                      r"my\s+name\s+is|call\s+me|calls\s+me|(?:i'm|i\s+am)\s+called|go\s+by|named|called|(?:my|our)\s+(?:" + _CAP_RELATIVES + r"|" + PETS + r")(?:\s+is)?)"
                       r"\s+(?:the\s+)?(?=[^\W\d_])")
 _CAP_WORD = re.compile(r"[^\W\d_][\w'\-]{0,30}")
 
