@@ -903,10 +903,10 @@ RULES = [
     Rule(r"(?i:I\s+live\s+(?:just\s+)?(?:outside(?:\s+of)?|near)|"
          r"I\s+live\s+(?:in|on)\s+the\s+(?:suburbs|outskirts|edge|centre|center|north|south|east|west|middle)\s+of|"
          r"I\s+live\s+in\s+(?:downtown|central|north|south|east|west|northern|southern|eastern|western|rural|suburban|greater)|"
-         r"I\s+live\s+with\s+(?:my|our|a|two|three)\s+(?:[\w\-]+\s+){0,3}?in|"
+         r"(?:I\s+live|I'm\s+living|I\s+am\s+living|we\s+live)\s+with\s+(?:my|our|a|two|three)\s+(?:[\w\-]+\s+){0,3}?in|"
          r"I\s+live\s+in\s+an?\s+(?:[a-z]+\s+)?(?:town|village|city|suburb|place)\s+(?:near|outside(?:\s+of)?|close\s+to|"
          r"(?:just\s+)?(?:north|south|east|west)\s+of)|"
-         r"I\s+live\s+in|I'm\s+living\s+in|I\s+am\s+living\s+in|I'm\s+based\s+in|I\s+am\s+based\s+in|"
+         r"I\s+live\s+in|I\s+live\s+at(?=\s+" + UPPER + r")|I'm\s+living\s+in|I\s+am\s+living\s+in|I'm\s+based\s+in|I\s+am\s+based\s+in|"
          r"I\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+(?:back\s+)?to|I've\s+(?:just\s+)?moved\s+to|"
          r"I\s+have\s+(?:just\s+)?moved\s+to|I\s+now\s+live\s+in|we\s+(?:now\s+)?live\s+in|home\s+is|"
          r"I\s+reside\s+in|I'm\s+(?:now\s+)?(?:located|settled)\s+in|I\s+am\s+(?:now\s+)?(?:located|settled)\s+in|"
@@ -923,7 +923,7 @@ RULES = [
     Rule(r"(?i:(?:now\s+)?(?:living|based)\s+in)\s+" + PLACE
          + r"(?:\s+(?i:these\s+days|nowadays|now|at\s+the\s+moment|for\s+now))?\s*[.!]?$", _location, 0.85),
     Rule(r"(?i:currently|now|still)\s+(?i:living|based)\s+in\s+" + PLACE + r"(?=$|[\s,.!;])", _location, 0.85),
-    Rule(r"(?i:I'm\s+(?:originally\s+)?from|I\s+am\s+(?:originally\s+)?from|I\s+come\s+from|"
+    Rule(r"(?i:I'm\s+(?:originally\s+)?from|I\s+am\s+(?:originally\s+)?from|I\s+come\s+from|(?:we're|we\s+are)\s+(?:originally\s+)?from|"
          r"I\s+grew\s+up\s+in\s+an?\s+(?:[a-z]+\s+)?(?:town|village|city|suburb|place)\s+(?:near|outside(?:\s+of)?|close\s+to|"
          r"(?:just\s+)?(?:north|south|east|west)\s+of)|"
          r"I\s+grew\s+up\s+(?:in|(?:just\s+)?(?:outside(?:\s+of)?|near))|I\s+was\s+born\s+(?:and\s+(?:raised|bred)\s+)?in|originally\s+from|"
@@ -940,6 +940,9 @@ RULES = [
          r"I\s+(?:just\s+|finally\s+|recently\s+)?(?:got|landed|took|accepted)\s+an?\s+(?:new\s+)?(?:job|position|role)\s+as|"
          r"my\s+(?:job\s+title|title|occupation|profession)\s+is|I\s+(?:just\s+|recently\s+)?(?:started|began)\s+(?:working\s+)?as)"
          r"\s+(?:an?\s+)?" + REST, _job_as, 0.85),
+    # "I work in a hospital as a porter", "I work at a bank as a cashier": the job after the workplace.
+    Rule(r"(?i:I\s+work|I'm\s+working|I\s+am\s+working)\s+(?i:in|at)\s+(?i:an?|the)\s+(?:[a-z\-]+\s+){0,2}?[a-z\-]+\s+(?i:as)\s+"
+         r"(?:an?\s+)?((?:[a-zA-Z\-]+\s+){0,2}?[a-z\-]+)(?=\s*(?:$|[,.!;(])|\s+(?:at|in|for|with|since|and|but|so)\b)", _job, 0.8),
     Rule(r"(?i:I\s+(?:work|am\s+working|'m\s+working)\s+in)\s+((?i:" + FIELDS + r"))\s*(?:$|[,.!;]|\s+(?:at|for|now|these)\b)",
          _field, 0.8),
     Rule(r"(?i:I\s+(?:run|own|manage|co-own|started)|I've\s+(?:started|opened)|I\s+opened)\s+((?i:an?|my\s+own|a\s+small|a\s+little))\s+"
@@ -1199,6 +1202,22 @@ def _origin_word_location(m):
     return built and ("location", f"User lives in {_place(m.group(1))}")
 
 
+# A form field left empty or answered with no value.
+_NO_VALUE = re.compile(r"(?i:none|no|nil|n/a|na|nothing|unknown|tbd|tbc|various|not\s+sure|-)\s*(?:$|[,.!;])")
+
+
+def _field_place(m):
+    return None if _NO_VALUE.match(m.group(1)) or m.group(1).split()[0].lower() in NOT_PLACES else _location(m)
+
+
+def _field_origin(m):
+    return None if _NO_VALUE.match(m.group(1)) or m.group(1).split()[0].lower() in NOT_PLACES else _origin(m)
+
+
+def _field_employer(m):
+    return None if _NO_VALUE.match(m.group(1)) else _employer(m)
+
+
 def _bare_job(m):
     """"glazier. 15 yrs.": a message that opens with a job phrase and nothing else."""
     return _job_here(m)
@@ -1280,6 +1299,17 @@ RULES += [
     Rule(r"(?i:age)\s*[:\-]?\s*(\d{1,3})\s*(?:$|[,.!;])", _age, 0.75),
     Rule(r"(?i:I\s+(?:only\s+)?eat)\s+((?i:halal|kosher|vegan|vegetarian|plant-based|paleo|keto))(?:\s+(?i:only|food))?\s*(?:$|[,.!;])",
          _diet, 0.75),
+    # A form's fields: "Location: Kumasi", "Occupation: pharmacist", "Employer: Dangote Group".
+    Rule(r"(?i:location|city|town|home|residence|current\s+city|lives?\s+in|based\s+in)\s*:\s*" + PLACE + r"\s*(?:$|[,.!;])",
+         _field_place, 0.75),
+    Rule(r"(?i:hometown|home\s+town|origin|from|born\s+in|birthplace|place\s+of\s+birth)\s*:\s*" + PLACE + r"\s*(?:$|[,.!;])",
+         _field_origin, 0.75),
+    Rule(r"(?i:occupation|profession|job(?:\s+title)?|role|work|position)\s*:\s*(?:an?\s+)?((?:[a-zA-Z\-]+\s+){0,3}?[a-zA-Z\-]+)"
+         r"\s*(?:$|[,.!;(])", lambda m: _job(_Groups(m.group(1).lower())), 0.75),
+    Rule(r"(?i:employer|company|workplace|works?\s+at)\s*:\s*" + ORG + r"\s*(?:$|[,.!;])", _field_employer, 0.75),
+    Rule(r"(?i:diet|dietary\s+(?:requirements?|needs|preferences?))\s*:\s*([a-zA-Z\-]+)\s*(?:$|[,.!;])",
+         lambda m: _diet(_Groups(m.group(1).lower())), 0.75),
+    Rule(r"(?i:allerg(?:y|ies))\s*:\s*" + REST, lambda m: None if _NO_VALUE.match(m.group(1)) else _allergy(m), 0.75),
     Rule(r"((?:[A-Za-z\-]+\s+){0,2}[A-Za-z\-]+)\s*(?:[.!]|,\s*\d{1,3}\b)", _bare_job, 0.7,
          needs=r"^\s*(?:[A-Za-z\-]+\s+){0,2}[A-Za-z\-]+\s*(?:[.!]\s*(?:$|\d)|,\s*\d{1,3}\b|$)"),
 ]
@@ -1361,6 +1391,8 @@ _CLAUSE = re.compile(r"(?:(?<!\s)\s++)?(?:,\s*+)?\b(?:but|and|so|although|though
                      r"|(?:,\s*+(?:and\s++|but\s++)?|(?<!\s)\s++(?:and|but)\s++)(?=(?:(?:now|also|still)\s+)?(?:live|work|stay|reside)\s+(?:in|at|for|as)\b)"
                      r"|(?<!\s)\s++(?:and|but)\s++(?=(?:(?:now|currently|still)\s+)?(?:living|staying|residing|based)\s+in\b)"
                      r"|(?<!\s)\s++and\s++(?=(?:(?:then|just|recently|later)\s+)?joined\s+" + UPPER + r")"
+                     r"|,\s*+(?=(?i:name|age|city|location|town|job|occupation|profession|employer|company|hometown|diet|"
+                     r"allerg(?:y|ies)|pets?)\s*:)"
                      r"|(?:,\s*+|(?<!\s)\s++)and\s++(?=an?\s+(?i:" + PETS + r")\s+(?:named|called)\b)")
 # After "and" the subject is implied: "I work for Allegro and live in Zürich".
 _IMPLIED_I = re.compile(r"(?:(?:now|also|still)\s+)?(?:live|work|stay|reside)\s+(?:in|at|for|as)\b|" + _DROPPED_I_VERBS)
@@ -1523,6 +1555,9 @@ def _recapitalise(text: str) -> str:
 _CHAT_TAIL = re.compile(r"(?<![,\s])[,\s]++(?i:btw|tbh|lol|lmao|haha+|fyi|fwiw|imo|imho|ngl)(?=\s*+(?:$|[.,!?;\n]))")
 
 
+_I_M = re.compile(r"(?<![\w'])[Ii] m(?![\w'])")
+
+
 def normalize(text: str) -> str:
     """Curly quotes made straight, chat spelling made standard (see `_CHAT_FORMS`, `_TYPOS`), chat
     tags dropped, a message written all in lower case given its capitals back after the words that
@@ -1532,7 +1567,7 @@ def normalize(text: str) -> str:
     if not any(c.isupper() for c in text):
         text = _recapitalise(text)
     text = _EMOJI.sub(". ", text)
-    text = _CHAT_TAIL.sub("", text)
+    text = _I_M.sub("I'm", _CHAT_TAIL.sub("", text))
     return _QUOTED.sub(_unquote, _CHAT_WORD.sub(_chat_word, text))
 
 
