@@ -1432,6 +1432,9 @@ _DROPPED_SUBJECT = [
                 r"feels|looks|means|pays)\b)"), "I'm "),
     (re.compile(r"(?i:not\s+(?:a\s+)?(?:big\s+|huge\s+|great\s+)?fan\s+of)\b"), "I'm "),
 ]
+# One regex for all of them, tried in their order (an alternation tries its branches in order).
+_DROPPED_ANY = re.compile("|".join(f"(?P<d{i}>{start.pattern})" for i, (start, _) in enumerate(_DROPPED_SUBJECT)))
+assert _DROPPED_ANY.groups == len(_DROPPED_SUBJECT)  # no group inside: `lastgroup` names the branch
 _FILLER = re.compile(FILLER)
 # "I work nights as a guard", "I work part-time at Lidl": when and how, not what or where.
 _WORK_HOW = re.compile(r"(I\s+work)\s+(?:(?i:nights|days|weekends|evenings|mornings|shifts|part-time|full-time|part\s+time|"
@@ -1564,10 +1567,12 @@ def normalize(text: str) -> str:
     introduce a name, a place or an employer (`_recapitalise`), and quoted first-person sentences
     taken out."""
     text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
-    if not any(c.isupper() for c in text):
+    if text.islower():  # no capital letter anywhere
         text = _recapitalise(text)
     text = _EMOJI.sub(". ", text)
-    text = _I_M.sub("I'm", _CHAT_TAIL.sub("", text))
+    text = _CHAT_TAIL.sub("", text)
+    if " m" in text:
+        text = _I_M.sub("I'm", text)
     return _QUOTED.sub(_unquote, _CHAT_WORD.sub(_chat_word, text))
 
 
@@ -1677,12 +1682,10 @@ def clauses(text: str) -> list[tuple[str, bool]]:
                     clause = clause[:head] + adverbs.group(1) + clause[adverbs.end():]
                 if how := _WORK_HOW.match(clause, head):
                     clause = clause[:head] + how.group(1) + " " + clause[how.end():]
-                for start, subject in _DROPPED_SUBJECT:
-                    if start.match(clause, head):
-                        clause = clause[:head] + subject + clause[head:]
-                        if adverbs := _SUBJECT_ADVERBS.match(clause, head):  # "Still live in…" is "I live in…"
-                            clause = clause[:head] + adverbs.group(1) + clause[adverbs.end():]
-                        break
+                if dropped := _DROPPED_ANY.match(clause, head):  # the first of _DROPPED_SUBJECT that matches
+                    clause = clause[:head] + _DROPPED_SUBJECT[int(dropped.lastgroup[1:])][1] + clause[head:]
+                    if adverbs := _SUBJECT_ADVERBS.match(clause, head):  # "Still live in…" is "I live in…"
+                        clause = clause[:head] + adverbs.group(1) + clause[adverbs.end():]
             if clause:
                 out.append((clause, question or framed))
                 out.extend((extra, question or framed) for extra in _self_list(clause))
