@@ -92,9 +92,9 @@ hygienist phlebotomist pharmacologist toxicologist epidemiologist nurse-practiti
 programmer engineer architect planner surveyor estimator draughtsperson cartographer geographer hydrologist
 agronomist horticulturist arborist forester gamekeeper groundskeeper greenkeeper stablehand jockey trainer
  shearer drover stockman herdsman beekeeper viticulturist winemaker brewer distiller roaster baker
-lecturer   tutor teaching-assistant  educator governess au-pair childminder nanny caseworker
- ombudsman diplomat ambassador consul councillor councilor mayor senator  politician lobbyist
-civil-servant  bureaucrat clerk treasurer comptroller bursar registrar invigilator examiner moderator
+lecturer tutor teaching-assistant educator governess au-pair childminder nanny caseworker
+ ombudsman diplomat ambassador consul councillor councilor mayor senator politician lobbyist
+civil-servant bureaucrat clerk treasurer comptroller bursar registrar invigilator examiner moderator
 analyst architect administrator technologist scientist researcher statistician actuary economist quant
 trader dealer cashier teller underwriter loan-officer valuer appraiser auctioneer pawnbroker jeweller
 mechanic technician fitter turner welder fabricator machinist toolmaker millwright electrician lineman
@@ -102,13 +102,13 @@ plumber pipefitter gasfitter boilermaker glazier tiler plasterer roofer scaffold
 upholsterer locksmith signwriter printer bookbinder typesetter engraver goldsmith silversmith blacksmith
 cleaner caretaker custodian janitor handyman porter doorman bouncer security-guard guard warden jailer
 firefighter paramedic dispatcher lifeguard coastguard ranger soldier airman seaman sailor marine officer
-pilot co-pilot navigator deckhand skipper captain boatman ferryman driver chauffeur trucker courier 
-barista bartender barman barmaid sommelier waiter server  hostess busser dishwasher kitchen-porter
+pilot co-pilot navigator deckhand skipper captain boatman ferryman driver chauffeur trucker courier
+barista bartender barman barmaid sommelier waiter server hostess busser dishwasher kitchen-porter
 translator interpreter editor subeditor journalist correspondent presenter broadcaster announcer newsreader
 designer animator illustrator photographer videographer editor colourist colorist producer director actor
 choreographer dancer musician organist harpist flautist saxophonist trumpeter bassist percussionist tenor
-soprano baritone singer-songwriter dj    acrobat stuntman puppeteer
-developer tester sysadmin devops sre dba webdev engineer coder  pentester
+soprano baritone singer-songwriter dj acrobat stuntman puppeteer
+developer tester sysadmin devops sre dba webdev engineer coder pentester
 therapist counsellor counselor psychologist psychiatrist psychoanalyst social-worker careworker support-worker
 hairdresser barber beautician esthetician aesthetician cosmetologist manicurist nail-technician makeup-artist
 """.split())
@@ -1230,8 +1230,10 @@ RULES += [
     Rule(_PLACE_VERB_SUBJECT + r"(?i:moved|relocated|settled)\s+(?:(?i:over|back|down|away)\s+)?(?:(?i:from)\s+" + PLACE_NC
          + r"\s+)?(?i:to|in)\s+" + PLACE + r"(?=$|[\s,.!;])", _location, 0.85),
     Rule(r"(?i:I|we)\s+(?i:stay|reside)\s+(?i:in|at)\s+" + PLACE + r"(?=$|[\s,.!;])", _location, 0.8),
-    Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:staying|residing)\s+(?i:in|at)\s+" + PLACE
-         + r"(?=$|[\s,.!;])(?!\s+(?i:for|until|till|over|this|tonight|while|during|at|with|on)\b)", _location, 0.75),
+    # "I'm staying in Ahmedabad only" (not "staying at the Hilton in Abuja tonight": a stay, not a home).
+    Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:staying|residing)\s+(?i:in|at)\s+(?!(?i:the)\s)" + PLACE
+         + r"(?:\s+(?i:only|now|permanently|these\s+days|nowadays|with\s+(?:my|our)\s+(?:family|parents|husband|wife|kids)))?"
+         r"\s*(?:$|[,.!;])", _location, 0.75),
     Rule(r"(?:(?i:currently|now|still|presently)\s+(?i:residing|based|living|staying)|(?i:residing|based|living))\s+(?i:in|at|out\s+of)\s+"
          + PLACE + r"(?:\s+(?i:at\s+the\s+moment|these\s+days|nowadays|now|for\s+now|currently|with\s+(?:my|our)\s+\w+|"
          r"since\s+\d{4}|for\s+(?:\d{1,2}|a\s+few|several|many|two|three|four|five|six|seven|eight|nine|ten)\s+(?:years?|months?)"
