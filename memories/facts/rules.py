@@ -1541,7 +1541,8 @@ def _recapitalise(text: str) -> str:
     for m in _CAP_CUE.finditer(text):
         if m.start() < last:
             continue
-        if m.group(1) and not _is_job(text[:m.start()].rsplit(None, 1)[-1] if text[:m.start()].strip() else ""):
+        before = text[max(0, m.start() - 40):m.start()].split()  # bounded: linear in the message
+        if m.group(1) and not (before and _is_job(before[-1])):
             continue  # "at" / "for" / "with" introduce an employer only after a job noun ("an engineer at volvo")
         cue = m.group(0).lower()
         place = not re.match(r"(?:my|our)\s", cue)
@@ -1695,11 +1696,12 @@ def clauses(text: str) -> list[tuple[str, bool]]:
     return out
 
 
-def _add(found: list[Candidate], slots: set[str], message: UserMessage, built, confidence: float) -> None:
+def _add(found: list[Candidate], said: set, slots: set[str], message: UserMessage, built, confidence: float) -> None:
     """Append what a build returned (one (slot, text) or a list of them), one fact per slot and clause."""
     for slot, text in [built] if isinstance(built, tuple) else built:
-        if slot and slot in slots or any(c.slot == slot and c.text == text and c.source_seq == message.seq for c in found):
+        if slot and slot in slots or (message.seq, slot, text) in said:
             continue  # one fact per slot and clause, and the same fact once per message
+        said.add((message.seq, slot, text))
         slots.add(slot)
         found.append(Candidate(text=text, slot=slot, confidence=confidence,
                                source_entry_ids=[message.entry_id], source_seq=message.seq))
@@ -1710,6 +1712,7 @@ class RuleExtractor:
 
     def extract(self, messages: list[UserMessage]) -> list[Candidate]:
         found: list[Candidate] = []
+        said: set[tuple] = set()  # (seq, slot, text) already found
         for message in messages:
             previous = asked = ""
             for clause, statement_ok in ((c, not q) for c, q in clauses(message.text)):
@@ -1718,12 +1721,12 @@ class RuleExtractor:
                 if not statement_ok or len(clause) > MAX_CLAUSE:
                     continue
                 if heading and (answer := _answer(heading, clause)):
-                    _add(found, set(), message, answer, 0.75)
+                    _add(found, said, set(), message, answer, 0.75)
                     continue
                 slots: set[str] = set()
 
                 def add(built, confidence: float, slots=slots, message=message) -> None:
-                    _add(found, slots, message, built, confidence)
+                    _add(found, said, slots, message, built, confidence)
 
                 openings = _openings(clause)
                 for rule in RULES:

@@ -397,3 +397,15 @@ def test_no_filler_word_is_two_others_in_a_row():
     plain = {a for a in alternatives if re.fullmatch(r"[a-z ]+", a)}
     assert len(plain) > 40
     assert not {f"{a} {b}" for a, b in itertools.product(plain, repeat=2)} & plain
+
+
+def test_a_message_of_5000_statements_gives_5000_facts_without_stalling():
+    """Round 7 says each fact once per message: the check is a set, not a scan of what was found
+    (quadratic in the facts of one message)."""
+    from memories.facts.base import UserMessage
+    from memories.facts.rules import RuleExtractor
+
+    text = " ".join(f"I like thing{i}." for i in range(5_000)) + " I like thing0."
+    found = RuleExtractor().extract([UserMessage(entry_id=1, seq=1, text=text)])
+    assert len(found) == 5_000
+    assert {c.text for c in found} == {f"User likes thing{i}" for i in range(5_000)}
