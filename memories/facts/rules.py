@@ -1206,6 +1206,22 @@ def _origin_word_location(m):
 _NO_VALUE = re.compile(r"(?i:none|no|nil|n/a|na|nothing|unknown|tbd|tbc|various|not\s+sure|-)\s*(?:$|[,.!;])")
 
 
+# Words that make "from X" a department, not a place ("I'm Sarah from Customer Services").
+NOT_PLACE_WORDS = frozenset("""services service team department dept support accounts accounting sales marketing hr it office
+desk billing customer operations ops finance admin reception management legal compliance""".split())
+
+
+def _name_from_place(m):
+    """"I'm Ngozi from Enugu": a name and where the user is from (not "from Customer Services")."""
+    name = _intro_comma(m)
+    place = _place(m.group(2))
+    if not name:
+        return None
+    if any(w.lower() in NOT_PLACE_WORDS for w in place.split()) or place.split()[0].lower() in NOT_PLACES:
+        return name
+    return [name, ("origin", f"User is from {place}")]
+
+
 def _field_place(m):
     return None if _NO_VALUE.match(m.group(1)) or m.group(1).split()[0].lower() in NOT_PLACES else _location(m)
 
@@ -1281,7 +1297,7 @@ RULES += [
     Rule(r"(?i:hi|hello|hey|yes|yeah|yep|ok|okay)?[,!]?\s*(?i:this\s+is)\s+(" + UPPER + WORD_CHARS + r"{1,30})\s*[.!]?$", _intro_comma, 0.75,
          needs=r"(?i)^\W*(?:hi|hello|hey|yes|yeah|yep|ok|okay)\b[,!]?\s+this\s+is\b"),
     Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?:(?i:an?)\s+)?(" + UPPER + WORD_CHARS + r"{1,30}(?:\s+" + UPPER + WORD_CHARS
-         + r"{1,30})?)-(?i:based)\b", _origin_word_location, 0.75),
+         + r"{1,30})?)(?:-(?i:based)\b|\s+(?i:based)\s*(?:$|[,.!;]))", _origin_word_location, 0.75),
     Rule(r"(?i:from)\s+" + PLACE + r"\s+(?i:originally|by\s+birth)\b", _origin, 0.8),
     Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:currently|now)\s+)?(?i:in)\s+((?i:" + FIELDS + r"))(?=\s*(?:$|[,.!;])|\s+(?:at|for|with|now|these)\b)",
          _field, 0.75),
@@ -1301,6 +1317,9 @@ RULES += [
     Rule(r"(?i:age)\s*[:\-]?\s*(\d{1,3})\s*(?:$|[,.!;])", _age, 0.75),
     Rule(r"(?i:I\s+(?:only\s+)?eat)\s+((?i:halal|kosher|vegan|vegetarian|plant-based|paleo|keto))(?:\s+(?i:only|food))?\s*(?:$|[,.!;])",
          _diet, 0.75),
+    Rule(r"(?i:I'm|I\s+am)\s+(" + UPPER + WORD_CHARS + r"{1,30})\s+(?i:from)\s+" + PLACE + r"\s*(?:$|[,.!;])", _name_from_place, 0.75),
+    Rule(r"(?i:I'm|I\s+am)\s+(?i:an?)\s+(?:" + PLACE + r"\s+(?i:resident)|(?i:resident)\s+(?i:of)\s+" + PLACE + r")(?=$|[\s,.!;])",
+         lambda m: _field_place(_Groups(m.group(1) or m.group(2))), 0.75),
     # A form's fields: "Location: Kumasi", "Occupation: pharmacist", "Employer: Dangote Group".
     Rule(r"(?i:location|city|town|home|residence|current\s+city|lives?\s+in|based\s+in)\s*:\s*" + PLACE + r"\s*(?:$|[,.!;])",
          _field_place, 0.75),
@@ -1317,6 +1336,9 @@ RULES += [
 ]
 
 APPOSITIONS = [
+    # "my manager at Unilever", "my colleagues at KPMG": the user works there too.
+    Apposition(r"\b(?i:my|our)\s+(?:(?i:line|new|current)\s+)?(?i:boss|manager|supervisor|colleagues?|co-?workers?|team|employer|"
+               r"team\s+lead|teammates?)\s+(?i:at)\s+(?:(?i:the)\s+)?" + ORG + r"(?=$|[\s,.!;])", lambda m: _employer(m)),
     Apposition(r"\b(?i:my|our)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))\s+" + NAME
                + r"(?=$|[\s,.!;])", _pet),
     Apposition(r"\b(?i:my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)("
@@ -1390,7 +1412,7 @@ _CLAUSE = re.compile(r"(?:(?<!\s)\s++)?(?:,\s*+)?\b(?:but|and|so|although|though
                      r"|,\s*+(?=(?:his|her|its|their)\s+name\b)"
                      r"|(?<=[^\W\d_])\s++(?=I\s+(?:finally|eventually)\s)"
                      r"|,\s*+(?:and\s++)?(?=" + _DROPPED_I_VERBS[:-3] + r")\s+(?:to|in|at|a|an|up|by)\b)"
-                     r"|(?:,\s*+(?:and\s++|but\s++)?|(?<!\s)\s++(?:and|but)\s++)(?=(?:(?:now|also|still)\s+)?(?:live|work|stay|reside)\s+(?:in|at|for|as)\b)"
+                     r"|(?:,\s*+(?:and\s++|but\s++)?|(?<!\s)\s++(?:and|but)\s++)(?=(?:(?:now|also|still)\s+)?(?:live|work|stay|reside)\s+(?:in|at|for|as)\b|(?:(?:then|later|now)\s+)?(?:moved|relocated)\s+(?:back\s+)?to\b)"
                      r"|(?<!\s)\s++(?:and|but)\s++(?=(?:(?:now|currently|still)\s+)?(?:living|staying|residing|based)\s+in\b)"
                      r"|(?<!\s)\s++and\s++(?=(?:(?:then|just|recently|later)\s+)?joined\s+" + UPPER + r")"
                      r"|,\s*+(?=(?i:name|age|city|location|town|job|occupation|profession|employer|company|hometown|diet|"

@@ -470,6 +470,18 @@ def test_round_6_still_skips_questions_other_people_and_instructions(text):
     ('my name is john i live in lagos i work at access bank as a banker', {('employer', 'User works at Access Bank'), ('job', 'User works as a banker'), ('location', 'User lives in Lagos'), ('name', "User's name is John")}),
     ('i have a german shepherd called rex', {('pet:rex', 'User has a german shepherd named Rex')}),
     ('Mrs Adeyemi here', {('name', "User's name is Mrs Adeyemi")}),
+    ("I'm Ngozi from Enugu", {('name', "User's name is Ngozi"), ('origin', 'User is from Enugu')}),
+    ("I'm Sarah from Customer Services", {('name', "User's name is Sarah")}),
+    ('my manager at Unilever keeps moving my shifts', {('employer', 'User works at Unilever')}),
+    ('my colleagues at KPMG are lovely', {('employer', 'User works at KPMG')}),
+    ("I'm a Nairobi resident", {('location', 'User lives in Nairobi')}),
+    ("I'm a resident of Kampala", {('location', 'User lives in Kampala')}),
+    ("I'm Lagos based", {('location', 'User lives in Lagos')}),
+    ("I'm from Kumasi but moved to Accra in 2019", {('location', 'User lives in Accra'), ('origin', 'User is from Kumasi')}),
+    ('grew up in Kano and moved to Abuja for work', {('location', 'User lives in Abuja'), ('origin', 'User is from Kano')}),
+    ('my partner and I have a dog named Ziggy', {('pet:ziggy', 'User has a dog named Ziggy')}),
+    ('i have a son named jayden', {('family:son:jayden', "User's son is Jayden")}),
+    ('Nurse by profession.', {('job', 'User works as a nurse')}),
 ])
 def test_round_7_classes(text, expected):
     assert extract(text) == expected
@@ -534,6 +546,9 @@ def test_round_7_classes(text, expected):
     "My friend said 'I live in Kano'",
     "I'd like to work at Google someday",
     "booked a table at Nando's",
+'I cook for my family',
+    'my friend at Google says hi',
+    'my old boss at Tesco was awful',
 ])
 def test_round_7_still_skips_other_people_frames_temporary_states_and_common_words(text):
     assert extract(text) == set()

@@ -374,7 +374,9 @@ def test_the_access_log_of_a_real_uvicorn_keeps_no_key_nor_client_token(uvicorn_
                                   "Working as " * 10_000 + "is", "34 years old " * 8_000, "Age: " * 15_000,
                                   "I work as a " + "senior " * 15_000 + "at", "hi this is " * 10_000, "names " * 15_000,
                                   "Location: " * 10_000, "Allergies: " + "none " * 20_000, "x, Age: " * 10_000,
-                                  "I work in a " + "big " * 20_000 + "as a", "I m " * 25_000, "Job: " + "head " * 20_000, "I'm staying in " * 8_000])
+                                  "I work in a " + "big " * 20_000 + "as a", "I m " * 25_000, "Job: " + "head " * 20_000, "I'm staying in " * 8_000,
+                                  "I'm Ana from " + "Oslo " * 20_000, "my manager at " + "Acme " * 20_000 + "x",
+                                  "I'm a resident of " * 8_000, "Lagos based " * 10_000, "I grew up" + " and moved to" * 8_000])
 def test_100_kb_of_adversarial_user_text_does_not_stall_the_fact_rules(text):
     from memories.facts.base import UserMessage
     from memories.facts.rules import RuleExtractor
