@@ -12,6 +12,11 @@ parrot Nacho") counts anywhere in a statement unless a negation, frame or hedge 
 Round 6: a statement before its question in one sentence ("I live in Graz, any tips?"), emoji as
 sentence marks, self-description labels ("Background for the essay: …") dropped while instructions
 ("Translate: …") frame what follows, and the answer to the user's own question ("my job? nurse.").
+Round 7: rules by class of phrasing, not by line: verb lexicons for places, origins, jobs and
+employers; a short "I'm X," followed by self-descriptions ("I'm Ebere, 38, a surveyor from Owerri");
+dictation without punctuation split where a new first-person statement starts; a message with no
+capital letter given its capitals back after the words that introduce a name, place or employer;
+chat tags dropped; a form's fields ("Location: Kumasi"); the same fact said once per message.
 Every pattern runs in linear time on any input: no alternative of FILLER is two others in a row,
 scans over whitespace start at the first of a run and are possessive, and a clause longer than
 MAX_CLAUSE is not matched at all (tests/common/test_redaction_attacks.py).
