@@ -249,10 +249,12 @@ def messages_join_turn_enqueue(*, memory_id: str, items: list[dict], kind: str =
     """Append committed non-user messages (`entry_fields`) to the memory's newest turn and queue
     the outbox row (payload from the turn's start to the new last seq), atomically: the memory
     row's UPDATE (which also locks it, as `memory_lock` does) numbers the rows and finds the
-    turn's first seq; same rows and counters as `entries_append`. Returns (outbox_id, last_seq, turn, turn_start_seq), or None
-    when the memory has no turn yet (nothing was written). The caller hands the outbox id to the
-    publisher once it commits (`outbox_on_commit`). `project_id`: only a memory of that project
-    (None as well when it is not there: the caller tells the two apart with `memory_lock(scoped=True)`).
+    turn's first seq; same rows and counters as `entries_append`.
+
+    Returns (outbox_id, last_seq, turn, turn_start_seq), or None when the memory has no turn yet
+    (nothing was written). The caller hands the outbox id to the publisher once it commits
+    (`outbox_on_commit`). `project_id`: only a memory of that project (None as well when it is
+    not there: the caller tells the two apart with `memory_lock(scoped=True)`).
 
     PostgreSQL: one statement. SQLite: the UPDATE and the two INSERTs on one cursor, in the
     caller's transaction, or (autocommit) in one of its own: see `_sqlite_join_turn_enqueue`."""
