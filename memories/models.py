@@ -138,8 +138,17 @@ class Entry(models.Model):
                 condition=Q(kind="message", committed=True),
                 name="entry_window_idx",
             ),
-            # failures block and console timeline: by kind and turn.
-            models.Index(fields=["memory", "kind", "turn"], name="entry_kind_turn_idx"),
+            # decorate's failures block: committed digests and errors of the window's turns. Partial,
+            # like the window's, so a message (nearly every insert) enters neither: one b-tree less
+            # per report and per stored decorate (docs/benchmarks.md, issue 17 round 5).
+            models.Index(
+                fields=["memory", "turn"],
+                condition=Q(kind__in=("digest", "error"), committed=True),
+                name="entry_failure_idx",
+            ),
+            # the pipeline's stored data (chat.tasktypes.base: newest committed data entries first).
+            models.Index(fields=["memory", "-seq"], condition=Q(kind="data", committed=True), name="entry_data_idx"),
+            # console timeline, a turn's entries: by turn.
             models.Index(fields=["memory", "turn", "seq"], name="entry_turn_idx"),
         ]
 

@@ -12,6 +12,8 @@ Request bodies pass the body limit first (threadless_site.bodylimit, also in syn
 soon as the limit is passed.
 """
 
+import io
+import logging
 import os
 from functools import lru_cache
 
@@ -27,7 +29,10 @@ django_application = get_asgi_application()
 
 from asgiref.sync import iscoroutinefunction  # noqa: E402 - after Django is set up
 from django.core import signals  # noqa: E402
+from django.core.handlers.asgi import ASGIRequest  # noqa: E402
+from django.http import HttpResponse  # noqa: E402
 from django.urls import Resolver404, resolve  # noqa: E402
+from django.utils.log import log_response, request_logger  # noqa: E402
 
 from memories.api import hot  # noqa: E402
 
@@ -77,14 +82,29 @@ _HOT_HEADERS = {b"authorization": "authorization", b"content-type": "content-typ
 _static_headers: list | None = None
 
 
-def _hot_call(found, headers: dict, body: bytes, request_id: str):
+def _hot_call(scope, found, headers: dict, body: bytes, request_id: str):
     """In a view thread: the hot handler inside Django's request signals (connection upkeep:
     close_old_connections before and after, as Django's handlers do)."""
     signals.request_started.send(sender=_hot_call)
     try:
-        return hot.answer(*found, headers, body, request_id)
+        answered = hot.answer(*found, headers, body, request_id)
+        if answered[0] >= 400:
+            _log_response(scope, body, answered[0])
+        return answered
     finally:
         signals.request_finished.send(sender=_hot_call)
+
+
+def _log_response(scope, body: bytes, status: int) -> None:
+    """The `django.request` line Django's handler writes for an answer of 400 and up (an error for
+    a 5xx, a warning for a 4xx: settings.LOGGING lets errors through), with the same message,
+    level and extras (status_code, the request), through Django's own `log_response`. The
+    request is only built when the line will be written."""
+    if not request_logger.isEnabledFor(logging.ERROR if status >= 500 else logging.WARNING):
+        return
+    response = HttpResponse(status=status)
+    request = ASGIRequest(scope, io.BytesIO(body))
+    log_response("%s: %s", response.reason_phrase, request.path, response=response, request=request)
 
 
 async def hot_application(scope, receive, send, found) -> None:
@@ -97,7 +117,7 @@ async def hot_application(scope, receive, send, found) -> None:
         wanted = _HOT_HEADERS.get(name)
         if wanted is not None:
             headers[wanted] = value.decode("latin-1")
-    status, out, content = await sync_application.run(_hot_call, found, headers, body, request_id_of(scope))
+    status, out, content = await sync_application.run(_hot_call, scope, found, headers, body, request_id_of(scope))
     if _static_headers is None:
         _static_headers = hot.static_headers()
     raw = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in out]

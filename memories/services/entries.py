@@ -17,6 +17,7 @@ from memories import recall
 from memories.embeddings import VectorStore
 from memories.models import Entry, Memory, Outbox, Turn
 from memories.selectors import MEMORY_COLUMNS, memory_fetch, memory_from_row, memory_missing
+from memories.services.outbox import outbox_insert_sql
 
 log = logging.getLogger("threadless.memories")
 
@@ -161,8 +162,8 @@ def entries_append(*, memory: Memory, items: list[dict], turn_input: str | None 
 def _join_turn_update(scoped: bool, returning: str) -> str:
     """The memory row's UPDATE for messages joining its newest turn (parameters: the rows, the
     rows, their tokens, the time twice, the memory id and, `scoped`, its project), returning
-    `returning` and the turn's first seq. Used alone (`messages_join_turn`) and as the first CTE
-    of PostgreSQL's one-statement report."""
+    `returning` and the turn's first seq: SQLite's report runs it alone (`_sqlite_join_turn_enqueue`),
+    PostgreSQL's one-statement report as its first CTE."""
     memory, entry = Memory._meta.db_table, Entry._meta.db_table
     return (f"UPDATE {memory} SET last_seq = last_seq + %s, message_count = message_count + %s, "
             "token_count = token_count + %s, last_used_at = %s, updated_at = %s "
@@ -179,34 +180,6 @@ def _join_turn_params(memory_id: str, project_id: str | None, rows: int, tokens:
 @functools.lru_cache(maxsize=2)
 def _join_turn_sql(scoped: bool) -> str:
     return _join_turn_update(scoped, "last_seq, last_turn")
-
-
-def messages_join_turn(*, memory_id: str, items: list[dict], project_id: str | None = None) -> tuple[int, int, int] | None:
-    """Append committed non-user messages (`entry_fields`) to the memory's newest turn, inside the
-    caller's transaction: one UPDATE of the memory row (which also locks it, as `memory_lock`
-    does) returning the new sequence, the turn and the turn's first seq, then one multi-row INSERT.
-
-    Returns (last_seq, turn, turn_start_seq), or None when the memory has no turn yet (the
-    first entry opens one: use `entries_append`). Same rows and counters as `entries_append`.
-    `project_id`: only a memory of that project (None as well when it is not there: the caller
-    tells the two apart with `memory_lock(scoped=True)`).
-    """
-    assert items and all(i["kind"] == "message" and i["role"] != "user" and i.get("committed", True) for i in items)
-    stamp = connection.ops.adapt_datetimefield_value(timezone.now())
-    tokens = sum(i["tokens"] for i in items)
-    with plain_cursor() as cursor:
-        cursor.execute(_join_turn_sql(project_id is not None),
-                       _join_turn_params(memory_id, project_id, len(items), tokens, stamp))
-        found = cursor.fetchone()
-        if found is None:
-            return None
-        last_seq, turn, turn_start = found
-        first = last_seq - len(items) + 1
-        params: list = []
-        for seq, item in enumerate(items, start=first):
-            params += _entry_params(memory_id, seq, turn, item, stamp)
-        cursor.execute(_values_sql(Entry._meta.db_table, _ENTRY_COLUMNS, _JSON_COLUMNS, len(items)), params)
-    return last_seq, turn, turn_start if turn_start is not None else first
 
 
 def entries_set_committed(*, memory: Memory, entry_ids: list[int], committed: bool) -> int:
@@ -273,13 +246,21 @@ def _report_sql(rows: int, scoped: bool) -> str:
 
 def messages_join_turn_enqueue(*, memory_id: str, items: list[dict], kind: str = "report",
                                project_id: str | None = None) -> tuple[int, int, int, int] | None:
-    """PostgreSQL: `messages_join_turn` and the outbox row (payload from the turn's start to the
-    new last seq, as report queues it) in one statement. Returns (outbox_id, last_seq, turn,
-    turn_start_seq), or None when the memory has no turn yet (nothing was written). The caller
-    hands the outbox id to the publisher once it commits (`outbox_on_commit`). `project_id`: only a
-    memory of that project (None as well when it is not there, as `messages_join_turn`)."""
-    assert connection.vendor == "postgresql"
+    """Append committed non-user messages (`entry_fields`) to the memory's newest turn and queue
+    the outbox row (payload from the turn's start to the new last seq), atomically: the memory
+    row's UPDATE (which also locks it, as `memory_lock` does) numbers the rows and finds the
+    turn's first seq; same rows and counters as `entries_append`.
+
+    Returns (outbox_id, last_seq, turn, turn_start_seq), or None when the memory has no turn yet
+    (nothing was written). The caller hands the outbox id to the publisher once it commits
+    (`outbox_on_commit`). `project_id`: only a memory of that project (None as well when it is
+    not there: the caller tells the two apart with `memory_lock(scoped=True)`).
+
+    PostgreSQL: one statement. SQLite: the UPDATE and the two INSERTs on one cursor, in the
+    caller's transaction, or (autocommit) in one of its own: see `_sqlite_join_turn_enqueue`."""
     assert items and all(i["kind"] == "message" and i["role"] != "user" and i.get("committed", True) for i in items)
+    if connection.vendor != "postgresql":
+        return _sqlite_join_turn_enqueue(memory_id, items, kind, project_id)
     stamp = timezone.now()
     n = len(items)
     params = [*_join_turn_params(memory_id, project_id, n, sum(i["tokens"] for i in items), stamp), n, stamp]
@@ -294,6 +275,49 @@ def messages_join_turn_enqueue(*, memory_id: str, items: list[dict], kind: str =
         return None
     outbox_id, last_seq, turn, turn_start = found
     return outbox_id, last_seq, turn, turn_start if turn_start is not None else last_seq - n + 1
+
+
+def _sqlite_join_turn_enqueue(memory_id: str, items: list[dict], kind: str,
+                              project_id: str | None) -> tuple[int, int, int, int] | None:
+    """SQLite's report: three statements, one write transaction. Outside a caller's transaction
+    it is BEGIN IMMEDIATE … COMMIT on the driver's connection rather than `transaction.atomic`:
+    the same transaction (the mode Django's own BEGIN uses, the driver's commit as Django's), but
+    without the atomic block's bookkeeping and its two autocommit switches, which cost report
+    more Python than its statements (docs/benchmarks.md, issue 17 round 5). Nothing else runs
+    inside it, so Django's transaction state has nothing to track; on any error it rolls back."""
+    db = connection
+    stamp = db.ops.adapt_datetimefield_value(timezone.now())
+    n = len(items)
+    with plain_cursor() as cursor:
+        own = db.autocommit and not db.in_atomic_block
+        if own:
+            cursor.execute(f"BEGIN {db.transaction_mode or ''}".rstrip())
+        try:
+            cursor.execute(_join_turn_sql(project_id is not None),
+                           _join_turn_params(memory_id, project_id, n, sum(i["tokens"] for i in items), stamp))
+            found = cursor.fetchone()
+            queued = None
+            if found is not None:
+                last_seq, turn, turn_start = found
+                first = last_seq - n + 1
+                params: list = []
+                for seq, item in enumerate(items, start=first):
+                    params += _entry_params(memory_id, seq, turn, item, stamp)
+                cursor.execute(_values_sql(Entry._meta.db_table, _ENTRY_COLUMNS, _JSON_COLUMNS, n), params)
+                turn_start = turn_start if turn_start is not None else first
+                cursor.execute(outbox_insert_sql(), [memory_id, kind,
+                                                    orjson.dumps({"from_seq": turn_start, "to_seq": last_seq}).decode(),
+                                                    stamp])
+                queued = cursor.fetchone()[0], last_seq, turn, turn_start
+            if own:
+                with db.wrap_database_errors:
+                    db.connection.commit()
+        except BaseException:
+            if own and db.connection.in_transaction:
+                with db.wrap_database_errors:
+                    db.connection.rollback()
+            raise
+    return queued
 
 
 _LAST_SEQ, _LAST_TURN = MEMORY_COLUMNS.index("last_seq"), MEMORY_COLUMNS.index("last_turn")

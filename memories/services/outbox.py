@@ -29,7 +29,9 @@ _INSERT_SQL = (f"INSERT INTO {Outbox._meta.db_table} (memory_id, kind, payload, 
                "VALUES (%s, %s, %s{cast}, %s, 0, '') RETURNING id")
 
 
-def _insert_sql() -> str:
+def outbox_insert_sql() -> str:
+    """The outbox row's INSERT (memory id, kind, payload JSON text, created_at) RETURNING its id:
+    also SQLite's report (services.entries), inside its transaction."""
     return _INSERT_SQL.format(cast="::jsonb" if connection.vendor == "postgresql" else "")
 
 
@@ -37,7 +39,7 @@ def outbox_enqueue(*, memory_id: str, payload: dict, kind: str = "report") -> in
     """Queue background work in the caller's transaction (one plain INSERT: this is on report's
     hot path); the row goes to the broker once the transaction commits. Returns the row's id."""
     with plain_cursor() as cursor:
-        cursor.execute(_insert_sql(), [memory_id, kind, orjson.dumps(payload).decode(),
+        cursor.execute(outbox_insert_sql(), [memory_id, kind, orjson.dumps(payload).decode(),
                                        connection.ops.adapt_datetimefield_value(timezone.now())])
         outbox_id = cursor.fetchone()[0]
     outbox_on_commit(outbox_id)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import F
 
 from common.causes import innermost_text
@@ -26,7 +26,6 @@ from memories.policy import Policy, failed_action, failure_rules, plain_task_id,
 from memories.services.entries import (
     entries_append,
     memory_lock,
-    messages_join_turn,
     messages_join_turn_enqueue,
 )
 from memories.services.outbox import outbox_enqueue, outbox_on_commit
@@ -126,22 +125,14 @@ def report_accept(*, memory: Memory, messages: list[dict], failures: list[dict],
     messages = [m for m in messages if m["role"] != "system"]
     items = [entry_fields(m) for m in messages]
     if items and not failures and all(i["role"] != "user" for i in items):
-        if connection.vendor == "postgresql":
-            # One statement, atomic in itself: the counters, the rows and the outbox row.
-            queued = messages_join_turn_enqueue(memory_id=memory.id, items=items,
-                                                project_id=memory.project_id if scoped else None)
-            if queued is not None:
-                outbox_id, _last_seq, turn, _turn_start = queued
-                outbox_on_commit(outbox_id)
-                return {"accepted": len(items), "turn": turn, "task_errors": []}
-        with transaction.atomic():
-            joined = messages_join_turn(memory_id=memory.id, items=items,
-                                        project_id=memory.project_id if scoped else None)
-            if joined is not None:
-                last_seq, turn, turn_start = joined
-                # The turn's user message was stored by decorate: process from the turn's start.
-                outbox_enqueue(memory_id=memory.id, payload={"from_seq": turn_start, "to_seq": last_seq})
-                return {"accepted": len(items), "turn": turn, "task_errors": []}
+        # The common report: the counters, the rows and the outbox row, atomically (PostgreSQL:
+        # one statement; SQLite: three in one transaction), no lock read.
+        queued = messages_join_turn_enqueue(memory_id=memory.id, items=items,
+                                            project_id=memory.project_id if scoped else None)
+        if queued is not None:
+            outbox_id, _last_seq, turn, _turn_start = queued
+            outbox_on_commit(outbox_id)
+            return {"accepted": len(items), "turn": turn, "task_errors": []}
     with transaction.atomic():
         locked = memory_lock(memory, scoped=scoped)
         first_seq = locked.last_seq + 1

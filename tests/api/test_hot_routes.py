@@ -3,6 +3,7 @@ the handler the Django URLs call too, and the answers are the same either way.""
 
 from __future__ import annotations
 
+import logging
 import re
 
 import httpx
@@ -189,3 +190,58 @@ def test_a_real_uvicorn_answers_the_hot_routes_as_djangos_way_does():
                                            413, 401, 401]
     for on, off in zip(answers["1"], answers["0"], strict=True):
         assert on == off
+
+
+def _boom(*args, **kwargs):
+    raise RuntimeError("the key store is down")
+
+
+async def test_a_5xx_on_the_hot_way_is_logged_on_django_request_as_djangos_handler_logs_it(monkeypatch, caplog):
+    """The hot way skips Django's request cycle, and with it the `django.request` line Django's
+    handler writes for an error answer: it writes the same line itself (level, message, extras)."""
+    from projects import auth
+
+    monkeypatch.setattr(auth, "key_for_header", _boom)
+    secret = "tl_live_supersecretvalue1234567890"
+    transport = httpx.ASGITransport(app=asgi.application)
+    with caplog.at_level(logging.WARNING, logger="django.request"):
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            answer = await client.post("/v1/memories/mem_x/report", json={"messages": []},
+                                       headers={"Authorization": f"Bearer {secret}"})
+    assert answer.status_code == 500
+    records = [r for r in caplog.records if r.name == "django.request"]
+    assert len(records) == 1, records
+    record = records[0]
+    assert (record.levelname, record.getMessage()) == ("ERROR", "Internal Server Error: /v1/memories/mem_x/report")
+    assert record.status_code == 500
+    assert record.request.path == "/v1/memories/mem_x/report" and record.request.method == "POST"
+    assert record.exc_info is None  # as Django's handler: the traceback is threadless.errors' line
+    assert secret not in record.getMessage()
+    assert all(secret not in r.getMessage() for r in caplog.records)
+
+
+def test_djangos_way_logs_the_same_line_for_the_same_5xx(monkeypatch, caplog, cast):
+    """The Django URL of the route (test client, WSGI, hot routes off): Django's handler writes it."""
+    from projects import auth
+
+    monkeypatch.setattr(auth, "key_for_header", _boom)
+    with caplog.at_level(logging.WARNING, logger="django.request"):
+        answer = report(cast.a, "mem_x", [])
+    assert answer.status_code == 500
+    records = [r for r in caplog.records if r.name == "django.request"]
+    assert len(records) == 1, records  # once: the handler's line, none from the hot handler itself
+    assert (records[0].levelname, records[0].getMessage(), records[0].status_code) == (
+        "ERROR", "Internal Server Error: /v1/memories/mem_x/report", 500)
+
+
+async def test_a_4xx_on_the_hot_way_is_a_django_request_warning_only_when_warnings_are_on(caplog):
+    transport = httpx.ASGITransport(app=asgi.application)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        with caplog.at_level(logging.ERROR, logger="django.request"):
+            await client.post("/v1/memories/mem_x/report", json={"messages": []})
+        assert not [r for r in caplog.records if r.name == "django.request"]
+        with caplog.at_level(logging.WARNING, logger="django.request"):
+            await client.post("/v1/memories/mem_x/report", json={"messages": []})
+    records = [r for r in caplog.records if r.name == "django.request"]
+    assert [(r.levelname, r.getMessage(), r.status_code) for r in records] == [
+        ("WARNING", "Unauthorized: /v1/memories/mem_x/report", 401)]

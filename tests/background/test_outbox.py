@@ -104,7 +104,7 @@ REPLY = [
 
 
 def test_a_reply_joining_the_turn_stores_the_rows_and_counters_the_general_path_stores(cast):
-    """report's plain-SQL path (messages_join_turn) against entries_append on a twin memory."""
+    """report's plain-SQL path (messages_join_turn_enqueue) against entries_append on a twin memory."""
     from common.messages import entry_fields
     from memories.models import Entry, Memory
 

@@ -1,0 +1,85 @@
+"""report's common case outside any transaction (as the hot route runs it): its own write
+transaction, committed, or rolled back whole when a statement fails (issue 17, round 5)."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import IntegrityError, connection
+from django.test.utils import CaptureQueriesContext
+
+from common.errors import NotFound
+from common.messages import entry_fields
+from memories import services
+from memories.models import Entry, Memory, Outbox
+from memories.services.entries import messages_join_turn_enqueue
+from projects.services import project_create
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def memory():
+    project = project_create(name="Solo")
+    memory, _ = services.memory_create(project=project)
+    services.memory_decorate(memory=memory, messages=[{"role": "user", "content": "hi"}])
+    return Memory.objects.get(pk=memory.pk)
+
+
+def test_a_report_in_autocommit_commits_its_rows_counters_and_outbox_row(memory):
+    assert connection.get_autocommit() and not connection.in_atomic_block
+    answer = services.report_accept(memory=memory, messages=[{"role": "assistant", "content": "hello"}], failures=[])
+    assert answer == {"accepted": 1, "turn": 1, "task_errors": []}
+    assert not _open_transaction()  # committed, nothing left open
+    after = Memory.objects.get(pk=memory.pk)
+    assert (after.last_seq, after.message_count, after.last_turn) == (2, 2, 1)
+    assert list(Entry.objects.filter(memory=memory).order_by("seq").values_list("role", "turn")) == [
+        ("user", 1), ("assistant", 1)]
+    assert Outbox.objects.get(memory=memory).payload == {"from_seq": 1, "to_seq": 2}
+
+
+def test_a_statement_failing_inside_the_report_rolls_back_the_counters_too(memory):
+    bad = entry_fields({"role": "assistant", "content": "hello"})
+    bad["tokens"] = -1  # the entry INSERT breaks its CHECK after the memory row's UPDATE ran
+    with pytest.raises(IntegrityError):
+        messages_join_turn_enqueue(memory_id=memory.id, items=[bad])
+    assert not _open_transaction()
+    after = Memory.objects.get(pk=memory.pk)
+    assert (after.last_seq, after.message_count, after.token_count) == (
+        memory.last_seq, memory.message_count, memory.token_count)
+    assert Entry.objects.filter(memory=memory).count() == 1
+    assert not Outbox.objects.filter(memory=memory).exists()
+    # The connection is usable afterwards, and the next report lands where the failed one would have.
+    services.report_accept(memory=memory, messages=[{"role": "assistant", "content": "again"}], failures=[])
+    assert Memory.objects.get(pk=memory.pk).last_seq == 2
+
+
+def test_the_report_is_one_transaction_that_takes_the_write_lock_first(memory):
+    """SQLite: BEGIN IMMEDIATE, as Django's own transactions here (settings: transaction_mode),
+    so a concurrent writer waits for the lock instead of failing on the upgrade. PostgreSQL: one
+    statement in autocommit (atomic in itself)."""
+    with CaptureQueriesContext(connection) as ctx:
+        services.report_accept(memory=memory, messages=[{"role": "assistant", "content": "hello"}], failures=[])
+    sql = [q["sql"] for q in ctx.captured_queries]
+    if connection.vendor == "postgresql":
+        assert len(sql) == 1 and sql[0].startswith("WITH"), sql
+    else:
+        assert sql[0] == "BEGIN IMMEDIATE", sql
+        assert len(sql) == 4, sql  # BEGIN, the memory row's UPDATE, the entry, the outbox row (the commit is the driver's)
+    assert not _open_transaction()
+
+
+def test_a_report_on_a_memory_of_another_project_writes_nothing(memory):
+    other = project_create(name="Other")
+    stub = Memory(id=memory.id, project=other)
+    with pytest.raises(NotFound):
+        services.report_accept(memory=stub, messages=[{"role": "assistant", "content": "x"}], failures=[], scoped=True)
+    assert Memory.objects.get(pk=memory.pk).last_seq == memory.last_seq
+    assert not Outbox.objects.filter(memory=memory).exists()
+    assert not _open_transaction()
+
+
+def _open_transaction() -> bool:
+    """Whether the driver's connection is left inside a transaction."""
+    if connection.vendor == "sqlite":
+        return connection.connection.in_transaction
+    return connection.connection.info.transaction_status != 0  # psycopg: IDLE
