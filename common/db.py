@@ -6,6 +6,7 @@ import functools
 import re
 
 from django.db import DEFAULT_DB_ALIAS, connections
+from psycopg import ClientCursor, Cursor
 
 
 def tune_sqlite(sender, connection, **kwargs) -> None:
@@ -15,6 +16,7 @@ def tune_sqlite(sender, connection, **kwargs) -> None:
 
 
 _FORMAT_QMARK = re.compile(r"(?<!%)%s")
+SERVER_BINDING_MAX_PARAMS = 65535  # PostgreSQL's protocol: at most this many parameters a statement
 
 
 @functools.lru_cache(maxsize=512)
@@ -30,7 +32,6 @@ def _server_binding_cursor(db):
     more. The time zone is set as Django's `create_cursor` sets it."""
     from django.db.backends.postgresql.base import TIMESTAMPTZ_OID
     from django.db.backends.postgresql.psycopg_any import register_tzloader
-    from psycopg import Cursor
     from psycopg.pq import Format
 
     cursor = Cursor(db.connection)
@@ -54,7 +55,15 @@ class _DriverCursor:
 
     def execute(self, sql: str, params=()) -> None:
         with self._db.wrap_database_errors:
-            self._cursor.execute(_qmark(sql) if self._sqlite else sql, params)
+            if self._sqlite:
+                self._cursor.execute(_qmark(sql), params)
+                return
+            if len(params) > SERVER_BINDING_MAX_PARAMS and not isinstance(self._cursor, ClientCursor):
+                # Past the protocol's limit for parameters sent apart (a large entries_append):
+                # Django's cursor, which binds them into the text, for this and what follows.
+                self._cursor.close()
+                self._cursor = self._db.create_cursor()
+            self._cursor.execute(sql, params)
 
     def fetchone(self):
         with self._db.wrap_database_errors:
