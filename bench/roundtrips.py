@@ -1,7 +1,9 @@
-"""Round trips per service call on PostgreSQL, from libpq's protocol trace: the frontend's
-`Query` messages (Django's psycopg backend binds client side, so every statement, BEGIN and
-COMMIT included, is one). One call each after a warm-up, `memory_get` included, on a fresh
-memory of 100 messages in the database DATABASE_URL names (migrated first).
+"""Round trips per service call on PostgreSQL, from libpq's protocol trace (harness.pgtrace: each
+time the client sends and then waits for the server). Django's psycopg backend binds client side,
+so a plain statement, BEGIN and COMMIT included, is one round trip; statements sent together in
+pipeline mode (`memories.selectors.ContextReads`) are one, listed with each statement in it. One
+call each after a warm-up, `memory_get` included, on a fresh memory of 100 messages in the
+database DATABASE_URL names (migrated first).
 
     DATABASE_URL=postgres://…/yours python -m bench.roundtrips
 """
@@ -9,8 +11,6 @@ memory of 100 messages in the database DATABASE_URL names (migrated first).
 from __future__ import annotations
 
 import os
-import tempfile
-from pathlib import Path
 
 
 def main() -> None:
@@ -23,6 +23,7 @@ def main() -> None:
 
     from bench.common import conversation, new_user_message, reply_message
     from bench.measure import populate
+    from harness.pgtrace import round_trips
     from memories.selectors import memory_get
     from memories.services import memory_create, memory_decorate, report_accept
     from projects.services import project_create
@@ -33,20 +34,6 @@ def main() -> None:
     project = created[0] if isinstance(created, tuple) else created
     memory, _ = memory_create(project=project)
     populate(memory, conversation(100))
-
-    def queries(fn) -> list[str]:
-        connection.ensure_connection()
-        pgconn = connection.connection.pgconn
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "trace"
-            with path.open("w") as fh:
-                pgconn.trace(fh.fileno())
-                try:
-                    fn()
-                finally:
-                    pgconn.untrace()
-            lines = path.read_text().splitlines()
-        return [line.split("\t")[-1][:80] for line in lines if "\tF\t" in line and "\tQuery\t" in line]
 
     def fresh():
         return memory_get(project=project, memory_id=memory.id)
@@ -60,10 +47,10 @@ def main() -> None:
     }
     for name, fn in calls.items():
         fn()  # warm
-        sent = queries(fn)
-        print(f"{name}: {len(sent)} round trips")
-        for sql in sent:
-            print("   ", sql)
+        trips = round_trips(connection, fn)
+        print(f"{name}: {len(trips)} round trips, {sum(len(t) for t in trips)} statements")
+        for statements in trips:
+            print("   ", "\n     + ".join(statements) or "(sync)")
 
 
 if __name__ == "__main__":

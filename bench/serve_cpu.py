@@ -13,6 +13,8 @@ It times the tree it is run from, so one command A/Bs two trees, e.g. main again
     (cd /tmp/before && python /path/to/this/bench/serve_cpu.py 300 1)   # repeat, alternating
     python bench/serve_cpu.py 300 1
 
+`python bench/serve_cpu.py worker` serves blocks for bench.serve_cpu_ab (two trees interleaved).
+
 Embedded default unless DATABASE_URL / REDIS_URL say otherwise (use a database of your own:
 each run migrates it and adds a project).
 """
@@ -31,7 +33,8 @@ TREE = Path.cwd()
 
 
 def main() -> None:
-    turns = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+    worker = sys.argv[1:2] == ["worker"]  # bench.serve_cpu_ab's side: blocks of turns asked on stdin
+    turns = int(sys.argv[1]) if len(sys.argv) > 1 and not worker else 200
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
     var = TREE / "var" / "serve-cpu"
     shutil.rmtree(var, ignore_errors=True)
@@ -89,6 +92,14 @@ def main() -> None:
             assert await post(decorate, user) == 200
             assert await post(report, reply) == 202
         return (time.process_time() - start) * 1000 / turns
+
+    if worker:  # one block per line read (its number of turns), each on a fresh memory: its CPU per turn
+        print("ready", flush=True)
+        for line in sys.stdin:
+            turns = int(line)
+            memory, _ = memory_create(project=project)
+            print(round(asyncio.run(phase(memory.id)), 4), flush=True)
+        return
 
     has_hot = hasattr(asgi, "HOT_ROUTES")
     modes = ("on", "off") if has_hot else ("off",)

@@ -6,7 +6,7 @@ takes the application database's write lock. Both are exact across any number of
 each increment is atomic in the store (Redis INCR; one SQLite UPSERT … RETURNING under the
 file's write lock), never read-modify-write, and nothing is held in process memory.
 
-`incr_many` counts several keys in one round trip (a Redis pipeline; one SQLite transaction);
+`incr_many` counts several keys in one round trip (a Redis script; one SQLite transaction);
 `read_and_incr` reads one more key in that same round trip (the key generation, projects.auth).
 A key counted with `flush=True` is also marked dirty; `claim_dirty` hands the dirty keys and
 their totals to the periodic flush (projects.usage), and `release` forgets the claim once the
@@ -29,13 +29,16 @@ from django.conf import settings
 
 DIRTY = "tl:use:dirty"
 CLAIMED = "tl:use:claimed"
+_SAME_ENGINE = {"common.pgbackend": "django.db.backends.postgresql"}
 
 
 def deployment_tag(db: dict | None = None) -> str:
     """Which database the flushed totals belong to: deployments sharing one Redis (but not a
     database) keep their dirty sets apart, so one's flush never takes the other's keys."""
     db = db if db is not None else settings.DATABASES["default"]
-    ident = "|".join(str(db.get(k) or "") for k in ("ENGINE", "HOST", "PORT", "NAME"))
+    # Django's PostgreSQL backend under its health-checking subclass is the same deployment.
+    fields = {**db, "ENGINE": _SAME_ENGINE.get(db.get("ENGINE"), db.get("ENGINE"))}
+    ident = "|".join(str(fields.get(k) or "") for k in ("ENGINE", "HOST", "PORT", "NAME"))
     return hashlib.sha256(ident.encode()).hexdigest()[:12]
 
 # Claim: fold the dirty set into the claimed set (left over by a flush that died, if any) and
@@ -49,12 +52,36 @@ return redis.call('smembers', KEYS[2])
 """
 
 
+# read_and_incr: ARGV[1] is 1 when KEYS[1] is read first (its value, 0 when unset), then each
+# counted key's INCR (its TTL set when it has none) and, when flagged, its mark in the dirty set
+# (the last key); ARGV holds a (ttl, flag) pair per counted key. Answers the values in order.
+_READ_AND_INCR_LUA = """
+local read = tonumber(ARGV[1])
+local dirty = KEYS[#KEYS]
+local out = {}
+if read == 1 then
+  local value = redis.call('get', KEYS[1])
+  out[1] = value and tonumber(value) or 0
+end
+for i = read + 1, #KEYS - 1 do
+  local arg = (i - read) * 2
+  out[#out + 1] = redis.call('incr', KEYS[i])
+  redis.call('expire', KEYS[i], ARGV[arg], 'NX')
+  if ARGV[arg + 1] == '1' then
+    redis.call('sadd', dirty, KEYS[i])
+  end
+end
+return out
+"""
+
+
 class RedisCounters:
     def __init__(self, url: str) -> None:
         import redis
 
         self.client = redis.Redis.from_url(url)
         self._claim = self.client.register_script(_CLAIM_LUA)
+        self._read_and_incr = self.client.register_script(_READ_AND_INCR_LUA)
         tag = deployment_tag()
         self.dirty, self.claimed = f"{DIRTY}:{tag}", f"{CLAIMED}:{tag}"
 
@@ -62,23 +89,18 @@ class RedisCounters:
         return self.read_and_incr(None, items)[1]
 
     def read_and_incr(self, read: str | None, items: list[tuple[str, int, bool]]) -> tuple[int, list[int]]:
-        pipe = self.client.pipeline(transaction=False)
-        if read is not None:
-            pipe.get(read)
+        # One script call: a pipeline of the same commands cost ~50 % more client CPU (each
+        # command packed and each reply parsed in Python).
+        keys = [read] if read is not None else []
+        args = [len(keys)]
         for key, ttl, flush in items:
-            pipe.incr(key)
-            pipe.expire(key, ttl, nx=True)
-            if flush:
-                pipe.sadd(self.dirty, key)
-        results = pipe.execute()
-        value, i = 0, 0
-        if read is not None:
-            value, i = int(results[0]) if results[0] is not None else 0, 1
-        counts = []
-        for _key, _ttl, flush in items:
-            counts.append(int(results[i]))
-            i += 3 if flush else 2
-        return value, counts
+            keys.append(key)
+            args += [ttl, 1 if flush else 0]
+        keys.append(self.dirty)
+        results = self._read_and_incr(keys=keys, args=args)
+        if read is None:
+            return 0, [int(n) for n in results]
+        return int(results[0]), [int(n) for n in results[1:]]
 
     def decr_many(self, keys: list[str]) -> None:
         pipe = self.client.pipeline(transaction=False)
@@ -232,7 +254,7 @@ def incr_many(items: list[tuple[str, int, bool]]) -> list[int]:
 
 def read_and_incr(read: str, items: list[tuple[str, int, bool]]) -> tuple[int, list[int]]:
     """`read`'s value as `incr_many(items)` counts them (an atomic moment in the counter file;
-    one pipeline in Redis): one round trip for both."""
+    one script call in Redis): one round trip for both."""
     return store().read_and_incr(read, items)
 
 

@@ -27,7 +27,7 @@ from common.tokens import message_tokens, text_tokens
 from memories import embeddings
 from memories import recall as recall_index
 from memories.models import Memory
-from memories.selectors import active_facts, fact_sources, failures_in_turns, memory_window
+from memories.selectors import ContextReads, fact_sources
 
 FACTS_TOKEN_CAP = 1000
 FAILURES_TOKEN_CAP = 1000
@@ -94,10 +94,10 @@ def rank_facts(facts: list[tuple], query: str, similarity: dict[str, float] | No
     return [facts[i] for i in order]
 
 
-def _facts_block(memory_id: str, query: str = "", query_vector=None) -> tuple[list[dict], str]:
-    """`query_vector`: a callable answering the query's (model key, vector) or None, called only
-    when there are facts to order (so a memory without facts costs no embedding)."""
-    active = active_facts(memory_id=memory_id)
+def _facts_block(active: list[tuple], query: str = "", query_vector=None) -> tuple[list[dict], str]:
+    """`active`: the memory's active facts (`selectors.active_facts`). `query_vector`: a callable
+    answering the query's (model key, vector) or None, called only when there are facts to order
+    (so a memory without facts costs no embedding)."""
     similarity = None
     if len(active) > 1 and query.strip() and query_vector is not None:
         vector = query_vector()
@@ -191,14 +191,14 @@ def _failure_line(turn: int, kind: str, task_id: str, content: str) -> str:
     return f"- (turn {turn}) task '{task_id}' error: {text}"
 
 
-def _failures_block(memory_id: str, from_turn: int | None, cap_tokens: int) -> tuple[list[dict], str, int]:
+def _failures_block(reads: ContextReads, from_turn: int | None, cap_tokens: int) -> tuple[list[dict], str, int]:
     """The newest failures of turns from `from_turn` on that fit `cap_tokens` (the newest one
     always), oldest first; returns (digests, text, tokens)."""
     if from_turn is None:
         return [], "", 0
     kept: list[tuple[dict | None, str]] = []
     used = text_tokens(FAILURES_HEADER) + 1
-    for turn, kind, task_id, content in reversed(failures_in_turns(memory_id=memory_id, from_turn=from_turn)):
+    for turn, kind, task_id, content in reversed(reads.failures(from_turn)):
         line = _failure_line(turn, kind, task_id, content)
         cost = text_tokens(line) + 1
         if kept and used + cost > cap_tokens:
@@ -249,22 +249,23 @@ def context_build(
     if memory.message_count and memory.token_count:
         expected = int((budget_tokens - new_tokens) * memory.message_count / memory.token_count * 1.1) + 16
 
+    # The facts, the window's first read and the failures: one round trip on PostgreSQL.
+    reads = ContextReads(memory_id=memory.id, before_seq=before_seq,
+                         expected_rows=min(expected, 4096) if expected else None, new_turn=new_turn)
+
     def read(reserved: int):
-        return memory_window(
-            memory_id=memory.id, before_seq=before_seq, budget=budget_tokens, reserved=reserved,
-            new_has_user=new_has_user, expected_rows=min(expected, 4096) if expected else None,
-        )
+        return reads.window(budget=budget_tokens, reserved=reserved, new_has_user=new_has_user)
 
     def failures(window):
         from_turn = window.first_turn if window.first_turn is not None else new_turn
         cap_tokens = min(FAILURES_TOKEN_CAP, max(budget_tokens - new_tokens, 0))
-        return _failures_block(memory.id, from_turn, cap_tokens)
+        return _failures_block(reads, from_turn, cap_tokens)
 
     query = "\n".join(text_of(m.get("content")) for m in new_messages if m.get("role") == "user")
     # The facts block and the recall block count inside the budget too: the window is read with
     # their room reserved (the recall block's cap, when the history does not fit whole).
     query_vector = _query_vector_once(memory, query)
-    ctx_facts, facts_text = _facts_block(memory.id, query, query_vector)
+    ctx_facts, facts_text = _facts_block(reads.facts(), query, query_vector)
     facts_tokens = text_tokens(facts_text) + 2 if facts_text else 0
     recall_cap = 0
     if recall and query.strip() and memory.token_count + new_tokens + facts_tokens > budget_tokens:

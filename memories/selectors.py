@@ -142,10 +142,14 @@ class Window:
     complete: bool = False  # every committed message before `before_seq` is in the window
 
 
+def _window_where(before: bool) -> str:
+    return "memory_id = %s AND committed AND kind = 'message'" + (" AND seq < %s" if before else "")
+
+
 @functools.lru_cache(maxsize=8)
 def _window_sql(vendor: str, *, before: bool, limit: bool) -> str:
     table = Entry._meta.db_table
-    where = "memory_id = %s AND committed AND kind = 'message'" + (" AND seq < %s" if before else "")
+    where = _window_where(before)
     extra = (f"CASE WHEN parts IS NULL AND tool_calls IS NULL AND name = '' AND tool_call_id = '' THEN NULL "
              f"ELSE {_EXTRA_SQL.get(vendor, _EXTRA_SQL['postgresql'])} END")
     # The literal `committed AND kind = 'message'` matches entry_window_idx's condition, so both
@@ -164,14 +168,26 @@ def _message(row: tuple) -> dict:
     return row_to_message(row[2], row[3], parts, name, tool_calls, tool_call_id)
 
 
-def _window_chunks(memory_id: str, before_seq: int | None, first_chunk: int):
+def window_first_chunk(expected_rows: int | None) -> int:
+    """How many rows the window's first read asks for."""
+    return max(FIRST_CHUNK, expected_rows or 0)
+
+
+def _window_chunks(memory_id: str, before_seq: int | None, first_chunk: int, first_rows: list | None = None):
     """Window rows newest first, a list of rows at a time (JSON columns still as the driver gives
     them). SQLite steps one statement only as far as it is read; elsewhere index range reads of
-    growing size (a client-side cursor would fetch everything)."""
+    growing size (a client-side cursor would fetch everything). `first_rows`: the first range
+    read, already made (`ContextReads`, PostgreSQL)."""
     db = connections[DEFAULT_DB_ALIAS]
     lazy = db.vendor == "sqlite"
     cursor_seq = before_seq
     chunk = first_chunk
+    if first_rows is not None:
+        yield first_rows
+        if len(first_rows) < chunk:
+            return
+        cursor_seq = first_rows[-1][0]
+        chunk = min(chunk * 4, 4096)
     with plain_cursor() as cursor:
         while True:
             params: list = [memory_id]
@@ -196,19 +212,20 @@ def _window_chunks(memory_id: str, before_seq: int | None, first_chunk: int):
 
 def memory_window(
     *, memory_id: str, before_seq: int | None, budget: int, reserved: int, new_has_user: bool,
-    expected_rows: int | None = None,
+    expected_rows: int | None = None, first_rows: list | None = None,
 ) -> Window:
     """The newest committed messages that fit (SPEC 4.3), oldest first.
 
     Plain rows straight from the cursor (no ORM row machinery: this is decorate's hot path).
     `expected_rows` (from the memory's average message size) sizes the first read, so a typical
     window is one index range read. Only the rows kept become messages (and have JSON decoded).
+    `first_rows`: that first read's rows when they were read ahead (`ContextReads`).
     """
     fitter = WindowFitter(budget, reserved, new_has_user)
     push = fitter.push
     fetched: list[tuple] = []
     exhausted = True
-    for rows in _window_chunks(memory_id, before_seq, max(FIRST_CHUNK, expected_rows or 0)):
+    for rows in _window_chunks(memory_id, before_seq, window_first_chunk(expected_rows), first_rows):
         fetched += rows
         for row in rows:
             if not push(row[4], row[2]):
@@ -234,9 +251,10 @@ def _rows(sql: str, params: list) -> list[tuple]:
 
 # The two small reads of every decorate run as plain SQL: compiling an ORM query costs more
 # Python than a 100-message window (see docs/benchmarks.md).
+_FAILURES_WHERE = "memory_id = %s AND kind IN ('digest', 'error') AND committed AND turn >= {from_turn}"
 _FAILURES_SQL = (
     f"SELECT turn, kind, task_id, content FROM {Entry._meta.db_table} "
-    "WHERE memory_id = %s AND kind IN ('digest', 'error') AND committed AND turn >= %s ORDER BY seq DESC LIMIT %s"
+    f"WHERE {_FAILURES_WHERE.format(from_turn='%s')} ORDER BY seq DESC LIMIT %s"
 )
 _FACTS_SQL = (
     f"SELECT id, text, tokens FROM {Fact._meta.db_table} WHERE memory_id = %s AND active "
@@ -244,15 +262,99 @@ _FACTS_SQL = (
 )
 
 
-def failures_in_turns(*, memory_id: str, from_turn: int, limit: int = 50) -> list[tuple]:
+FAILURES_LIMIT = 50
+FACTS_LIMIT = 200
+
+
+def failures_in_turns(*, memory_id: str, from_turn: int, limit: int = FAILURES_LIMIT) -> list[tuple]:
     """The newest `limit` committed digest and error entries of turns from `from_turn` on, oldest
     first: (turn, kind, task_id, content)."""
     return list(reversed(_rows(_FAILURES_SQL, [memory_id, from_turn, limit])))
 
 
-def active_facts(*, memory_id: str, limit: int = 200) -> list[tuple]:
+def active_facts(*, memory_id: str, limit: int = FACTS_LIMIT) -> list[tuple]:
     """(id, text, tokens) newest first."""
     return _rows(_FACTS_SQL, [memory_id, limit])
+
+
+@functools.lru_cache(maxsize=2)
+def _failures_ahead_sql(*, before: bool) -> str:
+    """The failures read made before the window is known (PostgreSQL): of turns from the lowest
+    one the window can start at (the oldest turn in the window's first range read, or the new
+    turn), each row with that bound; one row of NULLs and the bound when there is no failure."""
+    table = Entry._meta.db_table
+    first_range = f"SELECT turn FROM {table} WHERE {_window_where(before)} ORDER BY seq DESC LIMIT %s"
+    return ("SELECT f.turn, f.kind, f.task_id, f.content, b.bound "
+            f"FROM (SELECT LEAST((SELECT min(turn) FROM ({first_range}) w), %s::integer) AS bound) b "
+            f"LEFT JOIN LATERAL (SELECT seq, turn, kind, task_id, content FROM {table} "
+            f"WHERE {_FAILURES_WHERE.format(from_turn='b.bound')} ORDER BY seq DESC LIMIT %s) f ON true "
+            "ORDER BY f.seq DESC")
+
+
+class ContextReads:
+    """What `context_build` reads of a memory: its active facts, its window (through
+    `memory_window`) and the failures of the turns the window covers.
+
+    On PostgreSQL the three first statements go to the server at once, in one round trip
+    (psycopg's pipeline mode, one sync): the facts, the window's first range read, and the
+    failures of turns from the lowest turn that range holds, which the window's first turn (or,
+    for an empty window, the new turn) cannot be below; `failures` keeps those of the turns
+    asked for, and reads again only when that could miss one (the read hit its limit and
+    dropped rows, or the window went past its first range). Elsewhere (SQLite: no network, and
+    its window read steps one statement lazily) each read runs when asked, as before.
+    Each read-ahead result is used once; a second window read (the failures block taking room)
+    reads again."""
+
+    def __init__(self, *, memory_id: str, before_seq: int | None, expected_rows: int | None,
+                 new_turn: int | None) -> None:
+        self.memory_id = memory_id
+        self.before_seq = before_seq
+        self.expected_rows = expected_rows
+        self._facts: list | None = None
+        self._first_rows: list | None = None
+        self._failures: tuple[int | None, list] | None = None
+        db = connections[DEFAULT_DB_ALIAS]
+        if db.vendor == "postgresql":
+            self._read_ahead(db, new_turn)
+
+    def _read_ahead(self, db, new_turn: int | None) -> None:
+        before = self.before_seq is not None
+        window_params: list = [self.memory_id, *([self.before_seq] if before else []),
+                               window_first_chunk(self.expected_rows)]
+        with plain_cursor() as facts, plain_cursor() as window, plain_cursor() as failures:
+            with db.wrap_database_errors, db.connection.pipeline():
+                facts.execute(_FACTS_SQL, [self.memory_id, FACTS_LIMIT])
+                window.execute(_window_sql(db.vendor, before=before, limit=True), window_params)
+                failures.execute(_failures_ahead_sql(before=before),
+                                 [*window_params, new_turn, self.memory_id, FAILURES_LIMIT])
+            # The pipeline's one sync, at the block's end, brought all three results.
+            self._facts = facts.fetchall()
+            self._first_rows = window.fetchall()
+            rows = failures.fetchall()
+        self._failures = (rows[0][4] if rows else None, [r[:4] for r in rows if r[0] is not None])
+
+    def facts(self) -> list[tuple]:
+        """`active_facts`."""
+        found, self._facts = self._facts, None
+        return active_facts(memory_id=self.memory_id) if found is None else found
+
+    def window(self, *, budget: int, reserved: int, new_has_user: bool) -> Window:
+        """`memory_window` of the memory before `before_seq`."""
+        first, self._first_rows = self._first_rows, None
+        return memory_window(memory_id=self.memory_id, before_seq=self.before_seq, budget=budget, reserved=reserved,
+                             new_has_user=new_has_user, expected_rows=self.expected_rows, first_rows=first)
+
+    def failures(self, from_turn: int) -> list[tuple]:
+        """`failures_in_turns`: from the read ahead when it holds them all."""
+        if self._failures is not None:
+            bound, rows = self._failures  # newest first, turns from `bound` on
+            if bound is not None and from_turn >= bound:
+                kept = [r for r in rows if r[0] >= from_turn]
+                # Fewer rows than the limit: all of them were read. At the limit, they are the newest
+                # of the turns asked for only if none was dropped.
+                if len(rows) < FAILURES_LIMIT or len(kept) == len(rows):
+                    return kept[::-1]
+        return failures_in_turns(memory_id=self.memory_id, from_turn=from_turn)
 
 
 def fact_sources(*, fact_ids: list[str]) -> dict[str, list[int]]:

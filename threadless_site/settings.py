@@ -119,6 +119,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # threads + THREADLESS_STREAM_WORKERS + 2, since a checkout waits THREADLESS_DB_POOL_TIMEOUT
     # seconds for a free connection).
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    # The check is Django's `SELECT 1` only for a connection idle longer than this many seconds (or
+    # whose socket has something to read: a terminated backend's last words); a connection in
+    # steady use is checked by its socket, without a round trip (common.pgbackend).
+    DATABASES["default"]["ENGINE"] = "common.pgbackend"
+    THREADLESS_DB_HEALTH_CHECK_IDLE = envfloat("THREADLESS_DB_HEALTH_CHECK_IDLE", 1.0)
     THREADLESS_DB_POOL_SIZE = envint("THREADLESS_DB_POOL_SIZE", 0)
     if THREADLESS_DB_POOL_SIZE > 0:
         DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections

@@ -50,3 +50,14 @@ def test_driver_errors_are_djangos_and_a_broken_transaction_is_refused(cast):
     with plain_cursor() as cursor:  # usable again after the block
         cursor.execute(f"SELECT COUNT(*) FROM {Memory._meta.db_table} WHERE id = %s", [memory.id])
         assert cursor.fetchone() == (1,)
+
+
+def test_a_statement_past_the_protocols_parameter_limit_still_runs():
+    from common.db import SERVER_BINDING_MAX_PARAMS
+
+    n = SERVER_BINDING_MAX_PARAMS + 10 if connection.vendor == "postgresql" else 1000
+    with plain_cursor() as cursor:
+        cursor.execute(f"SELECT count(*) FROM (VALUES {', '.join(['(%s)'] * n)}) AS v", list(range(n)))
+        assert cursor.fetchone() == (n,)
+        cursor.execute("SELECT %s", [2])  # and the cursor goes on
+        assert cursor.fetchone() == (2,)

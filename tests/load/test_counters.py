@@ -104,3 +104,25 @@ def test_deployments_sharing_one_redis_keep_their_dirty_sets_apart():
     mine = settings.DATABASES["default"]
     assert counters.deployment_tag() == counters.deployment_tag(dict(mine))
     assert counters.deployment_tag({**mine, "NAME": "another_deployment"}) != counters.deployment_tag()
+
+
+def test_the_health_checking_postgresql_backend_is_the_same_deployment_as_djangos():
+    # Totals marked dirty before the backend subclass (common.pgbackend) are still this deployment's.
+    db = {"HOST": "db.example", "PORT": "5432", "NAME": "threadless"}
+    assert (counters.deployment_tag({**db, "ENGINE": "common.pgbackend"})
+            == counters.deployment_tag({**db, "ENGINE": "django.db.backends.postgresql"}))
+    assert (counters.deployment_tag({**db, "ENGINE": "common.pgbackend"})
+            != counters.deployment_tag({**db, "ENGINE": "django.db.backends.sqlite3"}))
+
+
+def test_read_and_incr_reads_the_key_and_counts_each_item_with_its_ttl_and_dirty_mark():
+    gen, rate, volume = (f"tl:test:{name}:{secrets.token_hex(4)}" for name in ("gen", "rate", "volume"))
+    assert counters.read_and_incr(gen, [(rate, 120, False), (volume, 3600, True)]) == (0, [1, 1])
+    counters.incr(gen, 3600)  # as a key change moves the generation
+    counters.incr(gen, 3600)
+    assert counters.read_and_incr(gen, [(rate, 120, False), (volume, 3600, True)]) == (2, [2, 2])
+    assert counters.read_and_incr(None, [(volume, 3600, True)]) == (0, [3])
+    store = counters.store()
+    if isinstance(store, counters.RedisCounters):
+        assert 0 < store.client.ttl(rate) <= 120 and 3000 < store.client.ttl(volume) <= 3600
+        assert store.client.sismember(store.dirty, volume) and not store.client.sismember(store.dirty, rate)

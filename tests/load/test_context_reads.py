@@ -1,0 +1,127 @@
+"""decorate's reads (memories.selectors.ContextReads): the facts, the window and the failures in one
+round trip on PostgreSQL, and the same context as when each is read on its own.
+
+On PostgreSQL the failures are read before the window is known, from the lowest turn the
+window's first range read holds; these cases make that read miss (more failures than its limit
+in turns older than the window, a window longer than its first range read) and check that the
+context is still the one the reads one by one give. On SQLite every read runs when asked, so
+the same cases pin that path's answers too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from common.messages import entry_fields
+from harness.pgtrace import round_trips
+from memories.context import context_build
+from memories.selectors import FAILURES_LIMIT, ContextReads, memory_get
+from memories.services import entries_append, fact_create, memory_create, memory_decorate, memory_lock
+
+pytestmark = pytest.mark.django_db
+on_postgresql = pytest.mark.skipif(connection.vendor != "postgresql", reason="round trips are PostgreSQL's")
+
+
+def _memory(cast, turns: list[tuple[str, str, int]]):
+    """A memory of (user text, assistant text, failures) turns: each failure a committed raw
+    error entry of that turn (the failures block shows them when the policy keeps raw errors)."""
+    memory, _ = memory_create(project=cast.project_a)
+    items = []
+    for number, (user, assistant, failures) in enumerate(turns, start=1):
+        items += [entry_fields({"role": "user", "content": user}), entry_fields({"role": "assistant", "content": assistant})]
+        items += [{"kind": "error", "task_id": f"task-{number}-{i}", "content": f"turn {number} failure {i}"}
+                  for i in range(failures)]
+    with transaction.atomic():
+        entries_append(memory=memory_lock(memory), items=items)
+    fact_create(memory=memory, text="The user's dog is called Biscuit.")
+    fact_create(memory=memory, text="The user lives in Lisbon.")
+    return memory_get(project=cast.project_a, memory_id=memory.id)
+
+
+def _build(memory, budget: int, recall: bool = True):
+    return context_build(memory=memory, new_messages=[{"role": "user", "content": "What is my dog called?"}],
+                         budget_tokens=budget, recall=recall, before_seq=None, new_turn=memory.last_turn + 1)
+
+
+def _words(n: int, seed: int) -> str:
+    return " ".join(f"w{(seed * 31 + i) % 997}" for i in range(n))
+
+
+CASES = {
+    # Every turn fits; a few failures: the read ahead holds them all.
+    "the whole history and its failures": ([(_words(8, t), _words(12, t), 1) for t in range(10)], 60_000),
+    # More failures than the read's limit in turns older than the window: it must read again.
+    "more failures than the limit before the window": (
+        [(_words(40, t), _words(60, t), 3 if t < 30 else 1) for t in range(40)], 1_500),
+    # Long old messages, short new ones: the window outgrows its first range read (sized from the
+    # memory's average message) and starts at a turn older than any that read saw.
+    "a window longer than its first range read": (
+        [(_words(600, t), _words(600, t), 1) for t in range(40)] + [("ok", "fine", 1) for _ in range(120)], 30_000),
+    # No history fits: the failures block shows the new turn's (there are none yet).
+    "an empty window": ([(_words(300, t), _words(300, t), 2) for t in range(5)], 40),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_context_is_the_one_the_reads_one_by_one_give(cast, monkeypatch, case):
+    turns, budget = CASES[case]
+    memory = _memory(cast, turns)
+    ahead = asdict(_build(memory, budget))
+    with monkeypatch.context() as patched:
+        patched.setattr(ContextReads, "_read_ahead", lambda self, db, new_turn: None)
+        one_by_one = asdict(_build(memory, budget))
+    assert ahead == one_by_one
+    assert [f["text"] for f in ahead["facts"]][:1] == ["The user's dog is called Biscuit."]
+    if case != "an empty window":
+        assert ahead["history_count"] > 0 and "failure" in ahead["context_text"]
+
+
+def test_the_failures_are_read_again_only_when_the_read_ahead_could_miss_one(cast, monkeypatch):
+    many = _memory(cast, CASES["more failures than the limit before the window"][0])
+    few = _memory(cast, CASES["the whole history and its failures"][0])
+
+    def statements(memory, budget):
+        with CaptureQueriesContext(connection) as ctx:
+            _build(memory, budget, recall=False)  # the recall block's index reads are not these
+        return len(ctx.captured_queries)
+
+    ahead = {"few": statements(few, 60_000), "many": statements(many, 1_500)}
+    with monkeypatch.context() as patched:
+        patched.setattr(ContextReads, "_read_ahead", lambda self, db, new_turn: None)
+        one_by_one = {"few": statements(few, 60_000), "many": statements(many, 1_500)}
+    assert ahead["few"] == one_by_one["few"] == 3  # facts, window, failures
+    # The read ahead stopped at its limit in turns before the window: read again, at each of the
+    # two failures reads (the second after the window was read again to make room for the block).
+    assert FAILURES_LIMIT < 3 * 30
+    assert one_by_one["many"] == 5
+    assert ahead["many"] == (6 if connection.vendor == "postgresql" else 5)
+
+
+@on_postgresql
+def test_decorate_is_two_round_trips_on_postgresql_its_store_and_its_reads(cast):
+    memory = _memory(cast, CASES["the whole history and its failures"][0])
+    stub = type(memory)(id=memory.id, project=cast.project_a)  # what the hot route passes: scoped, unread
+    answer = {}
+
+    def decorate():
+        answer.update(memory_decorate(memory=stub, messages=[{"role": "user", "content": "Hello again"}],
+                                      scoped=True))
+
+    trips = round_trips(connection, decorate)
+    assert len(trips) == 2, trips
+    store, reads = trips
+    assert len(store) == 1 and store[0].startswith('"WITH m AS (UPDATE')
+    assert len(reads) == 3 and all(sql.startswith('"SELECT') for sql in reads), reads
+    assert answer["context"]["facts"] and "failure" in answer["context_text"]
+
+
+@on_postgresql
+def test_a_dry_run_decorate_reads_in_one_round_trip_on_postgresql(cast):
+    memory = _memory(cast, CASES["the whole history and its failures"][0])
+    trips = round_trips(connection, lambda: memory_decorate(
+        memory=memory, messages=[{"role": "user", "content": "Hello again"}], store=False))
+    assert [len(statements) for statements in trips] == [3], trips
