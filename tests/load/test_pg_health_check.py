@@ -81,8 +81,9 @@ def test_a_decorate_after_the_backend_was_terminated_still_succeeds(cast):
 
     def decorate(text: str):
         body = orjson.dumps({"messages": [{"role": "user", "content": text}]})
-        found = asgi.hot.route(f"/v1/memories/{memory_id}/decorate")
-        return asgi._hot_call(found, headers, body, "req-test")  # the ASGI hot route's thread side
+        path = f"/v1/memories/{memory_id}/decorate"
+        scope = {"type": "http", "method": "POST", "path": path, "headers": [], "query_string": b""}
+        return asgi._hot_call(scope, asgi.hot.route(path), headers, body, "req-test")  # the hot route's thread side
 
     assert decorate("before")[0] == 200
     ended = _terminate_backend()
