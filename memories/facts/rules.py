@@ -1381,10 +1381,15 @@ def _name_goes_by(m):
     return _proper(m.group(1)) and _proper(m.group(2)) and ("name", f"User's name is {m.group(1)}, who goes by {m.group(2)}")
 
 
+LIVING_VERBS = ("drive|fix|repair|teach|write|cook|clean|build|design|sell|paint|cut|deliver|sing|play|translate|code|program|"
+                "photograph|shoot|edit|train|coach|grow|farm|fly|sail|bake|brew|sew|knit|draw|illustrate|test|install|walk|"
+                "groom|dance|tutor|manage|run|fish|weld|sculpt|restore|inspect|audit|treat|nurse|guide|clean|dig|haul|ride")
+
+
 def _for_a_living(m):
     """"I drive a tuk-tuk for a living", "I fix bikes for a living": the work, in the user's words."""
     verb, what = m.group(1).lower(), m.group(2)
-    if what.lower().split()[0] in REACTION_WORDS or verb in ("do", "am", "have", "get", "make"):
+    if any(w in REACTION_WORDS or w in ("bargain", "hard", "crazy", "nuts", "mad", "wild", "me", "people") for w in what.lower().split()):
         return None
     third = verb + ("es" if verb.endswith(("sh", "ch", "s", "x", "z")) else "s")
     return "job", f"User {third} {what} for a living"
@@ -1460,12 +1465,12 @@ RULES += [
     Rule(r"(?i:I\s+(?:just\s+|recently\s+|finally\s+)?got\s+promoted|I\s+was\s+(?:just\s+|recently\s+)?promoted|"
          r"I've\s+(?:just\s+|recently\s+|finally\s+)?been\s+promoted|I\s+have\s+been\s+promoted)\s+(?i:to)\s+(?:an?\s+)?"
          r"((?:[a-zA-Z\-]+\s+){0,3}?[a-z\-]+)(?=\s*(?:$|[,.!;(])|\s+(?:at|in|for|with|last|this|after|and|but|so|lol)\b)", _promoted, 0.8),
-    Rule(r"(?i:I)\s+([a-z]{3,12})\s+((?:an?\s+|the\s+)?(?:[\w\-]+\s+){0,2}?[\w\-]+)\s+(?i:for\s+a\s+living)\b", _for_a_living, 0.75),
+    Rule(r"(?i:I)\s+(" + LIVING_VERBS + r")\s+((?:an?\s+|the\s+)?(?:[\w\-]+\s+){0,2}?[\w\-]+)\s+(?i:for\s+a\s+living)\b", _for_a_living, 0.75),
     Rule(r"(?i:I\s+work|I'm\s+working|I\s+am\s+working)\s+(?i:on|in|at|with)\s+(?i:the|a|an)\s+(?:[a-z\-]+\s+){0,2}?[a-z\-]+\s+(?i:as)\s+"
          r"(?:an?\s+)?((?:[a-zA-Z\-]+\s+){0,2}?[a-z\-]+)(?=\s*(?:$|[,.!;(])|\s+(?:at|in|for|with|since|and|but|so)\b)", _job, 0.8),
     # Employers: "I'm with Hapag-Lloyd, been there since 2019", "now at a tiny startup called Tenfold".
-    Rule(r"(?i:I'm|I\s+am)\s+(?i:with)\s+(?:the\s+)?" + ORG + r",?\s+(?i:been\s+there|since\s+\d{4}|for\s+(?:\d{1,2}|a\s+few|several|two|"
-         r"three|four|five|six|seven|eight|nine|ten)\s+years?|as\s+an?\s)", _employer, 0.75),
+    Rule(r"(?i:I'm|I\s+am)\s+(?i:with)\s+(?:the\s+)?" + ORG + r",?\s+(?:(?i:been\s+there)\s+)?(?i:since\s+\d{4}|for\s+(?:\d{1,2}|a\s+few|"
+         r"several|two|three|four|five|six|seven|eight|nine|ten)\s+years?)\b", _employer, 0.75),
     Rule(r"(?:(?i:I'm|I\s+am|I\s+work|I'm\s+working|I\s+am\s+working)\s+)?(?:(?i:now)\s+)?(?i:at|for)\s+(?i:an?)\s+(?:[\w\-]+\s+){0,2}?"
          r"(?i:startup|start-up|company|firm|agency|studio|consultancy|charity|nonprofit|non-profit|bank|school|clinic|hospital|"
          r"practice|bakery|restaurant|shop|lab|publisher|brewery|hotel)\s+(?i:called|named)\s+" + ORG + r"(?=$|[\s,.!;])", _employer, 0.75),
@@ -1479,8 +1484,8 @@ RULES += [
     Rule(r"([a-zA-Z][a-z\-]{2,30}(?:\s+[a-z][a-z\-]{2,30})?)\s+(?i:allergy)(?=\s*(?:$|[,.!;\-–—])|\s+(?i:so|here|btw|please|pls)\b)",
          _allergy_first, 0.75, needs=r"^\W*[A-Za-z][a-z\-]{2,30}(?:\s+[a-z][a-z\-]{2,30})?\s+(?i:allergy)\b"),
     Rule(r"([a-zA-Z][a-z\-]{3,20})\s+(?i:since\s+\d{4}|since\s+(?:I\s+was|childhood|uni|college)|for\s+(?:\d{1,2}|a\s+few|many|several|"
-         r"two|three|four|five|ten)\s+years|all\s+my\s+life)\b", lambda m: _diet_since(_Groups(m.group(1).lower())), 0.75,
-         needs=r"^\W*[A-Za-z][a-z\-]{3,20}\s+(?i:since|for|all)\b"),
+         r"two|three|four|five|ten)\s+years|all\s+my\s+life)\b(?!.*\b(?:then|until|till|gave|quit|stopped|anymore|longer)\b)", lambda m: _diet_since(_Groups(m.group(1).lower())), 0.75,
+         needs=r"^(?!.*\b(?:then|until|till|gave|quit|stopped|anymore|longer)\b)\W*[A-Za-z][a-z\-]{3,20}\s+(?i:since|for|all)\b"),
     Rule(r"(?i:I\s+keep|I\s+eat|we\s+keep)\s+((?i:kosher|halal))\b", lambda m: _diet(_Groups(m.group(1).lower())), 0.8),
     # "from Sligo originally, now in Bordeaux": after a former place, "now in X" is where the user lives.
     Rule(r"(?i:now)\s+(?:(?i:living|based)\s+)?(?i:in)\s+" + PLACE + r"\s*(?:$|[,.!;])", _location, 0.75,
@@ -1709,7 +1714,7 @@ mum mom dad parents kids children wife husband partner boyfriend girlfriend
 for with at in on of to by from about into onto over under near outside inside around between
 during after before until till without within against among per via like
 cat dog puppy kitten pet pets job jobs office company team shop store place flat house apartment
-to-do sea land air ease risk rock bed
+to-do sea land air ease risk rock bed hour hours piece contract gig project minute
 """.split())
 _CAP_RELATIVES = "|".join(r for r in RELATIVES.split("|") if r.isalpha())
 _CAP_CUE = re.compile(r"\b(?:(?:live|living|lives|based|settled|stay|staying|reside|residing|born|raised|grew\s+up|moved|"
