@@ -495,7 +495,7 @@ RELATIVES = ("wife|husband|partner|spouse|sister|brother|daughter|son|mother|fat
              "hubby|wifey|bf|gf|stepson|stepdaughter|stepmother|stepfather|stepmom|stepmum|stepdad|stepsister|stepbrother|"
              "half-sister|half-brother|twin|sibling|granddaughter|grandson|mother-in-law|father-in-law|sister-in-law|"
              "brother-in-law|daughter-in-law|son-in-law|mommy|mama|mam|papa|daddy|granny|nana|grandad|granddad|"
-             "godson|goddaughter|godmother|godfather|sis|bro|great-grandmother|great-grandfather|great-aunt|great-uncle|"
+             "godson|goddaughter|godmother|godfather|sis|bro|auntie|aunty|gran|nan|nanna|grandmom|grandpop|great-grandmother|great-grandfather|great-aunt|great-uncle|"
              "grandniece|grandnephew|stepchild|ward")
 SPOUSES = {"wife", "husband", "partner", "spouse", "hubby", "wifey"}
 SINGLE_RELATIVES = {"mother": "mother", "mom": "mother", "mum": "mother", "father": "father", "dad": "father",
@@ -508,7 +508,8 @@ me i we you he she it they us him them this these those
 
 # Short and pet forms said for the same relative.
 RELATIVE_FORMS = {"bf": "boyfriend", "gf": "girlfriend", "hubby": "husband", "wifey": "wife", "fiance": "fiancé",
-                  "fiancee": "fiancée", "sis": "sister", "bro": "brother", "granny": "grandma", "nana": "grandma", "grandad": "grandpa", "granddad": "grandpa"}
+                  "fiancee": "fiancée", "sis": "sister", "bro": "brother", "auntie": "aunt", "aunty": "aunt", "gran": "grandma", "nan": "grandma",
+                  "nanna": "grandma", "grandmom": "grandma", "grandpop": "grandpa", "granny": "grandma", "nana": "grandma", "grandad": "grandpa", "granddad": "grandpa"}
 
 
 def _relative(m):
@@ -1481,8 +1482,8 @@ RULES += [
          r"(?i:called|named)\s+" + NAME + r",?\s+(?i:and)\s+(?i:an?)\s+((?i:boy|girl))\s+(?i:called|named)\s+" + NAME
          + r"(?=$|[\s,.!;])", _gendered_kids, 0.8),
     # Allergies and diets: "penicillin allergy - please note it", "pescatarian since 2018", "I keep kosher".
-    Rule(r"([a-zA-Z][a-z\-]{2,30}(?:\s+[a-z][a-z\-]{2,30})?)\s+(?i:allergy)(?=\s*(?:$|[,.!;\-–—])|\s+(?i:so|here|btw|please|pls)\b)",
-         _allergy_first, 0.75, needs=r"^\W*[A-Za-z][a-z\-]{2,30}(?:\s+[a-z][a-z\-]{2,30})?\s+(?i:allergy)\b"),
+    Rule(r"(?:(?i:severe|serious|mild|bad|bad-ish|major|deadly|life-threatening)\s+)?([a-zA-Z][a-z\-]{2,30}(?:\s+[a-z][a-z\-]{2,30})?)\s+(?i:allergy)(?=\s*(?:$|[,.!;\-–—])|\s+(?i:so|here|btw|please|pls)\b)",
+         _allergy_first, 0.75, needs=r"^\W*[A-Za-z][a-z\-]{2,30}(?:\s+[a-z][a-z\-]{2,30}){0,2}\s+(?i:allergy)\b"),
     Rule(r"([a-zA-Z][a-z\-]{3,20})\s+(?i:since\s+\d{4}|since\s+(?:I\s+was|childhood|uni|college)|for\s+(?:\d{1,2}|a\s+few|many|several|"
          r"two|three|four|five|ten)\s+years|all\s+my\s+life)\b(?!.*\b(?:then|until|till|gave|quit|stopped|anymore|longer)\b)", lambda m: _diet_since(_Groups(m.group(1).lower())), 0.75,
          needs=r"^(?!.*\b(?:then|until|till|gave|quit|stopped|anymore|longer)\b)\W*[A-Za-z][a-z\-]{3,20}\s+(?i:since|for|all)\b"),
@@ -1625,8 +1626,10 @@ _DROPPED_SUBJECT = [
                 r"feels|looks|means|pays)\b)"), "I'm "),
     (re.compile(r"(?i:not\s+(?:a\s+)?(?:big\s+|huge\s+|great\s+)?fan\s+of)\b"), "I'm "),
     # Round 8: "live in Ouagadougou, power cuts…", "28 yo nurse living in Doha", "a Tucumán girl through and through".
-    (re.compile(r"(?i:live)\s+in\s+(?=" + UPPER + r")(?!.*\b(?:is|was|would|will|could|can|must|should|sounds|seems|"
+    (re.compile(r"(?i:live)\s+in\s+(?=" + UPPER + r")(?![^,.;!?]*\b(?:is|was|would|will|could|can|must|should|sounds|seems|"
                 r"takes|costs|feels|makes|looks)\b)"), "I "),
+    (re.compile(r"(?i:(?:so\s+|really\s+|totally\s+|lowkey\s+|low-key\s+)?obsessed\s+with)\s+(?=\w)"
+                r"(?!(?i:it|this|that|you|the\s+idea)\b)"), "I'm "),
     (re.compile(r"(?=\d{1,3}\s*(?i:yo|y/o|year\s+old|yr\s+old)\s+[a-z])"), "I'm a "),
     (re.compile(r"(?=(?i:an?)\s+" + UPPER + r"[\w'\-]*\s+(?i:boy|girl|lad|lass|native|guy|gal)\b)"), "I'm "),
 ]
