@@ -1824,12 +1824,38 @@ _SELF_PART = re.compile(r"(?:(?i:and|but)\s+)?(?:(an?\s|\d{1,3}(?:\s+(?i:years?\
 SELF_LIST_PARTS = 6
 
 
+# Round 8: the same list after "Sunniva here," or with no head but the age ("45, machinist, live in
+# Łódź"); a part may be a bare job phrase ("barista", "UX designer at Vipps") or "live in / work at …".
+_SELF_HEAD_HERE = re.compile(FILLER + r"(?:" + NAME + r"\s+(?i:here)|(\d{1,3}))\s*,")
+_SELF_VERB = re.compile(r"(?i:live|work|stay)\s+(?:in|at|for)\s")
+_JOB_PART_TAIL = re.compile(r"\s+(?:at|in|for|from|with)\s.*$")
+
+
+def _job_part(part: str) -> bool:
+    """"barista", "UX designer at Vipps": a phrase of at most four words whose last is a job."""
+    words = _JOB_PART_TAIL.sub("", part).split()
+    return 0 < len(words) <= 4 and words[0].lower() not in DETERMINERS and _is_job(words[-1].lower().strip(".!"))
+
+
 def _self_list(clause: str) -> list[str]:
-    if "," not in clause or len(clause) > MAX_CLAUSE or not (head := _SELF_HEAD.match(clause)):
+    if "," not in clause or len(clause) > MAX_CLAUSE:
         return []
-    out = [clause[:head.end() - 1].rstrip()]
+    if head := _SELF_HEAD.match(clause):
+        out = [clause[:head.end() - 1].rstrip()]
+    elif head := _SELF_HEAD_HERE.match(clause):
+        first = clause[head.end():].split(",", 1)[0].strip()
+        if head.group(2) and not (_job_part(first) or _SELF_VERB.match(first) or re.match(r"(?i:from|living|based)\b", first)):
+            return []  # "3, a dog and a cat" is no age
+        out = [f"I'm {head.group(2)}" if head.group(2) else clause[:head.end() - 1].rstrip()]
+    else:
+        return []
     for part in clause[head.end():].split(",", SELF_LIST_PARTS)[:SELF_LIST_PARTS]:
         part = part.strip()
+        if _SELF_VERB.match(part) and len(part.split()) <= 8:
+            out.append("I " + part)
+            continue
+        if not _SELF_PART.match(part) and _job_part(part):
+            part = ("an " if part[:1].lower() in "aeiou" else "a ") + part
         if not (m := _SELF_PART.match(part)) or len(part.split()) > 8:
             break
         part = part[m.start(1) if m.group(1) else m.start(2) if m.group(2) else m.start(3):]

@@ -607,6 +607,12 @@ def test_round_7_still_skips_other_people_frames_temporary_states_and_common_wor
     ("we're both moving to Hobart next year", {('plan:hobart', 'User plans to go to Hobart')}),
     ("I'm a teacher and I live in Oslo. Well, lived. Now it's Bergen.", {('job', 'User works as a teacher'), ('location', 'User lives in Bergen')}),
     ("I'm a nurse and no longer smoke", {('job', 'User works as a nurse')}),
+    ("I'm Ravi, 31, electrician, live in Pune", {('age', 'User is 31 years old'), ('job', 'User works as an electrician'),
+                                                 ('location', 'User lives in Pune'), ('name', "User's name is Ravi")}),
+    ('Dmitri here, sous chef at Noma, live in Copenhagen', {('employer', 'User works at Noma'), ('job', 'User works as a sous chef'),
+                                                           ('location', 'User lives in Copenhagen'), ('name', "User's name is Dmitri")}),
+    ('About me: 39, plumber, live in Cluj', {('age', 'User is 39 years old'), ('job', 'User works as a plumber'),
+                                            ('location', 'User lives in Cluj')}),
 ])
 def test_round_8_classes(text, expected):
     assert extract(text) == expected
@@ -655,6 +661,9 @@ def test_round_8_classes(text, expected):
     'I had to re-home my rabbit Clover',
     'we used to have a cat called Mog',
     'I work for Tesco, or rather I did until May',
+    '3, a dog and a cat',
+    '10, maybe 12 people',
+    '2, 3, 4',
 ])
 def test_round_8_still_skips_other_people_idioms_corrections_and_pets_given_away(text):
     assert extract(text) == set()
