@@ -391,7 +391,7 @@ def test_the_access_log_of_a_real_uvicorn_keeps_no_key_nor_client_token(uvicorn_
                                   "the smell of " * 8_000, "fav band = " * 8_000, "live in " * 12_000, "28 yo " * 15_000,
                                   "a Glasgow " * 15_000 + "boy", ", now in " * 10_000, ", originally from " * 6_000,
                                   "my husbands name is " * 6_000, "ngl " * 25_000, "Dear Sir or Madam, " * 5_000,
-                                  "here, " * 15_000, "45, " * 25_000, "4, a " * 20_000, "X here, live in " * 6_000])
+                                  "here, " * 15_000, "45, " * 25_000, "4, a " * 20_000, "here, live in , " * 6_000])
 def test_100_kb_of_adversarial_user_text_does_not_stall_the_fact_rules(text):
     from memories.facts.base import UserMessage
     from memories.facts.rules import RuleExtractor
