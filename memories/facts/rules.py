@@ -1940,15 +1940,16 @@ def _add(found: list[Candidate], said: set, slots: set[str], message: UserMessag
 # worked. Now I'm at Bolt.", "my name is Jon... actually it's Jón", "moving to Uppsala. update: plans
 # changed, it's Malmö now": what the sentence before the marker said is taken back, and a bare value
 # right after the marker is the new value of the same slot. Linear time: one scan of fixed words.
-_CORRECTION = re.compile(r"\b(?i:(?:actually|wait|sorry|oh)[,.]?\s++no\b(?![\s,.]++(?:longer|more)\b)|no[,.]?\s++wait\b|"
+_CORRECTION = re.compile(r"\b(?i:(?:actually|wait|sorry|oh)[,.]?\s++no\b(?![\s,.]++(?:longer|more|one|idea|problem|worries|matter|doubt|way|big|offence|offense|pressure|rush|need|thanks)\b)|no[,.]?\s++wait\b|"
                          r"I\s++mean[,.]?\s++I\s++(?:was|did|used\s++to)\b|well[,.]?\s++(?:worked|lived|used\s++to|not\s++anymore)\b|"
                          r"plans?\s++(?:have\s++)?changed\b|scratch\s++that\b|actually[,.]?\s++it's\b|or\s++rather\b|"
                          r"correction\s*:|,\s*+not\s++anymore\b)")
 MAX_CORRECTED = 2000  # a longer message is read as it is (each pass below is linear in it)
 _FIX_LEAD = re.compile(r"(?:(?i:sorry|I\s+mean|make\s+that|it's|it\s+is|now|I'm\s+at|I\s+am\s+at|at|to)[\s,]++){0,3}")
 _FIX_VALUE = {
-    "age": (re.compile(r"(\d{1,3})(?!\d)(?!\s*(?i:minutes?|mins?|hours?|days?|weeks?|months?|kg|km|cm|%))"), _age),
-    "name": (re.compile(NAME + r"(?=$|[\s,.!;])"), _name),
+    "age": (re.compile(r"(\d{1,3})(?=\s*(?:$|[,.!;)])|\s+(?i:since|as\s+of|now|lol|haha|actually|years?|yrs?|yo)\b)"), _age),
+    "name": (re.compile(NAME + r"(?=$|[\s,.!;])"), lambda m: not re.fullmatch(rf"(?i:{WHEN_WORDS})", m.group(1).split()[0])
+             and m.group(1).split()[0].lower() not in NOT_INTRO | NATIONALITIES and _name(m)),
     "location": (re.compile(PLACE + r"(?=$|[\s,.!;])"), _location),
     "origin": (re.compile(PLACE + r"(?=$|[\s,.!;])"), _origin),
     "plan": (re.compile(PLACE + r"(?=$|[\s,.!;])"), _plan),

@@ -607,6 +607,7 @@ def test_round_7_still_skips_other_people_frames_temporary_states_and_common_wor
     ("we're both moving to Hobart next year", {('plan:hobart', 'User plans to go to Hobart')}),
     ("I'm a teacher and I live in Oslo. Well, lived. Now it's Bergen.", {('job', 'User works as a teacher'), ('location', 'User lives in Bergen')}),
     ("I'm a nurse and no longer smoke", {('job', 'User works as a nurse')}),
+    ("I'm a teacher, actually no one asked", {('job', 'User works as a teacher')}),
     ("I'm Ravi, 31, electrician, live in Pune", {('age', 'User is 31 years old'), ('job', 'User works as an electrician'),
                                                  ('location', 'User lives in Pune'), ('name', "User's name is Ravi")}),
     ('Dmitri here, sous chef at Noma, live in Copenhagen', {('employer', 'User works at Noma'), ('job', 'User works as a sous chef'),
@@ -662,6 +663,10 @@ def test_round_8_classes(text, expected):
     'we used to have a cat called Mog',
     'I work for Tesco, or rather I did until May',
     '3, a dog and a cat',
+    "I'm 30, wait no, 2 kids",
+    'my husband lives in Leeds, actually no, York',
+    'She is 30, wait no, 31',
+    'If I moved to Leeds, wait no, York, would I like it?',
     '10, maybe 12 people',
     '2, 3, 4',
 ])
