@@ -17,6 +17,12 @@ employers; a short "I'm X," followed by self-descriptions ("I'm Ebere, 38, a sur
 dictation without punctuation split where a new first-person statement starts; a message with no
 capital letter given its capitals back after the words that introduce a name, place or employer;
 chat tags dropped; a form's fields ("Location: Kumasi"); the same fact said once per message.
+Round 8: a correction inside one message ("I'm 35, wait no, 36", "I work at Uber. Well, worked.")
+takes back the clause before the marker and reads a bare value after it (`_corrected`: at most three
+plain passes over parts of a message of at most MAX_CORRECTED characters); adverbs before a
+preference verb ("I kinda hate"); introductions and places in other languages ("me llamo",
+"Ich wohne in"); "Name here, job at X" and "45, machinist, live in Łódź" as self-description lists;
+pets given away, a re-spelt name, "fav X = Y", "X allergy", promotions, "for a living", any family word form.
 Every pattern runs in linear time on any input: no alternative of FILLER is two others in a row,
 scans over whitespace start at the first of a run and are possessive, and a clause longer than
 MAX_CLAUSE is not matched at all (tests/common/test_redaction_attacks.py).
