@@ -778,7 +778,7 @@ def _allergy_noun(m):
 def _favorite(m):
     thing = m.group(1).strip().lower()
     obj = _clean_object(m.group(2))
-    if not obj or thing in REACTION_WORDS:
+    if not obj or thing in REACTION_WORDS or _NO_VALUE.match(obj):  # "my fave movie: none really"
         return None
     return f"favorite:{_key(thing)}", f"User's favorite {thing} is {obj}"
 
@@ -1455,7 +1455,8 @@ RULES += [
     # "it's Ilse, not Else", "its Radka btw not Radek": a spelling put right (the two names alike).
     Rule(r"(?i:it's|it\s+is|its)\s+(" + UPPER + WORD_CHARS + r"{1,30})(?:,?\s+(?i:btw|by\s+the\s+way))?,?\s+(?i:not)\s+("
          + UPPER + WORD_CHARS + r"{1,30})(?=$|[\s,.!;])", _respelt, 0.8,
-         needs=r"(?i)\b(?:typo|spell|spelt|spelled|spelling|autocorrect|auto-correct|keyboard|misspel\w*|keeps\s+changing|"
+         needs=r"(?is)^(?!.*\b(?:his|her|their|[\w\-]+'s)\s+name\b)"  # "my sister's name keeps being misspelt": hers
+               r".*\b(?:typo|spell|spelt|spelled|spelling|autocorrect|auto-correct|keyboard|misspel\w*|keeps\s+changing|"
                r"keeps\s+writing|keeps\s+putting|keeps\s+calling\s+me)\b"),
     # "To whom it may concern: I, Marguerite Okonkwo, request…": a formal self-naming.
     Rule(r"I,\s+" + NAME + r",\s+(?=[a-z])", _name, 0.85),

@@ -663,6 +663,8 @@ def test_round_8_classes(text, expected):
     'we used to have a cat called Mog',
     'I work for Tesco, or rather I did until May',
     '3, a dog and a cat',
+    'my fave movie: none really',
+    "it's Jess, not Jessie, my sister's name keeps getting misspelled",
     "I'm 30, wait no, 2 kids",
     'my husband lives in Leeds, actually no, York',
     'She is 30, wait no, 31',
