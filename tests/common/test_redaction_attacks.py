@@ -376,7 +376,22 @@ def test_the_access_log_of_a_real_uvicorn_keeps_no_key_nor_client_token(uvicorn_
                                   "Location: " * 10_000, "Allergies: " + "none " * 20_000, "x, Age: " * 10_000,
                                   "I work in a " + "big " * 20_000 + "as a", "I m " * 25_000, "Job: " + "head " * 20_000, "I'm staying in " * 8_000,
                                   "I'm Ana from " + "Oslo " * 20_000, "my manager at " + "Acme " * 20_000 + "x",
-                                  "I'm a resident of " * 8_000, "Lagos based " * 10_000, "I grew up" + " and moved to" * 8_000])
+                                  "I'm a resident of " * 8_000, "Lagos based " * 10_000, "I grew up" + " and moved to" * 8_000,
+                                  # Round 8: corrections, foreign introductions, and each new rule family.
+                                  "wait no, " * 12_000, "actually no " * 10_000, "I mean I was " * 8_000,
+                                  "well, worked " * 8_000, "plans changed, " * 7_000, "me llamo " * 10_000,
+                                  "ich wohne in " * 8_000, "por aquí " * 10_000, "its Ana, not " * 8_000, "I, " * 30_000,
+                                  "my real name is " * 8_000, "home is a " + "big " * 20_000 + "outside",
+                                  "I'm a " + "tax " * 20_000 + "based in", "I got promoted to " * 6_000,
+                                  "I fix " + "old " * 20_000 + "for a living", "I work on the " + "big " * 20_000 + "as a",
+                                  "I've worked at Acme for " + "ten " * 20_000 + ", as a", "I'm with Acme, been there " * 5_000,
+                                  "now at a " + "tiny " * 20_000 + "startup called", "employed by " * 10_000,
+                                  "two kids, a boy called " * 5_000, "Rex (my " * 12_000, "nut " * 20_000 + "allergy",
+                                  "vegan since " * 10_000, "I kinda " * 20_000 + "hate", "w/ " * 30_000, "w/" * 50_000,
+                                  "the smell of " * 8_000, "fav band = " * 8_000, "live in " * 12_000, "28 yo " * 15_000,
+                                  "a Glasgow " * 15_000 + "boy", ", now in " * 10_000, ", originally from " * 6_000,
+                                  "my husbands name is " * 6_000, "ngl " * 25_000, "Dear Sir or Madam, " * 5_000,
+                                  "here, " * 15_000, "45, " * 25_000, "4, a " * 20_000, "here, live in , " * 6_000])
 def test_100_kb_of_adversarial_user_text_does_not_stall_the_fact_rules(text):
     from memories.facts.base import UserMessage
     from memories.facts.rules import RuleExtractor
@@ -385,6 +400,20 @@ def test_100_kb_of_adversarial_user_text_does_not_stall_the_fact_rules(text):
     assert extractor.extract([UserMessage(entry_id=1, seq=1, text=text)]) == []
     [found] = extractor.extract([UserMessage(entry_id=2, seq=2, text=text[:50_000] + ". I like pizza.")])
     assert found.text == "User likes pizza"
+
+
+@pytest.mark.parametrize("unit", ["I'm 35, wait no, 3", "wait no ", "I live in Oslo, actually no, ", "I work at Acme. Well, worked. ",
+                                  "x, I mean I was, ", "update: plans changed, it's "])
+def test_a_message_full_of_corrections_costs_a_few_passes_not_one_per_marker(unit):
+    """Round 8: a correction inside a message ("I'm 35, wait no, 36") re-reads parts of that message,
+    at most three plain passes whatever the number of markers (no pass corrects again), and only up
+    to MAX_CORRECTED characters; a longer message is read as it is."""
+    from memories.facts.base import UserMessage
+    from memories.facts.rules import MAX_CORRECTED, RuleExtractor
+
+    text = (unit * (MAX_CORRECTED // len(unit)))[:MAX_CORRECTED]
+    found = RuleExtractor().extract([UserMessage(entry_id=1, seq=1, text=text)])
+    assert len({(c.slot, c.text) for c in found}) == len(found)  # the same fact once per message
 
 
 def test_no_filler_word_is_two_others_in_a_row():
