@@ -10,7 +10,7 @@ query's cosine with the stored vectors of the facts' source messages), and one `
 MAX_QUERY_TERMS + MAX_PAIR_READS index reads of PER_TERM_CAP rows (12·200 + 10·200 = 4,400 rows
 at most), 4·SPREAD_FROM = 120 neighbour rows by (memory, seq) (two each side), and with
 an embedding provider one query embedding plus embeddings.DENSE_SCAN_CAP stored vectors and
-recall.FUSE_DEPTH = 50 rows by (memory, seq).
+recall.FUSE_DEPTH = 120 rows by (memory, seq).
 The recall block is RECALL_SHARE of what the budget leaves after the new messages and facts
 (150..2,000 tokens), up to RECALL_MAX_SNIPPETS snippets, and counts inside the budget; a snippet
 said word for word by an earlier-listed one is left out (its room goes to the next distinct one).

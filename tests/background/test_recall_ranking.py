@@ -313,3 +313,52 @@ def test_a_long_message_is_cut_around_the_part_holding_most_query_words():
     assert recall._snippet(text, ["kettle"]).startswith("The garden needs work")
     huge = "garden " * 50_000 + "tomato seeds"
     assert recall._snippet(huge, ["garden", "tomato"]).startswith("garden")
+
+
+def test_a_named_speakers_own_statement_ranks_above_their_words_about_the_other(cast, monkeypatch):
+    # Equal matches, equal lengths; the praise of Ines's sketch is the newer one.
+    memory = _memory(cast, [["Kofi: My sketch, drawn at dawn, is finished.", "Ines: Lovely."],
+                            ["Kofi: Your sketch, drawn so well, is wonderful.", "Ines: Thanks."]]
+                     + [[f"Ines: lunch plan {i}, soup at noon.", "Kofi: fine."] for i in range(10)])
+    query = "What sketch has Kofi drawn?"
+    first = recall.search(memory_id=memory.id, query=query, limit=2)[0]
+    assert first["snippet"] == "Kofi: My sketch, drawn at dawn, is finished."
+    monkeypatch.setattr(recall, "OTHER_DROP", 0.0)  # without it, the newer of two equal matches wins
+    first = recall.search(memory_id=memory.id, query=query, limit=2)[0]
+    assert first["snippet"] == "Kofi: Your sketch, drawn so well, is wonderful."
+
+
+def test_talk_about_the_other_is_told_from_talk_about_oneself():
+    assert recall._about_the_other("Kofi: Your sketch is great!", ["sketch"])
+    assert not recall._about_the_other("Kofi: I love your sketch!", ["sketch"])  # "I" is near too
+    assert not recall._about_the_other("Kofi: My sketches are done.", ["sketch"])
+    assert not recall._about_the_other("Kofi: The sketch is done.", ["sketch"])
+    assert not recall._about_the_other("Kofi: Your dog is cute.", [])
+
+
+def test_a_when_question_favours_the_message_that_says_when(cast, monkeypatch):
+    # Equal matches, equal lengths; the one without a time is the newer one.
+    memory = _memory(cast, [["Our canoe trip was fun last weekend.", "Nice!"], ["Our canoe trip was fun at Bled.", "Lovely."]]
+                     + [[f"Grocery list {i}: bread and milk.", "ok"] for i in range(10)])
+    assert recall.search(memory_id=memory.id, query="When was our canoe trip?", limit=1)[0]["seq"] == 1
+    assert recall.search(memory_id=memory.id, query="Where was our canoe trip?", limit=1)[0]["seq"] == 3
+    monkeypatch.setattr(recall, "WHEN_BOOST", 0.0)
+    assert recall.search(memory_id=memory.id, query="When was our canoe trip?", limit=1)[0]["seq"] == 3
+
+
+def test_time_words_and_when_questions_are_read_in_linear_time():
+    assert recall._WHEN.match("When did you go?") and recall._WHEN.match("In what year did it open?")
+    assert not recall._WHEN.match("What did you do when it rained?")
+    for text in ("We met two weeks ago.", "see you next Friday", "back in May", "yesterday"):
+        assert recall._TIME.search(text), text
+    assert not recall._TIME.search("We met at the lake.")
+    for hostile in ("1" * 50_000 + " " * 50_000 + "x", "last " * 20_000, " " * 100_000 + "ago"):
+        assert recall._TIME.search(hostile) is None
+        assert recall._WHEN.match(hostile) is None
+
+
+def test_the_rerank_reads_no_more_than_its_window(cast):
+    final = [(float(i), i, "2024-01-01", (i, i, 1, "user", None, f"Ana: note {i}")) for i in range(500)]
+    out = recall._rerank(final, {}, {"ana"}, True, 10)
+    assert len(out) == recall.RERANK_FROM and out[0][1] == 499
+    assert len(recall._rerank(final, {}, set(), False, 300)) == 300  # a larger limit is served whole
