@@ -52,9 +52,13 @@ DENSE_WEIGHT = 0.5
 # DENSE_WEIGHT + (DENSE_WEIGHT_WEAK - DENSE_WEIGHT)·(1 - c)^WEAK_POWER. A paraphrase ("What do I
 # swallow before bed?" for "I'm on simvastatin every evening") leaves the lexical side with stray
 # matches of one common word, which should not outweigh meaning. Tuned on the own corpus's dev
-# half (docs/benchmarks.md §7, round 5); LoCoMo's tuning half (median c 0.67) is unchanged by it.
-DENSE_WEIGHT_WEAK = 2.0
+# half (docs/benchmarks.md §7, rounds 5 and 7); LoCoMo's tuning half (median c 0.67) is not worse for it.
+DENSE_WEIGHT_WEAK = 2.5
 WEAK_POWER = 3.0  # (1 - coverage) ** 3: only a weak match moves the weight much
+# A stored question's closeness counts this share: a question's vector sits near a question query by
+# its form ("What do I swallow before bed?" next to "How much water should I drink a day?"), while
+# the answer is a statement. Only the dense side: a question's words still count whole.
+DENSE_QUESTION = 0.5
 SPREAD_FROM = 30  # how many of the best candidates spread to their neighbours
 BM25_K1, BM25_B = 1.2, 0.5
 DATE_BOOST = 3.0  # a message written on a date the query names weighs this much more
@@ -79,6 +83,9 @@ SELF_REACH = 5
 # A "when" question ("When did…", "In what year…", "How long ago…") favours messages that carry a
 # time ("yesterday", "last Friday", "two weeks ago", "in May"): WHEN_BOOST more.
 WHEN_BOOST = 0.5
+# Of messages saying the same text (case and spacing aside), only the best-scoring one is a hit:
+# "Thanks, that worked." three times in a top 3 tells nothing the first did not.
+DISTINCT_TEXT = True
 
 # Words too common to say anything about what a message is about.
 STOPWORDS = frozenset("""
@@ -401,7 +408,8 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     FUSE_DEPTH nearest stored vectors of that model join the candidates and add their closeness
     (on the lexical scale) to the score, so a paraphrase with no word in common can still be
     found: weighted DENSE_WEIGHT when some message matches the query's words whole, rising to
-    DENSE_WEIGHT_WEAK as they match less of it (`lexical_coverage`, one pass over the candidates).
+    DENSE_WEIGHT_WEAK as they match less of it (`lexical_coverage`, one pass over the candidates);
+    a stored question's closeness counts DENSE_QUESTION of itself (the answer is a statement).
 
     Cost is bounded by the index, whatever the memory's size (with vectors: plus at most
     embeddings.DENSE_SCAN_CAP vectors and FUSE_DEPTH rows by (memory, seq)): at most MAX_QUERY_TERMS single-term
@@ -419,10 +427,10 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     the query names, and DAY_SHARE of its day's DAY_TOP best scores (a session about the topic).
     Among the SPREAD_FROM best, a newer message matching the same terms as an older one and
     sharing most of its words scores at least as much (a correction beats what it corrects; no
-    read). Then, among the RERANK_FROM best only: a named speaker's message whose matching words
-    sit next to "you / your" (not "I / my") weighs OTHER_DROP less, and for a "when" question a
-    message that mentions a time weighs WHEN_BOOST more. Nothing reads or ranks the rest of the
-    memory.
+    read). Of messages saying the same text, only the best-scoring one is a hit (DISTINCT_TEXT).
+    Then, among the RERANK_FROM best only: a named speaker's message whose matching words sit next
+    to "you / your" (not "I / my") weighs OTHER_DROP less, and for a "when" question a message that
+    mentions a time weighs WHEN_BOOST more. Nothing reads or ranks the rest of the memory.
     """
     words, dates = query_dates(query)
     terms = query_terms(words)
@@ -474,6 +482,9 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     closeness = _closeness(memory_id, query_vector, before_seq) if query_vector else {}
     if closeness:
         pool.update(_rows_by_seq(memory_id, [seq for seq in closeness if seq not in pool]))
+        if DENSE_QUESTION != 1.0:
+            closeness = {seq: c * DENSE_QUESTION if seq in pool and _is_question(pool[seq][5]) else c
+                         for seq, c in closeness.items()}
     lexical: dict[int, float] = {}
     for seq in pool:
         mine = own.get(seq, {})
@@ -506,6 +517,8 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
         final.append((score, seq, day, row))
     if DAY_SHARE:
         final = _day_prior(final)
+    if DISTINCT_TEXT:
+        final = _distinct(final)
     ranked = _rerank(final, own, names, bool(_WHEN.match(query)), limit)[:limit]
     out = [_hit(row, terms, score) for score, _, _, row in ranked]
     if neighbours and out:
@@ -575,6 +588,23 @@ def _closeness(memory_id: str, query_vector: tuple[str, list[float]], before_seq
     hi, lo = dense[0][0], dense[-1][0]
     span = (hi - lo) or 1.0
     return {seq: max(0.0, (cos - lo) / span) for cos, seq, _ in dense}
+
+
+def _is_question(text: str) -> bool:
+    """A message that ends with a question mark (no regex: linear)."""
+    return text.rstrip().endswith("?")
+
+
+def _distinct(final: list[tuple[float, int, str, tuple]]) -> list[tuple[float, int, str, tuple]]:
+    """[(score, seq, day, row)] keeping, of messages with the same text (case and spacing aside),
+    the best-scoring one (the newest on a tie). Linear in the candidates."""
+    best: dict[str, tuple[float, int, str, tuple]] = {}
+    for item in final:
+        key = " ".join(item[3][5].lower().split())
+        have = best.get(key)
+        if have is None or (item[0], item[1]) > (have[0], have[1]):
+            best[key] = item
+    return list(best.values())
 
 
 def _day_prior(final: list[tuple[float, int, str, tuple]]) -> list[tuple[float, int, str, tuple]]:

@@ -362,3 +362,34 @@ def test_the_rerank_reads_no_more_than_its_window(cast):
     out = recall._rerank(final, {}, {"ana"}, True, 10)
     assert len(out) == recall.RERANK_FROM and out[0][1] == 499
     assert len(recall._rerank(final, {}, set(), False, 300)) == 300  # a larger limit is served whole
+
+def test_search_lists_a_message_said_word_for_word_again_once(cast, monkeypatch):
+    turns = [["The ferry to Hvar leaves from pier 4, said the captain.", "ok"]]
+    turns += [["Ferry tickets are so expensive.", "Sure."] for _ in range(4)]
+    turns += [["ferry tickets are  so EXPENSIVE.", "Sure."], ["Ferry times change in the winter months.", "Right."]]
+    memory = _memory(cast, turns)
+    snippets = [h["snippet"] for h in recall.search(memory_id=memory.id, query="ferry", limit=3)]
+    # One copy stands for all (case and spacing aside); the room goes to the other ferry lines.
+    assert len({s.lower() for s in snippets}) == 3
+    assert "The ferry to Hvar leaves from pier 4, said the captain." in snippets
+    monkeypatch.setattr(recall, "DISTINCT_TEXT", False)
+    repeated = [h["snippet"] for h in recall.search(memory_id=memory.id, query="ferry", limit=3)]
+    assert len({s.lower() for s in repeated}) < 3
+
+
+def test_a_stored_question_near_the_query_by_its_form_ranks_below_the_answer(cast, monkeypatch):
+    texts = ["Every evening I'm on simvastatin.", "How much water should I drink a day?",
+             "The garden needs weeding.", "Lunch plan: soup at noon."]
+    memory = _memory(cast, [[t, "ok"] for t in texts])
+    rows = {e.content: e for e in Entry.objects.filter(memory=memory, role="user")}
+    model = "test:fake"
+    vectors = {texts[0]: [0.9, 0.436], texts[1]: [1.0, 0.0], texts[2]: [0.0, 1.0], texts[3]: [0.0, 1.0]}
+    embeddings.VectorStore.put(memory_id=memory.id, model=model,
+                               items=[(rows[t].id, rows[t].seq, v) for t, v in vectors.items()])
+    query = ("What do I swallow before bed?", (model, [1.0, 0.0]))  # no word of it is in any message
+    hits = recall.search(memory_id=memory.id, query=query[0], limit=2, query_vector=query[1])
+    # The question is the nearest vector (same form as the query), the statement holds the answer.
+    assert [h["snippet"] for h in hits] == [texts[0], texts[1]]
+    monkeypatch.setattr(recall, "DENSE_QUESTION", 1.0)
+    hits = recall.search(memory_id=memory.id, query=query[0], limit=2, query_vector=query[1])
+    assert [h["snippet"] for h in hits] == [texts[1], texts[0]]
