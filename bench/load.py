@@ -61,9 +61,9 @@ def log(*parts) -> None:
     print("[bench-load]", *parts, file=sys.stderr, flush=True)
 
 
-def tree_cpu(pid: int) -> float:
-    """CPU seconds (user + system) used so far by process `pid` and its descendants (Linux /proc):
-    the server's own cost, whatever else the machine is doing."""
+def proc_stats() -> dict[int, tuple[str, int, int]]:
+    """Every process now (Linux /proc): pid → (command name, parent pid, user + system CPU ticks).
+    A process that exits while it is read is left out."""
     stats = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -72,16 +72,55 @@ def tree_cpu(pid: int) -> float:
             except OSError:
                 continue
             fields = raw[raw.rindex(")") + 2:].split()  # after "pid (comm) "
-            stats[int(entry.name)] = (int(fields[1]), int(fields[11]) + int(fields[12]))
+            comm = raw[raw.index("(") + 1:raw.rindex(")")]
+            stats[int(entry.name)] = (comm, int(fields[1]), int(fields[11]) + int(fields[12]))
+    return stats
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds (user + system) used so far by process `pid` and its descendants (Linux /proc):
+    the server's own cost, whatever else the machine is doing."""
+    stats = proc_stats()
     tree, grew = {pid}, True
     while grew:
         grew = False
-        for child, (parent, _ticks) in stats.items():
+        for child, (_comm, parent, _ticks) in stats.items():
             if parent in tree and child not in tree:
                 tree.add(child)
                 grew = True
-    total = sum(stats[p][1] for p in tree if p in stats)
+    total = sum(stats[p][2] for p in tree if p in stats)
     return total / os.sysconf("SC_CLK_TCK")
+
+
+def title(pid: int) -> list[str]:
+    """The words of a process's command line (a PostgreSQL backend's is its status title); [] if gone."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").split()
+    except OSError:
+        return []
+
+
+def db_cpu(database: str = PG_DB) -> dict[str, float]:
+    """CPU seconds used so far by the database side (Linux /proc): "postgres", the PostgreSQL
+    server's processes that work for `database` (its backends and autovacuum workers, and the
+    server's shared ones: checkpointer, WAL writer, background writer…; other databases'
+    backends are left out), and "redis", every redis-server process (all its dbs: shared)."""
+    stats = proc_stats()
+    postmasters = {pid for pid, (comm, parent, _) in stats.items()
+                   if comm == "postgres" and stats.get(parent, ("",))[0] != "postgres"}
+    pg = redis = 0
+    for pid, (comm, parent, ticks) in stats.items():
+        if comm == "redis-server":
+            redis += ticks
+        elif pid in postmasters:
+            pg += ticks
+        elif parent in postmasters:
+            words = title(pid)
+            client = "autovacuum worker" in " ".join(words) or any("(" in w or w == "[local]" for w in words)
+            if database in words or (words and not client):
+                pg += ticks
+    tick = os.sysconf("SC_CLK_TCK")
+    return {"postgres": pg / tick, "redis": redis / tick}
 
 
 def free_port() -> int:
@@ -143,6 +182,7 @@ class Stack:
     label = ""
     product = False
     inproc = False
+    pg = False  # on PostgreSQL (+ Redis): the database side's CPU is measured too
     cwd = ROOT
 
     def __init__(self, workers: int, threads: int) -> None:
@@ -248,6 +288,7 @@ class FloorSqlite(FloorStack):
 
 class FloorPostgres(FloorStack):
     name, label = "floor-pg", "floor (bare ASGI + psycopg)"
+    pg = True
 
     def __init__(self, workers: int, threads: int) -> None:
         super().__init__(workers, threads, PG_URL)
@@ -291,6 +332,7 @@ class Embedded(ProductStack):
 
 class Postgres(ProductStack):
     name, label = "postgres", "Threadless, PostgreSQL + Redis"
+    pg = True
 
     def __init__(self, workers: int, threads: int) -> None:
         super().__init__(workers, threads)
@@ -401,16 +443,22 @@ async def turns(stack: Stack, memories: list[str], clients: int, seconds: float)
             latencies.append(end - start)
             decorates.append(mid - start)
 
+    db = db_cpu() if stack.pg else {}
     started, cpu = time.perf_counter(), tree_cpu(stack.proc.pid)
     await asyncio.gather(*(one(conn, memories[i], i) for i, conn in enumerate(conns)))
     elapsed, cpu = time.perf_counter() - started, tree_cpu(stack.proc.pid) - cpu
+    db_after = db_cpu() if stack.pg else {}
     for conn in conns:
         conn.close()
     ms = [x * 1000 for x in latencies]
-    return {"clients": clients, "turns": len(latencies), "turns_s": len(latencies) / elapsed,
-            "cpu_ms": cpu * 1000 / max(1, len(latencies)),
-            "p50": quantile(ms, 0.5), "p99": quantile(ms, 0.99), "errors": errors,
-            "decorate_p50": quantile([x * 1000 for x in decorates], 0.5)}
+    out = {"clients": clients, "turns": len(latencies), "turns_s": len(latencies) / elapsed,
+           "cpu_ms": cpu * 1000 / max(1, len(latencies)),
+           "p50": quantile(ms, 0.5), "p99": quantile(ms, 0.99), "errors": errors,
+           "decorate_p50": quantile([x * 1000 for x in decorates], 0.5)}
+    for side, key in (("postgres", "pg_cpu_ms"), ("redis", "redis_cpu_ms")):  # the database side's, per turn
+        if db:
+            out[key] = (db_after[side] - db[side]) * 1000 / max(1, len(latencies))
+    return out
 
 
 async def requests(stack: Stack, path_for, clients: int, seconds: float, memories: list[str]) -> dict:
@@ -503,8 +551,8 @@ def mark(ok: bool) -> str:
 
 
 def table(results: dict) -> list[str]:
-    lines = ["| stack | clients | turns/s | turn p50 / p99 (ms) | p99 ÷ p50 | server CPU per turn | errors | "
-             "share of floor |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| stack | clients | turns/s | turn p50 / p99 (ms) | p99 ÷ p50 | server CPU per turn | PostgreSQL CPU "
+             "per turn | Redis CPU per turn | errors | share of floor |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, res in results["stacks"].items():
         floor = results["stacks"].get(FLOOR_OF.get(name, ""), None)
         for row in res["turns"]:
@@ -516,9 +564,9 @@ def table(results: dict) -> list[str]:
                     share = f"{value:.0%}" + (f" {mark(value >= TARGET_SHARE)}" if row["clients"] == 16 else "")
             tail = row["p99"] / row["p50"] if row["p50"] else float("nan")
             tail_text = f"{tail:.1f}×" + (f" {mark(tail <= TARGET_TAIL)}" if row["clients"] == 64 else "")
-            cpu = f"{row['cpu_ms']:.2f} ms" if "cpu_ms" in row else "—"
+            cpu, pg, redis = (f"{row[key]:.2f} ms" if key in row else "—" for key in ("cpu_ms", "pg_cpu_ms", "redis_cpu_ms"))
             lines.append(f"| {res['label']} | {row['clients']} | {row['turns_s']:.0f} | {row['p50']:.1f} / "
-                         f"{row['p99']:.1f} | {tail_text} | {cpu} | {row['errors']} | {share} |")
+                         f"{row['p99']:.1f} | {tail_text} | {cpu} | {pg} | {redis} | {row['errors']} | {share} |")
     return lines
 
 
@@ -653,7 +701,11 @@ def section(results: dict, charted: bool) -> str:
         "one hand-off each way instead of a2wsgi's four waits. The `before` row is the code before this issue's "
         "second round (BENCH_BEFORE_REF), extracted with `git archive` and served as it was (its own "
         "`threadless-serve`, same processes and threads). *Server CPU per turn* is the CPU time of the server's processes (from /proc) over the turns "
-        "they served: unlike turns/s it hardly moves with what else the machine runs. The HTTP vs in-process "
+        "they served: unlike turns/s it hardly moves with what else the machine runs. *PostgreSQL CPU per turn* is "
+        "the same for the PostgreSQL processes working for the bench's database (its backends, plus the server's "
+        "shared checkpointer / WAL writer / background writer); *Redis CPU per turn* for redis-server (shared with "
+        "whatever else uses it: the floor's row, which uses no Redis, shows that background); — on SQLite "
+        "(in process). The HTTP vs in-process "
         "row times both halves the same way: 50 decorates (after 10 warm-ups), each followed by its report, on "
         "a fresh memory of 200 messages.",
         "",
