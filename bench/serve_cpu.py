@@ -38,6 +38,8 @@ def main() -> None:
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
     var = TREE / "var" / "serve-cpu"
     shutil.rmtree(var, ignore_errors=True)
+    # Django is set up here, not through a bench.common helper: bench.serve_cpu_ab runs this file
+    # inside other trees (PYTHONPATH = that tree), whose bench/ may predate any such helper.
     os.environ.setdefault("THREADLESS_VAR_DIR", str(var))
     os.environ.setdefault("THREADLESS_RATE_LIMIT_PER_MINUTE", "100000000")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
