@@ -442,6 +442,37 @@ def write_docs(results: dict, lines: list[str], before: dict | None, notes: str 
     DOC.write_text(text)
 
 
+def _replace_table(text: str, header: str, rows: list[str]) -> str:
+    """`text` with the Markdown table that starts with `header` (its consecutive `|` lines) replaced by `rows`."""
+    lines = text.split("\n")
+    start = next((i for i, line in enumerate(lines) if line.startswith(header)), None)
+    if start is None:
+        raise SystemExit(f"{DOC.name}: no table starting with {header!r} to replace")
+    end = start
+    while end < len(lines) and lines[end].startswith("|"):
+        end += 1
+    return "\n".join([*lines[:start], *rows, *lines[end:]])
+
+
+def write_tables(results: dict) -> None:
+    """Only the generated tables (and the chart) of the section, its prose left as it is: for a
+    final run after a round whose findings are already written up under the tables."""
+    text = DOC.read_text()
+    if START not in text or END not in text:
+        raise SystemExit(f"{DOC.name}: no recall section yet; use --write-docs")
+    head, rest = text.split(START, 1)
+    section, tail = rest.split(END, 1)
+    generated = table(results)
+    for header in ("| provider | half | questions", "| provider | half | multi-hop", "| provider | half | conversations"):
+        start = next(i for i, line in enumerate(generated) if line.startswith(header))
+        end = start
+        while end < len(generated) and generated[end].startswith("|"):
+            end += 1
+        section = _replace_table(section, header, generated[start:end])
+    chart(results, CHART)
+    DOC.write_text(head + START + section + END + tail)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--locomo", default=str(DEFAULT_LOCOMO))
@@ -452,6 +483,8 @@ def main() -> None:
     parser.add_argument("--openai-model", default="")
     parser.add_argument("--json", default="", help="also write the results here")
     parser.add_argument("--write-docs", action="store_true", help="write the section and chart into docs/benchmarks.md")
+    parser.add_argument("--write-tables", action="store_true",
+                        help="replace only the section's generated tables and chart, keeping its prose")
     parser.add_argument("--before", default="", help="a line describing the numbers before, for the docs")
     parser.add_argument("--notes", default="", help="a Markdown file of findings to add under the tables")
     parser.add_argument("--corpus-notes", default="", help="a Markdown file of findings to add under the own-corpus table")
@@ -468,6 +501,8 @@ def main() -> None:
             results.update(json.loads(Path(name).read_text()))
         lines = table(results)
         print("\n".join(lines))
+        if args.write_tables:
+            write_tables(results)
         if args.write_docs:
             write_docs(results, lines, {"text": args.before} if args.before else None,
                        Path(args.notes).read_text() if args.notes else "",
@@ -500,6 +535,8 @@ def main() -> None:
     print("\n".join(lines))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
+    if args.write_tables:
+        write_tables(results)
     if args.write_docs:
         write_docs(results, lines, {"text": args.before} if args.before else None,
                    Path(args.notes).read_text() if args.notes else "",
