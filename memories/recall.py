@@ -132,12 +132,13 @@ _TIME = re.compile(
     r"summer|winter|spring|fall|autumn|" + _DAYNAMES + r")|(?:\d+|a|an|one|two|three|four|five|six|few|couple)\s+"
     r"(?:of\s+)?(?:days?|weeks?|months?|years?)\s+ago|" + _DAYNAMES + r"|" + _MONTH + r")\b", re.IGNORECASE)
 # A list question (see LIST_DAY_SHARE), matched on the first LIST_CHARS characters: a plural noun
-# after "what / which" ("What activities…", "Which kinds of books…"), "has / have" + one or two
-# words + a participle ("What has Ana painted?", "Where has Jo made friends?"), "how many", "what
-# are some / the names", or "both" anywhere. Bounded repeats on a bounded prefix: linear time.
+# after "what / which" ("What activities…", "Which kinds of books…"; not "What kind of books…", which
+# asks for one kind), "has / have" + one or two words + a participle ("What has Ana painted?",
+# "Where has Jo made friends?"), "how many", "what are some / the names", or "both" anywhere.
+# Bounded repeats on a bounded prefix: linear time.
 LIST_CHARS = 300
 _LIST = re.compile(
-    r"^\s*(?:(?:what|which)\s+(?!(?:is|was|does|has|this|kinds?|types?|sorts?)\b)(?:(?:kinds?|types?|sorts?)\s+of\s+)?"
+    r"^\s*(?:(?:what|which)\s+(?:(?:kinds|types|sorts)\s+of\s+)?(?!(?:is|was|does|has|this|kind|type|sort)\b)"
     r"[a-z+/-]{2,}[a-rt-z]s\b|(?:what|where|who|which)\b[^?]{0,60}\b(?:has|have)\s+(?!to\b)(?:\w+\s+){1,2}"
     r"\w+(?:ed|en|ne|de|ght|ld)\b|how\s+many\b|what\s+are\s+(?:some|the\s+names)\b)|\bboth\b", re.IGNORECASE)
 _FIRST_PERSON = frozenset("i my me mine myself we our ours us im ive id".split())
