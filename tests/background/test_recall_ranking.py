@@ -393,3 +393,51 @@ def test_a_stored_question_near_the_query_by_its_form_ranks_below_the_answer(cas
     monkeypatch.setattr(recall, "DENSE_QUESTION", 1.0)
     hits = recall.search(memory_id=memory.id, query=query[0], limit=2, query_vector=query[1])
     assert [h["snippet"] for h in hits] == [texts[1], texts[0]]
+
+
+def _painting_memory(cast):
+    """Three messages about painting on one day, a fourth (longer, so it matches less) on another."""
+    memory = _memory(cast, [["I painted the garden fence.", "Nice."], ["I painted the fence gate.", "Good."],
+                            ["I painted the shed door.", "Great."],
+                            ["Last month I painted a horse on the old barn wall.", "Lovely."]])
+    _dated(memory, {1: "2024-03-01T09:00", 2: "2024-03-01T09:01", 3: "2024-03-01T09:02", 4: "2024-03-01T09:03",
+                    5: "2024-03-01T09:04", 6: "2024-03-01T09:05", 7: "2024-03-09T18:00", 8: "2024-03-09T18:01"})
+    return memory
+
+
+def test_a_list_questions_first_hits_spread_over_the_days(cast, monkeypatch):
+    memory = _painting_memory(cast)
+    other_day = 7
+    # Asking for one thing, the day about painting keeps its three matches first.
+    seqs = [h["seq"] for h in recall.search(memory_id=memory.id, query="What did I paint?", limit=4)]
+    assert seqs.index(other_day) == 3
+    # Asking for everything painted, the other day's match comes first: the day already holding
+    # strong matches counts against its further ones.
+    seqs = [h["seq"] for h in recall.search(memory_id=memory.id, query="What have I painted so far?", limit=4)]
+    assert seqs[0] == other_day and sorted(seqs) == [1, 3, 5, 7]
+    monkeypatch.setattr(recall, "LIST_HEAD", 0)  # without the list rule it ranks as any question
+    seqs = [h["seq"] for h in recall.search(memory_id=memory.id, query="What have I painted so far?", limit=4)]
+    assert seqs.index(other_day) == 3
+
+
+def test_only_a_list_questions_head_is_spread_the_rest_keeps_the_day_prior(cast, monkeypatch):
+    memory = _painting_memory(cast)
+    usual = [h["seq"] for h in recall.search(memory_id=memory.id, query="What did I paint?", limit=4)]
+    monkeypatch.setattr(recall, "LIST_HEAD", 1)
+    seqs = [h["seq"] for h in recall.search(memory_id=memory.id, query="What have I painted so far?", limit=4)]
+    assert seqs == [7] + [s for s in usual if s != 7]
+
+
+def test_list_questions_are_told_from_questions_about_one_thing_in_linear_time():
+    for text in ("What activities has Melanie done with her family?", "Which cities has Jon visited?",
+                 "What has Melanie painted?", "Where has Maria made friends?", "What kinds of books does Ana read?",
+                 "What do Jon and Gina both like?", "How many children does Melanie have?",
+                 "What are the names of John's children?"):
+        assert recall._LIST.search(text[:recall.LIST_CHARS]), text
+    for text in ("What did Melanie paint recently?", "What is Caroline's identity?", "What does Gina's tattoo symbolize?",
+                 "When did Melanie go camping?", "What was grandma's gift to Caroline?", "Who is Jon's favourite?",
+                 "What kind of books does Caroline have?"):
+        assert not recall._LIST.search(text[:recall.LIST_CHARS]), text
+    for hostile in ("what " + "has " * 30_000, "which " + "a" * 100_000, "what has " + "x " * 50_000 + "ed",
+                    "what " + " " * 100_000 + "s"):
+        assert recall._LIST.search(hostile[:recall.LIST_CHARS]) is None
