@@ -8,7 +8,7 @@ import re
 from django.db import DEFAULT_DB_ALIAS, connections
 from psycopg import ClientCursor, Cursor
 from psycopg.errors import FeatureNotSupported
-from psycopg.pq import TransactionStatus
+from psycopg.pq import PipelineStatus, TransactionStatus
 
 
 def tune_sqlite(sender, connection, **kwargs) -> None:
@@ -49,8 +49,9 @@ def stale_plan(exc: BaseException) -> bool:
 
 
 def _idle(conn) -> bool:
-    """Whether a psycopg connection is in autocommit and outside any transaction."""
-    return conn.autocommit and conn.info.transaction_status == TransactionStatus.IDLE
+    """Whether a psycopg connection is in autocommit, outside any transaction and any pipeline."""
+    return (conn.autocommit and conn.info.transaction_status == TransactionStatus.IDLE
+            and conn.pgconn.pipeline_status == PipelineStatus.OFF)
 
 
 def _deallocate_all(cursor) -> None:
@@ -78,12 +79,12 @@ class _DriverCursor:
             # SQLite: the driver's plain cursor (Django's own subclass rewrites placeholders on every
             # call); PostgreSQL: psycopg's own (`_server_binding_cursor`).
             self._cursor = db.connection.cursor() if self._sqlite else _server_binding_cursor(db)
+            if self._prepare and db.stale_prepared and _idle(db.connection):
+                _deallocate_all(self._cursor)  # before its statements (`stale_plan`; not inside a pipeline)
+                db.stale_prepared = False
 
     def execute(self, sql: str, params=()) -> None:
         with self._db.wrap_database_errors:
-            if self._prepare and self._db.stale_prepared and _idle(self._cursor.connection):
-                _deallocate_all(self._cursor)
-                self._db.stale_prepared = False
             if self._sqlite:
                 self._cursor.execute(_qmark(sql), params)
                 return
