@@ -177,3 +177,21 @@ def test_a_stale_prepared_statement_in_a_pipeline_fails_once_and_then_is_prepare
     assert connection.stale_prepared
     assert pipelined() == [(Decimal(1),), (Decimal(2),)]
     assert not connection.stale_prepared
+
+
+@pytest.mark.django_db
+def test_a_statement_prepared_inside_a_rolled_back_savepoint_stays_usable(cast):
+    """Prepared statements are the session's, not the transaction's: psycopg is not told of a savepoint's
+    rollback (Django's cursor sends it, with preparing off) and need not be."""
+    sql = "SELECT count(*) FROM memories_memory WHERE project_id = %s"
+
+    def count():
+        with plain_cursor(prepare=True) as cursor:
+            cursor.execute(sql, [cast.project_a.pk])
+            return cursor.fetchone()[0]
+
+    with pytest.raises(ValueError), transaction.atomic():  # a savepoint inside the test's transaction
+        assert count() == 0
+        raise ValueError
+    assert "SELECT count(*) FROM memories_memory WHERE project_id = $1" in _prepared()
+    assert count() == 0
