@@ -63,7 +63,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
 
     def get_new_connection(self, conn_params):
         connection = super().get_new_connection(conn_params)
-        self.prepare_statements = bool(getattr(settings, "THREADLESS_DB_PREPARE", False))
+        self.prepare_statements = settings.THREADLESS_DB_PREPARE
         self.stale_prepared = False
         if self.prepare_statements:
             connection.adapters.register_dumper(int, Int8Dumper)
