@@ -13,7 +13,8 @@ It times the tree it is run from, so one command A/Bs two trees, e.g. main again
     (cd /tmp/before && python /path/to/this/bench/serve_cpu.py 300 1)   # repeat, alternating
     python bench/serve_cpu.py 300 1
 
-`python bench/serve_cpu.py worker` serves blocks for bench.serve_cpu_ab (two trees interleaved).
+`python bench/serve_cpu.py worker` serves blocks for bench.serve_cpu_ab (two trees interleaved):
+per block, the process's CPU per turn and, on PostgreSQL, its backends' (PGAPPNAME names them).
 
 Embedded default unless DATABASE_URL / REDIS_URL say otherwise (use a database of your own:
 each run migrates it and adds a project).
@@ -83,24 +84,51 @@ def main() -> None:
     user = json.dumps({"messages": [{"role": "user", "content": "what next?"}]}).encode()
     reply = json.dumps({"messages": [{"role": "assistant", "content": "this."}]}).encode()
 
+    def backends_ns() -> dict[int, int]:
+        """CPU nanoseconds so far (/proc/<pid>/schedstat) of this process's PostgreSQL backends, found
+        by the application name bench.serve_cpu_ab gives each worker (PGAPPNAME); {} elsewhere."""
+        from django.db import connection
+
+        app = os.environ.get("PGAPPNAME")
+        if connection.vendor != "postgresql" or not app:
+            return {}
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pid FROM pg_stat_activity WHERE application_name = %s", [app])
+            pids = [row[0] for row in cursor.fetchall()]
+        found = {}
+        for pid in pids:
+            try:
+                found[pid] = int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass
+        return found
+
+    pg_ms: list[float] = []  # the database side's CPU per turn of each phase (PostgreSQL, worker mode)
+
     async def phase(memory_id: str) -> float:
         decorate, report = f"/v1/memories/{memory_id}/decorate", f"/v1/memories/{memory_id}/report"
         assert await post(report, history) == 202
         for _ in range(5):  # warm
             await post(decorate, user)
             await post(report, reply)
+        pg_before = await asyncio.to_thread(backends_ns) if worker else {}
         start = time.process_time()
         for _ in range(turns):
             assert await post(decorate, user) == 200
             assert await post(report, reply) == 202
-        return (time.process_time() - start) * 1000 / turns
+        cpu = (time.process_time() - start) * 1000 / turns
+        if pg_before:  # backends that appeared during the phase count from zero
+            pg_after = await asyncio.to_thread(backends_ns)
+            pg_ms.append(sum(ns - pg_before.get(pid, 0) for pid, ns in pg_after.items()) / 1e6 / turns)
+        return cpu
 
     if worker:  # one block per line read (its number of turns), each on a fresh memory: its CPU per turn
         print("ready", flush=True)
         for line in sys.stdin:
             turns = int(line)
             memory, _ = memory_create(project=project)
-            print(round(asyncio.run(phase(memory.id)), 4), flush=True)
+            cpu = asyncio.run(phase(memory.id))
+            print(round(cpu, 4), round(pg_ms[-1], 4) if pg_ms else "-", flush=True)  # process, PostgreSQL
         return
 
     has_hot = hasattr(asgi, "HOT_ROUTES")

@@ -7,6 +7,8 @@ import re
 
 from django.db import DEFAULT_DB_ALIAS, connections
 from psycopg import ClientCursor, Cursor
+from psycopg.errors import FeatureNotSupported
+from psycopg.pq import PipelineStatus, TransactionStatus
 
 
 def tune_sqlite(sender, connection, **kwargs) -> None:
@@ -40,18 +42,46 @@ def _server_binding_cursor(db):
     return cursor
 
 
+def stale_plan(exc: BaseException) -> bool:
+    """Whether a driver error is PostgreSQL refusing a prepared statement whose result columns
+    changed type since it was prepared ("cached plan must not change result type")."""
+    return isinstance(exc, FeatureNotSupported) and "cached plan" in (exc.diag.message_primary or "")
+
+
+def _idle(conn) -> bool:
+    """Whether a psycopg connection is in autocommit, outside any transaction and any pipeline."""
+    return (conn.autocommit and conn.info.transaction_status == TransactionStatus.IDLE
+            and conn.pgconn.pipeline_status == PipelineStatus.OFF)
+
+
+def _deallocate_all(cursor) -> None:
+    """Drop every prepared statement of the cursor's connection, the server's and psycopg's record of
+    them (psycopg clears its cache when it sees DEALLOCATE ALL succeed, while preparing is on)."""
+    conn = cursor.connection
+    threshold = conn.prepare_threshold
+    conn.prepare_threshold = 0
+    try:
+        cursor.execute("DEALLOCATE ALL", prepare=False)
+    finally:
+        conn.prepare_threshold = threshold
+
+
 class _DriverCursor:
     """The driver's own cursor with Django's error mapping around each call: see `plain_cursor`."""
 
-    __slots__ = ("_db", "_cursor", "_sqlite")
+    __slots__ = ("_db", "_cursor", "_sqlite", "_prepare")
 
-    def __init__(self, db) -> None:
+    def __init__(self, db, prepare: bool = False) -> None:
         self._db = db
         self._sqlite = db.vendor == "sqlite"
+        self._prepare = prepare and not self._sqlite and getattr(db, "prepare_statements", False)
         with db.wrap_database_errors:
             # SQLite: the driver's plain cursor (Django's own subclass rewrites placeholders on every
             # call); PostgreSQL: psycopg's own (`_server_binding_cursor`).
             self._cursor = db.connection.cursor() if self._sqlite else _server_binding_cursor(db)
+            if self._prepare and db.stale_prepared and _idle(db.connection):
+                _deallocate_all(self._cursor)  # before its statements (`stale_plan`; not inside a pipeline)
+                db.stale_prepared = False
 
     def execute(self, sql: str, params=()) -> None:
         with self._db.wrap_database_errors:
@@ -63,7 +93,41 @@ class _DriverCursor:
                 # Django's cursor, which binds them into the text, for this and what follows.
                 self._cursor.close()
                 self._cursor = self._db.create_cursor()
-            self._cursor.execute(sql, params)
+                self._prepare = False
+            if self._prepare:
+                self._execute_prepared(sql, params)
+            else:
+                self._cursor.execute(sql, params)
+
+    def _execute_prepared(self, sql: str, params) -> None:
+        """The statement as a prepared one: parsed and planned once on this connection (Parse at its
+        first use, one more round trip outside a pipeline), then only bound and executed.
+
+        psycopg's automatic preparing (the connection's `prepare_threshold`) stays off, as Django
+        sets it: with it on, psycopg counts every statement of every cursor to find the ones to
+        prepare, keeping the text of the last `prepared_max` (100) of them, Django's client-bound
+        ones with their literal values too (a bulk insert's megabytes), and drops everything at each
+        savepoint rollback. So it is on only while one of these statements is sent, and the cache
+        holds only them (`prepare=True`: prepared at once, whatever the threshold)."""
+        conn = self._cursor.connection
+        threshold = conn.prepare_threshold
+        conn.prepare_threshold = 0
+        try:
+            self._cursor.execute(sql, params, prepare=True)
+        except FeatureNotSupported as exc:
+            # "cached plan must not change result type": a column this statement returns changed its
+            # type since it was prepared (a migration, from another connection). PostgreSQL re-plans a
+            # prepared statement after a schema change by itself but refuses one whose result changed,
+            # and psycopg would go on reusing it. In autocommit, where nothing ran, the connection's
+            # prepared statements are dropped and this one sent again (prepared afresh); inside a
+            # transaction the error aborts it, and the cache is dropped before the next statement
+            # (pgbackend's `stale_prepared`; a rollback drops it too).
+            if not stale_plan(exc) or not _idle(conn):
+                raise
+            _deallocate_all(self._cursor)
+            self._cursor.execute(sql, params, prepare=True)
+        finally:
+            conn.prepare_threshold = threshold
 
     def fetchone(self):
         with self._db.wrap_database_errors:
@@ -91,8 +155,13 @@ class _DriverCursor:
             pass
 
 
-def plain_cursor(alias: str = DEFAULT_DB_ALIAS):
+def plain_cursor(alias: str = DEFAULT_DB_ALIAS, *, prepare: bool = False):
     """A cursor for the write and read paths' plain statements (`%s` placeholders, as Django's).
+
+    `prepare`: its statements are prepared on PostgreSQL (when THREADLESS_DB_PREPARE is on): for
+    the hot path's statements of a fixed text, a few per call site, so that a connection holds a
+    bounded set of them (well under psycopg's `prepared_max`, 100, so none is ever evicted).
+    Statements whose text grows with their rows are prepared only for their few common shapes.
 
     Django's cursor wrapper costs ~9 µs a statement on SQLite (the wrapper objects, the debug and
     execute-wrapper hooks, the placeholder rewrite by regex on every call): a third of a plain
@@ -108,4 +177,4 @@ def plain_cursor(alias: str = DEFAULT_DB_ALIAS):
     db.ensure_connection()
     db.validate_thread_sharing()
     db.validate_no_broken_transaction()
-    return _DriverCursor(db)
+    return _DriverCursor(db, prepare)

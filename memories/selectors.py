@@ -64,7 +64,7 @@ def memory_fetch(*, memory_id: str, project_id: str | None = None, lock: bool = 
         params.append(project_id)
     if lock and db.features.has_select_for_update:
         sql += " FOR UPDATE"
-    with plain_cursor() as cursor:
+    with plain_cursor(prepare=True) as cursor:  # four texts (project, lock): prepared on PostgreSQL
         cursor.execute(sql, params)
         row = cursor.fetchone()
     return None if row is None else memory_from_row(row, db)
@@ -188,7 +188,7 @@ def _window_chunks(memory_id: str, before_seq: int | None, first_chunk: int, fir
             return
         cursor_seq = first_rows[-1][0]
         chunk = min(chunk * 4, 4096)
-    with plain_cursor() as cursor:
+    with plain_cursor(prepare=True) as cursor:
         while True:
             params: list = [memory_id]
             if cursor_seq is not None:
@@ -244,7 +244,7 @@ def memory_window(
 
 
 def _rows(sql: str, params: list) -> list[tuple]:
-    with plain_cursor() as cursor:
+    with plain_cursor(prepare=True) as cursor:  # decorate's fixed reads: prepared on PostgreSQL
         cursor.execute(sql, params)
         return cursor.fetchall()
 
@@ -321,7 +321,8 @@ class ContextReads:
         before = self.before_seq is not None
         window_params: list = [self.memory_id, *([self.before_seq] if before else []),
                                window_first_chunk(self.expected_rows)]
-        with plain_cursor() as facts, plain_cursor() as window, plain_cursor() as failures:
+        with (plain_cursor(prepare=True) as facts, plain_cursor(prepare=True) as window,
+              plain_cursor(prepare=True) as failures):
             with db.wrap_database_errors, db.connection.pipeline():
                 facts.execute(_FACTS_SQL, [self.memory_id, FACTS_LIMIT])
                 window.execute(_window_sql(db.vendor, before=before, limit=True), window_params)

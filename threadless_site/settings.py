@@ -131,6 +131,14 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
             "min_size": 1, "max_size": THREADLESS_DB_POOL_SIZE, "max_idle": 300,
             "timeout": envint("THREADLESS_DB_POOL_TIMEOUT", 5),
         }
+    # The hot path's fixed statements (decorate's and report's, the memory lookups) are prepared on
+    # each connection at their first use, so PostgreSQL parses and plans them once per connection,
+    # not on every call (common.db.plain_cursor). On by default when connections are kept (a new
+    # connection per request would prepare each statement again, one more round trip each); 0 turns
+    # it off, as for a pooler that cannot keep prepared statements (PgBouncer in transaction mode:
+    # docs/deployment.md).
+    THREADLESS_DB_PREPARE = envbool("THREADLESS_DB_PREPARE",
+                                    DATABASES["default"]["CONN_MAX_AGE"] != 0 or THREADLESS_DB_POOL_SIZE > 0)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -9,7 +9,14 @@ error and closed the socket, so the socket is readable. Anything to read, or an 
 the window, runs Django's own check (`SELECT 1`), which closes a dead connection so the request
 opens a new one. What only a round trip can find (a connection dropped silently on the network)
 is found once the connection has sat idle past the window, as connection pools do (HikariCP's
-alive-bypass window). Nothing else differs from Django's backend.
+alive-bypass window).
+
+With `THREADLESS_DB_PREPARE` (settings), a connection also sends Python integers as `bigint`
+parameters when the server binds them (`common.db.plain_cursor`): psycopg otherwise picks
+`smallint`, `integer` or `bigint` by each value's size, and a prepared statement is one per
+statement text *and* parameter types, so a growing sequence number or a larger budget would
+prepare the same statement again. Django's own cursors bind client side, where an integer is
+the same literal whatever its dumper. Nothing else differs from Django's backend.
 """
 
 from __future__ import annotations
@@ -19,6 +26,11 @@ import time
 
 from django.conf import settings
 from django.db.backends.postgresql import base
+from django.db.utils import DatabaseErrorWrapper
+from django.utils.functional import cached_property
+from psycopg.types.numeric import Int8BinaryDumper, Int8Dumper
+
+from common.db import stale_plan
 
 
 def _has_input(fd: int) -> bool:
@@ -28,8 +40,35 @@ def _has_input(fd: int) -> bool:
     return bool(poller.poll(0))
 
 
+class _ErrorWrapper(DatabaseErrorWrapper):
+    """Django's error mapping, noting a stale prepared statement on the way (see `stale_prepared`)."""
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        if exc_value is not None and stale_plan(exc_value):
+            self.wrapper.stale_prepared = True
+        return super().__exit__(exc_type, exc_value, traceback)
+
+
 class DatabaseWrapper(base.DatabaseWrapper):
     _used_at = 0.0  # time.monotonic() of the last health check this connection passed (or its connect)
+    prepare_statements = False  # whether common.db.plain_cursor prepares its fixed statements (per connection)
+    # A prepared statement failed as stale (`stale_plan`) where it could not be sent again at once (in a
+    # pipeline, or a transaction): common.db.plain_cursor drops the connection's prepared statements
+    # before its next one, since psycopg would go on reusing the stale one.
+    stale_prepared = False
+
+    @cached_property
+    def wrap_database_errors(self):
+        return _ErrorWrapper(self)
+
+    def get_new_connection(self, conn_params):
+        connection = super().get_new_connection(conn_params)
+        self.prepare_statements = settings.THREADLESS_DB_PREPARE
+        self.stale_prepared = False
+        if self.prepare_statements:
+            connection.adapters.register_dumper(int, Int8Dumper)
+            connection.adapters.register_dumper(int, Int8BinaryDumper)  # the last one is `%s`'s
+        return connection
 
     def connect(self) -> None:
         super().connect()

@@ -211,6 +211,14 @@ def entries_set_committed(*, memory: Memory, entry_ids: list[int], committed: bo
 # CTEs (and no round trips): there the same rows are written by a few plain statements.
 
 
+# decorate's store and report's common case are prepared on PostgreSQL (common.db.plain_cursor) for up
+# to this many items, their common shapes (a user message, a reply and its tool calls): their text
+# grows with the items, so this bounds what a connection prepares (store: 10 shapes of items and the
+# turns they open, report: 4, each scoped or not: 28, the reads and lookups 11 more, under psycopg's
+# prepared_max of 100, so none is ever evicted). Larger ones are planned each time, as before.
+PREPARED_ROWS = 4
+
+
 def _casts(model, columns: tuple[str, ...]) -> list[str]:
     by_column = {f.column: f for f in model._meta.concrete_fields}
     return [by_column[c].cast_db_type(connection) for c in columns]
@@ -268,7 +276,7 @@ def messages_join_turn_enqueue(*, memory_id: str, items: list[dict], kind: str =
         params.append(ord_)
         params += _item_params(item)
     params += [kind, n, stamp]
-    with plain_cursor() as cursor:
+    with plain_cursor(prepare=n <= PREPARED_ROWS) as cursor:
         cursor.execute(_report_sql(n, project_id is not None), params)
         found = cursor.fetchone()
     if found is None:
@@ -372,7 +380,7 @@ def entries_store_turn(*, memory: Memory, items: list[dict], budget_tokens: int,
     stamp = now if vendor == "postgresql" else connection.ops.adapt_datetimefield_value(now)
     params: list = [n, count, messages, tokens, stamp, stamp, budget_tokens, instructions, memory.pk,
                     *([memory.project_id] if scoped else [])]
-    with plain_cursor() as cursor:
+    with plain_cursor(prepare=n <= PREPARED_ROWS) as cursor:
         if vendor == "postgresql":
             params += [count, Turn.State.READY, stamp]
             for offset, text in opened:

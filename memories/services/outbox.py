@@ -38,7 +38,7 @@ def outbox_insert_sql() -> str:
 def outbox_enqueue(*, memory_id: str, payload: dict, kind: str = "report") -> int:
     """Queue background work in the caller's transaction (one plain INSERT: this is on report's
     hot path); the row goes to the broker once the transaction commits. Returns the row's id."""
-    with plain_cursor() as cursor:
+    with plain_cursor(prepare=True) as cursor:
         cursor.execute(outbox_insert_sql(), [memory_id, kind, orjson.dumps(payload).decode(),
                                        connection.ops.adapt_datetimefield_value(timezone.now())])
         outbox_id = cursor.fetchone()[0]

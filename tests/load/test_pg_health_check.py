@@ -91,3 +91,7 @@ def test_a_decorate_after_the_backend_was_terminated_still_succeeds(cast):
     assert status == 200, body
     assert orjson.loads(body)["messages"][-1]["content"] == "after"
     assert connection.connection.info.backend_pid != ended
+    if connection.prepare_statements:  # the statements the ended backend had prepared, prepared again on the new one
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_prepared_statements")
+            assert cursor.fetchone()[0] >= 4  # decorate's store and its three reads
