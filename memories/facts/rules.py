@@ -48,7 +48,7 @@ NAME = rf"({UPPER}{WORD_CHARS}{{1,30}}(?:\s+{UPPER}{WORD_CHARS}{{1,30}})?)"
 NAME_T = rf"((?:{HONORIFIC}\s+(?={UPPER}))?{UPPER}{WORD_CHARS}{{1,30}}(?:\s+{UPPER}{WORD_CHARS}{{1,30}})?)"
 # Round 9: the particles of place and company names in other languages ("Caxias do Sul", "Banca di Roma").
 PARTICLES = "de|del|da|do|dos|das|di|du|della|des|la|le|les|sur|en|am|im|an|der|den|van|von|al|el"
-PLACE = (rf"((?:the\s+)?{UPPER}[\w'\-.]*(?:\s+(?:{UPPER}[\w'\-.]*|{PARTICLES}|upon|on|of)){{0,3}}"
+PLACE = (rf"((?:the\s+)?(?:(?i:rural|northern|southern|eastern|western|central|coastal|upstate|downstate|outer|inner|greater)\s+)?{UPPER}[\w'\-.]*(?:\s+(?:{UPPER}[\w'\-.]*|{PARTICLES}|upon|on|of)){{0,3}}"
          rf"(?:,\s+{UPPER}[\w'\-]+){{0,1}})")
 ORG = rf"({UPPER}[\w&'\-.]*(?:(?:\s+(?:&|of|and|the|{PARTICLES}))?\s+{UPPER}[\w&'\-.]*){{0,4}})"
 REST = r"(.+)"
@@ -157,7 +157,7 @@ _JOB_SUFFIXES = tuple(sorted((j for j in JOBS if len(j) >= 5 and "-" not in j), 
 # ("scrum master", "cabin crew", "chimney sweep").
 JOBS = JOBS | frozenset("""luthier glassblower thatcher saddler tanner milliner haberdasher cutler embalmer undertaker
 mortician gravedigger croupier stevedore longshoreman docker lumberjack crofter smallholder falconer usher bellhop
-bellboy chambermaid ghillie farmhand creator tinsmith signmaker drywaller steeplejack""".split())
+bellboy chambermaid ghillie farmhand creator tinsmith signmaker drywaller steeplejack dev""".split())
 JOB_PHRASES = frozenset("""chimney sweep|scrum master|product owner|cabin crew|ground crew|flight crew|film crew|
 kitchen staff|bar staff|support staff|teaching staff|nursing staff|office staff|dinner lady|lollipop lady|station master|
 harbour master|harbor master|quiz master|tree surgeon|crossing guard|stay-at-home parent|care worker""".replace("\n", "").split("|"))
@@ -974,7 +974,7 @@ RULES = [
          r"I\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+(?:back\s+)?to|I've\s+(?:just\s+)?moved\s+to|"
          r"I\s+have\s+(?:just\s+)?moved\s+to|I\s+now\s+live\s+in|we\s+(?:now\s+)?live\s+in|home\s+is|"
          r"I\s+reside\s+in|I'm\s+(?:now\s+)?(?:located|settled)\s+in|I\s+am\s+(?:now\s+)?(?:located|settled)\s+in|"
-         r"I'm\s+based\s+out\s+of|I\s+am\s+based\s+out\s+of|"
+         r"I'm\s+based\s+out\s+of|I\s+am\s+based\s+out\s+of|we're\s+based\s+(?:in|out\s+of)|we\s+are\s+based\s+(?:in|out\s+of)|"
          r"we\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+(?:over\s+|back\s+)?to|"
          r"we've\s+(?:just\s+|recently\s+)?(?:moved|relocated)\s+to|we\s+have\s+(?:just\s+)?(?:moved|relocated)\s+to|"
          r"I've\s+(?:just\s+|recently\s+)?relocated\s+to|I(?:'ve|\s+have)\s+(?:been\s+living|lived)\s+in|"
@@ -1017,7 +1017,7 @@ RULES = [
          r"(?:\s+(?i:now|these\s+days))?\s*(?:$|[,.!;]|\s+(?i:after|last|this|in)\b|\s+(?i:from)\s+(?!(?i:football|soccer|tennis|rugby|cricket|"
          r"running|racing|competitive|professional|pro|sports?|boxing|cycling|swimming|golf|basketball|baseball|hockey|the\s+game)\b))",
          _status, 0.8),
-    Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:currently|now)\s+)?(?i:studying|doing\s+a\s+(?:degree|phd|PhD|masters?|bachelor's)\s+in)\s+"
+    Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:currently|now)\s+)?(?i:studying|doing\s+(?:a|my)\s+(?:degree|phd|PhD|masters?|bachelor's|doctorate|MSc|BSc|MA|BA)\s+in)\s+"
          r"([a-zA-Z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30})?)(?=\s+(?i:at|in)\s|\s*(?:$|[,.!;]))", _study, 0.75),
     Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:the|a|an)\s+)?((?:CEO|CTO|CFO|COO|CIO|CMO|VP|founder|co-founder|cofounder|owner|"
          r"head\s+of\s+[a-z]+|director\s+of\s+[a-z]+|VP\s+of\s+[a-z]+|manager\s+of\s+[a-z]+))\s+(?i:of|at)\s+" + ORG
@@ -1309,7 +1309,7 @@ RULES += [
     Rule(r"(?i:I'm|I\s+am)\s+(" + UPPER + WORD_CHARS + r"{1,30}),\s+(?=[^\W\d_])", _intro_comma, 0.75),
     Rule(r"(?i:this\s+is)\s+" + NAME + r"(?:,\s*|\s+)(?=(?i:following\s+up|writing|checking\s+in|reaching\s+out|calling|contacting|"
          r"getting\s+back|messaging|emailing|texting|again|back\s+again|here\s+again)\b)", _intro_comma, 0.8),
-    Rule(_PLACE_VERB_SUBJECT + r"(?i:moved|relocated|settled)\s+(?:(?i:over|back|down|away)\s+)?(?:(?i:from)\s+" + PLACE_NC
+    Rule(_PLACE_VERB_SUBJECT + r"(?i:moved|relocated|settled)\s+(?:(?i:over|back|down|away|here|out|up)\s+)?(?:(?i:from)\s+" + PLACE_NC
          + r"\s+)?(?i:to|in)\s+" + PLACE + r"(?=$|[\s,.!;])", _location, 0.85),
     Rule(r"(?i:I|we)\s+(?i:stay|reside)\s+(?i:in|at)\s+" + PLACE + r"(?=$|[\s,.!;])", _location, 0.8),
     # "I'm staying in Ahmedabad only" (not "staying at the Hilton in Abuja tonight": a stay, not a home).
@@ -1540,9 +1540,17 @@ RULES += [
     Rule(r"(?i:now)\s+(?:(?i:living|based)\s+)?(?i:in)\s+" + PLACE + r"\s*(?:$|[,.!;])", _location, 0.75,
          needs=r"(?i)\b(?:originally|from|moved|grew\s+up|born|raised|left)\b"),
 ]
+def _origin_living(m):
+    """"I'm a Lagos girl living in Leeds": where the user is from, and where they live."""
+    built = _origin_word(m)
+    return built and [built, ("location", f"User lives in {_place(m.group(2))}")]
+
+
 # Placed first: a job said with where the user works ("I've worked at Petrobras for a decade, as a geologist")
 # or lives ("a chartered accountant based in Nairobi"), before the rules that end the clause at the place or employer.
 RULES[:0] = [
+    Rule(r"(?i:I'm|I\s+am)\s+(?i:an?)\s+" + PLACE + r"\s+(?i:boy|girl|lad|lass|native|guy|gal)\s+(?:(?i:now)\s+)?(?i:living|based)\s+(?i:in)\s+"
+         + PLACE + r"(?=$|[\s,.!;])", _origin_living, 0.75),
     Rule(r"(?i:I'm|I\s+am)\s+(?i:an?)\s+((?:[a-zA-Z\-]+\s+){0,3}?[a-z\-]+)\s+(?i:based|living|working)\s+(?i:in|out\s+of)\s+" + PLACE
          + r"(?=$|[\s,.!;])", _job_based_in, 0.75),
     Rule(r"(?i:I've|I\s+have)\s+(?i:worked|been\s+working|been)\s+(?i:at|for|with)\s+(?:the\s+)?" + ORG_NC + r"\s+(?:(?i:for|since)\s+"
@@ -1590,6 +1598,12 @@ def _bare_job_at(m):
     if role.lower().split()[-1] in ("student", "pupil"):
         return job
     return [job, _employer(_Groups(m.group(2)))]
+
+
+def _the_job_at(m):
+    """"I'm the head baker at Crumbs": the job, and where."""
+    job = _job(_Groups(m.group(1)))
+    return job and [job, _employer(_Groups(m.group(2)))]
 
 
 def _crew(m):
@@ -1674,6 +1688,13 @@ RULES += [
     # Employers: "I left Jumia in March and now I'm at Zalando".
     Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:now)\s+)?(?i:at|with)\s+(?:the\s+)?" + ORG + r"(?:\s+(?i:now))?\s*(?:$|[,.!;])", _now_at, 0.75,
          needs=r"\b(?i:left|quit|resigned\s+from|moved\s+on\s+from)\s+(?:(?i:my\s+job)|" + UPPER + r")"),
+    # "Ngozi is my name", "born in 1988 in Ibadan", "I manage a small team at Ericsson", "I'm the head baker at Crumbs".
+    Rule(NAME_T + r"\s+(?i:is\s+my\s+(?:first\s+|given\s+)?name)\s*(?:$|[,.!;])", _name, 0.85),
+    Rule(r"(?:(?i:I\s+was)\s+)?(?i:born)\s+(?i:in)\s+\d{4}\s+(?i:in)\s+" + PLACE + r"(?=$|[\s,.!;])", _origin, 0.8),
+    Rule(r"(?i:I)\s+(?i:manage|lead|run|head|supervise)\s+(?i:a|the|our|an)\s+(?:[\w\-]+\s+){0,2}?(?i:team|department|group|unit|crew|"
+         r"squad|desk|lab|office)\s+(?i:at|for|in)\s+(?:the\s+)?" + ORG + r"(?=$|[\s,.!;])", _employer, 0.75),
+    Rule(r"(?i:I'm|I\s+am)\s+(?i:the)\s+((?:[a-z\-]+\s+){0,2}[a-z\-]+)\s+(?i:at|for|of)\s+(?:the\s+)?" + ORG + r"(?=$|[\s,.!;])",
+         _the_job_at, 0.75),
     # Family and pets named in another language.
     Rule(_FOREIGN_MY + r"\s+([^\W\d_]{3,12})\s+" + _FOREIGN_IS_CALLED + r"\s+" + NAME + r"(?=$|[\s,.!;])", _foreign_kin, 0.8),
 ]
@@ -1841,7 +1862,7 @@ FRAMES = re.compile(r"\b(?:pretend|imagine|suppose|(?<!long\s)story(?!\s+short)|
 _CHAT_FORMS = {"i": "I", "im": "I'm", "i'm": "I'm", "ive": "I've", "i've": "I've", "i'd": "I'd", "i'll": "I'll",
                "dont": "don't", "cant": "can't", "didnt": "didn't", "doesnt": "doesn't", "isnt": "isn't",
                "wasnt": "wasn't", "havent": "haven't", "wont": "won't", "arent": "aren't", "thats": "that's",
-               "hav": "have", "u": "you", "pls": "please", "plz": "please", "yrs": "years", "wrk": "work", "wrking": "working", "ive'": "I've", "iam": "I am", "myname": "my name",
+               "hav": "have", "u": "you", "n": "and", "pls": "please", "plz": "please", "yrs": "years", "wrk": "work", "wrking": "working", "ive'": "I've", "iam": "I am", "myname": "my name",
                "alergic": "allergic", "allergic": "allergic", "alergy": "allergy", "allergie": "allergy", "alergies": "allergies"}
 # One swapped pair of letters in a word the rules open with ("my nmae is", "I lvie in") is read as
 # that word; a swap that spells another English word ("form" for "from") is left alone.
@@ -2006,7 +2027,7 @@ _SAYS_AFTER = re.compile(r",\s*+(?:[\w']+\s+){0,3}(?i:says|said|insists|insisted
 _RUN_ON = re.compile(r"(?<=[^\W_])\s++(?=(?:I'm|I\s+(?:am|live|work|have|moved|grew|was\s+born|stay)|my\s+name)\b)")
 _RUN_ON_NOT_AFTER = frozenset("""and or but so that because when if where as than what who which how why until unless
 before after since while whether cause cuz then now also though although whom whose me say said think thought know
-knew guess hope wish mean""".split())
+knew guess hope wish mean is was""".split())
 
 
 def _run_on(clause: str) -> list[str]:
@@ -2280,6 +2301,12 @@ def _accents_restored(message: UserMessage, found: list[Candidate]) -> list[Cand
     return found
 
 
+# Round 9: a formal closing at the end of a message names its writer ("Kind regards, Mirela Popescu", "Best,\nTadeusz");
+# not "Thanks, Tom", which may thank someone else.
+_SIGN_OFF = re.compile(r"(?:^|[.!\n]\s*)(?i:kind\s+regards|best\s+regards|warm\s+regards|warmest\s+regards|regards|best\s+wishes|"
+                       r"sincerely|yours\s+sincerely|yours\s+faithfully|yours\s+truly|respectfully|cheers|best|all\s+the\s+best|"
+                       r"saludos|cordialement|grüße|viele\s+grüße|mit\s+freundlichen\s+grüßen|abraços)"
+                       r"[,!.:\-–—]*\s+" + NAME_T + r"\s*[.!]?\s*$")
 _JOKE_END = re.compile(r"(?i:\b(?:jk|j/k|jking|just\s+kidding|just\s+joking|kidding|joking)\b)[\W_]*$")
 
 
@@ -2297,6 +2324,9 @@ class RuleExtractor:
             if _JOKE_END.search(message.text[-40:]):
                 del found[start:]  # round 9: "I'm Batman 🦇 jk": the message takes itself back
                 continue
+            if ((sign := _SIGN_OFF.search(message.text[-80:])) and sign.group(1).split()[0].lower() not in NOT_NAMES | DETERMINERS
+                    and (built := _name(sign)) and not FRAMES.search(message.text)):
+                _add(found, said, {c.slot for c in found[start:]}, message, built, 0.75)
             if len(message.text) <= MAX_CORRECTED and _RESPELT_CUE.search(message.text):
                 found[start:] = _accents_restored(message, found[start:])
         return found
