@@ -526,7 +526,7 @@ def _proper(name: str) -> bool:
 
 RELATIVES = ("wife|husband|partner|spouse|sister|brother|daughter|son|mother|father|mom|mum|dad|cousin|"
              "grandmother|grandfather|grandma|grandpa|aunt|uncle|niece|nephew|fiancée?|fiancee?|girlfriend|boyfriend|"
-             "hubby|wifey|bf|gf|stepson|stepdaughter|stepmother|stepfather|stepmom|stepmum|stepdad|stepsister|stepbrother|"
+             "hubby|wifey|bf|gf|other\s+half|stepson|stepdaughter|stepmother|stepfather|stepmom|stepmum|stepdad|stepsister|stepbrother|"
              "half-sister|half-brother|twin|sibling|granddaughter|grandson|mother-in-law|father-in-law|sister-in-law|"
              "brother-in-law|daughter-in-law|son-in-law|mommy|mama|mam|papa|daddy|granny|nana|grandad|granddad|"
              "godson|goddaughter|godmother|godfather|sis|bro|auntie|aunty|gran|nan|nanna|grandmom|grandpop|great-grandmother|great-grandfather|great-aunt|great-uncle|"
@@ -541,13 +541,13 @@ me i we you he she it they us him them this these those
 
 
 # Short and pet forms said for the same relative.
-RELATIVE_FORMS = {"bf": "boyfriend", "gf": "girlfriend", "hubby": "husband", "wifey": "wife", "fiance": "fiancé",
+RELATIVE_FORMS = {"other half": "partner", "bf": "boyfriend", "gf": "girlfriend", "hubby": "husband", "wifey": "wife", "fiance": "fiancé",
                   "fiancee": "fiancée", "sis": "sister", "bro": "brother", "auntie": "aunt", "aunty": "aunt", "gran": "grandma", "nan": "grandma",
                   "nanna": "grandma", "grandmom": "grandma", "grandpop": "grandpa", "granny": "grandma", "nana": "grandma", "grandad": "grandpa", "granddad": "grandpa"}
 
 
 def _relative(m):
-    relative, name = m.group(1).lower(), _not_possessive(m.group(2))
+    relative, name = " ".join(m.group(1).lower().split()), _not_possessive(m.group(2))
     relative = RELATIVE_FORMS.get(relative, relative)
     if name.split()[0].lower() in NOT_NAMES or not _proper(name) or name.split()[0].lower() in NATIONALITIES | NOT_INTRO:
         return None
@@ -887,12 +887,12 @@ def _remember(m):
 # Round 8: up to two adverbs between "I" and the verb ("I kinda hate", "I really can't stand", "I honestly love").
 PREF_ADVERBS = (r"(?:(?:really|absolutely|just|truly|kinda|kind\s+of|sort\s+of|sorta|honestly|genuinely|seriously|totally|"
                 r"literally|actually|so|lowkey|low-key|still|do|deeply|simply)\s+){0,2}")
-LIKE_VERBS = (r"(?i:I\s+" + PREF_ADVERBS + r"(?:love|like|enjoy|adore)|"
+LIKE_VERBS = (r"(?i:I\s+" + PREF_ADVERBS + r"(?:love|like|enjoy|adore)|I(?:'ve|\s+have)\s+(?:always\s+)?(?:loved|liked|enjoyed|adored)|"
               r"(?:I'm|I\s+am)\s+(?:a\s+(?:big\s+|huge\s+)?fan\s+of|really\s+into|into)|"
               r"(?:I'm|I\s+am)\s+(?:really\s+|so\s+|totally\s+|absolutely\s+|quite\s+|kinda\s+|lowkey\s+)?"
               r"(?:crazy\s+about|mad\s+about|passionate\s+about|obsessed\s+with|keen\s+on|hooked\s+on|big\s+on|fond\s+of|"
               r"partial\s+to|a\s+sucker\s+for)|I\s+(?:can't|cannot)\s+get\s+enough\s+of)")
-DISLIKE_VERBS = (r"(?i:I\s+" + PREF_ADVERBS + r"(?:hate|dislike|detest|loathe)|"
+DISLIKE_VERBS = (r"(?i:I\s+" + PREF_ADVERBS + r"(?:hate|dislike|detest|loathe)|I(?:'ve|\s+have)\s+(?:always\s+)?(?:hated|disliked|loathed)|"
                  r"I\s+" + PREF_ADVERBS + r"(?:can't|cannot|can\s+not)\s+stand|I\s+(?:really\s+)?(?:don't|do\s+not)\s+(?:really\s+)?(?:like|enjoy|eat|drink)|"
                  r"(?:I'm|I\s+am)\s+not\s+(?:a\s+(?:big\s+|huge\s+|great\s+)?fan\s+of|into|keen\s+on|crazy\s+about)|"
                  r"(?:I'm|I\s+am)\s+no\s+(?:big\s+)?fan\s+of|I\s+(?:don't|do\s+not)\s+care\s+(?:much\s+)?for|"
@@ -1065,7 +1065,7 @@ RULES = [
          _favorite, 0.85),
     Rule(LIKE_VERBS + r"\s+" + REST, _like, 0.8),
     Rule(DISLIKE_VERBS + r"\s+" + REST, _dislike, 0.8),
-    Rule(r"([a-zA-Z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30})?)\s+(?i:is\s+my\s+(?:thing|jam|passion))\s*(?:$|[,.!;])",
+    Rule(r"([a-zA-Z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30})?)\s+(?i:is\s+my\s+(?:thing|jam|passion|weakness|obsession|guilty\s+pleasure|happy\s+place))\s*(?:$|[,.!;])",
          _like, 0.75),
     # Work named by its verb: "I teach maths at a school", "I do accounting for a living".
     Rule(r"(?i:I\s+teach)\s+([a-zA-Z][a-z\-]{1,30})(?=\s+(?i:at|in|for|to|on|online|part-time|full-time|privately|classes|lessons)\b|\s*(?:$|[,.!;]))", _teach, 0.8),
@@ -1372,7 +1372,7 @@ RULES += [
          + r"(?=$|[\s,.!;])", _employer, 0.75),
     Rule(r"(?i:I'm|I\s+am)\s+(?i:an?)\s+((?:[a-zA-Z\-]+\s+){0,2}(?:RN|GP|NP|EMT|CNA|LPN|HCA|CPA|PA|SRE|DJ|MD|QA))"
          r"(?=\s*(?:$|[,.!;(])|\s+(?:at|in|for|with|and|but|so|since)\b)", _job_abbreviation, 0.75),
-    Rule(r"(?i:I\s+work|I'm\s+working|I\s+am\s+working|I've\s+worked|I\s+have\s+worked)\s+(?i:as)\s+(?i:an?)\s+(?:[a-zA-Z\-]+\s+){0,3}?"
+    Rule(r"(?i:I\s+work|I'm\s+working|I\s+am\s+working|I've\s+worked|I\s+have\s+worked|I'm\s+employed|I\s+am\s+employed)\s+(?i:as)\s+(?i:an?)\s+(?:[a-zA-Z\-]+\s+){0,3}?"
          r"[a-z\-]+\s+(?i:at|for|with)\s+(?:the\s+)?" + ORG + r"(?=$|[\s,.!;])", _employer_after_job, 0.75),
     Rule(r"(?i:I'm|I\s+am)\s+(?i:an?)\s+((?:[a-zA-Z\-]+\s+){0,2}(?:RN|GP|NP|EMT|CNA|LPN|HCA|CPA|SRE|MD))\s+(?i:in)\s+" + PLACE
          + r"(?=$|[\s,.!;])", _job_in_place, 0.75),
@@ -1551,7 +1551,7 @@ def _origin_living(m):
 RULES[:0] = [
     Rule(r"(?i:I'm|I\s+am)\s+(?i:an?)\s+" + PLACE + r"\s+(?i:boy|girl|lad|lass|native|guy|gal)\s+(?:(?i:now)\s+)?(?i:living|based)\s+(?i:in)\s+"
          + PLACE + r"(?=$|[\s,.!;])", _origin_living, 0.75),
-    Rule(r"(?i:I'm|I\s+am)\s+(?i:an?)\s+((?:[a-zA-Z\-]+\s+){0,3}?[a-z\-]+)\s+(?i:based|living|working)\s+(?i:in|out\s+of)\s+" + PLACE
+    Rule(r"(?i:I'm|I\s+am)\s+(?i:an?)\s+((?:[a-zA-Z\-]+\s+){0,3}?[a-z\-]+)\s+(?i:based|living|working|residing)\s+(?i:in|out\s+of)\s+" + PLACE
          + r"(?=$|[\s,.!;])", _job_based_in, 0.75),
     Rule(r"(?i:I've|I\s+have)\s+(?i:worked|been\s+working|been)\s+(?i:at|for|with)\s+(?:the\s+)?" + ORG_NC + r"\s+(?:(?i:for|since)\s+"
          r"(?:[\w\-]+\s+){0,2}?[\w\-]+)?,?\s+(?i:as)\s+(?:an?\s+)?((?:[a-zA-Z\-]+\s+){0,2}?[a-z\-]+)(?=\s*(?:$|[,.!;(]))", _job, 0.75),
@@ -1695,6 +1695,17 @@ RULES += [
          r"squad|desk|lab|office)\s+(?i:at|for|in)\s+(?:the\s+)?" + ORG + r"(?=$|[\s,.!;])", _employer, 0.75),
     Rule(r"(?i:I'm|I\s+am)\s+(?i:the)\s+((?:[a-z\-]+\s+){0,2}[a-z\-]+)\s+(?i:at|for|of)\s+(?:the\s+)?" + ORG + r"(?=$|[\s,.!;])",
          _the_job_at, 0.75),
+    # "soy de Rosario", "I have a daughter, she's called Ife", "got a new kitten last week, named her Miso", "next month we fly to Hanoi".
+    Rule(r"(?i:soy\s+de|je\s+suis\s+(?:originaire\s+)?de|ich\s+bin\s+aus|ich\s+komme\s+aus|sou\s+de|vengo\s+de|venho\s+de|"
+         r"sono\s+di|vengo\s+da|ik\s+kom\s+uit|jestem\s+z)\s+" + PLACE + r"(?=$|[\s,.!;])", _origin, 0.8),
+    Rule(r"(?i:I\s+have|I've\s+got|we\s+have|we've\s+got)\s+(?i:an?)\s+(?i:(?:little\s+|older\s+|younger\s+|baby\s+|grown-up\s+)?)("
+         + RELATIVES + r"),\s+(?i:she's|he's|they're|she\s+is|he\s+is)\s+(?i:called|named)\s+" + NAME + r"(?=$|[\s,.!;])", _relative, 0.8),
+    Rule(r"(?:(?i:I|we)(?:'ve|\s+have)?\s+)?(?:(?i:just)\s+)?(?i:got|adopted|rescued)\s+(?i:an?|another)\s+" + PET_ADJECTIVES + r"((?i:" + PETS
+         + r"))(?:\s+(?i:last\s+(?:week|month|year|weekend)|this\s+(?:week|month|year|weekend)|yesterday|today|recently))?,?\s+"
+         r"(?:(?i:and)\s+)?(?i:named|called)\s+(?i:him|her|it|them)\s+" + NAME + r"(?=$|[\s,.!;])", _pet, 0.8),
+    Rule(r"(?i:next\s+(?:week|month|year|spring|summer|autumn|fall|winter|weekend)|this\s+(?:weekend|summer|winter|spring|autumn|fall)|"
+         r"tomorrow|on\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|in\s+(?:" + WHEN_WORDS + r"))[,]?\s+"
+         r"(?i:I|we)\s+(?i:fly|travel|head|go|leave|drive|move|relocate)\s+(?i:to|for)\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.75),
     # Family and pets named in another language.
     Rule(_FOREIGN_MY + r"\s+([^\W\d_]{3,12})\s+" + _FOREIGN_IS_CALLED + r"\s+" + NAME + r"(?=$|[\s,.!;])", _foreign_kin, 0.8),
 ]
@@ -1785,6 +1796,7 @@ _CLAUSE = re.compile(r"(?:(?<!\s)\s++)?(?:,\s*+)?\b(?:but|and|so|although|though
                      r"|(?<=[^\W\d_])\s++(?=I\s+(?:finally|eventually)\s)"
                      r"|,\s*+(?:and\s++)?(?=" + _DROPPED_I_VERBS[:-3] + r")\s+(?:to|in|at|a|an|up|by)\b)"
                      r"|(?:,\s*+(?:and\s++|but\s++)?|(?<!\s)\s++(?:and|but)\s++)(?=(?:(?:now|also|still)\s+)?(?:live|work|stay|reside)\s+(?:in|at|for|as)\b|(?:(?:then|later|now)\s+)?(?:moved|relocated)\s+(?:back\s+)?to\b)"
+                     r"|(?<!\s)\s++(?:pero|mais|aber|mas|ma|y|et|und|e)\s++(?=(?:vivo|moro|j'habite|ich\s+wohne|abito|ik\s+woon)\s)"
                      r"|(?<!\s)\s++(?:and|but)\s++(?=(?:(?:now|currently|still)\s+)?(?:living|staying|residing|based)\s+in\b|(?:(?:very|severely|also)\s+)?allergic\s+to\b)"
                      r"|(?<!\s)\s++and\s++(?=(?:(?:then|just|recently|later)\s+)?joined\s+" + UPPER + r")"
                      r"|,\s*+(?=(?i:name|age|city|location|town|job|occupation|profession|employer|company|hometown|diet|"
@@ -1928,7 +1940,7 @@ to-do sea land air ease risk rock bed hour hours piece contract gig project minu
 """.split())
 _CAP_RELATIVES = "|".join(r for r in RELATIVES.split("|") if r.isalpha())
 _CAP_CUE = re.compile(r"\b(?:(?:live|living|lives|based|settled|stay|staying|reside|residing|born|raised|grew\s+up|moved|"
-                      r"relocated|relocating|moving)\s+(?:back\s+)?(?:in|to|out\s+of|near|outside)|(?:am|i'm|originally|come|"
+                      r"relocated|relocating|moving)\s+(?:back\s+)?(?:in|to|out\s+of|near|outside)|(?:am|i'm|im|originally|come|"
                       r"hail)\s+from|(?:work|working|worked|employed|job|interning)\s+(?:at|for|with|by)|(?<=[a-z])\s+(at|for|with)|"
                       r"my\s+name\s+is|call\s+me|calls\s+me|(?:i'm|i\s+am)\s+called|go\s+by|named|called|(?:my|our)\s+(?:" + _CAP_RELATIVES + r"|" + PETS + r")(?:\s+is)?)"
                       r"\s+(?:the\s+)?(?=[^\W\d_])")
@@ -2020,7 +2032,8 @@ _QUESTION_START = re.compile(FILLER + r"(?i:is|are|am|was|were|do|does|did|can|c
 
 
 # Someone else's words, said at the end: "I'm 5, my daughter says", "…, or so my mum claims".
-_SAYS_AFTER = re.compile(r",\s*+(?:[\w']+\s+){0,3}(?i:says|said|insists|insisted|claims|claimed|reckons|tells\s+me|told\s+me)\s*[.!]*$")
+_SAYS_AFTER = re.compile(r",\s*+(?:[\w']+\s+){0,3}(?i:says|said|insists|insisted|claims|claimed|reckons|tells\s+me|told\s+me)\s*[.!]*$"
+                         r"|,\s*+(?i:said|says)\s+(?i:no\s?one|no-one|nobody)(?:\s+(?i:ever))?\s*[.!]*$")  # round 9: "…, said nobody"
 # Dictation without punctuation runs statements together: "my name is Kemi Balogun I'm messaging
 # about the router I live in Ikeja". A new first-person statement starts at "I'm / I live / my name…"
 # after any word but a conjunction or relative word ("my wife and I live…", "the city where I live").
@@ -2205,7 +2218,7 @@ def _add(found: list[Candidate], said: set, slots: set[str], message: UserMessag
 _CORRECTION = re.compile(r"\b(?i:(?:actually|wait|sorry|oh)[,.]?\s++no\b(?![\s,.]++(?:longer|more|one|idea|problem|worries|matter|doubt|way|big|offence|offense|pressure|rush|need|thanks)\b)|no[,.]?\s++wait\b|"
                          r"I\s++mean[,.]?\s++I\s++(?:was|did|used\s++to)\b|well[,.]?\s++(?:worked|lived|used\s++to|not\s++anymore)\b|"
                          r"plans?\s++(?:have\s++)?changed\b|scratch\s++that\b|actually[,.]?\s++it's\b|or\s++rather\b|"
-                         r"correction\s*:|,\s*+not\s++anymore\b)")
+                         r"correction\s*:|,\s*+not\s++anymore\b|sorry[,.]?\s++I\s++meant\b)")
 MAX_CORRECTED = 2000  # a longer message is read as it is (each pass below is linear in it)
 _FIX_LEAD = re.compile(r"(?:(?i:sorry|I\s+mean|make\s+that|it's|it\s+is|now|I'm\s+at|I\s+am\s+at|at|to)[\s,]++){0,3}")
 _FIX_VALUE = {
