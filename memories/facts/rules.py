@@ -526,7 +526,7 @@ def _proper(name: str) -> bool:
 
 RELATIVES = ("wife|husband|partner|spouse|sister|brother|daughter|son|mother|father|mom|mum|dad|cousin|"
              "grandmother|grandfather|grandma|grandpa|aunt|uncle|niece|nephew|fiancée?|fiancee?|girlfriend|boyfriend|"
-             "hubby|wifey|bf|gf|other\s+half|stepson|stepdaughter|stepmother|stepfather|stepmom|stepmum|stepdad|stepsister|stepbrother|"
+             "hubby|wifey|bf|gf|other\\s+half|stepson|stepdaughter|stepmother|stepfather|stepmom|stepmum|stepdad|stepsister|stepbrother|"
              "half-sister|half-brother|twin|sibling|granddaughter|grandson|mother-in-law|father-in-law|sister-in-law|"
              "brother-in-law|daughter-in-law|son-in-law|mommy|mama|mam|papa|daddy|granny|nana|grandad|granddad|"
              "godson|goddaughter|godmother|godfather|sis|bro|auntie|aunty|gran|nan|nanna|grandmom|grandpop|great-grandmother|great-grandfather|great-aunt|great-uncle|"
