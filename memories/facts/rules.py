@@ -1769,7 +1769,8 @@ def _answer(asked: str, clause: str):
     return (m := _ANSWER_AGE.match(clause)) and _age(m)
 
 
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+|\s+[/|]\s+")  # round 9: a form's " / " and " | " too
+# Round 9: a form's " / " and " | " too (the run of spaces before it read once, from its start).
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+|(?<!\s)\s++[/|]\s++")
 # "I live in Graz, any good day hikes nearby?": a statement, then the question about it. The split
 # is at the first comma followed by a question's opening word; what comes before is no question.
 _THEN_QUESTION = re.compile(r",\s*+(?=(?i:is|are|am|was|were|do|does|did|can|could|should|would|will|any|anything|how|what|"
