@@ -1937,7 +1937,7 @@ mum mom dad parents kids children wife husband partner boyfriend girlfriend
 for with at in on of to by from about into onto over under near outside inside around between
 during after before until till without within against among per via like
 cat dog puppy kitten pet pets job jobs office company team shop store place flat house apartment
-to-do sea land air ease risk rock bed hour hours piece contract gig project minute
+to-do sea land air ease risk rock bed hour hours piece contract gig project minute moment past present future
 """.split())
 _CAP_RELATIVES = "|".join(r for r in RELATIVES.split("|") if r.isalpha())
 _CAP_CUE = re.compile(r"\b(?:(?:live|living|lives|based|settled|stay|staying|reside|residing|born|raised|grew\s+up|moved|"
@@ -1988,6 +1988,8 @@ _SPOKEN_MARK = re.compile(r"(?<=[^\W\d_])(\s++)((?i:comma|full\s+stop|question\s
 _SPOKEN = {"comma": ",", "full stop": ".", "question mark": "?", "exclamation mark": "!", "exclamation point": "!"}
 _NOT_BEFORE_MARK = frozenset("a an the this that one no any every each my your his her its our their missing extra".split())
 _TITLE_STOP = re.compile(r"\b(Mr|Mrs|Ms|Mx|Dr|Prof|St|Mt|Sra|Srta|Mme|Mlle)\.(?=\s+" + UPPER + ")")
+_HONORIFIC_WORD = re.compile(r"\b(?:" + HONORIFIC[3:-1] + r"|St|Mt)\b")
+_TITLE_CASE = re.compile(UPPER + r"(?=[^\W\d_])(?!" + UPPER + ")")  # a capital before a small letter ("Oslo", not "IST" or "I'm")
 _ACRONYM = re.compile(r"(?<![^\W\d_])" + UPPER + r"{2,}+(?![^\W\d_])")  # "IST", "NHS"
 # "I'm Dr. Tomás Ferreira", "this is Mrs Okafor": the title is dropped where the user names themselves.
 _SELF_TITLE = re.compile(r"\b((?:I'm|I\s+am)\s+)" + HONORIFIC + r"\.?\s+(?=" + UPPER + ")")
@@ -2009,10 +2011,10 @@ def normalize(text: str) -> str:
     text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
     if " comma" in text or "stop" in text or " mark" in text:
         text = _SPOKEN_MARK.sub(_spoken_mark, text)
-    if "." in text:
-        text = _TITLE_STOP.sub(r"\1", text)
-    text = _SELF_TITLE.sub(r"\1", text)
-    if _ACRONYM.sub("", text).islower():  # no capital letter but in acronyms ("i live in kochi so use IST")
+    if _HONORIFIC_WORD.search(text):
+        text = _SELF_TITLE.sub(r"\1", _TITLE_STOP.sub(r"\1", text) if "." in text else text)
+    if text.islower() or (not _TITLE_CASE.search(text) and _ACRONYM.sub("", text).islower()):
+        # no capital letter but in acronyms ("i live in kochi so use IST")
         text = _recapitalise(text)
     text = _EMOJI.sub(". ", text)
     text = _CHAT_TAIL.sub("", text)
@@ -2034,7 +2036,7 @@ _QUESTION_START = re.compile(FILLER + r"(?i:is|are|am|was|were|do|does|did|can|c
 
 # Someone else's words, said at the end: "I'm 5, my daughter says", "…, or so my mum claims".
 _SAYS_AFTER = re.compile(r",\s*+(?:[\w']+\s+){0,3}(?i:says|said|insists|insisted|claims|claimed|reckons|tells\s+me|told\s+me)\s*[.!]*$"
-                         r"|,\s*+(?i:said|says)\s+(?i:no\s?one|no-one|nobody)(?:\s+(?i:ever))?\s*[.!]*$")  # round 9: "…, said nobody"
+                         r"|,\s*+(?i:said|says|according\s+to)\s+(?:[\w']+\s+){0,2}[\w']+\s*[.!]*$")  # round 9: "…, said my sister"
 # Dictation without punctuation runs statements together: "my name is Kemi Balogun I'm messaging
 # about the router I live in Ikeja". A new first-person statement starts at "I'm / I live / my name…"
 # after any word but a conjunction or relative word ("my wife and I live…", "the city where I live").
@@ -2339,6 +2341,7 @@ class RuleExtractor:
                 del found[start:]  # round 9: "I'm Batman 🦇 jk": the message takes itself back
                 continue
             if ((sign := _SIGN_OFF.search(message.text[-80:])) and sign.group(1).split()[0].lower() not in NOT_NAMES | DETERMINERS
+                    and not any(w.lower() in NOT_PLACE_WORDS for w in sign.group(1).split())
                     and (built := _name(sign)) and not FRAMES.search(message.text)):
                 _add(found, said, {c.slot for c in found[start:]}, message, built, 0.75)
             if len(message.text) <= MAX_CORRECTED and _RESPELT_CUE.search(message.text):
