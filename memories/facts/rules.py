@@ -507,6 +507,13 @@ def _job_as(m):
     return "job", f"User works as {article} {role}"
 
 
+def _job_or_field(m):
+    """"my job is nursing", "my day job is accounting": a job noun, else a field of work (round 9)."""
+    if job := _job(m):
+        return job
+    return ("job", f"User works in {m.group(1).lower()}") if re.fullmatch(rf"(?i:{FIELDS})", m.group(1)) else None
+
+
 def _teach(m):
     subject = m.group(1)
     if subject.lower() in REACTION_WORDS or subject.lower() in ("you", "myself", "people"):
@@ -894,7 +901,7 @@ LIKE_VERBS = (r"(?i:I\s+" + PREF_ADVERBS + r"(?:love|like|enjoy|adore)|I(?:'ve|\
               r"partial\s+to|a\s+sucker\s+for)|I\s+(?:can't|cannot)\s+get\s+enough\s+of)")
 DISLIKE_VERBS = (r"(?i:I\s+" + PREF_ADVERBS + r"(?:hate|dislike|detest|loathe)|I(?:'ve|\s+have)\s+(?:always\s+)?(?:hated|disliked|loathed)|"
                  r"I\s+" + PREF_ADVERBS + r"(?:can't|cannot|can\s+not)\s+stand|I\s+(?:really\s+)?(?:don't|do\s+not)\s+(?:really\s+)?(?:like|enjoy|eat|drink)|"
-                 r"(?:I'm|I\s+am)\s+not\s+(?:a\s+(?:big\s+|huge\s+|great\s+)?fan\s+of|into|keen\s+on|crazy\s+about)|"
+                 r"(?:I'm|I\s+am)\s+(?:really\s+|just\s+|honestly\s+)?not\s+(?:really\s+)?(?:a\s+(?:big\s+|huge\s+|great\s+)?fan\s+of|into|keen\s+on|crazy\s+about)|"
                  r"(?:I'm|I\s+am)\s+no\s+(?:big\s+)?fan\s+of|I\s+(?:don't|do\s+not)\s+care\s+(?:much\s+)?for|"
                  r"(?:I'm|I\s+am)\s+not\s+(?:very\s+|too\s+|that\s+)?(?:fond\s+of|partial\s+to)|I\s+(?:really\s+)?(?:despise|avoid))")
 
@@ -1025,8 +1032,8 @@ RULES = [
     Rule(r"(?i:I\s+work|I've\s+worked|I\s+have\s+worked|I've\s+been\s+working|I\s+have\s+been\s+working|I'm\s+working)"
          r"\s+(?i:at|for)\s+" + ORG + r"\s+(?i:as)\s+(?:an?\s+)?" + REST, _job_as_after_org, 0.8),
     Rule(r"(?i:I\s+work|I'm\s+working)\s+(?i:at|for)\s+([a-z][a-z0-9&'\-]{1,20})\s+(?i:as)\s+(?:an?\s+)?" + REST, _lower_org_as, 0.75),
-    Rule(r"(?i:my\s+(?:job|role|position|occupation)\s+is)\s+(?:an?\s+)?((?:[a-z\-]+\s+){0,3}?[a-z\-]+)"
-         r"\s*(?:$|[,.!;]|\s+(?i:so|and|but|because|lol|though|at|for|in|with|since|now)\b)", _job, 0.8),
+    Rule(r"(?i:my\s+(?:(?:day|main|real|full-time|current)\s+)?(?:job|role|position|occupation)\s+is)\s+(?:an?\s+)?((?:[a-z\-]+\s+){0,3}?[a-z\-]+)"
+         r"\s*(?:$|[,.!;]|\s+(?i:so|and|but|because|lol|though|at|for|in|with|since|now)\b)", _job_or_field, 0.8),
     Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:(?i:currently|now|still|also|actually)\s+)?(?:an?\s+)"
          r"((?:[a-zA-Z\-]+\s+){0,3}[a-z\-]+)(?:\s+by\s+(?:profession|trade))?"
          r"\s*(?:$|[,.!;(]|\s+(?:over\s+)?at\b|\s+in\b|\s+for\b|\s+with\b|\s+on\s+the\b|\s+(?i:since|and|but|lol|haha|tbh)\b|"
@@ -1606,6 +1613,21 @@ def _the_job_at(m):
     return job and [job, _employer(_Groups(m.group(2)))]
 
 
+def _two_word_intro(m):
+    words = m.group(1).split()
+    if any(w.lower() in NOT_INTRO | NOT_NAMES | NATIONALITIES | _LOWER_STOP or _is_job(w) for w in words) or not _proper(m.group(1)):
+        return None
+    if re.fullmatch(rf"(?i:{WHEN_WORDS})", words[0]) or words[-1].lower().endswith(("ish", "ese", "ian", "ean")):
+        return None
+    return "name", f"User's name is {m.group(1)}"
+
+
+def _as_a(m):
+    """"As a nurse, I work night shifts": a job or a diet ("As a child, I…" is neither)."""
+    role = m.group(1).lower()
+    return _diet(_Groups(role)) if role in DIETS else _job(_Groups(role))
+
+
 def _crew(m):
     """"I'm cabin crew for Qatar Airways", "I'm kitchen staff at a hotel": a job said without an article."""
     if " ".join(m.group(1).lower().split()) not in JOB_PHRASES:
@@ -1706,6 +1728,18 @@ RULES += [
     Rule(r"(?i:next\s+(?:week|month|year|spring|summer|autumn|fall|winter|weekend)|this\s+(?:weekend|summer|winter|spring|autumn|fall)|"
          r"tomorrow|on\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|in\s+(?:" + WHEN_WORDS + r"))[,]?\s+"
          r"(?i:I|we)\s+(?i:fly|travel|head|go|leave|drive|move|relocate)\s+(?i:to|for)\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.75),
+    # "I'm Ana Souza, a dentist", "I'm Li Wei, nice to meet you": a two-word name before a self-description.
+    Rule(r"(?i:I'm|I\s+am)\s+(" + UPPER + WORD_CHARS + r"{1,30}\s+" + UPPER + WORD_CHARS + r"{1,30})(?=,\s+(?:(?i:nice|pleased|glad|"
+         r"good\s+to|here|from|living|based|originally|an?)\s|\d{1,3}\b)|\s+(?i:and)\s+(?:I|I'm|my)\b)", _two_word_intro, 0.75),
+    Rule(r"(?i:I'm|I\s+am)\s+(" + UPPER + WORD_CHARS + r"{1,30}\s+" + UPPER + WORD_CHARS + r"{1,30})\s*[.!]?$", _two_word_intro, 0.75,
+         needs=r"^\W*(?i:hi|hello|hey|hiya|heya|good\s+(?:morning|afternoon|evening))\b"),
+    # "I live on a boat in Amsterdam", "we live on a farm outside Ballarat".
+    Rule(r"(?i:I|we)\s+(?i:live|lived\s+for\s+years)\s+(?i:on|in)\s+(?i:an?|the)\s+(?:[\w\-]+\s+){0,2}?(?i:boat|houseboat|narrowboat|farm|"
+         r"flat|house|apartment|caravan|van|cottage|bungalow|studio|island|street|estate|ranch|commune|barge|croft|homestead|suburbs?|"
+         r"outskirts|edge)\s+(?i:in|near|outside(?:\s+of)?|on|of|by)\s+" + PLACE + r"(?=$|[\s,.!;])", _location, 0.8),
+    # "As a nurse, I work nights", "Being a vegan, I…": the user's own job or diet, said before the statement.
+    Rule(r"(?i:as|being)\s+(?i:an?)\s+((?:[a-z\-]+\s+){0,2}?[a-z\-]+)\s*[,]?\s*$", _as_a, 0.75,
+         needs=r"^\W*(?i:as|being)\s+(?i:an?)\s+(?:[a-z\-]+\s+){0,2}?[a-z\-]+,\s+(?:I|I'm|I've|I'd|my)\b"),
     # Family and pets named in another language.
     Rule(_FOREIGN_MY + r"\s+([^\W\d_]{3,12})\s+" + _FOREIGN_IS_CALLED + r"\s+" + NAME + r"(?=$|[\s,.!;])", _foreign_kin, 0.8),
 ]
