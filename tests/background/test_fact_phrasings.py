@@ -776,6 +776,15 @@ def test_round_8_still_skips_other_people_idioms_corrections_and_pets_given_away
     ("I've always loved sailing", {('preference:sailing', 'User likes sailing')}),
     ('spicy food is my weakness', {('preference:spicy food', 'User likes spicy food')}),
     ('next month we fly to Hanoi', {('plan:hanoi', 'User plans to go to Hanoi')}),
+    ("I'm Ana Souza, a dentist in Recife", {('job', 'User works as a dentist'), ('name', "User's name is Ana Souza"), ('location', 'User lives in Recife')}),
+    ("I'm Kwame Mensah, 41, from Accra", {('name', "User's name is Kwame Mensah"), ('origin', 'User is from Accra'), ('age', 'User is 41 years old')}),
+    ("I'm Li Wei, nice to meet you", {('name', "User's name is Li Wei")}),
+    ("Hi, I'm Marta Nowak and I live in Poznań", {('location', 'User lives in Poznań'), ('name', "User's name is Marta Nowak")}),
+    ('I live on a boat in Amsterdam', {('location', 'User lives in Amsterdam')}),
+    ("I'm really not a fan of horror films", {('preference:horror film', 'User dislikes horror films')}),
+    ('As a nurse, I work night shifts', {('job', 'User works as a nurse')}),
+    ('Being a teacher, I get summers off', {('job', 'User works as a teacher')}),
+    ('My day job is accounting', {('job', 'User works in accounting')}),
 ])
 def test_round_9_classes(text, expected):
     assert extract(text) == expected
@@ -990,6 +999,10 @@ def test_round_9_classes(text, expected):
     'Kind regards, The Team',
     'Best, \nSupport',
     'Regards, Customer Service',
+    'As a child, I lived in Lagos',
+    "As a joke, I said I'm a pilot",
+    'As a friend, I have to say no',
+    'Being a parent is hard',
 ])
 def test_round_9_still_skips_stays_thanks_jokes_and_other_people(text):
     assert extract(text) == set()

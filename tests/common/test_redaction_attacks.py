@@ -409,7 +409,9 @@ def test_the_access_log_of_a_real_uvicorn_keeps_no_key_nor_client_token(uvicorn_
                                   "I have a daughter, she's called " * 3_000, "got a new kitten last week, named her " * 2_500,
                                   "next month we fly to " * 5_000, "I've always loved " * 6_000, "I'm the " + "head " * 20_000 + "at Acme",
                                   "I manage a " * 9_000 + "team at", "born in 1988 in " * 6_000, "my job - " * 10_000,
-                                  "I'm kind and " * 8_000, "home is a flat in " * 6_000 + "Oslo above", "said nobody, " * 8_000])
+                                  "I'm kind and " * 8_000, "home is a flat in " * 6_000 + "Oslo above", "said nobody, " * 8_000,
+                                  "I'm Ana " * 12_000 + ", a", "I live on a " + "big " * 20_000 + "boat in", "As a " * 20_000 + ", I",
+                                  "my day job is " * 7_000, ", said my " * 10_000, "Hi, I'm " + "Ana " * 20_000])
 def test_100_kb_of_adversarial_user_text_does_not_stall_the_fact_rules(text):
     from memories.facts.base import UserMessage
     from memories.facts.rules import RuleExtractor
