@@ -23,6 +23,12 @@ plain passes over parts of a message of at most MAX_CORRECTED characters); adver
 preference verb ("I kinda hate"); introductions and places in other languages ("me llamo",
 "Ich wohne in"); "Name here, job at X" and "45, machinist, live in Łódź" as self-description lists;
 pets given away, a re-spelt name, "fav X = Y", "X allergy", promotions, "for a living", any family word form.
+Round 9: titles before names ("This is Dr. Rahel Tesfaye"), punctuation said aloud ("… comma I live in …"), a
+form's " / " fields, "I'm in X, <description>" unless the sentence says it is a stay, trades and two-word jobs
+("scrum master", "cabin crew"), particles in names ("Caxias do Sul"), sign-offs, accents restored in a re-spelt
+name, a cleft correction ("wait no, it's mango I'm allergic to"), foreign kin and origins ("mi esposa se llama",
+"soy de"), one slot per favourite and allergen whatever the spelling or form ("colour", "bee stings"); a message
+ending in "jk" gives nothing.
 Every pattern runs in linear time on any input: no alternative of FILLER is two others in a row,
 scans over whitespace start at the first of a run and are possessive, and a clause longer than
 MAX_CLAUSE is not matched at all (tests/common/test_redaction_attacks.py).
