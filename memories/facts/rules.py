@@ -1700,7 +1700,8 @@ RULES += [
          r"(?:about|almost|nearly|over|around|roughly)\s+(?:\d{1,2}|a|two|three|four|five|six|seven|eight|nine|ten|twenty)\s+years?))\b",
          _location, 0.75),
     # Origins: "originally Cebu, but…", "I come from a small village near Bitola".
-    Rule(r"(?i:originally)[,:]?\s+(?!(?i:from)\b)" + PLACE + r"(?=\s*(?:$|[,;.!])|\s+(?i:but|and)\b)", _origin_word, 0.7),
+    Rule(r"(?i:originally)[,:]?\s+(?!(?i:from)\b)" + PLACE + r"(?=\s*(?:$|[,;.!])|\s+(?i:but|and)\b)",
+         lambda m: None if m.group(1).endswith("'s") else _origin_word(m), 0.7),  # not "originally Tom's idea"
     Rule(r"(?i:I\s+come|I'm|I\s+am|we're|we\s+are|I\s+hail)\s+(?:(?i:originally)\s+)?(?i:from)\s+(?i:an?)\s+(?:[\w\-]+\s+){0,2}?"
          r"(?i:town|village|city|suburb|place|farm|hamlet|island|port|settlement|community)\s+(?i:near|outside(?:\s+of)?|close\s+to|"
          r"(?:just\s+)?(?:north|south|east|west)\s+of|in|on)\s+" + PLACE + r"(?=$|[\s,.!;])", _origin_near, 0.8),
@@ -2261,7 +2262,7 @@ def _add(found: list[Candidate], said: set, slots: set[str], message: UserMessag
 _CORRECTION = re.compile(r"\b(?i:(?:actually|wait|sorry|oh)[,.]?\s++no\b(?![\s,.]++(?:longer|more|one|idea|problem|worries|matter|doubt|way|big|offence|offense|pressure|rush|need|thanks)\b)|no[,.]?\s++wait\b|"
                          r"I\s++mean[,.]?\s++I\s++(?:was|did|used\s++to)\b|well[,.]?\s++(?:worked|lived|used\s++to|not\s++anymore)\b|"
                          r"plans?\s++(?:have\s++)?changed\b|scratch\s++that\b|actually[,.]?\s++it's\b|or\s++rather\b|"
-                         r"correction\s*:|,\s*+not\s++anymore\b|sorry[,.]?\s++I\s++meant\b)")
+                         r"correction\s*:|,\s*+not\s++anymore\b|sorry[,.]?\s++I\s++meant\b|just\s++kidding\b|jk\b)")
 MAX_CORRECTED = 2000  # a longer message is read as it is (each pass below is linear in it)
 _FIX_LEAD = re.compile(r"(?:(?i:sorry|I\s+mean|make\s+that|it's|it\s+is|now|I'm\s+at|I\s+am\s+at|at|to)[\s,]++){0,3}")
 _FIX_VALUE = {
@@ -2363,6 +2364,7 @@ _SIGN_OFF = re.compile(r"(?:^|[.!\n]\s*)(?i:kind\s+regards|best\s+regards|warm\s
                        r"sincerely|yours\s+sincerely|yours\s+faithfully|yours\s+truly|respectfully|cheers|best|all\s+the\s+best|"
                        r"saludos|cordialement|grüße|viele\s+grüße|mit\s+freundlichen\s+grüßen|abraços)"
                        r"[,!.:\-–—]*\s+" + NAME_T + r"\s*[.!]?\s*$")
+_NOT_JOKING = re.compile(r"(?i:\bnot|\bno|n't)\s*+$")  # "I live in Oslo, I'm not kidding" is no joke
 _JOKE_END = re.compile(r"(?i:\b(?:jk|j/k|jking|just\s+kidding|just\s+joking|kidding|joking)\b)[\W_]*$")
 
 
@@ -2377,7 +2379,7 @@ class RuleExtractor:
             self._message(message, found, said)
             if len(message.text) <= MAX_CORRECTED and (fix := _CORRECTION.search(message.text)):
                 found[start:] = _corrected(self, message, fix, found[start:])
-            if _JOKE_END.search(message.text[-40:]):
+            if (joke := _JOKE_END.search(tail := message.text[-40:])) and not _NOT_JOKING.search(tail[:joke.start()]):
                 del found[start:]  # round 9: "I'm Batman 🦇 jk": the message takes itself back
                 continue
             if ((sign := _SIGN_OFF.search(message.text[-80:])) and sign.group(1).split()[0].lower() not in NOT_NAMES | DETERMINERS

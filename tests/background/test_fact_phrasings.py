@@ -785,6 +785,9 @@ def test_round_8_still_skips_other_people_idioms_corrections_and_pets_given_away
     ('As a nurse, I work night shifts', {('job', 'User works as a nurse')}),
     ('Being a teacher, I get summers off', {('job', 'User works as a teacher')}),
     ('My day job is accounting', {('job', 'User works in accounting')}),
+    ("I'm Kofi, just kidding, I'm Kwame", {('name', "User's name is Kwame")}),
+    ("I'm 25 jk I'm 52", {('age', 'User is 52 years old')}),
+    ("I live in Oslo, I'm not kidding", {('location', 'User lives in Oslo')}),
 ])
 def test_round_9_classes(text, expected):
     assert extract(text) == expected
@@ -1003,6 +1006,8 @@ def test_round_9_classes(text, expected):
     "As a joke, I said I'm a pilot",
     'As a friend, I have to say no',
     'Being a parent is hard',
+    "originally Tom's idea, but fine",
+    "I live in Oslo jk",
 ])
 def test_round_9_still_skips_stays_thanks_jokes_and_other_people(text):
     assert extract(text) == set()

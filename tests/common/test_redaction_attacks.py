@@ -411,7 +411,8 @@ def test_the_access_log_of_a_real_uvicorn_keeps_no_key_nor_client_token(uvicorn_
                                   "I manage a " * 9_000 + "team at", "born in 1988 in " * 6_000, "my job - " * 10_000,
                                   "I'm kind and " * 8_000, "home is a flat in " * 6_000 + "Oslo above", "said nobody, " * 8_000,
                                   "I'm Ana " * 12_000 + ", a", "I live on a " + "big " * 20_000 + "boat in", "As a " * 20_000 + ", I",
-                                  "my day job is " * 7_000, ", said my " * 10_000, "Hi, I'm " + "Ana " * 20_000])
+                                  "my day job is " * 7_000, ", said my " * 10_000, "Hi, I'm " + "Ana " * 20_000,
+                                  "just kidding, " * 8_000, "not kidding " * 9_000])
 def test_100_kb_of_adversarial_user_text_does_not_stall_the_fact_rules(text):
     from memories.facts.base import UserMessage
     from memories.facts.rules import RuleExtractor
@@ -423,7 +424,8 @@ def test_100_kb_of_adversarial_user_text_does_not_stall_the_fact_rules(text):
 
 
 @pytest.mark.parametrize("unit", ["I'm 35, wait no, 3", "wait no ", "I live in Oslo, actually no, ", "I work at Acme. Well, worked. ",
-                                  "x, I mean I was, ", "update: plans changed, it's "])
+                                  "x, I mean I was, ", "update: plans changed, it's ",
+                                  "I'm 35, just kidding, 3", "allergic to kiwi... wait no, it's "])
 def test_a_message_full_of_corrections_costs_a_few_passes_not_one_per_marker(unit):
     """Round 8: a correction inside a message ("I'm 35, wait no, 36") re-reads parts of that message,
     at most three plain passes whatever the number of markers (no pass corrects again), and only up
