@@ -23,6 +23,12 @@ plain passes over parts of a message of at most MAX_CORRECTED characters); adver
 preference verb ("I kinda hate"); introductions and places in other languages ("me llamo",
 "Ich wohne in"); "Name here, job at X" and "45, machinist, live in Łódź" as self-description lists;
 pets given away, a re-spelt name, "fav X = Y", "X allergy", promotions, "for a living", any family word form.
+Round 9: titles before names ("This is Dr. Rahel Tesfaye"), punctuation said aloud ("… comma I live in …"), a
+form's " / " fields, "I'm in X, <description>" unless the sentence says it is a stay, trades and two-word jobs
+("scrum master", "cabin crew"), particles in names ("Caxias do Sul"), sign-offs, accents restored in a re-spelt
+name, a cleft correction ("wait no, it's mango I'm allergic to"), foreign kin and origins ("mi esposa se llama",
+"soy de"), one slot per favourite and allergen whatever the spelling or form ("colour", "bee stings"); a message
+ending in "jk" gives nothing.
 Every pattern runs in linear time on any input: no alternative of FILLER is two others in a row,
 scans over whitespace start at the first of a run and are possessive, and a clause longer than
 MAX_CLAUSE is not matched at all (tests/common/test_redaction_attacks.py).
@@ -40,10 +46,17 @@ UPPER = "[" + "".join(re.escape(c) for c in sorted({chr(i) for i in (*range(0x41
                                                      if chr(i).isupper()})) + "]"
 LETTER = r"[^\W\d_]"  # any letter, any script
 WORD_CHARS = r"(?:[^\W\d_]|['\-])"
+# Round 9: a title before a name ("This is Dr. Rahel Tesfaye", "My name is Mrs Adaeze Okafor"); `normalize` drops
+# its full stop so the sentence is not cut there.
+HONORIFIC = r"(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Dame|Herr|Frau|Mme|Mlle|Sra|Srta)"
 NAME = rf"({UPPER}{WORD_CHARS}{{1,30}}(?:\s+{UPPER}{WORD_CHARS}{{1,30}})?)"
-PLACE = (rf"((?:the\s+)?{UPPER}[\w'\-.]*(?:\s+(?:{UPPER}[\w'\-.]*|de|del|da|am|upon|on|of)){{0,3}}"
+# A person's name, with its title if any ("Mrs Adeyemi here", "Dr Priyanka Rao here"); not for pets.
+NAME_T = rf"((?:{HONORIFIC}\s+(?={UPPER}))?{UPPER}{WORD_CHARS}{{1,30}}(?:\s+{UPPER}{WORD_CHARS}{{1,30}})?)"
+# Round 9: the particles of place and company names in other languages ("Caxias do Sul", "Banca di Roma").
+PARTICLES = "de|del|da|do|dos|das|di|du|della|des|la|le|les|sur|en|am|im|an|der|den|van|von|al|el"
+PLACE = (rf"((?:the\s+)?(?:(?i:rural|northern|southern|eastern|western|central|coastal|upstate|downstate|outer|inner|greater)\s+)?{UPPER}[\w'\-.]*(?:\s+(?:{UPPER}[\w'\-.]*|{PARTICLES}|upon|on|of)){{0,3}}"
          rf"(?:,\s+{UPPER}[\w'\-]+){{0,1}})")
-ORG = rf"({UPPER}[\w&'\-.]*(?:(?:\s+(?:&|of|and|de|the))?\s+{UPPER}[\w&'\-.]*){{0,4}})"
+ORG = rf"({UPPER}[\w&'\-.]*(?:(?:\s+(?:&|of|and|the|{PARTICLES}))?\s+{UPPER}[\w&'\-.]*){{0,4}})"
 REST = r"(.+)"
 PLACE_NC = "(?:" + PLACE[1:]  # the same, capturing nothing
 ORG_NC = "(?:" + ORG[1:]
@@ -58,6 +71,8 @@ FILLER = (r"^(?:(?i:oh|ah|well|also|actually|anyway|anyways|so|and|btw|by the wa
           r"(?:hi|hello|hey|dear)\s+(?:support|team|all|everyone|guys|folks|there|sir\s+or\s+madam|sir/madam|sir|madam)|"
           r"omg|ngl|tbh|lowkey|low-key|to\s+whom\s+it\s+may\s+concern|good\s+(?:morning|afternoon|evening)|please\s+be\s+advised\s+that|"
           r"ya|yea|um|umm|uh|erm|hmm|alright|"
+          r"namaste|hola|salut|bonjour|ciao|hallo|kia\s+ora|salaam|salam|shalom|merhaba|aloha|jambo|howdy|greetings|hiya|heya|"
+          r"sawubona|habari|konnichiwa|olá|ola|oi|ahoj|hej|moin|servus|yo|"
           r"work-wise|workwise|career-wise|job-wise|personally|since\s+\d{4}|in\s+\d{4}|"
           r"for\s+(?:\d{1,2}|a\s+few|many|several|two|three|four|five|ten)\s+(?:years|months)|(?:a\s+(?:bit|little)\s+)?about\s+me|professionally|by profession|by trade|"
           r"these days|nowadays|currently|right now|at the moment|"
@@ -142,6 +157,21 @@ JOB_ENDINGS = ("keeper", "smith", "mason", "grapher", "ologist", "ician", "wrigh
 NOT_JOB_COMPOUNDS = frozenset("supporter homeowner sleepwalker screwdriver storyteller observer bodybuilder".split())
 # Job nouns long enough to end a compound ("lifeguard" is a guard, "schoolteacher" a teacher).
 _JOB_SUFFIXES = tuple(sorted((j for j in JOBS if len(j) >= 5 and "-" not in j), key=len, reverse=True))
+
+
+# Round 9: crafts and trades the lexicon lacked, and jobs of two words whose last word alone is none
+# ("scrum master", "cabin crew", "chimney sweep").
+JOBS = JOBS | frozenset("""luthier glassblower thatcher saddler tanner milliner haberdasher cutler embalmer undertaker
+mortician gravedigger croupier stevedore longshoreman docker lumberjack crofter smallholder falconer usher bellhop
+bellboy chambermaid ghillie farmhand creator tinsmith signmaker drywaller steeplejack dev""".split())
+JOB_PHRASES = frozenset("""chimney sweep|scrum master|product owner|cabin crew|ground crew|flight crew|film crew|
+kitchen staff|bar staff|support staff|teaching staff|nursing staff|office staff|dinner lady|lollipop lady|station master|
+harbour master|harbor master|quiz master|tree surgeon|crossing guard|stay-at-home parent|care worker""".replace("\n", "").split("|"))
+
+
+def _is_job_phrase(words: list[str]) -> bool:
+    """The last word of a role is a job noun, or its last two words are a job phrase."""
+    return bool(words) and (_is_job(words[-1]) or " ".join(words[-2:]).lower() in JOB_PHRASES)
 
 
 def _is_job(word: str) -> bool:
@@ -313,6 +343,8 @@ class Apposition:
 def _name(m):
     if not _proper(m.group(1)) or _is_job(m.group(1).split()[-1]):  # "Pharmacist here" is a job
         return None
+    if re.fullmatch(rf"(?i:{WHEN_WORDS})", m.group(1).split()[0]) or m.group(1).endswith("'s"):  # "call me Tuesday", "Dr Patel's"
+        return None
     return "name", f"User's name is {m.group(1)}"
 
 
@@ -329,6 +361,7 @@ peruvian polish portuguese romanian russian rwandan saudi scottish senegalese se
 somali spanish sudanese swedish swiss syrian taiwanese tajik tanzanian thai tunisian turkish ugandan ukrainian
 uruguayan uzbek venezuelan vietnamese welsh yemeni zambian zimbabwean latino latina hispanic asian african european
 arab scandinavian nordic basque catalan flemish québécois quebecois
+texan tibetan samoan roman lutheran anglican republican spartan urban cuban afghan
 """.split())
 # Capitalised words that follow "I'm" without being a name ("I'm Catholic", "I'm OK").
 NOT_INTRO = frozenset("""
@@ -339,7 +372,8 @@ gay lesbian straight trans bi queer deaf blind pregnant disabled broke rich poor
 stuck lost confused curious bored alive awake away open honest serious human normal left right
 """.split())
 # Nationalities and other adjectives end like this; a name that does too is missed (precision first).
-ADJECTIVE_ENDINGS = ("ish", "ese", "ian", "ean", "ic", "an", "ch", "ed", "ing", "ful", "less", "ous", "ive", "ly")
+# Round 9: not "an" alone, which ends many names (Mohan, Logan, Susan); "can" does (American, Mexican).
+ADJECTIVE_ENDINGS = ("ish", "ese", "ian", "ean", "can", "ic", "ch", "ed", "ing", "ful", "less", "ous", "ive", "ly")
 
 
 def _intro_name(m):
@@ -396,7 +430,7 @@ WHEN_WORDS = ("monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|
 _WHEN_TAIL = re.compile(rf"\s+(?:on|in|at|for|this|next)\s+(?i:{WHEN_WORDS})\b.*$")
 
 
-_DANGLING = re.compile(r"\s+(?:on|of|de|del|da|am|upon)$")
+_DANGLING = re.compile(r"\s+(?:on|of|upon|" + PARTICLES + r")$")
 
 
 def _place(raw: str) -> str:
@@ -418,7 +452,7 @@ def _job(m):
     if not role:
         return None
     words = role.lower().split()
-    if not _is_job(words[-1]) or any(w in NOT_JOB_MODIFIERS for w in words[:-1]):
+    if not _is_job_phrase(words) or any(w in NOT_JOB_MODIFIERS for w in words[:-1]):
         return None
     if words[0] in ("former", "ex", "ex-", "future", "would-be", "wannabe") or words[0].startswith("ex-"):
         return None  # "I'm a former nurse" says what the user is not now
@@ -479,6 +513,13 @@ def _job_as(m):
     return "job", f"User works as {article} {role}"
 
 
+def _job_or_field(m):
+    """"my job is nursing", "my day job is accounting": a job noun, else a field of work (round 9)."""
+    if job := _job(m):
+        return job
+    return ("job", f"User works in {m.group(1).lower()}") if re.fullmatch(rf"(?i:{FIELDS})", m.group(1)) else None
+
+
 def _teach(m):
     subject = m.group(1)
     if subject.lower() in REACTION_WORDS or subject.lower() in ("you", "myself", "people"):
@@ -498,7 +539,7 @@ def _proper(name: str) -> bool:
 
 RELATIVES = ("wife|husband|partner|spouse|sister|brother|daughter|son|mother|father|mom|mum|dad|cousin|"
              "grandmother|grandfather|grandma|grandpa|aunt|uncle|niece|nephew|fiancée?|fiancee?|girlfriend|boyfriend|"
-             "hubby|wifey|bf|gf|stepson|stepdaughter|stepmother|stepfather|stepmom|stepmum|stepdad|stepsister|stepbrother|"
+             "hubby|wifey|bf|gf|other\\s+half|stepson|stepdaughter|stepmother|stepfather|stepmom|stepmum|stepdad|stepsister|stepbrother|"
              "half-sister|half-brother|twin|sibling|granddaughter|grandson|mother-in-law|father-in-law|sister-in-law|"
              "brother-in-law|daughter-in-law|son-in-law|mommy|mama|mam|papa|daddy|granny|nana|grandad|granddad|"
              "godson|goddaughter|godmother|godfather|sis|bro|auntie|aunty|gran|nan|nanna|grandmom|grandpop|great-grandmother|great-grandfather|great-aunt|great-uncle|"
@@ -513,13 +554,13 @@ me i we you he she it they us him them this these those
 
 
 # Short and pet forms said for the same relative.
-RELATIVE_FORMS = {"bf": "boyfriend", "gf": "girlfriend", "hubby": "husband", "wifey": "wife", "fiance": "fiancé",
+RELATIVE_FORMS = {"other half": "partner", "bf": "boyfriend", "gf": "girlfriend", "hubby": "husband", "wifey": "wife", "fiance": "fiancé",
                   "fiancee": "fiancée", "sis": "sister", "bro": "brother", "auntie": "aunt", "aunty": "aunt", "gran": "grandma", "nan": "grandma",
                   "nanna": "grandma", "grandmom": "grandma", "grandpop": "grandpa", "granny": "grandma", "nana": "grandma", "grandad": "grandpa", "granddad": "grandpa"}
 
 
 def _relative(m):
-    relative, name = m.group(1).lower(), _not_possessive(m.group(2))
+    relative, name = " ".join(m.group(1).lower().split()), _not_possessive(m.group(2))
     relative = RELATIVE_FORMS.get(relative, relative)
     if name.split()[0].lower() in NOT_NAMES or not _proper(name) or name.split()[0].lower() in NATIONALITIES | NOT_INTRO:
         return None
@@ -623,7 +664,7 @@ def _prefer(m):
 
 def _employer_after_job(m):
     head = [w for w in m.string[:m.start(1)].split() if w.lower() not in ("at", "for", "with", "over", "the")]
-    if m.group(0).split()[-1].lower() in REACTION_WORDS or not head or not _is_job(head[-1]):
+    if m.group(0).split()[-1].lower() in REACTION_WORDS or not head or not _is_job_phrase([w.lower() for w in head]):
         return None  # "I'm a regular at Costco" names no employer
     if head[-1].lower() in ("student", "pupil"):
         return None  # a student's university is no employer
@@ -678,7 +719,8 @@ def _dislike(m):
 
 
 # The form an allergen comes in is not the allergy: "lupin flour" is lupin, "dairy products" dairy.
-_ALLERGEN_FORM = re.compile(r"\s+(?:flour|powder|products?|extract|proteins?|dust)$", re.IGNORECASE)
+_ALLERGEN_FORM = re.compile(r"\s+(?:flour|powder|products?|extract|proteins?|dust|stings?|bites?|drugs?|medications?|meds|"
+                            r"antibiotics?|venom)$", re.IGNORECASE)  # round 9: "bee stings" is bee, "sulfa drugs" sulfa
 
 
 def _allergy(m):
@@ -745,7 +787,15 @@ def _favorite_reversed(m):
     if (obj.lower() in REACTION_WORDS or obj.lower() in PRONOUNS or thing in REACTION_WORDS
             or thing in ("person", "people", "human", "one", "thing", "part") or re.fullmatch(RELATIVES, obj.lower())):
         return None
-    return f"favorite:{_key(thing)}", f"User's favorite {thing} is {obj}"
+    return f"favorite:{_favorite_key(thing)}", f"User's favorite {thing} is {obj}"
+
+
+# Round 9: one slot whatever the spelling ("colour" and "color" are one favourite).
+_FAVORITE_SPELLINGS = {"colour": "color", "flavour": "flavor", "colours": "color", "flavours": "flavor"}
+
+
+def _favorite_key(thing: str) -> str:
+    return _key(" ".join(_FAVORITE_SPELLINGS.get(w, w) for w in thing.split()))
 
 
 def _prefer_one(m):
@@ -780,7 +830,7 @@ def _favorite(m):
     obj = _clean_object(m.group(2))
     if not obj or thing in REACTION_WORDS or _NO_VALUE.match(obj):  # "my fave movie: none really"
         return None
-    return f"favorite:{_key(thing)}", f"User's favorite {thing} is {obj}"
+    return f"favorite:{_favorite_key(thing)}", f"User's favorite {thing} is {obj}"
 
 
 def _not_possessive(name: str) -> str:
@@ -850,14 +900,14 @@ def _remember(m):
 # Round 8: up to two adverbs between "I" and the verb ("I kinda hate", "I really can't stand", "I honestly love").
 PREF_ADVERBS = (r"(?:(?:really|absolutely|just|truly|kinda|kind\s+of|sort\s+of|sorta|honestly|genuinely|seriously|totally|"
                 r"literally|actually|so|lowkey|low-key|still|do|deeply|simply)\s+){0,2}")
-LIKE_VERBS = (r"(?i:I\s+" + PREF_ADVERBS + r"(?:love|like|enjoy|adore)|"
+LIKE_VERBS = (r"(?i:I\s+" + PREF_ADVERBS + r"(?:love|like|enjoy|adore)|I(?:'ve|\s+have)\s+(?:always\s+)?(?:loved|liked|enjoyed|adored)|"
               r"(?:I'm|I\s+am)\s+(?:a\s+(?:big\s+|huge\s+)?fan\s+of|really\s+into|into)|"
               r"(?:I'm|I\s+am)\s+(?:really\s+|so\s+|totally\s+|absolutely\s+|quite\s+|kinda\s+|lowkey\s+)?"
               r"(?:crazy\s+about|mad\s+about|passionate\s+about|obsessed\s+with|keen\s+on|hooked\s+on|big\s+on|fond\s+of|"
               r"partial\s+to|a\s+sucker\s+for)|I\s+(?:can't|cannot)\s+get\s+enough\s+of)")
-DISLIKE_VERBS = (r"(?i:I\s+" + PREF_ADVERBS + r"(?:hate|dislike|detest|loathe)|"
+DISLIKE_VERBS = (r"(?i:I\s+" + PREF_ADVERBS + r"(?:hate|dislike|detest|loathe)|I(?:'ve|\s+have)\s+(?:always\s+)?(?:hated|disliked|loathed)|"
                  r"I\s+" + PREF_ADVERBS + r"(?:can't|cannot|can\s+not)\s+stand|I\s+(?:really\s+)?(?:don't|do\s+not)\s+(?:really\s+)?(?:like|enjoy|eat|drink)|"
-                 r"(?:I'm|I\s+am)\s+not\s+(?:a\s+(?:big\s+|huge\s+|great\s+)?fan\s+of|into|keen\s+on|crazy\s+about)|"
+                 r"(?:I'm|I\s+am)\s+(?:really\s+|just\s+|honestly\s+)?not\s+(?:really\s+)?(?:a\s+(?:big\s+|huge\s+|great\s+)?fan\s+of|into|keen\s+on|crazy\s+about)|"
                  r"(?:I'm|I\s+am)\s+no\s+(?:big\s+)?fan\s+of|I\s+(?:don't|do\s+not)\s+care\s+(?:much\s+)?for|"
                  r"(?:I'm|I\s+am)\s+not\s+(?:very\s+|too\s+|that\s+)?(?:fond\s+of|partial\s+to)|I\s+(?:really\s+)?(?:despise|avoid))")
 
@@ -874,14 +924,14 @@ RULES = [
          lambda m: _proper(m.group(1)) and _proper(m.group(2))
          and ("name", f"User's name is {m.group(1)}, who goes by {m.group(2)}"), 0.9),
     Rule(r"(?i:my\s+name\s+is|my\s+name's|(?:my\s+)?names|(?:the\s+)?name's|(?:the\s+)?name\s+is|"
-         r"(?:just\s+|please\s+|you\s+can\s+|feel\s+free\s+to\s+)?call\s+me|I'm\s+called|I\s+am\s+called|"
+         r"(?:(?:just|please|only|simply|you\s+can|can\s+you|could\s+you|feel\s+free\s+to)\s+){0,2}call\s+me|I'm\s+called|I\s+am\s+called|"
          r"(?:people|everyone|everybody|friends|my\s+friends|most\s+people|folks|they)\s+(?:all\s+)?call\s+me|"
          r"(?:everyone|everybody|my\s+friends?|people)\s+calls\s+me|I\s+go\s+by|my\s+first\s+name\s+is|"
          r"(?:please\s+)?address\s+me\s+as|I'm\s+known\s+as|I\s+am\s+known\s+as|"
          r"(?:my\s+friends|everyone|people|most\s+people)\s+know\s+me\s+as|"
-         r"I\s+prefer\s+(?:to\s+be\s+called|being\s+called|to\s+go\s+by)|I'd\s+(?:rather|prefer\s+to|like\s+to)\s+be\s+called)\s+" + NAME
+         r"I\s+prefer\s+(?:to\s+be\s+called|being\s+called|to\s+go\s+by)|I'd\s+(?:rather|prefer\s+to|like\s+to)\s+be\s+called)\s+" + NAME_T
          + r"\s*(?:$|[,.!;]|\s+and\b|\s+but\b|\s+here\b|\s+(?i:not|with\s+an?)\s+(?=" + UPPER + r")|\s+(?i:at\s+work|from\s+now\s+on|please|pls|plz|thanks|instead|for\s+short|now|"
-         r"these\s+days|nowadays)\b)",
+         r"these\s+days|nowadays|sorry|thank\s+you|nice\s+to\s+meet)\b)",
          _name, 0.95),
     Rule(r"(?i:it's|it\s+is)\s+" + NAME + r",?\s+(?i:not)\s+" + rf"{UPPER}{WORD_CHARS}{{1,30}}" + r"\s*(?:$|[.!,;]|\s[-–—])",
          _name, 0.85,
@@ -890,7 +940,8 @@ RULES = [
     # "This is Ingrid from accounting" / "This is Ingrid speaking": a phone or chat introduction.
     Rule(r"(?i:this\s+is)\s+" + NAME + r"(?:\s+(?i:speaking|calling|here)\b|\s+(?i:from)\s+(?i:the\s+)?(?:" + UPPER
          + r"|[a-z]+\s+(?i:team|office|department|desk)\b))", _name, 0.85),
-    Rule(r"(?i:name)\s*:\s*" + NAME + r"\s*(?:$|[,.!;])", _name, 0.85),
+    Rule(r"(?i:this\s+is)\s+" + HONORIFIC + r"\s+" + NAME + r"(?=$|[\s,.!;])", _name, 0.85),
+    Rule(r"(?i:(?:first|given|full|preferred)\s+)?(?i:name)\s*:\s*" + NAME + r"\s*(?:$|[,.!;/|])", _name, 0.85),
     Rule(r"(?i:my\s+name\s+is|my\s+name's|the\s+name's)\s+([a-z][a-z'\-]{1,30})\s*(?:[.!]?$|,\s+(?:and|I)\b)", _lower_name, 0.8),
     Rule(r"(?i:my\s+name(?:'s|\s+is)?\s+(?:not|isn't))\s+" + rf"{UPPER}{WORD_CHARS}{{1,30}}" + r",?\s+(?i:it's|it\s+is|but)\s+"
          + NAME + r"\s*(?:$|[.!;,])", _name, 0.85),
@@ -898,7 +949,7 @@ RULES = [
     Rule(r"(?i:it's|it\s+is)\s+" + NAME + r"\s*(?:$|[.!;,])", _name, 0.85,
          needs=r"(?i)\bmy\s+name(?:'s|\s+is)?\s+(?:not|isn't)\b"),
     # "Hey, Dmitri speaking." / "Dmitri here, quick question": a greeting or the whole sentence.
-    Rule(r"(?:(?i:hi|hello|hey)[,!]?\s+)?" + NAME + r"\s+(?i:speaking|here)(?:\s+(?i:again))?\s*(?:$|[,.!]|\s[-–—]\s|\s+(?i:with|from)\b)",
+    Rule(r"(?:(?i:hi|hello|hey)[,!]?\s+)?" + NAME_T + r"\s+(?i:speaking|here)(?:\s+(?i:again))?\s*(?:$|[,.!]|\s[-–—]\s|\s+(?i:with|from)\b)",
          _name, 0.85),
     # "Marine biologist here, …": the job as a greeting.
     Rule(r"((?:[A-Za-z\-]+\s+){0,2}[A-Za-z\-]+)\s+(?i:here)\s*(?:$|[,.!;]|\s[-–—]\s)", _job_here, 0.8),
@@ -936,7 +987,7 @@ RULES = [
          r"I\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+(?:back\s+)?to|I've\s+(?:just\s+)?moved\s+to|"
          r"I\s+have\s+(?:just\s+)?moved\s+to|I\s+now\s+live\s+in|we\s+(?:now\s+)?live\s+in|home\s+is|"
          r"I\s+reside\s+in|I'm\s+(?:now\s+)?(?:located|settled)\s+in|I\s+am\s+(?:now\s+)?(?:located|settled)\s+in|"
-         r"I'm\s+based\s+out\s+of|I\s+am\s+based\s+out\s+of|"
+         r"I'm\s+based\s+out\s+of|I\s+am\s+based\s+out\s+of|we're\s+based\s+(?:in|out\s+of)|we\s+are\s+based\s+(?:in|out\s+of)|"
          r"we\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+(?:over\s+|back\s+)?to|"
          r"we've\s+(?:just\s+|recently\s+)?(?:moved|relocated)\s+to|we\s+have\s+(?:just\s+)?(?:moved|relocated)\s+to|"
          r"I've\s+(?:just\s+|recently\s+)?relocated\s+to|I(?:'ve|\s+have)\s+(?:been\s+living|lived)\s+in|"
@@ -967,7 +1018,7 @@ RULES = [
          r"my\s+(?:job\s+title|title|occupation|profession)\s+is|I\s+(?:just\s+|recently\s+)?(?:started|began)\s+(?:working\s+)?as)"
          r"\s+(?:an?\s+)?" + REST, _job_as, 0.85),
     # "I work in a hospital as a porter", "I work at a bank as a cashier": the job after the workplace.
-    Rule(r"(?i:I\s+work|I'm\s+working|I\s+am\s+working)\s+(?i:in|at)\s+(?i:an?|the)\s+(?:[a-z\-]+\s+){0,2}?[a-z\-]+\s+(?i:as)\s+"
+    Rule(r"(?i:I\s+work|I'm\s+working|I\s+am\s+working)\s+(?i:in|at|for)\s+(?i:an?|the)\s+(?:[\w\-]+\s+){0,3}?[\w\-]+\s+(?i:as)\s+"
          r"(?:an?\s+)?((?:[a-zA-Z\-]+\s+){0,2}?[a-z\-]+)(?=\s*(?:$|[,.!;(])|\s+(?:at|in|for|with|since|and|but|so)\b)", _job, 0.8),
     Rule(r"(?i:I\s+(?:work|am\s+working|'m\s+working)\s+in)\s+((?i:" + FIELDS + r"))\s*(?:$|[,.!;]|\s+(?:at|for|now|these)\b)",
          _field, 0.8),
@@ -979,7 +1030,7 @@ RULES = [
          r"(?:\s+(?i:now|these\s+days))?\s*(?:$|[,.!;]|\s+(?i:after|last|this|in)\b|\s+(?i:from)\s+(?!(?i:football|soccer|tennis|rugby|cricket|"
          r"running|racing|competitive|professional|pro|sports?|boxing|cycling|swimming|golf|basketball|baseball|hockey|the\s+game)\b))",
          _status, 0.8),
-    Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:currently|now)\s+)?(?i:studying|doing\s+a\s+(?:degree|phd|PhD|masters?|bachelor's)\s+in)\s+"
+    Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:currently|now)\s+)?(?i:studying|doing\s+(?:a|my)\s+(?:degree|phd|PhD|masters?|bachelor's|doctorate|MSc|BSc|MA|BA)\s+in)\s+"
          r"([a-zA-Z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30})?)(?=\s+(?i:at|in)\s|\s*(?:$|[,.!;]))", _study, 0.75),
     Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:the|a|an)\s+)?((?:CEO|CTO|CFO|COO|CIO|CMO|VP|founder|co-founder|cofounder|owner|"
          r"head\s+of\s+[a-z]+|director\s+of\s+[a-z]+|VP\s+of\s+[a-z]+|manager\s+of\s+[a-z]+))\s+(?i:of|at)\s+" + ORG
@@ -987,8 +1038,8 @@ RULES = [
     Rule(r"(?i:I\s+work|I've\s+worked|I\s+have\s+worked|I've\s+been\s+working|I\s+have\s+been\s+working|I'm\s+working)"
          r"\s+(?i:at|for)\s+" + ORG + r"\s+(?i:as)\s+(?:an?\s+)?" + REST, _job_as_after_org, 0.8),
     Rule(r"(?i:I\s+work|I'm\s+working)\s+(?i:at|for)\s+([a-z][a-z0-9&'\-]{1,20})\s+(?i:as)\s+(?:an?\s+)?" + REST, _lower_org_as, 0.75),
-    Rule(r"(?i:my\s+(?:job|role|position|occupation)\s+is)\s+(?:an?\s+)?((?:[a-z\-]+\s+){0,3}?[a-z\-]+)"
-         r"\s*(?:$|[,.!;]|\s+(?i:so|and|but|because|lol|though|at|for|in|with|since|now)\b)", _job, 0.8),
+    Rule(r"(?i:my\s+(?:(?:day|main|real|full-time|current)\s+)?(?:job|role|position|occupation)\s+is)\s+(?:an?\s+)?((?:[a-z\-]+\s+){0,3}?[a-z\-]+)"
+         r"\s*(?:$|[,.!;]|\s+(?i:so|and|but|because|lol|though|at|for|in|with|since|now)\b)", _job_or_field, 0.8),
     Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:(?i:currently|now|still|also|actually)\s+)?(?:an?\s+)"
          r"((?:[a-zA-Z\-]+\s+){0,3}[a-z\-]+)(?:\s+by\s+(?:profession|trade))?"
          r"\s*(?:$|[,.!;(]|\s+(?:over\s+)?at\b|\s+in\b|\s+for\b|\s+with\b|\s+on\s+the\b|\s+(?i:since|and|but|lol|haha|tbh)\b|"
@@ -1027,7 +1078,7 @@ RULES = [
          _favorite, 0.85),
     Rule(LIKE_VERBS + r"\s+" + REST, _like, 0.8),
     Rule(DISLIKE_VERBS + r"\s+" + REST, _dislike, 0.8),
-    Rule(r"([a-zA-Z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30})?)\s+(?i:is\s+my\s+(?:thing|jam|passion))\s*(?:$|[,.!;])",
+    Rule(r"([a-zA-Z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30})?)\s+(?i:is\s+my\s+(?:thing|jam|passion|weakness|obsession|guilty\s+pleasure|happy\s+place))\s*(?:$|[,.!;])",
          _like, 0.75),
     # Work named by its verb: "I teach maths at a school", "I do accounting for a living".
     Rule(r"(?i:I\s+teach)\s+([a-zA-Z][a-z\-]{1,30})(?=\s+(?i:at|in|for|to|on|online|part-time|full-time|privately|classes|lessons)\b|\s*(?:$|[,.!;]))", _teach, 0.8),
@@ -1082,7 +1133,8 @@ RULES = [
          _relative_reversed, 0.85),
     Rule(r"(?i:I|we)\s+(?i:named|called)\s+(?i:my|our|the)\s+(?i:(?:new\s+|baby\s+|little\s+)?)((?i:" + RELATIVES + "|" + PETS
          + r"))\s+" + NAME + r"(?=$|[\s,.!;])", _named_our, 0.85),
-    Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|we\s+have\s+got)\s+(?i:two|three|four|2|3|4)\s+((?i:"
+    Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|we\s+have\s+got)\s+(?:(?i:two|three|four|2|3|4)\s+(?:(?i:little|young|small|grown-up|grown|teenage|adult|older|younger|twin)\s+)?|"
+         r"(?i:twin)\s+)((?i:"
          + PLURALS + r")),?\s+" + NAME + r"(?:,\s+" + NAME + r")?,?\s+(?i:and)\s+" + NAME + r"\s*(?:$|[.!;,])", _several, 0.85),
     Rule(r"(?i:my|our)\s+((?i:kids|children|" + PLURALS + r"))\s+(?i:are)\s+(?:(?i:called|named)\s+)?" + NAME
          + r"(?:,\s+" + NAME + r")?,?\s+(?i:and)\s+" + NAME + r"\s*(?:$|[.!;,])", _kids_are, 0.85),
@@ -1120,7 +1172,7 @@ RULES = [
          + r"\s+(?i:over|to|rather\s+than)\s+([a-z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30}){0,2})\s*(?:$|[,.!;])",
          _prefer, 0.8),
     Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:a\s+|strictly\s+|fully\s+)?([a-z\-]+)"
-         r"\s*(?:$|[,.!]|\s+now\b|\s+these\s+days\b|\s+since\b|\s+for\b)", _diet, 0.85),
+         r"\s*(?:$|[,.!]|\s+now\b|\s+these\s+days\b|\s+since\b|\s+for\b|\s+(?:and|but)\b)", _diet, 0.85),
     Rule(r"(?i:my\s+birthday\s+is(?:\s+on)?)\s+" + REST, _birthday, 0.9),
     Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s+(?i:years\s+old|yrs\s+old|year\s+old)", _age, 0.9),
     Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s*(?i:years?|yrs?|y/?o)(?:\s+(?i:old|of\s+age))?"
@@ -1270,7 +1322,7 @@ RULES += [
     Rule(r"(?i:I'm|I\s+am)\s+(" + UPPER + WORD_CHARS + r"{1,30}),\s+(?=[^\W\d_])", _intro_comma, 0.75),
     Rule(r"(?i:this\s+is)\s+" + NAME + r"(?:,\s*|\s+)(?=(?i:following\s+up|writing|checking\s+in|reaching\s+out|calling|contacting|"
          r"getting\s+back|messaging|emailing|texting|again|back\s+again|here\s+again)\b)", _intro_comma, 0.8),
-    Rule(_PLACE_VERB_SUBJECT + r"(?i:moved|relocated|settled)\s+(?:(?i:over|back|down|away)\s+)?(?:(?i:from)\s+" + PLACE_NC
+    Rule(_PLACE_VERB_SUBJECT + r"(?i:moved|relocated|settled)\s+(?:(?i:over|back|down|away|here|out|up)\s+)?(?:(?i:from)\s+" + PLACE_NC
          + r"\s+)?(?i:to|in)\s+" + PLACE + r"(?=$|[\s,.!;])", _location, 0.85),
     Rule(r"(?i:I|we)\s+(?i:stay|reside)\s+(?i:in|at)\s+" + PLACE + r"(?=$|[\s,.!;])", _location, 0.8),
     # "I'm staying in Ahmedabad only" (not "staying at the Hilton in Abuja tonight": a stay, not a home).
@@ -1297,8 +1349,9 @@ RULES += [
     Rule(r"(?i:I(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:qualified|trained|retrained|graduated)\s+as|"
          r"I\s+(?:just\s+|recently\s+|finally\s+)?became)\s+(?:an?\s+)?((?:[a-zA-Z\-]+\s+){0,3}?[a-z\-]+)"
          r"(?=\s*(?:$|[,.!;(])|\s+(?:at|in|for|with|last|this|in|after|and|but|so|lol)\b)", _job, 0.8),
-    Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?i:at|with)\s+(?:the\s+)?" + ORG + r",?\s+(?:(?i:on|in|part\s+of)\s+)?"
-         r"(?:(?i:the|their|its)\s+)?(?:[\w\-]+\s+){0,3}?(?i:team|department|dept|division|office|unit|squad|desk)\b", _employer, 0.75),
+    Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?i:at|with)\s+(?:the\s+)?" + ORG + r",?\s+(?:(?i:on|in|at|part\s+of)\s+)?"
+         r"(?:(?i:the|their|its)\s+)?(?:[\w\-]+\s+){0,3}?(?i:team|department|dept|division|office|unit|squad|desk|plant|factory|site|warehouse|"
+         r"branch|depot|lab|brewery|mine|yard|hub|campus|HQ|headquarters|facility|refinery|mill|store|shop|hospital)\b", _employer, 0.75),
     Rule(r"(?i:I've|I\s+have)\s+been\s+(?i:at|with)\s+(?:the\s+)?" + ORG + r"\s+(?:(?i:for)\s+)?(?:(?i:almost|nearly|over|about|around|"
          r"just\s+over|just\s+under)\s+)?(?:\d{1,2}|(?i:a|two|three|four|five|six|seven|eight|nine|ten|a\s+few|several|many))\s+(?i:years?)\b",
          _employer, 0.75, needs=r"(?i)\b(?:work|job|career|team|colleagues?|role|company|employer|customer\s+care|office|years?\s+now|"
@@ -1332,7 +1385,7 @@ RULES += [
          + r"(?=$|[\s,.!;])", _employer, 0.75),
     Rule(r"(?i:I'm|I\s+am)\s+(?i:an?)\s+((?:[a-zA-Z\-]+\s+){0,2}(?:RN|GP|NP|EMT|CNA|LPN|HCA|CPA|PA|SRE|DJ|MD|QA))"
          r"(?=\s*(?:$|[,.!;(])|\s+(?:at|in|for|with|and|but|so|since)\b)", _job_abbreviation, 0.75),
-    Rule(r"(?i:I\s+work|I'm\s+working|I\s+am\s+working|I've\s+worked|I\s+have\s+worked)\s+(?i:as)\s+(?i:an?)\s+(?:[a-zA-Z\-]+\s+){0,3}?"
+    Rule(r"(?i:I\s+work|I'm\s+working|I\s+am\s+working|I've\s+worked|I\s+have\s+worked|I'm\s+employed|I\s+am\s+employed)\s+(?i:as)\s+(?i:an?)\s+(?:[a-zA-Z\-]+\s+){0,3}?"
          r"[a-z\-]+\s+(?i:at|for|with)\s+(?:the\s+)?" + ORG + r"(?=$|[\s,.!;])", _employer_after_job, 0.75),
     Rule(r"(?i:I'm|I\s+am)\s+(?i:an?)\s+((?:[a-zA-Z\-]+\s+){0,2}(?:RN|GP|NP|EMT|CNA|LPN|HCA|CPA|SRE|MD))\s+(?i:in)\s+" + PLACE
          + r"(?=$|[\s,.!;])", _job_in_place, 0.75),
@@ -1352,7 +1405,7 @@ RULES += [
          _field_place, 0.75),
     Rule(r"(?i:hometown|home\s+town|origin|from|born\s+in|birthplace|place\s+of\s+birth)\s*:\s*" + PLACE + r"\s*(?:$|[,.!;])",
          _field_origin, 0.75),
-    Rule(r"(?i:occupation|profession|job(?:\s+title)?|role|work|position)\s*:\s*(?:an?\s+)?((?:[a-zA-Z\-]+\s+){0,3}?[a-zA-Z\-]+)"
+    Rule(r"(?:(?i:my)\s+)?(?i:occupation|profession|job(?:\s+title)?|role|work|position)\s*(?::|\s[-–—])\s*(?:an?\s+)?((?:[a-zA-Z\-]+\s+){0,3}?[a-zA-Z\-]+)"
          r"\s*(?:$|[,.!;(])", lambda m: _job(_Groups(m.group(1).lower())), 0.75),
     Rule(r"(?i:employer|company|workplace|works?\s+at)\s*:\s*" + ORG + r"\s*(?:$|[,.!;])", _field_employer, 0.75),
     Rule(r"(?i:diet|dietary\s+(?:requirements?|needs|preferences?))\s*:\s*([a-zA-Z\-]+)\s*(?:$|[,.!;])",
@@ -1460,12 +1513,13 @@ RULES += [
                r"keeps\s+writing|keeps\s+putting|keeps\s+calling\s+me)\b"),
     # "To whom it may concern: I, Marguerite Okonkwo, request…": a formal self-naming.
     Rule(r"I,\s+" + NAME + r",\s+(?=[a-z])", _name, 0.85),
-    Rule(r"(?i:my\s+(?:real|full|legal|actual|given|birth|proper)\s+name\s+is|my\s+(?:real|full|legal)\s+name's)\s+" + NAME
+    Rule(r"(?i:my\s+(?:real|full|legal|actual|given|birth|proper)\s+name\s+is|my\s+(?:real|full|legal)\s+name's)\s+" + NAME_T
          + r"(?=$|[\s,.!;])", _name, 0.9),
     # Places: "Ich wohne in Linz", "Home is a little village outside Gdańsk", "I'm a Kiwi living in Montréal".
     Rule(_FOREIGN_LIVE + r"\s+" + PLACE + r"(?=$|[\s,.!;])", _location, 0.8),
     Rule(r"(?i:home\s+is|home's|home\s+for\s+me\s+is)\s+(?:(?i:a|an|the)\s+(?:[\w\-]+\s+){0,3}?(?i:outside(?:\s+of)?|near|in|"
-         r"close\s+to|just\s+outside(?:\s+of)?|(?:north|south|east|west)\s+of)\s+)?" + PLACE + r"(?=\s*(?:$|[,.!;])|\s+(?i:now|these\s+days)\b)",
+         r"close\s+to|just\s+outside(?:\s+of)?|(?:north|south|east|west)\s+of)\s+)?" + PLACE + r"(?=\s*(?:$|[,.!;])|\s+(?i:now|these\s+days|above|below|near|next\s+to|behind|opposite|"
+         r"overlooking|by\s+the|with\s+(?:my|our|a|the))\b)",
          _home_is, 0.8),
     Rule(r"(?i:I'm|I\s+am)\s+(?i:an?)\s+(?:[\w\-]+\s+){0,2}?(?i:living|based|residing)\s+(?i:in)\s+" + PLACE + r"(?=$|[\s,.!;])",
          _location, 0.75),
@@ -1491,21 +1545,210 @@ RULES += [
     # Allergies and diets: "penicillin allergy - please note it", "pescatarian since 2018", "I keep kosher".
     Rule(r"(?:(?i:severe|serious|mild|bad|bad-ish|major|deadly|life-threatening)\s+)?([a-zA-Z][a-z\-]{2,30}(?:\s+[a-z][a-z\-]{2,30})?)\s+(?i:allergy)(?=\s*(?:$|[,.!;\-–—])|\s+(?i:so|here|btw|please|pls)\b)",
          _allergy_first, 0.75, needs=r"^\W*[A-Za-z][a-z\-]{2,30}(?:\s+[a-z][a-z\-]{2,30}){0,2}\s+(?i:allergy)\b"),
-    Rule(r"([a-zA-Z][a-z\-]{3,20})\s+(?i:since\s+\d{4}|since\s+(?:I\s+was|childhood|uni|college)|for\s+(?:\d{1,2}|a\s+few|many|several|"
-         r"two|three|four|five|ten)\s+years|all\s+my\s+life)\b(?!.*\b(?:then|until|till|gave|quit|stopped|anymore|longer)\b)", lambda m: _diet_since(_Groups(m.group(1).lower())), 0.75,
+    Rule(r"([a-zA-Z][a-z\-]{3,20})\s+(?i:since\s+\d{4}|since\s+(?:I\s+was|childhood|uni|college)|for\s+(?:(?:about|almost|nearly|over|around|roughly|some)\s+)?(?:\d{1,2}|a\s+few|many|several|"
+         r"two|three|four|five|six|seven|eight|nine|ten|twenty)\s+years|all\s+my\s+life)\b(?!.*\b(?:then|until|till|gave|quit|stopped|anymore|longer)\b)", lambda m: _diet_since(_Groups(m.group(1).lower())), 0.75,
          needs=r"^(?!.*\b(?:then|until|till|gave|quit|stopped|anymore|longer)\b)\W*[A-Za-z][a-z\-]{3,20}\s+(?i:since|for|all)\b"),
     Rule(r"(?i:I\s+keep|I\s+eat|we\s+keep)\s+((?i:kosher|halal))\b", lambda m: _diet(_Groups(m.group(1).lower())), 0.8),
     # "from Sligo originally, now in Bordeaux": after a former place, "now in X" is where the user lives.
     Rule(r"(?i:now)\s+(?:(?i:living|based)\s+)?(?i:in)\s+" + PLACE + r"\s*(?:$|[,.!;])", _location, 0.75,
          needs=r"(?i)\b(?:originally|from|moved|grew\s+up|born|raised|left)\b"),
 ]
+def _origin_living(m):
+    """"I'm a Lagos girl living in Leeds": where the user is from, and where they live."""
+    built = _origin_word(m)
+    return built and [built, ("location", f"User lives in {_place(m.group(2))}")]
+
+
 # Placed first: a job said with where the user works ("I've worked at Petrobras for a decade, as a geologist")
 # or lives ("a chartered accountant based in Nairobi"), before the rules that end the clause at the place or employer.
 RULES[:0] = [
-    Rule(r"(?i:I'm|I\s+am)\s+(?i:an?)\s+((?:[a-zA-Z\-]+\s+){0,3}?[a-z\-]+)\s+(?i:based|living|working)\s+(?i:in|out\s+of)\s+" + PLACE
+    Rule(r"(?i:I'm|I\s+am)\s+(?i:an?)\s+" + PLACE + r"\s+(?i:boy|girl|lad|lass|native|guy|gal)\s+(?:(?i:now)\s+)?(?i:living|based)\s+(?i:in)\s+"
+         + PLACE + r"(?=$|[\s,.!;])", _origin_living, 0.75),
+    Rule(r"(?i:I'm|I\s+am)\s+(?i:an?)\s+((?:[a-zA-Z\-]+\s+){0,3}?[a-z\-]+)\s+(?i:based|living|working|residing)\s+(?i:in|out\s+of)\s+" + PLACE
          + r"(?=$|[\s,.!;])", _job_based_in, 0.75),
     Rule(r"(?i:I've|I\s+have)\s+(?i:worked|been\s+working|been)\s+(?i:at|for|with)\s+(?:the\s+)?" + ORG_NC + r"\s+(?:(?i:for|since)\s+"
          r"(?:[\w\-]+\s+){0,2}?[\w\-]+)?,?\s+(?i:as)\s+(?:an?\s+)?((?:[a-zA-Z\-]+\s+){0,2}?[a-z\-]+)(?=\s*(?:$|[,.!;(]))", _job, 0.75),
+]
+
+# Round 9 (issue 13): classes read from fresh6's misses and from batches of sentences written before
+# their rules (tests/background/test_fact_phrasings.py `test_round_9_classes`).
+# Words after "I'm in X" that make it a stay, not a home ("I'm in Oslo for a conference till Friday").
+_STAY_WORDS = re.compile(r"\b(?i:for\s+(?:a|the|an|my|our|work|business|\d)|on\s+(?:a|an|my|our|holiday|vacation|business|layover)|"
+                         r"till|until|this\s+(?:week|weekend|month|morning|afternoon|evening)|today|tonight|tomorrow|right\s+now|"
+                         r"at\s+the\s+moment|visiting|trip|holiday|vacation|conference|layover|airport|hotel|hostel|staying|"
+                         r"stuck|just\s+landed|landed|arrived|passing\s+through|stopover|transit)\b")
+
+
+def _in_place(m):
+    """"I'm in Trujillo, close to the coast", "we're out in Invercargill and it rains sideways": a home,
+    unless the rest of the sentence says it is a stay."""
+    if _STAY_WORDS.search(m.string, m.end(1)):
+        return None
+    place = _place(m.group(1))
+    if place.split()[0].lower() in NOT_PLACES | NATIONALITIES | _LOWER_STOP or len(place) < 3:
+        return None
+    return "location", f"User lives in {place}"
+
+
+# Vehicles one drives for work ("I drive a tram for the city", "I drive a taxi in Accra").
+WORK_VEHICLES = (r"bus|tram|taxi|cab|forklift|ambulance|train|tuk-tuk|rickshaw|crane|lorry|HGV|minibus|school\s+bus|"
+                 r"delivery\s+van|truck|trolleybus|streetcar|bulldozer|digger|excavator|tractor|combine|matatu|boda|"
+                 r"ice\s+cream\s+van|fire\s+engine|snowplough|snowplow|street\s+sweeper|garbage\s+truck|bin\s+lorry")
+
+
+def _drive_for_work(m):
+    return "job", f"User drives a {' '.join(m.group(1).lower().split())} for work"
+
+
+def _bare_job_at(m):
+    """"GIS specialist at Wärtsilä, Vaasa office": a message that opens with a job and its employer."""
+    role = m.group(1)
+    if not _job_part(role):
+        return None
+    job = _job(_Groups(role if role.split()[0].isupper() else role.lower()))
+    if not job:
+        return None
+    if role.lower().split()[-1] in ("student", "pupil"):
+        return job
+    return [job, _employer(_Groups(m.group(2)))]
+
+
+def _the_job_at(m):
+    """"I'm the head baker at Crumbs": the job, and where."""
+    job = _job(_Groups(m.group(1)))
+    return job and [job, _employer(_Groups(m.group(2)))]
+
+
+def _two_word_intro(m):
+    words = m.group(1).split()
+    if any(w.lower() in NOT_INTRO | NOT_NAMES | NATIONALITIES | _LOWER_STOP or _is_job(w) for w in words) or not _proper(m.group(1)):
+        return None
+    if re.fullmatch(rf"(?i:{WHEN_WORDS})", words[0]) or words[-1].lower().endswith(("ish", "ese", "ian", "ean")):
+        return None
+    return "name", f"User's name is {m.group(1)}"
+
+
+def _as_a(m):
+    """"As a nurse, I work night shifts": a job or a diet ("As a child, I…" is neither)."""
+    role = m.group(1).lower()
+    return _diet(_Groups(role)) if role in DIETS else _job(_Groups(role))
+
+
+def _crew(m):
+    """"I'm cabin crew for Qatar Airways", "I'm kitchen staff at a hotel": a job said without an article."""
+    if " ".join(m.group(1).lower().split()) not in JOB_PHRASES:
+        return None
+    found = [("job", f"User works as {' '.join(m.group(1).lower().split())}")]
+    if m.group(2):
+        found.append(_employer(_Groups(m.group(2))))
+    return found
+
+
+def _job_by_trade(m):
+    """"beekeeper by trade, about forty hives": the job, then how the user came to it."""
+    return _job_here(_Groups(re.sub(r"^(?i:an?)\s+", "", m.group(1))))
+
+
+def _origin_near(m):
+    return _origin_word(m)
+
+
+def _now_at(m):
+    """"I left Jumia in March and now I'm at Zalando": after leaving an employer, where the user is now."""
+    return _employer(m) if re.search(r"(?i)\bnow\b", m.string) else None
+
+
+# Relatives and pets named in another language ("meu marido se chama Thiago", "meine Tochter heißt Greta").
+FOREIGN_KIN = {"esposa": "wife", "esposo": "husband", "marido": "husband", "mujer": "wife", "mulher": "wife", "mari": "husband",
+               "femme": "wife", "mann": "husband", "frau": "wife", "moglie": "wife", "hijo": "son", "hija": "daughter",
+               "filho": "son", "filha": "daughter", "fils": "son", "fille": "daughter", "sohn": "son", "tochter": "daughter",
+               "figlio": "son", "figlia": "daughter", "hermano": "brother", "hermana": "sister", "irmão": "brother", "irmã": "sister",
+               "frère": "brother", "sœur": "sister", "soeur": "sister", "bruder": "brother", "schwester": "sister",
+               "fratello": "brother", "sorella": "sister", "madre": "mother", "mãe": "mother", "mère": "mother", "mutter": "mother",
+               "padre": "father", "pai": "father", "père": "father", "vater": "father", "novio": "boyfriend", "novia": "girlfriend",
+               "namorado": "boyfriend", "namorada": "girlfriend", "freund": "boyfriend", "freundin": "girlfriend",
+               "perro": "dog", "perra": "dog", "gato": "cat", "gata": "cat", "chien": "dog", "chienne": "dog", "chat": "cat",
+               "hund": "dog", "katze": "cat", "cachorro": "dog", "cachorra": "dog", "cane": "dog", "gatto": "cat"}
+_FOREIGN_MY = r"(?i:mi|mis|mon|ma|mes|mein|meine|meu|minha|mio|mia|nuestro|nuestra|notre|unser|unsere|nosso|nossa)"
+_FOREIGN_IS_CALLED = r"(?i:se\s+llama|se\s+chama|s'appelle|heißt|heisst|si\s+chiama|chamado|chamada|llamado|llamada)"
+
+
+def _foreign_kin(m):
+    kind = FOREIGN_KIN.get(m.group(1).lower())
+    if not kind:
+        return None
+    if kind in ("dog", "cat"):
+        return _pet(_Groups(kind, m.group(2)))
+    return _relative(_Groups(kind, m.group(2)))
+
+
+RULES += [
+    # Names: "hey its me Amarachi again", "hello it's Eszter again", "I am writing as Mrs Şebnem Aydın".
+    Rule(r"(?i:it's|it\s+is|its)\s+(?i:me|just\s+me),?\s+" + NAME_T + r"(?=\s*(?:$|[,.!;])|\s+(?i:again|here|from|with|about|btw)\b)",
+         _name, 0.85),
+    Rule(r"(?i:hi|hello|hey|hiya|heya|good\s+(?:morning|afternoon|evening))[,!]*\s+(?i:it's|it\s+is|its)\s+" + NAME
+         + r",?\s+(?i:again|here)\b", _name, 0.8),
+    Rule(r"(?i:I'm|I\s+am)\s+(?i:writing|contacting\s+you|emailing|messaging|reaching\s+out)(?:\s+(?i:to\s+you))?\s+(?i:as)\s+"
+         + HONORIFIC + r"\.?\s+" + NAME + r"(?=$|[\s,.!;])", _name, 0.8),
+    # Places: "I'm in Trujillo, close to the coast", "we're out in Invercargill and it rains", "I'm down in Hobart these days".
+    Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?:(?i:out|down|up|over|back)\s+)?(?i:in)\s+(?!(?i:the)\s)" + PLACE
+         + r"(?=\s*,\s*\S|\s+(?i:and|where|so|but)\s|\s+(?i:these\s+days|nowadays)\b)", _in_place, 0.7),
+    Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:out|down|up|over)\s+(?i:in)\s+(?!(?i:the)\s)" + PLACE + r"\s*(?:$|[.!;])",
+         _in_place, 0.7),
+    Rule(r"(?i:I've|I\s+have|we've|we\s+have)\s+been\s+(?:(?i:living|based)\s+)?(?i:in)\s+" + PLACE + r"\s+(?:(?i:for\s+work)\s+)?"
+         r"(?i:for)\s+(?:(?i:a\s+long\s+time|ages|years|decades|a\s+decade|most\s+of\s+my\s+life|a\s+while\s+now|a\s+good\s+while|"
+         r"(?:about|almost|nearly|over|around|roughly)\s+(?:\d{1,2}|a|two|three|four|five|six|seven|eight|nine|ten|twenty)\s+years?))\b",
+         _location, 0.75),
+    # Origins: "originally Cebu, but…", "I come from a small village near Bitola".
+    Rule(r"(?i:originally)[,:]?\s+(?!(?i:from)\b)" + PLACE + r"(?=\s*(?:$|[,;.!])|\s+(?i:but|and)\b)",
+         lambda m: None if m.group(1).endswith("'s") else _origin_word(m), 0.7),  # not "originally Tom's idea"
+    Rule(r"(?i:I\s+come|I'm|I\s+am|we're|we\s+are|I\s+hail)\s+(?:(?i:originally)\s+)?(?i:from)\s+(?i:an?)\s+(?:[\w\-]+\s+){0,2}?"
+         r"(?i:town|village|city|suburb|place|farm|hamlet|island|port|settlement|community)\s+(?i:near|outside(?:\s+of)?|close\s+to|"
+         r"(?:just\s+)?(?:north|south|east|west)\s+of|in|on)\s+" + PLACE + r"(?=$|[\s,.!;])", _origin_near, 0.8),
+    # Jobs: "beekeeper by trade", "I drive a tram for the city", "GIS specialist at Wärtsilä", "I'm cabin crew for X".
+    Rule(r"((?:[A-Za-z\-]+\s+){0,2}[A-Za-z\-]+)\s+(?i:by\s+(?:trade|profession))(?=\s*(?:$|[,.!;]))", _job_by_trade, 0.75),
+    Rule(r"(?i:I)\s+(?i:drive)\s+(?i:an?|the)\s+((?i:" + WORK_VEHICLES + r"))(?=\s+(?i:for)\s+(?!(?i:fun|pleasure|a\s+hobby|my|the\s+kids|"
+         r"kicks|free)\b)|\s+(?i:in|around|across)\s+" + UPPER + r"|\s+(?i:on\s+(?:route|the\s+\w+\s+line)|nights|night\s+shifts)\b)",
+         _drive_for_work, 0.75),
+    Rule(r"((?:[A-Za-z\-]+\s+){0,3}?[A-Za-z\-]+)\s+(?i:at|for|with)\s+(?:the\s+)?" + ORG + r"(?=\s*(?:$|[,.!;]))", _bare_job_at, 0.7,
+         needs=r"^\W*(?:[A-Za-z\-]+\s+){0,3}[A-Za-z\-]+\s+(?i:at|for|with)\s+(?:the\s+)?" + UPPER),
+    Rule(r"(?i:I'm|I\s+am)\s+((?:[a-z\-]+\s+)?(?i:crew|staff|master|sweep|owner|lady|guard|worker|surgeon))"
+         r"(?:\s+(?i:for|at|with|on)\s+(?:the\s+)?" + ORG + r")?(?=\s*(?:$|[,.!;])|\s+(?i:at|for|in|on|and|but|since)\b)", _crew, 0.75),
+    # Employers: "I left Jumia in March and now I'm at Zalando".
+    Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:now)\s+)?(?i:at|with)\s+(?:the\s+)?" + ORG + r"(?:\s+(?i:now))?\s*(?:$|[,.!;])", _now_at, 0.75,
+         needs=r"\b(?i:left|quit|resigned\s+from|moved\s+on\s+from)\s+(?:(?i:my\s+job)|" + UPPER + r")"),
+    # "Ngozi is my name", "born in 1988 in Ibadan", "I manage a small team at Ericsson", "I'm the head baker at Crumbs".
+    Rule(NAME_T + r"\s+(?i:is\s+my\s+(?:first\s+|given\s+)?name)\s*(?:$|[,.!;])", _name, 0.85),
+    Rule(r"(?:(?i:I\s+was)\s+)?(?i:born)\s+(?i:in)\s+\d{4}\s+(?i:in)\s+" + PLACE + r"(?=$|[\s,.!;])", _origin, 0.8),
+    Rule(r"(?i:I)\s+(?i:manage|lead|run|head|supervise)\s+(?i:a|the|our|an)\s+(?:[\w\-]+\s+){0,2}?(?i:team|department|group|unit|crew|"
+         r"squad|desk|lab|office)\s+(?i:at|for|in)\s+(?:the\s+)?" + ORG + r"(?=$|[\s,.!;])", _employer, 0.75),
+    Rule(r"(?i:I'm|I\s+am)\s+(?i:the)\s+((?:[a-z\-]+\s+){0,2}[a-z\-]+)\s+(?i:at|for|of)\s+(?:the\s+)?" + ORG + r"(?=$|[\s,.!;])",
+         _the_job_at, 0.75),
+    # "soy de Rosario", "I have a daughter, she's called Ife", "got a new kitten last week, named her Miso", "next month we fly to Hanoi".
+    Rule(r"(?i:soy\s+de|je\s+suis\s+(?:originaire\s+)?de|ich\s+bin\s+aus|ich\s+komme\s+aus|sou\s+de|vengo\s+de|venho\s+de|"
+         r"sono\s+di|vengo\s+da|ik\s+kom\s+uit|jestem\s+z)\s+" + PLACE + r"(?=$|[\s,.!;])", _origin, 0.8),
+    Rule(r"(?i:I\s+have|I've\s+got|we\s+have|we've\s+got)\s+(?i:an?)\s+(?i:(?:little\s+|older\s+|younger\s+|baby\s+|grown-up\s+)?)("
+         + RELATIVES + r"),\s+(?i:she's|he's|they're|she\s+is|he\s+is)\s+(?i:called|named)\s+" + NAME + r"(?=$|[\s,.!;])", _relative, 0.8),
+    Rule(r"(?:(?i:I|we)(?:'ve|\s+have)?\s+)?(?:(?i:just)\s+)?(?i:got|adopted|rescued)\s+(?i:an?|another)\s+" + PET_ADJECTIVES + r"((?i:" + PETS
+         + r"))(?:\s+(?i:last\s+(?:week|month|year|weekend)|this\s+(?:week|month|year|weekend)|yesterday|today|recently))?,?\s+"
+         r"(?:(?i:and)\s+)?(?i:named|called)\s+(?i:him|her|it|them)\s+" + NAME + r"(?=$|[\s,.!;])", _pet, 0.8),
+    Rule(r"(?i:next\s+(?:week|month|year|spring|summer|autumn|fall|winter|weekend)|this\s+(?:weekend|summer|winter|spring|autumn|fall)|"
+         r"tomorrow|on\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|in\s+(?:" + WHEN_WORDS + r"))[,]?\s+"
+         r"(?i:I|we)\s+(?i:fly|travel|head|go|leave|drive|move|relocate)\s+(?i:to|for)\s+" + PLACE + r"(?=$|[\s,.!;])", _plan, 0.75),
+    # "I'm Ana Souza, a dentist", "I'm Li Wei, nice to meet you": a two-word name before a self-description.
+    Rule(r"(?i:I'm|I\s+am)\s+(" + UPPER + WORD_CHARS + r"{1,30}\s+" + UPPER + WORD_CHARS + r"{1,30})(?=,\s+(?:(?i:nice|pleased|glad|"
+         r"good\s+to|here|from|living|based|originally|an?)\s|\d{1,3}\b)|\s+(?i:and)\s+(?:I|I'm|my)\b)", _two_word_intro, 0.75),
+    Rule(r"(?i:I'm|I\s+am)\s+(" + UPPER + WORD_CHARS + r"{1,30}\s+" + UPPER + WORD_CHARS + r"{1,30})\s*[.!]?$", _two_word_intro, 0.75,
+         needs=r"^\W*(?i:hi|hello|hey|hiya|heya|good\s+(?:morning|afternoon|evening))\b"),
+    # "I live on a boat in Amsterdam", "we live on a farm outside Ballarat".
+    Rule(r"(?i:I|we)\s+(?i:live|lived\s+for\s+years)\s+(?i:on|in)\s+(?i:an?|the)\s+(?:[\w\-]+\s+){0,2}?(?i:boat|houseboat|narrowboat|farm|"
+         r"flat|house|apartment|caravan|van|cottage|bungalow|studio|island|street|estate|ranch|commune|barge|croft|homestead|suburbs?|"
+         r"outskirts|edge)\s+(?i:in|near|outside(?:\s+of)?|on|of|by)\s+" + PLACE + r"(?=$|[\s,.!;])", _location, 0.8),
+    # "As a nurse, I work nights", "Being a vegan, I…": the user's own job or diet, said before the statement.
+    Rule(r"(?i:as|being)\s+(?i:an?)\s+((?:[a-z\-]+\s+){0,2}?[a-z\-]+)\s*[,]?\s*$", _as_a, 0.75,
+         needs=r"^\W*(?i:as|being)\s+(?i:an?)\s+(?:[a-z\-]+\s+){0,2}?[a-z\-]+,\s+(?:I|I'm|I've|I'd|my)\b"),
+    # Family and pets named in another language.
+    Rule(_FOREIGN_MY + r"\s+([^\W\d_]{3,12})\s+" + _FOREIGN_IS_CALLED + r"\s+" + NAME + r"(?=$|[\s,.!;])", _foreign_kin, 0.8),
 ]
 
 APPOSITIONS = [
@@ -1544,6 +1787,10 @@ _ALLERGEN_BEFORE = re.compile(FILLER + r"(?:([A-Za-z][a-z\-]{1,30}(?:\s+[a-z\-]{
                               r"(?:sick|ill|hives|a\s+rash|itchy)|I\s+(?:can't|cannot|don't|do\s+not)\s+(?:eat|have|touch|drink)\s+"
                               r"([a-z][a-z\-]{1,30}(?:\s+[a-z\-]{1,30})?))\s*$")
 
+# Round 9: "My family is from Tangier, I was born there.": the place of the clause before is the user's origin.
+_BORN_THERE = re.compile(FILLER + r"(?:I\s+was\s+(?:born|raised|brought\s+up)|I\s+grew\s+up)\s+there(?:\s+(?:too|as\s+well|myself))?\s*[.!]?$")
+_FAMILY_FROM = re.compile(FILLER + r"(?i:my|our)\s+(?i:family|parents|folks|people|mum|mom|dad|mother|father)\s+(?i:is|are|was|were|comes?)\s+"
+                          r"(?:(?i:originally)\s+)?(?i:from)\s+" + PLACE + r"\s*[.!,]?$")
 # "my job? tattoo artist.": the user asks the question and answers it in the next sentence.
 _ASKED = re.compile(FILLER + r"(?:(?i:my)\s+)?((?i:job|occupation|profession|work|name|age))\s*\?")
 _ANSWER_JOB = re.compile(r"((?:[A-Za-z\-]+\s+){0,2}[A-Za-z\-]+)\s*(?:$|[.!;,])")
@@ -1563,7 +1810,8 @@ def _answer(asked: str, clause: str):
     return (m := _ANSWER_AGE.match(clause)) and _age(m)
 
 
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+# Round 9: a form's " / " and " | " too (the run of spaces before it read once, from its start).
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+|(?<!\s)\s++[/|]\s++")
 # "I live in Graz, any good day hikes nearby?": a statement, then the question about it. The split
 # is at the first comma followed by a question's opening word; what comes before is no question.
 _THEN_QUESTION = re.compile(r",\s*+(?=(?i:is|are|am|was|were|do|does|did|can|could|should|would|will|any|anything|how|what|"
@@ -1590,7 +1838,8 @@ _CLAUSE = re.compile(r"(?:(?<!\s)\s++)?(?:,\s*+)?\b(?:but|and|so|although|though
                      r"|(?<=[^\W\d_])\s++(?=I\s+(?:finally|eventually)\s)"
                      r"|,\s*+(?:and\s++)?(?=" + _DROPPED_I_VERBS[:-3] + r")\s+(?:to|in|at|a|an|up|by)\b)"
                      r"|(?:,\s*+(?:and\s++|but\s++)?|(?<!\s)\s++(?:and|but)\s++)(?=(?:(?:now|also|still)\s+)?(?:live|work|stay|reside)\s+(?:in|at|for|as)\b|(?:(?:then|later|now)\s+)?(?:moved|relocated)\s+(?:back\s+)?to\b)"
-                     r"|(?<!\s)\s++(?:and|but)\s++(?=(?:(?:now|currently|still)\s+)?(?:living|staying|residing|based)\s+in\b)"
+                     r"|(?<!\s)\s++(?:pero|mais|aber|mas|ma|y|et|und|e)\s++(?=(?:vivo|moro|j'habite|ich\s+wohne|abito|ik\s+woon)\s)"
+                     r"|(?<!\s)\s++(?:and|but)\s++(?=(?:(?:now|currently|still)\s+)?(?:living|staying|residing|based)\s+in\b|(?:(?:very|severely|also)\s+)?allergic\s+to\b)"
                      r"|(?<!\s)\s++and\s++(?=(?:(?:then|just|recently|later)\s+)?joined\s+" + UPPER + r")"
                      r"|,\s*+(?=(?i:name|age|city|location|town|job|occupation|profession|employer|company|hometown|diet|"
                      r"allerg(?:y|ies)|pets?)\s*:)"
@@ -1601,7 +1850,8 @@ _IMPLIED_I = re.compile(r"(?:(?:now|also|still)\s+)?(?:live|work|stay|reside)\s+
 _JOINT = re.compile(r"(?:my|our)\s+[\w\-]+(?:\s+" + NAME + r")?\s+(?=(?:live|lived|moved|relocated|are|were|have|just|both|now)\b)")
 _I_PLURAL = re.compile(r"I\s+(?=(?:are|were|have\s+been|have|'ve)\b)")  # "my gf and | I are moving to…"
 # "I'm a nanny, 29, living in Tucson": after the user's own first clause, "living in…" is the user's.
-_IMPLIED_IM = re.compile(r"(?:(?:now|currently|still)\s+)?(?:living|based|staying|residing)\s+in\b|(?:(?:recently|now|just)\s+)?retired\b")
+_IMPLIED_IM = re.compile(r"(?:(?:now|currently|still)\s+)?(?:living|based|staying|residing)\s+in\b|(?:(?:recently|now|just)\s+)?retired\b|"
+                         r"(?:(?:very|severely|also)\s+)?allergic\s+to\b")
 _FIRST_PERSON_START = re.compile(FILLER + r"(?:I|I'm|I\s+am|I've)\b")
 _IMPLIED_HAVE = re.compile(r"an?\s+(?i:" + PETS + r")\s+(?:named|called)\b")
 # A sentence with its subject left out: "Big fan of knitting", "Allergic to latex", "Moved to Brno".
@@ -1666,7 +1916,7 @@ FRAMES = re.compile(r"\b(?:pretend|imagine|suppose|(?<!long\s)story(?!\s+short)|
 _CHAT_FORMS = {"i": "I", "im": "I'm", "i'm": "I'm", "ive": "I've", "i've": "I've", "i'd": "I'd", "i'll": "I'll",
                "dont": "don't", "cant": "can't", "didnt": "didn't", "doesnt": "doesn't", "isnt": "isn't",
                "wasnt": "wasn't", "havent": "haven't", "wont": "won't", "arent": "aren't", "thats": "that's",
-               "hav": "have", "u": "you", "pls": "please", "plz": "please", "yrs": "years", "wrk": "work", "wrking": "working", "ive'": "I've", "iam": "I am", "myname": "my name",
+               "hav": "have", "u": "you", "n": "and", "pls": "please", "plz": "please", "yrs": "years", "wrk": "work", "wrking": "working", "ive'": "I've", "iam": "I am", "myname": "my name",
                "alergic": "allergic", "allergic": "allergic", "alergy": "allergy", "allergie": "allergy", "alergies": "allergies"}
 # One swapped pair of letters in a word the rules open with ("my nmae is", "I lvie in") is read as
 # that word; a swap that spells another English word ("form" for "from") is left alone.
@@ -1674,6 +1924,10 @@ _KEYWORDS = ("name", "live", "living", "from", "work", "working", "moved", "call
              "originally", "based", "husband", "wife", "daughter", "brother", "sister", "favorite", "favourite")
 _REAL_WORDS = frozenset("form fro evil vile".split())
 _TYPOS = {w[:i] + w[i + 1] + w[i] + w[i + 2:]: w for w in _KEYWORDS for i in range(len(w) - 1) if w[i] != w[i + 1]}
+# Round 9: one letter left out, not the first ("my nam is", "i liv in"), unless that spells a word ("bother", "move").
+_DROPPED_LETTER_WORDS = frozenset("bother base move lie fro wok nae calle marred wor ive".split())
+_TYPOS.update({w[:i] + w[i + 1:]: w for w in _KEYWORDS for i in range(1, len(w))
+               if w[:i] + w[i + 1:] not in _DROPPED_LETTER_WORDS and w[i - 1] != w[i]})
 _TYPOS = {k: v for k, v in _TYPOS.items() if k not in _REAL_WORDS and k not in _KEYWORDS}
 _CHAT_WORD = re.compile(r"(?<![\w'])[A-Za-z][a-z']{0,11}(?![\w'])")
 
@@ -1724,11 +1978,11 @@ mum mom dad parents kids children wife husband partner boyfriend girlfriend
 for with at in on of to by from about into onto over under near outside inside around between
 during after before until till without within against among per via like
 cat dog puppy kitten pet pets job jobs office company team shop store place flat house apartment
-to-do sea land air ease risk rock bed hour hours piece contract gig project minute
+to-do sea land air ease risk rock bed hour hours piece contract gig project minute moment past present future
 """.split())
 _CAP_RELATIVES = "|".join(r for r in RELATIVES.split("|") if r.isalpha())
 _CAP_CUE = re.compile(r"\b(?:(?:live|living|lives|based|settled|stay|staying|reside|residing|born|raised|grew\s+up|moved|"
-                      r"relocated|relocating|moving)\s+(?:back\s+)?(?:in|to|out\s+of|near|outside)|(?:am|i'm|originally|come|"
+                      r"relocated|relocating|moving)\s+(?:back\s+)?(?:in|to|out\s+of|near|outside)|(?:am|i'm|im|originally|come|"
                       r"hail)\s+from|(?:work|working|worked|employed|job|interning)\s+(?:at|for|with|by)|(?<=[a-z])\s+(at|for|with)|"
                       r"my\s+name\s+is|call\s+me|calls\s+me|(?:i'm|i\s+am)\s+called|go\s+by|named|called|(?:my|our)\s+(?:" + _CAP_RELATIVES + r"|" + PETS + r")(?:\s+is)?)"
                       r"\s+(?:the\s+)?(?=[^\W\d_])")
@@ -1769,6 +2023,24 @@ _CHAT_TAIL = re.compile(r"(?<![,\s])[,\s]++(?i:btw|tbh|lol|lmao|haha+|fyi|fwiw|i
 
 
 _WITH = re.compile(r"(?<![\w/])w/\s*+(?=\w)")  # "obsessed w/ kimchi"
+# Round 9: punctuation said aloud in dictation ("my name is Ugochi comma I live in Nsukka full stop"), not
+# after a word that makes it a noun ("a comma", "the full stop"); a title's full stop ("Dr. Rahel", "St. Albans").
+_SPOKEN_MARK = re.compile(r"(?<=[^\W\d_])(\s++)((?i:comma|full\s+stop|question\s+mark|exclamation\s+(?:mark|point)))(?![\w'])")
+_SPOKEN = {"comma": ",", "full stop": ".", "question mark": "?", "exclamation mark": "!", "exclamation point": "!"}
+_NOT_BEFORE_MARK = frozenset("a an the this that one no any every each my your his her its our their missing extra".split())
+_TITLE_STOP = re.compile(r"\b(Mr|Mrs|Ms|Mx|Dr|Prof|St|Mt|Sra|Srta|Mme|Mlle)\.(?=\s+" + UPPER + ")")
+_HONORIFIC_WORD = re.compile(r"\b(?:" + HONORIFIC[3:-1] + r"|St|Mt)\b")
+_TITLE_CASE = re.compile(UPPER + r"(?=[^\W\d_])(?!" + UPPER + ")")  # a capital before a small letter ("Oslo", not "IST" or "I'm")
+_ACRONYM = re.compile(r"(?<![^\W\d_])" + UPPER + r"{2,}+(?![^\W\d_])")  # "IST", "NHS"
+# "I'm Dr. Tomás Ferreira", "this is Mrs Okafor": the title is dropped where the user names themselves.
+_SELF_TITLE = re.compile(r"\b((?:I'm|I\s+am)\s+)" + HONORIFIC + r"\.?\s+(?=" + UPPER + ")")
+
+
+def _spoken_mark(m: re.Match) -> str:
+    before = m.string[max(0, m.start() - 20):m.start()].split()  # bounded: linear in the message
+    if before and before[-1].lower() in _NOT_BEFORE_MARK:
+        return m.group(0)
+    return _SPOKEN[" ".join(m.group(2).lower().split())]
 _I_M = re.compile(r"(?<![\w'])[Ii] m(?![\w'])")
 
 
@@ -1778,7 +2050,12 @@ def normalize(text: str) -> str:
     introduce a name, a place or an employer (`_recapitalise`), and quoted first-person sentences
     taken out."""
     text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
-    if text.islower():  # no capital letter anywhere
+    if " comma" in text or "stop" in text or " mark" in text:
+        text = _SPOKEN_MARK.sub(_spoken_mark, text)
+    if _HONORIFIC_WORD.search(text):
+        text = _SELF_TITLE.sub(r"\1", _TITLE_STOP.sub(r"\1", text) if "." in text else text)
+    if text.islower() or (not _TITLE_CASE.search(text) and _ACRONYM.sub("", text).islower()):
+        # no capital letter but in acronyms ("i live in kochi so use IST")
         text = _recapitalise(text)
     text = _EMOJI.sub(". ", text)
     text = _CHAT_TAIL.sub("", text)
@@ -1799,14 +2076,15 @@ _QUESTION_START = re.compile(FILLER + r"(?i:is|are|am|was|were|do|does|did|can|c
 
 
 # Someone else's words, said at the end: "I'm 5, my daughter says", "…, or so my mum claims".
-_SAYS_AFTER = re.compile(r",\s*+(?:[\w']+\s+){0,3}(?i:says|said|insists|insisted|claims|claimed|reckons|tells\s+me|told\s+me)\s*[.!]*$")
+_SAYS_AFTER = re.compile(r",\s*+(?:[\w']+\s+){0,3}(?i:says|said|insists|insisted|claims|claimed|reckons|tells\s+me|told\s+me)\s*[.!]*$"
+                         r"|,\s*+(?i:said|says|according\s+to)\s+(?:[\w']+\s+){0,2}[\w']+\s*[.!]*$")  # round 9: "…, said my sister"
 # Dictation without punctuation runs statements together: "my name is Kemi Balogun I'm messaging
 # about the router I live in Ikeja". A new first-person statement starts at "I'm / I live / my name…"
 # after any word but a conjunction or relative word ("my wife and I live…", "the city where I live").
-_RUN_ON = re.compile(r"(?<=[^\W\d_])\s++(?=(?:I'm|I\s+(?:am|live|work|have|moved|grew|was\s+born|stay)|my\s+name)\b)")
+_RUN_ON = re.compile(r"(?<=[^\W_])\s++(?=(?:I'm|I\s+(?:am|live|work|have|moved|grew|was\s+born|stay)|my\s+name)\b)")
 _RUN_ON_NOT_AFTER = frozenset("""and or but so that because when if where as than what who which how why until unless
 before after since while whether cause cuz then now also though although whom whose me say said think thought know
-knew guess hope wish mean""".split())
+knew guess hope wish mean is was""".split())
 
 
 def _run_on(clause: str) -> list[str]:
@@ -1835,13 +2113,14 @@ SELF_LIST_PARTS = 6
 # Łódź"); a part may be a bare job phrase ("barista", "UX designer at Vipps") or "live in / work at …".
 _SELF_HEAD_HERE = re.compile(FILLER + r"(?:" + NAME + r"\s+(?i:here)|(\d{1,3}))\s*,")
 _SELF_VERB = re.compile(r"(?i:live|work|stay)\s+(?:in|at|for)\s")
+_SELF_IN = re.compile(r"(?:(?i:now|currently|still)\s+)?(?i:in)\s+(" + UPPER + r"[^\W\d_]+)")
 _JOB_PART_TAIL = re.compile(r"\s+(?:at|in|for|from|with)\s.*$")
 
 
 def _job_part(part: str) -> bool:
     """"barista", "UX designer at Vipps": a phrase of at most four words whose last is a job."""
     words = _JOB_PART_TAIL.sub("", part).split()
-    return 0 < len(words) <= 4 and words[0].lower() not in DETERMINERS and _is_job(words[-1].lower().strip(".!"))
+    return 0 < len(words) <= 4 and words[0].lower() not in DETERMINERS and _is_job_phrase([w.lower().strip(".!") for w in words])
 
 
 def _self_list(clause: str) -> list[str]:
@@ -1858,6 +2137,11 @@ def _self_list(clause: str) -> list[str]:
         return []
     for part in clause[head.end():].split(",", SELF_LIST_PARTS)[:SELF_LIST_PARTS]:
         part = part.strip()
+        if (where := _SELF_IN.match(part)) and len(part.split()) <= 5:  # round 9: "I'm Mohan, retired, in Mysuru"
+            if where.group(1).lower() not in NOT_PLACES | _LOWER_STOP and not re.fullmatch(rf"(?i:{WHEN_WORDS}|{FIELDS})", where.group(1)):
+                out.append("I live in " + part[where.start(1):])
+                continue
+            break
         if _SELF_VERB.match(part) and len(part.split()) <= 8:
             out.append("I " + part)
             continue
@@ -1871,6 +2155,29 @@ def _self_list(clause: str) -> list[str]:
             part = adverbs.group(1) + part[adverbs.end():]
         out.append(part)
     return out if len(out) > 1 else []
+
+
+# Round 9: "from Kandy, living in Colombo now" (also after "so:" or a dash): the first part is where the user is from.
+_FROM_ALONE = re.compile(FILLER + r"(?i:from)\s+" + PLACE + r"\s*")
+_MARK = re.compile(r"[—–:]")
+_LIVING_IN = re.compile(r"(?:(?i:now|currently|still)\s+)?(?i:living|based|residing|live)\s+(?i:in)\s+" + UPPER)
+# "currently with Scania, …", "now at Bolt": after "currently / now" the user's "I'm" is left out.
+_NOW_WITH = re.compile(r"(?i:with|at)\s+(?=" + UPPER + r")")
+_NOW_BEFORE = re.compile(r"(?i:currently|now|these\s+days|nowadays)\W*$")
+
+
+def _first_said(parts: list[str]) -> str:
+    """The first part that is more than a greeting or filler ("namaste, | I'm Mohan, | retired")."""
+    for part in parts[:3]:
+        part = part.strip()
+        if part and _FILLER.match(part + " ").end() <= len(part):
+            return part
+    return ""
+
+
+def _after_mark(part: str) -> str:
+    """What follows the last dash or colon of a part ("… daba — so: from Sfax" -> "from Sfax")."""
+    return _MARK.split(part)[-1].strip() if len(part) <= MAX_CLAUSE else ""
 
 
 def clauses(text: str) -> list[tuple[str, bool]]:
@@ -1892,6 +2199,9 @@ def clauses(text: str) -> list[tuple[str, bool]]:
             sentence, question = sentence[:then.start()], False
         parts = [p for part in _CLAUSE.split(sentence) for p in _run_on(part)]
         framed = "," in sentence and bool(_SAYS_AFTER.search(sentence))  # "I'm 5, my daughter says": her words, not the user's
+        if (len(parts) > 1 and _LIVING_IN.match(parts[1].strip()) and (origin := _FROM_ALONE.fullmatch(_after_mark(parts[0])))
+                and _origin_word(origin)):
+            parts[0] = "I'm from " + origin.group(1)  # round 9: "from Kandy, living in Colombo now"
         for i, clause in enumerate(parts):
             clause = clause.strip()
             if not clause:
@@ -1909,7 +2219,7 @@ def clauses(text: str) -> list[tuple[str, bool]]:
                 clause = "I " + clause
                 if adverbs := _SUBJECT_ADVERBS.match(clause):
                     clause = adverbs.group(1) + clause[adverbs.end():]
-            elif i and _IMPLIED_IM.match(clause) and _FIRST_PERSON_START.match(parts[0].strip()):
+            elif i and _IMPLIED_IM.match(clause) and _FIRST_PERSON_START.match(_first_said(parts)):
                 clause = "I'm " + clause
                 if adverbs := _SUBJECT_ADVERBS.match(clause):  # "…, now living in Leeds"
                     clause = adverbs.group(1) + clause[adverbs.end():]
@@ -1917,6 +2227,8 @@ def clauses(text: str) -> list[tuple[str, bool]]:
                 clause = "I have " + clause
             else:
                 head = _FILLER.match(clause).end()
+                if head and _NOW_WITH.match(clause, head) and _NOW_BEFORE.search(clause, 0, head):
+                    clause = clause[:head] + "I'm " + clause[head:]  # round 9: "currently with Scania, at the … plant"
                 if adverbs := _SUBJECT_ADVERBS.match(clause, head):
                     clause = clause[:head] + adverbs.group(1) + clause[adverbs.end():]
                 if how := _WORK_HOW.match(clause, head):
@@ -1950,7 +2262,7 @@ def _add(found: list[Candidate], said: set, slots: set[str], message: UserMessag
 _CORRECTION = re.compile(r"\b(?i:(?:actually|wait|sorry|oh)[,.]?\s++no\b(?![\s,.]++(?:longer|more|one|idea|problem|worries|matter|doubt|way|big|offence|offense|pressure|rush|need|thanks)\b)|no[,.]?\s++wait\b|"
                          r"I\s++mean[,.]?\s++I\s++(?:was|did|used\s++to)\b|well[,.]?\s++(?:worked|lived|used\s++to|not\s++anymore)\b|"
                          r"plans?\s++(?:have\s++)?changed\b|scratch\s++that\b|actually[,.]?\s++it's\b|or\s++rather\b|"
-                         r"correction\s*:|,\s*+not\s++anymore\b)")
+                         r"correction\s*:|,\s*+not\s++anymore\b|sorry[,.]?\s++I\s++meant\b|just\s++kidding\b|jk\b)")
 MAX_CORRECTED = 2000  # a longer message is read as it is (each pass below is linear in it)
 _FIX_LEAD = re.compile(r"(?:(?i:sorry|I\s+mean|make\s+that|it's|it\s+is|now|I'm\s+at|I\s+am\s+at|at|to)[\s,]++){0,3}")
 _FIX_VALUE = {
@@ -1961,6 +2273,9 @@ _FIX_VALUE = {
     "origin": (re.compile(PLACE + r"(?=$|[\s,.!;])"), _origin),
     "plan": (re.compile(PLACE + r"(?=$|[\s,.!;])"), _plan),
     "employer": (re.compile(ORG + r"(?=$|[\s,.!;])"), _employer),
+    # Round 9: "allergic to kiwi... wait no, it's mango I'm allergic to".
+    "allergy": (re.compile(r"([a-z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30})?)(?=\s+(?:I'm|I\s+am)\s+(?:allergic|the\s+one)\b|\s*(?:$|[,.!;]))"),
+                lambda m: m.group(1).split()[0] not in REACTION_WORDS | _FIX_NOT and _allergy(m)),
 }
 _FIX_NOT = frozenset("no not sorry wait I I'm it it's that this my the".lower().split())
 
@@ -1987,11 +2302,17 @@ def _corrected(extractor: RuleExtractor, message: UserMessage, fix: re.Match, fo
             break
     if not taken:
         return found
-    kept = [c for c in found if (c.slot, c.text) not in taken]
     after = text[fix.end():].lstrip(" ,.:;!-–—…")
+    lead = _FIX_LEAD.match(after).end()
+    if len({slot.split(":")[0] for slot, _ in taken}) > 1:
+        # Round 9: "I'm keto and allergic to kiwi... wait no, it's mango": only what the new value puts right is taken back.
+        named = {slot.split(":")[0] for slot, _ in taken if slot.split(":")[0] in _FIX_VALUE
+                 and (m := _FIX_VALUE[slot.split(":")[0]][0].match(after, lead)) and _FIX_VALUE[slot.split(":")[0]][1](m)}
+        if len(named) == 1:
+            taken = {(slot, said) for slot, said in taken if slot.split(":")[0] in named}
+    kept = [c for c in found if (c.slot, c.text) not in taken]
     new = _plain(extractor, message, after) if len(after.split()) > 1 else []
     kinds = {c.slot.split(":")[0] for c in kept + new}
-    lead = _FIX_LEAD.match(after).end()
     for slot, _ in sorted(taken):
         kind = slot.split(":")[0]
         if kind in kinds or kind not in _FIX_VALUE:
@@ -2005,6 +2326,48 @@ def _corrected(extractor: RuleExtractor, message: UserMessage, fix: re.Match, fo
     return kept + [c for c in new if (c.slot, c.text) not in seen]
 
 
+# Round 9: a name re-spelt with the letters a keyboard or phone dropped ("my name is Hoai An... actually
+# Hoài An, with the accent", "sorry I wrote Jaroslaw before, it's Jarosław with the ł"). The new spelling
+# must differ from a name the user gave, or from a word the user says they wrote, only in its accents.
+_RESPELT_CUE = re.compile(r"(?i:\b(?:it's|it\s+is|actually|sorry)[,:]?\s+)" + NAME + r"(?=$|[\s,.!;])")
+_WROTE = re.compile(r"\bI(?:'ve|\s+have)?\s+(?:wrote|written|typed|put|spelled|spelt|entered)\s+" + NAME + r"(?=$|[\s,.!;])")
+
+
+def _fold(name: str) -> str:
+    """The name without its accents: "Hoài An" -> "hoai an", "Jarosław" -> "jaroslaw"."""
+    import unicodedata
+
+    plain = unicodedata.normalize("NFKD", name.replace("ł", "l").replace("Ł", "L").replace("ø", "o").replace("Ø", "O"))
+    return "".join(c for c in plain if not unicodedata.combining(c)).lower()
+
+
+def _accents_restored(message: UserMessage, found: list[Candidate]) -> list[Candidate]:
+    if FRAMES.search(message.text) or HEDGES.search(message.text):
+        return found
+    given = {_fold(c.text.removeprefix("User's name is ")): c for c in found if c.slot == "name"}
+    given.update({_fold(m.group(1)): None for m in _WROTE.finditer(message.text)})
+    for m in _RESPELT_CUE.finditer(message.text):
+        name = m.group(1)
+        folded = _fold(name)
+        if folded == name.lower() or folded not in given:
+            continue  # no accent to restore, or no earlier spelling of the same name
+        old = given[folded]
+        kept = [c for c in found if c is not old]
+        return kept + [Candidate(text=f"User's name is {name}", slot="name", confidence=0.8,
+                                 source_entry_ids=[message.entry_id], source_seq=message.seq)]
+    return found
+
+
+# Round 9: a formal closing at the end of a message names its writer ("Kind regards, Mirela Popescu", "Best,\nTadeusz");
+# not "Thanks, Tom", which may thank someone else.
+_SIGN_OFF = re.compile(r"(?:^|[.!\n]\s*)(?i:kind\s+regards|best\s+regards|warm\s+regards|warmest\s+regards|regards|best\s+wishes|"
+                       r"sincerely|yours\s+sincerely|yours\s+faithfully|yours\s+truly|respectfully|cheers|best|all\s+the\s+best|"
+                       r"saludos|cordialement|grüße|viele\s+grüße|mit\s+freundlichen\s+grüßen|abraços)"
+                       r"[,!.:\-–—]*\s+" + NAME_T + r"\s*[.!]?\s*$")
+_NOT_JOKING = re.compile(r"(?i:\bnot|\bno|n't)\s*+$")  # "I live in Oslo, I'm not kidding" is no joke
+_JOKE_END = re.compile(r"(?i:\b(?:jk|j/k|jking|just\s+kidding|just\s+joking|kidding|joking)\b)[\W_]*$")
+
+
 class RuleExtractor:
     name = "rules"
 
@@ -2016,6 +2379,15 @@ class RuleExtractor:
             self._message(message, found, said)
             if len(message.text) <= MAX_CORRECTED and (fix := _CORRECTION.search(message.text)):
                 found[start:] = _corrected(self, message, fix, found[start:])
+            if (joke := _JOKE_END.search(tail := message.text[-40:])) and not _NOT_JOKING.search(tail[:joke.start()]):
+                del found[start:]  # round 9: "I'm Batman 🦇 jk": the message takes itself back
+                continue
+            if ((sign := _SIGN_OFF.search(message.text[-80:])) and sign.group(1).split()[0].lower() not in NOT_NAMES | DETERMINERS
+                    and not any(w.lower() in NOT_PLACE_WORDS for w in sign.group(1).split())
+                    and (built := _name(sign)) and not FRAMES.search(message.text)):
+                _add(found, said, {c.slot for c in found[start:]}, message, built, 0.75)
+            if len(message.text) <= MAX_CORRECTED and _RESPELT_CUE.search(message.text):
+                found[start:] = _accents_restored(message, found[start:])
         return found
 
     def _message(self, message: UserMessage, found: list[Candidate], said: set[tuple]) -> None:
@@ -2068,6 +2440,8 @@ class RuleExtractor:
             if (named := _PET_NAME_AFTER.match(clause)) and (pet := _PET_BEFORE.match(before)):
                 if built := _pet(_Groups(pet.group(1), named.group(1))):
                     add(built, 0.8)
+            if _BORN_THERE.match(clause) and (family := _FAMILY_FROM.match(before)):
+                add(("origin", f"User is from {_place(family.group(1))}"), 0.75)  # "My family is from Tangier, I was born there."
             if _BARE_ALLERGY.match(clause) and (allergen := _ALLERGEN_BEFORE.match(before)):
                 obj = _clean_object(allergen.group(1) or allergen.group(2))
                 if obj and not HEDGES.search(before):

@@ -391,7 +391,28 @@ def test_the_access_log_of_a_real_uvicorn_keeps_no_key_nor_client_token(uvicorn_
                                   "the smell of " * 8_000, "fav band = " * 8_000, "live in " * 12_000, "28 yo " * 15_000,
                                   "a Glasgow " * 15_000 + "boy", ", now in " * 10_000, ", originally from " * 6_000,
                                   "my husbands name is " * 6_000, "ngl " * 25_000, "Dear Sir or Madam, " * 5_000,
-                                  "here, " * 15_000, "45, " * 25_000, "4, a " * 20_000, "here, live in , " * 6_000])
+                                  "here, " * 15_000, "45, " * 25_000, "4, a " * 20_000, "here, live in , " * 6_000,
+                                  # Round 9: titles, spoken punctuation, "I'm in X, …", trades, sign-offs, accents
+                                  # restored, foreign kin and origins, and each new rule family.
+                                  "please just call me " * 6_000, "it's me " * 12_000, "hello it's " * 10_000,
+                                  "I am writing as Mrs " * 5_000, "Dr. " * 25_000, "Dr. Ana " * 12_000, " comma" * 20_000,
+                                  "a comma " * 12_000, "x full stop" * 9_000, "I'm in " + "Oslo " * 20_000 + ", x",
+                                  "we're out in " * 8_000, "originally " * 12_000, "I come from a " + "small " * 20_000 + "village near",
+                                  "by trade " * 12_000, "I drive a " * 10_000 + "bus for", "GIS " * 20_000 + "specialist at Acme",
+                                  "I'm cabin " * 10_000, "I left Acme, now I'm at " * 4_000, "mi marido se llama " * 6_000,
+                                  "First name: " * 9_000, " / " * 30_000, " | " * 30_000, "from Oslo, living in " * 5_000,
+                                  "my family is from " * 6_000 + ", I was born there", "currently with " * 8_000,
+                                  "Kind regards, " * 7_000, "Best, " * 15_000, "Ngozi is my name " * 6_000,
+                                  "sorry I wrote " * 7_000 + "it's José", "it's Zoë " * 10_000, "jk " * 30_000,
+                                  "namaste, " * 10_000, "n " * 40_000, "I have twin " * 9_000, "Casa do " * 12_000,
+                                  "ich bin aus " * 8_000, "soy de nada pero vivo en " * 3_000,
+                                  "I have a daughter, she's called " * 3_000, "got a new kitten last week, named her " * 2_500,
+                                  "next month we fly to " * 5_000, "I've always loved " * 6_000, "I'm the " + "head " * 20_000 + "at Acme",
+                                  "I manage a " * 9_000 + "team at", "born in 1988 in " * 6_000, "my job - " * 10_000,
+                                  "I'm kind and " * 8_000, "home is a flat in " * 6_000 + "Oslo above", "said nobody, " * 8_000,
+                                  "I'm Ana " * 12_000 + ", a", "I live on a " + "big " * 20_000 + "boat in", "As a " * 20_000 + ", I",
+                                  "my day job is " * 7_000, ", said my " * 10_000, "Hi, I'm " + "Ana " * 20_000,
+                                  "just kidding, " * 8_000, "not kidding " * 9_000])
 def test_100_kb_of_adversarial_user_text_does_not_stall_the_fact_rules(text):
     from memories.facts.base import UserMessage
     from memories.facts.rules import RuleExtractor
@@ -403,7 +424,8 @@ def test_100_kb_of_adversarial_user_text_does_not_stall_the_fact_rules(text):
 
 
 @pytest.mark.parametrize("unit", ["I'm 35, wait no, 3", "wait no ", "I live in Oslo, actually no, ", "I work at Acme. Well, worked. ",
-                                  "x, I mean I was, ", "update: plans changed, it's "])
+                                  "x, I mean I was, ", "update: plans changed, it's ",
+                                  "I'm 35, just kidding, 3", "allergic to kiwi... wait no, it's "])
 def test_a_message_full_of_corrections_costs_a_few_passes_not_one_per_marker(unit):
     """Round 8: a correction inside a message ("I'm 35, wait no, 36") re-reads parts of that message,
     at most three plain passes whatever the number of markers (no pass corrects again), and only up
