@@ -411,6 +411,8 @@ def test_meaning_weighs_most_only_when_the_words_are_unsaid_and_the_nearest_stan
     # Either signal alone leaves the coverage curve as it was.
     assert recall.dense_weight(0.4, 0.6, 1.5) == old
     assert recall.dense_weight(0.4, 0.1, 4.0) == old
+    # A query naming a speaker has its anchor in the words ("Which cities has Jon visited?").
+    assert recall.dense_weight(0.4, 0.6, 4.0, named=True) == old
     # Never below the curve: nothing matched at all already weighs DENSE_WEIGHT_WEAK.
     assert recall.dense_weight(0.0, 1.0, 4.0) == max(recall.DENSE_WEIGHT_WEAK, recall.DENSE_WEIGHT_UNSAID)
     assert recall.dense_weight(1.0, 0.0, 9.0) == recall.DENSE_WEIGHT
