@@ -417,8 +417,10 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     FUSE_DEPTH nearest stored vectors of that model join the candidates and add their closeness
     (on the lexical scale) to the score, so a paraphrase with no word in common can still be
     found: weighted DENSE_WEIGHT when some message matches the query's words whole, rising to
-    DENSE_WEIGHT_WEAK as they match less of it (`lexical_coverage`, one pass over the candidates);
-    a stored question's closeness counts DENSE_QUESTION of itself (the answer is a statement).
+    DENSE_WEIGHT_WEAK as they match less of it (`lexical_coverage`, one pass over the candidates),
+    and at least DENSE_WEIGHT_UNSAID when most of the query is in words no message has and the
+    nearest vector stands out from the scanned ones (`dense_weight`: a paraphrase); a stored
+    question's closeness counts DENSE_QUESTION of itself (the answer is a statement).
 
     Cost is bounded by the index, whatever the memory's size (with vectors: plus at most
     embeddings.DENSE_SCAN_CAP vectors and FUSE_DEPTH rows by (memory, seq)): at most MAX_QUERY_TERMS single-term
