@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import array
 import logging
+import math
+from typing import NamedTuple
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -169,24 +171,43 @@ class VectorStore:
             return [(e, s, _unpack(v)) for e, s, v in cursor.fetchall()]
 
 
-def nearest(*, memory_id: str, model: str, query: list[float], limit: int,
-            before_seq: int | None = None) -> list[tuple[float, int, int]]:
-    """[(cosine, seq, entry_id)] best first, over at most DENSE_SCAN_CAP newest vectors."""
+class Nearest(NamedTuple):
+    """The nearest stored vectors, best first, and the spread of every scanned cosine (so a caller
+    can tell a nearest that stands out from one among equals)."""
+
+    hits: list[tuple[float, int, int]]  # (cosine, seq, entry_id)
+    mean: float
+    std: float
+
+
+def neighbourhood(*, memory_id: str, model: str, query: list[float], limit: int,
+                  before_seq: int | None = None) -> Nearest:
+    """`nearest`, with the mean and standard deviation of the cosines of all scanned vectors
+    (at most DENSE_SCAN_CAP)."""
     rows = VectorStore.vectors(memory_id=memory_id, model=model, before_seq=before_seq)
     if not rows:
-        return []
+        return Nearest([], 0.0, 0.0)
     try:
         import numpy
 
         matrix = numpy.frombuffer(b"".join(v.tobytes() for _, _, v in rows), dtype=numpy.float32)
         matrix = matrix.reshape(len(rows), -1)
         if matrix.shape[1] != len(query):
-            return []
-        scores = (matrix @ numpy.asarray(query, dtype=numpy.float32)).tolist()
+            return Nearest([], 0.0, 0.0)
+        cosines = matrix @ numpy.asarray(query, dtype=numpy.float32)
+        mean, std, scores = float(cosines.mean()), float(cosines.std()), cosines.tolist()
     except ImportError:
         scores = [sum(a * b for a, b in zip(v, query, strict=False)) for _, _, v in rows]
+        mean = sum(scores) / len(scores)
+        std = math.sqrt(sum((s - mean) ** 2 for s in scores) / len(scores))
     ranked = sorted(zip(scores, rows, strict=True), key=lambda x: -x[0])[:limit]
-    return [(score, seq, entry_id) for score, (entry_id, seq, _) in ranked]
+    return Nearest([(score, seq, entry_id) for score, (entry_id, seq, _) in ranked], mean, std)
+
+
+def nearest(*, memory_id: str, model: str, query: list[float], limit: int,
+            before_seq: int | None = None) -> list[tuple[float, int, int]]:
+    """[(cosine, seq, entry_id)] best first, over at most DENSE_SCAN_CAP newest vectors."""
+    return neighbourhood(memory_id=memory_id, model=model, query=query, limit=limit, before_seq=before_seq).hits
 
 
 # --- the worker's side ------------------------------------------------------------------------

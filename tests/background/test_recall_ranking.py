@@ -441,3 +441,74 @@ def test_list_questions_are_told_from_questions_about_one_thing_in_linear_time()
     for hostile in ("what " + "has " * 30_000, "which " + "a" * 100_000, "what has " + "x " * 50_000 + "ed",
                     "what " + " " * 100_000 + "s"):
         assert recall._LIST.search(hostile[:recall.LIST_CHARS]) is None
+
+
+def test_the_unsaid_share_is_the_part_of_the_query_no_message_says():
+    df, total = {"childhood": 1, "spend": 0, "home": 5}, 24
+    assert recall.unsaid_share(["childhood", "home"], df, total) == 0.0
+    assert recall.unsaid_share(["spend"], df, total) == 1.0
+    share = recall.unsaid_share(["spend", "childhood"], df, total)
+    # A word no message has is the rarest there is: it weighs more than the one that occurs once.
+    assert 0.5 < share < 1.0
+    assert recall.unsaid_share([], df, total) == 0.0
+
+
+def test_meaning_weighs_most_only_when_the_words_are_unsaid_and_the_nearest_stands_out():
+    old = recall.DENSE_WEIGHT + (recall.DENSE_WEIGHT_WEAK - recall.DENSE_WEIGHT) * 0.6 ** recall.WEAK_POWER
+    assert recall.dense_weight(0.4, 0.6, 4.0) == recall.DENSE_WEIGHT_UNSAID > old
+    # Either signal alone leaves the coverage curve as it was.
+    assert recall.dense_weight(0.4, 0.6, 1.5) == old
+    assert recall.dense_weight(0.4, 0.1, 4.0) == old
+    # A query naming a speaker has its anchor in the words ("Which cities has Jon visited?").
+    assert recall.dense_weight(0.4, 0.6, 4.0, named=True) == old
+    # Never below the curve: nothing matched at all already weighs DENSE_WEIGHT_WEAK.
+    assert recall.dense_weight(0.0, 1.0, 4.0) == max(recall.DENSE_WEIGHT_WEAK, recall.DENSE_WEIGHT_UNSAID)
+    assert recall.dense_weight(1.0, 0.0, 9.0) == recall.DENSE_WEIGHT
+
+
+def test_the_neighbourhood_gives_the_spread_of_every_scanned_cosine(cast):
+    memory = _memory(cast, [[f"Line {i}.", "ok"] for i in range(4)])
+    users = list(Entry.objects.filter(memory=memory, role="user").order_by("seq"))
+    vectors = [[1.0, 0.0], [0.0, 1.0], [0.0, 1.0], [0.6, 0.8]]
+    embeddings.VectorStore.put(memory_id=memory.id, model="test:fake",
+                               items=[(e.id, e.seq, v) for e, v in zip(users, vectors, strict=True)])
+    found = embeddings.neighbourhood(memory_id=memory.id, model="test:fake", query=[1.0, 0.0], limit=2)
+    assert [seq for _, seq, _ in found.hits] == [users[0].seq, users[3].seq]
+    # Cosines 1, 0, 0, 0.6 over all four scanned vectors, not only the two returned.
+    assert abs(found.mean - 0.4) < 1e-6
+    assert abs(found.std - (sum((c - 0.4) ** 2 for c in (1, 0, 0, 0.6)) / 4) ** 0.5) < 1e-6
+    assert embeddings.nearest(memory_id=memory.id, model="test:fake", query=[1.0, 0.0], limit=2) == found.hits
+
+
+def _paraphrase_memory(cast, filler_near):
+    turns = [["I was brought up in Daegu.", "ok"], ["My childhood home was sold last year.", "ok"]]
+    turns += [[f"Lunch plan number {i}: soup at noon.", "ok"] for i in range(10)]
+    memory = _memory(cast, turns)
+    rows = {e.content: e for e in Entry.objects.filter(memory=memory, role="user")}
+    vectors = {text: [0.95, 0.312] if filler_near and text.startswith("Lunch") and int(text[18]) % 2 else [0.0, 1.0] for text in rows}
+    vectors["I was brought up in Daegu."] = [1.0, 0.0]
+    vectors["My childhood home was sold last year."] = [0.3, 0.954]
+    embeddings.VectorStore.put(memory_id=memory.id, model="test:fake",
+                               items=[(rows[t].id, rows[t].seq, v) for t, v in vectors.items()])
+    return memory
+
+
+ASK_CHILDHOOD = {"query": "Where did I spend my childhood?", "limit": 2, "query_vector": ("test:fake", [1.0, 0.0])}
+
+
+def test_a_paraphrase_finds_the_nearest_vector_over_a_rare_word_match(cast, monkeypatch):
+    memory = _paraphrase_memory(cast, filler_near=False)
+    # "spend" is in no message, "childhood" only in the distractor; the answer is the nearest vector
+    # by far (about 3 standard deviations above the rest).
+    assert recall.search(memory_id=memory.id, **ASK_CHILDHOOD)[0]["snippet"] == "I was brought up in Daegu."
+    monkeypatch.setattr(recall, "DENSE_WEIGHT_UNSAID", 0.0)  # the coverage curve alone
+    assert recall.search(memory_id=memory.id, **ASK_CHILDHOOD)[0]["snippet"] == "My childhood home was sold last year."
+
+
+def test_a_nearest_vector_among_equals_does_not_outweigh_the_words(cast, monkeypatch):
+    # Same words, but half the filler lies almost as near as the answer: nothing stands out, so
+    # meaning keeps the coverage curve's weight and the word match stays first.
+    memory = _paraphrase_memory(cast, filler_near=True)
+    assert recall.search(memory_id=memory.id, **ASK_CHILDHOOD)[0]["snippet"] == "My childhood home was sold last year."
+    monkeypatch.setattr(recall, "DENSE_STANDOUT", 0.0)
+    assert recall.search(memory_id=memory.id, **ASK_CHILDHOOD)[0]["snippet"] == "I was brought up in Daegu."
