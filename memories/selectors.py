@@ -279,13 +279,16 @@ def active_facts(*, memory_id: str, limit: int = FACTS_LIMIT) -> list[tuple]:
 
 @functools.lru_cache(maxsize=2)
 def _failures_ahead_sql(*, before: bool) -> str:
-    """The failures read made before the window is known (PostgreSQL): of turns from the lowest
-    one the window can start at (the oldest turn in the window's first range read, or the new
-    turn), each row with that bound; one row of NULLs and the bound when there is no failure."""
+    """The failures read made before the window is known (PostgreSQL), when the window's first
+    range read may not hold every message: of turns from the lowest one the window can start at
+    (the oldest turn in that range, or the new turn), each row with that bound; one row of NULLs
+    and the bound when there is no failure. `OFFSET 0` keeps the bound a subquery of its own, so
+    the range is scanned once for it (pulled up, the bound's expression is planned at each of its
+    two uses: two scans)."""
     table = Entry._meta.db_table
     first_range = f"SELECT turn FROM {table} WHERE {_window_where(before)} ORDER BY seq DESC LIMIT %s"
     return ("SELECT f.turn, f.kind, f.task_id, f.content, b.bound "
-            f"FROM (SELECT LEAST((SELECT min(turn) FROM ({first_range}) w), %s::integer) AS bound) b "
+            f"FROM (SELECT LEAST((SELECT min(turn) FROM ({first_range}) w), %s::integer) AS bound OFFSET 0) b "
             f"LEFT JOIN LATERAL (SELECT seq, turn, kind, task_id, content FROM {table} "
             f"WHERE {_FAILURES_WHERE.format(from_turn='b.bound')} ORDER BY seq DESC LIMIT %s) f ON true "
             "ORDER BY f.seq DESC")
@@ -300,16 +303,20 @@ class ContextReads:
     failures of turns from the lowest turn that range holds, which the window's first turn (or,
     for an empty window, the new turn) cannot be below; `failures` keeps those of the turns
     asked for, and reads again only when that could miss one (the read hit its limit and
-    dropped rows, or the window went past its first range). Elsewhere (SQLite: no network, and
-    its window read steps one statement lazily) each read runs when asked, as before.
-    Each read-ahead result is used once; a second window read (the failures block taking room)
-    reads again."""
+    dropped rows, or the window went past its first range). When that range holds every
+    message (it asks for at least `message_count` rows: the memory's count, the usual case below
+    a thousand messages or so), the window can start at any of the memory's turns, so the
+    failures are read from turn 0, without the bound's scan of the window's index. Elsewhere
+    (SQLite: no network, and its window read steps one statement lazily) each read runs when
+    asked, as before. Each read-ahead result is used once; a second window read (the failures
+    block taking room) reads again."""
 
     def __init__(self, *, memory_id: str, before_seq: int | None, expected_rows: int | None,
-                 new_turn: int | None) -> None:
+                 new_turn: int | None, message_count: int | None = None) -> None:
         self.memory_id = memory_id
         self.before_seq = before_seq
         self.expected_rows = expected_rows
+        self.message_count = message_count
         self._facts: list | None = None
         self._first_rows: list | None = None
         self._failures: tuple[int | None, list] | None = None
@@ -319,19 +326,27 @@ class ContextReads:
 
     def _read_ahead(self, db, new_turn: int | None) -> None:
         before = self.before_seq is not None
-        window_params: list = [self.memory_id, *([self.before_seq] if before else []),
-                               window_first_chunk(self.expected_rows)]
+        first_chunk = window_first_chunk(self.expected_rows)
+        window_params: list = [self.memory_id, *([self.before_seq] if before else []), first_chunk]
+        # Every message in the first range (a turn is never below 0): the failures of all turns.
+        whole = self.message_count is not None and first_chunk >= self.message_count
         with plain_cursor() as facts, plain_cursor() as window, plain_cursor() as failures:
             with db.wrap_database_errors, db.connection.pipeline():
                 facts.execute(_FACTS_SQL, [self.memory_id, FACTS_LIMIT])
                 window.execute(_window_sql(db.vendor, before=before, limit=True), window_params)
-                failures.execute(_failures_ahead_sql(before=before),
-                                 [*window_params, new_turn, self.memory_id, FAILURES_LIMIT])
+                if whole:
+                    failures.execute(_FAILURES_SQL, [self.memory_id, 0, FAILURES_LIMIT])
+                else:
+                    failures.execute(_failures_ahead_sql(before=before),
+                                     [*window_params, new_turn, self.memory_id, FAILURES_LIMIT])
             # The pipeline's one sync, at the block's end, brought all three results.
             self._facts = facts.fetchall()
             self._first_rows = window.fetchall()
             rows = failures.fetchall()
-        self._failures = (rows[0][4] if rows else None, [r[:4] for r in rows if r[0] is not None])
+        if whole:
+            self._failures = (0, rows)
+        else:
+            self._failures = (rows[0][4] if rows else None, [r[:4] for r in rows if r[0] is not None])
 
     def facts(self) -> list[tuple]:
         """`active_facts`."""

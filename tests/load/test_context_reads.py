@@ -10,6 +10,7 @@ the same cases pin that path's answers too.
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict
 
 import pytest
@@ -19,7 +20,13 @@ from django.test.utils import CaptureQueriesContext
 from common.messages import entry_fields
 from harness.pgtrace import round_trips
 from memories.context import context_build
-from memories.selectors import FAILURES_LIMIT, ContextReads, memory_get
+from memories.selectors import (
+    FAILURES_LIMIT,
+    ContextReads,
+    _failures_ahead_sql,
+    memory_get,
+    window_first_chunk,
+)
 from memories.services import entries_append, fact_create, memory_create, memory_decorate, memory_lock
 
 pytestmark = pytest.mark.django_db
@@ -61,6 +68,11 @@ CASES = {
     # memory's average message) and starts at a turn older than any that read saw.
     "a window longer than its first range read": (
         [(_words(600, t), _words(600, t), 1) for t in range(40)] + [("ok", "fine", 1) for _ in range(120)], 30_000),
+    # A budget just under the history: the first range read (sized from the average message) holds
+    # every message, so the failures are read from turn 0, and the window, shorter than the memory,
+    # starts after turns whose failures fill that read's limit: it must read again.
+    "a window shorter than a first range that holds every message": (
+        [(_words(40, t), _words(60, t), 3 if t < 30 else 1) for t in range(40)], 5_000),
     # No history fits: the failures block shows the new turn's (there are none yet).
     "an empty window": ([(_words(300, t), _words(300, t), 2) for t in range(5)], 40),
 }
@@ -125,3 +137,32 @@ def test_a_dry_run_decorate_reads_in_one_round_trip_on_postgresql(cast):
     trips = round_trips(connection, lambda: memory_decorate(
         memory=memory, messages=[{"role": "user", "content": "Hello again"}], store=False))
     assert [len(statements) for statements in trips] == [3], trips
+
+
+def _failures_read_ahead(memory, budget: int) -> str:
+    """The start of the failures statement decorate's reads sent ahead (PostgreSQL)."""
+    trips = round_trips(connection, lambda: _build(memory, budget, recall=False))
+    return trips[0][2]
+
+
+@on_postgresql
+def test_the_failures_are_read_from_turn_0_when_the_first_range_holds_every_message(cast):
+    # The bound's scan of the window's index is left out: a turn is never below 0.
+    few = _memory(cast, CASES["the whole history and its failures"][0])
+    assert _failures_read_ahead(few, 60_000).startswith('"SELECT turn, kind, task_id, content FROM')
+    turns, budget = CASES["a window longer than its first range read"]
+    long = _memory(cast, turns)
+    assert _failures_read_ahead(long, budget).startswith('"SELECT f.turn, f.kind, f.task_id, f.content, b.bound')
+
+
+@on_postgresql
+def test_the_failures_bound_scans_the_first_range_once(cast):
+    turns, _budget = CASES["a window longer than its first range read"]
+    memory = _memory(cast, turns)
+    params = [memory.id, window_first_chunk(None), memory.last_turn + 1, memory.id, FAILURES_LIMIT]
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (FORMAT JSON) " + _failures_ahead_sql(before=False), params)
+        plan = cursor.fetchone()[0]
+    text = plan if isinstance(plan, str) else json.dumps(plan)
+    # One subplan computes the bound (the bound's subquery pulled up into the join would be two).
+    assert text.count('"Parent Relationship": "InitPlan"') == 1, text
