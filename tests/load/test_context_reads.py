@@ -1,11 +1,11 @@
 """decorate's reads (memories.selectors.ContextReads): the facts, the window and the failures in one
-round trip on PostgreSQL, and the same context as when each is read on its own.
+statement on PostgreSQL, and the same context as when each is read on its own.
 
 On PostgreSQL the failures are read before the window is known, from the lowest turn the
-window's first range read holds; these cases make that read miss (more failures than its limit
-in turns older than the window, a window longer than its first range read) and check that the
-context is still the one the reads one by one give. On SQLite every read runs when asked, so
-the same cases pin that path's answers too.
+window's first range read holds (turn 0 when that range holds every message); these cases make
+that read miss (more failures than its limit in turns older than the window, a window longer
+than its first range read) and check that the context is still the one the reads one by one
+give. On SQLite every read runs when asked, so the same cases pin that path's answers too.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from memories.context import context_build
 from memories.selectors import (
     FAILURES_LIMIT,
     ContextReads,
-    _failures_ahead_sql,
+    _reads_ahead_sql,
     memory_get,
     window_first_chunk,
 )
@@ -105,12 +105,13 @@ def test_the_failures_are_read_again_only_when_the_read_ahead_could_miss_one(cas
     with monkeypatch.context() as patched:
         patched.setattr(ContextReads, "_read_ahead", lambda self, db, new_turn: None)
         one_by_one = {"few": statements(few, 60_000), "many": statements(many, 1_500)}
-    assert ahead["few"] == one_by_one["few"] == 3  # facts, window, failures
+    assert one_by_one["few"] == 3  # facts, window, failures
+    assert ahead["few"] == (1 if connection.vendor == "postgresql" else 3)
     # The read ahead stopped at its limit in turns before the window: read again, at each of the
     # two failures reads (the second after the window was read again to make room for the block).
     assert FAILURES_LIMIT < 3 * 30
     assert one_by_one["many"] == 5
-    assert ahead["many"] == (6 if connection.vendor == "postgresql" else 5)
+    assert ahead["many"] == (4 if connection.vendor == "postgresql" else 5)
 
 
 @on_postgresql
@@ -127,7 +128,7 @@ def test_decorate_is_two_round_trips_on_postgresql_its_store_and_its_reads(cast)
     assert len(trips) == 2, trips
     store, reads = trips
     assert len(store) == 1 and store[0].startswith('"WITH m AS (UPDATE')
-    assert len(reads) == 3 and all(sql.startswith('"SELECT') for sql in reads), reads
+    assert len(reads) == 1 and reads[0].startswith('"WITH b AS MATERIALIZED'), reads
     assert answer["context"]["facts"] and "failure" in answer["context_text"]
 
 
@@ -136,33 +137,47 @@ def test_a_dry_run_decorate_reads_in_one_round_trip_on_postgresql(cast):
     memory = _memory(cast, CASES["the whole history and its failures"][0])
     trips = round_trips(connection, lambda: memory_decorate(
         memory=memory, messages=[{"role": "user", "content": "Hello again"}], store=False))
-    assert [len(statements) for statements in trips] == [3], trips
+    assert [len(statements) for statements in trips] == [1], trips
 
 
-def _failures_read_ahead(memory, budget: int) -> str:
-    """The start of the failures statement decorate's reads sent ahead (PostgreSQL)."""
+def _reads_ahead(memory, budget: int) -> list[str]:
+    """The statements of decorate's reads' first round trip (PostgreSQL)."""
     trips = round_trips(connection, lambda: _build(memory, budget, recall=False))
-    return trips[0][2]
+    return trips[0]
 
 
 @on_postgresql
 def test_the_failures_are_read_from_turn_0_when_the_first_range_holds_every_message(cast):
-    # The bound's scan of the window's index is left out: a turn is never below 0.
+    # The bound's read of the window's index is left out: a turn is never below 0.
     few = _memory(cast, CASES["the whole history and its failures"][0])
-    assert _failures_read_ahead(few, 60_000).startswith('"SELECT turn, kind, task_id, content FROM')
+    assert _reads_ahead(few, 60_000) == ['"WITH b AS MATERIALIZED (SELECT $1::integer AS bound) (SELECT seq, turn, role, c']
     turns, budget = CASES["a window longer than its first range read"]
     long = _memory(cast, turns)
-    assert _failures_read_ahead(long, budget).startswith('"SELECT f.turn, f.kind, f.task_id, f.content, b.bound')
+    assert _reads_ahead(long, budget) == ['"WITH b AS MATERIALIZED (SELECT LEAST((SELECT min(turn) FROM (SELECT turn FROM m']
+
+
+def _plan(sql: str, params: list) -> dict:
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (FORMAT JSON) " + sql, params)
+        plan = cursor.fetchone()[0]
+    return (json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]
+
+
+def _nodes(plan: dict):
+    yield plan
+    for child in plan.get("Plans", []):
+        yield from _nodes(child)
 
 
 @on_postgresql
-def test_the_failures_bound_scans_the_first_range_once(cast):
-    turns, _budget = CASES["a window longer than its first range read"]
-    memory = _memory(cast, turns)
-    params = [memory.id, window_first_chunk(None), memory.last_turn + 1, memory.id, FAILURES_LIMIT]
-    with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN (FORMAT JSON) " + _failures_ahead_sql(before=False), params)
-        plan = cursor.fetchone()[0]
-    text = plan if isinstance(plan, str) else json.dumps(plan)
-    # One subplan computes the bound (the bound's subquery pulled up into the join would be two).
-    assert text.count('"Parent Relationship": "InitPlan"') == 1, text
+@pytest.mark.parametrize("bounded", [False, True])
+def test_the_reads_ahead_merge_their_three_parts_and_read_the_window_range_once_or_twice(cast, bounded):
+    memory = _memory(cast, CASES["a window longer than its first range read"][0])
+    window = [memory.id, window_first_chunk(None)]
+    params = [*(window + [memory.last_turn + 1] if bounded else [0]), *window, memory.id, 200, memory.id, FAILURES_LIMIT]
+    plan = _plan(_reads_ahead_sql(before=False, bounded=bounded), params)
+    # The three parts, each in order, merged: never the whole window sorted again.
+    assert plan["Node Type"] == "Merge Append", plan
+    entry_reads = [n for n in _nodes(plan) if n.get("Relation Name") == "memories_entry"]
+    # The window's range, the failures, and with a bound the range's turns once more (not twice).
+    assert len(entry_reads) == (3 if bounded else 2), plan
