@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 import orjson
 from django.db import DEFAULT_DB_ALIAS, connections
@@ -158,6 +159,9 @@ def _window_sql(vendor: str, *, before: bool, limit: bool) -> str:
             + (" LIMIT %s" if limit else ""))
 
 
+_ROLE, _TOKENS = itemgetter(2), itemgetter(4)  # of a window row
+
+
 def _json(value):
     return orjson.loads(value) if isinstance(value, (str, bytes)) else value
 
@@ -222,21 +226,18 @@ def memory_window(
     `first_rows`: that first read's rows when they were read ahead (`ContextReads`).
     """
     fitter = WindowFitter(budget, reserved, new_has_user)
-    push = fitter.push
     fetched: list[tuple] = []
     exhausted = True
     for rows in _window_chunks(memory_id, before_seq, window_first_chunk(expected_rows), first_rows):
         fetched += rows
-        for row in rows:
-            if not push(row[4], row[2]):
-                exhausted = False
-                break
-        if not exhausted:
+        # The rows' costs and roles as two lists: the fitter takes what fits at once.
+        if not fitter.push_many(list(map(_TOKENS, rows)), list(map(_ROLE, rows))):
+            exhausted = False
             break
     keep = fitter.result()
     kept = fetched[keep - 1::-1] if keep else []  # oldest first
     window = Window(messages=[{"role": r[2], "content": r[3]} if r[5] is None else _message(r) for r in kept],
-                    tokens=sum([r[4] for r in kept]), complete=exhausted and keep == fitter.seen)
+                    tokens=sum(map(_TOKENS, kept)), complete=exhausted and keep == fitter.seen)
     if kept:
         window.first_turn = kept[0][1]
         window.first_seq = kept[0][0]
