@@ -1,9 +1,10 @@
 """Round trips per service call on PostgreSQL, from libpq's protocol trace (harness.pgtrace: each
 time the client sends and then waits for the server). Django's psycopg backend binds client side,
 so a plain statement, BEGIN and COMMIT included, is one round trip; statements sent together in
-pipeline mode (`memories.selectors.ContextReads`) are one, listed with each statement in it. One
-call each after a warm-up, `memory_get` included, on a fresh memory of 100 messages in the
-database DATABASE_URL names (migrated first).
+pipeline mode are one, listed with each statement in it (decorate's reads,
+`memories.selectors.ContextReads`, are one statement of their own). One call each after a
+warm-up, `memory_get` included, on a fresh memory of 100 messages in the database DATABASE_URL
+names (migrated first).
 
     DATABASE_URL=postgres://…/yours python -m bench.roundtrips
 """

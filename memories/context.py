@@ -251,7 +251,8 @@ def context_build(
 
     # The facts, the window's first read and the failures: one round trip on PostgreSQL.
     reads = ContextReads(memory_id=memory.id, before_seq=before_seq,
-                         expected_rows=min(expected, 4096) if expected else None, new_turn=new_turn)
+                         expected_rows=min(expected, 4096) if expected else None, new_turn=new_turn,
+                         message_count=memory.message_count)
 
     def read(reserved: int):
         return reads.window(budget=budget_tokens, reserved=reserved, new_has_user=new_has_user)

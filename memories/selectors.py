@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 import orjson
 from django.db import DEFAULT_DB_ALIAS, connections
@@ -158,6 +159,9 @@ def _window_sql(vendor: str, *, before: bool, limit: bool) -> str:
             + (" LIMIT %s" if limit else ""))
 
 
+_ROLE, _TOKENS = itemgetter(2), itemgetter(4)  # of a window row
+
+
 def _json(value):
     return orjson.loads(value) if isinstance(value, (str, bytes)) else value
 
@@ -222,21 +226,18 @@ def memory_window(
     `first_rows`: that first read's rows when they were read ahead (`ContextReads`).
     """
     fitter = WindowFitter(budget, reserved, new_has_user)
-    push = fitter.push
     fetched: list[tuple] = []
     exhausted = True
     for rows in _window_chunks(memory_id, before_seq, window_first_chunk(expected_rows), first_rows):
         fetched += rows
-        for row in rows:
-            if not push(row[4], row[2]):
-                exhausted = False
-                break
-        if not exhausted:
+        # The rows' costs and roles as two lists: the fitter takes what fits at once.
+        if not fitter.push_many(list(map(_TOKENS, rows)), list(map(_ROLE, rows))):
+            exhausted = False
             break
     keep = fitter.result()
     kept = fetched[keep - 1::-1] if keep else []  # oldest first
     window = Window(messages=[{"role": r[2], "content": r[3]} if r[5] is None else _message(r) for r in kept],
-                    tokens=sum([r[4] for r in kept]), complete=exhausted and keep == fitter.seen)
+                    tokens=sum(map(_TOKENS, kept)), complete=exhausted and keep == fitter.seen)
     if kept:
         window.first_turn = kept[0][1]
         window.first_seq = kept[0][0]
@@ -277,39 +278,68 @@ def active_facts(*, memory_id: str, limit: int = FACTS_LIMIT) -> list[tuple]:
     return _rows(_FACTS_SQL, [memory_id, limit])
 
 
-@functools.lru_cache(maxsize=2)
-def _failures_ahead_sql(*, before: bool) -> str:
-    """The failures read made before the window is known (PostgreSQL): of turns from the lowest
-    one the window can start at (the oldest turn in the window's first range read, or the new
-    turn), each row with that bound; one row of NULLs and the bound when there is no failure."""
+FACTS_ROW_KEY = -1  # the reads ahead: the first column of the facts row, below any seq (seq >= 0)
+
+
+@functools.lru_cache(maxsize=4)
+def _reads_ahead_sql(*, before: bool, bounded: bool) -> str:
+    """decorate's three reads in one statement (PostgreSQL), its rows ordered by the first column,
+    descending:
+
+    * the window's first range read, newest first (`_window_sql`'s columns, the rare columns'
+      JSON as text): seq >= 0 first;
+    * one row (FACTS_ROW_KEY, the failures' bound, NULL, the active facts as a JSON array of
+      [id, text, tokens] newest first or NULL, NULL, NULL);
+    * the failures of turns from the bound, oldest first: (-2 - seq, turn, kind, content, NULL,
+      task_id).
+
+    The bound is the lowest turn the window can start at: a parameter (0) when the first range
+    holds every message, else the oldest turn that range holds or the new turn (`bounded`: the
+    range's index read once more, for its turns). Each part's columns have the window's types, so
+    the UNION ALL is one append of three parts each already in order, merged (Merge Append),
+    not the whole result sorted."""
     table = Entry._meta.db_table
-    first_range = f"SELECT turn FROM {table} WHERE {_window_where(before)} ORDER BY seq DESC LIMIT %s"
-    return ("SELECT f.turn, f.kind, f.task_id, f.content, b.bound "
-            f"FROM (SELECT LEAST((SELECT min(turn) FROM ({first_range}) w), %s::integer) AS bound) b "
-            f"LEFT JOIN LATERAL (SELECT seq, turn, kind, task_id, content FROM {table} "
-            f"WHERE {_FAILURES_WHERE.format(from_turn='b.bound')} ORDER BY seq DESC LIMIT %s) f ON true "
-            "ORDER BY f.seq DESC")
+    where = _window_where(before)
+    if bounded:
+        first_range = f"SELECT turn FROM {table} WHERE {where} ORDER BY seq DESC LIMIT %s"
+        bound = f"LEAST((SELECT min(turn) FROM ({first_range}) w), %s::integer)"
+    else:
+        bound = "%s::integer"
+    window = _window_sql("postgresql", before=before, limit=True)
+    window = window.replace(" END FROM ", " END::text FROM ", 1)
+    facts = _FACTS_SQL.replace("SELECT id, text, tokens FROM", "SELECT id, text, tokens, updated_at FROM", 1)
+    return (f"WITH b AS MATERIALIZED (SELECT {bound} AS bound) ({window}) "
+            f"UNION ALL (SELECT {FACTS_ROW_KEY}::bigint, (SELECT bound FROM b), NULL::varchar, "
+            "(SELECT json_agg(json_build_array(f.id, f.text, f.tokens) ORDER BY f.updated_at DESC)::text "
+            f"FROM ({facts}) f), NULL::integer, NULL::text) "
+            f"UNION ALL (SELECT -2 - seq, turn, kind, content, NULL::integer, task_id::text FROM ("
+            f"SELECT seq, turn, kind, task_id, content FROM {table} "
+            f"WHERE {_FAILURES_WHERE.format(from_turn='(SELECT bound FROM b)')} ORDER BY seq DESC LIMIT %s) f "
+            "ORDER BY 1 DESC) ORDER BY 1 DESC")
 
 
 class ContextReads:
     """What `context_build` reads of a memory: its active facts, its window (through
     `memory_window`) and the failures of the turns the window covers.
 
-    On PostgreSQL the three first statements go to the server at once, in one round trip
-    (psycopg's pipeline mode, one sync): the facts, the window's first range read, and the
-    failures of turns from the lowest turn that range holds, which the window's first turn (or,
-    for an empty window, the new turn) cannot be below; `failures` keeps those of the turns
-    asked for, and reads again only when that could miss one (the read hit its limit and
-    dropped rows, or the window went past its first range). Elsewhere (SQLite: no network, and
-    its window read steps one statement lazily) each read runs when asked, as before.
-    Each read-ahead result is used once; a second window read (the failures block taking room)
-    reads again."""
+    On PostgreSQL the three first reads are one statement (`_reads_ahead_sql`), so one round trip:
+    the facts, the window's first range read, and the failures of turns from the lowest turn
+    that range holds, which the window's first turn (or, for an empty window, the new turn)
+    cannot be below; `failures` keeps those of the turns asked for, and reads again only when
+    that could miss one (the read hit its limit and dropped rows, or the window went past its
+    first range). When that range holds every message (it asks for at least `message_count`
+    rows: the memory's count, the usual case below a thousand messages or so), the window can
+    start at any of the memory's turns, so the failures are read from turn 0, without the
+    bound's read of the window's index. Elsewhere (SQLite: no network, and its window read steps
+    one statement lazily) each read runs when asked, as before. Each read-ahead result is used
+    once; a second window read (the failures block taking room) reads again."""
 
     def __init__(self, *, memory_id: str, before_seq: int | None, expected_rows: int | None,
-                 new_turn: int | None) -> None:
+                 new_turn: int | None, message_count: int | None = None) -> None:
         self.memory_id = memory_id
         self.before_seq = before_seq
         self.expected_rows = expected_rows
+        self.message_count = message_count
         self._facts: list | None = None
         self._first_rows: list | None = None
         self._failures: tuple[int | None, list] | None = None
@@ -319,20 +349,23 @@ class ContextReads:
 
     def _read_ahead(self, db, new_turn: int | None) -> None:
         before = self.before_seq is not None
-        window_params: list = [self.memory_id, *([self.before_seq] if before else []),
-                               window_first_chunk(self.expected_rows)]
-        with (plain_cursor(prepare=True) as facts, plain_cursor(prepare=True) as window,
-              plain_cursor(prepare=True) as failures):
-            with db.wrap_database_errors, db.connection.pipeline():
-                facts.execute(_FACTS_SQL, [self.memory_id, FACTS_LIMIT])
-                window.execute(_window_sql(db.vendor, before=before, limit=True), window_params)
-                failures.execute(_failures_ahead_sql(before=before),
-                                 [*window_params, new_turn, self.memory_id, FAILURES_LIMIT])
-            # The pipeline's one sync, at the block's end, brought all three results.
-            self._facts = facts.fetchall()
-            self._first_rows = window.fetchall()
-            rows = failures.fetchall()
-        self._failures = (rows[0][4] if rows else None, [r[:4] for r in rows if r[0] is not None])
+        first_chunk = window_first_chunk(self.expected_rows)
+        window_params: list = [self.memory_id, *([self.before_seq] if before else []), first_chunk]
+        # Every message in the first range (a turn is never below 0): the failures of all turns.
+        bounded = self.message_count is None or first_chunk < self.message_count
+        with plain_cursor(prepare=True) as cursor:
+            cursor.execute(_reads_ahead_sql(before=before, bounded=bounded),
+                           [*(window_params + [new_turn] if bounded else [0]), *window_params,
+                            self.memory_id, FACTS_LIMIT, self.memory_id, FAILURES_LIMIT])
+            rows = cursor.fetchall()
+        k = len(rows) - 1
+        while rows[k][0] != FACTS_ROW_KEY:  # after the window, before at most FAILURES_LIMIT failures
+            k -= 1
+        bound, facts = rows[k][1], rows[k][3]
+        self._facts = [tuple(f) for f in orjson.loads(facts)] if facts else []
+        self._first_rows = rows[:k]
+        # Newest first, as (turn, kind, task_id, content).
+        self._failures = (bound, [(r[1], r[2], r[5], r[3]) for r in rows[:k:-1]])
 
     def facts(self) -> list[tuple]:
         """`active_facts`."""

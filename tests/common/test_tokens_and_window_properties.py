@@ -176,3 +176,24 @@ def test_tool_calls_count_as_their_compact_json_with_non_ascii_kept(name, argume
     compact = json.dumps(calls, separators=(",", ":"), ensure_ascii=False)
     expected = math.ceil(reference_quarters(compact) / 4) + 4
     assert message_tokens({"role": "assistant", "content": "", "tool_calls": calls}) == expected
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 400), st.sampled_from(["user", "assistant", "tool"])), max_size=40),
+       st.integers(0, 3000), st.integers(0, 600), st.booleans(), st.lists(st.integers(1, 12), max_size=4))
+def test_pushing_many_at_once_is_pushing_each_in_turn(messages, budget, reserved, new_has_user, cuts):
+    """`push_many` (the server's window rows, a chunk at a time) leaves the fitter as `push` does."""
+    one, many = WindowFitter(budget, reserved, new_has_user), WindowFitter(budget, reserved, new_has_user)
+    go_one = True
+    for cost, role in messages:
+        if not (go_one := one.push(cost, role)):
+            break
+    go_many, start = True, 0
+    for size in [*cuts, len(messages)]:  # chunks of these sizes, then the rest
+        chunk = messages[start:start + size]
+        start += size
+        if chunk and not (go_many := many.push_many([c for c, _ in chunk], [r for _, r in chunk])):
+            break
+    assert go_many == go_one
+    assert [getattr(many, k) for k in WindowFitter.__slots__] == [getattr(one, k) for k in WindowFitter.__slots__]
+    assert many.result() == one.result()

@@ -1,15 +1,16 @@
 """decorate's reads (memories.selectors.ContextReads): the facts, the window and the failures in one
-round trip on PostgreSQL, and the same context as when each is read on its own.
+statement on PostgreSQL, and the same context as when each is read on its own.
 
 On PostgreSQL the failures are read before the window is known, from the lowest turn the
-window's first range read holds; these cases make that read miss (more failures than its limit
-in turns older than the window, a window longer than its first range read) and check that the
-context is still the one the reads one by one give. On SQLite every read runs when asked, so
-the same cases pin that path's answers too.
+window's first range read holds (turn 0 when that range holds every message); these cases make
+that read miss (more failures than its limit in turns older than the window, a window longer
+than its first range read) and check that the context is still the one the reads one by one
+give. On SQLite every read runs when asked, so the same cases pin that path's answers too.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict
 
 import pytest
@@ -19,7 +20,13 @@ from django.test.utils import CaptureQueriesContext
 from common.messages import entry_fields
 from harness.pgtrace import round_trips
 from memories.context import context_build
-from memories.selectors import FAILURES_LIMIT, ContextReads, memory_get
+from memories.selectors import (
+    FAILURES_LIMIT,
+    ContextReads,
+    _reads_ahead_sql,
+    memory_get,
+    window_first_chunk,
+)
 from memories.services import entries_append, fact_create, memory_create, memory_decorate, memory_lock
 
 pytestmark = pytest.mark.django_db
@@ -61,6 +68,11 @@ CASES = {
     # memory's average message) and starts at a turn older than any that read saw.
     "a window longer than its first range read": (
         [(_words(600, t), _words(600, t), 1) for t in range(40)] + [("ok", "fine", 1) for _ in range(120)], 30_000),
+    # A budget just under the history: the first range read (sized from the average message) holds
+    # every message, so the failures are read from turn 0, and the window, shorter than the memory,
+    # starts after turns whose failures fill that read's limit: it must read again.
+    "a window shorter than a first range that holds every message": (
+        [(_words(40, t), _words(60, t), 3 if t < 30 else 1) for t in range(40)], 5_000),
     # No history fits: the failures block shows the new turn's (there are none yet).
     "an empty window": ([(_words(300, t), _words(300, t), 2) for t in range(5)], 40),
 }
@@ -93,12 +105,13 @@ def test_the_failures_are_read_again_only_when_the_read_ahead_could_miss_one(cas
     with monkeypatch.context() as patched:
         patched.setattr(ContextReads, "_read_ahead", lambda self, db, new_turn: None)
         one_by_one = {"few": statements(few, 60_000), "many": statements(many, 1_500)}
-    assert ahead["few"] == one_by_one["few"] == 3  # facts, window, failures
+    assert one_by_one["few"] == 3  # facts, window, failures
+    assert ahead["few"] == (1 if connection.vendor == "postgresql" else 3)
     # The read ahead stopped at its limit in turns before the window: read again, at each of the
     # two failures reads (the second after the window was read again to make room for the block).
     assert FAILURES_LIMIT < 3 * 30
     assert one_by_one["many"] == 5
-    assert ahead["many"] == (6 if connection.vendor == "postgresql" else 5)
+    assert ahead["many"] == (4 if connection.vendor == "postgresql" else 5)
 
 
 @on_postgresql
@@ -116,14 +129,14 @@ def test_decorate_is_two_round_trips_on_postgresql_its_store_and_its_reads(cast)
     assert len(trips) == 2, trips
     store, reads = trips
     assert len(store) == 1 and store[0].startswith('"WITH m AS (UPDATE')
-    assert len(reads) == 3 and all(sql.startswith('"SELECT') for sql in reads), reads
+    assert len(reads) == 1 and reads[0].startswith('"WITH b AS MATERIALIZED'), reads
     assert answer["context"]["facts"] and "failure" in answer["context_text"]
     if connection.prepare_statements:
-        # A connection's first decorate prepares its four statements (common.db.plain_cursor): the
-        # store's Parse is a round trip of its own, the reads' go in their pipeline.
-        assert len(first) == 3, first
+        # A connection's first decorate prepares its two statements (common.db.plain_cursor): each
+        # Parse is a round trip of its own, once per connection.
+        assert len(first) == 4, first
         assert first[0] == [f"prepare {store[0]}"] and first[1] == store
-        assert first[2] == [s for sql in reads for s in (f"prepare {sql}", sql)]
+        assert first[2] == [f"prepare {reads[0]}"] and first[3] == reads
     else:
         assert first == trips
 
@@ -133,5 +146,49 @@ def test_a_dry_run_decorate_reads_in_one_round_trip_on_postgresql(cast):
     memory = _memory(cast, CASES["the whole history and its failures"][0])
     trips = round_trips(connection, lambda: memory_decorate(
         memory=memory, messages=[{"role": "user", "content": "Hello again"}], store=False))
-    # (their first use on the connection prepares them, in the same pipeline: still one round trip)
-    assert [len([s for s in statements if not s.startswith("prepare ")]) for statements in trips] == [3], trips
+    # (its first use on the connection prepares it, a round trip of its own, once per connection)
+    assert [statements for statements in trips if not statements[0].startswith("prepare ")] == [trips[-1]], trips
+    assert len(trips[-1]) == 1, trips
+
+
+def _reads_ahead(memory, budget: int) -> list[str]:
+    """The statements of decorate's reads' first round trip (PostgreSQL)."""
+    trips = round_trips(connection, lambda: _build(memory, budget, recall=False))
+    return [s.removeprefix("prepare ") for s in trips[0]]
+
+
+@on_postgresql
+def test_the_failures_are_read_from_turn_0_when_the_first_range_holds_every_message(cast):
+    # The bound's read of the window's index is left out: a turn is never below 0.
+    few = _memory(cast, CASES["the whole history and its failures"][0])
+    assert _reads_ahead(few, 60_000) == ['"WITH b AS MATERIALIZED (SELECT $1::integer AS bound) (SELECT seq, turn, role, c']
+    turns, budget = CASES["a window longer than its first range read"]
+    long = _memory(cast, turns)
+    assert _reads_ahead(long, budget) == ['"WITH b AS MATERIALIZED (SELECT LEAST((SELECT min(turn) FROM (SELECT turn FROM m']
+
+
+def _plan(sql: str, params: list) -> dict:
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (FORMAT JSON) " + sql, params)
+        plan = cursor.fetchone()[0]
+    return (json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]
+
+
+def _nodes(plan: dict):
+    yield plan
+    for child in plan.get("Plans", []):
+        yield from _nodes(child)
+
+
+@on_postgresql
+@pytest.mark.parametrize("bounded", [False, True])
+def test_the_reads_ahead_merge_their_three_parts_and_read_the_window_range_once_or_twice(cast, bounded):
+    memory = _memory(cast, CASES["a window longer than its first range read"][0])
+    window = [memory.id, window_first_chunk(None)]
+    params = [*(window + [memory.last_turn + 1] if bounded else [0]), *window, memory.id, 200, memory.id, FAILURES_LIMIT]
+    plan = _plan(_reads_ahead_sql(before=False, bounded=bounded), params)
+    # The three parts, each in order, merged: never the whole window sorted again.
+    assert plan["Node Type"] == "Merge Append", plan
+    entry_reads = [n for n in _nodes(plan) if n.get("Relation Name") == "memories_entry"]
+    # The window's range, the failures, and with a bound the range's turns once more (not twice).
+    assert len(entry_reads) == (3 if bounded else 2), plan

@@ -94,4 +94,4 @@ def test_a_decorate_after_the_backend_was_terminated_still_succeeds(cast):
     if connection.prepare_statements:  # the statements the ended backend had prepared, prepared again on the new one
         with connection.cursor() as cursor:
             cursor.execute("SELECT count(*) FROM pg_prepared_statements")
-            assert cursor.fetchone()[0] >= 4  # decorate's store and its three reads
+            assert cursor.fetchone()[0] >= 2  # decorate's store and its reads (one statement)

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import accumulate
 from typing import Any
 
 __all__ = [
@@ -103,6 +105,33 @@ class WindowFitter:
             # needs the newest user message, which may lie further back.
             return self.keep == 0 and not self.new_has_user and self.newest_user is None
         return True
+
+    def push_many(self, tokens: Sequence[int], roles: Sequence[str]) -> bool:
+        """Feed these older messages, newest first: the same as :meth:`push` on each in turn until
+        it returns False, and its last answer. The messages that still fit the budget are taken
+        at once (running sums and the first and last user message among them), so a caller with a
+        list of rows pays per message only past the budget."""
+        if self._over or not tokens or min(tokens) < 0:  # the running sums need costs >= 0
+            return self._push_each(tokens, roles)
+        sums = list(accumulate(tokens, initial=self.used))  # sums[i]: used after i more messages
+        fit = bisect_right(sums, self.budget) - 1  # how many fit (sums[0] = used <= budget)
+        head = roles[:fit] if fit < len(roles) else roles
+        if "user" in head:
+            if self.newest_user is None:
+                self.newest_user = self.seen + head.index("user") + 1
+            self.keep = self.seen + fit - head[::-1].index("user")  # the oldest user message that fits
+        self.seen += fit
+        self.used = sums[fit]
+        if fit == len(tokens):
+            return True
+        return self._push_each(tokens[fit:], roles[fit:])  # the next goes over: one by one from there
+
+    def _push_each(self, tokens: Sequence[int], roles: Sequence[str]) -> bool:
+        go = True
+        for cost, role in zip(tokens, roles, strict=True):
+            if not (go := self.push(cost, role)):
+                break
+        return go
 
     def result(self) -> int:
         """Number of newest history messages to keep."""
