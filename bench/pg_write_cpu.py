@@ -3,9 +3,9 @@
 A turn's database work as the hot routes send it — decorate's store (`entries_store_turn`, one
 statement), decorate's reads (`context_build`: the read-ahead pipeline and whatever it reads
 again) and report's write (`messages_join_turn_enqueue`, one statement) — each in autocommit as
-in production (so every write commits), on memories of 200 messages (16, fresh ones every `--fresh-every` blocks). The figure is the
-backend's CPU time (`se.sum_exec_runtime` in /proc/<pid>/sched, microseconds: the server must be
-local) per call.
+in production (so every write commits), on 16 memories of 200 messages (fresh ones every
+`--fresh-every` blocks). The figure is the backend's CPU time (`se.sum_exec_runtime` in
+/proc/<pid>/sched, microseconds: the server must be local) per call.
 
 Two worker processes, one per side, each on its own database (migrated by that side's tree, so
 each has that tree's schema), run blocks of `--turns` turns in turn (A B B A …), so what else the
@@ -132,7 +132,8 @@ def main() -> None:
     parser.add_argument("--fresh-every", type=int, default=8, help="blocks between fresh memories (each side)")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
-    sides = {"a": (Path(args.a).resolve(), args.db_a, args.sql_a), "b": (Path(args.b).resolve(), args.db_b, args.sql_b)}
+    sides = {"a": (Path(args.a).resolve(), args.db_a, args.sql_a),
+             "b": (Path(args.b).resolve(), args.db_b, args.sql_b)}
     workers = {}
     for side, (tree, url, sql) in sides.items():
         _fresh_database(url)

@@ -112,8 +112,9 @@ def entries_append(*, memory: Memory, items: list[dict], turn_input: str | None 
 
     Each user message opens a new turn; everything else joins the newest turn. Updates the
     memory's sequence, turn and count columns, the newest turn's first seq when one opens (and
-    the caller's `also_save` fields, in the same UPDATE). `turn_state` (state, attempt, lease_expires_at) is what a turn it opens starts
-    with (the pipeline opens its turns IN_PROGRESS); by default READY.
+    the caller's `also_save` fields, in the same UPDATE). `turn_state` (state, attempt,
+    lease_expires_at) is what a turn it opens starts with (the pipeline opens its turns
+    IN_PROGRESS); by default READY.
     """
     now = timezone.now()
     stamp = connection.ops.adapt_datetimefield_value(now)
@@ -333,7 +334,8 @@ _LAST_SEQ, _LAST_TURN = MEMORY_COLUMNS.index("last_seq"), MEMORY_COLUMNS.index("
 def _store_turn_sql(vendor: str, rows: int, turns: int, scoped: bool) -> str:
     memory = Memory._meta.db_table
     update = (f"UPDATE {memory} SET last_seq = last_seq + %s, last_turn = last_turn + %s, "
-              "turn_start_seq = last_seq + %s, message_count = message_count + %s, token_count = token_count + %s, last_used_at = %s, "
+              "turn_start_seq = last_seq + %s, message_count = message_count + %s, "
+              "token_count = token_count + %s, last_used_at = %s, "
               "updated_at = %s, last_budget_tokens = %s, instructions = COALESCE(%s, instructions) "
               "WHERE id = %s " + ("AND project_id = %s " if scoped else "") + f"RETURNING {', '.join(MEMORY_COLUMNS)}")
     if vendor != "postgresql":
