@@ -70,7 +70,8 @@ def build_memory(project, size: int):
             ids = list(Entry.objects.filter(memory=memory, seq__gt=start).values_list("id", flat=True))
             recall.index_entries(memory_id=memory.id, entry_ids=ids)
         Memory.objects.filter(pk=memory.pk).update(
-            last_seq=size, last_turn=(size + 1) // 2, message_count=size,
+            last_seq=size, last_turn=(size + 1) // 2, turn_start_seq=max(2 * ((size + 1) // 2) - 1, 0),
+            message_count=size,
             token_count=(size + 1) // 2 * user_tokens + size // 2 * reply_tokens)
     memory.refresh_from_db()
     return memory

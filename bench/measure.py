@@ -110,11 +110,12 @@ def populate(memory, messages: list[dict]) -> None:
     marks = ", ".join(f"%s{json_cast}" if c in ("parts", "tool_calls", "value") else "%s" for c in cols)
     sql = f"INSERT INTO {q(Entry._meta.db_table)} ({', '.join(q(c) for c in cols)}) VALUES ({marks})"
     now = timezone.now()
-    rows, turn, tokens = [], 0, 0
+    rows, turn, tokens, turn_start = [], 0, 0, 0
     for seq, message in enumerate(messages, start=1):
         fields = entry_fields(message)
         if message["role"] == "user" or turn == 0:
             turn += 1
+            turn_start = seq
         tokens += fields["tokens"]
         rows.append((memory.id, seq, turn, "message", fields["role"], fields["content"],
                      orjson.dumps(fields["parts"]).decode() if fields["parts"] is not None else None, fields["name"],
@@ -123,8 +124,8 @@ def populate(memory, messages: list[dict]) -> None:
     with transaction.atomic(), connection.cursor() as cursor:
         for start in range(0, len(rows), 5000):
             cursor.executemany(sql, rows[start:start + 5000])
-    Memory.objects.filter(pk=memory.pk).update(last_seq=len(rows), last_turn=turn, message_count=len(rows),
-                                               token_count=tokens)
+    Memory.objects.filter(pk=memory.pk).update(last_seq=len(rows), last_turn=turn, turn_start_seq=turn_start,
+                                               message_count=len(rows), token_count=tokens)
 
 
 def copy_memory(src):
@@ -142,7 +143,8 @@ def copy_memory(src):
         cursor.execute(f"INSERT INTO {table} ({q('memory_id')}, {cols}) SELECT %s, {cols} FROM {table} "
                        f"WHERE {q('memory_id')} = %s", [dst.id, src.id])
     Memory.objects.filter(pk=dst.pk).update(last_seq=src.last_seq, last_turn=src.last_turn,
-                                            message_count=src.message_count, token_count=src.token_count)
+                                            turn_start_seq=src.turn_start_seq, message_count=src.message_count,
+                                            token_count=src.token_count)
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute(f"ANALYZE {table}")

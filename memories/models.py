@@ -24,7 +24,8 @@ def fact_id() -> str:
 
 class Memory(models.Model):
     id = models.CharField(primary_key=True, max_length=40, default=memory_id, editable=False)
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memories")
+    # No index of its own: memory_list_idx (project, -created_at, id) serves every project_id lookup.
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memories", db_index=False)
     external_id = models.CharField(max_length=200, null=True, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
     instructions = models.TextField(blank=True, default="")
@@ -35,6 +36,10 @@ class Memory(models.Model):
     # Sequence and turn counters, advanced under a row lock when entries are written.
     last_seq = models.PositiveBigIntegerField(default=0)
     last_turn = models.PositiveIntegerField(default=0)
+    # The first seq of turn `last_turn` (set by whatever opens a turn), so report's write, which
+    # joins that turn, needs no read of the entries to find where it starts; 0 when not known
+    # (a memory with no turn, or whose counters were set by hand): report then starts from its own rows.
+    turn_start_seq = models.PositiveBigIntegerField(default=0)
     # Counts kept in step by the services (cheap GET, no COUNT over a large memory).
     message_count = models.PositiveIntegerField(default=0)
     token_count = models.PositiveBigIntegerField(default=0)
@@ -68,7 +73,8 @@ class Turn(models.Model):
         EXECUTION_INTERRUPTED = "EXECUTION_INTERRUPTED"
         ENDED = "ENDED"
 
-    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="turns")
+    # No index of its own: the unique (memory, number) constraint's index serves every memory_id lookup.
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="turns", db_index=False)
     number = models.PositiveIntegerField()
     state = models.CharField(max_length=24, choices=State.choices, default=State.READY)
     input = models.TextField(blank=True, default="")
@@ -132,7 +138,11 @@ class Entry(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["memory", "seq"], name="entry_memory_seq")]
         indexes = [
-            # decorate's window: newest committed messages first, as an index range scan.
+            # decorate's window: newest committed messages first, as an index range scan. (The
+            # unique (memory, seq) index read backwards could serve it and save every stored message
+            # a b-tree, ~12 µs of PostgreSQL's CPU, but where messages are a minority of a table's
+            # rows the planner reads a memory's whole entries and sorts instead: docs/benchmarks.md,
+            # issue 17 round 6.)
             models.Index(
                 fields=["memory", "-seq"],
                 condition=Q(kind="message", committed=True),
@@ -148,7 +158,7 @@ class Entry(models.Model):
             ),
             # the pipeline's stored data (chat.tasktypes.base: newest committed data entries first).
             models.Index(fields=["memory", "-seq"], condition=Q(kind="data", committed=True), name="entry_data_idx"),
-            # console timeline, a turn's entries: by turn.
+            # console timeline, a turn's entries: by turn (also the pipeline's reads of one turn).
             models.Index(fields=["memory", "turn", "seq"], name="entry_turn_idx"),
         ]
 

@@ -111,9 +111,10 @@ def entries_append(*, memory: Memory, items: list[dict], turn_input: str | None 
     """Append entries to a locked memory (call inside a transaction, after `memory_lock`).
 
     Each user message opens a new turn; everything else joins the newest turn. Updates the
-    memory's sequence, turn and count columns (and the caller's `also_save` fields, in the
-    same UPDATE). `turn_state` (state, attempt, lease_expires_at) is what a turn it opens starts
-    with (the pipeline opens its turns IN_PROGRESS); by default READY.
+    memory's sequence, turn and count columns, the newest turn's first seq when one opens (and
+    the caller's `also_save` fields, in the same UPDATE). `turn_state` (state, attempt,
+    lease_expires_at) is what a turn it opens starts with (the pipeline opens its turns
+    IN_PROGRESS); by default READY.
     """
     now = timezone.now()
     stamp = connection.ops.adapt_datetimefield_value(now)
@@ -124,9 +125,11 @@ def entries_append(*, memory: Memory, items: list[dict], turn_input: str | None 
     entry_rows: list = []
     seq, turn = memory.last_seq, memory.last_turn
     messages = tokens = 0
+    opened_at = None  # the first seq of the newest turn these items open
     for item in items:
         if item.get("kind") == "message" and item.get("role") == "user" or turn == 0:
             turn += 1
+            opened_at = seq + 1
             text = item.get("content", "") if item.get("role") == "user" else ""
             turn_rows += [memory.pk, turn, opened["state"], turn_input if turn_input is not None else text,
                           "[]", "[]", "[]", opened["attempt"], lease, stamp]
@@ -152,31 +155,35 @@ def entries_append(*, memory: Memory, items: list[dict], turn_input: str | None 
     memory.message_count += messages
     memory.token_count += tokens
     memory.last_used_at = memory.updated_at = now
-    _memory_save(memory, ("last_seq", "last_turn", "message_count", "token_count", "last_used_at", "updated_at",
-                          *also_save))
+    names = ("last_seq", "last_turn", "message_count", "token_count", "last_used_at", "updated_at", *also_save)
+    if opened_at is not None:
+        memory.turn_start_seq = opened_at
+        names += ("turn_start_seq",)
+    _memory_save(memory, tuple(dict.fromkeys(names)))
     return entries
 
 
 # The report's common case (assistant messages, tool calls and results joining the newest turn):
-# the memory row's UPDATE also locks it and finds the turn's start, so there is no lock read.
+# the memory row's UPDATE also locks it and returns the turn's start, so there is no lock read.
 def _join_turn_update(scoped: bool, returning: str) -> str:
     """The memory row's UPDATE for messages joining its newest turn (parameters: the rows, the
     rows, their tokens, the time twice, the memory id and, `scoped`, its project), returning
-    `returning` and the turn's first seq: SQLite's report runs it alone (`_sqlite_join_turn_enqueue`),
-    PostgreSQL's one-statement report as its first CTE."""
-    memory, entry = Memory._meta.db_table, Entry._meta.db_table
+    `returning` and the turn's first seq (the memory's `turn_start_seq`; NULL when not known):
+    SQLite's report runs it alone (`_sqlite_join_turn_enqueue`), PostgreSQL's one-statement report
+    as its first CTE. The start is the memory row's own column rather than a read of the turn's
+    entries: that subquery cost report about 0.1 ms of PostgreSQL's CPU (docs/benchmarks.md,
+    issue 17 round 6)."""
+    memory = Memory._meta.db_table
     return (f"UPDATE {memory} SET last_seq = last_seq + %s, message_count = message_count + %s, "
             "token_count = token_count + %s, last_used_at = %s, updated_at = %s "
             f"WHERE id = %s {'AND project_id = %s ' if scoped else ''}AND last_turn > 0 RETURNING {returning}, "
-            f"(SELECT MIN(seq) FROM {entry} WHERE {entry}.memory_id = {memory}.id AND {entry}.turn = {memory}.last_turn)")
+            "NULLIF(turn_start_seq, 0)")
 
 
 def _join_turn_params(memory_id: str, project_id: str | None, rows: int, tokens: int, stamp) -> list:
     return [rows, rows, tokens, stamp, stamp, memory_id, *([] if project_id is None else [project_id])]
 
 
-# The report's common case (assistant messages, tool calls and results joining the newest turn):
-# the memory row's UPDATE also locks it and finds the turn's start, so there is no lock read.
 @functools.lru_cache(maxsize=2)
 def _join_turn_sql(scoped: bool) -> str:
     return _join_turn_update(scoped, "last_seq, last_turn")
@@ -335,7 +342,8 @@ _LAST_SEQ, _LAST_TURN = MEMORY_COLUMNS.index("last_seq"), MEMORY_COLUMNS.index("
 def _store_turn_sql(vendor: str, rows: int, turns: int, scoped: bool) -> str:
     memory = Memory._meta.db_table
     update = (f"UPDATE {memory} SET last_seq = last_seq + %s, last_turn = last_turn + %s, "
-              "message_count = message_count + %s, token_count = token_count + %s, last_used_at = %s, "
+              "turn_start_seq = last_seq + %s, message_count = message_count + %s, "
+              "token_count = token_count + %s, last_used_at = %s, "
               "updated_at = %s, last_budget_tokens = %s, instructions = COALESCE(%s, instructions) "
               "WHERE id = %s " + ("AND project_id = %s " if scoped else "") + f"RETURNING {', '.join(MEMORY_COLUMNS)}")
     if vendor != "postgresql":
@@ -369,16 +377,18 @@ def entries_store_turn(*, memory: Memory, items: list[dict], budget_tokens: int,
     users: list[int] = []  # per item: how many user messages up to and including it (its turn's offset)
     opened: list = []  # (offset, input) of each turn it opens
     count = messages = tokens = 0
-    for item in items:
+    newest_at = 1  # the position (from 1) of the item opening the newest turn
+    for position, item in enumerate(items, start=1):
         if item.get("kind") == "message" and item.get("role") == "user":
             count += 1
+            newest_at = position
             opened.append((count, item.get("content", "")))
         users.append(count)
         if item.get("kind") == "message" and item.get("committed", True):
             messages += 1
             tokens += item.get("tokens", 0)
     stamp = now if vendor == "postgresql" else connection.ops.adapt_datetimefield_value(now)
-    params: list = [n, count, messages, tokens, stamp, stamp, budget_tokens, instructions, memory.pk,
+    params: list = [n, count, newest_at, messages, tokens, stamp, stamp, budget_tokens, instructions, memory.pk,
                     *([memory.project_id] if scoped else [])]
     with plain_cursor(prepare=n <= PREPARED_ROWS) as cursor:
         if vendor == "postgresql":

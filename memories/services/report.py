@@ -73,7 +73,11 @@ def failure_record(*, memory: Memory, turn: int, task_id: str, error: str, polic
         items.append({"kind": "action", "task_id": plain, "content": action, "committed": True})
     saved_turn = memory.last_turn
     memory.last_turn = turn  # failures join the given turn
-    entries = entries_append(memory=memory, items=items)
+    also_save: tuple[str, ...] = ()
+    if turn > saved_turn:  # they open the memory's newest turn (a report of failures only, say, on a new memory)
+        memory.turn_start_seq = memory.last_seq + 1
+        also_save = ("turn_start_seq",)
+    entries = entries_append(memory=memory, items=items, also_save=also_save)
     memory.last_turn = max(saved_turn, turn)
     if memory.last_turn != turn:
         Memory.objects.filter(pk=memory.pk).update(last_turn=memory.last_turn)
