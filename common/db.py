@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 
@@ -54,16 +55,22 @@ def _idle(conn) -> bool:
             and conn.pgconn.pipeline_status == PipelineStatus.OFF)
 
 
-def _deallocate_all(cursor) -> None:
-    """Drop every prepared statement of the cursor's connection, the server's and psycopg's record of
-    them (psycopg clears its cache when it sees DEALLOCATE ALL succeed, while preparing is on)."""
-    conn = cursor.connection
+@contextlib.contextmanager
+def _preparing(conn):
+    """psycopg's preparing switched on for the block (`prepare_threshold` 0), then back as it was."""
     threshold = conn.prepare_threshold
     conn.prepare_threshold = 0
     try:
-        cursor.execute("DEALLOCATE ALL", prepare=False)
+        yield
     finally:
         conn.prepare_threshold = threshold
+
+
+def _deallocate_all(cursor) -> None:
+    """Drop every prepared statement of the cursor's connection, the server's and psycopg's record of
+    them (psycopg clears its cache when it sees DEALLOCATE ALL succeed, while preparing is on)."""
+    with _preparing(cursor.connection):
+        cursor.execute("DEALLOCATE ALL", prepare=False)
 
 
 class _DriverCursor:
@@ -110,24 +117,21 @@ class _DriverCursor:
         savepoint rollback. So it is on only while one of these statements is sent, and the cache
         holds only them (`prepare=True`: prepared at once, whatever the threshold)."""
         conn = self._cursor.connection
-        threshold = conn.prepare_threshold
-        conn.prepare_threshold = 0
-        try:
-            self._cursor.execute(sql, params, prepare=True)
-        except FeatureNotSupported as exc:
-            # "cached plan must not change result type": a column this statement returns changed its
-            # type since it was prepared (a migration, from another connection). PostgreSQL re-plans a
-            # prepared statement after a schema change by itself but refuses one whose result changed,
-            # and psycopg would go on reusing it. In autocommit, where nothing ran, the connection's
-            # prepared statements are dropped and this one sent again (prepared afresh); inside a
-            # transaction the error aborts it, and the cache is dropped before the next statement
-            # (pgbackend's `stale_prepared`; a rollback drops it too).
-            if not stale_plan(exc) or not _idle(conn):
-                raise
-            _deallocate_all(self._cursor)
-            self._cursor.execute(sql, params, prepare=True)
-        finally:
-            conn.prepare_threshold = threshold
+        with _preparing(conn):
+            try:
+                self._cursor.execute(sql, params, prepare=True)
+            except FeatureNotSupported as exc:
+                # "cached plan must not change result type": a column this statement returns changed its
+                # type since it was prepared (a migration, from another connection). PostgreSQL re-plans a
+                # prepared statement after a schema change by itself but refuses one whose result changed,
+                # and psycopg would go on reusing it. In autocommit, where nothing ran, the connection's
+                # prepared statements are dropped and this one sent again (prepared afresh); inside a
+                # transaction the error aborts it, and the cache is dropped before the next statement
+                # (pgbackend's `stale_prepared`; a rollback drops it too).
+                if not stale_plan(exc) or not _idle(conn):
+                    raise
+                _deallocate_all(self._cursor)
+                self._cursor.execute(sql, params, prepare=True)
 
     def fetchone(self):
         with self._db.wrap_database_errors:
