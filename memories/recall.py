@@ -61,13 +61,13 @@ WEAK_POWER = 3.0  # (1 - coverage) ** 3: only a weak match moves the weight much
 DENSE_QUESTION = 0.5
 # A query whose words the memory mostly never used is a paraphrase: when UNSAID_SHARE of its IDF
 # mass is in words no message has and the nearest vector stands DENSE_STANDOUT standard deviations
-# above the scanned ones' mean, meaning weighs at least DENSE_WEIGHT_UNSAID (round 9: own corpus
-# dev top 3 0.753 → 0.806, MiniLM alone 0.809; LoCoMo's tuning half unchanged, see
+# above the scanned ones' mean, and the query names no speaker, meaning weighs at least
+# DENSE_WEIGHT_UNSAID (round 9: own corpus dev top 3 0.753 → 0.806, MiniLM alone 0.809; LoCoMo's
+# tuning half unchanged, see
 # docs/benchmarks.md §7).
 UNSAID_SHARE = 0.4
 DENSE_STANDOUT = 2.8
 DENSE_WEIGHT_UNSAID = 3.0
-UNSAID_UNLESS_NAMED = True  # ... and the query names no speaker
 SPREAD_FROM = 30  # how many of the best candidates spread to their neighbours
 BM25_K1, BM25_B = 1.2, 0.5
 DATE_BOOST = 3.0  # a message written on a date the query names weighs this much more
@@ -551,9 +551,9 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
         final.append((score, seq, day, row))
     when = bool(_WHEN.match(query))
     head: list[tuple[float, int, str, tuple]] = []
-    if LIST_HEAD and LIST_DAY_SHARE != DAY_SHARE and _LIST.search(query[:LIST_CHARS]):
+    if LIST_HEAD and _LIST.search(query[:LIST_CHARS]):
         # A list question: its first hits spread over the days (see LIST_DAY_SHARE).
-        spread = _day_prior(final, LIST_DAY_SHARE) if LIST_DAY_SHARE else final
+        spread = _day_prior(final, LIST_DAY_SHARE)
         head = _rerank(_distinct(spread) if DISTINCT_TEXT else spread, own, names, when, LIST_HEAD)[:LIST_HEAD]
     if DAY_SHARE:
         final = _day_prior(final, DAY_SHARE)
@@ -640,7 +640,7 @@ def dense_weight(coverage: float, unsaid: float, standout: float, named: bool = 
     hold the answer ("Which cities has Jon visited?"), and the words it lacks are the ones a
     multi-hop answer spreads over several messages."""
     weight = DENSE_WEIGHT + (DENSE_WEIGHT_WEAK - DENSE_WEIGHT) * (1 - coverage) ** WEAK_POWER
-    if unsaid >= UNSAID_SHARE and standout >= DENSE_STANDOUT and not (named and UNSAID_UNLESS_NAMED):
+    if unsaid >= UNSAID_SHARE and standout >= DENSE_STANDOUT and not named:
         weight = max(weight, DENSE_WEIGHT_UNSAID)
     return weight
 
