@@ -63,8 +63,7 @@ DENSE_QUESTION = 0.5
 # mass is in words no message has and the nearest vector stands DENSE_STANDOUT standard deviations
 # above the scanned ones' mean, and the query names no speaker, meaning weighs at least
 # DENSE_WEIGHT_UNSAID (round 9: own corpus dev top 3 0.753 → 0.806, MiniLM alone 0.809; LoCoMo's
-# tuning half unchanged, see
-# docs/benchmarks.md §7).
+# tuning half unchanged, see docs/benchmarks.md §7).
 UNSAID_SHARE = 0.4
 DENSE_STANDOUT = 2.8
 DENSE_WEIGHT_UNSAID = 3.0
