@@ -442,6 +442,8 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     and at least DENSE_WEIGHT_UNSAID when most of the query is in words no message has and the
     nearest vector stands out from the scanned ones (`dense_weight`: a paraphrase); a stored
     question's closeness counts DENSE_QUESTION of itself (the answer is a statement).
+    `whole_chars`: a message up to this many characters is its snippet whole (decorate's block shows
+    messages whole); a longer one, and every one by default, is cut to SNIPPET_CHARS around the match.
 
     Cost is bounded by the index, whatever the memory's size (with vectors: plus at most
     embeddings.DENSE_SCAN_CAP vectors and FUSE_DEPTH rows by (memory, seq)): at most MAX_QUERY_TERMS single-term
