@@ -12,8 +12,12 @@ at most), 4·SPREAD_FROM = 120 neighbour rows by (memory, seq) (two each side), 
 an embedding provider one query embedding plus embeddings.DENSE_SCAN_CAP stored vectors and
 recall.FUSE_DEPTH = 120 rows by (memory, seq).
 The recall block is RECALL_SHARE of what the budget leaves after the new messages and facts
-(150..2,000 tokens), up to RECALL_MAX_SNIPPETS snippets, and counts inside the budget; a snippet
-said word for word by an earlier-listed one is left out (its room goes to the next distinct one).
+(150..2,000 tokens; RECALL_LOOKBACK_SHARE when the question looks back), up to RECALL_MAX_SNIPPETS
+snippets, each message shown whole up to RECALL_WHOLE_CHARS, and counts inside the budget; a snippet
+said word for word by an earlier-listed one is left out (its room goes to the next distinct one),
+and so is a hit the window shows. Room the block leaves goes back to the window. At most three
+fits of the window (the usual one, the looking-back one, the grown one), each one or two reads of
+its index as before: O(window).
 """
 
 from __future__ import annotations
@@ -39,6 +43,16 @@ RECALL_SHARE = 0.7  # of what budget_tokens leaves after the new messages and fa
 RECALL_CONTEXT = False  # snippets carry their neighbours (search ranks neighbours itself: measured better off)
 RECALL_MIN_RELATIVE = 0.15  # a snippet scoring below this share of the best is left out
 RECALL_SKIP_REPEATS = True  # a snippet identical to one already in the block is left out
+# A recalled message up to this long is shown whole; a longer one as recall's SNIPPET_CHARS window
+# around the match. Never cut to fit more: a cut snippet can hide what it was recalled for.
+RECALL_WHOLE_CHARS = 1000
+# The recall block's share when the question looks back (its best match is older than the newest
+# turns the window shows), instead of RECALL_SHARE. LoCoMo's tuning half: 0.8 / 0.85 / 0.9 / 0.95 →
+# decorate@2000 0.825 / 0.833 / 0.833 / 0.830 (0.817 at 0.7); the window keeps the newest ~10 %.
+RECALL_LOOKBACK_SHARE = 0.9
+# The room the block leaves unused goes back to the window (one more read of it) when that adds at
+# least this share of the window's tokens (so never at large budgets, where it would add little).
+RECALL_REFILL_SHARE = 0.1
 FACT_SEMANTIC_FLOOR = 0.35  # cosine of the query with a fact's source message below which it adds nothing
 
 @dataclass
@@ -115,11 +129,11 @@ def _facts_block(active: list[tuple], query: str = "", query_vector=None) -> tup
     return facts, (FACTS_HEADER + "\n" + "\n".join(lines)) if lines else ""
 
 
-def recall_token_cap(budget_tokens: int) -> int:
+def recall_token_cap(budget_tokens: int, share: float | None = None) -> int:
     """The recall block's size follows the budget: RECALL_SHARE of it, up to RECALL_MAX_TOKENS
     (1,400 of 2,000 tokens, 2,000 at the default 60,000); 0 (no recall block) when that is less
     than RECALL_MIN_TOKENS. It counts inside the budget: the window is read with this much reserved."""
-    cap = min(RECALL_MAX_TOKENS, int(max(budget_tokens, 0) * RECALL_SHARE))
+    cap = min(RECALL_MAX_TOKENS, int(max(budget_tokens, 0) * (RECALL_SHARE if share is None else share)))
     return cap if cap >= RECALL_MIN_TOKENS else 0
 
 
@@ -127,28 +141,34 @@ def _recall_line(hit: dict, *, lead: str = "- ") -> str:
     return f"{lead}[turn {hit['turn']}, {hit['date']}, {hit['role']}] {hit['snippet']}"
 
 
-def _recall_block(memory: Memory, query: str, before_seq: int | None, budget_tokens: int = 2000,
-                  cap: int | None = None, query_vector=None) -> tuple[list[dict], str]:
-    """As many recalled snippets as fit the budget-sized cap and score well enough, best first;
-    each with the messages right before and after it when they fit too (neighbours already
-    shown are not repeated)."""
+def _recall_hits(memory: Memory, query: str, before_seq: int | None, query_vector=None) -> list[dict]:
+    """Recall's ranked hits older than `before_seq` for the block (at most RECALL_MAX_SNIPPETS)."""
     if not query.strip():
-        return [], ""
-    cap = recall_token_cap(budget_tokens) if cap is None else cap
-    used = text_tokens(RECALL_HEADER) + 1
+        return []
     # The only embedding on this path: the query's (stored text was embedded by the worker).
     if query_vector is not None:  # shared with the facts block: one query embedding per decorate
         vector = query_vector()
     else:
         vector = embeddings.embed_query(memory.project, query) if embeddings.enabled(memory.project) else None
     hits = recall_index.search(memory_id=memory.id, query=query, limit=RECALL_MAX_SNIPPETS,
-                               before_seq=before_seq, neighbours=RECALL_CONTEXT, query_vector=vector)
+                               before_seq=before_seq, neighbours=RECALL_CONTEXT, query_vector=vector,
+                               whole_chars=RECALL_WHOLE_CHARS)
+    return hits
+
+
+def _recall_assemble(hits: list[dict], cap: int, before_seq: int | None = None) -> tuple[list[dict], str, int]:
+    """As many of `hits` (older than `before_seq`, when given) as fit `cap` tokens and score well
+    enough, best first; each with the messages right before and after it when they fit too
+    (neighbours already shown are not repeated). Returns (recalled, text, tokens used)."""
     if not hits:
-        return [], ""
+        return [], "", 0
+    used = text_tokens(RECALL_HEADER) + 1
     floor = hits[0]["score"] * RECALL_MIN_RELATIVE
     recalled, lines, shown, said = [], [], set(), set()
     for hit in hits:
-        if hit["score"] < floor or used >= cap:
+        if hit["score"] < floor or (before_seq is not None and hit["seq"] >= before_seq):
+            continue
+        if used >= cap:
             break
         # A message said word for word again ("Thanks, that worked.") tells the model nothing new:
         # its best-scoring copy stands for all, and the room goes to the next distinct snippet.
@@ -164,7 +184,7 @@ def _recall_block(memory: Memory, query: str, before_seq: int | None, budget_tok
         group = [(hit["seq"], hit)]
         kept = []
         for near in hit.get("context", []):
-            if near["entry_id"] in shown:
+            if near["entry_id"] in shown or (before_seq is not None and near["seq"] >= before_seq):
                 continue
             near_line = _recall_line(near, lead="  ")
             near_cost = text_tokens(near_line) + 1
@@ -178,7 +198,17 @@ def _recall_block(memory: Memory, query: str, before_seq: int | None, budget_tok
         # One bullet per group, in the order the messages were said (same cost: both leads are 2 wide).
         lines.extend(_recall_line(item, lead="- " if i == 0 else "  ") for i, (_, item) in enumerate(group))
         recalled.append({**hit, "context": kept})
-    return recalled, (RECALL_HEADER + "\n" + "\n".join(lines)) if lines else ""
+    if not lines:
+        return [], "", 0
+    return recalled, RECALL_HEADER + "\n" + "\n".join(lines), used
+
+
+def _recall_block(memory: Memory, query: str, before_seq: int | None, budget_tokens: int = 2000,
+                  cap: int | None = None, query_vector=None) -> tuple[list[dict], str]:
+    """The recall block of hits older than `before_seq` within `cap` (default: the budget's share)."""
+    cap = recall_token_cap(budget_tokens) if cap is None else cap
+    recalled, text, _ = _recall_assemble(_recall_hits(memory, query, before_seq, query_vector), cap)
+    return recalled, text
 
 
 def _failure_line(turn: int, kind: str, task_id: str, content: str) -> str:
@@ -268,17 +298,51 @@ def context_build(
     query_vector = _query_vector_once(memory, query)
     ctx_facts, facts_text = _facts_block(reads.facts(), query, query_vector)
     facts_tokens = text_tokens(facts_text) + 2 if facts_text else 0
-    recall_cap = 0
+    recall_cap = lookback_cap = 0
     if recall and query.strip() and memory.token_count + new_tokens + facts_tokens > budget_tokens:
         recall_cap = recall_token_cap(budget_tokens - new_tokens - facts_tokens)
-    reserved = new_tokens + facts_tokens + recall_cap
-    window = read(reserved)
-    digests, failures_text, failures_tokens = failures(window)
-    if failures_tokens and window.tokens + reserved + failures_tokens > budget_tokens:
-        # The failures block counts in the budget: make room for it (a shorter window covers fewer
-        # turns, so the block can only shrink).
-        window = read(reserved + failures_tokens)
+        lookback_cap = recall_token_cap(budget_tokens - new_tokens - facts_tokens, RECALL_LOOKBACK_SHARE)
+
+    def fit(reserved: int):
+        """The window with `reserved` tokens kept for the rest, and the failures of its turns."""
+        window = read(reserved)
         digests, failures_text, failures_tokens = failures(window)
+        if failures_tokens and window.tokens + reserved + failures_tokens > budget_tokens:
+            # The failures block counts in the budget: make room for it (a shorter window covers fewer
+            # turns, so the block can only shrink).
+            window = read(reserved + failures_tokens)
+            digests, failures_text, failures_tokens = failures(window)
+        return window, digests, failures_text, failures_tokens
+
+    window, digests, failures_text, failures_tokens = fit(new_tokens + facts_tokens + recall_cap)
+    recall_text = ""
+    # When the whole history fits the window there is nothing outside it to recall: skip the index.
+    if recall_cap and not window.complete:
+        outside = window.first_seq if window.first_seq is not None else before_seq
+        if lookback_cap > recall_cap:
+            # A small budget: the question may look back (its best match is older than the newest
+            # turns the window shows), and then the recall block takes more of the budget. One
+            # search over all the history before the new messages tells: its hits inside the
+            # window that is kept are left out of the block (the window shows them whole).
+            hits = _recall_hits(memory, query, before_seq, query_vector)
+            if hits and outside is not None and hits[0]["seq"] < outside:
+                recall_cap = lookback_cap
+                window, digests, failures_text, failures_tokens = fit(new_tokens + facts_tokens + recall_cap)
+                outside = window.first_seq if window.first_seq is not None else before_seq
+        else:
+            hits = _recall_hits(memory, query, outside, query_vector)
+        ctx_recalled, recall_text, used = _recall_assemble(hits, recall_cap, outside)
+        spare = recall_cap - (used if recall_text else 0)
+        if spare > 0 and spare >= RECALL_REFILL_SHARE * window.tokens:
+            # The block left room: the window takes it back (one more read of the window's index;
+            # only when it adds at least RECALL_REFILL_SHARE more history).
+            grown = fit(new_tokens + facts_tokens + recall_cap - spare)
+            if grown[0].tokens >= window.tokens:  # (more failures to show could make it shorter instead)
+                window, digests, failures_text, failures_tokens = grown
+                if window.first_seq is not None and any(h["seq"] >= window.first_seq for h in ctx_recalled):
+                    ctx_recalled, recall_text, _ = _recall_assemble(hits, recall_cap - spare, window.first_seq)
+    else:
+        ctx_recalled = []
     history = window.messages
     ctx = Context(
         messages=history + list(new_messages),
@@ -288,14 +352,9 @@ def context_build(
         first_turn=window.first_turn,
     )
     ctx.facts = ctx_facts
+    ctx.recalled = ctx_recalled
     ctx.summary = memory.summary or ""
     summary_text = (SUMMARY_HEADER + "\n" + ctx.summary) if ctx.summary else ""
-    recall_text = ""
-    # When the whole history fits the window there is nothing outside it to recall: skip the index.
-    if recall_cap and not window.complete:
-        # Recall only from outside the window: strictly older than its first message.
-        outside = window.first_seq if window.first_seq is not None else before_seq
-        ctx.recalled, recall_text = _recall_block(memory, query, outside, budget_tokens, recall_cap, query_vector)
     ctx.digests = digests
     ctx.context_text = "\n\n".join(t for t in (facts_text, summary_text, recall_text, failures_text) if t)
     return ctx

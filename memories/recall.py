@@ -304,10 +304,11 @@ def _day(value) -> str:
     return _date(value)
 
 
-def _snippet(text: str, terms: list[str]) -> str:
-    """The message itself when short; else a window of it around the first matching term."""
+def _snippet(text: str, terms: list[str], whole_chars: int = SNIPPET_CHARS) -> str:
+    """The message itself (spacing collapsed) when at most `whole_chars` long; else a window of
+    SNIPPET_CHARS around the part holding the most query terms."""
     text = " ".join(text.split())
-    if len(text) <= SNIPPET_CHARS:
+    if len(text) <= whole_chars:
         return text
     lower = text.lower()
     at = _densest(lower, terms)
@@ -418,14 +419,15 @@ def _speakers_named(rows, terms: list[str]) -> set[str]:
     return {name for name in {_speaker(r[5]) for r in rows} if name and set(name.split()) <= wanted}
 
 
-def _hit(row: tuple, terms: list[str], score: float) -> dict:
+def _hit(row: tuple, terms: list[str], score: float, whole_chars: int = 0) -> dict:
     e, seq, turn, role, created_at, body = row
     return {"entry_id": e, "seq": seq, "turn": turn, "date": _date(created_at), "role": role,
-            "snippet": _snippet(body, terms), "score": round(score, 4)}
+            "snippet": _snippet(body, terms, max(whole_chars, SNIPPET_CHARS)), "score": round(score, 4)}
 
 
 def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None = None,
-           neighbours: bool = False, query_vector: tuple[str, list[float]] | None = None) -> list[dict]:
+           neighbours: bool = False, query_vector: tuple[str, list[float]] | None = None,
+           whole_chars: int = 0) -> list[dict]:
     """Ranked snippets, best first: [{"entry_id", "seq", "turn", "date", "role", "snippet", "score"}].
 
     `before_seq`: only entries strictly older than this sequence number (decorate passes the
@@ -440,6 +442,8 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     and at least DENSE_WEIGHT_UNSAID when most of the query is in words no message has and the
     nearest vector stands out from the scanned ones (`dense_weight`: a paraphrase); a stored
     question's closeness counts DENSE_QUESTION of itself (the answer is a statement).
+    `whole_chars`: a message up to this many characters is its snippet whole (decorate's block shows
+    messages whole); a longer one, and every one by default, is cut to SNIPPET_CHARS around the match.
 
     Cost is bounded by the index, whatever the memory's size (with vectors: plus at most
     embeddings.DENSE_SCAN_CAP vectors and FUSE_DEPTH rows by (memory, seq)): at most MAX_QUERY_TERMS single-term
@@ -563,13 +567,13 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
         taken = {_text_key(r[3][5]) for r in head}
         ranked = head + [r for r in ranked if _text_key(r[3][5]) not in taken]
     ranked = ranked[:limit]
-    out = [_hit(row, terms, score) for score, _, _, row in ranked]
+    out = [_hit(row, terms, score, whole_chars) for score, _, _, row in ranked]
     if neighbours and out:
         around = {**near, **{r[1]: r for r in rows.values()}}
         missing = [h["seq"] for h in out if h["seq"] - 1 not in around or h["seq"] + 1 not in around]
         around.update(_neighbours(memory_id, missing, before_seq))
         for hit in out:
-            hit["context"] = [_hit(around[s], terms, 0.0) for s in (hit["seq"] - 1, hit["seq"] + 1) if s in around]
+            hit["context"] = [_hit(around[s], terms, 0.0, whole_chars) for s in (hit["seq"] - 1, hit["seq"] + 1) if s in around]
     return out
 
 

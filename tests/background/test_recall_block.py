@@ -1,0 +1,138 @@
+"""decorate's recall block and the window around it (memories.context): the whole request fits the
+budget, the window keeps the newest turns unless the question looks back, a tool call stays with its
+result, no message is shown twice, recalled messages are shown whole, the block takes more snippets
+when the question looks back and they fit, and room the block leaves goes back to the window."""
+
+from __future__ import annotations
+
+import pytest
+
+from common.tokens import message_tokens, text_tokens
+from memories import context, services
+from memories.selectors import memory_window
+
+from .helpers import drain
+
+BUDGETS = (150, 250, 400, 700, 1000, 1500, 2000, 3000, 5000)
+LOOKS_BACK = "Which pier does the ferry to Hvar leave from?"  # answered only in the oldest turns
+ABOUT_NOW = "Shall we book the table at Konoba Fetivi then?"  # about the newest turns
+
+
+def _turn(memory, user: str, reply: str, tool: bool = False) -> None:
+    services.memory_decorate(memory=memory, messages=[{"role": "user", "content": user}], budget_tokens=60000)
+    messages = [{"role": "assistant", "content": reply}]
+    if tool:
+        call = {"id": f"call_{memory.last_seq}", "type": "function",
+                "function": {"name": "lookup", "arguments": '{"q": "ferry"}'}}
+        messages = [{"role": "assistant", "content": "", "tool_calls": [call]},
+                    {"role": "tool", "tool_call_id": call["id"], "content": "Timetable: 8:15, 12:15, 17:45."},
+                    *messages]
+    services.report_accept(memory=memory, messages=messages, failures=[])
+    memory.refresh_from_db()
+
+
+@pytest.fixture
+def memory(cast):
+    memory, _ = services.memory_create(project=cast.project_a)
+    _turn(memory, "The ferry to Hvar leaves from pier 7 in Split, I checked twice.", "Pier 7, noted.")
+    for i in range(36):
+        _turn(memory, f"Ferry note {i}: the Hvar ferry was late again on day {i}, pier 7 was crowded.",
+              "Sorry to hear that.", tool=i % 3 == 0)
+    for i in range(30):
+        _turn(memory, f"Lunch plan {i}: soup, bread and a walk along the riva, nothing else to report.",
+              "Sounds good.", tool=i % 7 == 0)
+    _turn(memory, "For dinner let's try Konoba Fetivi, the one with the grilled fish.",
+          "Konoba Fetivi it is, I can book the table for eight.")
+    drain()
+    memory.refresh_from_db()
+    return memory
+
+
+def _ask(memory, text: str, budget: int):
+    return context.context_build(memory=memory, new_messages=[{"role": "user", "content": text}],
+                                 budget_tokens=budget, before_seq=None)
+
+
+def _history(memory) -> list[tuple[int, str, str]]:
+    """(seq, role, content) of every committed message, oldest first."""
+    return list(memory.entries.filter(kind="message", committed=True).order_by("seq")
+                .values_list("seq", "role", "content"))
+
+
+def _asked(memory):
+    """(budget, question, context) for every budget and both questions."""
+    return [(budget, question, _ask(memory, question, budget)) for budget in BUDGETS for question in (LOOKS_BACK, ABOUT_NOW)]
+
+
+def test_the_window_the_blocks_and_the_new_message_fit_the_budget(memory):
+    for budget, _, ctx in _asked(memory):
+        used = sum(message_tokens(m) for m in ctx.messages) + text_tokens(ctx.context_text)
+        assert used <= budget + 1, budget  # + the blocks' joining blank lines, which the parts' costs round into
+
+
+def test_the_window_is_the_newest_history_starting_at_a_user_message(memory):
+    stored = [(role, content) for _, role, content in _history(memory)]
+    for budget, question, ctx in _asked(memory):
+        history = ctx.messages[:-1]
+        assert [(m["role"], m.get("content") or "") for m in history] == stored[len(stored) - len(history):]
+        if history:
+            assert history[0]["role"] == "user", budget  # so a tool call is never split from its result
+        assert ctx.messages[-1] == {"role": "user", "content": question}
+
+
+def test_a_question_about_the_newest_turns_keeps_the_window_it_had(memory):
+    new = message_tokens({"role": "user", "content": ABOUT_NOW})
+    for budget in BUDGETS:
+        ctx = _ask(memory, ABOUT_NOW, budget)
+        usual = memory_window(memory_id=memory.id, before_seq=None, budget=budget,
+                              reserved=new + context.recall_token_cap(budget - new), new_has_user=True)
+        assert ctx.history_count >= len(usual.messages), budget
+
+
+def test_a_question_that_looks_back_gives_the_recall_block_more_of_the_budget(memory, monkeypatch):
+    looking_back = _ask(memory, LOOKS_BACK, 1000)
+    monkeypatch.setattr(context, "RECALL_LOOKBACK_SHARE", context.RECALL_SHARE)
+    usual = _ask(memory, LOOKS_BACK, 1000)
+    assert len(looking_back.recalled) > len(usual.recalled)
+    assert 0 < looking_back.history_count < usual.history_count  # the newest turns stay, fewer of them
+    assert "pier 7 in Split" in looking_back.context_text
+
+
+def test_no_message_is_shown_twice(memory):
+    seqs = [seq for seq, _, _ in _history(memory)]
+    for budget, _, ctx in _asked(memory):
+        recalled = [h["entry_id"] for h in ctx.recalled]
+        assert len(recalled) == len(set(recalled))
+        first_shown = seqs[len(seqs) - ctx.history_count] if ctx.history_count else memory.last_seq + 1
+        assert all(h["seq"] < first_shown for h in ctx.recalled), budget  # the window shows the rest
+        snippets = [h["snippet"] for h in ctx.recalled]
+        assert len(snippets) == len(set(snippets))
+
+
+def test_a_recalled_message_is_shown_whole(cast):
+    memory, _ = services.memory_create(project=cast.project_a)
+    long = ("The ferry to Hvar leaves from pier 7 in Split. " + "We also talked about the islands, the weather "
+            "and where to eat near the harbour afterwards. " * 8 + "Bring the booking code HV-2291 to the kiosk.")
+    assert len(long) > 400
+    _turn(memory, long, "Noted.")
+    for i in range(60):
+        _turn(memory, f"Lunch plan {i}: soup, bread and a walk along the riva.", "Sounds good.")
+    drain()
+    memory.refresh_from_db()
+    ctx = _ask(memory, LOOKS_BACK, 500)
+    assert ctx.recalled and ctx.recalled[0]["snippet"] == " ".join(long.split())
+    assert "HV-2291" in ctx.context_text
+
+
+def test_the_room_the_recall_block_leaves_goes_back_to_the_window(memory):
+    ctx = _ask(memory, "Anything about xylophones?", 1000)  # nothing matches: no block
+    assert ctx.recalled == [] and context.RECALL_HEADER not in ctx.context_text
+    new = message_tokens({"role": "user", "content": "Anything about xylophones?"})
+    whole = memory_window(memory_id=memory.id, before_seq=None, budget=1000, reserved=new, new_has_user=True)
+    assert ctx.history_count == len(whole.messages)
+
+
+def test_the_recall_block_takes_more_snippets_when_they_fit_and_score(memory):
+    small, large = _ask(memory, LOOKS_BACK, 400), _ask(memory, LOOKS_BACK, 2000)
+    assert 0 < len(small.recalled) < len(large.recalled)
+    assert all(h["score"] >= large.recalled[0]["score"] * context.RECALL_MIN_RELATIVE for h in large.recalled)
