@@ -714,7 +714,8 @@ def test_round_8_still_skips_other_people_idioms_corrections_and_pets_given_away
     ("I'm a luthier in Cremona", {('location', 'User lives in Cremona'), ('job', 'User works as a luthier')}),
     ("I'm a glassblower", {('job', 'User works as a glassblower')}),
     ('I drive a bus for the council', {('job', 'User drives a bus for work')}),
-    ('I drive a taxi in Accra', {('job', 'User drives a taxi for work')}),
+    # Round 10: where the user works is their location, as the fresh sets label it (this label lacked it).
+    ('I drive a taxi in Accra', {('job', 'User drives a taxi for work'), ('location', 'User lives in Accra')}),
     ('i drive a forklift for a warehouse in Tilburg', {('job', 'User drives a forklift for work')}),
     ("I quit Wayfair last year and now I'm at Etsy", {('employer', 'User works at Etsy')}),
     ('Data engineer at Klarna, based in Stockholm', {('employer', 'User works at Klarna'), ('job', 'User works as a data engineer'), ('location', 'User lives in Stockholm')}),
@@ -725,7 +726,8 @@ def test_round_8_still_skips_other_people_idioms_corrections_and_pets_given_away
     ("I'm cabin crew for Qatar Airways", {('job', 'User works as cabin crew'), ('employer', 'User works at Qatar Airways')}),
     ("I'm ground crew at Schiphol", {('job', 'User works as ground crew'), ('employer', 'User works at Schiphol')}),
     ("I'm kitchen staff at a hotel", {('job', 'User works as kitchen staff')}),
-    ('I work at Casa do Pão in Lisbon', {('employer', 'User works at Casa do Pão')}),
+    # Round 10: the label lacked the place of work, which the fresh sets count as the user's location.
+    ('I work at Casa do Pão in Lisbon', {('employer', 'User works at Casa do Pão'), ('location', 'User lives in Lisbon')}),
     ('I work for Banca di Roma', {('employer', 'User works at Banca di Roma')}),
     ('I live in Caxias do Sul', {('location', 'User lives in Caxias do Sul')}),
     ('I moved to Saint-Denis de la Réunion', {('location', 'User lives in Saint-Denis de la Réunion')}),
