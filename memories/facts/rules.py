@@ -361,8 +361,15 @@ class Apposition:
         self.confidence = confidence
 
 
+# Round 10: words said before a politeness particle or "here" in other languages that are no name ("Salamat po").
+NOT_NAMES_ABROAD = frozenset("salamat opo oo sige hindi ingat ano asante karibu sawa ndiyo hapana pole tafadhali dziękuję dzieki "
+                             "teşekkürler tesekkurler merci gracias danke takk diolch".split())
+
+
 def _name(m):
     if not _proper(m.group(1)) or _is_job(m.group(1).split()[-1]):  # "Pharmacist here" is a job
+        return None
+    if m.group(1).split()[0].lower() in NOT_NAMES_ABROAD:
         return None
     if re.fullmatch(rf"(?i:{WHEN_WORDS})", m.group(1).split()[0]) or m.group(1).endswith("'s"):  # "call me Tuesday", "Dr Patel's"
         return None
@@ -735,8 +742,12 @@ def _each(obj: str) -> list[str]:
 _SENSE_OF = re.compile(r"(?i:the\s+)?(?i:smell|taste|texture|sound|sight|feel|flavou?r|idea|thought)\s+of\s+(?=\S)")
 
 
-# Round 10: the key leaves out where or when ("loud music in cafés", "hiking in the mountains"): two writers label it so.
-_PREF_TAIL = re.compile(r"(?<=\w)\s++(?:in|at|on|during)\s++(?:the\s++|a\s++)?\w[\w\s\-']*$")
+# Round 10: the key leaves out the setting ("loud music in cafés", "hiking in the mountains"): two writers label it so
+# (not "reading manga in the original", which says what is read).
+_SETTINGS = ("rain|snow|sun|sunshine|mountains?|hills|woods|forest|park|parks|beach|beaches|sea|city|countryside|cafés?|cafes?|pubs?|"
+             "bars?|restaurants?|office|gym|mornings?|evenings?|nights?|winter|summer|autumn|spring|weekends?|trains?|buses|"
+             r"planes?|public|cinemas?|shops?|supermarkets?|queues?|traffic|dark|morning|post\s+office|kitchen|garden|car")
+_PREF_TAIL = re.compile(r"(?<=\w)\s++(?:in|at|on|during)\s++(?:the\s++|a\s++)?(?:[\w\-']+\s+)?(?i:" + _SETTINGS + r")$")
 
 
 def _pref_key(obj: str) -> str:
@@ -1850,6 +1861,12 @@ def _work_place(m):
     return "location", f"User lives in {place}"
 
 
+def _study_present(m):
+    """"I study forestry": a student (the job slot holds one fact, so it keeps saying so)."""
+    built = _study(m)
+    return built and ("job", f"User is a student of {m.group(1)}")
+
+
 def _fan_of(m):
     thing = m.group(1)
     if thing.lower() in REACTION_WORDS | NOT_JOB_MODIFIERS:
@@ -1944,7 +1961,7 @@ RULES += [
          _origin, 0.75),
     # "I study forestry in Hà Nội", "i study law": the present tense, as "I'm studying" is read.
     Rule(r"(?i:I)\s+(?i:study)\s+([a-zA-Z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30})?)(?=\s+(?i:at|in)\s|\s*(?:$|[,.!;])|\s+(?i:and|but)\b)",
-         _study, 0.75),
+         _study_present, 0.75),
     # A profile's "love: …" / "hate: …" fields.
     Rule(r"((?i:love|loves|like|likes|into|hate|hates|dislike|dislikes|can't\s+stand))\s*:\s*([a-z][a-z\- ]{1,40}(?:,\s*[a-z][a-z\- ]{1,40}){0,3})"
          r"\s*(?:$|[.!;])", _form_likes, 0.75),
@@ -2622,6 +2639,7 @@ class RuleExtractor:
     def _message(self, message: UserMessage, found: list[Candidate], said: set[tuple]) -> None:
         """Append the facts of one message to `found`."""
         previous = asked = ""
+        needs_met: dict[Rule, bool] = {}  # round 10: each rule's `needs` read once per message, not once per clause
         for clause, statement_ok in ((c, not q) for c, q in clauses(message.text)):
             before, previous = previous, clause if statement_ok else ""
             heading, asked = asked, ((m := _ASKED.fullmatch(clause)) and m.group(1).lower()) or ""
@@ -2645,8 +2663,11 @@ class RuleExtractor:
                 # A hedge before the statement ("maybe I'll move to…") makes it no statement.
                 if HEDGES.search(clause[:match.start(match.lastindex or 1)]):
                     continue
-                if rule.needs and not rule.needs.search(message.text):
-                    continue
+                if rule.needs:
+                    if rule not in needs_met:
+                        needs_met[rule] = bool(rule.needs.search(message.text))
+                    if not needs_met[rule]:
+                        continue
                 built = rule.build(match)
                 if not built:
                     continue
