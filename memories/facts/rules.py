@@ -759,14 +759,25 @@ def _like(m):
     obj = _clean_object(m.group(1))
     if not obj:
         return None
-    return [(f"preference:{_pref_key(o)}", f"User likes {o}") for o in _each(obj)]
+    return [_one_preference(o, "likes") for o in _each(obj)]
 
 
 def _dislike(m):
     obj = _clean_object(m.group(1))
     if not obj:
         return None
-    return [(f"preference:{_pref_key(o)}", f"User dislikes {o}") for o in _each(obj)]
+    return [_one_preference(o, "dislikes") for o in _each(obj)]
+
+
+# Round 10: "I love bouldering and hate running": a part that opens with its own verb keeps that verb's sense.
+_PART_VERB = re.compile(r"(?i:(?:really\s+|also\s+|kinda\s+)?(love|like|enjoy|adore|hate|dislike|detest|loathe|can't\s+stand))\s+(?=\S)")
+
+
+def _one_preference(part: str, sense: str) -> tuple[str, str]:
+    if verb := _PART_VERB.match(part):
+        part = part[verb.end():]
+        sense = "dislikes" if verb.group(1).lower() in ("hate", "dislike", "detest", "loathe") or "stand" in verb.group(1) else "likes"
+    return f"preference:{_pref_key(part)}", f"User {sense} {part}"
 
 
 # The form an allergen comes in is not the allergy: "lupin flour" is lupin, "dairy products" dairy.
@@ -1152,7 +1163,7 @@ RULES = [
          + r"(?=$|[\s,.!;])", _pet, 0.9),
     Rule(NAME + r"\s+(?i:is\s+(?:my|our))\s+(?i:(?:little\s+|old\s+|rescue\s+)?)((?i:" + PETS + r"))\s*(?:$|[,.!;])",
          _pet_reversed, 0.85),
-    Rule(r"(?i:my|our)\s+((?i:" + PETS + r"))(?:(?:'s|s)?\s+name\s+is|(?:\s+is|'s)\s+(?:named|called))\s+" + NAME + r"(?=$|[\s,.!;])", _pet, 0.9),
+    Rule(r"(?i:my|our)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))(?:(?:'s|s)?\s+name\s+is|(?:\s+is|'s)\s+(?:named|called))\s+" + NAME + r"(?=$|[\s,.!;])", _pet, 0.9),
     Rule(r"(?i:my|our)\s+(?i:(?:little\s+|old\s+|rescue\s+)?)((?i:" + PETS + r")),\s+" + NAME + r",", _pet, 0.85),
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|we\s+have\s+got|(?:I|we)\s+(?:just\s+)?(?:adopted|got|rescued)|"
          r"(?:I've|we've)\s+(?:just\s+)?(?:adopted|got|rescued))\s+an?\s+" + PET_ADJECTIVES + r"((?i:"
@@ -1924,6 +1935,11 @@ FOREIGN_APPOSITIONS = [
     Apposition(_NOT_LETTER_BEFORE + r"(?i:dito\s+sa)\s+" + PLACE + r"(?=$|[\s,.!;])", _foreign_place(_location)),
     Apposition(_NOT_LETTER_BEFORE + _FOREIGN_FROM_10 + r"(?:\s+|(?<=taga)-)" + PLACE + r"(?=$|[\s,.!;])", _foreign_place(_origin)),
     Apposition(_NOT_LETTER_BEFORE + _FOREIGN_AGE_10 + r"(?=$|[\s,.!;])", _foreign_age),
+    Apposition(r"(?<=[,;]\s)" + _FOREIGN_LIVE + r"\s+" + PLACE + r"(?=$|[\s,.!;])", _foreign_place(_location)),
+    Apposition(r"(?<=\s)(?i:und|et|e|y|en|och|og)\s+(?i:komme\s+aus|wohne\s+in|lebe\s+in|vivo\s+en|vivo\s+em|vivo\s+a|moro\s+em|"
+               r"j'habite\s+(?:à|a|en)|abito\s+a|woon\s+in|bor\s+i|sou\s+de|soy\s+de|vengo\s+de|vengo\s+da|kom\s+uit)\s+" + PLACE
+               + r"(?=$|[\s,.!;])", _foreign_place(lambda m: (_origin if re.match(r"(?i:\w+\s+(?:komme|sou|soy|vengo|kom))", m.group(0))
+                                                               else _location)(m))),
 ]
 
 RULES += [
