@@ -230,6 +230,7 @@ PETS = ("dog|cat|puppy|kitten|parrot|rabbit|bunny|hamster|horse|pony|turtle|tort
 # Objects that point at the conversation itself, not at a lasting preference ("I like that idea").
 REACTION_WORDS = frozenset("""
 it that this these those them him her you your yours option idea suggestion one answer plan version response
+ur u answers replies reply update updates explanation explanations
 approach first second third last both either neither everything anything nothing something way how what when
 where which who why there here so much lot such
 """.split())
@@ -759,7 +760,14 @@ def _like(m):
     obj = _clean_object(m.group(1))
     if not obj:
         return None
+    if _ONES_OWN.match(obj):
+        return None
     return [_one_preference(o, "likes") for o in _each(obj)]
+
+
+# Round 10: "I love my wife Tala", "I love my kids": a person or pet of the user's, said by the possessive (not a taste).
+_ONES_OWN = re.compile(r"(?i:my|our)\s+(?:(?i:little|baby|new|old|two|three|lovely|amazing|wonderful|beautiful)\s+)?(?i:"
+                       + RELATIVES + r"|kids?|children|family|friends?|boss|team|colleagues?|" + PETS + r"|" + PLURALS + r")(?![\w'])")
 
 
 def _dislike(m):

@@ -430,7 +430,7 @@ def test_the_access_log_of_a_real_uvicorn_keeps_no_key_nor_client_token(uvicorn_
                                   "meet Ana " * 12_000 + "\U0001f436 x", "no sorry, " * 10_000, "x-- sorry, " * 9_000,
                                   "my nanay " * 11_000, "Maricel po, " * 9_000, "I can't stand " + "loud " * 20_000 + "in x",
                                   "I like a in a" + " in a" * 20_000 + "!", "I love x and " + "hate " * 20_000 + "!",
-                                  ", vivo a " * 10_000, " und komme aus " * 7_000])
+                                  ", vivo a " * 10_000, " und komme aus " * 7_000, "I love my " + "little " * 20_000 + "kids x"])
 def test_100_kb_of_adversarial_user_text_does_not_stall_the_fact_rules(text):
     from memories.facts.base import UserMessage
     from memories.facts.rules import RuleExtractor
