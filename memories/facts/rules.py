@@ -29,6 +29,10 @@ form's " / " fields, "I'm in X, <description>" unless the sentence says it is a 
 name, a cleft correction ("wait no, it's mango I'm allergic to"), foreign kin and origins ("mi esposa se llama",
 "soy de"), one slot per favourite and allergen whatever the spelling or form ("colour", "bee stings"); a message
 ending in "jk" gives nothing.
+Round 10: introductions, homes, origins, ages and kin words in the languages users code-switch into (read anywhere in
+a statement unless someone else is named first), the place a work clause names as the user's location, names ended by a
+dash or bracket, "no sorry," / "-- sorry," corrections, trips, fans, profile "love:/hate:" fields, a pet's emoji; each
+rule's `needs` is read once per message.
 Every pattern runs in linear time on any input: no alternative of FILLER is two others in a row,
 scans over whitespace start at the first of a run and are possessive, and a clause longer than
 MAX_CLAUSE is not matched at all (tests/common/test_redaction_attacks.py).
