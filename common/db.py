@@ -159,6 +159,34 @@ class _DriverCursor:
             pass
 
 
+@contextlib.contextmanager
+def sqlite_write_transaction(cursor, alias: str = DEFAULT_DB_ALIAS):
+    """SQLite: the block's statements (on `cursor`, a `plain_cursor`) in one write transaction.
+
+    In autocommit outside any atomic block, a transaction of its own: `BEGIN IMMEDIATE` (the
+    mode Django's own BEGIN uses here, settings' transaction_mode) … the driver's commit, rolled
+    back on any error. It is the transaction `transaction.atomic` would open, without the atomic
+    block's bookkeeping and its two autocommit switches, which cost decorate's store and report
+    more Python than their statements (docs/benchmarks.md, issue 17 rounds 5 and 10). Nothing
+    else may run inside it (no savepoints, no on_commit callbacks: Django's transaction state is
+    not told). Inside a caller's transaction it joins that one, with no savepoint."""
+    db = connections[alias]
+    own = db.autocommit and not db.in_atomic_block
+    if not own:
+        yield
+        return
+    cursor.execute(f"BEGIN {db.transaction_mode or ''}".rstrip())
+    try:
+        yield
+        with db.wrap_database_errors:
+            db.connection.commit()
+    except BaseException:
+        if db.connection.in_transaction:
+            with db.wrap_database_errors:
+                db.connection.rollback()
+        raise
+
+
 def plain_cursor(alias: str = DEFAULT_DB_ALIAS, *, prepare: bool = False):
     """A cursor for the write and read paths' plain statements (`%s` placeholders, as Django's).
 

@@ -318,6 +318,27 @@ def _reads_ahead_sql(*, before: bool, bounded: bool) -> str:
             "ORDER BY 1 DESC) ORDER BY 1 DESC")
 
 
+FIRST_ROW_KEY = 2**63 - 1  # SQLite's reads ahead: the first column of the facts-and-failures row, above any seq
+
+
+@functools.lru_cache(maxsize=2)
+def _sqlite_reads_ahead_sql(*, before: bool) -> str:
+    """decorate's three reads in one statement (SQLite), its rows ordered by the first column,
+    descending: one row (FIRST_ROW_KEY, NULL, NULL, the active facts as a JSON array of [id, text,
+    tokens] newest first, NULL, the failures of all turns as a JSON array of [turn, kind, task_id,
+    content] newest first), then the window rows newest first (`_window_sql`'s columns, every
+    message before `before_seq`: the caller reads ahead only when that is at most the first
+    range's size). The window part has no LIMIT and no ORDER BY of its own, so SQLite merges the
+    two parts (MERGE (UNION ALL)) with the window read in entry_window_idx's order, not sorted (a
+    LIMIT there would make it a subquery sorted again; tests/load/test_context_reads.py pins the
+    plan)."""
+    window = _window_sql("sqlite", before=before, limit=False)
+    window = window[:window.rindex(" ORDER BY ")]
+    facts = f"SELECT json_group_array(json_array(id, text, tokens)) FROM ({_FACTS_SQL})"
+    failures = f"SELECT json_group_array(json_array(turn, kind, task_id, content)) FROM ({_FAILURES_SQL})"
+    return f"SELECT {FIRST_ROW_KEY}, NULL, NULL, ({facts}), NULL, ({failures}) UNION ALL {window} ORDER BY 1 DESC"
+
+
 class ContextReads:
     """What `context_build` reads of a memory: its active facts, its window (through
     `memory_window`) and the failures of the turns the window covers.
@@ -330,9 +351,11 @@ class ContextReads:
     first range). When that range holds every message (it asks for at least `message_count`
     rows: the memory's count, the usual case below a thousand messages or so), the window can
     start at any of the memory's turns, so the failures are read from turn 0, without the
-    bound's read of the window's index. Elsewhere (SQLite: no network, and its window read steps
-    one statement lazily) each read runs when asked, as before. Each read-ahead result is used
-    once; a second window read (the failures block taking room) reads again."""
+    bound's read of the window's index. On SQLite the three are one statement in that case only
+    (`_sqlite_reads_ahead_sql`: no network, but a statement fewer is Python saved, and two fewer
+    read transactions); otherwise each read runs when asked, the window's stepping one statement
+    only as far as the budget needs. Each read-ahead result is used once; a second window read
+    (the failures block taking room) reads again."""
 
     def __init__(self, *, memory_id: str, before_seq: int | None, expected_rows: int | None,
                  new_turn: int | None, message_count: int | None = None) -> None:
@@ -346,6 +369,20 @@ class ContextReads:
         db = connections[DEFAULT_DB_ALIAS]
         if db.vendor == "postgresql":
             self._read_ahead(db, new_turn)
+        elif db.vendor == "sqlite" and message_count is not None and window_first_chunk(expected_rows) >= message_count:
+            self._read_ahead_sqlite()
+
+    def _read_ahead_sqlite(self) -> None:
+        before = self.before_seq is not None
+        with plain_cursor() as cursor:
+            cursor.execute(_sqlite_reads_ahead_sql(before=before),
+                           [self.memory_id, FACTS_LIMIT, self.memory_id, 0, FAILURES_LIMIT, self.memory_id,
+                            *([self.before_seq] if before else [])])
+            rows = cursor.fetchall()
+        facts, failures = rows[0][3], rows[0][5]
+        self._facts = [tuple(f) for f in orjson.loads(facts)]
+        self._first_rows = rows[1:]
+        self._failures = (0, [tuple(f) for f in orjson.loads(failures)])  # newest first, of every turn
 
     def _read_ahead(self, db, new_turn: int | None) -> None:
         before = self.before_seq is not None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 
-from django.db import connection, transaction
+from django.db import transaction
 
 from common.errors import InvalidRequest
 from common.messages import entry_fields, text_of
@@ -43,15 +43,10 @@ def memory_decorate(*, memory: Memory, messages: list[dict], instructions: str |
     new_messages, instructions = split_instructions(messages, instructions)
     if store and new_messages and new_messages[0]["role"] == "user":
         # The common decorate: the lock, the rows and the counters without a lock read (one
-        # statement on PostgreSQL, atomic in itself; three in SQLite's write transaction).
+        # statement on PostgreSQL, atomic in itself; three in one SQLite write transaction).
         items = [entry_fields(m) for m in new_messages]
-        if connection.vendor == "postgresql":
-            memory = entries_store_turn(memory=memory, items=items, budget_tokens=budget_tokens,
-                                        instructions=instructions, scoped=scoped)
-        else:
-            with transaction.atomic():
-                memory = entries_store_turn(memory=memory, items=items, budget_tokens=budget_tokens,
-                                            instructions=instructions, scoped=scoped)
+        memory = entries_store_turn(memory=memory, items=items, budget_tokens=budget_tokens,
+                                    instructions=instructions, scoped=scoped)
         before_seq = memory.last_seq - len(items) + 1
         turn = memory.last_turn
     elif store:

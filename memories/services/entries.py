@@ -12,7 +12,7 @@ from django.db import connection
 from django.db.models import F
 from django.utils import timezone
 
-from common.db import plain_cursor
+from common.db import plain_cursor, sqlite_write_transaction
 from memories import recall
 from memories.embeddings import VectorStore
 from memories.models import Entry, Memory, Outbox, Turn
@@ -294,45 +294,29 @@ def messages_join_turn_enqueue(*, memory_id: str, items: list[dict], kind: str =
 
 def _sqlite_join_turn_enqueue(memory_id: str, items: list[dict], kind: str,
                               project_id: str | None) -> tuple[int, int, int, int] | None:
-    """SQLite's report: three statements, one write transaction. Outside a caller's transaction
-    it is BEGIN IMMEDIATE … COMMIT on the driver's connection rather than `transaction.atomic`:
-    the same transaction (the mode Django's own BEGIN uses, the driver's commit as Django's), but
-    without the atomic block's bookkeeping and its two autocommit switches, which cost report
-    more Python than its statements (docs/benchmarks.md, issue 17 round 5). Nothing else runs
-    inside it, so Django's transaction state has nothing to track; on any error it rolls back."""
+    """SQLite's report: three statements, one write transaction (`sqlite_write_transaction`: its
+    own outside a caller's transaction, BEGIN IMMEDIATE … COMMIT on the driver's connection rather
+    than `transaction.atomic`, whose bookkeeping cost report more Python than its statements)."""
     db = connection
     stamp = db.ops.adapt_datetimefield_value(timezone.now())
     n = len(items)
-    with plain_cursor() as cursor:
-        own = db.autocommit and not db.in_atomic_block
-        if own:
-            cursor.execute(f"BEGIN {db.transaction_mode or ''}".rstrip())
-        try:
-            cursor.execute(_join_turn_sql(project_id is not None),
-                           _join_turn_params(memory_id, project_id, n, sum(i["tokens"] for i in items), stamp))
-            found = cursor.fetchone()
-            queued = None
-            if found is not None:
-                last_seq, turn, turn_start = found
-                first = last_seq - n + 1
-                params: list = []
-                for seq, item in enumerate(items, start=first):
-                    params += _entry_params(memory_id, seq, turn, item, stamp)
-                cursor.execute(_values_sql(Entry._meta.db_table, _ENTRY_COLUMNS, _JSON_COLUMNS, n), params)
-                turn_start = turn_start if turn_start is not None else first
-                cursor.execute(outbox_insert_sql(), [memory_id, kind,
-                                                    orjson.dumps({"from_seq": turn_start, "to_seq": last_seq}).decode(),
-                                                    stamp])
-                queued = cursor.fetchone()[0], last_seq, turn, turn_start
-            if own:
-                with db.wrap_database_errors:
-                    db.connection.commit()
-        except BaseException:
-            if own and db.connection.in_transaction:
-                with db.wrap_database_errors:
-                    db.connection.rollback()
-            raise
-    return queued
+    with plain_cursor() as cursor, sqlite_write_transaction(cursor):
+        cursor.execute(_join_turn_sql(project_id is not None),
+                       _join_turn_params(memory_id, project_id, n, sum(i["tokens"] for i in items), stamp))
+        found = cursor.fetchone()
+        if found is None:
+            return None
+        last_seq, turn, turn_start = found
+        first = last_seq - n + 1
+        params: list = []
+        for seq, item in enumerate(items, start=first):
+            params += _entry_params(memory_id, seq, turn, item, stamp)
+        cursor.execute(_values_sql(Entry._meta.db_table, _ENTRY_COLUMNS, _JSON_COLUMNS, n), params)
+        turn_start = turn_start if turn_start is not None else first
+        cursor.execute(outbox_insert_sql(), [memory_id, kind,
+                                            orjson.dumps({"from_seq": turn_start, "to_seq": last_seq}).decode(),
+                                            stamp])
+        return cursor.fetchone()[0], last_seq, turn, turn_start
 
 
 _LAST_SEQ, _LAST_TURN = MEMORY_COLUMNS.index("last_seq"), MEMORY_COLUMNS.index("last_turn")
@@ -366,7 +350,8 @@ def entries_store_turn(*, memory: Memory, items: list[dict], budget_tokens: int,
     without a separate lock read: the memory row's UPDATE … RETURNING takes the lock and numbers
     the rows. Same rows and counters as `memory_lock` + `entries_append(also_save=…)`; returns the
     memory as it now is (the caller's cached project kept). PostgreSQL: one statement (atomic in
-    itself); SQLite: three, in the caller's transaction (call inside `transaction.atomic`).
+    itself); SQLite: three, in one write transaction (`sqlite_write_transaction`: the caller's, or
+    in autocommit one of its own).
     `scoped`: `memory` is an unread stub (id and project): the UPDATE is also the project scoping,
     a 404 (`memory_missing`) when the memory is not in that project."""
     first = items[0]
@@ -401,19 +386,21 @@ def entries_store_turn(*, memory: Memory, items: list[dict], budget_tokens: int,
             cursor.execute(_store_turn_sql(vendor, n, len(opened), scoped), params)
             row = cursor.fetchone()
         else:
-            cursor.execute(_store_turn_sql(vendor, n, len(opened), scoped), params)
-            row = cursor.fetchone()
-            if row is not None:
-                last_seq, last_turn = row[_LAST_SEQ], row[_LAST_TURN]
-                turn_rows: list = []
-                for offset, text in opened:
-                    turn_rows += [memory.pk, last_turn - count + offset, Turn.State.READY, text,
-                                  "[]", "[]", "[]", 1, None, stamp]
-                cursor.execute(_values_sql(Turn._meta.db_table, _TURN_COLUMNS, frozenset(), len(opened)), turn_rows)
-                entry_rows: list = []
-                for seq, (item, offset) in enumerate(zip(items, users, strict=True), start=last_seq - n + 1):
-                    entry_rows += _entry_params(memory.pk, seq, last_turn - count + offset, item, stamp)
-                cursor.execute(_values_sql(Entry._meta.db_table, _ENTRY_COLUMNS, _JSON_COLUMNS, n), entry_rows)
+            with sqlite_write_transaction(cursor):
+                cursor.execute(_store_turn_sql(vendor, n, len(opened), scoped), params)
+                row = cursor.fetchone()
+                if row is not None:
+                    last_seq, last_turn = row[_LAST_SEQ], row[_LAST_TURN]
+                    turn_rows: list = []
+                    for offset, text in opened:
+                        turn_rows += [memory.pk, last_turn - count + offset, Turn.State.READY, text,
+                                      "[]", "[]", "[]", 1, None, stamp]
+                    cursor.execute(_values_sql(Turn._meta.db_table, _TURN_COLUMNS, frozenset(), len(opened)),
+                                   turn_rows)
+                    entry_rows: list = []
+                    for seq, (item, offset) in enumerate(zip(items, users, strict=True), start=last_seq - n + 1):
+                        entry_rows += _entry_params(memory.pk, seq, last_turn - count + offset, item, stamp)
+                    cursor.execute(_values_sql(Entry._meta.db_table, _ENTRY_COLUMNS, _JSON_COLUMNS, n), entry_rows)
     if row is None:
         if scoped:
             raise memory_missing(memory.pk)

@@ -1,11 +1,13 @@
 """decorate's reads (memories.selectors.ContextReads): the facts, the window and the failures in one
-statement on PostgreSQL, and the same context as when each is read on its own.
+statement (on SQLite when the first range holds every message), and the same context as when each
+is read on its own.
 
 On PostgreSQL the failures are read before the window is known, from the lowest turn the
 window's first range read holds (turn 0 when that range holds every message); these cases make
 that read miss (more failures than its limit in turns older than the window, a window longer
 than its first range read) and check that the context is still the one the reads one by one
-give. On SQLite every read runs when asked, so the same cases pin that path's answers too.
+give. On SQLite the read ahead is made only when the first range holds every message (the
+failures from turn 0, the window whole); otherwise each read runs when asked.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from memories.selectors import (
     FAILURES_LIMIT,
     ContextReads,
     _reads_ahead_sql,
+    _sqlite_reads_ahead_sql,
     memory_get,
     window_first_chunk,
 )
@@ -31,6 +34,13 @@ from memories.services import entries_append, fact_create, memory_create, memory
 
 pytestmark = pytest.mark.django_db
 on_postgresql = pytest.mark.skipif(connection.vendor != "postgresql", reason="round trips are PostgreSQL's")
+on_sqlite = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's query plan")
+
+
+def _one_by_one(patched) -> None:
+    """Every read of ContextReads when asked, none ahead (either backend)."""
+    patched.setattr(ContextReads, "_read_ahead", lambda self, db, new_turn: None)
+    patched.setattr(ContextReads, "_read_ahead_sqlite", lambda self: None)
 
 
 def _memory(cast, turns: list[tuple[str, str, int]]):
@@ -84,7 +94,7 @@ def test_the_context_is_the_one_the_reads_one_by_one_give(cast, monkeypatch, cas
     memory = _memory(cast, turns)
     ahead = asdict(_build(memory, budget))
     with monkeypatch.context() as patched:
-        patched.setattr(ContextReads, "_read_ahead", lambda self, db, new_turn: None)
+        _one_by_one(patched)
         one_by_one = asdict(_build(memory, budget))
     assert ahead == one_by_one
     assert [f["text"] for f in ahead["facts"]][:1] == ["The user's dog is called Biscuit."]
@@ -103,14 +113,15 @@ def test_the_failures_are_read_again_only_when_the_read_ahead_could_miss_one(cas
 
     ahead = {"few": statements(few, 60_000), "many": statements(many, 1_500)}
     with monkeypatch.context() as patched:
-        patched.setattr(ContextReads, "_read_ahead", lambda self, db, new_turn: None)
+        _one_by_one(patched)
         one_by_one = {"few": statements(few, 60_000), "many": statements(many, 1_500)}
     assert one_by_one["few"] == 3  # facts, window, failures
-    assert ahead["few"] == (1 if connection.vendor == "postgresql" else 3)
+    assert ahead["few"] == 1
     # The read ahead stopped at its limit in turns before the window: read again, at each of the
     # two failures reads (the second after the window was read again to make room for the block).
     assert FAILURES_LIMIT < 3 * 30
     assert one_by_one["many"] == 5
+    # (SQLite reads ahead only when the first range holds every message: not this memory's.)
     assert ahead["many"] == (4 if connection.vendor == "postgresql" else 5)
 
 
@@ -192,3 +203,33 @@ def test_the_reads_ahead_merge_their_three_parts_and_read_the_window_range_once_
     entry_reads = [n for n in _nodes(plan) if n.get("Relation Name") == "memories_entry"]
     # The window's range, the failures, and with a bound the range's turns once more (not twice).
     assert len(entry_reads) == (3 if bounded else 2), plan
+
+
+@on_sqlite
+@pytest.mark.parametrize("before", [False, True])
+def test_sqlites_reads_ahead_merge_the_window_in_its_index_order_without_sorting_it(cast, before):
+    memory = _memory(cast, CASES["the whole history and its failures"][0])
+    params = [memory.id, 200, memory.id, 0, FAILURES_LIMIT, memory.id, *([memory.last_seq + 1] if before else [])]
+    sql = _sqlite_reads_ahead_sql(before=before).replace("%s", "?")
+    with connection.cursor() as cursor:
+        plan = [row[3] for row in cursor.execute("EXPLAIN QUERY PLAN " + sql, params).fetchall()]
+        rows = cursor.execute(sql, params).fetchall()
+    assert plan[0] == "MERGE (UNION ALL)", plan
+    window = plan[plan.index("RIGHT") + 1:]
+    assert len(window) == 1 and window[0].startswith("SEARCH memories_entry USING INDEX entry_window_idx"), plan
+    # The facts-and-failures row first, then every message newest first.
+    assert json.loads(rows[0][3])[0][1] == "The user lives in Lisbon." and len(json.loads(rows[0][5])) == 10
+    assert [r[0] for r in rows[1:]] == sorted((r[0] for r in rows[1:]), reverse=True)
+    assert len(rows) - 1 == memory.message_count
+
+
+@on_sqlite
+def test_decorate_on_sqlite_is_its_store_and_one_read_statement(cast):
+    memory = _memory(cast, CASES["the whole history and its failures"][0])
+    stub = type(memory)(id=memory.id, project=cast.project_a)
+    with CaptureQueriesContext(connection) as ctx:
+        answer = memory_decorate(memory=stub, messages=[{"role": "user", "content": "Hello again"}], scoped=True)
+    sql = [q["sql"] for q in ctx.captured_queries if not q["sql"].startswith(("SAVEPOINT", "RELEASE"))]
+    assert len(sql) == 4, sql  # the memory row's UPDATE, the turn, the entry; the reads
+    assert sql[-1].startswith(f"SELECT {2**63 - 1}, NULL"), sql
+    assert answer["context"]["facts"] and "failure" in answer["context_text"]

@@ -126,3 +126,11 @@ def test_read_and_incr_reads_the_key_and_counts_each_item_with_its_ttl_and_dirty
     if isinstance(store, counters.RedisCounters):
         assert 0 < store.client.ttl(rate) <= 120 and 3000 < store.client.ttl(volume) <= 3600
         assert store.client.sismember(store.dirty, volume) and not store.client.sismember(store.dirty, rate)
+
+
+def test_a_key_counted_twice_or_read_while_counted_still_counts_one_after_the_other():
+    # The counter file counts distinct keys in one UPSERT statement; these take its transaction path.
+    rate, volume = (f"tl:test:{name}:{secrets.token_hex(4)}" for name in ("rate", "volume"))
+    assert counters.incr_many([(rate, 120, False), (rate, 120, False), (volume, 3600, True)]) == [1, 2, 1]
+    assert counters.read_and_incr(rate, [(rate, 120, False), (volume, 3600, True)]) == (2, [3, 2])
+    assert counters.read_and_incr(volume, [(rate, 120, False)]) == (2, [4])

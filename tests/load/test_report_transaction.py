@@ -1,5 +1,6 @@
-"""report's common case outside any transaction (as the hot route runs it): its own write
-transaction, committed, or rolled back whole when a statement fails (issue 17, round 5)."""
+"""report's common case and decorate's store outside any transaction (as the hot routes run
+them): a write transaction of their own, committed, or rolled back whole when a statement fails
+(issue 17, rounds 5 and 10)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from django.test.utils import CaptureQueriesContext
 from common.errors import NotFound
 from common.messages import entry_fields
 from memories import services
-from memories.models import Entry, Memory, Outbox
-from memories.services.entries import messages_join_turn_enqueue
+from memories.models import Entry, Memory, Outbox, Turn
+from memories.services.entries import entries_store_turn, messages_join_turn_enqueue
 from projects.services import project_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -76,6 +77,39 @@ def test_a_report_on_a_memory_of_another_project_writes_nothing(memory):
     assert Memory.objects.get(pk=memory.pk).last_seq == memory.last_seq
     assert not Outbox.objects.filter(memory=memory).exists()
     assert not _open_transaction()
+
+
+def test_a_decorate_in_autocommit_stores_in_one_write_transaction_that_takes_the_lock_first(memory):
+    assert connection.get_autocommit() and not connection.in_atomic_block
+    with CaptureQueriesContext(connection) as ctx:
+        answer = services.memory_decorate(memory=memory, messages=[{"role": "user", "content": "again"}])
+    assert answer["turn"] == 2
+    sql = [q["sql"] for q in ctx.captured_queries]
+    if connection.vendor == "postgresql":
+        assert sql[0].startswith("WITH"), sql
+    else:
+        # BEGIN, the memory row's UPDATE, the turn, the entry (the commit is the driver's); then the reads.
+        assert sql[0] == "BEGIN IMMEDIATE" and sql[1].startswith("UPDATE"), sql
+        assert not any(s.startswith("SAVEPOINT") for s in sql), sql
+    assert not _open_transaction()
+    after = Memory.objects.get(pk=memory.pk)
+    assert (after.last_seq, after.last_turn, after.message_count) == (2, 2, 2)
+    assert Turn.objects.filter(memory=memory).count() == 2
+
+
+def test_a_statement_failing_inside_decorates_store_rolls_back_the_turn_and_counters_too(memory):
+    bad = entry_fields({"role": "user", "content": "hello"})
+    bad["tokens"] = -1  # the entry INSERT breaks its CHECK after the memory row's UPDATE and the turn's INSERT
+    with pytest.raises(IntegrityError):
+        entries_store_turn(memory=memory, items=[bad], budget_tokens=5000)
+    assert not _open_transaction()
+    after = Memory.objects.get(pk=memory.pk)
+    assert (after.last_seq, after.last_turn, after.message_count, after.last_budget_tokens) == (
+        memory.last_seq, memory.last_turn, memory.message_count, memory.last_budget_tokens)
+    assert Turn.objects.filter(memory=memory).count() == 1
+    assert Entry.objects.filter(memory=memory).count() == 1
+    services.memory_decorate(memory=memory, messages=[{"role": "user", "content": "again"}])
+    assert Memory.objects.get(pk=memory.pk).last_turn == 2
 
 
 def _open_transaction() -> bool:
