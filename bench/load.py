@@ -28,7 +28,7 @@ floor's own turns/s by 2×; two adjacent blocks see nearly the same machine. Eve
 also records the load generator's own CPU per turn (this process) and the machine's busy share.
 
     python -m bench.load [--phase 6] [--clients 1,16,64] [--stacks floor-sqlite,before,embedded,floor-pg,postgres]
-                         [--pairs 8] [--block 2.5] [--warm 2] [--interleave product:floor,…|none] [--no-sequential]
+                         [--pairs 8] [--block PHASE] [--warm 2] [--interleave product:floor,…|none] [--no-sequential]
     python -m bench.load --pair-math [--pairs N] < blocks.json      (the pair-ratio summary of given blocks)
 
 `before` is the code before this work (the merge base with main, or BENCH_BEFORE_REF), extracted
@@ -698,12 +698,16 @@ def run_interleaved(product: Stack, floor: Stack, clients: int, pairs: int, bloc
         for pair, side in schedule(pairs):
             k = used[side]
             used[side] += 1
+            other = sides["product" if side == "floor" else "floor"]
+            idle = tree_cpu(other.proc.pid)
             result = run(turns(sides[side], sets[side][k * clients:(k + 1) * clients], clients, block))
-            result.update(pair=pair, side=side)
+            # The other server, idle meanwhile: its CPU over the block is a cost on this side's machine.
+            result.update(pair=pair, side=side, idle_cpu_s=tree_cpu(other.proc.pid) - idle)
             blocks.append(result)
             log(f"  pair {pair} {side:>7}: {result['turns_s']:.0f} turns/s, server {result['cpu_ms']:.2f} ms "
                 f"+ PostgreSQL {result.get('pg_cpu_ms', 0):.2f} ms + load generator {result['gen_cpu_ms']:.2f} ms "
-                f"per turn; machine busy {result['busy_share']:.0%}, errors {result['errors']}")
+                f"per turn; machine busy {result['busy_share']:.0%}; the idle server {result['idle_cpu_s'] * 1000:.0f} "
+                f"ms of CPU; errors {result['errors']}")
     finally:
         for stack in reversed(up):
             stack.stop()
@@ -991,7 +995,8 @@ def main() -> None:
                              "embedded:floor-sqlite and postgres:floor-pg, those whose two stacks are in --stacks; "
                              "'none': no blocks). A stack paired with itself runs as two instances.")
     parser.add_argument("--pairs", type=int, default=8, help="interleaved: pairs of blocks (ABBA)")
-    parser.add_argument("--block", type=float, default=2.5, help="interleaved: seconds per block")
+    parser.add_argument("--block", type=float, default=0.0,
+                        help="interleaved: seconds per block (default: --phase, so that a block is a phase's workload)")
     parser.add_argument("--warm", type=float, default=2.0, help="interleaved: seconds of warm-up per stack, not counted")
     parser.add_argument("--interleave-clients", type=int, default=16, help="interleaved: clients per block")
     parser.add_argument("--no-sequential", action="store_true", help="only the interleaved blocks")
@@ -1033,7 +1038,7 @@ def main() -> None:
         if product_name == floor_name:
             product.label += " (a second instance)"
         results["interleaved"][product.slot] = run_interleaved(product, floor, args.interleave_clients, args.pairs,
-                                                               args.block, args.warm)
+                                                               args.block or args.phase, args.warm)
     results["seconds"] = time.time() - started
     (VAR / "results.json").write_text(json.dumps(results, indent=1))
     log(f"done in {results['seconds']:.0f} s")
