@@ -197,3 +197,18 @@ def test_a_view_change_re_embeds_in_the_background_without_mixing_spaces(pet_mem
     again = services.memory_decorate(memory=pet_memory, messages=[{"role": "user", "content": QUESTION}],
                                      budget_tokens=300, store=False)
     assert "Biscuit" in _recalled(again)
+
+
+def test_each_message_has_at_most_one_vector_so_a_search_scans_at_most_the_cap(pet_memory, monkeypatch):
+    before = RecallVector.objects.filter(memory=pet_memory).count()
+    ids = list(Entry.objects.filter(memory=pet_memory, kind="message").values_list("id", flat=True))
+    embeddings.embed_entries(memory_id=pet_memory.id, entry_ids=ids)  # again: replaced, not added
+    monkeypatch.setattr(embeddings, "VIEW", "prev1")
+    assert embeddings.backfill(memory_id=pet_memory.id, limit=len(ids))["embedded"] == before
+    assert RecallVector.objects.filter(memory=pet_memory).count() == before == len(ids)
+    scanned = []
+    real = embeddings.VectorStore.vectors
+    monkeypatch.setattr(embeddings.VectorStore, "vectors", lambda **kw: scanned.append(kw) or real(**kw))
+    embeddings.neighbourhood(memory_id=pet_memory.id, model=RecallVector.objects.filter(memory=pet_memory)
+                             .values_list("model", flat=True).first(), query=[1.0] + [0.0] * 63, limit=3)
+    assert scanned and scanned[0].get("limit", embeddings.DENSE_SCAN_CAP) == embeddings.DENSE_SCAN_CAP
