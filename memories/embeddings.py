@@ -21,8 +21,12 @@ dimension), so a model change never mixes spaces: vectors of another model are i
 and replaced in the background (`backfill`, bounded chunks). `VectorStore` is the one interface
 to them, so a pgvector column and index can take over later.
 
-`nearest` scans at most DENSE_SCAN_CAP newest vectors of a memory (older than a seq): a bound
-set by the index, not by the memory's size.
+What a vector holds is its view (`VIEW`, `view_text`): the message alone by default; a view
+other than that is part of the model key, so changing it re-indexes like a model change.
+
+`nearest` scans at most DENSE_SCAN_CAP newest vectors of a memory (older than a seq; one vector per
+message, whatever the view): a bound set by the index, not by the memory's size. `neighbourhood`'s
+`prev_share` (a reply scoring part of what it answers) works on those same scanned cosines.
 """
 
 from __future__ import annotations
