@@ -21,8 +21,12 @@ dimension), so a model change never mixes spaces: vectors of another model are i
 and replaced in the background (`backfill`, bounded chunks). `VectorStore` is the one interface
 to them, so a pgvector column and index can take over later.
 
-`nearest` scans at most DENSE_SCAN_CAP newest vectors of a memory (older than a seq): a bound
-set by the index, not by the memory's size.
+What a vector holds is its view (`VIEW`, `view_text`): the message alone by default; a view
+other than that is part of the model key, so changing it re-indexes like a model change.
+
+`nearest` scans at most DENSE_SCAN_CAP newest vectors of a memory (older than a seq; one vector per
+message, whatever the view): a bound set by the index, not by the memory's size. `neighbourhood`'s
+`prev_share` (a reply scoring part of what it answers) works on those same scanned cosines.
 """
 
 from __future__ import annotations
@@ -97,9 +101,38 @@ def provider_for(project):
     return None
 
 
+# What a message's vector holds (its "view"): "own", the message alone (the default), or "prev1", the
+# last PREV_CHARS characters of the message before it (cut at a word), a newline, then the message (a
+# reply's meaning often sits partly in the turn it answers: "Yes! It was amazing" after "Did you go to
+# the concert?"). Round 10 (docs/benchmarks.md §7) measured "prev1" on the tuning halves: LoCoMo search
+# top 5 0.697 → 0.723 but the own corpus's top 3 0.806 → 0.528 (a fact line between unrelated turns
+# takes their meaning, and the turn after it takes the fact's), so "own" stays; the query-time
+# `prev_share` of `neighbourhood` is what was kept. A view other than "own" is part of the model key,
+# so changing it re-indexes in the background like a model change and never mixes spaces.
+VIEW = "own"
+PREV_CHARS = 200
+PREV_REACH = 3  # how far back (in seq) "prev1" looks for the message before: past a tool call or two
+
+
 def model_key(provider) -> str:
-    """What vectors are labelled with: provider and model, so two providers never mix spaces."""
-    return f"{provider.name}:{provider.model}"[:200]
+    """What vectors are labelled with: provider, model and (unless "own") view, so two of them never
+    mix spaces."""
+    view = "" if VIEW == "own" else f"+{VIEW}"
+    return f"{provider.name}:{provider.model}{view}"[:200]
+
+
+def view_text(text: str, previous: str | None = None) -> str:
+    """What is embedded for a message with this view: with "prev1", the tail of the message
+    before (at most PREV_CHARS characters, starting at a word) on a line above the message, so
+    the model's window (which truncates the end) always holds the message's own start."""
+    text = text.strip()
+    previous = " ".join((previous or "").split())
+    if VIEW != "prev1" or not previous:
+        return text
+    if len(previous) > PREV_CHARS:
+        cut = previous[-PREV_CHARS:]
+        previous = cut.split(" ", 1)[1] if " " in cut else cut
+    return f"{previous}\n{text}"
 
 
 # --- the store ---------------------------------------------------------------------------------
@@ -181,9 +214,11 @@ class Nearest(NamedTuple):
 
 
 def neighbourhood(*, memory_id: str, model: str, query: list[float], limit: int,
-                  before_seq: int | None = None) -> Nearest:
-    """`nearest`, with the mean and standard deviation of the cosines of all scanned vectors
-    (at most DENSE_SCAN_CAP)."""
+                  before_seq: int | None = None, prev_share: float = 0.0) -> Nearest:
+    """`nearest`, with the mean and standard deviation of the scores of all scanned vectors (at
+    most DENSE_SCAN_CAP). `prev_share` > 0: a vector's score is its cosine plus that share of the
+    cosine of the message right before it (seq − 1, when scanned too): a reply scores some of what
+    it answers. One more pass over the scanned rows, no read."""
     rows = VectorStore.vectors(memory_id=memory_id, model=model, before_seq=before_seq)
     if not rows:
         return Nearest([], 0.0, 0.0)
@@ -195,9 +230,19 @@ def neighbourhood(*, memory_id: str, model: str, query: list[float], limit: int,
         if matrix.shape[1] != len(query):
             return Nearest([], 0.0, 0.0)
         cosines = matrix @ numpy.asarray(query, dtype=numpy.float32)
+        if prev_share:
+            # Newest first and one row per seq: the message before row i, when scanned, is row i + 1.
+            seqs = numpy.fromiter((seq for _, seq, _ in rows), dtype=numpy.int64, count=len(rows))
+            before = numpy.zeros_like(cosines)
+            before[:-1] = numpy.where(seqs[1:] == seqs[:-1] - 1, cosines[1:], 0.0)
+            cosines = cosines + prev_share * before
         mean, std, scores = float(cosines.mean()), float(cosines.std()), cosines.tolist()
     except ImportError:
         scores = [sum(a * b for a, b in zip(v, query, strict=False)) for _, _, v in rows]
+        if prev_share:
+            by_seq = {seq: score for (_, seq, _), score in zip(rows, scores, strict=True)}
+            scores = [score + prev_share * by_seq.get(seq - 1, 0.0)
+                      for (_, seq, _), score in zip(rows, scores, strict=True)]
         mean = sum(scores) / len(scores)
         std = math.sqrt(sum((s - mean) ** 2 for s in scores) / len(scores))
     ranked = sorted(zip(scores, rows, strict=True), key=lambda x: -x[0])[:limit]
@@ -213,14 +258,34 @@ def nearest(*, memory_id: str, model: str, query: list[float], limit: int,
 # --- the worker's side ------------------------------------------------------------------------
 
 
-def _texts(entry_ids: list[int]) -> list[tuple[int, int, str]]:
-    rows = (Entry.objects.filter(id__in=entry_ids, kind="message", committed=True, role__in=("user", "assistant"))
+_ROLES = ("user", "assistant")
+
+
+def _message_texts(memory_id: str, **where) -> list[tuple[int, int, str]]:
+    """(entry_id, seq, text) of the memory's committed user/assistant messages matching `where`."""
+    rows = (Entry.objects.filter(memory_id=memory_id, kind="message", committed=True, role__in=_ROLES, **where)
             .values_list("id", "seq", "content", "parts"))
     out = []
     for entry_id, seq, content, parts in rows:
         text = text_of(parts) if parts else content
         if text and text.strip():
             out.append((entry_id, seq, text.strip()))
+    return out
+
+
+def _texts(memory_id: str, entry_ids: list[int]) -> list[tuple[int, int, str]]:
+    """(entry_id, seq, what to embed) for these entries that are committed messages with text:
+    `view_text` of each with the nearest such message at most PREV_REACH seqs before it (one more
+    read, of at most PREV_REACH rows per entry)."""
+    own = _message_texts(memory_id, id__in=entry_ids)
+    if VIEW != "prev1" or not own:
+        return own
+    wanted = {seq - d for _, seq, _ in own for d in range(1, PREV_REACH + 1) if seq - d > 0}
+    before = {seq: text for _, seq, text in _message_texts(memory_id, seq__in=sorted(wanted))}
+    out = []
+    for entry_id, seq, text in own:
+        previous = next((before[s] for s in range(seq - 1, seq - PREV_REACH - 1, -1) if s in before), None)
+        out.append((entry_id, seq, view_text(text, previous)))
     return out
 
 
@@ -234,7 +299,7 @@ def embed_entries(*, memory_id: str, entry_ids: list[int], provider=None, projec
         provider = provider_for(project)
     if provider is None or not entry_ids:
         return 0
-    items = _texts(entry_ids)
+    items = _texts(memory_id, entry_ids)
     keep = {e for e, _, _ in items}
     VectorStore.remove(entry_ids=[e for e in entry_ids if e not in keep])
     model = model_key(provider)

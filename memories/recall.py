@@ -67,6 +67,14 @@ DENSE_QUESTION = 0.5
 UNSAID_SHARE = 0.4
 DENSE_STANDOUT = 2.8
 DENSE_WEIGHT_UNSAID = 3.0
+# When the query names a speaker (a "Name: text" dialogue, where a turn answers the one before it), a
+# stored vector's closeness also takes DENSE_PREV_SHARE of the previous message's cosine with the
+# query ("Did you go to the concert?" … "Yes! It was amazing"): `embeddings.neighbourhood`'s
+# prev_share, over the vectors it scans anyway. Round 10 (docs/benchmarks.md §7), LoCoMo's tuning half,
+# local: search top 5 / top 10 / decorate@2000 0.697 / 0.783 / 0.854 → 0.715 / 0.796 / 0.856; the own
+# corpus (no named speakers) untouched. For every query it cost the own corpus's dev half 0.806 → 0.799
+# (0.2) or 0.756 (0.4): its fact lines sit between unrelated turns.
+DENSE_PREV_SHARE = 0.3
 SPREAD_FROM = 30  # how many of the best candidates spread to their neighbours
 BM25_K1, BM25_B = 1.2, 0.5
 DATE_BOOST = 3.0  # a message written on a date the query names weighs this much more
@@ -441,7 +449,9 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     DENSE_WEIGHT_WEAK as they match less of it (`lexical_coverage`, one pass over the candidates),
     and at least DENSE_WEIGHT_UNSAID when most of the query is in words no message has and the
     nearest vector stands out from the scanned ones (`dense_weight`: a paraphrase); a stored
-    question's closeness counts DENSE_QUESTION of itself (the answer is a statement).
+    question's closeness counts DENSE_QUESTION of itself (the answer is a statement); when the
+    query names a speaker, each scanned cosine also takes DENSE_PREV_SHARE of the previous
+    message's (a reply scores some of what it answers; no read).
     `whole_chars`: a message up to this many characters is its snippet whole (decorate's block shows
     messages whole); a longer one, and every one by default, is cut to SNIPPET_CHARS around the match.
 
@@ -516,7 +526,8 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     # Speakers named by the query, among the best candidates' speakers (bounded: SPREAD_FROM rows).
     names = _speakers_named([rows[e] for _, _, e, _ in top], terms)
     # With vectors, the nearest stored messages join the candidates (a paraphrase shares no word).
-    closeness, standout = _closeness(memory_id, query_vector, before_seq) if query_vector else ({}, 0.0)
+    closeness, standout = (_closeness(memory_id, query_vector, before_seq, named=bool(names))
+                           if query_vector else ({}, 0.0))
     if closeness:
         pool.update(_rows_by_seq(memory_id, [seq for seq in closeness if seq not in pool]))
         if DENSE_QUESTION != 1.0:
@@ -649,14 +660,15 @@ def dense_weight(coverage: float, unsaid: float, standout: float, named: bool = 
 
 
 def _closeness(memory_id: str, query_vector: tuple[str, list[float]],
-               before_seq: int | None) -> tuple[dict[int, float], float]:
+               before_seq: int | None, named: bool = False) -> tuple[dict[int, float], float]:
     """({seq: 0..1} for the FUSE_DEPTH nearest stored vectors, standout). Closeness is the cosine
     rescaled so the nearest is 1 and the FUSE_DEPTH-th is 0 (cosines of different queries are
     not comparable); standout is the nearest's cosine in standard deviations above the mean of
-    all scanned vectors (0 when they are all alike)."""
+    all scanned vectors (0 when they are all alike). `named` (the query names a speaker): each
+    cosine plus DENSE_PREV_SHARE of the previous message's."""
     model, vector = query_vector
     found = embeddings.neighbourhood(memory_id=memory_id, model=model, query=vector, limit=FUSE_DEPTH,
-                                     before_seq=before_seq)
+                                     before_seq=before_seq, prev_share=DENSE_PREV_SHARE if named else 0.0)
     dense = found.hits
     if not dense:
         return {}, 0.0

@@ -480,6 +480,38 @@ def test_the_neighbourhood_gives_the_spread_of_every_scanned_cosine(cast):
     assert embeddings.nearest(memory_id=memory.id, model="test:fake", query=[1.0, 0.0], limit=2) == found.hits
 
 
+def test_with_a_prev_share_a_reply_scores_part_of_the_message_it_answers(cast):
+    memory = _memory(cast, [["Did you go to the concert?", "Yes! It was amazing"], ["Line two.", "ok"]])
+    rows = list(Entry.objects.filter(memory=memory, kind="message").order_by("seq"))
+    vectors = [[1.0, 0.0], [0.0, 1.0], [0.0, 1.0], [0.0, 1.0]]  # only the question is near the query
+    embeddings.VectorStore.put(memory_id=memory.id, model="test:fake",
+                               items=[(e.id, e.seq, v) for e, v in zip(rows, vectors, strict=True)])
+    plain = embeddings.neighbourhood(memory_id=memory.id, model="test:fake", query=[1.0, 0.0], limit=4)
+    assert [c for c, _, _ in plain.hits] == [1.0, 0.0, 0.0, 0.0]
+    spread = embeddings.neighbourhood(memory_id=memory.id, model="test:fake", query=[1.0, 0.0], limit=4,
+                                      prev_share=0.3)
+    scores = {seq: c for c, seq, _ in spread.hits}
+    assert [seq for _, seq, _ in spread.hits[:2]] == [rows[0].seq, rows[1].seq]  # the reply comes second
+    assert abs(scores[rows[1].seq] - 0.3) < 1e-6 and scores[rows[2].seq] == 0.0
+    assert abs(spread.mean - 1.3 / 4) < 1e-6  # the spread is over the scores as shifted
+
+
+def test_only_a_query_naming_a_speaker_spreads_closeness_to_the_reply(cast, monkeypatch):
+    seen = []
+    real = embeddings.neighbourhood
+
+    def spy(**kwargs):
+        seen.append(kwargs["prev_share"])
+        return real(**kwargs)
+
+    monkeypatch.setattr(embeddings, "neighbourhood", spy)
+    memory = _memory(cast, [["Ana: did you go to the concert?", "Ben: yes, it was amazing"]])
+    vector = ("test:fake", [1.0, 0.0])
+    recall.search(memory_id=memory.id, query="What did Ben think of the concert?", query_vector=vector)
+    recall.search(memory_id=memory.id, query="What did I think of the concert?", query_vector=vector)
+    assert seen == [recall.DENSE_PREV_SHARE, 0.0]
+
+
 def _paraphrase_memory(cast, filler_near):
     turns = [["I was brought up in Daegu.", "ok"], ["My childhood home was sold last year.", "ok"]]
     turns += [[f"Lunch plan number {i}: soup at noon.", "ok"] for i in range(10)]
