@@ -21,11 +21,11 @@ dimension), so a model change never mixes spaces: vectors of another model are i
 and replaced in the background (`backfill`, bounded chunks). `VectorStore` is the one interface
 to them, so a pgvector column and index can take over later.
 
-What a vector holds is its view (`VIEW`, `view_text`): the message alone by default; a view
-other than that is part of the model key, so changing it re-indexes like a model change.
+Each committed message has one vector, of its own text alone (round 10 measured a message embedded
+with the turn before it: docs/benchmarks.md §7, not kept).
 
 `nearest` scans at most DENSE_SCAN_CAP newest vectors of a memory (older than a seq; one vector per
-message, whatever the view): a bound set by the index, not by the memory's size. `neighbourhood`'s
+message): a bound set by the index, not by the memory's size. `neighbourhood`'s
 `prev_share` (a reply scoring part of what it answers) works on those same scanned cosines.
 """
 
@@ -101,38 +101,9 @@ def provider_for(project):
     return None
 
 
-# What a message's vector holds (its "view"): "own", the message alone (the default), or "prev1", the
-# last PREV_CHARS characters of the message before it (cut at a word), a newline, then the message (a
-# reply's meaning often sits partly in the turn it answers: "Yes! It was amazing" after "Did you go to
-# the concert?"). Round 10 (docs/benchmarks.md §7) measured "prev1" on the tuning halves: LoCoMo search
-# top 5 0.697 → 0.723 but the own corpus's top 3 0.806 → 0.528 (a fact line between unrelated turns
-# takes their meaning, and the turn after it takes the fact's), so "own" stays; the query-time
-# `prev_share` of `neighbourhood` is what was kept. A view other than "own" is part of the model key,
-# so changing it re-indexes in the background like a model change and never mixes spaces.
-VIEW = "own"
-PREV_CHARS = 200
-PREV_REACH = 3  # how far back (in seq) "prev1" looks for the message before: past a tool call or two
-
-
 def model_key(provider) -> str:
-    """What vectors are labelled with: provider, model and (unless "own") view, so two of them never
-    mix spaces."""
-    view = "" if VIEW == "own" else f"+{VIEW}"
-    return f"{provider.name}:{provider.model}{view}"[:200]
-
-
-def view_text(text: str, previous: str | None = None) -> str:
-    """What is embedded for a message with this view: with "prev1", the tail of the message
-    before (at most PREV_CHARS characters, starting at a word) on a line above the message, so
-    the model's window (which truncates the end) always holds the message's own start."""
-    text = text.strip()
-    previous = " ".join((previous or "").split())
-    if VIEW != "prev1" or not previous:
-        return text
-    if len(previous) > PREV_CHARS:
-        cut = previous[-PREV_CHARS:]
-        previous = cut.split(" ", 1)[1] if " " in cut else cut
-    return f"{previous}\n{text}"
+    """What vectors are labelled with: provider and model, so two providers never mix spaces."""
+    return f"{provider.name}:{provider.model}"[:200]
 
 
 # --- the store ---------------------------------------------------------------------------------
@@ -258,34 +229,14 @@ def nearest(*, memory_id: str, model: str, query: list[float], limit: int,
 # --- the worker's side ------------------------------------------------------------------------
 
 
-_ROLES = ("user", "assistant")
-
-
-def _message_texts(memory_id: str, **where) -> list[tuple[int, int, str]]:
-    """(entry_id, seq, text) of the memory's committed user/assistant messages matching `where`."""
-    rows = (Entry.objects.filter(memory_id=memory_id, kind="message", committed=True, role__in=_ROLES, **where)
+def _texts(entry_ids: list[int]) -> list[tuple[int, int, str]]:
+    rows = (Entry.objects.filter(id__in=entry_ids, kind="message", committed=True, role__in=("user", "assistant"))
             .values_list("id", "seq", "content", "parts"))
     out = []
     for entry_id, seq, content, parts in rows:
         text = text_of(parts) if parts else content
         if text and text.strip():
             out.append((entry_id, seq, text.strip()))
-    return out
-
-
-def _texts(memory_id: str, entry_ids: list[int]) -> list[tuple[int, int, str]]:
-    """(entry_id, seq, what to embed) for these entries that are committed messages with text:
-    `view_text` of each with the nearest such message at most PREV_REACH seqs before it (one more
-    read, of at most PREV_REACH rows per entry)."""
-    own = _message_texts(memory_id, id__in=entry_ids)
-    if VIEW != "prev1" or not own:
-        return own
-    wanted = {seq - d for _, seq, _ in own for d in range(1, PREV_REACH + 1) if seq - d > 0}
-    before = {seq: text for _, seq, text in _message_texts(memory_id, seq__in=sorted(wanted))}
-    out = []
-    for entry_id, seq, text in own:
-        previous = next((before[s] for s in range(seq - 1, seq - PREV_REACH - 1, -1) if s in before), None)
-        out.append((entry_id, seq, view_text(text, previous)))
     return out
 
 
@@ -299,7 +250,7 @@ def embed_entries(*, memory_id: str, entry_ids: list[int], provider=None, projec
         provider = provider_for(project)
     if provider is None or not entry_ids:
         return 0
-    items = _texts(memory_id, entry_ids)
+    items = _texts(entry_ids)
     keep = {e for e, _, _ in items}
     VectorStore.remove(entry_ids=[e for e in entry_ids if e not in keep])
     model = model_key(provider)

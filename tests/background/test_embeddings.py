@@ -145,66 +145,10 @@ def test_forgetting_a_memory_removes_its_vectors_and_counts_them(pet_memory):
     assert not RecallVector.objects.filter(memory_id=pet_memory.id).exists()
 
 
-def test_the_prev1_view_puts_the_tail_of_the_message_before_above_the_message(monkeypatch):
-    monkeypatch.setattr(embeddings, "VIEW", "prev1")
-    assert embeddings.view_text("Yes! It was amazing", "Did you go to the concert?") == (
-        "Did you go to the concert?\nYes! It was amazing")
-    assert embeddings.view_text("  Hello  ", None) == "Hello"
-    long_before = "word " * 100 + "the concert last night?"
-    text = embeddings.view_text("Yes!", long_before)
-    before, _, own = text.rpartition("\n")
-    assert own == "Yes!" and before.endswith("the concert last night?")
-    assert len(before) <= embeddings.PREV_CHARS and before.startswith("word")  # cut at a word
-    monkeypatch.setattr(embeddings, "VIEW", "own")
-    assert embeddings.view_text("Yes! It was amazing", "Did you go to the concert?") == "Yes! It was amazing"
-
-
-def test_the_model_key_names_a_view_other_than_the_message_alone(stub, monkeypatch):
-    provider = embeddings.OpenAIProvider(model="m", base_url=stub.url)
-    assert embeddings.model_key(provider) == "openai:m"  # the default view: keys of earlier rounds hold
-    monkeypatch.setattr(embeddings, "VIEW", "prev1")
-    assert embeddings.model_key(provider) == "openai:m+prev1"
-
-
-def test_the_prev1_view_embeds_each_message_with_the_one_before_it(pet_memory, stub, monkeypatch):
-    monkeypatch.setattr(embeddings, "VIEW", "prev1")
-    stub.requests.clear()
-    reply = Entry.objects.get(memory=pet_memory, content="Biscuit sounds like a lovely companion.")
-    embeddings.embed_entries(memory_id=pet_memory.id, entry_ids=[reply.id])
-    assert stub.inputs() == [f"{PET_LINE}\nBiscuit sounds like a lovely companion."]
-    first = Entry.objects.get(memory=pet_memory, content=PET_LINE)
-    stub.requests.clear()
-    embeddings.embed_entries(memory_id=pet_memory.id, entry_ids=[first.id])
-    assert stub.inputs() == [PET_LINE]  # nothing before the first message
-
-
-def test_a_view_change_re_embeds_in_the_background_without_mixing_spaces(pet_memory, stub, monkeypatch):
-    monkeypatch.setattr(embeddings, "VIEW", "prev1")
-    stub.requests.clear()
-    answer = services.memory_decorate(memory=pet_memory, messages=[{"role": "user", "content": QUESTION}],
-                                      budget_tokens=300, store=False)
-    assert "Biscuit" not in _recalled(answer)  # the message-alone vectors are another space now
-    assert stub.inputs() == [QUESTION]
-    step = embeddings.backfill(memory_id=pet_memory.id, limit=5)
-    assert step["dropped"] > 0 and step["embedded"] == 5
-    while embeddings.backfill(memory_id=pet_memory.id, limit=5)["remaining"]:
-        pass
-    assert set(RecallVector.objects.filter(memory=pet_memory).values_list("model", flat=True)) == {
-        "openai:stub-embed-1+prev1"}
-    assert RecallVector.objects.filter(memory=pet_memory).count() == Entry.objects.filter(
-        memory=pet_memory, kind="message", committed=True).count()
-    assert f"{PET_LINE}\nBiscuit sounds like a lovely companion." in stub.inputs()  # embedded in its new view
-    again = services.memory_decorate(memory=pet_memory, messages=[{"role": "user", "content": QUESTION}],
-                                     budget_tokens=300, store=False)
-    assert "Biscuit" in _recalled(again)
-
-
 def test_each_message_has_at_most_one_vector_so_a_search_scans_at_most_the_cap(pet_memory, monkeypatch):
     before = RecallVector.objects.filter(memory=pet_memory).count()
     ids = list(Entry.objects.filter(memory=pet_memory, kind="message").values_list("id", flat=True))
     embeddings.embed_entries(memory_id=pet_memory.id, entry_ids=ids)  # again: replaced, not added
-    monkeypatch.setattr(embeddings, "VIEW", "prev1")
-    assert embeddings.backfill(memory_id=pet_memory.id, limit=len(ids))["embedded"] == before
     assert RecallVector.objects.filter(memory=pet_memory).count() == before == len(ids)
     scanned = []
     real = embeddings.VectorStore.vectors
