@@ -11,7 +11,7 @@ import pytest
 
 from threadless_site import serve
 from threadless_site.asgi import _sized, application, is_async_route, sync_application
-from threadless_site.syncviews import SyncViews
+from threadless_site.syncviews import SyncViews, ViewThreads
 
 
 def test_the_memory_api_and_the_console_run_on_the_thread_pool_and_conversations_stay_async():
@@ -105,6 +105,37 @@ async def test_a_streaming_answer_is_sent_part_by_part():
     sent = await _call(SyncViews(_wsgi_stream(calls), 2, lambda: 100), body_parts=[b""])
     assert [m.get("body") for m in sent[1:]] == [b"one,", b"two", b""]
     assert sent[-1]["more_body"] is False and calls
+
+
+async def test_the_view_threads_answer_in_the_callers_context_and_raise_its_errors_there():
+    import asyncio
+    import contextvars
+
+    threads = ViewThreads(2, "web")
+    where = contextvars.ContextVar("where")
+    where.set("request")
+
+    def seen(x):
+        return where.get(), threading.current_thread().name, x
+
+    def boom():
+        raise ValueError("in the view")
+
+    context, thread, value = await threads.run(seen, 1)
+    assert (context, value) == ("request", 1) and thread.startswith("web_")
+    with pytest.raises(ValueError, match="in the view"):
+        await threads.run(boom)
+    # A request that goes away (cancelled) leaves the thread to finish; the next call is answered.
+    gate = threading.Event()
+    waiting = threads.run(gate.wait, 5)
+    waiting.cancel()
+    gate.set()
+    results = await asyncio.gather(*(threads.run(seen, i) for i in range(20)))
+    assert [r[2] for r in results] == list(range(20)) and {r[0] for r in results} == {"request"}
+    running = list(threads._running)
+    assert len(running) == 2
+    threads.stop()  # what atexit does: the threads end once the calls handed over are done
+    assert not any(thread.is_alive() for thread in running)
 
 
 @pytest.mark.parametrize("declared", [True, False])
