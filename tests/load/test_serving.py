@@ -190,3 +190,35 @@ def test_the_access_logger_has_a_handler_only_when_the_access_log_is_on(value, h
     out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "THREADLESS_ACCESS_LOG": value},
                          capture_output=True, text=True, check=True).stdout
     assert json.loads(out.strip().splitlines()[-1]) == handlers
+
+
+async def test_the_server_process_tunes_the_garbage_collector_at_startup():
+    import gc
+
+    from threadless_site import asgi
+
+    messages = [{"type": "lifespan.startup"}]
+    sent: list = []
+
+    async def receive():
+        return messages.pop(0) if messages else {"type": "lifespan.shutdown"}
+
+    async def send(message):
+        sent.append(message["type"])
+        if message["type"] == "lifespan.startup.complete":
+            assert gc.get_threshold()[0] >= asgi.GC_YOUNG_THRESHOLD and gc.get_freeze_count() > 0
+            gc.set_threshold(*before)  # this test process goes on with its own settings
+            gc.unfreeze()
+
+    before = gc.get_threshold()
+    original = asgi.begin_shutdown
+
+    async def no_shutdown():
+        return None
+
+    asgi.begin_shutdown = no_shutdown
+    try:
+        await asgi.application({"type": "lifespan"}, receive, send)
+    finally:
+        asgi.begin_shutdown = original
+    assert sent == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
