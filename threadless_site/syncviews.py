@@ -55,27 +55,27 @@ def _deliver(future: asyncio.Future, ok: bool, value) -> None:
 
 class ViewThreads:
     """`threads` threads running calls handed over from an event loop, each answered through the
-    loop's own future. Started on first use. At exit, as ThreadPoolExecutor's threads are, they
-    finish what was handed to them before the interpreter goes (atexit: a stop per thread, then
-    each joined)."""
+    loop's own future. Threads start as needed (none free), up to `threads`. At exit, as
+    ThreadPoolExecutor's threads are, they finish what was handed to them before the interpreter
+    goes (atexit: a stop per thread, then each joined)."""
 
     def __init__(self, threads: int, name: str = "web") -> None:
         self.threads = max(1, threads)
         self.name = name
         self._work: queue.SimpleQueue = queue.SimpleQueue()
         self._running: list[threading.Thread] = []
-        self._started = False
+        self._idle = 0  # threads free for a call not yet handed over (under _lock)
         self._lock = threading.Lock()
+        self._exit_registered = False
 
-    def _start(self) -> None:
-        with self._lock:
-            if not self._started:
-                for i in range(self.threads):
-                    thread = threading.Thread(target=self._serve, name=f"{self.name}_{i}", daemon=True)
-                    thread.start()
-                    self._running.append(thread)
-                atexit.register(self.stop)
-                self._started = True
+    def _more(self) -> threading.Thread:
+        """One thread more, not started yet (called under _lock)."""
+        thread = threading.Thread(target=self._serve, name=f"{self.name}_{len(self._running)}", daemon=True)
+        self._running.append(thread)
+        if not self._exit_registered:
+            atexit.register(self.stop)
+            self._exit_registered = True
+        return thread
 
     def stop(self) -> None:
         """Let the threads finish the calls handed over so far, then end them."""
@@ -86,7 +86,7 @@ class ViewThreads:
             thread.join()
 
     def _serve(self) -> None:
-        work = self._work
+        work, lock = self._work, self._lock
         while True:
             item = work.get()
             if item is None:
@@ -96,6 +96,8 @@ class ViewThreads:
                 value, ok = context.run(function, *args), True
             except BaseException as exc:  # noqa: BLE001 - handed to the awaiting request, raised there
                 value, ok = exc, False
+            with lock:  # free from now on: the answer's next call may count on this thread
+                self._idle += 1
             try:
                 loop.call_soon_threadsafe(_deliver, future, ok, value)
             except RuntimeError:  # the loop closed meanwhile: nobody is waiting
@@ -104,11 +106,21 @@ class ViewThreads:
 
     def run(self, function, *args) -> asyncio.Future:
         """A future of `function(*args)` run on one of the threads, in the caller's context."""
-        if not self._started:
-            self._start()
         loop = asyncio.get_running_loop()
         future = loop.create_future()
+        # As ThreadPoolExecutor grows: an idle thread is taken for this call (so two calls in a row
+        # never count on the same one), else a thread more, up to `threads`, else the call waits
+        # for the next thread free. A lightly used process keeps to a few threads, and so to a
+        # few database connections.
+        new = None
+        with self._lock:
+            if self._idle:
+                self._idle -= 1
+            elif len(self._running) < self.threads:
+                new = self._more()
         self._work.put((loop, future, contextvars.copy_context(), function, args))
+        if new is not None:
+            new.start()
         return future
 
 
