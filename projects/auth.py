@@ -106,11 +106,11 @@ def _key_checked(plaintext: str, *, deferred: bool = False) -> tuple[ApiKey, int
         raise Unauthorized("The API key is malformed.")
     _kind, lookup, secret = parts
     key, unconfirmed = _cache.get(lookup, deferred=deferred)
-    if key is None or not keys.matches(secret, key.hashed):
+    valid, rehashed = keys.check(secret, key.hashed) if key is not None else (False, "")
+    if not valid:
         raise Unauthorized("The API key is not valid.")
     if key.revoked_at is not None:
         raise Unauthorized("The API key has been revoked.", hint="Create a new key in the console.")
-    rehashed = keys.hash_secret(secret)
     if key.hashed != rehashed:
         # It matched a SECRET_KEY_FALLBACKS entry: store the hash under the current SECRET_KEY,
         # so the fallback can be dropped once every key has been used.

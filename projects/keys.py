@@ -45,7 +45,14 @@ def split(plaintext: str) -> tuple[str, str, str] | None:
 
 def matches(secret: str, hashed: str) -> bool:
     """True when the hash was made with SECRET_KEY or one of SECRET_KEY_FALLBACKS (a rotation)."""
-    found = False
-    for secret_key in [settings.SECRET_KEY, *settings.SECRET_KEY_FALLBACKS]:
+    return check(secret, hashed)[0]
+
+
+def check(secret: str, hashed: str) -> tuple[bool, str]:
+    """(`matches`, the hash under the current SECRET_KEY): the caller stores the latter when a
+    fallback matched, without hashing the secret a second time."""
+    current = hash_secret(secret)
+    found = hmac.compare_digest(current, hashed)
+    for secret_key in settings.SECRET_KEY_FALLBACKS:
         found |= hmac.compare_digest(hash_secret(secret, secret_key), hashed)
-    return found
+    return found, current

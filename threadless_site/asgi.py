@@ -12,6 +12,7 @@ Request bodies pass the body limit first (threadless_site.bodylimit, also in syn
 soon as the limit is passed.
 """
 
+import gc
 import io
 import logging
 import os
@@ -127,6 +128,24 @@ async def hot_application(scope, receive, send, found) -> None:
     await send({"type": "http.response.body", "body": content, "more_body": False})
 
 
+# The cyclic GC, tuned once per server process at startup. A decorate holds its window (a row and
+# a message per history message) until its answer is encoded: past ~700 messages every decorate
+# set off a young collection (CPython's default threshold is 700 new objects), which walked them
+# all, every tenth an older one, and now and then a full collection of the whole app (~65 ms in
+# one measured block). The objects loaded at startup (Django, the apps, the URL and settings
+# state) are moved out of the collector's way (`gc.freeze`), and a young collection waits for
+# GC_YOUNG_THRESHOLD objects (docs/benchmarks.md §8, round 10). Garbage without cycles is freed
+# by reference counting as ever; cycles wait a little longer.
+GC_YOUNG_THRESHOLD = 10_000
+
+
+def tune_gc() -> None:
+    gc.collect()
+    gc.freeze()
+    _young, older, oldest = gc.get_threshold()
+    gc.set_threshold(max(_young, GC_YOUNG_THRESHOLD), older, oldest)
+
+
 async def application(scope, receive, send):
     if scope["type"] == "lifespan":
         while True:
@@ -136,6 +155,7 @@ async def application(scope, receive, send):
                 # in front of them now, so running turns notice SIGTERM at once (common.sigterm).
 
                 install_if_uvicorn()
+                tune_gc()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await begin_shutdown()

@@ -8,15 +8,24 @@ the thread runs Django and hands back the whole answer, and the loop sends it: o
 way. A streaming answer (a sync iterator, e.g. a static file) is still sent part by part as the
 thread produces it. The environ is a2wsgi's `build_environ`.
 
+The hand-off itself is a queue of (loop future, function) the view threads take from, and the
+answer goes back with one `call_soon_threadsafe`: `loop.run_in_executor` on a ThreadPoolExecutor
+built a concurrent Future (a Condition and its RLock), checked its thread count under a
+semaphore, chained the two futures with callbacks and checked that the callable is not a
+coroutine function (inspect's signature code) on every request — about a fifth of the event
+loop's own samples on the hot routes under load (py-spy, docs/benchmarks.md §8, round 10).
+
 The response is closed in the view's thread (Django's request_finished: per-thread connections).
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextvars
 import io
-from concurrent.futures import ThreadPoolExecutor
+import queue
+import threading
 
 from a2wsgi.wsgi import build_environ
 
@@ -34,13 +43,94 @@ def _headers(pairs) -> list[tuple[bytes, bytes]]:
     return [(name.strip().lower().encode("latin-1"), value.strip().encode("latin-1")) for name, value in pairs]
 
 
+def _deliver(future: asyncio.Future, ok: bool, value) -> None:
+    """On the event loop: a view thread's outcome into its future (unless the request was cancelled)."""
+    if future.cancelled():
+        return
+    if ok:
+        future.set_result(value)
+    else:
+        future.set_exception(value)
+
+
+class ViewThreads:
+    """`threads` threads running calls handed over from an event loop, each answered through the
+    loop's own future. Threads start as needed (none free), up to `threads`. At exit, as
+    ThreadPoolExecutor's threads are, they finish what was handed to them before the interpreter
+    goes (atexit: a stop per thread, then each joined)."""
+
+    def __init__(self, threads: int, name: str = "web") -> None:
+        self.threads = max(1, threads)
+        self.name = name
+        self._work: queue.SimpleQueue = queue.SimpleQueue()
+        self._running: list[threading.Thread] = []
+        self._idle = 0  # threads free for a call not yet handed over (under _lock)
+        self._lock = threading.Lock()
+        self._exit_registered = False
+
+    def _more(self) -> threading.Thread:
+        """One thread more, not started yet (called under _lock)."""
+        thread = threading.Thread(target=self._serve, name=f"{self.name}_{len(self._running)}", daemon=True)
+        self._running.append(thread)
+        if not self._exit_registered:
+            atexit.register(self.stop)
+            self._exit_registered = True
+        return thread
+
+    def stop(self) -> None:
+        """Let the threads finish the calls handed over so far, then end them."""
+        running, self._running = self._running, []
+        for _ in running:
+            self._work.put(None)
+        for thread in running:
+            thread.join()
+
+    def _serve(self) -> None:
+        work, lock = self._work, self._lock
+        while True:
+            item = work.get()
+            if item is None:
+                return
+            loop, future, context, function, args = item
+            try:
+                value, ok = context.run(function, *args), True
+            except BaseException as exc:  # noqa: BLE001 - handed to the awaiting request, raised there
+                value, ok = exc, False
+            with lock:  # free from now on: the answer's next call may count on this thread
+                self._idle += 1
+            try:
+                loop.call_soon_threadsafe(_deliver, future, ok, value)
+            except RuntimeError:  # the loop closed meanwhile: nobody is waiting
+                pass
+            del item, loop, future, context, function, args, value
+
+    def run(self, function, *args) -> asyncio.Future:
+        """A future of `function(*args)` run on one of the threads, in the caller's context."""
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        # As ThreadPoolExecutor grows: an idle thread is taken for this call (so two calls in a row
+        # never count on the same one), else a thread more, up to `threads`, else the call waits
+        # for the next thread free. A lightly used process keeps to a few threads, and so to a
+        # few database connections.
+        new = None
+        with self._lock:
+            if self._idle:
+                self._idle -= 1
+            elif len(self._running) < self.threads:
+                new = self._more()
+        self._work.put((loop, future, contextvars.copy_context(), function, args))
+        if new is not None:
+            new.start()
+        return future
+
+
 class SyncViews:
     """An ASGI app running a WSGI app (Django's) on `threads` threads; `limit()` is the body limit."""
 
     def __init__(self, app, threads: int, limit) -> None:
         self.app = app
         self.limit = limit
-        self.executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="web")
+        self.executor = ViewThreads(threads, "web")
 
     async def read_body(self, scope, receive, send) -> bytes | None:
         """The whole request body, or None once a 413 is sent (or the client went away)."""
@@ -66,8 +156,7 @@ class SyncViews:
 
     async def run(self, function, *args):
         """`function(*args)` on one of the view threads (in this request's context)."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.executor, contextvars.copy_context().run, function, *args)
+        return await self.executor.run(function, *args)
 
     async def __call__(self, scope, receive, send) -> None:
         body = await self.read_body(scope, receive, send)

@@ -56,11 +56,16 @@ class _Publisher:
     """Hands committed outbox rows to the broker off the request thread: a publish (Celery's
     message building and the broker round trip, or a broker timeout) is not part of report's
     answer. Rows committed within LINGER_SECONDS of each other go as one message (up to
-    MAX_BATCH), so a busy process pays one publish per burst, not one per report. A row whose
+    MAX_BATCH), so a busy process pays one publish per burst, not one per report; and a process
+    publishes at most once per MIN_INTERVAL_SECONDS: under load (a report every few ms) rows
+    wait for the next publish instead of each burst of one or two paying Celery's message
+    building and a broker round trip (~6–8 % of a loaded web process's samples: docs/benchmarks.md
+    §8, round 10), while a lone report still goes after LINGER_SECONDS. A row whose
     publish is lost (the process exits first, the broker is down) stays unprocessed, and the
     sweep re-queues it. With `task_always_eager` (tests) it publishes inline."""
 
     LINGER_SECONDS = 0.01
+    MIN_INTERVAL_SECONDS = 0.05
     MAX_BATCH = 50
 
     def __init__(self) -> None:
@@ -85,15 +90,18 @@ class _Publisher:
 
     @classmethod
     def _run(cls, pending: queue.SimpleQueue) -> None:
+        last = float("-inf")
         while True:
             batch = [pending.get()]
-            time.sleep(cls.LINGER_SECONDS)  # let the rest of a burst arrive
+            # Let the rest of a burst arrive, and no sooner than MIN_INTERVAL after the last publish.
+            time.sleep(max(cls.LINGER_SECONDS, last + cls.MIN_INTERVAL_SECONDS - time.monotonic()))
             while len(batch) < cls.MAX_BATCH:
                 try:
                     batch.append(pending.get_nowait())
                 except queue.Empty:
                     break
             outbox_publish(outbox_id=batch if len(batch) > 1 else batch[0])
+            last = time.monotonic()
 
     def drain(self, seconds: float = 2.0) -> None:
         """At exit: publish what is still waiting, for a moment (the sweep gets the rest)."""

@@ -162,6 +162,39 @@ def test_rows_committed_together_go_to_the_broker_as_one_message(monkeypatch):
     assert sent == [[7, 8, 9]]
 
 
+def test_a_busy_process_publishes_at_most_once_per_interval_and_a_lone_row_soon(monkeypatch):
+    import time
+
+    from memories.services import outbox as outbox_module
+
+    sent: list = []
+
+    def publish(*, outbox_id):
+        sent.append((time.monotonic(), outbox_id))
+        return True
+
+    monkeypatch.setattr(outbox_module, "outbox_publish", publish)
+    publisher = outbox_module._Publisher()
+    monkeypatch.setattr(publisher, "drain", lambda seconds=0: None)
+    started = time.monotonic()
+    publisher.submit(1)
+    while not sent and time.monotonic() - started < 5:
+        time.sleep(0.001)
+    assert sent and sent[0][0] - started < outbox_module._Publisher.MIN_INTERVAL_SECONDS  # a lone row: after the linger
+    busy = time.monotonic()
+    for outbox_id in range(2, 62):  # a report every 2 ms or so
+        publisher.submit(outbox_id)
+        time.sleep(0.002)
+    busy = time.monotonic() - busy
+    while sum(len(ids) if isinstance(ids, list) else 1 for _, ids in sent) < 61 and time.monotonic() - started < 5:
+        time.sleep(0.005)
+    assert sorted(i for _, ids in sent for i in (ids if isinstance(ids, list) else [ids])) == list(range(1, 62))
+    interval = outbox_module._Publisher.MIN_INTERVAL_SECONDS
+    gaps = [b[0] - a[0] for a, b in zip(sent, sent[1:], strict=False)]
+    assert min(gaps) >= interval * 0.9
+    assert len(sent) <= 3 + busy / interval  # not one publish per row or per linger
+
+
 def test_a_batch_message_processes_each_of_its_rows(cast, eager_celery):
     from memories.tasks import process_outbox
 

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from django.conf import settings
 
 from common import counters
@@ -134,3 +135,30 @@ def test_a_key_counted_twice_or_read_while_counted_still_counts_one_after_the_ot
     assert counters.incr_many([(rate, 120, False), (rate, 120, False), (volume, 3600, True)]) == [1, 2, 1]
     assert counters.read_and_incr(rate, [(rate, 120, False), (volume, 3600, True)]) == (2, [3, 2])
     assert counters.read_and_incr(volume, [(rate, 120, False)]) == (2, [4])
+
+
+def test_counting_distinct_keys_in_one_statement_and_a_repeated_key_the_old_way_count_alike():
+    a, b, gen = (f"tl:test:{name}:{secrets.token_hex(4)}" for name in ("a", "b", "gen"))
+    counters.incr(gen, 3600)
+    assert counters.read_and_incr(gen, [(a, 120, False), (b, 120, True)]) == (1, [1, 1])
+    assert counters.read_and_incr(gen, [(a, 120, False), (a, 120, False)]) == (1, [2, 3])
+    assert counters.incr_many([(b, 120, True), (a, 120, False)]) == [2, 4]
+
+
+def test_the_redis_counting_call_survives_a_dropped_connection_and_an_unknown_script():
+    store = counters.store()
+    if not isinstance(store, counters.RedisCounters):
+        pytest.skip("the counter file has no connection to lose (runs with Redis: make test-services)")
+    key = f"tl:test:drop:{secrets.token_hex(4)}"
+    assert store.read_and_incr(None, [(key, 120, False)]) == (0, [1])
+    own = store._own_connection()
+    own.send_command("CLIENT", "ID")
+    store.client.execute_command("CLIENT", "KILL", "ID", own.read_response())  # only this thread's connection
+    assert store.read_and_incr(None, [(key, 120, False)]) == (0, [2])  # the client's way, reconnecting
+    script = store._read_and_incr
+    real, script.sha = script.sha, "0" * 40  # as if the server had lost the script: loaded again
+    try:
+        assert store.read_and_incr(None, [(key, 120, False)]) == (0, [3])
+    finally:
+        script.sha = real
+    assert store.read_and_incr(None, [(key, 120, False)]) == (0, [4])

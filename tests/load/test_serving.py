@@ -11,7 +11,7 @@ import pytest
 
 from threadless_site import serve
 from threadless_site.asgi import _sized, application, is_async_route, sync_application
-from threadless_site.syncviews import SyncViews
+from threadless_site.syncviews import SyncViews, ViewThreads
 
 
 def test_the_memory_api_and_the_console_run_on_the_thread_pool_and_conversations_stay_async():
@@ -107,6 +107,38 @@ async def test_a_streaming_answer_is_sent_part_by_part():
     assert sent[-1]["more_body"] is False and calls
 
 
+async def test_the_view_threads_answer_in_the_callers_context_and_raise_its_errors_there():
+    import asyncio
+    import contextvars
+
+    threads = ViewThreads(2, "web")
+    where = contextvars.ContextVar("where")
+    where.set("request")
+
+    def seen(x):
+        return where.get(), threading.current_thread().name, x
+
+    def boom():
+        raise ValueError("in the view")
+
+    for i in range(10):  # one call at a time: one thread, as ThreadPoolExecutor would keep
+        context, thread, value = await threads.run(seen, i)
+        assert (context, thread, value) == ("request", "web_0", i)
+    with pytest.raises(ValueError, match="in the view"):
+        await threads.run(boom)
+    # A request that goes away (cancelled) leaves the thread to finish; the next call is answered.
+    gate = threading.Event()
+    waiting = threads.run(gate.wait, 5)
+    waiting.cancel()
+    gate.set()
+    results = await asyncio.gather(*(threads.run(seen, i) for i in range(20)))
+    assert [r[2] for r in results] == list(range(20)) and {r[0] for r in results} == {"request"}
+    running = list(threads._running)
+    assert len(running) == 2
+    threads.stop()  # what atexit does: the threads end once the calls handed over are done
+    assert not any(thread.is_alive() for thread in running)
+
+
 @pytest.mark.parametrize("declared", [True, False])
 async def test_a_body_over_the_limit_is_413_before_the_view_runs(declared):
     calls: list = []
@@ -159,3 +191,35 @@ def test_the_access_logger_has_a_handler_only_when_the_access_log_is_on(value, h
     out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "THREADLESS_ACCESS_LOG": value},
                          capture_output=True, text=True, check=True).stdout
     assert json.loads(out.strip().splitlines()[-1]) == handlers
+
+
+async def test_the_server_process_tunes_the_garbage_collector_at_startup():
+    import gc
+
+    from threadless_site import asgi
+
+    messages = [{"type": "lifespan.startup"}]
+    sent: list = []
+
+    async def receive():
+        return messages.pop(0) if messages else {"type": "lifespan.shutdown"}
+
+    async def send(message):
+        sent.append(message["type"])
+        if message["type"] == "lifespan.startup.complete":
+            assert gc.get_threshold()[0] >= asgi.GC_YOUNG_THRESHOLD and gc.get_freeze_count() > 0
+            gc.set_threshold(*before)  # this test process goes on with its own settings
+            gc.unfreeze()
+
+    before = gc.get_threshold()
+    original = asgi.begin_shutdown
+
+    async def no_shutdown():
+        return None
+
+    asgi.begin_shutdown = no_shutdown
+    try:
+        await asgi.application({"type": "lifespan"}, receive, send)
+    finally:
+        asgi.begin_shutdown = original
+    assert sent == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
