@@ -150,10 +150,9 @@ def _recall_hits(memory: Memory, query: str, before_seq: int | None, query_vecto
         vector = query_vector()
     else:
         vector = embeddings.embed_query(memory.project, query) if embeddings.enabled(memory.project) else None
-    hits = recall_index.search(memory_id=memory.id, query=query, limit=RECALL_MAX_SNIPPETS,
+    return recall_index.search(memory_id=memory.id, query=query, limit=RECALL_MAX_SNIPPETS,
                                before_seq=before_seq, neighbours=RECALL_CONTEXT, query_vector=vector,
                                whole_chars=RECALL_WHOLE_CHARS)
-    return hits
 
 
 def _recall_assemble(hits: list[dict], cap: int, before_seq: int | None = None) -> tuple[list[dict], str, int]:
@@ -201,14 +200,6 @@ def _recall_assemble(hits: list[dict], cap: int, before_seq: int | None = None) 
     if not lines:
         return [], "", 0
     return recalled, RECALL_HEADER + "\n" + "\n".join(lines), used
-
-
-def _recall_block(memory: Memory, query: str, before_seq: int | None, budget_tokens: int = 2000,
-                  cap: int | None = None, query_vector=None) -> tuple[list[dict], str]:
-    """The recall block of hits older than `before_seq` within `cap` (default: the budget's share)."""
-    cap = recall_token_cap(budget_tokens) if cap is None else cap
-    recalled, text, _ = _recall_assemble(_recall_hits(memory, query, before_seq, query_vector), cap)
-    return recalled, text
 
 
 def _failure_line(turn: int, kind: str, task_id: str, content: str) -> str:

@@ -43,14 +43,10 @@ def split(plaintext: str) -> tuple[str, str, str] | None:
     return None
 
 
-def matches(secret: str, hashed: str) -> bool:
-    """True when the hash was made with SECRET_KEY or one of SECRET_KEY_FALLBACKS (a rotation)."""
-    return check(secret, hashed)[0]
-
-
 def check(secret: str, hashed: str) -> tuple[bool, str]:
-    """(`matches`, the hash under the current SECRET_KEY): the caller stores the latter when a
-    fallback matched, without hashing the secret a second time."""
+    """(whether the hash was made with SECRET_KEY or one of SECRET_KEY_FALLBACKS — a rotation —,
+    the hash under the current SECRET_KEY): the caller stores the latter when a fallback matched,
+    without hashing the secret a second time."""
     current = hash_secret(secret)
     found = hmac.compare_digest(current, hashed)
     for secret_key in settings.SECRET_KEY_FALLBACKS:
