@@ -39,6 +39,8 @@ from dataclasses import dataclass
 
 import uvicorn
 
+from threadless_site.env import envbool
+
 log = logging.getLogger("uvicorn.error")
 
 CLOSED = b"c"  # worker → parent: one of my connections closed
@@ -49,7 +51,9 @@ supported = hasattr(socket, "send_fds") and hasattr(socket, "AF_UNIX")
 
 
 def enabled() -> bool:
-    return supported and os.environ.get("THREADLESS_WEB_BALANCE", "1") != "0"
+    """THREADLESS_WEB_BALANCE (default on) where the platform can pass sockets; a bad value raises
+    ImproperlyConfigured."""
+    return envbool("THREADLESS_WEB_BALANCE", True) and supported
 
 
 # --- the worker -------------------------------------------------------------------------------

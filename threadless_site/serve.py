@@ -43,6 +43,7 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
 
     import uvicorn
+    from django.core.exceptions import ImproperlyConfigured
 
     from threadless_site import balance
 
@@ -55,7 +56,11 @@ def main(argv: list[str] | None = None) -> None:
     print(f"threadless-serve: {args.workers} worker process(es) on http://{args.host}:{args.port}/", flush=True)
     options = dict(host=args.host, port=args.port, workers=args.workers, loop=loop, http="httptools",
                    access_log=args.access_log, timeout_graceful_shutdown=args.graceful_timeout, backlog=2048)
-    if args.workers > 1 and balance.enabled():
+    try:
+        balanced = args.workers > 1 and balance.enabled()
+    except ImproperlyConfigured as exc:
+        parser.error(str(exc))
+    if balanced:
         balance.run(uvicorn.Config(args.app, **options), args.workers)
     else:
         uvicorn.run(args.app, **options)

@@ -150,3 +150,7 @@ def test_one_worker_or_balance_off_is_uvicorns_own_server(monkeypatch):
     monkeypatch.setenv("THREADLESS_WEB_BALANCE", "0")
     serve.main(["--workers", "2"])
     assert calls == [("balance", 2), ("uvicorn", 1), ("uvicorn", 2)]
+    monkeypatch.setenv("THREADLESS_WEB_BALANCE", "sometimes")
+    with pytest.raises(SystemExit) as exit_:
+        serve.main(["--workers", "2"])
+    assert exit_.value.code == 2  # argparse's usage error, naming the variable, not a traceback
