@@ -232,8 +232,8 @@ class Stack:
         self.key = ""
         self.env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         self.env.pop("THREADLESS_WEB_THREADS", None)
-        if not threads:  # the product's default: 2 on SQLite, 8 on PostgreSQL
-            threads = self.threads = 8 if isinstance(self, (FloorPostgres, Postgres)) else 2
+        if not threads:  # the product's default: 1 on SQLite, 8 on PostgreSQL
+            threads = self.threads = 8 if isinstance(self, (FloorPostgres, Postgres)) else 1
         self.env["THREADLESS_WEB_THREADS"] = str(threads)
 
     # paths

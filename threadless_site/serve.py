@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
     parser.add_argument("--workers", type=int, default=default_workers(), help="processes (default: CPU count)")
     parser.add_argument("--threads", type=int, default=None,
-                        help="sync-view threads per process (default: THREADLESS_WEB_THREADS, or 8; 2 on SQLite)")
+                        help="sync-view threads per process (default: THREADLESS_WEB_THREADS, or 8; 1 on SQLite)")
     parser.add_argument("--graceful-timeout", type=int, default=30)
     parser.add_argument("--access-log", action="store_true", help="write uvicorn's access log (redacted)")
     parser.add_argument("--app", default="threadless_site.asgi:application",
