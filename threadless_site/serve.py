@@ -2,9 +2,11 @@
 
 Several uvicorn worker processes (default: one per CPU, THREADLESS_WEB_WORKERS), each running
 sync views on THREADLESS_WEB_THREADS threads (threadless_site.asgi) with a database pool sized
-to them (settings: THREADLESS_DB_POOL_SIZE), uvloop + httptools, no access log (--access-log for one). uvicorn's
-supervisor restarts a worker that dies; SIGTERM stops them all gracefully (running turns end
-EXECUTION_INTERRUPTED at their next task boundary, as under plain uvicorn). The Celery worker and
+to them (settings: THREADLESS_DB_POOL_SIZE), uvloop + httptools, no access log (--access-log for one). With several processes the parent
+accepts every connection and hands it to the process holding the fewest (threadless_site.balance:
+a shared listening socket lets one process take a whole burst); it restarts a worker that dies, and
+SIGTERM stops them all gracefully (running turns end EXECUTION_INTERRUPTED at their next task
+boundary, as under plain uvicorn). THREADLESS_WEB_BALANCE=0 leaves that to uvicorn's supervisor. The Celery worker and
 beat run separately (`celery -A threadless_site worker -B`, or one beat per deployment).
 """
 
@@ -27,9 +29,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
     parser.add_argument("--workers", type=int, default=default_workers(), help="processes (default: CPU count)")
     parser.add_argument("--threads", type=int, default=None,
-                        help="sync-view threads per process (default: THREADLESS_WEB_THREADS, or 8; 2 on SQLite)")
+                        help="sync-view threads per process (default: THREADLESS_WEB_THREADS, or 8; 1 on SQLite)")
     parser.add_argument("--graceful-timeout", type=int, default=30)
     parser.add_argument("--access-log", action="store_true", help="write uvicorn's access log (redacted)")
+    parser.add_argument("--app", default="threadless_site.asgi:application",
+                        help="the ASGI app (default: Threadless; the load bench serves its floor the same way)")
     args = parser.parse_args(argv)
     # settings.LOGGING gives uvicorn's access logger its handler only when this is on: uvicorn's
     # own access_log=False is undone when Django configures logging in each worker.
@@ -39,6 +43,9 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
 
     import uvicorn
+    from django.core.exceptions import ImproperlyConfigured
+
+    from threadless_site import balance
 
     try:
         import uvloop  # noqa: F401
@@ -47,9 +54,16 @@ def main(argv: list[str] | None = None) -> None:
     except ImportError:  # pragma: no cover - uvloop is a dependency except on Windows
         loop = "asyncio"
     print(f"threadless-serve: {args.workers} worker process(es) on http://{args.host}:{args.port}/", flush=True)
-    uvicorn.run("threadless_site.asgi:application", host=args.host, port=args.port, workers=args.workers,
-                loop=loop, http="httptools", access_log=args.access_log, timeout_graceful_shutdown=args.graceful_timeout,
-                backlog=2048)
+    options = dict(host=args.host, port=args.port, workers=args.workers, loop=loop, http="httptools",
+                   access_log=args.access_log, timeout_graceful_shutdown=args.graceful_timeout, backlog=2048)
+    try:
+        balanced = args.workers > 1 and balance.enabled()
+    except ImproperlyConfigured as exc:
+        parser.error(str(exc))
+    if balanced:
+        balance.run(uvicorn.Config(args.app, **options), args.workers)
+    else:
+        uvicorn.run(args.app, **options)
 
 
 if __name__ == "__main__":
