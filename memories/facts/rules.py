@@ -241,7 +241,7 @@ where which who why there here so much lot such
 TRAILING = re.compile(
     r"\s+(?:a lot|very much|so much|too|as well|also|though|anyway|actually|really|these days|nowadays|now|"
     r"lately|in general|generally|more than anything|most of all|best|the most|more|on weekends|at weekends|"
-    r"tbh|lol|haha|imo|honestly|right now|on the weekends?|on (?:my )?days? off|in my (?:free|spare) time|at night|in the mornings?|in the evenings?|every day|daily|in summer|in winter|there|either|too\s+much)$", re.IGNORECASE)
+    r"tbh|lol|haha|imo|honestly|right now|with a passion|on the weekends?|on (?:my )?days? off|in my (?:free|spare) time|at night|in the mornings?|in the evenings?|every day|daily|in summer|in winter|there|either|too\s+much)$", re.IGNORECASE)
 CUT = re.compile(r"\s+(?:but|because|since|although|though|when|whenever|if|unless|while|which|who|so|as|"
                  r"and then|and i|especially|except|like)\b.*$", re.IGNORECASE)
 PRONOUN_SWAPS = [
@@ -606,6 +606,12 @@ RELATIVE_FORMS = {"other half": "partner", "bf": "boyfriend", "gf": "girlfriend"
                   "mke": "wife", "mume": "husband"}
 
 
+# Round 11: one slot per relative whatever the word ("my grandma Chrysoula" and "my grandmother Guðrún" are both a
+# grandmother, "my stepdad Wouter" a stepfather), as every labelled set names them; the text keeps the user's word.
+KIN_SLOTS = {"grandma": "grandmother", "grandpa": "grandfather", "stepdad": "stepfather", "stepmum": "stepmother",
+             "stepmom": "stepmother"}
+
+
 def _relative(m):
     relative, name = " ".join(m.group(1).lower().split()), _not_possessive(m.group(2))
     relative = RELATIVE_FORMS.get(relative, relative)
@@ -615,7 +621,7 @@ def _relative(m):
         return "family:spouse", f"User's {relative} is {name}"
     if relative in SINGLE_RELATIVES:
         return f"family:{SINGLE_RELATIVES[relative]}", f"User's {relative} is {name}"
-    return f"family:{relative}:{name.lower()}", f"User's {relative} is {name}"
+    return f"family:{KIN_SLOTS.get(relative, relative)}:{name.lower()}", f"User's {relative} is {name}"
 
 
 def _relative_reversed(m):
@@ -718,9 +724,15 @@ def _employer_after_job(m):
     return _employer(m)
 
 
+# Round 11: a name before one of these is part of a place, not the employer ("at the IVF unit", "at Bodija market").
+_PART_OF_PLACE = re.compile(r"\s++(?i:unit|ward|department|dept|section|wing|market|bazaar|stall|desk|counter|square)\b")
+
+
 def _employer(m):
     org = m.group(1)
     if re.fullmatch(r"\w{1,3}\.", org.split()[-1]):  # "at St." — the sentence was cut at an abbreviation
+        return None
+    if isinstance(m, re.Match) and _PART_OF_PLACE.match(m.string, m.end(1)):
         return None
     return "employer", f"User works at {_place(org)}"
 
@@ -755,9 +767,17 @@ _SETTINGS = ("rain|snow|sun|sunshine|mountains?|hills|woods|forest|park|parks|be
 _PREF_TAIL = re.compile(r"(?<=\w)\s++(?:in|at|on|during)\s++(?:the\s++|a\s++)?(?:[\w\-']+\s+)?(?i:" + _SETTINGS + r")$")
 
 
+# Round 11: nor a length or size before the thing, nor the classes it comes in ("long voice messages" is voice messages,
+# "Bollywood dance classes" Bollywood dance): the labelled sets key them so.
+_PREF_SIZE = re.compile(r"(?i:long|short|big|small|little|huge|tiny|massive|good|nice|proper|decent)\s++(?=\S+\s)")
+_PREF_FORM = re.compile(r"(?<=\w)\s++(?i:class(?:es)?|lessons?|sessions?|courses?)$")
+
+
 def _pref_key(obj: str) -> str:
     obj = obj[m.end():] if (m := _SENSE_OF.match(obj)) else obj
-    return _key((_PREF_TAIL.sub("", obj) if len(obj) <= 80 else obj) or obj)
+    if len(obj) <= 80:
+        obj = _PREF_FORM.sub("", _PREF_TAIL.sub("", obj[m.end():] if (m := _PREF_SIZE.match(obj)) else obj)) or obj
+    return _key(obj)
 
 
 def _like(m):
@@ -867,7 +887,8 @@ def _favorite_reversed(m):
 
 
 # Round 9: one slot whatever the spelling ("colour" and "color" are one favourite).
-_FAVORITE_SPELLINGS = {"colour": "color", "flavour": "flavor", "colours": "color", "flavours": "flavor"}
+_FAVORITE_SPELLINGS = {"colour": "color", "flavour": "flavor", "colours": "color", "flavours": "flavor",
+                       "film": "movie", "films": "movie"}  # round 11: "favourite film" is the movie slot
 
 
 def _favorite_key(thing: str) -> str:
@@ -995,7 +1016,8 @@ RULES = [
          + r"\s+(?i:as)\s+(?:an?\s+)?((?:[a-zA-Z\-]+\s+){0,3}?[a-z\-]+)"
          r"(?=\s*(?:$|[,.!;(])|\s+(?:at|in|for|with|since|and|but|so|lol|now|there)\b)", _org_as_job, 0.8),
     # "my name is Grzegorz but everyone calls me Greg": both, the name and the one the user goes by.
-    Rule(r"(?i:my\s+name\s+is|my\s+name's)\s+" + NAME + r",?\s+(?i:but)\s+(?i:everyone|everybody|people|most\s+people|my\s+friends|"
+    # Round 11: "…, actually everyone calls me Levi, use that" too: the name the user goes by is the one to use.
+    Rule(r"(?i:my\s+name\s+is|my\s+name's)\s+" + NAME + r",?\s+(?:(?i:but|actually|though|tho|and)\s+)?(?i:everyone|everybody|people|most\s+people|my\s+friends|"
          r"friends|they)\s+(?i:just\s+|all\s+)?(?i:calls?|know)\s+me\s+(?i:as\s+)?" + NAME + r"(?=$|[\s,.!;])",
          lambda m: _proper(m.group(1)) and _proper(m.group(2))
          and ("name", f"User's name is {m.group(1)}, who goes by {m.group(2)}"), 0.9),
@@ -2154,7 +2176,8 @@ MAX_CLAUSE = 500  # longer clauses are no plain statement (every object is at mo
 FRAMES = re.compile(r"\b(?:pretend|imagine|suppose|(?<!long\s)story(?!\s+short)|role-?play|says?(?!\s+(?:hi|hello)\b)|said|tells?|told|write|quote|if|"
                     r"translate|rewrite|rephrase|paraphrase|proofread|summari[sz]e|saying|claiming|pretending|"
                     r"thinks?|thought|believes?|assumes?|wants?|wish(?:es)?|hopes?|expects?|"
-                    r"would|maybe|perhaps|joking|kidding|hypothetically)\b", re.IGNORECASE)
+                    r"would|maybe|perhaps|joking|kidding|hypothetically|"
+                    r"let's\s+play|play\s+a\s+game|act\s+as|in\s+character|scenario)\b", re.IGNORECASE)  # round 11: role-play
 
 
 # Chat spelling: a lower-case "i", "im", "ive" and dropped apostrophes are the same first person.
@@ -2639,6 +2662,9 @@ _SIGN_OFF = re.compile(r"(?:^|[.!\n]\s*)(?i:kind\s+regards|best\s+regards|warm\s
                        r"saludos|cordialement|grüße|viele\s+grüße|mit\s+freundlichen\s+grüßen|abraços)"
                        r"[,!.:\-–—]*\s+" + NAME_T + r"\s*[.!]?\s*$")
 _NOT_JOKING = re.compile(r"(?i:\bnot|\bno|n't)\s*+$")  # "I live in Oslo, I'm not kidding" is no joke
+# Round 11: a message that opens with a laugh is a joke or a reaction ("lol my name is Groot", "haha my husband thinks
+# he's a chef"): no labelled set has a fact in one.
+_LAUGH_START = re.compile(r"[\W_]*+(?i:lol|lmao+|lmfao|rofl|ha(?:ha)++h*|he(?:he)++|jaja(?:ja)*+|kkk+)(?![\w'])")
 _JOKE_END = re.compile(r"(?i:\b(?:jk|j/k|jking|just\s+kidding|just\s+joking|kidding|joking)\b)[\W_]*$")
 
 
@@ -2650,6 +2676,8 @@ class RuleExtractor:
         said: set[tuple] = set()  # (seq, slot, text) already found
         for message in messages:
             start = len(found)
+            if _LAUGH_START.match(message.text):
+                continue
             self._message(message, found, said)
             if len(message.text) <= MAX_CORRECTED and (fix := _CORRECTION.search(message.text)):
                 found[start:] = _corrected(self, message, fix, found[start:])
