@@ -170,6 +170,10 @@ _JOB_SUFFIXES = tuple(sorted((j for j in JOBS if len(j) >= 5 and "-" not in j), 
 JOBS = JOBS | frozenset("""luthier glassblower thatcher saddler tanner milliner haberdasher cutler embalmer undertaker
 mortician gravedigger croupier stevedore longshoreman docker lumberjack crofter smallholder falconer usher bellhop
 bellboy chambermaid ghillie farmhand creator tinsmith signmaker drywaller steeplejack dev""".split())
+# Round 11: the -man and -woman trades ("salaryman", "lineman", "ferryman"), and crafts a new writer used.
+JOBS = JOBS | frozenset("""salaryman salarywoman fireman lineman linesman ferryman boatman craftsman craftswoman tradesman
+tradeswoman journeyman lighthouseman signalman trackman switchman yardman deliveryman milkman dustman binman coalman
+projectionist conservator embryologist sexton wagashi-maker""".split())
 # Round 10: occupations a new writer used that the lexicon lacked, and more of the same kinds.
 JOBS = JOBS | frozenset("""adviser advisor perfumer tuner caregiver oceanographer headteacher lexicographer glaciologist
 volcanologist seismologist meteorologist surveyor mediator negotiator conservator restorer framer picture-framer
@@ -1134,7 +1138,7 @@ RULES = [
          r"head\s+of\s+[a-z]+|director\s+of\s+[a-z]+|VP\s+of\s+[a-z]+|manager\s+of\s+[a-z]+))\s+(?i:of|at)\s+" + ORG
          + r"(?=$|[\s,.!;])", _title_at, 0.8),
     Rule(r"(?i:I\s+work|I've\s+worked|I\s+have\s+worked|I've\s+been\s+working|I\s+have\s+been\s+working|I'm\s+working)"
-         r"\s+(?i:at|for)\s+" + ORG + r"\s+(?i:as)\s+(?:an?\s+)?" + REST, _job_as_after_org, 0.8),
+         r"\s+(?i:at|for)\s+" + ORG + r"\s+(?:(?i:in)\s+" + PLACE_NC + r"\s+)?(?i:as)\s+(?:an?\s+)?" + REST, _job_as_after_org, 0.8),
     Rule(r"(?i:I\s+work|I'm\s+working)\s+(?i:at|for)\s+([a-z][a-z0-9&'\-]{1,20})\s+(?i:as)\s+(?:an?\s+)?" + REST, _lower_org_as, 0.75),
     Rule(r"(?i:my\s+(?:(?:day|main|real|full-time|current)\s+)?(?:job|role|position|occupation)\s+is)\s+(?:an?\s+)?((?:[a-z\-]+\s+){0,3}?[a-z\-]+)"
          r"\s*(?:$|[,.!;]|\s+(?i:so|and|but|because|lol|though|at|for|in|with|since|now)\b)", _job_or_field, 0.8),
@@ -1897,13 +1901,20 @@ _WORK_VERB_10 = (r"(?i:I)\s+(?:(?i:work|fix|repair|service|drive|teach|study|man
                  r"guide|coach|translate)\s+(?:(?:an?|the|at|for|as|my|our)\s+)?(?:[\w\-']+\s+){0,4}?)")
 
 
-def _work_place(m):
-    place = _place(m.group(1))
+def _work_place(m, group: int = 1):
+    place = _place(m.group(group))
     words = place.split()
     if (_STAY_WORDS.search(m.string) or words[0].lower() in NOT_PLACES | NATIONALITIES | _LOWER_STOP | NOT_WORK_PLACES
             or any(w.lower() in NOT_PLACE_WORDS for w in words) or place.lower() in FIELDS.lower().split("|") or len(place) < 3):
         return None
     return "location", f"User lives in {place}"
+
+
+# Round 11: the place a clause that gave the user's job or employer names ("I'm an osteopath at Reddington in Ijebu-Ode",
+# "goldsmith with my own little workshop in Eger"), unless it says where the user was born, studied or lived before.
+_WORK_IN = re.compile(r"(?:((?<![^\W\d_])(?i:born|raised|up|studied|trained|qualified|lived|stayed|was|were|used\s+to\s+\w+|me|him|her|them|family|friends))"
+                      r"\s+)?(?<![^\W\d_])(?i:in|near|outside|around|just\s+outside)\s+" + PLACE
+                      + r"(?=\s*(?:$|[,.!;\-–—(])|\s+(?i:and|but|now|so|as|these\s+days|since|for\s+now|lol|haha)\b)")
 
 
 def _study_present(m):
@@ -2409,16 +2420,65 @@ def _job_part(part: str) -> bool:
     return 0 < len(words) <= 4 and words[0].lower() not in DETERMINERS and _is_job_phrase([w.lower().strip(".!") for w in words])
 
 
+# Round 11: a profile card with no verb at all ("Haruki, 27, salaryman at Mitsubishi in Okayama", "Quick intro: Csenge,
+# 31, animator at Prezi, …", "Hi, this is Bálint, sexton at St Michael's in Sopron"): a name and an age, or a name and
+# then a job, open it. Its parts may also be a bare place ("Adebayo, 36, saddler, Ogbomoso"), "X originally" or a diet.
+_SELF_HEAD_CARD = re.compile(FILLER + r"(?:(?i:this\s+is)\s+)?" + NAME + r",\s*+(?:(\d{1,2})\s*+(?:,|$)|(?=[^,]+(?:,|$)))")
+_PLACE_PART = re.compile(PLACE + r"\s*+[.!]?$")
+_ORIGIN_PART = re.compile(PLACE + r"\s++(?i:originally)\s*+[.!]?$")
+
+
+def _card_head(clause: str):
+    """`_SELF_HEAD_CARD`'s head and the statements it makes, or None: the name must be no common word, nationality
+    or job, and a head without an age must be followed by a job."""
+    if not (head := _SELF_HEAD_CARD.match(clause)):
+        return None
+    name = head.group(1)
+    if (any(w.lower() in NOT_INTRO | NOT_NAMES | NATIONALITIES | _LOWER_STOP | NOT_NAMES_ABROAD for w in name.split())
+            or not _proper(name) or _is_job(name.split()[-1]) or re.fullmatch(rf"(?i:{WHEN_WORDS})", name.split()[0])
+            or name.lower().endswith(ADJECTIVE_ENDINGS)):
+        return None
+    first = clause[head.end():].split(",", 1)[0].strip()
+    if not head.group(2):
+        return (head, [f"my name is {name}"]) if _job_part(first) else None
+    if first and not (_job_part(first) or _SELF_VERB.match(first) or _SELF_IN.match(first) or _card_part(first, True)
+                      or re.match(r"(?i:widow|widower|single|married|divorced|retired|from|originally|living|based)\b", first)
+                      or first.split()[0].lower() in NATIONALITIES):
+        return None  # "Tom, 12, is my son", "Ana, 34, and Tomás, 36, …"
+    return head, [f"my name is {name}", f"I'm {head.group(2)}"]
+
+
+def _card_part(part: str, card: bool) -> str | None:
+    """A part of a self-description list that the `_SELF_PART` openings miss: "X originally", a diet, and in a card
+    (see `_SELF_HEAD_CARD`) a bare place."""
+    if (m := _ORIGIN_PART.match(part)) and _origin_word(m):
+        return "I'm originally from " + m.group(1)
+    if part.lower() in DIETS:
+        return "I'm " + part.lower()
+    if card and (m := _PLACE_PART.match(part)) and len(part.split()) <= 3 and not _is_job(part.split()[-1]):
+        words = m.group(1).split()
+        if words[0].lower() not in NOT_PLACES | NATIONALITIES | _LOWER_STOP | NOT_INTRO and _proper(m.group(1)):
+            return "I live in " + m.group(1)
+    return None
+
+
 def _self_list(clause: str) -> list[str]:
     if "," not in clause or len(clause) > MAX_CLAUSE:
         return []
+    card = False
     if head := _SELF_HEAD.match(clause):
         out = [clause[:head.end() - 1].rstrip()]
+    elif found := _card_head(clause):
+        (head, out), card = found, True
     elif head := _SELF_HEAD_HERE.match(clause):
         first = clause[head.end():].split(",", 1)[0].strip()
-        if head.group(2) and not (_job_part(first) or _SELF_VERB.match(first) or re.match(r"(?i:from|living|based)\b", first)):
+        # Round 11: "22, I work at a kebab place in Kotka": an adult's age before the user's own work or home.
+        own = bool(head.group(2) and 13 <= int(head.group(2)) < 100 and re.match(r"I\s+" + _SELF_VERB.pattern, first))
+        if head.group(2) and not (own or _job_part(first) or _SELF_VERB.match(first) or re.match(r"(?i:from|living|based)\b", first)):
             return []  # "3, a dog and a cat" is no age
         out = [f"I'm {head.group(2)}" if head.group(2) else clause[:head.end() - 1].rstrip()]
+        if own:
+            return out
     else:
         return []
     for part in clause[head.end():].split(",", SELF_LIST_PARTS)[:SELF_LIST_PARTS]:
@@ -2430,6 +2490,9 @@ def _self_list(clause: str) -> list[str]:
             break
         if _SELF_VERB.match(part) and len(part.split()) <= 8:
             out.append("I " + part)
+            continue
+        if said := _card_part(part.rstrip(".!"), card):
+            out.append(said)
             continue
         if not _SELF_PART.match(part) and _job_part(part):
             part = ("an " if part[:1].lower() in "aeiou" else "a ") + part
@@ -2730,6 +2793,9 @@ class RuleExtractor:
                 add(built, rule.confidence)
                 if rule.alone:
                     break
+            if slots & {"job", "employer"} and "location" not in slots and (where := _WORK_IN.search(clause)):
+                if where.group(1) is None and (built := _work_place(where, 2)):
+                    add(built, 0.7)  # round 11: "I'm a projectionist at the old cinema in Lappeenranta"
             for rule in APPOSITIONS:
                 for match in rule.regex.finditer(clause):
                     head = clause[:match.start()]
