@@ -1917,6 +1917,27 @@ _WORK_IN = re.compile(r"(?:((?<![^\W\d_])(?i:born|raised|up|studied|trained|qual
                       + r"(?=\s*(?:$|[,.!;\-–—(])|\s+(?i:and|but|now|so|as|these\s+days|since|for\s+now|lol|haha)\b)")
 
 
+# Round 11: a message that opens with the user's job or diet and no verb ("conservator at the film archive in Zlín",
+# "bailiff, 22 yrs on the job", "professional thatcher, about 40 roofs a year", "halal only for me please"); not a
+# sentence about someone of that trade ("nurse at the desk was rude", "plumber in Leeds needed") or for someone else.
+_OPENING_ROLE = re.compile(FILLER + r"((?:[A-Za-z\-]+\s+){0,3}?[A-Za-z\-]+)(?=\s*+(?:$|[,.!;])|\s+(?i:with|at|in|for|by\s+day|"
+                           r"by\s+night|by\s+trade|near|outside|around|since|because|though|only|now|here|btw|lol)\b)")
+_NOT_OWN_ROLE = re.compile(r"(?i)\b(?:is|was|are|were|said|says|told|tells|asked|asks|wants?|needs?|needed|wanted|required|"
+                           r"recommend\w*|looking|hire|hiring|find|search\w*|called|thinks?|came|comes?|keeps?|did|does|has|had|"
+                           r"gave|his|her|their|sister|brother|wife|husband|mum|mom|dad|son|daughter|kids?|friends?|guests?|people|options?|recipes?|menu|meals?|dish(?:es)?|"
+                           r"anyone|someone|wanted|jobs?|vacanc\w*|course|degree|school|appointment|today|tonight|tomorrow|luck|"
+                           r"\d{1,2}(?::\d\d)?\s*(?:am|pm)|o'clock|" + WHEN_WORDS + r")\b")
+
+
+def _opening_role(clause: str):
+    if not (m := _OPENING_ROLE.match(clause)) or _NOT_OWN_ROLE.search(clause):
+        return None
+    role = re.sub(r"^(?i:professional|full[\s\-]time|part[\s\-]time|freelance)\s+", "", m.group(1))
+    if role.lower() in DIETS:
+        return "diet", f"User is {role.lower()}"
+    return _job(_Groups(role.lower())) if _job_part(role) else None
+
+
 def _study_present(m):
     """"I study forestry": a student (the job slot holds one fact, so it keeps saying so)."""
     built = _study(m)
@@ -2759,7 +2780,7 @@ class RuleExtractor:
         """Append the facts of one message to `found`."""
         previous = asked = ""
         needs_met: dict[Rule, bool] = {}  # round 10: each rule's `needs` read once per message, not once per clause
-        for clause, statement_ok in ((c, not q) for c, q in clauses(message.text)):
+        for n, (clause, statement_ok) in enumerate((c, not q) for c, q in clauses(message.text)):
             before, previous = previous, clause if statement_ok else ""
             heading, asked = asked, ((m := _ASKED.fullmatch(clause)) and m.group(1).lower()) or ""
             if not statement_ok or len(clause) > MAX_CLAUSE:
@@ -2793,6 +2814,8 @@ class RuleExtractor:
                 add(built, rule.confidence)
                 if rule.alone:
                     break
+            if n == 0 and not slots and (role := _opening_role(clause)):
+                add(role, 0.7)  # round 11: "goldsmith with my own little workshop in Eger", "pescatarian, though I cheat"
             if slots & {"job", "employer"} and "location" not in slots and (where := _WORK_IN.search(clause)):
                 if where.group(1) is None and (built := _work_place(where, 2)):
                     add(built, 0.7)  # round 11: "I'm a projectionist at the old cinema in Lappeenranta"
