@@ -79,6 +79,9 @@ FILLER = (r"^(?:(?i:oh|ah|well|also|actually|anyway|anyways|so|and|btw|by the wa
           r"sawubona|habari|konnichiwa|olá|ola|oi|ahoj|hej|moin|servus|yo|"
           r"bom\s+dia|boa\s+tarde|buenos\s+días|buenos\s+dias|buongiorno|guten\s+tag|goddag|god\s+dag|"
           r"xin\s+chào|chào\s+bạn|chào|shwmae|helo|dzień\s+dobry|cześć|czesc|hæ|halló|kumusta|hujambo|annyeong(?:haseyo)?|yassou|"
+          r"hoi|hei|moi|moikka|terve|dia\s+dhuit|dobrý\s+den|dobry\s+den|szia|sziasztok|jó\s+napot|hajimemashite|konnichiwa|"
+          r"namaste\s+ji|e\s+kaaro(?:\s+o)?|ẹ\s+(?:n|and)\s+lẹ(?:\s+o)?|ahlan|marhaba|goedemorgen|goedendag|tere|zdravo|privet|"
+          r"vanakkam|sat\s+sri\s+akal|as-salamu\s+alaykum|salam\s+alaykum|"
           r"work-wise|workwise|career-wise|job-wise|personally|since\s+\d{4}|in\s+\d{4}|"
           r"for\s+(?:\d{1,2}|a\s+few|many|several|two|three|four|five|ten)\s+(?:years|months)|(?:a\s+(?:bit|little)\s+)?about\s+me|professionally|by profession|by trade|"
           r"these days|nowadays|currently|right now|at the moment|"
@@ -150,6 +153,7 @@ hairdresser barber beautician esthetician aesthetician cosmetologist manicurist 
 NOT_JOB_MODIFIERS = frozenset("""
 good bad great terrible awful decent hard fast slow quick big huge heavy light early late avid keen real total
 complete bit little lot home amateur hobby wannabe aspiring failed terrible lousy picky fussy messy bored lazy
+decision trouble mischief noise money rule peace match best top
 """.split())
 # -ist nouns that are no occupation.
 NOT_JOB_IST = frozenset("""
@@ -173,7 +177,7 @@ bellboy chambermaid ghillie farmhand creator tinsmith signmaker drywaller steepl
 # Round 11: the -man and -woman trades ("salaryman", "lineman", "ferryman"), and crafts a new writer used.
 JOBS = JOBS | frozenset("""salaryman salarywoman fireman lineman linesman ferryman boatman craftsman craftswoman tradesman
 tradeswoman journeyman lighthouseman signalman trackman switchman yardman deliveryman milkman dustman binman coalman
-projectionist conservator embryologist sexton wagashi-maker""".split())
+projectionist conservator embryologist sexton maker repairer seller""".split())
 # Round 10: occupations a new writer used that the lexicon lacked, and more of the same kinds.
 JOBS = JOBS | frozenset("""adviser advisor perfumer tuner caregiver oceanographer headteacher lexicographer glaciologist
 volcanologist seismologist meteorologist surveyor mediator negotiator conservator restorer framer picture-framer
@@ -1770,16 +1774,21 @@ FOREIGN_KIN = {"esposa": "wife", "esposo": "husband", "marido": "husband", "muje
                "padre": "father", "pai": "father", "père": "father", "vater": "father", "novio": "boyfriend", "novia": "girlfriend",
                "namorado": "boyfriend", "namorada": "girlfriend", "freund": "boyfriend", "freundin": "girlfriend",
                "perro": "dog", "perra": "dog", "gato": "cat", "gata": "cat", "chien": "dog", "chienne": "dog", "chat": "cat",
-               "hund": "dog", "katze": "cat", "cachorro": "dog", "cachorra": "dog", "cane": "dog", "gatto": "cat"}
-_FOREIGN_MY = r"(?i:mi|mis|mon|ma|mes|mein|meine|meu|minha|mio|mia|nuestro|nuestra|notre|unser|unsere|nosso|nossa)"
-_FOREIGN_IS_CALLED = r"(?i:se\s+llama|se\s+chama|s'appelle|heißt|heisst|si\s+chiama|chamado|chamada|llamado|llamada)"
+               "hund": "dog", "katze": "cat", "cachorro": "dog", "cachorra": "dog", "cane": "dog", "gatto": "cat",
+               # Round 11: Dutch, and pets the lexicon lacked.
+               "vrouw": "wife", "man": "husband", "zoon": "son", "dochter": "daughter", "broer": "brother", "zus": "sister",
+               "moeder": "mother", "vader": "father", "vriend": "boyfriend", "vriendin": "girlfriend", "hond": "dog", "kat": "cat",
+               "papagaio": "parrot", "loro": "parrot", "perroquet": "parrot", "pappagallo": "parrot", "papagei": "parrot",
+               "cão": "dog", "coelho": "rabbit", "conejo": "rabbit", "lapin": "rabbit", "kaninchen": "rabbit", "konijn": "rabbit"}
+_FOREIGN_MY = r"(?i:mi|mis|mon|ma|mes|mein|meine|meu|minha|mio|mia|nuestro|nuestra|notre|unser|unsere|nosso|nossa|mijn|onze)"
+_FOREIGN_IS_CALLED = r"(?i:se\s+llama|se\s+chama|s'appelle|heißt|heisst|si\s+chiama|chamado|chamada|llamado|llamada|heet)"
 
 
 def _foreign_kin(m):
     kind = FOREIGN_KIN.get(m.group(1).lower())
     if not kind:
         return None
-    if kind in ("dog", "cat"):
+    if kind in ("dog", "cat", "parrot", "rabbit"):
         return _pet(_Groups(kind, m.group(2)))
     return _relative(_Groups(kind, m.group(2)))
 
@@ -1874,7 +1883,7 @@ _FOREIGN_AGE_10 = (r"(?:(\d{1,3})\s+(?i:tuổi|yaşındayım|yasindayim|yaşınd
                    r"(?i:mam|tengo|j'ai|ho|tenho|nina\s+miaka|umri\s+wangu\s+ni|ég\s+er|jeg\s+er|jag\s+är|ich\s+bin)\s+(\d{1,3})\s+"
                    r"(?i:lat[a]?|años|anos|ans|anni|ára|år|jahre(?:\s+alt)?)|(?i:nina\s+miaka|umri\s+wangu\s+ni)\s+(\d{1,3}))")
 # A word after a name that says "here" or "it's me" in another language ("Wambui hapa", "Rhodri dw i").
-_HERE_WORDS_10 = r"(?i:hapa|tutaj|burada|yma|dw\s+i|ydw\s+i|dwi|đây|aquí|aqui)"
+_HERE_WORDS_10 = r"(?i:hapa|tutaj|burada|yma|dw\s+i|ydw\s+i|dwi|đây|aquí|aqui|anseo|desu|dayo)"  # round 11: Irish, Japanese
 
 
 # Someone else before the cue makes it theirs ("my friend Kofi, 24 tuổi"); "my name is …" is the user's own.
@@ -1930,8 +1939,10 @@ _NOT_OWN_ROLE = re.compile(r"(?i)\b(?:is|was|are|were|said|says|told|tells|asked
 
 
 def _opening_role(clause: str):
-    if not (m := _OPENING_ROLE.match(clause)) or _NOT_OWN_ROLE.search(clause):
+    if not (m := _OPENING_ROLE.match(clause)) or _NOT_OWN_ROLE.search(clause) or FRAMES.search(clause):
         return None
+    if any(w.lower() in DETERMINERS | {"as", "to", "of"} for w in m.group(1).split()):
+        return None  # "roleplay as my landlord"
     role = re.sub(r"^(?i:professional|full[\s\-]time|part[\s\-]time|freelance)\s+", "", m.group(1))
     if role.lower() in DIETS:
         return "diet", f"User is {role.lower()}"
@@ -2064,6 +2075,64 @@ APPOSITIONS = [
                r"(?i:daughter|son|grandmother|grandfather|grandma|grandpa))\s+" + NAME + r"(?=$|[\s,.!;])", _relative),
 ]
 APPOSITIONS += FOREIGN_APPOSITIONS
+
+
+# Round 11 (issue 13): more of the languages users code-switch into (fresh8's tuning part: Dutch, Irish, Finnish,
+# Portuguese, romanised Japanese and Arabic, Hinglish, Yoruba and Nigerian Pidgin), by language, not by line.
+_FOREIGN_NAME_11 = r"(?i:is\s+mise|my\s+name\s+na|ana\s+ismi|watashi\s+no\s+namae\s+wa|minun\s+nimeni\s+on|az\s+én\s+nevem)"
+# Cues that also open other statements ("ik ben 62", "olen Helsingissä", "sou de Recife"): the name must look like one.
+_FOREIGN_IAM_11 = r"(?i:ik\s+ben|olen|eu\s+sou\s+[oa]|sou\s+[oa])"
+_FINNISH_CASES = ("ssa", "ssä", "sta", "stä", "lla", "llä", "lta", "ltä", "ksi", "lle")
+_FOREIGN_AGE_11 = (r"(?:(\d{1,2})[-\s]?(?i:sai|saai)|(?i:3omri|omri|umri)\s+(\d{1,2})|(\d{1,2})\s+(?i:saal)(?:\s+(?i:ka|ki|ke))?|"
+                   r"(?i:ik\s+ben|olen)\s+(\d{1,2})(?:\s+(?i:jaar(?:\s+oud)?|vuotta|-vuotias))?|(\d{1,2})-(?i:vuotias|évesen|éves))")
+_FOREIGN_LIVE_11 = r"(?i:(?:ik\s+)?woon\s+in|sakin(?:a)?\s+fi|sakna\s+fi|ana\s+sakin\s+fi)"
+_FOREIGN_FROM_11 = r"(?i:ana\s+min|ik\s+kom\s+uit|olen\s+kotoisin)"
+# The place first, the cue after: "Sapporo ni sunde imasu", "Lucknow mein rehte hain", "Aomori shusshin", "Indore se hoon".
+_LIVE_AFTER_11 = r"\s+(?i:ni\s+sunde\s+(?:imasu|iru|masu)|(?:mein|me)\s+(?:rehta|rehti|rehte)\s+(?:hoon|hun|hu|hain|hai))\b"
+_FROM_AFTER_11 = r"\s+(?i:shusshin|se\s+(?:hoon|hun|hu|hain|hai))\b"
+
+
+# Languages and nationalities these cues also open ("ik ben Nederlands", "sou Brasileira", "olen suomalainen").
+_NOT_NAMES_11 = frozenset("nederlands nederlander nederlandse engels duits frans belg brasileiro brasileira português portuguesa "
+                          "portugues angolano angolana suomalainen hollander vlaams vlaming".split())
+
+
+def _foreign_intro(m):
+    name = m.group(1)
+    if (name.lower() in NATIONALITIES | NOT_INTRO | _NOT_NAMES_11
+            or name.lower().endswith(_FINNISH_CASES + ADJECTIVE_ENDINGS + ("lainen", "läinen"))):
+        return None
+    return _name(m)
+
+
+FOREIGN_APPOSITIONS_11 = [
+    Apposition(_NOT_LETTER_BEFORE + _FOREIGN_AGE_11 + r"(?=$|[\s,.!;])", _foreign_age),
+    Apposition(_NOT_LETTER_BEFORE + _FOREIGN_LIVE_11 + r"\s+" + PLACE + r"(?=$|[\s,.!;])", _foreign_place(_location)),
+    Apposition(_NOT_LETTER_BEFORE + _FOREIGN_FROM_11 + r"\s+" + PLACE + r"(?=$|[\s,.!;])", _foreign_place(_origin)),
+    Apposition(r"(?<![^\W\d_])" + PLACE + _LIVE_AFTER_11, _foreign_place(_location)),
+    Apposition(r"(?<![^\W\d_])" + PLACE + _FROM_AFTER_11, _foreign_place(_origin)),
+    Apposition(_NOT_LETTER_BEFORE + r"(?i:(?:ik\s+)?werk\s+bij|ich\s+arbeite\s+bei|arbeite\s+bei)\s+" + ORG + r"(?=$|[\s,.!;])",
+               _foreign_place(_employer)),
+    Apposition(_NOT_LETTER_BEFORE + _FOREIGN_MY + r"\s+([^\W\d_]{3,12})\s+" + _FOREIGN_IS_CALLED + r"\s+" + NAME + r"(?=$|[\s,.!;])",
+               _foreign_kin),
+    # "mijn hond Kees", "mi perro Toby", "meri wife Meenakshi": a possessive of another language before a kin word.
+    Apposition(_NOT_LETTER_BEFORE + _FOREIGN_MY + r"\s+([^\W\d_]{3,12})\s+" + NAME + r"(?=$|[\s,.!;])", _foreign_kin),
+    Apposition(_NOT_LETTER_BEFORE + r"(?i:meri|mera|mere|mijn|minun|moja|mój)\s+(" + RELATIVES + r")\s+" + NAME + r"(?=$|[\s,.!;])",
+               _relative),
+]
+APPOSITIONS += FOREIGN_APPOSITIONS_11
+
+RULES += [
+    Rule(_FOREIGN_NAME_11 + r"\s+" + NAME + r"(?=\s*(?:$|[,.!;(])|\s+(?i:and|but|e|en|ja|w|i|y)\b)", _name, 0.85),
+    Rule(_FOREIGN_IAM_11 + r"\s+" + NAME + r"(?=\s*(?:$|[,.!;(])|\s+(?i:and|but|e|en|ja|y)\b)", _foreign_intro, 0.8),
+    # "Gbenga ni orukọ mi", "main Devika hoon", "ana Walid, 3omri 31": the name before the cue, or after a lower-case pronoun.
+    Rule(NAME + r"\s+(?i:ni\s+(?:orukọ|oruko|orúkọ)\s+mi)\b", _name, 0.85),
+    Rule(r"main\s+" + NAME + r"\s+(?i:hoon|hun|hu)\b", _name, 0.85),
+    Rule(r"(?:main|ana)\s+" + NAME + r",", _name, 0.75, needs=r"\b(?:saal|hoon|mein|3omri|sakin|ismi|hala2|bashtghil)\b"),
+    # "tenho um papagaio chamado Zé Pequeno", "ik heb een hond die Kees heet".
+    Rule(r"(?i:tenho|tengo|j'ai|ich\s+habe|ik\s+heb|we\s+hebben)\s+(?i:um|uma|un|una|une|einen|eine|ein|een)\s+([^\W\d_]{3,12})\s+"
+         r"(?i:chamad[oa]|llamad[oa]|qui\s+s'appelle|appelée?|namens|genaamd)\s+" + NAME + r"(?=$|[\s,.!;])", _foreign_kin, 0.8),
+]
 # After a possessive, these say the pet or relative is gone ("Our old cat Felix died last year").
 _DECEASED = re.compile(r",?\s*+(?:(?i:who|sadly|unfortunately|recently|just|has|had)\s+){0,2}(?i:died|passed(?:\s+away|\s+on)?|"
                        r"was\s+put\s+down|is\s+(?:gone|no\s+more)|crossed\s+the\s+rainbow\s+bridge|RIP|rest(?:s|ed)?\s+in\s+peace)\b")
@@ -2449,6 +2518,14 @@ _PLACE_PART = re.compile(PLACE + r"\s*+[.!]?$")
 _ORIGIN_PART = re.compile(PLACE + r"\s++(?i:originally)\s*+[.!]?$")
 
 
+_GLOSS = re.compile(r"[^\W\d_][\w\-]*+\s++\(([A-Za-z][a-z\- ]{1,40})\)")
+
+
+def _unglossed(part: str) -> str:
+    """"vogelonderzoeker (ornithologist) in Zwolle" -> "ornithologist in Zwolle": a job glossed in English."""
+    return m.group(1) + part[m.end():] if (m := _GLOSS.match(part)) and _job_part(m.group(1)) else part
+
+
 def _card_head(clause: str):
     """`_SELF_HEAD_CARD`'s head and the statements it makes, or None: the name must be no common word, nationality
     or job, and a head without an age must be followed by a job."""
@@ -2459,7 +2536,7 @@ def _card_head(clause: str):
             or not _proper(name) or _is_job(name.split()[-1]) or re.fullmatch(rf"(?i:{WHEN_WORDS})", name.split()[0])
             or name.lower().endswith(ADJECTIVE_ENDINGS)):
         return None
-    first = clause[head.end():].split(",", 1)[0].strip()
+    first = _unglossed(clause[head.end():].split(",", 1)[0].strip())
     if not head.group(2):
         return (head, [f"my name is {name}"]) if _job_part(first) else None
     if first and not (_job_part(first) or _SELF_VERB.match(first) or _SELF_IN.match(first) or _card_part(first, True)
@@ -2503,7 +2580,7 @@ def _self_list(clause: str) -> list[str]:
     else:
         return []
     for part in clause[head.end():].split(",", SELF_LIST_PARTS)[:SELF_LIST_PARTS]:
-        part = part.strip()
+        part = _unglossed(part.strip())
         if (where := _SELF_IN.match(part)) and len(part.split()) <= 5:  # round 9: "I'm Mohan, retired, in Mysuru"
             if where.group(1).lower() not in NOT_PLACES | _LOWER_STOP and not re.fullmatch(rf"(?i:{WHEN_WORDS}|{FIELDS})", where.group(1)):
                 out.append("I live in " + part[where.start(1):])
@@ -2629,7 +2706,7 @@ def _add(found: list[Candidate], said: set, slots: set[str], message: UserMessag
 # worked. Now I'm at Bolt.", "my name is Jon... actually it's Jón", "moving to Uppsala. update: plans
 # changed, it's Malmö now": what the sentence before the marker said is taken back, and a bare value
 # right after the marker is the new value of the same slot. Linear time: one scan of fixed words.
-_CORRECTION = re.compile(r"\b(?i:(?:actually|wait|sorry|oh)[,.]?\s++no\b(?![\s,.]++(?:longer|more|one|idea|problem|worries|matter|doubt|way|big|offence|offense|pressure|rush|need|thanks)\b)|no[,.]?\s++wait\b|"
+_CORRECTION = re.compile(r"\b(?i:(?:actually|wait|sorry|oh)[,.]?\s++no\b(?![\s,.]++(?:longer|more|one|idea|problem|worries|matter|doubt|way|big|offence|offense|pressure|rush|need|thanks)\b)|no[,.]?\s++wait\b|nee[,.]?\s++wacht\b|"
                          r"I\s++mean[,.]?\s++I\s++(?:was|did|used\s++to)\b|well[,.]?\s++(?:worked|lived|used\s++to|not\s++anymore)\b|"
                          r"plans?\s++(?:have\s++)?changed\b|scratch\s++that\b|actually[,.]?\s++it's\b|or\s++rather\b|"
                          r"correction\s*:|,\s*+not\s++anymore\b|sorry[,.]?\s++I\s++meant\b|just\s++kidding\b|jk\b|"
