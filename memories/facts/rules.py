@@ -927,7 +927,7 @@ def _lower_name(m):
 
 
 def _allergy_noun(m):
-    return f"allergy:{_key(m.group(1))}", f"User is allergic to {m.group(1).lower()}"
+    return f"allergy:{_key(_ALLERGEN_FORM.sub('', m.group(1)))}", f"User is allergic to {m.group(1).lower()}"
 
 
 def _favorite(m):
@@ -1200,7 +1200,7 @@ RULES = [
          r"(?i:it's|it\s+is|I'm\s+(?:at|with)|now\s+(?:at|with))\s+" + ORG + r"(?:\s+(?i:now))?\s*(?:$|[.!;])",
          lambda m: _employer(_Groups(m.group(2))), 0.8),
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|(?:I|we)\s+(?:just\s+)?(?:adopted|got)|(?:I|we)\s+own|"
-         r"(?:I've|we've)\s+(?:just\s+)?(?:adopted|got))\s+(?i:an?|another)\s+" + PET_ADJECTIVES + r"((?i:"
+         r"(?:I've|we've)\s+(?:just\s+)?(?:adopted|got)|I've|we've)\s+(?i:an?|another)\s+" + PET_ADJECTIVES + r"((?i:"
          + PETS + r"))\s+(?i:named|called|and\s+named\s+(?:him|her|it|them))\s+" + NAME
          + r"(?=$|[\s,.!;])", _pet, 0.9),
     Rule(NAME + r"\s+(?i:is\s+(?:my|our))\s+(?i:(?:little\s+|old\s+|rescue\s+)?)((?i:" + PETS + r"))\s*(?:$|[,.!;])",
@@ -1224,9 +1224,11 @@ RULES = [
     Rule(r"(?i:I'm|I\s+am)\s+(?i:married|engaged)\s+to\s+" + NAME + r"(?=$|[\s,.!;])", _spouse, 0.9),
     Rule(r"((?i:mum|mom|mam|dad|mother|father|grandma|grandpa|granny|nana))(?:'?s\s+name\s+is|(?:\s+is|'s)\s+(?:named|called))\s+"
          + NAME + r"\s*(?:$|[,.!;]|\s+(?i:and|but)\s+(?i:she|he|they)\b)", _relative, 0.8),
-    Rule(r"(?i:my)\s+(" + RELATIVES + r")(?:'?s\s+name\s+is|(?:\s+is|'s)\s+(?:named|called)|\s+is)\s+"
+    # Round 11: "my wife's Gráinne and we've…", "my son's name is Kojo not Kwame".
+    Rule(r"(?i:my)\s+(" + RELATIVES + r")(?:'?s\s+name\s+is|(?:\s+is|'s)\s+(?:named|called)|\s+is|'s)\s+"
          r"(?:(?i:actually|really|now|still)\s+)?" + NAME
-         + r"\s*(?:$|[,.!;]|\s+(?i:and|but)\s+(?i:she|he|they|she's|he's|they're)\b)", _relative, 0.85),
+         + r"\s*(?:$|[,.!;]|\s+(?i:and|but)\s+(?i:she|he|they|she's|he's|they're|we|we've|we're|I|I'm)\b|\s+(?i:not)\s+(?=" + UPPER + r"))",
+         _relative, 0.85),
     # "my wife Dana and I adopted…" is split before "I…": "my wife Dana" is then the whole clause.
     Rule(r"(?i:my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)("
          + RELATIVES + r"),?\s+" + NAME + r"(?:,?\s+(?i:is|lives|works|was|has|just|loves|likes)\b|$)",
@@ -1657,7 +1659,7 @@ RULES += [
     Rule(r"(?i:I\s+keep|I\s+eat|we\s+keep)\s+((?i:kosher|halal))\b", lambda m: _diet(_Groups(m.group(1).lower())), 0.8),
     # "from Sligo originally, now in Bordeaux": after a former place, "now in X" is where the user lives.
     Rule(r"(?i:now)\s+(?:(?i:living|based)\s+)?(?i:in)\s+" + PLACE + r"\s*(?:$|[,.!;])", _location, 0.75,
-         needs=r"(?i)\b(?:originally|from|moved|grew\s+up|born|raised|left)\b"),
+         needs=r"(?i)\b(?:originally|from|moved|grew\s+up|born|raised|left|used\s+to\s+live|lived)\b"),
 ]
 def _origin_living(m):
     """"I'm a Lagos girl living in Leeds": where the user is from, and where they live."""
@@ -2070,6 +2072,9 @@ APPOSITIONS = [
                + r"(?=$|[\s,.!;])", _pet),
     Apposition(r"\b(?i:my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)("
                + RELATIVES + r")\s+" + NAME + r"(?=$|[\s,.!;])", _relative),
+    # Round 11: "my wife's Gráinne and we've a collie": the contraction, only before the end or the user's next clause.
+    Apposition(r"\b(?i:my)\s+(" + RELATIVES + r")'s\s+" + NAME + r"(?=\s*(?:$|[,.!;])|\s+(?i:and)\s+(?:I|I'm|I've|we|we've|we're)\b)",
+               _relative),
     # "our son Leo": a child or a grandparent is the user's too ("our wife" is no phrase).
     Apposition(r"\b(?i:our)\s+(?i:(?:little\s+|older\s+|younger\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)("
                r"(?i:daughter|son|grandmother|grandfather|grandma|grandpa))\s+" + NAME + r"(?=$|[\s,.!;])", _relative),
@@ -2122,7 +2127,25 @@ FOREIGN_APPOSITIONS_11 = [
 ]
 APPOSITIONS += FOREIGN_APPOSITIONS_11
 
+def _island(m):
+    return None if re.search(r"(?i)\b(?:street|road|avenue|lane|drive|close|way|crescent|terrace|place|boulevard|st|rd|ave)$",
+                             m.group(1)) else _location(m)
+
+
 RULES += [
+    # "It's Tadhg, pronounced like 'tiger'", "It's Małgorzata. Gosia is fine too": a name, in a message about it.
+    Rule(r"(?i:it's|it\s+is|its)\s+" + NAME + r"(?=\s*(?:$|[,.!;(]))", _name, 0.8,
+         needs=r"(?i)\b(?:pronounced|pronounce|pronunciation|spelt|spelled|spelling|is\s+fine\s+too|for\s+short|short\s+for|nickname|"
+               r"my\s+friends\s+(?:use|call\s+me))\b"),
+    # "I married Thijs in June": the spouse.
+    Rule(r"(?i:I\s+(?:just\s+|recently\s+|finally\s+)?(?:married|wed))\s+" + NAME
+         + r"(?=\s*(?:$|[,.!;])|\s+(?i:in|last|this|on|at|and|when|so|after|back|\d)\b)", _spouse, 0.8),
+    # "hornet stings — allergic, badly", "peanuts: allergic": the allergen first, at the start of the message.
+    Rule(r"([a-z][a-z\-]{2,20}(?:\s+[a-z][a-z\-]{2,20})?)\s*+[—–:,\-]+\s*+(?:(?i:I'm|I\s+am)\s+)?(?:(?i:very|badly|severely|seriously|"
+         r"deathly|really)\s+)?(?i:allergic)\b(?!\s+(?i:to|reaction))", _allergy_first, 0.75,
+         needs=r"^\W*[a-z][a-z\-]{2,20}(?:\s+[a-z][a-z\-]{2,20})?\s*[—–:,\-]"),
+    # "I live on Inis Mór": an island, not a street.
+    Rule(r"(?i:I|we)\s+(?i:live)\s+(?i:on)\s+(?=" + UPPER + r")" + PLACE + r"(?=$|[\s,.!;])", _island, 0.8),
     Rule(_FOREIGN_NAME_11 + r"\s+" + NAME + r"(?=\s*(?:$|[,.!;(])|\s+(?i:and|but|e|en|ja|w|i|y)\b)", _name, 0.85),
     Rule(_FOREIGN_IAM_11 + r"\s+" + NAME + r"(?=\s*(?:$|[,.!;(])|\s+(?i:and|but|e|en|ja|y)\b)", _foreign_intro, 0.8),
     # "Gbenga ni orukọ mi", "main Devika hoon", "ana Walid, 3omri 31": the name before the cue, or after a lower-case pronoun.
@@ -2146,14 +2169,16 @@ _PET_NAME_AFTER = re.compile(r"(?:(?i:his|her|its|their)\s+name(?:'s|\s+is)|(?i:
 _PET_BEFORE = re.compile(FILLER + r"(?i:(?:I|we)\s+(?:have|(?:just\s+)?(?:got|adopted))|(?:I've|we've)\s+(?:got|(?:just\s+)?adopted)|"
                          r"I\s+have\s+got|we\s+have\s+got)\s+(?i:an?|another)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))(?:\s+(?i:last\s+(?:week|month|year|weekend)|this\s+(?:week|month|year|weekend|morning)|yesterday|today|recently))?"
                          r"\s*[.!]*$")
+_KIN_BEFORE = re.compile(FILLER + r"(?i:my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+)?)(" + RELATIVES + r")\s*[,.!]*$")
 # "meet Noodle, my axolotl": a name, then (split off at ", my") the pet it is.
 _PET_ALONE = re.compile(r"(?i:my|our)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))\s*[.!]*$")
 _NAME_BEFORE = re.compile(FILLER + r"(?:(?i:meet|say\s+hi\s+to|this\s+is|introducing|and\s+this\s+is)\s+)?" + NAME + r"\s*,?$")
 # "Shellfish makes me sick, I'm allergic.": the allergen is named in the clause before.
-_BARE_ALLERGY = re.compile(r"(?:I'm|I\s+am)\s+(?:very\s+|severely\s+|really\s+)?allergic(?:\s+to\s+(?:it|them))?\s*[.!]?$")
+_BARE_ALLERGY = re.compile(r"(?:I'm|I\s+am)\s+(?:very\s+|severely\s+|really\s+|badly\s+)?allergic(?:\s+to\s+(?:it|them))?\s*(?:[.!]?$|,)")
 _ALLERGEN_BEFORE = re.compile(FILLER + r"(?:([A-Za-z][a-z\-]{1,30}(?:\s+[a-z\-]{1,30})?)\s+(?:makes|make|gives|give)\s+me\s+"
                               r"(?:sick|ill|hives|a\s+rash|itchy)|I\s+(?:can't|cannot|don't|do\s+not)\s+(?:eat|have|touch|drink)\s+"
-                              r"([a-z][a-z\-]{1,30}(?:\s+[a-z\-]{1,30})?))\s*$")
+                              r"([a-z][a-z\-]{1,30}(?:\s+[a-z\-]{1,30})?)|"
+                              r"([a-z][a-z\-]{1,30}\s+(?i:stings?|bites?)))\s*$")  # round 11: "jellyfish stings, | I'm allergic"
 
 # Round 9: "My family is from Tangier, I was born there.": the place of the clause before is the user's origin.
 _BORN_THERE = re.compile(FILLER + r"(?:I\s+was\s+(?:born|raised|brought\s+up)|I\s+grew\s+up)\s+there(?:\s+(?:too|as\s+well|myself))?\s*[.!]?$")
@@ -2710,7 +2735,10 @@ _CORRECTION = re.compile(r"\b(?i:(?:actually|wait|sorry|oh)[,.]?\s++no\b(?![\s,.
                          r"I\s++mean[,.]?\s++I\s++(?:was|did|used\s++to)\b|well[,.]?\s++(?:worked|lived|used\s++to|not\s++anymore)\b|"
                          r"plans?\s++(?:have\s++)?changed\b|scratch\s++that\b|actually[,.]?\s++it's\b|or\s++rather\b|"
                          r"correction\s*:|,\s*+not\s++anymore\b|sorry[,.]?\s++I\s++meant\b|just\s++kidding\b|jk\b|"
-                         r"no[,.]?\s++sorry\b(?![\s,.]++(?:for|about|to|if|that|but)\b)|(?<=[^\W\d_])[-–—]{1,2}\s*+sorry,)")
+                         r"no[,.]?\s++sorry\b(?![\s,.]++(?:for|about|to|if|that|but)\b)|(?<=[^\W\d_])[-–—]{1,2}\s*+sorry,|"
+                         # Round 11: "… before but I meant Písek", "I said 42 earlier, I meant 43", "Bobbie... sorry, Bobbi".
+                         r"(?:,|\bbut)\s*+I\s++meant\b(?!\s++(?:to|it|that|this|what|no|well)\b)|"
+                         r"(?:\.\.\.|…)\s*+sorry,\s*+(?=" + UPPER + r"[^\W\d_]*+(?:\s*+[,.!]|\s*+$|\s++(?:no|not)\b)))")
 MAX_CORRECTED = 2000  # a longer message is read as it is (each pass below is linear in it)
 _FIX_LEAD = re.compile(r"(?:(?i:sorry|I\s+mean|make\s+that|it's|it\s+is|now|I'm\s+at|I\s+am\s+at|at|to|from|in|"
                        r"I\s+(?:just\s+)?(?:moved|switched|went|changed|jumped)(?:\s+(?:over|jobs))?\s+to)[\s,]++){0,3}")
@@ -2726,6 +2754,8 @@ _FIX_VALUE = {
     "allergy": (re.compile(r"([a-z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30})?)(?=\s+(?:I'm|I\s+am)\s+(?:allergic|the\s+one)\b|\s*(?:$|[,.!;]))"),
                 lambda m: m.group(1).split()[0] not in REACTION_WORDS | _FIX_NOT and _allergy(m)),
 }
+# What "I said … earlier, I meant …" reports of the user's own words is what the marker takes back.
+_SAID_BEFORE = re.compile(r"^(?:(?i:I\s+(?:said|told\s+you|wrote|put|typed))\s+(?:(?i:that)\s+)?)|\s+(?i:earlier|before|by\s+mistake)$")
 _FIX_NOT = frozenset("no not sorry wait I I'm it it's that this my the".lower().split())
 
 
@@ -2740,7 +2770,7 @@ def _plain(extractor: RuleExtractor, message: UserMessage, text: str) -> list[Ca
 def _corrected(extractor: RuleExtractor, message: UserMessage, fix: re.Match, found: list[Candidate]) -> list[Candidate]:
     """`_CORRECTION`'s note: `found` (one message's facts) without what the marker takes back, plus the new value."""
     text = message.text
-    pieces = [p for p in _SENTENCE.split(text[:fix.start()].rstrip(" ,.;:!-–—…")) if p.strip()]
+    pieces = [_SAID_BEFORE.sub("", p.strip()) for p in _SENTENCE.split(text[:fix.start()].rstrip(" ,.;:!-–—…")) if p.strip()]
     taken: set[tuple[str, str]] = set()
     # What is taken back: the words after the last comma before the marker ("I'm Dušan, a carpenter from
     # Novi Sad, moving to Zagreb"), else the sentence, else the one before ("update:" alone says nothing).
@@ -2768,8 +2798,12 @@ def _corrected(extractor: RuleExtractor, message: UserMessage, fix: re.Match, fo
                          source_entry_ids=c.source_entry_ids, source_seq=c.source_seq) if c.slot == "location" else c for c in new]
         kept = [c for c in kept if not (c.slot == "location" and c.text in moved)]
     kinds = {c.slot.split(":")[0] for c in kept + new}
-    for slot, _ in sorted(taken):
+    for slot, said in sorted(taken):
         kind = slot.split(":")[0]
+        if kind in ("pet", "family") and kind not in kinds and (renamed := _renamed(slot, said, after, lead)):
+            new.append(Candidate(text=renamed[1], slot=renamed[0], confidence=0.75, source_entry_ids=[message.entry_id],
+                                 source_seq=message.seq))  # round 11: "my dog is called Bobbie... sorry, Bobbi"
+            kinds.add(kind)
         if kind in kinds or kind not in _FIX_VALUE:
             continue
         regex, build = _FIX_VALUE[kind]
@@ -2779,6 +2813,18 @@ def _corrected(extractor: RuleExtractor, message: UserMessage, fix: re.Match, fo
             kinds.add(kind)
     seen = {(c.slot, c.text) for c in kept}
     return kept + [c for c in new if (c.slot, c.text) not in seen]
+
+
+def _renamed(slot: str, said: str, after: str, lead: int) -> tuple[str, str] | None:
+    """A pet or relative taken back and named again right after the marker: the same fact with the new name."""
+    old = slot.rsplit(":", 1)[-1]
+    m = _FIX_VALUE["name"][0].match(after, lead)
+    if slot.count(":") != (1 if slot.startswith("pet:") else 2) or not m or not said.lower().endswith(old):
+        return None
+    name = m.group(1)
+    if name.split()[0].lower() in _FIX_NOT | NOT_NAMES | NOT_INTRO or not _proper(name):
+        return None
+    return slot[:len(slot) - len(old)] + name.lower(), said[:len(said) - len(old)] + name
 
 
 _MOVED_TO = re.compile(r"(?:(?i:I|I've|I\s+have)\s+)?(?:(?i:just|recently|actually)\s+)?(?i:moved|switched|went|changed)\s+(?:(?i:over|jobs)\s+)?(?i:to)\s")
@@ -2912,9 +2958,12 @@ class RuleExtractor:
             if (named := _PET_NAME_AFTER.match(clause)) and (pet := _PET_BEFORE.match(before)):
                 if built := _pet(_Groups(pet.group(1), named.group(1))):
                     add(built, 0.8)
+            if (named := _PET_NAME_AFTER.match(clause)) and (kin := _KIN_BEFORE.match(before)):
+                if built := _relative(_Groups(kin.group(1), named.group(1))):
+                    add(built, 0.8)  # round 11: "my wife, | her name is Jamila, …"
             if _BORN_THERE.match(clause) and (family := _FAMILY_FROM.match(before)):
                 add(("origin", f"User is from {_place(family.group(1))}"), 0.75)  # "My family is from Tangier, I was born there."
             if _BARE_ALLERGY.match(clause) and (allergen := _ALLERGEN_BEFORE.match(before)):
-                obj = _clean_object(allergen.group(1) or allergen.group(2))
+                obj = _clean_object(next(g for g in allergen.groups() if g))
                 if obj and not HEDGES.search(before):
-                    add((f"allergy:{_key(obj)}", f"User is allergic to {obj.lower()}"), 0.8)
+                    add((f"allergy:{_key(_ALLERGEN_FORM.sub('', obj))}", f"User is allergic to {obj.lower()}"), 0.8)
