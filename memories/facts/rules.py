@@ -1148,7 +1148,7 @@ RULES = [
          r"\s*(?:$|[,.!;]|\s+(?i:so|and|but|because|lol|though|at|for|in|with|since|now)\b)", _job_or_field, 0.8),
     Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:(?i:currently|now|still|also|actually)\s+)?(?:an?\s+)"
          r"((?:[a-zA-Z\-]+\s+){0,3}[a-z\-]+)(?:\s+by\s+(?:profession|trade))?"
-         r"\s*(?:$|[,.!;(]|\s+(?:over\s+)?at\b|\s+in\b|\s+for\b|\s+with\b|\s+on\s+the\b|\s+(?i:since|and|but|lol|haha|tbh|near|outside)\b|"
+         r"\s*(?:$|[,.!;(]|\s+(?:over\s+)?at\b|\s+in\b|\s+for\b|\s+with\b|\s+on\s+(?:the|an?)\b|\s+(?i:since|and|but|lol|haha|tbh|near|outside)\b|"
          r"\s+(?i:been\s+(?:doing|at|in|working))\b)",
          _job, 0.85),
     Rule(r"(?i:I\s+work\s+(?:at|for)|I'm\s+working\s+(?:at|for)|I\s+am\s+working\s+(?:at|for)|"
@@ -1515,7 +1515,7 @@ RULES += [
          _field_origin, 0.75),
     Rule(r"(?:(?i:my)\s+)?(?i:occupation|profession|job(?:\s+title)?|role|work|position)\s*(?::|\s[-–—])\s*(?:an?\s+)?((?:[a-zA-Z\-]+\s+){0,3}?[a-zA-Z\-]+)"
          r"\s*(?:$|[,.!;(])", lambda m: _job(_Groups(m.group(1).lower())), 0.75),
-    Rule(r"(?i:employer|company|workplace|works?\s+at)\s*:\s*" + ORG + r"\s*(?:$|[,.!;])", _field_employer, 0.75),
+    Rule(r"(?i:employer|company|workplace|works?\s+at)\s*:\s*" + ORG + r"\s*(?:$|[,.!;(])", _field_employer, 0.75),
     Rule(r"(?i:diet|dietary\s+(?:requirements?|needs|preferences?))\s*:\s*([a-zA-Z\-]+)\s*(?:$|[,.!;])",
          lambda m: _diet(_Groups(m.group(1).lower())), 0.75),
     Rule(r"(?i:allerg(?:y|ies))\s*:\s*" + REST, lambda m: None if _NO_VALUE.match(m.group(1)) else _allergy(m), 0.75),
@@ -1912,10 +1912,18 @@ _WORK_VERB_10 = (r"(?i:I)\s+(?:(?i:work|fix|repair|service|drive|teach|study|man
                  r"guide|coach|translate)\s+(?:(?:an?|the|at|for|as|my|our)\s+)?(?:[\w\-']+\s+){0,4}?)")
 
 
-def _work_place(m, group: int = 1):
+def _work_stay(text: str) -> bool:
+    """`_STAY_WORDS` in a work clause, but "on a farm", "on the ferries" are where the work is (round 11)."""
+    return any(not re.match(r"(?i:on)\s", s.group(0)) or re.search(r"(?i:holiday|vacation|business|layover)", s.group(0))
+               for s in _STAY_WORDS.finditer(text))
+
+
+def _work_place(m, group: int = 1, scoped: bool = False):
+    """`scoped` (round 11): only what follows the place up to the next comma can make it a stay ("an embryologist at
+    the IVF unit in Leiria, nights this month" works there; "…in Leeds for the summer" does not live there)."""
     place = _place(m.group(group))
     words = place.split()
-    if (_STAY_WORDS.search(m.string) or words[0].lower() in NOT_PLACES | NATIONALITIES | _LOWER_STOP | NOT_WORK_PLACES
+    if (_work_stay(m.string[m.start(group):].split(",", 1)[0] if scoped else m.string) or words[0].lower() in NOT_PLACES | NATIONALITIES | _LOWER_STOP | NOT_WORK_PLACES
             or any(w.lower() in NOT_PLACE_WORDS for w in words) or place.lower() in FIELDS.lower().split("|") or len(place) < 3):
         return None
     return "location", f"User lives in {place}"
@@ -2146,6 +2154,9 @@ RULES += [
          needs=r"^\W*[a-z][a-z\-]{2,20}(?:\s+[a-z][a-z\-]{2,20})?\s*[—–:,\-]"),
     # "I live on Inis Mór": an island, not a street.
     Rule(r"(?i:I|we)\s+(?i:live)\s+(?i:on)\s+(?=" + UPPER + r")" + PLACE + r"(?=$|[\s,.!;])", _island, 0.8),
+    # "I'm the only falconer in Westport", "I'm the village blacksmith here".
+    Rule(r"(?i:I'm|I\s+am)\s+(?i:the)\s+(?i:only|local|resident|village|town|island|parish)\s+((?:[a-z\-]+\s+)?[a-z\-]+)"
+         r"(?=\s*(?:$|[,.!;])|\s+(?i:in|at|for|around|here|on)\b)", _job, 0.75),
     Rule(_FOREIGN_NAME_11 + r"\s+" + NAME + r"(?=\s*(?:$|[,.!;(])|\s+(?i:and|but|e|en|ja|w|i|y)\b)", _name, 0.85),
     Rule(_FOREIGN_IAM_11 + r"\s+" + NAME + r"(?=\s*(?:$|[,.!;(])|\s+(?i:and|but|e|en|ja|y)\b)", _foreign_intro, 0.8),
     # "Gbenga ni orukọ mi", "main Devika hoon", "ana Walid, 3omri 31": the name before the cue, or after a lower-case pronoun.
@@ -2514,7 +2525,7 @@ def _run_on(clause: str) -> list[str]:
 # "I'm Ebere, 38, a quantity surveyor from Owerri, living in Abuja": after a short "I'm X", each
 # comma-separated part that opens like a self-description is a statement of its own, its "I'm"
 # left out. The first part is read alone too ("I'm Ebere"). At most SELF_LIST_PARTS parts.
-_SELF_HEAD = re.compile(FILLER + r"(?:I'm|I\s+am)\s+(?!(?i:not|no|never)\b)(?:[^\s,]++\s){0,3}[^\s,]++\s*,")
+_SELF_HEAD = re.compile(FILLER + r"(?:I'm|I\s+am|I\s+(?:work|live|do|teach|run|study)(?=\s))\s+(?!(?i:not|no|never)\b)(?:[^\s,]++\s){0,3}[^\s,]++\s*,")
 _SELF_PART = re.compile(r"(?:(?i:and|but)\s+)?(?:(an?\s|\d{1,3}(?:\s+(?i:years?\s+old|yrs?\s+old|yo|y/o))?\s*[.!]?$|(?i:from|originally|living|based|staying|residing|working|"
                         r"retired|married|divorced|single|allergic|vegan|vegetarian|now\s+living|currently)\b)|"
                         r"((?i:born|raised|brought\s+up)\b)|((?i:grew\s+up)\b))")
@@ -2606,6 +2617,8 @@ def _self_list(clause: str) -> list[str]:
         return []
     for part in clause[head.end():].split(",", SELF_LIST_PARTS)[:SELF_LIST_PARTS]:
         part = _unglossed(part.strip())
+        if len(words := part.split(maxsplit=2)) == 3 and words[0].lower() in NATIONALITIES and words[1].lower() in ("but", "and"):
+            part = words[2]  # round 11: "Lebanese but living in Ras Al Khaimah now"
         if (where := _SELF_IN.match(part)) and len(part.split()) <= 5:  # round 9: "I'm Mohan, retired, in Mysuru"
             if where.group(1).lower() not in NOT_PLACES | _LOWER_STOP and not re.fullmatch(rf"(?i:{WHEN_WORDS}|{FIELDS})", where.group(1)):
                 out.append("I live in " + part[where.start(1):])
@@ -2940,7 +2953,7 @@ class RuleExtractor:
             if n == 0 and not slots and (role := _opening_role(clause)):
                 add(role, 0.7)  # round 11: "goldsmith with my own little workshop in Eger", "pescatarian, though I cheat"
             if slots & {"job", "employer"} and "location" not in slots and (where := _WORK_IN.search(clause)):
-                if where.group(1) is None and (built := _work_place(where, 2)):
+                if where.group(1) is None and (built := _work_place(where, 2, scoped=True)):
                     add(built, 0.7)  # round 11: "I'm a projectionist at the old cinema in Lappeenranta"
             for rule in APPOSITIONS:
                 for match in rule.regex.finditer(clause):
