@@ -380,6 +380,8 @@ NOT_NAMES_ABROAD = frozenset("salamat opo oo sige hindi ingat ano asante karibu 
 
 
 def _name(m):
+    if re.search(r"-(?:san|sama|kun|chan|sensei)$", m.group(1)):  # round 11: "Tanaka-san" is someone else
+        return None
     if not _proper(m.group(1)) or _is_job(m.group(1).split()[-1]):  # "Pharmacist here" is a job
         return None
     if m.group(1).split()[0].lower() in NOT_NAMES_ABROAD:
@@ -1224,10 +1226,10 @@ RULES = [
     Rule(r"(?i:I'm|I\s+am)\s+(?i:married|engaged)\s+to\s+" + NAME + r"(?=$|[\s,.!;])", _spouse, 0.9),
     Rule(r"((?i:mum|mom|mam|dad|mother|father|grandma|grandpa|granny|nana))(?:'?s\s+name\s+is|(?:\s+is|'s)\s+(?:named|called))\s+"
          + NAME + r"\s*(?:$|[,.!;]|\s+(?i:and|but)\s+(?i:she|he|they)\b)", _relative, 0.8),
-    # Round 11: "my wife's Gráinne and we've…", "my son's name is Kojo not Kwame".
-    Rule(r"(?i:my)\s+(" + RELATIVES + r")(?:'?s\s+name\s+is|(?:\s+is|'s)\s+(?:named|called)|\s+is|'s)\s+"
+    # Round 11: "my son's name is Kojo not Kwame".
+    Rule(r"(?i:my)\s+(" + RELATIVES + r")(?:'?s\s+name\s+is|(?:\s+is|'s)\s+(?:named|called)|\s+is)\s+"
          r"(?:(?i:actually|really|now|still)\s+)?" + NAME
-         + r"\s*(?:$|[,.!;]|\s+(?i:and|but)\s+(?i:she|he|they|she's|he's|they're|we|we've|we're|I|I'm)\b|\s+(?i:not)\s+(?=" + UPPER + r"))",
+         + r"\s*(?:$|[,.!;]|\s+(?i:and|but)\s+(?i:she|he|they|she's|he's|they're|we|we've|we're)\b|\s+(?i:not)\s+(?=" + UPPER + r"))",
          _relative, 0.85),
     # "my wife Dana and I adopted…" is split before "I…": "my wife Dana" is then the whole clause.
     Rule(r"(?i:my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)("
@@ -1779,7 +1781,7 @@ FOREIGN_KIN = {"esposa": "wife", "esposo": "husband", "marido": "husband", "muje
                "hund": "dog", "katze": "cat", "cachorro": "dog", "cachorra": "dog", "cane": "dog", "gatto": "cat",
                # Round 11: Dutch, and pets the lexicon lacked.
                "vrouw": "wife", "man": "husband", "zoon": "son", "dochter": "daughter", "broer": "brother", "zus": "sister",
-               "moeder": "mother", "vader": "father", "vriend": "boyfriend", "vriendin": "girlfriend", "hond": "dog", "kat": "cat",
+               "moeder": "mother", "vader": "father", "hond": "dog", "kat": "cat",
                "papagaio": "parrot", "loro": "parrot", "perroquet": "parrot", "pappagallo": "parrot", "papagei": "parrot",
                "cão": "dog", "coelho": "rabbit", "conejo": "rabbit", "lapin": "rabbit", "kaninchen": "rabbit", "konijn": "rabbit"}
 _FOREIGN_MY = r"(?i:mi|mis|mon|ma|mes|mein|meine|meu|minha|mio|mia|nuestro|nuestra|notre|unser|unsere|nosso|nossa|mijn|onze)"
@@ -1889,7 +1891,9 @@ _HERE_WORDS_10 = r"(?i:hapa|tutaj|burada|yma|dw\s+i|ydw\s+i|dwi|đây|aquí|aqui
 
 
 # Someone else before the cue makes it theirs ("my friend Kofi, 24 tuổi"); "my name is …" is the user's own.
-_OTHER_HEAD = re.compile(r"(?i)\b(?:his|her|their|he|she|they|he's|she's|they're|ấy|họ|yeye|siya|sila|[^\W\d_]+'s|(?:my|our)\s+(?!name\b)[\w\-]+)(?![\w'])")
+_OTHER_HEAD = re.compile(r"(?i)\b(?:his|her|their|he|she|they|he's|she's|they're|ấy|họ|yeye|siya|sila|[^\W\d_]+'s|"
+                         r"unki|unka|unke|uski|uska|uske|woh|inki|inka|iski|iska|hij|zij|ze|hän|ele|ela|huwa|hiya|"  # round 11
+                         r"(?:my|our|mijn|onze|meri|mera|mere|minun)\s+(?!name\b|naam\b)[\w\-]+)(?![\w'])")
 
 
 def _foreign_age(m):
@@ -2080,8 +2084,8 @@ APPOSITIONS = [
                + r"(?=$|[\s,.!;])", _pet),
     Apposition(r"\b(?i:my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)("
                + RELATIVES + r")\s+" + NAME + r"(?=$|[\s,.!;])", _relative),
-    # Round 11: "my wife's Gráinne and we've a collie": the contraction, only before the end or the user's next clause.
-    Apposition(r"\b(?i:my)\s+(" + RELATIVES + r")'s\s+" + NAME + r"(?=\s*(?:$|[,.!;])|\s+(?i:and)\s+(?:I|I'm|I've|we|we've|we're)\b)",
+    # Round 11: "my wife's Gráinne and we've a collie": the contraction, only before "and we…" ("my dad's Ford" is his car).
+    Apposition(r"\b(?i:my)\s+(" + RELATIVES + r")'s\s+" + NAME + r"(?=\s+(?i:and)\s+(?:we|we've|we're)\b)",
                _relative),
     # "our son Leo": a child or a grandparent is the user's too ("our wife" is no phrase).
     Apposition(r"\b(?i:our)\s+(?i:(?:little\s+|older\s+|younger\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)("
@@ -2096,13 +2100,15 @@ _FOREIGN_NAME_11 = r"(?i:is\s+mise|my\s+name\s+na|ana\s+ismi|watashi\s+no\s+nama
 # Cues that also open other statements ("ik ben 62", "olen Helsingissä", "sou de Recife"): the name must look like one.
 _FOREIGN_IAM_11 = r"(?i:ik\s+ben|olen|eu\s+sou\s+[oa]|sou\s+[oa])"
 _FINNISH_CASES = ("ssa", "ssä", "sta", "stä", "lla", "llä", "lta", "ltä", "ksi", "lle")
-_FOREIGN_AGE_11 = (r"(?:(\d{1,2})[-\s]?(?i:sai|saai)|(?i:3omri|omri|umri)\s+(\d{1,2})|(\d{1,2})\s+(?i:saal)(?:\s+(?i:ka|ki|ke))?|"
-                   r"(?i:ik\s+ben|olen)\s+(\d{1,2})(?:\s+(?i:jaar(?:\s+oud)?|vuotta|-vuotias))?|(\d{1,2})-(?i:vuotias|évesen|éves))")
+_FOREIGN_AGE_11 = (r"(?:(\d{1,2})[-\s]?(?i:sai|saai)|(?i:3omri|omri|umri)\s+(\d{1,2})|"
+                   r"(\d{1,2})\s+(?i:saal)(?:\s+(?i:ka|ki|ke))?(?=\s*(?:$|[,.!;])|\s+(?i:hoon|hun|hu|aur)\b)|"
+                   r"(?i:ik\s+ben|olen)\s+(\d{1,2})(?:\s+(?i:jaar(?:\s+oud)?|vuotta)|-vuotias)?(?=\s*(?:$|[,.!;])|\s+(?i:en|ja)\b)|"
+                   r"(\d{1,2})-(?i:vuotias|évesen|éves))")
 _FOREIGN_LIVE_11 = r"(?i:(?:ik\s+)?woon\s+in|sakin(?:a)?\s+fi|sakna\s+fi|ana\s+sakin\s+fi)"
 _FOREIGN_FROM_11 = r"(?i:ana\s+min|ik\s+kom\s+uit|olen\s+kotoisin)"
 # The place first, the cue after: "Sapporo ni sunde imasu", "Lucknow mein rehte hain", "Aomori shusshin", "Indore se hoon".
-_LIVE_AFTER_11 = r"\s+(?i:ni\s+sunde\s+(?:imasu|iru|masu)|(?:mein|me)\s+(?:rehta|rehti|rehte)\s+(?:hoon|hun|hu|hain|hai))\b"
-_FROM_AFTER_11 = r"\s+(?i:shusshin|se\s+(?:hoon|hun|hu|hain|hai))\b"
+_LIVE_AFTER_11 = r"\s+(?i:ni\s+sunde\s+(?:imasu|iru|masu)|(?:mein|me)\s+(?:rehta|rehti|rehte)\s+(?:hoon|hun|hu|hain))\b"
+_FROM_AFTER_11 = r"\s+(?i:shusshin|se\s+(?:hoon|hun|hu|hain))\b"
 
 
 # Languages and nationalities these cues also open ("ik ben Nederlands", "sou Brasileira", "olen suomalainen").
@@ -2130,14 +2136,16 @@ FOREIGN_APPOSITIONS_11 = [
                _foreign_kin),
     # "mijn hond Kees", "mi perro Toby", "meri wife Meenakshi": a possessive of another language before a kin word.
     Apposition(_NOT_LETTER_BEFORE + _FOREIGN_MY + r"\s+([^\W\d_]{3,12})\s+" + NAME + r"(?=$|[\s,.!;])", _foreign_kin),
-    Apposition(_NOT_LETTER_BEFORE + r"(?i:meri|mera|mere|mijn|minun|moja|mój)\s+(" + RELATIVES + r")\s+" + NAME + r"(?=$|[\s,.!;])",
+    Apposition(_NOT_LETTER_BEFORE + r"(?i:meri|mera|mere|mijn|minun|moja|mój)\s+(" + RELATIVES + r")\s+" + NAME
+               + r"(?=$|[\s,.!;])(?!\s+(?i:mein|me|se|ko|ka|ki|ke|main|in)\b)",
                _relative),
 ]
 APPOSITIONS += FOREIGN_APPOSITIONS_11
 
 def _island(m):
-    return None if re.search(r"(?i)\b(?:street|road|avenue|lane|drive|close|way|crescent|terrace|place|boulevard|st|rd|ave)$",
-                             m.group(1)) else _location(m)
+    if re.search(r"(?i)\b(?:street|road|avenue|lane|drive|close|way|crescent|terrace|place|boulevard|st|rd|ave)$", m.group(1)):
+        return None
+    return None if m.group(1).lower() in ("mars", "venus", "jupiter", "saturn", "pluto", "earth", "the moon") else _location(m)
 
 
 RULES += [
@@ -2562,10 +2570,14 @@ def _unglossed(part: str) -> str:
     return m.group(1) + part[m.end():] if (m := _GLOSS.match(part)) and _job_part(m.group(1)) else part
 
 
+_CARD_OF_OTHER = re.compile(r",\s*+(?i:my|our|his|her|their)\s++(?:(?i:" + RELATIVES + r"|friend|neighbour|neighbor|colleague|boss|"
+                            r"client|patient|student|son|daughter|kid)\b)")  # "Zeynep, 36, architect, my sister"
+
+
 def _card_head(clause: str):
     """`_SELF_HEAD_CARD`'s head and the statements it makes, or None: the name must be no common word, nationality
     or job, and a head without an age must be followed by a job."""
-    if not (head := _SELF_HEAD_CARD.match(clause)):
+    if not (head := _SELF_HEAD_CARD.match(clause)) or _CARD_OF_OTHER.search(clause):  # (the whole sentence: `_self_list`)
         return None
     name = head.group(1)
     if (any(w.lower() in NOT_INTRO | NOT_NAMES | NATIONALITIES | _LOWER_STOP | NOT_NAMES_ABROAD for w in name.split())
@@ -2596,13 +2608,13 @@ def _card_part(part: str, card: bool) -> str | None:
     return None
 
 
-def _self_list(clause: str) -> list[str]:
+def _self_list(clause: str, sentence: str = "") -> list[str]:
     if "," not in clause or len(clause) > MAX_CLAUSE:
         return []
     card = False
     if head := _SELF_HEAD.match(clause):
         out = [clause[:head.end() - 1].rstrip()]
-    elif found := _card_head(clause):
+    elif (found := _card_head(clause)) and not _CARD_OF_OTHER.search(sentence):
         (head, out), card = found, True
     elif head := _SELF_HEAD_HERE.match(clause):
         first = clause[head.end():].split(",", 1)[0].strip()
@@ -2620,6 +2632,8 @@ def _self_list(clause: str) -> list[str]:
         if len(words := part.split(maxsplit=2)) == 3 and words[0].lower() in NATIONALITIES and words[1].lower() in ("but", "and"):
             part = words[2]  # round 11: "Lebanese but living in Ras Al Khaimah now"
         if (where := _SELF_IN.match(part)) and len(part.split()) <= 5:  # round 9: "I'm Mohan, retired, in Mysuru"
+            if _STAY_WORDS.search(part):
+                break  # round 11: "…, in Stockholm for a conference"
             if where.group(1).lower() not in NOT_PLACES | _LOWER_STOP and not re.fullmatch(rf"(?i:{WHEN_WORDS}|{FIELDS})", where.group(1)):
                 out.append("I live in " + part[where.start(1):])
                 continue
@@ -2724,7 +2738,7 @@ def clauses(text: str) -> list[tuple[str, bool]]:
                         clause = clause[:head] + adverbs.group(1) + clause[adverbs.end():]
             if clause:
                 out.append((clause, question or framed))
-                out.extend((extra, question or framed) for extra in _self_list(clause))
+                out.extend((extra, question or framed) for extra in _self_list(clause, sentence))
                 framed = framed or bool(FRAMES.search(clause))
     return out
 
@@ -2768,7 +2782,7 @@ _FIX_VALUE = {
                 lambda m: m.group(1).split()[0] not in REACTION_WORDS | _FIX_NOT and _allergy(m)),
 }
 # What "I said … earlier, I meant …" reports of the user's own words is what the marker takes back.
-_SAID_BEFORE = re.compile(r"^(?:(?i:I\s+(?:said|told\s+you|wrote|put|typed))\s+(?:(?i:that)\s+)?)|\s+(?i:earlier|before|by\s+mistake)$")
+_SAID_BEFORE = re.compile(r"^(?:(?i:I\s+(?:said|told\s+you|wrote|put|typed))\s+(?:(?i:that)\s+)?)|(?<!\s)\s++(?i:earlier|before|by\s+mistake)$")
 _FIX_NOT = frozenset("no not sorry wait I I'm it it's that this my the".lower().split())
 
 
