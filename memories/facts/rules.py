@@ -1949,17 +1949,29 @@ _NOT_OWN_ROLE = re.compile(r"(?i)\b(?:is|was|are|were|said|says|told|tells|asked
                            r"recommend\w*|looking|hire|hiring|find|search\w*|called|thinks?|came|comes?|keeps?|did|does|has|had|"
                            r"gave|his|her|their|sister|brother|wife|husband|mum|mom|dad|son|daughter|kids?|friends?|guests?|people|options?|recipes?|menu|meals?|dish(?:es)?|"
                            r"anyone|someone|wanted|jobs?|vacanc\w*|course|degree|school|appointment|today|tonight|tomorrow|luck|"
-                           r"\d{1,2}(?::\d\d)?\s*(?:am|pm)|o'clock|" + WHEN_WORDS + r")\b")
+                           r"\d{1,2}(?::\d\d)?\s*(?:am|pm)|o'clock|who|what|where|when|how|why|then|gave|quit|stopped|anymore|longer|used|minutes?|hours?|days?|"
+                           r"won't|wouldn't|can't|didn't|doesn't|don't|isn't|wasn't|" + WHEN_WORDS + r")\b"
+                           r"|(?<![^\W\d_])(?!(?i:based|retired|employed|qualified|trained|licensed|certified|registered|skilled|"
+                           r"experienced|married|red|bed|shed)\b)[a-z]{2,}ed\b")  # "Manager at Tesco refused my refund"
 
 
-def _opening_role(clause: str):
-    if not (m := _OPENING_ROLE.match(clause)) or _NOT_OWN_ROLE.search(clause) or FRAMES.search(clause):
+_ROLE_ADDRESSED = re.compile(r"(?i)\b(?:please|help|can|could|would|thanks|thank)\b")  # "Nurse, please help"
+
+
+def _opening_role(clause: str, message: str):
+    """`_OPENING_ROLE`'s note; the message's first sentence is read for what makes it no statement of the user's
+    ("Vegetarian for a few years, then I gave it up" is cut into clauses before this)."""
+    if not (m := _OPENING_ROLE.match(clause)) or FRAMES.search(clause):
         return None
-    if any(w.lower() in DETERMINERS | {"as", "to", "of"} for w in m.group(1).split()):
-        return None  # "roleplay as my landlord"
+    if _NOT_OWN_ROLE.search(_SENTENCE.split(message[:MAX_CLAUSE], 1)[0]):
+        return None
+    if any(w.lower() in DETERMINERS | {"as", "to", "of", "i", "we", "you"} for w in m.group(1).split()):
+        return None  # "roleplay as my landlord", "I cook for my family"
     role = re.sub(r"^(?i:professional|full[\s\-]time|part[\s\-]time|freelance)\s+", "", m.group(1))
     if role.lower() in DIETS:
         return "diet", f"User is {role.lower()}"
+    if _ROLE_ADDRESSED.search(clause) or not re.match(r"\s*+,|\s++\S", clause[m.end(1):]):
+        return None  # a job alone ("Doctor. Who?") is `_bare_job`'s, which reads the whole message
     return _job(_Groups(role.lower())) if _job_part(role) else None
 
 
@@ -2964,7 +2976,7 @@ class RuleExtractor:
                 add(built, rule.confidence)
                 if rule.alone:
                     break
-            if n == 0 and not slots and (role := _opening_role(clause)):
+            if n == 0 and not slots and (role := _opening_role(clause, message.text)):
                 add(role, 0.7)  # round 11: "goldsmith with my own little workshop in Eger", "pescatarian, though I cheat"
             if slots & {"job", "employer"} and "location" not in slots and (where := _WORK_IN.search(clause)):
                 if where.group(1) is None and (built := _work_place(where, 2, scoped=True)):
