@@ -1928,7 +1928,8 @@ def _work_place(m, group: int = 1, scoped: bool = False):
     place = _place(m.group(group))
     words = place.split()
     if (_work_stay(m.string[m.start(group):].split(",", 1)[0] if scoped else m.string) or words[0].lower() in NOT_PLACES | NATIONALITIES | _LOWER_STOP | NOT_WORK_PLACES
-            or any(w.lower() in NOT_PLACE_WORDS for w in words) or place.lower() in FIELDS.lower().split("|") or len(place) < 3):
+            or any(w.lower() in NOT_PLACE_WORDS for w in words) or place.lower() in FIELDS.lower().split("|") or len(place) < 3
+            or re.fullmatch(rf"(?i:{WHEN_WORDS})", words[0])):  # round 11: "I started at Zalando in October"
         return None
     return "location", f"User lives in {place}"
 
@@ -2861,8 +2862,8 @@ def _renamed(slot: str, said: str, after: str, lead: int) -> tuple[str, str] | N
     if slot.count(":") != (1 if slot.startswith("pet:") else 2) or not m or not said.lower().endswith(old):
         return None
     name = m.group(1)
-    if name.split()[0].lower() in _FIX_NOT | NOT_NAMES | NOT_INTRO or not _proper(name):
-        return None
+    if name.split()[0].lower() in _FIX_NOT | NOT_NAMES | NOT_INTRO or not _proper(name) or name.lower() == old:
+        return None  # "my cat's called Mít - no wait, Mít is my sister's cat": not a new name
     return slot[:len(slot) - len(old)] + name.lower(), said[:len(said) - len(old)] + name
 
 

@@ -1224,6 +1224,7 @@ def test_round_10_still_skips_other_people_tools_stays_and_empty_fields(text):
     ("I'm a nurse at the cardiac unit", {('job', 'User works as a nurse')}),
     ("I'm from Oslo... sorry, I have to go", {('origin', 'User is from Oslo')}),
     ('I live in Oslo, I meant to ask about trains', {('location', 'User lives in Oslo')}),
+    ('I started at Zalando in October.', {('employer', 'User works at Zalando')}),
 ])
 def test_round_11_classes(text, expected):
     assert extract(text) == expected
