@@ -78,7 +78,7 @@ FILLER = (r"^(?:(?i:oh|ah|well|also|actually|anyway|anyways|so|and|btw|by the wa
           r"namaste|hola|salut|bonjour|ciao|hallo|kia\s+ora|salaam|salam|shalom|merhaba|aloha|jambo|howdy|greetings|hiya|heya|"
           r"sawubona|habari|konnichiwa|olá|ola|oi|ahoj|hej|moin|servus|yo|"
           r"bom\s+dia|boa\s+tarde|buenos\s+días|buenos\s+dias|buongiorno|guten\s+tag|goddag|god\s+dag|"
-          r"xin\s+chào|chào\s+bạn|chào|shwmae|helo|dzień\s+dobry|cześć|czesc|hæ|halló|kumusta|hujambo|annyeong(?:haseyo)?|yassou|"
+          r"xin\s+chào|chào\s+bạn|chào|shwmae|helo|dzień\s+dobry|cześć|czesc|hæ|halló|kumusta|hujambo|annyeong(?:haseyo)?|annyeong\s+haseyo~?|yassou|"
           r"hoi|hei|moi|moikka|terve|dia\s+dhuit|dobrý\s+den|dobry\s+den|szia|sziasztok|jó\s+napot|hajimemashite|konnichiwa|"
           r"namaste\s+ji|e\s+kaaro(?:\s+o)?|ẹ\s+(?:n|and)\s+lẹ(?:\s+o)?|ahlan|marhaba|goedemorgen|goedendag|tere|zdravo|privet|"
           r"vanakkam|sat\s+sri\s+akal|as-salamu\s+alaykum|salam\s+alaykum|"
@@ -199,7 +199,7 @@ cashier checker bagger shelf-filler stocker merchandiser buyer purchaser procure
 storeman warehouser dispatcher courier postwoman postie mailman mail-carrier rider delivery-rider""".split())
 JOB_PHRASES = frozenset("""chimney sweep|scrum master|product owner|cabin crew|ground crew|flight crew|film crew|
 kitchen staff|bar staff|support staff|teaching staff|nursing staff|office staff|dinner lady|lollipop lady|station master|
-harbour master|harbor master|quiz master|tree surgeon|crossing guard|stay-at-home parent|care worker""".replace("\n", "").split("|"))
+harbour master|harbor master|quiz master|tree surgeon|crossing guard|stay-at-home parent|care worker|domestic helper|domestic worker""".replace("\n", "").split("|"))
 
 
 def _is_job_phrase(words: list[str]) -> bool:
@@ -1078,7 +1078,7 @@ RULES = [
     Rule(PLACE + r"\s+(?i:is\s+(?:now\s+)?(?:my\s+|our\s+)?home)(?:\s+(?i:now|these\s+days))?\s*(?:$|[,.!;])", _location, 0.85),
     Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:in)\s+" + PLACE + r"\s+(?i:these\s+days|nowadays)\b", _location, 0.8),
     Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:in)\s+" + PLACE + r"\s+(?i:now)\s*(?:$|[.!;])", _location, 0.8,
-         needs=r"(?i)\b(?:any\s?more|no\s+longer|moved|relocated)\b"),
+         needs=r"(?i)\b(?:any\s?more|no\s+longer|moved|relocated|used\s+to\s+live|lived)\b"),
     Rule(r"(?i:I'm|I\s+am|we're|we\s+are|I\s+live|we\s+live)\s+(?i:in)\s+(?i:an?|our|my)\s+(?:[a-z]+\s+){0,2}?"
          r"(?i:flat|apartment|house|studio|place|bungalow|cottage|condo|bedsit|houseboat|room)\s+(?i:in)\s+" + PLACE
          + r"(?=$|[\s,.!;])", _location, 0.8),
@@ -1091,7 +1091,7 @@ RULES = [
          r"(?:I\s+live|I'm\s+living|I\s+am\s+living|we\s+live)\s+with\s+(?:my|our|a|two|three)\s+(?:[\w\-]+\s+){0,3}?in|"
          r"I\s+live\s+in\s+an?\s+(?:[a-z]+\s+)?(?:town|village|city|suburb|place)\s+(?:near|outside(?:\s+of)?|close\s+to|"
          r"(?:just\s+)?(?:north|south|east|west)\s+of)|"
-         r"I\s+live\s+in|I\s+live\s+at(?=\s+" + UPPER + r")|I'm\s+living\s+in|I\s+am\s+living\s+in|I'm\s+based\s+in|I\s+am\s+based\s+in|"
+         r"(?:I|we)\s+live\s+(?:up|down|out|over|back)\s+in|I\s+live\s+in|I\s+live\s+at(?=\s+" + UPPER + r")|I'm\s+living\s+in|I\s+am\s+living\s+in|I'm\s+based\s+in|I\s+am\s+based\s+in|"
          r"I\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+(?:back\s+)?to|I've\s+(?:just\s+)?moved\s+to|"
          r"I\s+have\s+(?:just\s+)?moved\s+to|I\s+now\s+live\s+in|we\s+(?:now\s+)?live\s+in|home\s+is|"
          r"I\s+reside\s+in|I'm\s+(?:now\s+)?(?:located|settled)\s+in|I\s+am\s+(?:now\s+)?(?:located|settled)\s+in|"
@@ -1285,6 +1285,7 @@ RULES = [
          r"\s*(?:$|[,.!]|\s+now\b|\s+these\s+days\b|\s+since\b|\s+for\b|\s+(?:and|but)\b)", _diet, 0.85),
     Rule(r"(?i:my\s+birthday\s+is(?:\s+on)?)\s+" + REST, _birthday, 0.9),
     Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s+(?i:years\s+old|yrs\s+old|year\s+old)", _age, 0.9),
+    Rule(r"(?i:I'm|I\s+am)\s+(\d{1,2})\s*+/?\s*+(?i:f|m)(?=\s*(?:$|[,.!;]))", _age, 0.8),  # round 11: "i'm 25 f, looking for…"
     Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s*(?i:years?|yrs?|y/?o)(?:\s+(?i:old|of\s+age))?"
          r"(?=\s*(?:$|[,.!;])|\s+(?i:and|but|now|so|from|living|based|with|staying|residing|working)\b)", _age, 0.85),
     Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s*(?:[.!]?$|,\s+(?i:not)\s+\d{1,3}\b|\s+(?i:and|but|now|so)\s+(?!(?i:a\s+half|change|counting|"
@@ -2109,16 +2110,16 @@ APPOSITIONS += FOREIGN_APPOSITIONS
 
 # Round 11 (issue 13): more of the languages users code-switch into (fresh8's tuning part: Dutch, Irish, Finnish,
 # Portuguese, romanised Japanese and Arabic, Hinglish, Yoruba and Nigerian Pidgin), by language, not by line.
-_FOREIGN_NAME_11 = r"(?i:is\s+mise|my\s+name\s+na|ana\s+ismi|watashi\s+no\s+namae\s+wa|minun\s+nimeni\s+on|az\s+én\s+nevem)"
+_FOREIGN_NAME_11 = r"(?i:is\s+mise|ako\s+po\s+si|my\s+name\s+na|ana\s+ismi|watashi\s+no\s+namae\s+wa|minun\s+nimeni\s+on|az\s+én\s+nevem)"
 # Cues that also open other statements ("ik ben 62", "olen Helsingissä", "sou de Recife"): the name must look like one.
-_FOREIGN_IAM_11 = r"(?i:ik\s+ben|olen|eu\s+sou\s+[oa]|sou\s+[oa])"
+_FOREIGN_IAM_11 = r"(?i:ik\s+ben|olen|eu\s+sou\s+[oa]|sou\s+[oa]|mimi\s+ni)"
 _FINNISH_CASES = ("ssa", "ssä", "sta", "stä", "lla", "llä", "lta", "ltä", "ksi", "lle")
 _FOREIGN_AGE_11 = (r"(?:(\d{1,2})[-\s]?(?i:sai|saai)|(?i:3omri|omri|umri)\s+(\d{1,2})|"
                    r"(\d{1,2})\s+(?i:saal)(?:\s+(?i:ka|ki|ke))?(?=\s*(?:$|[,.!;])|\s+(?i:hoon|hun|hu|aur)\b)|"
                    r"(?i:ik\s+ben|olen)\s+(\d{1,2})(?:\s+(?i:jaar(?:\s+oud)?|vuotta)|-vuotias)?(?=\s*(?:$|[,.!;])|\s+(?i:en|ja)\b)|"
                    r"(\d{1,2})-(?i:vuotias|évesen|éves))")
 _FOREIGN_LIVE_11 = r"(?i:(?:ik\s+)?woon\s+in|sakin(?:a)?\s+fi|sakna\s+fi|ana\s+sakin\s+fi)"
-_FOREIGN_FROM_11 = r"(?i:ana\s+min|ik\s+kom\s+uit|olen\s+kotoisin)"
+_FOREIGN_FROM_11 = r"(?i:ana\s+min|ik\s+kom\s+uit)"  # not Finnish: its places are inflected ("Suomesta")
 # The place first, the cue after: "Sapporo ni sunde imasu", "Lucknow mein rehte hain", "Aomori shusshin", "Indore se hoon".
 _LIVE_AFTER_11 = r"\s+(?i:ni\s+sunde\s+(?:imasu|iru|masu)|(?:mein|me)\s+(?:rehta|rehti|rehte)\s+(?:hoon|hun|hu|hain))\b"
 _FROM_AFTER_11 = r"\s+(?i:shusshin|se\s+(?:hoon|hun|hu|hain))\b"
@@ -2164,7 +2165,7 @@ def _island(m):
 RULES += [
     # "It's Tadhg, pronounced like 'tiger'", "It's Małgorzata. Gosia is fine too": a name, in a message about it.
     Rule(r"(?i:it's|it\s+is|its)\s+" + NAME + r"(?=\s*(?:$|[,.!;(]))", _name, 0.8,
-         needs=r"(?i)\b(?:pronounced|pronounce|pronunciation|spelt|spelled|spelling|is\s+fine\s+too|for\s+short|short\s+for|nickname|"
+         needs=r"(?i)\b(?:pronounced|pronounce|pronunciation|spelt|spelled|spelling|is\s+fine\s+too|for\s+short|nickname|"
                r"my\s+friends\s+(?:use|call\s+me))\b"),
     # "I married Thijs in June": the spouse.
     Rule(r"(?i:I\s+(?:just\s+|recently\s+|finally\s+)?(?:married|wed))\s+" + NAME

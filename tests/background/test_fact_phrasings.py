@@ -1225,6 +1225,13 @@ def test_round_10_still_skips_other_people_tools_stays_and_empty_fields(text):
     ("I'm from Oslo... sorry, I have to go", {('origin', 'User is from Oslo')}),
     ('I live in Oslo, I meant to ask about trains', {('location', 'User lives in Oslo')}),
     ('I started at Zalando in October.', {('employer', 'User works at Zalando')}),
+    ('we live out in Kalgoorlie, miles from anywhere', {('location', 'User lives in Kalgoorlie')}),
+    ("I used to live in Plovdiv but I'm in Ljubljana now", {('location', 'User lives in Ljubljana')}),
+    ("i'm 27 m, into bouldering", {('age', 'User is 27 years old')}),
+    ('Ako po si Ligaya Santos', {('name', "User's name is Ligaya Santos")}),
+    ('Mimi ni Neema, nice to meet you', {('name', "User's name is Neema")}),
+    ('annyeong haseyo~ je ireumeun Minji imnida', {('name', "User's name is Minji")}),
+    ("I'm a domestic helper in Hong Kong", {('job', 'User works as a domestic helper'), ('location', 'User lives in Hong Kong')}),
 ])
 def test_round_11_classes(text, expected):
     assert extract(text) == expected
@@ -1276,6 +1283,11 @@ def test_round_11_classes(text, expected):
     'ik ben Nederlands',
     '2 saal ka contract',
     "I'm a decision maker",
+    'Mimi ni mwalimu',
+    "I'm 30 m from the door",
+    "It's Google, short for googol",
+    'olen kotoisin Suomesta',
+    "my cat's called Mít - no wait, Mít is my sister's cat",
 ])
 def test_round_11_still_skips_other_people_trades_stays_jokes_and_numbers(text):
     assert extract(text) == set()
