@@ -1912,7 +1912,9 @@ def _foreign_place(build):
 NOT_WORK_PLACES = frozenset("""python java javascript typescript rust go ruby excel figma photoshop word sql php swift kotlin
 english french spanish german italian portuguese arabic chinese mandarin cantonese japanese korean russian polish hindi
 urdu welsh irish gaelic dutch swedish norwegian danish finnish greek turkish hebrew latin tagalog swahili vietnamese
-thai sign asl bsl braille unity unreal blender autocad matlab r c summer winter spring autumn fall""".split())
+thai sign asl bsl braille unity unreal blender autocad matlab r c summer winter spring autumn fall
+chemistry physics biology maths math mathematics history economics law medicine philosophy psychology literature
+geography politics sociology linguistics music art arts classics theology nursing finance accounting""".split())  # round 11: subjects
 _WORK_VERB_10 = (r"(?i:I)\s+(?:(?i:work|fix|repair|service|drive|teach|study|manage|run|own|farm|nurse|tutor|"
                  r"guide|coach|translate)\s+(?:(?:an?|the|at|for|as|my|our)\s+)?(?:[\w\-']+\s+){0,4}?)")
 
@@ -2174,6 +2176,9 @@ RULES += [
     Rule(r"([a-z][a-z\-]{2,20}(?:\s+[a-z][a-z\-]{2,20})?)\s*+[—–:,\-]+\s*+(?:(?i:I'm|I\s+am)\s+)?(?:(?i:very|badly|severely|seriously|"
          r"deathly|really)\s+)?(?i:allergic)\b(?!\s+(?i:to|reaction))", _allergy_first, 0.75,
          needs=r"^\W*[a-z][a-z\-]{2,20}(?:\s+[a-z][a-z\-]{2,20})?\s*[—–:,\-]"),
+    # "My address changed: new flat in Třebíč", "our new house is in Ennis": the user's new home.
+    Rule(r"(?:(?i:my|our)\s+)?(?i:new)\s+(?i:flat|house|apartment|place|home|address|digs)\s+(?:(?i:is)\s+)?(?i:in)\s+" + PLACE
+         + r"(?=\s*(?:$|[,.!;])|\s+(?i:near|by|above|next|with|now|since)\b)", _location, 0.75),
     # "I live on Inis Mór": an island, not a street.
     Rule(r"(?i:I|we)\s+(?i:live)\s+(?i:on)\s+(?=" + UPPER + r")" + PLACE + r"(?=$|[\s,.!;])", _island, 0.8),
     # "I'm the only falconer in Westport", "I'm the village blacksmith here".
@@ -2512,8 +2517,8 @@ def normalize(text: str) -> str:
 
 
 # A label before a colon that says the user is about to describe themselves (not "Translate: …").
-_LABEL = re.compile(r"(?i:(?:just\s+)?(?:to\s+)?(?:(?:a\s+)?(?:quick|short|little|brief|bit\s+of|some)\s+)?"
-                    r"(?:update|updating|background|context|details|info|intro|bio|profile|correction)\b"
+_LABEL = re.compile(r"(?i:(?:just\s+)?(?:to\s+)?(?:(?:a\s+)?(?:quick|short|little|brief|bit\s+of|some)\s+)?(?:my\s+)?"
+                    r"(?:update|updating|background|context|details|info|intro|bio|profile|correction|address)\b"
                     r"[^:.!?\n]{0,30}:\s+)")
 # A sentence that opens like a question is one all the way ("Do I live in Oslo, or…?").
 _QUESTION_START = re.compile(FILLER + r"(?i:is|are|am|was|were|do|does|did|can|could|should|would|will|have|has|how|what|which|"

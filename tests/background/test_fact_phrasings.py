@@ -1232,6 +1232,9 @@ def test_round_10_still_skips_other_people_tools_stays_and_empty_fields(text):
     ('Mimi ni Neema, nice to meet you', {('name', "User's name is Neema")}),
     ('annyeong haseyo~ je ireumeun Minji imnida', {('name', "User's name is Minji")}),
     ("I'm a domestic helper in Hong Kong", {('job', 'User works as a domestic helper'), ('location', 'User lives in Hong Kong')}),
+    ('our new house is in Ennis', {('location', 'User lives in Ennis')}),
+    ('my address changed: new flat in Kaunas', {('location', 'User lives in Kaunas')}),
+    ("I'm a lecturer at UCL in History", {('employer', 'User works at UCL'), ('job', 'User works as a lecturer')}),
 ])
 def test_round_11_classes(text, expected):
     assert extract(text) == expected
@@ -1288,6 +1291,9 @@ def test_round_11_classes(text, expected):
     "It's Google, short for googol",
     'olen kotoisin Suomesta',
     "my cat's called Mít - no wait, Mít is my sister's cat",
+    'a new house in Spain would be nice',
+    "my sister's new flat in Leeds is lovely",
+    'my address: 12 Main St',
 ])
 def test_round_11_still_skips_other_people_trades_stays_jokes_and_numbers(text):
     assert extract(text) == set()

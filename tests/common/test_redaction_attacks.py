@@ -444,7 +444,9 @@ def test_the_access_log_of_a_real_uvicorn_keeps_no_key_nor_client_token(uvicorn_
                                   "bee stings, " * 8_000 + "allergic", "I live on " * 10_000, "used to live in Oslo, now in " * 3_000,
                                   "I told you I live in Oslo but I meant " * 2_000, "... sorry, Ana " * 6_000,
                                   "I said " * 10_000 + "earlier", "I'm the only " * 8_000, "my son's name is Ana not " * 4_000,
-                                  "Employer: Acme (" * 6_000, "I love " + "long " * 20_000 + "classes", "Dia dhuit, is mise " * 5_000])
+                                  "Employer: Acme (" * 6_000, "I love " + "long " * 20_000 + "classes", "Dia dhuit, is mise " * 5_000,
+                                  "our new house is in " * 5_000, "my address changed: " * 5_000, "I live up in " * 8_000,
+                                  "I'm 25 f " * 10_000, "Ako po si " * 8_000, "annyeong haseyo~ " * 6_000])
 def test_100_kb_of_adversarial_user_text_does_not_stall_the_fact_rules(text):
     from memories.facts.base import UserMessage
     from memories.facts.rules import RuleExtractor
