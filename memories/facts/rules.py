@@ -33,6 +33,10 @@ Round 10: introductions, homes, origins, ages and kin words in the languages use
 a statement unless someone else is named first), the place a work clause names as the user's location, names ended by a
 dash or bracket, "no sorry," / "-- sorry," corrections, trips, fans, profile "love:/hate:" fields, a pet's emoji; each
 rule's `needs` is read once per message.
+Round 11: profile cards without a verb ("Haruki, 27, salaryman at Mitsubishi in Okayama"), the place any job or employer
+clause names, a message that opens with the user's job or diet, more code-switched languages (Dutch, Irish, Finnish,
+Portuguese, romanised Japanese and Arabic, Hinglish, Yoruba, Pidgin), one slot per relative, role-play frames, a message
+that opens with a laugh gives nothing, "I meant" corrections and renamed pets.
 Every pattern runs in linear time on any input: no alternative of FILLER is two others in a row,
 scans over whitespace start at the first of a run and are possessive, and a clause longer than
 MAX_CLAUSE is not matched at all (tests/common/test_redaction_attacks.py).
