@@ -33,6 +33,10 @@ Round 10: introductions, homes, origins, ages and kin words in the languages use
 a statement unless someone else is named first), the place a work clause names as the user's location, names ended by a
 dash or bracket, "no sorry," / "-- sorry," corrections, trips, fans, profile "love:/hate:" fields, a pet's emoji; each
 rule's `needs` is read once per message.
+Round 11: profile cards without a verb ("Haruki, 27, salaryman at Mitsubishi in Okayama"), the place any job or employer
+clause names, a message that opens with the user's job or diet, more code-switched languages (Dutch, Irish, Finnish,
+Portuguese, romanised Japanese and Arabic, Hinglish, Yoruba, Pidgin), one slot per relative, role-play frames, a message
+that opens with a laugh gives nothing, "I meant" corrections and renamed pets.
 Every pattern runs in linear time on any input: no alternative of FILLER is two others in a row,
 scans over whitespace start at the first of a run and are possessive, and a clause longer than
 MAX_CLAUSE is not matched at all (tests/common/test_redaction_attacks.py).
@@ -78,7 +82,10 @@ FILLER = (r"^(?:(?i:oh|ah|well|also|actually|anyway|anyways|so|and|btw|by the wa
           r"namaste|hola|salut|bonjour|ciao|hallo|kia\s+ora|salaam|salam|shalom|merhaba|aloha|jambo|howdy|greetings|hiya|heya|"
           r"sawubona|habari|konnichiwa|olá|ola|oi|ahoj|hej|moin|servus|yo|"
           r"bom\s+dia|boa\s+tarde|buenos\s+días|buenos\s+dias|buongiorno|guten\s+tag|goddag|god\s+dag|"
-          r"xin\s+chào|chào\s+bạn|chào|shwmae|helo|dzień\s+dobry|cześć|czesc|hæ|halló|kumusta|hujambo|annyeong(?:haseyo)?|yassou|"
+          r"xin\s+chào|chào\s+bạn|chào|shwmae|helo|dzień\s+dobry|cześć|czesc|hæ|halló|kumusta|hujambo|annyeong(?:haseyo)?|annyeong\s+haseyo~?|yassou|"
+          r"hoi|hei|moi|moikka|terve|dia\s+dhuit|dobrý\s+den|dobry\s+den|szia|sziasztok|jó\s+napot|hajimemashite|konnichiwa|"
+          r"namaste\s+ji|e\s+kaaro(?:\s+o)?|ẹ\s+(?:n|and)\s+lẹ(?:\s+o)?|ahlan|marhaba|goedemorgen|goedendag|tere|zdravo|privet|"
+          r"vanakkam|sat\s+sri\s+akal|as-salamu\s+alaykum|salam\s+alaykum|"
           r"work-wise|workwise|career-wise|job-wise|personally|since\s+\d{4}|in\s+\d{4}|"
           r"for\s+(?:\d{1,2}|a\s+few|many|several|two|three|four|five|ten)\s+(?:years|months)|(?:a\s+(?:bit|little)\s+)?about\s+me|professionally|by profession|by trade|"
           r"these days|nowadays|currently|right now|at the moment|"
@@ -150,6 +157,7 @@ hairdresser barber beautician esthetician aesthetician cosmetologist manicurist 
 NOT_JOB_MODIFIERS = frozenset("""
 good bad great terrible awful decent hard fast slow quick big huge heavy light early late avid keen real total
 complete bit little lot home amateur hobby wannabe aspiring failed terrible lousy picky fussy messy bored lazy
+decision trouble mischief noise money rule peace match best top
 """.split())
 # -ist nouns that are no occupation.
 NOT_JOB_IST = frozenset("""
@@ -170,6 +178,10 @@ _JOB_SUFFIXES = tuple(sorted((j for j in JOBS if len(j) >= 5 and "-" not in j), 
 JOBS = JOBS | frozenset("""luthier glassblower thatcher saddler tanner milliner haberdasher cutler embalmer undertaker
 mortician gravedigger croupier stevedore longshoreman docker lumberjack crofter smallholder falconer usher bellhop
 bellboy chambermaid ghillie farmhand creator tinsmith signmaker drywaller steeplejack dev""".split())
+# Round 11: the -man and -woman trades ("salaryman", "lineman", "ferryman"), and crafts a new writer used.
+JOBS = JOBS | frozenset("""salaryman salarywoman fireman lineman linesman ferryman boatman craftsman craftswoman tradesman
+tradeswoman journeyman lighthouseman signalman trackman switchman yardman deliveryman milkman dustman binman coalman
+projectionist conservator embryologist sexton maker repairer seller""".split())
 # Round 10: occupations a new writer used that the lexicon lacked, and more of the same kinds.
 JOBS = JOBS | frozenset("""adviser advisor perfumer tuner caregiver oceanographer headteacher lexicographer glaciologist
 volcanologist seismologist meteorologist surveyor mediator negotiator conservator restorer framer picture-framer
@@ -191,7 +203,7 @@ cashier checker bagger shelf-filler stocker merchandiser buyer purchaser procure
 storeman warehouser dispatcher courier postwoman postie mailman mail-carrier rider delivery-rider""".split())
 JOB_PHRASES = frozenset("""chimney sweep|scrum master|product owner|cabin crew|ground crew|flight crew|film crew|
 kitchen staff|bar staff|support staff|teaching staff|nursing staff|office staff|dinner lady|lollipop lady|station master|
-harbour master|harbor master|quiz master|tree surgeon|crossing guard|stay-at-home parent|care worker""".replace("\n", "").split("|"))
+harbour master|harbor master|quiz master|tree surgeon|crossing guard|stay-at-home parent|care worker|domestic helper|domestic worker""".replace("\n", "").split("|"))
 
 
 def _is_job_phrase(words: list[str]) -> bool:
@@ -241,7 +253,7 @@ where which who why there here so much lot such
 TRAILING = re.compile(
     r"\s+(?:a lot|very much|so much|too|as well|also|though|anyway|actually|really|these days|nowadays|now|"
     r"lately|in general|generally|more than anything|most of all|best|the most|more|on weekends|at weekends|"
-    r"tbh|lol|haha|imo|honestly|right now|on the weekends?|on (?:my )?days? off|in my (?:free|spare) time|at night|in the mornings?|in the evenings?|every day|daily|in summer|in winter|there|either|too\s+much)$", re.IGNORECASE)
+    r"tbh|lol|haha|imo|honestly|right now|with a passion|on the weekends?|on (?:my )?days? off|in my (?:free|spare) time|at night|in the mornings?|in the evenings?|every day|daily|in summer|in winter|there|either|too\s+much)$", re.IGNORECASE)
 CUT = re.compile(r"\s+(?:but|because|since|although|though|when|whenever|if|unless|while|which|who|so|as|"
                  r"and then|and i|especially|except|like)\b.*$", re.IGNORECASE)
 PRONOUN_SWAPS = [
@@ -372,6 +384,8 @@ NOT_NAMES_ABROAD = frozenset("salamat opo oo sige hindi ingat ano asante karibu 
 
 
 def _name(m):
+    if re.search(r"-(?:san|sama|kun|chan|sensei)$", m.group(1)):  # round 11: "Tanaka-san" is someone else
+        return None
     if not _proper(m.group(1)) or _is_job(m.group(1).split()[-1]):  # "Pharmacist here" is a job
         return None
     if m.group(1).split()[0].lower() in NOT_NAMES_ABROAD:
@@ -606,6 +620,12 @@ RELATIVE_FORMS = {"other half": "partner", "bf": "boyfriend", "gf": "girlfriend"
                   "mke": "wife", "mume": "husband"}
 
 
+# Round 11: one slot per relative whatever the word ("my grandma Chrysoula" and "my grandmother Guðrún" are both a
+# grandmother, "my stepdad Wouter" a stepfather), as every labelled set names them; the text keeps the user's word.
+KIN_SLOTS = {"grandma": "grandmother", "grandpa": "grandfather", "stepdad": "stepfather", "stepmum": "stepmother",
+             "stepmom": "stepmother"}
+
+
 def _relative(m):
     relative, name = " ".join(m.group(1).lower().split()), _not_possessive(m.group(2))
     relative = RELATIVE_FORMS.get(relative, relative)
@@ -615,7 +635,7 @@ def _relative(m):
         return "family:spouse", f"User's {relative} is {name}"
     if relative in SINGLE_RELATIVES:
         return f"family:{SINGLE_RELATIVES[relative]}", f"User's {relative} is {name}"
-    return f"family:{relative}:{name.lower()}", f"User's {relative} is {name}"
+    return f"family:{KIN_SLOTS.get(relative, relative)}:{name.lower()}", f"User's {relative} is {name}"
 
 
 def _relative_reversed(m):
@@ -718,9 +738,15 @@ def _employer_after_job(m):
     return _employer(m)
 
 
+# Round 11: a name before one of these is part of a place, not the employer ("at the IVF unit", "at Bodija market").
+_PART_OF_PLACE = re.compile(r"\s++(?i:unit|ward|department|dept|section|wing|market|bazaar|stall|desk|counter|square)\b")
+
+
 def _employer(m):
     org = m.group(1)
     if re.fullmatch(r"\w{1,3}\.", org.split()[-1]):  # "at St." — the sentence was cut at an abbreviation
+        return None
+    if isinstance(m, re.Match) and _PART_OF_PLACE.match(m.string, m.end(1)):
         return None
     return "employer", f"User works at {_place(org)}"
 
@@ -755,9 +781,17 @@ _SETTINGS = ("rain|snow|sun|sunshine|mountains?|hills|woods|forest|park|parks|be
 _PREF_TAIL = re.compile(r"(?<=\w)\s++(?:in|at|on|during)\s++(?:the\s++|a\s++)?(?:[\w\-']+\s+)?(?i:" + _SETTINGS + r")$")
 
 
+# Round 11: nor a length or size before the thing, nor the classes it comes in ("long voice messages" is voice messages,
+# "Bollywood dance classes" Bollywood dance): the labelled sets key them so.
+_PREF_SIZE = re.compile(r"(?i:long|short|big|small|little|huge|tiny|massive|good|nice|proper|decent)\s++(?=\S+\s)")
+_PREF_FORM = re.compile(r"(?<=\w)\s++(?i:class(?:es)?|lessons?|sessions?|courses?)$")
+
+
 def _pref_key(obj: str) -> str:
     obj = obj[m.end():] if (m := _SENSE_OF.match(obj)) else obj
-    return _key((_PREF_TAIL.sub("", obj) if len(obj) <= 80 else obj) or obj)
+    if len(obj) <= 80:
+        obj = _PREF_FORM.sub("", _PREF_TAIL.sub("", obj[m.end():] if (m := _PREF_SIZE.match(obj)) else obj)) or obj
+    return _key(obj)
 
 
 def _like(m):
@@ -867,7 +901,8 @@ def _favorite_reversed(m):
 
 
 # Round 9: one slot whatever the spelling ("colour" and "color" are one favourite).
-_FAVORITE_SPELLINGS = {"colour": "color", "flavour": "flavor", "colours": "color", "flavours": "flavor"}
+_FAVORITE_SPELLINGS = {"colour": "color", "flavour": "flavor", "colours": "color", "flavours": "flavor",
+                       "film": "movie", "films": "movie"}  # round 11: "favourite film" is the movie slot
 
 
 def _favorite_key(thing: str) -> str:
@@ -898,7 +933,7 @@ def _lower_name(m):
 
 
 def _allergy_noun(m):
-    return f"allergy:{_key(m.group(1))}", f"User is allergic to {m.group(1).lower()}"
+    return f"allergy:{_key(_ALLERGEN_FORM.sub('', m.group(1)))}", f"User is allergic to {m.group(1).lower()}"
 
 
 def _favorite(m):
@@ -995,7 +1030,8 @@ RULES = [
          + r"\s+(?i:as)\s+(?:an?\s+)?((?:[a-zA-Z\-]+\s+){0,3}?[a-z\-]+)"
          r"(?=\s*(?:$|[,.!;(])|\s+(?:at|in|for|with|since|and|but|so|lol|now|there)\b)", _org_as_job, 0.8),
     # "my name is Grzegorz but everyone calls me Greg": both, the name and the one the user goes by.
-    Rule(r"(?i:my\s+name\s+is|my\s+name's)\s+" + NAME + r",?\s+(?i:but)\s+(?i:everyone|everybody|people|most\s+people|my\s+friends|"
+    # Round 11: "…, actually everyone calls me Levi, use that" too: the name the user goes by is the one to use.
+    Rule(r"(?i:my\s+name\s+is|my\s+name's)\s+" + NAME + r",?\s+(?:(?i:but|actually|though|tho|and)\s+)?(?i:everyone|everybody|people|most\s+people|my\s+friends|"
          r"friends|they)\s+(?i:just\s+|all\s+)?(?i:calls?|know)\s+me\s+(?i:as\s+)?" + NAME + r"(?=$|[\s,.!;])",
          lambda m: _proper(m.group(1)) and _proper(m.group(2))
          and ("name", f"User's name is {m.group(1)}, who goes by {m.group(2)}"), 0.9),
@@ -1046,7 +1082,7 @@ RULES = [
     Rule(PLACE + r"\s+(?i:is\s+(?:now\s+)?(?:my\s+|our\s+)?home)(?:\s+(?i:now|these\s+days))?\s*(?:$|[,.!;])", _location, 0.85),
     Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:in)\s+" + PLACE + r"\s+(?i:these\s+days|nowadays)\b", _location, 0.8),
     Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:in)\s+" + PLACE + r"\s+(?i:now)\s*(?:$|[.!;])", _location, 0.8,
-         needs=r"(?i)\b(?:any\s?more|no\s+longer|moved|relocated)\b"),
+         needs=r"(?i)\b(?:any\s?more|no\s+longer|moved|relocated|used\s+to\s+live|lived)\b"),
     Rule(r"(?i:I'm|I\s+am|we're|we\s+are|I\s+live|we\s+live)\s+(?i:in)\s+(?i:an?|our|my)\s+(?:[a-z]+\s+){0,2}?"
          r"(?i:flat|apartment|house|studio|place|bungalow|cottage|condo|bedsit|houseboat|room)\s+(?i:in)\s+" + PLACE
          + r"(?=$|[\s,.!;])", _location, 0.8),
@@ -1059,7 +1095,7 @@ RULES = [
          r"(?:I\s+live|I'm\s+living|I\s+am\s+living|we\s+live)\s+with\s+(?:my|our|a|two|three)\s+(?:[\w\-]+\s+){0,3}?in|"
          r"I\s+live\s+in\s+an?\s+(?:[a-z]+\s+)?(?:town|village|city|suburb|place)\s+(?:near|outside(?:\s+of)?|close\s+to|"
          r"(?:just\s+)?(?:north|south|east|west)\s+of)|"
-         r"I\s+live\s+in|I\s+live\s+at(?=\s+" + UPPER + r")|I'm\s+living\s+in|I\s+am\s+living\s+in|I'm\s+based\s+in|I\s+am\s+based\s+in|"
+         r"(?:I|we)\s+live\s+(?:up|down|out|over|back)\s+in|I\s+live\s+in|I\s+live\s+at(?=\s+" + UPPER + r")|I'm\s+living\s+in|I\s+am\s+living\s+in|I'm\s+based\s+in|I\s+am\s+based\s+in|"
          r"I\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+(?:back\s+)?to|I've\s+(?:just\s+)?moved\s+to|"
          r"I\s+have\s+(?:just\s+)?moved\s+to|I\s+now\s+live\s+in|we\s+(?:now\s+)?live\s+in|home\s+is|"
          r"I\s+reside\s+in|I'm\s+(?:now\s+)?(?:located|settled)\s+in|I\s+am\s+(?:now\s+)?(?:located|settled)\s+in|"
@@ -1112,13 +1148,13 @@ RULES = [
          r"head\s+of\s+[a-z]+|director\s+of\s+[a-z]+|VP\s+of\s+[a-z]+|manager\s+of\s+[a-z]+))\s+(?i:of|at)\s+" + ORG
          + r"(?=$|[\s,.!;])", _title_at, 0.8),
     Rule(r"(?i:I\s+work|I've\s+worked|I\s+have\s+worked|I've\s+been\s+working|I\s+have\s+been\s+working|I'm\s+working)"
-         r"\s+(?i:at|for)\s+" + ORG + r"\s+(?i:as)\s+(?:an?\s+)?" + REST, _job_as_after_org, 0.8),
+         r"\s+(?i:at|for)\s+" + ORG + r"\s+(?:(?i:in)\s+" + PLACE_NC + r"\s+)?(?i:as)\s+(?:an?\s+)?" + REST, _job_as_after_org, 0.8),
     Rule(r"(?i:I\s+work|I'm\s+working)\s+(?i:at|for)\s+([a-z][a-z0-9&'\-]{1,20})\s+(?i:as)\s+(?:an?\s+)?" + REST, _lower_org_as, 0.75),
     Rule(r"(?i:my\s+(?:(?:day|main|real|full-time|current)\s+)?(?:job|role|position|occupation)\s+is)\s+(?:an?\s+)?((?:[a-z\-]+\s+){0,3}?[a-z\-]+)"
          r"\s*(?:$|[,.!;]|\s+(?i:so|and|but|because|lol|though|at|for|in|with|since|now)\b)", _job_or_field, 0.8),
     Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:(?i:currently|now|still|also|actually)\s+)?(?:an?\s+)"
          r"((?:[a-zA-Z\-]+\s+){0,3}[a-z\-]+)(?:\s+by\s+(?:profession|trade))?"
-         r"\s*(?:$|[,.!;(]|\s+(?:over\s+)?at\b|\s+in\b|\s+for\b|\s+with\b|\s+on\s+the\b|\s+(?i:since|and|but|lol|haha|tbh|near|outside)\b|"
+         r"\s*(?:$|[,.!;(]|\s+(?:over\s+)?at\b|\s+in\b|\s+for\b|\s+with\b|\s+on\s+(?:the|an?)\b|\s+(?i:since|and|but|lol|haha|tbh|near|outside)\b|"
          r"\s+(?i:been\s+(?:doing|at|in|working))\b)",
          _job, 0.85),
     Rule(r"(?i:I\s+work\s+(?:at|for)|I'm\s+working\s+(?:at|for)|I\s+am\s+working\s+(?:at|for)|"
@@ -1170,7 +1206,7 @@ RULES = [
          r"(?i:it's|it\s+is|I'm\s+(?:at|with)|now\s+(?:at|with))\s+" + ORG + r"(?:\s+(?i:now))?\s*(?:$|[.!;])",
          lambda m: _employer(_Groups(m.group(2))), 0.8),
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|(?:I|we)\s+(?:just\s+)?(?:adopted|got)|(?:I|we)\s+own|"
-         r"(?:I've|we've)\s+(?:just\s+)?(?:adopted|got))\s+(?i:an?|another)\s+" + PET_ADJECTIVES + r"((?i:"
+         r"(?:I've|we've)\s+(?:just\s+)?(?:adopted|got)|I've|we've)\s+(?i:an?|another)\s+" + PET_ADJECTIVES + r"((?i:"
          + PETS + r"))\s+(?i:named|called|and\s+named\s+(?:him|her|it|them))\s+" + NAME
          + r"(?=$|[\s,.!;])", _pet, 0.9),
     Rule(NAME + r"\s+(?i:is\s+(?:my|our))\s+(?i:(?:little\s+|old\s+|rescue\s+)?)((?i:" + PETS + r"))\s*(?:$|[,.!;])",
@@ -1194,9 +1230,11 @@ RULES = [
     Rule(r"(?i:I'm|I\s+am)\s+(?i:married|engaged)\s+to\s+" + NAME + r"(?=$|[\s,.!;])", _spouse, 0.9),
     Rule(r"((?i:mum|mom|mam|dad|mother|father|grandma|grandpa|granny|nana))(?:'?s\s+name\s+is|(?:\s+is|'s)\s+(?:named|called))\s+"
          + NAME + r"\s*(?:$|[,.!;]|\s+(?i:and|but)\s+(?i:she|he|they)\b)", _relative, 0.8),
+    # Round 11: "my son's name is Kojo not Kwame".
     Rule(r"(?i:my)\s+(" + RELATIVES + r")(?:'?s\s+name\s+is|(?:\s+is|'s)\s+(?:named|called)|\s+is)\s+"
          r"(?:(?i:actually|really|now|still)\s+)?" + NAME
-         + r"\s*(?:$|[,.!;]|\s+(?i:and|but)\s+(?i:she|he|they|she's|he's|they're)\b)", _relative, 0.85),
+         + r"\s*(?:$|[,.!;]|\s+(?i:and|but)\s+(?i:she|he|they|she's|he's|they're|we|we've|we're)\b|\s+(?i:not)\s+(?=" + UPPER + r"))",
+         _relative, 0.85),
     # "my wife Dana and I adopted…" is split before "I…": "my wife Dana" is then the whole clause.
     Rule(r"(?i:my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)("
          + RELATIVES + r"),?\s+" + NAME + r"(?:,?\s+(?i:is|lives|works|was|has|just|loves|likes)\b|$)",
@@ -1251,6 +1289,7 @@ RULES = [
          r"\s*(?:$|[,.!]|\s+now\b|\s+these\s+days\b|\s+since\b|\s+for\b|\s+(?:and|but)\b)", _diet, 0.85),
     Rule(r"(?i:my\s+birthday\s+is(?:\s+on)?)\s+" + REST, _birthday, 0.9),
     Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s+(?i:years\s+old|yrs\s+old|year\s+old)", _age, 0.9),
+    Rule(r"(?i:I'm|I\s+am)\s+(\d{1,2})\s*+/?\s*+(?i:f|m)(?=\s*(?:$|[,.!;]))", _age, 0.8),  # round 11: "i'm 25 f, looking for…"
     Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s*(?i:years?|yrs?|y/?o)(?:\s+(?i:old|of\s+age))?"
          r"(?=\s*(?:$|[,.!;])|\s+(?i:and|but|now|so|from|living|based|with|staying|residing|working)\b)", _age, 0.85),
     Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s*(?:[.!]?$|,\s+(?i:not)\s+\d{1,3}\b|\s+(?i:and|but|now|so)\s+(?!(?i:a\s+half|change|counting|"
@@ -1483,7 +1522,7 @@ RULES += [
          _field_origin, 0.75),
     Rule(r"(?:(?i:my)\s+)?(?i:occupation|profession|job(?:\s+title)?|role|work|position)\s*(?::|\s[-–—])\s*(?:an?\s+)?((?:[a-zA-Z\-]+\s+){0,3}?[a-zA-Z\-]+)"
          r"\s*(?:$|[,.!;(])", lambda m: _job(_Groups(m.group(1).lower())), 0.75),
-    Rule(r"(?i:employer|company|workplace|works?\s+at)\s*:\s*" + ORG + r"\s*(?:$|[,.!;])", _field_employer, 0.75),
+    Rule(r"(?i:employer|company|workplace|works?\s+at)\s*:\s*" + ORG + r"\s*(?:$|[,.!;(])", _field_employer, 0.75),
     Rule(r"(?i:diet|dietary\s+(?:requirements?|needs|preferences?))\s*:\s*([a-zA-Z\-]+)\s*(?:$|[,.!;])",
          lambda m: _diet(_Groups(m.group(1).lower())), 0.75),
     Rule(r"(?i:allerg(?:y|ies))\s*:\s*" + REST, lambda m: None if _NO_VALUE.match(m.group(1)) else _allergy(m), 0.75),
@@ -1627,7 +1666,7 @@ RULES += [
     Rule(r"(?i:I\s+keep|I\s+eat|we\s+keep)\s+((?i:kosher|halal))\b", lambda m: _diet(_Groups(m.group(1).lower())), 0.8),
     # "from Sligo originally, now in Bordeaux": after a former place, "now in X" is where the user lives.
     Rule(r"(?i:now)\s+(?:(?i:living|based)\s+)?(?i:in)\s+" + PLACE + r"\s*(?:$|[,.!;])", _location, 0.75,
-         needs=r"(?i)\b(?:originally|from|moved|grew\s+up|born|raised|left)\b"),
+         needs=r"(?i)\b(?:originally|from|moved|grew\s+up|born|raised|left|used\s+to\s+live|lived)\b"),
 ]
 def _origin_living(m):
     """"I'm a Lagos girl living in Leeds": where the user is from, and where they live."""
@@ -1744,16 +1783,21 @@ FOREIGN_KIN = {"esposa": "wife", "esposo": "husband", "marido": "husband", "muje
                "padre": "father", "pai": "father", "père": "father", "vater": "father", "novio": "boyfriend", "novia": "girlfriend",
                "namorado": "boyfriend", "namorada": "girlfriend", "freund": "boyfriend", "freundin": "girlfriend",
                "perro": "dog", "perra": "dog", "gato": "cat", "gata": "cat", "chien": "dog", "chienne": "dog", "chat": "cat",
-               "hund": "dog", "katze": "cat", "cachorro": "dog", "cachorra": "dog", "cane": "dog", "gatto": "cat"}
-_FOREIGN_MY = r"(?i:mi|mis|mon|ma|mes|mein|meine|meu|minha|mio|mia|nuestro|nuestra|notre|unser|unsere|nosso|nossa)"
-_FOREIGN_IS_CALLED = r"(?i:se\s+llama|se\s+chama|s'appelle|heißt|heisst|si\s+chiama|chamado|chamada|llamado|llamada)"
+               "hund": "dog", "katze": "cat", "cachorro": "dog", "cachorra": "dog", "cane": "dog", "gatto": "cat",
+               # Round 11: Dutch, and pets the lexicon lacked.
+               "vrouw": "wife", "man": "husband", "zoon": "son", "dochter": "daughter", "broer": "brother", "zus": "sister",
+               "moeder": "mother", "vader": "father", "hond": "dog", "kat": "cat",
+               "papagaio": "parrot", "loro": "parrot", "perroquet": "parrot", "pappagallo": "parrot", "papagei": "parrot",
+               "cão": "dog", "coelho": "rabbit", "conejo": "rabbit", "lapin": "rabbit", "kaninchen": "rabbit", "konijn": "rabbit"}
+_FOREIGN_MY = r"(?i:mi|mis|mon|ma|mes|mein|meine|meu|minha|mio|mia|nuestro|nuestra|notre|unser|unsere|nosso|nossa|mijn|onze)"
+_FOREIGN_IS_CALLED = r"(?i:se\s+llama|se\s+chama|s'appelle|heißt|heisst|si\s+chiama|chamado|chamada|llamado|llamada|heet)"
 
 
 def _foreign_kin(m):
     kind = FOREIGN_KIN.get(m.group(1).lower())
     if not kind:
         return None
-    if kind in ("dog", "cat"):
+    if kind in ("dog", "cat", "parrot", "rabbit"):
         return _pet(_Groups(kind, m.group(2)))
     return _relative(_Groups(kind, m.group(2)))
 
@@ -1848,11 +1892,13 @@ _FOREIGN_AGE_10 = (r"(?:(\d{1,3})\s+(?i:tuổi|yaşındayım|yasindayim|yaşınd
                    r"(?i:mam|tengo|j'ai|ho|tenho|nina\s+miaka|umri\s+wangu\s+ni|ég\s+er|jeg\s+er|jag\s+är|ich\s+bin)\s+(\d{1,3})\s+"
                    r"(?i:lat[a]?|años|anos|ans|anni|ára|år|jahre(?:\s+alt)?)|(?i:nina\s+miaka|umri\s+wangu\s+ni)\s+(\d{1,3}))")
 # A word after a name that says "here" or "it's me" in another language ("Wambui hapa", "Rhodri dw i").
-_HERE_WORDS_10 = r"(?i:hapa|tutaj|burada|yma|dw\s+i|ydw\s+i|dwi|đây|aquí|aqui)"
+_HERE_WORDS_10 = r"(?i:hapa|tutaj|burada|yma|dw\s+i|ydw\s+i|dwi|đây|aquí|aqui|anseo|desu|dayo)"  # round 11: Irish, Japanese
 
 
 # Someone else before the cue makes it theirs ("my friend Kofi, 24 tuổi"); "my name is …" is the user's own.
-_OTHER_HEAD = re.compile(r"(?i)\b(?:his|her|their|he|she|they|he's|she's|they're|ấy|họ|yeye|siya|sila|[^\W\d_]+'s|(?:my|our)\s+(?!name\b)[\w\-]+)(?![\w'])")
+_OTHER_HEAD = re.compile(r"(?i)\b(?:his|her|their|he|she|they|he's|she's|they're|ấy|họ|yeye|siya|sila|[^\W\d_]+'s|"
+                         r"unki|unka|unke|uski|uska|uske|woh|inki|inka|iski|iska|hij|zij|ze|hän|ele|ela|huwa|hiya|"  # round 11
+                         r"(?:my|our|mijn|onze|meri|mera|mere|minun)\s+(?!name\b|naam\b)[\w\-]+)(?![\w'])")
 
 
 def _foreign_age(m):
@@ -1870,18 +1916,71 @@ def _foreign_place(build):
 NOT_WORK_PLACES = frozenset("""python java javascript typescript rust go ruby excel figma photoshop word sql php swift kotlin
 english french spanish german italian portuguese arabic chinese mandarin cantonese japanese korean russian polish hindi
 urdu welsh irish gaelic dutch swedish norwegian danish finnish greek turkish hebrew latin tagalog swahili vietnamese
-thai sign asl bsl braille unity unreal blender autocad matlab r c summer winter spring autumn fall""".split())
+thai sign asl bsl braille unity unreal blender autocad matlab r c summer winter spring autumn fall
+chemistry physics biology maths math mathematics history economics law medicine philosophy psychology literature
+geography politics sociology linguistics music art arts classics theology nursing finance accounting""".split())  # round 11: subjects
 _WORK_VERB_10 = (r"(?i:I)\s+(?:(?i:work|fix|repair|service|drive|teach|study|manage|run|own|farm|nurse|tutor|"
                  r"guide|coach|translate)\s+(?:(?:an?|the|at|for|as|my|our)\s+)?(?:[\w\-']+\s+){0,4}?)")
 
 
-def _work_place(m):
-    place = _place(m.group(1))
+def _work_stay(text: str) -> bool:
+    """`_STAY_WORDS` in a work clause, but "on a farm", "on the ferries" are where the work is (round 11)."""
+    return any(not re.match(r"(?i:on)\s", s.group(0)) or re.search(r"(?i:holiday|vacation|business|layover)", s.group(0))
+               for s in _STAY_WORDS.finditer(text))
+
+
+def _work_place(m, group: int = 1, scoped: bool = False):
+    """`scoped` (round 11): only what follows the place up to the next comma can make it a stay ("an embryologist at
+    the IVF unit in Leiria, nights this month" works there; "…in Leeds for the summer" does not live there)."""
+    place = _place(m.group(group))
     words = place.split()
-    if (_STAY_WORDS.search(m.string) or words[0].lower() in NOT_PLACES | NATIONALITIES | _LOWER_STOP | NOT_WORK_PLACES
-            or any(w.lower() in NOT_PLACE_WORDS for w in words) or place.lower() in FIELDS.lower().split("|") or len(place) < 3):
+    if (_work_stay(m.string[m.start(group):].split(",", 1)[0] if scoped else m.string) or words[0].lower() in NOT_PLACES | NATIONALITIES | _LOWER_STOP | NOT_WORK_PLACES
+            or any(w.lower() in NOT_PLACE_WORDS for w in words) or place.lower() in FIELDS.lower().split("|") or len(place) < 3
+            or re.fullmatch(rf"(?i:{WHEN_WORDS})", words[0])):  # round 11: "I started at Zalando in October"
         return None
     return "location", f"User lives in {place}"
+
+
+# Round 11: the place a clause that gave the user's job or employer names ("I'm an osteopath at Reddington in Ijebu-Ode",
+# "goldsmith with my own little workshop in Eger"), unless it says where the user was born, studied or lived before.
+_WORK_IN = re.compile(r"(?:((?<![^\W\d_])(?i:born|raised|up|studied|trained|qualified|lived|stayed|was|were|used\s+to\s+\w+|me|him|her|them|family|friends))"
+                      r"\s+)?(?<![^\W\d_])(?i:in|near|outside|around|just\s+outside)\s+" + PLACE
+                      + r"(?=\s*(?:$|[,.!;\-–—(])|\s+(?i:and|but|now|so|as|these\s+days|since|for\s+now|lol|haha)\b)")
+
+
+# Round 11: a message that opens with the user's job or diet and no verb ("conservator at the film archive in Zlín",
+# "bailiff, 22 yrs on the job", "professional thatcher, about 40 roofs a year", "halal only for me please"); not a
+# sentence about someone of that trade ("nurse at the desk was rude", "plumber in Leeds needed") or for someone else.
+_OPENING_ROLE = re.compile(FILLER + r"((?:[A-Za-z\-]+\s+){0,3}?[A-Za-z\-]+)(?=\s*+(?:$|[,.!;])|\s+(?i:with|at|in|for|by\s+day|"
+                           r"by\s+night|by\s+trade|near|outside|around|since|because|though|only|now|here|btw|lol)\b)")
+_NOT_OWN_ROLE = re.compile(r"(?i)\b(?:is|was|are|were|said|says|told|tells|asked|asks|wants?|needs?|needed|wanted|required|"
+                           r"recommend\w*|looking|hire|hiring|find|search\w*|called|thinks?|came|comes?|keeps?|did|does|has|had|"
+                           r"gave|his|her|their|sister|brother|wife|husband|mum|mom|dad|son|daughter|kids?|friends?|guests?|people|options?|recipes?|menu|meals?|dish(?:es)?|"
+                           r"anyone|someone|wanted|jobs?|vacanc\w*|course|degree|school|appointment|today|tonight|tomorrow|luck|"
+                           r"\d{1,2}(?::\d\d)?\s*(?:am|pm)|o'clock|who|what|where|when|how|why|then|gave|quit|stopped|anymore|longer|used|minutes?|hours?|days?|"
+                           r"won't|wouldn't|can't|didn't|doesn't|don't|isn't|wasn't|" + WHEN_WORDS + r")\b"
+                           r"|(?<![^\W\d_])(?!(?i:based|retired|employed|qualified|trained|licensed|certified|registered|skilled|"
+                           r"experienced|married|red|bed|shed)\b)[a-z]{2,}ed\b")  # "Manager at Tesco refused my refund"
+
+
+_ROLE_ADDRESSED = re.compile(r"(?i)\b(?:please|help|can|could|would|thanks|thank)\b")  # "Nurse, please help"
+
+
+def _opening_role(clause: str, message: str):
+    """`_OPENING_ROLE`'s note; the message's first sentence is read for what makes it no statement of the user's
+    ("Vegetarian for a few years, then I gave it up" is cut into clauses before this)."""
+    if not (m := _OPENING_ROLE.match(clause)) or FRAMES.search(clause):
+        return None
+    if _NOT_OWN_ROLE.search(_SENTENCE.split(message[:MAX_CLAUSE], 1)[0]):
+        return None
+    if any(w.lower() in DETERMINERS | {"as", "to", "of", "i", "we", "you"} for w in m.group(1).split()):
+        return None  # "roleplay as my landlord", "I cook for my family"
+    role = re.sub(r"^(?i:professional|full[\s\-]time|part[\s\-]time|freelance)\s+", "", m.group(1))
+    if role.lower() in DIETS:
+        return "diet", f"User is {role.lower()}"
+    if _ROLE_ADDRESSED.search(clause) or not re.match(r"\s*+,|\s++\S", clause[m.end(1):]):
+        return None  # a job alone ("Doctor. Who?") is `_bare_job`'s, which reads the whole message
+    return _job(_Groups(role.lower())) if _job_part(role) else None
 
 
 def _study_present(m):
@@ -2005,11 +2104,100 @@ APPOSITIONS = [
                + r"(?=$|[\s,.!;])", _pet),
     Apposition(r"\b(?i:my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)("
                + RELATIVES + r")\s+" + NAME + r"(?=$|[\s,.!;])", _relative),
+    # Round 11: "my wife's Gráinne and we've a collie": the contraction, only before "and we…" ("my dad's Ford" is his car).
+    Apposition(r"\b(?i:my)\s+(" + RELATIVES + r")'s\s+" + NAME + r"(?=\s+(?i:and)\s+(?:we|we've|we're)\b)",
+               _relative),
     # "our son Leo": a child or a grandparent is the user's too ("our wife" is no phrase).
     Apposition(r"\b(?i:our)\s+(?i:(?:little\s+|older\s+|younger\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)("
                r"(?i:daughter|son|grandmother|grandfather|grandma|grandpa))\s+" + NAME + r"(?=$|[\s,.!;])", _relative),
 ]
 APPOSITIONS += FOREIGN_APPOSITIONS
+
+
+# Round 11 (issue 13): more of the languages users code-switch into (fresh8's tuning part: Dutch, Irish, Finnish,
+# Portuguese, romanised Japanese and Arabic, Hinglish, Yoruba and Nigerian Pidgin), by language, not by line.
+_FOREIGN_NAME_11 = r"(?i:is\s+mise|ako\s+po\s+si|my\s+name\s+na|ana\s+ismi|watashi\s+no\s+namae\s+wa|minun\s+nimeni\s+on|az\s+én\s+nevem)"
+# Cues that also open other statements ("ik ben 62", "olen Helsingissä", "sou de Recife"): the name must look like one.
+_FOREIGN_IAM_11 = r"(?i:ik\s+ben|olen|eu\s+sou\s+[oa]|sou\s+[oa]|mimi\s+ni)"
+_FINNISH_CASES = ("ssa", "ssä", "sta", "stä", "lla", "llä", "lta", "ltä", "ksi", "lle")
+_FOREIGN_AGE_11 = (r"(?:(\d{1,2})[-\s]?(?i:sai|saai)|(?i:3omri|omri|umri)\s+(\d{1,2})|"
+                   r"(\d{1,2})\s+(?i:saal)(?:\s+(?i:ka|ki|ke))?(?=\s*(?:$|[,.!;])|\s+(?i:hoon|hun|hu|aur)\b)|"
+                   r"(?i:ik\s+ben|olen)\s+(\d{1,2})(?:\s+(?i:jaar(?:\s+oud)?|vuotta)|-vuotias)?(?=\s*(?:$|[,.!;])|\s+(?i:en|ja)\b)|"
+                   r"(\d{1,2})-(?i:vuotias|évesen|éves))")
+_FOREIGN_LIVE_11 = r"(?i:(?:ik\s+)?woon\s+in|sakin(?:a)?\s+fi|sakna\s+fi|ana\s+sakin\s+fi)"
+_FOREIGN_FROM_11 = r"(?i:ana\s+min|ik\s+kom\s+uit)"  # not Finnish: its places are inflected ("Suomesta")
+# The place first, the cue after: "Sapporo ni sunde imasu", "Lucknow mein rehte hain", "Aomori shusshin", "Indore se hoon".
+_LIVE_AFTER_11 = r"\s+(?i:ni\s+sunde\s+(?:imasu|iru|masu)|(?:mein|me)\s+(?:rehta|rehti|rehte)\s+(?:hoon|hun|hu|hain))\b"
+_FROM_AFTER_11 = r"\s+(?i:shusshin|se\s+(?:hoon|hun|hu|hain))\b"
+
+
+# Languages and nationalities these cues also open ("ik ben Nederlands", "sou Brasileira", "olen suomalainen").
+_NOT_NAMES_11 = frozenset("nederlands nederlander nederlandse engels duits frans belg brasileiro brasileira português portuguesa "
+                          "portugues angolano angolana suomalainen hollander vlaams vlaming".split())
+
+
+def _foreign_intro(m):
+    name = m.group(1)
+    if (name.lower() in NATIONALITIES | NOT_INTRO | _NOT_NAMES_11
+            or name.lower().endswith(_FINNISH_CASES + ADJECTIVE_ENDINGS + ("lainen", "läinen"))):
+        return None
+    return _name(m)
+
+
+FOREIGN_APPOSITIONS_11 = [
+    Apposition(_NOT_LETTER_BEFORE + _FOREIGN_AGE_11 + r"(?=$|[\s,.!;])", _foreign_age),
+    Apposition(_NOT_LETTER_BEFORE + _FOREIGN_LIVE_11 + r"\s+" + PLACE + r"(?=$|[\s,.!;])", _foreign_place(_location)),
+    Apposition(_NOT_LETTER_BEFORE + _FOREIGN_FROM_11 + r"\s+" + PLACE + r"(?=$|[\s,.!;])", _foreign_place(_origin)),
+    Apposition(r"(?<![^\W\d_])" + PLACE + _LIVE_AFTER_11, _foreign_place(_location)),
+    Apposition(r"(?<![^\W\d_])" + PLACE + _FROM_AFTER_11, _foreign_place(_origin)),
+    Apposition(_NOT_LETTER_BEFORE + r"(?i:(?:ik\s+)?werk\s+bij|ich\s+arbeite\s+bei|arbeite\s+bei)\s+" + ORG + r"(?=$|[\s,.!;])",
+               _foreign_place(_employer)),
+    Apposition(_NOT_LETTER_BEFORE + _FOREIGN_MY + r"\s+([^\W\d_]{3,12})\s+" + _FOREIGN_IS_CALLED + r"\s+" + NAME + r"(?=$|[\s,.!;])",
+               _foreign_kin),
+    # "mijn hond Kees", "mi perro Toby", "meri wife Meenakshi": a possessive of another language before a kin word.
+    Apposition(_NOT_LETTER_BEFORE + _FOREIGN_MY + r"\s+([^\W\d_]{3,12})\s+" + NAME + r"(?=$|[\s,.!;])", _foreign_kin),
+    Apposition(_NOT_LETTER_BEFORE + r"(?i:meri|mera|mere|mijn|minun|moja|mój)\s+(" + RELATIVES + r")\s+" + NAME
+               + r"(?=$|[\s,.!;])(?!\s+(?i:mein|me|se|ko|ka|ki|ke|main|in)\b)",
+               _relative),
+]
+APPOSITIONS += FOREIGN_APPOSITIONS_11
+
+def _island(m):
+    if re.search(r"(?i)\b(?:street|road|avenue|lane|drive|close|way|crescent|terrace|place|boulevard|st|rd|ave)$", m.group(1)):
+        return None
+    return None if m.group(1).lower() in ("mars", "venus", "jupiter", "saturn", "pluto", "earth", "the moon") else _location(m)
+
+
+RULES += [
+    # "It's Tadhg, pronounced like 'tiger'", "It's Małgorzata. Gosia is fine too": a name, in a message about it.
+    Rule(r"(?i:it's|it\s+is|its)\s+" + NAME + r"(?=\s*(?:$|[,.!;(]))", _name, 0.8,
+         needs=r"(?i)\b(?:pronounced|pronounce|pronunciation|spelt|spelled|spelling|is\s+fine\s+too|for\s+short|nickname|"
+               r"my\s+friends\s+(?:use|call\s+me))\b"),
+    # "I married Thijs in June": the spouse.
+    Rule(r"(?i:I\s+(?:just\s+|recently\s+|finally\s+)?(?:married|wed))\s+" + NAME
+         + r"(?=\s*(?:$|[,.!;])|\s+(?i:in|last|this|on|at|and|when|so|after|back|\d)\b)", _spouse, 0.8),
+    # "hornet stings — allergic, badly", "peanuts: allergic": the allergen first, at the start of the message.
+    Rule(r"([a-z][a-z\-]{2,20}(?:\s+[a-z][a-z\-]{2,20})?)\s*+[—–:,\-]+\s*+(?:(?i:I'm|I\s+am)\s+)?(?:(?i:very|badly|severely|seriously|"
+         r"deathly|really)\s+)?(?i:allergic)\b(?!\s+(?i:to|reaction))", _allergy_first, 0.75,
+         needs=r"^\W*[a-z][a-z\-]{2,20}(?:\s+[a-z][a-z\-]{2,20})?\s*[—–:,\-]"),
+    # "My address changed: new flat in Třebíč", "our new house is in Ennis": the user's new home.
+    Rule(r"(?:(?i:my|our)\s+)?(?i:new)\s+(?i:flat|house|apartment|place|home|address|digs)\s+(?:(?i:is)\s+)?(?i:in)\s+" + PLACE
+         + r"(?=\s*(?:$|[,.!;])|\s+(?i:near|by|above|next|with|now|since)\b)", _location, 0.75),
+    # "I live on Inis Mór": an island, not a street.
+    Rule(r"(?i:I|we)\s+(?i:live)\s+(?i:on)\s+(?=" + UPPER + r")" + PLACE + r"(?=$|[\s,.!;])", _island, 0.8),
+    # "I'm the only falconer in Westport", "I'm the village blacksmith here".
+    Rule(r"(?i:I'm|I\s+am)\s+(?i:the)\s+(?i:only|local|resident|village|town|island|parish)\s+((?:[a-z\-]+\s+)?[a-z\-]+)"
+         r"(?=\s*(?:$|[,.!;])|\s+(?i:in|at|for|around|here|on)\b)", _job, 0.75),
+    Rule(_FOREIGN_NAME_11 + r"\s+" + NAME + r"(?=\s*(?:$|[,.!;(])|\s+(?i:and|but|e|en|ja|w|i|y)\b)", _name, 0.85),
+    Rule(_FOREIGN_IAM_11 + r"\s+" + NAME + r"(?=\s*(?:$|[,.!;(])|\s+(?i:and|but|e|en|ja|y)\b)", _foreign_intro, 0.8),
+    # "Gbenga ni orukọ mi", "main Devika hoon", "ana Walid, 3omri 31": the name before the cue, or after a lower-case pronoun.
+    Rule(NAME + r"\s+(?i:ni\s+(?:orukọ|oruko|orúkọ)\s+mi)\b", _name, 0.85),
+    Rule(r"main\s+" + NAME + r"\s+(?i:hoon|hun|hu)\b", _name, 0.85),
+    Rule(r"(?:main|ana)\s+" + NAME + r",", _name, 0.75, needs=r"\b(?:saal|hoon|mein|3omri|sakin|ismi|hala2|bashtghil)\b"),
+    # "tenho um papagaio chamado Zé Pequeno", "ik heb een hond die Kees heet".
+    Rule(r"(?i:tenho|tengo|j'ai|ich\s+habe|ik\s+heb|we\s+hebben)\s+(?i:um|uma|un|una|une|einen|eine|ein|een)\s+([^\W\d_]{3,12})\s+"
+         r"(?i:chamad[oa]|llamad[oa]|qui\s+s'appelle|appelée?|namens|genaamd)\s+" + NAME + r"(?=$|[\s,.!;])", _foreign_kin, 0.8),
+]
 # After a possessive, these say the pet or relative is gone ("Our old cat Felix died last year").
 _DECEASED = re.compile(r",?\s*+(?:(?i:who|sadly|unfortunately|recently|just|has|had)\s+){0,2}(?i:died|passed(?:\s+away|\s+on)?|"
                        r"was\s+put\s+down|is\s+(?:gone|no\s+more)|crossed\s+the\s+rainbow\s+bridge|RIP|rest(?:s|ed)?\s+in\s+peace)\b")
@@ -2023,14 +2211,16 @@ _PET_NAME_AFTER = re.compile(r"(?:(?i:his|her|its|their)\s+name(?:'s|\s+is)|(?i:
 _PET_BEFORE = re.compile(FILLER + r"(?i:(?:I|we)\s+(?:have|(?:just\s+)?(?:got|adopted))|(?:I've|we've)\s+(?:got|(?:just\s+)?adopted)|"
                          r"I\s+have\s+got|we\s+have\s+got)\s+(?i:an?|another)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))(?:\s+(?i:last\s+(?:week|month|year|weekend)|this\s+(?:week|month|year|weekend|morning)|yesterday|today|recently))?"
                          r"\s*[.!]*$")
+_KIN_BEFORE = re.compile(FILLER + r"(?i:my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+)?)(" + RELATIVES + r")\s*[,.!]*$")
 # "meet Noodle, my axolotl": a name, then (split off at ", my") the pet it is.
 _PET_ALONE = re.compile(r"(?i:my|our)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))\s*[.!]*$")
 _NAME_BEFORE = re.compile(FILLER + r"(?:(?i:meet|say\s+hi\s+to|this\s+is|introducing|and\s+this\s+is)\s+)?" + NAME + r"\s*,?$")
 # "Shellfish makes me sick, I'm allergic.": the allergen is named in the clause before.
-_BARE_ALLERGY = re.compile(r"(?:I'm|I\s+am)\s+(?:very\s+|severely\s+|really\s+)?allergic(?:\s+to\s+(?:it|them))?\s*[.!]?$")
+_BARE_ALLERGY = re.compile(r"(?:I'm|I\s+am)\s+(?:very\s+|severely\s+|really\s+|badly\s+)?allergic(?:\s+to\s+(?:it|them))?\s*(?:[.!]?$|,)")
 _ALLERGEN_BEFORE = re.compile(FILLER + r"(?:([A-Za-z][a-z\-]{1,30}(?:\s+[a-z\-]{1,30})?)\s+(?:makes|make|gives|give)\s+me\s+"
                               r"(?:sick|ill|hives|a\s+rash|itchy)|I\s+(?:can't|cannot|don't|do\s+not)\s+(?:eat|have|touch|drink)\s+"
-                              r"([a-z][a-z\-]{1,30}(?:\s+[a-z\-]{1,30})?))\s*$")
+                              r"([a-z][a-z\-]{1,30}(?:\s+[a-z\-]{1,30})?)|"
+                              r"([a-z][a-z\-]{1,30}\s+(?i:stings?|bites?)))\s*$")  # round 11: "jellyfish stings, | I'm allergic"
 
 # Round 9: "My family is from Tangier, I was born there.": the place of the clause before is the user's origin.
 _BORN_THERE = re.compile(FILLER + r"(?:I\s+was\s+(?:born|raised|brought\s+up)|I\s+grew\s+up)\s+there(?:\s+(?:too|as\s+well|myself))?\s*[.!]?$")
@@ -2154,7 +2344,8 @@ MAX_CLAUSE = 500  # longer clauses are no plain statement (every object is at mo
 FRAMES = re.compile(r"\b(?:pretend|imagine|suppose|(?<!long\s)story(?!\s+short)|role-?play|says?(?!\s+(?:hi|hello)\b)|said|tells?|told|write|quote|if|"
                     r"translate|rewrite|rephrase|paraphrase|proofread|summari[sz]e|saying|claiming|pretending|"
                     r"thinks?|thought|believes?|assumes?|wants?|wish(?:es)?|hopes?|expects?|"
-                    r"would|maybe|perhaps|joking|kidding|hypothetically)\b", re.IGNORECASE)
+                    r"would|maybe|perhaps|joking|kidding|hypothetically|"
+                    r"let's\s+play|play\s+a\s+game|act\s+as|in\s+character|scenario)\b", re.IGNORECASE)  # round 11: role-play
 
 
 # Chat spelling: a lower-case "i", "im", "ive" and dropped apostrophes are the same first person.
@@ -2330,8 +2521,8 @@ def normalize(text: str) -> str:
 
 
 # A label before a colon that says the user is about to describe themselves (not "Translate: …").
-_LABEL = re.compile(r"(?i:(?:just\s+)?(?:to\s+)?(?:(?:a\s+)?(?:quick|short|little|brief|bit\s+of|some)\s+)?"
-                    r"(?:update|updating|background|context|details|info|intro|bio|profile|correction)\b"
+_LABEL = re.compile(r"(?i:(?:just\s+)?(?:to\s+)?(?:(?:a\s+)?(?:quick|short|little|brief|bit\s+of|some)\s+)?(?:my\s+)?"
+                    r"(?:update|updating|background|context|details|info|intro|bio|profile|correction|address)\b"
                     r"[^:.!?\n]{0,30}:\s+)")
 # A sentence that opens like a question is one all the way ("Do I live in Oslo, or…?").
 _QUESTION_START = re.compile(FILLER + r"(?i:is|are|am|was|were|do|does|did|can|could|should|would|will|have|has|how|what|which|"
@@ -2365,7 +2556,7 @@ def _run_on(clause: str) -> list[str]:
 # "I'm Ebere, 38, a quantity surveyor from Owerri, living in Abuja": after a short "I'm X", each
 # comma-separated part that opens like a self-description is a statement of its own, its "I'm"
 # left out. The first part is read alone too ("I'm Ebere"). At most SELF_LIST_PARTS parts.
-_SELF_HEAD = re.compile(FILLER + r"(?:I'm|I\s+am)\s+(?!(?i:not|no|never)\b)(?:[^\s,]++\s){0,3}[^\s,]++\s*,")
+_SELF_HEAD = re.compile(FILLER + r"(?:I'm|I\s+am|I\s+(?:work|live|do|teach|run|study)(?=\s))\s+(?!(?i:not|no|never)\b)(?:[^\s,]++\s){0,3}[^\s,]++\s*,")
 _SELF_PART = re.compile(r"(?:(?i:and|but)\s+)?(?:(an?\s|\d{1,3}(?:\s+(?i:years?\s+old|yrs?\s+old|yo|y/o))?\s*[.!]?$|(?i:from|originally|living|based|staying|residing|working|"
                         r"retired|married|divorced|single|allergic|vegan|vegetarian|now\s+living|currently)\b)|"
                         r"((?i:born|raised|brought\s+up)\b)|((?i:grew\s+up)\b))")
@@ -2386,27 +2577,95 @@ def _job_part(part: str) -> bool:
     return 0 < len(words) <= 4 and words[0].lower() not in DETERMINERS and _is_job_phrase([w.lower().strip(".!") for w in words])
 
 
-def _self_list(clause: str) -> list[str]:
+# Round 11: a profile card with no verb at all ("Haruki, 27, salaryman at Mitsubishi in Okayama", "Quick intro: Csenge,
+# 31, animator at Prezi, …", "Hi, this is Bálint, sexton at St Michael's in Sopron"): a name and an age, or a name and
+# then a job, open it. Its parts may also be a bare place ("Adebayo, 36, saddler, Ogbomoso"), "X originally" or a diet.
+_SELF_HEAD_CARD = re.compile(FILLER + r"(?:(?i:this\s+is)\s+)?" + NAME + r",\s*+(?:(\d{1,2})\s*+(?:,|$)|(?=[^,]+(?:,|$)))")
+_PLACE_PART = re.compile(PLACE + r"\s*+[.!]?$")
+_ORIGIN_PART = re.compile(PLACE + r"\s++(?i:originally)\s*+[.!]?$")
+
+
+_GLOSS = re.compile(r"[^\W\d_][\w\-]*+\s++\(([A-Za-z][a-z\- ]{1,40})\)")
+
+
+def _unglossed(part: str) -> str:
+    """"vogelonderzoeker (ornithologist) in Zwolle" -> "ornithologist in Zwolle": a job glossed in English."""
+    return m.group(1) + part[m.end():] if (m := _GLOSS.match(part)) and _job_part(m.group(1)) else part
+
+
+_CARD_OF_OTHER = re.compile(r",\s*+(?i:my|our|his|her|their)\s++(?:(?i:" + RELATIVES + r"|friend|neighbour|neighbor|colleague|boss|"
+                            r"client|patient|student|son|daughter|kid)\b)")  # "Zeynep, 36, architect, my sister"
+
+
+def _card_head(clause: str):
+    """`_SELF_HEAD_CARD`'s head and the statements it makes, or None: the name must be no common word, nationality
+    or job, and a head without an age must be followed by a job."""
+    if not (head := _SELF_HEAD_CARD.match(clause)) or _CARD_OF_OTHER.search(clause):  # (the whole sentence: `_self_list`)
+        return None
+    name = head.group(1)
+    if (any(w.lower() in NOT_INTRO | NOT_NAMES | NATIONALITIES | _LOWER_STOP | NOT_NAMES_ABROAD for w in name.split())
+            or not _proper(name) or _is_job(name.split()[-1]) or re.fullmatch(rf"(?i:{WHEN_WORDS})", name.split()[0])
+            or name.lower().endswith(ADJECTIVE_ENDINGS)):
+        return None
+    first = _unglossed(clause[head.end():].split(",", 1)[0].strip())
+    if not head.group(2):
+        return (head, [f"my name is {name}"]) if _job_part(first) else None
+    if first and not (_job_part(first) or _SELF_VERB.match(first) or _SELF_IN.match(first) or _card_part(first, True)
+                      or re.match(r"(?i:widow|widower|single|married|divorced|retired|from|originally|living|based)\b", first)
+                      or first.split()[0].lower() in NATIONALITIES):
+        return None  # "Tom, 12, is my son", "Ana, 34, and Tomás, 36, …"
+    return head, [f"my name is {name}", f"I'm {head.group(2)}"]
+
+
+def _card_part(part: str, card: bool) -> str | None:
+    """A part of a self-description list that the `_SELF_PART` openings miss: "X originally", a diet, and in a card
+    (see `_SELF_HEAD_CARD`) a bare place."""
+    if (m := _ORIGIN_PART.match(part)) and _origin_word(m):
+        return "I'm originally from " + m.group(1)
+    if part.lower() in DIETS:
+        return "I'm " + part.lower()
+    if card and (m := _PLACE_PART.match(part)) and len(part.split()) <= 3 and not _is_job(part.split()[-1]):
+        words = m.group(1).split()
+        if words[0].lower() not in NOT_PLACES | NATIONALITIES | _LOWER_STOP | NOT_INTRO and _proper(m.group(1)):
+            return "I live in " + m.group(1)
+    return None
+
+
+def _self_list(clause: str, sentence: str = "") -> list[str]:
     if "," not in clause or len(clause) > MAX_CLAUSE:
         return []
+    card = False
     if head := _SELF_HEAD.match(clause):
         out = [clause[:head.end() - 1].rstrip()]
+    elif (found := _card_head(clause)) and not _CARD_OF_OTHER.search(sentence):
+        (head, out), card = found, True
     elif head := _SELF_HEAD_HERE.match(clause):
         first = clause[head.end():].split(",", 1)[0].strip()
-        if head.group(2) and not (_job_part(first) or _SELF_VERB.match(first) or re.match(r"(?i:from|living|based)\b", first)):
+        # Round 11: "22, I work at a kebab place in Kotka": an adult's age before the user's own work or home.
+        own = bool(head.group(2) and 13 <= int(head.group(2)) < 100 and re.match(r"I\s+" + _SELF_VERB.pattern, first))
+        if head.group(2) and not (own or _job_part(first) or _SELF_VERB.match(first) or re.match(r"(?i:from|living|based)\b", first)):
             return []  # "3, a dog and a cat" is no age
         out = [f"I'm {head.group(2)}" if head.group(2) else clause[:head.end() - 1].rstrip()]
+        if own:
+            return out
     else:
         return []
     for part in clause[head.end():].split(",", SELF_LIST_PARTS)[:SELF_LIST_PARTS]:
-        part = part.strip()
+        part = _unglossed(part.strip())
+        if len(words := part.split(maxsplit=2)) == 3 and words[0].lower() in NATIONALITIES and words[1].lower() in ("but", "and"):
+            part = words[2]  # round 11: "Lebanese but living in Ras Al Khaimah now"
         if (where := _SELF_IN.match(part)) and len(part.split()) <= 5:  # round 9: "I'm Mohan, retired, in Mysuru"
+            if _STAY_WORDS.search(part):
+                break  # round 11: "…, in Stockholm for a conference"
             if where.group(1).lower() not in NOT_PLACES | _LOWER_STOP and not re.fullmatch(rf"(?i:{WHEN_WORDS}|{FIELDS})", where.group(1)):
                 out.append("I live in " + part[where.start(1):])
                 continue
             break
         if _SELF_VERB.match(part) and len(part.split()) <= 8:
             out.append("I " + part)
+            continue
+        if said := _card_part(part.rstrip(".!"), card):
+            out.append(said)
             continue
         if not _SELF_PART.match(part) and _job_part(part):
             part = ("an " if part[:1].lower() in "aeiou" else "a ") + part
@@ -2502,7 +2761,7 @@ def clauses(text: str) -> list[tuple[str, bool]]:
                         clause = clause[:head] + adverbs.group(1) + clause[adverbs.end():]
             if clause:
                 out.append((clause, question or framed))
-                out.extend((extra, question or framed) for extra in _self_list(clause))
+                out.extend((extra, question or framed) for extra in _self_list(clause, sentence))
                 framed = framed or bool(FRAMES.search(clause))
     return out
 
@@ -2522,11 +2781,14 @@ def _add(found: list[Candidate], said: set, slots: set[str], message: UserMessag
 # worked. Now I'm at Bolt.", "my name is Jon... actually it's Jón", "moving to Uppsala. update: plans
 # changed, it's Malmö now": what the sentence before the marker said is taken back, and a bare value
 # right after the marker is the new value of the same slot. Linear time: one scan of fixed words.
-_CORRECTION = re.compile(r"\b(?i:(?:actually|wait|sorry|oh)[,.]?\s++no\b(?![\s,.]++(?:longer|more|one|idea|problem|worries|matter|doubt|way|big|offence|offense|pressure|rush|need|thanks)\b)|no[,.]?\s++wait\b|"
+_CORRECTION = re.compile(r"\b(?i:(?:actually|wait|sorry|oh)[,.]?\s++no\b(?![\s,.]++(?:longer|more|one|idea|problem|worries|matter|doubt|way|big|offence|offense|pressure|rush|need|thanks)\b)|no[,.]?\s++wait\b|nee[,.]?\s++wacht\b|"
                          r"I\s++mean[,.]?\s++I\s++(?:was|did|used\s++to)\b|well[,.]?\s++(?:worked|lived|used\s++to|not\s++anymore)\b|"
                          r"plans?\s++(?:have\s++)?changed\b|scratch\s++that\b|actually[,.]?\s++it's\b|or\s++rather\b|"
                          r"correction\s*:|,\s*+not\s++anymore\b|sorry[,.]?\s++I\s++meant\b|just\s++kidding\b|jk\b|"
-                         r"no[,.]?\s++sorry\b(?![\s,.]++(?:for|about|to|if|that|but)\b)|(?<=[^\W\d_])[-–—]{1,2}\s*+sorry,)")
+                         r"no[,.]?\s++sorry\b(?![\s,.]++(?:for|about|to|if|that|but)\b)|(?<=[^\W\d_])[-–—]{1,2}\s*+sorry,|"
+                         # Round 11: "… before but I meant Písek", "I said 42 earlier, I meant 43", "Bobbie... sorry, Bobbi".
+                         r"(?:,|\bbut)\s*+I\s++meant\b(?!\s++(?:to|it|that|this|what|no|well)\b)|"
+                         r"(?:\.\.\.|…)\s*+sorry,\s*+(?=" + UPPER + r"[^\W\d_]*+(?:\s*+[,.!]|\s*+$|\s++(?:no|not)\b)))")
 MAX_CORRECTED = 2000  # a longer message is read as it is (each pass below is linear in it)
 _FIX_LEAD = re.compile(r"(?:(?i:sorry|I\s+mean|make\s+that|it's|it\s+is|now|I'm\s+at|I\s+am\s+at|at|to|from|in|"
                        r"I\s+(?:just\s+)?(?:moved|switched|went|changed|jumped)(?:\s+(?:over|jobs))?\s+to)[\s,]++){0,3}")
@@ -2542,6 +2804,8 @@ _FIX_VALUE = {
     "allergy": (re.compile(r"([a-z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30})?)(?=\s+(?:I'm|I\s+am)\s+(?:allergic|the\s+one)\b|\s*(?:$|[,.!;]))"),
                 lambda m: m.group(1).split()[0] not in REACTION_WORDS | _FIX_NOT and _allergy(m)),
 }
+# What "I said … earlier, I meant …" reports of the user's own words is what the marker takes back.
+_SAID_BEFORE = re.compile(r"^(?:(?i:I\s+(?:said|told\s+you|wrote|put|typed))\s+(?:(?i:that)\s+)?)|(?<!\s)\s++(?i:earlier|before|by\s+mistake)$")
 _FIX_NOT = frozenset("no not sorry wait I I'm it it's that this my the".lower().split())
 
 
@@ -2556,7 +2820,7 @@ def _plain(extractor: RuleExtractor, message: UserMessage, text: str) -> list[Ca
 def _corrected(extractor: RuleExtractor, message: UserMessage, fix: re.Match, found: list[Candidate]) -> list[Candidate]:
     """`_CORRECTION`'s note: `found` (one message's facts) without what the marker takes back, plus the new value."""
     text = message.text
-    pieces = [p for p in _SENTENCE.split(text[:fix.start()].rstrip(" ,.;:!-–—…")) if p.strip()]
+    pieces = [_SAID_BEFORE.sub("", p.strip()) for p in _SENTENCE.split(text[:fix.start()].rstrip(" ,.;:!-–—…")) if p.strip()]
     taken: set[tuple[str, str]] = set()
     # What is taken back: the words after the last comma before the marker ("I'm Dušan, a carpenter from
     # Novi Sad, moving to Zagreb"), else the sentence, else the one before ("update:" alone says nothing).
@@ -2584,8 +2848,12 @@ def _corrected(extractor: RuleExtractor, message: UserMessage, fix: re.Match, fo
                          source_entry_ids=c.source_entry_ids, source_seq=c.source_seq) if c.slot == "location" else c for c in new]
         kept = [c for c in kept if not (c.slot == "location" and c.text in moved)]
     kinds = {c.slot.split(":")[0] for c in kept + new}
-    for slot, _ in sorted(taken):
+    for slot, said in sorted(taken):
         kind = slot.split(":")[0]
+        if kind in ("pet", "family") and kind not in kinds and (renamed := _renamed(slot, said, after, lead)):
+            new.append(Candidate(text=renamed[1], slot=renamed[0], confidence=0.75, source_entry_ids=[message.entry_id],
+                                 source_seq=message.seq))  # round 11: "my dog is called Bobbie... sorry, Bobbi"
+            kinds.add(kind)
         if kind in kinds or kind not in _FIX_VALUE:
             continue
         regex, build = _FIX_VALUE[kind]
@@ -2595,6 +2863,18 @@ def _corrected(extractor: RuleExtractor, message: UserMessage, fix: re.Match, fo
             kinds.add(kind)
     seen = {(c.slot, c.text) for c in kept}
     return kept + [c for c in new if (c.slot, c.text) not in seen]
+
+
+def _renamed(slot: str, said: str, after: str, lead: int) -> tuple[str, str] | None:
+    """A pet or relative taken back and named again right after the marker: the same fact with the new name."""
+    old = slot.rsplit(":", 1)[-1]
+    m = _FIX_VALUE["name"][0].match(after, lead)
+    if slot.count(":") != (1 if slot.startswith("pet:") else 2) or not m or not said.lower().endswith(old):
+        return None
+    name = m.group(1)
+    if name.split()[0].lower() in _FIX_NOT | NOT_NAMES | NOT_INTRO or not _proper(name) or name.lower() == old:
+        return None  # "my cat's called Mít - no wait, Mít is my sister's cat": not a new name
+    return slot[:len(slot) - len(old)] + name.lower(), said[:len(said) - len(old)] + name
 
 
 _MOVED_TO = re.compile(r"(?:(?i:I|I've|I\s+have)\s+)?(?:(?i:just|recently|actually)\s+)?(?i:moved|switched|went|changed)\s+(?:(?i:over|jobs)\s+)?(?i:to)\s")
@@ -2639,6 +2919,9 @@ _SIGN_OFF = re.compile(r"(?:^|[.!\n]\s*)(?i:kind\s+regards|best\s+regards|warm\s
                        r"saludos|cordialement|grüße|viele\s+grüße|mit\s+freundlichen\s+grüßen|abraços)"
                        r"[,!.:\-–—]*\s+" + NAME_T + r"\s*[.!]?\s*$")
 _NOT_JOKING = re.compile(r"(?i:\bnot|\bno|n't)\s*+$")  # "I live in Oslo, I'm not kidding" is no joke
+# Round 11: a message that opens with a laugh is a joke or a reaction ("lol my name is Groot", "haha my husband thinks
+# he's a chef"): no labelled set has a fact in one.
+_LAUGH_START = re.compile(r"[\W_]*+(?i:lol|lmao+|lmfao|rofl|ha(?:ha)++h*|he(?:he)++|jaja(?:ja)*+|kkk+)(?![\w'])")
 _JOKE_END = re.compile(r"(?i:\b(?:jk|j/k|jking|just\s+kidding|just\s+joking|kidding|joking)\b)[\W_]*$")
 
 
@@ -2650,6 +2933,8 @@ class RuleExtractor:
         said: set[tuple] = set()  # (seq, slot, text) already found
         for message in messages:
             start = len(found)
+            if _LAUGH_START.match(message.text):
+                continue
             self._message(message, found, said)
             if len(message.text) <= MAX_CORRECTED and (fix := _CORRECTION.search(message.text)):
                 found[start:] = _corrected(self, message, fix, found[start:])
@@ -2668,7 +2953,7 @@ class RuleExtractor:
         """Append the facts of one message to `found`."""
         previous = asked = ""
         needs_met: dict[Rule, bool] = {}  # round 10: each rule's `needs` read once per message, not once per clause
-        for clause, statement_ok in ((c, not q) for c, q in clauses(message.text)):
+        for n, (clause, statement_ok) in enumerate((c, not q) for c, q in clauses(message.text)):
             before, previous = previous, clause if statement_ok else ""
             heading, asked = asked, ((m := _ASKED.fullmatch(clause)) and m.group(1).lower()) or ""
             if not statement_ok or len(clause) > MAX_CLAUSE:
@@ -2702,6 +2987,11 @@ class RuleExtractor:
                 add(built, rule.confidence)
                 if rule.alone:
                     break
+            if n == 0 and not slots and (role := _opening_role(clause, message.text)):
+                add(role, 0.7)  # round 11: "goldsmith with my own little workshop in Eger", "pescatarian, though I cheat"
+            if slots & {"job", "employer"} and "location" not in slots and (where := _WORK_IN.search(clause)):
+                if where.group(1) is None and (built := _work_place(where, 2, scoped=True)):
+                    add(built, 0.7)  # round 11: "I'm a projectionist at the old cinema in Lappeenranta"
             for rule in APPOSITIONS:
                 for match in rule.regex.finditer(clause):
                     head = clause[:match.start()]
@@ -2718,9 +3008,12 @@ class RuleExtractor:
             if (named := _PET_NAME_AFTER.match(clause)) and (pet := _PET_BEFORE.match(before)):
                 if built := _pet(_Groups(pet.group(1), named.group(1))):
                     add(built, 0.8)
+            if (named := _PET_NAME_AFTER.match(clause)) and (kin := _KIN_BEFORE.match(before)):
+                if built := _relative(_Groups(kin.group(1), named.group(1))):
+                    add(built, 0.8)  # round 11: "my wife, | her name is Jamila, …"
             if _BORN_THERE.match(clause) and (family := _FAMILY_FROM.match(before)):
                 add(("origin", f"User is from {_place(family.group(1))}"), 0.75)  # "My family is from Tangier, I was born there."
             if _BARE_ALLERGY.match(clause) and (allergen := _ALLERGEN_BEFORE.match(before)):
-                obj = _clean_object(allergen.group(1) or allergen.group(2))
+                obj = _clean_object(next(g for g in allergen.groups() if g))
                 if obj and not HEDGES.search(before):
-                    add((f"allergy:{_key(obj)}", f"User is allergic to {obj.lower()}"), 0.8)
+                    add((f"allergy:{_key(_ALLERGEN_FORM.sub('', obj))}", f"User is allergic to {obj.lower()}"), 0.8)

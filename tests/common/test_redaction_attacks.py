@@ -430,7 +430,23 @@ def test_the_access_log_of_a_real_uvicorn_keeps_no_key_nor_client_token(uvicorn_
                                   "meet Ana " * 12_000 + "\U0001f436 x", "no sorry, " * 10_000, "x-- sorry, " * 9_000,
                                   "my nanay " * 11_000, "Maricel po, " * 9_000, "I can't stand " + "loud " * 20_000 + "in x",
                                   "I like a in a" + " in a" * 20_000 + "!", "I love x and " + "hate " * 20_000 + "!",
-                                  ", vivo a " * 10_000, " und komme aus " * 7_000, "I love my " + "little " * 20_000 + "kids x"])
+                                  ", vivo a " * 10_000, " und komme aus " * 7_000, "I love my " + "little " * 20_000 + "kids x",
+                                  # Round 11: profile cards, work places, opening roles, code-switched cues (place first
+                                  # too), kin named after, re-spelt pets, laughs, preference keys.
+                                  "Ana, 34, " * 10_000, "this is Ana, " * 8_000, "Oslo originally, " * 6_000,
+                                  "x (nurse) " * 10_000, "nurse with " * 10_000, "!?" * 30_000 + "lol", "_" * 60_000 + "haha",
+                                  "I'm a nurse at Acme in " * 4_000, "in Oslo " * 12_000, "Oslo ni sunde " * 8_000,
+                                  "Oslo mein rehta " * 7_000, "Oslo shusshin " * 8_000, "Oslo se " * 12_000, "ik ben " * 12_000,
+                                  "3omri " * 15_000, "26 saal " * 12_000, "12-sai " * 12_000, "mijn hond " * 10_000,
+                                  "meri wife " * 10_000, "mijn vrouw heet " * 6_000, "ik werk bij " * 9_000,
+                                  "tenho um gato chamado " * 5_000, "Ana ni orukọ mi " * 6_000, "main Ana, " * 10_000,
+                                  "my wife, her name is " * 5_000, "I married " * 10_000, "It's Ana, pronounced " * 5_000,
+                                  "bee stings, " * 8_000 + "allergic", "I live on " * 10_000, "used to live in Oslo, now in " * 3_000,
+                                  "I told you I live in Oslo but I meant " * 2_000, "... sorry, Ana " * 6_000,
+                                  "I said " * 10_000 + "earlier", "I'm the only " * 8_000, "my son's name is Ana not " * 4_000,
+                                  "Employer: Acme (" * 6_000, "I love " + "long " * 20_000 + "classes", "Dia dhuit, is mise " * 5_000,
+                                  "our new house is in " * 5_000, "my address changed: " * 5_000, "I live up in " * 8_000,
+                                  "I'm 25 f " * 10_000, "Ako po si " * 8_000, "annyeong haseyo~ " * 6_000])
 def test_100_kb_of_adversarial_user_text_does_not_stall_the_fact_rules(text):
     from memories.facts.base import UserMessage
     from memories.facts.rules import RuleExtractor
@@ -444,7 +460,8 @@ def test_100_kb_of_adversarial_user_text_does_not_stall_the_fact_rules(text):
 @pytest.mark.parametrize("unit", ["I'm 35, wait no, 3", "wait no ", "I live in Oslo, actually no, ", "I work at Acme. Well, worked. ",
                                   "x, I mean I was, ", "update: plans changed, it's ",
                                   "I'm 35, just kidding, 3", "allergic to kiwi... wait no, it's ",
-                                  "I work at Acme, scratch that, I moved to ", "I'm from Oslo... no sorry, from "])
+                                  "I work at Acme, scratch that, I moved to ", "I'm from Oslo... no sorry, from ",
+                                  "I said I'm 4 earlier, I meant ", "my dog is Rex... sorry, ", "I live in Oslo but I meant "])
 def test_a_message_full_of_corrections_costs_a_few_passes_not_one_per_marker(unit):
     """Round 8: a correction inside a message ("I'm 35, wait no, 36") re-reads parts of that message,
     at most three plain passes whatever the number of markers (no pass corrects again), and only up
