@@ -379,7 +379,9 @@ class Apposition:
 
 
 # Round 10: words said before a politeness particle or "here" in other languages that are no name ("Salamat po").
-NOT_NAMES_ABROAD = frozenset("salamat opo oo sige hindi ingat ano asante karibu sawa ndiyo hapana pole tafadhali dziękuję dzieki "
+# (the copulas "soy", "sono", "sou", "suis", "sunt", "jestem", "jsem" open "Soy Tomás": "I am", never a name's first word)
+NOT_NAMES_ABROAD = frozenset("soy sono sou suis sunt jestem jsem "
+                             "salamat opo oo sige hindi ingat ano asante karibu sawa ndiyo hapana pole tafadhali dziękuję dzieki "
                              "teşekkürler tesekkurler merci gracias danke takk diolch".split())
 
 
@@ -2118,7 +2120,7 @@ APPOSITIONS += FOREIGN_APPOSITIONS
 # Portuguese, romanised Japanese and Arabic, Hinglish, Yoruba and Nigerian Pidgin), by language, not by line.
 _FOREIGN_NAME_11 = r"(?i:is\s+mise|ako\s+po\s+si|my\s+name\s+na|ana\s+ismi|watashi\s+no\s+namae\s+wa|minun\s+nimeni\s+on|az\s+én\s+nevem)"
 # Cues that also open other statements ("ik ben 62", "olen Helsingissä", "sou de Recife"): the name must look like one.
-_FOREIGN_IAM_11 = r"(?i:ik\s+ben|olen|eu\s+sou\s+[oa]|sou\s+[oa]|mimi\s+ni)"
+_FOREIGN_IAM_11 = r"(?i:ik\s+ben|olen|eu\s+sou\s+[oa]|sou\s+[oa]|mimi\s+ni|soy|sono|je\s+suis|sunt)"
 _FINNISH_CASES = ("ssa", "ssä", "sta", "stä", "lla", "llä", "lta", "ltä", "ksi", "lle")
 _FOREIGN_AGE_11 = (r"(?:(\d{1,2})[-\s]?(?i:sai|saai)|(?i:3omri|omri|umri)\s+(\d{1,2})|"
                    r"(\d{1,2})\s+(?i:saal)(?:\s+(?i:ka|ki|ke))?(?=\s*(?:$|[,.!;])|\s+(?i:hoon|hun|hu|aur)\b)|"
@@ -2580,7 +2582,7 @@ def _job_part(part: str) -> bool:
 # Round 11: a profile card with no verb at all ("Haruki, 27, salaryman at Mitsubishi in Okayama", "Quick intro: Csenge,
 # 31, animator at Prezi, …", "Hi, this is Bálint, sexton at St Michael's in Sopron"): a name and an age, or a name and
 # then a job, open it. Its parts may also be a bare place ("Adebayo, 36, saddler, Ogbomoso"), "X originally" or a diet.
-_SELF_HEAD_CARD = re.compile(FILLER + r"(?:(?i:this\s+is)\s+)?" + NAME + r",\s*+(?:(\d{1,2})\s*+(?:,|$)|(?=[^,]+(?:,|$)))")
+_SELF_HEAD_CARD = re.compile(FILLER + r"(?:(?i:this\s+is|soy|sono|sou|je\s+suis|sunt)\s+)?" + NAME + r",\s*+(?:(\d{1,2})\s*+(?:,|$)|(?=[^,]+(?:,|$)))")
 _PLACE_PART = re.compile(PLACE + r"\s*+[.!]?$")
 _ORIGIN_PART = re.compile(PLACE + r"\s++(?i:originally)\s*+[.!]?$")
 
@@ -2925,6 +2927,18 @@ _LAUGH_START = re.compile(r"[\W_]*+(?i:lol|lmao+|lmfao|rofl|ha(?:ha)++h*|he(?:he
 _JOKE_END = re.compile(r"(?i:\b(?:jk|j/k|jking|just\s+kidding|just\s+joking|kidding|joking)\b)[\W_]*$")
 
 
+def _one_per_slot(found: list[Candidate]) -> list[Candidate]:
+    """One message's facts with one per slot: the surest, and of equally sure ones the last said. The fact store
+    keeps one fact per slot and message (the first it is given), so "luthier in Cuenca. Actually I moved to
+    Valencia" must give Valencia (a stated home, 0.9, over a work place, 0.75), and "I live in Oslo and work in
+    Bergen" Oslo."""
+    best: dict[str, int] = {}
+    for i, c in enumerate(found):
+        if c.slot and (c.slot not in best or c.confidence >= found[best[c.slot]].confidence):
+            best[c.slot] = i
+    return [c for i, c in enumerate(found) if not c.slot or best[c.slot] == i]
+
+
 class RuleExtractor:
     name = "rules"
 
@@ -2947,6 +2961,7 @@ class RuleExtractor:
                 _add(found, said, {c.slot for c in found[start:]}, message, built, 0.75)
             if len(message.text) <= MAX_CORRECTED and _RESPELT_CUE.search(message.text):
                 found[start:] = _accents_restored(message, found[start:])
+            found[start:] = _one_per_slot(found[start:])
         return found
 
     def _message(self, message: UserMessage, found: list[Candidate], said: set[tuple]) -> None:

@@ -199,6 +199,36 @@ def test_a_correction_supersedes_the_place_said_before(cast):
     assert Fact.objects.get(memory=memory, text="User lives in Kraków").active is False
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("Hola! Soy Tomás, luthier in Cuenca.", {("name", "User's name is Tomás"), ("job", "User works as a luthier"),
+                                            ("location", "User lives in Cuenca")}),
+    ("Ciao, sono Giulia e lavoro a Parma", {("name", "User's name is Giulia")}),
+    ("Bonjour, je suis Amélie.", {("name", "User's name is Amélie")}),
+    ("soy vegetariana", set()),  # a copula before no name
+    ("Sono stanco oggi", set()),
+])
+def test_a_copula_of_another_language_opens_a_name_and_is_never_part_of_one(text, expected):
+    assert extract(text) == expected
+
+
+@pytest.mark.parametrize("text, location", [
+    ("Soy Tomás, luthier in Cuenca. Actually I moved to Valencia last spring.", "Valencia"),  # a stated home over a work place
+    ("I'm a nurse in Leeds. We moved to York in May.", "York"),
+    ("I live in Oslo and work at Equinor in Bergen", "Oslo"),
+])
+def test_one_message_gives_one_fact_per_slot_the_surest(text, location):
+    assert [said for slot, said in extract(text) if slot == "location"] == [f"User lives in {location}"]
+
+
+def test_the_home_a_message_states_is_the_one_stored_not_the_work_place_before_it(cast):
+    memory, _ = services.memory_create(project=cast.project_a)
+    converse(memory, [["Hola! Soy Tomás, luthier in Cuenca. Actually I moved to Valencia last spring.", "¡Hola!"]])
+    drain()
+    facts = set(Fact.objects.filter(memory=memory, active=True).values_list("text", flat=True))
+    assert {"User lives in Valencia", "User's name is Tomás"} <= facts
+    assert "User lives in Cuenca" not in facts and not any("Soy" in f for f in facts)
+
+
 # --- the facts block: relevant, then recent, within its cap -------------------------------------------
 
 
