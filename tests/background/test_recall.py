@@ -66,7 +66,9 @@ def test_decorate_recalls_only_from_outside_the_window(memory):
                            reserved=answer["usage"]["new_tokens"], new_has_user=True)
     recalled = answer["context"]["recalled"]
     assert recalled and "Dr. Keller" in recalled[0]["snippet"]
-    assert "Recalled from earlier" in answer["instructions"] and "[turn 2," in answer["instructions"]
+    day = recalled[0]["date"]
+    assert "Recalled from earlier" in answer["instructions"] and f"\n{day}:\n" in answer["instructions"]
+    assert "- user: My dentist appointment is on Tuesday with Dr. Keller." in answer["instructions"]
     window_texts = {m["content"] for m in answer["messages"]}
     assert all(hit["snippet"] not in window_texts and hit["seq"] < window.first_seq for hit in recalled)
     # With a window that holds everything, nothing is recalled (it is all in view already).

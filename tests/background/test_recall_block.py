@@ -1,14 +1,19 @@
 """decorate's recall block and the window around it (memories.context): the whole request fits the
 budget, the window keeps the newest turns unless the question looks back, a tool call stays with its
 result, no message is shown twice, recalled messages are shown whole, the block takes more snippets
-when the question looks back and they fit, and room the block leaves goes back to the window."""
+when the question looks back and they fit, room the block leaves goes back to the window, and the
+block lists what it recalls in the order it was said, each day's date written once."""
 
 from __future__ import annotations
+
+import re
+from datetime import timedelta
 
 import pytest
 
 from common.tokens import message_tokens, text_tokens
 from memories import context, services
+from memories.models import Entry
 from memories.selectors import memory_window
 
 from .helpers import drain
@@ -136,3 +141,59 @@ def test_the_recall_block_takes_more_snippets_when_they_fit_and_score(memory):
     small, large = _ask(memory, LOOKS_BACK, 400), _ask(memory, LOOKS_BACK, 2000)
     assert 0 < len(small.recalled) < len(large.recalled)
     assert all(h["score"] >= large.recalled[0]["score"] * context.RECALL_MIN_RELATIVE for h in large.recalled)
+
+
+@pytest.fixture
+def days(cast):
+    """A memory said over five days: the same topic every day, then filler (the newest turns)."""
+    memory, _ = services.memory_create(project=cast.project_a)
+    for day in range(5):
+        _turn(memory, f"Day {day}: the ferry to Hvar left pier {day + 3} in Split, and the crossing took two hours.",
+              f"Pier {day + 3}, noted for day {day}.")
+    for i in range(80):
+        _turn(memory, f"Lunch plan {i}: soup, bread and a walk along the riva, nothing else to report.", "Sounds good.")
+    # Each day's turns written a day apart (before the worker indexes them, so the index has the dates too).
+    start = memory.entries.order_by("seq").first().created_at - timedelta(days=10)
+    for entry in memory.entries.filter(seq__lte=10):  # a user message and its reply per day
+        Entry.objects.filter(pk=entry.pk).update(created_at=start + timedelta(days=(entry.seq - 1) // 2))
+    drain()
+    memory.refresh_from_db()
+    return memory
+
+
+def _block(ctx) -> list[str]:
+    """The recall block's lines after its header."""
+    text = ctx.context_text.split(context.RECALL_HEADER + "\n", 1)[1]
+    return text.split("\n\n", 1)[0].split("\n")
+
+
+def test_the_block_lists_what_it_recalls_in_the_order_said_under_one_heading_per_day(days):
+    for budget in (300, 600, 1000, 2000):
+        ctx = _ask(days, LOOKS_BACK, budget)
+        shown = [item for hit in ctx.recalled for item in (hit, *hit["context"])]
+        assert len({h["date"] for h in shown}) >= 2, budget  # the fixture's ferry notes span five days
+        lines, day, order = _block(ctx), None, []
+        headings = [line[:-1] for line in lines if re.fullmatch(r"\d{4}-\d{2}-\d{2}:", line)]
+        assert headings == sorted(set(headings)), budget  # each day once, oldest first
+        assert set(headings) == {h["date"] for h in shown}, budget
+        by_text = {f"- {h['role']}: {h['snippet']}": h for h in shown}
+        for line in lines:
+            if line[:-1] in headings:
+                day = line[:-1]
+                continue
+            hit = by_text[line]  # every other line is one recalled message: role and its text
+            assert hit["date"] == day, budget
+            order.append(hit["seq"])
+        assert order == sorted(order) and len(order) == len(shown), budget
+
+
+def test_a_day_heading_is_paid_once(days):
+    ctx = _ask(days, LOOKS_BACK, 2000)
+    hits = context._recall_hits(days, LOOKS_BACK, None)
+    _, text, used = context._recall_assemble(hits, 2000)
+    lines = text.split("\n")
+    assert used == sum(text_tokens(line) + 1 for line in lines)  # the header, each heading and each line once
+    # The same messages with their date on every line would cost more, so fewer would fit.
+    dated = sum(text_tokens(f"- [{line}]") + 3 for line in lines[1:] if not line.endswith(":"))
+    assert used < text_tokens(context.RECALL_HEADER) + 1 + dated
+    assert ctx.recalled
