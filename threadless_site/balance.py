@@ -182,11 +182,13 @@ class Balancer:
         log.info("balancing connections over %d worker processes [parent %d]", len(self.workers), os.getpid())
         try:
             while not self.stopping:
-                for key, _ in self.selector.select(timeout=0.5):
-                    if key.data is None:
-                        self._accept()
-                    else:
+                ready = self.selector.select(timeout=0.5)
+                # Closes first: a connection that ended before a new one arrived is not counted against its worker.
+                for key, _ in ready:
+                    if key.data is not None:
                         self._read_channel(key.data)
+                if any(key.data is None for key, _ in ready):
+                    self._accept()
                 self._reap()
         finally:
             self._stop_workers()

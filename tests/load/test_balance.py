@@ -51,6 +51,30 @@ class Conn:
         self.sock.close()
 
 
+def _settled(port: int, left: int = 0) -> None:
+    """Wait until the server holds no more than `left` connections (its workers have seen the others
+    close, and so have told the parent), so the next burst meets the counts the test means."""
+    deadline = time.monotonic() + 15
+    suffix = f":{port:04X}"
+    while time.monotonic() < deadline:
+        # The server's side of a connection (local port = the server's) in any state but LISTEN (0A): a
+        # closed one stays (CLOSE_WAIT, LAST_ACK) until its worker has closed it.
+        held = [line for name in ("/proc/net/tcp", "/proc/net/tcp6") if os.path.exists(name)
+                for line in open(name).read().splitlines()[1:]
+                if line.split()[1].endswith(suffix) and line.split()[3] != "0A"]
+        if len(held) <= left:
+            time.sleep(0.05)  # the worker's note on its way to the parent
+            return
+        time.sleep(0.05)
+    raise AssertionError("the server kept connections the client closed")
+
+
+def _close_all(opened: list[tuple[Conn, str]], port: int, left: int = 0) -> None:
+    for conn, _ in opened:
+        conn.close()
+    _settled(port, left)
+
+
 def _burst(port: int, n: int) -> list[tuple[Conn, str]]:
     """n connections opened back to back (as a client pool opens them), then one request on each."""
     conns = [Conn(port) for _ in range(n)]
@@ -69,9 +93,12 @@ def server():
     while len(pids) < 2:  # both workers up and answering
         assert time.monotonic() < deadline and proc.poll() is None, proc.stdout.read() if proc.poll() is not None else "slow start"
         try:
-            pids |= {pid for _, pid in _burst(port, 4)}
+            opened = _burst(port, 4)
         except OSError:
             time.sleep(0.2)
+            continue
+        pids |= {pid for _, pid in opened}
+        _close_all(opened, port)
     yield proc, port
     if proc.poll() is None:
         proc.kill()
@@ -85,19 +112,14 @@ def test_a_burst_of_keep_alive_connections_is_spread_evenly_over_the_workers(ser
         assert sorted(Counter(pid for _, pid in opened).values()) == [8, 8]
         more = _burst(port, 5)  # on top of the 16 still open: 11 / 10
         assert sorted(Counter(pid for _, pid in opened + more).values()) == [10, 11]
-        for conn, _ in opened + more:
-            conn.close()
-        time.sleep(0.1)  # the workers' "closed" notes reach the parent
+        _close_all(opened + more, port)
 
 
 def test_closed_connections_are_counted_back_so_new_ones_go_to_the_emptier_worker(server):
     _, port = server
     opened = _burst(port, 16)
     first = opened[0][1]
-    for conn, pid in opened:
-        if pid == first:
-            conn.close()
-    time.sleep(0.3)
+    _close_all([(conn, pid) for conn, pid in opened if pid == first], port, left=8)
     fresh = _burst(port, 8)
     assert {pid for _, pid in fresh} == {first}  # all 8 to the worker that now holds none
 
