@@ -97,7 +97,7 @@ class HandedServer(uvicorn.Server):
                 sock = socket.socket(fileno=fd)
                 sock.setblocking(False)
                 task = loop.create_task(loop.connect_accepted_socket(self._create_protocol, sock))
-                task.add_done_callback(_closed_on_failure(sock))
+                task.add_done_callback(_closed_on_failure(sock, self.channel))
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         try:
@@ -107,11 +107,16 @@ class HandedServer(uvicorn.Server):
         await super().shutdown(sockets=sockets)
 
 
-def _closed_on_failure(sock: socket.socket):
+def _closed_on_failure(sock: socket.socket, channel: socket.socket):
+    """A connection that never got its protocol is closed, and counted back (no connection_lost will)."""
     def done(task: asyncio.Task) -> None:
         if not task.cancelled() and task.exception() is not None:
             log.warning("a handed connection could not be started: %s", task.exception())
             sock.close()
+            try:
+                channel.send(CLOSED)
+            except OSError:
+                pass
     return done
 
 
