@@ -201,9 +201,10 @@ def _recall_assemble(hits: list[dict], cap: int, before_seq: int | None = None) 
         # its best-scoring copy stands for all, and the room goes to the next distinct snippet.
         if hit["entry_id"] in shown or (RECALL_SKIP_REPEATS and hit["snippet"] in said):
             continue
-        if used + cost(hit) > cap:
+        spend = cost(hit)
+        if used + spend > cap:
             continue
-        used += cost(hit)
+        used += spend
         shown.add(hit["entry_id"])
         said.add(hit["snippet"])
         days.add(hit["date"])
@@ -212,9 +213,10 @@ def _recall_assemble(hits: list[dict], cap: int, before_seq: int | None = None) 
         for near in hit.get("context", []):
             if near["entry_id"] in shown or (before_seq is not None and near["seq"] >= before_seq):
                 continue
-            if used + cost(near) > cap:
+            spend = cost(near)
+            if used + spend > cap:
                 continue
-            used += cost(near)
+            used += spend
             shown.add(near["entry_id"])
             days.add(near["date"])
             kept.append({k: near[k] for k in ("entry_id", "seq", "turn", "date", "role", "snippet")})
