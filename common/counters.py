@@ -28,6 +28,8 @@ from pathlib import Path
 
 from django.conf import settings
 
+from common.writelock import WriterLock
+
 DIRTY = "tl:use:dirty"
 CLAIMED = "tl:use:claimed"
 _SAME_ENGINE = {"common.pgbackend": "django.db.backends.postgresql"}
@@ -182,44 +184,53 @@ def _upsert_many_sql(rows: int, read: bool) -> str:
 
 class FileCounters:
     """Counters in their own SQLite file: WAL, no fsync (a counter may lose its last second
-    in an OS crash, never its atomicity), one connection per thread and process."""
+    in an OS crash, never its atomicity), one connection per thread and process.
+
+    Every write first takes the file's writer lock (common.writelock: a flock the kernel hands
+    on the moment it is let go, where SQLite's busy handler sleeps 1 ms and more; every request of
+    every web process counts here). Reads take no lock (WAL)."""
 
     def __init__(self, path: str) -> None:
         self.path = path
         self._local = threading.local()
         Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self._lock = WriterLock(path)
         self._conn()  # create the table once, up front
 
     def _conn(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None or self._local.pid != os.getpid():
+        local = self._local
+        conn = getattr(local, "conn", None)
+        if conn is None or local.pid != os.getpid():
             conn = sqlite3.connect(self.path, timeout=20, isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=OFF")
             conn.execute(_SCHEMA)
-            self._local.conn, self._local.pid = conn, os.getpid()
+            local.conn, local.pid = conn, os.getpid()
         return conn
 
     PRUNE_EVERY = 20_000  # increments per process between prunes (the flush prunes too)
 
     def incr_many(self, items: list[tuple[str, int, bool]]) -> list[int]:
-        conn = self._conn()
         now = time.time()
         self._since_prune = getattr(self, "_since_prune", 0) + 1
         if self._since_prune >= self.PRUNE_EVERY:  # bounded even where no beat runs
             self._since_prune = 0
             self.prune()
-        if len(items) == 1:
-            key, ttl, flush = items[0]
-            return [conn.execute(_UPSERT, (key, now + ttl, int(flush))).fetchone()[0]]
-        return self._counted(conn, None, items, now)[1]
+        conn = self._conn()
+        with self._lock:
+            if len(items) == 1:
+                key, ttl, flush = items[0]
+                return [conn.execute(_UPSERT, (key, now + ttl, int(flush))).fetchone()[0]]
+            return self._counted(conn, None, items, now)[1]
 
     def read_and_incr(self, read: str | None, items: list[tuple[str, int, bool]]) -> tuple[int, list[int]]:
         if not items:
             return (self.get(read) if read is not None else 0), []
         if read is None:
             return 0, self.incr_many(items)
-        return self._counted(self._conn(), read, items, time.time())
+        conn = self._conn()
+        with self._lock:
+            return self._counted(conn, read, items, time.time())
 
     def _counted(self, conn, read, items, now) -> tuple[int, list[int]]:
         """Several keys counted (and `read` read) at one moment: one UPSERT … RETURNING for distinct
@@ -256,13 +267,16 @@ class FileCounters:
 
     def decr_many(self, keys: list[str]) -> None:
         conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE")
-        conn.executemany("UPDATE counter SET count = count - 1 WHERE key = ?", [(key,) for key in keys])
-        conn.execute("COMMIT")
+        with self._lock:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.executemany("UPDATE counter SET count = count - 1 WHERE key = ?", [(key,) for key in keys])
+            conn.execute("COMMIT")
 
     def add(self, key: str, amount: int) -> int:
-        row = self._conn().execute("UPDATE counter SET count = count + ? WHERE key = ? RETURNING count",
-                                   (amount, key)).fetchone()
+        conn = self._conn()
+        with self._lock:
+            row = conn.execute("UPDATE counter SET count = count + ? WHERE key = ? RETURNING count",
+                               (amount, key)).fetchone()
         return row[0] if row else 0
 
     def get(self, key: str) -> int:
@@ -275,14 +289,17 @@ class FileCounters:
 
     def release(self, claimed: dict[str, int]) -> None:
         conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE")
-        conn.executemany("UPDATE counter SET flushed = MAX(flushed, ?) WHERE key = ?",
-                         [(total, key) for key, total in claimed.items()])
-        conn.execute("COMMIT")
+        with self._lock:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.executemany("UPDATE counter SET flushed = MAX(flushed, ?) WHERE key = ?",
+                             [(total, key) for key, total in claimed.items()])
+            conn.execute("COMMIT")
 
     def prune(self) -> int:
-        cur = self._conn().execute("DELETE FROM counter WHERE expires < ? AND (flush = 0 OR flushed >= count)",
-                                   (time.time(),))
+        conn = self._conn()
+        with self._lock:
+            cur = conn.execute("DELETE FROM counter WHERE expires < ? AND (flush = 0 OR flushed >= count)",
+                               (time.time(),))
         return cur.rowcount
 
 

@@ -11,6 +11,8 @@ from psycopg import ClientCursor, Cursor
 from psycopg.errors import FeatureNotSupported
 from psycopg.pq import PipelineStatus, TransactionStatus
 
+from common.writelock import writer_lock
+
 
 def tune_sqlite(sender, connection, **kwargs) -> None:
     if connection.vendor == "sqlite":
@@ -175,16 +177,18 @@ def sqlite_write_transaction(cursor, alias: str = DEFAULT_DB_ALIAS):
     if not own:
         yield
         return
-    cursor.execute(f"BEGIN {db.transaction_mode or ''}".rstrip())
-    try:
-        yield
-        with db.wrap_database_errors:
-            db.connection.commit()
-    except BaseException:
-        if db.connection.in_transaction:
+    lock = writer_lock(str(db.settings_dict["NAME"]))  # writers in line (common.writelock)
+    with lock if lock is not None else contextlib.nullcontext():
+        cursor.execute(f"BEGIN {db.transaction_mode or ''}".rstrip())
+        try:
+            yield
             with db.wrap_database_errors:
-                db.connection.rollback()
-        raise
+                db.connection.commit()
+        except BaseException:
+            if db.connection.in_transaction:
+                with db.wrap_database_errors:
+                    db.connection.rollback()
+            raise
 
 
 def plain_cursor(alias: str = DEFAULT_DB_ALIAS, *, prepare: bool = False):

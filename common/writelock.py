@@ -1,0 +1,51 @@
+"""One SQLite file's writers, in line: an exclusive `flock` on a side file, taken before the write.
+
+SQLite lets one writer in at a time and makes the others wait in its busy handler, which sleeps
+1, 2, 5, 10 … ms between tries (sqlite3's default handler behind `busy_timeout`). A write on the
+hot path takes ~10–100 µs, so a writer that finds the lock taken sleeps 10–100 times longer than
+it had to wait; under load on the embedded default that was ~10 % of a web process's time
+(docs/benchmarks.md §8, issue 17 round 12). A writer that first takes this lock is woken by the
+kernel the moment the holder lets go, and then finds SQLite's lock free.
+
+The lock only orders writers that take it: SQLite's own lock still guards the file, so a writer
+that doesn't (a Django `atomic` block, another program) stays correct and merely waits SQLite's
+way. One open file per thread and process: threads exclude each other as processes do (a flock
+belongs to the open file, which a forked child would otherwise share with its parent). The
+kernel drops a dead process's lock.
+
+Low level on purpose: no imports from the apps (it lives in `common/`).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import functools
+import os
+import threading
+
+
+class WriterLock:
+    """`with lock:` holds it (a context manager of its own, not a generator: this is on every
+    request's path)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path + ".lock"
+        self._local = threading.local()
+
+    def __enter__(self) -> None:
+        local = self._local
+        if getattr(local, "pid", None) != os.getpid():
+            local.file = open(self.path, "ab")  # noqa: SIM115 - the thread's, closed with it
+            local.fd, local.pid = local.file.fileno(), os.getpid()
+        fcntl.flock(local.fd, fcntl.LOCK_EX)
+
+    def __exit__(self, *exc) -> None:
+        fcntl.flock(self._local.fd, fcntl.LOCK_UN)
+
+
+@functools.lru_cache(maxsize=16)
+def writer_lock(path: str) -> WriterLock | None:
+    """The writers' lock of the SQLite database file at `path`; None for an in-memory database."""
+    if not path or path == ":memory:" or "mode=memory" in path:
+        return None
+    return WriterLock(os.path.abspath(path))
