@@ -19,10 +19,14 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from bench.lowerbound import COLUMNS, _cut, _row_message
+from common.writelock import writer_lock
 
 DB = os.environ.get("FLOOR_DB", "")
 PG = DB.startswith("postgres")
 BUDGET = 60_000
+# A control, off by default: FLOOR_WRITER_LOCK=1 lines the SQLite writers up on the product's flock
+# (common.writelock) instead of SQLite's busy handler (docs/benchmarks.md §8, round 12).
+WRITER_LOCK = writer_lock(DB) if not PG and os.environ.get("FLOOR_WRITER_LOCK") == "1" else None
 _local = threading.local()
 _pool = ThreadPoolExecutor(max_workers=int(os.environ.get("THREADLESS_WEB_THREADS", "8")))
 SCHEMA = ("CREATE TABLE IF NOT EXISTS floor_msg (memory TEXT NOT NULL, seq BIGINT NOT NULL, role TEXT NOT NULL, "
@@ -64,6 +68,11 @@ def _insert(memory: str, message: dict) -> None:
     if PG:
         with conn.transaction():
             conn.execute(sql, row)
+    elif WRITER_LOCK is not None:
+        with WRITER_LOCK:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(sql, row)
+            conn.execute("COMMIT")
     else:
         conn.execute("BEGIN IMMEDIATE")
         conn.execute(sql, row)
