@@ -2200,6 +2200,260 @@ RULES += [
     Rule(r"(?i:tenho|tengo|j'ai|ich\s+habe|ik\s+heb|we\s+hebben)\s+(?i:um|uma|un|una|une|einen|eine|ein|een)\s+([^\W\d_]{3,12})\s+"
          r"(?i:chamad[oa]|llamad[oa]|qui\s+s'appelle|appelée?|namens|genaamd)\s+" + NAME + r"(?=$|[\s,.!;])", _foreign_kin, 0.8),
 ]
+# Round 12 (issue 13): the languages users code-switch into, as lexicons of their cue words per slot (not per
+# line): "I work as", "I live in", "I am <name>", "call me", an age without its unit, a diet after the copula.
+# Each cue is a first-person verb form or phrase no English sentence uses; the job after "work as" is whatever
+# 1–3 words come before a preposition or the clause's end, and a place after it is the user's home (as the labels
+# count it). Not after someone else or a negation, doubt or past tense word of the same languages just before it.
+_WORK_AS_12 = (r"(?i:(?:ich\s+|i\s+)?(?:arbeite|arbeit|schaffe)\s+als|(?:ik\s+)?werk\s+als|ek\s+werk\s+as|"
+               r"(?:jeg\s+|jag\s+|eg\s+)?(?:jobber|jobbar|jobbe|arbeider|arbetar|arbejder|jobber)\s+som|(?:ég\s+|eg\s+)?vinn\s+sem|"
+               r"pracuj[eę]\s+jako|pracuji\s+jako|pracuju\s+jako|pracujem\s+ako|radim\s+kao|delam\s+kot|lucrez\s+ca|"
+               r"rabotayu|pratsyuyu|(?:je\s+)?travaille\s+comme|je\s+bosse\s+comme|(?:yo\s+)?trabajo\s+(?:como|de)|"
+               r"(?:eu\s+)?trabalho\s+(?:como|de)|treballo\s+(?:com|de)|traballo\s+(?:como|de)|lavoro\s+come|"
+               r"(?:saya\s+|aku\s+)?(?:bekerja|kerja)\s+sebagai|nagtatrabaho\s+(?:ako\s+)?bilang|(?:nina|na)fanya\s+kazi\s+kama|"
+               r"douleuo\s+san|doulevo\s+san|ani\s+oved(?:et)?\s+(?:ke|k')-?|(?:tôi\s+)?làm\s+nghề|mi\s+laboras\s+kiel|"
+               r"punoj\s+si|m\s+travay\s+kòm|mwen\s+travay\s+kòm|ngisebenza\s+njenge-?|ninafanya\s+kazi\s+ya)")
+_LIVE_12 = (r"(?i:(?:ahora\s+)?(?:vivimos|radico|radicamos|resido|residimos)\s+en|(?:moro|moramos|vivemos|resido)\s+(?:em|no|na)|"
+            r"(?:visc|vivim)\s+a|(?:on\s+habite|nous\s+habitons|on\s+vit|nous\s+vivons|je\s+réside|j'habite|je\s+vis)\s+(?:à|a|au|en|dans)|"
+            r"(?:abitiamo|viviamo)\s+(?:a|in|ad)|(?:ich\s+|i\s+|wir\s+)?(?:wohne|wohn|lebe|wohnen|leben)\s+(?:jetzt\s+|seit\s+\w+\s+)?(?:in|im)|"
+            r"(?:we\s+|wij\s+)wonen\s+in|(?:ek\s+|ons\s+)woon\s+in|(?:jeg\s+|jag\s+|eg\s+|vi\s+)?bor\s+(?:i|på)|mieszkamy\s+w(?:e)?|"
+            r"(?:bydlíme|bydlime|žiju|ziju|žijem|zijem|bývam|byvam)\s+v(?:e)?|(?:živim|zivim|živimo|zivimo)\s+(?:u|v)|"
+            r"(?:locuiesc|locuim|trăiesc|traiesc|stau)\s+(?:în|in|la)|(?:ya\s+)?(?:zhivu|zhyvu)\s+v|jetoj\s+(?:në|ne)|zo\s+st[oi]n?|"
+            r"(?:ani\s+)?(?:gar|gara|garah|garim)\s+(?:b[ea]?-?|b'|ב)|(?:aku\s+|kami\s+)?(?:tinggal|menetap|berdomisili|domisili)\s+di|"
+            r"nagpuyo\s+(?:ko\s+)?sa|nakatira\s+kami\s+sa|mi\s+loĝas\s+en|(?:mwen|m)\s+(?:rete|abite)\s+(?:nan|an|Okap)?|"
+            r"(?:wo|wǒ)\s+(?:zhu|zhù)\s+(?:zai|zài)|ngihlala\s+(?:e|kwa|se)?|ndihlala\s+(?:e|kwa)?|ina\s+zaune\s+a|"
+            r"mo\s+n\s*gbe\s+(?:ni|si)|(?:tá\s+mé|táim)\s+i\s+mo\s+chónaí\s+(?:i|in)|i\s+mo\s+chónaí\s+(?:i|in))")
+_I_AM_12 = (r"(?:(?i:jestem|jsem|ja\s+sam|jaz\s+sem|jas\s+sum|unë\s+jam|une\s+jam|es\s+esmu|aš\s+esu|as\s+esu|ma\s+olen|"
+            r"jeg\s+er|jag\s+är|jag\s+ar|eg\s+er|(?:ich|i)\s+bin\s+(?:die|der|d')|ani|saya|aku|ek\s+is|mwen\s+se|mi\s+estas|"
+            r"sóc|soc|ako\s+ay|ako\s+si)|ben)")
+_NAME_IS_12 = (r"(?i:shmi|kor'?im\s+li|esmam|esme\s+man|amar\s+naam|amar\s+nam|mero\s+naam|en\s+peyar|naa\s+peru|maza\s+nav|"
+               r"majha\s+nav|chan\s+chue|phom\s+chue|wo\s+jiao|wǒ\s+jiào|wo\s+de\s+mingzi\s+shi|ngo\s+giu|mia\s+nomo\s+estas|"
+               r"em\s+dic|chámome|chamome|nire\s+izena|minu\s+nimi\s+on|mu\s+nimi\s+on|mani\s+sauc|mans\s+vārds\s+ir|"
+               r"mano\s+vardas|ime\s+mi\s+je|(?:ja\s+se\s+)?zovem\s+se|moje\s+ime\s+je|kazvam\s+se|se\s+vikam|mene\s+zvaty|"
+               r"mene\s+zvut|(?:unë\s+)?quhem|emri\s+im\s+(?:është|eshte)|mənim\s+adım|menim\s+adim|mening\s+ismim|"
+               r"mwen\s+rele|m\s+rele|non\s+mwen\s+se|my\s+naam\s+is|ech\s+heeschen|jisimni|sunana|aha\s+m\s+(?:bụ|bu)|"
+               r"magacaygu\s+waa|magacaygu|igama\s+lami\s+ngu-?|igama\s+lam\s+ngu-?|nem\s+bilong\s+mi|eg\s+eiti|"
+               r"mi\s+nombre\s+es|je\s+m'appelle|je\s+mappelle|mein\s+name\s+ist|ich\s+heiße|ich\s+heisse|i\s+hoaß|i\s+hoass|"
+               r"heiße|heisse|me\s+llamo|mi\s+chiamo|me\s+chamo|ik\s+heet|jag\s+heter|jeg\s+heter|jeg\s+hedder|eg\s+heiter)")
+_CALL_ME_12 = (r"(?i:(?:bitte\s+)?(?:nenn|nennt|nennen\s+Sie)\s+mich(?:\s+(?:einfach|gern|gerne|ruhig|bitte))?|chiamami(?:\s+pure)?|"
+               r"appelle[\s\-]moi|appelez[\s\-]moi|ll[aá]mame|dime|me\s+chame\s+de|me\s+chamem\s+de|noem\s+me(?:\s+maar)?|"
+               r"zeg\s+maar|kald\s+mig|kall\s+meg|kalla\s+mig|mów\s+mi|mow\s+mi|zovi\s+me|říkej\s+mi|rikej\s+mi|"
+               r"hívj(?:atok)?|tawagin\s+mo\s+akong|niite|niiteni)")
+_AGE_12 = (r"(?:(?i:(?:ich\s+|i\s+)?bin|jeg\s+er|jag\s+är|eg\s+er)\s+(\d{1,2})(?=\s*+(?:$|[,.!;])|\s+(?i:und|og|och|jahre|år|ar)\b)|"
+           r"(?i:je\s+mi|mam|mám|imam|am|tinc|teño|teno|man\s+ir|olen|ani\s+ben|ani\s+bat|eimai|jam)\s+(\d{1,2})\s+"
+           r"(?i:let|lat|rokov|roků|roku|godina|godine|godinu|ani|anys|anos|gadi|gadu|aastat|chronon|chronia|xronon|xronia|vjeç|vjec)\b|"
+           r"(?i:umur(?:\s+saya|ku)?|usia(?:\s+saya|ku)?)\s+(\d{1,2})(?:\s+(?i:tahun|thn))?\b|(\d{1,2})\s+(?i:tahun|thn)\b|"
+           r"(\d{1,2})\s*+-?(?i:sal)(?:-?(?i:ieyo|iyeyo|imnida|ida|ida|iyeyo))?\b|(\d{1,2})\s*+(?i:sui|suì)\b|"
+           r"(\d{1,2})\s+(?i:jahre\s+alt|jaar\s+oud|år\s+gammel|år\s+gammal|ans\s+et|urte\s+ditut|saalam|salame))")
+# The job or diet word after a copula of a Romance language: only with a job's ending and a place after it
+# ("soy fisioterapeuta en Castellón", "sono restauratrice a Ravenna"), not "soy feliz en Madrid".
+_ROMANCE_IAM_12 = r"(?i:soy|sono|sou|je\s+suis|sunt|sóc|son|faccio\s+(?:il|la|lo|l')|fa[cç]o\s+(?:o|a)|hago\s+de)"
+_ROMANCE_JOB_ENDINGS = ("ista", "iste", "ero", "era", "eiro", "eira", "ier", "ière", "iere", "iera", "tore", "trice", "tora", "teur",
+                        "teuse", "dor", "dora", "ólogo", "óloga", "ologo", "ologa", "ologue", "ante", "eta", "aio", "aia", "ário", "ária",
+                        "ario", "aria", "ien", "ienne", "ico", "ica", "ique", "ato", "ata", "ere", "ere", "ote", "iste", "ant", "ent",
+                        "ente", "or", "ora", "ină", "ist", "er", "euta", "atra", "ecto", "ecta", "stro", "stra", "afo", "afa")
+_NOT_ROMANCE_JOBS = frozenset("""soltero soltera sincero sincera entero entera primero primera extranjero extranjera verdadero
+verdadera ligero ligera severo severa mero cero feliz nuevo nueva contento contenta casado casada solo sola sereno serena
+pronta pronto certo certa vero vera intero intera straniero straniera fiero fiera sincère entier entière étranger étrangère
+fier fière premier première dernier dernière solteiro solteira estrangeiro estrangeira inteiro inteira verdadeiro verdadeira
+brasileiro brasileira mineiro mineira carioca paulista gaúcho gaúcha catalana catalano italiano italiana católico católica
+catolica cattolico cattolica cristiano cristiana pratica pratico práctico práctica única único unica unico simpático simpática
+romantico romantica romántico romántica timido timida tímido tímida nuovo nuova qui aqui aquí ici here ora ahora agora
+""".split())
+_ROMANCE_PLACE_PREP = r"(?i:en|a|em|à|in|no|na|ad|au|la|din)"
+
+
+def _other_before_12(m) -> bool:
+    """Someone else named in the 40 characters before the cue, or a negation, doubt or past in its part of the clause."""
+    head = m.string[max(0, m.start() - 40):m.start()]
+    part = head[max(head.rfind(","), head.rfind(";"), head.rfind("."), head.rfind("!")) + 1:]
+    return bool(_OTHER_HEAD.search(m.string, 0, m.start()) or _OTHER_HEAD_12.search(head) or _NOT_NOW_12.search(part))
+
+
+_OTHER_HEAD_12 = re.compile(r"(?i)(?<![\w'])(?:han|hun|hon|dere|sie|ele|ela|lui|lei|él|ella|elle|ona|ono|oni|hij|zij|dia|"
+                            r"beliau|onlar|hy|sy|wao|yeye|siya|sila|ayah|ibu|abang|kakak|adik|"
+                            r"(?:min|mitt|mine|mi|mia|mio|mis|moja|mój|moj|moje|můj|muj|mé|mein|meine|meinem|meiner|minha|meu|"
+                            r"benim|ma|mon|mes|mijn|onze|nuestro|nuestra|nostro|nostra|vår|vårt|vores|naš|naša|nasz|nasza)\s+"
+                            r"(?!name\b|naam\b|nombre\b|nome\b|navn\b|namn\b|imię\b|jméno\b|ime\b|chiamo\b|llamo\b|chamo\b|piace\b|"
+                            r"gusta\b|encanta\b|appelle\b|dedico\b)[^\W\d_]+)(?![\w'])")
+_NOT_NOW_12 = re.compile(r"(?i)(?<![\w'])(?:nicht|kein\w*|nie\w*|ikke|inte|ej|nie|non|não|nao|niet|geen|tidak|bukan|hindi|değil|"
+                         r"degil|nem|pas|ne|no|nu|früher|fruher|tidligere|tidigare|wcześniej|dulu|dati|kiedyś|kiedys|wenn|falls|"
+                         r"hvis|om|si|se|kalau|jika|kung|vielleicht|kanskje|kanske|może|moze|forse|quizás|quizas|talvez|"
+                         r"peut-être|misschien|mungkin|baka|would|if|used\s+to|not|never|no\s+longer|wollte|würde|wäre|"
+                         r"quería|queria|vorrei|voudrais|gostaria|chciał\w*|chcę|chce|möchte|mochte|will|want|wants)(?![\w'])")
+
+
+def _job_words_12(raw: str) -> str | None:
+    role = raw.strip()
+    words = role.lower().split()
+    if not words or words[0] in DETERMINERS | NOT_NAMES or any(w in _LOWER_STOP for w in words[-1:]) or len(role) > 40:
+        return None
+    return role
+
+
+def _work_as_12(m):
+    if _other_before_12(m) or not (role := _job_words_12(m.group(1))):
+        return None
+    article = "an" if role[0].lower() in "aeiou" else "a"
+    found = [("job", f"User works as {article} {role}")]
+    if m.group(2):
+        found.append(("employer", f"User works at {_place(m.group(2))}"))
+    if m.group(3) and m.group(3).lower() not in NOT_WORK_PLACES:
+        found.append(("location", f"User lives in {_place(m.group(3))}"))
+    return found
+
+
+def _romance_job_12(m):
+    word = m.group(1)
+    lowered = word.lower()
+    if (lowered in _NOT_ROMANCE_JOBS or lowered in NATIONALITIES or not lowered.endswith(_ROMANCE_JOB_ENDINGS)
+            or len(lowered) < 5 or _other_before_12(m)):
+        return None
+    found = [("job", f"User works as {'an' if lowered[0] in 'aeiou' else 'a'} {word}")]
+    if m.group(2):
+        found.append(("location", f"User lives in {_place(m.group(2))}"))
+    return found
+
+
+_DIET_WORDS_12 = re.compile(r"(?i)(?:v|w)[eé][gj](?:e|é)t|(?:v|w)[eé]g[aä]n")
+
+
+def _diet_12(m):
+    word = m.group(1).lower()
+    if _other_before_12(m):
+        return None
+    if re.match(r"(?:v|w)[eé][gj](?:e|é)t", word):
+        return "diet", "User is vegetarian"
+    return "diet", "User is vegan"
+
+
+def _age_12(m):
+    return not _other_before_12(m) and _foreign_age(m)
+
+
+def _place_12(build):
+    return lambda m: not _other_before_12(m) and build(m)
+
+
+# A verb of the first person plural says the user lives there too: "mi esposo Joaquín y yo vivimos en Paraná".
+_WE_FORM_12 = re.compile(r"(?i)(?:vivimos|radicamos|residimos|moramos|vivemos|vivim|nous|on|abitiamo|viviamo|wir|wohnen|leben|we|"
+                         r"wij|ons|vi|mieszkamy|bydlíme|bydlime|živimo|zivimo|locuim|kami|garim)\b")
+
+
+def _live_12(m):
+    if _WE_FORM_12.match(m.group(0)) or re.match(r"(?i)\S+\s+(?:wonen|bor)\b", m.group(0)):
+        head = m.string[max(0, m.start() - 40):m.start()]
+        if _NOT_NOW_12.search(head[max(head.rfind(","), head.rfind(";"), head.rfind("."), head.rfind("!")) + 1:]):
+            return None
+        return _location(m)
+    return not _other_before_12(m) and _location(m)
+
+
+# German nouns of work, and compounds ending in one ("Krankenschwester", "Softwareentwickler"): "und bin Krankenschwester".
+_GERMAN_JOBS = tuple("""schwester pfleger pflegerin arzt ärztin lehrer lehrerin ingenieur ingenieurin meister meisterin iker ikerin
+wirt wirtin kaufmann kauffrau beamter beamtin fahrer fahrerin bauer bäuerin koch köchin bäcker bäckerin maler malerin tischler
+tischlerin schreiner schreinerin friseur friseurin gärtner gärtnerin entwickler entwicklerin programmierer programmiererin berater
+beraterin verkäufer verkäuferin hebamme erzieher erzieherin polizist polizistin rentner rentnerin student studentin designer
+designerin manager managerin anwalt anwältin richter richterin pilot pilotin soldat soldatin sekretär sekretärin apotheker
+apothekerin handwerker schmied metzger fleischer winzer winzerin imker imkerin förster försterin übersetzer übersetzerin
+dolmetscher dolmetscherin journalist journalistin fotograf fotografin architekt architektin hausmeister hausfrau hausmann
+landwirt landwirtin elektroniker mechatroniker zimmermann klempner installateur installateurin""".split())
+
+
+def _german_job(m):
+    word = m.group(1)
+    if not word.lower().endswith(_GERMAN_JOBS) or _other_before_12(m):
+        return None
+    return "job", f"User works as a {word}"
+
+
+# "kerja di Tokopedia sebagai UX writer", "lucrez la UiPath ca DevOps", "arbeite bei Bosch als Ingenieurin": where, then what.
+_WORK_AT_12 = (r"(?i:(?:saya\s+|aku\s+)?(?:bekerja|kerja)\s+di|lucrez\s+la|(?:ich\s+)?arbeite\s+bei|(?:ik\s+)?werk\s+bij|"
+               r"(?:jeg\s+)?(?:jobber|arbeider|arbejder)\s+(?:i|hos|på)|(?:jag\s+)?(?:jobbar|arbetar)\s+(?:på|hos|i)|pracuj[eę]\s+w|"
+               r"(?:yo\s+)?trabajo\s+en|(?:eu\s+)?trabalho\s+(?:na|no|em)|(?:je\s+)?travaille\s+chez|lavoro\s+(?:da|per|presso|alla|al)|"
+               r"nagtatrabaho\s+(?:ako\s+)?sa)")
+_AS_12 = r"(?i:sebagai|ca|als|som|jako|como|comme|come|bilang)"
+
+
+def _turkish_12(m):
+    """"Ankara'da hemşireyim": a place and a job; "Trendyol'da çalışıyorum": an employer; other verbs ("-yorum"): nothing."""
+    if _other_before_12(m):
+        return None
+    if not m.group(2):
+        return _location(m)
+    if re.match(r"(?i:çalış|calis)", m.group(2)):
+        return _employer(m)
+    if m.group(2).endswith(("yor", "iyor", "ıyor", "uyor", "üyor", "yoru")):
+        return None
+    return [_location(m), ("job", f"User works as a {m.group(2)}")]
+
+
+def _work_at_as_12(m):
+    if _other_before_12(m) or not (role := _job_words_12(m.group(2))):
+        return None
+    return [("employer", f"User works at {_place(m.group(1))}"), ("job", f"User works as {'an' if role[0].lower() in 'aeiou' else 'a'} {role}")]
+
+
+def _name_12(m):
+    name = m.group(1)
+    lowered = name.lower()
+    if (lowered in NATIONALITIES | NOT_INTRO | _NOT_NAMES_11 or lowered.endswith(_FINNISH_CASES + ADJECTIVE_ENDINGS)
+            or _other_before_12(m) or _DIET_WORDS_12.match(lowered)):
+        return None
+    if m.group(0)[:3].lower() in ("ich", "i b") and lowered.endswith(("er", "erin", "in", "ist", "istin", "eur", "ant", "ent", "or",
+                                                                       "arzt", "ärztin", "schwester", "mann", "frau", "ling")):
+        return None  # "ich bin der Bäcker": a German noun, not a name
+    return _name(m)
+
+
+_JOB_12 = r"([^\W\d_][\w\-']*+(?:\s+[^\W\d_][\w\-']*+){0,2}?)"
+_JOB_END_12 = (r"(?=\s*+(?:$|[,.!;:)(])|\s+(?i:und|og|och|og|e|y|i|и|and|ve|na|dan|at|in|im|w|we|a|en|em|à|di|u|v|ve|la|huko|"
+               r"bei|hos|chez|presso|per|für|för|for|at|kwa|pada|sa|da|no|nella|nel|in\s+der|seit|since|sedan|siden|od|depuis|"
+               r"desde|dal|dalla|dari|tại|ở|ở\s+tại|near|nær|nära|nahe|cerca|vicino|près|perto|koło|blisko|obok|outside|ved|vid)\b)")
+_ORG_PREP_12 = r"(?i:bei|hos|chez|presso|per|für|för|for|at|kwa|pada|la|u\s+firmi|w\s+firmie|tại)"
+_LOC_PREP_12 = (r"(?i:in\s+der\s+n[äa]he\s+von|in\s+der\s+gegend\s+von|nahe|in|im|i|w|we|a|ad|en|em|à|di|u|v|ve|huko|ở|near|nær|nära|"
+                r"cerca\s+de|vicino\s+a|près\s+de|perto\s+de|koło|kolo|blisko|obok|ved|vid|outside)")
+
+FOREIGN_APPOSITIONS_12 = [
+    Apposition(_NOT_LETTER_BEFORE + _WORK_AS_12 + r"\s+(?:(?i:un|una|uno|un'|il|la|lo|l'|le|el|ein|eine|einen|een|et|en|um|uma)\s+)?"
+               + _JOB_12 + _JOB_END_12 + r"(?:\s+" + _ORG_PREP_12 + r"\s+" + ORG + r"(?=$|[\s,.!;]))?"
+               + r"(?:\s+" + _LOC_PREP_12 + r"\s+" + PLACE + r"(?=$|[\s,.!;]))?", _work_as_12),
+    Apposition(_NOT_LETTER_BEFORE + _LIVE_12 + r"\s*+" + PLACE + r"(?=$|[\s,.!;])", _live_12),
+    Apposition(_NOT_LETTER_BEFORE + _WORK_AT_12 + r"\s+" + ORG + r"\s+" + _AS_12 + r"\s+(?:(?i:un|una|uno|il|la|el|ein|eine|een|en|um|uma)\s+)?"
+               + _JOB_12 + _JOB_END_12, _work_at_as_12),
+    Apposition(_NOT_LETTER_BEFORE + r"(?:(?i:ich|i|und)\s+)?(?i:bin)\s+(?:(?i:ein|eine|gelernter|gelernte|gelernt)\s+)?"
+               r"([A-ZÄÖÜ][a-zäöüß]{3,30})(?=$|[\s,.!;])", _german_job),
+    Apposition(_NOT_LETTER_BEFORE + _AGE_12 + r"(?=$|[\s,.!;])", _age_12),
+    Apposition(_NOT_LETTER_BEFORE + _ROMANCE_IAM_12 + r"\s+(?:(?i:un|una|uno|il|la|lo|l'|o|a|um|uma)\s+)?([^\W\d_][\w\-]{3,25})"
+               r"(?:\s+" + _ROMANCE_PLACE_PREP + r"\s+" + PLACE + r"(?=$|[\s,.!;]))", _romance_job_12),
+    Apposition(_NOT_LETTER_BEFORE + r"(?i:soy|sono|sou|je\s+suis|sunt|sóc|ich\s+bin|bin|ik\s+ben|jeg\s+er|jag\s+är|eg\s+er|jestem|jsem|"
+               r"som|sam|olen|ben|saya|aku|ani|eimai|ako\s+ay|mimi\s+ni|ek\s+is)\s+(?:(?i:strikt|strictly|estrictamente|"
+               r"strettamente|completamente|totalmente|seit\s+\w+|ganz|ein|eine|een|un|una|um|uma)\s+)?"
+               r"((?:v|w|V|W)[eé][gj][\w]{1,14})(?=$|[\s,.!;])", lambda m: _DIET_WORDS_12.match(m.group(1)) and _diet_12(m)),
+    # Turkish: "Ankara'da hemşireyim" (a job in Ankara), "Eskişehir'de yaşıyorum" (I live in), "İzmirliyim" (I'm from).
+    Apposition(r"(?<![^\W\d_])(" + UPPER + r"[^\W\d_]{2,30})'(?:da|de|ta|te)\s+(?:(?i:yaşıyorum|yasiyorum|oturuyorum|kalıyorum|kaliyorum|"
+               r"yaşıyoruz|yasiyoruz|oturuyoruz)|([a-zçğıöşü]{3,25}?)y?(?:ım|im|um|üm))(?![\w'])",
+               lambda m: _turkish_12(m)),
+    Apposition(r"(?<![^\W\d_])(" + UPPER + r"[^\W\d_]{2,30})(?:'(?:dan|den|tan|ten)(?:ım|im|um|üm)|'?l[ıiuü]y[ıiuü]m)(?![\w'])",
+               _place_12(_origin)),
+]
+APPOSITIONS += FOREIGN_APPOSITIONS_12
+
+RULES += [
+    # "Shalom, ani Yael", "Dzień dobry, jestem Bernadeta", "Servus! I bin die Vroni", "Merhaba, ben Ece." (a lower-case "ben").
+    Rule(_I_AM_12 + r"\s+" + NAME + r"(?=\s*(?:$|[,.!;(])|\s+(?i:and|but|og|och|og|i|e|y|und|ve|dan|ja|a|from|z|ze|iz)\b)", _name_12, 0.8),
+    Rule(_NAME_IS_12 + r"\s*+" + NAME + r"(?=\s*(?:$|[,.!;(])|\s+(?i:and|but|og|och|i|e|y|und|ve|dan|ja|a|da|ho|hai|new|ast)\b)",
+         _name_12, 0.85),
+    Rule(_CALL_ME_12 + r"\s+" + NAME + r"(?=\s*(?:$|[,.!;(])|\s+(?i:and|but|og|och|i|e|y|und|ve|dan|ja|bitte|please|por\s+favor|"
+         r"per\s+favore|s'il|de|desu)\b)", _name_12, 0.85),
+    Rule(r"(?i:bana)\s+" + NAME + r"\s+(?i:de|diyebilirsin|diyebilirsiniz|deyin)\b", _name_12, 0.85),
+    # Place first, the cue after: "Busan-e sarayo", "Gangneung saram-ieyo" (Korean), "Miren naiz", "Anna vagyok".
+    Rule(PLACE + r"-?(?i:e|eseo|ae)\s+(?i:sarayo|salayo|sal-ayo|salgo\s+isseoyo|salgo\s+iseoyo|sara|sarayo)\b", _place_12(_location), 0.8),
+    Rule(PLACE + r"\s+(?i:saram|saram-ieyo|saramieyo|saram-imnida|saramimnida|sarami|saram-iyeyo)\b", _place_12(_origin), 0.8),
+    Rule(NAME + r"\s+(?i:vagyok|naiz|naiz\s+eta)(?=$|[\s,.!;])", _name_12, 0.8),
+]
+
+
 # After a possessive, these say the pet or relative is gone ("Our old cat Felix died last year").
 _DECEASED = re.compile(r",?\s*+(?:(?i:who|sadly|unfortunately|recently|just|has|had)\s+){0,2}(?i:died|passed(?:\s+away|\s+on)?|"
                        r"was\s+put\s+down|is\s+(?:gone|no\s+more)|crossed\s+the\s+rainbow\s+bridge|RIP|rest(?:s|ed)?\s+in\s+peace)\b")
@@ -2498,6 +2752,54 @@ def _pet_emoji(m: re.Match) -> str:
     return f"{m.group(1)} (my {PET_EMOJI[m.group(3)]})"
 
 
+# Round 12 (issue 13): a message shouted in capitals ("HI IM DAVE I LIVE IN LEEDS") is read as a lower-case one, and
+# a user who types in lower case names themselves in lower case too, in a message with capitals elsewhere ("hi im
+# nurul, kerja di Tokopedia"): after "im" / "my name is" / "call me", one word gets its capital back when it ends
+# the clause or is followed by "and", "from", "here", "i"…, and is no common word, state or adjective.
+_SHOUT_MIN_LETTERS = 6
+_CAP_NAME_CUE = re.compile(r"(?<![\w'])(?:(i'm|im|i\s+am|iam)|my\s+name\s+is|my\s+names|my\s+name's|name's|call\s+me|"
+                           r"((?<![^\W\d_])(?:" + _LIVE_12 + "|" + _FOREIGN_LIVE_10 + "|" + _FOREIGN_LIVE + ")))\\s+(?=[a-z])")
+_CAP_NAME_END = re.compile(r"(?:\s*+(?:$|[,.!;:)\n])|\s++(?:and|from|here|i|im|i'm|nice|btw|lol|but|n|&|,|from|living|based|"
+                           r"originally|live|work|working|\d))")
+NOT_LOWER_INTRO = frozenset("""
+pretty kinda quite rather almost about gonna gunna trying looking thinking going doing getting feeling working living
+afraid aware able glad ready sure sorry right wrong cold hot hungry thirsty starving nervous scared worried curious
+stressed exhausted lonely lazy busy free away off out up down over ill sick well fine ok okay alright good great cool
+bad awesome back done home here there new single pregnant blind deaf tall short fat thin skinny strong weak rich poor
+broke late early young old bi gay trans straight queer shy quiet loud smart dumb stupid crazy mad sad happy excited
+annoyed bored tired confused stuck lost interested obsessed addicted allergic vegan vegetarian keto halal kosher
+also still just only really very so too not never always already literally actually basically honestly seriously
+currently now finally officially technically retired unemployed self-employed freelance freelancing married divorced
+engaged separated widowed dating sober clean cis male female agnostic atheist muslim christian jewish hindu buddhist
+catholic human alive dead awake asleep sleepy drunk high hungover
+""".split())
+
+
+def _lower_intro_ok(word: str) -> bool:
+    lowered = word.lower()
+    return not (lowered in NOT_LOWER_INTRO or lowered in NOT_INTRO or lowered in NOT_LOWER_NAMES or lowered in DIETS
+                or not _capitalisable(word, False) or lowered.endswith(ADJECTIVE_ENDINGS + ("able", "ible", "y")))
+
+
+def _recapitalise_names(text: str) -> str:
+    """Round 12 (the note above): a lower-case name after a lower-case intro, in any message; and a lower-case place
+    after a cue of another language for "I live in" ("tinggal di bandung")."""
+    out, last = [], 0
+    for m in _CAP_NAME_CUE.finditer(text):
+        if m.start() < last or not (w := _CAP_WORD.match(text, m.end())) or not w.group(0).islower():
+            continue
+        if m.group(2):
+            if _capitalisable(w.group(0), True):
+                out.append(text[last:w.start()] + w.group(0)[:1].upper() + w.group(0)[1:])
+                last = w.end()
+            continue
+        if not _lower_intro_ok(w.group(0)) or (m.group(1) and not _CAP_NAME_END.match(text, w.end())):
+            continue
+        out.append(text[last:w.start()] + w.group(0)[:1].upper() + w.group(0)[1:])
+        last = w.end()
+    return "".join(out) + text[last:]
+
+
 def normalize(text: str) -> str:
     """Curly quotes made straight, chat spelling made standard (see `_CHAT_FORMS`, `_TYPOS`), chat
     tags dropped, a message written all in lower case given its capitals back after the words that
@@ -2508,9 +2810,12 @@ def normalize(text: str) -> str:
         text = _SPOKEN_MARK.sub(_spoken_mark, text)
     if _HONORIFIC_WORD.search(text):
         text = _SELF_TITLE.sub(r"\1", _TITLE_STOP.sub(r"\1", text) if "." in text else text)
+    if text.isupper() and sum(c.isalpha() for c in text[:200]) >= _SHOUT_MIN_LETTERS:
+        text = text.lower()  # round 12: "HI IM DAVE I LIVE IN LEEDS"
     if text.islower() or (not _TITLE_CASE.search(text) and _ACRONYM.sub("", text).islower()):
         # no capital letter but in acronyms ("i live in kochi so use IST")
         text = _recapitalise(text)
+    text = _recapitalise_names(text)
     if _PET_EMOJI_ANY.search(text) and not _SOMEONE_ELSES.search(text):
         text = _PET_EMOJI_AFTER.sub(_pet_emoji, text)
     text = _EMOJI.sub(". ", text)
