@@ -597,7 +597,7 @@ RELATIVES = ("wife|husband|partner|spouse|sister|brother|daughter|son|mother|fat
              "nanay|inay|tatay|itay|lola|lolo|asawa|babcia|dziadek|tata|żona|zona|mąż|maz|eomma|umma|appa|halmeoni|harabeoji|"
              "yiayia|giagia|pappou|papou|mamma|pabbi|afi|ammi|abbu|amma|abba|nani|dadi|nanaji|dadaji|bhai|didi|abuela|abuelo|"
              "mẹ|bố|anne|baba|mke|mume|tad|taid|nain|mamgu|tadcu")
-SPOUSES = {"wife", "husband", "partner", "spouse", "hubby", "wifey"}
+SPOUSES = {"wife", "husband", "partner", "spouse", "hubby", "wifey", "fiancé", "fiancée"}  # round 12: fiancé(e) as the labels count it
 SINGLE_RELATIVES = {"mother": "mother", "mom": "mother", "mum": "mother", "father": "father", "dad": "father",
                     "mommy": "mother", "mama": "mother", "mam": "mother", "papa": "father", "daddy": "father",
                     "nanay": "mother", "inay": "mother", "tatay": "father", "itay": "father", "tata": "father", "eomma": "mother",
@@ -1137,11 +1137,11 @@ RULES = [
     Rule(r"(?i:I\s+(?:work|am\s+working|'m\s+working)\s+in)\s+((?i:" + FIELDS + r"))\s*(?:$|[,.!;]|\s+(?:at|for|now|these)\b)",
          _field, 0.8),
     Rule(r"(?i:I\s+(?:run|own|manage|co-own|started)|I've\s+(?:started|opened)|I\s+opened)\s+((?i:an?|my\s+own|a\s+small|a\s+little))\s+"
-         r"((?i:" + BUSINESSES + r"))(?=\s*(?:$|[,.!;])|\s+(?i:in|at|on|with|called|named|for|since|near|downtown|here|there|now|"
-         r"of|and|together|from)\b)", _business, 0.75),
+         r"((?:[a-z][\w\-]*\s+){0,2}?(?i:" + BUSINESSES + r"))(?=\s*(?:$|[,.!;])|\s+(?i:in|at|on|with|called|named|for|since|near|downtown|here|there|now|"
+         r"of|and|together|from|just|outside|right|by|off|over)\b)", _business, 0.75),
     Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:now|currently|happily|semi-|recently)\s*)?((?i:retired|unemployed|self[\s\-]employed|"
          r"between\s+jobs|a\s+stay[\s\-]at[\s\-]home\s+(?:mom|mum|dad|parent)|a\s+full[\s\-]time\s+(?:mom|mum|dad|parent)|on\s+parental\s+leave))"
-         r"(?:\s+(?i:now|these\s+days))?\s*(?:$|[,.!;]|\s+(?i:after|last|this|in)\b|\s+(?i:from)\s+(?!(?i:football|soccer|tennis|rugby|cricket|"
+         r"(?:\s+(?i:now|these\s+days))?\s*(?:$|[,.!;]|\s+(?i:after|last|this|in|to|of)\b|\s+(?i:from)\s+(?!(?i:football|soccer|tennis|rugby|cricket|"
          r"running|racing|competitive|professional|pro|sports?|boxing|cycling|swimming|golf|basketball|baseball|hockey|the\s+game)\b))",
          _status, 0.8),
     Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:currently|now)\s+)?(?i:studying|doing\s+(?:a|my)\s+(?:degree|phd|PhD|masters?|bachelor's|doctorate|MSc|BSc|MA|BA)\s+in)\s+"
@@ -1837,8 +1837,9 @@ RULES += [
     Rule(r"(?i:I'm|I\s+am)\s+((?:[a-z\-]+\s+)?(?i:crew|staff|master|sweep|owner|lady|guard|worker|surgeon))"
          r"(?:\s+(?i:for|at|with|on)\s+(?:the\s+)?" + ORG + r")?(?=\s*(?:$|[,.!;])|\s+(?i:at|for|in|on|and|but|since)\b)", _crew, 0.75),
     # Employers: "I left Jumia in March and now I'm at Zalando".
-    Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:now)\s+)?(?i:at|with)\s+(?:the\s+)?" + ORG + r"(?:\s+(?i:now))?\s*(?:$|[,.!;])", _now_at, 0.75,
-         needs=r"\b(?i:left|quit|resigned\s+from|moved\s+on\s+from)\s+(?:(?i:my\s+job)|" + UPPER + r")"),
+    Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:now)\s+)?(?i:at|with)\s+(?:the\s+)?" + ORG + r"(?:\s+(?i:now))?(?:\s*(?:$|[,.!;])|\s+(?i:doing|as|working|in)\s)",
+         _now_at, 0.75, needs=r"\b(?i:left|quit|resigned\s+from|moved\s+on\s+from|used\s+to\s+work\s+(?:at|for)|worked\s+(?:at|for))\s+"
+                                r"(?:(?i:my\s+job)|" + UPPER + r")"),
     # "Ngozi is my name", "born in 1988 in Ibadan", "I manage a small team at Ericsson", "I'm the head baker at Crumbs".
     Rule(NAME_T + r"\s+(?i:is\s+my\s+(?:first\s+|given\s+)?name)\s*(?:$|[,.!;])", _name, 0.85),
     Rule(r"(?:(?i:I\s+was)\s+)?(?i:born)\s+(?i:in)\s+\d{4}\s+(?i:in)\s+" + PLACE + r"(?=$|[\s,.!;])", _origin, 0.8),
@@ -2454,6 +2455,74 @@ RULES += [
 ]
 
 
+# Round 12 (issue 13), English classes read from fresh9's tuning part, each written as new sentences first
+# (tests/background/test_fact_phrasings.py, test_round_12_…).
+_KIN_12 = r"(?i:wife|husband|partner|fiancée|fiancee|fiancé|fiance|boyfriend|girlfriend|son|daughter|sister|brother|mum|mom|dad|mother|father)"
+
+
+def _kin_named_12(m):
+    return _relative(_Groups(m.group(1).lower().replace("fiancee", "fiancée").replace("fiance", "fiancé"), m.group(2)))
+
+
+def _role_as_12(m):
+    return _job(_Groups(m.group(1)))
+
+
+def _back_home_12(m):
+    return _location(_Groups(m.group(1)))
+
+
+RULES += [
+    # "we just adopted a rescue greyhound, she's called Pimienta": the pet and its name in one clause.
+    Rule(r"(?i:I|we)(?:'ve|\s+have)?\s+(?:(?i:just|recently|finally)\s+)?(?i:got|adopted|rescued|have|took\s+in)\s+(?i:an?|another)\s+"
+         + PET_ADJECTIVES + r"((?i:" + PETS + r")),?\s+(?:(?i:and)\s+)?(?i:she's|he's|she\s+is|he\s+is|it's|they're|who's|her\s+name's|"
+         r"his\s+name's|her\s+name\s+is|his\s+name\s+is)\s+(?:(?i:called|named)\s+)?" + NAME + r"(?=$|[\s,.!;])", _pet, 0.8),
+    # "I've got a wife Irina and a dog", "I have a husband, Tomasz": a relative after "have", with or without a comma.
+    Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|I\s+got)\s+(?i:an?)\s+(?:(?i:lovely|beautiful|wonderful|amazing|little|older|younger)\s+)?("
+         + _KIN_12 + r"),?\s+(?:(?i:called|named)\s+)?" + NAME + r"(?=$|[\s,.!;])", _kin_named_12, 0.75),
+    # "Fiancée's name is Torunn": the possessive dropped, as chat drops it.
+    Rule("(" + _KIN_12 + r")'s\s+(?i:name)\s+(?i:is)\s+" + NAME + r"(?=$|[\s,.!;])", _kin_named_12, 0.75),
+    # "I'm freelancing as a motion designer now", "contracting as a QA engineer".
+    Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:(?i:now|currently|also)\s+)?(?i:freelancing|contracting|consulting|"
+         r"moonlighting|temping|volunteering|interning|working\s+freelance)\s+(?i:as)\s+(?i:an?\s+)?((?:[a-zA-Z\-]+\s+){0,2}?[a-z\-]+)"
+         r"(?=\s*(?:$|[,.!;(])|\s+(?i:now|at|in|for|with|since|and|but|these)\b)", _job, 0.8),
+    # "I do cybersecurity at Kongsberg Maritime now": a field of work, then where.
+    Rule(r"(?i:I\s+do)\s+((?i:cybersecurity|cyber\s+security|infosec|IT|HR|QA|UX|UI|SEO|PR|ops|operations|logistics|procurement|"
+         r"sales|marketing|finance|accounting|admin|research|design|engineering|nursing|teaching|tech\s+support|it\s+support|"
+         r"fraud\s+analytics|data\s+analytics|data\s+engineering|software\s+engineering|product|product\s+design|content|comms|"
+         r"communications|legal|compliance|payroll|recruiting|recruitment|consulting|analytics|translation|security))"
+         r"\s+(?i:for|at|with)\s+" + ORG + r"(?=$|[\s,.!;])", _field_for, 0.8),
+    # "Used to live in Ulsan, now back home in Gwangju": the second place is home.
+    Rule(r"(?:(?i:I|we)\s+)?(?i:used\s+to\s+live|lived)\s+(?i:in)\s+" + PLACE_NC + r"\s*+,?\s+(?:(?i:but|and)\s+)?(?i:now)\s+"
+         r"(?:(?i:I'm|I\s+am|we're|we\s+are|I\s+live|we\s+live)\s+)?(?:(?i:back\s+home|back|home|living|based|settled|moved\s+back)\s+)?"
+         r"(?i:in|to)\s+" + PLACE + r"(?=$|[\s,.!;])", _location, 0.75),
+    # "trip to Sardinia next month with the girls", "booked Zakopane for Easter": a plan without "I'm going".
+    Rule(r"(?:(?i:a|our|my|the)\s+)?(?:(?i:big|little|quick|girls'?|family|road|work|solo)\s+)?(?i:trip|holiday|vacation|getaway|honeymoon|"
+         r"weekend\s+away|city\s+break)\s+(?i:to)\s+" + PLACE + r"(?=\s+(?i:next|this|in|on|for|over|at\s+the\s+end)\s)", _trip, 0.7),
+    Rule(r"(?:(?i:I|we)(?:'ve|\s+have)?\s+)?(?:(?i:just|finally)\s+)?(?i:booked)\s+(?:(?i:a\s+trip\s+to|flights\s+to|tickets\s+to|"
+         r"a\s+week\s+in|a\s+weekend\s+in|two\s+weeks\s+in|a\s+holiday\s+in|a\s+cabin\s+in|a\s+flat\s+in|an\s+airbnb\s+in)\s+)?" + PLACE
+         + r"(?=\s+(?i:for|in|next|this|over|from)\s)", _trip, 0.7),
+    # "I'm 71 years young": an age.
+    Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s+(?i:years|yrs)\s+(?i:young)\b", _age, 0.8),
+    # "I'm 37 not 38": the age, put right in place.
+    Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3}),?\s+(?i:not)\s+\d{1,3}(?=$|[\s,.!;])", _age, 0.8),
+    # "it's Oren, the one who asked about sourdough": the user, reminding who they are.
+    Rule(r"(?i:it's|it\s+is|its)\s+" + NAME + r",?\s+(?i:the\s+(?:one|guy|girl|person|lady|woman|man|customer|client)\s+(?:who|that|from|with))\b",
+         _name, 0.8),
+]
+
+APPOSITIONS += [
+    # "on behalf of my employer, Brembo S.p.A.", "my employer is Vattenfall".
+    Apposition(r"\b(?i:my)\s+(?:(?i:current|new)\s+)?(?i:employer)(?:,|\s+(?i:is))\s+(?:(?i:the)\s+)?" + ORG + r"(?=$|[\s,.!;])",
+               lambda m: _employer(m)),
+    # "regarding my role as homologation specialist", "in my job as a night porter".
+    Apposition(r"\b(?i:my)\s+(?:(?i:current|new|day)\s+)?(?i:role|job|position|post)\s+(?i:as)\s+(?:(?i:an?|the)\s+)?"
+               r"((?:[a-zA-Z\-]+\s+){0,2}?[a-zA-Z\-]+)(?=\s*(?:$|[,.!;(])|\s+(?i:at|in|for|with|since|and|but|here)\b)", _role_as_12),
+    # "one cat (Kluska)", "a dog (Bruno)": a pet named in brackets.
+    Apposition(r"(?<![\w'])(?i:one|a|an)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))\s*+\(" + NAME + r"\)", _pet),
+]
+
+
 # After a possessive, these say the pet or relative is gone ("Our old cat Felix died last year").
 _DECEASED = re.compile(r",?\s*+(?:(?i:who|sadly|unfortunately|recently|just|has|had)\s+){0,2}(?i:died|passed(?:\s+away|\s+on)?|"
                        r"was\s+put\s+down|is\s+(?:gone|no\s+more)|crossed\s+the\s+rainbow\s+bridge|RIP|rest(?:s|ed)?\s+in\s+peace)\b")
@@ -2462,7 +2531,8 @@ NEGATIONS = re.compile(r"\b(?:not|no|never|none|without|n't|no\s+longer|anymore|
                        r"gave\s+(?:away|up)|given\s+(?:away|up)|give\s+(?:away|up)|surrender(?:ed)?|sold|put\s+down|used\s+to)\b|n't\b",
                        re.IGNORECASE)
 # "We have a dog. His name is Rex.": the pet is named in the clause after.
-_PET_NAME_AFTER = re.compile(r"(?:(?i:his|her|its|their)\s+name(?:'s|\s+is)|(?i:an?)\s+(?:[\w\-]+\s+){0,3}?(?i:called|named))\s+"
+_PET_NAME_AFTER = re.compile(r"(?:(?i:his|her|its|their)\s+name(?:'s|\s+is)|(?i:an?)\s+(?:[\w\-]+\s+){0,3}?(?i:called|named)|"
+                             r"(?i:she's|he's|she\s+is|he\s+is|it's)\s+(?i:called|named))\s+"
                              + NAME + r"\s*(?:$|[.!;,])")
 _PET_BEFORE = re.compile(FILLER + r"(?i:(?:I|we)\s+(?:have|(?:just\s+)?(?:got|adopted))|(?:I've|we've)\s+(?:got|(?:just\s+)?adopted)|"
                          r"I\s+have\s+got|we\s+have\s+got)\s+(?i:an?|another)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))(?:\s+(?i:last\s+(?:week|month|year|weekend)|this\s+(?:week|month|year|weekend|morning)|yesterday|today|recently))?"
@@ -2521,7 +2591,7 @@ _CLAUSE = re.compile(r"(?:(?<!\s)\s++)?(?:,\s*+)?\b(?:but|and|so|although|though
                      r"(?!my\s+(?:friends|family)\s+(?:just\s+|all\s+)?call\s+me\b)"
                      r"|(?<=^[Mm]e)\s++and\s++(?=my\s)"
                      r"|,\s*+(?=(?:(?:now|currently)\s+)?(?:living|based)\s+in\b|(?:(?:recently|now|just)\s+)?retired\b)"
-                     r"|,\s*+(?=(?:(?:now|then|so|and\s+now)\s+)?(?:I|I'm|I've|my|My)\s)"
+                     r"|,\s*+(?=(?:(?:now|then|so|and\s+now)\s+)?(?:I|I'm|I've|my|My)\s|we\s+(?:have|live|adopted|got|moved|run|own)\s)"
                      r"|,\s*+(?=now\s+(?:we|we're|we've)\s|now\s+(?:at|in|with)\s+(?:an?\s|" + UPPER + r")|originally\s+from\b)"
                      r"|,\s*+(?:where|and\s+there)\s++(?=I\s)"
                      r"|(?<!\s)\s++[—–-]\s++(?=(?:I|I'm|I've|my|My|we|we're|it's)\s)"
@@ -2800,6 +2870,9 @@ def _recapitalise_names(text: str) -> str:
     return "".join(out) + text[last:]
 
 
+_REPEATED_VERB = re.compile(r"(?i)\b(love|like|hate)(?:[\s,!]++\1\b)++")
+
+
 def normalize(text: str) -> str:
     """Curly quotes made straight, chat spelling made standard (see `_CHAT_FORMS`, `_TYPOS`), chat
     tags dropped, a message written all in lower case given its capitals back after the words that
@@ -2819,6 +2892,8 @@ def normalize(text: str) -> str:
     if _PET_EMOJI_ANY.search(text) and not _SOMEONE_ELSES.search(text):
         text = _PET_EMOJI_AFTER.sub(_pet_emoji, text)
     text = _EMOJI.sub(". ", text)
+    if "love love" in text.lower() or "like like" in text.lower():
+        text = _REPEATED_VERB.sub(r"\1", text)  # round 12: "love love love dim sum"
     text = _CHAT_TAIL.sub("", text)
     if "w/" in text:
         text = _WITH.sub("with ", text)
@@ -2842,7 +2917,7 @@ _SAYS_AFTER = re.compile(r",\s*+(?:[\w']+\s+){0,3}(?i:says|said|insists|insisted
 # Dictation without punctuation runs statements together: "my name is Kemi Balogun I'm messaging
 # about the router I live in Ikeja". A new first-person statement starts at "I'm / I live / my name…"
 # after any word but a conjunction or relative word ("my wife and I live…", "the city where I live").
-_RUN_ON = re.compile(r"(?<=[^\W_])\s++(?=(?:I'm|I\s+(?:am|live|work|have|moved|grew|was\s+born|stay|study|teach|drive|fix|manage|own)|my\s+name)\b)")
+_RUN_ON = re.compile(r"(?<=[^\W_])\s++(?=(?:I'm|I've\s+got|I\s+(?:am|live|work|have|moved|grew|was\s+born|stay|study|teach|drive|fix|manage|own)|my\s+name)\b)")
 _RUN_ON_NOT_AFTER = frozenset("""and or but so that because when if where as than what who which how why until unless
 before after since while whether cause cuz then now also though although whom whose me say said think thought know
 knew guess hope wish mean is was""".split())
@@ -2887,7 +2962,8 @@ def _job_part(part: str) -> bool:
 # Round 11: a profile card with no verb at all ("Haruki, 27, salaryman at Mitsubishi in Okayama", "Quick intro: Csenge,
 # 31, animator at Prezi, …", "Hi, this is Bálint, sexton at St Michael's in Sopron"): a name and an age, or a name and
 # then a job, open it. Its parts may also be a bare place ("Adebayo, 36, saddler, Ogbomoso"), "X originally" or a diet.
-_SELF_HEAD_CARD = re.compile(FILLER + r"(?:(?i:this\s+is|soy|sono|sou|je\s+suis|sunt)\s+)?" + NAME + r",\s*+(?:(\d{1,2})\s*+(?:,|$)|(?=[^,]+(?:,|$)))")
+_SELF_HEAD_CARD = re.compile(FILLER + r"(?:(?i:this\s+is|soy|sono|sou|je\s+suis|sunt|jsem|jestem|ja\s+sam|jeg\s+er|jag\s+är|eg\s+er|"
+                             r"ik\s+ben|olen|ani|ako\s+si|ako\s+po\s+si|my\s+name\s+is|my\s+name's|name's|saya|aku)\s+)?" + NAME + r",\s*+(?:(\d{1,2})\s*+(?:,|$)|(?=[^,]+(?:,|$)))")
 _PLACE_PART = re.compile(PLACE + r"\s*+[.!]?$")
 _ORIGIN_PART = re.compile(PLACE + r"\s++(?i:originally)\s*+[.!]?$")
 
@@ -2901,7 +2977,8 @@ def _unglossed(part: str) -> str:
 
 
 _CARD_OF_OTHER = re.compile(r",\s*+(?i:my|our|his|her|their)\s++(?:(?i:" + RELATIVES + r"|friend|neighbour|neighbor|colleague|boss|"
-                            r"client|patient|student|son|daughter|kid)\b)")  # "Zeynep, 36, architect, my sister"
+                            r"client|patient|student|son|daughter|kid)\b)(?!\s*+(?:is\b|'s\b|(?i:called|named)\b|" + UPPER + r"))")
+# (round 12: "…, vegetarian, my husband is Gurdeep" names the user's relative: the card is still the user's)  # "Zeynep, 36, architect, my sister"
 
 
 def _card_head(clause: str):
@@ -2924,6 +3001,10 @@ def _card_head(clause: str):
     return head, [f"my name is {name}", f"I'm {head.group(2)}"]
 
 
+_KIDS_PART_12 = re.compile(r"(?:\d|two|three|four|five)\s+(?i:sons|daughters|boys|girls)(?:\s*+,)?\s+" + NAME + r"(?:(?:\s*+,)?\s+(?i:and|&)\s+" + NAME + r")?\s*+$")
+_BASED_PART_12 = re.compile(PLACE + r"[\s\-]+(?i:based)\s*+[.!]?$")
+
+
 def _card_part(part: str, card: bool) -> str | None:
     """A part of a self-description list that the `_SELF_PART` openings miss: "X originally", a diet, and in a card
     (see `_SELF_HEAD_CARD`) a bare place."""
@@ -2931,6 +3012,10 @@ def _card_part(part: str, card: bool) -> str | None:
         return "I'm originally from " + m.group(1)
     if part.lower() in DIETS:
         return "I'm " + part.lower()
+    if m := _KIDS_PART_12.match(part):  # round 12: "2 sons Yusuf and Idris"
+        return "I have " + m.group(0)
+    if (m := _BASED_PART_12.match(part)) and _proper(m.group(1)) and m.group(1).split()[0].lower() not in NOT_PLACES | _LOWER_STOP:
+        return "I live in " + m.group(1)  # round 12: "Opole based"
     if card and (m := _PLACE_PART.match(part)) and len(part.split()) <= 3 and not _is_job(part.split()[-1]):
         words = m.group(1).split()
         if words[0].lower() not in NOT_PLACES | NATIONALITIES | _LOWER_STOP | NOT_INTRO and _proper(m.group(1)):
@@ -3045,7 +3130,7 @@ def clauses(text: str) -> list[tuple[str, bool]]:
             if i and (plural := _I_PLURAL.match(clause)):
                 clause = "we " + clause[plural.end():]
             if i and _IMPLIED_I.match(clause):
-                clause = "I " + clause
+                clause = ("I'm " if clause.startswith("married to ") else "I ") + clause  # round 12: "…, married to Espen"
                 if adverbs := _SUBJECT_ADVERBS.match(clause):
                     clause = adverbs.group(1) + clause[adverbs.end():]
             elif i and _IMPLIED_IM.match(clause) and _FIRST_PERSON_START.match(_first_said(parts)):
@@ -3225,6 +3310,52 @@ _SIGN_OFF = re.compile(r"(?:^|[.!\n]\s*)(?i:kind\s+regards|best\s+regards|warm\s
                        r"sincerely|yours\s+sincerely|yours\s+faithfully|yours\s+truly|respectfully|cheers|best|all\s+the\s+best|"
                        r"saludos|cordialement|grüße|viele\s+grüße|mit\s+freundlichen\s+grüßen|abraços)"
                        r"[,!.:\-–—]*\s+" + NAME_T + r"\s*[.!]?\s*$")
+# Round 12: an email signature or profile header, as fields on lines or between bars ("Dr. Aurelio Santangelo |
+# Cardiologist | Ospedale San Raffaele, Milano", "Best,\nAna Souza\nSenior Data Analyst\nNubank, São Paulo"): a name
+# alone on the first field (or after a sign-off), then a job alone, then the organisation and its city. Not in a
+# forwarded or quoted message, and only in a short one (fields are read from the last 400 characters).
+_SIG_FIELDS = re.compile(r"[ \t]*+(?:\n|\|(?!\|)|·|•)[ \t]*+")
+_SIG_NAME = re.compile(r"(?:" + HONORIFIC + r"\.?\s+)?(" + UPPER + r"[^\W\d_'\-]*+(?:[\-'][^\W\d_]++)?(?:\s+" + UPPER
+                       + r"[^\W\d_'\-]*+(?:[\-'][^\W\d_]++)?){1,2})(?:,?\s+(?:PhD|MD|MBA|MSc|BSc|RN|CPA|Jr\.?|Sr\.?))?")
+_SIG_ORG_CITY = re.compile(ORG + r",\s*+" + PLACE + r"$")
+_SIG_NOT = re.compile(r"(?i)\b(?:forwarded|fwd|wrote:|from:|sent:|to:|subject:|on\s+behalf|quote|unquote)")
+_SIG_LEAD = re.compile(r"(?i)(?:senior|junior|lead|chief|principal|head|staff|associate|assistant|deputy|acting)\s+")
+
+
+def _signature(text: str) -> list[tuple[str, str]]:
+    if len(text) > 600 or "\n" not in text and "|" not in text and "·" not in text or _SIG_NOT.search(text):
+        return []
+    fields = [f.strip(" ,.-–—") for f in _SIG_FIELDS.split(text[-400:].strip())]
+    fields = [f for f in fields if f]
+    start = 0
+    for i, f in enumerate(fields[:-1]):
+        if _SIGN_OFF_WORD.fullmatch(f):
+            start = i + 1  # "Best,\nAna Souza\n…"
+    fields = fields[start:]
+    if not 2 <= len(fields) <= 5 or not (name := _SIG_NAME.fullmatch(fields[0])) or (start == 0 and len(fields) < 3):
+        return []
+    if any(w.lower() in NOT_INTRO | NOT_NAMES | NATIONALITIES | _LOWER_STOP | NOT_PLACE_WORDS for w in name.group(1).split()):
+        return []
+    found = [("name", f"User's name is {name.group(1)}")]
+    role = re.split(r"\s+(?:at|@)\s+|,\s*+", fields[1], maxsplit=1)
+    words = _SIG_LEAD.sub("", role[0]).lower().split()
+    if not (1 <= len(words) <= 4 and _is_job_phrase(words)):
+        return found if start else []
+    found.append(("job", f"User works as {'an' if role[0][0].lower() in 'aeiou' else 'a'} {role[0]}"))
+    org = role[1].strip() if len(role) > 1 else (fields[2] if len(fields) > 2 else "")
+    if (where := _SIG_ORG_CITY.fullmatch(org)) and where.group(2).lower() not in NOT_PLACE_WORDS:
+        found += [("employer", f"User works at {where.group(1)}"), ("location", f"User lives in {_place(where.group(2))}")]
+    elif org and re.fullmatch(ORG, org) and org.split()[0].lower() not in DETERMINERS | NOT_ORGS:
+        found.append(("employer", f"User works at {org}"))
+    return found
+
+
+_SIGN_OFF_WORD = re.compile(r"(?i:kind\s+regards|best\s+regards|warm\s+regards|warmest\s+regards|regards|best\s+wishes|sincerely|"
+                            r"yours\s+sincerely|yours\s+faithfully|yours\s+truly|respectfully|cheers|best|all\s+the\s+best|thanks|"
+                            r"many\s+thanks|thank\s+you|saludos|cordialement|grüße|viele\s+grüße|mit\s+freundlichen\s+grüßen|abraços|"
+                            r"--|—|-- ?)[,!.]*")
+_FORWARDED = re.compile(r"(?i)-{2,}\s*+(?:forwarded|original)\s+message|begin\s+forwarded\s+message|^\s*+(?:fwd?|fw)\s*+:|"
+                        r"(?:^|\n)\s*+from:[^\n]{1,200}+\n\s*+(?:sent|to|date|subject):")
 _NOT_JOKING = re.compile(r"(?i:\bnot|\bno|n't)\s*+$")  # "I live in Oslo, I'm not kidding" is no joke
 # Round 11: a message that opens with a laugh is a joke or a reaction ("lol my name is Groot", "haha my husband thinks
 # he's a chef"): no labelled set has a fact in one.
@@ -3252,8 +3383,8 @@ class RuleExtractor:
         said: set[tuple] = set()  # (seq, slot, text) already found
         for message in messages:
             start = len(found)
-            if _LAUGH_START.match(message.text):
-                continue
+            if _LAUGH_START.match(message.text) or _FORWARDED.search(message.text, 0, 2000):
+                continue  # round 12: a forwarded email is someone else's words
             self._message(message, found, said)
             if len(message.text) <= MAX_CORRECTED and (fix := _CORRECTION.search(message.text)):
                 found[start:] = _corrected(self, message, fix, found[start:])
@@ -3264,6 +3395,10 @@ class RuleExtractor:
                     and not any(w.lower() in NOT_PLACE_WORDS for w in sign.group(1).split())
                     and (built := _name(sign)) and not FRAMES.search(message.text)):
                 _add(found, said, {c.slot for c in found[start:]}, message, built, 0.75)
+            if (signed := _signature(message.text)) and not FRAMES.search(message.text):
+                slots = {c.slot for c in found[start:]}
+                for built in signed:
+                    _add(found, said, slots if built[0] != "name" else slots - {"name"}, message, built, 0.7)
             if len(message.text) <= MAX_CORRECTED and _RESPELT_CUE.search(message.text):
                 found[start:] = _accents_restored(message, found[start:])
             found[start:] = _one_per_slot(found[start:])
