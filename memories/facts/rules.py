@@ -86,6 +86,11 @@ FILLER = (r"^(?:(?i:oh|ah|well|also|actually|anyway|anyways|so|and|btw|by the wa
           r"hoi|hei|moi|moikka|terve|dia\s+dhuit|dobrý\s+den|dobry\s+den|szia|sziasztok|jó\s+napot|hajimemashite|konnichiwa|"
           r"namaste\s+ji|e\s+kaaro(?:\s+o)?|ẹ\s+(?:n|and)\s+lẹ(?:\s+o)?|ahlan|marhaba|goedemorgen|goedendag|tere|zdravo|privet|"
           r"vanakkam|sat\s+sri\s+akal|as-salamu\s+alaykum|salam\s+alaykum|"
+          r"bok|dobar\s+dan|čao|cao|labas|sveiki|halo|selamat\s+(?:pagi|siang|sore|malam)|sawasdee(?:\s+(?:krap|ka|khrap))?|sawatdee|"
+          r"ni\s+hao|nǐ\s+hǎo|sannu|bawo|kedu|akwaaba|salve|bună(?:\s+ziua)?|buna(?:\s+ziua)?|kalimera|geia(?:\s+sas|\s+sou)?|barev|"
+          r"gamarjoba|kaixo|bon\s+dia|bos\s+días|demat|talofa|bula|mingalaba|sabaidee|selam|hejsan|tjena|hallå|grüezi|grüß\s+gott|"
+          r"gruss\s+gott|griaß\s+di|zdravstvuyte|vitayu|dobrý\s+deň|góðan\s+dag|mirëdita|tungjatjeta|assalamualaikum|"
+          r"hello\s+everyone|hi\s+everyone|hey\s+everyone|hi\s+all|hey\s+all|hello\s+all|"  # round 12
           r"work-wise|workwise|career-wise|job-wise|personally|since\s+\d{4}|in\s+\d{4}|"
           r"for\s+(?:\d{1,2}|a\s+few|many|several|two|three|four|five|ten)\s+(?:years|months)|(?:a\s+(?:bit|little)\s+)?about\s+me|professionally|by profession|by trade|"
           r"these days|nowadays|currently|right now|at the moment|"
@@ -479,7 +484,7 @@ WHEN_WORDS = ("monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|
 _WHEN_TAIL = re.compile(rf"\s+(?:on|in|at|for|this|next)\s+(?i:{WHEN_WORDS})s?\b.*$")
 
 
-_DANGLING = re.compile(r"\s+(?:on|of|upon|" + PARTICLES + r")$")
+_DANGLING = re.compile(r"\s+(?:on|of|upon|I|I'm|I've|I'd|I'll|" + PARTICLES + r")$")  # round 12: "Zagrebu I radim…"
 
 
 def _place(raw: str) -> str:
@@ -2218,7 +2223,7 @@ _LIVE_12 = (r"(?i:(?:ahora\s+)?(?:vivimos|radico|radicamos|resido|residimos)\s+e
             r"(?:visc|vivim)\s+a|(?:on\s+habite|nous\s+habitons|on\s+vit|nous\s+vivons|je\s+réside|j'habite|je\s+vis)\s+(?:à|a|au|en|dans)|"
             r"(?:abitiamo|viviamo)\s+(?:a|in|ad)|(?:ich\s+|i\s+|wir\s+)?(?:wohne|wohn|lebe|wohnen|leben)\s+(?:jetzt\s+|seit\s+\w+\s+)?(?:in|im)|"
             r"(?:we\s+|wij\s+)wonen\s+in|(?:ek\s+|ons\s+)woon\s+in|(?:jeg\s+|jag\s+|eg\s+|vi\s+)?bor\s+(?:i|på)|mieszkamy\s+w(?:e)?|"
-            r"(?:bydlíme|bydlime|žiju|ziju|žijem|zijem|bývam|byvam)\s+v(?:e)?|(?:živim|zivim|živimo|zivimo)\s+(?:u|v)|"
+            r"(?:bydlíme|bydlime|žiju|ziju|žijem|zijem|bývam|byvam)\s+v(?:e)?|(?:živim|zivim|živimo|zivimo)\s+(?:u|you|v)|"  # ("u" read as chat "you")
             r"(?:locuiesc|locuim|trăiesc|traiesc|stau)\s+(?:în|in|la)|(?:ya\s+)?(?:zhivu|zhyvu)\s+v|jetoj\s+(?:në|ne)|zo\s+st[oi]n?|"
             r"(?:ani\s+)?(?:gar|gara|garah|garim)\s+(?:b[ea]?-?|b'|ב)|(?:aku\s+|kami\s+)?(?:tinggal|menetap|berdomisili|domisili)\s+di|"
             r"nagpuyo\s+(?:ko\s+)?sa|nakatira\s+kami\s+sa|mi\s+loĝas\s+en|(?:mwen|m)\s+(?:rete|abite)\s+(?:nan|an|Okap)?|"
@@ -2520,6 +2525,57 @@ APPOSITIONS += [
                r"((?:[a-zA-Z\-]+\s+){0,2}?[a-zA-Z\-]+)(?=\s*(?:$|[,.!;(])|\s+(?i:at|in|for|with|since|and|but|here)\b)", _role_as_12),
     # "one cat (Kluska)", "a dog (Bruno)": a pet named in brackets.
     Apposition(r"(?<![\w'])(?i:one|a|an)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))\s*+\(" + NAME + r"\)", _pet),
+]
+
+
+# Round 12: "I'm joining as a backend engineer", "just started as head of data", "hired as a line cook at Nando's".
+def _joined_as_12(m):
+    found = _job(_Groups(m.group(1)))
+    if found and m.group(2):
+        return [found, _employer(_Groups(m.group(2)))]
+    return found
+
+
+# A CV line: "Senior Accountant, Deloitte (2019–present)", "Experience: Nurse at St James's, 2020 - now".
+def _cv_line_12(m):
+    found = _job(_Groups(m.group(1)))
+    return found and [found, _employer(_Groups(m.group(2)))]
+
+
+# "dog mum to Biscuit", "proud cat dad of Miso and Tofu": the user's pet.
+def _pet_parent_12(m):
+    if _OTHER_HEAD.search(m.string, 0, m.start()):
+        return None
+    found = [_pet(_Groups(m.group(1), m.group(2)))]
+    if m.group(3):
+        found.append(_pet(_Groups(m.group(1), m.group(3))))
+    return [f for f in found if f]
+
+
+_HU_PLACE_12 = re.compile(r"(?:ben|ban|ön|on|en|n)$")
+
+
+def _hungarian_place_12(m):
+    place = m.group(1)
+    return not _other_before_12(m) and ("location", f"User lives in {place}")
+
+
+_JOB_WORDS_EN_12 = r"((?:[a-zA-Z\-]+\s+){0,3}?[a-zA-Z\-]+)"
+RULES += [
+    Rule(r"(?:(?i:I'm|I\s+am|I've|I\s+have|I)\s+)?(?:(?i:just|recently|officially)\s+)?(?:(?i:been)\s+)?(?i:joining|joined|hired|starting|"
+         r"started|onboarding|coming\s+on|brought\s+on|promoted)\s+(?:(?i:the\s+team|the\s+company|here|today|this\s+week|last\s+week)\s+)?"
+         r"(?i:as)\s+(?:(?i:an?|the|our|your)\s+)?" + _JOB_WORDS_EN_12 + r"(?:\s+(?i:at|with|for)\s+(?:the\s+)?" + ORG + r")?"
+         r"(?=\s*(?:$|[,.!;(])|\s+(?i:on|in|at|for|with|since|and|but|from|last|this|today|team)\b)", _joined_as_12, 0.75),
+    Rule(r"(?:(?i:experience|current\s+role|current\s+position|role|position|title|work|employment|job)\s*:\s*)?" + _JOB_WORDS_EN_12
+         + r"\s*+(?:,|\s(?i:at)|\s@|\s[-–—])\s*+(?:the\s+)?" + ORG + r"\s*+[,(]\s*+(?:(?i:since)\s+)?\d{4}\s*+(?:[-–—]|(?i:to))\s*+"
+         r"(?i:present|now|current|today|date)\b", _cv_line_12, 0.7),
+]
+APPOSITIONS += [
+    Apposition(r"(?<![\w'])((?i:dog|cat|bunny|rabbit|hamster|horse|bird|parrot|guinea\s+pig|ferret|chicken|goat|plant))\s+"
+               r"(?i:mum|mom|mama|momma|dad|daddy|papa|parent|mother|father)\s+(?i:to|of)\s+" + NAME
+               + r"(?:\s*+(?:,|&|\s(?i:and))\s*+" + NAME + r")?(?=$|[\s,.!;(])", _pet_parent_12),
+    Apposition(r"(?<![^\W\d_])(" + UPPER + r"[^\W\d_]{2,30}?)(?:ben|ban|ön|on|en|n)\s+(?i:élek|lakom|élünk|lakunk)(?![\w'])",
+               _hungarian_place_12),
 ]
 
 
@@ -2939,7 +2995,7 @@ def _run_on(clause: str) -> list[str]:
 # comma-separated part that opens like a self-description is a statement of its own, its "I'm"
 # left out. The first part is read alone too ("I'm Ebere"). At most SELF_LIST_PARTS parts.
 _SELF_HEAD = re.compile(FILLER + r"(?:I'm|I\s+am|I\s+(?:work|live|do|teach|run|study)(?=\s))\s+(?!(?i:not|no|never)\b)(?:[^\s,]++\s){0,3}[^\s,]++\s*,")
-_SELF_PART = re.compile(r"(?:(?i:and|but)\s+)?(?:(an?\s|\d{1,3}(?:\s+(?i:years?\s+old|yrs?\s+old|yo|y/o))?\s*[.!]?$|(?i:from|originally|living|based|staying|residing|working|"
+_SELF_PART = re.compile(r"(?:(?i:and|but)\s+)?(?:(an?\s|\d{1,3}(?:\s+(?i:years?\s+old|yrs?\s+old|yo|y/o))?\s*[.!]?$|(?i:from|originally|living|based|staying|residing|working|joining|"
                         r"retired|married|divorced|single|allergic|vegan|vegetarian|now\s+living|currently)\b)|"
                         r"((?i:born|raised|brought\s+up)\b)|((?i:grew\s+up)\b))")
 SELF_LIST_PARTS = 6
@@ -3350,6 +3406,37 @@ def _signature(text: str) -> list[tuple[str, str]]:
     return found
 
 
+# Round 12: a profile line of fields between bars or bullets with an age among them ("29F | nurse | Cork | dog mum to
+# Biscuit", "Marco • 34 • sommelier • Verona"): the age, a job, a place, a diet, and a name as its first field.
+_BAR_FIELDS = re.compile(r"\s++[|•·/]\s*+|\s*+[|•·]\s++")
+_BAR_AGE = re.compile(r"(\d{2})\s*+(?:[FMfm]|(?i:yo|y/o|yrs?|years?(?:\s+old)?|nb))?")
+
+
+def _bar_card(text: str) -> list[tuple[str, str]]:
+    if len(text) > 300 or "\n" in text.strip():
+        return []
+    fields = [f.strip(" .!") for f in _BAR_FIELDS.split(text.strip())]
+    ages = [m.group(1) for f in fields if (m := _BAR_AGE.fullmatch(f)) and 13 <= int(m.group(1)) < 100]
+    if not 3 <= len(fields) <= 8 or len(ages) != 1:
+        return []
+    found = [("age", f"User is {ages[0]} years old")]
+    for i, f in enumerate(fields):
+        words = f.split()
+        if not words or _BAR_AGE.fullmatch(f):
+            continue
+        if _job_part(f) and (job := _job(_Groups(f))):
+            found.append(job)
+        elif i == 0 and _LONE_NAME.fullmatch(f) and _proper(f) and not any(
+                w.lower() in NOT_INTRO | NOT_NAMES | NATIONALITIES | _LOWER_STOP | NOT_PLACE_WORDS for w in words):
+            found.append(("name", f"User's name is {f}"))
+        elif i and (said := _card_part(f, True)):
+            where = said.split(" ", 3)[-1]
+            found.append(("location", f"User lives in {where}") if said.startswith("I live") else
+                         ("origin", f"User is from {where}") if said.startswith("I'm originally") else ("diet", f"User is {f.lower()}")
+                         if f.lower() in DIETS else None)
+    return [f for f in found if f]
+
+
 _SIGN_OFF_WORD = re.compile(r"(?i:kind\s+regards|best\s+regards|warm\s+regards|warmest\s+regards|regards|best\s+wishes|sincerely|"
                             r"yours\s+sincerely|yours\s+faithfully|yours\s+truly|respectfully|cheers|best|all\s+the\s+best|thanks|"
                             r"many\s+thanks|thank\s+you|saludos|cordialement|grüße|viele\s+grüße|mit\s+freundlichen\s+grüßen|abraços|"
@@ -3395,10 +3482,9 @@ class RuleExtractor:
                     and not any(w.lower() in NOT_PLACE_WORDS for w in sign.group(1).split())
                     and (built := _name(sign)) and not FRAMES.search(message.text)):
                 _add(found, said, {c.slot for c in found[start:]}, message, built, 0.75)
-            if (signed := _signature(message.text)) and not FRAMES.search(message.text):
-                slots = {c.slot for c in found[start:]}
-                for built in signed:
-                    _add(found, said, slots if built[0] != "name" else slots - {"name"}, message, built, 0.7)
+            if (signed := _signature(message.text) or _bar_card(message.text)) and not FRAMES.search(message.text):
+                for built in signed:  # one per slot: `_one_per_slot` below keeps a surer fact of the same slot
+                    _add(found, said, set(), message, built, 0.7)
             if len(message.text) <= MAX_CORRECTED and _RESPELT_CUE.search(message.text):
                 found[start:] = _accents_restored(message, found[start:])
             found[start:] = _one_per_slot(found[start:])
