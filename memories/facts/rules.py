@@ -90,7 +90,7 @@ FILLER = (r"^(?:(?i:oh|ah|well|also|actually|anyway|anyways|so|and|btw|by the wa
           r"ni\s+hao|nǐ\s+hǎo|sannu|bawo|kedu|akwaaba|salve|bună(?:\s+ziua)?|buna(?:\s+ziua)?|kalimera|geia(?:\s+sas|\s+sou)?|barev|"
           r"gamarjoba|kaixo|bon\s+dia|bos\s+días|demat|talofa|bula|mingalaba|sabaidee|selam|hejsan|tjena|hallå|grüezi|grüß\s+gott|"
           r"gruss\s+gott|griaß\s+di|zdravstvuyte|vitayu|dobrý\s+deň|góðan\s+dag|mirëdita|tungjatjeta|assalamualaikum|"
-          r"hello\s+everyone|hi\s+everyone|hey\s+everyone|hi\s+all|hey\s+all|hello\s+all|"  # round 12
+          r"gruezi|"  # round 12
           r"work-wise|workwise|career-wise|job-wise|personally|since\s+\d{4}|in\s+\d{4}|"
           r"for\s+(?:\d{1,2}|a\s+few|many|several|two|three|four|five|ten)\s+(?:years|months)|(?:a\s+(?:bit|little)\s+)?about\s+me|professionally|by profession|by trade|"
           r"these days|nowadays|currently|right now|at the moment|"
@@ -1906,6 +1906,7 @@ _HERE_WORDS_10 = r"(?i:hapa|tutaj|burada|yma|dw\s+i|ydw\s+i|dwi|đây|aquí|aqui
 # Someone else before the cue makes it theirs ("my friend Kofi, 24 tuổi"); "my name is …" is the user's own.
 _OTHER_HEAD = re.compile(r"(?i)\b(?:his|her|their|he|she|they|he's|she's|they're|ấy|họ|yeye|siya|sila|[^\W\d_]+'s|"
                          r"unki|unka|unke|uski|uska|uske|woh|inki|inka|iski|iska|hij|zij|ze|hän|ele|ela|huwa|hiya|"  # round 11
+                         r"(?:kakak|adik|ibu|ayah|bapak|suami|istri|anak|teman|pacar|abang)\s+(?:saya|aku)|"  # round 12: Indonesian
                          r"(?:my|our|mijn|onze|meri|mera|mere|minun)\s+(?!name\b|naam\b)[\w\-]+)(?![\w'])")
 
 
@@ -1915,7 +1916,12 @@ def _foreign_age(m):
 
 
 def _foreign_place(build):
-    return lambda m: not _OTHER_HEAD.search(m.string, 0, m.start()) and build(m)
+    return lambda m: (not _OTHER_HEAD.search(m.string, 0, m.start()) and not _POSTPOSED_OWNER.search(m.string[max(0, m.start() - 12):m.start()])
+                      and build(m))
+
+
+# Round 12: an Indonesian or Malay possessive comes after its noun: "Kakak saya tinggal di Bandung" (my sister lives…).
+_POSTPOSED_OWNER = re.compile(r"(?i)\b(?:kakak|adik|ibu|ayah|bapak|suami|istri|anak|teman|pacar|abang|nenek|kakek)\s+$")
 
 
 # Where a first-person work clause says the user works ("I fix boat engines in Húsavík", "I work at Supercell in
@@ -1974,6 +1980,9 @@ _NOT_OWN_ROLE = re.compile(r"(?i)\b(?:is|was|are|were|said|says|told|tells|asked
 _ROLE_ADDRESSED = re.compile(r"(?i)\b(?:please|help|can|could|would|thanks|thank)\b")  # "Nurse, please help"
 
 
+_PAST_RANGE_12 = re.compile(r"\b(?:19|20)\d\d\s*+(?:[-–—]|to)\s*+(?:19|20)?\d\d\b")
+
+
 def _opening_role(clause: str, message: str):
     """`_OPENING_ROLE`'s note; the message's first sentence is read for what makes it no statement of the user's
     ("Vegetarian for a few years, then I gave it up" is cut into clauses before this)."""
@@ -1981,6 +1990,8 @@ def _opening_role(clause: str, message: str):
         return None
     if _NOT_OWN_ROLE.search(_SENTENCE.split(message[:MAX_CLAUSE], 1)[0]):
         return None
+    if _PAST_RANGE_12.search(clause):
+        return None  # round 12: "Senior Accountant, Deloitte (2015–2019)" is a past job
     if any(w.lower() in DETERMINERS | {"as", "to", "of", "i", "we", "you"} for w in m.group(1).split()):
         return None  # "roleplay as my landlord", "I cook for my family"
     role = re.sub(r"^(?i:professional|full[\s\-]time|part[\s\-]time|freelance)\s+", "", m.group(1))
@@ -2035,7 +2046,12 @@ RULES.insert(0, Rule(r"(?:(?i:originally)\s+)?(?i:from)\s+" + PLACE_NC + r",\s+(
 
 
 def _trip(m):
+    if _WISH_AFTER_12.search(m.string, m.end(), m.end() + 200):
+        return None  # round 12: "a trip to Paris next month would be nice"
     return not re.fullmatch(rf"(?i:{WHEN_WORDS})", m.group(1).split()[0]) and _plan(m)
+
+
+_WISH_AFTER_12 = re.compile(r"(?i)\b(?:would|could|might|sounds|seems|maybe|perhaps|if|someday|one\s+day)\b")
 
 
 def _branch(m):
@@ -2273,7 +2289,8 @@ def _other_before_12(m) -> bool:
     """Someone else named in the 40 characters before the cue, or a negation, doubt or past in its part of the clause."""
     head = m.string[max(0, m.start() - 40):m.start()]
     part = head[max(head.rfind(","), head.rfind(";"), head.rfind("."), head.rfind("!")) + 1:]
-    return bool(_OTHER_HEAD.search(m.string, 0, m.start()) or _OTHER_HEAD_12.search(head) or _NOT_NOW_12.search(part))
+    return bool(_OTHER_HEAD.search(m.string, max(0, m.start() - 300), m.start()) or _OTHER_HEAD_12.search(head)
+                or _NOT_NOW_12.search(part) or _POSTPOSED_OWNER.search(head[-12:]))  # (a window, so that many cues in one message cost linear time)
 
 
 _OTHER_HEAD_12 = re.compile(r"(?i)(?<![\w'])(?:han|hun|hon|dere|sie|ele|ela|lui|lei|él|ella|elle|ona|ono|oni|hij|zij|dia|"
@@ -2387,10 +2404,10 @@ def _turkish_12(m):
         return None
     if not m.group(2):
         return _location(m)
-    if re.match(r"(?i:çalış|calis)", m.group(2)):
+    if re.match(r"(?i:çalış|calis)", m.group(2)) and not m.group(2).endswith(("d", "t")):
         return _employer(m)
-    if m.group(2).endswith(("yor", "iyor", "ıyor", "uyor", "üyor", "yoru")):
-        return None
+    if m.group(2).endswith(("yor", "iyor", "ıyor", "uyor", "üyor", "yoru", "d", "t")):
+        return None  # another verb ("-yorum"), or the past ("-dım": "çalışıyordum", "hemşireydim")
     return [_location(m), ("job", f"User works as a {m.group(2)}")]
 
 
@@ -2415,9 +2432,9 @@ def _name_12(m):
 _JOB_12 = r"([^\W\d_][\w\-']*+(?:\s+[^\W\d_][\w\-']*+){0,2}?)"
 _JOB_END_12 = (r"(?=\s*+(?:$|[,.!;:)(])|\s+(?i:und|og|och|og|e|y|i|и|and|ve|na|dan|at|in|im|w|we|a|en|em|à|di|u|v|ve|la|huko|"
                r"bei|hos|chez|presso|per|für|för|for|at|kwa|pada|sa|da|no|nella|nel|in\s+der|seit|since|sedan|siden|od|depuis|"
-               r"desde|dal|dalla|dari|tại|ở|ở\s+tại|near|nær|nära|nahe|cerca|vicino|près|perto|koło|blisko|obok|outside|ved|vid)\b)")
+               r"desde|dal|dalla|dari|tại|ở|ở\s+tại|în|near|nær|nära|nahe|cerca|vicino|près|perto|koło|blisko|obok|outside|ved|vid)\b)")
 _ORG_PREP_12 = r"(?i:bei|hos|chez|presso|per|für|för|for|at|kwa|pada|la|u\s+firmi|w\s+firmie|tại)"
-_LOC_PREP_12 = (r"(?i:in\s+der\s+n[äa]he\s+von|in\s+der\s+gegend\s+von|nahe|in|im|i|w|we|a|ad|en|em|à|di|u|v|ve|huko|ở|near|nær|nära|"
+_LOC_PREP_12 = (r"(?i:in\s+der\s+n[äa]he\s+von|in\s+der\s+gegend\s+von|nahe|in|im|i|w|we|a|ad|en|em|à|di|u|v|ve|huko|ở|în|near|nær|nära|"
                 r"cerca\s+de|vicino\s+a|près\s+de|perto\s+de|koło|kolo|blisko|obok|ved|vid|outside)")
 
 FOREIGN_APPOSITIONS_12 = [
@@ -2522,7 +2539,7 @@ APPOSITIONS += [
                lambda m: _employer(m)),
     # "regarding my role as homologation specialist", "in my job as a night porter".
     Apposition(r"\b(?i:my)\s+(?:(?i:current|new|day)\s+)?(?i:role|job|position|post)\s+(?i:as)\s+(?:(?i:an?|the)\s+)?"
-               r"((?:[a-zA-Z\-]+\s+){0,2}?[a-zA-Z\-]+)(?=\s*(?:$|[,.!;(])|\s+(?i:at|in|for|with|since|and|but|here)\b)", _role_as_12),
+               r"((?:[a-zA-Z\-]+\s+){0,2}?[a-zA-Z\-]+)(?=\s*(?:$|[,.!;(])|\s+(?i:at|in|for|with|since|and|but|here)\b|\s+I\b)", _role_as_12),
     # "one cat (Kluska)", "a dog (Bruno)": a pet named in brackets.
     Apposition(r"(?<![\w'])(?i:one|a|an)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))\s*+\(" + NAME + r"\)", _pet),
 ]
@@ -2573,7 +2590,7 @@ RULES += [
 APPOSITIONS += [
     Apposition(r"(?<![\w'])((?i:dog|cat|bunny|rabbit|hamster|horse|bird|parrot|guinea\s+pig|ferret|chicken|goat|plant))\s+"
                r"(?i:mum|mom|mama|momma|dad|daddy|papa|parent|mother|father)\s+(?i:to|of)\s+" + NAME
-               + r"(?:\s*+(?:,|&|\s(?i:and))\s*+" + NAME + r")?(?=$|[\s,.!;(])", _pet_parent_12),
+               + r"(?:(?:\s*+[,&]|\s+(?i:and))\s*+" + NAME + r")?(?=$|[\s,.!;(])", _pet_parent_12),
     Apposition(r"(?<![^\W\d_])(" + UPPER + r"[^\W\d_]{2,30}?)(?:ben|ban|ön|on|en|n)\s+(?i:élek|lakom|élünk|lakunk)(?![\w'])",
                _hungarian_place_12),
 ]
@@ -2915,7 +2932,7 @@ def _recapitalise_names(text: str) -> str:
         if m.start() < last or not (w := _CAP_WORD.match(text, m.end())) or not w.group(0).islower():
             continue
         if m.group(2):
-            if _capitalisable(w.group(0), True):
+            if _capitalisable(w.group(0), True) and w.group(0) not in NOT_NAMES_ABROAD:
                 out.append(text[last:w.start()] + w.group(0)[:1].upper() + w.group(0)[1:])
                 last = w.end()
             continue
@@ -3416,6 +3433,8 @@ def _bar_card(text: str) -> list[tuple[str, str]]:
     if len(text) > 300 or "\n" in text.strip():
         return []
     fields = [f.strip(" .!") for f in _BAR_FIELDS.split(text.strip())]
+    if any(_OTHER_HEAD.search(f) for f in fields):
+        return []  # "Ahmed | 45 | my dad | Cairo" is someone else's card
     ages = [m.group(1) for f in fields if (m := _BAR_AGE.fullmatch(f)) and 13 <= int(m.group(1)) < 100]
     if not 3 <= len(fields) <= 8 or len(ages) != 1:
         return []
@@ -3441,7 +3460,7 @@ _SIGN_OFF_WORD = re.compile(r"(?i:kind\s+regards|best\s+regards|warm\s+regards|w
                             r"yours\s+sincerely|yours\s+faithfully|yours\s+truly|respectfully|cheers|best|all\s+the\s+best|thanks|"
                             r"many\s+thanks|thank\s+you|saludos|cordialement|grüße|viele\s+grüße|mit\s+freundlichen\s+grüßen|abraços|"
                             r"--|—|-- ?)[,!.]*")
-_FORWARDED = re.compile(r"(?i)-{2,}\s*+(?:forwarded|original)\s+message|begin\s+forwarded\s+message|^\s*+(?:fwd?|fw)\s*+:|"
+_FORWARDED = re.compile(r"(?i)-{2,}+\s*+(?:forwarded|original)\s+message|begin\s+forwarded\s+message|^\s*+(?:fwd?|fw)\s*+:|"
                         r"(?:^|\n)\s*+from:[^\n]{1,200}+\n\s*+(?:sent|to|date|subject):")
 _NOT_JOKING = re.compile(r"(?i:\bnot|\bno|n't)\s*+$")  # "I live in Oslo, I'm not kidding" is no joke
 # Round 11: a message that opens with a laugh is a joke or a reaction ("lol my name is Groot", "haha my husband thinks
