@@ -90,7 +90,7 @@ FILLER = (r"^(?:(?i:oh|ah|well|also|actually|anyway|anyways|so|and|btw|by the wa
           r"ni\s+hao|nǐ\s+hǎo|sannu|bawo|kedu|akwaaba|salve|bună(?:\s+ziua)?|buna(?:\s+ziua)?|kalimera|geia(?:\s+sas|\s+sou)?|barev|"
           r"gamarjoba|kaixo|bon\s+dia|bos\s+días|demat|talofa|bula|mingalaba|sabaidee|selam|hejsan|tjena|hallå|grüezi|grüß\s+gott|"
           r"gruss\s+gott|griaß\s+di|zdravstvuyte|vitayu|dobrý\s+deň|góðan\s+dag|mirëdita|tungjatjeta|assalamualaikum|"
-          r"gruezi|"  # round 12
+          r"gruezi|živjo|zivjo|bonġu|bongu|përshëndetje|pershendetje|hyvää\s+päivää|"  # round 12
           r"work-wise|workwise|career-wise|job-wise|personally|since\s+\d{4}|in\s+\d{4}|"
           r"for\s+(?:\d{1,2}|a\s+few|many|several|two|three|four|five|ten)\s+(?:years|months)|(?:a\s+(?:bit|little)\s+)?about\s+me|professionally|by profession|by trade|"
           r"these days|nowadays|currently|right now|at the moment|"
@@ -2227,7 +2227,7 @@ RULES += [
 # Each cue is a first-person verb form or phrase no English sentence uses; the job after "work as" is whatever
 # 1–3 words come before a preposition or the clause's end, and a place after it is the user's home (as the labels
 # count it). Not after someone else or a negation, doubt or past tense word of the same languages just before it.
-_WORK_AS_12 = (r"(?i:(?:ich\s+|i\s+)?(?:arbeite|arbeit|schaffe)\s+als|(?:ik\s+)?werk\s+als|ek\s+werk\s+as|"
+_WORK_AS_12 = (r"(?i:(?:ich\s+|i\s+)?(?:arbeite|arbeit|schaffe)\s+als|(?:ik\s+)?werk\s+als|(?:ek\s+)?werk\s+as|"
                r"(?:jeg\s+|jag\s+|eg\s+)?(?:jobber|jobbar|jobbe|arbeider|arbetar|arbejder|jobber)\s+som|(?:ég\s+|eg\s+)?vinn\s+sem|"
                r"pracuj[eę]\s+jako|pracuji\s+jako|pracuju\s+jako|pracujem\s+ako|radim\s+kao|delam\s+kot|lucrez\s+ca|"
                r"rabotayu|pratsyuyu|(?:je\s+)?travaille\s+comme|je\s+bosse\s+comme|(?:yo\s+)?trabajo\s+(?:como|de)|"
@@ -2244,7 +2244,8 @@ _LIVE_12 = (r"(?i:(?:ahora\s+)?(?:vivimos|radico|radicamos|resido|residimos)\s+e
             r"(?:ani\s+)?(?:gar|gara|garah|garim)\s+(?:b[ea]?-?|b'|ב)|(?:aku\s+|kami\s+)?(?:tinggal|menetap|berdomisili|domisili)\s+di|"
             r"nagpuyo\s+(?:ko\s+)?sa|nakatira\s+kami\s+sa|mi\s+loĝas\s+en|(?:mwen|m)\s+(?:rete|abite)\s+(?:nan|an|Okap)?|"
             r"(?:wo|wǒ)\s+(?:zhu|zhù)\s+(?:zai|zài)|ngihlala\s+(?:e|kwa|se)?|ndihlala\s+(?:e|kwa)?|ina\s+zaune\s+a|"
-            r"mo\s+n\s*gbe\s+(?:ni|si)|(?:tá\s+mé|táim)\s+i\s+mo\s+chónaí\s+(?:i|in)|i\s+mo\s+chónaí\s+(?:i|in))")
+            r"mo\s+n\s*gbe\s+(?:ni|si)|(?:ma\s+)?elan|(?:es\s+)?dzīvoju|(?:es\s+)?dzivoju|gyvenu|(?:minä\s+)?asun|ngħix|nghix|"
+            r"(?:dar|tu)(?=\s+" + UPPER + r"[^\W\d_]*+\s+zendegi)|(?:tá\s+mé|táim)\s+i\s+mo\s+chónaí\s+(?:i|in)|i\s+mo\s+chónaí\s+(?:i|in))")
 _I_AM_12 = (r"(?:(?i:jestem|jsem|ja\s+sam|jaz\s+sem|jas\s+sum|unë\s+jam|une\s+jam|es\s+esmu|aš\s+esu|as\s+esu|ma\s+olen|"
             r"jeg\s+er|jag\s+är|jag\s+ar|eg\s+er|(?:ich|i)\s+bin\s+(?:die|der|d')|ani|saya|aku|ek\s+is|mwen\s+se|mi\s+estas|"
             r"sóc|soc|ako\s+ay|ako\s+si)|ben)")
@@ -2295,7 +2296,7 @@ def _other_before_12(m) -> bool:
 
 _OTHER_HEAD_12 = re.compile(r"(?i)(?<![\w'])(?:han|hun|hon|dere|sie|ele|ela|lui|lei|él|ella|elle|ona|ono|oni|hij|zij|dia|"
                             r"beliau|onlar|hy|sy|wao|yeye|siya|sila|ayah|ibu|abang|kakak|adik|"
-                            r"(?:min|mitt|mine|mi|mia|mio|mis|moja|mój|moj|moje|můj|muj|mé|mein|meine|meinem|meiner|minha|meu|"
+                            r"(?:min|mitt|mine|mia|mio|mis|moja|mój|moj|moje|můj|muj|mé|mein|meine|meinem|meiner|minha|meu|"
                             r"benim|ma|mon|mes|mijn|onze|nuestro|nuestra|nostro|nostra|vår|vårt|vores|naš|naša|nasz|nasza)\s+"
                             r"(?!name\b|naam\b|nombre\b|nome\b|navn\b|namn\b|imię\b|jméno\b|ime\b|chiamo\b|llamo\b|chamo\b|piace\b|"
                             r"gusta\b|encanta\b|appelle\b|dedico\b)[^\W\d_]+)(?![\w'])")
@@ -2438,7 +2439,7 @@ _LOC_PREP_12 = (r"(?i:in\s+der\s+n[äa]he\s+von|in\s+der\s+gegend\s+von|nahe|in|
                 r"cerca\s+de|vicino\s+a|près\s+de|perto\s+de|koło|kolo|blisko|obok|ved|vid|outside)")
 
 FOREIGN_APPOSITIONS_12 = [
-    Apposition(_NOT_LETTER_BEFORE + _WORK_AS_12 + r"\s+(?:(?i:un|una|uno|un'|il|la|lo|l'|le|el|ein|eine|einen|een|et|en|um|uma)\s+)?"
+    Apposition(_NOT_LETTER_BEFORE + _WORK_AS_12 + r"\s+(?:(?i:un|una|uno|un'|il|la|lo|l'|le|el|ein|eine|einen|een|et|en|um|uma|'n)\s+)?"
                + _JOB_12 + _JOB_END_12 + r"(?:\s+" + _ORG_PREP_12 + r"\s+" + ORG + r"(?=$|[\s,.!;]))?"
                + r"(?:\s+" + _LOC_PREP_12 + r"\s+" + PLACE + r"(?=$|[\s,.!;]))?", _work_as_12),
     Apposition(_NOT_LETTER_BEFORE + _LIVE_12 + r"\s*+" + PLACE + r"(?=$|[\s,.!;])", _live_12),
@@ -2453,6 +2454,10 @@ FOREIGN_APPOSITIONS_12 = [
                r"som|sam|olen|ben|saya|aku|ani|eimai|ako\s+ay|mimi\s+ni|ek\s+is)\s+(?:(?i:strikt|strictly|estrictamente|"
                r"strettamente|completamente|totalmente|seit\s+\w+|ganz|ein|eine|een|un|una|um|uma)\s+)?"
                r"((?:v|w|V|W)[eé][gj][\w]{1,14})(?=$|[\s,.!;])", lambda m: _DIET_WORDS_12.match(m.group(1)) and _diet_12(m)),
+    # Place first: "ami Dhaka te thaki" (Bengali), "Chennai la irukken" (Tamil), "Bilbon bizi naiz" (Basque).
+    Apposition(r"(?<![^\W\d_])" + PLACE + r"\s*+-?\s*+(?i:te|e|y|la|il|le|ila)\s+(?i:thaki|thakchi|irukken|irukkiren|irukiren|"
+               r"vasikkiren|vasikiren|vasikkirom)\b", _place_12(_location)),
+    Apposition(r"(?<![^\W\d_])" + PLACE + r"\s+(?i:bizi\s+naiz|bizi\s+gara)\b", _place_12(_location)),
     # Turkish: "Ankara'da hemşireyim" (a job in Ankara), "Eskişehir'de yaşıyorum" (I live in), "İzmirliyim" (I'm from).
     Apposition(r"(?<![^\W\d_])(" + UPPER + r"[^\W\d_]{2,30})'(?:da|de|ta|te)\s+(?:(?i:yaşıyorum|yasiyorum|oturuyorum|kalıyorum|kaliyorum|"
                r"yaşıyoruz|yasiyoruz|oturuyoruz)|([a-zçğıöşü]{3,25}?)y?(?:ım|im|um|üm))(?![\w'])",
@@ -2465,7 +2470,8 @@ APPOSITIONS += FOREIGN_APPOSITIONS_12
 RULES += [
     # "Shalom, ani Yael", "Dzień dobry, jestem Bernadeta", "Servus! I bin die Vroni", "Merhaba, ben Ece." (a lower-case "ben").
     Rule(_I_AM_12 + r"\s+" + NAME + r"(?=\s*(?:$|[,.!;(])|\s+(?i:and|but|og|och|og|i|e|y|und|ve|dan|ja|a|from|z|ze|iz)\b)", _name_12, 0.8),
-    Rule(_NAME_IS_12 + r"\s*+" + NAME + r"(?=\s*(?:$|[,.!;(])|\s+(?i:and|but|og|och|i|e|y|und|ve|dan|ja|a|da|ho|hai|new|ast)\b)",
+    Rule(_NAME_IS_12 + r"\s*+" + NAME + r"(?=\s*(?:$|[,.!;(])|\s+(?i:and|but|og|och|i|e|y|und|ve|dan|ja|a|da|ho|hai|new|ast|dhe|és|es|"
+         r"un|ir|in|eta|u|et|en|at|và|na|iyo|no|kaj|ac|agus)\b)",
          _name_12, 0.85),
     Rule(_CALL_ME_12 + r"\s+" + NAME + r"(?=\s*(?:$|[,.!;(])|\s+(?i:and|but|og|och|i|e|y|und|ve|dan|ja|bitte|please|por\s+favor|"
          r"per\s+favore|s'il|de|desu)\b)", _name_12, 0.85),
@@ -2818,7 +2824,7 @@ to-do sea land air ease risk rock bed hour hours piece contract gig project minu
 _CAP_RELATIVES = "|".join(r for r in RELATIVES.split("|") if r.isalpha())
 _CAP_CUE = re.compile(r"\b(?:(?:live|living|lives|based|settled|stay|staying|reside|residing|born|raised|grew\s+up|moved|"
                       r"relocated|relocating|moving)\s+(?:back\s+)?(?:in|to|out\s+of|near|outside)|(?:am|i'm|im|originally|come|"
-                      r"hail)\s+from|(?:work|working|worked|employed|job|interning)\s+(?:at|for|with|by)|(?<=[a-z])\s+(at|for|with)|"
+                      r"hail)\s+from|(?:work|working|worked|employed|job|interning)\s+(?:at|for|with|by)|(?<=[a-z])\s+(at|for|with|in|near|outside)|"
                       r"my\s+name\s+is|call\s+me|calls\s+me|(?:i'm|i\s+am)\s+called|go\s+by|named|called|(?:my|our)\s+(?:" + _CAP_RELATIVES + r"|" + PETS + r")(?:\s+is)?)"
                       r"\s+(?:the\s+)?(?=[^\W\d_])")
 _CAP_WORD = re.compile(r"[^\W\d_][\w'\-]{0,30}")
@@ -2915,13 +2921,19 @@ also still just only really very so too not never always already literally actua
 currently now finally officially technically retired unemployed self-employed freelance freelancing married divorced
 engaged separated widowed dating sober clean cis male female agnostic atheist muslim christian jewish hindu buddhist
 catholic human alive dead awake asleep sleepy drunk high hungover
+yours his hers ours theirs mine desperate passionate independent confident patient different pregnant emotional normal
+impatient anxious jealous serious nervous famous fabulous gorgeous brilliant amazing awful terrible fantastic excellent
+perfect sure certain ready eager keen open honest grateful thankful blessed lucky unlucky proud ashamed embarrassed
+nervous calm chill cool fine dizzy ill poorly sick sore injured hurt broken bored mad upset angry furious sad depressed
+introverted extroverted introvert extrovert shy bold brave smart clever wise silly weird strange odd quiet loud funny
+short tall average slim curvy athletic fit unfit healthy unwell recovering moving leaving staying coming waiting
 """.split())
 
 
 def _lower_intro_ok(word: str) -> bool:
     lowered = word.lower()
     return not (lowered in NOT_LOWER_INTRO or lowered in NOT_INTRO or lowered in NOT_LOWER_NAMES or lowered in DIETS
-                or not _capitalisable(word, False) or lowered.endswith(ADJECTIVE_ENDINGS + ("able", "ible", "y")))
+                or not _capitalisable(word, True) or lowered.endswith(ADJECTIVE_ENDINGS + ("able", "ible", "y")))  # ("Jess", "Lukas")
 
 
 def _recapitalise_names(text: str) -> str:
@@ -3425,6 +3437,7 @@ def _signature(text: str) -> list[tuple[str, str]]:
 
 # Round 12: a profile line of fields between bars or bullets with an age among them ("29F | nurse | Cork | dog mum to
 # Biscuit", "Marco • 34 • sommelier • Verona"): the age, a job, a place, a diet, and a name as its first field.
+_BIO_LABEL = re.compile(r"(?i:bio|about\s+me|profile|me|intro)\s*+:\s*+")
 _BAR_FIELDS = re.compile(r"\s++[|•·/]\s*+|\s*+[|•·]\s++")
 _BAR_AGE = re.compile(r"(\d{2})\s*+(?:[FMfm]|(?i:yo|y/o|yrs?|years?(?:\s+old)?|nb))?")
 
@@ -3432,7 +3445,12 @@ _BAR_AGE = re.compile(r"(\d{2})\s*+(?:[FMfm]|(?i:yo|y/o|yrs?|years?(?:\s+old)?|n
 def _bar_card(text: str) -> list[tuple[str, str]]:
     if len(text) > 300 or "\n" in text.strip():
         return []
-    fields = [f.strip(" .!") for f in _BAR_FIELDS.split(text.strip())]
+    text = _BIO_LABEL.sub("", text.strip(), count=1)
+    fields = [f.strip(" .!") for f in _BAR_FIELDS.split(text)]
+    if len(fields) < 3:  # "Bio: 34. Architect. Lisbon. Pescatarian.": short sentences as fields
+        fields = [f.strip(" .!") for f in re.split(r"[.!]\s++", text)]
+        if any(len(f.split()) > 4 for f in fields):
+            return []
     if any(_OTHER_HEAD.search(f) for f in fields):
         return []  # "Ahmed | 45 | my dad | Cairo" is someone else's card
     ages = [m.group(1) for f in fields if (m := _BAR_AGE.fullmatch(f)) and 13 <= int(m.group(1)) < 100]
