@@ -2244,7 +2244,7 @@ _LIVE_12 = (r"(?i:(?:ahora\s+)?(?:vivimos|radico|radicamos|resido|residimos)\s+e
             r"(?:ani\s+)?(?:gar|gara|garah|garim)\s+(?:b[ea]?-?|b'|ב)|(?:aku\s+|kami\s+)?(?:tinggal|menetap|berdomisili|domisili)\s+di|"
             r"nagpuyo\s+(?:ko\s+)?sa|nakatira\s+kami\s+sa|mi\s+loĝas\s+en|(?:mwen|m)\s+(?:rete|abite)\s+(?:nan|an|Okap)?|"
             r"(?:wo|wǒ)\s+(?:zhu|zhù)\s+(?:zai|zài)|ngihlala\s+(?:e|kwa|se)?|ndihlala\s+(?:e|kwa)?|ina\s+zaune\s+a|"
-            r"mo\s+n\s*gbe\s+(?:ni|si)|(?:ma\s+)?elan|(?:es\s+)?dzīvoju|(?:es\s+)?dzivoju|gyvenu|(?:minä\s+)?asun|ngħix|nghix|"
+            r"mo\s+n\s*gbe\s+(?:ni|si)|(?:ma\s+)?elan|"  # (Estonian keeps the stem: "Tartus"; not Finnish, Latvian or Lithuanian)
             r"(?:dar|tu)(?=\s+" + UPPER + r"[^\W\d_]*+\s+zendegi)|(?:tá\s+mé|táim)\s+i\s+mo\s+chónaí\s+(?:i|in)|i\s+mo\s+chónaí\s+(?:i|in))")
 _I_AM_12 = (r"(?:(?i:jestem|jsem|ja\s+sam|jaz\s+sem|jas\s+sum|unë\s+jam|une\s+jam|es\s+esmu|aš\s+esu|as\s+esu|ma\s+olen|"
             r"jeg\s+er|jag\s+är|jag\s+ar|eg\s+er|(?:ich|i)\s+bin\s+(?:die|der|d')|ani|saya|aku|ek\s+is|mwen\s+se|mi\s+estas|"
@@ -2546,8 +2546,12 @@ APPOSITIONS += [
     # "regarding my role as homologation specialist", "in my job as a night porter".
     Apposition(r"\b(?i:my)\s+(?:(?i:current|new|day)\s+)?(?i:role|job|position|post)\s+(?i:as)\s+(?:(?i:an?|the)\s+)?"
                r"((?:[a-zA-Z\-]+\s+){0,2}?[a-zA-Z\-]+)(?=\s*(?:$|[,.!;(])|\s+(?i:at|in|for|with|since|and|but|here)\b|\s+I\b)", _role_as_12),
-    # "one cat (Kluska)", "a dog (Bruno)": a pet named in brackets.
-    Apposition(r"(?<![\w'])(?i:one|a|an)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))\s*+\(" + NAME + r"\)", _pet),
+    # "one cat (Kluska)", "a dog (Bruno)", "two cats (Lahmacun and Fıstık)": pets named in brackets.
+    Apposition(r"(?<![\w'])(?i:one|a|an|two|three|2|3)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))(?i:s|es)?\s*+\(" + NAME
+               + r"(?:(?:\s*+[,&]|\s+(?i:and))\s*+" + NAME + r")?\)", lambda m: [f for f in (_pet(m), m.group(3) and _pet(_Groups(m.group(1), m.group(3)))) if f]),
+    # "living in Daejeon with a cat named Kimbap": a pet the user lives with (not after someone else).
+    Apposition(r"\b(?i:with)\s+(?i:a|an|my|our)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))\s+(?i:named|called)\s+" + NAME
+               + r"(?=$|[\s,.!;])", lambda m: not _OTHER_HEAD.search(m.string, max(0, m.start() - 200), m.start()) and _pet(m)),
 ]
 
 

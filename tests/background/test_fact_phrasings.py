@@ -1396,6 +1396,19 @@ def test_round_11_still_skips_other_people_trades_stays_jokes_and_numbers(text):
     ('Bună, lucrez ca asistentă în Iași', {('job', 'User works as an asistentă'), ('location', 'User lives in Iași')}),
     ('in my role as site manager I need a quote', {('job', 'User works as a site manager')}),
     ('aku tinggal di Bandung', {('location', 'User lives in Bandung')}),
+    ('hey so im jess im 27 and i work as a vet nurse in swansea', {('age', 'User is 27 years old'), ('job', 'User works as a vet nurse'), ('location', 'User lives in Swansea'), ('name', "User's name is Jess")}),
+    ("Hallo, ek is Pieter, ek woon in Stellenbosch en werk as 'n wynmaker", {('job', 'User works as a wynmaker'), ('location', 'User lives in Stellenbosch'), ('name', "User's name is Pieter")}),
+    ('Amar naam Rupa, ami Dhaka te thaki', {('location', 'User lives in Dhaka'), ('name', "User's name is Rupa")}),
+    ('En peyar Karthik, naan Chennai la irukken', {('location', 'User lives in Chennai'), ('name', "User's name is Karthik")}),
+    ('Esmam Dariush, dar Shiraz zendegi mikonam', {('location', 'User lives in Shiraz'), ('name', "User's name is Dariush")}),
+    ('Përshëndetje, unë quhem Arben dhe jetoj në Tiranë', {('location', 'User lives in Tiranë'), ('name', "User's name is Arben")}),
+    ('Kaixo, Ane naiz eta Bilbon bizi naiz', {('location', 'User lives in Bilbon'), ('name', "User's name is Ane")}),
+    ('Živjo, ime mi je Nina, živim v Mariboru', {('location', 'User lives in Mariboru'), ('name', "User's name is Nina")}),
+    ("I'M A BUTCHER IN HULL", {('job', 'User works as a butcher'), ('location', 'User lives in Hull')}),
+    ('Name: Astrid Lund\nAge: 52\nOccupation: Ferry captain\nCity: Tromsø', {('age', 'User is 52 years old'), ('job', 'User works as a ferry captain'), ('location', 'User lives in Tromsø'), ('name', "User's name is Astrid Lund")}),
+    ('Bio: 34. Architect. Lisbon. Pescatarian.', {('age', 'User is 34 years old'), ('diet', 'User is pescatarian'), ('job', 'User works as an Architect'), ('location', 'User lives in Lisbon')}),
+    ('Kamal, 41, potter, Jaipur, two cats (Chai and Biscuit)', {('age', 'User is 41 years old'), ('job', 'User works as a potter'), ('location', 'User lives in Jaipur'), ('name', "User's name is Kamal"), ('pet:biscuit', 'User has a cat named Biscuit'), ('pet:chai', 'User has a cat named Chai')}),
+    ('retired, living in Galway with a dog named Bran', {('pet:bran', 'User has a dog named Bran')}),
 ])
 def test_round_12_classes(text, expected):
     assert extract(text) == expected
@@ -1452,6 +1465,11 @@ def test_round_12_classes(text, expected):
     "I'm not freelancing as a designer anymore",
     'Tom is joining as a designer',
     "my sister's role as head nurse is tough",
+    'im desperate, please help',
+    'im yours',
+    'Table for 4. Friday. 8pm. Lisbon.',
+    'Ana. 34. My sister. Lisbon.',
+    'my sister lives in Leeds with a dog called Rex',
 ])
 def test_round_12_still_skips_other_people_negations_pasts_quotes_and_forwarded_mail(text):
     assert extract(text) == set()

@@ -462,7 +462,9 @@ def test_the_access_log_of_a_real_uvicorn_keeps_no_key_nor_client_token(uvicorn_
                                   "used to live in Oslo, now back home in " * 2_000, "trip to Oslo next " * 5_000,
                                   "joining as a " * 8_000, "my role as " * 9_000, "my employer, " * 8_000,
                                   "34, married to the " * 5_000, "Ana, 34, 2 sons Ana and " * 4_000, "Ana, 34, Oslo based, " * 4_000,
-                                  "Bursa'da öğretmen" * 6_000, "Szegeden " * 10_000])
+                                  "Bursa'da öğretmen" * 6_000, "Szegeden " * 10_000, "Dhaka te " * 11_000,
+                                  "Chennai la " * 9_000, "dar Shiraz " * 9_000, "Bilbon bizi " * 8_000, "two cats (Ana and " * 5_000,
+                                  "with a cat named " * 6_000, "Bio: 34. " * 10_000, "x. " * 30_000, "ek werk as 'n " * 7_000])
 def test_100_kb_of_adversarial_user_text_does_not_stall_the_fact_rules(text):
     from memories.facts.base import UserMessage
     from memories.facts.rules import RuleExtractor
