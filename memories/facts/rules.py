@@ -86,6 +86,11 @@ FILLER = (r"^(?:(?i:oh|ah|well|also|actually|anyway|anyways|so|and|btw|by the wa
           r"hoi|hei|moi|moikka|terve|dia\s+dhuit|dobrý\s+den|dobry\s+den|szia|sziasztok|jó\s+napot|hajimemashite|konnichiwa|"
           r"namaste\s+ji|e\s+kaaro(?:\s+o)?|ẹ\s+(?:n|and)\s+lẹ(?:\s+o)?|ahlan|marhaba|goedemorgen|goedendag|tere|zdravo|privet|"
           r"vanakkam|sat\s+sri\s+akal|as-salamu\s+alaykum|salam\s+alaykum|"
+          r"bok|dobar\s+dan|čao|cao|labas|sveiki|halo|selamat\s+(?:pagi|siang|sore|malam)|sawasdee(?:\s+(?:krap|ka|khrap))?|sawatdee|"
+          r"ni\s+hao|nǐ\s+hǎo|sannu|bawo|kedu|akwaaba|salve|bună(?:\s+ziua)?|buna(?:\s+ziua)?|kalimera|geia(?:\s+sas|\s+sou)?|barev|"
+          r"gamarjoba|kaixo|bon\s+dia|bos\s+días|demat|talofa|bula|mingalaba|sabaidee|selam|hejsan|tjena|hallå|grüezi|grüß\s+gott|"
+          r"gruss\s+gott|griaß\s+di|zdravstvuyte|vitayu|dobrý\s+deň|góðan\s+dag|mirëdita|tungjatjeta|assalamualaikum|"
+          r"gruezi|živjo|zivjo|bonġu|bongu|përshëndetje|pershendetje|hyvää\s+päivää|"  # round 12
           r"work-wise|workwise|career-wise|job-wise|personally|since\s+\d{4}|in\s+\d{4}|"
           r"for\s+(?:\d{1,2}|a\s+few|many|several|two|three|four|five|ten)\s+(?:years|months)|(?:a\s+(?:bit|little)\s+)?about\s+me|professionally|by profession|by trade|"
           r"these days|nowadays|currently|right now|at the moment|"
@@ -376,6 +381,7 @@ class Apposition:
         self.regex = re.compile(pattern)
         self.build = build
         self.confidence = confidence
+        self.foreign_12 = False  # round 12: read only in a message `_FOREIGN_GATE_12` finds
 
 
 # Round 10: words said before a politeness particle or "here" in other languages that are no name ("Salamat po").
@@ -479,7 +485,7 @@ WHEN_WORDS = ("monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|
 _WHEN_TAIL = re.compile(rf"\s+(?:on|in|at|for|this|next)\s+(?i:{WHEN_WORDS})s?\b.*$")
 
 
-_DANGLING = re.compile(r"\s+(?:on|of|upon|" + PARTICLES + r")$")
+_DANGLING = re.compile(r"\s+(?:on|of|upon|I|I'm|I've|I'd|I'll|" + PARTICLES + r")$")  # round 12: "Zagrebu I radim…"
 
 
 def _place(raw: str) -> str:
@@ -597,7 +603,7 @@ RELATIVES = ("wife|husband|partner|spouse|sister|brother|daughter|son|mother|fat
              "nanay|inay|tatay|itay|lola|lolo|asawa|babcia|dziadek|tata|żona|zona|mąż|maz|eomma|umma|appa|halmeoni|harabeoji|"
              "yiayia|giagia|pappou|papou|mamma|pabbi|afi|ammi|abbu|amma|abba|nani|dadi|nanaji|dadaji|bhai|didi|abuela|abuelo|"
              "mẹ|bố|anne|baba|mke|mume|tad|taid|nain|mamgu|tadcu")
-SPOUSES = {"wife", "husband", "partner", "spouse", "hubby", "wifey"}
+SPOUSES = {"wife", "husband", "partner", "spouse", "hubby", "wifey", "fiancé", "fiancée"}  # round 12: fiancé(e) as the labels count it
 SINGLE_RELATIVES = {"mother": "mother", "mom": "mother", "mum": "mother", "father": "father", "dad": "father",
                     "mommy": "mother", "mama": "mother", "mam": "mother", "papa": "father", "daddy": "father",
                     "nanay": "mother", "inay": "mother", "tatay": "father", "itay": "father", "tata": "father", "eomma": "mother",
@@ -1137,11 +1143,11 @@ RULES = [
     Rule(r"(?i:I\s+(?:work|am\s+working|'m\s+working)\s+in)\s+((?i:" + FIELDS + r"))\s*(?:$|[,.!;]|\s+(?:at|for|now|these)\b)",
          _field, 0.8),
     Rule(r"(?i:I\s+(?:run|own|manage|co-own|started)|I've\s+(?:started|opened)|I\s+opened)\s+((?i:an?|my\s+own|a\s+small|a\s+little))\s+"
-         r"((?i:" + BUSINESSES + r"))(?=\s*(?:$|[,.!;])|\s+(?i:in|at|on|with|called|named|for|since|near|downtown|here|there|now|"
-         r"of|and|together|from)\b)", _business, 0.75),
+         r"((?:[a-z][\w\-]*\s+){0,2}?(?i:" + BUSINESSES + r"))(?=\s*(?:$|[,.!;])|\s+(?i:in|at|on|with|called|named|for|since|near|downtown|here|there|now|"
+         r"of|and|together|from|just|outside|right|by|off|over)\b)", _business, 0.75),
     Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:now|currently|happily|semi-|recently)\s*)?((?i:retired|unemployed|self[\s\-]employed|"
          r"between\s+jobs|a\s+stay[\s\-]at[\s\-]home\s+(?:mom|mum|dad|parent)|a\s+full[\s\-]time\s+(?:mom|mum|dad|parent)|on\s+parental\s+leave))"
-         r"(?:\s+(?i:now|these\s+days))?\s*(?:$|[,.!;]|\s+(?i:after|last|this|in)\b|\s+(?i:from)\s+(?!(?i:football|soccer|tennis|rugby|cricket|"
+         r"(?:\s+(?i:now|these\s+days))?\s*(?:$|[,.!;]|\s+(?i:after|last|this|in|to|of)\b|\s+(?i:from)\s+(?!(?i:football|soccer|tennis|rugby|cricket|"
          r"running|racing|competitive|professional|pro|sports?|boxing|cycling|swimming|golf|basketball|baseball|hockey|the\s+game)\b))",
          _status, 0.8),
     Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:currently|now)\s+)?(?i:studying|doing\s+(?:a|my)\s+(?:degree|phd|PhD|masters?|bachelor's|doctorate|MSc|BSc|MA|BA)\s+in)\s+"
@@ -1837,8 +1843,9 @@ RULES += [
     Rule(r"(?i:I'm|I\s+am)\s+((?:[a-z\-]+\s+)?(?i:crew|staff|master|sweep|owner|lady|guard|worker|surgeon))"
          r"(?:\s+(?i:for|at|with|on)\s+(?:the\s+)?" + ORG + r")?(?=\s*(?:$|[,.!;])|\s+(?i:at|for|in|on|and|but|since)\b)", _crew, 0.75),
     # Employers: "I left Jumia in March and now I'm at Zalando".
-    Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:now)\s+)?(?i:at|with)\s+(?:the\s+)?" + ORG + r"(?:\s+(?i:now))?\s*(?:$|[,.!;])", _now_at, 0.75,
-         needs=r"\b(?i:left|quit|resigned\s+from|moved\s+on\s+from)\s+(?:(?i:my\s+job)|" + UPPER + r")"),
+    Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:now)\s+)?(?i:at|with)\s+(?:the\s+)?" + ORG + r"(?:\s+(?i:now))?(?:\s*(?:$|[,.!;])|\s+(?i:doing|as|working|in)\s)",
+         _now_at, 0.75, needs=r"\b(?i:left|quit|resigned\s+from|moved\s+on\s+from|used\s+to\s+work\s+(?:at|for)|worked\s+(?:at|for))\s+"
+                                r"(?:(?i:my\s+job)|" + UPPER + r")"),
     # "Ngozi is my name", "born in 1988 in Ibadan", "I manage a small team at Ericsson", "I'm the head baker at Crumbs".
     Rule(NAME_T + r"\s+(?i:is\s+my\s+(?:first\s+|given\s+)?name)\s*(?:$|[,.!;])", _name, 0.85),
     Rule(r"(?:(?i:I\s+was)\s+)?(?i:born)\s+(?i:in)\s+\d{4}\s+(?i:in)\s+" + PLACE + r"(?=$|[\s,.!;])", _origin, 0.8),
@@ -1900,6 +1907,7 @@ _HERE_WORDS_10 = r"(?i:hapa|tutaj|burada|yma|dw\s+i|ydw\s+i|dwi|đây|aquí|aqui
 # Someone else before the cue makes it theirs ("my friend Kofi, 24 tuổi"); "my name is …" is the user's own.
 _OTHER_HEAD = re.compile(r"(?i)\b(?:his|her|their|he|she|they|he's|she's|they're|ấy|họ|yeye|siya|sila|[^\W\d_]+'s|"
                          r"unki|unka|unke|uski|uska|uske|woh|inki|inka|iski|iska|hij|zij|ze|hän|ele|ela|huwa|hiya|"  # round 11
+                         r"(?:kakak|adik|ibu|ayah|bapak|suami|istri|anak|teman|pacar|abang)\s+(?:saya|aku)|"  # round 12: Indonesian
                          r"(?:my|our|mijn|onze|meri|mera|mere|minun)\s+(?!name\b|naam\b)[\w\-]+)(?![\w'])")
 
 
@@ -1909,7 +1917,12 @@ def _foreign_age(m):
 
 
 def _foreign_place(build):
-    return lambda m: not _OTHER_HEAD.search(m.string, 0, m.start()) and build(m)
+    return lambda m: (not _OTHER_HEAD.search(m.string, 0, m.start()) and not _POSTPOSED_OWNER.search(m.string[max(0, m.start() - 12):m.start()])
+                      and build(m))
+
+
+# Round 12: an Indonesian or Malay possessive comes after its noun: "Kakak saya tinggal di Bandung" (my sister lives…).
+_POSTPOSED_OWNER = re.compile(r"(?i)\b(?:kakak|adik|ibu|ayah|bapak|suami|istri|anak|teman|pacar|abang|nenek|kakek)\s+$")
 
 
 # Where a first-person work clause says the user works ("I fix boat engines in Húsavík", "I work at Supercell in
@@ -1968,6 +1981,9 @@ _NOT_OWN_ROLE = re.compile(r"(?i)\b(?:is|was|are|were|said|says|told|tells|asked
 _ROLE_ADDRESSED = re.compile(r"(?i)\b(?:please|help|can|could|would|thanks|thank)\b")  # "Nurse, please help"
 
 
+_PAST_RANGE_12 = re.compile(r"\b(?:19|20)\d\d\s*+(?:[-–—]|to)\s*+(?:19|20)?\d\d\b")
+
+
 def _opening_role(clause: str, message: str):
     """`_OPENING_ROLE`'s note; the message's first sentence is read for what makes it no statement of the user's
     ("Vegetarian for a few years, then I gave it up" is cut into clauses before this)."""
@@ -1975,6 +1991,8 @@ def _opening_role(clause: str, message: str):
         return None
     if _NOT_OWN_ROLE.search(_SENTENCE.split(message[:MAX_CLAUSE], 1)[0]):
         return None
+    if _PAST_RANGE_12.search(clause):
+        return None  # round 12: "Senior Accountant, Deloitte (2015–2019)" is a past job
     if any(w.lower() in DETERMINERS | {"as", "to", "of", "i", "we", "you"} for w in m.group(1).split()):
         return None  # "roleplay as my landlord", "I cook for my family"
     role = re.sub(r"^(?i:professional|full[\s\-]time|part[\s\-]time|freelance)\s+", "", m.group(1))
@@ -2029,7 +2047,12 @@ RULES.insert(0, Rule(r"(?:(?i:originally)\s+)?(?i:from)\s+" + PLACE_NC + r",\s+(
 
 
 def _trip(m):
+    if _WISH_AFTER_12.search(m.string, m.end(), m.end() + 200):
+        return None  # round 12: "a trip to Paris next month would be nice"
     return not re.fullmatch(rf"(?i:{WHEN_WORDS})", m.group(1).split()[0]) and _plan(m)
+
+
+_WISH_AFTER_12 = re.compile(r"(?i)\b(?:would|could|might|sounds|seems|maybe|perhaps|if|someday|one\s+day)\b")
 
 
 def _branch(m):
@@ -2200,6 +2223,403 @@ RULES += [
     Rule(r"(?i:tenho|tengo|j'ai|ich\s+habe|ik\s+heb|we\s+hebben)\s+(?i:um|uma|un|una|une|einen|eine|ein|een)\s+([^\W\d_]{3,12})\s+"
          r"(?i:chamad[oa]|llamad[oa]|qui\s+s'appelle|appelée?|namens|genaamd)\s+" + NAME + r"(?=$|[\s,.!;])", _foreign_kin, 0.8),
 ]
+# Round 12 (issue 13): the languages users code-switch into, as lexicons of their cue words per slot (not per
+# line): "I work as", "I live in", "I am <name>", "call me", an age without its unit, a diet after the copula.
+# Each cue is a first-person verb form or phrase no English sentence uses; the job after "work as" is whatever
+# 1–3 words come before a preposition or the clause's end, and a place after it is the user's home (as the labels
+# count it). Not after someone else or a negation, doubt or past tense word of the same languages just before it.
+_WORK_AS_12 = (r"(?i:(?:ich\s+|i\s+)?(?:arbeite|arbeit|schaffe)\s+als|(?:ik\s+)?werk\s+als|(?:ek\s+)?werk\s+as|"
+               r"(?:jeg\s+|jag\s+|eg\s+)?(?:jobber|jobbar|jobbe|arbeider|arbetar|arbejder|jobber)\s+som|(?:ég\s+|eg\s+)?vinn\s+sem|"
+               r"pracuj[eę]\s+jako|pracuji\s+jako|pracuju\s+jako|pracujem\s+ako|radim\s+kao|delam\s+kot|lucrez\s+ca|"
+               r"rabotayu|pratsyuyu|(?:je\s+)?travaille\s+comme|je\s+bosse\s+comme|(?:yo\s+)?trabajo\s+(?:como|de)|"
+               r"(?:eu\s+)?trabalho\s+(?:como|de)|treballo\s+(?:com|de)|traballo\s+(?:como|de)|lavoro\s+come|"
+               r"(?:saya\s+|aku\s+)?(?:bekerja|kerja)\s+sebagai|nagtatrabaho\s+(?:ako\s+)?bilang|(?:nina|na)fanya\s+kazi\s+kama|"
+               r"douleuo\s+san|doulevo\s+san|ani\s+oved(?:et)?\s+(?:ke|k')-?|(?:tôi\s+)?làm\s+nghề|mi\s+laboras\s+kiel|"
+               r"punoj\s+si|m\s+travay\s+kòm|mwen\s+travay\s+kòm|ngisebenza\s+njenge-?|ninafanya\s+kazi\s+ya)")
+_LIVE_12 = (r"(?i:(?:ahora\s+)?(?:vivimos|radico|radicamos|resido|residimos)\s+en|(?:moro|moramos|vivemos|resido)\s+(?:em|no|na)|"
+            r"(?:visc|vivim)\s+a|(?:on\s+habite|nous\s+habitons|on\s+vit|nous\s+vivons|je\s+réside|j'habite|je\s+vis)\s+(?:à|a|au|en|dans)|"
+            r"(?:abitiamo|viviamo)\s+(?:a|in|ad)|(?:ich\s+|i\s+|wir\s+)?(?:wohne|wohn|lebe|wohnen|leben)\s+(?:jetzt\s+|seit\s+\w+\s+)?(?:in|im)|"
+            r"(?:we\s+|wij\s+)wonen\s+in|(?:ek\s+|ons\s+)woon\s+in|(?:jeg\s+|jag\s+|eg\s+|vi\s+)?bor\s+(?:i|på)|mieszkamy\s+w(?:e)?|"
+            r"(?:bydlíme|bydlime|žiju|ziju|žijem|zijem|bývam|byvam)\s+v(?:e)?|(?:živim|zivim|živimo|zivimo)\s+(?:u|you|v)|"  # ("u" read as chat "you")
+            r"(?:locuiesc|locuim|trăiesc|traiesc|stau)\s+(?:în|in|la)|(?:ya\s+)?(?:zhivu|zhyvu)\s+v|jetoj\s+(?:në|ne)|zo\s+st[oi]n?|"
+            r"(?:ani\s+)?(?:gar|gara|garah|garim)\s+(?:b[ea]?-?|b'|ב)|(?:aku\s+|kami\s+)?(?:tinggal|menetap|berdomisili|domisili)\s+di|"
+            r"nagpuyo\s+(?:ko\s+)?sa|nakatira\s+kami\s+sa|mi\s+loĝas\s+en|(?:mwen|m)\s+(?:rete|abite)\s+(?:nan|an|Okap)?|"
+            r"(?:wo|wǒ)\s+(?:zhu|zhù)\s+(?:zai|zài)|ngihlala\s+(?:e|kwa|se)?|ndihlala\s+(?:e|kwa)?|ina\s+zaune\s+a|"
+            r"mo\s+n\s*gbe\s+(?:ni|si)|(?:ma\s+)?elan|"  # (Estonian keeps the stem: "Tartus"; not Finnish, Latvian or Lithuanian)
+            r"(?:dar|tu)(?=\s+" + UPPER + r"[^\W\d_]*+\s+zendegi)|(?:tá\s+mé|táim)\s+i\s+mo\s+chónaí\s+(?:i|in)|i\s+mo\s+chónaí\s+(?:i|in))")
+_I_AM_12 = (r"(?:(?i:jestem|jsem|ja\s+sam|jaz\s+sem|jas\s+sum|unë\s+jam|une\s+jam|es\s+esmu|aš\s+esu|as\s+esu|ma\s+olen|"
+            r"jeg\s+er|jag\s+är|jag\s+ar|eg\s+er|(?:ich|i)\s+bin\s+(?:die|der|d')|ani|saya|aku|ek\s+is|mwen\s+se|mi\s+estas|"
+            r"sóc|soc|ako\s+ay|ako\s+si)|ben)")
+_NAME_IS_12 = (r"(?i:shmi|kor'?im\s+li|esmam|esme\s+man|amar\s+naam|amar\s+nam|mero\s+naam|en\s+peyar|naa\s+peru|maza\s+nav|"
+               r"majha\s+nav|chan\s+chue|phom\s+chue|wo\s+jiao|wǒ\s+jiào|wo\s+de\s+mingzi\s+shi|ngo\s+giu|mia\s+nomo\s+estas|"
+               r"em\s+dic|chámome|chamome|nire\s+izena|minu\s+nimi\s+on|mu\s+nimi\s+on|mani\s+sauc|mans\s+vārds\s+ir|"
+               r"mano\s+vardas|ime\s+mi\s+je|(?:ja\s+se\s+)?zovem\s+se|moje\s+ime\s+je|kazvam\s+se|se\s+vikam|mene\s+zvaty|"
+               r"mene\s+zvut|(?:unë\s+)?quhem|emri\s+im\s+(?:është|eshte)|mənim\s+adım|menim\s+adim|mening\s+ismim|"
+               r"mwen\s+rele|m\s+rele|non\s+mwen\s+se|my\s+naam\s+is|ech\s+heeschen|jisimni|sunana|aha\s+m\s+(?:bụ|bu)|"
+               r"magacaygu\s+waa|magacaygu|igama\s+lami\s+ngu-?|igama\s+lam\s+ngu-?|nem\s+bilong\s+mi|eg\s+eiti|"
+               r"mi\s+nombre\s+es|je\s+m'appelle|je\s+mappelle|mein\s+name\s+ist|ich\s+heiße|ich\s+heisse|i\s+hoaß|i\s+hoass|"
+               r"heiße|heisse|me\s+llamo|mi\s+chiamo|me\s+chamo|ik\s+heet|jag\s+heter|jeg\s+heter|jeg\s+hedder|eg\s+heiter)")
+_CALL_ME_12 = (r"(?i:(?:bitte\s+)?(?:nenn|nennt|nennen\s+Sie)\s+mich(?:\s+(?:einfach|gern|gerne|ruhig|bitte))?|chiamami(?:\s+pure)?|"
+               r"appelle[\s\-]moi|appelez[\s\-]moi|ll[aá]mame|dime|me\s+chame\s+de|me\s+chamem\s+de|noem\s+me(?:\s+maar)?|"
+               r"zeg\s+maar|kald\s+mig|kall\s+meg|kalla\s+mig|mów\s+mi|mow\s+mi|zovi\s+me|říkej\s+mi|rikej\s+mi|"
+               r"hívj(?:atok)?|tawagin\s+mo\s+akong|niite|niiteni)")
+_AGE_12 = (r"(?:(?i:(?:ich\s+|i\s+)?bin|jeg\s+er|jag\s+är|eg\s+er)\s+(\d{1,2})(?=\s*+(?:$|[,.!;])|\s+(?i:und|og|och|jahre|år|ar)\b)|"
+           r"(?i:je\s+mi|mam|mám|imam|am|tinc|teño|teno|man\s+ir|olen|ani\s+ben|ani\s+bat|eimai|jam)\s+(\d{1,2})\s+"
+           r"(?i:let|lat|rokov|roků|roku|godina|godine|godinu|ani|anys|anos|gadi|gadu|aastat|chronon|chronia|xronon|xronia|vjeç|vjec)\b|"
+           r"(?i:umur(?:\s+saya|ku)?|usia(?:\s+saya|ku)?)\s+(\d{1,2})(?:\s+(?i:tahun|thn))?\b|(\d{1,2})\s+(?i:tahun|thn)\b|"
+           r"(\d{1,2})\s*+-?(?i:sal)(?:-?(?i:ieyo|iyeyo|imnida|ida|ida|iyeyo))?\b|(\d{1,2})\s*+(?i:sui|suì)\b|"
+           r"(\d{1,2})\s+(?i:jahre\s+alt|jaar\s+oud|år\s+gammel|år\s+gammal|ans\s+et|urte\s+ditut|saalam|salame))")
+# The job or diet word after a copula of a Romance language: only with a job's ending and a place after it
+# ("soy fisioterapeuta en Castellón", "sono restauratrice a Ravenna"), not "soy feliz en Madrid".
+_ROMANCE_IAM_12 = r"(?i:soy|sono|sou|je\s+suis|sunt|sóc|son|faccio\s+(?:il|la|lo|l')|fa[cç]o\s+(?:o|a)|hago\s+de)"
+_ROMANCE_JOB_ENDINGS = ("ista", "iste", "ero", "era", "eiro", "eira", "ier", "ière", "iere", "iera", "tore", "trice", "tora", "teur",
+                        "teuse", "dor", "dora", "ólogo", "óloga", "ologo", "ologa", "ologue", "ante", "eta", "aio", "aia", "ário", "ária",
+                        "ario", "aria", "ien", "ienne", "ico", "ica", "ique", "ato", "ata", "ere", "ere", "ote", "iste", "ant", "ent",
+                        "ente", "or", "ora", "ină", "ist", "er", "euta", "atra", "ecto", "ecta", "stro", "stra", "afo", "afa")
+_NOT_ROMANCE_JOBS = frozenset("""soltero soltera sincero sincera entero entera primero primera extranjero extranjera verdadero
+verdadera ligero ligera severo severa mero cero feliz nuevo nueva contento contenta casado casada solo sola sereno serena
+pronta pronto certo certa vero vera intero intera straniero straniera fiero fiera sincère entier entière étranger étrangère
+fier fière premier première dernier dernière solteiro solteira estrangeiro estrangeira inteiro inteira verdadeiro verdadeira
+brasileiro brasileira mineiro mineira carioca paulista gaúcho gaúcha catalana catalano italiano italiana católico católica
+catolica cattolico cattolica cristiano cristiana pratica pratico práctico práctica única único unica unico simpático simpática
+romantico romantica romántico romántica timido timida tímido tímida nuovo nuova qui aqui aquí ici here ora ahora agora
+""".split())
+_ROMANCE_PLACE_PREP = r"(?i:en|a|em|à|in|no|na|ad|au|la|din)"
+
+
+def _other_before_12(m) -> bool:
+    """Someone else named in the 40 characters before the cue, or a negation, doubt or past in its part of the clause."""
+    head = m.string[max(0, m.start() - 40):m.start()]
+    part = head[max(head.rfind(","), head.rfind(";"), head.rfind("."), head.rfind("!")) + 1:]
+    return bool(_OTHER_HEAD.search(m.string, max(0, m.start() - 300), m.start()) or _OTHER_HEAD_12.search(head)
+                or _NOT_NOW_12.search(part) or _POSTPOSED_OWNER.search(head[-12:]))  # (a window, so that many cues in one message cost linear time)
+
+
+_OTHER_HEAD_12 = re.compile(r"(?i)(?<![\w'])(?:han|hun|hon|dere|sie|ele|ela|lui|lei|él|ella|elle|ona|ono|oni|hij|zij|dia|"
+                            r"beliau|onlar|hy|sy|wao|yeye|siya|sila|ayah|ibu|abang|kakak|adik|"
+                            r"(?:min|mitt|mine|mia|mio|mis|moja|mój|moj|moje|můj|muj|mé|mein|meine|meinem|meiner|minha|meu|"
+                            r"benim|ma|mon|mes|mijn|onze|nuestro|nuestra|nostro|nostra|vår|vårt|vores|naš|naša|nasz|nasza)\s+"
+                            r"(?!name\b|naam\b|nombre\b|nome\b|navn\b|namn\b|imię\b|jméno\b|ime\b|chiamo\b|llamo\b|chamo\b|piace\b|"
+                            r"gusta\b|encanta\b|appelle\b|dedico\b)[^\W\d_]+)(?![\w'])")
+_NOT_NOW_12 = re.compile(r"(?i)(?<![\w'])(?:nicht|kein\w*|nie\w*|ikke|inte|ej|nie|non|não|nao|niet|geen|tidak|bukan|hindi|değil|"
+                         r"degil|nem|pas|ne|no|nu|früher|fruher|tidligere|tidigare|wcześniej|dulu|dati|kiedyś|kiedys|wenn|falls|"
+                         r"hvis|om|si|se|kalau|jika|kung|vielleicht|kanskje|kanske|może|moze|forse|quizás|quizas|talvez|"
+                         r"peut-être|misschien|mungkin|baka|would|if|used\s+to|not|never|no\s+longer|wollte|würde|wäre|"
+                         r"quería|queria|vorrei|voudrais|gostaria|chciał\w*|chcę|chce|möchte|mochte|will|want|wants)(?![\w'])")
+
+
+def _job_words_12(raw: str) -> str | None:
+    role = raw.strip()
+    words = role.lower().split()
+    if not words or words[0] in DETERMINERS | NOT_NAMES or any(w in _LOWER_STOP for w in words[-1:]) or len(role) > 40:
+        return None
+    return role
+
+
+def _work_as_12(m):
+    if _other_before_12(m) or not (role := _job_words_12(m.group(1))):
+        return None
+    article = "an" if role[0].lower() in "aeiou" else "a"
+    found = [("job", f"User works as {article} {role}")]
+    if m.group(2):
+        found.append(("employer", f"User works at {_place(m.group(2))}"))
+    if m.group(3) and m.group(3).lower() not in NOT_WORK_PLACES:
+        found.append(("location", f"User lives in {_place(m.group(3))}"))
+    return found
+
+
+def _romance_job_12(m):
+    word = m.group(1)
+    lowered = word.lower()
+    if (lowered in _NOT_ROMANCE_JOBS or lowered in NATIONALITIES or not lowered.endswith(_ROMANCE_JOB_ENDINGS)
+            or len(lowered) < 5 or _other_before_12(m)):
+        return None
+    found = [("job", f"User works as {'an' if lowered[0] in 'aeiou' else 'a'} {word}")]
+    if m.group(2):
+        found.append(("location", f"User lives in {_place(m.group(2))}"))
+    return found
+
+
+_DIET_WORDS_12 = re.compile(r"(?i)(?:v|w)[eé][gj](?:e|é)t|(?:v|w)[eé]g[aä]n")
+
+
+def _diet_12(m):
+    word = m.group(1).lower()
+    if _other_before_12(m):
+        return None
+    if re.match(r"(?:v|w)[eé][gj](?:e|é)t", word):
+        return "diet", "User is vegetarian"
+    return "diet", "User is vegan"
+
+
+def _age_12(m):
+    return not _other_before_12(m) and _foreign_age(m)
+
+
+def _place_12(build):
+    return lambda m: not _other_before_12(m) and build(m)
+
+
+# A verb of the first person plural says the user lives there too: "mi esposo Joaquín y yo vivimos en Paraná".
+_WE_FORM_12 = re.compile(r"(?i)(?:vivimos|radicamos|residimos|moramos|vivemos|vivim|nous|on|abitiamo|viviamo|wir|wohnen|leben|we|"
+                         r"wij|ons|vi|mieszkamy|bydlíme|bydlime|živimo|zivimo|locuim|kami|garim)\b")
+
+
+def _live_12(m):
+    if _WE_FORM_12.match(m.group(0)) or re.match(r"(?i)\S+\s+(?:wonen|bor)\b", m.group(0)):
+        head = m.string[max(0, m.start() - 40):m.start()]
+        if _NOT_NOW_12.search(head[max(head.rfind(","), head.rfind(";"), head.rfind("."), head.rfind("!")) + 1:]):
+            return None
+        return _location(m)
+    return not _other_before_12(m) and _location(m)
+
+
+# German nouns of work, and compounds ending in one ("Krankenschwester", "Softwareentwickler"): "und bin Krankenschwester".
+_GERMAN_JOBS = tuple("""schwester pfleger pflegerin arzt ärztin lehrer lehrerin ingenieur ingenieurin meister meisterin iker ikerin
+wirt wirtin kaufmann kauffrau beamter beamtin fahrer fahrerin bauer bäuerin koch köchin bäcker bäckerin maler malerin tischler
+tischlerin schreiner schreinerin friseur friseurin gärtner gärtnerin entwickler entwicklerin programmierer programmiererin berater
+beraterin verkäufer verkäuferin hebamme erzieher erzieherin polizist polizistin rentner rentnerin student studentin designer
+designerin manager managerin anwalt anwältin richter richterin pilot pilotin soldat soldatin sekretär sekretärin apotheker
+apothekerin handwerker schmied metzger fleischer winzer winzerin imker imkerin förster försterin übersetzer übersetzerin
+dolmetscher dolmetscherin journalist journalistin fotograf fotografin architekt architektin hausmeister hausfrau hausmann
+landwirt landwirtin elektroniker mechatroniker zimmermann klempner installateur installateurin""".split())
+
+
+def _german_job(m):
+    word = m.group(1)
+    if not word.lower().endswith(_GERMAN_JOBS) or _other_before_12(m):
+        return None
+    return "job", f"User works as a {word}"
+
+
+# "kerja di Tokopedia sebagai UX writer", "lucrez la UiPath ca DevOps", "arbeite bei Bosch als Ingenieurin": where, then what.
+_WORK_AT_12 = (r"(?i:(?:saya\s+|aku\s+)?(?:bekerja|kerja)\s+di|lucrez\s+la|(?:ich\s+)?arbeite\s+bei|(?:ik\s+)?werk\s+bij|"
+               r"(?:jeg\s+)?(?:jobber|arbeider|arbejder)\s+(?:i|hos|på)|(?:jag\s+)?(?:jobbar|arbetar)\s+(?:på|hos|i)|pracuj[eę]\s+w|"
+               r"(?:yo\s+)?trabajo\s+en|(?:eu\s+)?trabalho\s+(?:na|no|em)|(?:je\s+)?travaille\s+chez|lavoro\s+(?:da|per|presso|alla|al)|"
+               r"nagtatrabaho\s+(?:ako\s+)?sa)")
+_AS_12 = r"(?i:sebagai|ca|als|som|jako|como|comme|come|bilang)"
+
+
+def _turkish_12(m):
+    """"Ankara'da hemşireyim": a place and a job; "Trendyol'da çalışıyorum": an employer; other verbs ("-yorum"): nothing."""
+    if _other_before_12(m):
+        return None
+    if not m.group(2):
+        return _location(m)
+    if re.match(r"(?i:çalış|calis)", m.group(2)) and not m.group(2).endswith(("d", "t")):
+        return _employer(m)
+    if m.group(2).endswith(("yor", "iyor", "ıyor", "uyor", "üyor", "yoru", "d", "t")):
+        return None  # another verb ("-yorum"), or the past ("-dım": "çalışıyordum", "hemşireydim")
+    return [_location(m), ("job", f"User works as a {m.group(2)}")]
+
+
+def _work_at_as_12(m):
+    if _other_before_12(m) or not (role := _job_words_12(m.group(2))):
+        return None
+    return [("employer", f"User works at {_place(m.group(1))}"), ("job", f"User works as {'an' if role[0].lower() in 'aeiou' else 'a'} {role}")]
+
+
+def _name_12(m):
+    name = m.group(1)
+    lowered = name.lower()
+    if (lowered in NATIONALITIES | NOT_INTRO | _NOT_NAMES_11 or lowered.endswith(_FINNISH_CASES + ADJECTIVE_ENDINGS)
+            or _other_before_12(m) or _DIET_WORDS_12.match(lowered)):
+        return None
+    if m.group(0)[:3].lower() in ("ich", "i b") and lowered.endswith(("er", "erin", "in", "ist", "istin", "eur", "ant", "ent", "or",
+                                                                       "arzt", "ärztin", "schwester", "mann", "frau", "ling")):
+        return None  # "ich bin der Bäcker": a German noun, not a name
+    return _name(m)
+
+
+_JOB_12 = r"([^\W\d_][\w\-']*+(?:\s+[^\W\d_][\w\-']*+){0,2}?)"
+_JOB_END_12 = (r"(?=\s*+(?:$|[,.!;:)(])|\s+(?i:und|og|och|og|e|y|i|и|and|ve|na|dan|at|in|im|w|we|a|en|em|à|di|u|v|ve|la|huko|"
+               r"bei|hos|chez|presso|per|für|för|for|at|kwa|pada|sa|da|no|nella|nel|in\s+der|seit|since|sedan|siden|od|depuis|"
+               r"desde|dal|dalla|dari|tại|ở|ở\s+tại|în|near|nær|nära|nahe|cerca|vicino|près|perto|koło|blisko|obok|outside|ved|vid)\b)")
+_ORG_PREP_12 = r"(?i:bei|hos|chez|presso|per|für|för|for|at|kwa|pada|la|u\s+firmi|w\s+firmie|tại)"
+_LOC_PREP_12 = (r"(?i:in\s+der\s+n[äa]he\s+von|in\s+der\s+gegend\s+von|nahe|in|im|i|w|we|a|ad|en|em|à|di|u|v|ve|huko|ở|în|near|nær|nära|"
+                r"cerca\s+de|vicino\s+a|près\s+de|perto\s+de|koło|kolo|blisko|obok|ved|vid|outside)")
+
+FOREIGN_APPOSITIONS_12 = [
+    Apposition(_NOT_LETTER_BEFORE + _WORK_AS_12 + r"\s+(?:(?i:un|una|uno|un'|il|la|lo|l'|le|el|ein|eine|einen|een|et|en|um|uma|'n)\s+)?"
+               + _JOB_12 + _JOB_END_12 + r"(?:\s+" + _ORG_PREP_12 + r"\s+" + ORG + r"(?=$|[\s,.!;]))?"
+               + r"(?:\s+" + _LOC_PREP_12 + r"\s+" + PLACE + r"(?=$|[\s,.!;]))?", _work_as_12),
+    Apposition(_NOT_LETTER_BEFORE + _LIVE_12 + r"\s*+" + PLACE + r"(?=$|[\s,.!;])", _live_12),
+    Apposition(_NOT_LETTER_BEFORE + _WORK_AT_12 + r"\s+" + ORG + r"\s+" + _AS_12 + r"\s+(?:(?i:un|una|uno|il|la|el|ein|eine|een|en|um|uma)\s+)?"
+               + _JOB_12 + _JOB_END_12, _work_at_as_12),
+    Apposition(_NOT_LETTER_BEFORE + r"(?:(?i:ich|i|und)\s+)?(?i:bin)\s+(?:(?i:ein|eine|gelernter|gelernte|gelernt)\s+)?"
+               r"([A-ZÄÖÜ][a-zäöüß]{3,30})(?=$|[\s,.!;])", _german_job),
+    Apposition(_NOT_LETTER_BEFORE + _AGE_12 + r"(?=$|[\s,.!;])", _age_12),
+    Apposition(_NOT_LETTER_BEFORE + _ROMANCE_IAM_12 + r"\s+(?:(?i:un|una|uno|il|la|lo|l'|o|a|um|uma)\s+)?([^\W\d_][\w\-]{3,25})"
+               r"(?:\s+" + _ROMANCE_PLACE_PREP + r"\s+" + PLACE + r"(?=$|[\s,.!;]))", _romance_job_12),
+    Apposition(_NOT_LETTER_BEFORE + r"(?i:soy|sono|sou|je\s+suis|sunt|sóc|ich\s+bin|bin|ik\s+ben|jeg\s+er|jag\s+är|eg\s+er|jestem|jsem|"
+               r"som|sam|olen|ben|saya|aku|ani|eimai|ako\s+ay|mimi\s+ni|ek\s+is)\s+(?:(?i:strikt|strictly|estrictamente|"
+               r"strettamente|completamente|totalmente|seit\s+\w+|ganz|ein|eine|een|un|una|um|uma)\s+)?"
+               r"((?:v|w|V|W)[eé][gj][\w]{1,14})(?=$|[\s,.!;])", lambda m: _DIET_WORDS_12.match(m.group(1)) and _diet_12(m)),
+    # Place first: "ami Dhaka te thaki" (Bengali), "Chennai la irukken" (Tamil), "Bilbon bizi naiz" (Basque).
+    Apposition(r"(?<![^\W\d_])" + PLACE + r"\s*+-?\s*+(?i:te|e|y|la|il|le|ila)\s+(?i:thaki|thakchi|irukken|irukkiren|irukiren|"
+               r"vasikkiren|vasikiren|vasikkirom)\b", _place_12(_location)),
+    Apposition(r"(?<![^\W\d_])" + PLACE + r"\s+(?i:bizi\s+naiz|bizi\s+gara)\b", _place_12(_location)),
+    # Turkish: "Ankara'da hemşireyim" (a job in Ankara), "Eskişehir'de yaşıyorum" (I live in), "İzmirliyim" (I'm from).
+    Apposition(r"(?<![^\W\d_])(" + UPPER + r"[^\W\d_]{2,30})'(?:da|de|ta|te)\s+(?:(?i:yaşıyorum|yasiyorum|oturuyorum|kalıyorum|kaliyorum|"
+               r"yaşıyoruz|yasiyoruz|oturuyoruz)|([a-zçğıöşü]{3,25}?)y?(?:ım|im|um|üm))(?![\w'])",
+               lambda m: _turkish_12(m)),
+    Apposition(r"(?<![^\W\d_])(" + UPPER + r"[^\W\d_]{2,30})(?:'(?:dan|den|tan|ten)(?:ım|im|um|üm)|'?l[ıiuü]y[ıiuü]m)(?![\w'])",
+               _place_12(_origin)),
+]
+for _apposition in FOREIGN_APPOSITIONS_12:
+    _apposition.foreign_12 = True
+APPOSITIONS += FOREIGN_APPOSITIONS_12
+# Each of them holds one of these words (or a Turkish case ending after an apostrophe): a message with none of them
+# skips the whole group, one search instead of a dozen per clause (cost, not meaning: the group's results are the same).
+_FOREIGN_GATE_12 = re.compile(
+    r"(?i)'[dt]|l[ıiuü]y[ıiuü]m|\d{1,2}\s*+-?(?:sal|su)|(?<![^\W\d_])(?:arbeit|schaffe|werk|jobb|arbeider|arbetar|arbejder|vinn|"
+    r"pracuj|radim|delam|lucrez|rabotayu|pratsyuyu|travaille|bosse|trabaj|trabalh|treball|traball|lavoro|kerja|bekerja|"
+    r"nagtatrabaho|nina|nafanya|fanya|douleu|doulev|oved|nghề|làm|labor|punoj|travay|ngisebenza|vivimos|radic|resid|résid|moro|"
+    r"vivemos|visc|vivim|vis|habit|vit|vivons|abitiamo|viviamo|wohn|leb|wonen|woon|bor|mieszkam|bydl|žij|zij|bývam|byvam|živim|"
+    r"zivim|locui|trăiesc|traiesc|stau|zhivu|zhyvu|jetoj|zo|gar|tinggal|menetap|domisili|berdomisili|nagpuyo|nakatira|loĝas|"
+    r"rete|abite|zhu|zhù|ngihlala|ndihlala|zaune|gbe|ngbe|chónaí|elan|zendegi|bin|jeg|jag|eg|let|lat|rokov|roků|roku|godin|ani|"
+    r"anys|anos|gadi|gadu|aastat|chron|xron|vjeç|vjec|umur|usia|tahun|thn|jahre|jaar|år|ans|urte|saalam|salame|soy|sono|sou|suis|"
+    r"sunt|sóc|son|faccio|faço|faco|hago|veg|weg|vég|thaki|thakchi|iruk|vasik|bizi)")
+
+RULES += [
+    # "Shalom, ani Yael", "Dzień dobry, jestem Bernadeta", "Servus! I bin die Vroni", "Merhaba, ben Ece." (a lower-case "ben").
+    Rule(_I_AM_12 + r"\s+" + NAME + r"(?=\s*(?:$|[,.!;(])|\s+(?i:and|but|og|och|og|i|e|y|und|ve|dan|ja|a|from|z|ze|iz)\b)", _name_12, 0.8),
+    Rule(_NAME_IS_12 + r"\s*+" + NAME + r"(?=\s*(?:$|[,.!;(])|\s+(?i:and|but|og|och|i|e|y|und|ve|dan|ja|a|da|ho|hai|new|ast|dhe|és|es|"
+         r"un|ir|in|eta|u|et|en|at|và|na|iyo|no|kaj|ac|agus)\b)",
+         _name_12, 0.85),
+    Rule(_CALL_ME_12 + r"\s+" + NAME + r"(?=\s*(?:$|[,.!;(])|\s+(?i:and|but|og|och|i|e|y|und|ve|dan|ja|bitte|please|por\s+favor|"
+         r"per\s+favore|s'il|de|desu)\b)", _name_12, 0.85),
+    Rule(r"(?i:bana)\s+" + NAME + r"\s+(?i:de|diyebilirsin|diyebilirsiniz|deyin)\b", _name_12, 0.85),
+    # Place first, the cue after: "Busan-e sarayo", "Gangneung saram-ieyo" (Korean), "Miren naiz", "Anna vagyok".
+    Rule(PLACE + r"-?(?i:e|eseo|ae)\s+(?i:sarayo|salayo|sal-ayo|salgo\s+isseoyo|salgo\s+iseoyo|sara|sarayo)\b", _place_12(_location), 0.8),
+    Rule(PLACE + r"\s+(?i:saram|saram-ieyo|saramieyo|saram-imnida|saramimnida|sarami|saram-iyeyo)\b", _place_12(_origin), 0.8),
+    Rule(NAME + r"\s+(?i:vagyok|naiz|naiz\s+eta)(?=$|[\s,.!;])", _name_12, 0.8),
+]
+
+
+# Round 12 (issue 13), English classes read from fresh9's tuning part, each written as new sentences first
+# (tests/background/test_fact_phrasings.py, test_round_12_…).
+_KIN_12 = r"(?i:wife|husband|partner|fiancée|fiancee|fiancé|fiance|boyfriend|girlfriend|son|daughter|sister|brother|mum|mom|dad|mother|father)"
+
+
+def _kin_named_12(m):
+    return _relative(_Groups(m.group(1).lower().replace("fiancee", "fiancée").replace("fiance", "fiancé"), m.group(2)))
+
+
+def _role_as_12(m):
+    return _job(_Groups(m.group(1)))
+
+
+def _back_home_12(m):
+    return _location(_Groups(m.group(1)))
+
+
+RULES += [
+    # "we just adopted a rescue greyhound, she's called Pimienta": the pet and its name in one clause.
+    Rule(r"(?i:I|we)(?:'ve|\s+have)?\s+(?:(?i:just|recently|finally)\s+)?(?i:got|adopted|rescued|have|took\s+in)\s+(?i:an?|another)\s+"
+         + PET_ADJECTIVES + r"((?i:" + PETS + r")),?\s+(?:(?i:and)\s+)?(?i:she's|he's|she\s+is|he\s+is|it's|they're|who's|her\s+name's|"
+         r"his\s+name's|her\s+name\s+is|his\s+name\s+is)\s+(?:(?i:called|named)\s+)?" + NAME + r"(?=$|[\s,.!;])", _pet, 0.8),
+    # "I've got a wife Irina and a dog", "I have a husband, Tomasz": a relative after "have", with or without a comma.
+    Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|I\s+got)\s+(?i:an?)\s+(?:(?i:lovely|beautiful|wonderful|amazing|little|older|younger)\s+)?("
+         + _KIN_12 + r"),?\s+(?:(?i:called|named)\s+)?" + NAME + r"(?=$|[\s,.!;])", _kin_named_12, 0.75),
+    # "Fiancée's name is Torunn": the possessive dropped, as chat drops it.
+    Rule("(" + _KIN_12 + r")'s\s+(?i:name)\s+(?i:is)\s+" + NAME + r"(?=$|[\s,.!;])", _kin_named_12, 0.75),
+    # "I'm freelancing as a motion designer now", "contracting as a QA engineer".
+    Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:(?i:now|currently|also)\s+)?(?i:freelancing|contracting|consulting|"
+         r"moonlighting|temping|volunteering|interning|working\s+freelance)\s+(?i:as)\s+(?i:an?\s+)?((?:[a-zA-Z\-]+\s+){0,2}?[a-z\-]+)"
+         r"(?=\s*(?:$|[,.!;(])|\s+(?i:now|at|in|for|with|since|and|but|these)\b)", _job, 0.8),
+    # "I do cybersecurity at Kongsberg Maritime now": a field of work, then where.
+    Rule(r"(?i:I\s+do)\s+((?i:cybersecurity|cyber\s+security|infosec|IT|HR|QA|UX|UI|SEO|PR|ops|operations|logistics|procurement|"
+         r"sales|marketing|finance|accounting|admin|research|design|engineering|nursing|teaching|tech\s+support|it\s+support|"
+         r"fraud\s+analytics|data\s+analytics|data\s+engineering|software\s+engineering|product|product\s+design|content|comms|"
+         r"communications|legal|compliance|payroll|recruiting|recruitment|consulting|analytics|translation|security))"
+         r"\s+(?i:for|at|with)\s+" + ORG + r"(?=$|[\s,.!;])", _field_for, 0.8),
+    # "Used to live in Ulsan, now back home in Gwangju": the second place is home.
+    Rule(r"(?:(?i:I|we)\s+)?(?i:used\s+to\s+live|lived)\s+(?i:in)\s+" + PLACE_NC + r"\s*+,?\s+(?:(?i:but|and)\s+)?(?i:now)\s+"
+         r"(?:(?i:I'm|I\s+am|we're|we\s+are|I\s+live|we\s+live)\s+)?(?:(?i:back\s+home|back|home|living|based|settled|moved\s+back)\s+)?"
+         r"(?i:in|to)\s+" + PLACE + r"(?=$|[\s,.!;])", _location, 0.75),
+    # "trip to Sardinia next month with the girls", "booked Zakopane for Easter": a plan without "I'm going".
+    Rule(r"(?:(?i:a|our|my|the)\s+)?(?:(?i:big|little|quick|girls'?|family|road|work|solo)\s+)?(?i:trip|holiday|vacation|getaway|honeymoon|"
+         r"weekend\s+away|city\s+break)\s+(?i:to)\s+" + PLACE + r"(?=\s+(?i:next|this|in|on|for|over|at\s+the\s+end)\s)", _trip, 0.7),
+    Rule(r"(?:(?i:I|we)(?:'ve|\s+have)?\s+)?(?:(?i:just|finally)\s+)?(?i:booked)\s+(?:(?i:a\s+trip\s+to|flights\s+to|tickets\s+to|"
+         r"a\s+week\s+in|a\s+weekend\s+in|two\s+weeks\s+in|a\s+holiday\s+in|a\s+cabin\s+in|a\s+flat\s+in|an\s+airbnb\s+in)\s+)?" + PLACE
+         + r"(?=\s+(?i:for|in|next|this|over|from)\s)", _trip, 0.7),
+    # "I'm 71 years young": an age.
+    Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s+(?i:years|yrs)\s+(?i:young)\b", _age, 0.8),
+    # "I'm 37 not 38": the age, put right in place.
+    Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3}),?\s+(?i:not)\s+\d{1,3}(?=$|[\s,.!;])", _age, 0.8),
+    # "it's Oren, the one who asked about sourdough": the user, reminding who they are.
+    Rule(r"(?i:it's|it\s+is|its)\s+" + NAME + r",?\s+(?i:the\s+(?:one|guy|girl|person|lady|woman|man|customer|client)\s+(?:who|that|from|with))\b",
+         _name, 0.8),
+]
+
+APPOSITIONS += [
+    # "on behalf of my employer, Brembo S.p.A.", "my employer is Vattenfall".
+    Apposition(r"\b(?i:my)\s+(?:(?i:current|new)\s+)?(?i:employer)(?:,|\s+(?i:is))\s+(?:(?i:the)\s+)?" + ORG + r"(?=$|[\s,.!;])",
+               lambda m: _employer(m)),
+    # "regarding my role as homologation specialist", "in my job as a night porter".
+    Apposition(r"\b(?i:my)\s+(?:(?i:current|new|day)\s+)?(?i:role|job|position|post)\s+(?i:as)\s+(?:(?i:an?|the)\s+)?"
+               r"((?:[a-zA-Z\-]+\s+){0,2}?[a-zA-Z\-]+)(?=\s*(?:$|[,.!;(])|\s+(?i:at|in|for|with|since|and|but|here)\b|\s+I\b)", _role_as_12),
+    # "one cat (Kluska)", "a dog (Bruno)", "two cats (Lahmacun and Fıstık)": pets named in brackets.
+    Apposition(r"(?<![\w'])(?i:one|a|an|two|three|2|3)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))(?i:s|es)?\s*+\(" + NAME
+               + r"(?:(?:\s*+[,&]|\s+(?i:and))\s*+" + NAME + r")?\)", lambda m: [f for f in (_pet(m), m.group(3) and _pet(_Groups(m.group(1), m.group(3)))) if f]),
+    # "living in Daejeon with a cat named Kimbap": a pet the user lives with (not after someone else).
+    Apposition(r"\b(?i:with)\s+(?i:a|an|my|our)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))\s+(?i:named|called)\s+" + NAME
+               + r"(?=$|[\s,.!;])", lambda m: not _OTHER_HEAD.search(m.string, max(0, m.start() - 200), m.start()) and _pet(m)),
+]
+
+
+# Round 12: "I'm joining as a backend engineer", "just started as head of data", "hired as a line cook at Nando's".
+def _joined_as_12(m):
+    found = _job(_Groups(m.group(1)))
+    if found and m.group(2):
+        return [found, _employer(_Groups(m.group(2)))]
+    return found
+
+
+# A CV line: "Senior Accountant, Deloitte (2019–present)", "Experience: Nurse at St James's, 2020 - now".
+def _cv_line_12(m):
+    found = _job(_Groups(m.group(1)))
+    return found and [found, _employer(_Groups(m.group(2)))]
+
+
+# "dog mum to Biscuit", "proud cat dad of Miso and Tofu": the user's pet.
+def _pet_parent_12(m):
+    if _OTHER_HEAD.search(m.string, 0, m.start()):
+        return None
+    found = [_pet(_Groups(m.group(1), m.group(2)))]
+    if m.group(3):
+        found.append(_pet(_Groups(m.group(1), m.group(3))))
+    return [f for f in found if f]
+
+
+_HU_PLACE_12 = re.compile(r"(?:ben|ban|ön|on|en|n)$")
+
+
+def _hungarian_place_12(m):
+    place = m.group(1)
+    return not _other_before_12(m) and ("location", f"User lives in {place}")
+
+
+_JOB_WORDS_EN_12 = r"((?:[a-zA-Z\-]+\s+){0,3}?[a-zA-Z\-]+)"
+RULES += [
+    Rule(r"(?:(?i:I'm|I\s+am|I've|I\s+have|I)\s+)?(?:(?i:just|recently|officially)\s+)?(?:(?i:been)\s+)?(?i:joining|joined|hired|starting|"
+         r"started|onboarding|coming\s+on|brought\s+on|promoted)\s+(?:(?i:the\s+team|the\s+company|here|today|this\s+week|last\s+week)\s+)?"
+         r"(?i:as)\s+(?:(?i:an?|the|our|your)\s+)?" + _JOB_WORDS_EN_12 + r"(?:\s+(?i:at|with|for)\s+(?:the\s+)?" + ORG + r")?"
+         r"(?=\s*(?:$|[,.!;(])|\s+(?i:on|in|at|for|with|since|and|but|from|last|this|today|team)\b)", _joined_as_12, 0.75),
+    Rule(r"(?:(?i:experience|current\s+role|current\s+position|role|position|title|work|employment|job)\s*:\s*)?" + _JOB_WORDS_EN_12
+         + r"\s*+(?:,|\s(?i:at)|\s@|\s[-–—])\s*+(?:the\s+)?" + ORG + r"\s*+[,(]\s*+(?:(?i:since)\s+)?\d{4}\s*+(?:[-–—]|(?i:to))\s*+"
+         r"(?i:present|now|current|today|date)\b", _cv_line_12, 0.7),
+]
+APPOSITIONS += [
+    Apposition(r"(?<![\w'])((?i:dog|cat|bunny|rabbit|hamster|horse|bird|parrot|guinea\s+pig|ferret|chicken|goat|plant))\s+"
+               r"(?i:mum|mom|mama|momma|dad|daddy|papa|parent|mother|father)\s+(?i:to|of)\s+" + NAME
+               + r"(?:(?:\s*+[,&]|\s+(?i:and))\s*+" + NAME + r")?(?=$|[\s,.!;(])", _pet_parent_12),
+    Apposition(r"(?<![^\W\d_])(" + UPPER + r"[^\W\d_]{2,30}?)(?:ben|ban|ön|on|en|n)\s+(?i:élek|lakom|élünk|lakunk)(?![\w'])",
+               _hungarian_place_12),
+]
+
+
 # After a possessive, these say the pet or relative is gone ("Our old cat Felix died last year").
 _DECEASED = re.compile(r",?\s*+(?:(?i:who|sadly|unfortunately|recently|just|has|had)\s+){0,2}(?i:died|passed(?:\s+away|\s+on)?|"
                        r"was\s+put\s+down|is\s+(?:gone|no\s+more)|crossed\s+the\s+rainbow\s+bridge|RIP|rest(?:s|ed)?\s+in\s+peace)\b")
@@ -2208,7 +2628,8 @@ NEGATIONS = re.compile(r"\b(?:not|no|never|none|without|n't|no\s+longer|anymore|
                        r"gave\s+(?:away|up)|given\s+(?:away|up)|give\s+(?:away|up)|surrender(?:ed)?|sold|put\s+down|used\s+to)\b|n't\b",
                        re.IGNORECASE)
 # "We have a dog. His name is Rex.": the pet is named in the clause after.
-_PET_NAME_AFTER = re.compile(r"(?:(?i:his|her|its|their)\s+name(?:'s|\s+is)|(?i:an?)\s+(?:[\w\-]+\s+){0,3}?(?i:called|named))\s+"
+_PET_NAME_AFTER = re.compile(r"(?:(?i:his|her|its|their)\s+name(?:'s|\s+is)|(?i:an?)\s+(?:[\w\-]+\s+){0,3}?(?i:called|named)|"
+                             r"(?i:she's|he's|she\s+is|he\s+is|it's)\s+(?i:called|named))\s+"
                              + NAME + r"\s*(?:$|[.!;,])")
 _PET_BEFORE = re.compile(FILLER + r"(?i:(?:I|we)\s+(?:have|(?:just\s+)?(?:got|adopted))|(?:I've|we've)\s+(?:got|(?:just\s+)?adopted)|"
                          r"I\s+have\s+got|we\s+have\s+got)\s+(?i:an?|another)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))(?:\s+(?i:last\s+(?:week|month|year|weekend)|this\s+(?:week|month|year|weekend|morning)|yesterday|today|recently))?"
@@ -2267,7 +2688,7 @@ _CLAUSE = re.compile(r"(?:(?<!\s)\s++)?(?:,\s*+)?\b(?:but|and|so|although|though
                      r"(?!my\s+(?:friends|family)\s+(?:just\s+|all\s+)?call\s+me\b)"
                      r"|(?<=^[Mm]e)\s++and\s++(?=my\s)"
                      r"|,\s*+(?=(?:(?:now|currently)\s+)?(?:living|based)\s+in\b|(?:(?:recently|now|just)\s+)?retired\b)"
-                     r"|,\s*+(?=(?:(?:now|then|so|and\s+now)\s+)?(?:I|I'm|I've|my|My)\s)"
+                     r"|,\s*+(?=(?:(?:now|then|so|and\s+now)\s+)?(?:I|I'm|I've|my|My)\s|we\s+(?:have|live|adopted|got|moved|run|own)\s)"
                      r"|,\s*+(?=now\s+(?:we|we're|we've)\s|now\s+(?:at|in|with)\s+(?:an?\s|" + UPPER + r")|originally\s+from\b)"
                      r"|,\s*+(?:where|and\s+there)\s++(?=I\s)"
                      r"|(?<!\s)\s++[—–-]\s++(?=(?:I|I'm|I've|my|My|we|we're|it's)\s)"
@@ -2421,7 +2842,7 @@ to-do sea land air ease risk rock bed hour hours piece contract gig project minu
 _CAP_RELATIVES = "|".join(r for r in RELATIVES.split("|") if r.isalpha())
 _CAP_CUE = re.compile(r"\b(?:(?:live|living|lives|based|settled|stay|staying|reside|residing|born|raised|grew\s+up|moved|"
                       r"relocated|relocating|moving)\s+(?:back\s+)?(?:in|to|out\s+of|near|outside)|(?:am|i'm|im|originally|come|"
-                      r"hail)\s+from|(?:work|working|worked|employed|job|interning)\s+(?:at|for|with|by)|(?<=[a-z])\s+(at|for|with)|"
+                      r"hail)\s+from|(?:work|working|worked|employed|job|interning)\s+(?:at|for|with|by)|(?<=[a-z])\s+(at|for|with|in|near|outside)|"
                       r"my\s+name\s+is|call\s+me|calls\s+me|(?:i'm|i\s+am)\s+called|go\s+by|named|called|(?:my|our)\s+(?:" + _CAP_RELATIVES + r"|" + PETS + r")(?:\s+is)?)"
                       r"\s+(?:the\s+)?(?=[^\W\d_])")
 _CAP_WORD = re.compile(r"[^\W\d_][\w'\-]{0,30}")
@@ -2498,6 +2919,65 @@ def _pet_emoji(m: re.Match) -> str:
     return f"{m.group(1)} (my {PET_EMOJI[m.group(3)]})"
 
 
+# Round 12 (issue 13): a message shouted in capitals ("HI IM DAVE I LIVE IN LEEDS") is read as a lower-case one, and
+# a user who types in lower case names themselves in lower case too, in a message with capitals elsewhere ("hi im
+# nurul, kerja di Tokopedia"): after "im" / "my name is" / "call me", one word gets its capital back when it ends
+# the clause or is followed by "and", "from", "here", "i"…, and is no common word, state or adjective.
+_SHOUT_MIN_LETTERS = 6
+_CAP_NAME_CUE = re.compile(r"(?<![\w'])(?:(i'm|im|i\s+am|iam)|my\s+name\s+is|my\s+names|my\s+name's|name's|call\s+me)\s+(?=[a-z])")
+_CAP_PLACE_CUE = re.compile(r"(?<![^\W\d_])(?:" + _LIVE_12 + "|" + _FOREIGN_LIVE_10 + "|" + _FOREIGN_LIVE + r")\s+(?=[a-z])")
+_CAP_NAME_END = re.compile(r"(?:\s*+(?:$|[,.!;:)\n])|\s++(?:and|from|here|i|im|i'm|nice|btw|lol|but|n|&|,|from|living|based|"
+                           r"originally|live|work|working|\d))")
+NOT_LOWER_INTRO = frozenset("""
+pretty kinda quite rather almost about gonna gunna trying looking thinking going doing getting feeling working living
+afraid aware able glad ready sure sorry right wrong cold hot hungry thirsty starving nervous scared worried curious
+stressed exhausted lonely lazy busy free away off out up down over ill sick well fine ok okay alright good great cool
+bad awesome back done home here there new single pregnant blind deaf tall short fat thin skinny strong weak rich poor
+broke late early young old bi gay trans straight queer shy quiet loud smart dumb stupid crazy mad sad happy excited
+annoyed bored tired confused stuck lost interested obsessed addicted allergic vegan vegetarian keto halal kosher
+also still just only really very so too not never always already literally actually basically honestly seriously
+currently now finally officially technically retired unemployed self-employed freelance freelancing married divorced
+engaged separated widowed dating sober clean cis male female agnostic atheist muslim christian jewish hindu buddhist
+catholic human alive dead awake asleep sleepy drunk high hungover
+yours his hers ours theirs mine desperate passionate independent confident patient different pregnant emotional normal
+impatient anxious jealous serious nervous famous fabulous gorgeous brilliant amazing awful terrible fantastic excellent
+perfect sure certain ready eager keen open honest grateful thankful blessed lucky unlucky proud ashamed embarrassed
+nervous calm chill cool fine dizzy ill poorly sick sore injured hurt broken bored mad upset angry furious sad depressed
+introverted extroverted introvert extrovert shy bold brave smart clever wise silly weird strange odd quiet loud funny
+short tall average slim curvy athletic fit unfit healthy unwell recovering moving leaving staying coming waiting
+""".split())
+
+
+def _lower_intro_ok(word: str) -> bool:
+    lowered = word.lower()
+    return not (lowered in NOT_LOWER_INTRO or lowered in NOT_INTRO or lowered in NOT_LOWER_NAMES or lowered in DIETS
+                or not _capitalisable(word, True) or lowered.endswith(ADJECTIVE_ENDINGS + ("able", "ible", "y")))  # ("Jess", "Lukas")
+
+
+def _recapitalise_names(text: str) -> str:
+    """Round 12 (the note above): a lower-case name after a lower-case intro, in any message; and a lower-case place
+    after a cue of another language for "I live in" ("tinggal di bandung")."""
+    out, last = [], 0
+    if _FOREIGN_GATE_12.search(text):  # (a cue of another language is there: the place cues are read too)
+        for m in _CAP_PLACE_CUE.finditer(text):
+            if (m.start() >= last and (w := _CAP_WORD.match(text, m.end())) and w.group(0).islower()
+                    and _capitalisable(w.group(0), True) and w.group(0) not in NOT_NAMES_ABROAD):
+                out.append(text[last:w.start()] + w.group(0)[:1].upper() + w.group(0)[1:])
+                last = w.end()
+        text, out, last = "".join(out) + text[last:], [], 0
+    for m in _CAP_NAME_CUE.finditer(text):
+        if m.start() < last or not (w := _CAP_WORD.match(text, m.end())) or not w.group(0).islower():
+            continue
+        if not _lower_intro_ok(w.group(0)) or (m.group(1) and not _CAP_NAME_END.match(text, w.end())):
+            continue
+        out.append(text[last:w.start()] + w.group(0)[:1].upper() + w.group(0)[1:])
+        last = w.end()
+    return "".join(out) + text[last:]
+
+
+_REPEATED_VERB = re.compile(r"(?i)\b(love|like|hate)(?:[\s,!]++\1\b)++")
+
+
 def normalize(text: str) -> str:
     """Curly quotes made straight, chat spelling made standard (see `_CHAT_FORMS`, `_TYPOS`), chat
     tags dropped, a message written all in lower case given its capitals back after the words that
@@ -2508,12 +2988,17 @@ def normalize(text: str) -> str:
         text = _SPOKEN_MARK.sub(_spoken_mark, text)
     if _HONORIFIC_WORD.search(text):
         text = _SELF_TITLE.sub(r"\1", _TITLE_STOP.sub(r"\1", text) if "." in text else text)
+    if text.isupper() and sum(c.isalpha() for c in text[:200]) >= _SHOUT_MIN_LETTERS:
+        text = text.lower()  # round 12: "HI IM DAVE I LIVE IN LEEDS"
     if text.islower() or (not _TITLE_CASE.search(text) and _ACRONYM.sub("", text).islower()):
         # no capital letter but in acronyms ("i live in kochi so use IST")
         text = _recapitalise(text)
+    text = _recapitalise_names(text)
     if _PET_EMOJI_ANY.search(text) and not _SOMEONE_ELSES.search(text):
         text = _PET_EMOJI_AFTER.sub(_pet_emoji, text)
     text = _EMOJI.sub(". ", text)
+    if "love love" in text.lower() or "like like" in text.lower():
+        text = _REPEATED_VERB.sub(r"\1", text)  # round 12: "love love love dim sum"
     text = _CHAT_TAIL.sub("", text)
     if "w/" in text:
         text = _WITH.sub("with ", text)
@@ -2537,7 +3022,7 @@ _SAYS_AFTER = re.compile(r",\s*+(?:[\w']+\s+){0,3}(?i:says|said|insists|insisted
 # Dictation without punctuation runs statements together: "my name is Kemi Balogun I'm messaging
 # about the router I live in Ikeja". A new first-person statement starts at "I'm / I live / my name…"
 # after any word but a conjunction or relative word ("my wife and I live…", "the city where I live").
-_RUN_ON = re.compile(r"(?<=[^\W_])\s++(?=(?:I'm|I\s+(?:am|live|work|have|moved|grew|was\s+born|stay|study|teach|drive|fix|manage|own)|my\s+name)\b)")
+_RUN_ON = re.compile(r"(?<=[^\W_])\s++(?=(?:I'm|I've\s+got|I\s+(?:am|live|work|have|moved|grew|was\s+born|stay|study|teach|drive|fix|manage|own)|my\s+name)\b)")
 _RUN_ON_NOT_AFTER = frozenset("""and or but so that because when if where as than what who which how why until unless
 before after since while whether cause cuz then now also though although whom whose me say said think thought know
 knew guess hope wish mean is was""".split())
@@ -2559,7 +3044,7 @@ def _run_on(clause: str) -> list[str]:
 # comma-separated part that opens like a self-description is a statement of its own, its "I'm"
 # left out. The first part is read alone too ("I'm Ebere"). At most SELF_LIST_PARTS parts.
 _SELF_HEAD = re.compile(FILLER + r"(?:I'm|I\s+am|I\s+(?:work|live|do|teach|run|study)(?=\s))\s+(?!(?i:not|no|never)\b)(?:[^\s,]++\s){0,3}[^\s,]++\s*,")
-_SELF_PART = re.compile(r"(?:(?i:and|but)\s+)?(?:(an?\s|\d{1,3}(?:\s+(?i:years?\s+old|yrs?\s+old|yo|y/o))?\s*[.!]?$|(?i:from|originally|living|based|staying|residing|working|"
+_SELF_PART = re.compile(r"(?:(?i:and|but)\s+)?(?:(an?\s|\d{1,3}(?:\s+(?i:years?\s+old|yrs?\s+old|yo|y/o))?\s*[.!]?$|(?i:from|originally|living|based|staying|residing|working|joining|"
                         r"retired|married|divorced|single|allergic|vegan|vegetarian|now\s+living|currently)\b)|"
                         r"((?i:born|raised|brought\s+up)\b)|((?i:grew\s+up)\b))")
 SELF_LIST_PARTS = 6
@@ -2582,7 +3067,8 @@ def _job_part(part: str) -> bool:
 # Round 11: a profile card with no verb at all ("Haruki, 27, salaryman at Mitsubishi in Okayama", "Quick intro: Csenge,
 # 31, animator at Prezi, …", "Hi, this is Bálint, sexton at St Michael's in Sopron"): a name and an age, or a name and
 # then a job, open it. Its parts may also be a bare place ("Adebayo, 36, saddler, Ogbomoso"), "X originally" or a diet.
-_SELF_HEAD_CARD = re.compile(FILLER + r"(?:(?i:this\s+is|soy|sono|sou|je\s+suis|sunt)\s+)?" + NAME + r",\s*+(?:(\d{1,2})\s*+(?:,|$)|(?=[^,]+(?:,|$)))")
+_SELF_HEAD_CARD = re.compile(FILLER + r"(?:(?i:this\s+is|soy|sono|sou|je\s+suis|sunt|jsem|jestem|ja\s+sam|jeg\s+er|jag\s+är|eg\s+er|"
+                             r"ik\s+ben|olen|ani|ako\s+si|ako\s+po\s+si|my\s+name\s+is|my\s+name's|name's|saya|aku)\s+)?" + NAME + r",\s*+(?:(\d{1,2})\s*+(?:,|$)|(?=[^,]+(?:,|$)))")
 _PLACE_PART = re.compile(PLACE + r"\s*+[.!]?$")
 _ORIGIN_PART = re.compile(PLACE + r"\s++(?i:originally)\s*+[.!]?$")
 
@@ -2596,7 +3082,8 @@ def _unglossed(part: str) -> str:
 
 
 _CARD_OF_OTHER = re.compile(r",\s*+(?i:my|our|his|her|their)\s++(?:(?i:" + RELATIVES + r"|friend|neighbour|neighbor|colleague|boss|"
-                            r"client|patient|student|son|daughter|kid)\b)")  # "Zeynep, 36, architect, my sister"
+                            r"client|patient|student|son|daughter|kid)\b)(?!\s*+(?:is\b|'s\b|(?i:called|named)\b|" + UPPER + r"))")
+# (round 12: "…, vegetarian, my husband is Gurdeep" names the user's relative: the card is still the user's)  # "Zeynep, 36, architect, my sister"
 
 
 def _card_head(clause: str):
@@ -2619,6 +3106,10 @@ def _card_head(clause: str):
     return head, [f"my name is {name}", f"I'm {head.group(2)}"]
 
 
+_KIDS_PART_12 = re.compile(r"(?:\d|two|three|four|five)\s+(?i:sons|daughters|boys|girls)(?:\s*+,)?\s+" + NAME + r"(?:(?:\s*+,)?\s+(?i:and|&)\s+" + NAME + r")?\s*+$")
+_BASED_PART_12 = re.compile(PLACE + r"[\s\-]+(?i:based)\s*+[.!]?$")
+
+
 def _card_part(part: str, card: bool) -> str | None:
     """A part of a self-description list that the `_SELF_PART` openings miss: "X originally", a diet, and in a card
     (see `_SELF_HEAD_CARD`) a bare place."""
@@ -2626,6 +3117,10 @@ def _card_part(part: str, card: bool) -> str | None:
         return "I'm originally from " + m.group(1)
     if part.lower() in DIETS:
         return "I'm " + part.lower()
+    if m := _KIDS_PART_12.match(part):  # round 12: "2 sons Yusuf and Idris"
+        return "I have " + m.group(0)
+    if (m := _BASED_PART_12.match(part)) and _proper(m.group(1)) and m.group(1).split()[0].lower() not in NOT_PLACES | _LOWER_STOP:
+        return "I live in " + m.group(1)  # round 12: "Opole based"
     if card and (m := _PLACE_PART.match(part)) and len(part.split()) <= 3 and not _is_job(part.split()[-1]):
         words = m.group(1).split()
         if words[0].lower() not in NOT_PLACES | NATIONALITIES | _LOWER_STOP | NOT_INTRO and _proper(m.group(1)):
@@ -2740,7 +3235,7 @@ def clauses(text: str) -> list[tuple[str, bool]]:
             if i and (plural := _I_PLURAL.match(clause)):
                 clause = "we " + clause[plural.end():]
             if i and _IMPLIED_I.match(clause):
-                clause = "I " + clause
+                clause = ("I'm " if clause.startswith("married to ") else "I ") + clause  # round 12: "…, married to Espen"
                 if adverbs := _SUBJECT_ADVERBS.match(clause):
                     clause = adverbs.group(1) + clause[adverbs.end():]
             elif i and _IMPLIED_IM.match(clause) and _FIRST_PERSON_START.match(_first_said(parts)):
@@ -2920,6 +3415,91 @@ _SIGN_OFF = re.compile(r"(?:^|[.!\n]\s*)(?i:kind\s+regards|best\s+regards|warm\s
                        r"sincerely|yours\s+sincerely|yours\s+faithfully|yours\s+truly|respectfully|cheers|best|all\s+the\s+best|"
                        r"saludos|cordialement|grüße|viele\s+grüße|mit\s+freundlichen\s+grüßen|abraços)"
                        r"[,!.:\-–—]*\s+" + NAME_T + r"\s*[.!]?\s*$")
+# Round 12: an email signature or profile header, as fields on lines or between bars ("Dr. Aurelio Santangelo |
+# Cardiologist | Ospedale San Raffaele, Milano", "Best,\nAna Souza\nSenior Data Analyst\nNubank, São Paulo"): a name
+# alone on the first field (or after a sign-off), then a job alone, then the organisation and its city. Not in a
+# forwarded or quoted message, and only in a short one (fields are read from the last 400 characters).
+_SIG_FIELDS = re.compile(r"[ \t]*+(?:\n|\|(?!\|)|·|•)[ \t]*+")
+_SIG_NAME = re.compile(r"(?:" + HONORIFIC + r"\.?\s+)?(" + UPPER + r"[^\W\d_'\-]*+(?:[\-'][^\W\d_]++)?(?:\s+" + UPPER
+                       + r"[^\W\d_'\-]*+(?:[\-'][^\W\d_]++)?){1,2})(?:,?\s+(?:PhD|MD|MBA|MSc|BSc|RN|CPA|Jr\.?|Sr\.?))?")
+_SIG_ORG_CITY = re.compile(ORG + r",\s*+" + PLACE + r"$")
+_SIG_NOT = re.compile(r"(?i)\b(?:forwarded|fwd|wrote:|from:|sent:|to:|subject:|on\s+behalf|quote|unquote)")
+_SIG_LEAD = re.compile(r"(?i)(?:senior|junior|lead|chief|principal|head|staff|associate|assistant|deputy|acting)\s+")
+
+
+def _signature(text: str) -> list[tuple[str, str]]:
+    if len(text) > 600 or "\n" not in text and "|" not in text and "·" not in text or _SIG_NOT.search(text):
+        return []
+    fields = [f.strip(" ,.-–—") for f in _SIG_FIELDS.split(text[-400:].strip())]
+    fields = [f for f in fields if f]
+    start = 0
+    for i, f in enumerate(fields[:-1]):
+        if _SIGN_OFF_WORD.fullmatch(f):
+            start = i + 1  # "Best,\nAna Souza\n…"
+    fields = fields[start:]
+    if not 2 <= len(fields) <= 5 or not (name := _SIG_NAME.fullmatch(fields[0])) or (start == 0 and len(fields) < 3):
+        return []
+    if any(w.lower() in NOT_INTRO | NOT_NAMES | NATIONALITIES | _LOWER_STOP | NOT_PLACE_WORDS for w in name.group(1).split()):
+        return []
+    found = [("name", f"User's name is {name.group(1)}")]
+    role = re.split(r"\s+(?:at|@)\s+|,\s*+", fields[1], maxsplit=1)
+    words = _SIG_LEAD.sub("", role[0]).lower().split()
+    if not (1 <= len(words) <= 4 and _is_job_phrase(words)):
+        return found if start else []
+    found.append(("job", f"User works as {'an' if role[0][0].lower() in 'aeiou' else 'a'} {role[0]}"))
+    org = role[1].strip() if len(role) > 1 else (fields[2] if len(fields) > 2 else "")
+    if (where := _SIG_ORG_CITY.fullmatch(org)) and where.group(2).lower() not in NOT_PLACE_WORDS:
+        found += [("employer", f"User works at {where.group(1)}"), ("location", f"User lives in {_place(where.group(2))}")]
+    elif org and re.fullmatch(ORG, org) and org.split()[0].lower() not in DETERMINERS | NOT_ORGS:
+        found.append(("employer", f"User works at {org}"))
+    return found
+
+
+# Round 12: a profile line of fields between bars or bullets with an age among them ("29F | nurse | Cork | dog mum to
+# Biscuit", "Marco • 34 • sommelier • Verona"): the age, a job, a place, a diet, and a name as its first field.
+_BIO_LABEL = re.compile(r"(?i:bio|about\s+me|profile|me|intro)\s*+:\s*+")
+_BAR_FIELDS = re.compile(r"\s++[|•·/]\s*+|\s*+[|•·]\s++")
+_BAR_AGE = re.compile(r"(\d{2})\s*+(?:[FMfm]|(?i:yo|y/o|yrs?|years?(?:\s+old)?|nb))?")
+
+
+def _bar_card(text: str) -> list[tuple[str, str]]:
+    if len(text) > 300 or "\n" in text.strip():
+        return []
+    text = _BIO_LABEL.sub("", text.strip(), count=1)
+    fields = [f.strip(" .!") for f in _BAR_FIELDS.split(text)]
+    if len(fields) < 3:  # "Bio: 34. Architect. Lisbon. Pescatarian.": short sentences as fields
+        fields = [f.strip(" .!") for f in re.split(r"[.!]\s++", text)]
+        if any(len(f.split()) > 4 for f in fields):
+            return []
+    if any(_OTHER_HEAD.search(f) for f in fields):
+        return []  # "Ahmed | 45 | my dad | Cairo" is someone else's card
+    ages = [m.group(1) for f in fields if (m := _BAR_AGE.fullmatch(f)) and 13 <= int(m.group(1)) < 100]
+    if not 3 <= len(fields) <= 8 or len(ages) != 1:
+        return []
+    found = [("age", f"User is {ages[0]} years old")]
+    for i, f in enumerate(fields):
+        words = f.split()
+        if not words or _BAR_AGE.fullmatch(f):
+            continue
+        if _job_part(f) and (job := _job(_Groups(f))):
+            found.append(job)
+        elif i == 0 and _LONE_NAME.fullmatch(f) and _proper(f) and not any(
+                w.lower() in NOT_INTRO | NOT_NAMES | NATIONALITIES | _LOWER_STOP | NOT_PLACE_WORDS for w in words):
+            found.append(("name", f"User's name is {f}"))
+        elif i and (said := _card_part(f, True)):
+            where = said.split(" ", 3)[-1]
+            found.append(("location", f"User lives in {where}") if said.startswith("I live") else
+                         ("origin", f"User is from {where}") if said.startswith("I'm originally") else ("diet", f"User is {f.lower()}")
+                         if f.lower() in DIETS else None)
+    return [f for f in found if f]
+
+
+_SIGN_OFF_WORD = re.compile(r"(?i:kind\s+regards|best\s+regards|warm\s+regards|warmest\s+regards|regards|best\s+wishes|sincerely|"
+                            r"yours\s+sincerely|yours\s+faithfully|yours\s+truly|respectfully|cheers|best|all\s+the\s+best|thanks|"
+                            r"many\s+thanks|thank\s+you|saludos|cordialement|grüße|viele\s+grüße|mit\s+freundlichen\s+grüßen|abraços|"
+                            r"--|—|-- ?)[,!.]*")
+_FORWARDED = re.compile(r"(?i)-{2,}+\s*+(?:forwarded|original)\s+message|begin\s+forwarded\s+message|^\s*+(?:fwd?|fw)\s*+:|"
+                        r"(?:^|\n)\s*+from:[^\n]{1,200}+\n\s*+(?:sent|to|date|subject):")
 _NOT_JOKING = re.compile(r"(?i:\bnot|\bno|n't)\s*+$")  # "I live in Oslo, I'm not kidding" is no joke
 # Round 11: a message that opens with a laugh is a joke or a reaction ("lol my name is Groot", "haha my husband thinks
 # he's a chef"): no labelled set has a fact in one.
@@ -2947,8 +3527,8 @@ class RuleExtractor:
         said: set[tuple] = set()  # (seq, slot, text) already found
         for message in messages:
             start = len(found)
-            if _LAUGH_START.match(message.text):
-                continue
+            if _LAUGH_START.match(message.text) or _FORWARDED.search(message.text, 0, 2000):
+                continue  # round 12: a forwarded email is someone else's words
             self._message(message, found, said)
             if len(message.text) <= MAX_CORRECTED and (fix := _CORRECTION.search(message.text)):
                 found[start:] = _corrected(self, message, fix, found[start:])
@@ -2959,6 +3539,9 @@ class RuleExtractor:
                     and not any(w.lower() in NOT_PLACE_WORDS for w in sign.group(1).split())
                     and (built := _name(sign)) and not FRAMES.search(message.text)):
                 _add(found, said, {c.slot for c in found[start:]}, message, built, 0.75)
+            if (signed := _signature(message.text) or _bar_card(message.text)) and not FRAMES.search(message.text):
+                for built in signed:  # one per slot: `_one_per_slot` below keeps a surer fact of the same slot
+                    _add(found, said, set(), message, built, 0.7)
             if len(message.text) <= MAX_CORRECTED and _RESPELT_CUE.search(message.text):
                 found[start:] = _accents_restored(message, found[start:])
             found[start:] = _one_per_slot(found[start:])
@@ -2967,6 +3550,7 @@ class RuleExtractor:
     def _message(self, message: UserMessage, found: list[Candidate], said: set[tuple]) -> None:
         """Append the facts of one message to `found`."""
         previous = asked = ""
+        foreign_12 = bool(_FOREIGN_GATE_12.search(message.text))  # round 12: `_FOREIGN_GATE_12`
         needs_met: dict[Rule, bool] = {}  # round 10: each rule's `needs` read once per message, not once per clause
         for n, (clause, statement_ok) in enumerate((c, not q) for c, q in clauses(message.text)):
             before, previous = previous, clause if statement_ok else ""
@@ -3008,6 +3592,8 @@ class RuleExtractor:
                 if where.group(1) is None and (built := _work_place(where, 2, scoped=True)):
                     add(built, 0.7)  # round 11: "I'm a projectionist at the old cinema in Lappeenranta"
             for rule in APPOSITIONS:
+                if rule.foreign_12 and not foreign_12:
+                    continue
                 for match in rule.regex.finditer(clause):
                     head = clause[:match.start()]
                     if NEGATIONS.search(head) or FRAMES.search(head) or HEDGES.search(head):

@@ -446,7 +446,25 @@ def test_the_access_log_of_a_real_uvicorn_keeps_no_key_nor_client_token(uvicorn_
                                   "I said " * 10_000 + "earlier", "I'm the only " * 8_000, "my son's name is Ana not " * 4_000,
                                   "Employer: Acme (" * 6_000, "I love " + "long " * 20_000 + "classes", "Dia dhuit, is mise " * 5_000,
                                   "our new house is in " * 5_000, "my address changed: " * 5_000, "I live up in " * 8_000,
-                                  "I'm 25 f " * 10_000, "Ako po si " * 8_000, "annyeong haseyo~ " * 6_000])
+                                  "I'm 25 f " * 10_000, "Ako po si " * 8_000, "annyeong haseyo~ " * 6_000,
+                                  # Round 12: shouting, lower-case intros, cue lexicons of more languages, Turkish and
+                                  # Hungarian suffixes, cards, signatures, bar lines, CV lines, forwarded mail.
+                                  "HI IM " * 15_000, "im x " * 20_000, "hi im ana, " * 9_000, "my name is " * 9_000,
+                                  "tinggal di " * 9_000, "jobber som fisker i " * 5_000, "arbeite als " * 8_000,
+                                  "kerja di Acme sebagai " * 4_000, "soy x en " * 10_000, "faccio il " * 10_000,
+                                  "Oslo'da " * 12_000, "Oslo'da x" * 10_000, "Osloben élek " * 7_000, "ani " * 25_000,
+                                  "ben Ana " * 12_000, "bin 3 und " * 10_000, "sono vegan" * 10_000, "i bin der " * 9_000,
+                                  "vivimos en " * 9_000, "mi esposo y yo vivimos en " * 3_000, "Kakak saya " * 9_000,
+                                  "-" * 100_000 + "x", "From: x\n" * 12_000, "Ana Souza | " * 8_000, "29F | " * 16_000,
+                                  "x\n" * 50_000, "Best,\n" * 14_000, "Nurse, Acme (2019 " * 5_000,
+                                  "dog mum to Ana and " * 5_000, "love " * 20_000, "love love " * 10_000,
+                                  "we adopted a dog, she's called " * 3_000, "I've got a wife " * 6_000,
+                                  "used to live in Oslo, now back home in " * 2_000, "trip to Oslo next " * 5_000,
+                                  "joining as a " * 8_000, "my role as " * 9_000, "my employer, " * 8_000,
+                                  "34, married to the " * 5_000, "Ana, 34, 2 sons Ana and " * 4_000, "Ana, 34, Oslo based, " * 4_000,
+                                  "Bursa'da öğretmen" * 6_000, "Szegeden " * 10_000, "Dhaka te " * 11_000,
+                                  "Chennai la " * 9_000, "dar Shiraz " * 9_000, "Bilbon bizi " * 8_000, "two cats (Ana and " * 5_000,
+                                  "with a cat named " * 6_000, "Bio: 34. " * 10_000, "x. " * 30_000, "ek werk as 'n " * 7_000])
 def test_100_kb_of_adversarial_user_text_does_not_stall_the_fact_rules(text):
     from memories.facts.base import UserMessage
     from memories.facts.rules import RuleExtractor
