@@ -2542,8 +2542,9 @@ RULES += [
     Rule(r"(?:(?i:a|our|my|the)\s+)?(?:(?i:big|little|quick|girls'?|family|road|work|solo)\s+)?(?i:trip|holiday|vacation|getaway|honeymoon|"
          r"weekend\s+away|city\s+break)\s+(?i:to)\s+" + PLACE + r"(?=\s+(?i:next|this|in|on|for|over|at\s+the\s+end)\s)", _trip, 0.7),
     Rule(r"(?:(?i:I|we)(?:'ve|\s+have)?\s+)?(?:(?i:just|finally)\s+)?(?i:booked)\s+(?:(?i:a\s+trip\s+to|flights\s+to|tickets\s+to|"
-         r"a\s+week\s+in|a\s+weekend\s+in|two\s+weeks\s+in|a\s+holiday\s+in|a\s+cabin\s+in|a\s+flat\s+in|an\s+airbnb\s+in)\s+)?" + PLACE
-         + r"(?=\s+(?i:for|in|next|this|over|from)\s)", _trip, 0.7),
+         r"a\s+week\s+in|a\s+weekend\s+in|two\s+weeks\s+in|a\s+holiday\s+in|a\s+cabin\s+in|a\s+flat\s+in|an\s+airbnb\s+in)\s+)?"
+         # "booked the Hotel Adler in Innsbruck": "the …" booked is a venue or a thing, not where one goes.
+         + r"(?!(?i:the)\s)" + PLACE + r"(?=\s+(?i:for|in|next|this|over|from)\s)", _trip, 0.7),
     # "I'm 71 years young": an age.
     Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s+(?i:years|yrs)\s+(?i:young)\b", _age, 0.8),
     # "I'm 37 not 38": the age, put right in place.

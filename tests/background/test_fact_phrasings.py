@@ -176,6 +176,11 @@ def test_the_place_is_not_taken_with_a_date_after_it():
     assert extract("I'm flying to Dublin on Friday.") == {("plan:dublin", "User plans to go to Dublin")}
 
 
+def test_a_booked_venue_is_not_a_trip_but_a_booked_place_is():
+    assert extract("We booked the Hotel Adler in Innsbruck for March 3.") == set()
+    assert extract("booked Zakopane for Easter") == {("plan:zakopane", "User plans to go to Zakopane")}
+
+
 def test_an_organisation_does_not_swallow_the_next_clause():
     assert ("employer", "User works at Allegro") in extract("I'm Priya. I work for Allegro and live in Leeds.")
 
