@@ -1143,7 +1143,8 @@ RULES = [
     Rule(r"(?i:I\s+(?:work|am\s+working|'m\s+working)\s+in)\s+((?i:" + FIELDS + r"))\s*(?:$|[,.!;]|\s+(?:at|for|now|these)\b)",
          _field, 0.8),
     Rule(r"(?i:I\s+(?:run|own|manage|co-own|started)|I've\s+(?:started|opened)|I\s+opened)\s+((?i:an?|my\s+own|a\s+small|a\s+little))\s+"
-         r"((?:[a-z][\w\-]*\s+){0,2}?(?i:" + BUSINESSES + r"))(?=\s*(?:$|[,.!;])|\s+(?i:in|at|on|with|called|named|for|since|near|downtown|here|there|now|"
+         r"((?:(?i:small|little|tiny|family|local|independent|busy|new|second-hand|vintage|mobile|online|boutique)\s+)?"
+         r"(?:[a-z]++\s+(?=(?i:shop|studio|store|workshop|business|company|agency|farm|clinic|practice|firm|bar|truck)\b))?(?i:" + BUSINESSES + r"))(?=\s*(?:$|[,.!;])|\s+(?i:in|at|on|with|called|named|for|since|near|downtown|here|there|now|"
          r"of|and|together|from|just|outside|right|by|off|over)\b)", _business, 0.75),
     Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:now|currently|happily|semi-|recently)\s*)?((?i:retired|unemployed|self[\s\-]employed|"
          r"between\s+jobs|a\s+stay[\s\-]at[\s\-]home\s+(?:mom|mum|dad|parent)|a\s+full[\s\-]time\s+(?:mom|mum|dad|parent)|on\s+parental\s+leave))"
