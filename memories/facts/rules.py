@@ -78,7 +78,7 @@ FILLER = (r"^(?:(?i:oh|ah|well|also|actually|anyway|anyways|so|and|btw|by the wa
           r"heads up|heads-up|long story short|to be clear|for what it's worth|"
           r"(?:hi|hello|hey|dear)\s+(?:support|team|all|everyone|guys|folks|there|sir\s+or\s+madam|sir/madam|sir|madam)|"
           r"omg|ngl|tbh|lowkey|low-key|to\s+whom\s+it\s+may\s+concern|good\s+(?:morning|afternoon|evening)|please\s+be\s+advised\s+that|"
-          r"ya|yea|um|umm|uh|erm|hmm|alright|"
+          r"ya|yea|um|umm|uh|erm|hmm|alright|bro|bruh|dude|fam|guys|mate|lads|yall|y'all|folks|peeps|"
           r"namaste|hola|salut|bonjour|ciao|hallo|kia\s+ora|salaam|salam|shalom|merhaba|aloha|jambo|howdy|greetings|hiya|heya|"
           r"sawubona|habari|konnichiwa|olá|ola|oi|ahoj|hej|moin|servus|yo|"
           r"bom\s+dia|boa\s+tarde|buenos\s+días|buenos\s+dias|buongiorno|guten\s+tag|goddag|god\s+dag|"
@@ -594,7 +594,7 @@ def _proper(name: str) -> bool:
 
 RELATIVES = ("wife|husband|partner|spouse|sister|brother|daughter|son|mother|father|mom|mum|dad|cousin|"
              "grandmother|grandfather|grandma|grandpa|aunt|uncle|niece|nephew|fiancée?|fiancee?|girlfriend|boyfriend|"
-             "hubby|wifey|bf|gf|other\\s+half|stepson|stepdaughter|stepmother|stepfather|stepmom|stepmum|stepdad|stepsister|stepbrother|"
+             "hubby|wifey|bf|gf|other\\s+half|better\\s+half|significant\\s+other|stepson|stepdaughter|stepmother|stepfather|stepmom|stepmum|stepdad|stepsister|stepbrother|"
              "half-sister|half-brother|twin|sibling|granddaughter|grandson|mother-in-law|father-in-law|sister-in-law|"
              "brother-in-law|daughter-in-law|son-in-law|mommy|mama|mam|papa|daddy|granny|nana|grandad|granddad|"
              "godson|goddaughter|godmother|godfather|sis|bro|auntie|aunty|gran|nan|nanna|grandmom|grandpop|great-grandmother|great-grandfather|great-aunt|great-uncle|"
@@ -617,7 +617,7 @@ me i we you he she it they us him them this these those
 
 
 # Short and pet forms said for the same relative.
-RELATIVE_FORMS = {"other half": "partner", "bf": "boyfriend", "gf": "girlfriend", "hubby": "husband", "wifey": "wife", "fiance": "fiancé",
+RELATIVE_FORMS = {"other half": "partner", "better half": "partner", "significant other": "partner", "bf": "boyfriend", "gf": "girlfriend", "hubby": "husband", "wifey": "wife", "fiance": "fiancé",
                   "fiancee": "fiancée", "sis": "sister", "bro": "brother", "auntie": "aunt", "aunty": "aunt", "gran": "grandma", "nan": "grandma",
                   "nanna": "grandma", "grandmom": "grandma", "grandpop": "grandpa", "granny": "grandma", "nana": "grandma", "grandad": "grandpa", "granddad": "grandpa",
                   "lola": "grandma", "lolo": "grandpa", "babcia": "grandma", "dziadek": "grandpa", "halmeoni": "grandma",
@@ -1259,7 +1259,7 @@ RULES = [
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|we\s+have\s+got)\s+(?:(?i:two|three|four|2|3|4)\s+(?:(?i:little|young|small|grown-up|grown|teenage|adult|older|younger|twin)\s+)?|"
          r"(?i:twin)\s+)((?i:"
          + PLURALS + r")),?\s+" + NAME + r"(?:,\s+" + NAME + r")?,?\s+(?i:and)\s+" + NAME + r"\s*(?:$|[.!;,])", _several, 0.85),
-    Rule(r"(?i:my|our)\s+((?i:kids|children|" + PLURALS + r"))\s+(?i:are)\s+(?:(?i:called|named)\s+)?" + NAME
+    Rule(r"(?i:my|our)\s+(?:(?i:two|three|four|2|3|4)\s+)?((?i:kids|children|" + PLURALS + r"))\s+(?i:are)\s+(?:(?i:called|named)\s+)?" + NAME
          + r"(?:,\s+" + NAME + r")?,?\s+(?i:and)\s+" + NAME + r"\s*(?:$|[.!;,])", _kids_are, 0.85),
     Rule(r"(?i:my|our)\s+((?i:kids|children|" + PLURALS + r")),\s+" + NAME + r"(?:,\s+" + NAME + r")?,?\s+(?i:and)\s+"
          + NAME + r",", _kids_are, 0.8),
@@ -1717,7 +1717,7 @@ def _in_place(m):
 # Vehicles one drives for work ("I drive a tram for the city", "I drive a taxi in Accra").
 WORK_VEHICLES = (r"bus|tram|taxi|cab|forklift|ambulance|train|tuk-tuk|rickshaw|crane|lorry|HGV|minibus|school\s+bus|"
                  r"delivery\s+van|truck|trolleybus|streetcar|bulldozer|digger|excavator|tractor|combine|matatu|boda|"
-                 r"ice\s+cream\s+van|fire\s+engine|snowplough|snowplow|street\s+sweeper|garbage\s+truck|bin\s+lorry")
+                 r"ice\s+cream\s+van|milk\s+float|coach|tow\s+truck|dustcart|refuse\s+truck|jeepney|danfo|keke|okada|fire\s+engine|snowplough|snowplow|street\s+sweeper|garbage\s+truck|bin\s+lorry")
 
 
 def _drive_for_work(m):
@@ -1837,8 +1837,12 @@ RULES += [
     # Jobs: "beekeeper by trade", "I drive a tram for the city", "GIS specialist at Wärtsilä", "I'm cabin crew for X".
     Rule(r"((?:[A-Za-z\-]+\s+){0,2}[A-Za-z\-]+)\s+(?i:by\s+(?:trade|profession))(?=\s*(?:$|[,.!;]))", _job_by_trade, 0.75),
     Rule(r"(?i:I)\s+(?i:drive)\s+(?i:an?|the)\s+((?i:" + WORK_VEHICLES + r"))(?=\s+(?i:for)\s+(?!(?i:fun|pleasure|a\s+hobby|my|the\s+kids|"
-         r"kicks|free)\b)|\s+(?i:in|around|across)\s+" + UPPER + r"|\s+(?i:on\s+(?:route|the\s+\w+\s+line)|nights|night\s+shifts)\b)",
+         r"kicks|free)\b)|\s+(?i:in|around|across)\s+" + UPPER + r"|\s+(?i:on\s+(?:route|the\s+\w+\s+line)|nights|night\s+shifts)\b"
+         # round 13: "i drive a lorry between dover and glasgow", "I drive a bus." (a vehicle no one drives for fun)
+         r"|\s+(?i:between|across|all\s+over|up\s+and\s+down|long[\s\-]haul|for\s+a\s+living|full[\s\-]time|part[\s\-]time)\b)",
          _drive_for_work, 0.75),
+    Rule(r"(?i:I)\s+(?i:drive)\s+(?i:an?)\s+((?i:bus|tram|taxi|cab|forklift|lorry|HGV|minibus|milk\s+float|ambulance|school\s+bus|"
+         r"bin\s+lorry))\s*+(?:$|[,.!;])", _drive_for_work, 0.75),
     Rule(r"((?:[A-Za-z\-]+\s+){0,3}?[A-Za-z\-]+)\s+(?i:at|for|with)\s+(?:the\s+)?" + ORG + r"(?=\s*(?:$|[,.!;]))", _bare_job_at, 0.7,
          needs=r"^\W*(?:[A-Za-z\-]+\s+){0,3}[A-Za-z\-]+\s+(?i:at|for|with)\s+(?:the\s+)?" + UPPER),
     Rule(r"(?i:I'm|I\s+am)\s+((?:[a-z\-]+\s+)?(?i:crew|staff|master|sweep|owner|lady|guard|worker|surgeon))"
@@ -2135,7 +2139,7 @@ APPOSITIONS = [
                _relative),
     # "our son Leo": a child or a grandparent is the user's too ("our wife" is no phrase).
     Apposition(r"\b(?i:our)\s+(?i:(?:little\s+|older\s+|younger\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)("
-               r"(?i:daughter|son|grandmother|grandfather|grandma|grandpa))\s+" + NAME + r"(?=$|[\s,.!;])", _relative),
+               r"(?i:daughter|son|grandmother|grandfather|grandma|grandpa|mum|mom|mam|dad|mother|father))\s+" + NAME + r"(?=$|[\s,.!;])", _relative),
 ]
 APPOSITIONS += FOREIGN_APPOSITIONS
 
@@ -2694,6 +2698,7 @@ _CLAUSE = re.compile(r"(?:(?<!\s)\s++)?(?:,\s*+)?\b(?:but|and|so|although|though
                      r"|,\s*+(?:where|and\s+there)\s++(?=I\s)"
                      r"|(?<!\s)\s++[—–-]\s++(?=(?:I|I'm|I've|my|My|we|we're|it's)\s)"
                      r"|,\s*+(?=(?:his|her|its|their)\s+name\b)"
+                     r"|,\s*+(?=(?:hate|detest|loathe|can't\s+stand|love|adore)\s+(?!(?:it|this|that|them|him|her|you)\b))"
                      r"|(?<=[^\W\d_])\s++(?=I\s+(?:finally|eventually)\s)"
                      r"|,\s*+(?:and\s++)?(?=" + _DROPPED_I_VERBS[:-3] + r")\s+(?:to|in|at|a|an|up|by)\b)"
                      r"|(?:,\s*+(?:and\s++|but\s++)?|(?<!\s)\s++(?:and|but)\s++)(?=(?:(?:now|also|still)\s+)?(?:live|work|stay|reside)\s+(?:in|at|for|as)\b|(?:(?:then|later|now)\s+)?(?:moved|relocated)\s+(?:back\s+)?to\b)"
@@ -2879,9 +2884,10 @@ def _recapitalise(text: str) -> str:
 
 # Chat tags at the end of a clause say nothing about it: "I'm vegan btw", "my names Tavita lol".
 # Linear time: the run of spaces or commas before the tag is taken from its start, possessively.
-_CHAT_TAIL = re.compile(r"(?<![,\s])[,\s]++(?i:btw|tbh|lol|lmao|haha+|fyi|fwiw|imo|imho|ngl)(?=\s*+(?:$|[.,!?;\n]))")
+_CHAT_TAIL = re.compile(r"(?<![,\s])[,\s]++(?i:btw|by\s+the\s+way|tbh|lol|lmao|haha+|fyi|fwiw|imo|imho|ngl)(?=\s*+(?:$|[.,!?;\n]))")
 
 
+_BASED_OUT_OF = re.compile(r"(?<![\w'])based\s++out\s++of(?=\s)")
 _WITH = re.compile(r"(?<![\w/])w/\s*+(?=\w)")  # "obsessed w/ kimchi"
 # Round 9: punctuation said aloud in dictation ("my name is Ugochi comma I live in Nsukka full stop"), not
 # after a word that makes it a noun ("a comma", "the full stop"); a title's full stop ("Dr. Rahel", "St. Albans").
@@ -3001,6 +3007,8 @@ def normalize(text: str) -> str:
     if "love love" in text.lower() or "like like" in text.lower():
         text = _REPEATED_VERB.sub(r"\1", text)  # round 12: "love love love dim sum"
     text = _CHAT_TAIL.sub("", text)
+    if "out of" in text:
+        text = _BASED_OUT_OF.sub("based in", text)  # round 13: "based out of Ludlow"
     if "w/" in text:
         text = _WITH.sub("with ", text)
     if " m" in text:
