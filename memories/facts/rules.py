@@ -1242,7 +1242,7 @@ RULES = [
     # Round 11: "my son's name is Kojo not Kwame".
     Rule(r"(?i:my)\s+(" + RELATIVES + r")(?:'?s\s+name\s+is|(?:\s+is|'s)\s+(?:named|called)|\s+is)\s+"
          r"(?:(?i:actually|really|now|still)\s+)?" + NAME
-         + r"\s*(?:$|[,.!;]|\s+(?i:and|but)\s+(?i:she|he|they|she's|he's|they're|we|we've|we're)\b|\s+(?i:not)\s+(?=" + UPPER + r"))",
+         + r"\s*(?:$|[,.!;]|\s+(?i:and|but)\s+(?i:she|he|they|she's|he's|they're|we|we've|we're|yes|yeah|no|so)\b|\s+(?i:not)\s+(?=" + UPPER + r"))",
          _relative, 0.85),
     # "my wife Dana and I adopted…" is split before "I…": "my wife Dana" is then the whole clause.
     Rule(r"(?i:my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)("
@@ -1294,7 +1294,7 @@ RULES = [
     Rule(r"(?i:I\s+(?:much\s+|really\s+|generally\s+)?prefer)\s+" + r"([a-z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30}){0,2})"
          + r"\s+(?i:over|to|rather\s+than)\s+([a-z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30}){0,2})\s*(?:$|[,.!;])",
          _prefer, 0.8),
-    Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:a\s+|strictly\s+|fully\s+)?([a-z\-]+)"
+    Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been|we've\s+been|we\s+have\s+been)\s+(?:a\s+|strictly\s+|fully\s+)?([a-z\-]+)"
          r"\s*(?:$|[,.!]|\s+now\b|\s+these\s+days\b|\s+since\b|\s+for\b|\s+(?:and|but)\b)", _diet, 0.85),
     Rule(r"(?i:my\s+birthday\s+is(?:\s+on)?)\s+" + REST, _birthday, 0.9),
     Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s+(?i:years\s+old|yrs\s+old|year\s+old)", _age, 0.9),
@@ -2625,6 +2625,67 @@ APPOSITIONS += [
 ]
 
 
+# Round 13 (issue 13), English phrasing families read from fresh10's tuning part, each written as new sentences first
+# (tests/background/test_fact_phrasings.py, test_round_13_…).
+def _engaged_13(m):
+    name = m.group(1)
+    if not _proper(name) or name.split()[0].lower() in NOT_NAMES | NOT_INTRO:
+        return None
+    return "family:spouse", f"User is engaged to {name}"
+
+
+_LOWER_AGE_UNITS_13 = (r"(?i:weeks?|days?|months?|hours?|hrs?|minutes?|mins?|seconds?|secs?|km|kms|miles?|percent|pages?|points?|"
+                       r"pounds?|lbs?|kg|kgs|kilos?|stone|cm|feet|ft|inches|in|of|out|times?|quid|bucks|dollars?|euros?|rupees?|grand|"
+                       r"k|episodes?|chapters?|levels?|games?|hands?|steps?|floors?|stops?|seats?|rows?|behind|ahead|down|up|short|over|"
+                       r"under|off|away|late|early|into|per|x|th|st|nd|rd|to|on|at|for|-|am|pm|o'clock)")
+
+
+def _origin_nationality_13(m):
+    return "origin", f"User is {m.group(1)}"
+
+
+def _for_uni_13(m):
+    return _location(_Groups(m.group(1)))
+
+
+RULES += [
+    # "got engaged to Rosamund last night!!!", "I just got engaged to Tomasz".
+    Rule(r"(?:(?i:I|we)\s+)?(?:(?i:just|finally|recently|officially)\s+)?(?i:got)\s+(?i:engaged)\s+(?i:to)\s+" + NAME + r"(?=$|[\s,.!;])",
+         _engaged_13, 0.8),
+    # "hubby Cosimo and I hve been vegetarian…", "wifey Dana and me": a spouse named before "and I", the "my" left out.
+    Rule(r"((?i:hubby|wifey|husband|wife|fiancée|fiancé|fiancee|fiance|boyfriend|girlfriend|bf|gf|other\s+half|better\s+half|partner))\s+"
+         + NAME + r"(?:\s+(?i:and|&|n)\s+(?:I|me)\b|\s*$)", _kin_named_12, 0.75),
+    # "im 38 divorsed no kids", "I'm 52 semi retired": an age before a word that is no unit ("I'm 5 minutes away" is none).
+    Rule(r"(?i:I'm|I\s+am)\s+([1-9]\d)\s++(?!" + _LOWER_AGE_UNITS_13 + r"(?![\w'\-]))(?=[a-z])", _age, 0.7),
+    # "I'm an Eritrean hematologist living in Offenbach", "I'm a Korean adoptee": a nationality before a noun, or alone.
+    Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:an?|half|proudly|proud)\s+)?(" + UPPER + r"[a-z]{2,20})(?=\s+[a-z]|\s*(?:$|[,.!;]))",
+         lambda m: m.group(1).lower() in NATIONALITIES and _origin_nationality_13(m), 0.7),
+    # "I'm in Loughborough for uni", "I'm in Leeds for my masters": a student's home.
+    Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:now|currently|still)\s+)?(?i:in)\s+" + PLACE + r"\s+(?i:for)\s+(?:(?i:my)\s+)?(?i:uni|university|college|"
+         r"school|studies|degree|masters|master's|phd|undergrad|grad\s+school|med\s+school|law\s+school|residency)\b", _for_uni_13, 0.75),
+    # "joining platform as a compiler engineer", "joining the data team as an analyst": a team in lower case, then the job.
+    Rule(r"(?:(?i:I'm|I\s+am|I've|I\s+have|I)\s+)?(?:(?i:just|recently|officially)\s+)?(?:(?i:been)\s+)?(?i:joining|joined)\s+"
+         r"(?:(?i:the)\s+)?[a-z][a-z\-]{1,20}(?:\s+(?i:team|squad|group|crew|org|department))?\s+(?i:as)\s+(?:(?i:an?|the|our|your)\s+)?"
+         + _JOB_WORDS_EN_12 + r"(?=\s*(?:$|[,.!;(])|\s+(?i:on|in|at|for|with|since|and|but|from|last|this|today)\b)", _role_as_12, 0.75),
+    # "fav colour mauve, fav snack samphire crisps": a favourite with no verb.
+    Rule(r"(?i:(?:all-time\s+)?(?:favorite|favourite|fav|fave))\s+((?i:colou?r|food|snack|drink|band|singer|artist|song|film|movie|"
+         r"book|author|show|series|game|sport|team|season|animal|flower|fruit|dessert|meal|dish|city|place|holiday|cuisine|beer|wine|"
+         r"cheese|biscuit|cake|number|word|podcast|anime|player|club|tea|coffee|sweet|candy|crisps|chips))\s+([a-z][\w'\-]*(?:\s+[a-z][\w'\-]*){0,2})"
+         r"(?=\s*(?:$|[,.!;]))", lambda m: m.group(2).split()[0].lower() not in ("is", "are", "was", "has", "of", "to", "for", "ever", "and", "at", "in",
+                                                                             "the", "a", "an", "would", "will", "lost", "won", "just", "got",
+                                                                             "has", "had", "always", "never", "sucks", "plays", "played")
+         and _favorite(m), 0.75),
+]
+APPOSITIONS += [
+    # "formerly a loss adjuster, now retraining as an embalmer", "I'm retraining as a plumber" (not after someone else).
+    Apposition(r"(?:^|,\s*+|\b(?:I'm|I\s+am)\s+)(?:(?i:now|currently|also)\s+)?(?i:retraining|re-training|requalifying)\s+(?i:as)\s+"
+               r"(?:(?i:an?)\s+)?" + _JOB_WORDS_EN_12 + r"(?=\s*(?:$|[,.!;(])|\s+(?i:at|in|with|and|but|now|after)\b)",
+               lambda m: not _OTHER_HEAD.search(m.string, max(0, m.start() - 200), m.start()) and _role_as_12(m)),
+    # "on behalf of my father, Mr Horatio Penhaligon", "my mum, Mrs Adaeze Obi,": a relative named with a title.
+    Apposition(r"\b(?i:my)\s+(" + RELATIVES + r"),?\s+" + HONORIFIC + r"\.?\s+" + NAME + r"(?=$|[\s,.!;])", _relative),
+]
+
+
 # After a possessive, these say the pet or relative is gone ("Our old cat Felix died last year").
 _DECEASED = re.compile(r",?\s*+(?:(?i:who|sadly|unfortunately|recently|just|has|had)\s+){0,2}(?i:died|passed(?:\s+away|\s+on)?|"
                        r"was\s+put\s+down|is\s+(?:gone|no\s+more)|crossed\s+the\s+rainbow\s+bridge|RIP|rest(?:s|ed)?\s+in\s+peace)\b")
@@ -2698,6 +2759,7 @@ _CLAUSE = re.compile(r"(?:(?<!\s)\s++)?(?:,\s*+)?\b(?:but|and|so|although|though
                      r"|,\s*+(?:where|and\s+there)\s++(?=I\s)"
                      r"|(?<!\s)\s++[—–-]\s++(?=(?:I|I'm|I've|my|My|we|we're|it's)\s)"
                      r"|,\s*+(?=(?:his|her|its|their)\s+name\b)"
+                     r"|,\s*+(?=(?:my\s+)?(?:fav|fave|favourite|favorite)\s)"
                      r"|,\s*+(?=(?:hate|detest|loathe|can't\s+stand|love|adore)\s+(?!(?:it|this|that|them|him|her|you)\b))"
                      r"|(?<=[^\W\d_])\s++(?=I\s+(?:finally|eventually)\s)"
                      r"|,\s*+(?:and\s++)?(?=" + _DROPPED_I_VERBS[:-3] + r")\s+(?:to|in|at|a|an|up|by)\b)"
@@ -3561,7 +3623,9 @@ class RuleExtractor:
         previous = asked = ""
         foreign_12 = bool(_FOREIGN_GATE_12.search(message.text))  # round 12: `_FOREIGN_GATE_12`
         needs_met: dict[Rule, bool] = {}  # round 10: each rule's `needs` read once per message, not once per clause
+        slots: set[str] = set()
         for n, (clause, statement_ok) in enumerate((c, not q) for c, q in clauses(message.text)):
+            named, slots = slots == {"name"}, set()  # round 13: the clause before gave the user's name and nothing else
             before, previous = previous, clause if statement_ok else ""
             heading, asked = asked, ((m := _ASKED.fullmatch(clause)) and m.group(1).lower()) or ""
             if not statement_ok or len(clause) > MAX_CLAUSE:
@@ -3569,7 +3633,6 @@ class RuleExtractor:
             if heading and (answer := _answer(heading, clause)):
                 _add(found, said, set(), message, answer, 0.75)
                 continue
-            slots: set[str] = set()
 
             def add(built, confidence: float, slots=slots, message=message) -> None:
                 _add(found, said, slots, message, built, confidence)
@@ -3595,7 +3658,8 @@ class RuleExtractor:
                 add(built, rule.confidence)
                 if rule.alone:
                     break
-            if n == 0 and not slots and (role := _opening_role(clause, message.text)):
+            opening = n == 0 or named  # round 13: "The name's Okechukwu. Metallurgist at BUA Sugar, based in Obajana"
+            if opening and not slots and (role := _opening_role(clause, message.text)):
                 add(role, 0.7)  # round 11: "goldsmith with my own little workshop in Eger", "pescatarian, though I cheat"
             if slots & {"job", "employer"} and "location" not in slots and (where := _WORK_IN.search(clause)):
                 if where.group(1) is None and (built := _work_place(where, 2, scoped=True)):
