@@ -2637,7 +2637,7 @@ def _engaged_13(m):
 _LOWER_AGE_UNITS_13 = (r"(?i:weeks?|days?|months?|hours?|hrs?|minutes?|mins?|seconds?|secs?|km|kms|miles?|percent|pages?|points?|"
                        r"pounds?|lbs?|kg|kgs|kilos?|stone|cm|feet|ft|inches|in|of|out|times?|quid|bucks|dollars?|euros?|rupees?|grand|"
                        r"k|episodes?|chapters?|levels?|games?|hands?|steps?|floors?|stops?|seats?|rows?|behind|ahead|down|up|short|over|"
-                       r"under|off|away|late|early|into|per|x|th|st|nd|rd|to|on|at|for|-|am|pm|o'clock)")
+                       r"under|off|away|late|early|into|per|x|th|st|nd|rd|to|on|at|for|-|am|pm|o'clock|m|meters?|metres?|yards?|yds|mi|mph)")
 
 
 def _origin_nationality_13(m):
@@ -2657,9 +2657,6 @@ RULES += [
          + NAME + r"(?:\s+(?i:and|&|n)\s+(?:I|me)\b|\s*$)", _kin_named_12, 0.75),
     # "im 38 divorsed no kids", "I'm 52 semi retired": an age before a word that is no unit ("I'm 5 minutes away" is none).
     Rule(r"(?i:I'm|I\s+am)\s+([1-9]\d)\s++(?!" + _LOWER_AGE_UNITS_13 + r"(?![\w'\-]))(?=[a-z])", _age, 0.7),
-    # "I'm an Eritrean hematologist living in Offenbach", "I'm a Korean adoptee": a nationality before a noun, or alone.
-    Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:an?|half|proudly|proud)\s+)?(" + UPPER + r"[a-z]{2,20})(?=\s+[a-z]|\s*(?:$|[,.!;]))",
-         lambda m: m.group(1).lower() in NATIONALITIES and _origin_nationality_13(m), 0.7),
     # "I'm in Loughborough for uni", "I'm in Leeds for my masters": a student's home.
     Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:now|currently|still)\s+)?(?i:in)\s+" + PLACE + r"\s+(?i:for)\s+(?:(?i:my)\s+)?(?i:uni|university|college|"
          r"school|studies|degree|masters|master's|phd|undergrad|grad\s+school|med\s+school|law\s+school|residency)\b", _for_uni_13, 0.75),
@@ -2681,6 +2678,10 @@ APPOSITIONS += [
     Apposition(r"(?:^|,\s*+|\b(?:I'm|I\s+am)\s+)(?:(?i:now|currently|also)\s+)?(?i:retraining|re-training|requalifying)\s+(?i:as)\s+"
                r"(?:(?i:an?)\s+)?" + _JOB_WORDS_EN_12 + r"(?=\s*(?:$|[,.!;(])|\s+(?i:at|in|with|and|but|now|after)\b)",
                lambda m: not _OTHER_HEAD.search(m.string, max(0, m.start() - 200), m.start()) and _role_as_12(m)),
+    # "I'm an Eritrean hematologist living in Offenbach", "I'm a Korean adoptee": a nationality before a noun (not alone:
+    # "I'm British." is no origin an older test lets through).
+    Apposition(r"\b(?:I'm|I\s+am)\s+(?:(?i:an?|half|proudly|proud)\s+)?(" + UPPER + r"[a-z]{2,20})(?=\s+[a-z])",
+               lambda m: m.group(1).lower() in NATIONALITIES and _origin_nationality_13(m), 0.7),
     # "on behalf of my father, Mr Horatio Penhaligon", "my mum, Mrs Adaeze Obi,": a relative named with a title.
     Apposition(r"\b(?i:my)\s+(" + RELATIVES + r"),?\s+" + HONORIFIC + r"\.?\s+" + NAME + r"(?=$|[\s,.!;])", _relative),
 ]
