@@ -78,7 +78,7 @@ FILLER = (r"^(?:(?i:oh|ah|well|also|actually|anyway|anyways|so|and|btw|by the wa
           r"heads up|heads-up|long story short|to be clear|for what it's worth|"
           r"(?:hi|hello|hey|dear)\s+(?:support|team|all|everyone|guys|folks|there|sir\s+or\s+madam|sir/madam|sir|madam)|"
           r"omg|ngl|tbh|lowkey|low-key|to\s+whom\s+it\s+may\s+concern|good\s+(?:morning|afternoon|evening)|please\s+be\s+advised\s+that|"
-          r"ya|yea|um|umm|uh|erm|hmm|alright|"
+          r"ya|yea|um|umm|uh|erm|hmm|alright|bro|bruh|dude|fam|guys|mate|lads|yall|y'all|folks|peeps|"
           r"namaste|hola|salut|bonjour|ciao|hallo|kia\s+ora|salaam|salam|shalom|merhaba|aloha|jambo|howdy|greetings|hiya|heya|"
           r"sawubona|habari|konnichiwa|olá|ola|oi|ahoj|hej|moin|servus|yo|"
           r"bom\s+dia|boa\s+tarde|buenos\s+días|buenos\s+dias|buongiorno|guten\s+tag|goddag|god\s+dag|"
@@ -594,7 +594,7 @@ def _proper(name: str) -> bool:
 
 RELATIVES = ("wife|husband|partner|spouse|sister|brother|daughter|son|mother|father|mom|mum|dad|cousin|"
              "grandmother|grandfather|grandma|grandpa|aunt|uncle|niece|nephew|fiancée?|fiancee?|girlfriend|boyfriend|"
-             "hubby|wifey|bf|gf|other\\s+half|stepson|stepdaughter|stepmother|stepfather|stepmom|stepmum|stepdad|stepsister|stepbrother|"
+             "hubby|wifey|bf|gf|other\\s+half|better\\s+half|significant\\s+other|stepson|stepdaughter|stepmother|stepfather|stepmom|stepmum|stepdad|stepsister|stepbrother|"
              "half-sister|half-brother|twin|sibling|granddaughter|grandson|mother-in-law|father-in-law|sister-in-law|"
              "brother-in-law|daughter-in-law|son-in-law|mommy|mama|mam|papa|daddy|granny|nana|grandad|granddad|"
              "godson|goddaughter|godmother|godfather|sis|bro|auntie|aunty|gran|nan|nanna|grandmom|grandpop|great-grandmother|great-grandfather|great-aunt|great-uncle|"
@@ -617,7 +617,7 @@ me i we you he she it they us him them this these those
 
 
 # Short and pet forms said for the same relative.
-RELATIVE_FORMS = {"other half": "partner", "bf": "boyfriend", "gf": "girlfriend", "hubby": "husband", "wifey": "wife", "fiance": "fiancé",
+RELATIVE_FORMS = {"other half": "partner", "better half": "partner", "significant other": "partner", "bf": "boyfriend", "gf": "girlfriend", "hubby": "husband", "wifey": "wife", "fiance": "fiancé",
                   "fiancee": "fiancée", "sis": "sister", "bro": "brother", "auntie": "aunt", "aunty": "aunt", "gran": "grandma", "nan": "grandma",
                   "nanna": "grandma", "grandmom": "grandma", "grandpop": "grandpa", "granny": "grandma", "nana": "grandma", "grandad": "grandpa", "granddad": "grandpa",
                   "lola": "grandma", "lolo": "grandpa", "babcia": "grandma", "dziadek": "grandpa", "halmeoni": "grandma",
@@ -1143,7 +1143,8 @@ RULES = [
     Rule(r"(?i:I\s+(?:work|am\s+working|'m\s+working)\s+in)\s+((?i:" + FIELDS + r"))\s*(?:$|[,.!;]|\s+(?:at|for|now|these)\b)",
          _field, 0.8),
     Rule(r"(?i:I\s+(?:run|own|manage|co-own|started)|I've\s+(?:started|opened)|I\s+opened)\s+((?i:an?|my\s+own|a\s+small|a\s+little))\s+"
-         r"((?:[a-z][\w\-]*\s+){0,2}?(?i:" + BUSINESSES + r"))(?=\s*(?:$|[,.!;])|\s+(?i:in|at|on|with|called|named|for|since|near|downtown|here|there|now|"
+         r"((?:(?i:small|little|tiny|family|local|independent|busy|new|second-hand|vintage|mobile|online|boutique)\s+)?"
+         r"(?:[a-z]++\s+(?=(?i:shop|studio|store|workshop|business|company|agency|farm|clinic|practice|firm|bar|truck)\b))?(?i:" + BUSINESSES + r"))(?=\s*(?:$|[,.!;])|\s+(?i:in|at|on|with|called|named|for|since|near|downtown|here|there|now|"
          r"of|and|together|from|just|outside|right|by|off|over)\b)", _business, 0.75),
     Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:now|currently|happily|semi-|recently)\s*)?((?i:retired|unemployed|self[\s\-]employed|"
          r"between\s+jobs|a\s+stay[\s\-]at[\s\-]home\s+(?:mom|mum|dad|parent)|a\s+full[\s\-]time\s+(?:mom|mum|dad|parent)|on\s+parental\s+leave))"
@@ -1241,7 +1242,7 @@ RULES = [
     # Round 11: "my son's name is Kojo not Kwame".
     Rule(r"(?i:my)\s+(" + RELATIVES + r")(?:'?s\s+name\s+is|(?:\s+is|'s)\s+(?:named|called)|\s+is)\s+"
          r"(?:(?i:actually|really|now|still)\s+)?" + NAME
-         + r"\s*(?:$|[,.!;]|\s+(?i:and|but)\s+(?i:she|he|they|she's|he's|they're|we|we've|we're)\b|\s+(?i:not)\s+(?=" + UPPER + r"))",
+         + r"\s*(?:$|[,.!;]|\s+(?i:and|but)\s+(?i:she|he|they|she's|he's|they're|we|we've|we're|yes|yeah|no|so)\b|\s+(?i:not)\s+(?=" + UPPER + r"))",
          _relative, 0.85),
     # "my wife Dana and I adopted…" is split before "I…": "my wife Dana" is then the whole clause.
     Rule(r"(?i:my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)("
@@ -1258,7 +1259,7 @@ RULES = [
     Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|we\s+have\s+got)\s+(?:(?i:two|three|four|2|3|4)\s+(?:(?i:little|young|small|grown-up|grown|teenage|adult|older|younger|twin)\s+)?|"
          r"(?i:twin)\s+)((?i:"
          + PLURALS + r")),?\s+" + NAME + r"(?:,\s+" + NAME + r")?,?\s+(?i:and)\s+" + NAME + r"\s*(?:$|[.!;,])", _several, 0.85),
-    Rule(r"(?i:my|our)\s+((?i:kids|children|" + PLURALS + r"))\s+(?i:are)\s+(?:(?i:called|named)\s+)?" + NAME
+    Rule(r"(?i:my|our)\s+(?:(?i:two|three|four|2|3|4)\s+)?((?i:kids|children|" + PLURALS + r"))\s+(?i:are)\s+(?:(?i:called|named)\s+)?" + NAME
          + r"(?:,\s+" + NAME + r")?,?\s+(?i:and)\s+" + NAME + r"\s*(?:$|[.!;,])", _kids_are, 0.85),
     Rule(r"(?i:my|our)\s+((?i:kids|children|" + PLURALS + r")),\s+" + NAME + r"(?:,\s+" + NAME + r")?,?\s+(?i:and)\s+"
          + NAME + r",", _kids_are, 0.8),
@@ -1293,7 +1294,7 @@ RULES = [
     Rule(r"(?i:I\s+(?:much\s+|really\s+|generally\s+)?prefer)\s+" + r"([a-z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30}){0,2})"
          + r"\s+(?i:over|to|rather\s+than)\s+([a-z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30}){0,2})\s*(?:$|[,.!;])",
          _prefer, 0.8),
-    Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:a\s+|strictly\s+|fully\s+)?([a-z\-]+)"
+    Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been|we've\s+been|we\s+have\s+been)\s+(?:a\s+|strictly\s+|fully\s+)?([a-z\-]+)"
          r"\s*(?:$|[,.!]|\s+now\b|\s+these\s+days\b|\s+since\b|\s+for\b|\s+(?:and|but)\b)", _diet, 0.85),
     Rule(r"(?i:my\s+birthday\s+is(?:\s+on)?)\s+" + REST, _birthday, 0.9),
     Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s+(?i:years\s+old|yrs\s+old|year\s+old)", _age, 0.9),
@@ -1716,7 +1717,7 @@ def _in_place(m):
 # Vehicles one drives for work ("I drive a tram for the city", "I drive a taxi in Accra").
 WORK_VEHICLES = (r"bus|tram|taxi|cab|forklift|ambulance|train|tuk-tuk|rickshaw|crane|lorry|HGV|minibus|school\s+bus|"
                  r"delivery\s+van|truck|trolleybus|streetcar|bulldozer|digger|excavator|tractor|combine|matatu|boda|"
-                 r"ice\s+cream\s+van|fire\s+engine|snowplough|snowplow|street\s+sweeper|garbage\s+truck|bin\s+lorry")
+                 r"ice\s+cream\s+van|milk\s+float|coach|tow\s+truck|dustcart|refuse\s+truck|jeepney|danfo|keke|okada|fire\s+engine|snowplough|snowplow|street\s+sweeper|garbage\s+truck|bin\s+lorry")
 
 
 def _drive_for_work(m):
@@ -1836,8 +1837,12 @@ RULES += [
     # Jobs: "beekeeper by trade", "I drive a tram for the city", "GIS specialist at Wärtsilä", "I'm cabin crew for X".
     Rule(r"((?:[A-Za-z\-]+\s+){0,2}[A-Za-z\-]+)\s+(?i:by\s+(?:trade|profession))(?=\s*(?:$|[,.!;]))", _job_by_trade, 0.75),
     Rule(r"(?i:I)\s+(?i:drive)\s+(?i:an?|the)\s+((?i:" + WORK_VEHICLES + r"))(?=\s+(?i:for)\s+(?!(?i:fun|pleasure|a\s+hobby|my|the\s+kids|"
-         r"kicks|free)\b)|\s+(?i:in|around|across)\s+" + UPPER + r"|\s+(?i:on\s+(?:route|the\s+\w+\s+line)|nights|night\s+shifts)\b)",
+         r"kicks|free)\b)|\s+(?i:in|around|across)\s+" + UPPER + r"|\s+(?i:on\s+(?:route|the\s+\w+\s+line)|nights|night\s+shifts)\b"
+         # round 13: "i drive a lorry between dover and glasgow", "I drive a bus." (a vehicle no one drives for fun)
+         r"|\s+(?i:between|across|all\s+over|up\s+and\s+down|long[\s\-]haul|for\s+a\s+living|full[\s\-]time|part[\s\-]time)\b)",
          _drive_for_work, 0.75),
+    Rule(r"(?i:I)\s+(?i:drive)\s+(?i:an?)\s+((?i:bus|tram|taxi|cab|forklift|lorry|HGV|minibus|milk\s+float|ambulance|school\s+bus|"
+         r"bin\s+lorry))\s*+(?:$|[,.!;])", _drive_for_work, 0.75),
     Rule(r"((?:[A-Za-z\-]+\s+){0,3}?[A-Za-z\-]+)\s+(?i:at|for|with)\s+(?:the\s+)?" + ORG + r"(?=\s*(?:$|[,.!;]))", _bare_job_at, 0.7,
          needs=r"^\W*(?:[A-Za-z\-]+\s+){0,3}[A-Za-z\-]+\s+(?i:at|for|with)\s+(?:the\s+)?" + UPPER),
     Rule(r"(?i:I'm|I\s+am)\s+((?:[a-z\-]+\s+)?(?i:crew|staff|master|sweep|owner|lady|guard|worker|surgeon))"
@@ -2134,7 +2139,7 @@ APPOSITIONS = [
                _relative),
     # "our son Leo": a child or a grandparent is the user's too ("our wife" is no phrase).
     Apposition(r"\b(?i:our)\s+(?i:(?:little\s+|older\s+|younger\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)("
-               r"(?i:daughter|son|grandmother|grandfather|grandma|grandpa))\s+" + NAME + r"(?=$|[\s,.!;])", _relative),
+               r"(?i:daughter|son|grandmother|grandfather|grandma|grandpa|mum|mom|mam|dad|mother|father))\s+" + NAME + r"(?=$|[\s,.!;])", _relative),
 ]
 APPOSITIONS += FOREIGN_APPOSITIONS
 
@@ -2621,6 +2626,68 @@ APPOSITIONS += [
 ]
 
 
+# Round 13 (issue 13), English phrasing families read from fresh10's tuning part, each written as new sentences first
+# (tests/background/test_fact_phrasings.py, test_round_13_…).
+def _engaged_13(m):
+    name = m.group(1)
+    if not _proper(name) or name.split()[0].lower() in NOT_NAMES | NOT_INTRO:
+        return None
+    return "family:spouse", f"User is engaged to {name}"
+
+
+_LOWER_AGE_UNITS_13 = (r"(?i:weeks?|days?|months?|hours?|hrs?|minutes?|mins?|seconds?|secs?|km|kms|miles?|percent|pages?|points?|"
+                       r"pounds?|lbs?|kg|kgs|kilos?|stone|cm|feet|ft|inches|in|of|out|times?|quid|bucks|dollars?|euros?|rupees?|grand|"
+                       r"k|episodes?|chapters?|levels?|games?|hands?|steps?|floors?|stops?|seats?|rows?|behind|ahead|down|up|short|over|"
+                       r"under|off|away|late|early|into|per|x|th|st|nd|rd|to|on|at|for|-|am|pm|o'clock|m|meters?|metres?|yards?|yds|mi|mph)")
+
+
+def _origin_nationality_13(m):
+    return "origin", f"User is {m.group(1)}"
+
+
+def _for_uni_13(m):
+    return _location(_Groups(m.group(1)))
+
+
+RULES += [
+    # "got engaged to Rosamund last night!!!", "I just got engaged to Tomasz".
+    Rule(r"(?:(?i:I|we)\s+)?(?:(?i:just|finally|recently|officially)\s+)?(?i:got)\s+(?i:engaged)\s+(?i:to)\s+" + NAME + r"(?=$|[\s,.!;])",
+         _engaged_13, 0.8),
+    # "hubby Cosimo and I hve been vegetarian…", "wifey Dana and me": a spouse named before "and I", the "my" left out.
+    Rule(r"((?i:hubby|wifey|husband|wife|fiancée|fiancé|fiancee|fiance|boyfriend|girlfriend|bf|gf|other\s+half|better\s+half|partner))\s+"
+         + NAME + r"(?:\s+(?i:and|&|n)\s+(?:I|me)\b|\s*$)", _kin_named_12, 0.75),
+    # "im 38 divorsed no kids", "I'm 52 semi retired": an age before a word that is no unit ("I'm 5 minutes away" is none).
+    Rule(r"(?i:I'm|I\s+am)\s+([1-9]\d)\s++(?!" + _LOWER_AGE_UNITS_13 + r"(?![\w'\-]))(?=[a-z])", _age, 0.7),
+    # "I'm in Loughborough for uni", "I'm in Leeds for my masters": a student's home.
+    Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:now|currently|still)\s+)?(?i:in)\s+" + PLACE + r"\s+(?i:for)\s+(?:(?i:my)\s+)?(?i:uni|university|college|"
+         r"school|studies|degree|masters|master's|phd|undergrad|grad\s+school|med\s+school|law\s+school|residency)\b", _for_uni_13, 0.75),
+    # "joining platform as a compiler engineer", "joining the data team as an analyst": a team in lower case, then the job.
+    Rule(r"(?:(?i:I'm|I\s+am|I've|I\s+have|I)\s+)?(?:(?i:just|recently|officially)\s+)?(?:(?i:been)\s+)?(?i:joining|joined)\s+"
+         r"(?:(?i:the)\s+)?[a-z][a-z\-]{1,20}(?:\s+(?i:team|squad|group|crew|org|department))?\s+(?i:as)\s+(?:(?i:an?|the|our|your)\s+)?"
+         + _JOB_WORDS_EN_12 + r"(?=\s*(?:$|[,.!;(])|\s+(?i:on|in|at|for|with|since|and|but|from|last|this|today)\b)", _role_as_12, 0.75),
+    # "fav colour mauve, fav snack samphire crisps": a favourite with no verb.
+    Rule(r"(?i:(?:all-time\s+)?(?:favorite|favourite|fav|fave))\s+((?i:colou?r|food|snack|drink|band|singer|artist|song|film|movie|"
+         r"book|author|show|series|game|sport|team|season|animal|flower|fruit|dessert|meal|dish|city|place|holiday|cuisine|beer|wine|"
+         r"cheese|biscuit|cake|number|word|podcast|anime|player|club|tea|coffee|sweet|candy|crisps|chips))\s+([a-z][\w'\-]*(?:\s+[a-z][\w'\-]*){0,2})"
+         r"(?=\s*(?:$|[,.!;]))", lambda m: m.group(2).split()[0].lower() not in ("is", "are", "was", "has", "of", "to", "for", "ever", "and", "at", "in",
+                                                                             "the", "a", "an", "would", "will", "lost", "won", "just", "got",
+                                                                             "has", "had", "always", "never", "sucks", "plays", "played")
+         and _favorite(m), 0.75),
+]
+APPOSITIONS += [
+    # "formerly a loss adjuster, now retraining as an embalmer", "I'm retraining as a plumber" (not after someone else).
+    Apposition(r"(?:^|,\s*+|\b(?:I'm|I\s+am)\s+)(?:(?i:now|currently|also)\s+)?(?i:retraining|re-training|requalifying)\s+(?i:as)\s+"
+               r"(?:(?i:an?)\s+)?" + _JOB_WORDS_EN_12 + r"(?=\s*(?:$|[,.!;(])|\s+(?i:at|in|with|and|but|now|after)\b)",
+               lambda m: not _OTHER_HEAD.search(m.string, max(0, m.start() - 200), m.start()) and _role_as_12(m)),
+    # "I'm an Eritrean hematologist living in Offenbach", "I'm a Korean adoptee": a nationality before a noun (not alone:
+    # "I'm British." is no origin an older test lets through).
+    Apposition(r"\b(?:I'm|I\s+am)\s+(?:(?i:an?|half|proudly|proud)\s+)?(" + UPPER + r"[a-z]{2,20})(?=\s+[a-z])",
+               lambda m: m.group(1).lower() in NATIONALITIES and _origin_nationality_13(m), 0.7),
+    # "on behalf of my father, Mr Horatio Penhaligon", "my mum, Mrs Adaeze Obi,": a relative named with a title.
+    Apposition(r"\b(?i:my)\s+(" + RELATIVES + r"),?\s+" + HONORIFIC + r"\.?\s+" + NAME + r"(?=$|[\s,.!;])", _relative),
+]
+
+
 # After a possessive, these say the pet or relative is gone ("Our old cat Felix died last year").
 _DECEASED = re.compile(r",?\s*+(?:(?i:who|sadly|unfortunately|recently|just|has|had)\s+){0,2}(?i:died|passed(?:\s+away|\s+on)?|"
                        r"was\s+put\s+down|is\s+(?:gone|no\s+more)|crossed\s+the\s+rainbow\s+bridge|RIP|rest(?:s|ed)?\s+in\s+peace)\b")
@@ -2694,6 +2761,8 @@ _CLAUSE = re.compile(r"(?:(?<!\s)\s++)?(?:,\s*+)?\b(?:but|and|so|although|though
                      r"|,\s*+(?:where|and\s+there)\s++(?=I\s)"
                      r"|(?<!\s)\s++[—–-]\s++(?=(?:I|I'm|I've|my|My|we|we're|it's)\s)"
                      r"|,\s*+(?=(?:his|her|its|their)\s+name\b)"
+                     r"|,\s*+(?=(?:my\s+)?(?:fav|fave|favourite|favorite)\s)"
+                     r"|,\s*+(?=(?:hate|detest|loathe|can't\s+stand|love|adore)\s+(?!(?:it|this|that|them|him|her|you)\b))"
                      r"|(?<=[^\W\d_])\s++(?=I\s+(?:finally|eventually)\s)"
                      r"|,\s*+(?:and\s++)?(?=" + _DROPPED_I_VERBS[:-3] + r")\s+(?:to|in|at|a|an|up|by)\b)"
                      r"|(?:,\s*+(?:and\s++|but\s++)?|(?<!\s)\s++(?:and|but)\s++)(?=(?:(?:now|also|still)\s+)?(?:live|work|stay|reside)\s+(?:in|at|for|as)\b|(?:(?:then|later|now)\s+)?(?:moved|relocated)\s+(?:back\s+)?to\b)"
@@ -2879,9 +2948,10 @@ def _recapitalise(text: str) -> str:
 
 # Chat tags at the end of a clause say nothing about it: "I'm vegan btw", "my names Tavita lol".
 # Linear time: the run of spaces or commas before the tag is taken from its start, possessively.
-_CHAT_TAIL = re.compile(r"(?<![,\s])[,\s]++(?i:btw|tbh|lol|lmao|haha+|fyi|fwiw|imo|imho|ngl)(?=\s*+(?:$|[.,!?;\n]))")
+_CHAT_TAIL = re.compile(r"(?<![,\s])[,\s]++(?i:btw|by\s+the\s+way|tbh|lol|lmao|haha+|fyi|fwiw|imo|imho|ngl)(?=\s*+(?:$|[.,!?;\n]))")
 
 
+_BASED_OUT_OF = re.compile(r"(?<![\w'])based\s++out\s++of(?=\s)")
 _WITH = re.compile(r"(?<![\w/])w/\s*+(?=\w)")  # "obsessed w/ kimchi"
 # Round 9: punctuation said aloud in dictation ("my name is Ugochi comma I live in Nsukka full stop"), not
 # after a word that makes it a noun ("a comma", "the full stop"); a title's full stop ("Dr. Rahel", "St. Albans").
@@ -3001,6 +3071,8 @@ def normalize(text: str) -> str:
     if "love love" in text.lower() or "like like" in text.lower():
         text = _REPEATED_VERB.sub(r"\1", text)  # round 12: "love love love dim sum"
     text = _CHAT_TAIL.sub("", text)
+    if "out of" in text:
+        text = _BASED_OUT_OF.sub("based in", text)  # round 13: "based out of Ludlow"
     if "w/" in text:
         text = _WITH.sub("with ", text)
     if " m" in text:
@@ -3553,7 +3625,9 @@ class RuleExtractor:
         previous = asked = ""
         foreign_12 = bool(_FOREIGN_GATE_12.search(message.text))  # round 12: `_FOREIGN_GATE_12`
         needs_met: dict[Rule, bool] = {}  # round 10: each rule's `needs` read once per message, not once per clause
+        slots: set[str] = set()
         for n, (clause, statement_ok) in enumerate((c, not q) for c, q in clauses(message.text)):
+            named, slots = slots == {"name"}, set()  # round 13: the clause before gave the user's name and nothing else
             before, previous = previous, clause if statement_ok else ""
             heading, asked = asked, ((m := _ASKED.fullmatch(clause)) and m.group(1).lower()) or ""
             if not statement_ok or len(clause) > MAX_CLAUSE:
@@ -3561,7 +3635,6 @@ class RuleExtractor:
             if heading and (answer := _answer(heading, clause)):
                 _add(found, said, set(), message, answer, 0.75)
                 continue
-            slots: set[str] = set()
 
             def add(built, confidence: float, slots=slots, message=message) -> None:
                 _add(found, said, slots, message, built, confidence)
@@ -3587,7 +3660,8 @@ class RuleExtractor:
                 add(built, rule.confidence)
                 if rule.alone:
                     break
-            if n == 0 and not slots and (role := _opening_role(clause, message.text)):
+            opening = n == 0 or named  # round 13: "The name's Okechukwu. Metallurgist at BUA Sugar, based in Obajana"
+            if opening and not slots and (role := _opening_role(clause, message.text)):
                 add(role, 0.7)  # round 11: "goldsmith with my own little workshop in Eger", "pescatarian, though I cheat"
             if slots & {"job", "employer"} and "location" not in slots and (where := _WORK_IN.search(clause)):
                 if where.group(1) is None and (built := _work_place(where, 2, scoped=True)):

@@ -1478,3 +1478,56 @@ def test_round_12_classes(text, expected):
 ])
 def test_round_12_still_skips_other_people_negations_pasts_quotes_and_forwarded_mail(text):
     assert extract(text) == set()
+
+
+# Round 13 (issue 13): English phrasing families read from fresh10's tuning part, written as new sentences (none is a
+# line of any set), each with the exact facts it gives.
+@pytest.mark.parametrize("text, expected", [
+    ('dude I just got engaged to Marisol!!', {('family:spouse', 'User is engaged to Marisol')}),
+    ('hubby Tarquin and I run a deli', {('family:spouse', "User's husband is Tarquin")}),
+    ('my better half, Ingrid, hates my cooking', {('family:spouse', "User's partner is Ingrid")}),
+    ('our two dogs are Pesto and Fudge', {('pet:pesto', 'User has a dog named Pesto'), ('pet:fudge', 'User has a dog named Fudge')}),
+    ('we moved here to be near our mum Philippa', {('family:mother', "User's mum is Philippa")}),
+    ("i'm 44 married with three kids", {('age', 'User is 44 years old')}),
+    ("I'm 61 semi retired", {('age', 'User is 61 years old')}),
+    ("I'm a Ghanaian midwife based out of Croydon", {('job', 'User works as a Ghanaian midwife'), ('location', 'User lives in Croydon'),
+                                                     ('origin', 'User is Ghanaian')}),
+    ("I'm in Dundee for uni", {('location', 'User lives in Dundee')}),
+    ('formerly a chef, now retraining as a plumber', {('job', 'User works as a plumber')}),
+    ('joining the payments squad as a backend engineer', {('job', 'User works as a backend engineer')}),
+    ('fave band idles, fave food jollof', {('favorite:band', "User's favorite band is idles"), ('favorite:food', "User's favorite food is jollof")}),
+    ("we've been vegan since 2019", {('diet', 'User is vegan')}),
+    ('I drive a forklift', {('job', 'User drives a forklift for work')}),
+    ('i drive a taxi all over Leeds by the way', {('job', 'User drives a taxi for work')}),
+    ('I love hiking, hate crowds', {('preference:hiking', 'User likes hiking'), ('preference:crowd', 'User dislikes crowds')}),
+    ('Please send the form to my mum, Mrs Folasade Adeyemi.', {('family:mother', "User's mum is Folasade Adeyemi")}),
+    ("The name's Dorota. Welder at Stocznia Gdańsk, based in Gdynia", {('name', "User's name is Dorota"), ('job', 'User works as a welder'),
+                                                                       ('location', 'User lives in Gdynia')}),
+    ("My husband's name is Kofi and yes, he cooks", {('family:spouse', "User's husband is Kofi")}),
+    ('I run a small pottery studio in Whitby', {('location', 'User lives in Whitby'), ('job', 'User runs a small pottery studio')}),
+])
+def test_round_13_classes(text, expected):
+    assert extract(text) == expected
+
+
+# Negatives of the same shapes: someone else engaged or retraining, an age before a unit, a negated nationality, a
+# favourite team that did something, a truck that may be the user's own car, a past, a hypothetical, a business noun
+# that is no business.
+@pytest.mark.parametrize("text", [
+    'my sister just got engaged to Marco',
+    "I'm 5 minutes away",
+    'im 20 mins late',
+    "I'm 30 weeks pregnant",
+    "I'm not Nigerian",
+    'my brother is retraining as a plumber',
+    'my favourite team lost again',
+    'I drive a truck',
+    'I used to drive a bus',
+    "my friend's hubby Carlos and I argued",
+    'if I got engaged to Sam',
+    'my colleague is in Leeds for uni',
+    'I run a lot of errands at the shop',
+    'if I were Nigerian',
+])
+def test_round_13_still_skips_other_people_negations_pasts_and_hypotheticals(text):
+    assert extract(text) == set()

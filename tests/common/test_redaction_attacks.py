@@ -464,7 +464,14 @@ def test_the_access_log_of_a_real_uvicorn_keeps_no_key_nor_client_token(uvicorn_
                                   "34, married to the " * 5_000, "Ana, 34, 2 sons Ana and " * 4_000, "Ana, 34, Oslo based, " * 4_000,
                                   "Bursa'da öğretmen" * 6_000, "Szegeden " * 10_000, "Dhaka te " * 11_000,
                                   "Chennai la " * 9_000, "dar Shiraz " * 9_000, "Bilbon bizi " * 8_000, "two cats (Ana and " * 5_000,
-                                  "with a cat named " * 6_000, "Bio: 34. " * 10_000, "x. " * 30_000, "ek werk as 'n " * 7_000])
+                                  "with a cat named " * 6_000, "Bio: 34. " * 10_000, "x. " * 30_000, "ek werk as 'n " * 7_000,
+                                  # Round 13: English families (engaged, kin before "and I", lower-case ages, nationalities,
+                                  # for uni, retraining / joining as, favourites with no verb, titled relatives, vehicles).
+                                  "got engaged to " * 8_000, "hubby Ana and " * 8_000, "im 38 " * 16_000, "I'm a Ghanaian " * 7_000,
+                                  "I'm in Oslo for " * 7_000, ", now retraining as a " * 5_000, "joining the x squad as " * 5_000,
+                                  "fav colour " * 9_000, "fav colour the, " * 6_000, "my mum, Mrs " * 9_000,
+                                  "I drive a lorry " * 7_000, "based out of " * 8_000, "love it, hate it, " * 6_000,
+                                  "our two cats are " * 6_000, "I run a small " * 8_000, "bro " * 25_000])
 def test_100_kb_of_adversarial_user_text_does_not_stall_the_fact_rules(text):
     from memories.facts.base import UserMessage
     from memories.facts.rules import RuleExtractor
