@@ -337,6 +337,19 @@ def _access_path(path: Any) -> Any:
     return head + "?" + "&".join(f"{name}=[redacted]" if sep else name for name, sep, _ in parts)
 
 
+class OneLineFilter(logging.Filter):
+    """Logging filter: the record without its traceback, one line. For events an outsider sets off at
+    will, whose traceback says nothing new: Django logs every request with a Host header outside
+    ALLOWED_HOSTS (`django.security.DisallowedHost`, answered 400) at ERROR with the whole stack,
+    ~40 lines a request, so anyone could flood the log by sending bad Host headers."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.exc_info = None
+        record.exc_text = None
+        record.stack_info = None
+        return True
+
+
 class RedactingFilter(logging.Filter):
     """Logging filter: the same secret redaction on every record's final message.
 

@@ -321,7 +321,8 @@ THREADLESS_ACCESS_LOG = envbool("THREADLESS_ACCESS_LOG", True)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"redact": {"()": "common.redaction.RedactingFilter"}},
+    "filters": {"redact": {"()": "common.redaction.RedactingFilter"},
+                "one_line": {"()": "common.redaction.OneLineFilter"}},
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {
         "console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["redact"]},
@@ -330,6 +331,9 @@ LOGGING = {
     "loggers": {
         "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
         "django.db.backends": {"level": "WARNING"},
+        # A bad Host header (400): one line, not Django's traceback per request.
+        "django.security.DisallowedHost": {"handlers": ["console"], "level": "WARNING", "filters": ["one_line"],
+                                           "propagate": False},
         # uvicorn installs its own handlers (no filter) before the app loads; these replace them,
         # so the access log (`?key=…`, `client_token=…`) goes through the same redaction. No level
         # here: uvicorn's --log-level still decides what is written. No handler when it is off:
