@@ -11,6 +11,7 @@ calls on a thread pool of the product's size, run by the same server and process
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sqlite3
@@ -68,15 +69,11 @@ def _insert(memory: str, message: dict) -> None:
     if PG:
         with conn.transaction():
             conn.execute(sql, row)
-    elif WRITER_LOCK is not None:
-        with WRITER_LOCK:
+    else:
+        with WRITER_LOCK or contextlib.nullcontext():
             conn.execute("BEGIN IMMEDIATE")
             conn.execute(sql, row)
             conn.execute("COMMIT")
-    else:
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute(sql, row)
-        conn.execute("COMMIT")
 
 
 def _rows(memory: str):
