@@ -12,10 +12,10 @@ at most), 4·SPREAD_FROM = 120 neighbour rows by (memory, seq) (two each side), 
 an embedding provider one query embedding plus embeddings.DENSE_SCAN_CAP stored vectors and
 recall.FUSE_DEPTH = 120 rows by (memory, seq).
 The recall block is RECALL_SHARE of what the budget leaves after the new messages and facts
-(150..2,000 tokens; RECALL_LOOKBACK_SHARE when the question looks back), up to RECALL_MAX_SNIPPETS
-snippets, each message shown whole up to RECALL_WHOLE_CHARS, and counts inside the budget; a snippet
-said word for word by an earlier-listed one is left out (its room goes to the next distinct one),
-and so is a hit the window shows. The snippets are chosen best first and listed in the order they
+(150..2,000 tokens; RECALL_LOOKBACK_SHARE when the question looks back, but never the window's
+newest exchange), up to RECALL_MAX_SNIPPETS snippets, each message shown whole up to
+RECALL_WHOLE_CHARS, and counts inside the budget; a snippet said word for word by an earlier-listed
+one is left out (its room goes to the next distinct one), and so is a hit the window shows. The snippets are chosen best first and listed in the order they
 were said, as "- role: text" under one heading per day (the date once, not on every line: at a
 small budget that is room for more of them). Room the block leaves goes back to the window. At most three
 fits of the window (the usual one, the looking-back one, the grown one), each one or two reads of
@@ -53,7 +53,8 @@ RECALL_WHOLE_CHARS = 1000
 # decorate@2000 0.825 / 0.833 / 0.833 / 0.830 (0.817 at 0.7) with the date on every recalled line;
 # with a heading per day (round 11) 0.85 / 0.9 / 0.93 / 0.95 / 0.97 / 0.99 → 0.830 / 0.833 / 0.838 /
 # 0.843 / 0.841 / 0.843 (off), 0.9 / 0.93 / 0.95 / 0.99 → 0.872 / 0.877 / 0.877 / 0.877 (local).
-# The window keeps the newest ~5 % (about the last exchange at 2,000 tokens) and the new messages.
+# The window keeps the newest ~5 % (about the last exchange at 2,000 tokens) and the new messages,
+# and never less than the newest exchange the usual window holds (at 250-400 tokens 5 % is no turn).
 RECALL_LOOKBACK_SHARE = 0.95
 # The room the block leaves unused goes back to the window (one more read of it) when that adds at
 # least this share of the window's tokens (so never at large budgets, where it would add little).
@@ -144,6 +145,12 @@ def recall_token_cap(budget_tokens: int, share: float | None = None) -> int:
 
 def _recall_line(hit: dict) -> str:
     return f"- {hit['role']}: {hit['snippet']}"
+
+
+def _last_turn_tokens(history: list[dict]) -> int:
+    """The tokens of the newest turn in `history` (its last user message and what follows it)."""
+    start = next((i for i in range(len(history) - 1, -1, -1) if history[i].get("role") == "user"), len(history))
+    return sum(message_tokens(m) for m in history[start:])
 
 
 def _day_line(date: str) -> str:
@@ -341,7 +348,11 @@ def context_build(
             # search over all the history before the new messages tells: its hits inside the
             # window that is kept are left out of the block (the window shows them whole).
             hits = _recall_hits(memory, query, before_seq, query_vector)
-            if hits and outside is not None and hits[0]["seq"] < outside:
+            # The newest exchange stays in the window whatever the share: the block grows only into
+            # what is left after it (and its failures), so the model still sees what it just said.
+            lookback_cap = min(lookback_cap, budget_tokens - new_tokens - facts_tokens
+                               - _last_turn_tokens(window.messages) - failures_tokens)
+            if hits and outside is not None and hits[0]["seq"] < outside and lookback_cap > recall_cap:
                 recall_cap = lookback_cap
                 window, digests, failures_text, failures_tokens = fit(new_tokens + facts_tokens + recall_cap)
                 outside = window.first_seq if window.first_seq is not None else before_seq

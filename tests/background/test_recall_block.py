@@ -1,8 +1,9 @@
 """decorate's recall block and the window around it (memories.context): the whole request fits the
-budget, the window keeps the newest turns unless the question looks back, a tool call stays with its
-result, no message is shown twice, recalled messages are shown whole, the block takes more snippets
-when the question looks back and they fit, room the block leaves goes back to the window, and the
-block lists what it recalls in the order it was said, each day's date written once."""
+budget, the window keeps the newest turns unless the question looks back (and then still the newest
+exchange), a tool call stays with its result, no message is shown twice, recalled messages are shown
+whole, the block takes more snippets when the question looks back and they fit, room the block
+leaves goes back to the window, and the block lists what it recalls in the order it was said, each
+day's date written once."""
 
 from __future__ import annotations
 
@@ -101,6 +102,16 @@ def test_a_question_that_looks_back_gives_the_recall_block_more_of_the_budget(me
     assert len(looking_back.recalled) > len(usual.recalled)
     assert 0 < looking_back.history_count < usual.history_count  # the newest turns stay, fewer of them
     assert "pier 7 in Split" in looking_back.context_text
+
+
+def test_a_question_that_looks_back_still_shows_the_newest_exchange(memory):
+    stored = [(role, content) for _, role, content in _history(memory)]
+    newest = stored[-2:]  # "For dinner let's try Konoba Fetivi…" and its reply
+    for budget in BUDGETS:
+        ctx = _ask(memory, LOOKS_BACK, budget)
+        assert [(m["role"], m["content"]) for m in ctx.messages[-3:-1]] == newest, budget
+        if 250 <= budget <= 2000:  # the history does not fit whole: the block still recalls the answer
+            assert "pier 7 in Split" in ctx.context_text, budget
 
 
 def test_no_message_is_shown_twice(memory):
