@@ -21,12 +21,19 @@ dimension), so a model change never mixes spaces: vectors of another model are i
 and replaced in the background (`backfill`, bounded chunks). `VectorStore` is the one interface
 to them, so a pgvector column and index can take over later.
 
-Each committed message has one vector, of its own text alone (round 10 measured a message embedded
-with the turn before it: docs/benchmarks.md §7, not kept).
+Each committed message has one row: the vector of its own text and, when it says two or more
+sentences of three words or more, up to PIECE_MAX more, one per sentence, each prefixed by the
+speaker the message opens with ("Ana: …", as a multi-party chat stores its turns). A message's
+closeness to a query is (1 − PIECE_SHARE)·cosine(whole) + PIECE_SHARE·max(cosine of whole and
+pieces): one sentence of a long turn can answer a question the whole turn's vector dilutes (round 14,
+docs/benchmarks.md §7; round 10 measured a message embedded with the turn before it, not kept).
+The row layout is part of the model key (`LAYOUT`), so a layout change re-embeds in the background
+like a model change.
 
-`nearest` scans at most DENSE_SCAN_CAP newest vectors of a memory (older than a seq; one vector per
-message): a bound set by the index, not by the memory's size. `neighbourhood`'s
-`prev_share` (a reply scoring part of what it answers) works on those same scanned cosines.
+`nearest` scans at most DENSE_SCAN_CAP newest rows of a memory (older than a seq; one row per
+message, at most 1 + PIECE_MAX vectors each): a bound set by the index, not by the memory's size.
+`neighbourhood`'s `prev_share` (a reply scoring part of what it answers) works on those same
+scanned closenesses.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from __future__ import annotations
 import array
 import logging
 import math
+import re
 from typing import NamedTuple
 
 from django.conf import settings
@@ -52,7 +60,11 @@ from providers.embeddings import (  # re-exported: the clients live with the oth
 
 log = logging.getLogger("threadless.embeddings")
 
-DENSE_SCAN_CAP = 2000  # vectors read per dense search, newest first
+DENSE_SCAN_CAP = 2000  # rows (messages) read per dense search, newest first
+PIECE_MAX = 8  # sentence vectors per message besides its whole one
+PIECE_MIN_WORDS = 3  # shorter sentences are not embedded on their own
+PIECE_SHARE = 0.7  # of a message's closeness that its best piece decides (LoCoMo tune, dense only: 0.5 / 0.7 / 1.0)
+LAYOUT = "#pieces"  # what a row holds, in the model key: a change re-embeds like a model change
 BACKFILL_CHUNK = 500  # entries embedded per background step
 EMBED_BATCH = 64  # texts per provider request
 
@@ -102,15 +114,74 @@ def provider_for(project):
 
 
 def model_key(provider) -> str:
-    """What vectors are labelled with: provider and model, so two providers never mix spaces."""
-    return f"{provider.name}:{provider.model}"[:200]
+    """What vectors are labelled with: provider, model and row layout, so two never mix."""
+    return f"{provider.name}:{provider.model}"[:190] + LAYOUT
+
+
+# A sentence ends at . ! or ? followed by white space (a fixed look-behind: linear time).
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# "Ana: …", "Mary Jo: …": a message that opens with its speaker's name (1-3 capitalised words).
+_SPEAKER = re.compile(r"[A-Z][\w'’-]{0,30}(?: [A-Z][\w'’-]{0,30}){0,2}: ")
+
+
+def pieces(text: str) -> list[str]:
+    """The texts a message is embedded as: itself, then (when it says two or more sentences of
+    PIECE_MIN_WORDS words or more) each of its first PIECE_MAX sentences, prefixed by the speaker
+    the message opens with."""
+    opening = _SPEAKER.match(text)
+    speaker = opening.group(0) if opening else ""
+    sentences = [p for p in _SENTENCE_END.split(text[len(speaker):]) if len(p.split()) >= PIECE_MIN_WORDS]
+    if len(sentences) < 2:
+        return [text]
+    return [text] + [speaker + p for p in sentences[:PIECE_MAX]]
 
 
 # --- the store ---------------------------------------------------------------------------------
 
 
-def _pack(vector: list[float]) -> bytes:
-    return array.array("f", vector).tobytes()
+def _pack(vectors: list[list[float]]) -> bytes:
+    return b"".join(array.array("f", v).tobytes() for v in vectors)
+
+
+def _rows_of(vector) -> list:
+    """A put item's vectors: one vector (a list of floats) or a list of them (whole, then pieces)."""
+    return list(vector) if vector and isinstance(vector[0], (list, tuple, array.array)) else [vector]
+
+
+def closeness_of(blobs: list[bytes], query) -> list[float | None]:
+    """`closeness` of each stored row (float32 bytes: the whole vector, then the pieces') to a unit
+    query, None where the sizes do not fit: with numpy one copy of the rows' bytes read as one
+    matrix, no per-row conversion."""
+    width = 4 * len(query)
+    fits = [bool(width) and 0 < len(b) and not len(b) % width for b in blobs]
+    good = [b for b, fit in zip(blobs, fits, strict=True) if fit]
+    if not good:
+        return [None] * len(blobs)
+    try:
+        import numpy
+    except ImportError:
+        scores = [closeness(_unpack(b), query) for b in good]
+    else:
+        # einsum's own loop, not BLAS: a BLAS product this size wakes OpenBLAS's threads, which
+        # then spin and slow the process's next model call (the query's embedding) 2×.
+        every = numpy.einsum("ij,j->i", numpy.frombuffer(b"".join(good), dtype=numpy.float32).reshape(-1, len(query)),
+                             numpy.asarray(query, dtype=numpy.float32))
+        counts = numpy.fromiter((len(b) // width for b in good), dtype=numpy.int64, count=len(good))
+        starts = numpy.concatenate(([0], numpy.cumsum(counts)[:-1]))
+        scores = ((1 - PIECE_SHARE) * every[starts] + PIECE_SHARE * numpy.maximum.reduceat(every, starts)).tolist()
+    found = iter(scores)
+    return [next(found) if fit else None for fit in fits]
+
+
+def closeness(stored, query) -> float:
+    """A stored row's closeness to a unit query vector (pure Python; `neighbourhood` does the same
+    with numpy): (1 − PIECE_SHARE)·whole + PIECE_SHARE·max(whole, pieces). None when the sizes
+    do not fit."""
+    dim = len(query)
+    if not dim or not len(stored) or len(stored) % dim:
+        return None
+    cosines = [sum(a * b for a, b in zip(stored[i:i + dim], query, strict=True)) for i in range(0, len(stored), dim)]
+    return (1 - PIECE_SHARE) * cosines[0] + PIECE_SHARE * max(cosines)
 
 
 def _unpack(blob) -> array.array:
@@ -124,15 +195,16 @@ class VectorStore:
 
     @staticmethod
     def put(*, memory_id: str, model: str, items: list[tuple[int, int, list[float]]]) -> int:
-        """Store (entry_id, seq, vector) rows, replacing what those entries had."""
+        """Store (entry_id, seq, vector or [whole, *pieces]) rows, replacing what those entries had."""
         if not items:
             return 0
+        rows = [(e, s, _rows_of(v)) for e, s, v in items]
         with transaction.atomic():
-            RecallVector.objects.filter(entry_id__in=[e for e, _, _ in items]).delete()
+            RecallVector.objects.filter(entry_id__in=[e for e, _, _ in rows]).delete()
             RecallVector.objects.bulk_create([
-                RecallVector(entry_id=e, memory_id=memory_id, seq=s, model=model, dim=len(v), vector=_pack(v))
-                for e, s, v in items])
-        return len(items)
+                RecallVector(entry_id=e, memory_id=memory_id, seq=s, model=model, dim=len(vs[0]), vector=_pack(vs))
+                for e, s, vs in rows])
+        return len(rows)
 
     @staticmethod
     def missing(*, memory_id: str, model: str, limit: int) -> list[int]:
@@ -153,15 +225,17 @@ class VectorStore:
         return deleted
 
     @staticmethod
-    def of_entries(*, entry_ids: list[int], model: str) -> dict[int, array.array]:
-        """{entry_id: vector} of these entries for this model (those that have one)."""
+    def of_entries(*, entry_ids: list[int], model: str) -> dict[int, bytes]:
+        """{entry_id: float32 bytes} of these entries for this model (those that have one)."""
         rows = RecallVector.objects.filter(entry_id__in=entry_ids, model=model).values_list("entry_id", "vector")
-        return {entry_id: _unpack(blob) for entry_id, blob in rows}
+        return dict(rows)
 
     @staticmethod
     def vectors(*, memory_id: str, model: str, before_seq: int | None = None,
-                limit: int = DENSE_SCAN_CAP) -> list[tuple[int, int, array.array]]:
-        """(entry_id, seq, vector), newest first, at most `limit` rows (plain SQL on the hot path)."""
+                limit: int = DENSE_SCAN_CAP) -> list[tuple[int, int, bytes]]:
+        """(entry_id, seq, float32 bytes), newest first, at most `limit` rows (plain SQL on the hot
+        path; the bytes as the driver gives them, unconverted); a row's vectors are its whole one,
+        then its pieces', end to end."""
         sql = (f"SELECT entry_id, seq, vector FROM {RecallVector._meta.db_table} "
                "WHERE memory_id = %s AND model = %s")
         params: list = [memory_id, model]
@@ -172,7 +246,7 @@ class VectorStore:
         params.append(limit)
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
-            return [(e, s, _unpack(v)) for e, s, v in cursor.fetchall()]
+            return cursor.fetchall()
 
 
 class Nearest(NamedTuple):
@@ -186,43 +260,28 @@ class Nearest(NamedTuple):
 
 def neighbourhood(*, memory_id: str, model: str, query: list[float], limit: int,
                   before_seq: int | None = None, prev_share: float = 0.0) -> Nearest:
-    """`nearest`, with the mean and standard deviation of the scores of all scanned vectors (at
-    most DENSE_SCAN_CAP). `prev_share` > 0: a vector's score is its cosine plus that share of the
-    cosine of the message right before it (seq − 1, when scanned too): a reply scores some of what
-    it answers. One more pass over the scanned rows, no read."""
+    """`nearest`, with the mean and standard deviation of the scores of all scanned rows (at
+    most DENSE_SCAN_CAP). A row's score is its `closeness`. `prev_share` > 0: plus that share of
+    the closeness of the message right before it (seq − 1, when scanned too): a reply scores some
+    of what it answers. One more pass over the scanned rows, no read."""
     rows = VectorStore.vectors(memory_id=memory_id, model=model, before_seq=before_seq)
-    if not rows:
+    scores = closeness_of([v for _, _, v in rows], query)
+    if not rows or None in scores:  # another dimension: nothing comparable
         return Nearest([], 0.0, 0.0)
-    try:
-        import numpy
-
-        matrix = numpy.frombuffer(b"".join(v.tobytes() for _, _, v in rows), dtype=numpy.float32)
-        matrix = matrix.reshape(len(rows), -1)
-        if matrix.shape[1] != len(query):
-            return Nearest([], 0.0, 0.0)
-        cosines = matrix @ numpy.asarray(query, dtype=numpy.float32)
-        if prev_share:
-            # Newest first and one row per seq: the message before row i, when scanned, is row i + 1.
-            seqs = numpy.fromiter((seq for _, seq, _ in rows), dtype=numpy.int64, count=len(rows))
-            before = numpy.zeros_like(cosines)
-            before[:-1] = numpy.where(seqs[1:] == seqs[:-1] - 1, cosines[1:], 0.0)
-            cosines = cosines + prev_share * before
-        mean, std, scores = float(cosines.mean()), float(cosines.std()), cosines.tolist()
-    except ImportError:
-        scores = [sum(a * b for a, b in zip(v, query, strict=False)) for _, _, v in rows]
-        if prev_share:
-            by_seq = {seq: score for (_, seq, _), score in zip(rows, scores, strict=True)}
-            scores = [score + prev_share * by_seq.get(seq - 1, 0.0)
-                      for (_, seq, _), score in zip(rows, scores, strict=True)]
-        mean = sum(scores) / len(scores)
-        std = math.sqrt(sum((s - mean) ** 2 for s in scores) / len(scores))
+    if prev_share:
+        # Newest first and one row per seq: the message before row i, when scanned, is row i + 1.
+        before = [scores[i + 1] if i + 1 < len(rows) and rows[i + 1][1] == rows[i][1] - 1 else 0.0
+                  for i in range(len(rows))]
+        scores = [score + prev_share * b for score, b in zip(scores, before, strict=True)]
+    mean = sum(scores) / len(scores)
+    std = math.sqrt(sum((x - mean) ** 2 for x in scores) / len(scores))
     ranked = sorted(zip(scores, rows, strict=True), key=lambda x: -x[0])[:limit]
     return Nearest([(score, seq, entry_id) for score, (entry_id, seq, _) in ranked], mean, std)
 
 
 def nearest(*, memory_id: str, model: str, query: list[float], limit: int,
             before_seq: int | None = None) -> list[tuple[float, int, int]]:
-    """[(cosine, seq, entry_id)] best first, over at most DENSE_SCAN_CAP newest vectors."""
+    """[(closeness, seq, entry_id)] best first, over at most DENSE_SCAN_CAP newest rows."""
     return neighbourhood(memory_id=memory_id, model=model, query=query, limit=limit, before_seq=before_seq).hits
 
 
@@ -255,11 +314,14 @@ def embed_entries(*, memory_id: str, entry_ids: list[int], provider=None, projec
     VectorStore.remove(entry_ids=[e for e in entry_ids if e not in keep])
     model = model_key(provider)
     done = 0
-    for i in range(0, len(items), EMBED_BATCH):
-        batch = items[i:i + EMBED_BATCH]
-        vectors = provider.embed([t for _, _, t in batch])
-        done += VectorStore.put(memory_id=memory_id, model=model,
-                                items=[(e, s, v) for (e, s, _), v in zip(batch, vectors, strict=True)])
+    batch: list[tuple[int, int, list[str]]] = []
+    for n, (entry_id, seq, text) in enumerate(items, 1):
+        batch.append((entry_id, seq, pieces(text)))
+        if n == len(items) or sum(len(p) for _, _, p in batch) >= EMBED_BATCH:
+            vectors = iter(provider.embed([t for _, _, texts in batch for t in texts]))
+            done += VectorStore.put(memory_id=memory_id, model=model,
+                                    items=[(e, s, [next(vectors) for _ in texts]) for e, s, texts in batch])
+            batch = []
     return done
 
 
@@ -280,15 +342,16 @@ def backfill(*, memory_id: str, provider=None, project=None, limit: int = BACKFI
 
 
 def source_similarity(*, sources: dict[str, list[int]], query) -> dict[str, float]:
-    """{key: cosine} of the query (model key, unit vector) with the nearest of each key's source
+    """{key: closeness} of the query (model key, unit vector) to the nearest of each key's source
     messages; keys whose sources have no vector of that model are left out. Reads only the
     vectors of those entries (decorate passes at most the facts block's 200 facts)."""
     model, vector = query
     wanted = sorted({e for ids in sources.values() for e in ids})
-    stored = {e: v for e, v in VectorStore.of_entries(entry_ids=wanted, model=model).items() if len(v) == len(vector)}
+    blobs = VectorStore.of_entries(entry_ids=wanted, model=model)
+    stored = dict(zip(blobs, closeness_of(list(blobs.values()), vector), strict=True))
     out = {}
     for key, ids in sources.items():
-        scores = [sum(a * b for a, b in zip(stored[e], vector, strict=True)) for e in ids if e in stored]
+        scores = [stored[e] for e in ids if stored.get(e) is not None]
         if scores:
             out[key] = max(scores)
     return out

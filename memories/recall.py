@@ -443,7 +443,8 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     A higher score is a better match. `neighbours`: each hit also carries "context", the
     messages right before and after it (older than `before_seq`), for evidence that spans turns.
     `query_vector`: (model key, unit vector) of the query (memories.embeddings.embed_query); the
-    FUSE_DEPTH nearest stored vectors of that model join the candidates and add their closeness
+    FUSE_DEPTH nearest stored messages of that model (`embeddings.closeness`: the whole message's
+    vector and its sentences') join the candidates and add their closeness
     (on the lexical scale) to the score, so a paraphrase with no word in common can still be
     found: weighted DENSE_WEIGHT when some message matches the query's words whole, rising to
     DENSE_WEIGHT_WEAK as they match less of it (`lexical_coverage`, one pass over the candidates),
@@ -456,12 +457,14 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     messages whole); a longer one, and every one by default, is cut to SNIPPET_CHARS around the match.
 
     Cost is bounded by the index, whatever the memory's size (with vectors: plus at most
-    embeddings.DENSE_SCAN_CAP vectors and FUSE_DEPTH rows by (memory, seq)): at most MAX_QUERY_TERMS single-term
-    reads and MAX_PAIR_READS conjunctive reads, each returning at most PER_TERM_CAP rows, then
-    at most 4·SPREAD_FROM neighbour rows by (memory, seq) (two each side), plus 2·limit for `neighbours`. A term rarer than the cap is read whole, so
-    its old matches are all candidates; a common term (one that fills its cap) is also read in
-    conjunction with every other common term, so an old message matching several of them is
-    still found although each term alone would only return its newest matches. Candidates are
+    embeddings.DENSE_SCAN_CAP vector rows, each at most 1 + embeddings.PIECE_MAX vectors, and
+    FUSE_DEPTH rows by (memory, seq)): at most MAX_QUERY_TERMS single-term reads and
+    MAX_PAIR_READS conjunctive reads, each returning at most PER_TERM_CAP rows, then at most
+    4·SPREAD_FROM neighbour rows by (memory, seq) (two each side), plus 2·limit for `neighbours`.
+    A term rarer than the cap is read whole, so its old matches are all candidates; a common
+    term (one that fills its cap) is also read in conjunction with every other common term, so an
+    old message matching several of them is still found although each term alone would only
+    return its newest matches. Candidates are
     scored with BM25 (document frequencies from the same bounded answers; a term that fills its
     cap counts as common and weighs little). A message also scores PREV_SHARE / NEXT_SHARE of
     the terms it lacks that the message before / after it matches, PREV2_SHARE / NEXT2_SHARE of
@@ -661,8 +664,8 @@ def dense_weight(coverage: float, unsaid: float, standout: float, named: bool = 
 
 def _closeness(memory_id: str, query_vector: tuple[str, list[float]],
                before_seq: int | None, named: bool = False) -> tuple[dict[int, float], float]:
-    """({seq: 0..1} for the FUSE_DEPTH nearest stored vectors, standout). Closeness is the cosine
-    rescaled so the nearest is 1 and the FUSE_DEPTH-th is 0 (cosines of different queries are
+    """({seq: 0..1} for the FUSE_DEPTH nearest stored messages, standout). Closeness is the
+    message's `embeddings.closeness` (its cosine, or its best sentence's in part) rescaled so the nearest is 1 and the FUSE_DEPTH-th is 0 (cosines of different queries are
     not comparable); standout is the nearest's cosine in standard deviations above the mean of
     all scanned vectors (0 when they are all alike). `named` (the query names a speaker): each
     cosine plus DENSE_PREV_SHARE of the previous message's."""

@@ -1,8 +1,12 @@
 """Embedding providers and semantic recall: the openai-compatible provider against a real local
-stub server, vectors stored by the worker, decorate embedding only its query, fusion finding a
-paraphrase, a model change re-embedding in the background, a provider outage staying lexical."""
+stub server, vectors stored by the worker (a long message whole and sentence by sentence, in one
+row), decorate embedding only its query, fusion finding a paraphrase, a model or row-layout change
+re-embedding in the background, a provider outage staying lexical."""
 
 from __future__ import annotations
+
+import array
+import sys
 
 import pytest
 
@@ -13,6 +17,8 @@ from .embed_stub import EmbeddingsStub
 from .helpers import CORPUS, converse, drain
 
 PET_LINE = "I have a beagle, Biscuit, who sleeps on the sofa all day."
+LONG_TURN = ("Ana: We spent the weekend at the lake with the kids. My sister finally taught me to sail her "
+             "little dinghy! Then we grilled fish and watched the stars.")
 QUESTION = "What's the name of my dog?"
 
 
@@ -65,7 +71,69 @@ def test_the_worker_stores_one_vector_per_message_with_model_and_dimension(pet_m
     messages = Entry.objects.filter(memory=pet_memory, kind="message", committed=True).count()
     rows = RecallVector.objects.filter(memory=pet_memory)
     assert rows.count() == messages
-    assert set(rows.values_list("model", "dim")) == {("openai:stub-embed-1", 64)}
+    assert set(rows.values_list("model", "dim")) == {("openai:stub-embed-1#pieces", 64)}
+
+
+def test_a_message_of_several_sentences_is_embedded_whole_and_sentence_by_sentence_with_its_speaker():
+    assert embeddings.pieces(LONG_TURN) == [
+        LONG_TURN, "Ana: We spent the weekend at the lake with the kids.",
+        "Ana: My sister finally taught me to sail her little dinghy!", "Ana: Then we grilled fish and watched the stars."]
+    assert embeddings.pieces(PET_LINE) == [PET_LINE]  # one sentence: the whole vector says it
+    assert embeddings.pieces("Ok. Thanks! I have a dog named Rex.") == ["Ok. Thanks! I have a dog named Rex."]
+    no_speaker = "We went to Porto in May. The tiles were everywhere, blue and white."
+    assert embeddings.pieces(no_speaker)[1:] == ["We went to Porto in May.", "The tiles were everywhere, blue and white."]
+    many = " ".join(f"Sentence number {i} is here." for i in range(20))
+    assert len(embeddings.pieces(many)) == 1 + embeddings.PIECE_MAX
+
+
+def test_the_worker_stores_a_long_messages_pieces_in_its_one_row(cast, stub):
+    _configure(cast.project_a, stub)
+    memory, _ = services.memory_create(project=cast.project_a)
+    converse(memory, [[LONG_TURN, "Sounds like a lovely weekend."]])
+    drain()
+    row = RecallVector.objects.get(entry__content=LONG_TURN)
+    assert row.dim == 64 and len(bytes(row.vector)) == 4 * 64 * 4  # whole + 3 sentences, float32
+    assert set(embeddings.pieces(LONG_TURN)) <= set(stub.inputs())
+    reply = RecallVector.objects.get(entry__content="Sounds like a lovely weekend.")
+    assert len(bytes(reply.vector)) == 64 * 4
+
+
+def test_one_sentence_close_to_the_query_brings_its_message_close(cast):
+    memory, _ = services.memory_create(project=cast.project_a)
+    converse(memory, [["A long turn about many things.", "ok"], ["A short one.", "ok"]])
+    rows = {e.content: e for e in Entry.objects.filter(memory=memory, role="user")}
+    long, short = rows["A long turn about many things."], rows["A short one."]
+    query = [1.0, 0.0, 0.0]
+    put = embeddings.VectorStore.put
+    put(memory_id=memory.id, model="test:fake", items=[(long.id, long.seq, [0.0, 1.0, 0.0]),
+                                                       (short.id, short.seq, [0.6, 0.8, 0.0])])
+    nearest = embeddings.nearest(memory_id=memory.id, model="test:fake", query=query, limit=2)
+    assert [e for _, _, e in nearest] == [short.id, long.id]  # the whole vectors alone
+    put(memory_id=memory.id, model="test:fake", items=[(long.id, long.seq, [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])])
+    nearest = embeddings.nearest(memory_id=memory.id, model="test:fake", query=query, limit=2)
+    assert [e for _, _, e in nearest] == [long.id, short.id]
+    expected = (1 - embeddings.PIECE_SHARE) * 0.0 + embeddings.PIECE_SHARE * 1.0
+    assert nearest[0][0] == pytest.approx(expected)
+    assert embeddings.closeness([0.0, 1.0, 0.0, 1.0, 0.0, 0.0], query) == pytest.approx(expected)  # pure Python
+
+
+@pytest.mark.parametrize("numpy", [True, False], ids=["numpy", "pure-python"])
+def test_a_rows_closeness_is_the_same_with_numpy_or_without(numpy, monkeypatch):
+    if not numpy:
+        monkeypatch.setitem(sys.modules, "numpy", None)  # `import numpy` now fails: the fallback runs
+    else:
+        pytest.importorskip("numpy")
+
+    def row(*vectors):
+        return b"".join(array.array("f", v).tobytes() for v in vectors)
+
+    query = [0.6, 0.8, 0.0]
+    got = embeddings.closeness_of([row([1.0, 0.0, 0.0]), row([0.0, 0.0, 1.0], [0.6, 0.8, 0.0]), b"",
+                                   row([1.0, 0.0])], query)
+    share = embeddings.PIECE_SHARE
+    assert got[0] == pytest.approx(0.6, abs=1e-6)  # one vector: its cosine
+    assert got[1] == pytest.approx((1 - share) * 0.0 + share * 1.0, abs=1e-6)  # its second sentence is the query
+    assert got[2:] == [None, None]  # empty, or another dimension: nothing comparable
 
 
 def test_decorate_embeds_only_the_query_never_stored_text(pet_memory, stub):
@@ -109,12 +177,22 @@ def test_a_model_change_re_embeds_in_the_background_without_mixing_spaces(pet_me
     assert step["dropped"] > 0 and step["embedded"] == 5 and step["remaining"] > 0
     while embeddings.backfill(memory_id=pet_memory.id, limit=5)["remaining"]:
         pass
-    assert set(RecallVector.objects.filter(memory=pet_memory).values_list("model", flat=True)) == {"openai:stub-embed-2"}
+    assert set(RecallVector.objects.filter(memory=pet_memory).values_list("model", flat=True)) == {"openai:stub-embed-2#pieces"}
     assert RecallVector.objects.filter(memory=pet_memory).count() == Entry.objects.filter(
         memory=pet_memory, kind="message", committed=True).count()
     again = services.memory_decorate(memory=pet_memory, messages=[{"role": "user", "content": QUESTION}],
                                      budget_tokens=300, store=False)
     assert "Biscuit" in _recalled(again)
+
+
+def test_vectors_of_the_old_one_vector_layout_are_replaced_in_the_background(pet_memory, stub):
+    RecallVector.objects.filter(memory=pet_memory).update(model="openai:stub-embed-1")  # as stored before pieces
+    stub.requests.clear()
+    while embeddings.backfill(memory_id=pet_memory.id, limit=5)["remaining"]:
+        pass
+    assert set(RecallVector.objects.filter(memory=pet_memory).values_list("model", flat=True)) == {
+        "openai:stub-embed-1" + embeddings.LAYOUT}
+    assert PET_LINE in stub.inputs()
 
 
 def test_a_provider_outage_leaves_decorate_working_and_lexical(pet_memory, stub):
@@ -145,7 +223,7 @@ def test_forgetting_a_memory_removes_its_vectors_and_counts_them(pet_memory):
     assert not RecallVector.objects.filter(memory_id=pet_memory.id).exists()
 
 
-def test_each_message_has_at_most_one_vector_so_a_search_scans_at_most_the_cap(pet_memory, monkeypatch):
+def test_each_message_has_one_row_so_a_search_scans_at_most_the_cap(pet_memory, monkeypatch):
     before = RecallVector.objects.filter(memory=pet_memory).count()
     ids = list(Entry.objects.filter(memory=pet_memory, kind="message").values_list("id", flat=True))
     embeddings.embed_entries(memory_id=pet_memory.id, entry_ids=ids)  # again: replaced, not added
