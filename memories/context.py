@@ -16,11 +16,11 @@ The recall block is RECALL_SHARE of what the budget leaves after the new message
 (150..2,000 tokens; RECALL_LOOKBACK_SHARE when the question looks back, but never the window's
 newest exchange), up to RECALL_MAX_SNIPPETS snippets, each message shown whole up to
 RECALL_WHOLE_CHARS, and counts inside the budget; a snippet said word for word by an earlier-listed
-one is left out (its room goes to the next distinct one), and so is a hit the window shows. The snippets are chosen best first and listed in the order they
-were said, as "- role: text" under one heading per day (the date once, not on every line: at a
-small budget that is room for more of them). Room the block leaves goes back to the window. At most three
-fits of the window (the usual one, the looking-back one, the grown one), each one or two reads of
-its index as before: O(window).
+one is left out (its room goes to the next distinct one), and so is a hit the window shows. The
+snippets are chosen best first and listed in the order they were said, as "- role: text" under one
+heading per day (the date once, not on every line: at a small budget that is room for more of
+them). Room the block leaves goes back to the window. At most three fits of the window (the usual
+one, the looking-back one, the grown one), each one or two reads of its index as before: O(window).
 """
 
 from __future__ import annotations
@@ -349,14 +349,16 @@ def context_build(
             # search over all the history before the new messages tells: its hits inside the
             # window that is kept are left out of the block (the window shows them whole).
             hits = _recall_hits(memory, query, before_seq, query_vector)
-            # The newest exchange stays in the window whatever the share: the block grows only into
-            # what is left after it (and its failures), so the model still sees what it just said.
-            lookback_cap = min(lookback_cap, budget_tokens - new_tokens - facts_tokens
-                               - _last_turn_tokens(window.messages) - failures_tokens)
-            if hits and outside is not None and hits[0]["seq"] < outside and lookback_cap > recall_cap:
-                recall_cap = lookback_cap
-                window, digests, failures_text, failures_tokens = fit(new_tokens + facts_tokens + recall_cap)
-                outside = window.first_seq if window.first_seq is not None else before_seq
+            if hits and outside is not None and hits[0]["seq"] < outside:
+                # The newest exchange stays in the window whatever the share: the block grows only
+                # into what is left after it (and its failures), so the model still sees what it
+                # just said.
+                lookback_cap = min(lookback_cap, budget_tokens - new_tokens - facts_tokens
+                                   - _last_turn_tokens(window.messages) - failures_tokens)
+                if lookback_cap > recall_cap:
+                    recall_cap = lookback_cap
+                    window, digests, failures_text, failures_tokens = fit(new_tokens + facts_tokens + recall_cap)
+                    outside = window.first_seq if window.first_seq is not None else before_seq
         else:
             hits = _recall_hits(memory, query, outside, query_vector)
         ctx_recalled, recall_text, used = _recall_assemble(hits, recall_cap, outside)

@@ -174,7 +174,7 @@ def closeness_of(blobs: list[bytes], query) -> list[float | None]:
 
 
 def closeness(stored, query) -> float:
-    """A stored row's closeness to a unit query vector (pure Python; `neighbourhood` does the same
+    """A stored row's closeness to a unit query vector (pure Python; `closeness_of` does the same
     with numpy): (1 − PIECE_SHARE)·whole + PIECE_SHARE·max(whole, pieces). None when the sizes
     do not fit."""
     dim = len(query)
@@ -315,13 +315,15 @@ def embed_entries(*, memory_id: str, entry_ids: list[int], provider=None, projec
     model = model_key(provider)
     done = 0
     batch: list[tuple[int, int, list[str]]] = []
+    texts: list[str] = []  # the batch's texts, message after message
     for n, (entry_id, seq, text) in enumerate(items, 1):
         batch.append((entry_id, seq, pieces(text)))
-        if n == len(items) or sum(len(p) for _, _, p in batch) >= EMBED_BATCH:
-            vectors = iter(provider.embed([t for _, _, texts in batch for t in texts]))
+        texts += batch[-1][2]
+        if n == len(items) or len(texts) >= EMBED_BATCH:
+            vectors = iter(provider.embed(texts))
             done += VectorStore.put(memory_id=memory_id, model=model,
-                                    items=[(e, s, [next(vectors) for _ in texts]) for e, s, texts in batch])
-            batch = []
+                                    items=[(e, s, [next(vectors) for _ in ts]) for e, s, ts in batch])
+            batch, texts = [], []
     return done
 
 

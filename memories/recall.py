@@ -444,8 +444,8 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     messages right before and after it (older than `before_seq`), for evidence that spans turns.
     `query_vector`: (model key, unit vector) of the query (memories.embeddings.embed_query); the
     FUSE_DEPTH nearest stored messages of that model (`embeddings.closeness`: the whole message's
-    vector and its sentences') join the candidates and add their closeness
-    (on the lexical scale) to the score, so a paraphrase with no word in common can still be
+    vector and its sentences') join the candidates and add their closeness (on the lexical scale)
+    to the score, so a paraphrase with no word in common can still be
     found: weighted DENSE_WEIGHT when some message matches the query's words whole, rising to
     DENSE_WEIGHT_WEAK as they match less of it (`lexical_coverage`, one pass over the candidates),
     and at least DENSE_WEIGHT_UNSAID when most of the query is in words no message has and the
@@ -464,8 +464,7 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     A term rarer than the cap is read whole, so its old matches are all candidates; a common
     term (one that fills its cap) is also read in conjunction with every other common term, so an
     old message matching several of them is still found although each term alone would only
-    return its newest matches. Candidates are
-    scored with BM25 (document frequencies from the same bounded answers; a term that fills its
+    return its newest matches. Candidates are scored with BM25 (document frequencies from the same bounded answers; a term that fills its
     cap counts as common and weighs little). A message also scores PREV_SHARE / NEXT_SHARE of
     the terms it lacks that the message before / after it matches, PREV2_SHARE / NEXT2_SHARE of
     those that the message two before / after matches and neither it nor the one between does
@@ -665,8 +664,8 @@ def dense_weight(coverage: float, unsaid: float, standout: float, named: bool = 
 def _closeness(memory_id: str, query_vector: tuple[str, list[float]],
                before_seq: int | None, named: bool = False) -> tuple[dict[int, float], float]:
     """({seq: 0..1} for the FUSE_DEPTH nearest stored messages, standout). Closeness is the
-    message's `embeddings.closeness` (its cosine, or its best sentence's in part) rescaled so the nearest is 1 and the FUSE_DEPTH-th is 0 (cosines of different queries are
-    not comparable); standout is the nearest's cosine in standard deviations above the mean of
+    message's `embeddings.closeness` (its cosine, or its best sentence's in part) rescaled so the
+    nearest is 1 and the FUSE_DEPTH-th is 0 (cosines of different queries are not comparable); standout is the nearest's cosine in standard deviations above the mean of
     all scanned vectors (0 when they are all alike). `named` (the query names a speaker): each
     cosine plus DENSE_PREV_SHARE of the previous message's."""
     model, vector = query_vector
