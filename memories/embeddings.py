@@ -39,6 +39,7 @@ scanned closenesses.
 from __future__ import annotations
 
 import array
+import dataclasses
 import logging
 import math
 import re
@@ -67,6 +68,10 @@ PIECE_SHARE = 0.7  # of a message's closeness that its best piece decides (LoCoM
 LAYOUT = "#pieces"  # what a row holds, in the model key: a change re-embeds like a model change
 BACKFILL_CHUNK = 500  # entries embedded per background step
 EMBED_BATCH = 64  # texts per provider request
+# The query's embedding is on decorate's path: a provider that does not answer within this long (or
+# the project's `timeoutMs`, when shorter) leaves that decorate lexical instead of holding it for the
+# worker's timeout (30 s by default, longer than the SDKs' 15 s: their fallback would answer instead).
+QUERY_TIMEOUT_S = 2.0
 
 
 def _config(project) -> dict:
@@ -365,6 +370,8 @@ def embed_query(project, text: str):
     provider = provider_for(project)
     if provider is None or not text.strip():
         return None
+    if isinstance(provider, OpenAIProvider):
+        provider = dataclasses.replace(provider, timeout_s=min(provider.timeout_s, QUERY_TIMEOUT_S))
     try:
         return model_key(provider), provider.embed([text[:MAX_TEXT_CHARS]])[0]
     except EmbeddingFailed as exc:

@@ -2,7 +2,9 @@
 list[list[float]]`, unit-length vectors), the key passed in, nothing stored here.
 
 * `OpenAIProvider` — any OpenAI-compatible `POST {baseUrl}/embeddings` (OpenAI, Ollama, vLLM,
-  TEI, llama.cpp), through the egress policy.
+  TEI, llama.cpp), through the process's outbound pool (`providers.base.http_client`: connections
+  pinned to the addresses the egress policy checked, kept alive between calls, no redirects, no
+  proxies from the environment), like the llm task's calls.
 * `LocalProvider` — all-MiniLM-L6-v2 in-process, no network (the optional `local-embeddings`
   extra; imported on first use because it pulls in torch). Loaded once per process, behind a lock.
 """
@@ -16,7 +18,8 @@ from dataclasses import dataclass
 
 import httpx
 
-from providers.egress import EgressRefused, egress_check
+from providers.base import http_client
+from providers.egress import EgressRefused, url_check
 
 MAX_TEXT_CHARS = 2000  # what is embedded of one message
 
@@ -44,7 +47,7 @@ class OpenAIProvider:
     def embed(self, texts: list[str]) -> list[list[float]]:
         url = self.base_url.rstrip("/") + "/embeddings"
         try:
-            egress_check(url)
+            url_check(url)
         except EgressRefused as exc:
             raise EmbeddingFailed(str(exc)) from None
         body: dict = {"model": self.model, "input": [t[:MAX_TEXT_CHARS] for t in texts]}
@@ -52,11 +55,14 @@ class OpenAIProvider:
             body["dimensions"] = self.dimensions
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         try:
-            response = httpx.post(url, json=body, headers=headers, timeout=self.timeout_s)
+            # The egress check runs as the pool connects (one lookup, connected to what it checked).
+            response = http_client().post(url, json=body, headers=headers, timeout=self.timeout_s)
             response.raise_for_status()
             data = response.json()["data"]
             ordered = sorted(data, key=lambda d: d.get("index", 0))
             vectors = [[float(x) for x in d["embedding"]] for d in ordered]
+        except EgressRefused as exc:
+            raise EmbeddingFailed(str(exc)) from None
         except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
             raise EmbeddingFailed(f"embeddings call failed: {exc}") from None
         if len(vectors) != len(texts) or len({len(v) for v in vectors}) > 1:

@@ -62,6 +62,38 @@ def test_the_provider_refuses_an_internal_address_the_egress_policy_does_not_all
     assert stub.requests == []
 
 
+def test_the_provider_keeps_its_connection_between_calls(stub):
+    # One pooled connection (the outbound pool the llm task uses), not a new one (and a CA bundle
+    # load, and for https a handshake) per query embedding.
+    provider = embeddings.OpenAIProvider(model="m", base_url=stub.url)
+    for text in ("one", "two", "three"):
+        provider.embed([text])
+    assert len(stub.requests) == 3 and len({r["client"] for r in stub.requests}) == 1
+
+
+def test_the_provider_ignores_proxies_from_the_environment(stub, monkeypatch):
+    # A proxy resolves the host itself, past the egress check: the call goes straight to baseUrl.
+    with EmbeddingsStub() as proxy:
+        for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+            monkeypatch.setenv(name, f"http://127.0.0.1:{proxy.server.server_address[1]}")
+        for name in ("NO_PROXY", "no_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        embeddings.OpenAIProvider(model="m", base_url=stub.url).embed(["my dog"])
+        assert proxy.requests == []
+    assert [r["path"] for r in stub.requests] == ["/v1/embeddings"]
+
+
+def test_a_query_embedding_that_does_not_answer_in_time_leaves_recall_lexical(cast, settings, monkeypatch):
+    # The query's embedding is on decorate's path: it waits QUERY_TIMEOUT_S, not the worker's 30 s.
+    settings.THREADLESS_EGRESS_ALLOW = ["127.0.0.1"]
+    monkeypatch.setattr(embeddings, "QUERY_TIMEOUT_S", 0.2)
+    with EmbeddingsStub(delay=1.5) as slow:
+        _configure(cast.project_a, slow)
+        assert embeddings.embed_query(cast.project_a, QUESTION) is None
+        assert len(slow.requests) == 1
+        assert len(embeddings.provider_for(cast.project_a).embed([PET_LINE])[0]) == 64  # the worker waits
+
+
 def test_embeddings_are_off_by_default(cast):
     assert embeddings.provider_for(cast.project_a) is None
     assert not embeddings.enabled(cast.project_a)

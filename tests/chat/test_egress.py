@@ -342,6 +342,23 @@ def test_an_llm_call_connects_to_the_address_it_checked_not_a_rebound_one(
     assert {c[0] for c in public_stand_in.connects} == {PUBLIC_IP}
 
 
+def test_an_embeddings_call_connects_to_the_address_it_checked_not_a_rebound_one(
+        attacker, public_stand_in, rebinding_dns, settings):
+    from providers.embeddings import EmbeddingFailed, OpenAIProvider
+
+    settings.THREADLESS_EGRESS_ALLOW = []
+    provider = OpenAIProvider(model="m", base_url=f"http://rebind.example:{attacker.port}/v1", api_key="sk-tenant")
+    reasons = []
+    for _ in range(4):
+        with pytest.raises(EmbeddingFailed) as caught:  # the stand-in does not speak embeddings
+            provider.embed(["what is my dog called?"])
+        reasons.append(str(caught.value))
+    assert [r.startswith("egress to rebind.example is not allowed") for r in reasons] == [False, True, False, True]
+    assert attacker.requests == []
+    assert [s["path"] for s in public_stand_in.seen] == ["/v1/embeddings"] * 2
+    assert {c[0] for c in public_stand_in.connects} == {PUBLIC_IP}
+
+
 def test_one_answer_mixing_public_and_loopback_addresses_is_refused(cast, attacker, monkeypatch, settings):
     settings.THREADLESS_EGRESS_ALLOW = []
     monkeypatch.setattr(egress, "resolve", lambda host, port: [PUBLIC_IP, "127.0.0.1"])
