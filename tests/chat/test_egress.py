@@ -484,3 +484,36 @@ def test_a_malformed_provider_env_allow_entry_stops_the_process_at_start(monkeyp
         monkeypatch.setenv("TL_TEST_ALLOW", bad)
         with pytest.raises(ImproperlyConfigured):
             envkeylist("TL_TEST_ALLOW")
+
+
+# --- every outbound call goes through the pinned pool ------------------------------------------
+
+APP_PACKAGES = ("common", "projects", "providers", "memories", "chat", "proxy", "console", "threadless_site")
+HTTPX_CALLS = {"get", "post", "put", "patch", "delete", "head", "request", "stream", "Client", "AsyncClient"}
+
+
+def _pinned(call) -> bool:
+    """A client built with its own (pinned) transport and without the environment's proxies."""
+    keywords = {k.arg: k.value for k in call.keywords}
+    trust_env = keywords.get("trust_env")
+    return "transport" in keywords and getattr(trust_env, "value", True) is False
+
+
+def test_no_app_module_calls_httpx_past_the_pinned_pool():
+    """A direct `httpx.post(...)`, or a client on httpx's own transport, resolves the host again after
+    the egress check and honours proxy variables: the app calls out through the pinned pools
+    (providers.egress, proxy.upstream) only."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    found = []
+    for package in APP_PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+                func = node.func if isinstance(node, ast.Call) else None
+                if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                        and func.value.id == "httpx" and func.attr in HTTPX_CALLS
+                        and not (func.attr in ("Client", "AsyncClient") and _pinned(node))):
+                    found.append(f"{path.relative_to(root)}:{node.lineno} httpx.{func.attr}")
+    assert found == []
