@@ -385,7 +385,8 @@ def chart(results: dict, path: Path) -> bool:
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    fig, ax = plt.subplots(figsize=(7.2, 4.4))
+    widest = 0.0
     for provider, halves in results.items():
         for half, marker in (("tune", "o"), ("heldout", "s")):
             r = halves.get("locomo", {}).get(half)
@@ -393,11 +394,13 @@ def chart(results: dict, path: Path) -> bool:
                 continue
             for key, color in (("search@10", "tab:blue"), ("decorate@2000", "tab:green")):
                 ax.scatter(r["decorate_ms"], r[key], marker=marker, color=color)
+                widest = max(widest, r["decorate_ms"])
                 ax.annotate(f"{provider} {half} {key}", (r["decorate_ms"], r[key]), fontsize=7,
                             xytext=(4, 2), textcoords="offset points")
     ax.set_xlabel("decorate, ms per call (in process, 2,000-token budget)")
     ax.set_ylabel("LoCoMo questions with all evidence found")
     ax.set_ylim(0, 1)
+    ax.set_xlim(0, widest * 1.6 or 1)  # room for the labels right of the rightmost points
     ax.grid(alpha=0.3)
     ax.set_title("Recall vs cost per embedding provider (o tune, s held-out)")
     fig.tight_layout()
@@ -524,6 +527,9 @@ def main() -> None:
     for provider in [p.strip() for p in args.providers.split(",") if p.strip()]:
         project = project_create(name=f"recall-{provider}")
         config = {"provider": provider}
+        # An openai-compatible server is named by its model in the tables ("openai: e5"), so runs of
+        # different servers can be merged side by side.
+        label = f"{provider}: {args.openai_model}" if provider == "openai" and args.openai_model else provider
         if provider == "openai":
             config.update(baseUrl=args.openai_base_url, model=args.openai_model)
         project.model_config = {"embeddings": config}
@@ -534,9 +540,9 @@ def main() -> None:
             if not embeddings.available_local():
                 print("provider local: pip install '.[local-embeddings]' first; skipped", file=sys.stderr)
                 continue
-        results[provider] = {"corpus": {} if args.no_corpus else run_corpus(project, args.corpus_halves.split(","))}
+        results[label] = {"corpus": {} if args.no_corpus else run_corpus(project, args.corpus_halves.split(","))}
         if path.exists():
-            results[provider]["locomo"] = run_locomo(path, project, provider, args.halves.split(","))
+            results[label]["locomo"] = run_locomo(path, project, label, args.halves.split(","))
     lines = table(results)
     print("\n".join(lines))
     if args.json:

@@ -365,8 +365,9 @@ def source_similarity(*, sources: dict[str, list[int]], query) -> dict[str, floa
 
 
 def embed_query(project, text: str):
-    """(model key, unit vector) for a query, or None when embeddings are off or the call fails
-    (recall then stays lexical: a provider outage never fails a decorate)."""
+    """(model key, unit vector) for a query, or None when embeddings are off or the call fails or
+    takes longer than QUERY_TIMEOUT_S (recall then stays lexical: a provider outage never fails or
+    stalls a decorate)."""
     provider = provider_for(project)
     if provider is None or not text.strip():
         return None
