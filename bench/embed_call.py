@@ -90,7 +90,7 @@ def run(calls: int, blocks: int) -> dict[str, dict]:
 
     arms = {"floor": floor, "embed_query": query, "new client per call": fresh}
     samples: dict[str, list[float]] = {name: [] for name in arms}
-    for name, call in arms.items():  # warm: the pools' first connection, imports
+    for call in arms.values():  # warm: the pools' first connection, imports
         call(QUESTION.format("warm"))
     per_block = max(calls // blocks, 1)
     for block in range(blocks):
