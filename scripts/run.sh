@@ -55,11 +55,5 @@ stop() {
 }
 trap stop INT TERM
 echo "worker log: $VAR/worker.log · web on http://$HOST:$PORT/ · Ctrl-C stops both"
-# Wait in steps of at most 1 s, not in one `wait -n` on the servers: bash runs a trap only when the
-# `wait` it is in returns, and once (in the tests, with `wait -n`) a Ctrl-C did nothing for 30 s. A
-# step's `sleep` is in our process group, so a signal to the group ends it at once as well.
-while alive "$web" && alive "$worker"; do
-  sleep 1 &
-  wait $!
-done
+wait -n "$web" "$worker"
 stop
