@@ -64,6 +64,15 @@ def _started(port: int, worker_log: Path) -> bool:
     return ok and worker_log.exists() and "ready." in worker_log.read_text(errors="replace")
 
 
+def _as_from_a_terminal() -> None:
+    """`make run` starts as from a terminal: SIGINT and SIGTERM at their defaults and unblocked,
+    whatever this test process inherited (a shell's `cmd &` starts it with SIGINT ignored, and a
+    shell script cannot trap a signal ignored when it started)."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT, signal.SIGTERM])
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_to_make_runs_process_group_stops_web_and_worker_and_make_exits(tmp_path, sig):
     var = tmp_path / "var"
@@ -75,7 +84,7 @@ def test_a_signal_to_make_runs_process_group_stops_web_and_worker_and_make_exits
     env.update(THREADLESS_VAR_DIR=str(var), PORT=str(port), HOST="127.0.0.1")
     log = open(tmp_path / "run.log", "wb")
     make = subprocess.Popen(["make", "-s", "-f", str(makefile), "run"], cwd=tmp_path, env=env, stdout=log,
-                            stderr=subprocess.STDOUT, start_new_session=True)
+                            stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_as_from_a_terminal)
     try:
         deadline = time.monotonic() + START_SECONDS
         while not _started(port, var / "worker.log"):
