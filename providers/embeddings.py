@@ -46,16 +46,12 @@ class OpenAIProvider:
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         url = self.base_url.rstrip("/") + "/embeddings"
-        try:
-            url_check(url)
-        except EgressRefused as exc:
-            raise EmbeddingFailed(str(exc)) from None
         body: dict = {"model": self.model, "input": [t[:MAX_TEXT_CHARS] for t in texts]}
         if self.dimensions:
             body["dimensions"] = self.dimensions
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         try:
-            # The egress check runs as the pool connects (one lookup, connected to what it checked).
+            url_check(url)  # the address check runs as the pool connects (one lookup, connected to what it checked)
             response = http_client().post(url, json=body, headers=headers, timeout=self.timeout_s)
             response.raise_for_status()
             data = response.json()["data"]
