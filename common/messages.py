@@ -119,3 +119,54 @@ def row_to_message(role: str, content: str, parts, name: str, tool_calls, tool_c
     if tool_call_id:
         message["tool_call_id"] = tool_call_id
     return message
+
+
+# --- a reply that came from an upstream -------------------------------------------------------
+
+
+def stored_reply_limit() -> int:
+    """Characters of a model's reply that are stored: no more than a client could report itself
+    in one body (THREADLESS_MAX_BODY_BYTES), however much the upstream sent."""
+    from django.conf import settings
+
+    return settings.THREADLESS_MAX_BODY_BYTES
+
+
+def cut_marker(limit: int) -> str:
+    return f"[cut off: the reply was longer than {limit:,} characters]"
+
+
+def text_cut(text: str, *, limit: int) -> str:
+    """`text`, or its first `limit` characters and a marker line saying the rest was cut."""
+    return text if len(text) <= limit else f"{text[:limit]}\n\n{cut_marker(limit)}"
+
+
+def reply_cut(message: dict, *, limit: int) -> dict:
+    """An assistant reply whose text and tool calls hold at most about `limit` characters.
+
+    Past it the text is cut and ends with the marker line, and tool calls beyond the budget are
+    dropped (their arguments cut): the stored entry says plainly that it is not the whole reply.
+    """
+    text = text_of(message.get("content"))
+    calls = [c for c in message.get("tool_calls") or [] if isinstance(c, dict)]
+    arguments = [str((c.get("function") or {}).get("arguments") or "") for c in calls]
+    if len(text) + sum(len(a) + 100 for a in arguments) <= limit and (
+            isinstance(message.get("content"), str) or len(str(message.get("content"))) <= limit):
+        return message
+    budget = limit
+    kept_text = text[:budget]
+    budget -= len(kept_text)
+    kept_calls = []
+    for call, args in zip(calls, arguments, strict=True):
+        if budget <= 100:
+            break
+        fn = call.get("function") or {}
+        cut = args[:budget - 100]
+        budget -= len(cut) + 100
+        kept_calls.append({"id": str(call.get("id") or "")[:200], "type": "function",
+                           "function": {"name": str(fn.get("name") or "")[:200], "arguments": cut}})
+    out: dict[str, Any] = {"role": message.get("role", "assistant"),
+                           "content": f"{kept_text}\n\n{cut_marker(limit)}" if kept_text else cut_marker(limit)}
+    if kept_calls:
+        out["tool_calls"] = kept_calls
+    return out

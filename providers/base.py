@@ -1,16 +1,17 @@
-"""What every provider shares: the error type, HTTP error reduction and SSE line parsing."""
+"""What every provider shares: the error type, HTTP error reduction, the outbound pool and the\nbounded JSON and SSE calls."""
 
 from __future__ import annotations
 
 import errno
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import httpx
 from django.conf import settings
 
 from common.redaction import provider_message, raw_error_text
+from providers.bounded import ACCEPT_ENCODING, UpstreamUnreadable, iter_events, read_body, read_head
 from providers.egress import EgressRefused, egress_client, url_check
 
 
@@ -105,6 +106,7 @@ def http_client() -> httpx.Client:
         with _client_lock:
             if _client is None or _client_policy != policy:
                 _client = egress_client()
+                _client.headers["Accept-Encoding"] = ACCEPT_ENCODING  # what providers.bounded decodes
                 _client_policy = policy
     return _client
 
@@ -115,34 +117,41 @@ def timeout_of(timeout_ms: int) -> httpx.Timeout:
 
 
 def post_json(url: str, *, headers: dict, payload: dict, timeout_ms: int) -> dict:
-    """A non-streaming JSON POST; any failure becomes a ProviderError."""
+    """A non-streaming JSON POST; any failure becomes a ProviderError. The answer is read within
+    THREADLESS_UPSTREAM_MAX_BYTES decoded bytes (providers.bounded)."""
     try:
         url_check(url)
-        response = http_client().post(url, headers=headers, json=payload, timeout=timeout_of(timeout_ms))
+        with http_client().stream("POST", url, headers=headers, json=payload,
+                                  timeout=timeout_of(timeout_ms)) as response:
+            if response.status_code >= 400:
+                raise http_error(response.status_code, read_head(response).decode("utf-8", "replace"), url)
+            raw = read_body(response)
+    except ProviderError:
+        raise
+    except UpstreamUnreadable as exc:
+        raise ProviderError(str(exc), error_type="provider", raw=raw_error_text(f"{exc} ({url})")) from exc
     except Exception as exc:  # noqa: BLE001 - every transport failure is reported, never raised raw
         raise transport_error(exc, timeout_ms=timeout_ms, url=url) from exc
-    if response.status_code >= 400:
-        raise http_error(response.status_code, response.text, url)
     try:
-        return response.json()
-    except ValueError:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
         raise ProviderError("the response was not JSON", error_type="provider",
-                            raw=raw_error_text(response.text[:4000])) from None
+                            raw=raw_error_text(raw[:4000].decode("utf-8", "replace"))) from None
 
 
 def post_sse(url: str, *, headers: dict, payload: dict, timeout_ms: int,
              handle: Callable[[str, str], str | None], on_token: Callable[[str], None],
              should_stop: Callable[[], bool]) -> str:
-    """A streaming POST: `handle(event, data)` returns the text delta of one SSE event (or None)."""
+    """A streaming POST: `handle(event, data)` returns the text delta of one SSE event (or None).
+    The stream is read within the stream and frame caps (providers.bounded)."""
     text: list[str] = []
     try:
         url_check(url)
         with http_client().stream("POST", url, headers=headers, json=payload,
                                   timeout=timeout_of(timeout_ms)) as response:
             if response.status_code >= 400:
-                body = response.read().decode("utf-8", "replace")
-                raise http_error(response.status_code, body, url)
-            for event, data in sse_events(response.iter_lines()):
+                raise http_error(response.status_code, read_head(response).decode("utf-8", "replace"), url)
+            for event, data in iter_events(response):
                 if should_stop():
                     raise Interrupted("".join(text))
                 delta = handle(event, data)
@@ -152,38 +161,14 @@ def post_sse(url: str, *, headers: dict, payload: dict, timeout_ms: int,
     except (ProviderError, Interrupted) as exc:
         exc.partial = "".join(text)
         raise
+    except UpstreamUnreadable as exc:
+        raise ProviderError(str(exc), error_type="provider", raw=raw_error_text(f"{exc} ({url})"),
+                            partial="".join(text)) from exc
     except Exception as exc:  # noqa: BLE001
         error = transport_error(exc, timeout_ms=timeout_ms, url=url)
         error.partial = "".join(text)
         raise error from exc
     return "".join(text)
-
-
-def sse_field(line: str) -> tuple[str, str] | None:
-    """(name, value) of one non-blank SSE line; None for a comment."""
-    if line.startswith(":"):
-        return None
-    name, _, value = line.partition(":")
-    return name, value[1:] if value.startswith(" ") else value
-
-
-def sse_events(lines: Iterator[str]) -> Iterator[tuple[str, str]]:
-    event, data = "message", []
-    for line in lines:
-        if not line:
-            if data:
-                yield event, "\n".join(data)
-            event, data = "message", []
-            continue
-        if (parsed := sse_field(line)) is None:
-            continue
-        name, value = parsed
-        if name == "event":
-            event = value
-        elif name == "data":
-            data.append(value)
-    if data:
-        yield event, "\n".join(data)
 
 
 def loads(data: str) -> dict:

@@ -4,13 +4,15 @@ list[list[float]]`, unit-length vectors), the key passed in, nothing stored here
 * `OpenAIProvider` — any OpenAI-compatible `POST {baseUrl}/embeddings` (OpenAI, Ollama, vLLM,
   TEI, llama.cpp), through the process's outbound pool (`providers.base.http_client`: connections
   pinned to the addresses the egress policy checked, kept alive between calls, no redirects, no
-  proxies from the environment), like the llm task's calls.
+  proxies from the environment), like the llm task's calls; the answer is read within
+  THREADLESS_UPSTREAM_MAX_BYTES decoded bytes (providers.bounded).
 * `LocalProvider` — all-MiniLM-L6-v2 in-process, no network (the optional `local-embeddings`
   extra; imported on first use because it pulls in torch). Loaded once per process, behind a lock.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import threading
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 import httpx
 
 from providers.base import http_client
+from providers.bounded import UpstreamUnreadable, read_body
 from providers.egress import EgressRefused, url_check
 
 MAX_TEXT_CHARS = 2000  # what is embedded of one message
@@ -52,14 +55,18 @@ class OpenAIProvider:
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         try:
             url_check(url)  # the address check runs as the pool connects (one lookup, connected to what it checked)
-            response = http_client().post(url, json=body, headers=headers, timeout=self.timeout_s)
-            response.raise_for_status()
-            data = response.json()["data"]
+            with http_client().stream("POST", url, json=body, headers=headers, timeout=self.timeout_s) as response:
+                if response.status_code >= 400:
+                    raise EmbeddingFailed(f"embeddings call failed: HTTP {response.status_code}")
+                raw = read_body(response)  # within THREADLESS_UPSTREAM_MAX_BYTES decoded bytes
+            data = json.loads(raw)["data"]
             ordered = sorted(data, key=lambda d: d.get("index", 0))
             vectors = [[float(x) for x in d["embedding"]] for d in ordered]
         except EgressRefused as exc:
             raise EmbeddingFailed(str(exc)) from None
-        except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
+        except UpstreamUnreadable as exc:
+            raise EmbeddingFailed(f"embeddings call failed: {exc}") from None
+        except (httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             raise EmbeddingFailed(f"embeddings call failed: {exc}") from None
         if len(vectors) != len(texts) or len({len(v) for v in vectors}) > 1:
             raise EmbeddingFailed("the embeddings answer did not match the input")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from common.messages import text_of
-from providers.base import sse_field
+from providers.bounded import sse_parse  # noqa: F401 - the proxy's views parse frames with it
 
 CUT_OFF_CLIENT = "[cut off: the client disconnected]"
 CUT_OFF_UPSTREAM = "[cut off: the upstream stream ended early]"
@@ -70,6 +70,11 @@ def _tool_call(call: Any) -> dict | None:
     return {"id": str(call.get("id") or ""), "type": "function",
             "function": {"name": str(fn.get("name") or ""),
                          "arguments": args if isinstance(args, str) else json.dumps(args)}}
+
+
+def _index(value: Any) -> int:
+    """A stream event's `index`; anything but a small non-negative integer counts as 0."""
+    return value if isinstance(value, int) and 0 <= value < 1024 else 0
 
 
 # --- OpenAI Chat Completions ---------------------------------------------------------------------
@@ -163,26 +168,31 @@ class OpenAIStream:
         for choice in chunk.get("choices") or []:
             if not isinstance(choice, dict) or choice.get("index", 0) != 0:
                 continue
-            delta = choice.get("delta") or {}
+            delta = choice.get("delta")
+            if not isinstance(delta, dict):
+                continue
             if isinstance(delta.get("content"), str):
                 self.text.append(delta["content"])
             for call in delta.get("tool_calls") or []:
                 if not isinstance(call, dict):
                     continue
-                slot = self.calls.setdefault(int(call.get("index") or 0), {
-                    "id": "", "type": "function", "function": {"name": "", "arguments": ""}})
+                # pieces are joined once, in message(): appending to a string per event is quadratic
+                slot = self.calls.setdefault(_index(call.get("index")), {"id": "", "name": [], "arguments": []})
                 if call.get("id"):
                     slot["id"] = call["id"]
                 fn = call.get("function") or {}
-                slot["function"]["name"] += fn.get("name") or ""
-                slot["function"]["arguments"] += fn.get("arguments") or ""
+                slot["name"].append(str(fn.get("name") or ""))
+                slot["arguments"].append(str(fn.get("arguments") or ""))
 
     def message(self) -> dict | None:
         if not self.text and not self.calls:
             return None
         out: dict[str, Any] = {"role": "assistant", "content": "".join(self.text)}
         if self.calls:
-            out["tool_calls"] = [self.calls[i] for i in sorted(self.calls)]
+            out["tool_calls"] = [{"id": self.calls[i]["id"], "type": "function",
+                                  "function": {"name": "".join(self.calls[i]["name"]),
+                                               "arguments": "".join(self.calls[i]["arguments"])}}
+                                 for i in sorted(self.calls)]
         return out
 
 
@@ -316,23 +326,28 @@ class AnthropicStream:
             self.error = str(error.get("message") if isinstance(error, dict) else error)
         elif kind == "content_block_start":
             block = dict(payload.get("content_block") or {})
-            if block.get("type") == "tool_use":
-                block["partial_json"] = ""
-            self.blocks[int(payload.get("index") or 0)] = block
+            # deltas are kept as pieces and joined once, in message(): a string grown per event is quadratic
+            block["_pieces"] = [block["text"]] if isinstance(block.get("text"), str) else []
+            self.blocks[_index(payload.get("index"))] = block
         elif kind == "content_block_delta":
-            block = self.blocks.setdefault(int(payload.get("index") or 0), {"type": "text", "text": ""})
-            delta = payload.get("delta") or {}
+            block = self.blocks.setdefault(_index(payload.get("index")), {"type": "text", "_pieces": []})
+            delta = payload.get("delta")
+            if not isinstance(delta, dict):
+                return
             if delta.get("type") == "text_delta":
-                block["text"] = block.get("text", "") + (delta.get("text") or "")
+                block["_pieces"].append(str(delta.get("text") or ""))
             elif delta.get("type") == "input_json_delta":
-                block["partial_json"] = block.get("partial_json", "") + (delta.get("partial_json") or "")
+                block["_pieces"].append(str(delta.get("partial_json") or ""))
 
     def message(self) -> dict | None:
         blocks = []
         for i in sorted(self.blocks):
             block = dict(self.blocks[i])
+            joined = "".join(block.pop("_pieces", []))
+            if block.get("type") == "text":
+                block["text"] = joined
             if block.get("type") == "tool_use":
-                raw = block.pop("partial_json", "")
+                raw = joined
                 try:
                     block["input"] = json.loads(raw) if raw else (block.get("input") or {})
                 except ValueError:
@@ -366,9 +381,12 @@ class Protocol:
         return OpenAIStream() if self.name == "openai" else AnthropicStream()
 
     def error_body(self, message: str, *, status: int) -> dict:
+        """A failure Threadless answers for the upstream: 502 unreachable or unreadable, 503 busy
+        (retry after a moment), 504 timed out."""
         if self.name == "openai":
-            return openai_error_body(message, code="upstream_timeout" if status == 504 else "upstream_unreachable")
-        return anthropic_error_body(message, kind="timeout_error" if status == 504 else "api_error")
+            code = {503: "upstream_busy", 504: "upstream_timeout"}.get(status, "upstream_unreachable")
+            return openai_error_body(message, code=code)
+        return anthropic_error_body(message, kind={503: "overloaded_error", 504: "timeout_error"}.get(status, "api_error"))
 
     def user_of(self, body: dict) -> str | None:
         """The client's own end-user id: OpenAI's `user` (or `safety_identifier`), Anthropic's
@@ -383,24 +401,3 @@ class Protocol:
 OPENAI = Protocol("openai", "https://api.openai.com/v1", "/chat/completions", "api.openai.com")
 ANTHROPIC = Protocol("anthropic", "https://api.anthropic.com", "/v1/messages", "api.anthropic.com")
 PROTOCOLS = {"openai": OPENAI, "anthropic": ANTHROPIC}
-
-
-def sse_frames(buffer: str) -> tuple[list[str], str]:
-    """Complete SSE frames (each without its blank line) from a buffer, and what is left over."""
-    buffer = buffer.replace("\r\n", "\n")
-    *frames, rest = buffer.split("\n\n")
-    return [f for f in frames if f], rest
-
-
-def sse_parse(frame: str) -> tuple[str, str]:
-    """(event, data) of one SSE frame; comments and ids ignored."""
-    event, data = "message", []
-    for line in frame.split("\n"):
-        if not line or (parsed := sse_field(line)) is None:
-            continue
-        name, value = parsed
-        if name == "event":
-            event = value
-        elif name == "data":
-            data.append(value)
-    return event, "\n".join(data)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from common.errors import InvalidRequest, NotFound
-from common.messages import validate_messages
+from common.messages import reply_cut, stored_reply_limit, validate_messages
 from memories.models import Entry
 from memories.selectors import memory_get
 from memories.services import memory_create, memory_decorate, report_accept
@@ -195,8 +195,11 @@ def proxy_decorate(*, memory, project, protocol: Protocol, body: dict, budget_to
 
 
 def proxy_report(*, memory, protocol: Protocol, reply: dict | None, error: str | None) -> dict | None:
-    """Report the reply (and tool calls) durably; an upstream failure as a reported failure of
-    task `proxy.<provider>`, so the memory's policy decides what it leaves (digest, raw error…)."""
+    """Report the reply (and tool calls) durably, cut to what one report body could hold; an
+    upstream failure as a reported failure of task `proxy.<provider>`, so the memory's policy
+    decides what it leaves (digest, raw error…)."""
+    if reply:  # however much the upstream sent, no more is stored than a client could report itself
+        reply = reply_cut(reply, limit=stored_reply_limit())
     messages = validate_messages([reply], allow_empty=True) if reply else []
     failures = [{"task_id": f"proxy.{protocol.name}", "error": error[:100_000], "output": None,
                  "has_output": False}] if error else []

@@ -1,4 +1,5 @@
-"""The proxy's outbound connection: an httpx.AsyncClient through the egress policy.
+"""The proxy's outbound connection: an httpx.AsyncClient through the egress policy, and the cap on
+each project's calls in flight.
 
 The async twin of `providers.egress.PinnedTransport`: the host is resolved once at connect time by
 `providers.egress.egress_addresses` (the same check, the same THREADLESS_EGRESS_ALLOW), and the TCP
@@ -17,6 +18,7 @@ import httpcore
 import httpx
 from django.conf import settings
 
+from providers.bounded import ACCEPT_ENCODING
 from providers.egress import egress_addresses
 
 _ssl_context = None
@@ -69,15 +71,67 @@ def _ssl():
 
 
 def upstream_client() -> httpx.AsyncClient:
-    """This event loop's pooled client for upstream calls; a changed egress allow list gets a
-    fresh pool, so no connection opened under the old policy is reused."""
+    """This event loop's pooled client for upstream calls; a changed egress allow list (or pool
+    setting) gets a fresh pool, so no connection opened under the old policy is reused.
+
+    A call waits at most THREADLESS_PROXY_POOL_TIMEOUT for a free connection (httpx.PoolTimeout),
+    so a full pool answers quickly instead of holding every tenant's call for minutes.
+    """
     loop = asyncio.get_running_loop()
-    policy = tuple(settings.THREADLESS_EGRESS_ALLOW)
+    policy = (tuple(settings.THREADLESS_EGRESS_ALLOW), settings.THREADLESS_PROXY_MAX_CONNECTIONS,
+              settings.THREADLESS_PROXY_POOL_TIMEOUT)
     held = _clients.get(loop)
     if held is not None and held[0] == policy:
         return held[1]
-    limits = httpx.Limits(max_connections=200, max_keepalive_connections=40)
+    size = settings.THREADLESS_PROXY_MAX_CONNECTIONS
+    limits = httpx.Limits(max_connections=size, max_keepalive_connections=min(40, size))
     client = httpx.AsyncClient(transport=AsyncPinnedTransport(ssl_context=_ssl(), limits=limits),
-                               follow_redirects=False, trust_env=False, timeout=httpx.Timeout(600, connect=10))
+                               follow_redirects=False, trust_env=False,
+                               headers={"Accept-Encoding": ACCEPT_ENCODING},  # what providers.bounded decodes
+                               timeout=httpx.Timeout(600, connect=10, pool=settings.THREADLESS_PROXY_POOL_TIMEOUT))
     _clients[loop] = (policy, client)
     return client
+
+
+# --- calls in flight per project ------------------------------------------------------------------
+
+_in_flight: dict[str, int] = {}
+_in_flight_lock = threading.Lock()
+
+
+class ProjectSlot:
+    """One of a project's proxy calls in flight in this process; `release()` is idempotent, so
+    every way a call can end (the answer sent, the stream closed, the client gone) may call it."""
+
+    def __init__(self, project_id: str):
+        self.project_id = project_id
+        self._held = True
+
+    def release(self) -> None:
+        with _in_flight_lock:
+            if not self._held:
+                return
+            self._held = False
+            left = _in_flight.get(self.project_id, 1) - 1
+            if left > 0:
+                _in_flight[self.project_id] = left
+            else:
+                _in_flight.pop(self.project_id, None)
+
+
+def project_slot_take(project_id: str) -> ProjectSlot | None:
+    """A slot for one more call of this project, or None when it already has
+    THREADLESS_PROXY_PROJECT_CONCURRENCY calls open in this process (0 = no cap). Never waits:
+    one tenant holding many slow streams cannot make another tenant's call queue behind them."""
+    cap = settings.THREADLESS_PROXY_PROJECT_CONCURRENCY
+    with _in_flight_lock:
+        open_calls = _in_flight.get(project_id, 0)
+        if cap > 0 and open_calls >= cap:
+            return None
+        _in_flight[project_id] = open_calls + 1
+    return ProjectSlot(project_id)
+
+
+def project_calls_open(project_id: str) -> int:
+    with _in_flight_lock:
+        return _in_flight.get(project_id, 0)

@@ -31,19 +31,11 @@ from common.redaction import provider_message
 from projects.auth import key_from_plaintext
 from projects.models import ApiKey
 from projects.ratelimit import check_quota, check_rate
+from providers.bounded import SSEFramer, UpstreamUnreadable, aiter_body, aread_body, sse_parse, stream_cap
 from providers.egress import EgressRefused
 from proxy import services
-from proxy.protocols import (
-    ANTHROPIC,
-    CUT_OFF_CLIENT,
-    CUT_OFF_UPSTREAM,
-    OPENAI,
-    Protocol,
-    cut_off,
-    sse_frames,
-    sse_parse,
-)
-from proxy.upstream import upstream_client
+from proxy.protocols import ANTHROPIC, CUT_OFF_CLIENT, CUT_OFF_UPSTREAM, OPENAI, Protocol, cut_off
+from proxy.upstream import ProjectSlot, project_slot_take, upstream_client
 
 log = logging.getLogger("threadless.proxy")
 
@@ -54,10 +46,17 @@ BACK_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-", "openai-", "retry-after
 BACK_RENAMED = {"x-request-id": "X-Upstream-Request-Id", "request-id": "X-Upstream-Request-Id"}
 
 
+RETRY_AFTER_SECONDS = "1"  # a busy answer's Retry-After: the SDKs wait this long and try again
+
+
 class MethodNotAllowed(ApiError):
     status = 405
     code = "method_not_allowed"
     hint = "This route takes POST, as the provider's API does."
+
+
+class ProjectBusy(Exception):
+    """The project already has as many proxy calls open as it may (answered 503 in the provider's shape)."""
 
 
 @dataclass
@@ -68,6 +67,7 @@ class Call:
     upstream: services.Upstream
     body: dict  # what goes upstream
     stream: bool
+    slot: ProjectSlot  # released when the answer is sent or the stream ends, however it ends
     turn: int | None = None
     degraded: bool = False
 
@@ -115,7 +115,19 @@ def _is_retry(request) -> bool:
 
 
 def _prepare(request, protocol: Protocol) -> Call:
+    """Authenticate, take one of the project's call slots (before anything is stored), decorate."""
     key = _authenticate(request, protocol)
+    slot = project_slot_take(key.project_id)
+    if slot is None:
+        raise ProjectBusy("This project has as many proxy calls open as it may; retry when one has finished.")
+    try:
+        return _prepare_call(request, protocol, key, slot)
+    except BaseException:
+        slot.release()
+        raise
+
+
+def _prepare_call(request, protocol: Protocol, key: ApiKey, slot: ProjectSlot) -> Call:
     project = key.project
     body = _body(request)
     upstream = services.upstream_resolve(project=project, protocol=protocol,
@@ -124,7 +136,7 @@ def _prepare(request, protocol: Protocol) -> Call:
     budget = services.budget_of(request.headers.get("X-Threadless-Budget"))
     named = request.headers.get("X-Threadless-Memory", "").strip()
     call = Call(protocol=protocol, project=project, memory=None, upstream=upstream, body=body,
-                stream=body.get("stream") is True)
+                stream=body.get("stream") is True, slot=slot)
     try:
         call.memory = services.proxy_memory(project=project, memory_id=named if named.lower() != "none" else None,
                                             external_id=request.headers.get("X-Threadless-External-Id"),
@@ -188,6 +200,10 @@ def _respond(content: bytes, *, status: int, content_type: str, headers: dict) -
 
 
 def _transport_failure(exc: Exception) -> tuple[int, str]:
+    if isinstance(exc, httpx.PoolTimeout):
+        return 503, "every upstream connection of this server is in use"
+    if isinstance(exc, UpstreamUnreadable):
+        return 502, str(exc)
     if isinstance(exc, httpx.TimeoutException):
         return 504, "the upstream timed out"
     cause: BaseException | None = exc
@@ -198,6 +214,20 @@ def _transport_failure(exc: Exception) -> tuple[int, str]:
             return 502, "connection refused"
         cause = cause.__cause__ or cause.__context__
     return 502, f"connection failed ({exc.__class__.__name__})"
+
+
+def _failure(call: Call, message: str, *, status: int, headers: dict) -> HttpResponse:
+    """A failure Threadless answers for the upstream, in the provider's error shape; a 503 says
+    when to try again."""
+    if status == 503:
+        headers = {**headers, "Retry-After": RETRY_AFTER_SECONDS}
+    return _respond(orjson.dumps(call.protocol.error_body(message, status=status)), status=status,
+                    content_type="application/json", headers=headers)
+
+
+def _busy(protocol: Protocol, exc: ProjectBusy) -> HttpResponse:
+    return _respond(orjson.dumps(protocol.error_body(str(exc), status=503)), status=503,
+                    content_type="application/json", headers={"Retry-After": RETRY_AFTER_SECONDS})
 
 
 def _error(request, exc: Exception, call: Call | None = None) -> HttpResponse:
@@ -215,8 +245,23 @@ async def proxy_call(request, protocol: Protocol) -> HttpResponse:
         if request.method != "POST":
             raise MethodNotAllowed(f"Method {request.method} is not allowed on this path.")
         call = await sync_to_async(_prepare)(request, protocol)
+    except ProjectBusy as exc:
+        return _busy(protocol, exc)
     except Exception as exc:  # noqa: BLE001 - Threadless's own errors in the one error shape
         return _error(request, exc)
+    try:
+        answer = await _forward(request, call)
+    except BaseException:
+        call.slot.release()
+        raise
+    if not answer.streaming:
+        call.slot.release()
+    return answer
+
+
+async def _forward(request, call: Call) -> HttpResponse:
+    """Send the call upstream and answer with what comes back; a streamed answer releases the
+    call's slot when its stream ends or the response is closed."""
     forwarded = {k: v for k, v in request.headers.items() if k.lower().startswith(FORWARD_PREFIXES)}
     client = upstream_client()
     upstream_request = client.build_request(
@@ -229,18 +274,17 @@ async def proxy_call(request, protocol: Protocol) -> HttpResponse:
     except Exception as exc:  # noqa: BLE001 - unreachable upstream: the provider's error shape, recorded
         status, reason = _transport_failure(exc)
         await _report(call, None, f"{operation} failed: {reason}")
-        body = call.protocol.error_body(f"Threadless could not reach the upstream: {reason}", status=status)
-        return _respond(orjson.dumps(body), status=status, content_type="application/json", headers=call.headers())
+        return _failure(call, f"Threadless could not reach the upstream: {reason}", status=status,
+                        headers=call.headers())
     headers = {**_back_headers(response), **call.headers()}
     content_type = response.headers.get("content-type", "application/json")
     if response.status_code >= 400 or not (call.stream and content_type.startswith("text/event-stream")):
         try:
-            raw = await response.aread()
+            raw = await aread_body(response)  # decoded bytes within THREADLESS_UPSTREAM_MAX_BYTES
         except Exception as exc:  # noqa: BLE001
             status, reason = _transport_failure(exc)
             await _report(call, None, f"{operation} failed: {reason}")
-            body = call.protocol.error_body(f"The upstream answer broke off: {reason}", status=status)
-            return _respond(orjson.dumps(body), status=status, content_type="application/json", headers=headers)
+            return _failure(call, f"The upstream answer broke off: {reason}", status=status, headers=headers)
         finally:
             await response.aclose()
         if response.status_code >= 400:
@@ -258,6 +302,9 @@ async def proxy_call(request, protocol: Protocol) -> HttpResponse:
         return _respond(raw, status=response.status_code, content_type=content_type, headers=headers)
     streaming = StreamingHttpResponse(relay(call, response), status=response.status_code,
                                       content_type="text/event-stream")
+    # Django closes a response it started sending even when its stream never began (a client
+    # gone before the first frame): the slot goes back then too.
+    streaming._resource_closers.append(call.slot.release)
     for name, value in {**headers, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}.items():
         streaming[name] = value
     return streaming
@@ -266,37 +313,38 @@ async def proxy_call(request, protocol: Protocol) -> HttpResponse:
 async def relay(call: Call, response: httpx.Response):
     """Forward the upstream's SSE frames as they arrive and accumulate the reply.
 
-    The reply is reported before the terminal frame (`data: [DONE]` / `message_stop`) is sent.
-    On a client disconnect (CancelledError) the part received so far is reported once, marked
-    cut off; the upstream stream is closed in every case.
+    Frames are split as bytes arrive, each byte scanned once, within the stream's and a frame's
+    caps (providers.bounded); past a cap the stream ends with an error event, like a broken
+    upstream. The reply is reported before the terminal frame (`data: [DONE]` / `message_stop`)
+    is sent. On a client disconnect (CancelledError) the part received so far is reported once,
+    marked cut off; the upstream stream is closed and the call's slot released in every case.
     """
     acc = call.protocol.stream()
     reported = False
-    buffer = ""
+    framer = SSEFramer()
     try:
         try:
-            async for text in response.aiter_text():
-                buffer += text
-                frames, buffer = sse_frames(buffer)
-                for frame in frames:
-                    event, data = sse_parse(frame)
+            async for piece in aiter_body(response, limit=stream_cap(), what="stream"):
+                for raw_frame in framer.feed(piece):
+                    event, data = sse_parse(raw_frame.decode("utf-8", "replace"))
                     if data:
                         acc.feed(event, data)
                     if not reported and data and acc.is_terminal(event, data):
                         reported = True
                         error = f"Streaming chat failed: {acc.error}" if acc.error else None
                         await _report(call, acc.message(), error)
-                    yield (frame + "\n\n").encode()
-        except httpx.HTTPError as exc:
+                    yield raw_frame + b"\n\n"
+        except (httpx.HTTPError, UpstreamUnreadable) as exc:
+            _status, reason = _transport_failure(exc)
             if not reported:
                 reported = True
-                _status, reason = _transport_failure(exc)
                 await _report(call, cut_off(acc.message(), CUT_OFF_UPSTREAM), f"Streaming chat failed: {reason}")
-            body = call.protocol.error_body(f"The upstream stream broke off: {_transport_failure(exc)[1]}", status=502)
+            body = call.protocol.error_body(f"The upstream stream broke off: {reason}", status=502)
             yield (b"event: error\n" if call.protocol is not OPENAI else b"") + b"data: " + orjson.dumps(body) + b"\n\n"
             return
-        if buffer.strip():
-            yield (buffer + "\n\n").encode()
+        rest = framer.rest()
+        if rest.strip():
+            yield rest + b"\n\n"
         if not reported:
             reported = True
             reason = acc.error or "the upstream stream ended before its last event"
@@ -307,6 +355,7 @@ async def relay(call: Call, response: httpx.Response):
             await _report(call, cut_off(acc.message(), CUT_OFF_CLIENT), None)
         raise
     finally:
+        call.slot.release()
         await response.aclose()
 
 

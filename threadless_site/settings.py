@@ -211,6 +211,18 @@ THREADLESS_USAGE_FLUSH_SECONDS = envint("THREADLESS_USAGE_FLUSH_SECONDS", 5)
 # provider's official host only; NAME@host[:port] adds a host).
 THREADLESS_EGRESS_ALLOW = envlist("THREADLESS_EGRESS_ALLOW", "")
 THREADLESS_PROVIDER_ENV_ALLOW = envkeylist("THREADLESS_PROVIDER_ENV_ALLOW", "OPENAI_API_KEY,ANTHROPIC_API_KEY")
+# What an upstream may send (providers.bounded), counted in decoded bytes (decompression included):
+# an answer read whole (proxy JSON, llm and background model calls, embeddings, http_call), one
+# event stream, and one frame of it. Past a cap the proxy answers 502 and a task fails.
+THREADLESS_UPSTREAM_MAX_BYTES = envint("THREADLESS_UPSTREAM_MAX_BYTES", 8 * 1024 * 1024)
+THREADLESS_UPSTREAM_STREAM_MAX_BYTES = envint("THREADLESS_UPSTREAM_STREAM_MAX_BYTES", 64 * 1024 * 1024)
+THREADLESS_UPSTREAM_FRAME_MAX_BYTES = envint("THREADLESS_UPSTREAM_FRAME_MAX_BYTES", 4 * 1024 * 1024)
+# The proxy's upstream pool (proxy.upstream), per web process: its size, how long a call waits for
+# a free connection (then 503 + Retry-After), and how many calls one project may have open at once
+# (the next one is 503 + Retry-After at once; 0 = no cap).
+THREADLESS_PROXY_MAX_CONNECTIONS = envint("THREADLESS_PROXY_MAX_CONNECTIONS", 200)
+THREADLESS_PROXY_POOL_TIMEOUT = envfloat("THREADLESS_PROXY_POOL_TIMEOUT", 5.0)
+THREADLESS_PROXY_PROJECT_CONCURRENCY = envint("THREADLESS_PROXY_PROJECT_CONCURRENCY", 32)
 # End users (publishable keys, public by design): limits on top of the per-key bucket so a
 # stranger can neither farm the tenant's model budget nor lock the real end users out.
 # 0 turns a limit off. An agent's config `limits` overrides the last two for that agent.

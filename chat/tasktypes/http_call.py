@@ -1,7 +1,9 @@
 """`http_call`: a templated HTTP request whose JSON response is stored as a `data` entry.
 
 Failure reasons (SPEC 6.3): `API call to <host[:port]> failed: HTTP <status>[: <message>]`,
-`… failed: timed out after <n> ms`, `… failed: connection refused`.
+`… failed: timed out after <n> ms`, `… failed: connection refused`, `… failed: the upstream answer is
+larger than 1 MiB` (the answer is read within THREADLESS_UPSTREAM_MAX_BYTES decoded bytes and, since
+it is stored, THREADLESS_MAX_BODY_BYTES).
 """
 
 from __future__ import annotations
@@ -13,13 +15,15 @@ from urllib.parse import quote
 from chat.tasktypes.base import TaskContext, TaskFailure, TaskResult, specific_reason
 from chat.templating import render, render_json
 from common.http.body import MAX_JSON_DEPTH, json_depth
+from common.messages import stored_reply_limit
 from common.redaction import raw_error_text, redact_value
 from common.tokens import text_tokens
 from memories.policy import plain_task_id
 from providers.base import body_message, http_client, timeout_of, transport_error
+from providers.bounded import UpstreamUnreadable, answer_cap, read_body, read_head
 from providers.egress import EgressRefused, host_port, url_check
 
-MAX_RESPONSE_BYTES = 2 * 1024 * 1024
+
 def _render_body(body: Any, scope: dict) -> Any:
     """A string body is a JSON text template (values JSON-escaped); an object or list body has its
     string values templated as plain text and is JSON-encoded as a whole when sent."""
@@ -68,22 +72,27 @@ def run(ctx: TaskContext, task: dict) -> TaskResult:
             kwargs["json"] = body
     try:
         url_check(url)
-        response = http_client().request(method, url, timeout=timeout_of(timeout_ms), **kwargs)
+        with http_client().stream(method, url, timeout=timeout_of(timeout_ms), **kwargs) as response:
+            status = response.status_code
+            # The answer is stored: at most what a client could store itself in one body.
+            raw = read_head(response) if status >= 400 else read_body(
+                response, limit=min(answer_cap(), stored_reply_limit()))
     except EgressRefused as exc:
         raise TaskFailure(f"{operation}: {exc}", error_type="transport", raw=f"{method} {url}: {exc}") from exc
+    except UpstreamUnreadable as exc:
+        raise TaskFailure(f"{operation}: {exc}", error_type="provider", raw=f"{method} {url}: {exc}") from exc
     except Exception as exc:  # noqa: BLE001 - every transport failure becomes a task failure
         error = transport_error(exc, timeout_ms=timeout_ms, url=url)
         raise TaskFailure(f"{operation}: {specific_reason(error.reason, exc)}", error_type=error.error_type,
                           raw=f"{method} {url}: {error.raw}") from exc
-    text = response.content[:MAX_RESPONSE_BYTES].decode("utf-8", "replace")
+    text = raw.decode("utf-8", "replace")
     value = _parse(text) if text else None
-    if response.status_code >= 400:
+    if status >= 400:
         message = body_message(text)
-        reason = f"{operation}: HTTP {response.status_code}" + (f": {message}" if message else "")
-        error_type = "rate_limit" if response.status_code == 429 else (
-            "timeout" if response.status_code in (408, 504) else "provider")
+        reason = f"{operation}: HTTP {status}" + (f": {message}" if message else "")
+        error_type = "rate_limit" if status == 429 else ("timeout" if status in (408, 504) else "provider")
         raise TaskFailure(reason, error_type=error_type,
-                          raw=raw_error_text(f"{method} {url} → HTTP {response.status_code}: {text[:8000]}"),
+                          raw=raw_error_text(f"{method} {url} → HTTP {status}: {text[:8000]}"),
                           output=redact_value(value, secret_fields=True), has_output=value is not None)
     key = task.get("storeAs") or plain_task_id(task["id"])
     content = text if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))

@@ -11,6 +11,7 @@ import json
 
 import providers
 from chat.tasktypes.base import TaskContext, TaskFailure, TaskInterrupted, TaskResult, specific_reason
+from common.messages import stored_reply_limit, text_cut
 from common.tokens import message_tokens
 from memories.context import context_build
 from memories.provider_keys import provider_api_key
@@ -55,6 +56,7 @@ def run(ctx: TaskContext, task: dict) -> TaskResult:
         reason = specific_reason(exc.reason, exc.__cause__)
         raise TaskFailure(f"{operation}: {reason}", error_type=exc.error_type, raw=exc.raw,
                           partial=exc.partial) from exc
+    text = text_cut(text, limit=stored_reply_limit())  # the upstream may have sent far more than is kept
     message = {"role": "assistant", "content": text}
     entry = {"kind": "message", "role": "assistant", "content": text, "task_id": "",
              "tokens": message_tokens(message)}

@@ -12,8 +12,6 @@ from proxy.protocols import (
     cut_off,
     new_messages,
     openai_messages,
-    sse_frames,
-    sse_parse,
 )
 
 
@@ -41,13 +39,6 @@ def test_anthropic_tool_blocks_become_tool_calls_and_tool_messages_and_go_back_t
     assert [m["role"] for m in back["messages"]] == ["user", "assistant", "user"]  # tool result folded in
     assert back["messages"][2]["content"] == [{"type": "tool_result", "tool_use_id": "tu1", "content": "sunny"},
                                               {"type": "text", "text": "and tomorrow?"}]
-
-
-def test_sse_frames_survive_chunk_boundaries_and_crlf():
-    frames, rest = sse_frames('data: {"a": 1}\r\n\r\ndata: {"b"')
-    assert frames == ['data: {"a": 1}'] and rest == 'data: {"b"'
-    frames, rest = sse_frames(rest + ': 2}\n\nevent: x\ndata: y\n\n')
-    assert [sse_parse(f) for f in frames] == [("message", '{"b": 2}'), ("x", "y")] and rest == ""
 
 
 def test_the_openai_stream_accumulates_text_and_tool_call_pieces():
