@@ -144,3 +144,31 @@ def test_many_small_frames_are_scanned_once():
         frames += len(framer.feed(stream[i:i + 1000]))
     assert frames == 20_000
     assert framer.scanned <= len(stream) + len(stream) // 1000 + 1
+
+
+READ_WHOLE = {"read", "aread", "json"}  # a whole body in memory, however large
+STREAM_METHODS = {"iter_bytes", "aiter_bytes", "iter_text", "aiter_text", "iter_lines", "aiter_lines",
+                  "iter_raw", "aiter_raw"}
+APP_PACKAGES = ("common", "projects", "providers", "memories", "chat", "proxy", "console", "threadless_site")
+
+
+def test_no_app_module_reads_an_upstream_body_past_the_caps():
+    """Every upstream body is read through providers.bounded: nothing calls `.read()`, `.aread()`
+    or `.json()` on a response, reads its `.content` / `.text`, or iterates it by httpx's own
+    decoders (which inflate a network read whole)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    found = []
+    for package in APP_PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            if path == root / "providers" / "bounded.py":
+                continue
+            for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+                if not isinstance(node, ast.Attribute):
+                    continue
+                on_response = isinstance(node.value, ast.Name) and node.value.id.endswith("response")
+                if node.attr in STREAM_METHODS or (on_response and node.attr in READ_WHOLE | {"content", "text"}):
+                    found.append(f"{path.relative_to(root)}:{node.lineno} .{node.attr}")
+    assert found == []
