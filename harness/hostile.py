@@ -54,7 +54,7 @@ class _Server(ThreadingHTTPServer):
 
 
 class HostileUpstream:
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self.paths: list[str] = []
         self.sent = 0  # bytes of the last endless stream written before it ended
         self.peer_closed = threading.Event()
@@ -105,7 +105,7 @@ class HostileUpstream:
                     upstream.peer_closed.set()
                 self.close_connection = True
 
-        self.server = _Server(("127.0.0.1", 0), Handler)
+        self.server = _Server(("127.0.0.1", port), Handler)
         self.port = self.server.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)

@@ -284,7 +284,9 @@ async def _forward(request, call: Call) -> HttpResponse:
         except Exception as exc:  # noqa: BLE001
             status, reason = _transport_failure(exc)
             await _report(call, None, f"{operation} failed: {reason}")
-            return _failure(call, f"The upstream answer broke off: {reason}", status=status, headers=headers)
+            said = "Threadless stopped reading the upstream answer" if isinstance(exc, UpstreamUnreadable) \
+                else "The upstream answer broke off"
+            return _failure(call, f"{said}: {reason}", status=status, headers=headers)
         finally:
             await response.aclose()
         if response.status_code >= 400:
@@ -339,7 +341,9 @@ async def relay(call: Call, response: httpx.Response):
             if not reported:
                 reported = True
                 await _report(call, cut_off(acc.message(), CUT_OFF_UPSTREAM), f"Streaming chat failed: {reason}")
-            body = call.protocol.error_body(f"The upstream stream broke off: {reason}", status=502)
+            said = "Threadless stopped reading the upstream stream" if isinstance(exc, UpstreamUnreadable) \
+                else "The upstream stream broke off"
+            body = call.protocol.error_body(f"{said}: {reason}", status=502)
             yield (b"event: error\n" if call.protocol is not OPENAI else b"") + b"data: " + orjson.dumps(body) + b"\n\n"
             return
         rest = framer.rest()
