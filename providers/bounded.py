@@ -94,10 +94,11 @@ class BoundedDecoder:
         self.what = what
         self.total = 0
         self._zlib = None
+        self._deflate_unsure = False  # zlib-wrapped, as the RFC says, until the first piece says raw
         if self.encoding in ("gzip", "x-gzip"):
             self._zlib = zlib.decompressobj(zlib.MAX_WBITS | 16)
         elif self.encoding == "deflate":
-            self._zlib = zlib.decompressobj()  # zlib-wrapped, as the RFC says; raw deflate on the first error
+            self._zlib = zlib.decompressobj()
             self._deflate_unsure = True
 
     def _count(self, piece: bytes) -> bytes:
@@ -111,7 +112,7 @@ class BoundedDecoder:
         try:
             piece = self._zlib.decompress(data, room)
         except zlib.error:
-            if self.encoding == "deflate" and getattr(self, "_deflate_unsure", False):
+            if self._deflate_unsure:
                 self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
                 self._deflate_unsure = False
                 yield from self._inflate(data)

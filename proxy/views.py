@@ -59,6 +59,21 @@ class ProjectBusy(Exception):
     """The project already has as many proxy calls open as it may (answered 503 in the provider's shape)."""
 
 
+class RelayResponse(StreamingHttpResponse):
+    """A relayed stream that runs `on_close` when Django closes the response, which it does even
+    when the stream never began (a client gone before the first frame)."""
+
+    def __init__(self, *args, on_close, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._on_close = on_close
+
+    def close(self) -> None:
+        try:
+            self._on_close()
+        finally:
+            super().close()
+
+
 @dataclass
 class Call:
     protocol: Protocol
@@ -302,11 +317,8 @@ async def _forward(request, call: Call) -> HttpResponse:
             data = None
         await _report(call, call.protocol.reply(data), None)
         return _respond(raw, status=response.status_code, content_type=content_type, headers=headers)
-    streaming = StreamingHttpResponse(relay(call, response), status=response.status_code,
-                                      content_type="text/event-stream")
-    # Django closes a response it started sending even when its stream never began (a client
-    # gone before the first frame): the slot goes back then too.
-    streaming._resource_closers.append(call.slot.release)
+    streaming = RelayResponse(relay(call, response), on_close=call.slot.release, status=response.status_code,
+                              content_type="text/event-stream")
     for name, value in {**headers, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}.items():
         streaming[name] = value
     return streaming
