@@ -24,9 +24,15 @@ from common.http.body import json_object, reject_unknown
 from common.messages import validate_messages
 from memories.models import Entry, Memory
 from memories.selectors import memory_get
-from memories.services import entries_set_committed, memory_create, memory_delete, memory_update, report_accept
+from memories.services import (
+    entries_set_committed,
+    memory_create,
+    memory_delete,
+    memory_update,
+    report_accept,
+)
 from projects.auth import ProjectScopedMixin
-from proxy.responses import part_out, conversation_memory_id, items_to_messages
+from proxy.responses import conversation_memory_id, items_to_messages, part_out
 
 ITEM_ID = re.compile(r"\A(?:(msg|fco)_(\d{1,18})|fc_(\d{1,18})_(\d{1,4}))\Z")
 MAX_NEW_ITEMS = 20  # OpenAI's limit per create call
