@@ -57,9 +57,10 @@ def _mac(memory_id: str, unique: str) -> str:
     return hmac.new(key, f"{memory_id}:{unique}".encode(), hashlib.sha256).hexdigest()[:16]
 
 
-def issued_response_id(memory_id: str, upstream_id: str) -> str:
-    """The response id the client sees: names its memory, verifiable, stable for one response."""
-    unique = hashlib.sha256(upstream_id.encode()).hexdigest()[:8]
+def issued_response_id(memory_id: str, upstream_id: str, turn: int | None = None) -> str:
+    """The response id the client sees: names its memory, verifiable, stable for one response
+    (the same in every event of a stream), distinct per upstream response and turn."""
+    unique = hashlib.sha256(f"{upstream_id}:{turn}".encode()).hexdigest()[:8]
     suffix = memory_id.split("_", 1)[1]
     return f"resp_tl{suffix}x{unique}x{_mac(memory_id, unique)}"
 
@@ -365,7 +366,7 @@ class ResponsesStream:
 def _rewrite_response(response: dict, call) -> dict:
     if call.memory is None or call.degraded or not isinstance(response.get("id"), str):
         return response
-    out = {**response, "id": issued_response_id(call.memory.id, response["id"])}
+    out = {**response, "id": issued_response_id(call.memory.id, response["id"], call.turn)}
     if call.conversation is not None:
         out["conversation"] = {"id": call.conversation}
     return out

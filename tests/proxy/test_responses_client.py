@@ -66,6 +66,7 @@ def test_previous_response_id_selects_the_memory_and_is_not_sent_upstream(live, 
                                                    previous_response_id=first.parse().id)
     assert raw.headers["x-threadless-memory"] == first.headers["x-threadless-memory"]
     assert raw.headers["x-threadless-turn"] == "2"
+    assert raw.parse().id != first.parse().id  # one id per response, though both name the memory
     body = upstream.requests[-1].body
     assert "previous_response_id" not in body
     assert [(i["role"], i["content"]) for i in body["input"]] == [
