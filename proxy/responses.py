@@ -315,8 +315,8 @@ class ResponsesStream:
 
     def feed(self, event: str, data: str) -> None:
         try:
-            payload = json.loads(data)
-        except ValueError:
+            payload = orjson.loads(data)
+        except orjson.JSONDecodeError:
             return
         if not isinstance(payload, dict):
             return
@@ -438,8 +438,8 @@ class ResponsesProtocol(Protocol):
         for i, line in enumerate(lines):
             if line.startswith("data:"):
                 try:
-                    payload = json.loads(line[5:])
-                except ValueError:
+                    payload = orjson.loads(line[5:])
+                except orjson.JSONDecodeError:
                     return frame
                 if isinstance(payload, dict) and isinstance(payload.get("response"), dict):
                     payload["response"] = _rewrite_response(payload["response"], call)
