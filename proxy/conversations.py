@@ -156,11 +156,15 @@ def _seq(item_id: str) -> int:
     return _parse_item_id(item_id)[0]
 
 
+def _item_missing(item_id: str) -> NotFound:
+    return NotFound(f"No item '{item_id[:80]}' in this conversation.",
+                    hint="Use an item id that GET /v1/openai/conversations/{id}/items returned.")
+
+
 def _parse_item_id(item_id: str) -> tuple[int, str]:
     match = ITEM_ID.match(item_id or "")
     if match is None:
-        raise NotFound(f"No item '{item_id[:80]}' in this conversation.",
-                       hint="Use an item id that GET /v1/openai/conversations/{id}/items returned.")
+        raise _item_missing(item_id)
     return (int(match[2]), match[1]) if match[1] else (int(match[3]), "fc")
 
 
@@ -169,7 +173,7 @@ def _item_entry(memory: Memory, item_id: str) -> tuple[Entry, dict]:
     entry = Entry.objects.filter(memory=memory, kind="message", committed=True, seq=seq).first()
     found = [i for i in (entry_items(*[getattr(entry, f) for f in ENTRY_FIELDS]) if entry else []) if i["id"] == item_id]
     if not found:
-        _parse_item_id("")  # the same 404
+        raise _item_missing(item_id)
     return entry, found[0]
 
 
