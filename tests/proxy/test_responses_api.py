@@ -11,6 +11,7 @@ from django.test import AsyncClient, Client
 from memories.models import Entry, Memory
 from proxy import services as proxy_services
 from proxy.responses import (
+    conversation_memory_id,
     forwardable,
     issued_response_id,
     items_to_messages,
@@ -138,3 +139,9 @@ def test_output_items_become_one_assistant_message_without_reasoning():
     assert message == {"role": "assistant", "content": "Hi.", "tool_calls": [
         {"id": "c1", "type": "function", "function": {"name": "w", "arguments": '{"a": 1}'}}]}
     assert output_message([{"type": "reasoning", "summary": []}]) is None
+
+
+def test_a_conversation_is_named_by_its_memory_id_or_openais_conv_spelling_of_it():
+    assert conversation_memory_id("mem_AbC1") == conversation_memory_id("conv_AbC1") == "mem_AbC1"
+    assert conversation_memory_id({"id": "conv_AbC1"}) == "mem_AbC1"
+    assert conversation_memory_id("../etc") is None and conversation_memory_id(7) is None
