@@ -1,10 +1,11 @@
-"""The provider-compatible proxy's added latency (SPEC 4.8, issue 15) for docs/benchmarks.md.
+"""The provider-compatible proxy's added latency (SPEC 4.8) for docs/benchmarks.md.
 
-Same run, same stub upstream (a real socket, harness/proxy_stubs.py), interleaved round by round:
-the stub called directly, through the proxy without memory (`X-Threadless-Memory: none`: only
-forwarding), and through the proxy with memory (decorate + forward + report through the outbox).
-Time to first token (the first content chunk of a stream) and total, streaming and not. Raw HTTP
-(httpx, one keep-alive connection per target), so no client SDK's own time is in the figures.
+Same run, same stub upstream (a real socket, harness/proxy_stubs.py), interleaved round by round,
+for both OpenAI routes (Chat Completions and Responses): the stub called directly, through the
+proxy without memory (`X-Threadless-Memory: none`: only forwarding), and through the proxy with
+memory (decorate + forward + report through the outbox). Time to first token (the first content
+chunk or `response.output_text.delta` of a stream) and total, streaming and not. Raw HTTP (httpx,
+one keep-alive connection per target), so no client SDK's own time is in the figures.
 
 Run alone: `.venv/bin/python -m bench.proxy_bench` (starts its own server).
 """
@@ -21,9 +22,18 @@ from bench.common import ROOT, quantile
 
 ROUNDS = 40
 WARMUP = 3
+ROUTES = ("chat/completions", "responses")
+TARGETS = ("direct", "proxy, no memory", "proxy, with memory")
 
 
-def _chat(client: httpx.Client, url: str, headers: dict, body: dict) -> tuple[float, float]:
+def _is_first_token(line: str) -> bool:
+    squeezed = line.replace(" ", "")
+    if '"type":"response.output_text.delta"' in squeezed:  # Responses: the first text delta
+        return True
+    return '"content":"' in squeezed and '"content":""' not in squeezed  # Chat Completions
+
+
+def _call(client: httpx.Client, url: str, headers: dict, body: dict) -> tuple[float, float]:
     """(time to first token, total) in ms for one call."""
     start = time.perf_counter()
     if not body.get("stream"):
@@ -35,41 +45,48 @@ def _chat(client: httpx.Client, url: str, headers: dict, body: dict) -> tuple[fl
     with client.stream("POST", url, json=body, headers=headers) as answer:
         answer.raise_for_status()
         for line in answer.iter_lines():
-            if first is None and '"content":"' in line.replace(" ", "") and '"content":""' not in line.replace(" ", ""):
+            if first is None and _is_first_token(line):
                 first = (time.perf_counter() - start) * 1000
     total = (time.perf_counter() - start) * 1000
     return first if first is not None else total, total
 
 
+def _body(route: str, i: int, stream: bool) -> dict:
+    question = f"Question number {i}?"
+    body = ({"model": "bench", "messages": [{"role": "user", "content": question}]} if route == "chat/completions"
+            else {"model": "bench", "input": question})
+    if stream:
+        body["stream"] = True
+    return body
+
+
 def run(url: str, key: str, stub, rounds: int = ROUNDS) -> dict:
-    memory_user = "bench-" + uuid.uuid4().hex[:8]
     proxied = {"Authorization": f"Bearer {key}", "X-Upstream-Base-Url": stub.openai_url,
                "X-Upstream-Authorization": "sk-bench"}
-    targets = {
-        "direct": (stub.openai_url + "/chat/completions", {"Authorization": "Bearer sk-bench"}),
-        "proxy, no memory": (url + "/v1/openai/chat/completions", {**proxied, "X-Threadless-Memory": "none"}),
-        "proxy, with memory": (url + "/v1/openai/chat/completions", {**proxied, "X-Threadless-External-Id": memory_user}),
-    }
+    targets = {}
+    for route in ROUTES:
+        memory_user = "bench-" + uuid.uuid4().hex[:8]  # one memory per route
+        targets[(route, "direct")] = (f"{stub.openai_url}/{route}", {"Authorization": "Bearer sk-bench"})
+        targets[(route, "proxy, no memory")] = (f"{url}/v1/openai/{route}", {**proxied, "X-Threadless-Memory": "none"})
+        targets[(route, "proxy, with memory")] = (f"{url}/v1/openai/{route}",
+                                                  {**proxied, "X-Threadless-External-Id": memory_user})
     clients = {name: httpx.Client(timeout=30) for name in targets}
-    samples: dict[tuple[str, bool], list[tuple[float, float]]] = {(n, s): [] for n in targets for s in (False, True)}
+    samples: dict[tuple, list[tuple[float, float]]] = {(*t, s): [] for t in targets for s in (False, True)}
     try:
         for i in range(WARMUP + rounds):
             for stream in (False, True):
-                body = {"model": "bench", "messages": [{"role": "user", "content": f"Question number {i}?"}]}
-                if stream:
-                    body["stream"] = True
-                for name, (target, headers) in targets.items():
-                    measured = _chat(clients[name], target, headers, body)
+                for (route, name), (target, headers) in targets.items():
+                    measured = _call(clients[(route, name)], target, headers, _body(route, i, stream))
                     if i >= WARMUP:
-                        samples[(name, stream)].append(measured)
+                        samples[(route, name, stream)].append(measured)
     finally:
         for client in clients.values():
             client.close()
     out: dict = {}
-    for (name, stream), values in samples.items():
+    for (route, name, stream), values in samples.items():
         ttft = [v[0] for v in values]
         total = [v[1] for v in values]
-        out[f"{name}|{'stream' if stream else 'json'}"] = {
+        out[f"{route}|{name}|{'stream' if stream else 'json'}"] = {
             "ttft_median": quantile(ttft, 0.5), "ttft_p95": quantile(ttft, 0.95),
             "total_median": quantile(total, 0.5), "total_p95": quantile(total, 0.95), "n": len(values)}
     return out
@@ -79,24 +96,104 @@ def markdown(url: str, key: str, stub, rounds: int = ROUNDS) -> str:
     data = run(url, key, stub, rounds)
     lines = [
         "## 6. Provider-compatible proxy (added latency)", "",
-        f"`POST /v1/openai/chat/completions` against the same local stub upstream as the direct call, {rounds} "
-        "rounds after a warm-up, the three targets interleaved in each round (`bench/proxy_bench.py`). The stub "
-        "answers at once, so every millisecond beyond *direct* is the proxy's own: auth and rate limit, "
-        "decorate (stores the user message, reads the window) and the durable report (reply + outbox row, "
-        "written before the stream's last event), plus one more loopback hop. Time to first token = the first "
-        "content chunk of a stream; for a JSON answer it is the total.", "",
-        "| target | mode | TTFT median | TTFT p95 | total median | total p95 | added (total median) |",
-        "|---|---|---|---|---|---|---|",
+        f"`POST /v1/openai/chat/completions` and `POST /v1/openai/responses`, each against the same local stub "
+        f"upstream as its direct call, {rounds} rounds after a warm-up, all six targets interleaved in each round "
+        "(`bench/proxy_bench.py`). The stub answers at once, so every millisecond beyond *direct* is the proxy's "
+        "own: auth and rate limit, decorate (stores the user message, reads the window) and the durable report "
+        "(reply + outbox row, written before the stream's last event), plus one more loopback hop; on the "
+        "Responses route also the items translation and the response id it issues (every streamed event that "
+        "carries the response object is rewritten). Time to first token = the first content chunk "
+        "(`response.output_text.delta`) of a stream; for a JSON answer it is the total.", "",
+        "| route | target | mode | TTFT median | TTFT p95 | total median | total p95 | added (total median) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
-    for mode in ("json", "stream"):
-        base = data[f"direct|{mode}"]["total_median"]
-        for name in ("direct", "proxy, no memory", "proxy, with memory"):
-            row = data[f"{name}|{mode}"]
-            added = "—" if name == "direct" else f"+{row['total_median'] - base:.1f} ms"
-            lines.append(f"| {name} | {mode} | {row['ttft_median']:.1f} ms | {row['ttft_p95']:.1f} ms | "
-                         f"{row['total_median']:.1f} ms | {row['total_p95']:.1f} ms | {added} |")
-    lines += ["", "The memory grows by one turn per round (the window stays far below the default budget)."]
+    added: dict = {}
+    for route in ROUTES:
+        for mode in ("json", "stream"):
+            base = data[f"{route}|direct|{mode}"]["total_median"]
+            for name in TARGETS:
+                row = data[f"{route}|{name}|{mode}"]
+                added[(route, name, mode)] = row["total_median"] - base
+                cell = "—" if name == "direct" else f"+{row['total_median'] - base:.1f} ms"
+                lines.append(f"| {route} | {name} | {mode} | {row['ttft_median']:.1f} ms | {row['ttft_p95']:.1f} ms | "
+                             f"{row['total_median']:.1f} ms | {row['total_p95']:.1f} ms | {cell} |")
+    lines += ["", "Responses beside chat completions, added latency (total median) in this run:", "",
+              "| target | mode | chat completions | responses | ratio |", "|---|---|---|---|---|"]
+    for name in TARGETS[1:]:
+        for mode in ("json", "stream"):
+            chat, resp = added[("chat/completions", name, mode)], added[("responses", name, mode)]
+            ratio = f"{resp / chat:.2f}×" if chat > 0 else "—"
+            lines.append(f"| {name} | {mode} | +{chat:.1f} ms | +{resp:.1f} ms | {ratio} |")
+    cpu = translation_cpu()
+    lines += ["", "Each memory grows by one turn per round (the window stays far below the default budget).", "",
+              "Each route's own protocol work per call, CPU time in-process (median of 1,000; the request's "
+              "messages, the upstream body from a 20-message window, the JSON answer and a streamed answer's "
+              "frames fed and passed on), the part of the difference that load on the machine does not blur:", "",
+              "| route | CPU per call |", "|---|---|"]
+    lines += [f"| {route} | {value:.0f} µs |" for route, value in cpu.items()]
     return "\n".join(lines)
+
+
+def translation_cpu(iterations: int = 1000) -> dict:
+    """CPU µs per call of each route's own protocol work, in-process (no I/O, no database): the
+    request's messages, the upstream body built from a 20-message window, the answer (JSON, and a
+    stream's frames fed and passed on). Load on the machine moves this far less than the HTTP figures."""
+    import os
+    import tempfile
+    from types import SimpleNamespace
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
+    os.environ.setdefault("THREADLESS_VAR_DIR", tempfile.mkdtemp(prefix="tl-bench-"))
+    import django
+
+    django.setup()
+    import orjson
+
+    from harness.proxy_stubs import (
+        Answer,
+        openai_completion,
+        openai_frames,
+        responses_frames,
+        responses_object,
+    )
+    from providers.bounded import SSEFramer
+    from proxy.protocols import OPENAI, new_messages, sse_parse
+    from proxy.responses import RESPONSES
+
+    window = [{"role": "user" if n % 2 == 0 else "assistant", "content": f"Message number {n} of the window."}
+              for n in range(20)]
+    call = SimpleNamespace(memory=SimpleNamespace(id="mem_AbCdEfGhIjKlMnOpQrSt"), turn=11, degraded=False,
+                           conversation=None)
+    text = "Hello from the stub, a reply of a dozen words or so to stream."
+    cases = {
+        "chat/completions": (OPENAI, {"model": "m", "messages": [{"role": "user", "content": "Hi?"}]},
+                             orjson.dumps(openai_completion({}, text, None)), "".join(openai_frames({}, text, None))),
+        "responses": (RESPONSES, {"model": "m", "input": "Hi?"},
+                      orjson.dumps(responses_object({}, text, None, Answer())),
+                      "".join(responses_frames({}, text, None, Answer()))),
+    }
+    out = {}
+    for route, (protocol, body, answer, stream) in cases.items():
+        def one_call(protocol=protocol, body=body, answer=answer, stream=stream):
+            sent = protocol.forwardable(body)
+            new_messages(protocol.messages_in(sent), has_history=True)
+            protocol.upstream_body(sent, instructions="Be brief.", messages=window)
+            protocol.reply(orjson.loads(answer))
+            protocol.answer_json(answer, call)
+            acc = protocol.stream()
+            for frame in SSEFramer().feed(stream.encode()):
+                event, data = sse_parse(frame.decode())
+                acc.feed(event, data)
+                protocol.answer_frame(frame, call)
+            acc.message()
+
+        samples = []
+        for _ in range(iterations):
+            start = time.process_time_ns()
+            one_call()
+            samples.append((time.process_time_ns() - start) / 1000)
+        out[route] = quantile(samples, 0.5)
+    return out
 
 
 def main() -> None:

@@ -1,5 +1,6 @@
 """A real local upstream (a socket on 127.0.0.1) that speaks OpenAI's Chat Completions and
-Anthropic's Messages protocols: JSON answers, SSE streams, tool calls and provider-shaped errors.
+Responses and Anthropic's Messages protocols: JSON answers, SSE streams (the Responses API's typed
+events with their sequence numbers), tool calls and provider-shaped errors.
 
 By default it answers "Hello from the stub." — or, when the request offers tools and its last
 message is not a tool result, a `get_weather` tool call; after a tool result it answers with the
@@ -29,6 +30,8 @@ class Answer:
     headers: dict = field(default_factory=dict)
     hold_after: int | None = None  # stream: send this many frames, then wait for the peer to close
     error_after: int | None = None  # stream: send this many frames, then an error event, then close
+    reasoning: str | None = None  # Responses: a reasoning item (with this summary) before the output
+    refusal: str | None = None  # Responses: a refusal instead of text
 
 
 @dataclass
@@ -66,12 +69,16 @@ class ProviderStub:
                     stub.requests.append(Seen(path, {k.lower(): v for k, v in self.headers.items()}, body))
                     answer = stub.queue.pop(0) if stub.queue else Answer()
                 kind = "openai" if path.endswith("/chat/completions") else "anthropic" if path.endswith(
-                    "/messages") else None
+                    "/messages") else "responses" if path.endswith("/responses") else None
                 if kind is None:
                     return self._json(404, {"error": {"message": "no such route", "type": "invalid_request_error"}})
                 if answer.status >= 400:
                     return self._json(answer.status, answer.error or {}, answer.headers)
                 text, tool = stub.decide(kind, body, answer)
+                if kind == "responses":
+                    if body.get("stream"):
+                        return self._sse(responses_frames(body, text, tool, answer), answer, kind)
+                    return self._json(200, responses_object(body, text, tool, answer), answer.headers)
                 if body.get("stream"):
                     frames = (openai_frames if kind == "openai" else anthropic_frames)(body, text, tool)
                     return self._sse(frames, answer, kind)
@@ -100,6 +107,9 @@ class ProviderStub:
                         error = {"error": {"message": "The server had an error while processing your request.",
                                            "type": "server_error"}} if kind == "openai" else {
                             "type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+                        if kind == "responses":
+                            error = {"type": "error", "code": "server_error", "param": None, "sequence_number": i,
+                                     "message": "The server had an error while processing your request."}
                         prefix = "" if kind == "openai" else "event: error\n"
                         self.wfile.write(f"{prefix}data: {json.dumps(error)}\n\n".encode())
                         self.wfile.flush()
@@ -160,7 +170,12 @@ class ProviderStub:
             return answer.text or "", answer.tool
         messages = body.get("messages") or []
         last = messages[-1] if messages else {}
-        if kind == "openai":
+        if kind == "responses":
+            items = body.get("input") if isinstance(body.get("input"), list) else []
+            last = items[-1] if items else {}
+            if last.get("type") == "function_call_output":
+                return f"The tool said: {last.get('output')}", None
+        elif kind == "openai":
             if last.get("role") == "tool":
                 return f"The tool said: {last.get('content')}", None
         else:
@@ -261,3 +276,80 @@ def anthropic_frames(body: dict, text: str, tool) -> list[str]:
                                                      "stop_sequence": None}, "usage": {"output_tokens": 5}}))
     frames.append(_event("message_stop", {}))
     return frames
+
+
+# --- OpenAI Responses ---------------------------------------------------------------------------
+
+
+def _responses_output(text: str, tool, answer: Answer) -> list[dict]:
+    output: list[dict] = []
+    if answer.reasoning:
+        output.append({"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text",
+                                                                        "text": answer.reasoning}],
+                       "encrypted_content": "opaque-reasoning-state"})
+    if answer.refusal:
+        output.append({"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
+                       "content": [{"type": "refusal", "refusal": answer.refusal}]})
+    elif text:
+        output.append({"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
+                       "content": [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}]})
+    if tool:
+        output.append({"type": "function_call", "id": "fc_1", "call_id": f"call_{tool[0]}_1", "name": tool[0],
+                       "arguments": json.dumps(tool[1]), "status": "completed"})
+    return output
+
+
+def responses_object(body: dict, text: str, tool, answer: Answer, *, status: str = "completed",
+                     output: list | None = None) -> dict:
+    return {"id": "resp_upstream_1", "object": "response", "created_at": 1764547200, "status": status,
+            "model": body.get("model", ""), "output": _responses_output(text, tool, answer) if output is None else output,
+            "instructions": body.get("instructions"), "metadata": {}, "parallel_tool_calls": True,
+            "temperature": 1.0, "top_p": 1.0, "tool_choice": "auto", "tools": body.get("tools") or [],
+            "error": None, "incomplete_details": None, "previous_response_id": None, "store": body.get("store"),
+            "text": {"format": {"type": "text"}}, "truncation": "disabled",
+            "usage": {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
+                      "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}}
+
+
+def responses_frames(body: dict, text: str, tool, answer: Answer) -> list[str]:
+    """The typed events of one response, in OpenAI's order, numbered by `sequence_number`."""
+    events: list[tuple[str, dict]] = [
+        ("response.created", {"response": responses_object(body, text, tool, answer, status="in_progress", output=[])}),
+        ("response.in_progress", {"response": responses_object(body, text, tool, answer, status="in_progress",
+                                                               output=[])})]
+    for index, item in enumerate(_responses_output(text, tool, answer)):
+        if item["type"] == "message":
+            events.append(("response.output_item.added", {"output_index": index, "item": {
+                **item, "status": "in_progress", "content": []}}))
+            part = item["content"][0]
+            empty = {**part, "text": ""} if part["type"] == "output_text" else {**part, "refusal": ""}
+            events.append(("response.content_part.added", {"item_id": item["id"], "output_index": index,
+                                                           "content_index": 0, "part": empty}))
+            if part["type"] == "output_text":
+                for word in _words(part["text"]):
+                    events.append(("response.output_text.delta", {"item_id": item["id"], "output_index": index,
+                                                                  "content_index": 0, "delta": word, "logprobs": []}))
+                events.append(("response.output_text.done", {"item_id": item["id"], "output_index": index,
+                                                             "content_index": 0, "text": part["text"], "logprobs": []}))
+            else:
+                events.append(("response.refusal.delta", {"item_id": item["id"], "output_index": index,
+                                                          "content_index": 0, "delta": part["refusal"]}))
+                events.append(("response.refusal.done", {"item_id": item["id"], "output_index": index,
+                                                         "content_index": 0, "refusal": part["refusal"]}))
+            events.append(("response.content_part.done", {"item_id": item["id"], "output_index": index,
+                                                          "content_index": 0, "part": part}))
+        elif item["type"] == "function_call":
+            events.append(("response.output_item.added", {"output_index": index, "item": {
+                **item, "status": "in_progress", "arguments": ""}}))
+            args = item["arguments"]
+            for piece in (args[: len(args) // 2], args[len(args) // 2:]):
+                events.append(("response.function_call_arguments.delta", {"item_id": item["id"],
+                                                                          "output_index": index, "delta": piece}))
+            events.append(("response.function_call_arguments.done", {"item_id": item["id"], "output_index": index,
+                                                                     "arguments": args}))
+        else:
+            events.append(("response.output_item.added", {"output_index": index, "item": item}))
+        events.append(("response.output_item.done", {"output_index": index, "item": item}))
+    events.append(("response.completed", {"response": responses_object(body, text, tool, answer)}))
+    return [f"event: {name}\ndata: {json.dumps({'type': name, **data, 'sequence_number': i})}\n\n"
+            for i, (name, data) in enumerate(events)]

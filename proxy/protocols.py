@@ -397,6 +397,27 @@ class Protocol:
             value = (body.get("metadata") or {}).get("user_id") if isinstance(body.get("metadata"), dict) else None
         return value if isinstance(value, str) and value.strip() else None
 
+    # Hooks a route's protocol may add to the shared call (the Responses route does: proxy.responses).
+
+    def forwardable(self, body: dict) -> dict:
+        """The caller's body as it may go upstream when the memory adds nothing."""
+        return body
+
+    def referenced_memory(self, *, project, body: dict):
+        """A memory the body itself names (besides the headers and the end-user id)."""
+        return None
+
+    def conversation_of(self, body: dict) -> str | None:
+        return None
+
+    def answer_json(self, raw: bytes, call) -> bytes:
+        """The upstream's JSON answer as the client gets it."""
+        return raw
+
+    def answer_frame(self, frame: bytes, call) -> bytes:
+        """One upstream SSE frame (without its blank line) as the client gets it."""
+        return frame
+
 
 OPENAI = Protocol("openai", "https://api.openai.com/v1", "/chat/completions", "api.openai.com")
 ANTHROPIC = Protocol("anthropic", "https://api.anthropic.com", "/v1/messages", "api.anthropic.com")

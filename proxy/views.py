@@ -85,6 +85,7 @@ class Call:
     slot: ProjectSlot  # released when the answer is sent or the stream ends, however it ends
     turn: int | None = None
     degraded: bool = False
+    conversation: str | None = None  # the Responses route's `conversation`, answered back
 
     def headers(self) -> dict:
         out = {"X-Threadless-Memory": self.memory.id if self.memory is not None else "none"}
@@ -144,18 +145,19 @@ def _prepare(request, protocol: Protocol) -> Call:
 
 def _prepare_call(request, protocol: Protocol, key: ApiKey, slot: ProjectSlot) -> Call:
     project = key.project
-    body = _body(request)
+    sent = _body(request)
+    body = protocol.forwardable(sent)
     upstream = services.upstream_resolve(project=project, protocol=protocol,
                                          base_url=request.headers.get("X-Upstream-Base-Url"),
                                          authorization=request.headers.get("X-Upstream-Authorization"))
     budget = services.budget_of(request.headers.get("X-Threadless-Budget"))
     named = request.headers.get("X-Threadless-Memory", "").strip()
     call = Call(protocol=protocol, project=project, memory=None, upstream=upstream, body=body,
-                stream=body.get("stream") is True, slot=slot)
+                stream=body.get("stream") is True, slot=slot, conversation=protocol.conversation_of(sent))
     try:
-        call.memory = services.proxy_memory(project=project, memory_id=named if named.lower() != "none" else None,
-                                            external_id=request.headers.get("X-Threadless-External-Id"),
-                                            user=protocol.user_of(body))
+        call.memory = protocol.referenced_memory(project=project, body=sent) or services.proxy_memory(
+            project=project, memory_id=named if named.lower() != "none" else None,
+            external_id=request.headers.get("X-Threadless-External-Id"), user=protocol.user_of(body))
         if call.memory is None:
             return call
         answer = services.proxy_decorate(memory=call.memory, project=project, protocol=protocol, body=body,
@@ -316,6 +318,7 @@ async def _forward(request, call: Call) -> HttpResponse:
         except orjson.JSONDecodeError:
             data = None
         await _report(call, call.protocol.reply(data), None)
+        raw = call.protocol.answer_json(raw, call)
         return _respond(raw, status=response.status_code, content_type=content_type, headers=headers)
     streaming = RelayResponse(relay(call, response), on_close=call.slot.release, status=response.status_code,
                               content_type="text/event-stream")
@@ -347,7 +350,7 @@ async def relay(call: Call, response: httpx.Response):
                         reported = True
                         error = f"Streaming chat failed: {acc.error}" if acc.error else None
                         await _report(call, acc.message(), error)
-                    yield raw_frame + b"\n\n"
+                    yield call.protocol.answer_frame(raw_frame, call) + b"\n\n"
         except (httpx.HTTPError, UpstreamUnreadable) as exc:
             _status, reason = _transport_failure(exc)
             if not reported:

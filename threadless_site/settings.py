@@ -67,6 +67,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Outside ApiErrorMiddleware: the proxy's routes answer errors in their provider's shape.
+    "proxy.provider_errors.ProviderErrorMiddleware",
     "common.http.middleware.ApiErrorMiddleware",
 ]
 

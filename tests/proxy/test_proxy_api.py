@@ -50,11 +50,13 @@ async def test_when_decorate_fails_the_call_is_forwarded_as_sent_and_marked_degr
     assert await Entry.objects.filter(memory=memory).acount() == 0  # nothing reported for an unstored turn
 
 
-async def test_a_call_without_a_threadless_key_is_401_in_the_error_shape_and_goes_nowhere(cast, upstream):
+async def test_a_call_without_a_threadless_key_is_401_in_openais_error_shape_and_goes_nowhere(cast, upstream):
     response = await _post(CHAT, {"model": "m", "messages": []}, {"X-Upstream-Base-Url": upstream.openai_url})
     assert response.status_code == 401
     error = orjson.loads(response.content)["error"]
-    assert error["code"] == "unauthorized" and error["request_id"].startswith("req_")
+    assert set(error) == {"message", "type", "param", "code"}
+    assert error["code"] == "unauthorized" and error["type"] == "authentication_error"
+    assert response["X-Request-Id"].startswith("req_")
     assert not upstream.requests
 
 

@@ -1,0 +1,259 @@
+"""OpenAI's Conversations API, backed by memories (SPEC 4.8): `/v1/openai/conversations…`.
+
+A conversation **is** a Threadless memory: its id is the memory's id (OpenAI's `conv_` spelling of
+it is accepted), its `metadata` the memory's metadata, and its items the memory's committed
+messages, one item per message, an assistant message with tool calls one item per call besides
+its text. Item ids carry the message's sequence number (`msg_12`, `fc_12_0`, `fco_13`), so they
+stay stable and list in the memory's order. Items added here are stored like a report (durably,
+with the background work that extracts facts); deleting an item takes its message out of the
+memory (uncommitted: out of the window, lists, search and recall); deleting a conversation
+deletes the memory and answers the deletion receipt beside OpenAI's fields.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from common.errors import InvalidRequest, NotFound
+from common.http.body import json_object, reject_unknown
+from common.messages import validate_messages
+from memories.models import Entry, Memory
+from memories.selectors import memory_get
+from memories.services import (
+    entries_set_committed,
+    memory_create,
+    memory_delete,
+    memory_update,
+    report_accept,
+)
+from projects.auth import ProjectScopedMixin
+from proxy.responses import conversation_memory_id, items_to_messages, part_out
+
+ITEM_ID = re.compile(r"\A(?:(msg|fco)_(\d{1,18})|fc_(\d{1,18})_(\d{1,4}))\Z")
+MAX_NEW_ITEMS = 20  # OpenAI's limit per create call
+METADATA_PAIRS, METADATA_KEY, METADATA_VALUE = 16, 64, 512
+ENTRY_FIELDS = ("seq", "role", "content", "parts", "tool_calls", "tool_call_id")
+
+
+# --- shapes ----------------------------------------------------------------------------------------
+
+
+def conversation_json(memory: Memory) -> dict:
+    return {"id": memory.id, "object": "conversation", "created_at": int(memory.created_at.timestamp()),
+            "metadata": {k: v for k, v in (memory.metadata or {}).items() if isinstance(v, str)}}
+
+
+def entry_items(seq: int, role: str, content: str, parts, tool_calls, tool_call_id: str) -> list[dict]:
+    """One stored message as conversation items."""
+    if role == "tool":
+        return [{"type": "function_call_output", "id": f"fco_{seq}", "call_id": tool_call_id,
+                 "output": content, "status": "completed"}]
+    if role not in ("user", "assistant"):
+        return []
+    items: list[dict] = []
+    if content or parts or not tool_calls:
+        if parts is not None:
+            body = [part_out(p, role) for p in parts if isinstance(p, dict)]
+        else:
+            body = [{"type": "output_text" if role == "assistant" else "input_text", "text": content}]
+        if role == "assistant":
+            body = [{**p, "annotations": [], "logprobs": []} if p["type"] == "output_text" else p for p in body]
+        items.append({"type": "message", "id": f"msg_{seq}", "status": "completed", "role": role, "content": body})
+    for i, call in enumerate(tool_calls or []):
+        fn = call.get("function") or {} if isinstance(call, dict) else {}
+        items.append({"type": "function_call", "id": f"fc_{seq}_{i}", "call_id": call.get("id", ""),
+                      "name": fn.get("name", ""), "arguments": fn.get("arguments", ""), "status": "completed"})
+    return items
+
+
+def _item_list(data: list[dict], has_more: bool) -> dict:
+    return {"object": "list", "data": data, "first_id": data[0]["id"] if data else None,
+            "last_id": data[-1]["id"] if data else None, "has_more": has_more}
+
+
+# --- services and selectors ---------------------------------------------------------------------------
+
+
+def _metadata(raw: Any) -> dict:
+    """OpenAI's limits: at most 16 pairs, keys up to 64 characters, string values up to 512."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise InvalidRequest("metadata: must be an object of string values.")
+    if len(raw) > METADATA_PAIRS:
+        raise InvalidRequest(f"metadata: at most {METADATA_PAIRS} key-value pairs.")
+    for key, value in raw.items():
+        if len(key) > METADATA_KEY:
+            raise InvalidRequest(f"metadata: keys are at most {METADATA_KEY} characters.")
+        if not isinstance(value, str) or len(value) > METADATA_VALUE:
+            raise InvalidRequest(f"metadata.{key[:METADATA_KEY]}: must be a string of at most {METADATA_VALUE} characters.")
+    return raw
+
+
+def _new_messages(raw: Any) -> list[dict]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list) or len(raw) > MAX_NEW_ITEMS:
+        raise InvalidRequest(f"items: must be a list of at most {MAX_NEW_ITEMS} items.")
+    if any(not isinstance(i, dict) for i in raw):
+        raise InvalidRequest("items: each item must be an object.")
+    messages = [m for m in items_to_messages(raw) if m["role"] != "system"]
+    return validate_messages(messages, path="items", allow_empty=True)
+
+
+def conversation_get(*, project, conversation_id: str) -> Memory:
+    memory_id = conversation_memory_id(conversation_id)
+    if memory_id is None:
+        raise NotFound(f"No conversation '{conversation_id[:80]}' in this project.",
+                       hint="Use an id that POST /v1/openai/conversations returned (a memory id).")
+    return memory_get(project=project, memory_id=memory_id)
+
+
+def conversation_create(*, project, items: Any = None, metadata: Any = None) -> Memory:
+    messages = _new_messages(items)
+    memory, _created = memory_create(project=project, metadata=_metadata(metadata))
+    if messages:
+        report_accept(memory=memory, messages=messages, failures=[])
+    return memory
+
+
+def conversation_items_add(*, memory: Memory, items: Any) -> list[dict]:
+    """Append items (stored as a report: durable, background work queued); the items as stored."""
+    messages = _new_messages(items)
+    if not messages:
+        raise InvalidRequest("items: send at least one message, function_call or function_call_output item.")
+    after = Memory.objects.filter(pk=memory.pk).values_list("last_seq", flat=True).first() or 0
+    report_accept(memory=memory, messages=messages, failures=[])
+    rows = (Entry.objects.filter(memory=memory, kind="message", committed=True, seq__gt=after)
+            .order_by("seq").values_list(*ENTRY_FIELDS))
+    return [item for row in rows for item in entry_items(*row)]
+
+
+def conversation_items(*, memory: Memory, after: str | None, order: str, limit: int) -> dict:
+    """One page of items, oldest first (`asc`) or newest first (`desc`), after the item `after`."""
+    rows = Entry.objects.filter(memory=memory, kind="message", committed=True)
+    anchor = None
+    if after:
+        anchor = _parse_item_id(after)
+        rows = rows.filter(seq__gte=anchor[0]) if order == "asc" else rows.filter(seq__lte=anchor[0])
+    rows = rows.order_by("seq" if order == "asc" else "-seq").values_list(*ENTRY_FIELDS)[: limit + 2]
+    items: list[dict] = []
+    for row in rows:
+        expanded = entry_items(*row)
+        items.extend(expanded if order == "asc" else reversed(expanded))
+    if after:
+        ids = [i["id"] for i in items]
+        items = items[ids.index(after) + 1:] if after in ids else [i for i in items if _seq(i["id"]) != anchor[0]]
+    return _item_list(items[:limit], len(items) > limit)
+
+
+def _seq(item_id: str) -> int:
+    return _parse_item_id(item_id)[0]
+
+
+def _item_missing(item_id: str) -> NotFound:
+    return NotFound(f"No item '{item_id[:80]}' in this conversation.",
+                    hint="Use an item id that GET /v1/openai/conversations/{id}/items returned.")
+
+
+def _parse_item_id(item_id: str) -> tuple[int, str]:
+    match = ITEM_ID.match(item_id or "")
+    if match is None:
+        raise _item_missing(item_id)
+    return (int(match[2]), match[1]) if match[1] else (int(match[3]), "fc")
+
+
+def _item_entry(memory: Memory, item_id: str) -> tuple[Entry, dict]:
+    seq, _kind = _parse_item_id(item_id)
+    entry = Entry.objects.filter(memory=memory, kind="message", committed=True, seq=seq).first()
+    found = [i for i in (entry_items(*[getattr(entry, f) for f in ENTRY_FIELDS]) if entry else []) if i["id"] == item_id]
+    if not found:
+        raise _item_missing(item_id)
+    return entry, found[0]
+
+
+def conversation_item_get(*, memory: Memory, item_id: str) -> dict:
+    return _item_entry(memory, item_id)[1]
+
+
+def conversation_item_delete(*, memory: Memory, item_id: str) -> Memory:
+    """Take the item's message out of the memory (an assistant message goes with all its calls)."""
+    entry, _item = _item_entry(memory, item_id)
+    entries_set_committed(memory=memory, entry_ids=[entry.pk], committed=False)
+    return memory
+
+
+# --- views (OpenAI's shapes; errors become OpenAI's shape in proxy.provider_errors) -----------------
+
+
+def _query_limit(request) -> int:
+    raw = request.query_params.get("limit", "20")
+    if not raw.isdigit() or not 1 <= int(raw) <= 100:
+        raise InvalidRequest("limit: must be an integer from 1 to 100.")
+    return int(raw)
+
+
+def _query_order(request) -> str:
+    order = request.query_params.get("order", "desc")
+    if order not in ("asc", "desc"):
+        raise InvalidRequest("order: must be 'asc' or 'desc'.")
+    return order
+
+
+@extend_schema(exclude=True)  # OpenAI's protocol, documented by OpenAI; not Threadless's error shape
+class ConversationListApi(ProjectScopedMixin, APIView):
+    def post(self, request):
+        data = json_object(request.data)
+        reject_unknown(data, {"items", "metadata"})
+        memory = conversation_create(project=self.project, items=data.get("items"), metadata=data.get("metadata"))
+        return Response(conversation_json(memory))
+
+
+@extend_schema(exclude=True)
+class ConversationDetailApi(ProjectScopedMixin, APIView):
+    def get(self, request, conversation_id: str):
+        return Response(conversation_json(conversation_get(project=self.project, conversation_id=conversation_id)))
+
+    def post(self, request, conversation_id: str):
+        memory = conversation_get(project=self.project, conversation_id=conversation_id)
+        data = json_object(request.data)
+        reject_unknown(data, {"metadata"})
+        if "metadata" not in data:
+            raise InvalidRequest("metadata: required.")
+        return Response(conversation_json(memory_update(memory=memory, metadata=_metadata(data["metadata"]))))
+
+    def delete(self, request, conversation_id: str):
+        memory = conversation_get(project=self.project, conversation_id=conversation_id)
+        receipt = memory_delete(memory=memory)
+        return Response({"id": conversation_id, "object": "conversation.deleted", "deleted": True,
+                         "receipt": receipt})
+
+
+@extend_schema(exclude=True)
+class ConversationItemListApi(ProjectScopedMixin, APIView):
+    def get(self, request, conversation_id: str):
+        memory = conversation_get(project=self.project, conversation_id=conversation_id)
+        return Response(conversation_items(memory=memory, after=request.query_params.get("after") or None,
+                                           order=_query_order(request), limit=_query_limit(request)))
+
+    def post(self, request, conversation_id: str):
+        memory = conversation_get(project=self.project, conversation_id=conversation_id)
+        data = json_object(request.data)
+        reject_unknown(data, {"items"})
+        return Response(_item_list(conversation_items_add(memory=memory, items=data.get("items")), False))
+
+
+@extend_schema(exclude=True)
+class ConversationItemApi(ProjectScopedMixin, APIView):
+    def get(self, request, conversation_id: str, item_id: str):
+        memory = conversation_get(project=self.project, conversation_id=conversation_id)
+        return Response(conversation_item_get(memory=memory, item_id=item_id))
+
+    def delete(self, request, conversation_id: str, item_id: str):
+        memory = conversation_get(project=self.project, conversation_id=conversation_id)
+        return Response(conversation_json(conversation_item_delete(memory=memory, item_id=item_id)))

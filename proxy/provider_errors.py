@@ -1,0 +1,98 @@
+"""Threadless's own errors under /v1/openai/ and /v1/anthropic/, in that provider's shape (SPEC 4.8).
+
+The proxy's routes raise the same errors as every /v1 route (a bad key, a rate limit, an unknown
+memory, a body too large, an unknown path), answered in the SPEC 4.1 shape by the one exception
+handler and `ApiErrorMiddleware`. A provider's client does not read that shape, so this middleware,
+placed outside `ApiErrorMiddleware`, rewrites those answers into OpenAI's `{"error": {"message",
+"type", "param", "code"}}` or Anthropic's `{"type": "error", "error": {"type", "message"}}`, keeping
+status and headers; what the message says to do (the hint) is appended to it. Upstream errors
+already come in the provider's shape and pass untouched.
+"""
+
+from __future__ import annotations
+
+import re
+
+import orjson
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+
+from common.redaction import echo
+
+PREFIXES = {"/v1/openai/": "openai", "/v1/anthropic/": "anthropic"}
+# The field a Threadless message starts with ("input[0].content: …", "X-Threadless-Budget: …").
+FIELD = re.compile(r"\A([A-Za-z_][\w.\-\[\]]{0,80}): ")
+THREADLESS_KEYS = frozenset({"code", "message", "hint", "request_id", "retryable"})
+
+OPENAI_TYPES = {401: "authentication_error", 403: "permission_error", 404: "invalid_request_error",
+                409: "invalid_request_error", 429: "rate_limit_error"}
+ANTHROPIC_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+                   404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 529: "overloaded_error"}
+
+
+def _provider(path: str) -> str | None:
+    return next((name for prefix, name in PREFIXES.items() if path.startswith(prefix)), None)
+
+
+def _threadless_error(response) -> dict | None:
+    if response.status_code < 400 or getattr(response, "streaming", False):
+        return None
+    if not response.get("Content-Type", "").startswith("application/json"):
+        return None
+    try:
+        data = orjson.loads(response.content)
+    except orjson.JSONDecodeError:
+        return None
+    error = data.get("error") if isinstance(data, dict) else None
+    return error if isinstance(error, dict) and THREADLESS_KEYS <= error.keys() else None
+
+
+def provider_error(provider: str, *, status: int, code: str, message: str) -> dict:
+    if provider == "openai":
+        match = FIELD.match(message)
+        kind = OPENAI_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
+        if code == "quota_exceeded":
+            kind = "insufficient_quota"
+        return {"error": {"message": message, "type": kind, "param": match[1] if match else None, "code": code}}
+    kind = ANTHROPIC_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
+    return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+def _message(request, error: dict, status: int) -> str:
+    if status == 404 and getattr(request, "resolver_match", None) is None:
+        provider = "OpenAI" if request.path.startswith("/v1/openai/") else "Anthropic"
+        served = ("/chat/completions, /responses and /conversations" if provider == "OpenAI" else "/v1/messages")
+        return (f"Threadless's {provider}-compatible proxy has no route {echo(request.method, 16)} "
+                f"{echo(request.path, 200)}; it serves {served}.")
+    message, hint = str(error.get("message") or ""), str(error.get("hint") or "")
+    return f"{message} {hint}".strip() if hint and hint not in message else message
+
+
+class ProviderErrorMiddleware:
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+        self.is_async = iscoroutinefunction(get_response)
+        if self.is_async:
+            markcoroutinefunction(self)
+
+    def __call__(self, request):
+        if self.is_async:
+            return self.__acall__(request)
+        return self._after(request, self.get_response(request))
+
+    async def __acall__(self, request):
+        return self._after(request, await self.get_response(request))
+
+    def _after(self, request, response):
+        provider = _provider(request.path)
+        error = _threadless_error(response) if provider else None
+        if error is None:
+            return response
+        status = response.status_code
+        body = provider_error(provider, status=status, code=str(error.get("code") or ""),
+                              message=_message(request, error, status))
+        response.content = orjson.dumps(body)
+        response["Content-Length"] = str(len(response.content))
+        return response

@@ -1,0 +1,456 @@
+"""OpenAI's Responses API on the proxy: `POST /v1/openai/responses` (SPEC 4.8).
+
+The route is the chat-completions call (`proxy.views.proxy_call`: decorate, forward, relay,
+report) with this protocol plugged in. What differs lives here:
+
+* translation between Responses items and the memory's chat-shaped messages (input items in,
+  window messages out as input items, a response's output items into the reported message);
+* which memory a call uses: besides the headers and `user`, a `conversation` (a memory id) or a
+  `previous_response_id` this proxy issued (it encodes its memory under an HMAC; one that does
+  not verify is a 400 that says what to do). Neither goes upstream; `store` goes as `false`
+  unless the caller set it, since the memory is the state;
+* the response ids handed to the client are rewritten into such ids, in the JSON answer and in
+  every streamed event that carries the response object.
+
+Reasoning items (and any other item type the memory does not model, such as built-in tool
+calls) are forwarded in the request that carries them and never stored: the memory's window,
+facts and recall never contain them, so the model's future view does not either.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from django.conf import settings
+from django.views.decorators.csrf import csrf_exempt
+
+from common.errors import InvalidRequest, NotFound
+from common.messages import text_of
+from memories.selectors import memory_get
+from proxy.protocols import Protocol, openai_error_body
+from proxy.views import proxy_call
+
+# Items the memory stores as messages; every other item type passes through unstored.
+MODELLED = frozenset({"message", "function_call", "function_call_output"})
+ISSUED_ID = re.compile(r"\Aresp_tl([A-Za-z0-9]{1,40})x([0-9a-f]{8})x([0-9a-f]{16})\Z")
+CONVERSATION_ID = re.compile(r"\A(?:mem|conv)_([A-Za-z0-9]{1,40})\Z")
+
+
+class UnknownPreviousResponse(InvalidRequest):
+    code = "previous_response_not_found"
+    hint = ("Memory is the state on this proxy: send only the new input, naming the memory with "
+            "X-Threadless-Memory, X-Threadless-External-Id or conversation, or pass a response id this "
+            "proxy returned.")
+
+
+# --- response ids the proxy issues -----------------------------------------------------------
+
+
+def _mac(memory_id: str, unique: str) -> str:
+    key = hashlib.sha256(b"threadless.proxy.response-id:" + settings.SECRET_KEY.encode()).digest()
+    return hmac.new(key, f"{memory_id}:{unique}".encode(), hashlib.sha256).hexdigest()[:16]
+
+
+def issued_response_id(memory_id: str, upstream_id: str, turn: int | None = None) -> str:
+    """The response id the client sees: names its memory, verifiable, stable for one response
+    (the same in every event of a stream), distinct per upstream response and turn."""
+    unique = hashlib.sha256(f"{upstream_id}:{turn}".encode()).hexdigest()[:8]
+    suffix = memory_id.split("_", 1)[1]
+    return f"resp_tl{suffix}x{unique}x{_mac(memory_id, unique)}"
+
+
+def memory_of_response_id(value: Any) -> str | None:
+    """The memory id an issued response id names; None for any id this proxy did not issue."""
+    match = ISSUED_ID.match(value) if isinstance(value, str) else None
+    if match is None:
+        return None
+    memory_id = f"mem_{match[1]}"
+    return memory_id if hmac.compare_digest(_mac(memory_id, match[2]), match[3]) else None
+
+
+def conversation_memory_id(value: Any) -> str | None:
+    """The memory id of a `conversation` value (an id or `{"id": …}`; `conv_…` spelling accepted)."""
+    if isinstance(value, dict):
+        value = value.get("id")
+    match = CONVERSATION_ID.match(value.strip()) if isinstance(value, str) else None
+    return f"mem_{match[1]}" if match else None
+
+
+# --- items in ------------------------------------------------------------------------------------
+
+
+def _part_in(part: Any) -> dict | None:
+    """A Responses content part as a memory (chat-shaped) part."""
+    if not isinstance(part, dict):
+        return None
+    kind = part.get("type")
+    if kind in ("input_text", "output_text", "text") and isinstance(part.get("text"), str):
+        return {"type": "text", "text": part["text"]}
+    if kind == "refusal" and isinstance(part.get("refusal"), str):
+        return {"type": "text", "text": part["refusal"]}
+    if kind == "input_image":
+        url = part.get("image_url")
+        if not isinstance(url, str) and not part.get("file_id"):
+            return None
+        image: dict[str, Any] = {"url": url} if isinstance(url, str) else {"file_id": part["file_id"]}
+        if part.get("detail"):
+            image["detail"] = part["detail"]
+        return {"type": "image_url", "image_url": image}
+    return dict(part) if isinstance(kind, str) else None  # input_file, input_audio…: kept as sent
+
+
+def _content_in(content: Any) -> str | list:
+    if isinstance(content, str):
+        return content
+    parts = [p for p in (_part_in(p) for p in content or []) if p] if isinstance(content, list) else []
+    if all(p["type"] == "text" for p in parts):
+        return "\n".join(p["text"] for p in parts)
+    return parts
+
+
+def _output_text(content: Any) -> str:
+    return text_of(_content_in(content)) if not isinstance(content, str) else content
+
+
+def input_items(body: dict) -> list[dict]:
+    """`input` as a list of items (a string is one user message)."""
+    raw = body.get("input")
+    if isinstance(raw, str):
+        return [{"type": "message", "role": "user", "content": raw}]
+    return [i for i in raw if isinstance(i, dict)] if isinstance(raw, list) else []
+
+
+def item_kind(item: dict) -> str:
+    return item.get("type") or ("message" if "role" in item else "")
+
+
+def items_to_messages(items: list[dict]) -> list[dict]:
+    """Responses items as memory messages: a function_call joins the assistant message before it
+    (or opens one), a function_call_output is a tool message with its call id; item types the
+    memory does not model are skipped."""
+    out: list[dict] = []
+    for item in items:
+        kind = item_kind(item)
+        if kind == "message":
+            role = item.get("role")
+            if role in ("system", "developer"):
+                out.append({"role": "system", "content": text_of(_content_in(item.get("content")))})
+            elif role == "user":
+                out.append({"role": "user", "content": _content_in(item.get("content"))})
+            elif role == "assistant":
+                out.append({"role": "assistant", "content": _output_text(item.get("content"))})
+        elif kind == "function_call":
+            args = item.get("arguments", "")
+            call = {"id": str(item.get("call_id") or item.get("id") or ""), "type": "function",
+                    "function": {"name": str(item.get("name") or ""),
+                                 "arguments": args if isinstance(args, str) else json.dumps(args)}}
+            if out and out[-1]["role"] == "assistant":
+                out[-1].setdefault("tool_calls", []).append(call)
+            else:
+                out.append({"role": "assistant", "content": "", "tool_calls": [call]})
+        elif kind == "function_call_output":
+            output = item.get("output")
+            out.append({"role": "tool", "tool_call_id": str(item.get("call_id") or ""),
+                        "content": output if isinstance(output, str) else text_of(_content_in(output))})
+    return out
+
+
+def request_messages(body: dict) -> list[dict]:
+    """The request's messages for decorate: `instructions` as the system part, then the input."""
+    messages = items_to_messages(input_items(body))
+    if isinstance(body.get("instructions"), str) and body["instructions"]:
+        messages.insert(0, {"role": "system", "content": body["instructions"]})
+    return messages
+
+
+# --- items out (the upstream request, conversation items) -------------------------------------------
+
+
+def part_out(part: dict, role: str) -> dict:
+    if part.get("type") == "text":
+        return {"type": "output_text" if role == "assistant" else "input_text", "text": part.get("text", "")}
+    if part.get("type") == "image_url":
+        image = part.get("image_url") or {}
+        out = {"type": "input_image", "detail": image.get("detail") or "auto"}
+        out.update({"image_url": image["url"]} if image.get("url") else {"file_id": image.get("file_id")})
+        return out
+    return part
+
+
+def message_items(message: dict) -> list[dict]:
+    """One memory message as Responses input items (no ids: nothing upstream knows them)."""
+    role, content = message["role"], message.get("content")
+    if role == "tool":
+        return [{"type": "function_call_output", "call_id": message.get("tool_call_id", ""),
+                 "output": content if isinstance(content, str) else text_of(content)}]
+    items: list[dict] = []
+    if role in ("user", "assistant") and (content or not message.get("tool_calls")):
+        items.append({"type": "message", "role": role, "content": content if isinstance(content, str)
+                      else [part_out(p, role) for p in content or []]})
+    for call in message.get("tool_calls") or []:
+        fn = call.get("function") or {}
+        items.append({"type": "function_call", "call_id": call.get("id", ""), "name": fn.get("name", ""),
+                      "arguments": fn.get("arguments", "")})
+    return items
+
+
+def _anchor(item: dict) -> tuple | None:
+    kind = item_kind(item)
+    if kind == "function_call":
+        return ("call", str(item.get("call_id") or ""))
+    if kind == "message" and item.get("role") == "assistant":
+        return ("said", _output_text(item.get("content")))
+    return None
+
+
+def _with_passthrough(items: list[dict], sent: list[dict]) -> list[dict]:
+    """Put the caller's unmodelled items (reasoning…) back in front of the item that followed them
+    in the caller's input (a function call by call id, an assistant message by its text); one
+    whose anchor is not in the upstream input is dropped, as its item is no longer there."""
+    pending: list[dict] = []
+    placed: dict[tuple, list[dict]] = {}
+    for item in sent:
+        if item_kind(item) not in MODELLED:
+            pending.append(item)
+            continue
+        anchor = _anchor(item)
+        if pending and anchor is not None:
+            placed.setdefault(anchor, []).extend(pending)
+            pending = []
+        elif anchor is None and item_kind(item) == "message":
+            pending = []  # a user message between them: the reasoning belonged to an earlier turn
+    if not placed:
+        return items
+    out: list[dict] = []
+    for item in items:
+        anchor = _anchor(item)
+        if anchor in placed:
+            out.extend(placed.pop(anchor))
+        out.append(item)
+    return out
+
+
+def _strip_ids(items: list[dict]) -> list[dict]:
+    """Without upstream storage no item id is known there: only reasoning items keep theirs."""
+    return [{k: v for k, v in i.items() if k != "id"} if item_kind(i) != "reasoning" else i for i in items]
+
+
+def forwardable(body: dict) -> dict:
+    """The caller's body as it may go upstream: no memory references, `store: false` unless set."""
+    out = {k: v for k, v in body.items() if k not in ("previous_response_id", "conversation")}
+    out.setdefault("store", False)
+    if out["store"] is not True and isinstance(out.get("input"), list):
+        out["input"] = _strip_ids([i for i in out["input"] if isinstance(i, dict)])
+    return out
+
+
+def responses_body(body: dict, *, instructions: str, messages: list[dict]) -> dict:
+    """The upstream request: decorate's instructions and window as input items, plus the caller's
+    reasoning (and other unmodelled) items where they stood."""
+    items = [item for message in messages if message["role"] != "system" for item in message_items(message)]
+    items = _with_passthrough(items, input_items(body))
+    upstream = {**forwardable(body), "input": items}
+    if instructions:
+        upstream["instructions"] = instructions
+    else:
+        upstream.pop("instructions", None)
+    return upstream
+
+
+# --- the reply -----------------------------------------------------------------------------------
+
+
+def output_message(output: Any) -> dict | None:
+    """A response's output items as the assistant message to report: its text (a refusal's text
+    included), its function calls as tool calls; reasoning and other items are left out."""
+    if not isinstance(output, list):
+        return None
+    text: list[str] = []
+    calls: list[dict] = []
+    for item in output:
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "message":
+            for part in item.get("content") or []:
+                if isinstance(part, dict) and part.get("type") == "output_text" and isinstance(part.get("text"), str):
+                    text.append(part["text"])
+                elif isinstance(part, dict) and part.get("type") == "refusal" and isinstance(part.get("refusal"), str):
+                    text.append(part["refusal"])
+        elif item.get("type") == "function_call":
+            args = item.get("arguments", "")
+            calls.append({"id": str(item.get("call_id") or ""), "type": "function",
+                          "function": {"name": str(item.get("name") or ""),
+                                       "arguments": args if isinstance(args, str) else json.dumps(args)}})
+    if not text and not calls:
+        return None
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(text)}
+    if calls:
+        message["tool_calls"] = calls
+    return message
+
+
+@dataclass
+class ResponsesStream:
+    """Accumulates the typed Responses events into the assistant message.
+
+    The terminal event's response object (completed, incomplete or failed) carries the whole
+    output, which wins; the deltas serve a stream cut before it.
+    """
+
+    text: dict[tuple, str] = field(default_factory=dict)
+    calls: dict[int, dict] = field(default_factory=dict)
+    final: dict | None = None
+    error: str | None = None
+    done: bool = False
+
+    @staticmethod
+    def is_terminal(event: str, data: str) -> bool:
+        return event in ("response.completed", "response.incomplete", "response.failed")
+
+    def feed(self, event: str, data: str) -> None:
+        try:
+            payload = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            return
+        if not isinstance(payload, dict):
+            return
+        kind = payload.get("type") or event
+        if kind in ("response.output_text.delta", "response.refusal.delta"):
+            key = (payload.get("output_index", 0), payload.get("content_index", 0))
+            self.text[key] = self.text.get(key, "") + str(payload.get("delta") or "")
+        elif kind in ("response.output_item.added", "response.output_item.done"):
+            item = payload.get("item") or {}
+            if isinstance(item, dict) and item.get("type") == "function_call":
+                slot = self.calls.setdefault(int(payload.get("output_index") or 0), {"arguments": ""})
+                slot.update({k: item[k] for k in ("call_id", "name") if item.get(k)})
+                if kind.endswith(".done") and isinstance(item.get("arguments"), str):
+                    slot["arguments"] = item["arguments"]
+        elif kind == "response.function_call_arguments.delta":
+            slot = self.calls.setdefault(int(payload.get("output_index") or 0), {"arguments": ""})
+            slot["arguments"] += str(payload.get("delta") or "")
+        elif kind in ("response.completed", "response.incomplete", "response.failed"):
+            self.done = True
+            response = payload.get("response") or {}
+            self.final = response if isinstance(response, dict) else None
+            error = (self.final or {}).get("error")
+            if kind == "response.failed":
+                self.error = str(error.get("message") if isinstance(error, dict) else error or "the response failed")
+        elif kind == "error" or payload.get("error"):
+            error = payload.get("error") if isinstance(payload.get("error"), dict) else payload
+            self.error = str(error.get("message") or error.get("code") or "error")
+
+    def message(self) -> dict | None:
+        if self.final is not None and self.final.get("output"):
+            return output_message(self.final["output"])
+        text = "".join(self.text[k] for k in sorted(self.text))
+        calls = [{"id": c.get("call_id", ""), "type": "function",
+                  "function": {"name": c.get("name", ""), "arguments": c["arguments"]}}
+                 for _, c in sorted(self.calls.items())]
+        if not text and not calls:
+            return None
+        message: dict[str, Any] = {"role": "assistant", "content": text}
+        if calls:
+            message["tool_calls"] = calls
+        return message
+
+
+# --- the protocol ------------------------------------------------------------------------------------
+
+
+def _rewrite_response(response: dict, call) -> dict:
+    if call.memory is None or call.degraded or not isinstance(response.get("id"), str):
+        return response
+    out = {**response, "id": issued_response_id(call.memory.id, response["id"], call.turn)}
+    if call.conversation is not None:
+        out["conversation"] = {"id": call.conversation}
+    return out
+
+
+@dataclass(frozen=True)
+class ResponsesProtocol(Protocol):
+    """OpenAI Responses: the upstream settings, key and `user` rules of the OpenAI route."""
+
+    def messages_in(self, body: dict) -> list[dict]:
+        return request_messages(body)
+
+    def upstream_body(self, body: dict, *, instructions: str, messages: list[dict]) -> dict:
+        return responses_body(body, instructions=instructions, messages=messages)
+
+    def reply(self, data: Any) -> dict | None:
+        return output_message(data.get("output")) if isinstance(data, dict) else None
+
+    def stream(self) -> ResponsesStream:
+        return ResponsesStream()
+
+    def error_body(self, message: str, *, status: int) -> dict:
+        return openai_error_body(message, code="upstream_timeout" if status == 504 else "upstream_unreachable")
+
+    # What the Responses route adds to the shared call.
+
+    def forwardable(self, body: dict) -> dict:
+        return forwardable(body)
+
+    def referenced_memory(self, *, project, body: dict):
+        """The memory a `conversation` or an issued `previous_response_id` names, or None."""
+        if body.get("conversation") is not None:
+            memory_id = conversation_memory_id(body["conversation"])
+            if memory_id is None:
+                raise NotFound("conversation: no such conversation.",
+                               hint="Use an id that POST /v1/openai/conversations returned.")
+            return memory_get(project=project, memory_id=memory_id)
+        previous = body.get("previous_response_id")
+        if previous is None:
+            return None
+        memory_id = memory_of_response_id(previous)
+        unknown = UnknownPreviousResponse(
+            f"previous_response_id: '{str(previous)[:80]}' was not issued by this Threadless proxy.")
+        if memory_id is None:
+            raise unknown
+        try:
+            return memory_get(project=project, memory_id=memory_id)
+        except NotFound:
+            raise unknown from None
+
+    def conversation_of(self, body: dict) -> str | None:
+        value = body.get("conversation")
+        value = value.get("id") if isinstance(value, dict) else value
+        return value if isinstance(value, str) else None
+
+    def answer_json(self, raw: bytes, call) -> bytes:
+        """The upstream's response object with its id issued by this proxy."""
+        try:
+            data = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return raw
+        return orjson.dumps(_rewrite_response(data, call)) if isinstance(data, dict) else raw
+
+    def answer_frame(self, frame: bytes, call) -> bytes:
+        """A streamed event, its response object's id issued by this proxy (deltas pass untouched)."""
+        if b'"response"' not in frame or call.memory is None or call.degraded:
+            return frame
+        lines = frame.split(b"\n")
+        for i, line in enumerate(lines):
+            if line.startswith(b"data:"):
+                try:
+                    payload = orjson.loads(line[5:])
+                except orjson.JSONDecodeError:
+                    return frame
+                if isinstance(payload, dict) and isinstance(payload.get("response"), dict):
+                    payload["response"] = _rewrite_response(payload["response"], call)
+                    lines[i] = b"data: " + orjson.dumps(payload)
+        return b"\n".join(lines)
+
+
+RESPONSES = ResponsesProtocol("openai", "https://api.openai.com/v1", "/responses", "api.openai.com")
+
+
+@csrf_exempt
+async def openai_responses(request):
+    """OpenAI Responses, with memory: `OpenAI(base_url="<origin>/v1/openai").responses.create(…)`."""
+    return await proxy_call(request, RESPONSES)

@@ -1,0 +1,147 @@
+"""The Responses and Conversations routes in-process (Django's AsyncClient) against the real stub
+socket: degraded mode, project scoping, body errors, and the pure translation pieces."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+from django.db import OperationalError
+from django.test import AsyncClient, Client
+
+from memories.models import Entry, Memory
+from proxy import services as proxy_services
+from proxy.responses import (
+    conversation_memory_id,
+    forwardable,
+    issued_response_id,
+    items_to_messages,
+    memory_of_response_id,
+    output_message,
+    responses_body,
+)
+
+RESPONSES = "/v1/openai/responses"
+
+
+def _headers(cast, upstream, key=None, **extra) -> dict:
+    return {"Authorization": f"Bearer {key or cast.key_a}", "X-Upstream-Base-Url": upstream.openai_url,
+            "X-Upstream-Authorization": "sk-stub", **extra}
+
+
+async def _post(body, headers: dict):
+    return await AsyncClient().post(RESPONSES, orjson.dumps(body), content_type="application/json", headers=headers)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_when_decorate_fails_the_call_is_forwarded_without_memory_references_and_marked(cast, upstream,
+                                                                                               monkeypatch):
+    def database_down(**kwargs):
+        raise OperationalError("database is locked")
+
+    monkeypatch.setattr(proxy_services, "memory_decorate", database_down)
+    memory = await Memory.objects.acreate(project=cast.project_a)
+    body = {"model": "m", "instructions": "Be brief.", "input": "hi", "conversation": memory.id}
+    response = await _post(body, _headers(cast, upstream))
+    assert response.status_code == 200 and response["X-Threadless-Degraded"] == "1"
+    assert orjson.loads(response.content)["id"] == "resp_upstream_1"  # no memory: the upstream's own id
+    sent = upstream.requests[-1].body
+    assert sent == {"model": "m", "instructions": "Be brief.", "input": "hi", "store": False}
+    assert await Entry.objects.filter(memory=memory).acount() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_another_projects_response_id_and_conversation_are_unknown_here(cast, upstream):
+    memory = await Memory.objects.acreate(project=cast.project_b)
+    issued = issued_response_id(memory.id, "resp_x")
+    response = await _post({"model": "m", "input": "hi", "previous_response_id": issued}, _headers(cast, upstream))
+    assert response.status_code == 400
+    assert orjson.loads(response.content)["error"]["code"] == "previous_response_not_found"
+    response = await _post({"model": "m", "input": "hi", "conversation": memory.id}, _headers(cast, upstream))
+    assert response.status_code == 404 and set(orjson.loads(response.content)["error"]) == {
+        "message", "type", "param", "code"}
+    assert not upstream.requests
+    items = await AsyncClient().get(f"/v1/openai/conversations/{memory.id}/items", headers=_headers(cast, upstream))
+    assert items.status_code == 404
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_body_that_is_not_json_is_a_400_in_openais_shape(cast, upstream):
+    response = await AsyncClient().post(RESPONSES, b"{nope", content_type="application/json",
+                                        headers=_headers(cast, upstream))
+    assert response.status_code == 400
+    error = orjson.loads(response.content)["error"]
+    assert error["type"] == "invalid_request_error" and set(error) == {"message", "type", "param", "code"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_conversation_list_parameters_are_checked(cast, upstream):
+    conversation = Client().post("/v1/openai/conversations", {}, content_type="application/json",
+                                 headers=_headers(cast, upstream)).json()
+    for query in ("limit=0", "limit=101", "limit=x", "order=sideways"):
+        answer = Client().get(f"/v1/openai/conversations/{conversation['id']}/items?{query}",
+                              headers=_headers(cast, upstream))
+        assert answer.status_code == 400 and answer.json()["error"]["param"] in ("limit", "order")
+    too_many = Client().post(f"/v1/openai/conversations/{conversation['id']}/items",
+                             {"items": [{"role": "user", "content": "x"}] * 21}, content_type="application/json",
+                             headers=_headers(cast, upstream))
+    assert too_many.status_code == 400 and too_many.json()["error"]["param"] == "items"
+
+
+def test_an_issued_response_id_names_its_memory_and_cannot_be_forged(settings):
+    issued = issued_response_id("mem_AbC123", "resp_upstream")
+    assert memory_of_response_id(issued) == "mem_AbC123"
+    assert issued == issued_response_id("mem_AbC123", "resp_upstream")  # stable for one response
+    assert memory_of_response_id(issued.replace("AbC123", "AbC124")) is None
+    assert memory_of_response_id("resp_abc") is None and memory_of_response_id(None) is None
+    settings.SECRET_KEY = "another-install"
+    assert memory_of_response_id(issued) is None
+
+
+def test_function_calls_join_the_assistant_message_and_outputs_become_tool_messages():
+    messages = items_to_messages([
+        {"role": "user", "content": [{"type": "input_text", "text": "Weather?"}]},
+        {"type": "reasoning", "id": "rs_1", "summary": []},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Checking."}]},
+        {"type": "function_call", "call_id": "c1", "name": "w", "arguments": "{}"},
+        {"type": "function_call", "call_id": "c2", "name": "w", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "sun"},
+        {"type": "function_call_output", "call_id": "c2", "output": [{"type": "input_text", "text": "rain"}]}])
+    assert [(m["role"], m["content"]) for m in messages] == [
+        ("user", "Weather?"), ("assistant", "Checking."), ("tool", "sun"), ("tool", "rain")]
+    assert [c["id"] for c in messages[1]["tool_calls"]] == ["c1", "c2"]
+
+
+def test_reasoning_goes_upstream_before_the_call_it_preceded():
+    sent = [{"role": "user", "content": "Weather?"}, {"type": "reasoning", "id": "rs_1", "summary": []},
+            {"type": "function_call", "call_id": "c1", "name": "w", "arguments": "{}", "id": "fc_1"},
+            {"type": "function_call_output", "call_id": "c1", "output": "sun"}]
+    window = [{"role": "user", "content": "Weather?"},
+              {"role": "assistant", "content": "", "tool_calls": [
+                  {"id": "c1", "type": "function", "function": {"name": "w", "arguments": "{}"}}]},
+              {"role": "tool", "tool_call_id": "c1", "content": "sun"}]
+    body = responses_body({"model": "m", "input": sent}, instructions="Be brief.", messages=window)
+    assert [i["type"] for i in body["input"]] == ["message", "reasoning", "function_call", "function_call_output"]
+    assert body["instructions"] == "Be brief." and body["store"] is False
+    assert "id" not in body["input"][2]
+
+
+def test_the_caller_keeps_store_and_its_item_ids_when_it_asks_the_upstream_to_store():
+    body = forwardable({"input": [{"role": "user", "content": "x", "id": "msg_1"}], "store": True,
+                        "previous_response_id": "resp_tlx", "conversation": "mem_x"})
+    assert body == {"input": [{"role": "user", "content": "x", "id": "msg_1"}], "store": True}
+
+
+def test_output_items_become_one_assistant_message_without_reasoning():
+    message = output_message([
+        {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "think"}]},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Hi."}]},
+        {"type": "function_call", "call_id": "c1", "name": "w", "arguments": '{"a": 1}'}])
+    assert message == {"role": "assistant", "content": "Hi.", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "w", "arguments": '{"a": 1}'}}]}
+    assert output_message([{"type": "reasoning", "summary": []}]) is None
+
+
+def test_a_conversation_is_named_by_its_memory_id_or_openais_conv_spelling_of_it():
+    assert conversation_memory_id("mem_AbC1") == conversation_memory_id("conv_AbC1") == "mem_AbC1"
+    assert conversation_memory_id({"id": "conv_AbC1"}) == "mem_AbC1"
+    assert conversation_memory_id("../etc") is None and conversation_memory_id(7) is None
