@@ -33,13 +33,13 @@ def _provider(path: str) -> str | None:
     return next((name for prefix, name in PREFIXES.items() if path.startswith(prefix)), None)
 
 
-def _threadless_error(response) -> dict | None:
-    if response.status_code < 400 or getattr(response, "streaming", False):
+def _threadless_error(answer) -> dict | None:
+    if answer.status_code < 400 or getattr(answer, "streaming", False):
         return None
-    if not response.get("Content-Type", "").startswith("application/json"):
+    if not answer.get("Content-Type", "").startswith("application/json"):
         return None
     try:
-        data = orjson.loads(response.content)
+        data = orjson.loads(answer.content)
     except orjson.JSONDecodeError:
         return None
     error = data.get("error") if isinstance(data, dict) else None
@@ -85,14 +85,14 @@ class ProviderErrorMiddleware:
     async def __acall__(self, request):
         return self._after(request, await self.get_response(request))
 
-    def _after(self, request, response):
+    def _after(self, request, answer):
         provider = _provider(request.path)
-        error = _threadless_error(response) if provider else None
+        error = _threadless_error(answer) if provider else None
         if error is None:
-            return response
-        status = response.status_code
+            return answer
+        status = answer.status_code
         body = provider_error(provider, status=status, code=str(error.get("code") or ""),
                               message=_message(request, error, status))
-        response.content = orjson.dumps(body)
-        response["Content-Length"] = str(len(response.content))
-        return response
+        answer.content = orjson.dumps(body)
+        answer["Content-Length"] = str(len(answer.content))
+        return answer
