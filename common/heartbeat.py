@@ -32,9 +32,9 @@ def _file() -> Path:
     return Path(settings.VAR_DIR) / FILE_NAME
 
 
-def heartbeat_beat(*, hostname: str = "") -> None:
-    """Record that the worker is alive now."""
-    beat = json.dumps({"at": time.time(), "hostname": hostname or socket.gethostname(), "pid": os.getpid()})
+def heartbeat_beat(*, hostname: str = "", at: float | None = None) -> None:
+    """Record that the worker is alive now (or at `at`, epoch seconds)."""
+    beat = json.dumps({"at": time.time() if at is None else at, "hostname": hostname or socket.gethostname(), "pid": os.getpid()})
     counters = store()
     if isinstance(counters, RedisCounters):
         counters.client.set(f"{REDIS_KEY}:{deployment_tag()}", beat, ex=7 * 86400)
