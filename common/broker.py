@@ -31,6 +31,8 @@ import logging
 import os
 import time
 import uuid
+from collections import deque
+from functools import cached_property
 from pathlib import Path
 from queue import Empty
 
@@ -73,7 +75,13 @@ class Channel(filesystem.Channel):
             raise ChannelError(f"Cannot add file {final!r} to directory") from exc
 
     def _get(self, queue):
-        for name in _message_names(self.data_folder_in, queue):
+        # The folder is listed once per batch, not once per message (kombu lists and sorts it for
+        # every message: quadratic in a backlog); a file another consumer took is skipped.
+        pending = self._listed.get(queue)
+        if not pending:
+            pending = self._listed[queue] = deque(_message_names(self.data_folder_in, queue))
+        while pending:
+            name = pending.popleft()
             taken = os.path.join(self.processed_folder, name)
             try:
                 os.rename(os.path.join(self.data_folder_in, name), taken)
@@ -102,12 +110,16 @@ class Channel(filesystem.Channel):
         log.error("broker: unreadable message file set aside: %s (%s: %s)", where, exc.__class__.__name__,
                   str(exc)[:200])
 
+    @cached_property
+    def _listed(self) -> dict[str, deque]:
+        return {}
+
     @property
     def dead_folder(self) -> str:
         default = Path(self.data_folder_in).resolve().parent / "dead"
         return str(self.transport_options.get("dead_folder") or default)
 
-    @property
+    @cached_property
     def processed_folder(self):
         # Never the system temp folder (kombu's default): a rename must stay on one filesystem.
         folder = self.transport_options.get("processed_folder")

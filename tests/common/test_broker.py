@@ -107,7 +107,7 @@ def test_an_unreadable_message_file_is_parked_in_dead_and_the_next_message_is_de
         transport, content, folders, caplog):
     transport_cls, _ = transport
     queue = Path(folders["data_folder_in"])
-    (queue / "1_bad.celery.msg").write_bytes(content)
+    (queue / "0_bad.celery.msg").write_bytes(content)
     with connect(transport_cls, folders) as conn:
         inbox = conn.SimpleQueue("celery")
         inbox.put({"n": 2})
@@ -116,21 +116,21 @@ def test_an_unreadable_message_file_is_parked_in_dead_and_the_next_message_is_de
         assert message.payload == {"n": 2}
         message.ack()
     dead = queue.parent / "dead"
-    assert [p.name for p in dead.iterdir()] == ["1_bad.celery.msg"]
-    assert (dead / "1_bad.celery.msg").read_bytes() == content  # kept as it was, for a look
+    assert [p.name for p in dead.iterdir()] == ["0_bad.celery.msg"]
+    assert (dead / "0_bad.celery.msg").read_bytes() == content  # kept as it was, for a look
     lines = [r.getMessage() for r in caplog.records if r.name == "threadless.broker"]
-    assert len(lines) == 1 and str(dead / "1_bad.celery.msg") in lines[0]
+    assert len(lines) == 1 and str(dead / "0_bad.celery.msg") in lines[0]
 
 
 def test_a_valid_json_file_that_is_not_a_message_is_parked_too(folders, caplog):
     queue = Path(folders["data_folder_in"])
-    (queue / "1_bad.celery.msg").write_text('["not", "a", "message"]')
-    (queue / "2_bad.celery.msg").write_text('{"properties": {}}')
+    (queue / "0_bad.celery.msg").write_text('["not", "a", "message"]')
+    (queue / "00_bad.celery.msg").write_text('{"properties": {}}')
     with connect(broker.Transport, folders) as conn:
         inbox = conn.SimpleQueue("celery")
         with pytest.raises(Empty):
             inbox.get(timeout=0.2)
-    assert sorted(p.name for p in (queue.parent / "dead").iterdir()) == ["1_bad.celery.msg", "2_bad.celery.msg"]
+    assert sorted(p.name for p in (queue.parent / "dead").iterdir()) == ["00_bad.celery.msg", "0_bad.celery.msg"]
 
 
 def test_a_message_is_written_under_a_temporary_name_then_renamed(folders, monkeypatch):
@@ -151,13 +151,13 @@ def test_a_message_is_written_under_a_temporary_name_then_renamed(folders, monke
 
 def test_a_leftover_temporary_file_is_neither_consumed_nor_counted(folders):
     queue = Path(folders["data_folder_in"])
-    (queue / "1_left.celery.msg.tmp").write_bytes(b"")
+    (queue / "0_left.celery.msg.tmp").write_bytes(b"")
     with connect(broker.Transport, folders) as conn:
         inbox = conn.SimpleQueue("celery")
         with pytest.raises(Empty):
             inbox.get(timeout=0.1)
         assert inbox.qsize() == 0
-    assert (queue / "1_left.celery.msg.tmp").exists()
+    assert (queue / "0_left.celery.msg.tmp").exists()
     assert broker.queue_stats(queue, "celery")["depth"] == 0
 
 

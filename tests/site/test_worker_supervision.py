@@ -121,14 +121,14 @@ def report_processed(server) -> bool:
 def test_a_worker_killed_with_sigkill_is_restarted_and_unreadable_files_are_set_aside_while_it_consumes(
         server, supervised):
     queue = server.var / "broker" / "queue"
-    (queue / "1_empty.celery.msg").write_bytes(b"")
-    (queue / "2_truncated.celery.msg").write_bytes(b'{"body": "eyJh", "content-enc')
+    (queue / "0_empty.celery.msg").write_bytes(b"")
+    (queue / "00_truncated.celery.msg").write_bytes(b'{"body": "eyJh", "content-enc')
     started = time.time()
     supervised.start()
     wait_for(lambda: beating_since(server, started))
     assert report_processed(server)
     dead = sorted(p.name for p in (server.var / "broker" / "dead").iterdir())
-    assert dead == ["1_empty.celery.msg", "2_truncated.celery.msg"]
+    assert dead == ["00_truncated.celery.msg", "0_empty.celery.msg"]
     log = supervised.log.read_text(errors="replace")
     assert log.count("unreadable message file set aside") == 2 and "Unrecoverable error" not in log
 
