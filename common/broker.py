@@ -151,7 +151,7 @@ def queue_stats(folder: str | Path, queue: str) -> dict:
     oldest = None
     for name in names[:5]:  # the first may be taken while we look
         try:
-            oldest = max(0.0, time.time() - os.stat(os.path.join(folder, name)).st_mtime)
+            oldest = round(max(0.0, time.time() - os.stat(os.path.join(folder, name)).st_mtime), 1)
             break
         except OSError:
             continue

@@ -11,6 +11,7 @@ import json
 import logging
 import os
 import threading
+import time
 from pathlib import Path
 from queue import Empty
 
@@ -172,3 +173,52 @@ def test_queue_stats_count_the_waiting_messages_and_age_the_oldest(folders):
     stats = broker.queue_stats(queue, "celery")
     assert stats["depth"] == 3 and 119 <= stats["oldestAgeSeconds"] <= 180
     assert broker.queue_stats(queue, "other") == {"depth": 0, "oldestAgeSeconds": None}
+
+
+def test_a_message_another_consumer_took_after_the_listing_is_skipped(folders):
+    with connect(broker.Transport, folders) as producer_conn, connect(broker.Transport, folders) as a_conn, \
+            connect(broker.Transport, folders) as b_conn:
+        outbox = producer_conn.SimpleQueue("celery")
+        for n in range(3):
+            outbox.put({"n": n})
+        a, b = a_conn.SimpleQueue("celery"), b_conn.SimpleQueue("celery")
+        first = a.get(timeout=5)  # a listed all three and took the first
+        second = b.get(timeout=5)  # b takes the next one from under a's listing
+        third = a.get(timeout=5)
+        got = sorted(m.payload["n"] for m in (first, second, third))
+        for m in (first, second, third):
+            m.ack()
+        assert got == [0, 1, 2]
+        with pytest.raises(Empty):
+            a.get(timeout=0.1)
+
+
+def _publish(options: dict, start: int, count: int) -> None:
+    with Connection(transport=broker.Transport, transport_options=options) as conn:
+        outbox = conn.SimpleQueue("celery")
+        for n in range(start, start + count):
+            outbox.put({"n": n})
+
+
+def test_two_publishing_processes_and_a_polling_consumer_deliver_every_message_exactly_once(folders):
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    producers = [context.Process(target=_publish, args=(folders, i * 300, 300)) for i in range(2)]
+    for p in producers:
+        p.start()
+    seen = []
+    with connect(broker.Transport, folders) as conn:
+        inbox = conn.SimpleQueue("celery")
+        deadline = time.monotonic() + 120
+        while len(seen) < 600 and time.monotonic() < deadline:
+            try:
+                message = inbox.get(timeout=0.5)
+            except Empty:
+                continue
+            seen.append(message.payload["n"])
+            message.ack()
+    for p in producers:
+        p.join(30)
+    assert sorted(seen) == list(range(600))
+    assert not (Path(folders["data_folder_in"]).parent / "dead").exists()
