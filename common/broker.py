@@ -85,8 +85,8 @@ class Channel(filesystem.Channel):
             taken = os.path.join(self.processed_folder, name)
             try:
                 os.rename(os.path.join(self.data_folder_in, name), taken)
-            except FileNotFoundError:
-                continue  # another consumer took it first
+            except OSError:
+                continue  # another consumer took it first (or it went away): the next one
             try:
                 with open(taken, "rb") as f:
                     payload = loads(bytes_to_str(f.read()))
