@@ -367,8 +367,12 @@ class ProductStack(Stack):
         project = json.loads(self.manage("create_project", "Load", "--json"))["id"]
         self.key = json.loads(self.manage("create_key", "--project", project, "--json"))["key"]
 
+    # threadless-serve also runs a supervised Celery worker; this bench measures the web tier alone.
+    worker_flag = ["--no-worker"]
+
     def command(self) -> list[str]:
-        return [sys.executable, "-m", "threadless_site.serve", "--port", str(self.port), "--workers", str(self.workers)]
+        return [sys.executable, "-m", "threadless_site.serve", "--port", str(self.port), "--workers", str(self.workers),
+                *self.worker_flag]
 
 
 class Embedded(ProductStack):
@@ -433,6 +437,7 @@ class Before(Embedded):
         super().__init__(workers, threads, slot)
         self.cwd, self.served, how = before_tree("before-src")
         self.label = f"before ({how})"
+        self.worker_flag = worker_flag_of(self.cwd)
 
     def command(self) -> list[str]:
         if self.served:
@@ -453,6 +458,13 @@ class BeforePostgres(Postgres):
         if not served:
             raise RuntimeError("before-pg needs a BENCH_BEFORE_REF with threadless-serve")
         self.label = f"before, PostgreSQL + Redis ({how})"
+        self.worker_flag = worker_flag_of(self.cwd)
+
+
+def worker_flag_of(tree: Path) -> list[str]:
+    """`--no-worker` for a `threadless-serve` that knows it (older ones ran no worker at all)."""
+    serve = tree / "threadless_site" / "serve.py"
+    return ["--no-worker"] if serve.exists() and "--no-worker" in serve.read_text() else []
 
 
 def fresh_pg_database(name: str) -> None:

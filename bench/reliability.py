@@ -12,10 +12,14 @@ disturbs nobody else's tests), uvicorn with several workers and a Celery worker 
    or EXECUTION_INTERRUPTED, an interrupted turn keeps only its input committed, and a rerun
    recovers it. Python SDK clients (timeout 2 s) run decorate → report throughout the faults:
    turns, degraded turns and exceptions raised to the caller (must be 0) are counted;
-3. fuzzing: schemathesis against /v1/openapi.json with a real key.
+3. fuzzing: schemathesis against /v1/openapi.json with a real key;
+4. the embedded default (bench/embedded_faults.py): SQLite and the `threadless-fs://` broker with a
+   supervised worker, under two publishing web processes, with the worker killed by SIGKILL
+   mid-burst, and a broker soak (N publishes from two processes, each processed exactly once).
 
     python -m bench.reliability [--users 16] [--load-seconds 45] [--fault-seconds 30]
                                 [--broker-down 10] [--fuzz-examples 12] [--web-workers 3]
+                                [--only embedded] [--embedded-seconds 20] [--soak-messages 20000]
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bench import embedded_faults
 from bench.common import DOCS, ROOT, VAR, machine
 from bench.faultkit import SLOW_SECONDS, SdkClients, SlowStub, SlowTalkers
 
@@ -590,6 +595,7 @@ def write_doc(info: dict, results: list[dict], fuzz_result, args, started: float
     ]
     lines += web_sigterm_section(extra.get("web_sigterm"), args)
     lines += sdk_section(extra.get("sdk"), args)
+    lines += embedded_faults.section(extra.get("embedded"))
     lines += [
         "## Fuzzing",
         "",
@@ -723,9 +729,16 @@ def main() -> None:
     parser.add_argument("--slow-talkers", type=int, default=8)
     parser.add_argument("--skip-fuzz", action="store_true")
     parser.add_argument("--rerender", action="store_true", help="rewrite the doc from the last run's results")
+    parser.add_argument("--only", choices=["all", "embedded"], default="all",
+                        help="embedded: only the embedded default's phases (their section of the doc is replaced)")
+    parser.add_argument("--embedded-seconds", type=int, default=20)
+    parser.add_argument("--embedded-clients", type=int, default=6)
+    parser.add_argument("--soak-messages", type=int, default=20000)
     args = parser.parse_args()
     if args.rerender:
         return rerender(args)
+    if args.only == "embedded":
+        return embedded_only(args)
     started = time.time()
     DOCS.mkdir(exist_ok=True)
     info = machine()
@@ -745,6 +758,7 @@ def main() -> None:
                 f"{len(fuzz_result.failures)} failures")
     finally:
         stack.stop()
+    extra["embedded"] = embedded_faults.run(args)
     info["date"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     write_doc(info, results, fuzz_result, args, started, extra)
     (VAR / "reliability" / "results.json").write_text(json.dumps(
@@ -754,7 +768,30 @@ def main() -> None:
     log("wrote docs/reliability.md")
     sdk_exceptions = sum(row["exceptions"] for row in extra.get("sdk", {}).values())
     if not all(r["ok"] for r in results) or (fuzz_result and fuzz_result.failures) or sdk_exceptions \
-            or not extra.get("web_sigterm", {}).get("ok"):
+            or not extra.get("web_sigterm", {}).get("ok") or not all(r["ok"] for r in extra["embedded"]["results"]):
+        sys.exit(1)
+
+
+def embedded_only(args) -> None:
+    """Only the embedded default's phases: their section of docs/reliability.md is replaced (or added)."""
+    embedded = embedded_faults.run(args)
+    out = VAR / "reliability"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "embedded.json").write_text(json.dumps(embedded, indent=1, default=str))
+    doc = DOCS / "reliability.md"
+    text = doc.read_text() if doc.exists() else "# Reliability: load, faults and fuzzing\n"
+    section = "\n".join(embedded_faults.section(embedded)) + "\n"
+    heading = section.splitlines()[0]
+    if heading in text:
+        start = text.index(heading)
+        following = text.find("\n## ", start + len(heading))
+        text = text[:start] + section + (text[following + 1:] if following >= 0 else "")
+    else:
+        at = text.find("\n## Fuzzing")
+        text = text[:at + 1] + section + "\n" + text[at + 1:] if at >= 0 else text + "\n" + section
+    doc.write_text(text)
+    log("wrote the embedded default's section of docs/reliability.md")
+    if not all(r["ok"] for r in embedded["results"]):
         sys.exit(1)
 
 

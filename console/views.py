@@ -24,6 +24,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from chat.models import Agent
 from common.errors import ApiError
+from common.heartbeat import worker_state
 from console import access
 from console import selectors as sel
 from console.access import staff_required
@@ -113,7 +114,7 @@ def overview(request):
     data = sel.overview(project=project, within=within)
     return render(request, "console/overview.html", {
         "section": "overview", "data": data, "chart": _chart(data.digests_by_day), "project": project,
-        "projects": within.order_by("name"),
+        "projects": within.order_by("name"), "worker": worker_state(),
     })
 
 

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Web (uvicorn) + a real Celery worker with its beat scheduler, on the embedded default.
+# The worker runs under threadless_site.supervise: restarted (with back-off) when it dies, each
+# death said once, loudly, here and in the worker log; /healthz/worker tells a monitor.
 #
 # Stopping: Ctrl-C, or SIGTERM to this script or to its whole process group (`docker stop`,
 # systemd, `kill -TERM -<pgid>` on `make run`) stops both within STOP_SECONDS (default 25).
 # * Each server runs in its own process group (`set -m`), so a signal to our group reaches only
-#   this script, which hands ONE SIGTERM to each server's main process. (Sent to the whole group,
-#   SIGTERM also killed the worker's pool children behind its back and left it in "Warm shutdown"
-#   for minutes.) uvicorn then interrupts running turns cleanly; the worker finishes its jobs.
-# * Whatever still runs after STOP_SECONDS is killed (its whole group); a second Ctrl-C kills at
-#   once. Every job is idempotent and acks late, so a killed one is delivered again.
+#   this script, which hands ONE SIGTERM to uvicorn and to the worker's supervisor, which hands
+#   one to the worker's main process (in a group of its own). (Sent to the whole group, SIGTERM
+#   also killed the worker's pool children behind its back and left it in "Warm shutdown" for
+#   minutes.) uvicorn then interrupts running turns cleanly; the worker finishes its jobs.
+# * Whatever still runs after STOP_SECONDS is killed (SIGQUIT tells the supervisor to kill the
+#   worker's group, then both groups get SIGKILL); a second Ctrl-C kills at once. Every job is
+#   idempotent and acks late, so a killed one is delivered again.
 set -u
 cd "$(dirname "$0")/.."
 BIN=.venv/bin
@@ -18,8 +22,8 @@ STOP_SECONDS=${STOP_SECONDS:-25}
 VAR=${THREADLESS_VAR_DIR:-var}
 mkdir -p "$VAR"
 set -m
-$BIN/celery -A threadless_site worker -B --loglevel=INFO --concurrency=2 --without-gossip --without-mingle \
-  > "$VAR/worker.log" 2>&1 &
+$BIN/python -m threadless_site.supervise --log "$VAR/worker.log" --stop-seconds $(( STOP_SECONDS > 5 ? STOP_SECONDS - 3 : 2 )) -- \
+  $BIN/celery -A threadless_site worker -B --loglevel=INFO --concurrency=2 --without-gossip --without-mingle &
 worker=$!
 $BIN/uvicorn threadless_site.asgi:application --host "$HOST" --port "$PORT" --timeout-graceful-shutdown 20 &
 web=$!
@@ -30,6 +34,8 @@ alive() { kill -0 "$1" 2>/dev/null; }
 force() {
   trap '' INT TERM
   echo "killing what still runs…"
+  kill -QUIT "$worker" 2>/dev/null
+  sleep 0.5
   kill -KILL -- "-$worker" "-$web" 2>/dev/null
   wait "$web" "$worker" 2>/dev/null
   exit 1

@@ -6,14 +6,27 @@ to them (settings: THREADLESS_DB_POOL_SIZE), uvloop + httptools, no access log (
 accepts every connection and hands it to the process holding the fewest (threadless_site.balance:
 a shared listening socket lets one process take a whole burst); it restarts a worker that dies, and
 SIGTERM stops them all gracefully (running turns end EXECUTION_INTERRUPTED at their next task
-boundary, as under plain uvicorn). THREADLESS_WEB_BALANCE=0 leaves that to uvicorn's supervisor. The Celery worker and
-beat run separately (`celery -A threadless_site worker -B`, or one beat per deployment).
+boundary, as under plain uvicorn). THREADLESS_WEB_BALANCE=0 leaves that to uvicorn's supervisor.
+
+It also runs the Celery worker with beat under threadless_site.supervise (restarted with back-off
+when it dies, each death logged once, loudly; output in <var>/worker.log), stopped after the web
+server on SIGTERM / Ctrl-C. `--no-worker` when workers run elsewhere, `--no-beat` on all but one
+machine of a deployment.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from threadless_site import supervise
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKER_STOP_SECONDS = 25
 
 
 def default_workers() -> int:
@@ -34,6 +47,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--access-log", action="store_true", help="write uvicorn's access log (redacted)")
     parser.add_argument("--app", default="threadless_site.asgi:application",
                         help="the ASGI app (default: Threadless; the load bench serves its floor the same way)")
+    parser.add_argument("--no-worker", dest="worker", action="store_false",
+                        help="run no Celery worker here (default: one, supervised, for the Threadless app)")
+    parser.add_argument("--no-beat", dest="beat", action="store_false",
+                        help="the worker runs no beat scheduler (keep exactly one per deployment)")
+    parser.add_argument("--worker-concurrency", type=int, default=int(os.environ.get("WORKER_CONCURRENCY", "2")))
     args = parser.parse_args(argv)
     # settings.LOGGING gives uvicorn's access logger its handler only when this is on: uvicorn's
     # own access_log=False is undone when Django configures logging in each worker.
@@ -60,10 +78,37 @@ def main(argv: list[str] | None = None) -> None:
         balanced = args.workers > 1 and balance.enabled()
     except ImproperlyConfigured as exc:
         parser.error(str(exc))
-    if balanced:
-        balance.run(uvicorn.Config(args.app, **options), args.workers)
-    else:
-        uvicorn.run(args.app, **options)
+    worker = start_worker(args) if args.worker and args.app == parser.get_default("app") else None
+    try:
+        if balanced:
+            balance.run(uvicorn.Config(args.app, **options), args.workers)
+        else:
+            uvicorn.run(args.app, **options)
+    finally:
+        if worker is not None:
+            stop_worker(worker)
+
+
+def start_worker(args) -> subprocess.Popen:
+    var = Path(os.environ.get("THREADLESS_VAR_DIR") or ROOT / "var")
+    var.mkdir(parents=True, exist_ok=True)
+    command = [str(Path(sys.executable).parent / "celery"), "-A", "threadless_site", "worker", "--loglevel=INFO",
+               f"--concurrency={args.worker_concurrency}", "--without-gossip", "--without-mingle"]
+    if args.beat:
+        command.append("-B")
+    print(f"threadless-serve: background worker supervised, log in {var / 'worker.log'}", flush=True)
+    return supervise.spawn(command, log_path=str(var / "worker.log"), stop_seconds=WORKER_STOP_SECONDS - 5)
+
+
+def stop_worker(worker: subprocess.Popen) -> None:
+    """One SIGTERM to the supervisor (the worker finishes its jobs); its group killed past the limit."""
+    if worker.poll() is None:
+        worker.send_signal(signal.SIGTERM)
+    try:
+        worker.wait(timeout=WORKER_STOP_SECONDS)
+    except subprocess.TimeoutExpired:
+        os.killpg(worker.pid, signal.SIGKILL)
+        worker.wait()
 
 
 if __name__ == "__main__":

@@ -185,7 +185,7 @@ CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", False)
 # Behind a TLS-terminating proxy: the header it sets, e.g. "X-Forwarded-Proto" (value "https").
 SECURE_PROXY_SSL_HEADER = proxy_ssl_header(envstr("SECURE_PROXY_SSL_HEADER", ""))
 # The /healthz and /readyz probes come over plain http from the load balancer.
-SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^healthz/worker$", r"^readyz$"]
 
 # --- Threadless ---------------------------------------------------------------------------------
 
@@ -287,9 +287,11 @@ SPECTACULAR_SETTINGS = {
     ],
 }
 
-# Celery: the embedded default is kombu's filesystem transport (no server); Redis in production.
-CELERY_BROKER_URL = envstr("CELERY_BROKER_URL", "filesystem://")
-if CELERY_BROKER_URL.startswith("filesystem://"):
+# Celery: the embedded default is a folder of message files (no server): `threadless-fs://`,
+# kombu's filesystem transport with atomic writes and a dead folder for unreadable files
+# (common.broker); Redis in production.
+CELERY_BROKER_URL = envstr("CELERY_BROKER_URL", "threadless-fs://")
+if CELERY_BROKER_URL.startswith(("threadless-fs://", "filesystem://")):
     _queue = VAR_DIR / "broker" / "queue"
     _processed = VAR_DIR / "broker" / "processed"
     _queue.mkdir(parents=True, exist_ok=True)
@@ -300,6 +302,7 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "data_folder_out": str(_queue),
         "processed_folder": str(_processed),
         "control_folder": str(VAR_DIR / "broker" / "control"),
+        "dead_folder": str(VAR_DIR / "broker" / "dead"),
         "store_processed": False,
         "polling_interval": 0.1,
     }
@@ -319,6 +322,10 @@ CELERY_TASK_SOFT_TIME_LIMIT = 120
 CELERY_TASK_TIME_LIMIT = 180
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_PUBLISH_RETRY = False
+# The worker's heartbeat (common.heartbeat): written every HEARTBEAT seconds; /healthz/worker
+# answers 503 when the newest is older than STALE (and /readyz says so in its body).
+THREADLESS_WORKER_HEARTBEAT_SECONDS = envfloat("THREADLESS_WORKER_HEARTBEAT_SECONDS", 5)
+THREADLESS_WORKER_STALE_SECONDS = envint("THREADLESS_WORKER_STALE_SECONDS", 60)
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     "outbox-sweep": {"task": "memories.tasks.outbox_sweep", "schedule": float(THREADLESS_OUTBOX_SWEEP_SECONDS)},

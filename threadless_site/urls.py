@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
 
-from threadless_site.health import healthz, readyz
+from threadless_site.health import healthz, healthz_worker, readyz
 
 v1 = [
     path("openapi.json", SpectacularJSONAPIView.as_view(authentication_classes=[], permission_classes=[],
@@ -16,6 +16,7 @@ v1 = [
 
 urlpatterns = [
     path("healthz", healthz),
+    path("healthz/worker", healthz_worker),
     path("readyz", readyz),
     path("v1/", include(v1)),
     path("manage/agents/", include("console.agent_urls")),

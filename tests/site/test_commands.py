@@ -98,4 +98,6 @@ def test_healthz_says_the_process_is_up(db):
 def test_readyz_checks_the_database_and_the_broker(db):
     response = APIClient().get("/readyz")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "checks": {"database": "ok", "broker": "ok"}}
+    body = response.json()
+    assert (body["status"], body["checks"]) == ("ok", {"database": "ok", "broker": "ok"})
+    assert body["worker"]["worker"] in ("ok", "stale")  # reported, never a reason to fail (test_worker_health)

@@ -34,8 +34,8 @@ def test_no_app_reads_a_setting_with_a_fallback_default():
 
 def test_the_filesystem_broker_keeps_its_control_folder_under_the_var_dir():
     options = getattr(settings, "CELERY_BROKER_TRANSPORT_OPTIONS", {})
-    if not settings.CELERY_BROKER_URL.startswith("filesystem://"):
+    if not settings.CELERY_BROKER_URL.startswith(("threadless-fs://", "filesystem://")):
         return  # Redis in the services run: no folders at all
-    for name in ("data_folder_in", "data_folder_out", "processed_folder", "control_folder"):
+    for name in ("data_folder_in", "data_folder_out", "processed_folder", "control_folder", "dead_folder"):
         assert Path(options[name]).is_relative_to(settings.VAR_DIR), name
     assert not (ROOT / "control").exists()
