@@ -208,9 +208,12 @@ THREADLESS_COUNTERS_PATH = envstr("THREADLESS_COUNTERS_PATH", _COUNTERS_DEFAULT)
 THREADLESS_USAGE_FLUSH_SECONDS = envint("THREADLESS_USAGE_FLUSH_SECONDS", 5)
 # Outbound calls (providers.egress): hosts/CIDRs reachable although not global; and the provider keys
 # from the environment an agent may name, each pinned to where it may be sent (NAME = its
-# provider's official host only; NAME@host[:port] adds a host).
+# provider's official host under /v1 only; NAME@host[:port][/path] adds a destination).
 THREADLESS_EGRESS_ALLOW = envlist("THREADLESS_EGRESS_ALLOW", "")
 THREADLESS_PROVIDER_ENV_ALLOW = envkeylist("THREADLESS_PROVIDER_ENV_ALLOW", "OPENAI_API_KEY,ANTHROPIC_API_KEY")
+# The proxy lends those environment keys to projects (api_key_env) only when the operator opts in:
+# anyone with a project key could otherwise spend the operator's provider account.
+THREADLESS_PROXY_ENV_KEYS = envbool("THREADLESS_PROXY_ENV_KEYS", False)
 # End users (publishable keys, public by design): limits on top of the per-key bucket so a
 # stranger can neither farm the tenant's model budget nor lock the real end users out.
 # 0 turns a limit off. An agent's config `limits` overrides the last two for that agent.
