@@ -43,7 +43,17 @@ _IPV4_COMPATIBLE = ipaddress.ip_network("::/96")  # deprecated ::a.b.c.d
 
 
 class EgressRefused(Exception):
-    pass
+    """An outbound call the policy refuses. `str()` is what a caller may see, the same text for
+    every reason (so a refusal does not tell whether an internal name resolves, or to what);
+    `detail` says why, for the staff log and the staff-only raw error."""
+
+    def __init__(self, message: str, detail: str | None = None) -> None:
+        super().__init__(message)
+        self.detail = detail or message
+
+
+def _refused(host: str, detail: str) -> EgressRefused:
+    return EgressRefused(f"egress to {host} is not allowed", detail)
 
 
 def host_port(url: str) -> str:
@@ -135,16 +145,16 @@ def egress_addresses(host: str, port: int) -> list[Address]:
         try:
             addresses = [ipaddress.ip_address(a) for a in resolve(host, port)]
         except (OSError, UnicodeError, ValueError):
-            raise EgressRefused(f"host {host} could not be resolved") from None
+            raise _refused(host, f"host {host} could not be resolved") from None
         if not addresses:
-            raise EgressRefused(f"host {host} could not be resolved")
+            raise _refused(host, f"host {host} could not be resolved")
     names, networks = _allow_list()
     if host.lower().rstrip(".") in names:
         return addresses
     for addr in addresses:
         if not address_is_public(addr) and not _allowed(addr, networks):
-            raise EgressRefused(f"egress to {host} is not allowed (private or loopback address; "
-                                "list it in THREADLESS_EGRESS_ALLOW)")
+            raise _refused(host, f"egress to {host} is not allowed ({addr} is not a public address; "
+                                 "list it in THREADLESS_EGRESS_ALLOW)")
     return addresses
 
 

@@ -17,7 +17,7 @@ from common.errors import InvalidRequest, NotFound
 from common.messages import validate_messages
 from memories.models import Entry
 from memories.selectors import memory_get
-from memories.services import memory_create, memory_decorate, report_accept
+from memories.services import external_id_check, memory_create, memory_decorate, report_accept
 from projects.services import PROXY_SECRET_PREFIX, secret_delete, secret_set, secret_value, usage_count
 from providers.egress import base_url_refusal, provider_env_names, provider_env_refusal
 from proxy.models import UpstreamSetting
@@ -159,11 +159,13 @@ def proxy_memory(*, project, memory_id: str | None, external_id: str | None, use
     the client's own end-user id (get-or-create); None when nothing names one."""
     if memory_id:
         return memory_get(project=project, memory_id=memory_id.strip())
-    external = (external_id or user or "").strip()
-    if not external:
+    if external_id and external_id.strip():
+        external = external_id_check(external_id.strip(), field="X-Threadless-External-Id")
+    elif isinstance(user, str) and user.strip():
+        # the client's end-user id (OpenAI `user`, Anthropic `metadata.user_id`): the same rules
+        external = external_id_check(user.strip(), field="user")
+    else:
         return None
-    if len(external) > 200:
-        raise InvalidRequest("X-Threadless-External-Id: at most 200 characters.")
     memory, _created = memory_create(project=project, external_id=external)
     return memory
 

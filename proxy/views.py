@@ -182,6 +182,7 @@ def _back_headers(response: httpx.Response) -> dict:
 
 def _respond(content: bytes, *, status: int, content_type: str, headers: dict) -> HttpResponse:
     response = HttpResponse(content, status=status, content_type=content_type)
+    response["X-Content-Type-Options"] = "nosniff"
     for name, value in headers.items():
         response[name] = value
     return response
@@ -193,6 +194,8 @@ def _transport_failure(exc: Exception) -> tuple[int, str]:
     cause: BaseException | None = exc
     while cause is not None:
         if isinstance(cause, EgressRefused):
+            # the caller gets the same text whatever the reason; why goes to the staff log
+            log.warning("proxy: upstream refused by the egress policy: %s", cause.detail)
             return 502, str(cause)
         if isinstance(cause, ConnectionRefusedError) or "refused" in str(cause).lower():
             return 502, "connection refused"
@@ -254,8 +257,16 @@ async def proxy_call(request, protocol: Protocol) -> HttpResponse:
             data = orjson.loads(raw)
         except orjson.JSONDecodeError:
             data = None
+        if not isinstance(data, dict):
+            # Only JSON is served from this origin: an HTML (or any other) page an upstream answers
+            # would otherwise render as ours.
+            kind = content_type.split(";")[0].strip()[:100] or "no content type"
+            message = f"the upstream answered {kind}, not a JSON object"
+            await _report(call, None, f"{operation} failed: {message}")
+            body = call.protocol.error_body(f"Threadless could not use the upstream answer: {message}", status=502)
+            return _respond(orjson.dumps(body), status=502, content_type="application/json", headers=headers)
         await _report(call, call.protocol.reply(data), None)
-        return _respond(raw, status=response.status_code, content_type=content_type, headers=headers)
+        return _respond(raw, status=response.status_code, content_type="application/json", headers=headers)
     streaming = StreamingHttpResponse(relay(call, response), status=response.status_code,
                                       content_type="text/event-stream")
     for name, value in {**headers, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}.items():

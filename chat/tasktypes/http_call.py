@@ -70,7 +70,7 @@ def run(ctx: TaskContext, task: dict) -> TaskResult:
         url_check(url)
         response = http_client().request(method, url, timeout=timeout_of(timeout_ms), **kwargs)
     except EgressRefused as exc:
-        raise TaskFailure(f"{operation}: {exc}", error_type="transport", raw=f"{method} {url}: {exc}") from exc
+        raise TaskFailure(f"{operation}: {exc}", error_type="transport", raw=f"{method} {url}: {exc.detail}") from exc
     except Exception as exc:  # noqa: BLE001 - every transport failure becomes a task failure
         error = transport_error(exc, timeout_ms=timeout_ms, url=url)
         raise TaskFailure(f"{operation}: {specific_reason(error.reason, exc)}", error_type=error.error_type,

@@ -1,6 +1,6 @@
 """Writes of the memory core, one module per concern; import them from here.
 
-    memories    memory_create / memory_update / memory_delete / memory_delete_many /
+    memories    external_id_check / memory_create / memory_update / memory_delete / memory_delete_many /
                 memory_delete_matching / retention_enforce
     entries     memory_lock / entries_append / entries_set_committed
     decorate    memory_decorate / split_instructions
@@ -22,6 +22,7 @@ from memories.services.idempotency import (
     idempotent_store,
 )
 from memories.services.memories import (
+    external_id_check,
     memory_create,
     memory_delete,
     memory_delete_many,
