@@ -365,10 +365,11 @@ def _under(path: str, prefix: str) -> bool:
 
 
 def _shown(target: KeyTarget, official: str | None) -> str | None:
+    under = f" under {target.prefix}" if target.prefix else ""
     if target.host == "":
-        return f"{official}{target.prefix} (https only)" if official else None
+        return f"{official} (https only){under}" if official else None
     host = f"[{target.host}]" if ":" in target.host else target.host
-    return host + (f":{target.port}" if target.port else "") + (target.prefix or "")
+    return host + (f":{target.port}" if target.port else "") + under
 
 
 def provider_env_refusal(name: str, *, provider: str, base_url: str | None) -> str | None:

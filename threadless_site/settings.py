@@ -1,6 +1,6 @@
 """Threadless settings, read from the environment (see .env.example).
 
-SQLite, an embedded Celery broker and the database cache are the defaults, so a fresh checkout
+SQLite and an embedded Celery broker are the defaults, so a fresh checkout
 runs with no services. Production sets DATABASE_URL, CELERY_BROKER_URL and REDIS_URL.
 """
 
@@ -147,9 +147,9 @@ REDIS_URL = envstr("REDIS_URL", "")
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 else:
-    CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "threadless_cache"}
-    }
+    # Nothing shared lives in Django's cache (the sign-in throttle and the rate limits count in
+    # common.counters), so the embedded default needs no cache table: `migrate` is the only schema step.
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -245,7 +245,7 @@ THREADLESS_EMBEDDINGS_API_KEY_ENV = envstr("THREADLESS_EMBEDDINGS_API_KEY_ENV", 
 THREADLESS_SECRET_STORE_KEYS = secret_store_keys(
     envlist("THREADLESS_SECRET_STORE_KEYS", ""), VAR_DIR / "secret_store_key"
 )
-# Console sign-in throttle: failed attempts per account and per client IP, in the cache.
+# Console sign-in throttle: failed attempts per account and per client IP, in the counter store.
 THREADLESS_LOGIN_FAILURES_PER_ACCOUNT = envint("THREADLESS_LOGIN_FAILURES_PER_ACCOUNT", 5)
 THREADLESS_LOGIN_FAILURES_PER_IP = envint("THREADLESS_LOGIN_FAILURES_PER_IP", 20)
 THREADLESS_LOGIN_LOCKOUT_SECONDS = envint("THREADLESS_LOGIN_LOCKOUT_SECONDS", 900)

@@ -477,10 +477,11 @@ def test_a_malformed_provider_env_allow_entry_stops_the_process_at_start(monkeyp
     from threadless_site.env import envkeylist
 
     monkeypatch.setenv("TL_TEST_ALLOW", "OPENAI_API_KEY, ANTHROPIC_API_KEY@api.anthropic.com,"
-                                        "STUB_LLM_KEY@127.0.0.1:8080,V6_KEY@[::1]:9")
+                                        "STUB_LLM_KEY@127.0.0.1:8080,V6_KEY@[::1]:9,PATH_KEY@gw.example/v1/")
     assert envkeylist("TL_TEST_ALLOW") == ["OPENAI_API_KEY", "ANTHROPIC_API_KEY@api.anthropic.com",
-                                           "STUB_LLM_KEY@127.0.0.1:8080", "V6_KEY@[::1]:9"]
-    for bad in ("KEY@", "KEY@host:port", "KEY@http://host", "KEY@host/path", "1KEY", "KEY@a@b", "KEY@" + "a-" * 200):
+                                           "STUB_LLM_KEY@127.0.0.1:8080", "V6_KEY@[::1]:9", "PATH_KEY@gw.example/v1/"]
+    for bad in ("KEY@", "KEY@host:port", "KEY@http://host", "KEY@host/../x", "KEY@host/a?b", "KEY@host//x",
+                "KEY@host/%2e", "1KEY", "KEY@a@b", "KEY@" + "a-" * 200):
         monkeypatch.setenv("TL_TEST_ALLOW", bad)
         with pytest.raises(ImproperlyConfigured):
             envkeylist("TL_TEST_ALLOW")
