@@ -206,6 +206,8 @@ _COUNTERS_DEFAULT = (str(Path(DATABASES["default"]["NAME"]).with_suffix("")) + "
                      else str(VAR_DIR / "counters.sqlite3"))
 THREADLESS_COUNTERS_PATH = envstr("THREADLESS_COUNTERS_PATH", _COUNTERS_DEFAULT)
 THREADLESS_USAGE_FLUSH_SECONDS = envint("THREADLESS_USAGE_FLUSH_SECONDS", 5)
+# The longest a SQLite writer waits for the writers' lock (common.writelock) before a 503.
+THREADLESS_WRITE_LOCK_TIMEOUT = envfloat("THREADLESS_WRITE_LOCK_TIMEOUT", 5.0)
 # Outbound calls (providers.egress): hosts/CIDRs reachable although not global; and the provider keys
 # from the environment an agent may name, each pinned to where it may be sent (NAME = its
 # provider's official host under /v1 only; NAME@host[:port][/path] adds a destination).
