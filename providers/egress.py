@@ -184,7 +184,7 @@ def base_url_refusal(url: str) -> str | None:
     if "?" in url or "#" in url:
         return "must not contain a query (?) or a fragment (#): the provider's path is appended to it."
     try:
-        parts.port
+        _ = parts.port
     except ValueError:
         return "has an invalid port."
     if "\\" in parts.path or "%" in parts.path or any(seg in (".", "..") for seg in parts.path.split("/")):

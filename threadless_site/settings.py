@@ -12,11 +12,17 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from threadless_site.env import envbool, envfloat, envint, envkeylist, envlist, envstr
-from threadless_site.keyfiles import DEV_SECRET_KEY, install_secret, proxy_ssl_header, secret_store_keys
+from threadless_site.keyfiles import (
+    DEV_SECRET_KEY,
+    install_secret,
+    private_var_dir,
+    proxy_ssl_header,
+    secret_store_keys,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = Path(envstr("THREADLESS_VAR_DIR", str(BASE_DIR / "var"))).resolve()
-VAR_DIR.mkdir(parents=True, exist_ok=True)
+# Private to the account running Threadless: 0700, and files created 0600 (keyfiles.private_var_dir).
+VAR_DIR = private_var_dir(Path(envstr("THREADLESS_VAR_DIR", str(BASE_DIR / "var"))).resolve())
 
 # DJANGO_DEBUG is the documented name; DEBUG is kept for existing deployments.
 DEBUG = envbool("DJANGO_DEBUG", envbool("DEBUG", False))

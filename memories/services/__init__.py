@@ -40,7 +40,7 @@ from memories.services.outbox import (
 from memories.services.report import FailureResult, failure_record, report_accept, validate_failures
 
 __all__ = [
-    "MAX_BUDGET", "FailureResult", "check_idempotency_key", "entries_append", "entries_set_committed",
+    "MAX_BUDGET", "FailureResult", "check_idempotency_key", "entries_append", "external_id_check", "entries_set_committed",
     "fact_create", "fact_delete", "fact_update", "failure_record", "idempotent_call", "idempotent_replay",
     "idempotent_store", "memory_create", "memory_decorate", "memory_delete", "memory_delete_many",
     "memory_delete_matching", "memory_lock", "memory_update", "outbox_claim", "outbox_enqueue",
