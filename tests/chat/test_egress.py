@@ -201,6 +201,7 @@ def test_the_providers_default_urls_are_the_official_hosts():
     "::ffff:127.0.0.1", "::ffff:100.100.100.200",  # IPv4-mapped
     "::7f00:1",  # IPv4-compatible (deprecated)
     "::1", "fe80::1", "fd00::1", "ff02::1",
+    "fec0::1", "feff::1",  # site-local (fec0::/10, deprecated but still routed inside some networks)
 ])
 def test_non_global_addresses_are_not_public(address):
     assert egress.address_is_public(ipaddress.ip_address(address)) is False
@@ -212,7 +213,8 @@ def test_global_addresses_are_public(address):
     assert egress.address_is_public(ipaddress.ip_address(address)) is True
 
 
-@pytest.mark.parametrize("address", ["100.100.100.200", "2002:7f00:1::", "64:ff9b::7f00:1", "::ffff:127.0.0.1"])
+@pytest.mark.parametrize("address", ["100.100.100.200", "2002:7f00:1::", "64:ff9b::7f00:1", "::ffff:127.0.0.1",
+                                     "fec0::1"])
 def test_a_name_resolving_to_a_disguised_internal_address_is_refused_before_connecting(
         address, cast, monkeypatch, settings):
     settings.THREADLESS_EGRESS_ALLOW = []
