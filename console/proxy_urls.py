@@ -29,8 +29,8 @@ class UpstreamForm(forms.Form):
                                         "removes it unless you enter it again).")
     remove_key = forms.BooleanField(label="Remove the stored key", required=False)
     api_key_env = forms.CharField(label="Or a server environment key", required=False, max_length=100,
-                                  help_text="A name from THREADLESS_PROVIDER_ENV_ALLOW (sent only to the hosts it "
-                                            "is pinned to).")
+                                  help_text="A name from THREADLESS_PROVIDER_ENV_ALLOW (sent only where it is "
+                                            "pinned), when the operator allows it (THREADLESS_PROXY_ENV_KEYS).")
 
 
 @staff_required

@@ -10,11 +10,14 @@ header and the TLS server name (SNI and certificate check) stay the URL's hostna
 outbound call uses `egress_client()` (its `PinnedTransport`), so a name that resolves to a
 public address for the check and to 127.0.0.1 afterwards (DNS rebinding) cannot reach loopback.
 
-Provider keys: THREADLESS_PROVIDER_ENV_ALLOW lists `NAME` or `NAME@host[:port]` entries. A bare
-`NAME` may be sent only to its provider's official host over https (openai → api.openai.com,
-anthropic → api.anthropic.com; OPENAI_API_KEY / ANTHROPIC_API_KEY belong to their vendor, any
-other name to the task's provider); `NAME@host[:port]` adds that host (any port
-when none is given); entries for one name add up. `provider_env_refusal` says why a key may not
+Provider keys: THREADLESS_PROVIDER_ENV_ALLOW lists `NAME` or `NAME@host[:port][/path]` entries. A
+bare `NAME` may be sent only to its provider's official host over https, for calls under `/v1`
+(openai → api.openai.com, anthropic → api.anthropic.com; OPENAI_API_KEY / ANTHROPIC_API_KEY
+belong to their vendor, any other name to the task's provider); `NAME@host[:port][/path]` adds
+that destination (any port when none is given; calls under the path when one is given, under
+/v1 for an official host named without one); entries for one name add up. The path checked is
+the call's: the base URL's path plus what the provider appends (`CALL_PATHS`); a base URL with
+user info, a query or a fragment (`base_url_refusal`) gets no key at all. `provider_env_refusal` says why a key may not
 go to a `baseUrl` (config validation and the call-time key lookup both ask it).
 """
 
