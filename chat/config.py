@@ -200,8 +200,9 @@ def _llm(task: dict, path: str) -> None:
     if "apiKeySecret" in task:
         _str(task["apiKeySecret"], f"{path}.apiKeySecret", max_len=100)
         if secret_name_reserved(task["apiKeySecret"]):
-            _fail(f"{path}.apiKeySecret", "names a proxy upstream key (proxy.*), which only the proxy may use; "
-                                          "store the key under another name in the secret store.")
+            # (the redaction of error text takes the first word after "…Secret:", so it says little)
+            _fail(f"{path}.apiKeySecret", "proxy.* is reserved: those are the proxy's upstream keys, which only "
+                                          "the proxy may use; store the key under another name.")
     if "instructions" in task and not isinstance(task["instructions"], str):
         _fail(f"{path}.instructions", "must be a string.")
     params = task.get("params", {})

@@ -32,7 +32,7 @@ def test_an_agent_config_cannot_name_a_proxy_upstream_key(cast, attacker, name):
     with pytest.raises(InvalidRequest) as refused:
         services.agent_create(project=cast.project_a, name="thief",
                               config=_llm(attacker.url + "/v1", apiKeySecret=name))
-    assert "apiKeySecret" in refused.value.message
+    assert "apiKeySecret" in refused.value.message and "reserved" in refused.value.message
     assert attacker.received == []
 
 
