@@ -131,6 +131,9 @@ def upstream_resolve(*, project, protocol: Protocol, base_url: str | None, autho
     row = UpstreamSetting.objects.filter(project=project, provider=protocol.name).first()
     configured = row.base_url if row and row.base_url else protocol.default_base_url
     base = _check_base_url(base_url, "X-Upstream-Base-Url") if base_url else configured
+    if base == configured and base_url_refusal(configured):  # a setting saved before the rule
+        raise InvalidRequest(f"base_url: {base_url_refusal(configured)}",
+                             hint="Set the project's proxy base URL again (PUT /v1/proxy/settings/{provider}).")
     key = None
     if authorization:
         scheme, _, rest = authorization.strip().partition(" ")

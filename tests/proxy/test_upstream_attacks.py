@@ -240,3 +240,12 @@ def test_a_json_answer_is_served_as_json_whatever_type_the_upstream_named(cast, 
                                        "X-Upstream-Authorization": "sk-own"})
     assert answer.status_code == 200 and answer["Content-Type"] == "application/json"
 
+
+
+def test_a_base_url_saved_before_the_rule_sends_nothing_with_the_stored_key(cast, bravo, upstream, attacker):
+    UpstreamSetting.objects.filter(project=bravo, provider="openai").update(
+        base_url=attacker.url + "/v1/organization/admin_api_keys#")
+    answer = async_call(cast.key_b)
+    assert answer.status_code == 400
+    assert orjson.loads(answer.content)["error"]["message"].startswith("base_url:")
+    assert attacker.received == [] and upstream.requests == []
