@@ -18,7 +18,6 @@ $(STAMP): pyproject.toml sdk/python/pyproject.toml
 
 migrate: install
 	$(BIN)/python manage.py migrate --noinput -v0
-	$(BIN)/python manage.py createcachetable
 
 run: migrate
 	$(BIN)/python manage.py bootstrap_demo

@@ -35,7 +35,6 @@ def _setup() -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0, interactive=False)
-    call_command("createcachetable", verbosity=0)
 
 
 def build_memory(project, size: int):

@@ -362,8 +362,6 @@ class ProductStack(Stack):
 
     def prepare(self) -> None:
         self.manage("migrate", "--noinput", "-v0")
-        if "REDIS_URL" not in self.env:
-            self.manage("createcachetable")
         project = json.loads(self.manage("create_project", "Load", "--json"))["id"]
         self.key = json.loads(self.manage("create_key", "--project", project, "--json"))["key"]
 

@@ -53,8 +53,6 @@ def main() -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    if not os.environ.get("REDIS_URL"):
-        call_command("createcachetable", verbosity=0)
     import httpx
     import orjson
     from django.test import Client

@@ -210,7 +210,6 @@ class Stack:
         self.start_pg()
         self.start_redis()
         self.manage("migrate", "--noinput", "-v0")
-        self.manage("createcachetable")
         self.key = json.loads(self.manage("bootstrap_demo", "--json").strip().splitlines()[-1])["key"]
         log(f"starting uvicorn ({self.web_workers} workers) and a Celery worker with beat")
         self.start_web()

@@ -51,8 +51,6 @@ def main() -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    if not os.environ.get("REDIS_URL"):
-        call_command("createcachetable", verbosity=0)
     from bench.common import conversation
     from memories.services import memory_create
     from projects.services import key_create, project_create

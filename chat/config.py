@@ -14,7 +14,8 @@ from typing import Any
 from common.errors import InvalidRequest
 from common.redaction import echo
 from memories.policy import Policy, policy_parse
-from providers.egress import provider_env_names, provider_env_refusal
+from projects.services import secret_name_reserved
+from providers.egress import base_url_refusal, provider_env_names, provider_env_refusal
 
 TASK_ID = re.compile(r"(?:[a-zA-Z][\w+.-]*://)?[A-Za-z0-9._-]{1,120}")
 TASK_TYPES = ("behavior_rules", "http_call", "llm", "output")
@@ -62,6 +63,8 @@ def list_or_csv(value: Any, path: str) -> list[str]:
 def _url(value: Any, path: str) -> str:
     if not isinstance(value, str) or not re.match(r"^https?://[^\s/?#{}]+", value.strip()):
         _fail(path, "must be an http:// or https:// URL (templates like {{ input }} may follow the host).")
+    if re.match(r"^https?://[^/?#]*@", value.strip()):
+        _fail(path, "must not contain user info (user:password@); send credentials in a header.")
     return value
 
 
@@ -184,9 +187,9 @@ def _llm(task: dict, path: str) -> None:
     elif "model" in task:
         _str(task.get("model"), f"{path}.model", max_len=200)
     if "baseUrl" in task:
-        base = task["baseUrl"]
-        if not isinstance(base, str) or not re.match(r"^https?://[^\s/?#]+", base):
-            _fail(f"{path}.baseUrl", "must be an http:// or https:// URL.")
+        refusal = base_url_refusal(task["baseUrl"])
+        if refusal:
+            _fail(f"{path}.baseUrl", refusal)
     if "apiKeyEnv" in task:
         name = _str(task["apiKeyEnv"], f"{path}.apiKeyEnv", max_len=100)
         refusal = provider_env_refusal(name, provider=provider, base_url=task.get("baseUrl"))
@@ -196,6 +199,10 @@ def _llm(task: dict, path: str) -> None:
             _fail(f"{path}.baseUrl", refusal)
     if "apiKeySecret" in task:
         _str(task["apiKeySecret"], f"{path}.apiKeySecret", max_len=100)
+        if secret_name_reserved(task["apiKeySecret"]):
+            # (the redaction of error text takes the first word after "…Secret:", so it says little)
+            _fail(f"{path}.apiKeySecret", "proxy.* is reserved: those are the proxy's upstream keys, which only "
+                                          "the proxy may use; store the key under another name.")
     if "instructions" in task and not isinstance(task["instructions"], str):
         _fail(f"{path}.instructions", "must be a string.")
     params = task.get("params", {})

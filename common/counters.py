@@ -142,6 +142,10 @@ class RedisCounters:
     def add(self, key: str, amount: int) -> int:
         return int(self.client.incrby(key, amount))
 
+    def delete_many(self, keys: list[str]) -> None:
+        if keys:
+            self.client.delete(*keys)
+
     def get(self, key: str) -> int:
         value = self.client.get(key)
         return int(value) if value is not None else 0
@@ -279,6 +283,11 @@ class FileCounters:
                                (amount, key)).fetchone()
         return row[0] if row else 0
 
+    def delete_many(self, keys: list[str]) -> None:
+        conn = self._conn()
+        with self._lock:
+            conn.executemany("DELETE FROM counter WHERE key = ?", [(key,) for key in keys])
+
     def get(self, key: str) -> int:
         row = self._conn().execute("SELECT count FROM counter WHERE key = ?", (key,)).fetchone()
         return row[0] if row else 0
@@ -338,6 +347,17 @@ def read_and_incr(read: str, items: list[tuple[str, int, bool]]) -> tuple[int, l
 def decr_many(keys: list[str]) -> None:
     """Take back one count from each key (a request counted and then refused before it ran)."""
     store().decr_many(keys)
+
+
+def get_many(keys: list[str]) -> list[int]:
+    """Each key's count (0 when unset). Counted keys never expire early, so a key meant to cover
+    a time window carries the window in its name."""
+    store_ = store()
+    return [store_.get(key) for key in keys]
+
+
+def delete_many(keys: list[str]) -> None:
+    store().delete_many(keys)
 
 
 def incr(key: str, ttl: int, *, flush: bool = False) -> int:

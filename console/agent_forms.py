@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django import forms
 
+from projects.services import secret_name_reserved
+
 
 class AgentForm(forms.Form):
     project = forms.ChoiceField(choices=[])
@@ -28,3 +30,10 @@ class SecretForm(forms.Form):
     value = forms.CharField(label="Value", max_length=10_000, strip=True,
                             widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
                             help_text="Stored encrypted; it is never shown again, only its last characters.")
+
+    def clean_name(self):
+        name = self.cleaned_data["name"]
+        if secret_name_reserved(name):
+            raise forms.ValidationError("Names starting with 'proxy.' hold the proxy's upstream keys; set those on "
+                                        "the Proxy page.")
+        return name

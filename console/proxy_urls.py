@@ -12,8 +12,8 @@ from django.shortcuts import redirect, render
 from django.urls import path, reverse
 
 from common.errors import ApiError
+from console import access
 from console.access import staff_required
-from projects.models import Project
 from proxy import services
 from proxy.protocols import PROTOCOLS
 
@@ -25,18 +25,20 @@ class UpstreamForm(forms.Form):
                                help_text="Empty: the provider's official API.")
     api_key = forms.CharField(label="Upstream API key", required=False, max_length=10_000, strip=True,
                               widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
-                              help_text="Stored encrypted; leave empty to keep the current key.")
+                              help_text="Stored encrypted; leave empty to keep the current key (a changed base URL "
+                                        "removes it unless you enter it again).")
     remove_key = forms.BooleanField(label="Remove the stored key", required=False)
     api_key_env = forms.CharField(label="Or a server environment key", required=False, max_length=100,
-                                  help_text="A name from THREADLESS_PROVIDER_ENV_ALLOW (sent only to the hosts it "
-                                            "is pinned to).")
+                                  help_text="A name from THREADLESS_PROVIDER_ENV_ALLOW (sent only where it is "
+                                            "pinned), when the operator allows it (THREADLESS_PROXY_ENV_KEYS).")
 
 
 @staff_required
 def proxy_settings_page(request):
-    projects = list(Project.objects.order_by("name"))
+    projects = list(access.visible_projects(request.user).order_by("name"))
     chosen = request.POST.get("project") or request.GET.get("project")
-    project = next((p for p in projects if p.pk == chosen), projects[0] if projects else None)
+    # Another project's id (or one that does not exist) is a 404, for a read and for a write.
+    project = access.project_for(request.user, chosen) if chosen else (projects[0] if projects else None)
     status = 200
     bound = request.POST.get("provider") if request.method == "POST" else None
     forms_by_provider = {}
@@ -55,11 +57,14 @@ def proxy_settings_page(request):
             elif data["api_key"]:
                 changes["api_key"] = data["api_key"]
             try:
-                services.upstream_setting_set(project=project, provider=bound, **changes)
+                saved = services.upstream_setting_set(project=project, provider=bound, **changes)
             except ApiError as exc:
                 form.add_error(None, exc.message)
             else:
                 messages.success(request, f"{LABELS[bound]} upstream of {project.name} saved.")
+                if saved["api_key_cleared"]:
+                    messages.warning(request, "The stored key was removed: it belonged to the previous base URL. "
+                                              "Enter the key for the new upstream.")
                 return redirect(reverse("proxy_console:settings") + f"?project={project.pk}")
         status = 400
     return render(request, "proxy_console/settings.html", {

@@ -104,7 +104,6 @@ class ThreadlessServer:
     def start(self) -> ThreadlessServer:
         try:
             self.manage("migrate", "--noinput", "-v0")
-            self.manage("createcachetable")
             self.demo = json.loads(self.manage("bootstrap_demo", "--json").strip().splitlines()[-1])
             self.start_web()
             if self.with_worker:

@@ -65,6 +65,14 @@ def usage_count(*, project: Project, operation: str) -> None:
 
 # --- secret store ------------------------------------------------------------------------------
 
+# Names the proxy keeps its upstream keys under (`proxy.openai`): each is bound to the base URL it
+# was saved for, so nothing else may name one (an agent's apiKeySecret would send it anywhere).
+PROXY_SECRET_PREFIX = "proxy."
+
+
+def secret_name_reserved(name: str) -> bool:
+    return isinstance(name, str) and name.lower().startswith(PROXY_SECRET_PREFIX)
+
 
 def secret_set(*, project: Project, name: str, value: str) -> Secret:
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]{1,100}", name):

@@ -78,7 +78,8 @@ def transport_error(exc: Exception, *, timeout_ms: int, url: str) -> ProviderErr
     raw = raw_error_text(f"{exc.__class__.__module__}.{exc.__class__.__name__}: {exc} ({url})")
     if isinstance(exc, httpx.TimeoutException):
         return ProviderError(f"timed out after {timeout_ms} ms", error_type="timeout", raw=raw)
-    if isinstance(exc, EgressRefused):
+    if isinstance(exc, EgressRefused):  # the caller sees the generic text; the reason goes to raw
+        raw = raw_error_text(f"{exc.__class__.__module__}.EgressRefused: {exc.detail} ({url})")
         return ProviderError(str(exc), error_type="transport", raw=raw)
     if _refused(exc):
         return ProviderError("connection refused", error_type="transport", raw=raw)

@@ -10,11 +10,14 @@ header and the TLS server name (SNI and certificate check) stay the URL's hostna
 outbound call uses `egress_client()` (its `PinnedTransport`), so a name that resolves to a
 public address for the check and to 127.0.0.1 afterwards (DNS rebinding) cannot reach loopback.
 
-Provider keys: THREADLESS_PROVIDER_ENV_ALLOW lists `NAME` or `NAME@host[:port]` entries. A bare
-`NAME` may be sent only to its provider's official host over https (openai → api.openai.com,
-anthropic → api.anthropic.com; OPENAI_API_KEY / ANTHROPIC_API_KEY belong to their vendor, any
-other name to the task's provider); `NAME@host[:port]` adds that host (any port
-when none is given); entries for one name add up. `provider_env_refusal` says why a key may not
+Provider keys: THREADLESS_PROVIDER_ENV_ALLOW lists `NAME` or `NAME@host[:port][/path]` entries. A
+bare `NAME` may be sent only to its provider's official host over https, for calls under `/v1`
+(openai → api.openai.com, anthropic → api.anthropic.com; OPENAI_API_KEY / ANTHROPIC_API_KEY
+belong to their vendor, any other name to the task's provider); `NAME@host[:port][/path]` adds
+that destination (any port when none is given; calls under the path when one is given, under
+/v1 for an official host named without one); entries for one name add up. The path checked is
+the call's: the base URL's path plus what the provider appends (`CALL_PATHS`); a base URL with
+user info, a query or a fragment (`base_url_refusal`) gets no key at all. `provider_env_refusal` says why a key may not
 go to a `baseUrl` (config validation and the call-time key lookup both ask it).
 """
 
@@ -23,6 +26,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import httpcore
@@ -42,7 +46,17 @@ _IPV4_COMPATIBLE = ipaddress.ip_network("::/96")  # deprecated ::a.b.c.d
 
 
 class EgressRefused(Exception):
-    pass
+    """An outbound call the policy refuses. `str()` is what a caller may see, the same text for
+    every reason (so a refusal does not tell whether an internal name resolves, or to what);
+    `detail` says why, for the staff log and the staff-only raw error."""
+
+    def __init__(self, message: str, detail: str | None = None) -> None:
+        super().__init__(message)
+        self.detail = detail or message
+
+
+def _refused(host: str, detail: str) -> EgressRefused:
+    return EgressRefused(f"egress to {host} is not allowed", detail)
 
 
 def host_port(url: str) -> str:
@@ -74,8 +88,11 @@ def embedded_ipv4(addr: Address) -> list[ipaddress.IPv4Address]:
 
 
 def _global(addr: Address) -> bool:
+    # fec0::/10 (site-local, deprecated by RFC 3879) is still routed inside some networks, and
+    # `ipaddress` counts it as global.
     return (addr.is_global and not addr.is_multicast and not addr.is_reserved and not addr.is_loopback
-            and not addr.is_link_local and not addr.is_unspecified)
+            and not addr.is_link_local and not addr.is_unspecified
+            and not (addr.version == 6 and addr.is_site_local))
 
 
 def address_is_public(addr: Address) -> bool:
@@ -131,16 +148,16 @@ def egress_addresses(host: str, port: int) -> list[Address]:
         try:
             addresses = [ipaddress.ip_address(a) for a in resolve(host, port)]
         except (OSError, UnicodeError, ValueError):
-            raise EgressRefused(f"host {host} could not be resolved") from None
+            raise _refused(host, f"host {host} could not be resolved") from None
         if not addresses:
-            raise EgressRefused(f"host {host} could not be resolved")
+            raise _refused(host, f"host {host} could not be resolved")
     names, networks = _allow_list()
     if host.lower().rstrip(".") in names:
         return addresses
     for addr in addresses:
         if not address_is_public(addr) and not _allowed(addr, networks):
-            raise EgressRefused(f"egress to {host} is not allowed (private or loopback address; "
-                                "list it in THREADLESS_EGRESS_ALLOW)")
+            raise _refused(host, f"egress to {host} is not allowed ({addr} is not a public address; "
+                                 "list it in THREADLESS_EGRESS_ALLOW)")
     return addresses
 
 
@@ -149,6 +166,33 @@ def url_check(url: str) -> None:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise EgressRefused("only http:// and https:// URLs are allowed")
+
+
+def base_url_refusal(url: str) -> str | None:
+    """Why `url` cannot be a provider base URL (a path is appended to it), or None.
+
+    Only `http(s)://host[:port][/path]`: no user info (credentials belong in a key, and
+    `https://api.openai.com@evil` names the host evil), no query and no fragment (a `?` or `#`
+    would turn the appended `/chat/completions` into a parameter, so the call reaches whatever
+    path the base URL names), no `.`/`..` segments, backslashes or percent-escapes in the path
+    (which could climb out of a pinned path prefix once normalised), no whitespace.
+    """
+    if not isinstance(url, str) or any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url):
+        return "must be an http:// or https:// URL without spaces or control characters."
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "must be an http:// or https:// URL."
+    if "@" in parts.netloc:
+        return "must not contain user info (user:password@); send the key as the upstream key."
+    if "?" in url or "#" in url:
+        return "must not contain a query (?) or a fragment (#): the provider's path is appended to it."
+    try:
+        _ = parts.port
+    except ValueError:
+        return "has an invalid port."
+    if "\\" in parts.path or "%" in parts.path or any(seg in (".", "..") for seg in parts.path.split("/")):
+        return "must not contain '.' or '..' segments, backslashes or percent-escapes in its path."
+    return None
 
 
 def egress_check(url: str) -> list[Address]:
@@ -214,7 +258,22 @@ def egress_client(*, verify: bool | str | object = True, limits: httpx.Limits | 
 
 # --- where provider keys from the environment may go ------------------------------------------
 
-_OFFICIAL = ("", None)  # a bare NAME entry: the task's provider's official host
+# The path every call of a provider starts with, below its base URL (the llm task, the proxy and
+# the embeddings client append these or, for OpenAI, `/embeddings` beside `/chat/completions`).
+CALL_PATHS = {"openai": "/chat/completions", "anthropic": "/v1/messages"}
+OFFICIAL_PREFIX = "/v1"  # the official hosts' API lives under /v1
+
+
+@dataclass(frozen=True)
+class KeyTarget:
+    """Where an environment key may go: `host` ("" = the provider's official host, https only),
+    `port` (None = any) and a path `prefix` every call's path must sit under ("" = any path)."""
+    host: str
+    port: int | None
+    prefix: str
+
+
+_OFFICIAL = KeyTarget("", None, OFFICIAL_PREFIX)  # a bare NAME entry
 
 
 def _normal_host(host: str) -> str:
@@ -225,9 +284,24 @@ def _normal_host(host: str) -> str:
         return host
 
 
-def _target(where: str) -> tuple[str, int | None] | None:
-    """`host`, `host:port`, `[v6]` or `[v6]:port` → (host, port or None); None when malformed."""
+def _prefix(path: str) -> str | None:
+    """`/v1/` → `/v1`; None when the path is not plain segments."""
+    path = path.rstrip("/")
+    if not path:
+        return ""
+    segments = path.split("/")[1:]
+    if not path.startswith("/") or any(not seg or seg in (".", "..") or any(c in seg for c in "%\\?#@ ")
+                                       for seg in segments):
+        return None
+    return path
+
+
+def _target(where: str) -> KeyTarget | None:
+    """`host[:port][/prefix]` (`[v6]` for an IPv6 literal) → a KeyTarget; None when malformed. An
+    official host named without a path gets the official prefix (/v1); another host, any path."""
     where = where.strip()
+    slash = where.find("/", where.find("]") + 1 if where.startswith("[") else 0)
+    where, path = (where[:slash], where[slash:]) if slash >= 0 else (where, None)
     port: str | None = None
     if where.startswith("["):
         host, _, rest = where[1:].partition("]")
@@ -242,19 +316,25 @@ def _target(where: str) -> tuple[str, int | None] | None:
     host = _normal_host(host)
     if not host or any(c in host for c in "/@?# "):
         return None
+    if path is None:
+        prefix = OFFICIAL_PREFIX if host in OFFICIAL_HOSTS.values() else ""
+    else:
+        prefix = _prefix(path)
+        if prefix is None:
+            return None
     if port is None:
-        return host, None
+        return KeyTarget(host, None, prefix)
     if not port.isdigit() or not 0 < int(port) < 65536:
         return None
-    return host, int(port)
+    return KeyTarget(host, int(port), prefix)
 
 
-def provider_env_rules() -> dict[str, list[tuple[str, int | None]]]:
+def provider_env_rules() -> dict[str, list[KeyTarget]]:
     """THREADLESS_PROVIDER_ENV_ALLOW parsed: variable name → where it may be sent.
 
     A malformed `NAME@…` entry adds no destination (the key goes nowhere it would not have).
     """
-    rules: dict[str, list[tuple[str, int | None]]] = {}
+    rules: dict[str, list[KeyTarget]] = {}
     for entry in settings.THREADLESS_PROVIDER_ENV_ALLOW:
         name, at, where = entry.strip().partition("@")
         name = name.strip()
@@ -271,22 +351,36 @@ def provider_env_names() -> list[str]:
     return list(provider_env_rules())
 
 
-def _destination(provider: str, base_url: str | None) -> tuple[str, str, int]:
+def _destination(provider: str, base_url: str | None) -> tuple[str, str, int, str]:
+    """(scheme, host, port, path of a call) for a provider's base URL."""
     if not base_url:
-        return "https", OFFICIAL_HOSTS.get(provider, ""), 443
+        return "https", OFFICIAL_HOSTS.get(provider, ""), 443, OFFICIAL_PREFIX + CALL_PATHS.get(provider, "")
     parts = urlsplit(base_url)
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError:
         port = -1
-    return parts.scheme, _normal_host(parts.hostname or ""), port
+    return parts.scheme, _normal_host(parts.hostname or ""), port, parts.path.rstrip("/") + CALL_PATHS.get(provider, "")
+
+
+def _under(path: str, prefix: str) -> bool:
+    return not prefix or path == prefix or path.startswith(prefix + "/")
+
+
+def _shown(target: KeyTarget, official: str | None) -> str | None:
+    under = f" under {target.prefix}" if target.prefix else ""
+    if target.host == "":
+        return f"{official} (https only){under}" if official else None
+    host = f"[{target.host}]" if ":" in target.host else target.host
+    return host + (f":{target.port}" if target.port else "") + under
 
 
 def provider_env_refusal(name: str, *, provider: str, base_url: str | None) -> str | None:
     """Why the key in environment variable `name` may not be sent to `base_url`, or None.
 
-    `base_url` None means the provider's default (its official host). The demo provider sends
-    nothing anywhere.
+    `base_url` None means the provider's default (its official host). The key goes only to a
+    base URL without user info, query or fragment whose host, port and path prefix an entry
+    names. The demo provider sends nothing anywhere.
     """
     rules = provider_env_rules()
     if name not in rules:
@@ -294,26 +388,20 @@ def provider_env_refusal(name: str, *, provider: str, base_url: str | None) -> s
         return f"'{name}' is not in THREADLESS_PROVIDER_ENV_ALLOW (allowed: {allowed})."
     if provider == "demo":
         return None
-    scheme, host, port = _destination(provider, base_url)
+    if base_url and base_url_refusal(base_url):
+        return f"the key in {name} is only sent to a plain base URL: {base_url_refusal(base_url)}"
+    scheme, host, port, path = _destination(provider, base_url)
     official = OFFICIAL_HOSTS.get(NAME_PROVIDERS.get(name, provider))
     for target in rules[name]:
-        if target == _OFFICIAL:
-            if official and host == official and scheme == "https" and port == 443:
+        if target.host == "":
+            if official and host == official and scheme == "https" and port == 443 and _under(path, target.prefix):
                 return None
-        elif host == target[0] and (target[1] is None or target[1] == port):
+        elif host == target.host and (target.port is None or target.port == port) and _under(path, target.prefix):
             return None
-    places = []
-    for target in rules[name]:
-        if target == _OFFICIAL:
-            if official:
-                places.append(f"{official} (https only)")
-        else:
-            shown = f"[{target[0]}]" if ":" in target[0] else target[0]
-            places.append(shown + (f":{target[1]}" if target[1] else ""))
-    where = ", ".join(places) or "nowhere for this provider"
+    where = ", ".join(p for p in (_shown(t, official) for t in rules[name]) if p) or "nowhere for this provider"
     shown_host = f"[{host}]" if ":" in host else host
-    return (f"the key in {name} may only be sent to {where}, not to {shown_host or '(no host)'}:{port} "
-            f"(the operator adds a host with {name}@host in THREADLESS_PROVIDER_ENV_ALLOW; "
+    return (f"the key in {name} may only be sent to {where}, not to {shown_host or '(no host)'}:{port}{path} "
+            f"(the operator adds a destination with {name}@host[:port][/path] in THREADLESS_PROVIDER_ENV_ALLOW; "
             "or use apiKeySecret).")
 
 

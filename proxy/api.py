@@ -22,6 +22,11 @@ UpstreamOut = inline_serializer("ProxyUpstream", {
     "api_key_env": serializers.CharField(allow_null=True, help_text="A server environment key named by "
                                          "THREADLESS_PROVIDER_ENV_ALLOW (host pinning applies)."),
 })
+UpstreamSaved = inline_serializer("ProxyUpstreamSaved", {
+    **{name: field for name, field in UpstreamOut.fields.items()},
+    "api_key_cleared": serializers.BooleanField(help_text="The stored key was removed because base_url changed "
+                                                "and this request did not supply a key for the new upstream."),
+})
 SettingsOut = inline_serializer("ProxySettings", {"openai": UpstreamOut, "anthropic": UpstreamOut})
 UpstreamIn = inline_serializer("ProxyUpstreamUpdate", {
     "base_url": serializers.CharField(required=False, allow_null=True),
@@ -43,7 +48,7 @@ class ProxySettingsApi(ProjectScopedMixin, APIView):
 
 class ProxyUpstreamApi(ProjectScopedMixin, APIView):
     @extend_schema(operation_id="proxy_settings_put", request=UpstreamIn,
-                   responses={200: UpstreamOut, **_error_responses(400, 404)})
+                   responses={200: UpstreamSaved, **_error_responses(400, 404)})
     def put(self, request, provider: str):
         data = json_object(request.data)
         reject_unknown(data, {"base_url", "api_key", "api_key_env"})

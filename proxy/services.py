@@ -11,13 +11,15 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
+
 from common.errors import InvalidRequest, NotFound
 from common.messages import reply_cut, stored_reply_limit, validate_messages
 from memories.models import Entry
 from memories.selectors import memory_get
-from memories.services import memory_create, memory_decorate, report_accept
-from projects.services import secret_delete, secret_set, secret_value, usage_count
-from providers.egress import EgressRefused, provider_env_names, provider_env_refusal, url_check
+from memories.services import external_id_check, memory_create, memory_decorate, report_accept
+from projects.services import PROXY_SECRET_PREFIX, secret_delete, secret_set, secret_value, usage_count
+from providers.egress import base_url_refusal, provider_env_names, provider_env_refusal
 from proxy.models import UpstreamSetting
 from proxy.protocols import PROTOCOLS, Protocol, new_messages
 
@@ -26,7 +28,8 @@ MAX_BUDGET = 2_000_000
 
 
 def secret_name(provider: str) -> str:
-    return f"proxy.{provider}"
+    """Where a provider's upstream key is stored: a name agent configs may not use (projects.services)."""
+    return f"{PROXY_SECRET_PREFIX}{provider}"
 
 
 def _provider(provider: str) -> Protocol:
@@ -64,14 +67,17 @@ def upstream_settings(*, project) -> dict:
 def _check_base_url(value: Any, field: str) -> str:
     if not isinstance(value, str) or len(value) > 500:
         raise InvalidRequest(f"{field}: must be an http(s) URL of at most 500 characters.")
-    try:
-        url_check(value.strip())
-    except EgressRefused as exc:
-        raise InvalidRequest(f"{field}: {exc}.") from None
+    refusal = base_url_refusal(value.strip())
+    if refusal:
+        raise InvalidRequest(f"{field}: {refusal}")
     return value.strip().rstrip("/")
 
 
 def _check_env(name: str, *, provider: str, base_url: str) -> None:
+    if not settings.THREADLESS_PROXY_ENV_KEYS:
+        raise InvalidRequest("api_key_env: this server does not lend its environment keys to the proxy "
+                             "(the operator turns that on with THREADLESS_PROXY_ENV_KEYS=1).",
+                             hint="Store your own upstream key (api_key) or send X-Upstream-Authorization.")
     if name not in provider_env_names():
         raise InvalidRequest(f"api_key_env: '{name}' is not in THREADLESS_PROVIDER_ENV_ALLOW.")
     refusal = provider_env_refusal(name, provider=provider, base_url=base_url)
@@ -81,27 +87,36 @@ def _check_env(name: str, *, provider: str, base_url: str) -> None:
 
 def upstream_setting_set(*, project, provider: str, base_url: Any = _UNSET, api_key: Any = _UNSET,
                          api_key_env: Any = _UNSET) -> dict:
-    """Set one provider's upstream: a field left out stays as it is, None clears it."""
+    """Set one provider's upstream: a field left out stays as it is, None clears it.
+
+    The stored key is bound to the base URL it was saved for: a change of the effective base URL
+    removes it unless the same call supplies a key again (`api_key_cleared` in the answer says
+    so), so whoever can change the base URL cannot send the stored key somewhere new.
+    """
     protocol = _provider(provider)
     row, _ = UpstreamSetting.objects.get_or_create(project=project, provider=provider)
+    before = row.base_url or protocol.default_base_url
     if base_url is not _UNSET:
         row.base_url = "" if base_url in (None, "") else _check_base_url(base_url, "base_url")
     if api_key_env is not _UNSET:
         row.api_key_env = "" if api_key_env in (None, "") else str(api_key_env)
-    if row.api_key_env:  # checked against the base URL it would go to, at save and at call time
+    if row.api_key_env and (api_key_env is not _UNSET or settings.THREADLESS_PROXY_ENV_KEYS):
+        # checked against the base URL it would go to, at save and at call time
         _check_env(row.api_key_env, provider=provider, base_url=row.base_url or protocol.default_base_url)
-    if api_key is not _UNSET:
-        if api_key in (None, ""):
-            try:
-                secret_delete(project=project, name=secret_name(provider))
-            except NotFound:
-                pass
-        elif not isinstance(api_key, str):
-            raise InvalidRequest("api_key: must be a string.")
-        else:
-            secret_set(project=project, name=secret_name(provider), value=api_key)
+    if api_key is not _UNSET and api_key not in (None, "") and not isinstance(api_key, str):
+        raise InvalidRequest("api_key: must be a string.")
+    moved = (row.base_url or protocol.default_base_url) != before
+    cleared = False
+    if api_key in (None, "") or (moved and api_key is _UNSET):
+        cleared = moved and api_key is _UNSET and _has_key(project, provider)
+        try:
+            secret_delete(project=project, name=secret_name(provider))
+        except NotFound:
+            pass
+    elif api_key is not _UNSET:
+        secret_set(project=project, name=secret_name(provider), value=api_key)
     row.save()
-    return upstream_settings(project=project)[provider]
+    return {**upstream_settings(project=project)[provider], "api_key_cleared": cleared}
 
 
 @dataclass(frozen=True)
@@ -116,6 +131,9 @@ def upstream_resolve(*, project, protocol: Protocol, base_url: str | None, autho
     row = UpstreamSetting.objects.filter(project=project, provider=protocol.name).first()
     configured = row.base_url if row and row.base_url else protocol.default_base_url
     base = _check_base_url(base_url, "X-Upstream-Base-Url") if base_url else configured
+    if base == configured and base_url_refusal(configured):  # a setting saved before the rule
+        raise InvalidRequest(f"base_url: {base_url_refusal(configured)}",
+                             hint="Set the project's proxy base URL again (PUT /v1/proxy/settings/{provider}).")
     key = None
     if authorization:
         scheme, _, rest = authorization.strip().partition(" ")
@@ -127,7 +145,7 @@ def upstream_resolve(*, project, protocol: Protocol, base_url: str | None, autho
             key = secret_value(project_id=project.pk, name=secret_name(protocol.name))
         except LookupError:
             key = None
-        if key is None and row and row.api_key_env:
+        if key is None and row and row.api_key_env and settings.THREADLESS_PROXY_ENV_KEYS:
             _check_env(row.api_key_env, provider=protocol.name, base_url=base)
             key = os.environ.get(row.api_key_env) or None
     headers = {}
@@ -144,11 +162,13 @@ def proxy_memory(*, project, memory_id: str | None, external_id: str | None, use
     the client's own end-user id (get-or-create); None when nothing names one."""
     if memory_id:
         return memory_get(project=project, memory_id=memory_id.strip())
-    external = (external_id or user or "").strip()
-    if not external:
+    if external_id and external_id.strip():
+        external = external_id_check(external_id.strip(), field="X-Threadless-External-Id")
+    elif isinstance(user, str) and user.strip():
+        # the client's end-user id (OpenAI `user`, Anthropic `metadata.user_id`): the same rules
+        external = external_id_check(user.strip(), field="user")
+    else:
         return None
-    if len(external) > 200:
-        raise InvalidRequest("X-Threadless-External-Id: at most 200 characters.")
     memory, _created = memory_create(project=project, external_id=external)
     return memory
 

@@ -211,6 +211,7 @@ def _back_headers(response: httpx.Response) -> dict:
 
 def _respond(content: bytes, *, status: int, content_type: str, headers: dict) -> HttpResponse:
     response = HttpResponse(content, status=status, content_type=content_type)
+    response["X-Content-Type-Options"] = "nosniff"
     for name, value in headers.items():
         response[name] = value
     return response
@@ -226,6 +227,8 @@ def _transport_failure(exc: Exception) -> tuple[int, str]:
     cause: BaseException | None = exc
     while cause is not None:
         if isinstance(cause, EgressRefused):
+            # the caller gets the same text whatever the reason; why goes to the staff log
+            log.warning("proxy: upstream refused by the egress policy: %s", cause.detail)
             return 502, str(cause)
         if isinstance(cause, ConnectionRefusedError) or "refused" in str(cause).lower():
             return 502, "connection refused"
@@ -317,9 +320,17 @@ async def _forward(request, call: Call) -> HttpResponse:
             data = orjson.loads(raw)
         except orjson.JSONDecodeError:
             data = None
+        if not isinstance(data, dict):
+            # Only JSON is served from this origin: an HTML (or any other) page an upstream answers
+            # would otherwise render as ours.
+            kind = content_type.split(";")[0].strip()[:100] or "no content type"
+            message = f"the upstream answered {kind}, not a JSON object"
+            await _report(call, None, f"{operation} failed: {message}")
+            body = call.protocol.error_body(f"Threadless could not use the upstream answer: {message}", status=502)
+            return _respond(orjson.dumps(body), status=502, content_type="application/json", headers=headers)
         await _report(call, call.protocol.reply(data), None)
         raw = call.protocol.answer_json(raw, call)
-        return _respond(raw, status=response.status_code, content_type=content_type, headers=headers)
+        return _respond(raw, status=response.status_code, content_type="application/json", headers=headers)
     streaming = RelayResponse(relay(call, response), on_close=call.slot.release, status=response.status_code,
                               content_type="text/event-stream")
     for name, value in {**headers, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}.items():

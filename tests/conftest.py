@@ -102,3 +102,13 @@ def live_worker_server():
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def attacker():
+    """A listener on 127.0.0.2 standing in for an attacker's host (harness.attacker)."""
+    from harness.attacker import AttackerListener
+
+    listener = AttackerListener()
+    yield listener
+    listener.close()

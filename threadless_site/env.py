@@ -38,18 +38,19 @@ def envlist(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
-# `NAME` or `NAME@host[:port]` (host a name, an IPv4 address or a bracketed IPv6 address).
-# Linear: each part is one character class, and ':' / ']' end the class before them.
+# `NAME` or `NAME@host[:port][/path]` (host a name, an IPv4 address or a bracketed IPv6 address;
+# path plain segments). Linear: each part is one character class, and ':' / ']' / '/' end the
+# class before them.
 _KEY_ENTRY = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}(?:@(?:\[[0-9A-Fa-f:.]{2,45}\]|[A-Za-z0-9.-]{1,253})"
-                        r"(?::[0-9]{1,5})?)?")
+                        r"(?::[0-9]{1,5})?(?:/[A-Za-z0-9_~-][A-Za-z0-9._~-]{0,99}){0,10}/?)?")
 
 
 def envkeylist(name: str, default: str = "") -> list[str]:
-    """THREADLESS_PROVIDER_ENV_ALLOW: comma-separated `NAME` / `NAME@host[:port]` entries."""
+    """THREADLESS_PROVIDER_ENV_ALLOW: comma-separated `NAME` / `NAME@host[:port][/path]` entries."""
     entries = envlist(name, default)
     for entry in entries:
         if not _KEY_ENTRY.fullmatch(entry):
-            raise ImproperlyConfigured(f"{name}: {entry[:100]!r} is not NAME or NAME@host[:port]")
+            raise ImproperlyConfigured(f"{name}: {entry[:100]!r} is not NAME or NAME@host[:port][/path]")
     return entries
 
 

@@ -19,6 +19,29 @@ from django.core.exceptions import ImproperlyConfigured
 DEV_SECRET_KEY = "dev-insecure-threadless-change-me-in-production-0123456789"
 
 
+def private_var_dir(path: Path) -> Path:
+    """The var dir, readable by the account that runs Threadless only.
+
+    It holds the SQLite database (sessions included), demo.json (the admin password and a
+    project key in clear), the key files, the broker's messages and the writers' lock files. The
+    process umask becomes 077, so every file and folder a Threadless process creates from here
+    on (in var/ or not) is 0600 / 0700; the dir itself is set to 0700 and what an older install
+    left directly in it is tightened (0600 files, 0700 folders). A var dir this account does not
+    own is left as it is.
+    """
+    os.umask(0o077)
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        path.chmod(0o700)
+        for child in path.iterdir():
+            if child.is_symlink():
+                continue
+            child.chmod(0o700 if child.is_dir() else 0o600)
+    except PermissionError:
+        pass
+    return path
+
+
 def _read_or_create(path: Path, make: Callable[[], str]) -> str:
     if path.exists():
         value = path.read_text().strip()

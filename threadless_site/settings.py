@@ -1,6 +1,6 @@
 """Threadless settings, read from the environment (see .env.example).
 
-SQLite, an embedded Celery broker and the database cache are the defaults, so a fresh checkout
+SQLite and an embedded Celery broker are the defaults, so a fresh checkout
 runs with no services. Production sets DATABASE_URL, CELERY_BROKER_URL and REDIS_URL.
 """
 
@@ -12,11 +12,17 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from threadless_site.env import envbool, envfloat, envint, envkeylist, envlist, envstr
-from threadless_site.keyfiles import DEV_SECRET_KEY, install_secret, proxy_ssl_header, secret_store_keys
+from threadless_site.keyfiles import (
+    DEV_SECRET_KEY,
+    install_secret,
+    private_var_dir,
+    proxy_ssl_header,
+    secret_store_keys,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = Path(envstr("THREADLESS_VAR_DIR", str(BASE_DIR / "var"))).resolve()
-VAR_DIR.mkdir(parents=True, exist_ok=True)
+# Private to the account running Threadless: 0700, and files created 0600 (keyfiles.private_var_dir).
+VAR_DIR = private_var_dir(Path(envstr("THREADLESS_VAR_DIR", str(BASE_DIR / "var"))).resolve())
 
 # DJANGO_DEBUG is the documented name; DEBUG is kept for existing deployments.
 DEBUG = envbool("DJANGO_DEBUG", envbool("DEBUG", False))
@@ -149,9 +155,9 @@ REDIS_URL = envstr("REDIS_URL", "")
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 else:
-    CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "threadless_cache"}
-    }
+    # Nothing shared lives in Django's cache (the sign-in throttle and the rate limits count in
+    # common.counters), so the embedded default needs no cache table: `migrate` is the only schema step.
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -208,9 +214,11 @@ _COUNTERS_DEFAULT = (str(Path(DATABASES["default"]["NAME"]).with_suffix("")) + "
                      else str(VAR_DIR / "counters.sqlite3"))
 THREADLESS_COUNTERS_PATH = envstr("THREADLESS_COUNTERS_PATH", _COUNTERS_DEFAULT)
 THREADLESS_USAGE_FLUSH_SECONDS = envint("THREADLESS_USAGE_FLUSH_SECONDS", 5)
+# The longest a SQLite writer waits for the writers' lock (common.writelock) before a 503.
+THREADLESS_WRITE_LOCK_TIMEOUT = envfloat("THREADLESS_WRITE_LOCK_TIMEOUT", 5.0)
 # Outbound calls (providers.egress): hosts/CIDRs reachable although not global; and the provider keys
 # from the environment an agent may name, each pinned to where it may be sent (NAME = its
-# provider's official host only; NAME@host[:port] adds a host).
+# provider's official host under /v1 only; NAME@host[:port][/path] adds a destination).
 THREADLESS_EGRESS_ALLOW = envlist("THREADLESS_EGRESS_ALLOW", "")
 THREADLESS_PROVIDER_ENV_ALLOW = envkeylist("THREADLESS_PROVIDER_ENV_ALLOW", "OPENAI_API_KEY,ANTHROPIC_API_KEY")
 # What an upstream may send (providers.bounded), counted in decoded bytes (decompression included):
@@ -225,6 +233,9 @@ THREADLESS_UPSTREAM_FRAME_MAX_BYTES = envint("THREADLESS_UPSTREAM_FRAME_MAX_BYTE
 THREADLESS_PROXY_MAX_CONNECTIONS = envint("THREADLESS_PROXY_MAX_CONNECTIONS", 200)
 THREADLESS_PROXY_POOL_TIMEOUT = envfloat("THREADLESS_PROXY_POOL_TIMEOUT", 5.0)
 THREADLESS_PROXY_PROJECT_CONCURRENCY = envint("THREADLESS_PROXY_PROJECT_CONCURRENCY", 32)
+# The proxy lends those environment keys to projects (api_key_env) only when the operator opts in:
+# anyone with a project key could otherwise spend the operator's provider account.
+THREADLESS_PROXY_ENV_KEYS = envbool("THREADLESS_PROXY_ENV_KEYS", False)
 # End users (publishable keys, public by design): limits on top of the per-key bucket so a
 # stranger can neither farm the tenant's model budget nor lock the real end users out.
 # 0 turns a limit off. An agent's config `limits` overrides the last two for that agent.
@@ -256,7 +267,7 @@ THREADLESS_EMBEDDINGS_API_KEY_ENV = envstr("THREADLESS_EMBEDDINGS_API_KEY_ENV", 
 THREADLESS_SECRET_STORE_KEYS = secret_store_keys(
     envlist("THREADLESS_SECRET_STORE_KEYS", ""), VAR_DIR / "secret_store_key"
 )
-# Console sign-in throttle: failed attempts per account and per client IP, in the cache.
+# Console sign-in throttle: failed attempts per account and per client IP, in the counter store.
 THREADLESS_LOGIN_FAILURES_PER_ACCOUNT = envint("THREADLESS_LOGIN_FAILURES_PER_ACCOUNT", 5)
 THREADLESS_LOGIN_FAILURES_PER_IP = envint("THREADLESS_LOGIN_FAILURES_PER_IP", 20)
 THREADLESS_LOGIN_LOCKOUT_SECONDS = envint("THREADLESS_LOGIN_LOCKOUT_SECONDS", 900)

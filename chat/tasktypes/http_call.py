@@ -78,7 +78,7 @@ def run(ctx: TaskContext, task: dict) -> TaskResult:
             raw = read_head(response) if status >= 400 else read_body(
                 response, limit=min(answer_cap(), stored_reply_limit()))
     except EgressRefused as exc:
-        raise TaskFailure(f"{operation}: {exc}", error_type="transport", raw=f"{method} {url}: {exc}") from exc
+        raise TaskFailure(f"{operation}: {exc}", error_type="transport", raw=f"{method} {url}: {exc.detail}") from exc
     except UpstreamUnreadable as exc:
         raise TaskFailure(f"{operation}: {exc}", error_type="provider", raw=f"{method} {url}: {exc}") from exc
     except Exception as exc:  # noqa: BLE001 - every transport failure becomes a task failure

@@ -101,8 +101,7 @@ def _bool(data: dict, name: str, default: bool) -> bool:
 
 def _external_memory(project, external_id: str) -> Memory:
     """The memory with this `external_id` in the project, created on first use (get-or-create)."""
-    if not external_id or len(external_id) > 200 or not external_id.isprintable():
-        raise InvalidRequest("external_id: 1 to 200 printable characters (URL-encoded in the path).")
+    services.external_id_check(external_id)
     memory, _created = services.memory_create(project=project, external_id=external_id)
     return memory
 

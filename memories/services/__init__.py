@@ -1,6 +1,6 @@
 """Writes of the memory core, one module per concern; import them from here.
 
-    memories    memory_create / memory_update / memory_delete / memory_delete_many /
+    memories    external_id_check / memory_create / memory_update / memory_delete / memory_delete_many /
                 memory_delete_matching / retention_enforce
     entries     memory_lock / entries_append / entries_set_committed
     decorate    memory_decorate / split_instructions
@@ -22,6 +22,7 @@ from memories.services.idempotency import (
     idempotent_store,
 )
 from memories.services.memories import (
+    external_id_check,
     memory_create,
     memory_delete,
     memory_delete_many,
@@ -39,7 +40,7 @@ from memories.services.outbox import (
 from memories.services.report import FailureResult, failure_record, report_accept, validate_failures
 
 __all__ = [
-    "MAX_BUDGET", "FailureResult", "check_idempotency_key", "entries_append", "entries_set_committed",
+    "MAX_BUDGET", "FailureResult", "check_idempotency_key", "entries_append", "external_id_check", "entries_set_committed",
     "fact_create", "fact_delete", "fact_update", "failure_record", "idempotent_call", "idempotent_replay",
     "idempotent_store", "memory_create", "memory_decorate", "memory_delete", "memory_delete_many",
     "memory_delete_matching", "memory_lock", "memory_update", "outbox_claim", "outbox_enqueue",

@@ -32,6 +32,15 @@ def _check_metadata(metadata: Any) -> dict:
     return metadata
 
 
+def external_id_check(external_id: str, *, field: str = "external_id") -> str:
+    """An end user's id as the external-id routes take it: 1 to 200 printable characters (no
+    newlines, NULs, bidi overrides or other control/format characters)."""
+    if not isinstance(external_id, str) or not external_id or len(external_id) > 200 \
+            or not external_id.isprintable():
+        raise InvalidRequest(f"{field}: 1 to 200 printable characters.")
+    return external_id
+
+
 def memory_create(*, project: Project, metadata: dict | None = None, external_id: str | None = None,
                   instructions: str = "", policy: dict | None = None) -> tuple[Memory, bool]:
     """Create a memory, or return the existing one for an `external_id` (get-or-create)."""

@@ -201,6 +201,7 @@ def test_the_providers_default_urls_are_the_official_hosts():
     "::ffff:127.0.0.1", "::ffff:100.100.100.200",  # IPv4-mapped
     "::7f00:1",  # IPv4-compatible (deprecated)
     "::1", "fe80::1", "fd00::1", "ff02::1",
+    "fec0::1", "feff::1",  # site-local (fec0::/10, deprecated but still routed inside some networks)
 ])
 def test_non_global_addresses_are_not_public(address):
     assert egress.address_is_public(ipaddress.ip_address(address)) is False
@@ -212,7 +213,8 @@ def test_global_addresses_are_public(address):
     assert egress.address_is_public(ipaddress.ip_address(address)) is True
 
 
-@pytest.mark.parametrize("address", ["100.100.100.200", "2002:7f00:1::", "64:ff9b::7f00:1", "::ffff:127.0.0.1"])
+@pytest.mark.parametrize("address", ["100.100.100.200", "2002:7f00:1::", "64:ff9b::7f00:1", "::ffff:127.0.0.1",
+                                     "fec0::1"])
 def test_a_name_resolving_to_a_disguised_internal_address_is_refused_before_connecting(
         address, cast, monkeypatch, settings):
     settings.THREADLESS_EGRESS_ALLOW = []
@@ -477,10 +479,11 @@ def test_a_malformed_provider_env_allow_entry_stops_the_process_at_start(monkeyp
     from threadless_site.env import envkeylist
 
     monkeypatch.setenv("TL_TEST_ALLOW", "OPENAI_API_KEY, ANTHROPIC_API_KEY@api.anthropic.com,"
-                                        "STUB_LLM_KEY@127.0.0.1:8080,V6_KEY@[::1]:9")
+                                        "STUB_LLM_KEY@127.0.0.1:8080,V6_KEY@[::1]:9,PATH_KEY@gw.example/v1/")
     assert envkeylist("TL_TEST_ALLOW") == ["OPENAI_API_KEY", "ANTHROPIC_API_KEY@api.anthropic.com",
-                                           "STUB_LLM_KEY@127.0.0.1:8080", "V6_KEY@[::1]:9"]
-    for bad in ("KEY@", "KEY@host:port", "KEY@http://host", "KEY@host/path", "1KEY", "KEY@a@b", "KEY@" + "a-" * 200):
+                                           "STUB_LLM_KEY@127.0.0.1:8080", "V6_KEY@[::1]:9", "PATH_KEY@gw.example/v1/"]
+    for bad in ("KEY@", "KEY@host:port", "KEY@http://host", "KEY@host/../x", "KEY@host/a?b", "KEY@host//x",
+                "KEY@host/%2e", "1KEY", "KEY@a@b", "KEY@" + "a-" * 200):
         monkeypatch.setenv("TL_TEST_ALLOW", bad)
         with pytest.raises(ImproperlyConfigured):
             envkeylist("TL_TEST_ALLOW")

@@ -69,3 +69,34 @@ def test_a_successful_sign_in_clears_the_accounts_failures(attempt):
     for n in range(4):
         assert attempt("target", f"again-{n}", "203.0.113.7").status_code == 200
     assert attempt("target", "right-pass-12345", "203.0.113.7").status_code == 302
+
+
+def test_a_lookalike_spelling_of_a_locked_name_counts_against_the_same_account(attempt):
+    # `ｍallory` (fullwidth m) and upper case normalise to the same account as sign-in reads it.
+    name = attempt.name("target")
+    for n in range(5):
+        attempt("target", f"guess-{n}", "203.0.113.7")
+    fullwidth = chr(ord(name[0]) + 0xFEE0) + name[1:]  # 't' → 'ｔ'
+    for spelling in (fullwidth, name.upper(), " " + name + " "):
+        response = Client(REMOTE_ADDR=f"198.51.100.40%{attempt.tag}").post(
+            LOGIN, {"username": spelling, "password": "right-pass-12345"})
+        assert response.status_code == 429, spelling
+        assert "_auth_user_id" not in response.wsgi_request.session
+
+
+def test_the_throttle_counts_in_the_counter_store_not_a_cache_table(attempt, settings):
+    from common import counters
+    from console import throttle
+
+    assert "DatabaseCache" not in settings.CACHES["default"]["BACKEND"]
+    attempt("target", "guess", "203.0.113.7")
+    now, _ = throttle._windows()
+    account, _address = throttle._bases(None, attempt.name("target"))
+    assert counters.get_many([f"{account}:{now}"]) == [1]
+
+
+def test_sign_in_works_where_migrate_was_the_only_schema_step(attempt):
+    from django.db import connection
+
+    assert not any("cache" in table for table in connection.introspection.table_names())
+    assert attempt("target", "right-pass-12345", "203.0.113.7").status_code == 302

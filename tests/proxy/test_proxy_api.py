@@ -186,6 +186,7 @@ def test_the_settings_api_refuses_bad_input_in_the_error_shape(cast):
 
 
 def test_an_environment_key_goes_only_where_its_allow_entry_pins_it(cast, settings):
+    settings.THREADLESS_PROXY_ENV_KEYS = True
     settings.THREADLESS_PROVIDER_ENV_ALLOW = ["OPENAI_API_KEY"]
     refused = cast.a.put("/v1/proxy/settings/openai", {"base_url": "http://127.0.0.1:9/v1",
                                                        "api_key_env": "OPENAI_API_KEY"}, format="json")
@@ -201,6 +202,7 @@ async def test_a_pinned_environment_key_is_sent_upstream_and_refused_once_the_pi
     from asgiref.sync import sync_to_async
 
     monkeypatch.setenv("STUB_PROVIDER_KEY", "sk-from-env")
+    settings.THREADLESS_PROXY_ENV_KEYS = True
     settings.THREADLESS_PROVIDER_ENV_ALLOW = ["STUB_PROVIDER_KEY@127.0.0.1"]
     await sync_to_async(proxy_services.upstream_setting_set)(project=cast.project_a, provider="openai",
                                                              base_url=upstream.openai_url,

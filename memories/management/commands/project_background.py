@@ -1,10 +1,10 @@
 import json
-import re
 
 from django.core.management.base import BaseCommand, CommandError
 
 from projects.models import Project
-from providers.egress import provider_env_names, provider_env_refusal
+from projects.services import secret_name_reserved
+from providers.egress import base_url_refusal, provider_env_names, provider_env_refusal
 
 PROVIDERS = ("openai", "anthropic", "demo")
 
@@ -15,8 +15,10 @@ def _check_model(config: dict) -> None:
     if config["provider"] not in PROVIDERS:
         raise CommandError(f"--model.provider: must be one of {', '.join(PROVIDERS)}.")
     base = config.get("baseUrl")
-    if base is not None and (not isinstance(base, str) or not re.match(r"^https?://[^\s/?#]+", base)):
-        raise CommandError("--model.baseUrl: must be an http:// or https:// URL.")
+    if base is not None and base_url_refusal(base):
+        raise CommandError(f"--model.baseUrl: {base_url_refusal(base)}")
+    if secret_name_reserved(config.get("apiKeySecret", "")):
+        raise CommandError("--model.apiKeySecret: names a proxy upstream key (proxy.*), which only the proxy may use.")
     for field in ("apiKeyEnv", "apiKeySecret"):
         if field in config and (not isinstance(config[field], str) or not config[field].strip()):
             raise CommandError(f"--model.{field}: must be a non-empty string.")

@@ -41,9 +41,12 @@ class Command(BaseCommand):
             if not opts["provider"]:
                 raise CommandError("Say which upstream to set with --provider openai|anthropic.")
             try:
-                services.upstream_setting_set(project=project, provider=opts["provider"], **changes)
+                saved = services.upstream_setting_set(project=project, provider=opts["provider"], **changes)
             except ApiError as exc:
                 raise CommandError(exc.message) from None
+            if saved["api_key_cleared"]:
+                self.stderr.write("The stored key was removed: it belonged to the previous base URL "
+                                  "(pass --api-key-stdin with --base-url to keep one).")
         shown = services.upstream_settings(project=project)
         if opts["provider"]:
             shown = {opts["provider"]: shown[opts["provider"]]}
