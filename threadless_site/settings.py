@@ -274,7 +274,9 @@ SPECTACULAR_SETTINGS = {
 }
 
 # Celery: the embedded default is kombu's filesystem transport (no server); Redis in production.
-CELERY_BROKER_URL = envstr("CELERY_BROKER_URL", "filesystem://")
+_broker_url = envstr("CELERY_BROKER_URL", "filesystem://localhost")
+# The filesystem transport ignores the host, but kombu warns on every start when the URL has none.
+CELERY_BROKER_URL = "filesystem://localhost" if _broker_url.rstrip("/") == "filesystem:" else _broker_url
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _queue = VAR_DIR / "broker" / "queue"
     _processed = VAR_DIR / "broker" / "processed"
