@@ -120,7 +120,6 @@ def seed_wide(server, *, provider_url: str) -> WideData:
     out.widget_key = publishable_key(server, slug=agent["slug"])
     mem = f"/manage/memories/{memory_id}/"
     out.pages = {
-        "home": "/",
         "overview": "/manage/",
         "projects": "/manage/projects/",
         "project-keys": f"/manage/projects/{project_id}/",
