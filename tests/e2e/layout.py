@@ -139,3 +139,45 @@ def seed_wide(server, *, provider_url: str) -> WideData:
         "widget": f"/chat/{agent['slug']}/#key={out.widget_key}",
     }
     return out
+
+# Text whose colour against its background is below WCAG AA (4.5:1; 3:1 for large text). The
+# background is the first opaque one up the tree; opacity is multiplied in, as it fades the text.
+CONTRAST_JS = """
+() => {
+  const parse = (c) => { const m = c.match(/[\\d.]+/g); return m ? m.map(Number) : [0, 0, 0, 0]; };
+  const lum = ([r, g, b]) => {
+    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  const mix = (fg, bg, a) => [0, 1, 2].map((i) => fg[i] * a + bg[i] * (1 - a));
+  const out = [];
+  for (const el of document.body.querySelectorAll('*')) {
+    const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+    if (!own) continue;
+    const r = el.getBoundingClientRect();
+    if (r.width <= 1 || r.height <= 1) continue;
+    const s = getComputedStyle(el);
+    if (s.visibility === 'hidden') continue;
+    let bg = null, opacity = 1;
+    for (let a = el; a; a = a.parentElement) {
+      const st = getComputedStyle(a);
+      opacity *= parseFloat(st.opacity);
+      if (!bg && st.backgroundImage !== 'none') { bg = 'skip'; }
+      const c = parse(st.backgroundColor);
+      if (!bg && (c.length < 4 || c[3] > 0.9)) bg = c.slice(0, 3);
+    }
+    if (bg === 'skip') continue;
+    bg = bg || [255, 255, 255];
+    const fgc = parse(s.color);
+    const alpha = (fgc.length > 3 ? fgc[3] : 1) * opacity;
+    const fg = mix(fgc.slice(0, 3), bg, alpha);
+    const [l1, l2] = [lum(fg), lum(bg)].sort((a, b) => b - a);
+    const ratio = (l1 + 0.05) / (l2 + 0.05);
+    const size = parseFloat(s.fontSize), bold = parseInt(s.fontWeight) >= 700;
+    const need = size >= 24 || (bold && size >= 18.66) ? 3 : 4.5;
+    if (ratio < need) out.push({el: el.tagName.toLowerCase() + (el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\\s+/).join('.') : ''),
+                                ratio: Math.round(ratio * 100) / 100, text: el.textContent.trim().slice(0, 30)});
+  }
+  return out.slice(0, 10);
+}
+"""

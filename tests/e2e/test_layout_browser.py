@@ -1,13 +1,13 @@
 """Every console page and the end-user chat at 320, 375, 768 and 1280 px, filled with wide data
-(long ids and names, long digests, many rows): nothing may reach past the viewport, and at
-320 px every text box and select keeps at least 60 % of the width."""
+(long ids and names, long digests, many rows): nothing may reach past the viewport, at 320 px
+every text box and select keeps at least 60 % of the width, and all text meets WCAG AA contrast."""
 
 from __future__ import annotations
 
 import pytest
 
 from .chat_seed import FlakyProvider
-from .layout import MEASURE_JS, NARROW_JS, WIDTHS, seed_wide
+from .layout import CONTRAST_JS, MEASURE_JS, NARROW_JS, WIDTHS, seed_wide
 
 pytestmark = pytest.mark.e2e
 
@@ -28,6 +28,8 @@ def _problems(page, url: str, width: int) -> list[str]:
         out.append(f"the page scrolls sideways: {found['scroll']} px wide")
     if width == 320:
         out += [f"#{n['el']} is only {n['width']} px wide" for n in page.evaluate(NARROW_JS, 0.6)]
+    if width == 1280:  # colours do not change with the width
+        out += [f"{c['el']} ({c['text']!r}) has contrast {c['ratio']}:1" for c in page.evaluate(CONTRAST_JS)]
     return out
 
 
