@@ -46,7 +46,7 @@ def blocks() -> list[tuple[Path, int, str, str]]:
     return out
 
 
-def run(script: str, env: dict, timeout: int = 300) -> subprocess.CompletedProcess:
+def run(script: str, env: dict, timeout: int = 900) -> subprocess.CompletedProcess:
     return subprocess.run(["bash", "-c", PRELUDE + script], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=timeout)
 
