@@ -95,7 +95,6 @@ class EmbeddedStack:
 
         self.var.mkdir(parents=True)
         self.manage("migrate", "--noinput", "-v0")
-        self.manage("createcachetable")
         self.key = json.loads(self.manage("bootstrap_demo", "--json").strip().splitlines()[-1])["key"]
         self.web = subprocess.Popen(
             [str(BIN / "python"), "-m", "threadless_site.serve", "--port", str(self.port), "--workers",

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
 from django.core.exceptions import ObjectDoesNotExist
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
@@ -46,7 +46,34 @@ class Overview:
     days: int
     digests_by_day: list[DayCount]
     volume_by_op: list[tuple[str, int]]
-    newest_failures: list[ErrorDigest]
+    newest_failures: list[Failure]
+
+
+@dataclass
+class Failure:
+    """One failed task for the Overview: an error digest, or a raw error that no digest covers
+    (a failure stored without strict write discipline, e.g. a failed proxy call)."""
+
+    memory_id: str
+    turn: int
+    task_id: str
+    error_type: str
+    text: str
+    created_at: datetime
+    project: Project
+
+
+def _newest_failures(digests: QuerySet[ErrorDigest], entries: QuerySet[Entry], n: int = 8) -> list[Failure]:
+    from_digests = [Failure(memory_id=d.memory_id, turn=d.turn, task_id=d.task_id, error_type=d.error_type,
+                            text=d.text, created_at=d.created_at, project=d.project)
+                    for d in digests.select_related("project").order_by("-created_at")[:n]]
+    covered = ErrorDigest.objects.filter(memory_id=OuterRef("memory_id"), turn=OuterRef("turn"),
+                                         task_id=OuterRef("task_id"))
+    raw = (entries.filter(kind=Entry.Kind.ERROR).exclude(Exists(covered))
+           .select_related("memory__project").order_by("-created_at")[:n])
+    from_entries = [Failure(memory_id=e.memory_id, turn=e.turn, task_id=e.task_id, error_type="raw error",
+                            text=e.content[:300], created_at=e.created_at, project=e.memory.project) for e in raw]
+    return sorted(from_digests + from_entries, key=lambda f: f.created_at, reverse=True)[:n]
 
 
 def overview(*, project: Project | None, days: int = 14, within: QuerySet[Project] | None = None) -> Overview:
@@ -54,17 +81,24 @@ def overview(*, project: Project | None, days: int = 14, within: QuerySet[Projec
     memories = Memory.objects.all()
     turns = Turn.objects.all()
     digests = ErrorDigest.objects.all()
+    entries = Entry.objects.all()
     calls = ApiCall.objects.filter(day__gte=since)
     if project is None and within is not None:
         memories = memories.filter(project__in=within)
         turns = turns.filter(memory__project__in=within)
         digests = digests.filter(project__in=within)
+        entries = entries.filter(memory__project__in=within)
         calls = calls.filter(project__in=within)
     if project is not None:
         memories = memories.filter(project=project)
         turns = turns.filter(memory__project=project)
         digests = digests.filter(project=project)
+        entries = entries.filter(memory__project=project)
         calls = calls.filter(project=project)
+    # A turn failed when it ended in error, or when a task or the upstream failed in it (a raw
+    # error or a digest was stored), under any policy.
+    failure_entries = Entry.objects.filter(memory_id=OuterRef("memory_id"), turn=OuterRef("number"),
+                                           kind__in=[Entry.Kind.ERROR, Entry.Kind.DIGEST])
     volume = dict(calls.values_list("operation").annotate(n=Sum("count")).values_list("operation", "n"))
     per_day = dict(
         digests.filter(created_at__date__gte=since)
@@ -78,14 +112,15 @@ def overview(*, project: Project | None, days: int = 14, within: QuerySet[Projec
     return Overview(
         memories=memories.count(),
         turns=turns.count(),
-        failed_turns=turns.filter(state__in=[Turn.State.ERROR, Turn.State.EXECUTION_INTERRUPTED]).count(),
+        failed_turns=turns.filter(Q(state__in=[Turn.State.ERROR, Turn.State.EXECUTION_INTERRUPTED])
+                                  | Exists(failure_entries)).count(),
         digests=digests.count(),
         decorate=volume.get("decorate", 0),
         report=volume.get("report", 0),
         days=days,
         digests_by_day=series,
         volume_by_op=sorted(volume.items(), key=lambda kv: -kv[1]),
-        newest_failures=list(digests.select_related("memory", "project").order_by("-created_at")[:8]),
+        newest_failures=_newest_failures(digests, entries),
     )
 
 
@@ -112,6 +147,12 @@ class TurnView:
     entries: list[Entry] = field(default_factory=list)
     truncated: bool = False
 
+    @property
+    def failed(self) -> bool:
+        """A task or the upstream failed in this turn (a raw error or a digest was stored), whatever
+        the policy and whatever state the turn ended in."""
+        return any(e.kind in (Entry.Kind.ERROR, Entry.Kind.DIGEST) for e in self.entries)
+
 
 @dataclass
 class TimelinePage:
@@ -121,36 +162,54 @@ class TimelinePage:
     total_turns: int
     first_turn: int
     last_turn: int
+    newest_first: bool = True
 
     @property
-    def has_previous(self) -> bool:  # newer turns
+    def has_previous(self) -> bool:
         return self.page > 1
 
     @property
-    def has_next(self) -> bool:  # older turns
+    def has_next(self) -> bool:
         return self.page < self.pages
 
 
-def timeline_page_for_turn(*, memory: Memory, turn: int, per_page: int = TURNS_PER_PAGE) -> int:
-    """The page (1 = newest) that holds `turn`."""
+def timeline_page_for_turn(*, memory: Memory, turn: int, per_page: int = TURNS_PER_PAGE,
+                           newest_first: bool = True) -> int:
+    """The page that holds `turn` (page 1 holds the newest turns, or the oldest)."""
     last = max(memory.last_turn, 1)
     turn = min(max(turn, 1), last)
-    return (last - turn) // per_page + 1
+    return (last - turn) // per_page + 1 if newest_first else (turn - 1) // per_page + 1
 
 
-def timeline_page(*, memory: Memory, page: int = 1, per_page: int = TURNS_PER_PAGE) -> TimelinePage:
-    """One page of turns, newest page first, oldest-first inside the page. Entries capped per page."""
+def _mark_raw_errors_shown_in_digests(entries: list[Entry]) -> None:
+    """A raw error that a digest of the same turn and task also carries is shown once, in the
+    digest: its entry gets `in_digest` (the digest's seq)."""
+    digests = {(e.turn, e.task_id): e for e in entries if e.kind == Entry.Kind.DIGEST
+               and e.digest_row is not None and e.digest_row.raw_error}
+    for entry in entries:
+        digest = digests.get((entry.turn, entry.task_id)) if entry.kind == Entry.Kind.ERROR else None
+        entry.in_digest = digest.seq if digest is not None else None
+
+
+def timeline_page(*, memory: Memory, page: int = 1, per_page: int = TURNS_PER_PAGE,
+                  newest_first: bool = True) -> TimelinePage:
+    """One page of turns, newest first (or oldest first); entries in order inside a turn, capped per page."""
     last = memory.last_turn
     pages = max(1, -(-last // per_page))
     page = min(max(page, 1), pages)
-    hi = last - (page - 1) * per_page
-    lo = max(1, hi - per_page + 1)
     if last == 0:
-        return TimelinePage(turns=[], page=1, pages=1, total_turns=0, first_turn=0, last_turn=0)
+        return TimelinePage(turns=[], page=1, pages=1, total_turns=0, first_turn=0, last_turn=0,
+                            newest_first=newest_first)
+    if newest_first:
+        hi = last - (page - 1) * per_page
+        lo = max(1, hi - per_page + 1)
+    else:
+        lo = (page - 1) * per_page + 1
+        hi = min(last, lo + per_page - 1)
     entries = list(
         Entry.objects.filter(memory=memory, turn__gte=lo, turn__lte=hi)
         .select_related("errordigest")
-        .order_by("turn", "seq")[: ENTRIES_PER_PAGE_CAP + 1]
+        .order_by("-turn" if newest_first else "turn", "seq")[: ENTRIES_PER_PAGE_CAP + 1]
     )
     truncated = len(entries) > ENTRIES_PER_PAGE_CAP
     entries = entries[:ENTRIES_PER_PAGE_CAP]
@@ -159,14 +218,16 @@ def timeline_page(*, memory: Memory, page: int = 1, per_page: int = TURNS_PER_PA
             entry.digest_row = entry.errordigest if entry.kind == Entry.Kind.DIGEST else None
         except ObjectDoesNotExist:
             entry.digest_row = None
+    _mark_raw_errors_shown_in_digests(entries)
     turns = {t.number: t for t in Turn.objects.filter(memory=memory, number__gte=lo, number__lte=hi)}
     views: dict[int, TurnView] = {n: TurnView(number=n, turn=turns.get(n)) for n in range(lo, hi + 1)}
     for entry in entries:
         views.setdefault(entry.turn, TurnView(number=entry.turn, turn=turns.get(entry.turn))).entries.append(entry)
-    ordered = [views[n] for n in sorted(views) if views[n].entries or views[n].turn is not None]
+    ordered = [views[n] for n in sorted(views, reverse=newest_first) if views[n].entries or views[n].turn is not None]
     if truncated and ordered:
         ordered[-1].truncated = True
-    return TimelinePage(turns=ordered, page=page, pages=pages, total_turns=last, first_turn=lo, last_turn=hi)
+    return TimelinePage(turns=ordered, page=page, pages=pages, total_turns=last, first_turn=lo, last_turn=hi,
+                        newest_first=newest_first)
 
 
 @dataclass

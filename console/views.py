@@ -40,7 +40,7 @@ from memories import services
 from memories.models import Fact, Memory
 from memories.policy import policy_parse
 from projects import services as project_services
-from projects.models import ApiKey, Project, ProjectUsage
+from projects.models import ApiKey, Project
 from projects.usage import plan_used
 
 
@@ -148,9 +148,7 @@ def _project(request, project_id: str) -> Project:
 
 def _project_context(request, project: Project, **extra) -> dict:
     period = timezone.now().strftime("%Y-%m")
-    # The live count (the ProjectUsage copy is flushed a few seconds late).
-    usage = plan_used(project.pk) if project.allowance_requests_per_month is not None else (
-        ProjectUsage.objects.filter(project=project, period=period).values_list("requests", flat=True).first())
+    usage = plan_used(project.pk)  # the live count (the ProjectUsage copy is flushed a few seconds late)
     agents = agent_choices(project)
     names = dict(agents)
     keys = list(ApiKey.objects.filter(project=project).order_by(F("revoked_at").asc(nulls_first=True), "-created_at"))
@@ -290,14 +288,16 @@ def memory_detail(request, memory_id: str):
     context = {"section": "memories", "memory": memory, "tab": tab,
                "policy": policy_parse(memory.policy) if isinstance(memory.policy, dict) else None}
     if tab == "timeline":
+        newest_first = request.GET.get("order") != "oldest"
         if "turn" in request.GET and "page" not in request.GET:
             try:
-                page = sel.timeline_page_for_turn(memory=memory, turn=int(request.GET["turn"]))
+                page = sel.timeline_page_for_turn(memory=memory, turn=int(request.GET["turn"]),
+                                                  newest_first=newest_first)
             except ValueError:
                 page = 1
         else:
             page = _page_number(request)
-        context["timeline"] = sel.timeline_page(memory=memory, page=page)
+        context["timeline"] = sel.timeline_page(memory=memory, page=page, newest_first=newest_first)
     elif tab == "facts":
         context.update(_facts_context(memory))
     elif tab == "model":

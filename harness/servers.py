@@ -96,7 +96,7 @@ class ThreadlessServer:
 
     def manage(self, *args: str) -> str:
         out = subprocess.run([str(BIN / "python"), "manage.py", *args], cwd=ROOT, env=self.env,
-                             capture_output=True, text=True, timeout=120)
+                             capture_output=True, text=True, timeout=600)  # a loaded 2-core machine is slow
         if out.returncode != 0:
             raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{out.stdout}\n{out.stderr}")
         return out.stdout

@@ -94,12 +94,13 @@ def connect_signals() -> None:
         post_delete.connect(_changed, sender=model, dispatch_uid=f"keys_changed_delete_{model.__name__}")
 
 
-def key_from_plaintext(plaintext: str) -> ApiKey:
-    """The key a plaintext names, checked (401 when it is not valid)."""
-    return _key_checked(plaintext)[0]
+def key_from_plaintext(plaintext: str, *, used: bool = True) -> ApiKey:
+    """The key a plaintext names, checked (401 when it is not valid). `used=False` checks it
+    without counting as a use (`last_used_at` stays), for tools that only ask whether it is valid."""
+    return _key_checked(plaintext, used=used)[0]
 
 
-def _key_checked(plaintext: str, *, deferred: bool = False) -> tuple[ApiKey, int | None]:
+def _key_checked(plaintext: str, *, deferred: bool = False, used: bool = True) -> tuple[ApiKey, int | None]:
     """The key and, if `deferred` used a cached row unchecked, the generation to check it in."""
     parts = keys.split(plaintext.strip())
     if parts is None:
@@ -118,7 +119,7 @@ def _key_checked(plaintext: str, *, deferred: bool = False) -> tuple[ApiKey, int
         key.hashed = rehashed
     now = timezone.now()
     # Bounded write rate: last_used_at is kept to the minute, not written on every call.
-    if key.last_used_at is None or now - key.last_used_at > LAST_USED_RESOLUTION:
+    if used and (key.last_used_at is None or now - key.last_used_at > LAST_USED_RESOLUTION):
         ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
         key.last_used_at = now
     return key, unconfirmed

@@ -89,8 +89,9 @@ def _items(key, also=()) -> tuple[list, int, int | None, float, float]:
         # The lookup prefix is random per key, so servers sharing one Redis never share a bucket.
         rate_item, reset, now = _window_item(f"tl:rl:{key.lookup}")
         items.append(rate_item)
-    if allowance is not None:
-        items.append(usage.plan_item(project.pk))
+    # Every request counts toward the month, allowance or not: the allowance only decides
+    # whether the count is enforced, and the console shows the count either way.
+    items.append(usage.plan_item(project.pk))
     items.extend(also)
     return items, limit, allowance, reset, now
 
@@ -133,8 +134,6 @@ def check_and_count(request, key, also=()) -> tuple[ApiKey, list[int]]:
     else:
         counts = counters.incr_many(items) if items else []
     extra = len(also)
-    if len(items) == extra:
-        return key, counts
     try:
         if limit:
             _rate_verdict(request, limit, counts[0], reset, now)
@@ -183,11 +182,12 @@ def incr_daily(bucket: str) -> tuple[int, int]:
 
 
 def check_quota(request, key) -> None:
+    """Count the request in the project's month; refuse it when the plan allowance is used up."""
     allowance = key.project.allowance_requests_per_month
-    if allowance is None:
-        return
     item = usage.plan_item(key.project.pk)
-    _quota_verdict(allowance, usage.seeded(item[0], counters.incr_many([item])[0]))
+    used = usage.seeded(item[0], counters.incr_many([item])[0])
+    if allowance is not None:
+        _quota_verdict(allowance, used)
 
 
 class KeyRateThrottle(BaseThrottle):

@@ -61,8 +61,10 @@ def main() -> None:
             page = context.new_page()
             for name, path, action in pages(server, seeded, extra):
                 if name == "login":
+                    page.goto(server.url + "/")
+                    page.screenshot(path=str(OUT / f"home-{size_name}.png"), full_page=True)
                     page.goto(server.url + path)
-                    page.screenshot(path=str(OUT / f"{name}-{size_name}.png"))
+                    page.screenshot(path=str(OUT / f"{name}-{size_name}.png"), full_page=True)
                     page.get_by_label("Username").fill(server.demo["username"])
                     page.get_by_label("Password").fill(server.demo["password"])
                     page.get_by_role("button", name="Sign in").click()
@@ -72,10 +74,8 @@ def main() -> None:
                 if action:
                     action(page)
                 page.wait_for_timeout(150)
-                height = min(page.evaluate("document.documentElement.scrollHeight"), 1800)
-                page.set_viewport_size({"width": viewport["width"], "height": max(height, viewport["height"])})
-                page.screenshot(path=str(OUT / f"{name}-{size_name}.png"))
-                page.set_viewport_size(viewport)
+                # Full page: a phone screenshot clipped to the viewport would hide a page that overflows.
+                page.screenshot(path=str(OUT / f"{name}-{size_name}.png"), full_page=True)
             context.close()
         browser.close()
     print("screenshots written to", OUT)

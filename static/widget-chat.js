@@ -18,6 +18,7 @@
   var key = params.get("key") || "";
   var storeKey = "threadless:" + agentId;
   var pending = null; // what Try again repeats: {kind: "say", text} before a turn started, else {kind: "rerun"}
+  var attempts = 0; // failed tries of the same message, so a retry that fails again says so
 
   if (!/^tl_pub_/.test(key)) {
     document.getElementById("setup").hidden = false;
@@ -66,9 +67,9 @@
     });
   }
 
-  async function run(action) {
+  async function run(action, retrying) {
     busy(true);
-    hideBanner();
+    if (retrying) { bannerText.textContent = "Trying again…"; } else { hideBanner(); attempts = 0; }
     var reply = bubble("assistant", agentName + " says", "");
     reply.setAttribute("aria-busy", "true");
     var text = "", started = false, ok = false;
@@ -106,11 +107,13 @@
       reply.removeAttribute("aria-busy");
       busy(false);
     }
-    if (ok && text) { pending = null; input.focus(); return; }
+    if (ok && text) { pending = null; attempts = 0; hideBanner(); input.focus(); return; }
     // A failed turn leaves no partial reply on screen: the banner takes its place.
     reply.remove();
     pending = started || action.kind === "rerun" ? { kind: "rerun" } : action;
-    showBanner("Something went wrong", true);
+    attempts += 1;
+    showBanner(attempts > 1 ? "Something went wrong again (tried " + attempts + " times, last at " +
+                              new Date().toLocaleTimeString() + ")" : "Something went wrong", true);
   }
 
   form.addEventListener("submit", function (event) {
@@ -124,5 +127,5 @@
   input.addEventListener("keydown", function (event) {
     if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); form.requestSubmit(); }
   });
-  tryAgain.addEventListener("click", function () { run(pending || { kind: "rerun" }); });
+  tryAgain.addEventListener("click", function () { run(pending || { kind: "rerun" }, true); });
 })();

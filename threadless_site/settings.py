@@ -301,7 +301,9 @@ SPECTACULAR_SETTINGS = {
 # Celery: the embedded default is a folder of message files (no server): `threadless-fs://`,
 # kombu's filesystem transport with atomic writes and a dead folder for unreadable files
 # (common.broker); Redis in production.
-CELERY_BROKER_URL = envstr("CELERY_BROKER_URL", "threadless-fs://")
+_broker_url = envstr("CELERY_BROKER_URL", "threadless-fs://localhost")
+# A folder transport ignores the host, but kombu warns on every start when the URL has none.
+CELERY_BROKER_URL = _broker_url + "localhost" if _broker_url in ("threadless-fs://", "filesystem://") else _broker_url
 if CELERY_BROKER_URL.startswith(("threadless-fs://", "filesystem://")):
     _queue = VAR_DIR / "broker" / "queue"
     _processed = VAR_DIR / "broker" / "processed"

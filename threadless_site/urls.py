@@ -3,6 +3,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
 
 from threadless_site.health import healthz, healthz_worker, readyz
+from threadless_site.home import favicon, home
 
 v1 = [
     path("openapi.json", SpectacularJSONAPIView.as_view(authentication_classes=[], permission_classes=[],
@@ -15,6 +16,8 @@ v1 = [
 ]
 
 urlpatterns = [
+    path("", home, name="home"),
+    path("favicon.ico", favicon),
     path("healthz", healthz),
     path("healthz/worker", healthz_worker),
     path("readyz", readyz),

@@ -110,7 +110,7 @@ def agent_ensure_demo(*, project: Project, demo: dict) -> dict:
     key = None
     try:
         if demo.get("publishable_key"):
-            key = key_from_plaintext(demo["publishable_key"])
+            key = key_from_plaintext(demo["publishable_key"], used=False)
     except Unauthorized:
         key = None
     if key is not None and key.agent_id == agent.id:

@@ -7,7 +7,17 @@ import re
 from django.db import transaction
 
 from memories.models import Entry, ErrorDigest, Fact, Memory, Turn
-from memories.services import entries_append, fact_create, memory_create, memory_lock
+from memories.policy import policy_parse
+from memories.services import (
+    entries_append,
+    fact_create,
+    failure_record,
+    memory_create,
+    memory_decorate,
+    memory_lock,
+    report_accept,
+)
+from tests.console.conftest import POLICY
 
 
 def test_the_list_finds_memories_by_external_id_and_metadata(staff_client, failed_memory, cast):
@@ -35,8 +45,54 @@ def test_metadata_is_escaped_in_the_list(staff_client, failed_memory):
 def test_the_timeline_groups_entries_by_turn(staff_client, failed_memory):
     html = staff_client.get(f"/manage/memories/{failed_memory.pk}/").content.decode()
     assert 'id="turn-1"' in html and 'id="turn-2"' in html
-    turn1 = html[html.index('id="turn-1"'):html.index('id="turn-2"')]
+    turn1 = html[html.index('id="turn-1"'):]
     assert "Hi Ann." in turn1
+
+
+def test_the_timeline_lists_the_newest_turn_first_and_can_show_the_oldest_first(staff_client, failed_memory):
+    html = staff_client.get(f"/manage/memories/{failed_memory.pk}/").content.decode()
+    assert "newest first" in html
+    assert html.index('id="turn-2"') < html.index('id="turn-1"')
+    assert "Show oldest first" in html
+    html = staff_client.get(f"/manage/memories/{failed_memory.pk}/?tab=timeline&order=oldest").content.decode()
+    assert "oldest first" in html and "Show newest first" in html
+    assert html.index('id="turn-1"') < html.index('id="turn-2"')
+
+
+def test_oldest_first_pages_start_at_the_first_turn(staff_client, cast):
+    memory, _ = memory_create(project=cast.project_a)
+    with transaction.atomic():
+        entries_append(memory=memory_lock(memory), items=[
+            {"kind": "message", "role": "user", "content": f"question {i}", "tokens": 7} for i in range(1, 46)])
+    html = staff_client.get(f"/manage/memories/{memory.pk}/?tab=timeline&order=oldest").content.decode()
+    assert "Turns 1–20 of 45" in html and html.index('id="turn-1"') < html.index('id="turn-20"')
+    assert "order=oldest&amp;page=2" in html and "Newer turns" in html
+    html = staff_client.get(f"/manage/memories/{memory.pk}/?order=oldest&turn=44").content.decode()
+    assert "Turns 41–45 of 45" in html
+
+
+def test_a_turn_whose_task_failed_is_not_marked_ready(staff_client, failed_memory):
+    html = staff_client.get(f"/manage/memories/{failed_memory.pk}/").content.decode()
+    head2 = html[html.index('id="turn-2"'):html.index('id="turn-2-title"') + 200]
+    head1 = html[html.index('id="turn-1"'):html.index('id="turn-1-title"') + 200]
+    assert "FAILED" in head2 and ">READY<" not in head2
+    assert ">READY<" in head1
+
+
+def test_a_failed_task_without_strict_write_discipline_is_marked_failed_too(staff_client, cast):
+    memory, _ = memory_create(project=cast.project_a)
+    memory_decorate(memory=memory, messages=[{"role": "user", "content": "Hi"}])
+    report_accept(memory=memory, messages=[], failures=[{"task_id": "proxy.openai", "error": "HTTP 502 upstream down", "output": None,
+                                                   "has_output": False}])
+    html = staff_client.get(f"/manage/memories/{memory.pk}/").content.decode()
+    assert "FAILED" in html and "HTTP 502 upstream down" in html
+
+
+def test_a_raw_error_its_digest_carries_is_shown_once(staff_client, failed_memory):
+    html = staff_client.get(f"/manage/memories/{failed_memory.pk}/").content.decode()
+    assert html.count("java.net.ConnectException") == 1
+    digest = Entry.objects.get(memory=failed_memory, kind="digest")
+    assert f"shown in the error digest #{digest.seq}" in html
 
 
 def test_a_script_in_a_message_renders_as_text(staff_client, failed_memory):
@@ -161,6 +217,7 @@ def test_unknown_memory_is_404(staff_client):
 def test_overview_counts_and_chart(staff_client, failed_memory):
     html = staff_client.get("/manage/").content.decode()
     assert "<svg" in html and 'class="bar"' in html
+    assert "1 ended in error" in html
     assert "Task &#x27;weather&#x27; failed" in html
     assert f"/manage/memories/{failed_memory.pk}/?turn=2#turn-2" in html
 
@@ -179,3 +236,32 @@ def test_digest_ops_page_filters_and_counts(staff_client, failed_memory, cast):
 def test_digest_ops_page_reports_a_bad_date(staff_client, failed_memory):
     response = staff_client.get("/manage/digests/?since=yesterday")
     assert response.status_code == 200 and b"Check the filters" in response.content
+
+
+def test_overview_counts_and_lists_failures_stored_without_a_digest(staff_client, cast):
+    memory, _ = memory_create(project=cast.project_a)  # default policy: no strict write discipline
+    memory_decorate(memory=memory, messages=[{"role": "user", "content": "Hi"}])
+    report_accept(memory=memory, messages=[], failures=[{"task_id": "proxy.openai", "error": "HTTP 502 upstream down", "output": None,
+                                                   "has_output": False}])
+    assert not ErrorDigest.objects.filter(memory=memory).exists()
+    html = staff_client.get("/manage/").content.decode()
+    assert "1 ended in error" in html
+    assert "No failures recorded" not in html
+    assert "HTTP 502 upstream down" in html and "raw error" in html
+    assert f"/manage/memories/{memory.pk}/?turn=1#turn-1" in html
+
+
+def test_an_empty_digest_chart_has_no_zero_axis(staff_client, cast):
+    html = staff_client.get("/manage/").content.decode()
+    assert "<svg" not in html and "No digests in the last 14 days" in html
+
+
+def test_the_digests_task_column_does_not_repeat_a_task_type_equal_to_the_task(staff_client, cast):
+    memory, _ = memory_create(project=cast.project_a, policy=POLICY)
+    memory_decorate(memory=memory, messages=[{"role": "user", "content": "Hi"}])
+    with transaction.atomic():
+        failure_record(memory=memory_lock(memory), turn=1, task_id="llm", error="boom", task_type="llm",
+                       policy=policy_parse(POLICY))
+    html = staff_client.get("/manage/digests/").content.decode()
+    row = html[html.index("<tbody>"):html.index("</tbody>")]
+    assert "<code>llm</code>" in row and ">llm</div>" not in row

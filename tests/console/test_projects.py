@@ -99,3 +99,11 @@ def test_project_names_are_escaped(staff_client):
     staff_client.post("/manage/projects/", {"name": "<img src=x onerror=alert(1)>"})
     html = staff_client.get("/manage/projects/").content.decode()
     assert "<img src=x" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+
+
+def test_the_project_page_counts_requests_without_a_plan_allowance(staff_client, cast):
+    assert cast.project_a.allowance_requests_per_month is None
+    for _ in range(3):
+        assert cast.api(cast.key_a).get("/v1/memories").status_code == 200
+    html = staff_client.get(f"/manage/projects/{cast.project_a.pk}/").content.decode()
+    assert "3 requests in" in html

@@ -81,6 +81,17 @@ def test_bootstrap_demo_is_idempotent_and_prints_the_same_working_key(db, settin
     assert first["key"] in text and first["username"] in text
 
 
+def test_bootstrap_demo_again_does_not_mark_the_demo_keys_used(db, settings, tmp_path):
+    settings.VAR_DIR = tmp_path
+    demo = json.loads(run("bootstrap_demo", "--json"))
+    run("bootstrap_demo", "--json")  # what a second `make run` does
+    keys = ApiKey.objects.filter(project_id=demo["project_id"])
+    assert keys.count() == 2  # the project key and the demo agent's publishable key
+    assert list(keys.values_list("last_used_at", flat=True)) == [None, None]
+    bearer(demo["key"]).get("/v1/memories")
+    assert keys.exclude(last_used_at=None).count() == 1
+
+
 def test_bootstrap_demo_replaces_a_revoked_demo_key(db, settings, tmp_path):
     settings.VAR_DIR = tmp_path
     first = json.loads(run("bootstrap_demo", "--json"))

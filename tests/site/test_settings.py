@@ -39,3 +39,12 @@ def test_the_filesystem_broker_keeps_its_control_folder_under_the_var_dir():
     for name in ("data_folder_in", "data_folder_out", "processed_folder", "control_folder", "dead_folder"):
         assert Path(options[name]).is_relative_to(settings.VAR_DIR), name
     assert not (ROOT / "control").exists()
+
+
+def test_the_embedded_broker_starts_without_a_kombu_warning(caplog):
+    from threadless_site.celery import app
+
+    with caplog.at_level("WARNING", logger="kombu.connection"):
+        with app.connection_for_write() as connection:
+            connection.info()
+    assert "No hostname" not in caplog.text

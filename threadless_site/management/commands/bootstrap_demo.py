@@ -32,7 +32,7 @@ class Command(BaseCommand):
             project = project_create(name="Demo project")
             demo = {"project_id": project.id}
         try:
-            key_from_plaintext(demo.get("key", ""))
+            key_from_plaintext(demo.get("key", ""), used=False)
         except Unauthorized:
             _key, demo["key"] = key_create(project=project, kind="project", name="demo")
         user_model = get_user_model()
