@@ -19,7 +19,7 @@ from threadless.window import WindowFitter
 from common.db import plain_cursor
 from common.errors import InvalidRequest, NotFound
 from common.messages import row_to_message
-from memories.models import Entry, ErrorDigest, Fact, Memory
+from memories.models import Entry, ErrorDigest, Fact, Memory, MemoryFile, MemoryFileVersion
 from projects.models import Project
 
 # A window row: seq, turn, role, content, tokens, and the rarely set columns (parts, name,
@@ -457,3 +457,16 @@ def entry_list(*, memory: Memory, include_uncommitted: bool = False) -> QuerySet
 
 def digest_list(*, project: Project) -> QuerySet[ErrorDigest]:
     return ErrorDigest.objects.filter(project=project).order_by("-created_at")
+
+
+def file_list(*, memory: Memory) -> list[MemoryFile]:
+    """A memory's files and directories (no content), by path."""
+    return list(MemoryFile.objects.filter(memory=memory).defer("content").order_by("path"))
+
+
+def file_versions(*, memory: Memory) -> dict[str, list[MemoryFileVersion]]:
+    """The kept contents of a memory's files, newest first, keyed by path (the console's history)."""
+    history: dict[str, list[MemoryFileVersion]] = {}
+    for version in MemoryFileVersion.objects.filter(memory=memory).order_by("path", "-version", "-replaced_at"):
+        history.setdefault(version.path, []).append(version)
+    return history
