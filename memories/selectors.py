@@ -459,9 +459,10 @@ def digest_list(*, project: Project) -> QuerySet[ErrorDigest]:
     return ErrorDigest.objects.filter(project=project).order_by("-created_at")
 
 
-def file_list(*, memory: Memory) -> list[MemoryFile]:
-    """A memory's files and directories (no content), by path."""
-    return list(MemoryFile.objects.filter(memory=memory).defer("content").order_by("path"))
+def file_list(*, memory: Memory, with_content: bool = False) -> list[MemoryFile]:
+    """A memory's files and directories, by path (their content only when asked for)."""
+    rows = MemoryFile.objects.filter(memory=memory).order_by("path")
+    return list(rows if with_content else rows.defer("content"))
 
 
 def file_versions(*, memory: Memory) -> dict[str, list[MemoryFileVersion]]:

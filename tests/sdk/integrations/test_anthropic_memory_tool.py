@@ -16,10 +16,10 @@ import pytest
 from anthropic import Anthropic, AsyncAnthropic
 from anthropic.lib.tools import BetaAbstractMemoryTool, BetaAsyncAbstractMemoryTool
 from anthropic.tools.memory import BetaLocalFilesystemMemoryTool
-
-from harness.stubhttp import StubHandler
 from threadless import AsyncThreadless, Threadless
 from threadless.integrations.anthropic import AsyncThreadlessMemoryTool, ThreadlessMemoryTool
+
+from harness.stubhttp import StubHandler
 
 pytestmark = pytest.mark.live
 
