@@ -175,6 +175,8 @@ DecorateIn = inline_serializer("DecorateRequest", {
     "budget_tokens": serializers.IntegerField(required=False, default=60000, min_value=1),
     "recall": serializers.BooleanField(required=False, default=True),
     "store": serializers.BooleanField(required=False, default=True),
+    "memory_files": serializers.BooleanField(required=False, default=False, help_text=(
+        "Add an index of the memory's files (/memories, Anthropic's memory tool) to the context block.")),
 })
 DecorateOut = inline_serializer("DecoratedRequest", {
     "memory_id": serializers.CharField(), "turn": serializers.IntegerField(),

@@ -210,3 +210,17 @@ def test_concurrent_writers_to_one_file_lose_no_insert(cast):
     assert sorted(node.content.split()) == sorted(f"{n}-{i}" for n in range(4) for i in range(5))
     assert node.version == 21
     assert MemoryFileVersion.objects.filter(memory=memory).count() == 20
+
+
+def test_decorate_lists_the_files_in_the_context_block_only_when_asked(cast, memory_a):
+    command(cast.a, memory_a.id, {"command": "create", "path": "/memories/prefs.md", "file_text": "Tea.\n"})
+    plain = post(cast.a, f"/v1/memories/{memory_a.id}/decorate",
+                 {"messages": [{"role": "user", "content": "hi"}]}).json()
+    assert "/memories/prefs.md" not in plain["context_text"]
+    asked = post(cast.a, f"/v1/memories/{memory_a.id}/decorate",
+                 {"messages": [{"role": "user", "content": "hi"}], "memory_files": True}).json()
+    assert asked["context_text"].startswith("Memory files (notes kept with the memory tool under /memories")
+    assert "- /memories/prefs.md (5 bytes, updated " in asked["context_text"]
+    assert "/memories/prefs.md" in asked["instructions"]
+    bad = post(cast.a, f"/v1/memories/{memory_a.id}/decorate", {"messages": [], "memory_files": "yes"})
+    assert bad.status_code == 400 and "memory_files" in bad.json()["error"]["message"]
