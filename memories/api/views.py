@@ -12,7 +12,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from common.errors import InvalidRequest, NotFound
+from common.errors import InvalidRequest
 from common.http.body import json_object, reject_unknown
 from common.http.pagination import decode_cursor, encode_cursor, limit_param, page_by_time
 from common.http.schema import StrictCharField, errors
@@ -393,25 +393,24 @@ def memory_file_json(node) -> dict:
 class _FilesRoute(ProjectScopedMixin, APIView):
     external = False
 
-    def _memory(self, ident: str, create: bool) -> Memory:
+    def _memory(self, ident: str, create: bool) -> Memory | None:
+        """The memory (None: no memory has this external id yet, and reading creates none)."""
         if not self.external:
             return selectors.memory_get(project=self.project, memory_id=ident)
         if create:
             return hot._external_memory(self.project, ident)
-        found = selectors.memory_list(project=self.project, external_id=ident).first()
-        if found is None:
-            raise NotFound(f"No memory with external_id '{ident}' in this project.",
-                           hint="A command on /v1/memories/external/{external_id}/files/command creates it.")
-        return found
+        return selectors.memory_list(project=self.project, external_id=ident).first()
 
 
 class MemoryFileListApi(_FilesRoute):
     @extend_schema(operation_id="memory_files_list", responses={200: inline_serializer("MemoryFileList", {
         "data": MemoryFileOut.__class__(many=True)}), **errors(404)},
-        description="The memory's files and directories under /memories (no content; `view` reads one).")
+        description="The memory's files and directories under /memories (no content; `view` reads one). By "
+                    "external id, a memory that does not exist yet has no files (nothing is created).")
     def get(self, request, memory_id: str = "", external_id: str = ""):
         memory = self._memory(external_id or memory_id, create=False)
-        return Response({"data": [memory_file_json(node) for node in selectors.file_list(memory=memory)]})
+        nodes = selectors.file_list(memory=memory) if memory is not None else []
+        return Response({"data": [memory_file_json(node) for node in nodes]})
 
 
 class MemoryFileCommandApi(_FilesRoute):
@@ -431,7 +430,9 @@ class MemoryFileCommandApi(_FilesRoute):
                                "command (a bad path, a non-unique str_replace, a cap) is 200 with is_error: true.")
     def post(self, request, memory_id: str = "", external_id: str = ""):
         memory = self._memory(external_id or memory_id, create=True)
-        result = files.file_command(memory=memory, command=json_object(request.data), actor=request.auth.prefix)
+        command = json_object(request.data)
+        reject_unknown(command, files.COMMAND_FIELDS)
+        result = files.file_command(memory=memory, command=command, actor=request.auth.prefix)
         return Response(result.as_json())
 
 

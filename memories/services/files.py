@@ -36,6 +36,8 @@ DIR_SIZE = 4096
 # C0 controls, DEL and C1 controls: never part of a file name here (NUL crashes the reference).
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
+COMMAND_FIELDS = frozenset({"command", "path", "view_range", "file_text", "old_str", "new_str", "insert_line",
+                            "insert_text", "old_path", "new_path"})
 
 
 @dataclass(frozen=True)

@@ -145,7 +145,8 @@ def test_the_external_id_form_creates_the_memory_on_first_command(cast):
     assert (result, is_error) == ("File created successfully at: /memories/a.md", False)
     memory = Memory.objects.get(project=cast.project_a, external_id="user/7")
     assert cast.a.get("/v1/memories/external/user%2F7/files").json()["data"][0]["path"] == "/memories/a.md"
-    assert cast.a.get("/v1/memories/external/nobody/files").status_code == 404
+    assert cast.a.get("/v1/memories/external/nobody/files").json() == {"data": []}
+    assert not Memory.objects.filter(external_id="nobody").exists()
     assert MemoryFile.objects.filter(memory=memory).count() == 1
 
 
@@ -172,6 +173,8 @@ def test_bad_bodies_answer_a_text_not_a_server_error(cast, memory_a):
                                          "insert_text": "b"}) == (
         "Invalid `insert_line` parameter: '1'. It should be an integer.", True)
     assert post(cast.a, f"/v1/memories/{memory_a.id}/files/command", [1, 2]).status_code == 400
+    unknown = post(cast.a, f"/v1/memories/{memory_a.id}/files/command", {"command": "view", "colour": "blue"})
+    assert unknown.status_code == 400 and unknown.json()["error"]["message"].startswith("colour")
 
 
 def test_deleting_the_memory_deletes_its_files_and_counts_them(cast, memory_a):
