@@ -198,12 +198,18 @@ class _Folder:
 # --- the six commands ---------------------------------------------------------------------------
 
 
+_TEXT_FIELDS = frozenset({"file_text", "old_str", "new_str", "insert_text"})
+
+
 def _param(command: dict, name: str, kind: type) -> Any:
     value = command.get(name)
     if value is None:
         raise Refused(f"Missing required parameter `{name}` for the {command.get('command')} command.")
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise Refused(f"Invalid `{name}` parameter: {value!r}. It should be {'an integer' if kind is int else 'a string'}.")
+        raise Refused(f"Invalid `{name}` parameter: {repr(value)[:100]}. "
+                      f"It should be {'an integer' if kind is int else 'a string'}.")
+    if kind is str and "\x00" in value and name in _TEXT_FIELDS:
+        raise Refused(f"Invalid `{name}` parameter: it contains a NUL character, which a memory file cannot hold.")
     return value
 
 
@@ -374,9 +380,10 @@ def file_command(*, memory: Memory, command: dict, actor: str, limits: FileLimit
     `actor` names who changed a file (a key prefix, `console:<user>`), shown in the console."""
     if not isinstance(command, dict):
         return FileResult("The command must be an object with a `command` field.", True)
-    handler = _HANDLERS.get(command.get("command"))  # type: ignore[arg-type]
+    name = command.get("command")
+    handler = _HANDLERS.get(name) if isinstance(name, str) else None
     if handler is None:
-        return FileResult(f"Unknown command: {command.get('command')}. Use one of: {', '.join(COMMANDS)}.", True)
+        return FileResult(f"Unknown command: {str(name)[:100]}. Use one of: {', '.join(COMMANDS)}.", True)
     limits = limits or FileLimits.from_settings()
     try:
         with transaction.atomic():

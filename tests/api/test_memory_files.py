@@ -166,6 +166,9 @@ def test_bad_bodies_answer_a_text_not_a_server_error(cast, memory_a):
         "Unknown command: format_disk. Use one of: view, create, str_replace, insert, delete, rename.", True)
     assert command(cast.a, memory_a.id, {"command": "create", "path": "/memories/a"}) == (
         "Missing required parameter `file_text` for the create command.", True)
+    assert command(cast.a, memory_a.id, {"command": ["view"]})[1] is True
+    assert command(cast.a, memory_a.id, {"command": "create", "path": "/memories/nul", "file_text": "a\x00b"}) == (
+        "Invalid `file_text` parameter: it contains a NUL character, which a memory file cannot hold.", True)
     command(cast.a, memory_a.id, {"command": "create", "path": "/memories/a", "file_text": "a"})
     assert command(cast.a, memory_a.id, {"command": "view", "path": "/memories/a", "view_range": "1-2"}) == (
         "Invalid `view_range` parameter: '1-2'. It should be a list of two integers.", True)
