@@ -36,6 +36,7 @@ from console.forms import (
     StaffLoginForm,
     WhatModelSeesForm,
 )
+from memories import selectors as memory_selectors
 from memories import services
 from memories.models import Fact, Memory
 from memories.policy import policy_parse
@@ -283,7 +284,7 @@ def _facts_context(memory: Memory, **extra) -> dict:
 def memory_detail(request, memory_id: str):
     memory = _memory(request, memory_id)
     tab = request.GET.get("tab", "timeline")
-    if tab not in ("timeline", "facts", "model", "settings"):
+    if tab not in ("timeline", "facts", "files", "model", "settings"):
         tab = "timeline"
     context = {"section": "memories", "memory": memory, "tab": tab,
                "policy": policy_parse(memory.policy) if isinstance(memory.policy, dict) else None}
@@ -300,6 +301,12 @@ def memory_detail(request, memory_id: str):
         context["timeline"] = sel.timeline_page(memory=memory, page=page, newest_first=newest_first)
     elif tab == "facts":
         context.update(_facts_context(memory))
+    elif tab == "files":
+        history = memory_selectors.file_versions(memory=memory)
+        context["files"] = [(node, history.get(node.path, []))
+                            for node in memory_selectors.file_list(memory=memory, with_content=True)]
+        live = {node.path for node, _ in context["files"]}
+        context["gone_files"] = [(path, versions) for path, versions in history.items() if path not in live]
     elif tab == "model":
         form = WhatModelSeesForm(request.GET if "message" in request.GET or "budget_tokens" in request.GET else None)
         context.update({"model_form": form, **_model_view(memory, form, request.GET.get("all") == "1")})

@@ -277,3 +277,43 @@ class RecallVector(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["memory", "model", "-seq"], name="recall_vector_idx")]
+
+
+class MemoryFile(models.Model):
+    """A file (or directory) under a memory's virtual `/memories` folder: the backend of
+    Anthropic's memory tool. `path` is relative to `/memories` ("notes.md", "projects/a.md");
+    a directory has `is_dir` and no content. Written only by memories.services.files, under the
+    memory's row lock, so concurrent writers never lose an update."""
+
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="files")
+    path = models.CharField(max_length=512)
+    is_dir = models.BooleanField(default=False)
+    content = models.TextField(blank=True, default="")
+    size = models.PositiveIntegerField(default=0)  # UTF-8 bytes of `content`
+    version = models.PositiveIntegerField(default=1)
+    changed_by = models.CharField(max_length=120, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["memory", "path"], name="memory_file_path")]
+
+
+class MemoryFileVersion(models.Model):
+    """The content a change replaced (like a superseded fact): kept for the console, never shown
+    to the model. `changed_by`/`changed_at` say who wrote this content, `replaced_by`/`command`
+    what replaced it."""
+
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="file_versions")
+    path = models.CharField(max_length=512)
+    version = models.PositiveIntegerField()
+    content = models.TextField(blank=True, default="")
+    size = models.PositiveIntegerField(default=0)
+    changed_by = models.CharField(max_length=120, blank=True, default="")
+    changed_at = models.DateTimeField()
+    command = models.CharField(max_length=20)  # str_replace | insert | delete | rename | create
+    replaced_by = models.CharField(max_length=120, blank=True, default="")
+    replaced_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["memory", "path", "-version"], name="memory_file_version_idx")]

@@ -108,7 +108,8 @@ def _external_memory(project, external_id: str) -> Memory:
 
 def decorate_input(idempotency_key: str | None, data: dict) -> tuple[str | None, dict, list, bool, bool]:
     key = services.check_idempotency_key(idempotency_key)
-    reject_unknown(data, {"instructions", "messages", "budget_tokens", "recall", "store"})
+    reject_unknown(data, {"instructions", "messages", "budget_tokens", "recall", "store", "memory_files"})
+    _bool(data, "memory_files", False)
     if data.get("messages") is None:
         raise InvalidRequest("messages: is required (the new messages of this turn; [] builds the request "
                              "from memory alone).", hint='Send {"messages": [{"role": "user", "content": "…"}]}.')
@@ -129,6 +130,7 @@ def _decorate(project, memory: Memory, scoped: bool, key: str | None, data: dict
         answer = services.memory_decorate(
             memory=memory, messages=messages, instructions=data.get("instructions"),
             budget_tokens=data.get("budget_tokens", 60000), recall=recall_on, store=store, scoped=scoped,
+            memory_files=data.get("memory_files", False),
         )
         return 200, orjson.dumps(answer), store  # a dry run records nothing
 

@@ -14,6 +14,7 @@ from common.messages import entry_fields, text_of
 from common.tokens import text_tokens
 from memories.context import context_build
 from memories.models import Memory
+from memories.selectors import file_index_text
 from memories.services.entries import entries_append, entries_store_turn, memory_lock
 
 log = logging.getLogger("threadless.memories")
@@ -31,8 +32,12 @@ def split_instructions(messages: list[dict], instructions: str | None) -> tuple[
 
 
 def memory_decorate(*, memory: Memory, messages: list[dict], instructions: str | None = None,
-                    budget_tokens: int = 60000, recall: bool = True, store: bool = True, scoped: bool = False) -> dict:
+                    budget_tokens: int = 60000, recall: bool = True, store: bool = True, scoped: bool = False,
+                    memory_files: bool = False) -> dict:
     """Store the new messages and build the full model request (SPEC 4.3). Never calls a model.
+
+    `memory_files`: add an index of the memory's files (Anthropic's memory tool) to the context
+    block, so a model without the tool still knows the notes exist (off by default).
 
     `scoped` (with `store`): `memory` is an unread stub (id and project) that the locked read
     scopes, 404 when it is not in the project: one read of the memory row instead of two."""
@@ -70,6 +75,9 @@ def memory_decorate(*, memory: Memory, messages: list[dict], instructions: str |
     own = memory.instructions if instructions is None else instructions
     ctx = context_build(memory=memory, new_messages=new_messages, budget_tokens=budget_tokens, recall=recall,
                         before_seq=before_seq, new_turn=max(turn, 1))
+    if memory_files:
+        index = file_index_text(memory=memory)
+        ctx.context_text = "\n\n".join(t for t in (ctx.context_text, index) if t)
     full_instructions = ctx.instructions_with(own)
     return {
         "memory_id": memory.id,

@@ -12,7 +12,18 @@ from django.utils import timezone
 
 from common.errors import InvalidRequest, QuotaExceeded
 from memories import recall
-from memories.models import Entry, ErrorDigest, Fact, FactTombstone, Memory, Outbox, RecallVector, Turn
+from memories.models import (
+    Entry,
+    ErrorDigest,
+    Fact,
+    FactTombstone,
+    Memory,
+    MemoryFile,
+    MemoryFileVersion,
+    Outbox,
+    RecallVector,
+    Turn,
+)
 from memories.policy import policy_parse
 from memories.selectors import memory_list
 from projects.models import Project
@@ -93,6 +104,8 @@ def _receipt_for(memory_ids: list[str]) -> dict[str, int]:
         "summaries": Memory.objects.filter(id__in=memory_ids).exclude(summary="").count(),
         "outbox": Outbox.objects.filter(memory_id__in=memory_ids).count(),
         "fact_tombstones": FactTombstone.objects.filter(memory_id__in=memory_ids).count(),
+        "files": MemoryFile.objects.filter(memory_id__in=memory_ids).count(),
+        "file_versions": MemoryFileVersion.objects.filter(memory_id__in=memory_ids).count(),
         "index_rows": 0,
     }
     for memory_id in memory_ids:
@@ -112,7 +125,7 @@ def memory_delete_many(*, memory_ids: list[str]) -> dict[str, int]:
         ErrorDigest.objects.filter(memory_id__in=memory_ids).delete()
         Entry.objects.filter(memory_id__in=memory_ids).delete()
         Fact.objects.filter(memory_id__in=memory_ids).update(superseded_by=None)
-        for model in (Turn, Fact, FactTombstone, Outbox):
+        for model in (Turn, Fact, FactTombstone, Outbox, MemoryFile, MemoryFileVersion):
             model.objects.filter(memory_id__in=memory_ids).delete()
         Memory.objects.filter(id__in=memory_ids).delete()
     log.info("deleted memories %s: %s", ",".join(memory_ids[:20]), receipt)
@@ -130,7 +143,7 @@ def memory_delete_matching(*, project: Project, metadata: dict | None = None,
     ids = list(memory_list(project=project, external_id=external_id, metadata=metadata).values_list("id", flat=True))
     return memory_delete_many(memory_ids=ids) if ids else {
         "memories": 0, "entries": 0, "turns": 0, "facts": 0, "digests": 0, "summaries": 0, "outbox": 0,
-        "fact_tombstones": 0, "index_rows": 0,
+        "fact_tombstones": 0, "files": 0, "file_versions": 0, "index_rows": 0,
     }
 
 

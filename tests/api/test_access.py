@@ -69,6 +69,13 @@ ROUTES = [
           {"text": 5}, "text"),
     Route("delete fact", "api-fact", "delete", "/v1/memories/{m}/facts/{f}", None, 204),
     Route("search", "api-search", "post", "/v1/memories/{m}/search", {"query": "tea"}, 200, {"query": ""}, "query"),
+    Route("list files", "api-files", "get", "/v1/memories/{m}/files", None, 200),
+    Route("file command", "api-files-command", "post", "/v1/memories/{m}/files/command",
+          {"command": "view", "path": "/memories"}, 200),
+    Route("list files by external id", "api-files-external", "get", "/v1/memories/external/user-b/files", None, 200,
+          scoped=False),
+    Route("file command by external id", "api-files-command-external", "post",
+          "/v1/memories/external/user-b/files/command", {"command": "view", "path": "/memories"}, 200, scoped=False),
 ]
 BODY_ROUTES = [r for r in ROUTES if r.body is not None]
 SCOPED = [r for r in ROUTES if r.scoped]

@@ -133,7 +133,7 @@ def test_delete_by_filter_answers_a_receipt_counting_every_kind_of_row(cast):
     assert response.status_code == 200
     assert response.json() == {"deleted": {"memories": 2, "entries": 2 * 5, "turns": 2, "facts": 2, "digests": 2,
                                            "summaries": 0, "outbox": 2, "fact_tombstones": 0,
-                                           "index_rows": 0}}
+                                           "files": 0, "file_versions": 0, "index_rows": 0}}
     assert set(Memory.objects.values_list("id", flat=True)) == {kept.id, same_in_b.id}
     by_external = services.memory_create(project=cast.project_a, external_id="x-1")[0]
     assert cast.a.delete("/v1/memories?external_id=x-1").json()["deleted"]["memories"] == 1

@@ -72,7 +72,7 @@ def test_decorate_documents_its_request_fields_and_the_idempotency_header(schema
     operation = schema["paths"]["/v1/memories/{memory_id}/decorate"]["post"]
     ref = operation["requestBody"]["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
     assert set(schema["components"]["schemas"][ref]["properties"]) == {
-        "instructions", "messages", "budget_tokens", "recall", "store"}
+        "instructions", "messages", "budget_tokens", "recall", "store", "memory_files"}
     assert any(p["name"] == "Idempotency-Key" and p["in"] == "header" for p in operation["parameters"])
 
 

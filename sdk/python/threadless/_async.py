@@ -17,7 +17,7 @@ import httpx
 from . import _base as b
 from ._convert import from_anthropic, from_openai
 from ._errors import ThreadlessConnectionError, ThreadlessError, ThreadlessTimeoutError
-from ._helpers import AsyncEntries, AsyncFacts
+from ._helpers import AsyncEntries, AsyncFacts, AsyncFiles
 from ._tail import TailStore
 from ._types import DecoratedRequest, Memory, Page
 
@@ -48,6 +48,7 @@ class AsyncThreadless:
         self._closed = False
         self.facts = AsyncFacts(self)
         self.entries = AsyncEntries(self)
+        self.files = AsyncFiles(self)
         b.reset_after_fork(self)
 
     @property

@@ -109,3 +109,38 @@ class AsyncEntries:
             if not page.next_cursor:
                 return
             cursor = page.next_cursor
+
+
+def _files_path(memory_id: str | None, external_id: str | None, suffix: str) -> str:
+    return b.target(memory_id, external_id)[1] + "/files" + suffix
+
+
+class Files:
+    """Memory files (the backend of Anthropic's memory tool): ``command`` runs one tool command
+    as the model sent it and answers ``{"result", "is_error"}``; ``list`` the files under /memories."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+
+    def command(self, memory_id: str | None = None, command: dict | None = None, *,
+                external_id: str | None = None) -> dict:
+        return self._client._request("POST", _files_path(memory_id, external_id, "/command"),
+                                     content=b.encode(command or {}), headers=b.json_headers())
+
+    def list(self, memory_id: str | None = None, *, external_id: str | None = None) -> list[dict]:
+        return self._client._request("GET", _files_path(memory_id, external_id, "")).get("data") or []
+
+
+class AsyncFiles:
+    """Memory files (awaitable): ``command`` and ``list``, as ``Files``."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+
+    async def command(self, memory_id: str | None = None, command: dict | None = None, *,
+                      external_id: str | None = None) -> dict:
+        return await self._client._request("POST", _files_path(memory_id, external_id, "/command"),
+                                           content=b.encode(command or {}), headers=b.json_headers())
+
+    async def list(self, memory_id: str | None = None, *, external_id: str | None = None) -> list[dict]:
+        return (await self._client._request("GET", _files_path(memory_id, external_id, ""))).get("data") or []

@@ -25,7 +25,7 @@ from . import _base as b
 from ._convert import from_anthropic, from_openai
 from ._deadline import install as install_deadline
 from ._errors import ThreadlessConnectionError, ThreadlessError, ThreadlessTimeoutError
-from ._helpers import Entries, Facts
+from ._helpers import Entries, Facts, Files
 from ._tail import TailStore
 from ._types import DecoratedRequest, Memory, Page
 
@@ -102,6 +102,7 @@ class Threadless:
         self._closed = False
         self.facts = Facts(self)
         self.entries = Entries(self)
+        self.files = Files(self)
         ref = weakref.ref(self)
         self._atexit = lambda: (lambda c: c and c._flush_at_exit())(ref())
         atexit.register(self._atexit)

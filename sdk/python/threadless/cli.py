@@ -1,4 +1,6 @@
-"""The ``threadless`` command: ``threadless mcp`` runs the MCP server (``pip install 'threadless[mcp]'``)."""
+"""The ``threadless`` command (also ``python -m threadless``): ``threadless mcp`` runs the MCP
+server (``pip install 'threadless[mcp]'``). Over HTTP it requires callers to send
+``Authorization: Bearer <THREADLESS_MCP_TOKEN>`` and does not start without that token, on any host."""
 
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     mcp = commands.add_parser("mcp", help="Run an MCP server over one project's memories.")
     mcp.add_argument("--transport", choices=["stdio", "http"], default="stdio",
-                     help="stdio (default) or streamable HTTP.")
+                     help="stdio (default) or streamable HTTP (needs env THREADLESS_MCP_TOKEN: callers send "
+                          "Authorization: Bearer <token>).")
     mcp.add_argument("--host", default="127.0.0.1", help="HTTP: the address to listen on (default 127.0.0.1).")
     mcp.add_argument("--port", type=int, default=8765, help="HTTP: the port (default 8765).")
     mcp.add_argument("--path", default="/mcp", help="HTTP: the endpoint path (default /mcp).")
@@ -36,7 +39,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"threadless mcp needs the mcp package ({exc}): pip install 'threadless[mcp]'", file=sys.stderr)
         return 2
     from . import ThreadlessError
+    from .integrations.mcp_server import MIN_TOKEN_CHARS, bearer_guard
 
+    token = os.environ.get("THREADLESS_MCP_TOKEN", "")
+    if args.transport == "http" and len(token.strip()) < MIN_TOKEN_CHARS:
+        print(f"threadless mcp: --transport http needs THREADLESS_MCP_TOKEN (at least {MIN_TOKEN_CHARS} characters; "
+              "callers send Authorization: Bearer <token>). Make one with: "
+              "python -c 'import secrets; print(secrets.token_urlsafe(32))'", file=sys.stderr)
+        return 2
     try:
         server = build_server(api_key=args.api_key, base_url=args.base_url, timeout=args.timeout,
                               memory=args.memory)
@@ -46,7 +56,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.transport == "stdio":
         server.run("stdio")
     else:
-        server.run("streamable-http", host=args.host, port=args.port, streamable_http_path=args.path)
+        import uvicorn
+
+        app = server.streamable_http_app(streamable_http_path=args.path, host=args.host)
+        uvicorn.run(bearer_guard(app, token.strip()), host=args.host, port=args.port, log_level="warning")
     return 0
 
 

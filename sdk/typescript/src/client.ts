@@ -25,7 +25,7 @@ export { VERSION } from "./version.js";
 export const REPORT_WAIT_MS = 2000;
 
 export interface ErrorContext {
-  operation: "decorate" | "report";
+  operation: "decorate" | "report" | `memory.${string}`;
   /** The memory's id; null for a call by `externalId` whose memory id is not known yet. */
   memoryId: string | null;
   /** Set when the call named the memory by your own id. */
@@ -542,7 +542,8 @@ export class Threadless {
     if (running?.size) await waitAll([...running], REPORT_WAIT_MS);
   }
 
-  private notify(error: ThreadlessError, context: ErrorContext): void {
+  /** Internal (the integrations use it): tell `onError`, whose own failure never reaches the agent. */
+  notify(error: ThreadlessError, context: ErrorContext): void {
     if (!this.onError) return;
     try {
       const result = this.onError(error, context);

@@ -1,4 +1,5 @@
-"""`threadless mcp` (stdio and streamable HTTP) driven by the mcp package's own ClientSession."""
+"""`threadless mcp` (stdio and streamable HTTP) driven by the mcp package's own clients, on the
+current protocol (2026-07-28, no handshake) and the previous one (2025-11-25, initialize)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
+import httpx2
 import pytest
+from mcp import Client
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -22,10 +25,14 @@ from harness.servers import free_port
 pytestmark = pytest.mark.live
 
 THREADLESS = str(Path(sys.executable).parent / "threadless")  # the SDK's console script
+TOKEN = "mcp-test-token-" + uuid.uuid4().hex
+TOOLS = {"search_memory", "list_facts", "remember", "forget", "list_notes", "read_note", "write_note"}
+ERAS = [("legacy", "2025-11-25"), ("auto", "2026-07-28")]
 
 
 def env_for(server) -> dict:
-    return {**os.environ, "THREADLESS_API_KEY": server.key, "THREADLESS_BASE_URL": server.url}
+    return {**os.environ, "THREADLESS_API_KEY": server.key, "THREADLESS_BASE_URL": server.url,
+            "THREADLESS_MCP_TOKEN": TOKEN}
 
 
 @asynccontextmanager
@@ -42,10 +49,37 @@ def value(result):
     return data["result"] if isinstance(data, dict) and set(data) == {"result"} else data
 
 
-async def test_the_stdio_server_lists_the_four_tools(live_server_proc):
+async def test_the_stdio_server_lists_its_tools_each_with_an_output_schema(live_server_proc):
     async with stdio_session(live_server_proc) as session:
-        names = {tool.name for tool in (await session.list_tools()).tools}
-    assert names == {"search_memory", "list_facts", "remember", "forget"}
+        tools = (await session.list_tools()).tools
+    assert {tool.name for tool in tools} == TOOLS
+    assert all(tool.output_schema and tool.output_schema.get("type") == "object" for tool in tools)
+    read_note = next(tool for tool in tools if tool.name == "read_note")
+    assert set(read_note.output_schema["properties"]) == {"path", "content"}
+
+
+async def notes_round_trip(client: Client, external: str) -> None:
+    written = await client.call_tool("write_note", {"path": "prefs.md", "text": "Tea, no sugar.\n",
+                                                    "memory": external})
+    assert not written.is_error and written.structured_content["created"] is True
+    again = await client.call_tool("write_note", {"path": "/memories/prefs.md", "text": "Coffee.\n",
+                                                  "memory": external})
+    assert again.structured_content == {"path": "/memories/prefs.md", "created": False, "memory_id": None}
+    read = await client.call_tool("read_note", {"path": "prefs.md", "memory": external})
+    assert read.structured_content == {"path": "/memories/prefs.md", "content": "Coffee.\n"}
+    notes = value(await client.call_tool("list_notes", {"memory": external}))
+    assert [(n["path"], n["version"]) for n in notes] == [("/memories/prefs.md", 2)]
+    traversal = await client.call_tool("read_note", {"path": "/memories/../etc/passwd", "memory": external})
+    assert traversal.is_error and "would escape /memories directory" in traversal.content[0].text
+
+
+@pytest.mark.parametrize(("mode", "version"), ERAS)
+async def test_stdio_speaks_both_protocol_versions_with_the_note_tools(live_server_proc, mode, version):
+    params = StdioServerParameters(command=THREADLESS, args=["mcp"], env=env_for(live_server_proc))
+    async with Client(params, mode=mode) as client:
+        assert client.protocol_version == version
+        assert {tool.name for tool in (await client.list_tools()).tools} == TOOLS
+        await notes_round_trip(client, "mcp-" + uuid.uuid4().hex)
 
 
 async def test_remember_list_and_forget_a_fact_by_external_id(live_server_proc):
@@ -100,8 +134,8 @@ async def test_two_server_processes_sharing_a_memory_lose_no_write(live_server_p
 @asynccontextmanager
 async def http_server(server):
     port = free_port()
-    proc = subprocess.Popen([THREADLESS, "mcp", "--transport", "http", "--port", str(port)], env=env_for(server),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([sys.executable, "-m", "threadless", "mcp", "--transport", "http", "--port", str(port)],
+                            env=env_for(server), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}/mcp"
     try:
         deadline = time.time() + 60
@@ -119,12 +153,53 @@ async def http_server(server):
         proc.wait(timeout=20)
 
 
+def authorized(url: str, token: str = TOKEN):
+    return streamable_http_client(url, http_client=httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}))
+
+
+@pytest.mark.parametrize(("mode", "version"), ERAS)
+async def test_http_speaks_both_protocol_versions_with_the_note_tools(live_server_proc, mode, version):
+    async with http_server(live_server_proc) as url, Client(authorized(url), mode=mode) as client:
+        assert client.protocol_version == version
+        await notes_round_trip(client, "mcp-" + uuid.uuid4().hex)
+
+
+async def test_http_without_the_bearer_token_is_401_and_no_tool_runs(live_server_proc):
+    external = "mcp-" + uuid.uuid4().hex
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "remember", "arguments": {"text": "Planted by an attacker.", "memory": external}}}
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    async with http_server(live_server_proc) as url:
+        for auth in [None, "Bearer wrong-token-0123456789", f"Bearer {TOKEN}x", TOKEN, f"bearer  {TOKEN}",
+                     f"Basic {TOKEN}"]:
+            sent = dict(headers, **({"Authorization": auth} if auth else {}))
+            answer = httpx.post(url, json=call, headers=sent, timeout=10)
+            assert answer.status_code == 401 and answer.headers["www-authenticate"].startswith("Bearer"), auth
+        with pytest.raises(Exception):  # noqa: B017, PT011 - the real client fails on the 401, whatever it raises
+            async with Client(authorized(url, "not-the-token-000000"), mode="legacy") as client:
+                await client.call_tool("remember", {"text": "Planted by an attacker.", "memory": external})
+        async with Client(authorized(url), mode="legacy") as client:
+            assert value(await client.call_tool("list_facts", {"memory": external})) == []
+
+
+def test_http_refuses_to_start_without_a_token_on_any_host(live_server_proc):
+    for host in ["127.0.0.1", "0.0.0.0"]:
+        for token in [None, "", "short"]:
+            env = env_for(live_server_proc)
+            env.pop("THREADLESS_MCP_TOKEN")
+            if token is not None:
+                env["THREADLESS_MCP_TOKEN"] = token
+            done = subprocess.run([sys.executable, "-m", "threadless", "mcp", "--transport", "http", "--host", host,
+                                   "--port", str(free_port())], env=env, capture_output=True, text=True, timeout=60)
+            assert done.returncode == 2 and "needs THREADLESS_MCP_TOKEN" in done.stderr, (host, token)
+
+
 async def test_the_streamable_http_server_answers_the_same_tools(live_server_proc):
     external = "mcp-" + uuid.uuid4().hex
     async with http_server(live_server_proc) as url:
-        async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
+        async with authorized(url) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
-            assert len((await session.list_tools()).tools) == 4
+            assert len((await session.list_tools()).tools) == len(TOOLS)
             await session.call_tool("remember", {"text": "Prefers tea.", "memory": external})
             facts = value(await session.call_tool("list_facts", {"memory": external}))
     assert [f["text"] for f in facts] == ["Prefers tea."]
