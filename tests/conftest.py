@@ -102,3 +102,11 @@ def live_worker_server():
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _lexical_recall_unless_asked(settings):
+    """In-process tests recall lexically (`off`) unless they choose a provider: the default
+    (`local`, tests/background/test_embeddings.py) would embed every stored message of every
+    test. Servers started as subprocesses keep the real default."""
+    settings.THREADLESS_EMBEDDINGS = "off"

@@ -94,9 +94,12 @@ def test_a_query_embedding_that_does_not_answer_in_time_leaves_recall_lexical(ca
         assert len(embeddings.provider_for(cast.project_a).embed([PET_LINE])[0]) == 64  # the worker waits
 
 
-def test_embeddings_are_off_by_default(cast):
-    assert embeddings.provider_for(cast.project_a) is None
-    assert not embeddings.enabled(cast.project_a)
+def test_embeddings_are_local_by_default_and_off_is_one_setting_away(cast, settings):
+    settings.THREADLESS_EMBEDDINGS = "local"  # the shipped default (tests/conftest.py pins off for speed)
+    assert isinstance(embeddings.provider_for(cast.project_a), embeddings.LocalProvider)
+    assert embeddings.enabled(cast.project_a)
+    settings.THREADLESS_EMBEDDINGS = "off"
+    assert embeddings.provider_for(cast.project_a) is None and not embeddings.enabled(cast.project_a)
 
 
 def test_the_worker_stores_one_vector_per_message_with_model_and_dimension(pet_memory):
