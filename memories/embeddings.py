@@ -460,7 +460,7 @@ def neighbourhood(*, memory_id: str, model: str, query: list[float], limit: int,
     STATS_SAMPLE rows, and of the CODE_CANDIDATES older rows whose codes are closest to the
     query's (the whole memory's codes are scanned: nothing is out of reach). `prev_share` > 0:
     plus that share of the closeness of the message right before it (seq − 1; read too)."""
-    rows = VectorStore.vectors(memory_id=memory_id, model=model, before_seq=before_seq)
+    rows = VectorStore.vectors(memory_id=memory_id, model=model, before_seq=before_seq, limit=STATS_SAMPLE)
     if len(rows) == STATS_SAMPLE:  # more may be older: the best of them by their codes
         seqs = _codes_for(memory_id, model, len(query)).best(_query_bits(query, (len(query) + 63) // 64),
                                                              len(query), rows[-1][1], CODE_CANDIDATES)
