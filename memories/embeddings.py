@@ -237,14 +237,14 @@ def _unpack(blob) -> array.array:
 def codes_of(vectors: list) -> bytes:
     """The sign bits of each vector (bit i set when component i > 0), padded to 64-bit words,
     little-endian: (dim + 63) // 64 * 8 bytes a vector, end to end."""
-    out = b""
-    for vector in vectors:
-        bits = 0
-        for i, x in enumerate(vector):
-            if x > 0:
-                bits |= 1 << i
-        out += bits.to_bytes((len(vector) + 63) // 64 * 8, "little")
-    return out
+    import numpy
+
+    if not len(vectors):
+        return b""
+    values = numpy.asarray(vectors, dtype=numpy.float32).reshape(len(vectors), -1)
+    bits = numpy.zeros((len(values), (values.shape[1] + 63) // 64 * 64), dtype=bool)
+    bits[:, :values.shape[1]] = values > 0
+    return numpy.packbits(bits, axis=1, bitorder="little").tobytes()
 
 
 class VectorStore:
