@@ -34,8 +34,9 @@ like a model change.
 Dense search reaches the whole memory. Each row also holds its vectors' sign bits (`codes`:
 dim/8 bytes a vector, 48 at 384-d). A search (`neighbourhood`) reads the float vectors of the
 newest STATS_SAMPLE rows (their closeness is exact, and their spread is what a nearest must stand
-out from), scans the codes of every older row (a popcount per vector; an estimated closeness per
-row) and reads the float vectors of the CODE_CANDIDATES best of them, rescored exactly (with
+out from), scans the codes of every older row (a popcount per vector: the rows whose closest
+vector differs from the query in the fewest bits) and reads the float vectors of the
+CODE_CANDIDATES best of them, rescored exactly (with
 `prev_share`, the row before each too). Bound per search: at most STATS_SAMPLE + 2·CODE_CANDIDATES
 rows read whole, whatever the memory's size, plus one pass over its codes — n·v·dim/8 bytes for
 n messages of v vectors (~2.4 MB of words for 20,000 rows of 2.5 vectors, ~12 MB at 100,000),
@@ -335,9 +336,9 @@ class VectorStore:
 
 
 class _Codes:
-    """One memory's codes for one model in this process: chunks of (seqs, first vector of each
-    row, the vectors' bits as 64-bit words), oldest first. Rows stored after the copy was
-    read are added by seq (`VectorStore.codes(after_seq=…)`); the whole copy is read again after
+    """One memory's codes for one model in this process: chunks of (the row's seq for each
+    vector, the vectors' bits as 64-bit words), oldest first. Rows stored after the copy was read
+    are added by seq (`VectorStore.codes(after_seq=…)`); the whole copy is read again after
     CODE_CACHE_SECONDS, so a row stored out of seq order (a re-index) or changed joins by then.
     A removed row is harmless meanwhile: its float vector is gone, so it is never rescored."""
 
@@ -358,56 +359,49 @@ class _Codes:
         counts = numpy.fromiter((len(r[2]) // width for r in rows), dtype=numpy.int64, count=len(rows))
         bits = numpy.frombuffer(b"".join(bytes(r[2]) for r in rows), dtype="<u8").reshape(-1, self.words)
         seqs = numpy.fromiter((r[1] for r in rows), dtype=numpy.int64, count=len(rows))
-        self.chunks.append((seqs, numpy.concatenate(([0], numpy.cumsum(counts)[:-1])), bits))
+        self.chunks.append((numpy.repeat(seqs, counts), bits))
         self.last_seq = max(self.last_seq, int(seqs.max()))
         self.vectors += len(bits)
         if len(self.chunks) > 8:  # a few appends since the last read: one array again
             self.chunks = [(numpy.concatenate([c[0] for c in self.chunks]),
-                            numpy.concatenate(_offsets(self.chunks)),
-                            numpy.concatenate([c[2] for c in self.chunks]))]
+                            numpy.concatenate([c[1] for c in self.chunks]))]
 
-    def best(self, query_bits, dim: int, before_seq: int, limit: int) -> list[int]:
-        """Seqs of the `limit` rows before `before_seq` whose codes are closest to the query's:
-        a row's estimate is its `closeness` with each cosine read from its bits as
-        cos(π · differing bits / dim)."""
+    def best(self, query_bits, before_seq: int, limit: int) -> list[int]:
+        """Seqs of up to `limit` rows before `before_seq`, best first by their closest vector:
+        the fewest bits differing from the query's (a row's whole vector or one of its
+        sentences'; the float rescoring then weighs them as `closeness` does)."""
         import numpy
 
-        seqs, estimates = [], []
-        for chunk_seqs, starts, bits in self.chunks:
-            keep = chunk_seqs < before_seq
-            if not keep.any():
-                continue
+        seqs, differs = [], []
+        for record_seqs, bits in self.chunks:
             differ = _popcount(bits ^ query_bits)
-            cosine = numpy.cos(numpy.pi * differ / dim)
-            score = (1 - PIECE_SHARE) * cosine[starts] + PIECE_SHARE * numpy.maximum.reduceat(cosine, starts)
-            seqs.append(chunk_seqs[keep])
-            estimates.append(score[keep])
+            differ[record_seqs >= before_seq] = numpy.iinfo(differ.dtype).max
+            seqs.append(record_seqs)
+            differs.append(differ)
         if not seqs:
             return []
-        every, scores = numpy.concatenate(seqs), numpy.concatenate(estimates)
-        if len(every) > limit:
-            top = numpy.argpartition(-scores, limit - 1)[:limit]
-            every = every[top]
-        return [int(s) for s in every]
-
-
-def _offsets(chunks: list[tuple]) -> list:
-    """Each chunk's row starts, shifted by the vectors of the chunks before it (for one array)."""
-    out, shift = [], 0
-    for _, starts, bits in chunks:
-        out.append(starts + shift)
-        shift += len(bits)
-    return out
+        every, differ = numpy.concatenate(seqs), numpy.concatenate(differs)
+        take = min(len(every), 4 * limit)  # records: a row may have several among the closest
+        top = numpy.argpartition(differ, take - 1)[:take] if take < len(every) else numpy.arange(len(every))
+        top = top[numpy.argsort(differ[top], kind="stable")]
+        top = top[differ[top] < numpy.iinfo(differ.dtype).max]
+        return list(dict.fromkeys(every[top].tolist()))[:limit]
 
 
 def _popcount(words):
-    """Set bits of each row of 64-bit words."""
+    """Set bits of each row of 64-bit words (uint16), a column at a time (numpy's sum over a
+    short last axis is slower than a handful of whole-column adds)."""
     import numpy
 
     if hasattr(numpy, "bitwise_count"):
-        return numpy.bitwise_count(words).sum(axis=1, dtype=numpy.int32)
-    table = numpy.array([bin(i).count("1") for i in range(256)], dtype=numpy.uint8)
-    return table[words.view(numpy.uint8)].reshape(len(words), -1).sum(axis=1, dtype=numpy.int32)
+        counts = numpy.bitwise_count(words)
+    else:
+        table = numpy.array([bin(i).count("1") for i in range(256)], dtype=numpy.uint8)
+        counts = table[words.view(numpy.uint8)].reshape(len(words), -1)
+    total = counts[:, 0].astype(numpy.uint16)
+    for column in range(1, counts.shape[1]):
+        total += counts[:, column]
+    return total
 
 
 _CODES: OrderedDict[tuple[str, str], _Codes] = OrderedDict()
@@ -463,7 +457,7 @@ def neighbourhood(*, memory_id: str, model: str, query: list[float], limit: int,
     rows = VectorStore.vectors(memory_id=memory_id, model=model, before_seq=before_seq, limit=STATS_SAMPLE)
     if len(rows) == STATS_SAMPLE:  # more may be older: the best of them by their codes
         seqs = _codes_for(memory_id, model, len(query)).best(_query_bits(query, (len(query) + 63) // 64),
-                                                             len(query), rows[-1][1], CODE_CANDIDATES)
+                                                             rows[-1][1], CODE_CANDIDATES)
         if prev_share:
             seqs = sorted(set(seqs) | {s - 1 for s in seqs})
         rows = rows + VectorStore.at_seqs(memory_id=memory_id, model=model, seqs=seqs)

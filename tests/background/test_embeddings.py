@@ -354,13 +354,13 @@ def test_a_row_stored_out_of_order_joins_the_codes_a_process_keeps(cast):
     store.put(memory_id=memory.id, model="test:codes", items=[(ids[s], s, [0.0, 1.0]) for s in (2, 3, 4)])
     query = [0.6, 0.8]
     codes = embeddings._codes_for(memory.id, "test:codes", 2)
-    assert codes.best(embeddings._query_bits(query, 1), 2, 99, 10) == [2, 3, 4]
+    assert codes.best(embeddings._query_bits(query, 1), 99, 10) == [2, 3, 4]
     store.put(memory_id=memory.id, model="test:codes", items=[(ids[1], 1, [0.6, 0.8])])  # a re-index, older seq
     assert sorted(embeddings._codes_for(memory.id, "test:codes", 2).best(
-        embeddings._query_bits(query, 1), 2, 99, 10)) == [2, 3, 4]  # not yet: rows after the last seq only
+        embeddings._query_bits(query, 1), 99, 10)) == [2, 3, 4]  # not yet: rows after the last seq only
     codes.read_at -= embeddings.CODE_CACHE_SECONDS + 1
     assert sorted(embeddings._codes_for(memory.id, "test:codes", 2).best(
-        embeddings._query_bits(query, 1), 2, 99, 10)) == [1, 2, 3, 4]
+        embeddings._query_bits(query, 1), 99, 10)) == [1, 2, 3, 4]
 
 
 def test_codes_are_the_vectors_sign_bits_in_64_bit_words():
