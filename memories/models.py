@@ -265,7 +265,8 @@ class IdempotencyRecord(models.Model):
 
 class RecallVector(models.Model):
     """A message's embedding for semantic recall (memories/embeddings.py owns these rows): float32
-    bytes with the model that made them and their dimension, so two models never mix."""
+    bytes with the model that made them and their dimension, so two models never mix, and the same
+    vectors' sign bits (`codes`: dim/8 bytes a vector, scanned for candidates over the whole memory)."""
 
     entry = models.OneToOneField(Entry, primary_key=True, on_delete=models.CASCADE, related_name="+")
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
@@ -273,6 +274,7 @@ class RecallVector(models.Model):
     model = models.CharField(max_length=200)
     dim = models.PositiveSmallIntegerField()
     vector = models.BinaryField()
+    codes = models.BinaryField(default=b"")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

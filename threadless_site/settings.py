@@ -263,8 +263,9 @@ THREADLESS_OUTBOX_STALE_SECONDS = envint("THREADLESS_OUTBOX_STALE_SECONDS", 300)
 THREADLESS_OUTBOX_SWEEP_SECONDS = envint("THREADLESS_OUTBOX_SWEEP_SECONDS", 30)
 THREADLESS_RETENTION_SWEEP_SECONDS = envint("THREADLESS_RETENTION_SWEEP_SECONDS", 3600)
 THREADLESS_FACT_EXTRACTOR = envstr("THREADLESS_FACT_EXTRACTOR", "")
-# Semantic recall (memories/embeddings.py): off | openai | local; a project's model_config["embeddings"] wins.
-THREADLESS_EMBEDDINGS = envstr("THREADLESS_EMBEDDINGS", "off")
+# Semantic recall (memories/embeddings.py): local (the default: MiniLM in-process, lexical when its runtime is
+# not installed) | off (lexical only) | openai; a project's model_config["embeddings"] wins.
+THREADLESS_EMBEDDINGS = envstr("THREADLESS_EMBEDDINGS", "local")
 THREADLESS_EMBEDDINGS_MODEL = envstr("THREADLESS_EMBEDDINGS_MODEL", "")
 THREADLESS_EMBEDDINGS_BASE_URL = envstr("THREADLESS_EMBEDDINGS_BASE_URL", "")
 THREADLESS_EMBEDDINGS_API_KEY_ENV = envstr("THREADLESS_EMBEDDINGS_API_KEY_ENV", "")

@@ -6,12 +6,16 @@ re-embedding in the background, a provider outage staying lexical."""
 from __future__ import annotations
 
 import array
+import json
+import math
 import sys
+from pathlib import Path
 
 import pytest
 
+from common.tokens import message_tokens
 from memories import embeddings, recall, services
-from memories.models import Entry, RecallVector
+from memories.models import Entry, Memory, RecallVector
 
 from .embed_stub import EmbeddingsStub
 from .helpers import CORPUS, converse, drain
@@ -94,9 +98,12 @@ def test_a_query_embedding_that_does_not_answer_in_time_leaves_recall_lexical(ca
         assert len(embeddings.provider_for(cast.project_a).embed([PET_LINE])[0]) == 64  # the worker waits
 
 
-def test_embeddings_are_off_by_default(cast):
-    assert embeddings.provider_for(cast.project_a) is None
-    assert not embeddings.enabled(cast.project_a)
+def test_embeddings_are_local_by_default_and_off_is_one_setting_away(cast, settings):
+    settings.THREADLESS_EMBEDDINGS = "local"  # the shipped default (tests/conftest.py pins off for speed)
+    assert isinstance(embeddings.provider_for(cast.project_a), embeddings.LocalProvider)
+    assert embeddings.enabled(cast.project_a)
+    settings.THREADLESS_EMBEDDINGS = "off"
+    assert embeddings.provider_for(cast.project_a) is None and not embeddings.enabled(cast.project_a)
 
 
 def test_the_worker_stores_one_vector_per_message_with_model_and_dimension(pet_memory):
@@ -240,7 +247,7 @@ def test_an_uncommitted_message_loses_its_vector(pet_memory):
     assert not RecallVector.objects.filter(entry_id=entry.id).exists()
 
 
-@pytest.mark.skipif(not embeddings.available_local(), reason="the local-embeddings extra is not installed")
+@pytest.mark.skipif(not embeddings.available_local(), reason="the local model is not installed")
 def test_the_local_model_puts_a_paraphrase_nearer_than_an_unrelated_sentence():
     provider = embeddings.LocalProvider()
     query, pet, other = provider.embed([QUESTION, PET_LINE, "The quarterly budget review is on Monday."])
@@ -255,14 +262,130 @@ def test_forgetting_a_memory_removes_its_vectors_and_counts_them(pet_memory):
     assert not RecallVector.objects.filter(memory_id=pet_memory.id).exists()
 
 
-def test_each_message_has_one_row_so_a_search_scans_at_most_the_cap(pet_memory, monkeypatch):
+def test_each_message_has_one_row_and_a_search_reads_a_bounded_number_of_them_whole(pet_memory, monkeypatch):
     before = RecallVector.objects.filter(memory=pet_memory).count()
     ids = list(Entry.objects.filter(memory=pet_memory, kind="message").values_list("id", flat=True))
     embeddings.embed_entries(memory_id=pet_memory.id, entry_ids=ids)  # again: replaced, not added
     assert RecallVector.objects.filter(memory=pet_memory).count() == before == len(ids)
-    scanned = []
-    real = embeddings.VectorStore.vectors
-    monkeypatch.setattr(embeddings.VectorStore, "vectors", lambda **kw: scanned.append(kw) or real(**kw))
-    embeddings.neighbourhood(memory_id=pet_memory.id, model=RecallVector.objects.filter(memory=pet_memory)
-                             .values_list("model", flat=True).first(), query=[1.0] + [0.0] * 63, limit=3)
-    assert scanned and scanned[0].get("limit", embeddings.DENSE_SCAN_CAP) == embeddings.DENSE_SCAN_CAP
+    monkeypatch.setattr(embeddings, "STATS_SAMPLE", 5)
+    monkeypatch.setattr(embeddings, "CODE_CANDIDATES", 3)
+    read = []
+    for name in ("vectors", "at_seqs"):
+        real = getattr(embeddings.VectorStore, name)
+        monkeypatch.setattr(embeddings.VectorStore, name,
+                            lambda real=real, **kw: read.extend(rows := real(**kw)) or rows)
+    model = RecallVector.objects.filter(memory=pet_memory).values_list("model", flat=True).first()
+    found = embeddings.neighbourhood(memory_id=pet_memory.id, model=model, query=[1.0] + [0.0] * 63, limit=20,
+                                     prev_share=0.3)
+    assert len(ids) > 5 + 2 * 3 and len(read) <= 5 + 2 * 3  # the newest 5, 3 by their codes and the rows before them
+    assert len(found.hits) == len(read)
+
+
+# --- the local model (the default) --------------------------------------------------------------
+
+needs_local = pytest.mark.skipif(not embeddings.available_local(), reason="the local model is not installed")
+REFERENCE = json.loads((Path(__file__).resolve().parents[1] / "data" / "minilm_reference.json").read_text())
+FILLERS = [
+    "The quarterly budget review moved to Thursday afternoon.",
+    "Remember to send the slides before the board meeting.",
+    "The printer on the third floor is jammed again.",
+    "Our train leaves the central station at half past eight.",
+    "Please book the large conference room for the workshop.",
+    "The invoice for the catering was paid last week.",
+    "I finished reading the report on solar panel costs.",
+    "Traffic on the ring road was terrible this morning.",
+    "The new laptop arrives with a faster processor.",
+    "We should update the spreadsheet with the March figures.",
+]
+
+
+@needs_local
+def test_the_local_runtime_gives_the_vectors_of_the_reference_implementation():
+    # tests/data/minilm_reference.json: sentence-transformers on torch (bench/embed_compare.py), once.
+    got = embeddings.LocalProvider().embed(REFERENCE["texts"])
+    assert len(got) == len(REFERENCE["texts"]) and all(len(v) == 384 for v in got)
+    for text, mine, theirs in zip(REFERENCE["texts"], got, REFERENCE["vectors"], strict=True):
+        cosine = sum(a * b for a, b in zip(mine, theirs, strict=True)) / math.sqrt(sum(b * b for b in theirs))
+        assert cosine >= 0.999, text[:40]
+
+
+def _long_memory(project, vectors: dict[str, list[float]], n: int) -> tuple:
+    """A memory of n messages built in bulk: the pet line first, then the fillers over and over
+    (their vectors reused), each with its row of vectors and its lexical index rows."""
+    memory, _ = services.memory_create(project=project)
+    texts = [PET_LINE] + [FILLERS[i % len(FILLERS)] for i in range(1, n)]
+    entries = Entry.objects.bulk_create([
+        Entry(memory=memory, seq=i + 1, turn=i // 2 + 1, kind="message", role="user" if i % 2 == 0 else "assistant",
+              content=text, tokens=message_tokens({"content": text})) for i, text in enumerate(texts)])
+    Memory.objects.filter(pk=memory.pk).update(last_seq=n, last_turn=(n + 1) // 2, message_count=n,
+                                               token_count=sum(e.tokens for e in entries), background_upto_seq=n)
+    rows = list(Entry.objects.filter(memory=memory).values_list("id", "seq", "content"))
+    recall.index_entries(memory_id=memory.id, entry_ids=[e for e, _, _ in rows])
+    model = embeddings.model_key(embeddings.LocalProvider())
+    embeddings.VectorStore.put(memory_id=memory.id, model=model, items=[(e, s, vectors[t]) for e, s, t in rows])
+    memory.refresh_from_db()
+    return memory, model
+
+
+@needs_local
+def test_a_message_older_than_any_scan_window_is_found_by_meaning_alone(cast, settings):
+    settings.THREADLESS_EMBEDDINGS = "local"
+    old_cap = 2000  # the newest rows a search used to read; the first message sits past it
+    vectors = dict(zip([PET_LINE, *FILLERS], embeddings.LocalProvider().embed([PET_LINE, *FILLERS]), strict=True))
+    memory, model = _long_memory(cast.project_a, vectors, old_cap + 100)
+    query = embeddings.embed_query(cast.project_a, QUESTION)
+    assert query[0] == model
+    hits = embeddings.nearest(memory_id=memory.id, model=model, query=query[1], limit=5)
+    assert hits[0][1] == 1  # seq 1: the pet line
+    answer = services.memory_decorate(memory=memory, messages=[{"role": "user", "content": QUESTION}],
+                                      budget_tokens=300, store=False)
+    assert "Biscuit" in _recalled(answer)
+    assert recall.query_terms(QUESTION) == ["name", "dog"] and not any(w in f.lower() for f in FILLERS
+                                                                       for w in ("name", "dog", "beagle"))
+
+
+def test_a_row_stored_out_of_order_joins_the_codes_a_process_keeps(cast):
+    memory, _ = services.memory_create(project=cast.project_a)
+    texts = ["first thing", "second thing", "third thing", "fourth thing"]
+    Entry.objects.bulk_create([Entry(memory=memory, seq=i + 1, turn=i + 1, kind="message", role="user", content=t)
+                               for i, t in enumerate(texts)])
+    ids = dict(Entry.objects.filter(memory=memory).values_list("seq", "id"))
+    store = embeddings.VectorStore
+    store.put(memory_id=memory.id, model="test:codes", items=[(ids[s], s, [0.0, 1.0]) for s in (2, 3, 4)])
+    query = [0.6, 0.8]
+    codes = embeddings._codes_for(memory.id, "test:codes", 2)
+    assert codes.best(embeddings._query_bits(query, 1), 99, 10) == [2, 3, 4]
+    store.put(memory_id=memory.id, model="test:codes", items=[(ids[1], 1, [0.6, 0.8])])  # a re-index, older seq
+    assert sorted(embeddings._codes_for(memory.id, "test:codes", 2).best(
+        embeddings._query_bits(query, 1), 99, 10)) == [2, 3, 4]  # not yet: rows after the last seq only
+    codes.read_at -= embeddings.CODE_CACHE_SECONDS + 1
+    assert sorted(embeddings._codes_for(memory.id, "test:codes", 2).best(
+        embeddings._query_bits(query, 1), 99, 10)) == [1, 2, 3, 4]
+
+
+def test_codes_are_the_vectors_sign_bits_in_64_bit_words():
+    assert embeddings.codes_of([[0.5, -0.1, 0.2]]) == bytes([0b101]) + bytes(7)
+    assert len(embeddings.codes_of([[0.1] * 384, [-0.1] * 384])) == 2 * 48
+    assert embeddings.codes_of([[1.0] * 65]) == b"\xff" * 8 + b"\x01" + bytes(7)
+
+
+def test_without_the_local_runtime_the_default_is_lexical_with_one_log_line(cast, settings, monkeypatch, caplog):
+    import providers.embeddings as clients
+
+    settings.THREADLESS_EMBEDDINGS = "local"
+    monkeypatch.setattr(clients, "local_model_dir", lambda: None)
+    clients.available_local.cache_clear()
+    monkeypatch.setattr(embeddings, "_LEXICAL_NOTED", set())
+    try:
+        memory, _ = services.memory_create(project=cast.project_a)
+        converse(memory, [["Tell me about the red bicycle in the garage.", "It has a flat tyre."]])
+        with caplog.at_level("WARNING", logger="threadless.embeddings"):
+            assert embeddings.provider_for(cast.project_a) is None and not embeddings.enabled(cast.project_a)
+            answer = services.memory_decorate(memory=memory, messages=[{"role": "user", "content": "bicycle?"}],
+                                              budget_tokens=60000, store=False)
+            drain()
+        assert "red bicycle" in json.dumps(answer)  # the window, read lexically as with off
+        assert len([r for r in caplog.records if "recall stays lexical" in r.getMessage()]) == 1
+        assert not RecallVector.objects.filter(memory=memory).exists()
+    finally:
+        clients.available_local.cache_clear()
