@@ -81,9 +81,10 @@ def test_a_6_kb_upstream_error_body_during_say_gives_short_keyless_texts(cast, m
     assert all(len(r) <= RAW_LIMIT + 400 for r in raws)
 
 
-def test_an_http_call_raw_error_keeps_host_and_path_but_not_the_query_or_credentials(cast, make_agent, stub):
+def test_an_http_call_raw_error_keeps_host_and_path_but_not_the_query(cast, make_agent, stub):
+    # URL user info is refused when the agent is saved (tests/chat/test_key_reach.py).
     stub.set("/geo", status=503, text="upstream says no " + adversarial("a-", 6 * 1024))
-    url = stub.url.replace("http://", "http://bob:hunter2@") + "/geo?sig=s1gnatur3&token=t0k3n&city=paris"
+    url = stub.url + "/geo?sig=s1gnatur3&token=t0k3n&city=paris"
     agent = make_agent({**policy("digest"), "workflow": [
         {"id": "weather", "type": "http_call", "request": {"method": "GET", "url": url}}]})
     conv = post(cast.a, f"/agents/{agent.id}/conversations", {}).json()
@@ -93,7 +94,7 @@ def test_an_http_call_raw_error_keeps_host_and_path_but_not_the_query_or_credent
     host_path = stub.url.removeprefix("http://") + "/geo"
     assert any(host_path in r for r in raws), raws
     for value in [json.dumps(snap), *digests, *raws]:
-        for secret in ("hunter2", "s1gnatur3", "t0k3n", "paris"):
+        for secret in ("s1gnatur3", "t0k3n", "paris"):
             assert secret not in value, (secret, value[:300])
 
 
