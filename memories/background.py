@@ -20,6 +20,7 @@ from django.db.models import F
 from django.db.models.functions import Greatest
 from django.utils.module_loading import import_string
 
+from common import metrics
 from common.messages import text_of
 from memories import embeddings, recall
 from memories.compaction import memory_compact
@@ -67,6 +68,7 @@ def extract_facts(*, memory: Memory, messages: list[UserMessage], complete=None)
     if candidates is None:
         candidates = _offline_extractor().extract(messages)
     counts = facts_apply(memory=memory, candidates=candidates, extractor=extractor_name)
+    metrics.facts(extractor_name, counts)
     return {**counts, "extractor": extractor_name}
 
 

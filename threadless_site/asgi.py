@@ -16,11 +16,13 @@ import gc
 import io
 import logging
 import os
+import time
 from functools import lru_cache
 
 from django.conf import settings
 from django.core.asgi import get_asgi_application
 
+from common import logs
 from common.shutdown import begin_shutdown
 from common.sigterm import install_if_uvicorn
 from threadless_site.bodylimit import BodyLimitMiddleware, request_id_of
@@ -85,15 +87,23 @@ _static_headers: list | None = None
 
 def _hot_call(scope, found, headers: dict, body: bytes, request_id: str):
     """In a view thread: the hot handler inside Django's request signals (connection upkeep:
-    close_old_connections before and after, as Django's handlers do)."""
+    close_old_connections before and after, as Django's handlers do), counted and logged as
+    common.http.middleware does on Django's way, under the same route pattern."""
+    started = time.perf_counter()
+    route = hot.route_pattern(found[0], found[2])
+    token = logs.start(request_id, route)
     signals.request_started.send(sender=_hot_call)
+    status = 500
     try:
         answered = hot.answer(*found, headers, body, request_id)
-        if answered[0] >= 400:
-            _log_response(scope, body, answered[0])
+        status = answered[0]
+        if status >= 400:
+            _log_response(scope, body, status)
         return answered
     finally:
         signals.request_finished.send(sender=_hot_call)
+        logs.request_done(route=route, method="POST", status=status, seconds=time.perf_counter() - started)
+        logs.end(token)
 
 
 def _log_response(scope, body: bytes, status: int) -> None:

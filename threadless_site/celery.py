@@ -1,11 +1,14 @@
 """The Celery app. Tasks live in each app's tasks.py and call services."""
 
 import os
+import time
 
 from celery import Celery
-from celery.signals import worker_process_init
+from celery.signals import task_postrun, task_prerun, worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
+
+from common import metrics  # noqa: E402 - reads the settings: after DJANGO_SETTINGS_MODULE is set
 
 app = Celery("threadless")
 app.config_from_object("django.conf:settings", namespace="CELERY")
@@ -19,3 +22,19 @@ def _forget_inherited_db_pools(**kwargs):
     from django.db.backends.postgresql.base import DatabaseWrapper
 
     DatabaseWrapper._connection_pools.clear()
+
+
+_started: dict[str, float] = {}
+
+
+@task_prerun.connect
+def _job_started(task_id=None, **kwargs):
+    _started[task_id] = time.perf_counter()
+
+
+@task_postrun.connect
+def _job_finished(task_id=None, task=None, state=None, **kwargs):
+    """Every job's kind (the task's name: a fixed set), outcome and run time (common.metrics)."""
+    started = _started.pop(task_id, None)
+    if started is not None and task is not None:
+        metrics.job(task.name, (state or "unknown").lower(), time.perf_counter() - started)

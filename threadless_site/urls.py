@@ -3,6 +3,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
 
 from threadless_site.health import healthz, readyz
+from threadless_site.metrics import metrics_view
 
 v1 = [
     path("openapi.json", SpectacularJSONAPIView.as_view(authentication_classes=[], permission_classes=[],
@@ -17,6 +18,7 @@ v1 = [
 urlpatterns = [
     path("healthz", healthz),
     path("readyz", readyz),
+    path("metrics", metrics_view),
     path("v1/", include(v1)),
     path("manage/agents/", include("console.agent_urls")),
     path("manage/proxy/", include("console.proxy_urls")),

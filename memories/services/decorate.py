@@ -9,6 +9,7 @@ import logging
 
 from django.db import transaction
 
+from common import metrics
 from common.errors import InvalidRequest
 from common.messages import entry_fields, text_of
 from common.tokens import text_tokens
@@ -71,6 +72,7 @@ def memory_decorate(*, memory: Memory, messages: list[dict], instructions: str |
     ctx = context_build(memory=memory, new_messages=new_messages, budget_tokens=budget_tokens, recall=recall,
                         before_seq=before_seq, new_turn=max(turn, 1))
     full_instructions = ctx.instructions_with(own)
+    metrics.decorate(window=ctx.history_count, recalled=len(ctx.recalled), facts=len(ctx.facts))
     return {
         "memory_id": memory.id,
         "turn": turn,
