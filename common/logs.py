@@ -45,7 +45,8 @@ def request_done(*, route: str, method: str, status: int, seconds: float) -> Non
     metrics.request(route, method, status, seconds)
     if request_log.isEnabledFor(logging.INFO):
         request_log.info("%s %s %s", method, route, status,
-                         extra={"status": status, "method": method, "duration_ms": round(seconds * 1000, 2)})
+                         extra={"route": route, "status": status, "method": method,
+                                "duration_ms": round(seconds * 1000, 2)})
 
 
 class ContextFilter(logging.Filter):

@@ -28,6 +28,10 @@ from common.sigterm import install_if_uvicorn
 from threadless_site.bodylimit import BodyLimitMiddleware, request_id_of
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
+# Before the handlers load their middleware: the Django instrumentation adds its own (when on).
+from threadless_site.tracing import setup as tracing_setup  # noqa: E402
+
+TRACING = tracing_setup(service="threadless-web")
 django_application = get_asgi_application()
 
 from asgiref.sync import iscoroutinefunction  # noqa: E402 - after Django is set up
@@ -77,9 +81,10 @@ guarded_application = BodyLimitMiddleware(django_application, _body_limit)
 # The hot routes (decorate, report): a POST goes straight to memories.api.hot on a view thread,
 # without Django's request cycle (the Django URLs of these paths run the same handler). Off when
 # the security middleware answers differently per request (SSL redirect, HSTS): Django's way then;
-# so does a request with a query string (DRF's `?format=` override, memories.api.views.HotRoute).
+# so does a request with a query string (DRF's `?format=` override, memories.api.views.HotRoute),
+# and every request while tracing is on (the Django instrumentation's server span is the trace's root).
 HOT_ROUTES = (settings.THREADLESS_HOT_ROUTES and sync_application is not None and not settings.SECURE_SSL_REDIRECT
-              and not settings.SECURE_HSTS_SECONDS)
+              and not settings.SECURE_HSTS_SECONDS and not TRACING)
 _HOT_HEADERS = {b"authorization": "authorization", b"content-type": "content-type",
                 b"idempotency-key": "idempotency-key", b"accept": "accept"}
 _static_headers: list | None = None

@@ -4,15 +4,36 @@ import os
 import time
 
 from celery import Celery
-from celery.signals import task_postrun, task_prerun, worker_process_init
+from celery.signals import task_postrun, task_prerun, worker_init, worker_process_init, worker_process_shutdown, worker_shutdown
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
 
 from common import metrics  # noqa: E402 - reads the settings: after DJANGO_SETTINGS_MODULE is set
+from threadless_site import tracing  # noqa: E402
 
 app = Celery("threadless")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@worker_init.connect
+def _start_tracing_in_one_process_pools(sender=None, **kwargs):
+    """The solo and thread pools run tasks in the worker's own process: install OpenTelemetry there."""
+    pool = getattr(sender, "pool_cls", None)
+    if not getattr(pool, "__module__", "celery.concurrency.prefork").startswith("celery.concurrency.prefork"):
+        tracing.setup(service="threadless-worker")
+
+
+@worker_process_init.connect
+def _start_tracing(**kwargs):
+    """Each prefork child installs OpenTelemetry itself (its exporter thread does not survive a fork)."""
+    tracing.setup(service="threadless-worker")
+
+
+@worker_process_shutdown.connect
+@worker_shutdown.connect
+def _flush_traces(**kwargs):
+    tracing.flush()
 
 
 @worker_process_init.connect

@@ -1,8 +1,10 @@
-"""/metrics: the Prometheus exposition after a scripted workload on a real server and worker
-(counters match what was sent, no label carries an id, a key or user text), and the token rule."""
+"""A live install's operations surface: /metrics after a scripted workload on a real server and
+worker (counters match what was sent, no label carries an id, a key or user text), the token
+rule, and the JSON log lines of the same install (THREADLESS_LOG_FORMAT=json)."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 
@@ -34,7 +36,8 @@ def value(samples: dict, name: str, **labels: str) -> float:
 
 @pytest.fixture(scope="module")
 def server():
-    server = ThreadlessServer(worker=True, env={"THREADLESS_METRICS_TOKEN": TOKEN}).start()
+    server = ThreadlessServer(worker=True, env={"THREADLESS_METRICS_TOKEN": TOKEN, "THREADLESS_LOG_FORMAT": "json"},
+                              log_level="info").start()
     yield server
     server.stop()
 
@@ -90,6 +93,31 @@ def test_a_scripted_workload_is_counted_exactly_and_no_label_carries_an_id_or_te
             assert LABEL_VALUE.fullmatch(found), (name, label, found)
             assert memory not in found and "mem_" not in found and "tl_" not in found
             assert "passport" not in found.lower() and "lisbon" not in found.lower()
+
+
+@pytest.mark.services
+def test_json_log_lines_carry_the_request_id_project_route_and_duration(server):
+    with server.client() as client:
+        memory = client.post("/memories", json={}).json()["id"]
+        answer = client.post(f"/memories/{memory}/decorate", json={"messages": [{"role": "user", "content": "hi"}]})
+        assert answer.status_code == 200
+        request_id = answer.headers["X-Request-Id"]
+        project_id = server.demo["project_id"]
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        lines = [line for line in (server.var / "web.log").read_text().splitlines() if line.startswith("{")]
+        found = [json.loads(line) for line in lines if request_id in line]
+        if found:
+            break
+        time.sleep(0.2)
+    records = [json.loads(line) for line in lines]  # every JSON-looking line parses
+    assert found, lines[-5:]
+    line = found[0]
+    assert line["logger"] == "threadless.request" and line["level"] == "INFO"
+    assert line["route"] == "v1/memories/<str:memory_id>/decorate" and line["status"] == 200
+    assert line["project_id"] == project_id and isinstance(line["duration_ms"], float)
+    assert "T" in line["timestamp"] and memory not in json.dumps(line)
+    assert any(r["logger"] == "threadless.request" and r["route"] == "v1/memories" for r in records)
 
 
 def test_metrics_is_a_404_without_a_token_setting(client, settings):
