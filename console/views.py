@@ -113,7 +113,7 @@ def overview(request):
     data = sel.overview(project=project, within=within)
     return render(request, "console/overview.html", {
         "section": "overview", "data": data, "chart": _chart(data.digests_by_day), "project": project,
-        "projects": within.order_by("name"),
+        "projects": within.order_by("name"), "operations": sel.operations(project=project, within=within),
     })
 
 
