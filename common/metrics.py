@@ -157,10 +157,3 @@ def counter_total(counter: Counter, **labels: str) -> float:
                 total += sample.value
     return total
 
-
-def clear_dir() -> None:
-    """Remove the files of processes from an earlier run (a server's start, before its workers)."""
-    if not ON:
-        return
-    for path in settings.THREADLESS_METRICS_DIR.glob("*.db"):
-        path.unlink(missing_ok=True)

@@ -4,7 +4,14 @@ import os
 import time
 
 from celery import Celery
-from celery.signals import task_postrun, task_prerun, worker_init, worker_process_init, worker_process_shutdown, worker_shutdown
+from celery.signals import (
+    task_postrun,
+    task_prerun,
+    worker_init,
+    worker_process_init,
+    worker_process_shutdown,
+    worker_shutdown,
+)
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
 
