@@ -168,6 +168,19 @@ def test_a_document_with_an_unknown_record_type_is_refused(cast, memory_a):
     assert "hologram" in body["message"] and written() == before
 
 
+def test_import_refuses_a_publishable_or_revoked_key_and_writes_nothing(cast, memory_a):
+    from projects import services as project_services
+
+    build(cast, memory_a)
+    document = export_of(cast.a, memory_a.id)
+    key, revoked = project_services.key_create(project=cast.project_b, name="old")
+    project_services.key_revoke(prefix=key.prefix)
+    before = written()
+    assert "publishable" in error_of(import_(cast.api(cast.publishable_a), document), 401, "unauthorized")["message"]
+    assert "revoked" in error_of(import_(cast.api(revoked), document), 401, "unauthorized")["message"]
+    assert written() == before
+
+
 def test_import_takes_ndjson_only_and_export_is_scoped_to_the_key_project(cast, memory_a):
     assert "x-ndjson" in error_of(post(cast.a, "/v1/memories/import", {"x": 1}), 400, "invalid_request")["message"]
     assert cast.b.get(f"/v1/memories/{memory_a.id}/export").status_code == 404
