@@ -44,6 +44,7 @@ def end(token: contextvars.Token) -> None:
 def request_done(*, route: str, method: str, status: int, seconds: float) -> None:
     metrics.request(route, method, status, seconds)
     if request_log.isEnabledFor(logging.INFO):
+        method = method[:16]  # any token a client sent
         request_log.info("%s %s %s", method, route, status,
                          extra={"route": route, "status": status, "method": method,
                                 "duration_ms": round(seconds * 1000, 2)})

@@ -60,10 +60,13 @@ PROXY_ADDED = Histogram("threadless_proxy_added_latency_seconds",
 REFUSALS = Counter("threadless_refusals", "Requests refused by a rate limit or a plan allowance.", ["code"])
 
 REFUSAL_CODES = frozenset({"rate_limited", "quota_exceeded"})
+# A request's method is any token a client sends: anything else is counted as "other".
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
 
 def request(route: str, method: str, status: int, seconds: float) -> None:
     if ON:
+        method = method if method in METHODS else "other"
         REQUESTS.labels(route, method, str(status)).inc()
         REQUEST_SECONDS.labels(route, method).observe(seconds)
 

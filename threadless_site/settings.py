@@ -258,7 +258,10 @@ THREADLESS_METRICS_DIR = Path(envstr("THREADLESS_METRICS_DIR", str(VAR_DIR / "me
 if THREADLESS_METRICS:
     THREADLESS_METRICS_DIR.mkdir(parents=True, exist_ok=True)
     # prometheus-client picks its multi-process storage from this variable when it is first imported.
-    os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", str(THREADLESS_METRICS_DIR))
+    # Set, not defaulted: a process started from another (a test's server) must not write to its parent's.
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(THREADLESS_METRICS_DIR)
+else:
+    os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
 # OpenTelemetry traces (the `otel` extra): on when this is true, exported over OTLP to
 # OTEL_EXPORTER_OTLP_ENDPOINT (read by the exporter itself, as are the other OTEL_* variables).
 THREADLESS_TRACING = envbool("THREADLESS_TRACING", False)

@@ -140,3 +140,12 @@ def test_metrics_needs_the_exact_bearer_token(client, settings, db):
 def test_metrics_answers_get_only(client, settings):
     settings.THREADLESS_METRICS_TOKEN = TOKEN
     assert client.post("/metrics", HTTP_AUTHORIZATION=f"Bearer {TOKEN}").status_code == 405
+
+
+def test_a_method_nobody_defined_is_counted_as_other(client, settings, db):
+    settings.THREADLESS_METRICS_TOKEN = TOKEN
+    client.generic("BREW-" + "A" * 200, "/healthz")
+    answer = client.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {TOKEN}").content.decode()
+    assert "BREW" not in answer
+    if "threadless_http_requests_total" in answer:  # recording is on (THREADLESS_METRICS)
+        assert 'method="other",route="healthz"' in answer
