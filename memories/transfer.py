@@ -28,6 +28,7 @@ project returns the memory the first import made (keyed by the document's digest
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 
@@ -126,7 +127,7 @@ def memory_export(*, memory: Memory) -> Iterator[bytes]:
     count = 0
     header = {"type": "header", "format": FORMAT, "version": VERSION, "exported_at": _time(timezone.now()),
               "source": {"memory_id": memory.id}}
-    for record in (header, *(r for exporter in EXPORTERS for r in exporter(memory))):
+    for record in itertools.chain([header], *(exporter(memory) for exporter in EXPORTERS)):
         line = _line(record)
         digest.update(line)
         count += 1

@@ -217,3 +217,19 @@ def test_the_commands_export_a_project_and_import_it_into_another(cast, memory_a
         call_command("import_memories", "--project", cast.project_b.id, str(tmp_path / "cut.jsonl"),
                      stderr=io.StringIO())
     assert written() == before
+
+
+def test_export_reads_lazily_a_chunk_at_a_time(cast, memory_a):
+    """Streaming: the first lines go out before the entries are read, so a memory of any size
+    exports in bounded memory (a 100k-message export peaks at a few MB: docs/deployment.md)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    build(cast, memory_a)
+    lines = memory_export(memory=Memory.objects.get(pk=memory_a.pk))
+    with CaptureQueriesContext(connection) as queries:
+        assert orjson.loads(next(lines))["type"] == "header"
+        assert orjson.loads(next(lines))["type"] == "memory"
+        assert orjson.loads(next(lines))["type"] == "turn"
+    assert not any(Entry._meta.db_table in q["sql"] for q in queries.captured_queries)
+    assert orjson.loads(list(lines)[-1])["type"] == "end"
