@@ -486,6 +486,14 @@ def extra_sections() -> list[str]:
         except Exception as exc:  # noqa: BLE001
             log(f"proxy section failed: {exc!r}")
             sections.append(f"## 6. Provider-compatible proxy\n\nThis section failed to run: `{exc!r}`.")
+        try:
+            from bench import metrics_cost
+
+            log("metrics cost on the hot routes")
+            sections.append(metrics_cost.markdown())
+        except Exception as exc:  # noqa: BLE001
+            log(f"metrics section failed: {exc!r}")
+            sections.append(f"## 8. Metrics on the hot routes\n\nThis section failed to run: `{exc!r}`.")
     finally:
         server.stop()
         os.environ.clear()

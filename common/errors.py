@@ -16,6 +16,7 @@ from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import Http404, HttpResponse
 from rest_framework import exceptions as drf
 
+from common import metrics
 from common.redaction import cut, echo, redact_secrets
 
 log = logging.getLogger("threadless.errors")
@@ -185,6 +186,7 @@ def exception_answer(exc: Exception, *, request_id: str, limits: dict | None = N
     """The one error answer for an exception under /v1: (status, headers, body) in the SPEC 4.1
     shape, a 5xx logged with its traceback (never sent), a 429 with the limit headers `limits`."""
     status, code, message, hint, headers = exception_to_error(exc)
+    metrics.refusal(code)
     if status >= 500:
         log.error("request %s failed: %s", request_id or "-", exc.__class__.__name__, exc_info=exc)
     if isinstance(exc, (drf.Throttled, RateLimited, QuotaExceeded)):

@@ -16,6 +16,8 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
+from common import metrics
+from memories import selectors as memory_selectors
 from memories.models import Entry, ErrorDigest, Memory, Turn
 from projects.models import ApiCall, Project
 
@@ -122,6 +124,23 @@ def overview(*, project: Project | None, days: int = 14, within: QuerySet[Projec
         volume_by_op=sorted(volume.items(), key=lambda kv: -kv[1]),
         newest_failures=_newest_failures(digests, entries),
     )
+
+
+@dataclass
+class Operations:
+    """The figures a small install watches without Prometheus (the same ones /metrics exposes)."""
+
+    outbox_depth: int
+    worker_lag_seconds: float  # how long the oldest waiting outbox row has waited
+    degraded_decorates: int | None  # since the metrics files were started; None with metrics off
+    metrics_on: bool
+
+
+def operations(*, project: Project | None, within: QuerySet[Project] | None = None) -> Operations:
+    backlog = memory_selectors.outbox_backlog(project=project, projects=within if project is None else None)
+    degraded = metrics.counter_total(metrics.DECORATE_DEGRADED) if metrics.ON else None
+    return Operations(outbox_depth=backlog.depth, worker_lag_seconds=backlog.oldest_age_seconds,
+                      degraded_decorates=int(degraded) if degraded is not None else None, metrics_on=metrics.ON)
 
 
 def memory_search(*, project: Project | None, query: str = "", with_digests: bool = False,

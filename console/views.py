@@ -116,6 +116,7 @@ def overview(request):
     return render(request, "console/overview.html", {
         "section": "overview", "data": data, "chart": _chart(data.digests_by_day), "project": project,
         "projects": within.order_by("name"), "worker": worker_state(),
+        "operations": sel.operations(project=project, within=within),
     })
 
 

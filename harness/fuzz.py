@@ -12,6 +12,14 @@ import warnings
 from dataclasses import dataclass, field
 
 import httpx
+import orjson
+
+
+def _ndjson(ctx, value) -> bytes:
+    """POST /v1/memories/import takes JSON Lines (an exported memory): the generated value as one line,
+    or each item of a generated list as a line (schemathesis has no serializer of its own for it)."""
+    items = value if isinstance(value, list) else [value]
+    return b"".join(orjson.dumps(item) + b"\n" for item in items)
 
 
 @dataclass
@@ -105,6 +113,7 @@ def fuzz(base_url: str, key: str, *, max_examples: int = 8, seed: int = 1, modes
     )
 
     warnings.filterwarnings("ignore", module="schemathesis")
+    schemathesis.serializer("application/x-ndjson")(_ndjson)
     schema = schemathesis.openapi.from_url(base_url + "/v1/openapi.json")
     real = _real_ids(base_url, key)
     result = FuzzResult()

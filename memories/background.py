@@ -20,6 +20,7 @@ from django.db.models import F
 from django.db.models.functions import Greatest
 from django.utils.module_loading import import_string
 
+from common import metrics, tracing
 from common.messages import text_of
 from memories import embeddings, recall
 from memories.compaction import memory_compact
@@ -67,6 +68,7 @@ def extract_facts(*, memory: Memory, messages: list[UserMessage], complete=None)
     if candidates is None:
         candidates = _offline_extractor().extract(messages)
     counts = facts_apply(memory=memory, candidates=candidates, extractor=extractor_name)
+    metrics.facts(extractor_name, counts)
     return {**counts, "extractor": extractor_name}
 
 
@@ -86,7 +88,8 @@ def process_entries(*, memory_id: str, from_seq: int, to_seq: int) -> dict:
     indexed = recall.index_entries(memory_id=memory_id, entry_ids=message_ids) if message_ids else 0
     vectors = _embed(memory, message_ids)
     complete = complete_for_project(memory.project)
-    facts = extract_facts(memory=memory, messages=_user_messages(rows), complete=complete)
+    with tracing.span("threadless.facts.extract", **{"threadless.facts.model": complete is not None}):
+        facts = extract_facts(memory=memory, messages=_user_messages(rows), complete=complete)
     compacted = memory_compact(memory_id=memory_id, complete=complete)
     Memory.objects.filter(pk=memory_id).update(background_upto_seq=Greatest(F("background_upto_seq"), end))
     return {"indexed": indexed, "vectors": vectors, "facts": facts, "compacted": compacted}

@@ -12,14 +12,15 @@ from operator import itemgetter
 
 import orjson
 from django.db import DEFAULT_DB_ALIAS, connections
-from django.db.models import QuerySet
+from django.db.models import Count, Min, QuerySet
 from django.db.models.fields.json import KeyTransform
+from django.utils import timezone
 from threadless.window import WindowFitter
 
 from common.db import plain_cursor
 from common.errors import InvalidRequest, NotFound
 from common.messages import row_to_message
-from memories.models import Entry, ErrorDigest, Fact, Memory, MemoryFile, MemoryFileVersion
+from memories.models import Entry, ErrorDigest, Fact, Memory, MemoryFile, MemoryFileVersion, Outbox
 from projects.models import Project
 
 # A window row: seq, turn, role, content, tokens, and the rarely set columns (parts, name,
@@ -488,3 +489,22 @@ def file_index_text(*, memory: Memory) -> str:
     if len(rows) > FILE_INDEX_MAX:
         lines.append("- … and more (view /memories for the full list)")
     return FILE_INDEX_HEADER + "\n" + "\n".join(lines)
+
+
+@dataclass
+class OutboxBacklog:
+    depth: int  # rows not processed yet
+    oldest_age_seconds: float  # how long the oldest of them has waited (0 when none): the worker's lag
+
+
+def outbox_backlog(*, project: Project | None = None, projects: QuerySet[Project] | None = None) -> OutboxBacklog:
+    """The outbox rows waiting for the worker (through outbox_pending_idx), optionally of one
+    project or a set of them (the console's scope)."""
+    rows = Outbox.objects.filter(processed_at=None)
+    if project is not None:
+        rows = rows.filter(memory__project=project)
+    elif projects is not None:
+        rows = rows.filter(memory__project__in=projects)
+    found = rows.aggregate(depth=Count("id"), oldest=Min("created_at"))
+    age = (timezone.now() - found["oldest"]).total_seconds() if found["oldest"] else 0.0
+    return OutboxBacklog(depth=found["depth"], oldest_age_seconds=max(0.0, age))

@@ -22,7 +22,7 @@ from django.utils import timezone
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission
 
-from common import counters
+from common import counters, logs
 from common.errors import Unauthorized
 from common.http.bearer import bearer_token
 from projects import keys
@@ -122,6 +122,7 @@ def _key_checked(plaintext: str, *, deferred: bool = False, used: bool = True) -
     if used and (key.last_used_at is None or now - key.last_used_at > LAST_USED_RESOLUTION):
         ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
         key.last_used_at = now
+    logs.bind(project_id=key.project_id)
     return key, unconfirmed
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass
 
 import httpx
@@ -24,6 +25,7 @@ from asgiref.sync import sync_to_async
 from django.http import HttpResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
+from common import metrics
 from common.errors import ApiError, Unauthorized, exception_response
 from common.http.bearer import bearer_token
 from common.http.body import json_object, parse_json
@@ -174,6 +176,7 @@ def _prepare_call(request, protocol: Protocol, key: ApiKey, slot: ProjectSlot) -
 
 
 def _degraded(call: Call, exc: Exception) -> Call:
+    metrics.decorate_degraded("proxy")
     log.warning("proxy: decorate failed (%s); forwarding without memory", exc.__class__.__name__)
     call.degraded = True  # forwarded as the client sent it; nothing is reported (nothing was stored)
     return call
@@ -261,6 +264,7 @@ def _error(request, exc: Exception, call: Call | None = None) -> HttpResponse:
 
 
 async def proxy_call(request, protocol: Protocol) -> HttpResponse:
+    started = time.perf_counter()
     try:
         if request.method != "POST":
             raise MethodNotAllowed(f"Method {request.method} is not allowed on this path.")
@@ -270,7 +274,7 @@ async def proxy_call(request, protocol: Protocol) -> HttpResponse:
     except Exception as exc:  # noqa: BLE001 - Threadless's own errors in the one error shape
         return _error(request, exc)
     try:
-        answer = await _forward(request, call)
+        answer = await _forward(request, call, added=time.perf_counter() - started)
     except BaseException:
         call.slot.release()
         raise
@@ -279,9 +283,9 @@ async def proxy_call(request, protocol: Protocol) -> HttpResponse:
     return answer
 
 
-async def _forward(request, call: Call) -> HttpResponse:
-    """Send the call upstream and answer with what comes back; a streamed answer releases the
-    call's slot when its stream ends or the response is closed."""
+async def _forward(request, call: Call, *, added: float) -> HttpResponse:
+    """Send the call upstream and answer with what comes back (`added`: the seconds Threadless spent
+    before it); a streamed answer releases the call's slot when its stream ends or the response is closed."""
     forwarded = {k: v for k, v in request.headers.items() if k.lower().startswith(FORWARD_PREFIXES)}
     client = upstream_client()
     upstream_request = client.build_request(
@@ -293,9 +297,11 @@ async def _forward(request, call: Call) -> HttpResponse:
         response = await client.send(upstream_request, stream=True)
     except Exception as exc:  # noqa: BLE001 - unreachable upstream: the provider's error shape, recorded
         status, reason = _transport_failure(exc)
+        metrics.proxy_call(call.protocol.name, "unreachable", added)
         await _report(call, None, f"{operation} failed: {reason}")
         return _failure(call, f"Threadless could not reach the upstream: {reason}", status=status,
                         headers=call.headers())
+    metrics.proxy_call(call.protocol.name, response.status_code, added)
     headers = {**_back_headers(response), **call.headers()}
     content_type = response.headers.get("content-type", "application/json")
     if response.status_code >= 400 or not (call.stream and content_type.startswith("text/event-stream")):

@@ -16,16 +16,22 @@ import gc
 import io
 import logging
 import os
+import time
 from functools import lru_cache
 
 from django.conf import settings
 from django.core.asgi import get_asgi_application
 
+from common import logs
 from common.shutdown import begin_shutdown
 from common.sigterm import install_if_uvicorn
 from threadless_site.bodylimit import BodyLimitMiddleware, request_id_of
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
+# Before the handlers load their middleware: the Django instrumentation adds its own (when on).
+from threadless_site.tracing import setup as tracing_setup  # noqa: E402
+
+TRACING = tracing_setup(service="threadless-web")
 django_application = get_asgi_application()
 
 from asgiref.sync import iscoroutinefunction  # noqa: E402 - after Django is set up
@@ -75,9 +81,10 @@ guarded_application = BodyLimitMiddleware(django_application, _body_limit)
 # The hot routes (decorate, report): a POST goes straight to memories.api.hot on a view thread,
 # without Django's request cycle (the Django URLs of these paths run the same handler). Off when
 # the security middleware answers differently per request (SSL redirect, HSTS): Django's way then;
-# so does a request with a query string (DRF's `?format=` override, memories.api.views.HotRoute).
+# so does a request with a query string (DRF's `?format=` override, memories.api.views.HotRoute),
+# and every request while tracing is on (the Django instrumentation's server span is the trace's root).
 HOT_ROUTES = (settings.THREADLESS_HOT_ROUTES and sync_application is not None and not settings.SECURE_SSL_REDIRECT
-              and not settings.SECURE_HSTS_SECONDS)
+              and not settings.SECURE_HSTS_SECONDS and not TRACING)
 _HOT_HEADERS = {b"authorization": "authorization", b"content-type": "content-type",
                 b"idempotency-key": "idempotency-key", b"accept": "accept"}
 _static_headers: list | None = None
@@ -85,15 +92,23 @@ _static_headers: list | None = None
 
 def _hot_call(scope, found, headers: dict, body: bytes, request_id: str):
     """In a view thread: the hot handler inside Django's request signals (connection upkeep:
-    close_old_connections before and after, as Django's handlers do)."""
+    close_old_connections before and after, as Django's handlers do), counted and logged as
+    common.http.middleware does on Django's way, under the same route pattern."""
+    started = time.perf_counter()
+    route = hot.route_pattern(found[0], found[2])
+    token = logs.start(request_id, route)
     signals.request_started.send(sender=_hot_call)
+    status = 500
     try:
         answered = hot.answer(*found, headers, body, request_id)
-        if answered[0] >= 400:
-            _log_response(scope, body, answered[0])
+        status = answered[0]
+        if status >= 400:
+            _log_response(scope, body, status)
         return answered
     finally:
         signals.request_finished.send(sender=_hot_call)
+        logs.request_done(route=route, method="POST", status=status, seconds=time.perf_counter() - started)
+        logs.end(token)
 
 
 def _log_response(scope, body: bytes, status: int) -> None:

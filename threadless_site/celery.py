@@ -2,15 +2,24 @@
 
 import logging
 import os
+import time
 
 from celery import Celery, bootsteps
-from celery.signals import worker_process_init
+from celery.signals import (
+    task_postrun,
+    task_prerun,
+    worker_init,
+    worker_process_init,
+    worker_process_shutdown,
+    worker_shutdown,
+)
 from django.conf import settings
 
-from common import broker
-from common.heartbeat import heartbeat_beat
-
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
+
+from common import broker, metrics  # noqa: E402 - metrics reads the settings: after DJANGO_SETTINGS_MODULE
+from common.heartbeat import heartbeat_beat  # noqa: E402
+from threadless_site import tracing  # noqa: E402
 
 broker.register()  # the embedded default's `threadless-fs://` (common.broker)
 
@@ -51,6 +60,26 @@ class Heartbeat(bootsteps.StartStopStep):
 app.steps["consumer"].add(Heartbeat)
 
 
+@worker_init.connect
+def _start_tracing_in_one_process_pools(sender=None, **kwargs):
+    """The solo and thread pools run tasks in the worker's own process: install OpenTelemetry there."""
+    pool = getattr(sender, "pool_cls", None)
+    if not getattr(pool, "__module__", "celery.concurrency.prefork").startswith("celery.concurrency.prefork"):
+        tracing.setup(service="threadless-worker")
+
+
+@worker_process_init.connect
+def _start_tracing(**kwargs):
+    """Each prefork child installs OpenTelemetry itself (its exporter thread does not survive a fork)."""
+    tracing.setup(service="threadless-worker")
+
+
+@worker_process_shutdown.connect
+@worker_shutdown.connect
+def _flush_traces(**kwargs):
+    tracing.flush()
+
+
 @worker_process_init.connect
 def _forget_inherited_db_pools(**kwargs):
     """A forked pool child must not use the parent's pooled sockets: drop them (never close
@@ -58,3 +87,19 @@ def _forget_inherited_db_pools(**kwargs):
     from django.db.backends.postgresql.base import DatabaseWrapper
 
     DatabaseWrapper._connection_pools.clear()
+
+
+_started: dict[str, float] = {}
+
+
+@task_prerun.connect
+def _job_started(task_id=None, **kwargs):
+    _started[task_id] = time.perf_counter()
+
+
+@task_postrun.connect
+def _job_finished(task_id=None, task=None, state=None, **kwargs):
+    """Every job's kind (the task's name: a fixed set), outcome and run time (common.metrics)."""
+    started = _started.pop(task_id, None)
+    if started is not None and task is not None:
+        metrics.job(task.name, (state or "unknown").lower(), time.perf_counter() - started)

@@ -6,6 +6,7 @@ runs with no services. Production sets DATABASE_URL, CELERY_BROKER_URL and REDIS
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import dj_database_url
@@ -191,7 +192,7 @@ CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", False)
 # Behind a TLS-terminating proxy: the header it sets, e.g. "X-Forwarded-Proto" (value "https").
 SECURE_PROXY_SSL_HEADER = proxy_ssl_header(envstr("SECURE_PROXY_SSL_HEADER", ""))
 # The /healthz and /readyz probes come over plain http from the load balancer.
-SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^healthz/worker$", r"^readyz$"]
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^healthz/worker$", r"^readyz$", r"^metrics$"]
 
 # --- Threadless ---------------------------------------------------------------------------------
 
@@ -278,6 +279,30 @@ THREADLESS_LOGIN_FAILURES_PER_ACCOUNT = envint("THREADLESS_LOGIN_FAILURES_PER_AC
 THREADLESS_LOGIN_FAILURES_PER_IP = envint("THREADLESS_LOGIN_FAILURES_PER_IP", 20)
 THREADLESS_LOGIN_LOCKOUT_SECONDS = envint("THREADLESS_LOGIN_LOCKOUT_SECONDS", 900)
 
+# Operations (docs/deployment.md, "Metrics, traces and logs"). Metrics are recorded by every
+# process into files under THREADLESS_METRICS_DIR (prometheus-client's multi-process mode: web
+# workers and Celery's prefork children each write their own, /metrics adds them up); /metrics
+# answers only with `Authorization: Bearer <THREADLESS_METRICS_TOKEN>` and is a 404 while it is unset.
+THREADLESS_METRICS = envbool("THREADLESS_METRICS", True)
+THREADLESS_METRICS_TOKEN = envstr("THREADLESS_METRICS_TOKEN", "")
+THREADLESS_METRICS_DIR = Path(envstr("THREADLESS_METRICS_DIR", str(VAR_DIR / "metrics"))).resolve()
+if THREADLESS_METRICS:
+    THREADLESS_METRICS_DIR.mkdir(parents=True, exist_ok=True)
+    # prometheus-client picks its multi-process storage from this variable when it is first imported.
+    # Set, not defaulted: a process started from another (a test's server) must not write to its parent's.
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(THREADLESS_METRICS_DIR)
+else:
+    os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
+# OpenTelemetry traces (the `otel` extra): on when this is true, exported over OTLP to
+# OTEL_EXPORTER_OTLP_ENDPOINT (read by the exporter itself, as are the other OTEL_* variables).
+THREADLESS_TRACING = envbool("THREADLESS_TRACING", False)
+# Log lines: "plain" (human-readable) or "json" (one object per line, with the request's id,
+# project, route and duration); a line per request (logger threadless.request) when this is on.
+THREADLESS_LOG_FORMAT = envstr("THREADLESS_LOG_FORMAT", "plain")
+if THREADLESS_LOG_FORMAT not in ("plain", "json"):
+    raise ImproperlyConfigured("THREADLESS_LOG_FORMAT: plain or json.")
+THREADLESS_REQUEST_LOG = envbool("THREADLESS_REQUEST_LOG", THREADLESS_LOG_FORMAT == "json")
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["projects.auth.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["projects.auth.IsProjectKey"],
@@ -361,14 +386,20 @@ THREADLESS_ACCESS_LOG = envbool("THREADLESS_ACCESS_LOG", True)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    # Redaction first: the JSON line's message is the redacted one, as the plain line's is.
     "filters": {"redact": {"()": "common.redaction.RedactingFilter"},
-                "one_line": {"()": "common.redaction.OneLineFilter"}},
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+                "one_line": {"()": "common.redaction.OneLineFilter"},
+                "context": {"()": "common.logs.ContextFilter"}},
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+                   "json": {"()": "common.logs.JsonFormatter"}},
     "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["redact"]},
+        "console": {"class": "logging.StreamHandler", "formatter": THREADLESS_LOG_FORMAT,
+                    "filters": ["redact", "context"]},
     },
     "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
     "loggers": {
+        # One line per answered request (common.logs.request_done), when THREADLESS_REQUEST_LOG is on.
+        "threadless.request": {"level": "INFO" if THREADLESS_REQUEST_LOG else "WARNING"},
         "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
         "django.db.backends": {"level": "WARNING"},
         # A bad Host header (400): one line, not Django's traceback per request.

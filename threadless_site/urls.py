@@ -4,6 +4,7 @@ from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
 
 from threadless_site.health import healthz, healthz_worker, readyz
 from threadless_site.home import favicon, home
+from threadless_site.metrics import metrics_view
 
 v1 = [
     path("openapi.json", SpectacularJSONAPIView.as_view(authentication_classes=[], permission_classes=[],
@@ -21,6 +22,7 @@ urlpatterns = [
     path("healthz", healthz),
     path("healthz/worker", healthz_worker),
     path("readyz", readyz),
+    path("metrics", metrics_view),
     path("v1/", include(v1)),
     path("manage/agents/", include("console.agent_urls")),
     path("manage/proxy/", include("console.proxy_urls")),

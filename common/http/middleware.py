@@ -8,10 +8,12 @@ from __future__ import annotations
 import io
 import logging
 import secrets
+import time
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.conf import settings
 
+from common import logs
 from common.errors import error_response, exception_response
 from common.redaction import echo
 
@@ -53,14 +55,32 @@ class _Hybrid:
         return response
 
 
+def route_of(request) -> str:
+    """The matched URL pattern (`v1/memories/<str:memory_id>/facts`), never the path itself: a
+    bounded label for metrics and logs."""
+    match = getattr(request, "resolver_match", None)
+    return match.route if match is not None and match.route else "unmatched"
+
+
 class RequestIdMiddleware(_Hybrid):
+    """The request id (X-Request-Id) and the request's log context; when the answer is ready,
+    the request's count and latency (common.metrics) and its log line (common.logs)."""
+
     def before(self, request):
         incoming = request.headers.get("X-Request-Id", "")
         ok = 8 <= len(incoming) <= 64 and incoming.replace("_", "").replace("-", "").isalnum()
         request.request_id = incoming if ok else _new_request_id()
+        request.started_at = time.perf_counter()
+        request.log_context = logs.start(request.request_id, "")
         return None
 
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        logs.bind(route=route_of(request))
+
     def after(self, request, response):
+        logs.request_done(route=route_of(request), method=request.method, status=response.status_code,
+                          seconds=time.perf_counter() - request.started_at)
+        logs.end(request.log_context)
         response["X-Request-Id"] = request.request_id
         # Rate-limited routes carry their limit on every answer, not only on a 429.
         for name, value in (getattr(request, "ratelimit_headers", None) or {}).items():

@@ -35,7 +35,7 @@ import re
 import orjson
 from rest_framework import exceptions as drf
 
-from common import counters
+from common import counters, metrics
 from common.errors import ApiError, InvalidRequest, exception_answer
 from common.http.body import json_object, parse_json, reject_unknown
 from common.messages import validate_messages
@@ -60,6 +60,12 @@ class Call:
         self.key_unconfirmed = None
         self.ratelimit_headers = None
         self.request_id = request_id
+
+
+def route_pattern(operation: str, external: bool) -> str:
+    """The Django URL pattern of a hot route (memories.api.urls), the route label of its metrics."""
+    return f"v1/memories/external/<path:external_id>/{operation}" if external else \
+        f"v1/memories/<str:memory_id>/{operation}"
 
 
 def route(path: str) -> tuple[str, str, bool] | None:
@@ -141,6 +147,7 @@ def _report(project, memory: Memory, scoped: bool, key: str | None, messages: li
             failures: list) -> tuple[int, bytes]:
     def run():
         answer = services.report_accept(memory=memory, messages=messages, failures=failures, scoped=scoped)
+        metrics.report(accepted=True, messages=answer["accepted"])
         return 202, orjson.dumps(answer), True
 
     return services.idempotent_call(project=project, memory=memory, scope=f"report:{memory.id}", key=key, run=run)
@@ -202,6 +209,8 @@ def answer(operation: str, ident: str, external: bool, headers: dict, raw: bytes
     except Exception as exc:  # noqa: BLE001 - every error answers in the SPEC 4.1 shape
         if taken:
             counters.decr_many(taken)
+        if operation == "report":
+            metrics.report(accepted=False)
         status, extra, body = exception_answer(exc, request_id=request_id, limits=call.ratelimit_headers)
         out = [("Content-Type", JSON), *extra.items()]
     out.append(("Allow", ALLOW))

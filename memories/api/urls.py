@@ -5,6 +5,7 @@ from memories.api import views
 urlpatterns = [
     path("memories", views.MemoryListApi.as_view(), name="api-memories"),
     # By the app's own id (get-or-create); `path:` so an id with a URL-encoded "/" still matches.
+    path("memories/import", views.MemoryImportApi.as_view(), name="api-memory-import"),
     path("memories/external/<path:external_id>/decorate", views.ExternalDecorateApi.as_view(),
          name="api-decorate-external"),
     path("memories/external/<path:external_id>/report", views.ExternalReportApi.as_view(), name="api-report-external"),
@@ -15,6 +16,7 @@ urlpatterns = [
     path("memories/<str:memory_id>", views.MemoryDetailApi.as_view(), name="api-memory"),
     path("memories/<str:memory_id>/decorate", views.DecorateApi.as_view(), name="api-decorate"),
     path("memories/<str:memory_id>/report", views.ReportApi.as_view(), name="api-report"),
+    path("memories/<str:memory_id>/export", views.MemoryExportApi.as_view(), name="api-memory-export"),
     path("memories/<str:memory_id>/entries", views.EntryListApi.as_view(), name="api-entries"),
     path("memories/<str:memory_id>/facts", views.FactListApi.as_view(), name="api-facts"),
     path("memories/<str:memory_id>/facts/<str:fact_id>", views.FactDetailApi.as_view(), name="api-fact"),

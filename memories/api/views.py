@@ -7,6 +7,7 @@ which scopes the same way, or in the service's first statement on the memory row
 
 from __future__ import annotations
 
+from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -16,7 +17,7 @@ from common.errors import InvalidRequest
 from common.http.body import json_object, reject_unknown
 from common.http.pagination import decode_cursor, encode_cursor, limit_param, page_by_time
 from common.http.schema import StrictCharField, errors
-from memories import embeddings, recall, selectors, services
+from memories import embeddings, recall, selectors, services, transfer
 from memories.api import hot
 from memories.models import Entry, Fact, Memory, Outbox
 from memories.services import files
@@ -442,3 +443,32 @@ class ExternalMemoryFileListApi(MemoryFileListApi):
 
 class ExternalMemoryFileCommandApi(MemoryFileCommandApi):
     external = True
+
+
+# --- export and import -------------------------------------------------------------------------
+
+NDJSON = "application/x-ndjson"
+
+
+class MemoryExportApi(ProjectScopedMixin, APIView):
+    @extend_schema(operation_id="memories_export", responses={(200, NDJSON): str, **errors(404)},
+                   description="The memory as a versioned JSON Lines document (memories.transfer), streamed.")
+    def get(self, request, memory_id: str):
+        memory = selectors.memory_get(project=self.project, memory_id=memory_id)
+        response = StreamingHttpResponse(transfer.memory_export(memory=memory), content_type=NDJSON)
+        response["Content-Disposition"] = f'attachment; filename="{memory.id}.jsonl"'
+        return response
+
+
+class MemoryImportApi(ProjectScopedMixin, APIView):
+    @extend_schema(operation_id="memories_import", request={NDJSON: str},
+                   responses={201: MemoryOut, 200: MemoryOut, **errors(400, 409, 413)},
+                   description="Bring an exported document into this key's project as a new memory, all or "
+                               "nothing; the same document again answers 200 with the memory it made.")
+    def post(self, request):
+        content_type = request.META.get("CONTENT_TYPE", "").split(";", 1)[0].strip().lower()
+        if content_type not in (NDJSON, "application/jsonl"):
+            raise InvalidRequest(f"Content-Type: send the exported document as {NDJSON}.")
+        memory, created = services.memory_import(project=self.project,
+                                                 lines=request.body.splitlines(keepends=True))
+        return Response(memory_json(memory), status=201 if created else 200)

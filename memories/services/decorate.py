@@ -9,6 +9,7 @@ import logging
 
 from django.db import transaction
 
+from common import metrics
 from common.errors import InvalidRequest
 from common.messages import entry_fields, text_of
 from common.tokens import text_tokens
@@ -79,6 +80,7 @@ def memory_decorate(*, memory: Memory, messages: list[dict], instructions: str |
         index = file_index_text(memory=memory)
         ctx.context_text = "\n\n".join(t for t in (ctx.context_text, index) if t)
     full_instructions = ctx.instructions_with(own)
+    metrics.decorate(window=ctx.history_count, recalled=len(ctx.recalled), facts=len(ctx.facts))
     return {
         "memory_id": memory.id,
         "turn": turn,

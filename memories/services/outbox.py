@@ -17,6 +17,7 @@ from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from common import tracing
 from common.db import plain_cursor
 from memories.background import process_entries
 from memories.models import Outbox
@@ -48,8 +49,10 @@ def outbox_enqueue(*, memory_id: str, payload: dict, kind: str = "report") -> in
 
 def outbox_on_commit(outbox_id: int) -> None:
     """Hand a row the caller wrote to the publisher once its transaction commits (at once in
-    autocommit: the statement that wrote it has committed)."""
-    transaction.on_commit(lambda: _publisher.submit(outbox_id))
+    autocommit: the statement that wrote it has committed). The request's trace context goes
+    along, so the worker's spans join the request's trace (common.tracing; None when off)."""
+    captured = tracing.capture()
+    transaction.on_commit(lambda: _publisher.submit(outbox_id, captured))
 
 
 class _Publisher:
@@ -69,13 +72,14 @@ class _Publisher:
     MAX_BATCH = 50
 
     def __init__(self) -> None:
-        self._queue: queue.SimpleQueue[int] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[tuple[int, object]] = queue.SimpleQueue()
         self._pid = 0
         self._lock = threading.Lock()
 
-    def submit(self, outbox_id: int) -> None:
+    def submit(self, outbox_id: int, captured=None) -> None:
         if process_outbox.app.conf.task_always_eager:
-            outbox_publish(outbox_id=outbox_id)
+            with tracing.attached(captured):
+                outbox_publish(outbox_id=outbox_id)
             return
         if self._pid != os.getpid():  # first use in this process (also after a fork)
             with self._lock:
@@ -86,7 +90,14 @@ class _Publisher:
                     if not self._pid:
                         atexit.register(self.drain)
                     self._pid = os.getpid()
-        self._queue.put(outbox_id)
+        self._queue.put((outbox_id, captured))
+
+    @staticmethod
+    def _publish(batch: list[tuple[int, object]]) -> None:
+        """One message for the batch, published in the trace context of its first row's request."""
+        ids = [outbox_id for outbox_id, _captured in batch]
+        with tracing.attached(batch[0][1]):
+            outbox_publish(outbox_id=ids if len(ids) > 1 else ids[0])
 
     @classmethod
     def _run(cls, pending: queue.SimpleQueue) -> None:
@@ -100,7 +111,7 @@ class _Publisher:
                     batch.append(pending.get_nowait())
                 except queue.Empty:
                     break
-            outbox_publish(outbox_id=batch if len(batch) > 1 else batch[0])
+            cls._publish(batch)
             last = time.monotonic()
 
     def drain(self, seconds: float = 2.0) -> None:
@@ -115,7 +126,7 @@ class _Publisher:
                     break
             if not batch:
                 return
-            outbox_publish(outbox_id=batch)
+            self._publish(batch)
 
 
 _publisher = _Publisher()
@@ -149,8 +160,10 @@ def outbox_process(*, outbox_id: int) -> bool:
     row = outbox_claim(outbox_id=outbox_id)
     if row is None:
         return False
-    process_entries(memory_id=row.memory_id, from_seq=row.payload.get("from_seq", 1),
-                    to_seq=row.payload.get("to_seq", 0))
+    with tracing.span("threadless.outbox.process", **{"threadless.outbox.kind": row.kind,
+                                                       "threadless.outbox.attempt": row.attempts}):
+        process_entries(memory_id=row.memory_id, from_seq=row.payload.get("from_seq", 1),
+                        to_seq=row.payload.get("to_seq", 0))
     Outbox.objects.filter(id=row.id, processed_at=None).update(processed_at=timezone.now(), last_error="")
     return True
 

@@ -15,6 +15,7 @@ import orjson
 from django.db import transaction
 from django.db.models import F
 
+from common import metrics
 from common.causes import innermost_text
 from common.errors import InvalidRequest
 from common.http.body import reject_unknown
@@ -90,6 +91,7 @@ def failure_record(*, memory: Memory, turn: int, task_id: str, error: str, polic
         )
         Memory.objects.filter(pk=memory.pk).update(digest_count=F("digest_count") + 1)
         memory.digest_count += 1
+        metrics.digest(task_type, error_type)
     task_error = {"type": "errorDigest", "taskId": plain, "taskType": task_type, "text": text} if rules.task_error else None
     return FailureResult(task_id=plain, text=text, action=action, task_error=task_error, digest=digest, entries=entries)
 

@@ -1,0 +1,388 @@
+"""Export and import of one memory as a versioned JSON Lines document (docs/deployment.md,
+"Export and import").
+
+The document is one JSON object per line, each with a `type`:
+
+    header          {"type": "header", "format": "threadless.memory", "version": 1, "exported_at", "source"}
+    memory          the memory's own fields (metadata, instructions, policy, summary, counters)
+    turn            one per turn (state, input, actions, task errors, timings)
+    entry           one per entry, in seq order (kind, role, content or parts, tool calls,
+                    commit flag, tokens, created_at)
+    digest          an error digest, tied to its entry by `entry_seq`
+    fact            a fact with its provenance (`source_entry_seqs`) and history (`superseded_by`)
+    fact_tombstone  a statement a person removed (extraction must not bring it back)
+    end             {"type": "end", "records": n, "sha256": <hex of every line before it>}
+
+Entries and facts refer to each other by sequence number and exported fact id, never by a
+database id, so a document moves between installs. A new kind of record (say, memory files) is a
+new `type` with an exporter and an importer registered below; a reader refuses a type it does
+not know and a `version` newer than its own, rather than drop part of a memory.
+
+Export streams: rows are read in chunks in seq order, so a memory of any size is written in
+bounded memory. Import reads the document line by line inside one transaction, checks the
+`end` record's count and digest last, and rolls everything back on any error: a truncated,
+damaged or newer document leaves nothing behind. Importing the same document again into the same
+project returns the memory the first import made (keyed by the document's digest).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime
+
+import orjson
+from django.db import DatabaseError, IntegrityError, transaction
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from common.errors import Conflict, InvalidRequest
+from memories import recall
+from memories.models import Entry, ErrorDigest, Fact, FactTombstone, IdempotencyRecord, Memory, Turn
+from projects.models import Project
+
+FORMAT = "threadless.memory"
+VERSION = 1
+CHUNK = 2000
+MAX_LINE_BYTES = 16 * 1024 * 1024
+IMPORT_SCOPE = "memory-import"
+
+MEMORY_FIELDS = ("external_id", "metadata", "instructions", "policy", "summary", "summary_upto_seq",
+                 "last_budget_tokens", "last_seq", "last_turn", "turn_start_seq", "message_count",
+                 "token_count", "digest_count")
+TURN_FIELDS = ("number", "state", "input", "actions", "task_errors", "output", "attempt", "duration_ms")
+ENTRY_FIELDS = ("seq", "turn", "kind", "role", "content", "parts", "name", "tool_calls", "tool_call_id",
+                "task_id", "key", "value", "committed", "tokens")
+DIGEST_FIELDS = ("turn", "task_id", "task_type", "error_type", "agent_id", "text", "raw_error")
+FACT_FIELDS = ("text", "normalized", "slot", "extractor", "confidence", "active", "tokens")
+
+
+def _time(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _line(record: dict) -> bytes:
+    return orjson.dumps(record) + b"\n"
+
+
+# --- export ------------------------------------------------------------------------------------
+
+
+def _memory_records(memory: Memory) -> Iterator[dict]:
+    yield {"type": "memory", "id": memory.id, **{name: getattr(memory, name) for name in MEMORY_FIELDS},
+           "created_at": _time(memory.created_at)}
+
+
+def _turn_records(memory: Memory) -> Iterator[dict]:
+    rows = Turn.objects.filter(memory_id=memory.id).order_by("number").values(
+        *TURN_FIELDS, "created_at", "finished_at")
+    for row in rows.iterator(chunk_size=CHUNK):
+        yield {"type": "turn", **row, "created_at": _time(row["created_at"]), "finished_at": _time(row["finished_at"])}
+
+
+def _entry_records(memory: Memory) -> Iterator[dict]:
+    rows = Entry.objects.filter(memory_id=memory.id).order_by("seq").values(*ENTRY_FIELDS, "created_at")
+    for row in rows.iterator(chunk_size=CHUNK):
+        yield {"type": "entry", **row, "created_at": _time(row["created_at"])}
+
+
+def _seq_of(memory: Memory, entry_ids: Iterable[int]) -> dict[int, int]:
+    ids = list(entry_ids)
+    return dict(Entry.objects.filter(memory_id=memory.id, id__in=ids).values_list("id", "seq")) if ids else {}
+
+
+def _digest_records(memory: Memory) -> Iterator[dict]:
+    rows = ErrorDigest.objects.filter(memory_id=memory.id).order_by("id").values(
+        *DIGEST_FIELDS, "entry__seq", "created_at")
+    for row in rows.iterator(chunk_size=CHUNK):
+        seq = row.pop("entry__seq")
+        yield {"type": "digest", **row, "entry_seq": seq, "created_at": _time(row["created_at"])}
+
+
+def _fact_records(memory: Memory) -> Iterator[dict]:
+    facts = list(Fact.objects.filter(memory_id=memory.id).order_by("created_at", "id").values(
+        "id", *FACT_FIELDS, "source_entry_ids", "superseded_by_id", "created_at", "updated_at"))
+    seqs = _seq_of(memory, {i for f in facts for i in f["source_entry_ids"] if isinstance(i, int)})
+    for fact in facts:
+        sources = fact.pop("source_entry_ids")
+        yield {"type": "fact", **{k: v for k, v in fact.items() if k != "superseded_by_id"},
+               "superseded_by": fact["superseded_by_id"],
+               "source_entry_seqs": [seqs[i] for i in sources if i in seqs],
+               "created_at": _time(fact["created_at"]), "updated_at": _time(fact["updated_at"])}
+    for row in FactTombstone.objects.filter(memory_id=memory.id).order_by("id").values("normalized", "slot", "upto_seq"):
+        yield {"type": "fact_tombstone", **row}
+
+
+# What an export writes after the header, in order. A new kind of record adds its function here
+# (and its reader to IMPORTERS).
+EXPORTERS: list[Callable[[Memory], Iterator[dict]]] = [
+    _memory_records, _turn_records, _entry_records, _digest_records, _fact_records,
+]
+
+
+def memory_export(*, memory: Memory) -> Iterator[bytes]:
+    """The document, line by line (bytes, each ending in a newline), read in bounded chunks."""
+    digest = hashlib.sha256()
+    count = 0
+    header = {"type": "header", "format": FORMAT, "version": VERSION, "exported_at": _time(timezone.now()),
+              "source": {"memory_id": memory.id}}
+    for record in itertools.chain([header], *(exporter(memory) for exporter in EXPORTERS)):
+        line = _line(record)
+        digest.update(line)
+        count += 1
+        yield line
+    yield _line({"type": "end", "records": count, "sha256": digest.hexdigest()})
+
+
+# --- import ------------------------------------------------------------------------------------
+
+
+class _Reader:
+    """The document's records, one at a time, with the running digest and count the `end`
+    record is checked against."""
+
+    def __init__(self, lines: Iterable[bytes]) -> None:
+        self.lines = iter(lines)
+        self.digest = hashlib.sha256()
+        self.count = 0
+        self.end: dict | None = None
+
+    def __iter__(self) -> Iterator[dict]:
+        for number, raw in enumerate(self.lines, start=1):
+            if self.end is not None:
+                if raw.strip():
+                    raise InvalidRequest(f"line {number}: content after the end record.")
+                continue
+            if len(raw) > MAX_LINE_BYTES:
+                raise InvalidRequest(f"line {number}: longer than {MAX_LINE_BYTES} bytes.")
+            try:
+                record = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                raise InvalidRequest(f"line {number}: not JSON (the document is damaged).")
+            if not isinstance(record, dict) or not isinstance(record.get("type"), str):
+                raise InvalidRequest(f"line {number}: not a record (an object with a type).")
+            if record["type"] == "end":
+                self.end = record
+                continue
+            line = raw if raw.endswith(b"\n") else raw + b"\n"
+            self.digest.update(line)
+            self.count += 1
+            yield record
+
+    def check_end(self) -> str:
+        if self.end is None:
+            raise InvalidRequest("The document ends without its end record: it is truncated.",
+                                 hint="Export the memory again and send the whole file.")
+        if self.end.get("records") != self.count or self.end.get("sha256") != self.digest.hexdigest():
+            raise InvalidRequest("The document does not match its end record (count or sha256): it is damaged.",
+                                 hint="Export the memory again and send the file unchanged.")
+        return self.digest.hexdigest()
+
+
+def _check_header(record: dict) -> None:
+    if record.get("type") != "header" or record.get("format") != FORMAT:
+        raise InvalidRequest(f"line 1: not a Threadless memory export (a header record with format {FORMAT!r}).")
+    version = record.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise InvalidRequest("header: version must be a positive integer.")
+    if version > VERSION:
+        raise InvalidRequest(f"The document is format version {version}, newer than this install reads "
+                             f"(up to {VERSION}).", hint="Upgrade this Threadless install, then import again.")
+
+
+def _when(record: dict, name: str) -> datetime | None:
+    value = record.get(name)
+    if value is None:
+        return None
+    parsed = parse_datetime(value) if isinstance(value, str) else None
+    if parsed is None:
+        raise InvalidRequest(f"{record['type']}.{name}: not an ISO 8601 time.")
+    return parsed
+
+
+def _fields(record: dict, names: tuple[str, ...]) -> dict:
+    return {name: record[name] for name in names if name in record}
+
+
+class _Import:
+    """One import's state: the new memory, the entry ids by seq, the facts by exported id."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self.memory: Memory | None = None
+        self.entries: list[Entry] = []
+        self.entry_ids: dict[int, int] = {}
+        self.turns: list[Turn] = []
+        self.facts: dict[str, Fact] = {}
+        self.superseded: dict[str, str] = {}
+        self.times: list[tuple[type, int | str, dict]] = []
+
+    def need_memory(self, kind: str) -> Memory:
+        if self.memory is None:
+            raise InvalidRequest(f"A {kind} record comes before the memory record.")
+        return self.memory
+
+    def memory_record(self, record: dict) -> None:
+        if self.memory is not None:
+            raise InvalidRequest("The document holds more than one memory record.")
+        external_id = record.get("external_id")
+        if external_id is not None and Memory.objects.filter(project=self.project, external_id=external_id).exists():
+            raise Conflict("A memory with this external_id already exists in the project.",
+                           hint="Delete that memory first, or import into another project.")
+        self.memory = Memory.objects.create(project=self.project, **_fields(record, MEMORY_FIELDS),
+                                            background_upto_seq=record.get("last_seq", 0))
+        self.times.append((Memory, self.memory.pk, {"created_at": _when(record, "created_at")}))
+
+    def turn_record(self, record: dict) -> None:
+        memory = self.need_memory("turn")
+        self.turns.append((Turn(memory=memory, **_fields(record, TURN_FIELDS), finished_at=_when(record, "finished_at")),
+                           _when(record, "created_at")))
+        if len(self.turns) >= CHUNK:
+            self.flush_turns()
+
+    def entry_record(self, record: dict) -> None:
+        memory = self.need_memory("entry")
+        if not isinstance(record.get("seq"), int) or record["seq"] in self.entry_ids:
+            raise InvalidRequest("entry.seq: each entry needs its own integer seq.")
+        self.entries.append((Entry(memory=memory, **_fields(record, ENTRY_FIELDS)), _when(record, "created_at")))
+        self.entry_ids[record["seq"]] = 0
+        if len(self.entries) >= CHUNK:
+            self.flush_entries()
+
+    def digest_record(self, record: dict) -> None:
+        memory = self.need_memory("digest")
+        self.flush_entries()
+        entry_id = self.entry_ids.get(record.get("entry_seq")) if record.get("entry_seq") is not None else None
+        digest = ErrorDigest.objects.create(memory=memory, project=self.project, entry_id=entry_id,
+                                            **_fields(record, DIGEST_FIELDS))
+        self.times.append((ErrorDigest, digest.pk, {"created_at": _when(record, "created_at")}))
+
+    def fact_record(self, record: dict) -> None:
+        memory = self.need_memory("fact")
+        self.flush_entries()
+        old_id = record.get("id")
+        if not isinstance(old_id, str) or old_id in self.facts:
+            raise InvalidRequest("fact.id: each fact needs its own id.")
+        seqs = record.get("source_entry_seqs") or []
+        if not isinstance(seqs, list):
+            raise InvalidRequest("fact.source_entry_seqs: must be a list of seqs.")
+        fact = Fact.objects.create(memory=memory, **_fields(record, FACT_FIELDS),
+                                   source_entry_ids=[self.entry_ids[s] for s in seqs if s in self.entry_ids])
+        self.facts[old_id] = fact
+        if record.get("superseded_by"):
+            self.superseded[old_id] = record["superseded_by"]
+        self.times.append((Fact, fact.pk, {"created_at": _when(record, "created_at"),
+                                           "updated_at": _when(record, "updated_at")}))
+
+    def tombstone_record(self, record: dict) -> None:
+        memory = self.need_memory("fact_tombstone")
+        FactTombstone.objects.create(memory=memory, **_fields(record, ("normalized", "slot", "upto_seq")))
+
+    @staticmethod
+    def _bulk(model, pending: list[tuple]) -> list:
+        """Insert a chunk, then give the rows their exported creation times (auto_now_add set
+        them to now on insert)."""
+        made = model.objects.bulk_create([row for row, _when in pending])
+        dated = []
+        for row, (_row, created_at) in zip(made, pending, strict=True):
+            if created_at is not None:
+                row.created_at = created_at
+                dated.append(row)
+        if dated:
+            model.objects.bulk_update(dated, ["created_at"], batch_size=500)
+        return made
+
+    def flush_turns(self) -> None:
+        if self.turns:
+            self._bulk(Turn, self.turns)
+            self.turns = []
+
+    def flush_entries(self) -> None:
+        if self.entries:
+            self.entry_ids.update({e.seq: e.pk for e in self._bulk(Entry, self.entries)})
+            self.entries = []
+
+    def finish(self) -> Memory:
+        memory = self.need_memory("end")
+        self.flush_turns()
+        self.flush_entries()
+        for old_id, newer in self.superseded.items():
+            if newer not in self.facts:
+                raise InvalidRequest(f"fact {old_id}: superseded_by names a fact the document does not hold.")
+            Fact.objects.filter(pk=self.facts[old_id].pk).update(superseded_by=self.facts[newer].pk)
+        if memory.last_seq < max(self.entry_ids, default=0):
+            raise InvalidRequest("memory.last_seq: lower than an entry's seq.")
+        return memory
+
+
+IMPORTERS: dict[str, Callable[[_Import, dict], None]] = {
+    "memory": _Import.memory_record,
+    "turn": _Import.turn_record,
+    "entry": _Import.entry_record,
+    "digest": _Import.digest_record,
+    "fact": _Import.fact_record,
+    "fact_tombstone": _Import.tombstone_record,
+}
+
+
+def _previous_import(project: Project, digest: str) -> Memory | None:
+    record = IdempotencyRecord.objects.filter(project=project, scope=IMPORT_SCOPE, key=digest).first()
+    if record is None:
+        return None
+    return Memory.objects.filter(project=project, pk=bytes(record.body).decode()).first()
+
+
+def memory_import(*, project: Project, lines: Iterable[bytes]) -> tuple[Memory, bool]:
+    """Bring an exported document into `project` as a new memory, all or nothing: (memory,
+    created). The same document imported again answers the memory its first import made."""
+    reader = _Reader(lines)
+    try:
+        with transaction.atomic():
+            state = _Import(project)
+            records = iter(reader)
+            first = next(records, None)
+            if first is None:
+                raise InvalidRequest("The document is empty.")
+            _check_header(first)
+            for record in records:
+                handler = IMPORTERS.get(record["type"])
+                if handler is None:
+                    raise InvalidRequest(f"Unknown record type {str(record['type'])[:40]!r}: the document was written "
+                                         "by a newer or different Threadless.", hint="Upgrade this install.")
+                handler(state, record)
+            memory = state.finish()
+            digest = reader.check_end()
+            earlier = _previous_import(project, digest)
+            if earlier is not None:
+                transaction.set_rollback(True)  # nothing of this second run is kept
+                return earlier, False
+            _restore_times(state, memory)
+            IdempotencyRecord.objects.filter(project=project, scope=IMPORT_SCOPE, key=digest).delete()
+            IdempotencyRecord.objects.create(project=project, scope=IMPORT_SCOPE, key=digest, status=201,
+                                             body=memory.pk.encode())
+            _index(memory)
+    except (TypeError, ValueError, KeyError) as exc:
+        raise InvalidRequest(f"A record does not fit the format ({exc.__class__.__name__}).")
+    except IntegrityError:
+        raise InvalidRequest("The document contradicts itself (a duplicate or a missing reference).")
+    except DatabaseError as exc:
+        if isinstance(exc.__cause__, (TypeError, ValueError)):
+            raise InvalidRequest("A record holds a value of the wrong type.")
+        raise
+    return memory, True
+
+
+def _restore_times(state: _Import, memory: Memory) -> None:
+    """The exported creation times (auto_now_add set them to now on insert)."""
+    for model, pk, values in state.times:
+        kept = {name: value for name, value in values.items() if value is not None}
+        if kept:
+            model.objects.filter(pk=pk).update(**kept)
+
+
+def _index(memory: Memory) -> None:
+    """The recall index of the imported messages (facts came with the document: no extraction)."""
+    ids = list(Entry.objects.filter(memory=memory, kind="message", committed=True).values_list("id", flat=True))
+    for start in range(0, len(ids), CHUNK):
+        recall.index_entries(memory_id=memory.id, entry_ids=ids[start:start + CHUNK])

@@ -1,0 +1,235 @@
+"""Export and import (memories.transfer): GET /v1/memories/{id}/export, POST /v1/memories/import and
+the export_memories / import_memories commands. An imported memory gives the same decorate answer
+and the same counts; a damaged, truncated or newer document is refused with nothing written."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+
+import orjson
+import pytest
+from django.core.management import CommandError, call_command
+
+from memories import services
+from memories.models import Entry, ErrorDigest, Fact, FactTombstone, Memory, Outbox, Turn
+from memories.transfer import memory_export
+
+from .conftest import decorate, error_of, post, report
+
+NDJSON = "application/x-ndjson"
+
+
+def build(cast, memory) -> None:
+    """A memory with a bit of everything: turns, tool calls, a failure digest, an uncommitted raw
+    error, extracted facts, a person's edit (a tombstone) and a superseded fact."""
+    memory.policy = {"strictWriteDiscipline": {"enabled": True, "onFailure": "digest"}}
+    memory.save(update_fields=["policy"])
+    decorate(cast.a, memory.id, [{"role": "system", "content": "Be brief."},
+                                 {"role": "user", "content": "Hi, I'm Dana. I live in Lisbon."}])
+    report(cast.a, memory.id, [{"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+        {"role": "assistant", "content": "Sunny in Lisbon today."}],
+        failures=[{"task_id": "crm.lookup", "error": "ConnectException: refused"}])
+    decorate(cast.a, memory.id, [{"role": "user", "content": "Actually I live in Porto now. I like tea."}])
+    report(cast.a, memory.id, [{"role": "assistant", "content": "Porto it is."}])
+    for row in Outbox.objects.filter(memory=memory, processed_at=None):
+        services.outbox_process(outbox_id=row.id)
+    fact = services.fact_create(memory=memory, text="Prefers short answers")[0]
+    services.fact_update(fact=fact, text="Prefers very short answers")
+
+
+def export_of(client, memory_id: str) -> bytes:
+    response = client.get(f"/v1/memories/{memory_id}/export")
+    assert response.status_code == 200
+    assert response["Content-Type"] == NDJSON
+    return b"".join(response.streaming_content)
+
+
+def import_(client, body: bytes):
+    return client.post("/v1/memories/import", body, content_type=NDJSON)
+
+
+def same_answer(answer: dict) -> dict:
+    """A decorate answer without what differs by install: the memory's, entries' and facts' ids."""
+    text = json.dumps(answer, sort_keys=True)
+    answer = json.loads(text.replace(answer["memory_id"], "MEM"))
+    for hit in answer["context"]["recalled"]:
+        hit.pop("entry_id", None)
+    for fact in answer["context"]["facts"]:
+        fact.pop("id", None)
+    return answer
+
+
+def probe(cast, client, memory_id: str) -> dict:
+    response = decorate(client, memory_id, [{"role": "user", "content": "Where do I live, Lisbon or Porto?"}],
+                        store=False)
+    assert response.status_code == 200, response.content
+    return same_answer(response.json())
+
+
+def snapshot(memory: Memory) -> dict:
+    entries = list(Entry.objects.filter(memory=memory).order_by("seq").values(
+        "seq", "turn", "kind", "role", "content", "parts", "tool_calls", "tool_call_id", "task_id", "committed",
+        "tokens", "created_at"))
+    facts = sorted((f.text, f.active, f.extractor, f.slot, f.superseded_by.text if f.superseded_by else None,
+                    tuple(Entry.objects.get(pk=i).seq for i in f.source_entry_ids), f.created_at)
+                   for f in Fact.objects.filter(memory=memory).select_related("superseded_by"))
+    return {
+        "entries": entries, "facts": facts,
+        "turns": list(Turn.objects.filter(memory=memory).order_by("number").values_list("number", "state", "created_at")),
+        "digests": list(ErrorDigest.objects.filter(memory=memory).values_list("task_id", "text", "entry__seq")),
+        "tombstones": list(FactTombstone.objects.filter(memory=memory).values_list("normalized", "upto_seq")),
+        "counters": Memory.objects.filter(pk=memory.pk).values(
+            "message_count", "token_count", "digest_count", "last_seq", "last_turn", "instructions", "policy",
+            "metadata", "summary", "created_at").get(),
+    }
+
+
+def written() -> tuple[int, ...]:
+    return (Memory.objects.count(), Entry.objects.count(), Fact.objects.count(), Turn.objects.count(),
+            ErrorDigest.objects.count(), FactTombstone.objects.count())
+
+
+def test_an_exported_memory_imported_elsewhere_gives_the_same_decorate_answer_and_counts(cast, memory_a):
+    build(cast, memory_a)
+    assert Fact.objects.filter(memory=memory_a, superseded_by__isnull=False).exists()
+    assert FactTombstone.objects.filter(memory=memory_a).exists()
+    document = export_of(cast.a, memory_a.id)
+    records = [orjson.loads(line) for line in document.splitlines()]
+    assert records[0]["type"] == "header" and records[0]["version"] == 1 and records[-1]["type"] == "end"
+    assert {"memory", "turn", "entry", "digest", "fact", "fact_tombstone"} <= {r["type"] for r in records}
+
+    response = import_(cast.b, document)
+    assert response.status_code == 201, response.content
+    copy = Memory.objects.get(pk=response.json()["id"])
+    assert copy.project_id == cast.project_b.id and copy.id != memory_a.id
+    assert response.json()["counts"] == cast.a.get(f"/v1/memories/{memory_a.id}").json()["counts"]
+    assert snapshot(copy) == snapshot(memory_a)
+    assert probe(cast, cast.b, copy.id) == probe(cast, cast.a, memory_a.id)
+    assert probe(cast, cast.b, copy.id)["context"]["facts"]  # the comparison is not of two empty answers
+    assert not Outbox.objects.filter(memory=copy).exists()  # nothing to extract again
+
+
+def test_importing_the_same_document_again_answers_the_first_import(cast, memory_a):
+    build(cast, memory_a)
+    document = export_of(cast.a, memory_a.id)
+    first = import_(cast.b, document)
+    before = written()
+    again = import_(cast.b, document)
+    assert again.status_code == 200 and again.json()["id"] == first.json()["id"]
+    assert written() == before
+
+
+def damaged(document: bytes) -> bytes:
+    """One character changed inside a message: still valid JSON, caught by the end record's digest."""
+    assert b"Lisbon" in document
+    return document.replace(b"Lisbon", b"Lisbin", 1)
+
+
+def truncated(document: bytes) -> bytes:
+    return b"".join(document.splitlines(keepends=True)[:-3])
+
+
+def newer(document: bytes) -> bytes:
+    """A version-2 document that is otherwise whole (its end record recomputed)."""
+    lines = document.splitlines(keepends=True)[:-1]
+    header = orjson.loads(lines[0])
+    lines[0] = orjson.dumps({**header, "version": 2}) + b"\n"
+    digest = hashlib.sha256(b"".join(lines)).hexdigest()
+    return b"".join(lines) + orjson.dumps({"type": "end", "records": len(lines), "sha256": digest}) + b"\n"
+
+
+def cut_mid_line(document: bytes) -> bytes:
+    return document[: len(document) // 2]
+
+
+@pytest.mark.parametrize("spoil, says", [
+    (damaged, "damaged"), (truncated, "truncated"), (cut_mid_line, "not JSON"), (newer, "newer"),
+])
+def test_a_damaged_truncated_or_newer_document_is_refused_with_nothing_written(cast, memory_a, spoil, says):
+    build(cast, memory_a)
+    document = export_of(cast.a, memory_a.id)
+    before = written()
+    body = error_of(import_(cast.b, spoil(document)), 400, "invalid_request")
+    assert says in body["message"]
+    assert written() == before
+
+
+def test_a_document_with_an_unknown_record_type_is_refused(cast, memory_a):
+    build(cast, memory_a)
+    lines = export_of(cast.a, memory_a.id).splitlines(keepends=True)[:-1]
+    lines.append(orjson.dumps({"type": "hologram", "x": 1}) + b"\n")
+    end = {"type": "end", "records": len(lines), "sha256": hashlib.sha256(b"".join(lines)).hexdigest()}
+    before = written()
+    body = error_of(import_(cast.b, b"".join(lines) + orjson.dumps(end)), 400, "invalid_request")
+    assert "hologram" in body["message"] and written() == before
+
+
+def test_import_refuses_a_publishable_or_revoked_key_and_writes_nothing(cast, memory_a):
+    from projects import services as project_services
+
+    build(cast, memory_a)
+    document = export_of(cast.a, memory_a.id)
+    key, revoked = project_services.key_create(project=cast.project_b, name="old")
+    project_services.key_revoke(prefix=key.prefix)
+    before = written()
+    assert "publishable" in error_of(import_(cast.api(cast.publishable_a), document), 401, "unauthorized")["message"]
+    assert "revoked" in error_of(import_(cast.api(revoked), document), 401, "unauthorized")["message"]
+    assert written() == before
+
+
+def test_import_takes_ndjson_only_and_export_is_scoped_to_the_key_project(cast, memory_a):
+    assert "x-ndjson" in error_of(post(cast.a, "/v1/memories/import", {"x": 1}), 400, "invalid_request")["message"]
+    assert cast.b.get(f"/v1/memories/{memory_a.id}/export").status_code == 404
+    assert cast.anon.get(f"/v1/memories/{memory_a.id}/export").status_code == 401
+    assert import_(cast.anon, b"").status_code == 401
+    error_of(import_(cast.a, b""), 400, "invalid_request")
+    error_of(import_(cast.a, b"not json\n"), 400, "invalid_request")
+
+
+def test_an_import_whose_external_id_is_taken_in_the_project_is_a_409(cast, memory_a):
+    memory_a.external_id = "user-7"
+    memory_a.save(update_fields=["external_id"])
+    build(cast, memory_a)
+    document = export_of(cast.a, memory_a.id)
+    before = written()
+    error_of(import_(cast.a, document), 409, "conflict")
+    assert written() == before
+    assert import_(cast.b, document).status_code == 201
+
+
+def test_the_commands_export_a_project_and_import_it_into_another(cast, memory_a, tmp_path):
+    build(cast, memory_a)
+    call_command("export_memories", "--project", cast.project_a.id, "--output", str(tmp_path))
+    path = tmp_path / f"{memory_a.id}.jsonl"
+    assert path.read_bytes().splitlines()[1:-1] == b"".join(memory_export(memory=Memory.objects.get(pk=memory_a.pk))).splitlines()[1:-1]
+    out = io.StringIO()
+    call_command("import_memories", "--project", cast.project_b.id, str(path), "--json", stdout=out)
+    made = json.loads(out.getvalue())
+    assert made["created"] is True
+    assert snapshot(Memory.objects.get(pk=made["id"])) == snapshot(memory_a)
+    (tmp_path / "cut.jsonl").write_bytes(truncated(path.read_bytes()))
+    before = written()
+    with pytest.raises(CommandError):
+        call_command("import_memories", "--project", cast.project_b.id, str(tmp_path / "cut.jsonl"),
+                     stderr=io.StringIO())
+    assert written() == before
+
+
+def test_export_reads_lazily_a_chunk_at_a_time(cast, memory_a):
+    """Streaming: the first lines go out before the entries are read, so a memory of any size
+    exports in bounded memory (a 100k-message export peaks at a few MB: docs/deployment.md)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    build(cast, memory_a)
+    lines = memory_export(memory=Memory.objects.get(pk=memory_a.pk))
+    with CaptureQueriesContext(connection) as queries:
+        assert orjson.loads(next(lines))["type"] == "header"
+        assert orjson.loads(next(lines))["type"] == "memory"
+        assert orjson.loads(next(lines))["type"] == "turn"
+    assert not any(Entry._meta.db_table in q["sql"] for q in queries.captured_queries)
+    assert orjson.loads(list(lines)[-1])["type"] == "end"
