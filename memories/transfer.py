@@ -11,11 +11,13 @@ The document is one JSON object per line, each with a `type`:
     digest          an error digest, tied to its entry by `entry_seq`
     fact            a fact with its provenance (`source_entry_seqs`) and history (`superseded_by`)
     fact_tombstone  a statement a person removed (extraction must not bring it back)
+    file            a memory file or directory under /memories, by path (content, version, who
+                    changed it, times), in path order so a folder comes before what it holds
+    file_version    a content a change replaced (kept for the console), deleted files' included
     end             {"type": "end", "records": n, "sha256": <hex of every line before it>}
 
 Entries and facts refer to each other by sequence number and exported fact id, never by a
-database id, so a document moves between installs. A new kind of record (say, memory files) is a
-new `type` with an exporter and an importer registered below; a reader refuses a type it does
+database id, so a document moves between installs. A new kind of record is a new `type` with an exporter and an importer registered below; a reader refuses a type it does
 not know and a `version` newer than its own, rather than drop part of a memory.
 
 Export streams: rows are read in chunks in seq order, so a memory of any size is written in
@@ -39,7 +41,9 @@ from django.utils.dateparse import parse_datetime
 
 from common.errors import Conflict, InvalidRequest
 from memories import recall
-from memories.models import Entry, ErrorDigest, Fact, FactTombstone, IdempotencyRecord, Memory, Turn
+from memories.models import (Entry, ErrorDigest, Fact, FactTombstone, IdempotencyRecord, Memory, MemoryFile,
+                              MemoryFileVersion, Turn)
+from memories.services import files
 from projects.models import Project
 
 FORMAT = "threadless.memory"
@@ -56,6 +60,12 @@ ENTRY_FIELDS = ("seq", "turn", "kind", "role", "content", "parts", "name", "tool
                 "task_id", "key", "value", "committed", "tokens")
 DIGEST_FIELDS = ("turn", "task_id", "task_type", "error_type", "agent_id", "text", "raw_error")
 FACT_FIELDS = ("text", "normalized", "slot", "extractor", "confidence", "active", "tokens")
+FILE_FIELDS = ("path", "is_dir", "content", "version", "changed_by")
+FILE_VERSION_FIELDS = ("path", "version", "content", "changed_by", "command")
+# Memory files are up to THREADLESS_MEMORY_FILE_MAX_BYTES each: fewer rows a chunk, and an import
+# writes its pending files once they hold this many bytes.
+FILE_CHUNK = 100
+FILE_FLUSH_BYTES = 8 * 1024 * 1024
 
 
 def _time(value: datetime | None) -> str | None:
@@ -114,10 +124,22 @@ def _fact_records(memory: Memory) -> Iterator[dict]:
         yield {"type": "fact_tombstone", **row}
 
 
+def _file_records(memory: Memory) -> Iterator[dict]:
+    rows = MemoryFile.objects.filter(memory_id=memory.id).order_by("path").values(
+        *FILE_FIELDS, "created_at", "updated_at")
+    for row in rows.iterator(chunk_size=FILE_CHUNK):
+        yield {"type": "file", **row, "created_at": _time(row["created_at"]), "updated_at": _time(row["updated_at"])}
+    versions = MemoryFileVersion.objects.filter(memory_id=memory.id).order_by("path", "version", "replaced_at", "id")
+    for row in versions.values(*FILE_VERSION_FIELDS, "changed_at", "replaced_by", "replaced_at").iterator(
+            chunk_size=FILE_CHUNK):
+        yield {"type": "file_version", **row, "changed_at": _time(row["changed_at"]),
+               "replaced_at": _time(row["replaced_at"])}
+
+
 # What an export writes after the header, in order. A new kind of record adds its function here
 # (and its reader to IMPORTERS).
 EXPORTERS: list[Callable[[Memory], Iterator[dict]]] = [
-    _memory_records, _turn_records, _entry_records, _digest_records, _fact_records,
+    _memory_records, _turn_records, _entry_records, _digest_records, _fact_records, _file_records,
 ]
 
 
@@ -205,6 +227,37 @@ def _fields(record: dict, names: tuple[str, ...]) -> dict:
     return {name: record[name] for name in names if name in record}
 
 
+FILE_COMMANDS = frozenset({"create", "str_replace", "insert", "delete", "rename"})
+
+
+def _file_path(record: dict) -> str:
+    """The record's path relative to /memories, refused unless the memory tool would have made it."""
+    path = record.get("path")
+    try:
+        relative = files.file_path(f"{files.ROOT}/{path}") if isinstance(path, str) else None
+    except files.Refused as refusal:
+        raise InvalidRequest(f"{record['type']}.path: {refusal}")
+    if not relative or relative != path:
+        raise InvalidRequest(f"{record['type']}.path: {str(path)[:80]!r} is not a path under /memories "
+                             "(relative, no empty, '.' or '..' parts).")
+    return relative
+
+
+def _file_text(record: dict, name: str, *, limit: int | None = None) -> str:
+    value = record.get(name, "")
+    if not isinstance(value, str) or "\x00" in value or (limit is not None and len(value) > limit):
+        raise InvalidRequest(f"{record['type']}.{name}: must be a string without NUL characters"
+                             + (f", at most {limit} characters." if limit is not None else "."))
+    return value
+
+
+def _file_version_number(record: dict) -> int:
+    version = record.get("version", 1)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise InvalidRequest(f"{record['type']}.version: must be a positive integer.")
+    return version
+
+
 class _Import:
     """One import's state: the new memory, the entry ids by seq, the facts by exported id."""
 
@@ -217,6 +270,12 @@ class _Import:
         self.facts: dict[str, Fact] = {}
         self.superseded: dict[str, str] = {}
         self.times: list[tuple[type, int | str, dict]] = []
+        self.limits = files.FileLimits.from_settings()
+        self.file_kinds: dict[str, bool] = {}  # every file's path so far, and whether it is a directory
+        self.file_bytes = 0
+        self.files: list[tuple[MemoryFile, dict]] = []  # not written yet, with their exported times
+        self.versions: list[tuple[MemoryFileVersion, dict]] = []
+        self.pending_file_bytes = 0
 
     def need_memory(self, kind: str) -> Memory:
         if self.memory is None:
@@ -279,6 +338,72 @@ class _Import:
         memory = self.need_memory("fact_tombstone")
         FactTombstone.objects.create(memory=memory, **_fields(record, ("normalized", "slot", "upto_seq")))
 
+    def file_record(self, record: dict) -> None:
+        memory = self.need_memory("file")
+        path = _file_path(record)
+        if path in self.file_kinds:
+            raise InvalidRequest(f"file {path}: the document holds this path twice.")
+        is_dir = record.get("is_dir", False)
+        if not isinstance(is_dir, bool):
+            raise InvalidRequest("file.is_dir: must be true or false.")
+        content = _file_text(record, "content")
+        if is_dir and content:
+            raise InvalidRequest(f"file {path}: a directory holds no content.")
+        size = len(content.encode("utf-8"))
+        self.file_bytes += size
+        self.file_kinds[path] = is_dir
+        limits = self.limits
+        if size > limits.file_bytes or len(self.file_kinds) > limits.files or self.file_bytes > limits.total_bytes:
+            raise InvalidRequest(
+                f"The memory's files exceed this install's limits ({limits.file_bytes:,} bytes a file, "
+                f"{limits.files:,} files, {limits.total_bytes:,} bytes in all).",
+                hint="Raise THREADLESS_MEMORY_FILE_MAX_BYTES, THREADLESS_MEMORY_FILES_MAX or "
+                     "THREADLESS_MEMORY_FILES_MAX_TOTAL_BYTES here, then import again.")
+        row = MemoryFile(memory=memory, path=path, is_dir=is_dir, content=content, size=size,
+                         version=_file_version_number(record), changed_by=_file_text(record, "changed_by", limit=120))
+        self._pend_file(self.files, row, {"created_at": _when(record, "created_at"),
+                                          "updated_at": _when(record, "updated_at")}, size)
+
+    def file_version_record(self, record: dict) -> None:
+        memory = self.need_memory("file_version")
+        command = record.get("command")
+        if command not in FILE_COMMANDS:
+            raise InvalidRequest(f"file_version.command: one of {', '.join(sorted(FILE_COMMANDS))}.")
+        changed_at = _when(record, "changed_at")
+        if changed_at is None:
+            raise InvalidRequest("file_version.changed_at: required.")
+        content = _file_text(record, "content")
+        size = len(content.encode("utf-8"))
+        row = MemoryFileVersion(memory=memory, path=_file_path(record), version=_file_version_number(record),
+                                content=content, size=size, command=command, changed_at=changed_at,
+                                changed_by=_file_text(record, "changed_by", limit=120),
+                                replaced_by=_file_text(record, "replaced_by", limit=120))
+        self._pend_file(self.versions, row, {"replaced_at": _when(record, "replaced_at")}, size)
+
+    def _pend_file(self, pending: list, row, times: dict, size: int) -> None:
+        pending.append((row, times))
+        self.pending_file_bytes += size
+        if len(pending) >= FILE_CHUNK or self.pending_file_bytes >= FILE_FLUSH_BYTES:
+            self.flush_files()
+
+    def flush_files(self) -> None:
+        """Insert the pending files and versions, then give them their exported times (auto_now and
+        auto_now_add set them to now on insert)."""
+        for model, pending in ((MemoryFile, self.files), (MemoryFileVersion, self.versions)):
+            if not pending:
+                continue
+            made = model.objects.bulk_create([row for row, _times in pending])
+            names = set()
+            for row, (_row, times) in zip(made, pending, strict=True):
+                for name, value in times.items():
+                    if value is not None:
+                        setattr(row, name, value)
+                        names.add(name)
+            if names:
+                model.objects.bulk_update(made, sorted(names), batch_size=500)
+            pending.clear()
+        self.pending_file_bytes = 0
+
     @staticmethod
     def _bulk(model, pending: list[tuple]) -> list:
         """Insert a chunk, then give the rows their exported creation times (auto_now_add set
@@ -307,6 +432,11 @@ class _Import:
         memory = self.need_memory("end")
         self.flush_turns()
         self.flush_entries()
+        self.flush_files()
+        for path in self.file_kinds:
+            folder = path.rpartition("/")[0]
+            if folder and self.file_kinds.get(folder) is not True:
+                raise InvalidRequest(f"file {path}: the document holds no directory {folder} for it.")
         for old_id, newer in self.superseded.items():
             if newer not in self.facts:
                 raise InvalidRequest(f"fact {old_id}: superseded_by names a fact the document does not hold.")
@@ -323,6 +453,8 @@ IMPORTERS: dict[str, Callable[[_Import, dict], None]] = {
     "digest": _Import.digest_record,
     "fact": _Import.fact_record,
     "fact_tombstone": _Import.tombstone_record,
+    "file": _Import.file_record,
+    "file_version": _Import.file_version_record,
 }
 
 

@@ -12,8 +12,9 @@ import orjson
 import pytest
 from django.core.management import CommandError, call_command
 
-from memories import services
-from memories.models import Entry, ErrorDigest, Fact, FactTombstone, Memory, Outbox, Turn
+from memories import selectors, services
+from memories import transfer
+from memories.models import Entry, ErrorDigest, Fact, FactTombstone, Memory, MemoryFile, MemoryFileVersion, Outbox, Turn
 from memories.transfer import memory_export
 
 from .conftest import decorate, error_of, post, report
@@ -39,6 +40,36 @@ def build(cast, memory) -> None:
         services.outbox_process(outbox_id=row.id)
     fact = services.fact_create(memory=memory, text="Prefers short answers")[0]
     services.fact_update(fact=fact, text="Prefers very short answers")
+    for body in FILE_COMMANDS:
+        result = file_command(cast.a, memory.id, body)
+        assert not result["is_error"], (body, result)
+
+
+# Memory files through the memory tool's commands: a directory tree, a file edited twice (two
+# kept versions), a renamed one, a deleted one (its last content stays as a version) and a hidden one.
+FILE_COMMANDS = [
+    {"command": "create", "path": "/memories/notes.md", "file_text": "Likes coffee\nLives in Lisbon\n"},
+    {"command": "str_replace", "path": "/memories/notes.md", "old_str": "Lisbon", "new_str": "Porto"},
+    {"command": "insert", "path": "/memories/notes.md", "insert_line": 0, "insert_text": "# Dana"},
+    {"command": "create", "path": "/memories/projects/alpha/plan.md", "file_text": "step 1\nstep 2\n"},
+    {"command": "create", "path": "/memories/projects/empty/.keep", "file_text": ""},
+    {"command": "create", "path": "/memories/scratch.txt", "file_text": "to be deleted — ünïcode"},
+    {"command": "delete", "path": "/memories/scratch.txt"},
+    {"command": "create", "path": "/memories/draft.md", "file_text": "moved"},
+    {"command": "rename", "old_path": "/memories/draft.md", "new_path": "/memories/archive/final.md"},
+]
+FILE_VIEWS = ["/memories", "/memories/notes.md", "/memories/projects", "/memories/projects/alpha/plan.md",
+              "/memories/projects/empty/.keep", "/memories/archive/final.md", "/memories/scratch.txt"]
+
+
+def file_command(client, memory_id: str, body: dict) -> dict:
+    response = post(client, f"/v1/memories/{memory_id}/files/command", body)
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def views(client, memory_id: str) -> list[dict]:
+    return [file_command(client, memory_id, {"command": "view", "path": path}) for path in FILE_VIEWS]
 
 
 def export_of(client, memory_id: str) -> bytes:
@@ -82,6 +113,11 @@ def snapshot(memory: Memory) -> dict:
         "turns": list(Turn.objects.filter(memory=memory).order_by("number").values_list("number", "state", "created_at")),
         "digests": list(ErrorDigest.objects.filter(memory=memory).values_list("task_id", "text", "entry__seq")),
         "tombstones": list(FactTombstone.objects.filter(memory=memory).values_list("normalized", "upto_seq")),
+        "files": list(MemoryFile.objects.filter(memory=memory).order_by("path").values(
+            "path", "is_dir", "content", "size", "version", "changed_by", "created_at", "updated_at")),
+        "file_versions": list(MemoryFileVersion.objects.filter(memory=memory).order_by("path", "version").values(
+            "path", "version", "content", "size", "changed_by", "changed_at", "command", "replaced_by",
+            "replaced_at")),
         "counters": Memory.objects.filter(pk=memory.pk).values(
             "message_count", "token_count", "digest_count", "last_seq", "last_turn", "instructions", "policy",
             "metadata", "summary", "created_at").get(),
@@ -90,7 +126,8 @@ def snapshot(memory: Memory) -> dict:
 
 def written() -> tuple[int, ...]:
     return (Memory.objects.count(), Entry.objects.count(), Fact.objects.count(), Turn.objects.count(),
-            ErrorDigest.objects.count(), FactTombstone.objects.count())
+            ErrorDigest.objects.count(), FactTombstone.objects.count(), MemoryFile.objects.count(),
+            MemoryFileVersion.objects.count())
 
 
 def test_an_exported_memory_imported_elsewhere_gives_the_same_decorate_answer_and_counts(cast, memory_a):
@@ -100,7 +137,8 @@ def test_an_exported_memory_imported_elsewhere_gives_the_same_decorate_answer_an
     document = export_of(cast.a, memory_a.id)
     records = [orjson.loads(line) for line in document.splitlines()]
     assert records[0]["type"] == "header" and records[0]["version"] == 1 and records[-1]["type"] == "end"
-    assert {"memory", "turn", "entry", "digest", "fact", "fact_tombstone"} <= {r["type"] for r in records}
+    assert {"memory", "turn", "entry", "digest", "fact", "fact_tombstone", "file", "file_version"} <= {
+        r["type"] for r in records}
 
     response = import_(cast.b, document)
     assert response.status_code == 201, response.content
@@ -111,6 +149,86 @@ def test_an_exported_memory_imported_elsewhere_gives_the_same_decorate_answer_an
     assert probe(cast, cast.b, copy.id) == probe(cast, cast.a, memory_a.id)
     assert probe(cast, cast.b, copy.id)["context"]["facts"]  # the comparison is not of two empty answers
     assert not Outbox.objects.filter(memory=copy).exists()  # nothing to extract again
+
+
+def test_an_imported_memory_shows_the_same_files_and_versions_through_the_memory_tool(cast, memory_a):
+    build(cast, memory_a)
+    original = snapshot(memory_a)
+    assert {"projects", "projects/alpha", "projects/empty", "archive"} <= {f["path"] for f in original["files"] if f["is_dir"]}
+    assert [v["command"] for v in original["file_versions"] if v["path"] == "notes.md"] == ["str_replace", "insert"]
+    assert [v["content"] for v in original["file_versions"] if v["path"] == "scratch.txt"] == ["to be deleted — ünïcode"]
+    assert not MemoryFile.objects.filter(memory=memory_a, path="scratch.txt").exists()
+
+    copy_id = import_(cast.b, export_of(cast.a, memory_a.id)).json()["id"]
+    copied = snapshot(Memory.objects.get(pk=copy_id))
+    assert copied["files"] == original["files"] and copied["file_versions"] == original["file_versions"]
+    assert views(cast.b, copy_id) == views(cast.a, memory_a.id)
+    assert "Porto" in views(cast.b, copy_id)[1]["result"] and views(cast.b, copy_id)[-1]["is_error"]
+    assert history(Memory.objects.get(pk=copy_id)) == history(memory_a)  # the console's history of each file
+    # the copy is a working folder: the next edit keeps the imported content as its version
+    assert not file_command(cast.b, copy_id, {"command": "str_replace", "path": "/memories/notes.md",
+                                              "old_str": "Porto", "new_str": "Braga"})["is_error"]
+    assert MemoryFileVersion.objects.filter(memory_id=copy_id, path="notes.md").order_by("-version").first().version == 3
+
+
+def history(memory: Memory) -> dict:
+    return {path: [(v.version, v.content, v.command, v.changed_by, v.changed_at, v.replaced_at) for v in versions]
+            for path, versions in selectors.file_versions(memory=memory).items()}
+
+
+def resealed(lines: list[bytes]) -> bytes:
+    """Lines (without their end record) with a correct end record: only the content is wrong."""
+    end = {"type": "end", "records": len(lines), "sha256": hashlib.sha256(b"".join(lines)).hexdigest()}
+    return b"".join(lines) + orjson.dumps(end) + b"\n"
+
+
+def with_file_record(document: bytes, change) -> bytes:
+    lines = document.splitlines(keepends=True)[:-1]
+    for i, line in enumerate(lines):
+        record = orjson.loads(line)
+        if record["type"] == "file" and record["path"] == "notes.md":
+            lines[i] = orjson.dumps(change(record)) + b"\n"
+    return resealed(lines)
+
+
+@pytest.mark.parametrize("change, says", [
+    (lambda r: {**r, "path": "../etc/passwd"}, "escape /memories"),
+    (lambda r: {**r, "path": "a//b.md"}, "not a path under /memories"),
+    (lambda r: {**r, "path": "nowhere/notes.md"}, "no directory nowhere"),
+    (lambda r: {**r, "content": "nul\x00byte"}, "NUL"),
+    (lambda r: {**r, "is_dir": "yes"}, "is_dir"),
+    (lambda r: {**r, "version": 0}, "version"),
+])
+def test_a_file_record_the_memory_tool_could_not_have_written_is_refused_with_nothing_written(
+        cast, memory_a, change, says):
+    build(cast, memory_a)
+    document = with_file_record(export_of(cast.a, memory_a.id), change)
+    before = written()
+    assert says in error_of(import_(cast.b, document), 400, "invalid_request")["message"]
+    assert written() == before
+
+
+def test_files_beyond_this_install_limits_are_refused_with_nothing_written(cast, memory_a, settings):
+    build(cast, memory_a)
+    document = export_of(cast.a, memory_a.id)
+    settings.THREADLESS_MEMORY_FILES_MAX = 3
+    before = written()
+    body = error_of(import_(cast.b, document), 400, "invalid_request")
+    assert "limits" in body["message"] and "THREADLESS_MEMORY_FILES_MAX" in body["hint"]
+    assert written() == before
+
+
+def test_an_install_that_does_not_read_file_records_refuses_the_document_by_name(cast, memory_a, monkeypatch):
+    """File records are new record types in format version 1: a reader without them stops at the
+    first one with the unknown-type error, rather than import the memory without its files."""
+    build(cast, memory_a)
+    document = export_of(cast.a, memory_a.id)
+    older = {kind: handler for kind, handler in transfer.IMPORTERS.items() if not kind.startswith("file")}
+    monkeypatch.setattr(transfer, "IMPORTERS", older)
+    before = written()
+    body = error_of(import_(cast.b, document), 400, "invalid_request")
+    assert "Unknown record type 'file'" in body["message"] and "Upgrade" in body["hint"]
+    assert written() == before
 
 
 def test_importing_the_same_document_again_answers_the_first_import(cast, memory_a):
