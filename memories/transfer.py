@@ -41,8 +41,17 @@ from django.utils.dateparse import parse_datetime
 
 from common.errors import Conflict, InvalidRequest
 from memories import recall
-from memories.models import (Entry, ErrorDigest, Fact, FactTombstone, IdempotencyRecord, Memory, MemoryFile,
-                              MemoryFileVersion, Turn)
+from memories.models import (
+    Entry,
+    ErrorDigest,
+    Fact,
+    FactTombstone,
+    IdempotencyRecord,
+    Memory,
+    MemoryFile,
+    MemoryFileVersion,
+    Turn,
+)
 from memories.services import files
 from projects.models import Project
 

@@ -12,9 +12,18 @@ import orjson
 import pytest
 from django.core.management import CommandError, call_command
 
-from memories import selectors, services
-from memories import transfer
-from memories.models import Entry, ErrorDigest, Fact, FactTombstone, Memory, MemoryFile, MemoryFileVersion, Outbox, Turn
+from memories import selectors, services, transfer
+from memories.models import (
+    Entry,
+    ErrorDigest,
+    Fact,
+    FactTombstone,
+    Memory,
+    MemoryFile,
+    MemoryFileVersion,
+    Outbox,
+    Turn,
+)
 from memories.transfer import memory_export
 
 from .conftest import decorate, error_of, post, report
