@@ -336,15 +336,19 @@ class VectorStore:
 
 
 class _Codes:
-    """One memory's codes for one model in this process: chunks of (the row's seq for each
-    vector, the vectors' bits as 64-bit words), oldest first. Rows stored after the copy was read
-    are added by seq (`VectorStore.codes(after_seq=…)`); the whole copy is read again after
-    CODE_CACHE_SECONDS, so a row stored out of seq order (a re-index) or changed joins by then.
-    A removed row is harmless meanwhile: its float vector is gone, so it is never rescored."""
+    """One memory's codes for one model in this process: the row's seq of each vector and the
+    vectors' bits as 64-bit words, oldest first, in arrays that grow by half again when full (an
+    append copies nothing already held, a scan reads one contiguous block). Rows stored after the
+    copy was read are added by seq (`VectorStore.codes(after_seq=…)`); the whole copy is read again
+    after CODE_CACHE_SECONDS, so a row stored out of seq order (a re-index) or changed joins by
+    then. A removed row is harmless meanwhile: its float vector is gone, so it is never rescored."""
 
     def __init__(self, words: int):
+        import numpy
+
         self.words = words
-        self.chunks: list[tuple] = []
+        self.seqs = numpy.empty(0, dtype=numpy.int64)
+        self.bits = numpy.empty((0, words), dtype="<u8")
         self.last_seq = -1
         self.vectors = 0
         self.read_at = time.monotonic()
@@ -359,33 +363,39 @@ class _Codes:
         counts = numpy.fromiter((len(r[2]) // width for r in rows), dtype=numpy.int64, count=len(rows))
         bits = numpy.frombuffer(b"".join(bytes(r[2]) for r in rows), dtype="<u8").reshape(-1, self.words)
         seqs = numpy.fromiter((r[1] for r in rows), dtype=numpy.int64, count=len(rows))
-        self.chunks.append((numpy.repeat(seqs, counts), bits))
+        held, total = self.vectors, self.vectors + len(bits)
+        if total > len(self.seqs):
+            room = max(total, len(self.seqs) * 3 // 2)
+            self.seqs = numpy.resize(self.seqs, room)
+            grown = numpy.empty((room, self.words), dtype="<u8")
+            grown[:held] = self.bits[:held]
+            self.bits = grown
+        self.seqs[held:total] = numpy.repeat(seqs, counts)
+        self.bits[held:total] = bits
+        self.vectors = total
         self.last_seq = max(self.last_seq, int(seqs.max()))
-        self.vectors += len(bits)
-        if len(self.chunks) > 8:  # a few appends since the last read: one array again
-            self.chunks = [(numpy.concatenate([c[0] for c in self.chunks]),
-                            numpy.concatenate([c[1] for c in self.chunks]))]
+        if held and self.seqs[held - 1] > self.seqs[held]:  # appended rows always come after; kept sorted
+            order = numpy.argsort(self.seqs[:total], kind="stable")
+            self.seqs[:total], self.bits[:total] = self.seqs[order], self.bits[order]
 
     def best(self, query_bits, before_seq: int, limit: int) -> list[int]:
         """Seqs of up to `limit` rows before `before_seq`, best first by their closest vector:
         the fewest bits differing from the query's (a row's whole vector or one of its
-        sentences'; the float rescoring then weighs them as `closeness` does)."""
+        sentences'; the float rescoring then weighs them as `closeness` does). One pass over the
+        codes: XOR, popcount, a histogram of the distances for the cut, a sort of what passes it."""
         import numpy
 
-        seqs, differs = [], []
-        for record_seqs, bits in self.chunks:
-            differ = _popcount(bits ^ query_bits)
-            differ[record_seqs >= before_seq] = numpy.iinfo(differ.dtype).max
-            seqs.append(record_seqs)
-            differs.append(differ)
-        if not seqs:
+        end = int(numpy.searchsorted(self.seqs[:self.vectors], before_seq, side="left"))
+        if not end or limit < 1:
             return []
-        every, differ = numpy.concatenate(seqs), numpy.concatenate(differs)
-        take = min(len(every), 4 * limit)  # records: a row may have several among the closest
-        top = numpy.argpartition(differ, take - 1)[:take] if take < len(every) else numpy.arange(len(every))
-        top = top[numpy.argsort(differ[top], kind="stable")]
-        top = top[differ[top] < numpy.iinfo(differ.dtype).max]
-        return list(dict.fromkeys(every[top].tolist()))[:limit]
+        differ = _popcount(self.bits[:end] ^ query_bits)
+        take = min(end, 4 * limit)  # records: a row may have several among the closest
+        cut = int(numpy.searchsorted(numpy.cumsum(numpy.bincount(differ)), take))  # the take-th smallest distance
+        top = numpy.flatnonzero(differ <= cut)
+        top = top[numpy.argsort(differ[top], kind="stable")][:take]
+        ranked = self.seqs[top]
+        _, first = numpy.unique(ranked, return_index=True)
+        return ranked[numpy.sort(first)[:limit]].tolist()
 
 
 def _popcount(words):
@@ -465,14 +475,19 @@ def neighbourhood(*, memory_id: str, model: str, query: list[float], limit: int,
     scores = closeness_of([v for _, _, v in rows], query)
     if not rows or None in scores:  # another dimension: nothing comparable
         return Nearest([], 0.0, 0.0)
-    if prev_share:
-        by_seq = {seq: score for (_, seq, _), score in zip(rows, scores, strict=True)}
-        scores = [score + prev_share * by_seq.get(seq - 1, 0.0) for (_, seq, _), score in zip(rows, scores, strict=True)]
+    import numpy
+
+    scores = numpy.asarray(scores)
+    seqs = numpy.fromiter((seq for _, seq, _ in rows), dtype=numpy.int64, count=len(rows))
+    if prev_share:  # each row also takes a share of the row right before it (0 where there is none)
+        order = numpy.argsort(seqs)
+        at = numpy.minimum(numpy.searchsorted(seqs[order], seqs - 1), len(seqs) - 1)
+        before = order[at]
+        scores = scores + prev_share * numpy.where(seqs[before] == seqs - 1, scores[before], 0.0)
     spread = scores[:sample]
-    mean = sum(spread) / len(spread)
-    std = math.sqrt(sum((x - mean) ** 2 for x in spread) / len(spread))
-    ranked = sorted(zip(scores, rows, strict=True), key=lambda x: -x[0])[:limit]
-    return Nearest([(score, seq, entry_id) for score, (entry_id, seq, _) in ranked], mean, std)
+    ranked = numpy.argsort(-scores, kind="stable")[:limit]
+    return Nearest([(float(scores[i]), rows[i][1], rows[i][0]) for i in ranked.tolist()],
+                   float(spread.mean()), float(spread.std()))
 
 
 def nearest(*, memory_id: str, model: str, query: list[float], limit: int,
