@@ -338,7 +338,8 @@ class VectorStore:
 class _Codes:
     """One memory's codes for one model in this process: the row's seq of each vector and the
     vectors' bits as 64-bit words, oldest first, in arrays that grow by half again when full (an
-    append copies nothing already held, a scan reads one contiguous block). Rows stored after the
+    append copies nothing already held). The bits are held word by word (`bits[w]` is word w of
+    every vector, contiguous), so a scan XORs and counts one flat column at a time. Rows stored after the
     copy was read are added by seq (`VectorStore.codes(after_seq=…)`); the whole copy is read again
     after CODE_CACHE_SECONDS, so a row stored out of seq order (a re-index) or changed joins by
     then. A removed row is harmless meanwhile: its float vector is gone, so it is never rescored."""
@@ -348,7 +349,7 @@ class _Codes:
 
         self.words = words
         self.seqs = numpy.empty(0, dtype=numpy.int64)
-        self.bits = numpy.empty((0, words), dtype="<u8")
+        self.bits = numpy.empty((words, 0), dtype="<u8")
         self.last_seq = -1
         self.vectors = 0
         self.read_at = time.monotonic()
@@ -367,16 +368,16 @@ class _Codes:
         if total > len(self.seqs):
             room = max(total, len(self.seqs) * 3 // 2)
             self.seqs = numpy.resize(self.seqs, room)
-            grown = numpy.empty((room, self.words), dtype="<u8")
-            grown[:held] = self.bits[:held]
+            grown = numpy.empty((self.words, room), dtype="<u8")
+            grown[:, :held] = self.bits[:, :held]
             self.bits = grown
         self.seqs[held:total] = numpy.repeat(seqs, counts)
-        self.bits[held:total] = bits
+        self.bits[:, held:total] = bits.T
         self.vectors = total
         self.last_seq = max(self.last_seq, int(seqs.max()))
         if held and self.seqs[held - 1] > self.seqs[held]:  # appended rows always come after; kept sorted
             order = numpy.argsort(self.seqs[:total], kind="stable")
-            self.seqs[:total], self.bits[:total] = self.seqs[order], self.bits[order]
+            self.seqs[:total], self.bits[:, :total] = self.seqs[order], self.bits[:, order]
 
     def best(self, query_bits, before_seq: int, limit: int) -> list[int]:
         """Seqs of up to `limit` rows before `before_seq`, best first by their closest vector:
@@ -388,7 +389,7 @@ class _Codes:
         end = int(numpy.searchsorted(self.seqs[:self.vectors], before_seq, side="left"))
         if not end or limit < 1:
             return []
-        differ = _popcount(self.bits[:end] ^ query_bits)
+        differ = _popcount(self.bits[:, :end], query_bits.reshape(-1))
         take = min(end, 4 * limit)  # records: a row may have several among the closest
         cut = int(numpy.searchsorted(numpy.cumsum(numpy.bincount(differ)), take))  # the take-th smallest distance
         top = numpy.flatnonzero(differ <= cut)
@@ -398,20 +399,29 @@ class _Codes:
         return ranked[numpy.sort(first)[:limit]].tolist()
 
 
-def _popcount(words):
-    """Set bits of each row of 64-bit words (uint16), a column at a time (numpy's sum over a
-    short last axis is slower than a handful of whole-column adds)."""
+_BITS_IN_BYTE = None
+
+
+def _popcount(columns, query):
+    """Bits differing between each vector and the query (uint16 a vector), from the codes held
+    word by word (`columns[w]`: word w of every vector): one flat XOR and count a word."""
     import numpy
 
-    if hasattr(numpy, "bitwise_count"):
-        counts = numpy.bitwise_count(words)
-    else:
-        table = numpy.array([bin(i).count("1") for i in range(256)], dtype=numpy.uint8)
-        counts = table[words.view(numpy.uint8)].reshape(len(words), -1)
-    total = counts[:, 0].astype(numpy.uint16)
-    for column in range(1, counts.shape[1]):
-        total += counts[:, column]
+    total = numpy.zeros(columns.shape[1], dtype=numpy.uint16)
+    for column, word in zip(columns, query, strict=True):
+        total += _count_bits(column ^ word)
     return total
+
+
+def _count_bits(words):
+    import numpy
+
+    if hasattr(numpy, "bitwise_count"):  # numpy ≥ 2.0
+        return numpy.bitwise_count(words)
+    global _BITS_IN_BYTE
+    if _BITS_IN_BYTE is None:
+        _BITS_IN_BYTE = numpy.array([bin(i).count("1") for i in range(256)], dtype=numpy.uint8)
+    return _BITS_IN_BYTE[words.view(numpy.uint8)].reshape(len(words), 8).sum(axis=1, dtype=numpy.uint8)
 
 
 _CODES: OrderedDict[tuple[str, str], _Codes] = OrderedDict()
