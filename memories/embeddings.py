@@ -84,6 +84,8 @@ STATS_SAMPLE = 500  # newest rows read whole: exact closeness, and the spread th
 CODE_CANDIDATES = 300  # older rows, the best by their codes, whose float vectors are then read and rescored
 CODE_CACHE_SECONDS = 120.0  # a process's copy of a memory's codes is read again whole after this long
 CODE_CACHE_VECTORS = 1_000_000  # codes a process keeps (48 bytes each at 384-d); least recently used memories go
+FLOAT_CACHE_ROWS = 2 * (STATS_SAMPLE + 2 * CODE_CANDIDATES)  # float rows a process keeps of a memory, the latest read
+FLOAT_CACHE_BYTES = 64 << 20  # float rows a process keeps in all; least recently used memories' go first
 PIECE_MAX = 8  # sentence vectors per message besides its whole one
 PIECE_MIN_WORDS = 3  # shorter sentences are not embedded on their own
 PIECE_SHARE = 0.7  # of a message's closeness that its best piece decides (LoCoMo tune, dense only: 0.5 / 0.7 / 1.0)
@@ -263,6 +265,7 @@ class VectorStore:
                 RecallVector(entry_id=e, memory_id=memory_id, seq=s, model=model, dim=len(vs[0]), vector=_pack(vs),
                              codes=codes_of(vs))
                 for e, s, vs in rows])
+        _stale(entry_ids={e for e, _, _ in rows}, memory_id=memory_id)
         return len(rows)
 
     @staticmethod
@@ -281,6 +284,8 @@ class VectorStore:
     @staticmethod
     def remove(*, entry_ids: list[int]) -> int:
         deleted, _ = RecallVector.objects.filter(entry_id__in=entry_ids).delete()
+        if deleted:
+            _stale(entry_ids=set(entry_ids))
         return deleted
 
     @staticmethod
@@ -353,6 +358,9 @@ class _Codes:
         self.last_seq = -1
         self.vectors = 0
         self.read_at = time.monotonic()
+        self.floats: dict[int, tuple[int, bytes]] = {}  # seq: (entry_id, float32 bytes)
+        self.float_bytes = 0
+        self.lock = threading.Lock()
 
     def add(self, rows: list[tuple[int, int, bytes]]) -> None:
         import numpy
@@ -378,6 +386,43 @@ class _Codes:
         if held and self.seqs[held - 1] > self.seqs[held]:  # appended rows always come after; kept sorted
             order = numpy.argsort(self.seqs[:total], kind="stable")
             self.seqs[:total], self.bits[:, :total] = self.seqs[order], self.bits[:, order]
+
+    def newest(self, before_seq: int | None, count: int) -> list[int]:
+        """Seqs of the newest `count` rows before `before_seq` (all when None), newest first."""
+        import numpy
+
+        end = self.vectors if before_seq is None else int(numpy.searchsorted(self.seqs[:self.vectors], before_seq))
+        tail = self.seqs[max(0, end - count * (1 + PIECE_MAX)):end]  # a row holds at most 1 + PIECE_MAX vectors
+        return numpy.unique(tail)[::-1][:count].tolist()
+
+    def rows(self, *, memory_id: str, model: str, seqs: list[int]) -> list[tuple[int, int, bytes]]:
+        """(entry_id, seq, float32 bytes) of the rows at these seqs, in their order (those that have
+        one): the ones read lately from this copy, the rest read now (`VectorStore.at_seqs`) and
+        kept (when more than FLOAT_CACHE_ROWS are, only the ones this call returns stay)."""
+        with self.lock:
+            missing = [s for s in seqs if s not in self.floats]
+        found = VectorStore.at_seqs(memory_id=memory_id, model=model, seqs=missing) if missing else []
+        out = []
+        with self.lock:
+            for entry_id, seq, blob in found:
+                if seq not in self.floats:
+                    blob = bytes(blob)
+                    self.floats[seq] = (entry_id, blob)
+                    self.float_bytes += len(blob)
+            floats = self.floats
+            out = [(floats[seq][0], seq, floats[seq][1]) for seq in seqs if seq in floats]
+            if len(floats) > FLOAT_CACHE_ROWS:  # full: keep the rows this search used
+                self.floats = {seq: (e, blob) for e, seq, blob in out}
+                self.float_bytes = sum(len(blob) for _, _, blob in out)
+        return out
+
+    def forget_floats(self, entry_ids: set[int] | None = None) -> None:
+        """Drop the kept float rows (of these entries only, when given)."""
+        with self.lock:
+            for seq, (entry_id, blob) in list(self.floats.items()):
+                if entry_ids is None or entry_id in entry_ids:
+                    del self.floats[seq]
+                    self.float_bytes -= len(blob)
 
     def best(self, query_bits, before_seq: int, limit: int) -> list[int]:
         """Seqs of up to `limit` rows before `before_seq`, best first by their closest vector:
@@ -446,7 +491,23 @@ def _codes_for(memory_id: str, model: str, dim: int) -> _Codes:
         _CODES[key] = have
         while sum(c.vectors for c in _CODES.values()) > CODE_CACHE_VECTORS and len(_CODES) > 1:
             _CODES.popitem(last=False)
+        held = sum(c.float_bytes for c in _CODES.values())
+        for other in list(_CODES.values())[:-1]:  # least recently used first; this memory's are kept
+            if held <= FLOAT_CACHE_BYTES:
+                break
+            held -= other.float_bytes
+            other.forget_floats()
     return have
+
+
+def _stale(*, entry_ids: set[int], memory_id: str | None = None) -> None:
+    """This process's kept float rows of these entries are dropped (they were replaced or removed
+    here; another process's copies follow within CODE_CACHE_SECONDS, when its codes are read again)."""
+    with _CODES_LOCK:
+        copies = [c for (m, _), c in _CODES.items() if memory_id is None or m == memory_id]
+    for copy in copies:
+        if copy.floats:
+            copy.forget_floats(entry_ids)
 
 
 def _query_bits(query, words: int):
@@ -474,14 +535,15 @@ def neighbourhood(*, memory_id: str, model: str, query: list[float], limit: int,
     STATS_SAMPLE rows, and of the CODE_CANDIDATES older rows whose codes are closest to the
     query's (the whole memory's codes are scanned: nothing is out of reach). `prev_share` > 0:
     plus that share of the closeness of the message right before it (seq − 1; read too)."""
-    rows = VectorStore.vectors(memory_id=memory_id, model=model, before_seq=before_seq, limit=STATS_SAMPLE)
-    if len(rows) == STATS_SAMPLE:  # more may be older: the best of them by their codes
-        seqs = _codes_for(memory_id, model, len(query)).best(_query_bits(query, (len(query) + 63) // 64),
-                                                             rows[-1][1], CODE_CANDIDATES)
+    codes = _codes_for(memory_id, model, len(query))
+    newest = codes.newest(before_seq, STATS_SAMPLE)
+    rows = codes.rows(memory_id=memory_id, model=model, seqs=newest)
+    sample = len(rows)
+    if len(newest) == STATS_SAMPLE:  # more may be older: the best of them by their codes
+        seqs = codes.best(_query_bits(query, codes.words), newest[-1], CODE_CANDIDATES)
         if prev_share:
             seqs = sorted(set(seqs) | {s - 1 for s in seqs})
-        rows = rows + VectorStore.at_seqs(memory_id=memory_id, model=model, seqs=seqs)
-    sample = min(len(rows), STATS_SAMPLE)
+        rows = rows + codes.rows(memory_id=memory_id, model=model, seqs=seqs)
     scores = closeness_of([v for _, _, v in rows], query)
     if not rows or None in scores:  # another dimension: nothing comparable
         return Nearest([], 0.0, 0.0)
@@ -494,7 +556,7 @@ def neighbourhood(*, memory_id: str, model: str, query: list[float], limit: int,
         at = numpy.minimum(numpy.searchsorted(seqs[order], seqs - 1), len(seqs) - 1)
         before = order[at]
         scores = scores + prev_share * numpy.where(seqs[before] == seqs - 1, scores[before], 0.0)
-    spread = scores[:sample]
+    spread = scores[:sample] if sample else scores
     ranked = numpy.argsort(-scores, kind="stable")[:limit]
     return Nearest([(float(scores[i]), rows[i][1], rows[i][0]) for i in ranked.tolist()],
                    float(spread.mean()), float(spread.std()))
