@@ -84,7 +84,7 @@ STATS_SAMPLE = 500  # newest rows read whole: exact closeness, and the spread th
 CODE_CANDIDATES = 300  # older rows, the best by their codes, whose float vectors are then read and rescored
 CODE_CACHE_SECONDS = 120.0  # a process's copy of a memory's codes is read again whole after this long
 CODE_CACHE_VECTORS = 1_000_000  # codes a process keeps (48 bytes each at 384-d); least recently used memories go
-FLOAT_CACHE_ROWS = 2 * (STATS_SAMPLE + 2 * CODE_CANDIDATES)  # float rows a process keeps of a memory, the latest read
+FLOAT_CACHE_ROWS = 4 * (STATS_SAMPLE + 2 * CODE_CANDIDATES)  # float rows a process keeps of a memory, the latest read
 FLOAT_CACHE_BYTES = 64 << 20  # float rows a process keeps in all; least recently used memories' go first
 PIECE_MAX = 8  # sentence vectors per message besides its whole one
 PIECE_MIN_WORDS = 3  # shorter sentences are not embedded on their own
@@ -393,7 +393,10 @@ class _Codes:
 
         end = self.vectors if before_seq is None else int(numpy.searchsorted(self.seqs[:self.vectors], before_seq))
         tail = self.seqs[max(0, end - count * (1 + PIECE_MAX)):end]  # a row holds at most 1 + PIECE_MAX vectors
-        return numpy.unique(tail)[::-1][:count].tolist()
+        if not len(tail):
+            return []
+        distinct = tail[numpy.concatenate(([True], tail[1:] != tail[:-1]))]  # sorted: a row's vectors are adjacent
+        return distinct[::-1][:count].tolist()
 
     def rows(self, *, memory_id: str, model: str, seqs: list[int]) -> list[tuple[int, int, bytes]]:
         """(entry_id, seq, float32 bytes) of the rows at these seqs, in their order (those that have
