@@ -32,18 +32,22 @@ The row layout is part of the model key (`LAYOUT`), so a layout change re-embeds
 like a model change.
 
 Dense search reaches the whole memory. Each row also holds its vectors' sign bits (`codes`:
-dim/8 bytes a vector, 48 at 384-d). A search (`neighbourhood`) reads the float vectors of the
+dim/8 bytes a vector, 48 at 384-d). A search (`neighbourhood`) takes the float vectors of the
 newest STATS_SAMPLE rows (their closeness is exact, and their spread is what a nearest must stand
-out from), scans the codes of every older row (a popcount per vector: the rows whose closest
-vector differs from the query in the fewest bits) and reads the float vectors of the
-CODE_CANDIDATES best of them, rescored exactly (with
-`prev_share`, the row before each too). Bound per search: at most STATS_SAMPLE + 2·CODE_CANDIDATES
-rows read whole, whatever the memory's size, plus one pass over its codes — n·v·dim/8 bytes for
-n messages of v vectors (~2.4 MB of words for 20,000 rows of 2.5 vectors, ~12 MB at 100,000),
-held in the process between searches (`_Codes`: rows stored since the last search are read by seq,
-the whole copy again after CODE_CACHE_SECONDS; at most CODE_CACHE_VECTORS codes a process, least
-recently used memories first out). No loadable SQLite extension, no second store: the database
-holds the vectors and codes, `VectorStore` is the one interface to them.
+out from), scans the codes of every older row (XOR and popcount, one flat column of 64-bit words
+at a time: the rows whose closest vector differs from the query in the fewest bits) and takes the
+float vectors of the CODE_CANDIDATES best of them, rescored exactly (with `prev_share`, the row
+before each too). Bound per search: at most STATS_SAMPLE + 2·CODE_CANDIDATES rows' float vectors,
+whatever the memory's size, plus one pass over its codes — n·v·dim/8 bytes for n messages of v
+vectors (~2.4 MB for 20,000 rows of 2.5 vectors, ~12 MB at 100,000). Both are held in the process
+between searches (`_Codes`): the codes of every row (rows stored since the last search are read
+by seq, the whole copy again after CODE_CACHE_SECONDS; at most CODE_CACHE_VECTORS codes a process,
+least recently used memories first out), and the float rows searches read lately (at most
+FLOAT_CACHE_ROWS a memory and FLOAT_CACHE_BYTES a process; only those not held are read, by seq).
+A row replaced or removed in this process leaves the held floats at once; one replaced by another
+process (a re-embedded edit) is read again with the codes, within CODE_CACHE_SECONDS. No loadable
+SQLite extension, no second store: the database holds the vectors and codes, `VectorStore` is the
+one interface to them.
 `neighbourhood`'s `prev_share` (a reply scoring part of what it answers) works on those same
 closenesses.
 """
@@ -53,7 +57,6 @@ from __future__ import annotations
 import array
 import dataclasses
 import logging
-import math
 import re
 import threading
 import time
@@ -293,24 +296,6 @@ class VectorStore:
         """{entry_id: float32 bytes} of these entries for this model (those that have one)."""
         rows = RecallVector.objects.filter(entry_id__in=entry_ids, model=model).values_list("entry_id", "vector")
         return dict(rows)
-
-    @staticmethod
-    def vectors(*, memory_id: str, model: str, before_seq: int | None = None,
-                limit: int = STATS_SAMPLE) -> list[tuple[int, int, bytes]]:
-        """(entry_id, seq, float32 bytes), newest first, at most `limit` rows (plain SQL on the hot
-        path; the bytes as the driver gives them, unconverted); a row's vectors are its whole one,
-        then its pieces', end to end."""
-        sql = (f"SELECT entry_id, seq, vector FROM {RecallVector._meta.db_table} "
-               "WHERE memory_id = %s AND model = %s")
-        params: list = [memory_id, model]
-        if before_seq is not None:
-            sql += " AND seq < %s"
-            params.append(before_seq)
-        sql += " ORDER BY seq DESC LIMIT %s"
-        params.append(limit)
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            return cursor.fetchall()
 
     @staticmethod
     def at_seqs(*, memory_id: str, model: str, seqs: list[int]) -> list[tuple[int, int, bytes]]:
