@@ -32,18 +32,22 @@ The row layout is part of the model key (`LAYOUT`), so a layout change re-embeds
 like a model change.
 
 Dense search reaches the whole memory. Each row also holds its vectors' sign bits (`codes`:
-dim/8 bytes a vector, 48 at 384-d). A search (`neighbourhood`) reads the float vectors of the
+dim/8 bytes a vector, 48 at 384-d). A search (`neighbourhood`) takes the float vectors of the
 newest STATS_SAMPLE rows (their closeness is exact, and their spread is what a nearest must stand
-out from), scans the codes of every older row (a popcount per vector: the rows whose closest
-vector differs from the query in the fewest bits) and reads the float vectors of the
-CODE_CANDIDATES best of them, rescored exactly (with
-`prev_share`, the row before each too). Bound per search: at most STATS_SAMPLE + 2·CODE_CANDIDATES
-rows read whole, whatever the memory's size, plus one pass over its codes — n·v·dim/8 bytes for
-n messages of v vectors (~2.4 MB of words for 20,000 rows of 2.5 vectors, ~12 MB at 100,000),
-held in the process between searches (`_Codes`: rows stored since the last search are read by seq,
-the whole copy again after CODE_CACHE_SECONDS; at most CODE_CACHE_VECTORS codes a process, least
-recently used memories first out). No loadable SQLite extension, no second store: the database
-holds the vectors and codes, `VectorStore` is the one interface to them.
+out from), scans the codes of every older row (XOR and popcount, one flat column of 64-bit words
+at a time: the rows whose closest vector differs from the query in the fewest bits) and takes the
+float vectors of the CODE_CANDIDATES best of them, rescored exactly (with `prev_share`, the row
+before each too). Bound per search: at most STATS_SAMPLE + 2·CODE_CANDIDATES rows' float vectors,
+whatever the memory's size, plus one pass over its codes — n·v·dim/8 bytes for n messages of v
+vectors (~2.4 MB for 20,000 rows of 2.5 vectors, ~12 MB at 100,000). Both are held in the process
+between searches (`_Codes`): the codes of every row (rows stored since the last search are read
+by seq, the whole copy again after CODE_CACHE_SECONDS; at most CODE_CACHE_VECTORS codes a process,
+least recently used memories first out), and the float rows searches read lately (at most
+FLOAT_CACHE_ROWS a memory and FLOAT_CACHE_BYTES a process; only those not held are read, by seq).
+A row replaced or removed in this process leaves the held floats at once; one replaced by another
+process (a re-embedded edit) is read again with the codes, within CODE_CACHE_SECONDS. No loadable
+SQLite extension, no second store: the database holds the vectors and codes, `VectorStore` is the
+one interface to them.
 `neighbourhood`'s `prev_share` (a reply scoring part of what it answers) works on those same
 closenesses.
 """
@@ -53,7 +57,6 @@ from __future__ import annotations
 import array
 import dataclasses
 import logging
-import math
 import re
 import threading
 import time
@@ -84,6 +87,8 @@ STATS_SAMPLE = 500  # newest rows read whole: exact closeness, and the spread th
 CODE_CANDIDATES = 300  # older rows, the best by their codes, whose float vectors are then read and rescored
 CODE_CACHE_SECONDS = 120.0  # a process's copy of a memory's codes is read again whole after this long
 CODE_CACHE_VECTORS = 1_000_000  # codes a process keeps (48 bytes each at 384-d); least recently used memories go
+FLOAT_CACHE_ROWS = 4 * (STATS_SAMPLE + 2 * CODE_CANDIDATES)  # float rows a process keeps of a memory, the latest read
+FLOAT_CACHE_BYTES = 64 << 20  # float rows a process keeps in all; least recently used memories' go first
 PIECE_MAX = 8  # sentence vectors per message besides its whole one
 PIECE_MIN_WORDS = 3  # shorter sentences are not embedded on their own
 PIECE_SHARE = 0.7  # of a message's closeness that its best piece decides (LoCoMo tune, dense only: 0.5 / 0.7 / 1.0)
@@ -263,6 +268,7 @@ class VectorStore:
                 RecallVector(entry_id=e, memory_id=memory_id, seq=s, model=model, dim=len(vs[0]), vector=_pack(vs),
                              codes=codes_of(vs))
                 for e, s, vs in rows])
+        _stale(entry_ids={e for e, _, _ in rows}, memory_id=memory_id)
         return len(rows)
 
     @staticmethod
@@ -281,6 +287,8 @@ class VectorStore:
     @staticmethod
     def remove(*, entry_ids: list[int]) -> int:
         deleted, _ = RecallVector.objects.filter(entry_id__in=entry_ids).delete()
+        if deleted:
+            _stale(entry_ids=set(entry_ids))
         return deleted
 
     @staticmethod
@@ -288,24 +296,6 @@ class VectorStore:
         """{entry_id: float32 bytes} of these entries for this model (those that have one)."""
         rows = RecallVector.objects.filter(entry_id__in=entry_ids, model=model).values_list("entry_id", "vector")
         return dict(rows)
-
-    @staticmethod
-    def vectors(*, memory_id: str, model: str, before_seq: int | None = None,
-                limit: int = STATS_SAMPLE) -> list[tuple[int, int, bytes]]:
-        """(entry_id, seq, float32 bytes), newest first, at most `limit` rows (plain SQL on the hot
-        path; the bytes as the driver gives them, unconverted); a row's vectors are its whole one,
-        then its pieces', end to end."""
-        sql = (f"SELECT entry_id, seq, vector FROM {RecallVector._meta.db_table} "
-               "WHERE memory_id = %s AND model = %s")
-        params: list = [memory_id, model]
-        if before_seq is not None:
-            sql += " AND seq < %s"
-            params.append(before_seq)
-        sql += " ORDER BY seq DESC LIMIT %s"
-        params.append(limit)
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            return cursor.fetchall()
 
     @staticmethod
     def at_seqs(*, memory_id: str, model: str, seqs: list[int]) -> list[tuple[int, int, bytes]]:
@@ -336,18 +326,26 @@ class VectorStore:
 
 
 class _Codes:
-    """One memory's codes for one model in this process: chunks of (the row's seq for each
-    vector, the vectors' bits as 64-bit words), oldest first. Rows stored after the copy was read
-    are added by seq (`VectorStore.codes(after_seq=…)`); the whole copy is read again after
-    CODE_CACHE_SECONDS, so a row stored out of seq order (a re-index) or changed joins by then.
-    A removed row is harmless meanwhile: its float vector is gone, so it is never rescored."""
+    """One memory's codes for one model in this process: the row's seq of each vector and the
+    vectors' bits as 64-bit words, oldest first, in arrays that grow by half again when full (an
+    append copies nothing already held). The bits are held word by word (`bits[w]` is word w of
+    every vector, contiguous), so a scan XORs and counts one flat column at a time. Rows stored after the
+    copy was read are added by seq (`VectorStore.codes(after_seq=…)`); the whole copy is read again
+    after CODE_CACHE_SECONDS, so a row stored out of seq order (a re-index) or changed joins by
+    then. A removed row is harmless meanwhile: its float vector is gone, so it is never rescored."""
 
     def __init__(self, words: int):
+        import numpy
+
         self.words = words
-        self.chunks: list[tuple] = []
+        self.seqs = numpy.empty(0, dtype=numpy.int64)
+        self.bits = numpy.empty((words, 0), dtype="<u8")
         self.last_seq = -1
         self.vectors = 0
         self.read_at = time.monotonic()
+        self.floats: dict[int, tuple[int, bytes]] = {}  # seq: (entry_id, float32 bytes)
+        self.float_bytes = 0
+        self.lock = threading.Lock()
 
     def add(self, rows: list[tuple[int, int, bytes]]) -> None:
         import numpy
@@ -359,49 +357,104 @@ class _Codes:
         counts = numpy.fromiter((len(r[2]) // width for r in rows), dtype=numpy.int64, count=len(rows))
         bits = numpy.frombuffer(b"".join(bytes(r[2]) for r in rows), dtype="<u8").reshape(-1, self.words)
         seqs = numpy.fromiter((r[1] for r in rows), dtype=numpy.int64, count=len(rows))
-        self.chunks.append((numpy.repeat(seqs, counts), bits))
+        held, total = self.vectors, self.vectors + len(bits)
+        if total > len(self.seqs):
+            room = max(total, len(self.seqs) * 3 // 2)
+            self.seqs = numpy.resize(self.seqs, room)
+            grown = numpy.empty((self.words, room), dtype="<u8")
+            grown[:, :held] = self.bits[:, :held]
+            self.bits = grown
+        self.seqs[held:total] = numpy.repeat(seqs, counts)
+        self.bits[:, held:total] = bits.T
+        self.vectors = total
         self.last_seq = max(self.last_seq, int(seqs.max()))
-        self.vectors += len(bits)
-        if len(self.chunks) > 8:  # a few appends since the last read: one array again
-            self.chunks = [(numpy.concatenate([c[0] for c in self.chunks]),
-                            numpy.concatenate([c[1] for c in self.chunks]))]
+        if held and self.seqs[held - 1] > self.seqs[held]:  # appended rows always come after; kept sorted
+            order = numpy.argsort(self.seqs[:total], kind="stable")
+            self.seqs[:total], self.bits[:, :total] = self.seqs[order], self.bits[:, order]
+
+    def newest(self, before_seq: int | None, count: int) -> list[int]:
+        """Seqs of the newest `count` rows before `before_seq` (all when None), newest first."""
+        import numpy
+
+        end = self.vectors if before_seq is None else int(numpy.searchsorted(self.seqs[:self.vectors], before_seq))
+        tail = self.seqs[max(0, end - count * (1 + PIECE_MAX)):end]  # a row holds at most 1 + PIECE_MAX vectors
+        if not len(tail):
+            return []
+        distinct = tail[numpy.concatenate(([True], tail[1:] != tail[:-1]))]  # sorted: a row's vectors are adjacent
+        return distinct[::-1][:count].tolist()
+
+    def rows(self, *, memory_id: str, model: str, seqs: list[int]) -> list[tuple[int, int, bytes]]:
+        """(entry_id, seq, float32 bytes) of the rows at these seqs, in their order (those that have
+        one): the ones read lately from this copy, the rest read now (`VectorStore.at_seqs`) and
+        kept (when more than FLOAT_CACHE_ROWS are, only the ones this call returns stay)."""
+        with self.lock:
+            missing = [s for s in seqs if s not in self.floats]
+        found = VectorStore.at_seqs(memory_id=memory_id, model=model, seqs=missing) if missing else []
+        out = []
+        with self.lock:
+            for entry_id, seq, blob in found:
+                if seq not in self.floats:
+                    blob = bytes(blob)
+                    self.floats[seq] = (entry_id, blob)
+                    self.float_bytes += len(blob)
+            floats = self.floats
+            out = [(floats[seq][0], seq, floats[seq][1]) for seq in seqs if seq in floats]
+            if len(floats) > FLOAT_CACHE_ROWS:  # full: keep the rows this search used
+                self.floats = {seq: (e, blob) for e, seq, blob in out}
+                self.float_bytes = sum(len(blob) for _, _, blob in out)
+        return out
+
+    def forget_floats(self, entry_ids: set[int] | None = None) -> None:
+        """Drop the kept float rows (of these entries only, when given)."""
+        with self.lock:
+            for seq, (entry_id, blob) in list(self.floats.items()):
+                if entry_ids is None or entry_id in entry_ids:
+                    del self.floats[seq]
+                    self.float_bytes -= len(blob)
 
     def best(self, query_bits, before_seq: int, limit: int) -> list[int]:
         """Seqs of up to `limit` rows before `before_seq`, best first by their closest vector:
         the fewest bits differing from the query's (a row's whole vector or one of its
-        sentences'; the float rescoring then weighs them as `closeness` does)."""
+        sentences'; the float rescoring then weighs them as `closeness` does). One pass over the
+        codes: XOR, popcount, a histogram of the distances for the cut, a sort of what passes it."""
         import numpy
 
-        seqs, differs = [], []
-        for record_seqs, bits in self.chunks:
-            differ = _popcount(bits ^ query_bits)
-            differ[record_seqs >= before_seq] = numpy.iinfo(differ.dtype).max
-            seqs.append(record_seqs)
-            differs.append(differ)
-        if not seqs:
+        end = int(numpy.searchsorted(self.seqs[:self.vectors], before_seq, side="left"))
+        if not end or limit < 1:
             return []
-        every, differ = numpy.concatenate(seqs), numpy.concatenate(differs)
-        take = min(len(every), 4 * limit)  # records: a row may have several among the closest
-        top = numpy.argpartition(differ, take - 1)[:take] if take < len(every) else numpy.arange(len(every))
-        top = top[numpy.argsort(differ[top], kind="stable")]
-        top = top[differ[top] < numpy.iinfo(differ.dtype).max]
-        return list(dict.fromkeys(every[top].tolist()))[:limit]
+        differ = _popcount(self.bits[:, :end], query_bits.reshape(-1))
+        take = min(end, 4 * limit)  # records: a row may have several among the closest
+        cut = int(numpy.searchsorted(numpy.cumsum(numpy.bincount(differ)), take))  # the take-th smallest distance
+        top = numpy.flatnonzero(differ <= cut)
+        top = top[numpy.argsort(differ[top], kind="stable")][:take]
+        ranked = self.seqs[top]
+        _, first = numpy.unique(ranked, return_index=True)
+        return ranked[numpy.sort(first)[:limit]].tolist()
 
 
-def _popcount(words):
-    """Set bits of each row of 64-bit words (uint16), a column at a time (numpy's sum over a
-    short last axis is slower than a handful of whole-column adds)."""
+_BITS_IN_BYTE = None
+
+
+def _popcount(columns, query):
+    """Bits differing between each vector and the query (uint16 a vector), from the codes held
+    word by word (`columns[w]`: word w of every vector): one flat XOR and count a word."""
     import numpy
 
-    if hasattr(numpy, "bitwise_count"):
-        counts = numpy.bitwise_count(words)
-    else:
-        table = numpy.array([bin(i).count("1") for i in range(256)], dtype=numpy.uint8)
-        counts = table[words.view(numpy.uint8)].reshape(len(words), -1)
-    total = counts[:, 0].astype(numpy.uint16)
-    for column in range(1, counts.shape[1]):
-        total += counts[:, column]
+    total = numpy.zeros(columns.shape[1], dtype=numpy.uint16)
+    for column, word in zip(columns, query, strict=True):
+        total += _count_bits(column ^ word)
     return total
+
+
+def _count_bits(words):
+    import numpy
+
+    if hasattr(numpy, "bitwise_count"):  # numpy ≥ 2.0
+        return numpy.bitwise_count(words)
+    global _BITS_IN_BYTE
+    if _BITS_IN_BYTE is None:
+        _BITS_IN_BYTE = numpy.array([bin(i).count("1") for i in range(256)], dtype=numpy.uint8)
+    return _BITS_IN_BYTE[words.view(numpy.uint8)].reshape(len(words), 8).sum(axis=1, dtype=numpy.uint8)
 
 
 _CODES: OrderedDict[tuple[str, str], _Codes] = OrderedDict()
@@ -426,7 +479,23 @@ def _codes_for(memory_id: str, model: str, dim: int) -> _Codes:
         _CODES[key] = have
         while sum(c.vectors for c in _CODES.values()) > CODE_CACHE_VECTORS and len(_CODES) > 1:
             _CODES.popitem(last=False)
+        held = sum(c.float_bytes for c in _CODES.values())
+        for other in list(_CODES.values())[:-1]:  # least recently used first; this memory's are kept
+            if held <= FLOAT_CACHE_BYTES:
+                break
+            held -= other.float_bytes
+            other.forget_floats()
     return have
+
+
+def _stale(*, entry_ids: set[int], memory_id: str | None = None) -> None:
+    """This process's kept float rows of these entries are dropped (they were replaced or removed
+    here; another process's copies follow within CODE_CACHE_SECONDS, when its codes are read again)."""
+    with _CODES_LOCK:
+        copies = [c for (m, _), c in _CODES.items() if memory_id is None or m == memory_id]
+    for copy in copies:
+        if copy.floats:
+            copy.forget_floats(entry_ids)
 
 
 def _query_bits(query, words: int):
@@ -454,25 +523,31 @@ def neighbourhood(*, memory_id: str, model: str, query: list[float], limit: int,
     STATS_SAMPLE rows, and of the CODE_CANDIDATES older rows whose codes are closest to the
     query's (the whole memory's codes are scanned: nothing is out of reach). `prev_share` > 0:
     plus that share of the closeness of the message right before it (seq − 1; read too)."""
-    rows = VectorStore.vectors(memory_id=memory_id, model=model, before_seq=before_seq, limit=STATS_SAMPLE)
-    if len(rows) == STATS_SAMPLE:  # more may be older: the best of them by their codes
-        seqs = _codes_for(memory_id, model, len(query)).best(_query_bits(query, (len(query) + 63) // 64),
-                                                             rows[-1][1], CODE_CANDIDATES)
+    codes = _codes_for(memory_id, model, len(query))
+    newest = codes.newest(before_seq, STATS_SAMPLE)
+    rows = codes.rows(memory_id=memory_id, model=model, seqs=newest)
+    sample = len(rows)
+    if len(newest) == STATS_SAMPLE:  # more may be older: the best of them by their codes
+        seqs = codes.best(_query_bits(query, codes.words), newest[-1], CODE_CANDIDATES)
         if prev_share:
             seqs = sorted(set(seqs) | {s - 1 for s in seqs})
-        rows = rows + VectorStore.at_seqs(memory_id=memory_id, model=model, seqs=seqs)
-    sample = min(len(rows), STATS_SAMPLE)
+        rows = rows + codes.rows(memory_id=memory_id, model=model, seqs=seqs)
     scores = closeness_of([v for _, _, v in rows], query)
     if not rows or None in scores:  # another dimension: nothing comparable
         return Nearest([], 0.0, 0.0)
-    if prev_share:
-        by_seq = {seq: score for (_, seq, _), score in zip(rows, scores, strict=True)}
-        scores = [score + prev_share * by_seq.get(seq - 1, 0.0) for (_, seq, _), score in zip(rows, scores, strict=True)]
-    spread = scores[:sample]
-    mean = sum(spread) / len(spread)
-    std = math.sqrt(sum((x - mean) ** 2 for x in spread) / len(spread))
-    ranked = sorted(zip(scores, rows, strict=True), key=lambda x: -x[0])[:limit]
-    return Nearest([(score, seq, entry_id) for score, (entry_id, seq, _) in ranked], mean, std)
+    import numpy
+
+    scores = numpy.asarray(scores)
+    seqs = numpy.fromiter((seq for _, seq, _ in rows), dtype=numpy.int64, count=len(rows))
+    if prev_share:  # each row also takes a share of the row right before it (0 where there is none)
+        order = numpy.argsort(seqs)
+        at = numpy.minimum(numpy.searchsorted(seqs[order], seqs - 1), len(seqs) - 1)
+        before = order[at]
+        scores = scores + prev_share * numpy.where(seqs[before] == seqs - 1, scores[before], 0.0)
+    spread = scores[:sample] if sample else scores
+    ranked = numpy.argsort(-scores, kind="stable")[:limit]
+    return Nearest([(float(scores[i]), rows[i][1], rows[i][0]) for i in ranked.tolist()],
+                   float(spread.mean()), float(spread.std()))
 
 
 def nearest(*, memory_id: str, model: str, query: list[float], limit: int,

@@ -270,10 +270,8 @@ def test_each_message_has_one_row_and_a_search_reads_a_bounded_number_of_them_wh
     monkeypatch.setattr(embeddings, "STATS_SAMPLE", 5)
     monkeypatch.setattr(embeddings, "CODE_CANDIDATES", 3)
     read = []
-    for name in ("vectors", "at_seqs"):
-        real = getattr(embeddings.VectorStore, name)
-        monkeypatch.setattr(embeddings.VectorStore, name,
-                            lambda real=real, **kw: read.extend(rows := real(**kw)) or rows)
+    real = embeddings.VectorStore.at_seqs
+    monkeypatch.setattr(embeddings.VectorStore, "at_seqs", lambda **kw: read.extend(rows := real(**kw)) or rows)
     model = RecallVector.objects.filter(memory=pet_memory).values_list("model", flat=True).first()
     found = embeddings.neighbourhood(memory_id=pet_memory.id, model=model, query=[1.0] + [0.0] * 63, limit=20,
                                      prev_share=0.3)
