@@ -8,7 +8,7 @@ which scopes the same way, or in the service's first statement on the memory row
 from __future__ import annotations
 
 from django.http import StreamingHttpResponse
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -437,10 +437,12 @@ class MemoryFileCommandApi(_FilesRoute):
         return Response(result.as_json())
 
 
+@extend_schema_view(get=extend_schema(operation_id="memory_files_list_by_external_id"))
 class ExternalMemoryFileListApi(MemoryFileListApi):
     external = True
 
 
+@extend_schema_view(post=extend_schema(operation_id="memory_files_command_by_external_id"))
 class ExternalMemoryFileCommandApi(MemoryFileCommandApi):
     external = True
 

@@ -23,6 +23,7 @@ def worker_server():
         "THREADLESS_OUTBOX_STALE_SECONDS": "2",
         "THREADLESS_FACT_EXTRACTOR": "tests.background.blocking_extractor.BlockingRuleExtractor",
         "TL_TEST_BLOCK_DIR": str(block_dir),
+        "THREADLESS_EMBEDDINGS": "off",  # the receipts' index_rows below count recall rows only
     }).start()
     server.block_dir = block_dir
     yield server
