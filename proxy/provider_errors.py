@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 
 import orjson
-from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 
+from common.http.middleware import SyncAndAsyncMiddleware
 from common.redaction import echo
 
 PREFIXES = {"/v1/openai/": "openai", "/v1/anthropic/": "anthropic"}
@@ -67,25 +67,8 @@ def _message(request, error: dict, status: int) -> str:
     return f"{message} {hint}".strip() if hint and hint not in message else message
 
 
-class ProviderErrorMiddleware:
-    sync_capable = True
-    async_capable = True
-
-    def __init__(self, get_response):
-        self.get_response = get_response
-        self.is_async = iscoroutinefunction(get_response)
-        if self.is_async:
-            markcoroutinefunction(self)
-
-    def __call__(self, request):
-        if self.is_async:
-            return self.__acall__(request)
-        return self._after(request, self.get_response(request))
-
-    async def __acall__(self, request):
-        return self._after(request, await self.get_response(request))
-
-    def _after(self, request, answer):
+class ProviderErrorMiddleware(SyncAndAsyncMiddleware):
+    def after(self, request, answer):
         provider = _provider(request.path)
         error = _threadless_error(answer) if provider else None
         if error is None:

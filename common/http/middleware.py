@@ -24,7 +24,10 @@ def _new_request_id() -> str:
     return "req_" + secrets.token_hex(12)
 
 
-class _Hybrid:
+class SyncAndAsyncMiddleware:
+    """A middleware that runs under WSGI and ASGI alike: subclasses give `before` (an early answer,
+    or None) and `after`."""
+
     sync_capable = True
     async_capable = True
 
@@ -62,7 +65,7 @@ def route_of(request) -> str:
     return match.route if match is not None and match.route else "unmatched"
 
 
-class RequestIdMiddleware(_Hybrid):
+class RequestIdMiddleware(SyncAndAsyncMiddleware):
     """The request id (X-Request-Id) and the request's log context; when the answer is ready,
     the request's count and latency (common.metrics) and its log line (common.logs)."""
 
@@ -93,7 +96,7 @@ def _is_api(request) -> bool:
     return request.path.startswith("/v1/") or request.path == "/v1"
 
 
-class ApiErrorMiddleware(_Hybrid):
+class ApiErrorMiddleware(SyncAndAsyncMiddleware):
     """Under /v1: body too large (413), Django 404/405/500 and unhandled exceptions → error shape."""
 
     def before(self, request):
