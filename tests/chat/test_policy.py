@@ -183,7 +183,7 @@ def test_the_input_of_a_failed_turn_stays_committed_and_the_next_say_works(make_
     failing_api.set("/forecast", json_body={"temp": 3})
     snap = services.turn_say(conversation=conversation, text="again")
     assert snap["turn"] == 2 and snap["conversationState"] == "READY"
-    users = Entry.objects.filter(memory=conversation.memory, kind="message", role="user")
+    users = Entry.objects.filter(memory=conversation.memory, kind="message", role="user").order_by("seq")
     assert [(u.content, u.committed) for u in users] == [("What's the weather in Oslo?", True), ("again", True)]
 
 
