@@ -79,7 +79,8 @@ bench-load: install services $(BENCH_STAMP)
 reliability: install services $(BENCH_STAMP)
 	$(BIN)/python -m bench.reliability
 
-# ruff, then the import contracts of pyproject.toml [tool.importlinter] (docs/architecture.md).
+# ruff, then the import contracts of pyproject.toml [tool.importlinter]: the layers, and no import
+# circles inside any package (docs/architecture.md).
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
