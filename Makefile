@@ -88,7 +88,8 @@ bench-load: install-dev services $(BENCH_STAMP)
 reliability: install-dev services $(BENCH_STAMP)
 	$(BIN)/python -m bench.reliability
 
-# ruff, then the import contracts of pyproject.toml [tool.importlinter] (docs/architecture.md).
+# ruff, then the import contracts of pyproject.toml [tool.importlinter]: the layers, and no import
+# circles inside any package (docs/architecture.md).
 lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports

@@ -22,13 +22,12 @@ from django.utils.module_loading import import_string
 
 from common import metrics, tracing
 from common.messages import text_of
-from memories import embeddings, recall
+from memories import embeddings, queue, recall
 from memories.compaction import memory_compact
 from memories.facts import RuleExtractor, UserMessage
 from memories.facts.llm import ExtractorFailed, LLMExtractor, complete_for_project
 from memories.facts.store import facts_apply
 from memories.models import Entry, Memory
-from memories.tasks import backfill_vectors
 
 log = logging.getLogger("threadless.background")
 
@@ -109,5 +108,5 @@ def _embed(memory: Memory, message_ids: list[int]) -> dict:
         log.warning("memory %s: embedding failed (%s); recall stays lexical for now", memory.id, exc)
         return {"embedded": 0, "failed": True}
     if step["remaining"]:
-        backfill_vectors.delay(memory.id)
+        queue.send(queue.BACKFILL_VECTORS, memory_id=memory.id)
     return {"embedded": done + step["embedded"], "dropped": step["dropped"], "remaining": step["remaining"]}

@@ -1,9 +1,15 @@
-"""Celery tasks: take ids, call a service, safe to run twice."""
+"""Celery tasks: take ids, call a service, safe to run twice.
+
+Tasks sit above the services they call; nothing below imports this module: work is queued by
+task name (memories.queue).
+"""
 
 from __future__ import annotations
 
 from celery import shared_task
 from django.db import OperationalError
+
+from memories import embeddings, queue, services
 
 
 @shared_task(bind=True, acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True,
@@ -11,37 +17,29 @@ from django.db import OperationalError
 def process_outbox(self, outbox_id: int | list[int]) -> bool:
     """One outbox row, or a batch of them (the request-side publisher sends a burst's rows as one
     message); True when any was processed here."""
-    from memories.services import outbox_process
-
     ids = outbox_id if isinstance(outbox_id, list) else [outbox_id]
-    return any([outbox_process(outbox_id=i) for i in ids])
+    return any([services.outbox_process(outbox_id=i) for i in ids])
 
 
 @shared_task(acks_late=True)
 def outbox_sweep() -> int:
-    from memories.services import outbox_sweep as sweep
-
-    return sweep()
+    return services.outbox_sweep()
 
 
 @shared_task(acks_late=True)
 def retention_sweep() -> dict:
     """Forget memories past their project's retention (optional per-project `retention_days`)."""
-    from memories.services import retention_enforce
-
-    return retention_enforce()
+    return services.retention_enforce()
 
 
 @shared_task(acks_late=True)
 def backfill_vectors(memory_id: str) -> dict:
     """Re-embed a memory's messages after an embedding model change, in bounded chunks (re-queues
     itself while some remain)."""
-    from memories.embeddings import EmbeddingFailed, backfill
-
     try:
-        step = backfill(memory_id=memory_id)
-    except EmbeddingFailed:
+        step = embeddings.backfill(memory_id=memory_id)
+    except embeddings.EmbeddingFailed:
         return {"embedded": 0, "failed": True}
     if step["remaining"] and step["embedded"]:
-        backfill_vectors.delay(memory_id)
+        queue.send(queue.BACKFILL_VECTORS, memory_id=memory_id)
     return step

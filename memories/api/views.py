@@ -471,6 +471,6 @@ class MemoryImportApi(ProjectScopedMixin, APIView):
         content_type = request.META.get("CONTENT_TYPE", "").split(";", 1)[0].strip().lower()
         if content_type not in (NDJSON, "application/jsonl"):
             raise InvalidRequest(f"Content-Type: send the exported document as {NDJSON}.")
-        memory, created = services.memory_import(project=self.project,
+        memory, created = transfer.memory_import(project=self.project,
                                                  lines=request.body.splitlines(keepends=True))
         return Response(memory_json(memory), status=201 if created else 200)

@@ -7,10 +7,11 @@
     report      report_accept / validate_failures / failure_record (+ FailureResult)
     outbox      outbox_enqueue / outbox_publish / outbox_claim / outbox_process / outbox_sweep
     facts       fact_create / fact_update / fact_delete
-    transfer    memory_import (memories.transfer: the export format; memory_export reads it out)
     idempotency idempotent_call / idempotent_replay / idempotent_store / check_idempotency_key
 
-Nothing here calls a model. Projects and keys are `projects.services`.
+Nothing here calls a model, and nothing here queues a task by importing it (memories.queue).
+Projects and keys are `projects.services`; export and import are `memories.transfer`, which
+builds on these.
 """
 
 from memories.services.decorate import MAX_BUDGET, memory_decorate, split_instructions
@@ -39,13 +40,12 @@ from memories.services.outbox import (
     outbox_sweep,
 )
 from memories.services.report import FailureResult, failure_record, report_accept, validate_failures
-from memories.transfer import memory_import
 
 __all__ = [
     "MAX_BUDGET", "FailureResult", "check_idempotency_key", "entries_append", "external_id_check", "entries_set_committed",
     "fact_create", "fact_delete", "fact_update", "failure_record", "idempotent_call", "idempotent_replay",
     "idempotent_store", "memory_create", "memory_decorate", "memory_delete", "memory_delete_many",
-    "memory_delete_matching", "memory_import", "memory_lock", "memory_update", "outbox_claim", "outbox_enqueue",
+    "memory_delete_matching", "memory_lock", "memory_update", "outbox_claim", "outbox_enqueue",
     "outbox_process", "outbox_publish", "outbox_sweep", "report_accept", "retention_enforce",
     "split_instructions", "validate_failures",
 ]

@@ -6,10 +6,10 @@ from __future__ import annotations
 import atexit
 import logging
 import os
-import queue
 import threading
 import time
 from datetime import timedelta
+from queue import Empty, SimpleQueue
 
 import orjson
 from django.conf import settings
@@ -19,9 +19,9 @@ from django.utils import timezone
 
 from common import tracing
 from common.db import plain_cursor
+from memories import queue
 from memories.background import process_entries
 from memories.models import Outbox
-from memories.tasks import process_outbox
 
 log = logging.getLogger("threadless.memories")
 
@@ -72,19 +72,19 @@ class _Publisher:
     MAX_BATCH = 50
 
     def __init__(self) -> None:
-        self._queue: queue.SimpleQueue[tuple[int, object]] = queue.SimpleQueue()
+        self._queue: SimpleQueue[tuple[int, object]] = SimpleQueue()
         self._pid = 0
         self._lock = threading.Lock()
 
     def submit(self, outbox_id: int, captured=None) -> None:
-        if process_outbox.app.conf.task_always_eager:
+        if queue.is_eager():
             with tracing.attached(captured):
                 outbox_publish(outbox_id=outbox_id)
             return
         if self._pid != os.getpid():  # first use in this process (also after a fork)
             with self._lock:
                 if self._pid != os.getpid():
-                    self._queue = queue.SimpleQueue()
+                    self._queue = SimpleQueue()
                     threading.Thread(target=self._run, args=(self._queue,), name="outbox-publisher",
                                      daemon=True).start()
                     if not self._pid:
@@ -100,7 +100,7 @@ class _Publisher:
             outbox_publish(outbox_id=ids if len(ids) > 1 else ids[0])
 
     @classmethod
-    def _run(cls, pending: queue.SimpleQueue) -> None:
+    def _run(cls, pending: SimpleQueue) -> None:
         last = float("-inf")
         while True:
             batch = [pending.get()]
@@ -109,7 +109,7 @@ class _Publisher:
             while len(batch) < cls.MAX_BATCH:
                 try:
                     batch.append(pending.get_nowait())
-                except queue.Empty:
+                except Empty:
                     break
             cls._publish(batch)
             last = time.monotonic()
@@ -122,7 +122,7 @@ class _Publisher:
             while len(batch) < self.MAX_BATCH:
                 try:
                     batch.append(self._queue.get_nowait())
-                except queue.Empty:
+                except Empty:
                     break
             if not batch:
                 return
@@ -136,7 +136,7 @@ def outbox_publish(*, outbox_id: int | list[int]) -> bool:
     """Hand a row (or a batch of rows, one message) to the broker. A broker outage is logged, not
     raised: the sweep re-queues them."""
     try:
-        process_outbox.apply_async(args=[outbox_id], retry=False)
+        queue.send(queue.PROCESS_OUTBOX, outbox_id=outbox_id)
         return True
     except Exception as exc:  # noqa: BLE001 - any broker failure; the row stays for the sweep
         log.warning("outbox %s not queued (%s); the sweep will retry", outbox_id, exc.__class__.__name__)

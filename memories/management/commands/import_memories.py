@@ -3,7 +3,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from common.errors import ApiError
-from memories.services import memory_import
+from memories.transfer import memory_import
 from projects.models import Project
 
 
