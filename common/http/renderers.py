@@ -1,4 +1,4 @@
-"""orjson for the API: the decorate window is large, stdlib json was half its cost."""
+"""orjson for the API: the decorate window is large, and stdlib json would double its cost."""
 
 import orjson
 from rest_framework.renderers import BaseRenderer
