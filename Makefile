@@ -88,8 +88,11 @@ bench-load: install-dev services $(BENCH_STAMP)
 reliability: install-dev services $(BENCH_STAMP)
 	$(BIN)/python -m bench.reliability
 
-# ruff, then the import contracts of pyproject.toml [tool.importlinter]: the layers, and no import
-# circles inside any package (docs/architecture.md).
+# ruff; the import contracts of pyproject.toml [tool.importlinter]: the layers, and no import circles
+# inside any package (docs/architecture.md); then both SDKs' strict type checks: mypy --strict on the
+# Python SDK (it ships py.typed), tsc strict on the TypeScript one.
 lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+	cd sdk/python && $(CURDIR)/$(BIN)/mypy
+	@if [ -f sdk/typescript/package.json ]; then cd sdk/typescript && { [ -d node_modules ] || npm ci --no-audit --no-fund --silent; } && npm run -s typecheck; fi

@@ -31,6 +31,7 @@ from pathlib import Path
 import httpx
 
 from bench.common import ROOT
+from bench.django_setup import SETTINGS
 
 sys.path.insert(0, str(ROOT))
 from harness.servers import free_port  # noqa: E402
@@ -72,7 +73,7 @@ class EmbeddedStack:
                if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "REDIS_URL", "THREADLESS_SERVICES")}
         self.env = {
             **env,
-            "DJANGO_SETTINGS_MODULE": "threadless_site.settings",
+            "DJANGO_SETTINGS_MODULE": SETTINGS,
             "THREADLESS_VAR_DIR": str(self.var),
             "THREADLESS_RATE_LIMIT_PER_MINUTE": "0",
             "THREADLESS_OUTBOX_STALE_SECONDS": "60",

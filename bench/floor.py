@@ -26,7 +26,7 @@ DB = os.environ.get("FLOOR_DB", "")
 PG = DB.startswith("postgres")
 BUDGET = 60_000
 # A control, off by default: FLOOR_WRITER_LOCK=1 lines the SQLite writers up on the product's flock
-# (common.writelock) instead of SQLite's busy handler (docs/benchmarks.md §8, round 12).
+# (common.writelock) instead of SQLite's busy handler (docs/tuning/serving.md).
 WRITER_LOCK = writer_lock(DB) if not PG and os.environ.get("FLOOR_WRITER_LOCK") == "1" else None
 _local = threading.local()
 _pool = ThreadPoolExecutor(max_workers=int(os.environ.get("THREADLESS_WEB_THREADS", "8")))

@@ -26,6 +26,7 @@ from bench.common import (
     summary,
     window_key,
 )
+from bench.memory_builder import copy_memory, populate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # harness
 
@@ -60,9 +61,9 @@ def start_server(backend: str) -> ThreadlessServer:
     server = ThreadlessServer(env=env)
     server.start()
     os.environ.update(server.env)
-    import django
+    from bench.django_setup import setup
 
-    django.setup()
+    setup()
     import logging
 
     logging.getLogger("httpx").setLevel(logging.WARNING)
@@ -91,64 +92,6 @@ def drop_database(server: ThreadlessServer) -> None:
     admin = url.rsplit("/", 1)[0] + "/postgres"
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-def populate(memory, messages: list[dict]) -> None:
-    """Insert the history straight into the entries table (executemany, no model instances):
-    the same rows entries_append writes, minus the Turn rows nothing on the measured paths reads."""
-    import orjson
-    from django.db import connection, transaction
-    from django.utils import timezone
-
-    from common.messages import entry_fields
-    from memories.models import Entry, Memory
-
-    q = connection.ops.quote_name
-    json_cast = "::jsonb" if connection.vendor == "postgresql" else ""
-    cols = ["memory_id", "seq", "turn", "kind", "role", "content", "parts", "name", "tool_calls", "tool_call_id",
-            "task_id", "key", "value", "committed", "tokens", "created_at"]
-    marks = ", ".join(f"%s{json_cast}" if c in ("parts", "tool_calls", "value") else "%s" for c in cols)
-    sql = f"INSERT INTO {q(Entry._meta.db_table)} ({', '.join(q(c) for c in cols)}) VALUES ({marks})"
-    now = timezone.now()
-    rows, turn, tokens, turn_start = [], 0, 0, 0
-    for seq, message in enumerate(messages, start=1):
-        fields = entry_fields(message)
-        if message["role"] == "user" or turn == 0:
-            turn += 1
-            turn_start = seq
-        tokens += fields["tokens"]
-        rows.append((memory.id, seq, turn, "message", fields["role"], fields["content"],
-                     orjson.dumps(fields["parts"]).decode() if fields["parts"] is not None else None, fields["name"],
-                     orjson.dumps(fields["tool_calls"]).decode() if fields["tool_calls"] else None,
-                     fields["tool_call_id"], "", "", None, True, fields["tokens"], now))
-    with transaction.atomic(), connection.cursor() as cursor:
-        for start in range(0, len(rows), 5000):
-            cursor.executemany(sql, rows[start:start + 5000])
-    Memory.objects.filter(pk=memory.pk).update(last_seq=len(rows), last_turn=turn, turn_start_seq=turn_start,
-                                               message_count=len(rows), token_count=tokens)
-
-
-def copy_memory(src):
-    """A second memory with the same entries (one INSERT … SELECT), for the runs that write."""
-    from django.db import connection
-
-    from memories.models import Entry, Memory
-    from memories.services import memory_create
-
-    dst, _ = memory_create(project=src.project)
-    q = connection.ops.quote_name
-    cols = ", ".join(q(f.column) for f in Entry._meta.concrete_fields if f.column not in ("id", "memory_id"))
-    table = q(Entry._meta.db_table)
-    with connection.cursor() as cursor:
-        cursor.execute(f"INSERT INTO {table} ({q('memory_id')}, {cols}) SELECT %s, {cols} FROM {table} "
-                       f"WHERE {q('memory_id')} = %s", [dst.id, src.id])
-    Memory.objects.filter(pk=dst.pk).update(last_seq=src.last_seq, last_turn=src.last_turn,
-                                            turn_start_seq=src.turn_start_seq, message_count=src.message_count,
-                                            token_count=src.token_count)
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(f"ANALYZE {table}")
-    return Memory.objects.get(pk=dst.pk)
 
 
 def main() -> None:

@@ -23,7 +23,7 @@ import httpx
 
 from bench.common import ROOT, quantile
 
-TITLE = "## 8. Metrics on the hot routes"
+TITLE = "## 9. Metrics on the hot routes"
 TARGET = 0.03
 TOKEN = "bench-metrics-token"
 
@@ -88,11 +88,9 @@ def _recording_cost(n: int = 20000) -> dict:
     """CPU µs of what one hot request records (in this process, multi-process files under a temp dir)."""
     import tempfile
 
-    os.environ["THREADLESS_METRICS_DIR"] = tempfile.mkdtemp(prefix="tl-bench-metrics-")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
-    import django
+    from bench.django_setup import setup
 
-    django.setup()
+    setup(THREADLESS_METRICS_DIR=tempfile.mkdtemp(prefix="tl-bench-metrics-"))
     from common import metrics
 
     def decorate():

@@ -18,7 +18,7 @@ TARGET_OVERHEAD_MS = 5.0
 
 
 def in_process(turns: int = 150) -> dict:
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / "pipeline_overhead.py"), str(turns)], cwd=ROOT,
+    done = subprocess.run([sys.executable, "-m", "bench.pipeline_overhead", str(turns)], cwd=ROOT,
                           capture_output=True, text=True, timeout=1200)
     text = done.stdout
     out: dict = {"raw": text.strip(), "ok": done.returncode == 0}

@@ -4,7 +4,7 @@ Runs N turns on one conversation through `chat.services.turn_say` (JSON say) and
 streamed path (`runner.turn_execute(stream=True)`), on a fresh SQLite database under var/bench,
 and prints the median / p90 per turn, the demo model's own time, and the SQL queries per turn.
 
-    .venv/bin/python bench/pipeline_overhead.py [turns]
+    .venv/bin/python -m bench.pipeline_overhead [turns]
 """
 
 from __future__ import annotations
@@ -16,25 +16,17 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-VAR = ROOT / "var" / "bench-pipeline"
-shutil.rmtree(VAR, ignore_errors=True)
-os.environ["THREADLESS_VAR_DIR"] = str(VAR)
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
-os.environ.pop("DATABASE_URL", None)
+from bench.django_setup import setup
 
-import django  # noqa: E402
-
-django.setup()
-
-from django.core.management import call_command  # noqa: E402
-from django.db import connection  # noqa: E402
-from django.test.utils import CaptureQueriesContext  # noqa: E402
+VAR = Path(__file__).resolve().parent.parent / "var" / "bench-pipeline"
 
 
 def main(turns: int) -> None:
-    call_command("migrate", verbosity=0)
+    shutil.rmtree(VAR, ignore_errors=True)
+    setup(var_dir=VAR, sqlite=True, migrate=True)
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
     from chat import runner, services
     from projects.services import project_create
     from providers import demo

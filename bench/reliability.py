@@ -39,6 +39,7 @@ from pathlib import Path
 
 from bench import embedded_faults
 from bench.common import DOCS, ROOT, VAR, machine
+from bench.django_setup import SETTINGS
 from bench.faultkit import SLOW_SECONDS, SdkClients, SlowStub, SlowTalkers
 
 sys.path.insert(0, str(ROOT))
@@ -83,7 +84,7 @@ class Stack:
         self.db_url = f"postgres://root@127.0.0.1:{self.pg_port}/threadless"
         self.env = {
             **os.environ,
-            "DJANGO_SETTINGS_MODULE": "threadless_site.settings",
+            "DJANGO_SETTINGS_MODULE": SETTINGS,
             "THREADLESS_VAR_DIR": str(self.root / "var"),
             "DATABASE_URL": self.db_url,
             "CELERY_BROKER_URL": f"redis://127.0.0.1:{self.redis_port}/0",

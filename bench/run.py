@@ -25,6 +25,8 @@ from pathlib import Path
 
 from bench import redaction_bench
 from bench.common import BUDGET, DOCS, ROOT, SIZES, VAR, machine
+from bench.load import BEGIN as LOAD_BEGIN
+from bench.load import END as LOAD_END
 
 TARGET_DECORATE = 1.5  # × the lower bound, at every size
 TARGET_FLAT = 1.2  # decorate at 100k within 1.2× of 1k
@@ -238,108 +240,43 @@ def misses(results: dict[str, dict]) -> list[str]:
     return lines
 
 
-PROFILE_NOTES = [
-    "## Profiling, what was changed, and what each miss would take",
+# What each section measures and the command that rewrites it.
+CONTENTS = [
+    "## What is on this page, and how to regenerate it",
     "",
-    "Profiled with pyinstrument and cProfile (`python -m bench.run --profile` writes `var/bench/profile-*.txt`).",
+    "Each section is rewritten by the command beside it; the charts are written by the same runs. Each",
+    "table says what it measures against what floor (a lower bound doing the same work with the plain",
+    "driver, a direct call, or a bare ASGI app). The machine is the one described above unless a section",
+    "names its own. How the figures were reached (what was tried, kept and dropped) is in",
+    "`docs/tuning/`: [recall](tuning/recall.md), [the fact extractor](tuning/extractor.md),",
+    "[decorate's context block](tuning/decorate.md), [serving and the hot path](tuning/serving.md),",
+    "[the proxy](tuning/proxy.md), [redaction](tuning/redaction.md).",
     "",
-    "### The write path and the pipeline (issue 17, part 2)",
-    "",
-    "Before → after, measured back to back on the embedded default: main @1907635 (`git archive` into a",
-    "scratch directory, run with this branch's `bench/lowerbound.py` and `bench/measure.py`, so both",
-    "sides face the same bound) then this branch, `python -m bench.measure --backend sqlite --sizes",
-    "100,1000,10000,100000 --budget 8`; the pipeline with `python bench/pipeline_overhead.py 150`,",
-    "before then after. Median wall ratios; the CPU ratios are within 0.05 of them except report at",
-    "100,000 messages after (2.92× CPU) and the before column's report (0.3–0.4 lower in CPU).",
-    "",
-    "| measure | before | after | target |",
-    "|---|---:|---:|---:|",
-    "| report accept at 100 messages, × the bound's write | 16.3× (2.52 ms) | 3.1× (0.59 ms) | ≤ 3× |",
-    "| report accept at 1,000 messages, × the bound's write | 17.3× (2.45 ms) | 2.9× (0.57 ms) | ≤ 3× |",
-    "| report accept at 10,000 messages, × the bound's write | 16.3× (2.38 ms) | 3.0× (0.62 ms) | ≤ 3× |",
-    "| report accept at 100,000 messages, × the bound's write | 17.6× (2.46 ms) | 2.6× (0.68 ms) | ≤ 3× |",
-    "| decorate at 100 messages, × the raw-SQL bound | 2.09× | 1.55× | ≤ 1.5× |",
-    "| decorate at 1,000 messages, × the raw-SQL bound | 1.22× | 0.96× | ≤ 1.5× |",
-    "| decorate at 10,000 messages, × the raw-SQL bound | 1.53× | 1.21× | ≤ 1.5× |",
-    "| decorate at 100,000 messages, × the raw-SQL bound | 1.50× | 1.21× | ≤ 1.5× |",
-    "| decorate store=true at 100 messages, × the bound | 5.85× | 2.72× | — |",
-    "| pipeline overhead per JSON turn (`demo`), wall / CPU | 4.37 / 4.41 ms | 1.44 / 1.40 ms | ≤ 5 ms |",
-    "| streamed turn, wall / CPU | 5.72 / 5.77 ms | 2.11 / 2.10 ms | — |",
-    "| SQL statements per JSON turn | 23 | 22 | — |",
-    "",
-    "Where the time went before (pyinstrument, 300 calls each, 100-message memory):",
-    "",
-    "* *report accept*: the broker publish (Celery `apply_async` on the filesystem broker, inside the",
-    "  request) 20 %, `entries_append` 24 % (the ORM's `Memory.save` 13 %, `bulk_create` 10 %), the lock",
-    "  read (`select_for_update().get`) 15 %, the outbox row 11 %, the turn-start query 9 %, `memory_get`",
-    "  11 %: seven statements, each compiled by the ORM, and a publish.",
-    "* *pipeline turn* (`demo`): starting and stopping a lease thread per turn 17 % of the wall time;",
-    "  `turn_begin` 34 % (the ORM's newest-turn read 10 %, `entries_append`, then an UPDATE to make the",
-    "  turn IN_PROGRESS and one of the conversation); the reply's `_store` 14 % (lock read + ORM writes);",
-    "  the turn's end (task runs, turn, conversation, events through `bulk_create`) ~10 %.",
-    "* *decorate at 100 messages*: `memory_get` 29 % (Django's raw-query machinery), the window read 45 %",
-    "  (one generator step per row through Django's cursor wrapper, a JSON check per row), facts 9 %,",
-    "  failures 6 %.",
-    "",
-    "**Changed** (behaviour unchanged; the tests named in the report pin it):",
-    "",
-    "* `memories/services/report.report_accept`: the common report (assistant messages, tool calls and",
-    "  results joining the newest turn, no failures) is three plain statements in one transaction:",
-    "  `UPDATE memory … RETURNING last_seq, last_turn, (first seq of that turn)` (it also takes the row",
-    "  lock, so there is no lock read, and finds the outbox payload's `from_seq`), one multi-row entry",
-    "  `INSERT`, the outbox `INSERT … RETURNING id`. Failures, a user message or a memory with no turn",
-    "  yet take the general path as before.",
-    "* `memories/services/outbox`: the publish runs after commit on one publisher thread per process",
-    "  (`transaction.on_commit` hands it the id); rows committed within 10 ms go as one message (the",
-    "  task takes an id or a list), so a busy process pays one publish per burst. A lost publish (exit,",
-    "  broker down) leaves the row for the sweep, as before; at exit the queue is drained for up to 2 s;",
-    "  `task_always_eager` publishes inline.",
-    "* `memories/services/entries`: `entries_append` writes turns, entries (`RETURNING id, seq`) and the",
-    "  memory row as plain statements (same columns and values as the models; orjson for JSON columns,",
-    "  json.dumps for what orjson refuses); `memory_lock` is `selectors.memory_fetch(lock=True)` (plain",
-    "  `SELECT … FOR UPDATE` with the ORM's own converters and `Model.from_db`).",
-    "* `memories/selectors`: `memory_get` through `memory_fetch`, keeping the project it was scoped by on",
-    "  the instance (recall's embeddings check read it again: a query per decorate from 10,000 messages",
-    "  up); the window read takes rows a chunk at a time from the driver's cursor and decodes JSON only",
-    "  for the rows kept.",
-    "* `chat/runner`: one lease-renewing thread per process instead of one per turn; the turn opens",
-    "  IN_PROGRESS with its lease in its own INSERT; the newest-turn check, the conversation state and",
-    "  the turn's end are plain statements; a turn's events are multi-row INSERTs. 23 → 22 statements",
-    "  per JSON turn, most of the gain is Python no longer spent compiling them.",
-    "* `bench/lowerbound`: the write bound now does what report must do by contract (SPEC 4.4) and",
-    "  nothing more: the memory row's counter `UPDATE … RETURNING` (numbering the message and finding",
-    "  its turn durably; before, the bound kept the next seq in a Python dict), the message, the outbox",
-    "  row, one commit. In the same run it costs about what the single insert did (the commit",
-    "  dominates). `bench/measure`: the bound reserves the recall block's room when the history does",
-    "  not fit, as decorate does since recall counts inside the budget, so both read the same window",
-    "  again (before, 1,067 vs 1,103 messages at 10,000 and 100,000).",
-    "",
-    "**What remains, and what it would take:**",
-    "",
-    "* *Report accept on SQLite* (2.6–3.1× the bound in the run above: at the target but for 100",
-    "  messages, within run-to-run noise of it; on PostgreSQL 1.1–2.4× wall): the same four statements",
-    "  through plain `sqlite3` on the real schema take ~0.17–0.23 ms where the bound's take ~0.05–0.15 ms",
-    "  (measured in one session): entries carry five indexes and a deferred foreign key, the outbox",
-    "  three; the bound's tables one. The rest is `memory_get` (~0.04 ms) and Django's cursor layer",
-    "  (~10 µs a statement). Going further means fewer indexes (two are redundant: `memory_id` alone on",
-    "  entries and on the outbox, covered by the composite ones — a migration, not done here).",
-    "* *Decorate on small memories* (100 messages, 1.55× in the run above, target 1.5×): the lower bound is one",
-    "  indexed read of 100 rows, decorate also looks the memory up with its project scope and reads",
-    "  facts and failures: three more statements (~0.03 ms each with Django's cursor) that a",
-    "  100-message window does not amortise. One combined statement for them would close it.",
-    "* *Flatness* (100,000 vs 1,000) is the read path's: at 1,000 messages the whole history fits, so",
-    "  there is no recall query; at 10,000 and 100,000 there is (section 1 explains it).",
-    "* *Decorate store=true*: the transaction, the row lock and the insert of the new message and its",
-    "  turn (five b-trees on entries, the turn's two) on top of the read.",
-    "* *PostgreSQL*: every statement is a round trip, so decorate at 100–1,000 messages (four",
-    "  statements against the bound's one) stays above 1.5× wall while its CPU is near 1×.",
-    "* *Over HTTP* decorate's extra cost above in process is request parsing and validation, auth,",
-    "  and moving a ~250 KB answer through uvicorn; compared with a trivial authenticated GET it is",
-    "  the answer's size that makes the difference.",
+    "| section | measures | floor | command | chart |",
+    "|---|---|---|---|---|",
+    "| 1. Decorate read path | decorate in process and over HTTP, 100 to 100,000 messages | raw-SQL lower bound; LangGraph peer | `make bench` | [benchmarks.png](benchmarks.png) |",
+    "| 2. Report accept | report's durable write, 100 to 100,000 messages | the contract's write with the plain driver | `make bench` | [benchmarks.png](benchmarks.png) |",
+    "| 3. Python SDK | the SDK's own work per call; time to fall back | bare httpx | `make bench` | — |",
+    "| 4. Pipeline | a turn's overhead with the offline `demo` model | the model's own time | `make bench` | — |",
+    "| 5. Redaction | CPU per KB on adversarial input | linear time (a flat row) | `make bench` or `python -m bench.redaction_bench` | — |",
+    "| 6. Proxy | latency the provider-compatible proxy adds | the direct call to the same stub | `make bench` or `python -m bench.proxy_bench` | — |",
+    "| 7. Recall quality | LoCoMo and own-corpus recall, per embedding provider | plain BM25; dense only | `make bench-recall` | [benchmarks-recall.png](benchmarks-recall.png) |",
+    "| Semantic recall's cost | decorate with `local` against `off` | `off` + one query embedding | `make bench` or `python -m bench.recall_cost` | — |",
+    "| Offline fact extractor | precision and recall on every fact-line set | — | `python -m bench.extractor_eval PATH` | — |",
+    "| 8. Under load | turns/s and p99 at 1 / 16 / 64 clients | bare ASGI app doing the lower bound's SQL | `make bench-load` | [benchmarks-load.png](benchmarks-load.png) |",
+    "| 9. Metrics | Prometheus metrics' cost on the hot routes | the same server with metrics off | `make bench` or `python -m bench.metrics_cost` | — |",
+    "| Reliability | faults under load | — | `make reliability` | [reliability.md](reliability.md) |",
 ]
 
+# The sections other commands write, between these markers: `make bench` keeps them as they are.
+KEPT = (("<!-- recall-bench:start -->", "<!-- recall-bench:end -->"),
+        ("<!-- extractor:start -->", "<!-- extractor:end -->"),
+        (LOAD_BEGIN, LOAD_END))
+# Where each section goes on the page, by the start of its text.
+ORDER = ("## 3.", "## 4.", "## 5.", "## 6.", KEPT[0][0], "## Semantic recall's cost", KEPT[1][0], KEPT[2][0], "## 9.")
 
-def write_doc(results: dict[str, dict], info: dict, extras: list[str], args) -> str:
+
+def write_doc(results: dict[str, dict], info: dict, extras: list[str]) -> str:
     lines = [
         "# Benchmarks",
         "",
@@ -358,6 +295,8 @@ def write_doc(results: dict[str, dict], info: dict, extras: list[str], args) -> 
         "* Packages: " + ", ".join(f"{k} {v}" for k, v in info["packages"].items()),
         "",
         "![Decorate read path and write cost vs memory size](benchmarks.png)",
+        "",
+        *CONTENTS,
         "",
         "## The workload",
         "",
@@ -428,10 +367,19 @@ def write_doc(results: dict[str, dict], info: dict, extras: list[str], args) -> 
             lines.append(f"Flatness: report at 100,000 / at 1,000 = **{flat:.2f}×** wall, "
                          f"**{flatness(data, 'report', 'cpu'):.2f}×** CPU.")
             lines.append("")
-    for extra in extras:
-        lines += [extra, ""]
-    lines += misses(results) + [""] + PROFILE_NOTES
+    lines += misses(results) + [""]
+    for section in sorted(extras, key=_place):
+        lines += [section.strip("\n"), ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _place(section: str) -> int:
+    return next((i for i, start in enumerate(ORDER) if section.startswith(start)), len(ORDER))
+
+
+def kept_sections(old: str) -> list[str]:
+    """The sections of `old` that other commands write (recall quality, the extractor, load)."""
+    return [old[old.index(start):old.index(end) + len(end)] for start, end in KEPT if start in old and end in old]
 
 
 def extra_sections() -> list[str]:
@@ -493,7 +441,7 @@ def extra_sections() -> list[str]:
             sections.append(metrics_cost.markdown())
         except Exception as exc:  # noqa: BLE001
             log(f"metrics section failed: {exc!r}")
-            sections.append(f"## 8. Metrics on the hot routes\n\nThis section failed to run: `{exc!r}`.")
+            sections.append(f"## 9. Metrics on the hot routes\n\nThis section failed to run: `{exc!r}`.")
     finally:
         server.stop()
         os.environ.clear()
@@ -549,14 +497,8 @@ def main() -> None:
     if results:
         chart(results, DOCS / "benchmarks.png")
     doc = Path(args.doc)
-    text = write_doc(results, info, extras, args)
-    # `make bench-recall` and `make bench-load` own their sections (between their markers): keep them.
-    from bench.load import BEGIN, END
-
     old = doc.read_text() if doc.exists() else ""
-    for start, end in (("<!-- recall-bench:start -->", "<!-- recall-bench:end -->"), (BEGIN, END)):
-        if start in old and end in old:
-            text = text.rstrip("\n") + "\n\n" + old[old.index(start):old.index(end) + len(end)] + "\n"
+    text = write_doc(results, info, extras + kept_sections(old))
     doc.write_text(text)
     log(f"wrote {args.doc}")
 

@@ -14,7 +14,9 @@ import os
 import sys
 import time
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
+from bench.django_setup import SETTINGS
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", SETTINGS)
 
 from celery import shared_task  # noqa: E402
 

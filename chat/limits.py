@@ -1,4 +1,4 @@
-"""End-user limits: what a publishable key (public by design) may spend (issue 11 row 6).
+"""End-user limits: what a publishable key (public by design) may spend.
 
 On top of the per-key bucket every key has (`projects.ratelimit.check_rate`), a caller with a
 publishable key meets:

@@ -2,7 +2,7 @@
 
 Injection-safe by context: `render(url, scope, escape=quote)` percent-encodes what it inserts
 into a URL; `render_json` renders a string body as a JSON text, so an inserted value can never
-end a JSON string or add a field (issue 11 row 9).
+end a JSON string or add a field.
 """
 
 from __future__ import annotations

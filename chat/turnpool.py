@@ -1,7 +1,7 @@
 """The bounded pool streamed turns run on: one per process, `THREADLESS_STREAM_WORKERS` threads.
 
-A streamed turn runs on its own thread so that a client going away cancels nothing; before
-this pool every streamed turn started a new thread, without bound (issue 11 row 6). Callers
+A streamed turn runs on its own thread so that a client going away cancels nothing; the pool
+bounds those threads, so many streams at once cannot start threads without limit. Callers
 `reserve()` a slot *before* beginning the turn, so a full pool is a clean 503 (nothing stored)
 rather than a turn waiting in a queue while its lease runs out:
 

@@ -103,11 +103,10 @@ class RedisCounters:
     def _script(self, keys: list, args: list):
         """The counting script's EVALSHA, sent on this thread's own connection: the request path's
         one Redis call. Through the client (`Script.__call__` → `execute_command`: the pool's lock
-        and its connection check — a poll() — the retry wrapper, the argument filtering) it cost
-        ~50 µs of CPU a call against ~19 µs here (docs/benchmarks.md §8, round 10). On anything
-        but a reply (the connection dropped, the server lost the script) the connection is closed
-        and the call goes through the client's own way: reconnect, retries, SCRIPT LOAD — as every
-        call did before."""
+        and its connection check — a poll() — the retry wrapper, the argument filtering) it costs
+        ~50 µs of CPU a call against ~19 µs here (docs/tuning/serving.md). On anything but a
+        reply (the connection dropped, the server lost the script) the connection is closed and
+        the call goes through the client's own way: reconnect, retries, SCRIPT LOAD."""
         conn = self._own_connection()
         try:
             conn.send_command("EVALSHA", self._read_and_incr.sha, len(keys), *keys, *args)

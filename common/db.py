@@ -169,7 +169,7 @@ def sqlite_write_transaction(cursor, alias: str = DEFAULT_DB_ALIAS):
     mode Django's own BEGIN uses here, settings' transaction_mode) … the driver's commit, rolled
     back on any error. It is the transaction `transaction.atomic` would open, without the atomic
     block's bookkeeping and its two autocommit switches, which cost decorate's store and report
-    more Python than their statements (docs/benchmarks.md, issue 17 rounds 5 and 10). Nothing
+    more Python than their statements (docs/tuning/serving.md). Nothing
     else may run inside it (no savepoints, no on_commit callbacks: Django's transaction state is
     not told). Inside a caller's transaction it joins that one, with no savepoint."""
     db = connections[alias]

@@ -3,8 +3,8 @@
 SQLite lets one writer in at a time and makes the others wait in its busy handler, which sleeps
 1, 2, 5, 10 … ms between tries (sqlite3's default handler behind `busy_timeout`). A write on the
 hot path takes ~10–100 µs, so a writer that finds the lock taken sleeps 10–100 times longer than
-it had to wait; under load on the embedded default that was ~10 % of a web process's time
-(docs/benchmarks.md §8, issue 17 round 12). A writer that first takes this lock is woken by the
+it had to wait; under load on the embedded default that is ~10 % of a web process's time
+(measured in docs/tuning/serving.md). A writer that first takes this lock is woken by the
 kernel the moment the holder lets go, and then finds SQLite's lock free.
 
 The wait is bounded: a holder that never lets go (a stuck or hostile process that can open the

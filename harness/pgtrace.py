@@ -1,4 +1,4 @@
-"""Round trips to PostgreSQL, counted from libpq's protocol trace (bench.roundtrips and the tests).
+"""Round trips to PostgreSQL, counted from libpq's protocol trace (the tests use it).
 
 A round trip is each time the client asks for the server's answer and waits for it: a `Query`
 (the simple protocol: Django's psycopg backend binds client side, so every plain statement, BEGIN

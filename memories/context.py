@@ -51,12 +51,10 @@ RECALL_SKIP_REPEATS = True  # a snippet identical to one already in the block is
 # around the match. Never cut to fit more: a cut snippet can hide what it was recalled for.
 RECALL_WHOLE_CHARS = 1000
 # The recall block's share when the question looks back (its best match is older than the newest
-# turns the window shows), instead of RECALL_SHARE. LoCoMo's tuning half: 0.8 / 0.85 / 0.9 / 0.95 →
-# decorate@2000 0.825 / 0.833 / 0.833 / 0.830 (0.817 at 0.7) with the date on every recalled line;
-# with a heading per day (round 11) 0.85 / 0.9 / 0.93 / 0.95 / 0.97 / 0.99 → 0.830 / 0.833 / 0.838 /
-# 0.843 / 0.841 / 0.843 (off), 0.9 / 0.93 / 0.95 / 0.99 → 0.872 / 0.877 / 0.877 / 0.877 (local).
-# The window keeps the newest ~5 % (about the last exchange at 2,000 tokens) and the new messages,
-# and never less than the newest exchange the usual window holds (at 250-400 tokens 5 % is no turn).
+# turns the window shows), instead of RECALL_SHARE: the best share on LoCoMo's tuning half, with
+# and without embeddings (the values tried: docs/tuning/decorate.md). The window keeps the newest
+# ~5 % (about the last exchange at 2,000 tokens) and the new messages, and never less than the
+# newest exchange the usual window holds (at 250-400 tokens 5 % is no turn).
 RECALL_LOOKBACK_SHARE = 0.95
 # The room the block leaves unused goes back to the window (one more read of it) when that adds at
 # least this share of the window's tokens (so never at large budgets, where it would add little).

@@ -141,8 +141,7 @@ class Entry(models.Model):
             # decorate's window: newest committed messages first, as an index range scan. (The
             # unique (memory, seq) index read backwards could serve it and save every stored message
             # a b-tree, ~12 µs of PostgreSQL's CPU, but where messages are a minority of a table's
-            # rows the planner reads a memory's whole entries and sorts instead: docs/benchmarks.md,
-            # issue 17 round 6.)
+            # rows the planner reads a memory's whole entries and sorts instead: docs/tuning/serving.md.)
             models.Index(
                 fields=["memory", "-seq"],
                 condition=Q(kind="message", committed=True),
@@ -150,7 +149,7 @@ class Entry(models.Model):
             ),
             # decorate's failures block: committed digests and errors of the window's turns. Partial,
             # like the window's, so a message (nearly every insert) enters neither: one b-tree less
-            # per report and per stored decorate (docs/benchmarks.md, issue 17 round 5).
+            # per report and per stored decorate (docs/tuning/serving.md).
             models.Index(
                 fields=["memory", "turn"],
                 condition=Q(kind__in=("digest", "error"), committed=True),

@@ -252,7 +252,7 @@ def _rows(sql: str, params: list) -> list[tuple]:
 
 
 # The two small reads of every decorate run as plain SQL: compiling an ORM query costs more
-# Python than a 100-message window (see docs/benchmarks.md).
+# Python than a 100-message window (see docs/tuning/serving.md).
 _FAILURES_WHERE = "memory_id = %s AND kind IN ('digest', 'error') AND committed AND turn >= {from_turn}"
 _FAILURES_SQL = (
     f"SELECT turn, kind, task_id, content FROM {Entry._meta.db_table} "

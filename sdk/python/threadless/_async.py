@@ -8,6 +8,7 @@ before the loop ends, since there is no interpreter-exit hook for a loop that is
 from __future__ import annotations
 
 import asyncio
+import builtins
 import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -43,8 +44,8 @@ class AsyncThreadless:
         # a call comes from another loop (a second asyncio.run(), a forked child): see _client().
         self._http: httpx.AsyncClient | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._latest: dict[str, asyncio.Task] = {}  # tail key -> its newest report task
-        self._tasks: set[asyncio.Task] = set()
+        self._latest: dict[str, asyncio.Task[Any]] = {}  # tail key -> its newest report task
+        self._tasks: set[asyncio.Task[Any]] = set()
         self._closed = False
         self.facts = AsyncFacts(self)
         self.entries = AsyncEntries(self)
@@ -103,12 +104,13 @@ class AsyncThreadless:
         self._latest = {}
         self._tails.after_fork()
 
-    async def _send(self, method: str, path: str, content: bytes | None, params: Any, headers: dict | None):
+    async def _send(self, method: str, path: str, content: bytes | None, params: Any,
+                    headers: dict[str, Any] | None) -> tuple[int, bytes, httpx.Headers]:
         response = await self._client().request(method, path, content=content, params=params, headers=headers)
         return response.status_code, response.content, response.headers
 
     async def _request(self, method: str, path: str, *, content: bytes | None = None, params: Any = None,
-                       headers: dict | None = None) -> Any:
+                       headers: dict[str, Any] | None = None) -> Any:
         """One HTTP call within the total deadline (cancelled when it passes)."""
         if self._closed:
             raise ThreadlessError("The client is closed.", code="client_closed", retryable=False)
@@ -125,7 +127,7 @@ class AsyncThreadless:
             raise ThreadlessConnectionError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
         return b.answer_json(status, body, answer_headers, self.base_url + path)
 
-    async def _notify(self, error: BaseException, context: dict) -> None:
+    async def _notify(self, error: BaseException, context: dict[str, Any]) -> None:
         result = b.call_on_error(self.on_error, error, context)
         if inspect.isawaitable(result):
             try:
@@ -169,7 +171,7 @@ class AsyncThreadless:
 
     def report(self, memory_id: str | None = None, messages: Sequence[Mapping[str, Any]] | None = None, *,
                external_id: str | None = None, failures: Sequence[Mapping[str, Any]] | None = None,
-               idempotency_key: str | None = None) -> asyncio.Task | None:
+               idempotency_key: str | None = None) -> asyncio.Task[Any] | None:
         """Schedule the report and return at once (a plain call, no await needed).
 
         Returns the background task (awaiting it waits for the send and never raises), or None
@@ -181,7 +183,7 @@ class AsyncThreadless:
             messages = b.as_messages(messages)
             if self._tails.is_degraded(key):
                 return None  # its user message was never stored: nothing to attach the reply to
-            body: dict = {"messages": messages}
+            body: dict[str, Any] = {"messages": messages}
             if failures:
                 body["failures"] = list(failures)
             content = b.encode(body)
@@ -201,7 +203,7 @@ class AsyncThreadless:
 
     def report_openai(self, memory_id: str | None = None, completion: Any = None, *, external_id: str | None = None,
                       failures: Sequence[Mapping[str, Any]] | None = None,
-                      idempotency_key: str | None = None) -> asyncio.Task | None:
+                      idempotency_key: str | None = None) -> asyncio.Task[Any] | None:
         """See :meth:`threadless.Threadless.report_openai`."""
         try:
             messages = from_openai(completion)
@@ -213,7 +215,7 @@ class AsyncThreadless:
 
     def report_anthropic(self, memory_id: str | None = None, message: Any = None, *, external_id: str | None = None,
                          failures: Sequence[Mapping[str, Any]] | None = None,
-                         idempotency_key: str | None = None) -> asyncio.Task | None:
+                         idempotency_key: str | None = None) -> asyncio.Task[Any] | None:
         """See :meth:`threadless.Threadless.report_anthropic`."""
         try:
             messages = from_anthropic(message)
@@ -223,8 +225,8 @@ class AsyncThreadless:
         return self.report(memory_id, messages, external_id=external_id, failures=failures,
                            idempotency_key=idempotency_key)
 
-    async def _report_job(self, previous: asyncio.Task | None, memory_id: str, path: str, content: bytes,
-                          headers: dict, messages: list, context: dict) -> None:
+    async def _report_job(self, previous: asyncio.Task[Any] | None, memory_id: str, path: str, content: bytes,
+                          headers: dict[str, Any], messages: list[Any], context: dict[str, Any]) -> None:
         # Reports on one memory go out one at a time, in order; other memories run concurrently.
         if previous is not None and not previous.done():
             await asyncio.wait({previous})
@@ -234,7 +236,7 @@ class AsyncThreadless:
         except Exception as error:
             await self._notify(error, context)
 
-    def _report_done(self, memory_id: str, task: asyncio.Task, context: dict) -> None:
+    def _report_done(self, memory_id: str, task: asyncio.Task[Any], context: dict[str, Any]) -> None:
         self._tasks.discard(task)
         if self._latest.get(memory_id) is task:
             del self._latest[memory_id]
@@ -289,12 +291,13 @@ class AsyncThreadless:
                                                  params=b.list_params(limit, cursor, external_id, metadata)))
 
     async def delete_matching(self, *, metadata: Mapping[str, Any] | None = None,
-                              external_id: str | None = None) -> dict:
+                              external_id: str | None = None) -> dict[str, Any]:
         data = await self._request("DELETE", "/memories", params=b.list_params(None, None, external_id, metadata))
-        return data.get("deleted", {})
+        deleted: dict[str, Any] = data.get("deleted", {})
+        return deleted
 
-    async def search(self, memory_id: str, query: str, *, limit: int | None = None) -> list[dict]:
-        body: dict = {"query": query}
+    async def search(self, memory_id: str, query: str, *, limit: int | None = None) -> builtins.list[dict[str, Any]]:
+        body: dict[str, Any] = {"query": query}
         if limit is not None:
             body["limit"] = limit
         data = await self._request("POST", b.path_of(memory_id, "/search"), content=b.encode(body),

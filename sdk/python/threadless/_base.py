@@ -19,10 +19,10 @@ log = logging.getLogger("threadless")
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 REPORT_WAIT_SECONDS = 2.0
-OnError = Callable[[BaseException, dict], Any]
+OnError = Callable[[BaseException, dict[str, Any]], Any]
 
 
-_clients: weakref.WeakSet = weakref.WeakSet()  # every live client, for os.register_at_fork
+_clients: weakref.WeakSet[Any] = weakref.WeakSet()  # every live client, for os.register_at_fork
 
 
 def _after_fork_in_child() -> None:
@@ -67,7 +67,7 @@ def resolve_config(api_key: str | None, base_url: str | None, timeout: float, ta
     return api_key, base + "/v1"
 
 
-def default_headers(api_key: str) -> dict:
+def default_headers(api_key: str) -> dict[str, Any]:
     return {"Authorization": f"Bearer {api_key}", "User-Agent": f"threadless-python/{__version__}",
             "Accept": "application/json"}
 
@@ -99,7 +99,7 @@ def target(memory_id: str | None, external_id: str | None) -> tuple[str, str]:
     return memory_id, path_of(memory_id)
 
 
-def error_context(operation: str, memory_id: str | None, external_id: str | None) -> dict:
+def error_context(operation: str, memory_id: str | None, external_id: str | None) -> dict[str, Any]:
     context = {"operation": operation, "memory_id": memory_id}
     if external_id is not None:
         context["external_id"] = external_id
@@ -125,7 +125,7 @@ def encode(body: Mapping[str, Any]) -> bytes:
                               retryable=False) from exc
 
 
-def json_headers(idempotency_key: str | None = None) -> dict:
+def json_headers(idempotency_key: str | None = None) -> dict[str, Any]:
     headers = {"Content-Type": "application/json"}
     if idempotency_key is not None:
         headers["Idempotency-Key"] = str(idempotency_key)
@@ -133,8 +133,8 @@ def json_headers(idempotency_key: str | None = None) -> dict:
 
 
 def decorate_body(messages: Sequence[Mapping[str, Any]], instructions: str | None, budget_tokens: int | None,
-                  recall: bool | None, store: bool | None) -> dict:
-    body: dict = {"messages": messages}
+                  recall: bool | None, store: bool | None) -> dict[str, Any]:
+    body: dict[str, Any] = {"messages": messages}
     if instructions is not None:
         body["instructions"] = instructions
     if budget_tokens is not None:
@@ -146,7 +146,7 @@ def decorate_body(messages: Sequence[Mapping[str, Any]], instructions: str | Non
     return body
 
 
-def as_messages(messages: Any) -> list:
+def as_messages(messages: Any) -> list[Any]:
     if isinstance(messages, Mapping) or isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
         raise ThreadlessError("messages: must be a list of message dicts.", code="invalid_request", retryable=False)
     return list(messages)
@@ -196,8 +196,8 @@ def decorated_from(memory_id: str | None, data: Any, status: int, headers: Any,
     )
 
 
-def degraded_request(tails: TailStore, key: str, messages: list, instructions: str | None,
-                     error: BaseException, seq: int, memory_id: str | None = None,
+def degraded_request(tails: TailStore, key: str, messages: list[Any], instructions: str | None,
+                     error: Exception, seq: int, memory_id: str | None = None,
                      external_id: str | None = None) -> DecoratedRequest:
     new, own = split_system(messages, instructions)
     text, context_text, window = tails.fallback(key, new, own, seq=seq)
@@ -216,7 +216,7 @@ def refresh_tail(tails: TailStore, key: str, request: DecoratedRequest, store: b
                   server_id=request.memory_id)
 
 
-def call_on_error(handler: OnError | None, error: BaseException, context: dict) -> Any:
+def call_on_error(handler: OnError | None, error: BaseException, context: dict[str, Any]) -> Any:
     """Tell the caller's on_error; whatever it raises is logged, never passed on."""
     if handler is None:
         log.warning("threadless %s on %s failed: %s", context.get("operation"), context.get("memory_id"), error)
@@ -229,13 +229,13 @@ def call_on_error(handler: OnError | None, error: BaseException, context: dict) 
         return None
 
 
-def memory_page(data: dict) -> Page:
+def memory_page(data: dict[str, Any]) -> Page:
     return Page([Memory.from_json(m) for m in data.get("data") or []], data.get("next_cursor"))
 
 
 def list_params(limit: int | None, cursor: str | None, external_id: str | None,
-                metadata: Mapping[str, Any] | None) -> dict:
-    params: dict = {}
+                metadata: Mapping[str, Any] | None) -> dict[str, Any]:
+    params: dict[str, Any] = {}
     if limit is not None:
         params["limit"] = limit
     if cursor is not None:
@@ -247,6 +247,6 @@ def list_params(limit: int | None, cursor: str | None, external_id: str | None,
     return params
 
 
-def memory_fields(metadata: Any = None, external_id: Any = None, instructions: Any = None, policy: Any = None) -> dict:
+def memory_fields(metadata: Any = None, external_id: Any = None, instructions: Any = None, policy: Any = None) -> dict[str, Any]:
     fields = {"metadata": metadata, "external_id": external_id, "instructions": instructions, "policy": policy}
     return {k: v for k, v in fields.items() if v is not None}

@@ -27,7 +27,7 @@ def _bad(what: str, value: Any) -> ThreadlessError:
                            retryable=False)
 
 
-def from_openai(completion: Any) -> list[dict]:
+def from_openai(completion: Any) -> list[dict[str, Any]]:
     """The assistant message of a ``ChatCompletion`` (first choice) or a ``ChatCompletionMessage``.
 
     Keeps role, content, tool_calls and name; OpenAI's other fields (``refusal``, ``annotations``,
@@ -46,7 +46,7 @@ def from_openai(completion: Any) -> list[dict]:
     content = data.get("content")
     if content is None or content == "":
         content = data.get("refusal") or ""
-    message: dict = {"role": data.get("role") or "assistant", "content": content}
+    message: dict[str, Any] = {"role": data.get("role") or "assistant", "content": content}
     tool_calls = [_plain(c) for c in data.get("tool_calls") or []]
     if tool_calls:
         message["tool_calls"] = [
@@ -60,7 +60,7 @@ def from_openai(completion: Any) -> list[dict]:
     return [message]
 
 
-def from_anthropic(message: Any) -> list[dict]:
+def from_anthropic(message: Any) -> list[dict[str, Any]]:
     """An Anthropic ``Message`` (or its dict): text blocks joined as the content, ``tool_use``
     blocks as OpenAI-shaped tool calls (arguments as compact JSON); thinking and other blocks are
     left out."""
@@ -71,7 +71,7 @@ def from_anthropic(message: Any) -> list[dict]:
     if isinstance(blocks, str):
         blocks = [{"type": "text", "text": blocks}]
     texts: list[str] = []
-    calls: list[dict] = []
+    calls: list[dict[str, Any]] = []
     for block in blocks or []:
         block = _plain(block)
         if not isinstance(block, Mapping):
@@ -82,7 +82,7 @@ def from_anthropic(message: Any) -> list[dict]:
             arguments = json.dumps(block.get("input") or {}, ensure_ascii=False, separators=(",", ":"))
             calls.append({"id": block.get("id"), "type": "function",
                           "function": {"name": block.get("name"), "arguments": arguments}})
-    out: dict = {"role": "assistant", "content": "".join(texts)}
+    out: dict[str, Any] = {"role": "assistant", "content": "".join(texts)}
     if calls:
         out["tool_calls"] = calls
     return [out]

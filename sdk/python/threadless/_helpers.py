@@ -14,13 +14,13 @@ def _fact_path(memory_id: str, fact_id: str = "") -> str:
     return b.path_of(memory_id, "/facts" + ("/" + quote(fact_id, safe="") if fact_id else ""))
 
 
-def _entry_params(include_uncommitted: bool, limit: int | None, cursor: str | None) -> dict:
-    params: dict = {"include_uncommitted": "true" if include_uncommitted else "false"}
+def _entry_params(include_uncommitted: bool, limit: int | None, cursor: str | None) -> dict[str, Any]:
+    params: dict[str, Any] = {"include_uncommitted": "true" if include_uncommitted else "false"}
     params.update(b.list_params(limit, cursor, None, None))
     return params
 
 
-def _page(data: Any, kind: type) -> Page:
+def _page(data: Any, kind: Any) -> Page:
     return Page([kind.from_json(x) for x in data.get("data") or []], data.get("next_cursor"))
 
 
@@ -122,12 +122,13 @@ class Files:
     def __init__(self, client: Any) -> None:
         self._client = client
 
-    def command(self, memory_id: str | None = None, command: dict | None = None, *,
-                external_id: str | None = None) -> dict:
-        return self._client._request("POST", _files_path(memory_id, external_id, "/command"),
-                                     content=b.encode(command or {}), headers=b.json_headers())
+    def command(self, memory_id: str | None = None, command: dict[str, Any] | None = None, *,
+                external_id: str | None = None) -> dict[str, Any]:
+        answer: dict[str, Any] = self._client._request("POST", _files_path(memory_id, external_id, "/command"),
+                                                       content=b.encode(command or {}), headers=b.json_headers())
+        return answer
 
-    def list(self, memory_id: str | None = None, *, external_id: str | None = None) -> list[dict]:
+    def list(self, memory_id: str | None = None, *, external_id: str | None = None) -> list[dict[str, Any]]:
         return self._client._request("GET", _files_path(memory_id, external_id, "")).get("data") or []
 
 
@@ -137,10 +138,12 @@ class AsyncFiles:
     def __init__(self, client: Any) -> None:
         self._client = client
 
-    async def command(self, memory_id: str | None = None, command: dict | None = None, *,
-                      external_id: str | None = None) -> dict:
-        return await self._client._request("POST", _files_path(memory_id, external_id, "/command"),
-                                           content=b.encode(command or {}), headers=b.json_headers())
+    async def command(self, memory_id: str | None = None, command: dict[str, Any] | None = None, *,
+                      external_id: str | None = None) -> dict[str, Any]:
+        answer: dict[str, Any] = await self._client._request(
+            "POST", _files_path(memory_id, external_id, "/command"), content=b.encode(command or {}),
+            headers=b.json_headers())
+        return answer
 
-    async def list(self, memory_id: str | None = None, *, external_id: str | None = None) -> list[dict]:
+    async def list(self, memory_id: str | None = None, *, external_id: str | None = None) -> list[dict[str, Any]]:
         return (await self._client._request("GET", _files_path(memory_id, external_id, ""))).get("data") or []

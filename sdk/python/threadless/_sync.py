@@ -8,12 +8,13 @@ shared by every thread.
 from __future__ import annotations
 
 import atexit
+import builtins
 import queue
 import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
@@ -43,14 +44,14 @@ class _DaemonPool:
     def __init__(self, max_workers: int, name: str) -> None:
         self._max = max_workers
         self._name = name
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._idle = threading.Semaphore(0)
         self._lock = threading.Lock()
         self._threads = 0
         self._closed = False
 
-    def submit(self, fn, *args) -> Future:
-        future: Future = Future()
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+        future: Future[Any] = Future()
         if self._closed:
             raise ThreadlessError("The client is closed.", code="client_closed", retryable=False)
         self._queue.put((future, fn, args))
@@ -104,7 +105,13 @@ class Threadless:
         self.entries = Entries(self)
         self.files = Files(self)
         ref = weakref.ref(self)
-        self._atexit = lambda: (lambda c: c and c._flush_at_exit())(ref())
+
+        def flush_at_exit() -> None:
+            client = ref()
+            if client is not None:
+                client._flush_at_exit()
+
+        self._atexit = flush_at_exit
         atexit.register(self._atexit)
         b.reset_after_fork(self)
 
@@ -120,7 +127,7 @@ class Threadless:
                                   timeout=httpx.Timeout(self.timeout), transport=transport, limits=limits)
         self._io = _DaemonPool(64, "threadless-io")
         self._reports = _DaemonPool(8, "threadless-report")
-        self._pending: dict[str, deque] = {}  # tail key -> reports queued or in flight, oldest first
+        self._pending: dict[str, deque[Any]] = {}  # tail key -> reports queued or in flight, oldest first
         self._cond = threading.Condition()
 
     def _after_fork(self) -> None:
@@ -143,7 +150,8 @@ class Threadless:
 
     # --- transport -------------------------------------------------------------------------------
 
-    def _send(self, method: str, path: str, content: bytes | None, params: Any, headers: dict | None):
+    def _send(self, method: str, path: str, content: bytes | None, params: Any,
+              headers: dict[str, Any] | None) -> tuple[int, bytes, httpx.Headers]:
         try:
             response = self._http.request(method, path, content=content, params=params, headers=headers)
         except httpx.TimeoutException as exc:
@@ -153,7 +161,7 @@ class Threadless:
         return response.status_code, response.content, response.headers
 
     def _request(self, method: str, path: str, *, content: bytes | None = None, params: Any = None,
-                 headers: dict | None = None) -> Any:
+                 headers: dict[str, Any] | None = None) -> Any:
         """One HTTP call within the total deadline: the JSON answer, or ThreadlessError."""
         if self._closed:
             raise ThreadlessError("The client is closed.", code="client_closed", retryable=False)
@@ -226,14 +234,14 @@ class Threadless:
             messages = b.as_messages(messages)
             if self._tails.is_degraded(key):
                 return  # its user message was never stored: nothing to attach the reply to
-            body: dict = {"messages": messages}
+            body: dict[str, Any] = {"messages": messages}
             if failures:
                 body["failures"] = list(failures)
             job = (base_path + "/report", b.encode(body), b.json_headers(idempotency_key), messages, context)
             with self._cond:
                 jobs = self._pending.get(key)
                 start = jobs is None
-                if start:
+                if jobs is None:
                     jobs = self._pending[key] = deque()
                 jobs.append(job)
             if start:
@@ -331,15 +339,16 @@ class Threadless:
         return b.memory_page(self._request("GET", "/memories",
                                            params=b.list_params(limit, cursor, external_id, metadata)))
 
-    def delete_matching(self, *, metadata: Mapping[str, Any] | None = None, external_id: str | None = None) -> dict:
+    def delete_matching(self, *, metadata: Mapping[str, Any] | None = None, external_id: str | None = None) -> dict[str, Any]:
         """Delete every memory matching the filters (at least one); answers the receipt's counts."""
         data = self._request("DELETE", "/memories", params=b.list_params(None, None, external_id, metadata))
-        return data.get("deleted", {})
+        deleted: dict[str, Any] = data.get("deleted", {})
+        return deleted
 
     # --- search ---------------------------------------------------------------------------------------
 
-    def search(self, memory_id: str, query: str, *, limit: int | None = None) -> list[dict]:
-        body: dict = {"query": query}
+    def search(self, memory_id: str, query: str, *, limit: int | None = None) -> builtins.list[dict[str, Any]]:
+        body: dict[str, Any] = {"query": query}
         if limit is not None:
             body["limit"] = limit
         data = self._request("POST", b.path_of(memory_id, "/search"), content=b.encode(body),

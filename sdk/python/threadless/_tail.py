@@ -26,7 +26,7 @@ _DEGRADED_FACTOR = 4
 class Tail:
     instructions: str  # as decorated: your instructions + "\n\n" + context_text
     context_text: str  # the context blocks (facts, recall, failures) of the last successful decorate
-    messages: list  # newest first-to-last, already cut to tail_tokens when ``cut`` is True
+    messages: list[Any]  # newest first-to-last, already cut to tail_tokens when ``cut`` is True
     cut: bool = False
     seq: int = 0  # the decorate that wrote it, in the order decorates started (see refresh)
     memory_id: str | None = None  # the server's id (a tail keyed by external id learns it here)
@@ -40,7 +40,7 @@ def join_instructions(own: str | None, context_text: str) -> str:
     return own or context_text
 
 
-def split_system(messages: Sequence[Mapping[str, Any]], instructions: str | None) -> tuple[list, str | None]:
+def split_system(messages: Sequence[Mapping[str, Any]], instructions: str | None) -> tuple[list[Any], str | None]:
     """Like the server: system messages set the instructions (joined), an explicit value wins."""
     if not any(isinstance(m, Mapping) and m.get("role") == "system" for m in messages):
         return list(messages), instructions
@@ -95,7 +95,7 @@ class TailStore:
         tail = self._tails.get(key)
         return tail.memory_id if tail is not None else None
 
-    def refresh(self, memory_id: str, *, instructions: str, context_text: str, messages: list,
+    def refresh(self, memory_id: str, *, instructions: str, context_text: str, messages: list[Any],
                 clear_degraded: bool = True, seq: int | None = None, server_id: str | None = None) -> bool:
         """Mirror a successful decorate. O(1): the cut happens when a fallback or report needs it.
 
@@ -134,8 +134,8 @@ class TailStore:
             tail.cut = False
             self._cut(tail)
 
-    def fallback(self, memory_id: str, messages: list, instructions: str | None,
-                 seq: int | None = None) -> tuple[str, str, list]:
+    def fallback(self, memory_id: str, messages: list[Any], instructions: str | None,
+                 seq: int | None = None) -> tuple[str, str, list[Any]]:
         """(instructions, context_text, messages) for a degraded request: tail + the new messages.
 
         New instructions replace the tail's own part and keep its context blocks. Without a tail:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,17 +14,17 @@ __all__ = ["DecoratedRequest", "Entry", "Fact", "Memory", "Page"]
 class Memory:
     id: str
     external_id: str | None = None
-    metadata: dict = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict[str, Any])
     instructions: str = ""
-    policy: dict = field(default_factory=dict)
-    counts: dict = field(default_factory=dict)
+    policy: dict[str, Any] = field(default_factory=dict[str, Any])
+    counts: dict[str, Any] = field(default_factory=dict[str, Any])
     processing: str | None = None
     created_at: str | None = None
     updated_at: str | None = None
-    raw: dict = field(default_factory=dict, repr=False)
+    raw: dict[str, Any] = field(default_factory=dict[str, Any], repr=False)
 
     @classmethod
-    def from_json(cls, data: dict) -> Memory:
+    def from_json(cls, data: dict[str, Any]) -> Memory:
         return cls(
             id=data["id"], external_id=data.get("external_id"), metadata=data.get("metadata") or {},
             instructions=data.get("instructions") or "", policy=data.get("policy") or {},
@@ -37,13 +38,13 @@ class Fact:
     id: str
     text: str
     slot: str | None = None
-    source_entry_ids: list = field(default_factory=list)
+    source_entry_ids: list[Any] = field(default_factory=list[Any])
     created_at: str | None = None
     updated_at: str | None = None
-    raw: dict = field(default_factory=dict, repr=False)
+    raw: dict[str, Any] = field(default_factory=dict[str, Any], repr=False)
 
     @classmethod
-    def from_json(cls, data: dict) -> Fact:
+    def from_json(cls, data: dict[str, Any]) -> Fact:
         return cls(id=data["id"], text=data.get("text") or "", slot=data.get("slot"),
                    source_entry_ids=data.get("source_entry_ids") or [], created_at=data.get("created_at"),
                    updated_at=data.get("updated_at"), raw=data)
@@ -61,10 +62,10 @@ class Entry:
     committed: bool = True
     tokens: int = 0
     created_at: str | None = None
-    raw: dict = field(default_factory=dict, repr=False)
+    raw: dict[str, Any] = field(default_factory=dict[str, Any], repr=False)
 
     @classmethod
-    def from_json(cls, data: dict) -> Entry:
+    def from_json(cls, data: dict[str, Any]) -> Entry:
         return cls(id=data["id"], seq=data.get("seq", 0), turn=data.get("turn", 0), kind=data.get("kind", ""),
                    role=data.get("role"), content=data.get("content"), task_id=data.get("task_id"),
                    committed=data.get("committed", True), tokens=data.get("tokens", 0),
@@ -75,10 +76,10 @@ class Entry:
 class Page:
     """One page of a list endpoint: ``data`` and the ``next_cursor`` to pass for the next page."""
 
-    data: list
+    data: list[Any]
     next_cursor: str | None = None
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         return iter(self.data)
 
     def __len__(self) -> int:
@@ -97,22 +98,22 @@ class DecoratedRequest:
 
     memory_id: str | None  # None only for a fallback by external_id before any successful decorate
     instructions: str
-    messages: list
+    messages: list[Any]
     context_text: str = ""
     turn: int | None = None
-    context: dict = field(default_factory=dict)
-    usage: dict = field(default_factory=dict)
+    context: dict[str, Any] = field(default_factory=dict[str, Any])
+    usage: dict[str, Any] = field(default_factory=dict[str, Any])
     degraded: bool = False
     error: Exception | None = field(default=None, repr=False)
     external_id: str | None = None
 
-    def to_openai(self) -> list[dict]:
+    def to_openai(self) -> list[dict[str, Any]]:
         """Messages for OpenAI's chat completions: the instructions as a system message first."""
         out = [{"role": "system", "content": self.instructions}] if self.instructions else []
         out.extend(self.messages)
         return out
 
-    def to_anthropic(self) -> dict:
+    def to_anthropic(self) -> dict[str, Any]:
         """``{"system": str, "messages": [...]}`` for Anthropic's Messages API (``**req.to_anthropic()``).
 
         Tool calls become ``tool_use`` blocks, tool results ``tool_result`` blocks in a user
@@ -120,7 +121,7 @@ class DecoratedRequest:
         Anthropic wants user and assistant to alternate.
         """
         system = [self.instructions] if self.instructions else []
-        messages: list[dict] = []
+        messages: list[dict[str, Any]] = []
         for message in self.messages:
             role = message.get("role")
             if role == "system":
@@ -129,7 +130,7 @@ class DecoratedRequest:
                     system.append(text)
                 continue
             if role == "tool":
-                result: dict = {"type": "tool_result", "tool_use_id": message.get("tool_call_id") or "",
+                result: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.get("tool_call_id") or "",
                                 "content": _text_of(message.get("content"))}
                 _append(messages, "user", [result])
                 continue
@@ -156,12 +157,12 @@ def _text_of(content: Any) -> str:
     return str(content)
 
 
-def _blocks(content: Any) -> list[dict]:
+def _blocks(content: Any) -> list[dict[str, Any]]:
     if content is None or content == "":
         return []
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
-    blocks = []
+    blocks: list[dict[str, Any]] = []
     for part in content if isinstance(content, list) else [content]:
         if isinstance(part, str):
             blocks.append({"type": "text", "text": part})
@@ -179,7 +180,7 @@ def _blocks(content: Any) -> list[dict]:
     return blocks
 
 
-def _image_source(url: str) -> dict:
+def _image_source(url: str) -> dict[str, Any]:
     if url.startswith("data:") and ";base64," in url:
         media_type, data = url[5:].split(";base64,", 1)
         return {"type": "base64", "media_type": media_type, "data": data}
@@ -196,7 +197,7 @@ def _arguments(arguments: Any) -> Any:
     return arguments if isinstance(arguments, dict) else {}
 
 
-def _append(messages: list[dict], role: str, blocks: list[dict]) -> None:
+def _append(messages: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]) -> None:
     if not blocks:
         return
     if messages and messages[-1]["role"] == role:

@@ -13,7 +13,7 @@ from .. import AsyncThreadless, Threadless, ThreadlessError
 log = logging.getLogger("threadless")
 
 
-def notify(on_error: Any, error: BaseException, context: dict) -> None:
+def notify(on_error: Any, error: BaseException, context: dict[str, Any]) -> None:
     """Tell ``on_error`` (or the ``threadless`` logger); whatever the callback raises is logged."""
     if on_error is None:
         log.warning("threadless %s on %s: %s", context.get("operation"), context.get("memory_id"), error)
@@ -62,7 +62,7 @@ class MemoryRef:
     def session_id(self) -> str:
         return self.external_id if self.external_id is not None else str(self.memory_id)
 
-    def target(self) -> dict:
+    def target(self) -> dict[str, Any]:
         if self.external_id is not None:
             return {"memory_id": None, "external_id": self.external_id}
         return {"memory_id": self.memory_id}

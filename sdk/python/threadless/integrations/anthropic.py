@@ -26,7 +26,7 @@ from ._common import check_ids, notify
 __all__ = ["AsyncThreadlessMemoryTool", "ThreadlessMemoryTool"]
 
 
-def _command_dict(command: Any) -> dict:
+def _command_dict(command: Any) -> dict[str, Any]:
     if isinstance(command, dict):
         return command
     return command.to_dict() if hasattr(command, "to_dict") else dict(command)
@@ -64,7 +64,7 @@ class ThreadlessMemoryTool(BetaAbstractMemoryTool):
     def call(self, input: object) -> str:  # noqa: A002 - the base class's name
         return self._run(_command_dict(input))
 
-    def _run(self, command: dict) -> str:
+    def _run(self, command: dict[str, Any]) -> str:
         try:
             data = self.client.files.command(self.memory_id, command, external_id=self.external_id)
         except ThreadlessError as error:
@@ -108,7 +108,7 @@ class AsyncThreadlessMemoryTool(BetaAsyncAbstractMemoryTool):
     async def call(self, input: object) -> str:  # noqa: A002 - the base class's name
         return await self._run(_command_dict(input))
 
-    async def _run(self, command: dict) -> str:
+    async def _run(self, command: dict[str, Any]) -> str:
         try:
             data = await self.client.files.command(self.memory_id, command, external_id=self.external_id)
         except ThreadlessError as error:

@@ -28,13 +28,13 @@ from ._common import MemoryRef, async_client, notify, sync_client
 __all__ = ["ThreadlessChatMessageHistory", "from_openai", "to_openai"]
 
 
-def to_openai(message: BaseMessage) -> dict | None:
+def to_openai(message: BaseMessage) -> dict[str, Any] | None:
     """One LangChain message as an OpenAI-chat message (None for a SystemMessage: not history)."""
     content: Any = message.content
     if isinstance(message, SystemMessage):
         return None
     if isinstance(message, HumanMessage):
-        out: dict = {"role": "user", "content": content}
+        out: dict[str, Any] = {"role": "user", "content": content}
     elif isinstance(message, AIMessage):
         out = {"role": "assistant", "content": content or ""}
         calls = [{"id": call.get("id") or "", "type": "function",
@@ -54,7 +54,7 @@ def to_openai(message: BaseMessage) -> dict | None:
     return out
 
 
-def _arguments(text: Any) -> dict:
+def _arguments(text: Any) -> dict[str, Any]:
     if isinstance(text, dict):
         return text
     try:
@@ -64,13 +64,13 @@ def _arguments(text: Any) -> dict:
     return value if isinstance(value, dict) else {"value": value}
 
 
-def from_openai(message: dict) -> BaseMessage:
+def from_openai(message: dict[str, Any]) -> BaseMessage:
     """One OpenAI-chat message (as decorate answers it) as a LangChain message."""
     role = message.get("role")
     content = message.get("content")
     if content is None:
         content = ""
-    extra: dict = {"name": message["name"]} if message.get("name") else {}
+    extra: dict[str, Any] = {"name": message["name"]} if message.get("name") else {}
     if role == "assistant":
         calls = [{"name": (c.get("function") or {}).get("name") or "", "id": c.get("id") or None,
                   "args": _arguments((c.get("function") or {}).get("arguments")), "type": "tool_call"}
@@ -83,9 +83,9 @@ def from_openai(message: dict) -> BaseMessage:
     return HumanMessage(content=content, **extra)
 
 
-def _turns(messages: Sequence[BaseMessage]) -> list[tuple[dict | None, list[dict]]]:
+def _turns(messages: Sequence[BaseMessage]) -> list[tuple[dict[str, Any] | None, list[dict[str, Any]]]]:
     """(user message or None, what follows it) per turn: decorate stores the first, report the rest."""
-    turns: list[tuple[dict | None, list[dict]]] = []
+    turns: list[tuple[dict[str, Any] | None, list[dict[str, Any]]]] = []
     for message in messages:
         converted = to_openai(message)
         if converted is None:
@@ -154,15 +154,15 @@ class ThreadlessChatMessageHistory(BaseChatMessageHistory):
         out.extend(from_openai(m) for m in request.messages)
         return out
 
-    def _decorate_kwargs(self, store: bool) -> dict:
+    def _decorate_kwargs(self, store: bool) -> dict[str, Any]:
         return {"instructions": self.instructions, "budget_tokens": self.budget_tokens, "recall": self.recall,
                 "store": store}
 
-    def _decorate(self, messages: list[dict], store: bool) -> Any:
+    def _decorate(self, messages: list[dict[str, Any]], store: bool) -> Any:
         return self._ref.learn(self.client.decorate(messages=messages, **self._ref.target(),
                                                     **self._decorate_kwargs(store)))
 
-    async def _adecorate(self, messages: list[dict], store: bool) -> Any:
+    async def _adecorate(self, messages: list[dict[str, Any]], store: bool) -> Any:
         return self._ref.learn(await self.async_client.decorate(messages=messages, **self._ref.target(),
                                                                 **self._decorate_kwargs(store)))
 

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import hmac
 import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from typing_extensions import TypedDict
 
-from .. import AsyncThreadless, ThreadlessError
+from .. import AsyncThreadless, Fact, ThreadlessError
 from ._common import notify
 
 __all__ = ["MIN_TOKEN_CHARS", "bearer_guard", "build_server"]
@@ -92,18 +93,21 @@ class _Tools:
             raise ToolError("memory: pass a memory id (mem_…) or your external id (no --memory default is set).")
         return name
 
-    async def _find(self, name: str, create: bool) -> str | None:
+    async def _find(self, name: str) -> str | None:
         if name.startswith("mem_"):
             return name
-        if create:
-            return (await self.client.create(external_id=name)).id
         found = (await self.client.list(external_id=name, limit=1)).data
         return found[0].id if found else None
 
-    async def search_memory(self, query: str, memory: str | None, limit: int) -> list[dict]:
+    async def _find_or_create(self, name: str) -> str:
+        if name.startswith("mem_"):
+            return name
+        return (await self.client.create(external_id=name)).id
+
+    async def search_memory(self, query: str, memory: str | None, limit: int) -> list[dict[str, Any]]:
         name = self._name(memory)
         try:
-            memory_id = await self._find(name, create=False)
+            memory_id = await self._find(name)
             if memory_id is None:
                 return []
             hits = await self.client.search(memory_id, query, limit=max(1, min(limit, 50)))
@@ -112,10 +116,10 @@ class _Tools:
         return [{k: hit.get(k) for k in ("snippet", "role", "turn", "date", "score", "entry_id") if k in hit}
                 for hit in hits]
 
-    async def list_facts(self, memory: str | None) -> list[dict]:
+    async def list_facts(self, memory: str | None) -> list[dict[str, Any]]:
         name = self._name(memory)
         try:
-            memory_id = await self._find(name, create=False)
+            memory_id = await self._find(name)
             if memory_id is None:
                 return []
             facts = [f async for f in self._all_facts(memory_id)]
@@ -123,7 +127,7 @@ class _Tools:
             raise self._fail(error, "list_facts", name) from error
         return [{"id": f.id, "text": f.text, "updated_at": f.updated_at} for f in facts]
 
-    async def _all_facts(self, memory_id: str):
+    async def _all_facts(self, memory_id: str) -> AsyncIterator[Fact]:
         cursor = None
         while True:
             page = await self.client.facts.list(memory_id, cursor=cursor, limit=100)
@@ -133,26 +137,26 @@ class _Tools:
             if not cursor:
                 return
 
-    async def remember(self, text: str, memory: str | None) -> dict:
+    async def remember(self, text: str, memory: str | None) -> dict[str, Any]:
         name = self._name(memory)
         if not text.strip():
             raise ToolError("text: must not be empty.")
         try:
-            memory_id = await self._find(name, create=True)
+            memory_id = await self._find_or_create(name)
             fact = await self.client.facts.create(memory_id, text.strip())
         except ThreadlessError as error:
             raise self._fail(error, "remember", name) from error
         return {"id": fact.id, "text": fact.text, "memory_id": memory_id}
 
-    async def forget(self, fact_id: str | None, memory: str | None, whole_memory: bool) -> dict:
+    async def forget(self, fact_id: str | None, memory: str | None, whole_memory: bool) -> dict[str, Any]:
         name = self._name(memory)
         if bool(fact_id) == bool(whole_memory):
             raise ToolError("Pass either fact_id (delete one fact) or whole_memory=true (delete the memory).")
         try:
-            memory_id = await self._find(name, create=False)
+            memory_id = await self._find(name)
             if memory_id is None:
                 return {"deleted": False}
-            if whole_memory:
+            if not fact_id:  # whole_memory: exactly one of the two is set (checked above)
                 await self.client.delete(memory_id)
                 return {"deleted": True, "memory_id": memory_id}
             await self.client.facts.delete(memory_id, fact_id)
@@ -163,10 +167,10 @@ class _Tools:
         return {"deleted": True, "fact_id": fact_id}
 
 
-    def _target(self, name: str) -> dict:
+    def _target(self, name: str) -> dict[str, Any]:
         return {"memory_id": name} if name.startswith("mem_") else {"memory_id": None, "external_id": name}
 
-    async def _command(self, name: str, command: dict, operation: str) -> str:
+    async def _command(self, name: str, command: dict[str, Any], operation: str) -> str:
         try:
             data = await self.client.files.command(command=command, **self._target(name))
         except ThreadlessError as error:
@@ -217,7 +221,8 @@ def bearer_guard(app: Any, token: str) -> Any:
     expected = f"Bearer {token}".encode()
     refusal = b'{"error": "unauthorized", "message": "Send Authorization: Bearer <THREADLESS_MCP_TOKEN>."}'
 
-    async def guarded(scope, receive, send):
+    async def guarded(scope: dict[str, Any], receive: Callable[[], Awaitable[Any]],
+                      send: Callable[[Any], Awaitable[None]]) -> None:
         if scope["type"] == "http":
             given = [value for name, value in scope["headers"] if name.lower() == b"authorization"]
             if len(given) != 1 or not hmac.compare_digest(given[0], expected):
@@ -238,12 +243,12 @@ def build_server(*, api_key: str | None = None, base_url: str | None = None, tim
     server = MCPServer(name="threadless", instructions=INSTRUCTIONS)
 
     @server.tool()
-    async def search_memory(query: str, memory: str | None = None, limit: int = 5) -> list[dict]:
+    async def search_memory(query: str, memory: str | None = None, limit: int = 5) -> list[dict[str, Any]]:
         """Search what was said before in a memory (full text, best first)."""
         return await tools.search_memory(query, memory, limit)
 
     @server.tool()
-    async def list_facts(memory: str | None = None) -> list[dict]:
+    async def list_facts(memory: str | None = None) -> list[dict[str, Any]]:
         """The facts known about the user of a memory, with their ids."""
         return await tools.list_facts(memory)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from .. import AsyncThreadless, ThreadlessError
@@ -42,14 +43,14 @@ def _text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def item_to_message(item: dict) -> dict | None:
+def item_to_message(item: dict[str, Any]) -> dict[str, Any] | None:
     """An Agents input item as an OpenAI-chat message carrying the item; None for a system item."""
     kind = item.get("type")
     role = item.get("role")
     if kind in (None, "message") and role in _INSTRUCTION_ROLES:
         return None  # instructions, not history (a system message would set the memory's instructions)
     if kind in (None, "message"):
-        message: dict = {"role": "user" if role == "user" else "assistant", "text": _text(item.get("content"))}
+        message: dict[str, Any] = {"role": "user" if role == "user" else "assistant", "text": _text(item.get("content"))}
     elif kind == "function_call":
         message = {"role": "assistant", "text": "", "tool_calls": [{
             "id": item.get("call_id") or "", "type": "function",
@@ -65,7 +66,7 @@ def item_to_message(item: dict) -> dict | None:
     return out
 
 
-def message_to_items(message: dict) -> list[dict]:
+def message_to_items(message: dict[str, Any]) -> list[dict[str, Any]]:
     """The items behind a window message: the carried item, else one built from the chat message."""
     content = message.get("content")
     if isinstance(content, list) and content and isinstance(content[0], dict) and ITEM_KEY in content[0]:
@@ -74,7 +75,7 @@ def message_to_items(message: dict) -> list[dict]:
     if role == "tool":
         return [{"type": "function_call_output", "call_id": message.get("tool_call_id") or "", "output": text}]
     if role == "assistant":
-        items: list[dict] = [{"role": "assistant", "content": text}] if text else []
+        items: list[dict[str, Any]] = [{"role": "assistant", "content": text}] if text else []
         for call in message.get("tool_calls") or ():
             function = call.get("function") or {}
             items.append({"type": "function_call", "call_id": call.get("id") or "",
@@ -108,13 +109,13 @@ class ThreadlessSession:
         self.recall = recall
         self.context_text = ""
         self.last_request: Any = None
-        self._popped: Counter = Counter()  # items hidden by pop_item (this object only)
+        self._popped: Counter[str] = Counter()  # items hidden by pop_item (this object only)
 
     @property
     def memory_id(self) -> str | None:
         return self._ref.memory_id
 
-    def instructions(self, base: str = ""):
+    def instructions(self, base: str = "") -> Callable[[Any, Any], str]:
         """Dynamic instructions for ``Agent(instructions=…)``: ``base`` + the context block."""
         def build(_context: Any, _agent: Any) -> str:
             if base and self.context_text:
@@ -122,11 +123,11 @@ class ThreadlessSession:
             return base or self.context_text
         return build
 
-    async def _decorate(self, messages: list[dict], store: bool) -> Any:
+    async def _decorate(self, messages: list[dict[str, Any]], store: bool) -> Any:
         return self._ref.learn(await self.client.decorate(
             messages=messages, **self._ref.target(), budget_tokens=self.budget_tokens, recall=self.recall, store=store))
 
-    async def get_items(self, limit: int | None = None) -> list[dict]:
+    async def get_items(self, limit: int | None = None) -> list[dict[str, Any]]:
         """Decorate's window as items, oldest first (the newest ``limit`` of them)."""
         request = await self._decorate([], store=False)
         self.last_request = request
@@ -145,9 +146,9 @@ class ThreadlessSession:
             items = items[-limit:] if limit > 0 else []
         return items
 
-    async def add_items(self, items: list[dict]) -> None:
+    async def add_items(self, items: list[dict[str, Any]]) -> None:
         """A user message is stored with decorate (it opens a turn), what follows with report."""
-        pending: list[dict] = []
+        pending: list[dict[str, Any]] = []
         for item in items:
             message = item_to_message(dict(item))
             if message is None:
@@ -160,11 +161,11 @@ class ThreadlessSession:
                 pending.append(message)
         await self._report(pending)
 
-    async def _report(self, messages: list[dict]) -> None:
+    async def _report(self, messages: list[dict[str, Any]]) -> None:
         if messages:
             self.client.report(messages=messages, **self._ref.target())
 
-    async def pop_item(self) -> dict | None:
+    async def pop_item(self) -> dict[str, Any] | None:
         """The newest item, hidden from this session's ``get_items`` from now on (it stays stored)."""
         items = await self.get_items(limit=1)
         if not items:
