@@ -13,8 +13,11 @@ report) with this protocol plugged in. What differs lives here:
   every streamed event that carries the response object.
 
 Reasoning items (and any other item type the memory does not model, such as built-in tool
-calls) are forwarded in the request that carries them and never stored: the memory's window,
-facts and recall never contain them, so the model's future view does not either.
+calls) are forwarded in the request that carries them. A reply's reasoning items are reported as
+parts of its assistant message, and the report keeps them only when the memory's policy says so
+(`reasoningItems: "keep"`, memories.policy): then the window gives them back upstream where they
+stood, before the item that followed them; by default they are dropped, and the model's future
+view never contains them. Facts and recall read text only, so they never see them either way.
 """
 
 from __future__ import annotations
@@ -36,8 +39,10 @@ from memories.selectors import memory_get
 from proxy.protocols import Protocol, openai_error_body
 from proxy.views import proxy_call
 
-# Items the memory stores as messages; every other item type passes through unstored.
+# Items the memory stores as messages; every other item type passes through unstored (reasoning
+# items of a reply are kept with it when the memory's policy says so).
 MODELLED = frozenset({"message", "function_call", "function_call_output"})
+REASONING = "reasoning"
 ISSUED_ID = re.compile(r"\Aresp_tl([A-Za-z0-9]{1,40})x([0-9a-f]{8})x([0-9a-f]{16})\Z")
 CONVERSATION_ID = re.compile(r"\A(?:mem|conv)_([A-Za-z0-9]{1,40})\Z")
 
@@ -184,13 +189,30 @@ def part_out(part: dict, role: str) -> dict:
 
 
 def message_items(message: dict) -> list[dict]:
-    """One memory message as Responses input items (no ids: nothing upstream knows them)."""
+    """One memory message as Responses input items (no ids: nothing upstream knows them). An
+    assistant message kept with its reasoning items gives each back where it stood: before the
+    text that followed it, or before the function calls when it came after the text."""
     role, content = message["role"], message.get("content")
     if role == "tool":
         return [{"type": "function_call_output", "call_id": message.get("tool_call_id", ""),
                  "output": content if isinstance(content, str) else text_of(content)}]
     items: list[dict] = []
-    if role in ("user", "assistant") and (content or not message.get("tool_calls")):
+    said: list[dict] = []
+
+    def say() -> None:
+        if said:
+            items.append({"type": "message", "role": role, "content": list(said)})
+            said.clear()
+
+    if isinstance(content, list) and any(isinstance(p, dict) and p.get("type") == REASONING for p in content):
+        for part in content:
+            if part.get("type") == REASONING:
+                say()
+                items.append(part)
+            else:
+                said.append(part_out(part, role))
+        say()
+    elif role in ("user", "assistant") and (content or not message.get("tool_calls")):
         items.append({"type": "message", "role": role, "content": content if isinstance(content, str)
                       else [part_out(p, role) for p in content or []]})
     for call in message.get("tool_calls") or []:
@@ -227,11 +249,13 @@ def _with_passthrough(items: list[dict], sent: list[dict]) -> list[dict]:
             pending = []  # a user message between them: the reasoning belonged to an earlier turn
     if not placed:
         return items
+    kept = {i["id"] for i in items if item_kind(i) == REASONING and isinstance(i.get("id"), str)}
     out: list[dict] = []
     for item in items:
         anchor = _anchor(item)
         if anchor in placed:
-            out.extend(placed.pop(anchor))
+            # a reasoning item the memory kept is in the window already: not sent twice
+            out.extend(i for i in placed.pop(anchor) if not (item_kind(i) == REASONING and i.get("id") in kept))
         out.append(item)
     return out
 
@@ -266,12 +290,40 @@ def responses_body(body: dict, *, instructions: str, messages: list[dict]) -> di
 # --- the reply -----------------------------------------------------------------------------------
 
 
+def _function_call(item: dict) -> dict:
+    args = item.get("arguments", "")
+    return {"id": str(item.get("call_id") or ""), "type": "function",
+            "function": {"name": str(item.get("name") or ""),
+                         "arguments": args if isinstance(args, str) else json.dumps(args)}}
+
+
+def reply_message(parts: list[dict], calls: list[dict]) -> dict | None:
+    """The assistant message to report from a reply's parts in output order (text parts, reasoning
+    items as parts) and its function calls. Without reasoning its content is the plain text, as
+    every other reply's; the memory's policy decides later whether reasoning parts are kept."""
+    merged: list[dict] = []
+    for part in parts:
+        if part["type"] == "text" and merged and merged[-1]["type"] == "text":
+            merged[-1] = {"type": "text", "text": merged[-1]["text"] + part["text"]}
+        else:
+            merged.append(part)
+    if not any(p["type"] != "text" or p["text"] for p in merged) and not calls:
+        return None
+    reasoning = any(p["type"] == REASONING for p in merged)
+    message: dict[str, Any] = {"role": "assistant",
+                               "content": merged if reasoning else "".join(p["text"] for p in merged)}
+    if calls:
+        message["tool_calls"] = calls
+    return message
+
+
 def output_message(output: Any) -> dict | None:
     """A response's output items as the assistant message to report: its text (a refusal's text
-    included), its function calls as tool calls; reasoning and other items are left out."""
+    included), its function calls as tool calls, its reasoning items as parts where they stood;
+    other item types (built-in tool calls…) are left out."""
     if not isinstance(output, list):
         return None
-    text: list[str] = []
+    parts: list[dict] = []
     calls: list[dict] = []
     for item in output:
         if not isinstance(item, dict):
@@ -279,20 +331,14 @@ def output_message(output: Any) -> dict | None:
         if item.get("type") == "message":
             for part in item.get("content") or []:
                 if isinstance(part, dict) and part.get("type") == "output_text" and isinstance(part.get("text"), str):
-                    text.append(part["text"])
+                    parts.append({"type": "text", "text": part["text"]})
                 elif isinstance(part, dict) and part.get("type") == "refusal" and isinstance(part.get("refusal"), str):
-                    text.append(part["refusal"])
+                    parts.append({"type": "text", "text": part["refusal"]})
         elif item.get("type") == "function_call":
-            args = item.get("arguments", "")
-            calls.append({"id": str(item.get("call_id") or ""), "type": "function",
-                          "function": {"name": str(item.get("name") or ""),
-                                       "arguments": args if isinstance(args, str) else json.dumps(args)}})
-    if not text and not calls:
-        return None
-    message: dict[str, Any] = {"role": "assistant", "content": "".join(text)}
-    if calls:
-        message["tool_calls"] = calls
-    return message
+            calls.append(_function_call(item))
+        elif item.get("type") == REASONING:
+            parts.append(item)
+    return reply_message(parts, calls)
 
 
 @dataclass
@@ -305,6 +351,7 @@ class ResponsesStream:
 
     text: dict[tuple, str] = field(default_factory=dict)
     calls: dict[int, dict] = field(default_factory=dict)
+    reasoning: dict[int, dict] = field(default_factory=dict)
     final: dict | None = None
     error: str | None = None
     done: bool = False
@@ -326,7 +373,9 @@ class ResponsesStream:
             self.text[key] = self.text.get(key, "") + str(payload.get("delta") or "")
         elif kind in ("response.output_item.added", "response.output_item.done"):
             item = payload.get("item") or {}
-            if isinstance(item, dict) and item.get("type") == "function_call":
+            if isinstance(item, dict) and item.get("type") == REASONING and kind.endswith(".done"):
+                self.reasoning[int(payload.get("output_index") or 0)] = item
+            elif isinstance(item, dict) and item.get("type") == "function_call":
                 slot = self.calls.setdefault(int(payload.get("output_index") or 0), {"arguments": ""})
                 slot.update({k: item[k] for k in ("call_id", "name") if item.get(k)})
                 if kind.endswith(".done") and isinstance(item.get("arguments"), str):
@@ -348,16 +397,12 @@ class ResponsesStream:
     def message(self) -> dict | None:
         if self.final is not None and self.final.get("output"):
             return output_message(self.final["output"])
-        text = "".join(self.text[k] for k in sorted(self.text))
+        placed = [((index, -1), item) for index, item in self.reasoning.items()]
+        placed += [(key, {"type": "text", "text": text}) for key, text in self.text.items()]
         calls = [{"id": c.get("call_id", ""), "type": "function",
                   "function": {"name": c.get("name", ""), "arguments": c["arguments"]}}
                  for _, c in sorted(self.calls.items())]
-        if not text and not calls:
-            return None
-        message: dict[str, Any] = {"role": "assistant", "content": text}
-        if calls:
-            message["tool_calls"] = calls
-        return message
+        return reply_message([part for _, part in sorted(placed, key=lambda p: p[0])], calls)
 
 
 # --- the protocol ------------------------------------------------------------------------------------

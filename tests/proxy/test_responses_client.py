@@ -160,6 +160,59 @@ def test_reasoning_items_are_passed_upstream_but_never_stored(live, upstream):
     assert "reasoning" not in [i.get("type") for i in upstream.requests[-1].body["input"]]
 
 
+def _keeping_reasoning(live) -> str:
+    with live.client() as http:
+        answer = http.post("/memories", json={"policy": {"reasoningItems": "keep"}})
+        assert answer.status_code == 201, answer.text
+        return answer.json()["id"]
+
+
+def test_a_memory_that_keeps_reasoning_gives_it_back_upstream_before_the_call_it_led_to(live, upstream):
+    upstream.push(tool=("get_weather", {"city": "Oslo"}), reasoning="The user wants the weather: call the tool.")
+    memory_id = _keeping_reasoning(live)
+    client = _client(live, upstream, memory=memory_id)
+    first = client.responses.create(model="o4-mini", input="Weather in Oslo?", tools=[WEATHER],
+                                    include=["reasoning.encrypted_content"])
+    call = next(i for i in first.output if i.type == "function_call")
+    # Only the new item, as with any memory: the window brings back the reasoning and the call.
+    client.responses.create(model="o4-mini", tools=[WEATHER], previous_response_id=first.id, input=[
+        {"type": "function_call_output", "call_id": call.call_id, "output": "-3 °C"}])
+    sent = upstream.requests[-1].body["input"]
+    assert [i.get("type") for i in sent] == ["message", "reasoning", "function_call", "function_call_output"]
+    assert sent[1] == {"type": "reasoning", "id": "rs_1", "encrypted_content": "opaque-reasoning-state",
+                       "summary": [{"type": "summary_text", "text": "The user wants the weather: call the tool."}]}
+    stored = [e for e in entries(live, memory_id) if e["kind"] == "message"]
+    assert [(e["role"], e["committed"]) for e in stored] == [("user", True), ("assistant", True), ("tool", True),
+                                                             ("assistant", True)]
+    assert [p["type"] for p in stored[1]["content"]] == ["reasoning"]  # kept as a part of the reply
+    assert stored[1]["tool_calls"][0]["id"] == call.call_id
+    # The next turn still carries it: the memory said so.
+    client.responses.create(model="o4-mini", input="Thanks!")
+    later = upstream.requests[-1].body["input"]
+    assert [i.get("type") for i in later][:3] == ["message", "reasoning", "function_call"]
+    assert later[1]["id"] == "rs_1"
+    items = client.conversations.items.list(memory_id, order="asc").data
+    assert [i.type for i in items][:3] == ["message", "reasoning", "function_call"]
+    assert items[1].encrypted_content == "opaque-reasoning-state"
+
+
+def test_a_streamed_reply_keeps_its_reasoning_in_a_memory_that_says_so(live, upstream):
+    upstream.push(text="It is cold.", reasoning="Short answer.")
+    memory_id = _keeping_reasoning(live)
+    client = _client(live, upstream, memory=memory_id)
+    with client.responses.stream(model="o4-mini", input="Weather?") as stream:
+        final = stream.get_final_response()
+    assert [i.type for i in final.output] == ["reasoning", "message"]
+    client.responses.create(model="o4-mini", input="And tomorrow?")
+    sent = upstream.requests[-1].body["input"]
+    assert [(i.get("type"), i.get("role")) for i in sent] == [
+        ("message", "user"), ("reasoning", None), ("message", "assistant"), ("message", "user")]
+    assert sent[2]["content"] == [{"type": "output_text", "text": "It is cold."}]
+    said = [e for e in entries(live, memory_id) if e["role"] == "assistant"]
+    assert [p["type"] for p in said[0]["content"]] == ["reasoning", "text"]
+    assert said[0]["content"][1]["text"] == "It is cold."
+
+
 def test_a_refusal_is_reported_as_the_assistants_text(live, upstream):
     upstream.push(refusal="I can't help with that.")
     client = _client(live, upstream, external=_user())
