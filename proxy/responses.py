@@ -22,6 +22,7 @@ view never contains them. Facts and recall read text only, so they never see the
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -57,9 +58,13 @@ class UnknownPreviousResponse(InvalidRequest):
 # --- response ids the proxy issues -----------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=4)
+def _id_key(secret: str) -> bytes:
+    return hashlib.sha256(b"threadless.proxy.response-id:" + secret.encode()).digest()
+
+
 def _mac(memory_id: str, unique: str) -> str:
-    key = hashlib.sha256(b"threadless.proxy.response-id:" + settings.SECRET_KEY.encode()).digest()
-    return hmac.new(key, f"{memory_id}:{unique}".encode(), hashlib.sha256).hexdigest()[:16]
+    return hmac.new(_id_key(settings.SECRET_KEY), f"{memory_id}:{unique}".encode(), hashlib.sha256).hexdigest()[:16]
 
 
 def issued_response_id(memory_id: str, upstream_id: str, turn: int | None = None) -> str:
