@@ -33,10 +33,13 @@ from typing import Any
 import orjson
 from django.conf import settings
 from django.views.decorators.csrf import csrf_exempt
+from drf_spectacular.utils import extend_schema
+from rest_framework.views import APIView
 
 from common.errors import InvalidRequest, NotFound
 from common.messages import text_of
 from memories.selectors import memory_get
+from projects.auth import ProjectScopedMixin
 from proxy.protocols import Protocol, openai_error_body
 from proxy.views import proxy_call
 
@@ -504,3 +507,64 @@ RESPONSES = ResponsesProtocol("openai", "https://api.openai.com/v1", "/responses
 async def openai_responses(request):
     """OpenAI Responses, with memory: `OpenAI(base_url="<origin>/v1/openai").responses.create(…)`."""
     return await proxy_call(request, RESPONSES)
+
+
+# --- retrieve, delete, input items, cancel: what a response id leads to ----------------------------
+
+
+class ResponseNotStored(NotFound):
+    code = "response_not_stored"
+
+
+def response_lookup(*, project, response_id: str):
+    """Why a response id has no stored response object here, as the 404 that says what to do.
+
+    The proxy keeps no response objects: it sends `store: false` upstream (unless the caller set
+    `store`) and keeps the conversation in the memory the id names. So an id it issued leads to that
+    memory's conversation routes; any other id was never seen here.
+    """
+    memory_id = memory_of_response_id(response_id)
+    shown = str(response_id)[:80]
+    try:
+        memory = memory_get(project=project, memory_id=memory_id) if memory_id else None
+    except NotFound:
+        memory = None
+    if memory is None:
+        raise ResponseNotStored(
+            f"No response '{shown}': it was not issued by this Threadless proxy.",
+            hint="Response ids the proxy answers (resp_tl…) name the memory that holds the conversation; "
+                 "OpenAI's own ids are only known to OpenAI.")
+    raise ResponseNotStored(
+        f"Response '{shown}' is not stored as a response object: this proxy keeps the conversation in "
+        f"memory {memory.id} instead (the upstream gets store: false).",
+        hint=f"Read its items with GET /v1/openai/conversations/{memory.id}/items "
+             f"(client.conversations.items.list('{memory.id}')), continue it with previous_response_id or "
+             f"conversation='{memory.id}', delete one item with DELETE …/items/{{item_id}} or all of it with "
+             f"DELETE /v1/openai/conversations/{memory.id}.")
+
+
+@extend_schema(exclude=True)  # OpenAI's protocol; errors become OpenAI's shape in proxy.provider_errors
+class ResponseApi(ProjectScopedMixin, APIView):
+    """`client.responses.retrieve` / `.delete`: a 404 naming the memory that holds the turn."""
+
+    def get(self, request, response_id: str):
+        response_lookup(project=self.project, response_id=response_id)
+
+    def delete(self, request, response_id: str):
+        response_lookup(project=self.project, response_id=response_id)
+
+
+@extend_schema(exclude=True)
+class ResponseInputItemsApi(ProjectScopedMixin, APIView):
+    """`client.responses.input_items.list`: the same answer as retrieve."""
+
+    def get(self, request, response_id: str):
+        response_lookup(project=self.project, response_id=response_id)
+
+
+@extend_schema(exclude=True)
+class ResponseCancelApi(ProjectScopedMixin, APIView):
+    """`client.responses.cancel` (background responses): the same answer as retrieve."""
+
+    def post(self, request, response_id: str):
+        response_lookup(project=self.project, response_id=response_id)

@@ -65,6 +65,9 @@ async def test_another_projects_response_id_and_conversation_are_unknown_here(ca
     assert not upstream.requests
     items = await AsyncClient().get(f"/v1/openai/conversations/{memory.id}/items", headers=_headers(cast, upstream))
     assert items.status_code == 404
+    retrieved = await AsyncClient().get(f"{RESPONSES}/{issued}", headers=_headers(cast, upstream))
+    assert retrieved.status_code == 404 and memory.id not in retrieved.content.decode()
+    assert "not issued by this Threadless proxy" in orjson.loads(retrieved.content)["error"]["message"]
 
 
 @pytest.mark.django_db(transaction=True)

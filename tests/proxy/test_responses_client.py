@@ -297,6 +297,39 @@ def test_a_call_naming_no_memory_is_forwarded_without_one(live, upstream):
     assert "id" not in body["input"][0]  # no item id reaches an upstream that stores nothing
 
 
+def test_retrieving_or_deleting_an_issued_response_says_where_its_turn_is_kept(live, upstream):
+    client = _client(live, upstream, external=_user())
+    raw = client.responses.with_raw_response.create(model="m", input="Hi, I'm Ana.")
+    memory_id, issued = raw.headers["x-threadless-memory"], raw.parse().id
+    calls = (lambda: client.responses.retrieve(issued), lambda: client.responses.delete(issued),
+             lambda: client.responses.input_items.list(issued), lambda: client.responses.cancel(issued))
+    for call in calls:
+        with pytest.raises(openai.NotFoundError) as caught:
+            call()
+        error = caught.value.body
+        assert set(error) == {"message", "type", "param", "code"} and error["type"] == "invalid_request_error"
+        assert error["code"] == "response_not_stored"
+        assert f"keeps the conversation in memory {memory_id}" in error["message"]
+        assert f"/v1/openai/conversations/{memory_id}/items" in error["message"]
+    # what the answer points at works, and nothing was deleted
+    items = client.conversations.items.list(memory_id, order="asc").data
+    assert [(i.role, i.content[0].text) for i in items] == [("user", "Hi, I'm Ana."),
+                                                            ("assistant", "Hello from the stub.")]
+    assert len(upstream.requests) == 1
+
+
+def test_retrieving_a_response_the_proxy_did_not_issue_is_a_404_that_says_so(live, upstream):
+    client = _client(live, upstream)
+    for unknown in ("resp_68a1f0c2d9e4", "resp_tl" + "A" * 20 + "x00000000x0000000000000000"):
+        with pytest.raises(openai.NotFoundError) as caught:
+            client.responses.retrieve(unknown)
+        assert caught.value.body["code"] == "response_not_stored"
+        assert "was not issued by this Threadless proxy" in caught.value.body["message"]
+    other = openai.OpenAI(base_url=live.url + "/v1/openai", api_key="tl_proj_notakey", max_retries=0)
+    with pytest.raises(openai.AuthenticationError):
+        other.responses.retrieve("resp_68a1f0c2d9e4")
+
+
 # --- Conversations ---------------------------------------------------------------------------------
 
 
@@ -397,7 +430,7 @@ def test_an_unknown_conversation_id_is_a_404_in_openais_shape(live, upstream):
 def test_unknown_paths_answer_in_each_providers_error_shape(live, upstream):
     client = _client(live, upstream)
     with pytest.raises(openai.NotFoundError) as caught:
-        client.responses.retrieve("resp_123")
+        client.models.list()
     assert set(caught.value.body) == {"message", "type", "param", "code"}
     assert "/chat/completions, /responses and /conversations" in caught.value.body["message"]
     claude = anthropic.Anthropic(base_url=live.url + "/v1/anthropic", api_key=live.key, max_retries=0)
