@@ -358,10 +358,14 @@ async def relay(call: Call, response: httpx.Response):
     reported = False
     framer = SSEFramer()
     out: list[bytes] = []  # the frames of the current read, not yet passed on
+    tracked = call.memory is not None and not call.degraded
     try:
         try:
             async for piece in aiter_body(response, limit=stream_cap(), what="stream"):
                 for raw_frame in framer.feed(piece):
+                    if not tracked:  # nothing to report or rewrite: the frames pass as they came
+                        out.append(raw_frame + b"\n\n")
+                        continue
                     event, data = sse_parse(raw_frame.decode("utf-8", "replace"))
                     if data:
                         acc.feed(event, data)

@@ -246,6 +246,34 @@ def test_an_upstream_rate_limit_reaches_the_client_as_openai_raises_it(live, ups
     assert "Rate limit reached" in stored[1]["content"]
 
 
+def test_an_upstream_failure_follows_the_memorys_strict_policy(live, upstream):
+    upstream.push(status=500, error={"error": {"message": "Internal failure at https://internal.example/x",
+                                               "type": "server_error", "param": None, "code": None}})
+    with live.client() as http:
+        memory_id = http.post("/memories", json={"policy": {"strictWriteDiscipline": {
+            "enabled": True, "onFailure": "digest"}}}).json()["id"]
+    client = _client(live, upstream, memory=memory_id)
+    with pytest.raises(openai.InternalServerError):
+        client.responses.create(model="m", input="hi")
+    stored = {e["kind"]: e for e in entries(live, memory_id)}
+    assert {k: e["committed"] for k, e in stored.items()} == {"message": True, "error": False, "digest": True,
+                                                              "action": True}
+    assert stored["digest"]["content"].startswith("Task 'proxy.openai' failed:")
+    client.responses.create(model="m", input="again?")  # the raw failure is not in the next view
+    assert "internal.example" not in str(upstream.requests[-1].body)
+
+
+def test_the_egress_policy_applies_to_the_responses_upstream(live, upstream):
+    client = openai.OpenAI(base_url=live.url + "/v1/openai", api_key=live.key, max_retries=0, default_headers={
+        "X-Upstream-Base-Url": "http://169.254.169.254/v1", "X-Upstream-Authorization": "Bearer sk-x",
+        "X-Threadless-External-Id": _user()})
+    with pytest.raises(openai.InternalServerError) as caught:
+        client.responses.create(model="m", input="hi")
+    assert caught.value.status_code == 502 and set(caught.value.body) == {"message", "type", "param", "code"}
+    assert "egress to 169.254.169.254 is not allowed" in caught.value.body["message"]
+    assert not upstream.requests
+
+
 def test_an_error_mid_stream_reaches_the_client_and_the_part_is_stored_marked(live, upstream):
     upstream.push(text="one two three four", error_after=6)  # created, in_progress, item, part, "one ", "two "
     client = _client(live, upstream, external=_user())
@@ -354,6 +382,20 @@ def test_a_conversation_is_a_memory_and_responses_append_to_it(live, upstream):
     with live.client() as http:
         memory = http.get(f"/memories/{conversation.id}").json()
     assert memory["metadata"] == {"topic": "trip"}
+
+
+def test_a_conversation_decorates_from_its_window_not_its_whole_item_list(live, upstream):
+    client = _client(live, upstream)
+    filler = "This is an older message about nothing in particular, padded out to take some room. " * 4
+    conversation = client.conversations.create(items=[
+        {"type": "message", "role": "user" if n % 2 == 0 else "assistant", "content": f"{n}: {filler}"}
+        for n in range(20)])
+    client.responses.create(model="m", conversation=conversation.id, input="Newest question?",
+                            extra_headers={"X-Threadless-Budget": "600"})
+    sent = upstream.requests[-1].body["input"]
+    assert 1 < len(sent) < 21 and sent[-1]["content"] == "Newest question?"
+    texts = [i["content"] for i in sent[:-1]]
+    assert texts[-1].startswith("19: ") and not any(t.startswith("0: ") for t in texts)  # the newest kept
 
 
 def test_conversation_items_paginate_with_after_order_and_limit(live, upstream):
