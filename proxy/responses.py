@@ -66,16 +66,22 @@ def _id_key(secret: str) -> bytes:
     return hashlib.sha256(b"threadless.proxy.response-id:" + secret.encode()).digest()
 
 
-def _mac(memory_id: str, unique: str) -> str:
-    return hmac.new(_id_key(settings.SECRET_KEY), f"{memory_id}:{unique}".encode(), hashlib.sha256).hexdigest()[:16]
+def _mac(memory_id: str, unique: str, secret: str | None = None) -> str:
+    key = _id_key(settings.SECRET_KEY if secret is None else secret)
+    return hmac.new(key, f"{memory_id}:{unique}".encode(), hashlib.sha256).hexdigest()[:16]
 
 
 def issued_response_id(memory_id: str, upstream_id: str, turn: int | None = None) -> str:
     """The response id the client sees: names its memory, verifiable, stable for one response
     (the same in every event of a stream), distinct per upstream response and turn."""
+    return _issued(memory_id, upstream_id, turn, settings.SECRET_KEY)
+
+
+@functools.lru_cache(maxsize=256)  # a stream's events carry the same response id several times
+def _issued(memory_id: str, upstream_id: str, turn: int | None, secret: str) -> str:
     unique = hashlib.sha256(f"{upstream_id}:{turn}".encode()).hexdigest()[:8]
     suffix = memory_id.split("_", 1)[1]
-    return f"resp_tl{suffix}x{unique}x{_mac(memory_id, unique)}"
+    return f"resp_tl{suffix}x{unique}x{_mac(memory_id, unique, secret)}"
 
 
 def memory_of_response_id(value: Any) -> str | None:
@@ -349,6 +355,14 @@ def output_message(output: Any) -> dict | None:
     return reply_message(parts, calls)
 
 
+# The streamed events the reply is built from; the others (response.created, content_part.added,
+# output_text.done…) repeat what these carry.
+FED_EVENTS = frozenset({
+    "response.output_text.delta", "response.refusal.delta", "response.output_item.added",
+    "response.output_item.done", "response.function_call_arguments.delta", "response.completed",
+    "response.incomplete", "response.failed", "error"})
+
+
 @dataclass
 class ResponsesStream:
     """Accumulates the typed Responses events into the assistant message.
@@ -369,6 +383,8 @@ class ResponsesStream:
         return event in ("response.completed", "response.incomplete", "response.failed")
 
     def feed(self, event: str, data: str) -> None:
+        if event and event not in FED_EVENTS:
+            return  # named by its event line as one that adds nothing to the reply: not parsed
         try:
             payload = orjson.loads(data)
         except orjson.JSONDecodeError:
