@@ -73,6 +73,18 @@ def test_previous_response_id_selects_the_memory_and_is_not_sent_upstream(live, 
         ("user", "My name is Ana."), ("assistant", "Hello from the stub."), ("user", "What is my name?")]
 
 
+def test_the_end_user_id_names_the_memory_as_on_chat_completions(live, upstream):
+    client = _client(live, upstream)
+    end_user = _user()
+    first = client.responses.with_raw_response.create(model="m", input="hi", safety_identifier=end_user)
+    again = client.responses.with_raw_response.create(model="m", input="again", user=end_user)
+    assert first.headers["x-threadless-memory"] == again.headers["x-threadless-memory"] != "none"
+    with live.client() as http:
+        named = http.get("/memories", params={"external_id": end_user}).json()["data"]
+    assert [m["id"] for m in named] == [first.headers["x-threadless-memory"]]
+    assert upstream.requests[-1].body["user"] == end_user  # the caller's field goes on as sent
+
+
 def test_a_previous_response_id_the_proxy_did_not_issue_is_a_400_that_says_what_to_do(live, upstream):
     client = _client(live, upstream, external=_user())
     issued = client.responses.create(model="m", input="hi").id
