@@ -350,9 +350,11 @@ async def relay(call: Call, response: httpx.Response):
     Frames are split as bytes arrive, each byte scanned once, within the stream's and a frame's
     caps (providers.bounded); past a cap the stream ends with an error event, like a broken
     upstream. The frames of one read are passed on together, in one write (one ASGI message
-    instead of one per frame: a Responses stream has many small events). The reply is reported before the terminal frame (`data: [DONE]` / `message_stop`)
-    is sent. On a client disconnect (CancelledError) the part received so far is reported once,
-    marked cut off; the upstream stream is closed and the call's slot released in every case.
+    instead of one per frame: a Responses stream has many small events). The reply is reported
+    before the terminal frame (`data: [DONE]` / `message_stop`) is sent; a call with no memory
+    reports nothing, so its frames are not parsed at all. On a client disconnect (CancelledError)
+    the part received so far is reported once, marked cut off; the upstream stream is closed and
+    the call's slot released in every case.
     """
     acc = call.protocol.stream()
     reported = False
