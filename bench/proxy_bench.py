@@ -1,7 +1,7 @@
 """The provider-compatible proxy's added latency (SPEC 4.8) for docs/benchmarks.md.
 
-Same run, same stub upstream (a real socket, harness/proxy_stubs.py), interleaved round by round,
-for both OpenAI routes (Chat Completions and Responses): the stub called directly, through the
+Same run, same stub upstream (a real socket, harness/proxy_stubs.py), interleaved round by round in
+a shuffled order, for both OpenAI routes (Chat Completions and Responses): the stub called directly, through the
 proxy without memory (`X-Threadless-Memory: none`: only forwarding), and through the proxy with
 memory (decorate + forward + report through the outbox). Time to first token (the first content
 chunk or `response.output_text.delta` of a stream) and total, streaming and not. Raw HTTP (httpx,
@@ -17,6 +17,7 @@ Run alone: `.venv/bin/python -m bench.proxy_bench` (starts its own server).
 from __future__ import annotations
 
 import os
+import random
 import sys
 import time
 import uuid
@@ -30,6 +31,7 @@ ROUNDS = 40
 WARMUP = 3
 ROUTES = ("chat/completions", "responses")
 TARGETS = ("direct", "proxy, no memory", "proxy, with memory")
+ORDER_SEED = 6  # the calls of each round run in a shuffled order; fixed, so runs are comparable
 
 
 def _is_first_token(line: str) -> bool:
@@ -84,12 +86,17 @@ def run(url: str, key: str, stub, rounds: int = ROUNDS) -> dict:
     clients = {name: httpx.Client(timeout=30) for name in targets}
     samples: dict[tuple, list[tuple[float, float]]] = {(*t, s): [] for t in targets for s in (False, True)}
     try:
+        order = random.Random(ORDER_SEED)
         for i in range(WARMUP + rounds):
-            for stream in (False, True):
-                for (route, name), (target, headers) in targets.items():
-                    measured = _call(clients[(route, name)], target, headers, _body(route, i, stream))
-                    if i >= WARMUP:
-                        samples[(route, name, stream)].append(measured)
+            # a new order each round: no target always follows the one whose work the server may
+            # still be finishing (a with-memory call's commit and queued background work)
+            calls = [(key, stream) for key in targets for stream in (False, True)]
+            order.shuffle(calls)
+            for (route, name), stream in calls:
+                target, headers = targets[(route, name)]
+                measured = _call(clients[(route, name)], target, headers, _body(route, i, stream))
+                if i >= WARMUP:
+                    samples[(route, name, stream)].append(measured)
     finally:
         for client in clients.values():
             client.close()
@@ -136,9 +143,9 @@ def markdown(url: str, key: str, stub, rounds: int = ROUNDS, pid: int | None = N
     lines = [
         "## 6. Provider-compatible proxy (added latency)", "",
         f"`POST /v1/openai/chat/completions` and `POST /v1/openai/responses`, each against the same local stub "
-        f"upstream as its direct call, {rounds} rounds after a warm-up, all six targets interleaved in each round "
-        "(`bench/proxy_bench.py`). The stub answers at once, so every millisecond beyond *direct* is the proxy's "
-        "own: auth and rate limit, decorate (stores the user message, reads the window) and the durable report "
+        f"upstream as its direct call, {rounds} rounds after a warm-up, all six targets, JSON and streamed, "
+        "interleaved in a shuffled order each round (`bench/proxy_bench.py`). The stub answers at once, so every "
+        "millisecond beyond *direct* is the proxy's own: auth and rate limit, decorate (stores the user message, reads the window) and the durable report "
         "(reply + outbox row, written before the stream's last event), plus one more loopback hop; on the "
         "Responses route also the items translation and the response id it issues (every streamed event that "
         "carries the response object is rewritten). Time to first token = the first content chunk "
