@@ -1,20 +1,27 @@
 """The provider-compatible proxy's added latency (SPEC 4.8) for docs/benchmarks.md.
 
-Same run, same stub upstream (a real socket, harness/proxy_stubs.py), interleaved round by round,
-for both OpenAI routes (Chat Completions and Responses): the stub called directly, through the
+Same run, same stub upstream (a real socket, harness/proxy_stubs.py), interleaved round by round in
+a shuffled order, for both OpenAI routes (Chat Completions and Responses): the stub called directly, through the
 proxy without memory (`X-Threadless-Memory: none`: only forwarding), and through the proxy with
 memory (decorate + forward + report through the outbox). Time to first token (the first content
 chunk or `response.output_text.delta` of a stream) and total, streaming and not. Raw HTTP (httpx,
 one keep-alive connection per target), so no client SDK's own time is in the figures.
+
+Besides wall time, the Threadless server's own CPU time per call (its process's user + system time
+from /proc, blocks of calls per target, the blocks interleaved): on a shared, loaded machine the
+wall-time figures swing by tens of milliseconds, the CPU a call costs the server far less.
 
 Run alone: `.venv/bin/python -m bench.proxy_bench` (starts its own server).
 """
 
 from __future__ import annotations
 
+import os
+import random
 import sys
 import time
 import uuid
+from pathlib import Path
 
 import httpx
 
@@ -24,6 +31,7 @@ ROUNDS = 40
 WARMUP = 3
 ROUTES = ("chat/completions", "responses")
 TARGETS = ("direct", "proxy, no memory", "proxy, with memory")
+ORDER_SEED = 6  # the calls of each round run in a shuffled order; fixed, so runs are comparable
 
 
 def _is_first_token(line: str) -> bool:
@@ -60,7 +68,7 @@ def _body(route: str, i: int, stream: bool) -> dict:
     return body
 
 
-def run(url: str, key: str, stub, rounds: int = ROUNDS) -> dict:
+def _targets(url: str, key: str, stub) -> dict:
     proxied = {"Authorization": f"Bearer {key}", "X-Upstream-Base-Url": stub.openai_url,
                "X-Upstream-Authorization": "sk-bench"}
     targets = {}
@@ -70,15 +78,25 @@ def run(url: str, key: str, stub, rounds: int = ROUNDS) -> dict:
         targets[(route, "proxy, no memory")] = (f"{url}/v1/openai/{route}", {**proxied, "X-Threadless-Memory": "none"})
         targets[(route, "proxy, with memory")] = (f"{url}/v1/openai/{route}",
                                                   {**proxied, "X-Threadless-External-Id": memory_user})
+    return targets
+
+
+def run(url: str, key: str, stub, rounds: int = ROUNDS) -> dict:
+    targets = _targets(url, key, stub)
     clients = {name: httpx.Client(timeout=30) for name in targets}
     samples: dict[tuple, list[tuple[float, float]]] = {(*t, s): [] for t in targets for s in (False, True)}
     try:
+        order = random.Random(ORDER_SEED)
         for i in range(WARMUP + rounds):
-            for stream in (False, True):
-                for (route, name), (target, headers) in targets.items():
-                    measured = _call(clients[(route, name)], target, headers, _body(route, i, stream))
-                    if i >= WARMUP:
-                        samples[(route, name, stream)].append(measured)
+            # a new order each round: no target always follows the one whose work the server may
+            # still be finishing (a with-memory call's commit and queued background work)
+            calls = [(key, stream) for key in targets for stream in (False, True)]
+            order.shuffle(calls)
+            for (route, name), stream in calls:
+                target, headers = targets[(route, name)]
+                measured = _call(clients[(route, name)], target, headers, _body(route, i, stream))
+                if i >= WARMUP:
+                    samples[(route, name, stream)].append(measured)
     finally:
         for client in clients.values():
             client.close()
@@ -92,14 +110,42 @@ def run(url: str, key: str, stub, rounds: int = ROUNDS) -> dict:
     return out
 
 
-def markdown(url: str, key: str, stub, rounds: int = ROUNDS) -> str:
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process and its threads so far (/proc/<pid>/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def server_cpu(url: str, key: str, stub, pid: int, blocks: int = 10, per_block: int = 10) -> dict:
+    """The server's CPU ms per call of each proxied target: `per_block` calls of one target between
+    two readings of the server's CPU time, the targets' blocks interleaved, `blocks` times over."""
+    targets = {t: v for t, v in _targets(url, key, stub).items() if t[1] != "direct"}
+    clients = {name: httpx.Client(timeout=30) for name in targets}
+    spent: dict[tuple, float] = {(*t, s): 0.0 for t in targets for s in (False, True)}
+    try:
+        for block in range(blocks + 1):  # the first round warms up
+            for stream in (False, True):
+                for (route, name), (target, headers) in targets.items():
+                    before = _cpu_seconds(pid)
+                    for i in range(per_block):
+                        _call(clients[(route, name)], target, headers, _body(route, block * per_block + i, stream))
+                    if block:
+                        spent[(route, name, stream)] += _cpu_seconds(pid) - before
+    finally:
+        for client in clients.values():
+            client.close()
+    return {f"{route}|{name}|{'stream' if stream else 'json'}": value * 1000 / (blocks * per_block)
+            for (route, name, stream), value in spent.items()}
+
+
+def markdown(url: str, key: str, stub, rounds: int = ROUNDS, pid: int | None = None) -> str:
     data = run(url, key, stub, rounds)
     lines = [
         "## 6. Provider-compatible proxy (added latency)", "",
         f"`POST /v1/openai/chat/completions` and `POST /v1/openai/responses`, each against the same local stub "
-        f"upstream as its direct call, {rounds} rounds after a warm-up, all six targets interleaved in each round "
-        "(`bench/proxy_bench.py`). The stub answers at once, so every millisecond beyond *direct* is the proxy's "
-        "own: auth and rate limit, decorate (stores the user message, reads the window) and the durable report "
+        f"upstream as its direct call, {rounds} rounds after a warm-up, all six targets, JSON and streamed, "
+        "interleaved in a shuffled order each round (`bench/proxy_bench.py`). The stub answers at once, so every "
+        "millisecond beyond *direct* is the proxy's own: auth and rate limit, decorate (stores the user message, reads the window) and the durable report "
         "(reply + outbox row, written before the stream's last event), plus one more loopback hop; on the "
         "Responses route also the items translation and the response id it issues (every streamed event that "
         "carries the response object is rewritten). Time to first token = the first content chunk "
@@ -124,8 +170,19 @@ def markdown(url: str, key: str, stub, rounds: int = ROUNDS) -> str:
             chat, resp = added[("chat/completions", name, mode)], added[("responses", name, mode)]
             ratio = f"{resp / chat:.2f}×" if chat > 0 else "—"
             lines.append(f"| {name} | {mode} | +{chat:.1f} ms | +{resp:.1f} ms | {ratio} |")
+    lines += ["", "Each memory grows by one turn per round (the window stays far below the default budget)."]
+    if pid is not None:
+        used = server_cpu(url, key, stub, pid)
+        lines += ["", "The server's CPU time per call (its process's user + system time, blocks of 10 calls per "
+                  "target, interleaved, 100 calls each): what a call costs Threadless, which load on the machine "
+                  "blurs far less than the wall times above.", "",
+                  "| target | mode | chat completions | responses | ratio |", "|---|---|---|---|---|"]
+        for name in TARGETS[1:]:
+            for mode in ("json", "stream"):
+                chat, resp = used[f"chat/completions|{name}|{mode}"], used[f"responses|{name}|{mode}"]
+                lines.append(f"| {name} | {mode} | {chat:.1f} ms | {resp:.1f} ms | {resp / chat:.2f}× |")
     cpu = translation_cpu()
-    lines += ["", "Each memory grows by one turn per round (the window stays far below the default budget).", "",
+    lines += ["",
               "Each route's own protocol work per call, CPU time in-process (median of 1,000; the request's "
               "messages, the upstream body from a 20-message window, the JSON answer and a streamed answer's "
               "frames fed and passed on), the part of the difference that load on the machine does not blur:", "",
@@ -205,7 +262,7 @@ def main() -> None:
     server = ThreadlessServer(env={"THREADLESS_RATE_LIMIT_PER_MINUTE": "0", "THREADLESS_EGRESS_ALLOW": "127.0.0.1"})
     try:
         server.start()
-        print(markdown(server.url, server.key, stub))
+        print(markdown(server.url, server.key, stub, pid=server.web.pid))
     finally:
         server.stop()
         stub.close()

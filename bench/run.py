@@ -428,7 +428,7 @@ def extra_sections() -> list[str]:
             log("proxy figures")
             stub = ProviderStub()
             try:
-                sections.append(proxy_bench.markdown(server.url, server.key, stub, rounds=30))
+                sections.append(proxy_bench.markdown(server.url, server.key, stub, rounds=30, pid=server.web.pid))
             finally:
                 stub.close()
         except Exception as exc:  # noqa: BLE001

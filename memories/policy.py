@@ -1,4 +1,5 @@
-"""The memory policy (strict write discipline) and what a failed task leaves behind (SPEC 6.2).
+"""The memory policy: what a failed task leaves behind (strict write discipline, SPEC 6.2) and
+whether a model's reasoning items stay in its future view (the proxy's Responses route).
 
 One implementation for reported failures (report) and pipeline task failures (chat turn runner).
 """
@@ -12,6 +13,8 @@ from common.errors import InvalidRequest
 from common.http.body import reject_unknown
 
 MODES = ("digest", "exclude_all", "keep_all")
+# What a reply's reasoning items become: dropped (never stored), or kept with the reply, in the window.
+REASONING_ITEMS = ("drop", "keep")
 
 
 @dataclass(frozen=True)
@@ -19,20 +22,28 @@ class Policy:
     enabled: bool = False
     on_failure: str = "digest"
     continue_on_failure: bool = False
+    reasoning_items: str = "drop"
 
     @property
     def mode(self) -> str:
         """'off' or the effective onFailure mode."""
         return self.on_failure if self.enabled else "off"
 
+    @property
+    def keeps_reasoning(self) -> bool:
+        return self.reasoning_items == "keep"
+
     def as_json(self) -> dict:
-        return {
+        out: dict[str, Any] = {
             "strictWriteDiscipline": {
                 "enabled": self.enabled,
                 "onFailure": self.on_failure,
                 "continueOnFailure": self.continue_on_failure,
             }
         }
+        if self.keeps_reasoning:  # the default is left out, so a policy without it reads as before
+            out["reasoningItems"] = self.reasoning_items
+        return out
 
 
 def policy_parse(raw: Any, *, path: str = "policy") -> Policy:
@@ -41,7 +52,10 @@ def policy_parse(raw: Any, *, path: str = "policy") -> Policy:
         return Policy()
     if not isinstance(raw, dict):
         raise InvalidRequest(f"{path}: must be an object like {{\"strictWriteDiscipline\": {{…}}}}.")
-    reject_unknown(raw, {"strictWriteDiscipline"}, path)
+    reject_unknown(raw, {"strictWriteDiscipline", "reasoningItems"}, path)
+    reasoning = raw.get("reasoningItems", "drop")
+    if reasoning not in REASONING_ITEMS:
+        raise InvalidRequest(f"{path}.reasoningItems: must be one of {', '.join(REASONING_ITEMS)}.")
     swd = raw.get("strictWriteDiscipline", {})
     where = f"{path}.strictWriteDiscipline"
     if not isinstance(swd, dict):
@@ -56,7 +70,7 @@ def policy_parse(raw: Any, *, path: str = "policy") -> Policy:
     cont = swd.get("continueOnFailure", False)
     if not isinstance(cont, bool):
         raise InvalidRequest(f"{where}.continueOnFailure: must be true or false.")
-    return Policy(enabled=enabled, on_failure=on_failure, continue_on_failure=cont)
+    return Policy(enabled=enabled, on_failure=on_failure, continue_on_failure=cont, reasoning_items=reasoning)
 
 
 def plain_task_id(task_id: str) -> str:

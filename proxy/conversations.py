@@ -32,9 +32,9 @@ from memories.services import (
     report_accept,
 )
 from projects.auth import ProjectScopedMixin
-from proxy.responses import conversation_memory_id, items_to_messages, part_out
+from proxy.responses import REASONING, conversation_memory_id, items_to_messages, part_out
 
-ITEM_ID = re.compile(r"\A(?:(msg|fco)_(\d{1,18})|fc_(\d{1,18})_(\d{1,4}))\Z")
+ITEM_ID = re.compile(r"\A(?:(msg|fco)_(\d{1,18})|(fc|rs)_(\d{1,18})_(\d{1,4}))\Z")
 MAX_NEW_ITEMS = 20  # OpenAI's limit per create call
 METADATA_PAIRS, METADATA_KEY, METADATA_VALUE = 16, 64, 512
 ENTRY_FIELDS = ("seq", "role", "content", "parts", "tool_calls", "tool_call_id")
@@ -56,7 +56,12 @@ def entry_items(seq: int, role: str, content: str, parts, tool_calls, tool_call_
     if role not in ("user", "assistant"):
         return []
     items: list[dict] = []
-    if content or parts or not tool_calls:
+    reasoning = [p for p in parts or [] if isinstance(p, dict) and p.get("type") == REASONING]
+    if reasoning:  # kept by the memory's policy: items of their own, ahead of the message they led to
+        items += [{**item, "id": f"rs_{seq}_{i}"} for i, item in enumerate(reasoning)]
+        parts = [p for p in parts if p not in reasoning]
+        parts = None if all(p.get("type") == "text" for p in parts) else parts
+    if content or parts or not (tool_calls or reasoning):
         if parts is not None:
             body = [part_out(p, role) for p in parts if isinstance(p, dict)]
         else:
@@ -165,7 +170,7 @@ def _parse_item_id(item_id: str) -> tuple[int, str]:
     match = ITEM_ID.match(item_id or "")
     if match is None:
         raise _item_missing(item_id)
-    return (int(match[2]), match[1]) if match[1] else (int(match[3]), "fc")
+    return (int(match[2]), match[1]) if match[1] else (int(match[4]), match[3])
 
 
 def _item_entry(memory: Memory, item_id: str) -> tuple[Entry, dict]:

@@ -28,8 +28,26 @@ def cut_off(message: dict | None, marker: str) -> dict | None:
     """
     if message is None:
         return None
-    text = message.get("content") or ""
-    return {**message, "content": f"{text}\n\n{marker}" if text else marker}
+    content = message.get("content") or ""
+    if isinstance(content, list):  # a reply kept with its reasoning parts: the marker ends its text
+        last = content[-1] if content else None
+        if last is not None and last.get("type") == "text" and last.get("text"):
+            return {**message, "content": [*content[:-1], {"type": "text", "text": f"{last['text']}\n\n{marker}"}]}
+        return {**message, "content": [*content, {"type": "text", "text": marker}]}
+    return {**message, "content": f"{content}\n\n{marker}" if content else marker}
+
+
+def without_reasoning(message: dict) -> dict:
+    """An assistant message without the reasoning items a Responses reply may carry as parts (the
+    memory keeps them only when its policy says so; Chat Completions and Messages have no place
+    for them). Parts that were all text become the plain text again."""
+    content = message.get("content")
+    if not isinstance(content, list) or not any(isinstance(p, dict) and p.get("type") == "reasoning" for p in content):
+        return message
+    parts = [p for p in content if not (isinstance(p, dict) and p.get("type") == "reasoning")]
+    if all(p.get("type") == "text" for p in parts):
+        return {**message, "content": "".join(p.get("text") or "" for p in parts)}
+    return {**message, "content": parts}
 
 
 # --- shared ------------------------------------------------------------------------------------
@@ -116,6 +134,7 @@ def openai_body(body: dict, *, instructions: str, messages: list[dict]) -> dict:
 
 
 def _openai_out(message: dict) -> dict:
+    message = without_reasoning(message) if message["role"] == "assistant" else message
     if message["role"] == "assistant" and message.get("tool_calls") and not message.get("content"):
         return {**message, "content": None}  # OpenAI's form of a tool-call-only turn
     return message

@@ -13,12 +13,16 @@ report) with this protocol plugged in. What differs lives here:
   every streamed event that carries the response object.
 
 Reasoning items (and any other item type the memory does not model, such as built-in tool
-calls) are forwarded in the request that carries them and never stored: the memory's window,
-facts and recall never contain them, so the model's future view does not either.
+calls) are forwarded in the request that carries them. A reply's reasoning items are reported as
+parts of its assistant message, and the report keeps them only when the memory's policy says so
+(`reasoningItems: "keep"`, memories.policy): then the window gives them back upstream where they
+stood, before the item that followed them; by default they are dropped, and the model's future
+view never contains them. Facts and recall read text only, so they never see them either way.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -29,15 +33,20 @@ from typing import Any
 import orjson
 from django.conf import settings
 from django.views.decorators.csrf import csrf_exempt
+from drf_spectacular.utils import extend_schema
+from rest_framework.views import APIView
 
 from common.errors import InvalidRequest, NotFound
 from common.messages import text_of
 from memories.selectors import memory_get
+from projects.auth import ProjectScopedMixin
 from proxy.protocols import Protocol, openai_error_body
 from proxy.views import proxy_call
 
-# Items the memory stores as messages; every other item type passes through unstored.
+# Items the memory stores as messages; every other item type passes through unstored (reasoning
+# items of a reply are kept with it when the memory's policy says so).
 MODELLED = frozenset({"message", "function_call", "function_call_output"})
+REASONING = "reasoning"
 ISSUED_ID = re.compile(r"\Aresp_tl([A-Za-z0-9]{1,40})x([0-9a-f]{8})x([0-9a-f]{16})\Z")
 CONVERSATION_ID = re.compile(r"\A(?:mem|conv)_([A-Za-z0-9]{1,40})\Z")
 
@@ -52,17 +61,27 @@ class UnknownPreviousResponse(InvalidRequest):
 # --- response ids the proxy issues -----------------------------------------------------------
 
 
-def _mac(memory_id: str, unique: str) -> str:
-    key = hashlib.sha256(b"threadless.proxy.response-id:" + settings.SECRET_KEY.encode()).digest()
+@functools.lru_cache(maxsize=4)
+def _id_key(secret: str) -> bytes:
+    return hashlib.sha256(b"threadless.proxy.response-id:" + secret.encode()).digest()
+
+
+def _mac(memory_id: str, unique: str, secret: str | None = None) -> str:
+    key = _id_key(settings.SECRET_KEY if secret is None else secret)
     return hmac.new(key, f"{memory_id}:{unique}".encode(), hashlib.sha256).hexdigest()[:16]
 
 
 def issued_response_id(memory_id: str, upstream_id: str, turn: int | None = None) -> str:
     """The response id the client sees: names its memory, verifiable, stable for one response
     (the same in every event of a stream), distinct per upstream response and turn."""
+    return _issued(memory_id, upstream_id, turn, settings.SECRET_KEY)
+
+
+@functools.lru_cache(maxsize=256)  # a stream's events carry the same response id several times
+def _issued(memory_id: str, upstream_id: str, turn: int | None, secret: str) -> str:
     unique = hashlib.sha256(f"{upstream_id}:{turn}".encode()).hexdigest()[:8]
     suffix = memory_id.split("_", 1)[1]
-    return f"resp_tl{suffix}x{unique}x{_mac(memory_id, unique)}"
+    return f"resp_tl{suffix}x{unique}x{_mac(memory_id, unique, secret)}"
 
 
 def memory_of_response_id(value: Any) -> str | None:
@@ -184,13 +203,30 @@ def part_out(part: dict, role: str) -> dict:
 
 
 def message_items(message: dict) -> list[dict]:
-    """One memory message as Responses input items (no ids: nothing upstream knows them)."""
+    """One memory message as Responses input items (no ids: nothing upstream knows them). An
+    assistant message kept with its reasoning items gives each back where it stood: before the
+    text that followed it, or before the function calls when it came after the text."""
     role, content = message["role"], message.get("content")
     if role == "tool":
         return [{"type": "function_call_output", "call_id": message.get("tool_call_id", ""),
                  "output": content if isinstance(content, str) else text_of(content)}]
     items: list[dict] = []
-    if role in ("user", "assistant") and (content or not message.get("tool_calls")):
+    said: list[dict] = []
+
+    def say() -> None:
+        if said:
+            items.append({"type": "message", "role": role, "content": list(said)})
+            said.clear()
+
+    if isinstance(content, list) and any(isinstance(p, dict) and p.get("type") == REASONING for p in content):
+        for part in content:
+            if part.get("type") == REASONING:
+                say()
+                items.append(part)
+            else:
+                said.append(part_out(part, role))
+        say()
+    elif role in ("user", "assistant") and (content or not message.get("tool_calls")):
         items.append({"type": "message", "role": role, "content": content if isinstance(content, str)
                       else [part_out(p, role) for p in content or []]})
     for call in message.get("tool_calls") or []:
@@ -227,11 +263,13 @@ def _with_passthrough(items: list[dict], sent: list[dict]) -> list[dict]:
             pending = []  # a user message between them: the reasoning belonged to an earlier turn
     if not placed:
         return items
+    kept = {i["id"] for i in items if item_kind(i) == REASONING and isinstance(i.get("id"), str)}
     out: list[dict] = []
     for item in items:
         anchor = _anchor(item)
         if anchor in placed:
-            out.extend(placed.pop(anchor))
+            # a reasoning item the memory kept is in the window already: not sent twice
+            out.extend(i for i in placed.pop(anchor) if not (item_kind(i) == REASONING and i.get("id") in kept))
         out.append(item)
     return out
 
@@ -266,12 +304,40 @@ def responses_body(body: dict, *, instructions: str, messages: list[dict]) -> di
 # --- the reply -----------------------------------------------------------------------------------
 
 
+def _function_call(item: dict) -> dict:
+    args = item.get("arguments", "")
+    return {"id": str(item.get("call_id") or ""), "type": "function",
+            "function": {"name": str(item.get("name") or ""),
+                         "arguments": args if isinstance(args, str) else json.dumps(args)}}
+
+
+def reply_message(parts: list[dict], calls: list[dict]) -> dict | None:
+    """The assistant message to report from a reply's parts in output order (text parts, reasoning
+    items as parts) and its function calls. Without reasoning its content is the plain text, as
+    every other reply's; the memory's policy decides later whether reasoning parts are kept."""
+    merged: list[dict] = []
+    for part in parts:
+        if part["type"] == "text" and merged and merged[-1]["type"] == "text":
+            merged[-1] = {"type": "text", "text": merged[-1]["text"] + part["text"]}
+        else:
+            merged.append(part)
+    if not any(p["type"] != "text" or p["text"] for p in merged) and not calls:
+        return None
+    reasoning = any(p["type"] == REASONING for p in merged)
+    message: dict[str, Any] = {"role": "assistant",
+                               "content": merged if reasoning else "".join(p["text"] for p in merged)}
+    if calls:
+        message["tool_calls"] = calls
+    return message
+
+
 def output_message(output: Any) -> dict | None:
     """A response's output items as the assistant message to report: its text (a refusal's text
-    included), its function calls as tool calls; reasoning and other items are left out."""
+    included), its function calls as tool calls, its reasoning items as parts where they stood;
+    other item types (built-in tool calls…) are left out."""
     if not isinstance(output, list):
         return None
-    text: list[str] = []
+    parts: list[dict] = []
     calls: list[dict] = []
     for item in output:
         if not isinstance(item, dict):
@@ -279,20 +345,22 @@ def output_message(output: Any) -> dict | None:
         if item.get("type") == "message":
             for part in item.get("content") or []:
                 if isinstance(part, dict) and part.get("type") == "output_text" and isinstance(part.get("text"), str):
-                    text.append(part["text"])
+                    parts.append({"type": "text", "text": part["text"]})
                 elif isinstance(part, dict) and part.get("type") == "refusal" and isinstance(part.get("refusal"), str):
-                    text.append(part["refusal"])
+                    parts.append({"type": "text", "text": part["refusal"]})
         elif item.get("type") == "function_call":
-            args = item.get("arguments", "")
-            calls.append({"id": str(item.get("call_id") or ""), "type": "function",
-                          "function": {"name": str(item.get("name") or ""),
-                                       "arguments": args if isinstance(args, str) else json.dumps(args)}})
-    if not text and not calls:
-        return None
-    message: dict[str, Any] = {"role": "assistant", "content": "".join(text)}
-    if calls:
-        message["tool_calls"] = calls
-    return message
+            calls.append(_function_call(item))
+        elif item.get("type") == REASONING:
+            parts.append(item)
+    return reply_message(parts, calls)
+
+
+# The streamed events the reply is built from; the others (response.created, content_part.added,
+# output_text.done…) repeat what these carry.
+FED_EVENTS = frozenset({
+    "response.output_text.delta", "response.refusal.delta", "response.output_item.added",
+    "response.output_item.done", "response.function_call_arguments.delta", "response.completed",
+    "response.incomplete", "response.failed", "error"})
 
 
 @dataclass
@@ -305,6 +373,7 @@ class ResponsesStream:
 
     text: dict[tuple, str] = field(default_factory=dict)
     calls: dict[int, dict] = field(default_factory=dict)
+    reasoning: dict[int, dict] = field(default_factory=dict)
     final: dict | None = None
     error: str | None = None
     done: bool = False
@@ -314,6 +383,8 @@ class ResponsesStream:
         return event in ("response.completed", "response.incomplete", "response.failed")
 
     def feed(self, event: str, data: str) -> None:
+        if event and event not in FED_EVENTS:
+            return  # named by its event line as one that adds nothing to the reply: not parsed
         try:
             payload = orjson.loads(data)
         except orjson.JSONDecodeError:
@@ -326,7 +397,9 @@ class ResponsesStream:
             self.text[key] = self.text.get(key, "") + str(payload.get("delta") or "")
         elif kind in ("response.output_item.added", "response.output_item.done"):
             item = payload.get("item") or {}
-            if isinstance(item, dict) and item.get("type") == "function_call":
+            if isinstance(item, dict) and item.get("type") == REASONING and kind.endswith(".done"):
+                self.reasoning[int(payload.get("output_index") or 0)] = item
+            elif isinstance(item, dict) and item.get("type") == "function_call":
                 slot = self.calls.setdefault(int(payload.get("output_index") or 0), {"arguments": ""})
                 slot.update({k: item[k] for k in ("call_id", "name") if item.get(k)})
                 if kind.endswith(".done") and isinstance(item.get("arguments"), str):
@@ -348,16 +421,12 @@ class ResponsesStream:
     def message(self) -> dict | None:
         if self.final is not None and self.final.get("output"):
             return output_message(self.final["output"])
-        text = "".join(self.text[k] for k in sorted(self.text))
+        placed = [((index, -1), item) for index, item in self.reasoning.items()]
+        placed += [(key, {"type": "text", "text": text}) for key, text in self.text.items()]
         calls = [{"id": c.get("call_id", ""), "type": "function",
                   "function": {"name": c.get("name", ""), "arguments": c["arguments"]}}
                  for _, c in sorted(self.calls.items())]
-        if not text and not calls:
-            return None
-        message: dict[str, Any] = {"role": "assistant", "content": text}
-        if calls:
-            message["tool_calls"] = calls
-        return message
+        return reply_message([part for _, part in sorted(placed, key=lambda p: p[0])], calls)
 
 
 # --- the protocol ------------------------------------------------------------------------------------
@@ -454,3 +523,64 @@ RESPONSES = ResponsesProtocol("openai", "https://api.openai.com/v1", "/responses
 async def openai_responses(request):
     """OpenAI Responses, with memory: `OpenAI(base_url="<origin>/v1/openai").responses.create(…)`."""
     return await proxy_call(request, RESPONSES)
+
+
+# --- retrieve, delete, input items, cancel: what a response id leads to ----------------------------
+
+
+class ResponseNotStored(NotFound):
+    code = "response_not_stored"
+
+
+def response_lookup(*, project, response_id: str):
+    """Why a response id has no stored response object here, as the 404 that says what to do.
+
+    The proxy keeps no response objects: it sends `store: false` upstream (unless the caller set
+    `store`) and keeps the conversation in the memory the id names. So an id it issued leads to that
+    memory's conversation routes; any other id was never seen here.
+    """
+    memory_id = memory_of_response_id(response_id)
+    shown = str(response_id)[:80]
+    try:
+        memory = memory_get(project=project, memory_id=memory_id) if memory_id else None
+    except NotFound:
+        memory = None
+    if memory is None:
+        raise ResponseNotStored(
+            f"No response '{shown}': it was not issued by this Threadless proxy.",
+            hint="Response ids the proxy answers (resp_tl…) name the memory that holds the conversation; "
+                 "OpenAI's own ids are only known to OpenAI.")
+    raise ResponseNotStored(
+        f"Response '{shown}' is not stored as a response object: this proxy keeps the conversation in "
+        f"memory {memory.id} instead (the upstream gets store: false).",
+        hint=f"Read its items with GET /v1/openai/conversations/{memory.id}/items "
+             f"(client.conversations.items.list('{memory.id}')), continue it with previous_response_id or "
+             f"conversation='{memory.id}', delete one item with DELETE …/items/{{item_id}} or all of it with "
+             f"DELETE /v1/openai/conversations/{memory.id}.")
+
+
+@extend_schema(exclude=True)  # OpenAI's protocol; errors become OpenAI's shape in proxy.provider_errors
+class ResponseApi(ProjectScopedMixin, APIView):
+    """`client.responses.retrieve` / `.delete`: a 404 naming the memory that holds the turn."""
+
+    def get(self, request, response_id: str):
+        response_lookup(project=self.project, response_id=response_id)
+
+    def delete(self, request, response_id: str):
+        response_lookup(project=self.project, response_id=response_id)
+
+
+@extend_schema(exclude=True)
+class ResponseInputItemsApi(ProjectScopedMixin, APIView):
+    """`client.responses.input_items.list`: the same answer as retrieve."""
+
+    def get(self, request, response_id: str):
+        response_lookup(project=self.project, response_id=response_id)
+
+
+@extend_schema(exclude=True)
+class ResponseCancelApi(ProjectScopedMixin, APIView):
+    """`client.responses.cancel` (background responses): the same answer as retrieve."""
+
+    def post(self, request, response_id: str):
+        response_lookup(project=self.project, response_id=response_id)

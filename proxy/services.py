@@ -16,12 +16,13 @@ from django.conf import settings
 from common.errors import InvalidRequest, NotFound
 from common.messages import reply_cut, stored_reply_limit, validate_messages
 from memories.models import Entry
+from memories.policy import policy_parse
 from memories.selectors import memory_get
 from memories.services import external_id_check, memory_create, memory_decorate, report_accept
 from projects.services import PROXY_SECRET_PREFIX, secret_delete, secret_set, secret_value, usage_count
 from providers.egress import base_url_refusal, provider_env_names, provider_env_refusal
 from proxy.models import UpstreamSetting
-from proxy.protocols import PROTOCOLS, Protocol, new_messages
+from proxy.protocols import PROTOCOLS, Protocol, new_messages, without_reasoning
 
 _UNSET: Any = object()
 MAX_BUDGET = 2_000_000
@@ -217,7 +218,12 @@ def proxy_decorate(*, memory, project, protocol: Protocol, body: dict, budget_to
 def proxy_report(*, memory, protocol: Protocol, reply: dict | None, error: str | None) -> dict | None:
     """Report the reply (and tool calls) durably, cut to what one report body could hold; an
     upstream failure as a reported failure of task `proxy.<provider>`, so the memory's policy
-    decides what it leaves (digest, raw error…)."""
+    decides what it leaves (digest, raw error…). A reply's reasoning items are stored with it only
+    when the memory's policy keeps them (`reasoningItems: "keep"`); otherwise they are dropped here."""
+    if reply and not policy_parse(memory.policy).keeps_reasoning:
+        reply = without_reasoning(reply)
+        if not reply.get("content") and not reply.get("tool_calls"):
+            reply = None  # only reasoning (a reply cut before its text): nothing the model may see
     if reply:  # however much the upstream sent, no more is stored than a client could report itself
         reply = reply_cut(reply, limit=stored_reply_limit())
     messages = validate_messages([reply], allow_empty=True) if reply else []

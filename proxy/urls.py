@@ -8,6 +8,11 @@ from proxy import api, conversations, responses, views
 urlpatterns = [
     path("openai/chat/completions", views.openai_chat_completions, name="proxy-openai"),
     path("openai/responses", responses.openai_responses, name="proxy-openai-responses"),
+    path("openai/responses/<str:response_id>", responses.ResponseApi.as_view(), name="proxy-openai-response"),
+    path("openai/responses/<str:response_id>/input_items", responses.ResponseInputItemsApi.as_view(),
+         name="proxy-openai-response-input-items"),
+    path("openai/responses/<str:response_id>/cancel", responses.ResponseCancelApi.as_view(),
+         name="proxy-openai-response-cancel"),
     path("openai/conversations", conversations.ConversationListApi.as_view(), name="proxy-conversations"),
     path("openai/conversations/<str:conversation_id>", conversations.ConversationDetailApi.as_view(),
          name="proxy-conversation"),

@@ -349,17 +349,25 @@ async def relay(call: Call, response: httpx.Response):
 
     Frames are split as bytes arrive, each byte scanned once, within the stream's and a frame's
     caps (providers.bounded); past a cap the stream ends with an error event, like a broken
-    upstream. The reply is reported before the terminal frame (`data: [DONE]` / `message_stop`)
-    is sent. On a client disconnect (CancelledError) the part received so far is reported once,
-    marked cut off; the upstream stream is closed and the call's slot released in every case.
+    upstream. The frames of one read are passed on together, in one write (one ASGI message
+    instead of one per frame: a Responses stream has many small events). The reply is reported
+    before the terminal frame (`data: [DONE]` / `message_stop`) is sent; a call with no memory
+    reports nothing, so its frames are not parsed at all. On a client disconnect (CancelledError)
+    the part received so far is reported once, marked cut off; the upstream stream is closed and
+    the call's slot released in every case.
     """
     acc = call.protocol.stream()
     reported = False
     framer = SSEFramer()
+    out: list[bytes] = []  # the frames of the current read, not yet passed on
+    tracked = call.memory is not None and not call.degraded
     try:
         try:
             async for piece in aiter_body(response, limit=stream_cap(), what="stream"):
                 for raw_frame in framer.feed(piece):
+                    if not tracked:  # nothing to report or rewrite: the frames pass as they came
+                        out.append(raw_frame + b"\n\n")
+                        continue
                     event, data = sse_parse(raw_frame.decode("utf-8", "replace"))
                     if data:
                         acc.feed(event, data)
@@ -367,7 +375,10 @@ async def relay(call: Call, response: httpx.Response):
                         reported = True
                         error = f"Streaming chat failed: {acc.error}" if acc.error else None
                         await _report(call, acc.message(), error)
-                    yield call.protocol.answer_frame(raw_frame, call) + b"\n\n"
+                    out.append(call.protocol.answer_frame(raw_frame, call) + b"\n\n")
+                if out:
+                    sent, out = b"".join(out), []
+                    yield sent
         except (httpx.HTTPError, UpstreamUnreadable) as exc:
             _status, reason = _transport_failure(exc)
             if not reported:
@@ -376,7 +387,8 @@ async def relay(call: Call, response: httpx.Response):
             said = "Threadless stopped reading the upstream stream" if isinstance(exc, UpstreamUnreadable) \
                 else "The upstream stream broke off"
             body = call.protocol.error_body(f"{said}: {reason}", status=502)
-            yield (b"event: error\n" if call.protocol is not OPENAI else b"") + b"data: " + orjson.dumps(body) + b"\n\n"
+            yield b"".join(out) + (b"event: error\n" if call.protocol is not OPENAI else b"") + b"data: " + \
+                orjson.dumps(body) + b"\n\n"
             return
         rest = framer.rest()
         if rest.strip():

@@ -8,8 +8,11 @@ import pytest
 from django.db import OperationalError
 from django.test import AsyncClient, Client
 
+from common.errors import InvalidRequest
 from memories.models import Entry, Memory
+from memories.policy import policy_parse
 from proxy import services as proxy_services
+from proxy.protocols import anthropic_body, openai_body, without_reasoning
 from proxy.responses import (
     conversation_memory_id,
     forwardable,
@@ -62,6 +65,9 @@ async def test_another_projects_response_id_and_conversation_are_unknown_here(ca
     assert not upstream.requests
     items = await AsyncClient().get(f"/v1/openai/conversations/{memory.id}/items", headers=_headers(cast, upstream))
     assert items.status_code == 404
+    retrieved = await AsyncClient().get(f"{RESPONSES}/{issued}", headers=_headers(cast, upstream))
+    assert retrieved.status_code == 404 and memory.id not in retrieved.content.decode()
+    assert "not issued by this Threadless proxy" in orjson.loads(retrieved.content)["error"]["message"]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -131,14 +137,66 @@ def test_the_caller_keeps_store_and_its_item_ids_when_it_asks_the_upstream_to_st
     assert body == {"input": [{"role": "user", "content": "x", "id": "msg_1"}], "store": True}
 
 
-def test_output_items_become_one_assistant_message_without_reasoning():
+def test_output_items_become_one_assistant_message_with_reasoning_as_parts_where_it_stood():
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "think"}],
+                 "encrypted_content": "opaque"}
     message = output_message([
-        {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "think"}]},
-        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Hi."}]},
+        reasoning,
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Hi"},
+                                                             {"type": "output_text", "text": "."}]},
         {"type": "function_call", "call_id": "c1", "name": "w", "arguments": '{"a": 1}'}])
-    assert message == {"role": "assistant", "content": "Hi.", "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "w", "arguments": '{"a": 1}'}}]}
-    assert output_message([{"type": "reasoning", "summary": []}]) is None
+    calls = [{"id": "c1", "type": "function", "function": {"name": "w", "arguments": '{"a": 1}'}}]
+    assert message == {"role": "assistant", "content": [reasoning, {"type": "text", "text": "Hi."}],
+                       "tool_calls": calls}
+    assert without_reasoning(message) == {"role": "assistant", "content": "Hi.", "tool_calls": calls}
+    assert output_message([{"type": "message", "role": "assistant", "content": [
+        {"type": "output_text", "text": "plain"}]}]) == {"role": "assistant", "content": "plain"}
+
+
+def test_a_kept_reasoning_item_goes_back_upstream_in_its_place_and_only_once():
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "opaque"}
+    window = [{"role": "user", "content": "Weather?"},
+              {"role": "assistant", "content": [reasoning], "tool_calls": [
+                  {"id": "c1", "type": "function", "function": {"name": "w", "arguments": "{}"}}]},
+              {"role": "tool", "tool_call_id": "c1", "content": "sun"},
+              {"role": "assistant", "content": [{"type": "text", "text": "Sunny."}, {**reasoning, "id": "rs_2"}],
+               "tool_calls": [{"id": "c2", "type": "function", "function": {"name": "w", "arguments": "{}"}}]}]
+    # the caller resends the reasoning item too (the Agents SDK without a session does): not twice
+    sent = [{"role": "user", "content": "Weather?"}, reasoning,
+            {"type": "function_call", "call_id": "c1", "name": "w", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "c1", "output": "sun"}]
+    items = responses_body({"model": "m", "input": sent}, instructions="", messages=window)["input"]
+    assert [(i["type"], i.get("id")) for i in items] == [
+        ("message", None), ("reasoning", "rs_1"), ("function_call", None), ("function_call_output", None),
+        ("message", None), ("reasoning", "rs_2"), ("function_call", None)]
+    assert items[1] == reasoning and items[4]["content"] == [{"type": "output_text", "text": "Sunny."}]
+
+
+def test_chat_completions_and_messages_never_get_a_reasoning_part():
+    window = [{"role": "user", "content": "Hi"},
+              {"role": "assistant", "content": [{"type": "reasoning", "id": "rs_1", "summary": []},
+                                                {"type": "text", "text": "Hello."}]}]
+    assert openai_body({"model": "m"}, instructions="", messages=window)["messages"][1] == {
+        "role": "assistant", "content": "Hello."}
+    assert anthropic_body({"model": "m"}, instructions="", messages=window)["messages"][1] == {
+        "role": "assistant", "content": "Hello."}
+
+
+def test_the_reasoning_items_policy_is_validated_and_left_out_while_default():
+    assert policy_parse({"reasoningItems": "keep"}).as_json()["reasoningItems"] == "keep"
+    assert "reasoningItems" not in policy_parse({"reasoningItems": "drop"}).as_json()
+    with pytest.raises(InvalidRequest, match=r"policy.reasoningItems: must be one of drop, keep"):
+        policy_parse({"reasoningItems": True})
+
+
+@pytest.mark.django_db
+def test_the_reasoning_items_policy_is_set_through_the_memories_api(cast):
+    http = Client(headers={"Authorization": f"Bearer {cast.key_a}"})
+    memory = http.post("/v1/memories", {"policy": {"reasoningItems": "keep"}}, content_type="application/json")
+    assert memory.status_code == 201 and memory.json()["policy"]["reasoningItems"] == "keep"
+    bad = http.patch(f"/v1/memories/{memory.json()['id']}", {"policy": {"reasoningItems": "sometimes"}},
+                     content_type="application/json")
+    assert bad.status_code == 400 and "policy.reasoningItems" in bad.json()["error"]["message"]
 
 
 def test_a_conversation_is_named_by_its_memory_id_or_openais_conv_spelling_of_it():

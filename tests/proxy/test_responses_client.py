@@ -73,6 +73,18 @@ def test_previous_response_id_selects_the_memory_and_is_not_sent_upstream(live, 
         ("user", "My name is Ana."), ("assistant", "Hello from the stub."), ("user", "What is my name?")]
 
 
+def test_the_end_user_id_names_the_memory_as_on_chat_completions(live, upstream):
+    client = _client(live, upstream)
+    end_user = _user()
+    first = client.responses.with_raw_response.create(model="m", input="hi", safety_identifier=end_user)
+    again = client.responses.with_raw_response.create(model="m", input="again", user=end_user)
+    assert first.headers["x-threadless-memory"] == again.headers["x-threadless-memory"] != "none"
+    with live.client() as http:
+        named = http.get("/memories", params={"external_id": end_user}).json()["data"]
+    assert [m["id"] for m in named] == [first.headers["x-threadless-memory"]]
+    assert upstream.requests[-1].body["user"] == end_user  # the caller's field goes on as sent
+
+
 def test_a_previous_response_id_the_proxy_did_not_issue_is_a_400_that_says_what_to_do(live, upstream):
     client = _client(live, upstream, external=_user())
     issued = client.responses.create(model="m", input="hi").id
@@ -160,6 +172,59 @@ def test_reasoning_items_are_passed_upstream_but_never_stored(live, upstream):
     assert "reasoning" not in [i.get("type") for i in upstream.requests[-1].body["input"]]
 
 
+def _keeping_reasoning(live) -> str:
+    with live.client() as http:
+        answer = http.post("/memories", json={"policy": {"reasoningItems": "keep"}})
+        assert answer.status_code == 201, answer.text
+        return answer.json()["id"]
+
+
+def test_a_memory_that_keeps_reasoning_gives_it_back_upstream_before_the_call_it_led_to(live, upstream):
+    upstream.push(tool=("get_weather", {"city": "Oslo"}), reasoning="The user wants the weather: call the tool.")
+    memory_id = _keeping_reasoning(live)
+    client = _client(live, upstream, memory=memory_id)
+    first = client.responses.create(model="o4-mini", input="Weather in Oslo?", tools=[WEATHER],
+                                    include=["reasoning.encrypted_content"])
+    call = next(i for i in first.output if i.type == "function_call")
+    # Only the new item, as with any memory: the window brings back the reasoning and the call.
+    client.responses.create(model="o4-mini", tools=[WEATHER], previous_response_id=first.id, input=[
+        {"type": "function_call_output", "call_id": call.call_id, "output": "-3 °C"}])
+    sent = upstream.requests[-1].body["input"]
+    assert [i.get("type") for i in sent] == ["message", "reasoning", "function_call", "function_call_output"]
+    assert sent[1] == {"type": "reasoning", "id": "rs_1", "encrypted_content": "opaque-reasoning-state",
+                       "summary": [{"type": "summary_text", "text": "The user wants the weather: call the tool."}]}
+    stored = [e for e in entries(live, memory_id) if e["kind"] == "message"]
+    assert [(e["role"], e["committed"]) for e in stored] == [("user", True), ("assistant", True), ("tool", True),
+                                                             ("assistant", True)]
+    assert [p["type"] for p in stored[1]["content"]] == ["reasoning"]  # kept as a part of the reply
+    assert stored[1]["tool_calls"][0]["id"] == call.call_id
+    # The next turn still carries it: the memory said so.
+    client.responses.create(model="o4-mini", input="Thanks!")
+    later = upstream.requests[-1].body["input"]
+    assert [i.get("type") for i in later][:3] == ["message", "reasoning", "function_call"]
+    assert later[1]["id"] == "rs_1"
+    items = client.conversations.items.list(memory_id, order="asc").data
+    assert [i.type for i in items][:3] == ["message", "reasoning", "function_call"]
+    assert items[1].encrypted_content == "opaque-reasoning-state"
+
+
+def test_a_streamed_reply_keeps_its_reasoning_in_a_memory_that_says_so(live, upstream):
+    upstream.push(text="It is cold.", reasoning="Short answer.")
+    memory_id = _keeping_reasoning(live)
+    client = _client(live, upstream, memory=memory_id)
+    with client.responses.stream(model="o4-mini", input="Weather?") as stream:
+        final = stream.get_final_response()
+    assert [i.type for i in final.output] == ["reasoning", "message"]
+    client.responses.create(model="o4-mini", input="And tomorrow?")
+    sent = upstream.requests[-1].body["input"]
+    assert [(i.get("type"), i.get("role")) for i in sent] == [
+        ("message", "user"), ("reasoning", None), ("message", "assistant"), ("message", "user")]
+    assert sent[2]["content"] == [{"type": "output_text", "text": "It is cold."}]
+    said = [e for e in entries(live, memory_id) if e["role"] == "assistant"]
+    assert [p["type"] for p in said[0]["content"]] == ["reasoning", "text"]
+    assert said[0]["content"][1]["text"] == "It is cold."
+
+
 def test_a_refusal_is_reported_as_the_assistants_text(live, upstream):
     upstream.push(refusal="I can't help with that.")
     client = _client(live, upstream, external=_user())
@@ -191,6 +256,34 @@ def test_an_upstream_rate_limit_reaches_the_client_as_openai_raises_it(live, ups
     stored = entries(live, memory_id)
     assert [e["kind"] for e in stored] == ["message", "error"]
     assert "Rate limit reached" in stored[1]["content"]
+
+
+def test_an_upstream_failure_follows_the_memorys_strict_policy(live, upstream):
+    upstream.push(status=500, error={"error": {"message": "Internal failure at https://internal.example/x",
+                                               "type": "server_error", "param": None, "code": None}})
+    with live.client() as http:
+        memory_id = http.post("/memories", json={"policy": {"strictWriteDiscipline": {
+            "enabled": True, "onFailure": "digest"}}}).json()["id"]
+    client = _client(live, upstream, memory=memory_id)
+    with pytest.raises(openai.InternalServerError):
+        client.responses.create(model="m", input="hi")
+    stored = {e["kind"]: e for e in entries(live, memory_id)}
+    assert {k: e["committed"] for k, e in stored.items()} == {"message": True, "error": False, "digest": True,
+                                                              "action": True}
+    assert stored["digest"]["content"].startswith("Task 'proxy.openai' failed:")
+    client.responses.create(model="m", input="again?")  # the raw failure is not in the next view
+    assert "internal.example" not in str(upstream.requests[-1].body)
+
+
+def test_the_egress_policy_applies_to_the_responses_upstream(live, upstream):
+    client = openai.OpenAI(base_url=live.url + "/v1/openai", api_key=live.key, max_retries=0, default_headers={
+        "X-Upstream-Base-Url": "http://169.254.169.254/v1", "X-Upstream-Authorization": "Bearer sk-x",
+        "X-Threadless-External-Id": _user()})
+    with pytest.raises(openai.InternalServerError) as caught:
+        client.responses.create(model="m", input="hi")
+    assert caught.value.status_code == 502 and set(caught.value.body) == {"message", "type", "param", "code"}
+    assert "egress to 169.254.169.254 is not allowed" in caught.value.body["message"]
+    assert not upstream.requests
 
 
 def test_an_error_mid_stream_reaches_the_client_and_the_part_is_stored_marked(live, upstream):
@@ -244,6 +337,39 @@ def test_a_call_naming_no_memory_is_forwarded_without_one(live, upstream):
     assert "id" not in body["input"][0]  # no item id reaches an upstream that stores nothing
 
 
+def test_retrieving_or_deleting_an_issued_response_says_where_its_turn_is_kept(live, upstream):
+    client = _client(live, upstream, external=_user())
+    raw = client.responses.with_raw_response.create(model="m", input="Hi, I'm Ana.")
+    memory_id, issued = raw.headers["x-threadless-memory"], raw.parse().id
+    calls = (lambda: client.responses.retrieve(issued), lambda: client.responses.delete(issued),
+             lambda: client.responses.input_items.list(issued), lambda: client.responses.cancel(issued))
+    for call in calls:
+        with pytest.raises(openai.NotFoundError) as caught:
+            call()
+        error = caught.value.body
+        assert set(error) == {"message", "type", "param", "code"} and error["type"] == "invalid_request_error"
+        assert error["code"] == "response_not_stored"
+        assert f"keeps the conversation in memory {memory_id}" in error["message"]
+        assert f"/v1/openai/conversations/{memory_id}/items" in error["message"]
+    # what the answer points at works, and nothing was deleted
+    items = client.conversations.items.list(memory_id, order="asc").data
+    assert [(i.role, i.content[0].text) for i in items] == [("user", "Hi, I'm Ana."),
+                                                            ("assistant", "Hello from the stub.")]
+    assert len(upstream.requests) == 1
+
+
+def test_retrieving_a_response_the_proxy_did_not_issue_is_a_404_that_says_so(live, upstream):
+    client = _client(live, upstream)
+    for unknown in ("resp_68a1f0c2d9e4", "resp_tl" + "A" * 20 + "x00000000x0000000000000000"):
+        with pytest.raises(openai.NotFoundError) as caught:
+            client.responses.retrieve(unknown)
+        assert caught.value.body["code"] == "response_not_stored"
+        assert "was not issued by this Threadless proxy" in caught.value.body["message"]
+    other = openai.OpenAI(base_url=live.url + "/v1/openai", api_key="tl_proj_notakey", max_retries=0)
+    with pytest.raises(openai.AuthenticationError):
+        other.responses.retrieve("resp_68a1f0c2d9e4")
+
+
 # --- Conversations ---------------------------------------------------------------------------------
 
 
@@ -268,6 +394,20 @@ def test_a_conversation_is_a_memory_and_responses_append_to_it(live, upstream):
     with live.client() as http:
         memory = http.get(f"/memories/{conversation.id}").json()
     assert memory["metadata"] == {"topic": "trip"}
+
+
+def test_a_conversation_decorates_from_its_window_not_its_whole_item_list(live, upstream):
+    client = _client(live, upstream)
+    filler = "This is an older message about nothing in particular, padded out to take some room. " * 4
+    conversation = client.conversations.create(items=[
+        {"type": "message", "role": "user" if n % 2 == 0 else "assistant", "content": f"{n}: {filler}"}
+        for n in range(20)])
+    client.responses.create(model="m", conversation=conversation.id, input="Newest question?",
+                            extra_headers={"X-Threadless-Budget": "600"})
+    sent = upstream.requests[-1].body["input"]
+    assert 1 < len(sent) < 21 and sent[-1]["content"] == "Newest question?"
+    texts = [i["content"] for i in sent[:-1]]
+    assert texts[-1].startswith("19: ") and not any(t.startswith("0: ") for t in texts)  # the newest kept
 
 
 def test_conversation_items_paginate_with_after_order_and_limit(live, upstream):
@@ -344,7 +484,7 @@ def test_an_unknown_conversation_id_is_a_404_in_openais_shape(live, upstream):
 def test_unknown_paths_answer_in_each_providers_error_shape(live, upstream):
     client = _client(live, upstream)
     with pytest.raises(openai.NotFoundError) as caught:
-        client.responses.retrieve("resp_123")
+        client.models.list()
     assert set(caught.value.body) == {"message", "type", "param", "code"}
     assert "/chat/completions, /responses and /conversations" in caught.value.body["message"]
     claude = anthropic.Anthropic(base_url=live.url + "/v1/anthropic", api_key=live.key, max_retries=0)
