@@ -1,18 +1,20 @@
-"""ASGI entry point: `uvicorn threadless_site.asgi:application` (production: threadless_site.serve).
+"""ASGI entry point, for any ASGI server: `make serve` runs it under threadless-serve (see docs/deployment.md).
 
-Sync views (the /v1 memory API, the console) run on a pool of THREADLESS_WEB_THREADS threads
-per process through Django's WSGI handler (threadless_site.syncviews: one hand-off to the thread
-and one back per request), so one process has several requests in flight while they wait on the
-database; under plain ASGI Django runs every sync view of a process on one thread. Async views (the conversation routes and their SSE streams) stay on
-Django's ASGI handler. THREADLESS_WEB_THREADS=0 sends everything to the ASGI handler.
+Sync views (the /v1 memory API, the console) run on a pool of THREADLESS_WEB_THREADS threads per
+process through Django's WSGI handler (serving.syncviews: one hand-off to the thread and one back
+per request), so one process has several requests in flight while they wait on the database; under
+plain ASGI Django runs every sync view of a process on one thread. The hot routes (decorate,
+report) go from the event loop straight to memories.api.hot on those threads. Async views (the
+conversation routes and their SSE streams) stay on Django's ASGI handler. THREADLESS_WEB_THREADS=0
+sends everything to the ASGI handler.
 
-Graceful shutdown: the ASGI lifespan shutdown (uvicorn's SIGTERM handling) tells running turns to
-stop at their next task boundary (see common.shutdown), so they end EXECUTION_INTERRUPTED.
-Request bodies pass the body limit first (threadless_site.bodylimit, also in syncviews): 413 as
-soon as the limit is passed.
+Graceful shutdown: the ASGI lifespan shutdown tells running turns to stop at their next task
+boundary (see common.shutdown), so they end EXECUTION_INTERRUPTED; under uvicorn the signal itself
+raises that flag (common.sigterm). Request bodies pass the body limit first (serving.bodylimit,
+also in syncviews): 413 as soon as the limit is passed. The server process tunes the cyclic GC at
+startup (serving.gctune).
 """
 
-import gc
 import io
 import logging
 import os
@@ -25,7 +27,8 @@ from django.core.asgi import get_asgi_application
 from common import logs
 from common.shutdown import begin_shutdown
 from common.sigterm import install_if_uvicorn
-from threadless_site.bodylimit import BodyLimitMiddleware, request_id_of
+from serving.bodylimit import BodyLimitMiddleware, request_id_of
+from serving.gctune import tune_gc
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
 # Before the handlers load their middleware: the Django instrumentation adds its own (when on).
@@ -52,7 +55,7 @@ sync_application = None
 if settings.THREADLESS_WEB_THREADS > 0:
     from django.core.wsgi import get_wsgi_application
 
-    from threadless_site.syncviews import SyncViews
+    from serving.syncviews import SyncViews
 
     sync_application = SyncViews(get_wsgi_application(), settings.THREADLESS_WEB_THREADS, _body_limit)
 
@@ -141,24 +144,6 @@ async def hot_application(scope, receive, send, found) -> None:
     raw.append((b"content-length", str(len(content)).encode()))
     await send({"type": "http.response.start", "status": status, "headers": raw})
     await send({"type": "http.response.body", "body": content, "more_body": False})
-
-
-# The cyclic GC, tuned once per server process at startup. A decorate holds its window (a row and
-# a message per history message) until its answer is encoded: past ~700 messages every decorate
-# set off a young collection (CPython's default threshold is 700 new objects), which walked them
-# all, every tenth an older one, and now and then a full collection of the whole app (~65 ms in
-# one measured block). The objects loaded at startup (Django, the apps, the URL and settings
-# state) are moved out of the collector's way (`gc.freeze`), and a young collection waits for
-# GC_YOUNG_THRESHOLD objects (docs/benchmarks.md §8, round 10). Garbage without cycles is freed
-# by reference counting as ever; cycles wait a little longer.
-GC_YOUNG_THRESHOLD = 10_000
-
-
-def tune_gc() -> None:
-    gc.collect()
-    gc.freeze()
-    _young, older, oldest = gc.get_threshold()
-    gc.set_threshold(max(_young, GC_YOUNG_THRESHOLD), older, oldest)
 
 
 async def application(scope, receive, send):

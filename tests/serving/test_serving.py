@@ -1,4 +1,5 @@
-"""The production server setup (issue 17): who serves which route, and how many processes."""
+"""The web tier inside each process: which route runs where (threadless_site.asgi), the view threads
+(serving.syncviews), the body limit, the GC tuning, and threadless-serve's options."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ import threading
 import httpx
 import pytest
 
+from serving.syncviews import SyncViews, ViewThreads
 from threadless_site import serve
 from threadless_site.asgi import _sized, application, is_async_route, sync_application
-from threadless_site.syncviews import SyncViews, ViewThreads
 
 
 def test_the_memory_api_and_the_console_run_on_the_thread_pool_and_conversations_stay_async():
@@ -39,7 +40,7 @@ def test_the_server_starts_one_process_per_cpu_unless_told(monkeypatch):
     assert serve.default_workers() == 3
 
 
-# --- threadless_site.syncviews: Django's WSGI handler on the thread pool ------------------------
+# --- serving.syncviews: Django's WSGI handler on the thread pool ------------------------
 
 
 def _wsgi_echo(calls: list):
@@ -196,6 +197,7 @@ def test_the_access_logger_has_a_handler_only_when_the_access_log_is_on(value, h
 async def test_the_server_process_tunes_the_garbage_collector_at_startup():
     import gc
 
+    from serving import gctune
     from threadless_site import asgi
 
     messages = [{"type": "lifespan.startup"}]
@@ -207,7 +209,7 @@ async def test_the_server_process_tunes_the_garbage_collector_at_startup():
     async def send(message):
         sent.append(message["type"])
         if message["type"] == "lifespan.startup.complete":
-            assert gc.get_threshold()[0] >= asgi.GC_YOUNG_THRESHOLD and gc.get_freeze_count() > 0
+            assert gc.get_threshold()[0] >= gctune.YOUNG_THRESHOLD and gc.get_freeze_count() > 0
             gc.set_threshold(*before)  # this test process goes on with its own settings
             gc.unfreeze()
 
