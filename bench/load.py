@@ -28,8 +28,17 @@ the pooled ratio). Phases run a minute or more apart on a machine whose other wo
 floor's own turns/s by 2×; two adjacent blocks see nearly the same machine. Every phase and block
 also records the load generator's own CPU per turn (this process) and the machine's busy share.
 
+Web servers (`run_servers`, last, unless `--servers none`): the same app (`--servers-backend`, the
+embedded default unless told) under threadless-serve, uvicorn's own workers, granian (ASGI and
+WSGI) and gunicorn (uvicorn-worker and gthread), every one with `--workers` processes, and the bare
+floor of that backend, all up at once; then `--rounds` rounds of one `--block` block per server and
+client count (16, 64), the servers' order rotating each round, every block on fresh memories. Per
+server: the median block's turns/s and p99 with their range, and the median of each round's ratio
+to the first server (threadless-serve). `make bench-servers` runs only this part.
+
     python -m bench.load [--phase 6] [--clients 1,16,64] [--stacks floor-sqlite,before,embedded,floor-pg,postgres]
                          [--pairs 8] [--block PHASE] [--warm 2] [--interleave product:floor,…|none] [--no-sequential]
+                         [--servers threadless-serve,granian-asgi,…|none] [--rounds 5] [--servers-backend embedded]
     python -m bench.load --pair-math [--pairs N] < blocks.json      (the pair-ratio summary of given blocks)
 
 `before` is the code before this work (the merge base with main, or BENCH_BEFORE_REF), extracted

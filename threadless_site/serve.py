@@ -3,7 +3,7 @@
 Several uvicorn worker processes (default: one per CPU, THREADLESS_WEB_WORKERS), each running
 sync views on THREADLESS_WEB_THREADS threads (threadless_site.asgi) with a database pool sized
 to them (settings: THREADLESS_DB_POOL_SIZE), uvloop + httptools, no access log (--access-log for one). With several processes the parent
-accepts every connection and hands it to the process holding the fewest (threadless_site.balance:
+accepts every connection and hands it to the process holding the fewest (serving.balance:
 a shared listening socket lets one process take a whole burst); it restarts a worker that dies, and
 SIGTERM stops them all gracefully (running turns end EXECUTION_INTERRUPTED at their next task
 boundary, as under plain uvicorn). THREADLESS_WEB_BALANCE=0 leaves that to uvicorn's supervisor.
@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 from threadless_site import supervise
+from threadless_site.env import envbool
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKER_STOP_SECONDS = 25
@@ -63,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     import uvicorn
     from django.core.exceptions import ImproperlyConfigured
 
-    from threadless_site import balance
+    from serving import balance
 
     try:
         import uvloop  # noqa: F401
@@ -75,7 +76,7 @@ def main(argv: list[str] | None = None) -> None:
     options = dict(host=args.host, port=args.port, workers=args.workers, loop=loop, http="httptools",
                    access_log=args.access_log, timeout_graceful_shutdown=args.graceful_timeout, backlog=2048)
     try:
-        balanced = args.workers > 1 and balance.enabled()
+        balanced = args.workers > 1 and envbool("THREADLESS_WEB_BALANCE", True) and balance.supported
     except ImproperlyConfigured as exc:
         parser.error(str(exc))
     worker = start_worker(args) if args.worker and args.app == parser.get_default("app") else None

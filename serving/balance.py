@@ -3,7 +3,7 @@
 Several uvicorn processes sharing one listening socket do not share its connections evenly: the
 process whose event loop wakes first accepts the whole burst waiting in the backlog, so 16
 keep-alive connections opened together (an SDK's pool, a load balancer's upstream pool) land
-16 / 0 on two processes about as often as 8 / 8 (measured: docs/benchmarks.md §8). One process then
+16 / 0 on two processes about as often as 8 / 8. One process then
 saturates its core while the other idles, and the service runs at half the machine.
 
 Here the parent process owns the listening socket and hands each accepted connection to the
@@ -39,8 +39,6 @@ from dataclasses import dataclass
 
 import uvicorn
 
-from threadless_site.env import envbool
-
 log = logging.getLogger("uvicorn.error")
 
 CLOSED = b"c"  # worker → parent: one of my connections closed
@@ -48,12 +46,6 @@ HANDED = b"h"  # parent → worker: here is a connection (its fd rides along)
 RESTART_BACKOFF = (0.5, 1.0, 2.0, 5.0)  # seconds before restarting a worker that died, by repeat count
 
 supported = hasattr(socket, "send_fds") and hasattr(socket, "AF_UNIX")
-
-
-def enabled() -> bool:
-    """THREADLESS_WEB_BALANCE (default on) where the platform can pass sockets; a bad value raises
-    ImproperlyConfigured."""
-    return envbool("THREADLESS_WEB_BALANCE", True) and supported
 
 
 # --- the worker -------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""threadless_site.balance: `threadless-serve`'s parent hands each connection to the worker process
-holding the fewest, restarts a worker that dies, and stops gracefully (issue 17). Real processes,
+"""serving.balance: `threadless-serve`'s parent hands each connection to the worker process
+holding the fewest, restarts a worker that dies, and stops gracefully. Real processes,
 real sockets: the server is started as `make serve` starts it, serving a tiny app that answers
 its process id."""
 
@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from threadless_site import balance, serve
+from serving import balance
+from threadless_site import serve
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.live, pytest.mark.timeout(120),
@@ -85,7 +86,7 @@ def _burst(port: int, n: int) -> list[tuple[Conn, str]]:
 def server():
     port = _free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "THREADLESS_WEB_BALANCE": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "threadless_site.serve", "--app", "tests.load.pid_app:app",
+    proc = subprocess.Popen([sys.executable, "-m", "threadless_site.serve", "--app", "tests.serving.pid_app:app",
                              "--port", str(port), "--workers", "2", "--graceful-timeout", "5"],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 60
