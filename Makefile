@@ -76,7 +76,7 @@ bench-recall: install $(BENCH_STAMP)
 bench-load: install services $(BENCH_STAMP)
 	$(BIN)/python -m bench.load
 
-# Only the web servers' comparison of bench-load (threadless-serve, granian, gunicorn, … on the same app);
+# Only the web servers' comparison of bench-load (granian, gunicorn, … on the same app);
 # ARGS for more, e.g. ARGS='--rounds 9 --servers-backend postgres'.
 bench-servers: install services $(BENCH_STAMP)
 	$(BIN)/python -m bench.load --no-sequential --interleave none --no-doc $(ARGS)

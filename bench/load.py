@@ -1,13 +1,12 @@
 """`make bench-load`: the serving stack under concurrency, against its floor (issue 17).
 
 Four stacks, one after the other in one run, each served by the same server and process model
-(`threadless-serve`: uvicorn, one worker process per CPU, each connection handed by the parent to
-the process holding the fewest, uvloop + httptools, THREADLESS_WEB_THREADS threads):
+(`make serve`'s: granian, ASGI, one worker process per CPU, uvloop, THREADLESS_WEB_THREADS threads):
 
 * floor, SQLite / floor, PostgreSQL — `bench.floor`, a bare ASGI app doing the decorate lower
   bound's SQL with the plain driver (insert + commit, window read + json.dumps; report = insert
   + commit);
-* embedded default — Threadless on SQLite with the counter file (`threadless-serve`);
+* embedded default — Threadless on SQLite with the counter file;
 * PostgreSQL + Redis — Threadless on its own database (BENCH_LOAD_DB, default `load_bench`) and
   Redis dbs BENCH_REDIS_DBS (default 10,11) of BENCH_REDIS.
 
@@ -29,12 +28,13 @@ floor's own turns/s by 2×; two adjacent blocks see nearly the same machine. Eve
 also records the load generator's own CPU per turn (this process) and the machine's busy share.
 
 Web servers (`run_servers`, last, unless `--servers none`): the same app (`--servers-backend`, the
-embedded default unless told) under threadless-serve, uvicorn's own workers, granian (ASGI and
-WSGI) and gunicorn (uvicorn-worker and gthread), every one with `--workers` processes, and the bare
+embedded default unless told) under granian (ASGI, `make serve`'s, and WSGI) and gunicorn
+(uvicorn-worker and gthread) — and, on request, the threadless-serve of an older tree (BENCH_BEFORE_REF)
+with and without its connection hand-off — every one with `--workers` processes, and the bare
 floor of that backend, all up at once; then `--rounds` rounds of one `--block` block per server and
 client count (16, 64), the servers' order rotating each round, every block on fresh memories. Per
 server: the median block's turns/s and p99 with their range, and the median of each round's ratio
-to the first server (threadless-serve). `make bench-servers` runs only this part.
+to the first server. `make bench-servers` runs only this part.
 
     python -m bench.load [--phase 6] [--clients 1,16,64] [--stacks floor-sqlite,before,embedded,floor-pg,postgres]
                          [--pairs 8] [--block PHASE] [--warm 2] [--interleave product:floor,…|none] [--no-sequential]
@@ -243,7 +243,7 @@ class Conn:
 class Stack:
     name = ""
     label = ""
-    server = "threadless-serve"  # which web server runs it (SERVERS)
+    server = "granian-asgi"  # which web server runs it (SERVERS): `make serve`'s
     product = False
     inproc = False
     pg = False  # on PostgreSQL (+ Redis): the database side's CPU is measured too
@@ -401,7 +401,7 @@ class ProductStack(Stack):
     worker_flag = ["--no-worker"]
 
     def command(self) -> list[str]:
-        if self.server == "threadless-serve":
+        if self.server in ("threadless-serve", "uvicorn"):  # an older tree's own server (before_tree)
             return [sys.executable, "-m", "threadless_site.serve", "--port", str(self.port), "--workers",
                     str(self.workers), *self.worker_flag]
         return server_command(self.server, "threadless_site.asgi:application", "threadless_site.wsgi:application",
@@ -479,6 +479,8 @@ class Before(Embedded):
         self.cwd, self.served, how = before_tree("before-src")
         self.label = f"before ({how})"
         self.worker_flag = worker_flag_of(self.cwd)
+        if self.served:
+            self.server = "threadless-serve"
 
     def command(self) -> list[str]:
         if self.served:
@@ -500,6 +502,7 @@ class BeforePostgres(Postgres):
             raise RuntimeError("before-pg needs a BENCH_BEFORE_REF with threadless-serve")
         self.label = f"before, PostgreSQL + Redis ({how})"
         self.worker_flag = worker_flag_of(self.cwd)
+        self.server = "threadless-serve"
 
 
 def worker_flag_of(tree: Path) -> list[str]:
@@ -521,6 +524,8 @@ def fresh_pg_database(name: str) -> None:
 BIN = Path(sys.executable).parent
 # name → (label, interface). Each runs `workers` processes; a WSGI server runs `threads` threads in each
 # (the product's THREADLESS_WEB_THREADS), an ASGI one the app as it is (its sync views on that many threads).
+# threadless-serve and uvicorn run BENCH_BEFORE_REF's tree (the merge base with main unless told), which
+# had threadless-serve: uvicorn workers, each connection handed by the parent to the least busy one.
 SERVERS = {
     "threadless-serve": ("threadless-serve (uvicorn, connections handed to the least busy process)", "asgi"),
     "uvicorn": ("uvicorn's own workers (threadless-serve, THREADLESS_WEB_BALANCE=0)", "asgi"),
@@ -538,7 +543,7 @@ def server_command(server: str, asgi_app: str, wsgi_app: str, port: int, workers
     app = asgi_app if interface == "asgi" else wsgi_app
     if not app:
         raise ValueError(f"{server} serves WSGI: this stack has no WSGI app")
-    if server in ("threadless-serve", "uvicorn"):
+    if server in ("threadless-serve", "uvicorn"):  # run in a before_tree (server_stack)
         return [sys.executable, "-m", "threadless_site.serve", "--app", app, "--host", host, "--port", str(port),
                 "--workers", str(workers), "--no-worker"]
     if server.startswith("granian"):
@@ -566,6 +571,15 @@ def server_stack(backend: str, server: str, workers: int, threads: int) -> Stack
     stack = STACKS[backend](workers, threads, slot=f"{backend}-{server}")
     stack.server = server
     stack.label = SERVERS[server][0] + ("" if stack.product else f" — {stack.label}")
+    if server in ("threadless-serve", "uvicorn"):
+        if not stack.product:
+            raise SystemExit(f"--floor-server {server}: the floor runs under a server of this tree")
+        if not (stack.cwd / "threadless_site" / "serve.py").exists():
+            stack.cwd, served, how = before_tree(f"{stack.slot}-src")
+            if not served:
+                raise SystemExit(f"{server}: BENCH_BEFORE_REF's tree has no threadless-serve")
+            stack.worker_flag = worker_flag_of(stack.cwd)
+            stack.label += f" ({how})"
     if server == "uvicorn":
         stack.env["THREADLESS_WEB_BALANCE"] = "0"
     stack.env["THREADLESS_ACCESS_LOG"] = "0"
@@ -1166,7 +1180,7 @@ def section(results: dict, charted: bool) -> str:
         "",
         f"Generated by `make bench-load` on {info['date']}: {info['cpu']}, {info['cores']} cores, load "
         f"{info['load']} at the start, shared with other work. {results['workers']} server worker processes for "
-        f"every stack (`threadless-serve`: uvicorn, uvloop + httptools, connections handed to the process holding the fewest; `before`: as it was), threads per process: "
+        f"every stack (granian, ASGI, uvloop, as `make serve`; `before`: as it was), threads per process: "
         + ", ".join(f"{n} {r.get('threads', results['threads'])}" for n, r in results["stacks"].items() if n != "before")
         + f"; {results['phase']:.0f} s per "
         f"phase. Each client is one keep-alive connection on its own memory of {HISTORY} messages; a turn = "
@@ -1179,11 +1193,11 @@ def section(results: dict, charted: bool) -> str:
         "What the serving path does since issue 17 (details in [deployment.md](deployment.md)): no request writes "
         "a row the whole project shares (rate limits and usage in Redis, or the embedded default's own counter "
         "file, flushed to `ApiCall` / `ProjectUsage` by a beat task); decorate updates the memory row once; "
-        "`threadless-serve` runs one process per CPU, each with a thread pool for sync views; database "
+        "`make serve` runs one process per CPU, each with a thread pool for sync views; database "
         "connections are persistent on SQLite too (PostgreSQL: health-checked); each process keeps the key rows "
         "it looked up (revocation still holds from the next request on every process: a key generation in the "
         "counter store, read per request, on the API in the same round trip as the rate and plan counts); "
-        "`threadless-serve` writes no access log unless asked (`--access-log`); sync views reach their thread through `serving.syncviews`, "
+        "no access log unless asked; sync views reach their thread through `serving.syncviews`, "
         "one hand-off each way instead of a2wsgi's four waits. The `before` row is the code before this issue's "
         "second round (BENCH_BEFORE_REF), extracted with `git archive` and served as it was (its own "
         "`threadless-serve`, same processes and threads). *Server CPU per turn* is the CPU time of the server's processes (from /proc) over the turns "
@@ -1235,12 +1249,13 @@ def main() -> None:
     parser.add_argument("--warm", type=float, default=2.0, help="interleaved: seconds of warm-up per stack, not counted")
     parser.add_argument("--interleave-clients", type=int, default=16, help="interleaved: clients per block")
     parser.add_argument("--no-sequential", action="store_true", help="only the interleaved blocks")
-    parser.add_argument("--servers", default=",".join(SERVERS),
-                        help="web servers compared on the same app, comma-separated, the first the reference "
-                             f"(default: all of {', '.join(SERVERS)}); 'none': no comparison")
+    parser.add_argument("--servers", default="granian-asgi,granian-wsgi,gunicorn-uvicorn,gunicorn-gthread",
+                        help=f"web servers compared on the same app, comma-separated, the first the reference (of "
+                             f"{', '.join(SERVERS)}; threadless-serve and uvicorn run BENCH_BEFORE_REF's tree); "
+                             "'none': no comparison")
     parser.add_argument("--servers-backend", default="embedded", choices=["embedded", "postgres"],
                         help="servers: the app's backend (its floor is measured beside them)")
-    parser.add_argument("--floor-server", default="threadless-serve", help="servers: the server of the floor")
+    parser.add_argument("--floor-server", default="granian-asgi", help="servers: the server of the floor")
     parser.add_argument("--rounds", type=int, default=5, help="servers: rounds (one block per server and client count)")
     parser.add_argument("--servers-clients", default="16,64", help="servers: client counts")
     parser.add_argument("--pair-math", action="store_true",

@@ -1,4 +1,4 @@
-"""ASGI entry point, for any ASGI server: `make serve` runs it under threadless-serve (see docs/deployment.md).
+"""ASGI entry point, for any ASGI server: `make serve` runs it under granian (see docs/deployment.md).
 
 Sync views (the /v1 memory API, the console) run on a pool of THREADLESS_WEB_THREADS threads per
 process through Django's WSGI handler (serving.syncviews: one hand-off to the thread and one back

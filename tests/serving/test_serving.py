@@ -1,5 +1,5 @@
 """The web tier inside each process: which route runs where (threadless_site.asgi), the view threads
-(serving.syncviews), the body limit, the GC tuning, and threadless-serve's options."""
+(serving.syncviews), the body limit and the GC tuning."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import httpx
 import pytest
 
 from serving.syncviews import SyncViews, ViewThreads
-from threadless_site import serve
 from threadless_site.asgi import _sized, application, is_async_route, sync_application
 
 
@@ -31,13 +30,6 @@ def test_a_body_without_content_length_stays_on_the_asgi_handler():
     assert not _sized(chunked)
     assert _sized(sized)
     assert _sized({"method": "GET", "headers": []})
-
-
-def test_the_server_starts_one_process_per_cpu_unless_told(monkeypatch):
-    monkeypatch.delenv("THREADLESS_WEB_WORKERS", raising=False)
-    assert serve.default_workers() == (os.cpu_count() or 1)
-    monkeypatch.setenv("THREADLESS_WEB_WORKERS", "3")
-    assert serve.default_workers() == 3
 
 
 # --- serving.syncviews: Django's WSGI handler on the thread pool ------------------------
@@ -165,20 +157,6 @@ async def test_the_api_answers_its_error_shape_and_headers_through_the_asgi_app(
     assert no_key.json()["error"]["request_id"] == "req_fromclient1"
     assert too_large.status_code == 413 and too_large.json()["error"]["code"] == "payload_too_large"
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
-
-
-def test_the_production_server_writes_no_access_log_unless_asked(monkeypatch):
-    import uvicorn
-
-    calls = []
-    monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: calls.append(kwargs))
-    monkeypatch.setenv("THREADLESS_ACCESS_LOG", "1")
-    serve.main(["--workers", "1"])
-    # uvicorn's own flag, and the one settings.LOGGING reads in each worker (it would otherwise
-    # give uvicorn's access logger its handler back, and every request would write a line).
-    assert calls[-1]["access_log"] is False and os.environ["THREADLESS_ACCESS_LOG"] == "0"
-    serve.main(["--workers", "1", "--access-log"])
-    assert calls[-1]["access_log"] is True and os.environ["THREADLESS_ACCESS_LOG"] == "1"
 
 
 @pytest.mark.parametrize(("value", "handlers"), [("0", []), ("1", ["console"])])
