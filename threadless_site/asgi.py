@@ -18,6 +18,8 @@ startup (serving.gctune).
 import io
 import logging
 import os
+import signal
+import threading
 import time
 from functools import lru_cache
 
@@ -25,7 +27,7 @@ from django.conf import settings
 from django.core.asgi import get_asgi_application
 
 from common import logs
-from common.shutdown import begin_shutdown
+from common.shutdown import begin_shutdown, request_shutdown
 from common.sigterm import install_if_uvicorn
 from serving.bodylimit import BodyLimitMiddleware, request_id_of
 from serving.gctune import tune_gc
@@ -146,15 +148,37 @@ async def hot_application(scope, receive, send, found) -> None:
     await send({"type": "http.response.body", "body": content, "more_body": False})
 
 
+_flag_chained = False
+
+
+def raise_flag_on_signal() -> None:
+    """Running turns notice SIGTERM / SIGINT at once, whatever the server. uvicorn: common.sigterm.
+    Others (granian sends the lifespan shutdown only once open requests have ended): the shutdown
+    flag is raised in front of the server's own handler, which still runs (an event loop's handler
+    is woken through its wakeup fd, whichever Python handler is set). Main thread only, once."""
+    global _flag_chained
+    if _flag_chained or install_if_uvicorn() or threading.current_thread() is not threading.main_thread():
+        return
+    _flag_chained = True
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        previous = signal.getsignal(sig)
+        if not callable(previous):
+            continue
+
+        def handler(signum, frame, _previous=previous):
+            request_shutdown()
+            _previous(signum, frame)
+
+        signal.signal(sig, handler)
+
+
 async def application(scope, receive, send):
     if scope["type"] == "lifespan":
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
-                # uvicorn sets its signal handlers after loading the app: chain the shutdown flag
-                # in front of them now, so running turns notice SIGTERM at once (common.sigterm).
-
-                install_if_uvicorn()
+                # The server has set its signal handlers by now: chain the shutdown flag in front.
+                raise_flag_on_signal()
                 tune_gc()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
