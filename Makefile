@@ -27,7 +27,8 @@ run: migrate
 	$(BIN)/python manage.py bootstrap_demo
 	@bash scripts/run.sh
 
-# Production server: one process per CPU (THREADLESS_WEB_WORKERS), THREADLESS_WEB_THREADS threads each.
+# Production server: granian, one process per CPU (THREADLESS_WEB_WORKERS), THREADLESS_WEB_THREADS threads
+# each, and the supervised Celery worker (scripts/serve.sh).
 serve: migrate
 	@bash scripts/serve.sh
 
