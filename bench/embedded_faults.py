@@ -1,8 +1,8 @@
 """`make reliability`, embedded default: SQLite, the `threadless-fs://` broker (a folder of message
-files) and a Celery worker under threadless_site.supervise, as `make run` / `threadless-serve`
+files) and a Celery worker under threadless_site.supervise, as `make run` / `make serve`
 run them. Three phases, each ending with a count check:
 
-1. two-publishers: `threadless-serve --workers 2` (two web processes, each with its own outbox
+1. two-publishers: `granian --workers 2` (two web processes, each with its own outbox
    publisher) under clients doing decorate → report at full speed while the worker consumes:
    messages stored = acknowledged, every outbox row processed;
 2. worker-kill: the same load, the worker's main process killed with SIGKILL a third of the way
@@ -58,7 +58,7 @@ def wait_for(check, timeout: float, what: str):
 
 
 class EmbeddedStack:
-    """SQLite + threadless-fs + `threadless-serve --workers 2 --no-worker` + a supervised worker."""
+    """SQLite + threadless-fs + `granian --workers 2` (as `make serve`, without its worker) + a supervised worker."""
 
     def __init__(self, *, web_processes: int = 2) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="tl-embedded-"))
@@ -98,8 +98,8 @@ class EmbeddedStack:
         self.manage("migrate", "--noinput", "-v0")
         self.key = json.loads(self.manage("bootstrap_demo", "--json").strip().splitlines()[-1])["key"]
         self.web = subprocess.Popen(
-            [str(BIN / "python"), "-m", "threadless_site.serve", "--port", str(self.port), "--workers",
-             str(self.web_processes), "--no-worker"],
+            [str(BIN / "granian"), "--interface", "asgi", "--host", "127.0.0.1", "--port", str(self.port),
+             "--workers", str(self.web_processes), "--loop", "uvloop", "--no-ws", "threadless_site.asgi:application"],
             cwd=ROOT, env=self.env, stdout=open(self.root / "web.log", "ab"), stderr=subprocess.STDOUT,
             start_new_session=True)
         self.start_worker()
@@ -323,7 +323,7 @@ def run(args) -> dict:
     stack = EmbeddedStack()
     results: list[dict] = []
     try:
-        log("starting SQLite + threadless-fs, threadless-serve --workers 2 --no-worker, a supervised worker")
+        log("starting SQLite + threadless-fs, granian --workers 2, a supervised worker")
         stack.start()
         results.append(load_phase(stack, "two-publishers", threads=args.embedded_clients,
                                   seconds=args.embedded_seconds, kill=False))
@@ -343,8 +343,8 @@ def section(embedded: dict | None) -> list[str]:
     lines += [
         "SQLite, the `threadless-fs://` broker (kombu's filesystem transport with atomic publishes and a `dead` "
         "folder for unreadable files: `common/broker.py`) and one Celery worker with beat (prefork, concurrency 2) "
-        "under `threadless_site.supervise`, as `make run` and `threadless-serve` run them; the web tier is "
-        f"`threadless-serve --workers 2 --no-worker` (two processes, each publishing its own reports). "
+        "under `threadless_site.supervise`, as `make run` and `make serve` run them; the web tier is "
+        f"`granian --workers 2` (as `make serve`, without its worker) (two processes, each publishing its own reports). "
         f"{embedded['clients']} client threads do decorate → report at full speed, each on its own memory. "
         "Outbox sweep every 30 s (the default), claims stale after 60 s; worker heartbeat every 1 s, stale after 10 s.",
         "",

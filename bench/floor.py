@@ -5,7 +5,7 @@ memory with a running token sum until the budget and `json.dumps` the window (be
 SQL); `POST /report/<memory>`: insert + commit the reply; `GET /healthz`; `GET /memory/<memory>`:
 one indexed count. Plain drivers (stdlib sqlite3, psycopg), one connection per thread, the sync
 calls on a thread pool of the product's size, run by the same server and process model
-(`threadless-serve --app bench.floor:app --workers N`). FLOOR_DB is a SQLite path or a postgres:// URL.
+(`granian --interface asgi --workers N bench.floor:app`). FLOOR_DB is a SQLite path or a postgres:// URL.
 """
 
 from __future__ import annotations

@@ -1,13 +1,12 @@
 """`make bench-load`: the serving stack under concurrency, against its floor (issue 17).
 
 Four stacks, one after the other in one run, each served by the same server and process model
-(`threadless-serve`: uvicorn, one worker process per CPU, each connection handed by the parent to
-the process holding the fewest, uvloop + httptools, THREADLESS_WEB_THREADS threads):
+(`make serve`'s: granian, ASGI, one worker process per CPU, uvloop, THREADLESS_WEB_THREADS threads):
 
 * floor, SQLite / floor, PostgreSQL — `bench.floor`, a bare ASGI app doing the decorate lower
   bound's SQL with the plain driver (insert + commit, window read + json.dumps; report = insert
   + commit);
-* embedded default — Threadless on SQLite with the counter file (`threadless-serve`);
+* embedded default — Threadless on SQLite with the counter file;
 * PostgreSQL + Redis — Threadless on its own database (BENCH_LOAD_DB, default `load_bench`) and
   Redis dbs BENCH_REDIS_DBS (default 10,11) of BENCH_REDIS.
 
@@ -28,8 +27,18 @@ the pooled ratio). Phases run a minute or more apart on a machine whose other wo
 floor's own turns/s by 2×; two adjacent blocks see nearly the same machine. Every phase and block
 also records the load generator's own CPU per turn (this process) and the machine's busy share.
 
+Web servers (`run_servers`, last, unless `--servers none`): the same app (`--servers-backend`, the
+embedded default unless told) under granian (ASGI, `make serve`'s, and WSGI) and gunicorn
+(uvicorn-worker and gthread) — and, on request, the threadless-serve of an older tree (BENCH_BEFORE_REF)
+with and without its connection hand-off — every one with `--workers` processes, and the bare
+floor of that backend, all up at once; then `--rounds` rounds of one `--block` block per server and
+client count (16, 64), the servers' order rotating each round, every block on fresh memories. Per
+server: the median block's turns/s and p99 with their range, and the median of each round's ratio
+to the first server. `make bench-servers` runs only this part.
+
     python -m bench.load [--phase 6] [--clients 1,16,64] [--stacks floor-sqlite,before,embedded,floor-pg,postgres]
                          [--pairs 8] [--block PHASE] [--warm 2] [--interleave product:floor,…|none] [--no-sequential]
+                         [--servers threadless-serve,granian-asgi,…|none] [--rounds 5] [--servers-backend embedded]
     python -m bench.load --pair-math [--pairs N] < blocks.json      (the pair-ratio summary of given blocks)
 
 `before` is the code before this work (the merge base with main, or BENCH_BEFORE_REF), extracted
@@ -51,6 +60,7 @@ import statistics
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from bench.common import DOCS, ROOT, conversation, machine, quantile
@@ -58,7 +68,6 @@ from bench.common import DOCS, ROOT, conversation, machine, quantile
 VAR = Path(os.environ.get("BENCH_LOAD_VAR") or ROOT / "var" / "bench-load")
 PG_ADMIN = os.environ.get("BENCH_PG_ADMIN", "postgres://root@127.0.0.1:5432/postgres")
 PG_DB = os.environ.get("BENCH_LOAD_DB", "load_bench")
-PG_URL = f"postgres://root@127.0.0.1:5432/{PG_DB}"
 REDIS = os.environ.get("BENCH_REDIS", "redis://127.0.0.1:6379")
 # The Redis dbs of the PostgreSQL + Redis stack: counters and cache, then the Celery broker.
 REDIS_DBS = [int(n) for n in os.environ.get("BENCH_REDIS_DBS", "10,11").split(",")]
@@ -165,10 +174,26 @@ def machine_cpu() -> tuple[float, float]:
     return (total - idle) / tick, total / tick
 
 
+_handed: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port free now: any, or one of BENCH_LOAD_PORTS ("first-last") when set, never the same twice."""
+    first, _, last = os.environ.get("BENCH_LOAD_PORTS", "").partition("-")
+    candidates = range(int(first), int(last) + 1) if first and last else [0] * 20
+    for port in candidates:
+        if port in _handed:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            port = s.getsockname()[1]
+        if port not in _handed:
+            _handed.add(port)
+            return port
+    raise RuntimeError("no free port (BENCH_LOAD_PORTS)")
 
 
 # --- a raw HTTP/1.1 keep-alive client -----------------------------------------------------------
@@ -218,6 +243,7 @@ class Conn:
 class Stack:
     name = ""
     label = ""
+    server = "granian-asgi"  # which web server runs it (SERVERS): `make serve`'s
     product = False
     inproc = False
     pg = False  # on PostgreSQL (+ Redis): the database side's CPU is measured too
@@ -255,9 +281,11 @@ class Stack:
     def start(self) -> None:
         self.prepare()
         self.log = open(VAR / f"{self.slot}.log", "w")  # noqa: SIM115 - closed in stop()
+        # A session of its own: whatever its processes leave behind is killed with it (stop).
         self.proc = subprocess.Popen(self.command(), cwd=self.cwd, env=self.env, stdout=self.log,
-                                     stderr=subprocess.STDOUT)
-        deadline = time.time() + 240  # a loaded 2-core machine took over 60 s to import Django in both workers
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+        # A loaded 2-core machine took over 60 s to import Django in both workers, minutes for several servers.
+        deadline = time.time() + float(os.environ.get("BENCH_LOAD_START_SECONDS", "600"))
         while time.time() < deadline:
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
@@ -280,6 +308,11 @@ class Stack:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        if self.proc:
+            try:  # a worker its parent did not stop (granian's, stopped while it was still loading the app)
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         self.log.close()
 
     async def memories(self, n: int, prefix: str = "", parallel: int = 1) -> list[str]:
@@ -323,9 +356,8 @@ class FloorStack(Stack):
                        check=True)
 
     def command(self) -> list[str]:
-        # The product's own server (processes, connection hand-off, uvloop + httptools), serving the floor's app.
-        return [sys.executable, "-m", "threadless_site.serve", "--app", "bench.floor:app", "--port", str(self.port),
-                "--workers", str(self.workers)]
+        # The product's server and process model, serving the floor's app.
+        return server_command(self.server, "bench.floor:app", "", self.port, self.workers, self.threads)
 
 
 class FloorSqlite(FloorStack):
@@ -369,8 +401,11 @@ class ProductStack(Stack):
     worker_flag = ["--no-worker"]
 
     def command(self) -> list[str]:
-        return [sys.executable, "-m", "threadless_site.serve", "--port", str(self.port), "--workers", str(self.workers),
-                *self.worker_flag]
+        if self.server in ("threadless-serve", "uvicorn"):  # an older tree's own server (before_tree)
+            return [sys.executable, "-m", "threadless_site.serve", "--port", str(self.port), "--workers",
+                    str(self.workers), *self.worker_flag]
+        return server_command(self.server, "threadless_site.asgi:application", "threadless_site.wsgi:application",
+                              self.port, self.workers, self.threads)
 
 
 class Embedded(ProductStack):
@@ -395,17 +430,25 @@ class Postgres(ProductStack):
         var = VAR / self.slot
         shutil.rmtree(var, ignore_errors=True)
         var.mkdir(parents=True)
-        self.env.update({"THREADLESS_VAR_DIR": str(var), "DATABASE_URL": PG_URL, "REDIS_URL": f"{REDIS}/{REDIS_DBS[0]}",
+        if self.slot != self.name:  # a second instance (the servers' comparison): a database of its own
+            self.database = f"{PG_DB}_{self.slot.replace('-', '_')}"
+        self.env.update({"THREADLESS_VAR_DIR": str(var),
+                         "DATABASE_URL": f"postgres://root@127.0.0.1:5432/{self.database}", "REDIS_URL": f"{REDIS}/{REDIS_DBS[0]}",
                          "CELERY_BROKER_URL": f"{REDIS}/{REDIS_DBS[1]}", "THREADLESS_CELERY_QUEUE": "load-bench",
                          "THREADLESS_RATE_LIMIT_PER_MINUTE": "100000000"})
 
     def prepare(self) -> None:
         fresh_pg_database(self.database)
-        import redis
-
-        for db in REDIS_DBS:
-            redis.Redis.from_url(f"{REDIS}/{db}").flushdb()
+        if self.slot == self.name:  # several instances share the Redis dbs: run_servers flushes them once
+            flush_redis()
         super().prepare()
+
+
+def flush_redis() -> None:
+    import redis
+
+    for db in REDIS_DBS:
+        redis.Redis.from_url(f"{REDIS}/{db}").flushdb()
 
 
 def before_tree(into: str) -> tuple[Path, bool, str]:
@@ -436,6 +479,8 @@ class Before(Embedded):
         self.cwd, self.served, how = before_tree("before-src")
         self.label = f"before ({how})"
         self.worker_flag = worker_flag_of(self.cwd)
+        if self.served:
+            self.server = "threadless-serve"
 
     def command(self) -> list[str]:
         if self.served:
@@ -457,6 +502,7 @@ class BeforePostgres(Postgres):
             raise RuntimeError("before-pg needs a BENCH_BEFORE_REF with threadless-serve")
         self.label = f"before, PostgreSQL + Redis ({how})"
         self.worker_flag = worker_flag_of(self.cwd)
+        self.server = "threadless-serve"
 
 
 def worker_flag_of(tree: Path) -> list[str]:
@@ -471,6 +517,180 @@ def fresh_pg_database(name: str) -> None:
     with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{name}"')
+
+
+# --- web servers: the same app under each --------------------------------------------------------
+
+BIN = Path(sys.executable).parent
+# name → (label, interface). Each runs `workers` processes; a WSGI server runs `threads` threads in each
+# (the product's THREADLESS_WEB_THREADS), an ASGI one the app as it is (its sync views on that many threads).
+# threadless-serve and uvicorn run BENCH_BEFORE_REF's tree (the merge base with main unless told), which
+# had threadless-serve: uvicorn workers, each connection handed by the parent to the least busy one.
+SERVERS = {
+    "threadless-serve": ("threadless-serve (uvicorn, connections handed to the least busy process)", "asgi"),
+    "uvicorn": ("uvicorn's own workers (threadless-serve, THREADLESS_WEB_BALANCE=0)", "asgi"),
+    "granian-asgi": ("granian, ASGI", "asgi"),
+    "granian-wsgi": ("granian, WSGI", "wsgi"),
+    "gunicorn-uvicorn": ("gunicorn + uvicorn-worker, ASGI", "asgi"),
+    "gunicorn-gthread": ("gunicorn gthread, WSGI", "wsgi"),
+}
+
+
+def server_command(server: str, asgi_app: str, wsgi_app: str, port: int, workers: int, threads: int) -> list[str]:
+    """The command line of `server` serving the app on 127.0.0.1:`port`: `workers` processes, no access
+    log, uvloop where the server takes an event loop, a backlog of 2048 (as threadless-serve)."""
+    host, interface = "127.0.0.1", SERVERS[server][1]
+    app = asgi_app if interface == "asgi" else wsgi_app
+    if not app:
+        raise ValueError(f"{server} serves WSGI: this stack has no WSGI app")
+    if server in ("threadless-serve", "uvicorn"):  # run in a before_tree (server_stack)
+        return [sys.executable, "-m", "threadless_site.serve", "--app", app, "--host", host, "--port", str(port),
+                "--workers", str(workers), "--no-worker"]
+    if server.startswith("granian"):
+        command = [str(BIN / "granian"), "--interface", interface, "--host", host, "--port", str(port),
+                   "--workers", str(workers), "--http", "1", "--no-ws", "--backlog", "2048", "--log-level", "warning"]
+        if interface == "asgi":
+            command += ["--loop", "uvloop"]
+        else:
+            command += ["--blocking-threads", str(threads)]
+        return [*command, app]
+    if server.startswith("gunicorn"):
+        command = [str(BIN / "gunicorn"), "--bind", f"{host}:{port}", "--workers", str(workers), "--backlog", "2048",
+                   "--graceful-timeout", "30", "--log-level", "warning"]
+        if interface == "asgi":
+            command += ["--worker-class", "uvicorn_worker.UvicornWorker"]
+        else:
+            command += ["--worker-class", "gthread", "--threads", str(threads)]
+        return [*command, app]
+    raise ValueError(f"unknown server {server!r}: one of {', '.join(SERVERS)}")
+
+
+def server_stack(backend: str, server: str, workers: int, threads: int) -> Stack:
+    """A stack of `backend` ("embedded" / "postgres", or a floor) served by `server`, with files (and a
+    database) of its own, so that every server of a comparison can be up at once."""
+    stack = STACKS[backend](workers, threads, slot=f"{backend}-{server}")
+    stack.server = server
+    stack.label = SERVERS[server][0] + ("" if stack.product else f" — {stack.label}")
+    if server in ("threadless-serve", "uvicorn"):
+        if not stack.product:
+            raise SystemExit(f"--floor-server {server}: the floor runs under a server of this tree")
+        if not (stack.cwd / "threadless_site" / "serve.py").exists():
+            stack.cwd, served, how = before_tree(f"{stack.slot}-src")
+            if not served:
+                raise SystemExit(f"{server}: BENCH_BEFORE_REF's tree has no threadless-serve")
+            stack.worker_flag = worker_flag_of(stack.cwd)
+            stack.label += f" ({how})"
+    if server == "uvicorn":
+        stack.env["THREADLESS_WEB_BALANCE"] = "0"
+    stack.env["THREADLESS_ACCESS_LOG"] = "0"
+    return stack
+
+
+def run_servers(backend: str, servers: list[str], floor_server: str, clients: list[int], rounds: int,
+                block: float, warm: float, workers: int, threads: int) -> dict:
+    """The same app (`backend`) under each of `servers`, and the floor of that backend under `floor_server`,
+    all up at once with the same number of processes; then `rounds` rounds, each one block of `block`
+    seconds per server and client count, the servers' order rotating from round to round (A B C, B C A,
+    …), so that the machine's other work falls on every server alike. Every block runs on fresh memories.
+    Per server and client count: the median block (turns/s, p99) and its range, and each round's ratio
+    to the first server's block of the same round (its median over the rounds)."""
+    floor_name = {"embedded": "floor-sqlite", "postgres": "floor-pg"}[backend]
+    stacks = {server: server_stack(backend, server, workers, threads) for server in servers}
+    stacks["floor"] = server_stack(floor_name, floor_server, workers, threads)
+    log(f"servers: {', '.join(stacks)} on {backend}, {workers} processes each, {rounds} rounds of {block:g} s "
+        f"blocks at {clients} clients")
+    if backend == "postgres":
+        flush_redis()
+    up: list[Stack] = []
+    blocks: list[dict] = []
+    try:
+        with ThreadPoolExecutor(len(stacks)) as pool:  # migrations and Django's start-up, side by side
+            futures = {pool.submit(stack.start): stack for stack in stacks.values()}
+            failed = []
+            for future, stack in futures.items():
+                try:
+                    future.result()
+                    up.append(stack)
+                except Exception as exc:  # noqa: BLE001 - reported, and the run stops below
+                    failed.append(f"{stack.slot}: {exc}")
+            if failed:
+                raise RuntimeError("; ".join(failed))
+        per_set = sum(clients)
+        sets = {name: run(stack.memories(per_set * (rounds + 1), prefix="s", parallel=4))
+                for name, stack in stacks.items()}
+        log(f"servers: {per_set * (rounds + 1)} fresh memories on each")
+        for name, stack in stacks.items():  # warm-up on the first set: every worker and path, not counted
+            run(turns(stack, sets[name][:max(clients)], max(clients), warm))
+        used = dict.fromkeys(stacks, per_set)
+        names = list(stacks)
+        for round_ in range(rounds):
+            order = names[round_ % len(names):] + names[:round_ % len(names)]
+            for n in clients:
+                for name in order:
+                    stack = stacks[name]
+                    mine = sets[name][used[name]:used[name] + n]
+                    used[name] += n
+                    result = run(turns(stack, mine, n, block))
+                    result.update(round=round_, server=name)
+                    blocks.append(result)
+                    log(f"  round {round_} {n:>2} clients {name:>17}: {result['turns_s']:6.0f} turns/s "
+                        f"p99 {result['p99']:6.1f} ms, server {result['cpu_ms']:.2f} ms CPU per turn, machine busy "
+                        f"{result['busy_share']:.0%}, errors {result['errors']}")
+    finally:
+        for stack in reversed(up):
+            stack.stop()
+    return {"backend": backend, "servers": servers, "floor_server": floor_server, "clients": clients,
+            "rounds": rounds, "block": block, "warm": warm, "workers": workers,
+            "threads": {name: stack.threads for name, stack in stacks.items()},
+            "labels": {name: stack.label for name, stack in stacks.items()}, "blocks": blocks,
+            "summary": servers_summary(blocks, names[0])}
+
+
+def _spread(values: list[float]) -> dict:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def servers_summary(blocks: list[dict], reference: str) -> dict:
+    """Per server and client count: the blocks' turns/s, p99 and server CPU per turn (median and range),
+    and the ratios to `reference`'s block of the same round (turns/s ÷ its turns/s, p99 ÷ its p99; median
+    and range over the rounds)."""
+    out: dict = {}
+    by_key = {(b["server"], b["clients"], b["round"]): b for b in blocks}
+    for (server, clients, _round) in sorted(by_key):
+        mine = [b for (s, c, _r), b in by_key.items() if s == server and c == clients]
+        row = {key: _spread([b[key] for b in mine]) for key in ("turns_s", "p99", "p50", "cpu_ms", "busy_share")}
+        row["errors"] = sum(b["errors"] for b in mine)
+        ratios = {"turns_s": [], "p99": []}
+        for b in mine:
+            ref = by_key.get((reference, clients, b["round"]))
+            if ref and ref["turns_s"] and ref["p99"]:
+                ratios["turns_s"].append(b["turns_s"] / ref["turns_s"])
+                ratios["p99"].append(b["p99"] / ref["p99"])
+        row["vs_reference"] = {key: _spread(values) for key, values in ratios.items() if values}
+        out.setdefault(server, {})[str(clients)] = row
+    return out
+
+
+def servers_table(result: dict) -> list[str]:
+    """The servers' comparison as a Markdown table (median block, range in brackets)."""
+    clients = result["clients"]
+    head = "| server | " + " | ".join(f"{n} clients: turns/s | p99 ms | ÷ first (turns/s, p99)" for n in clients)
+    lines = [head + " | server CPU per turn |", "|---|" + "---:|---:|---:|" * len(clients) + "---:|"]
+    for server, rows in result["summary"].items():
+        cells = []
+        for n in clients:
+            row = rows.get(str(n))
+            if not row:
+                cells += ["—"] * 3
+                continue
+            t, p = row["turns_s"], row["p99"]
+            vs = row.get("vs_reference") or {}
+            ratio = (f"{vs['turns_s']['median']:.2f} / {vs['p99']['median']:.2f}" if vs else "—")
+            cells += [f"{t['median']:.0f} ({t['min']:.0f}–{t['max']:.0f})",
+                      f"{p['median']:.0f} ({p['min']:.0f}–{p['max']:.0f})", ratio]
+        cpu = " / ".join(f"{rows[str(n)]['cpu_ms']['median']:.2f}" for n in clients if str(n) in rows)
+        lines.append(f"| {result['labels'][server]} | " + " | ".join(cells) + f" | {cpu} ms |")
+    return lines
 
 
 # The products' shares measured by interleaved blocks (the default run's 16-client share): product → floor.
@@ -935,6 +1155,23 @@ def interleaved(results: dict) -> list[str]:
     return [text, ""] + rows + [""]
 
 
+def servers_section(results: dict) -> list[str]:
+    """The web servers' comparison (nothing if the run had none)."""
+    result = results.get("servers")
+    if not result:
+        return []
+    threads = ", ".join(f"{name} {n}" for name, n in result["threads"].items())
+    text = (f"**Web servers, same app** ({result['backend']}): every server up at once with {result['workers']} "
+            f"processes (threads per process: {threads}), then {result['rounds']} rounds of one "
+            f"{result['block']:g} s block per server and client count, the servers' order rotating each round, "
+            f"each block on fresh memories of {HISTORY} messages, after a {result['warm']:g} s warm-up per server "
+            "that is not counted. Each cell: the median block, with the range over the rounds; *÷ first* is the "
+            "median over the rounds of each block's turns/s and p99 divided by the first server's block of the "
+            "same round. The floor is the bare app of its backend under the floor's server. The machine is shared: "
+            "*machine busy* moved between blocks, so the paired ratios are the figures to read.")
+    return ["", text, ""] + servers_table(result)
+
+
 def section(results: dict, charted: bool) -> str:
     info = results["machine"]
     head = [
@@ -943,7 +1180,7 @@ def section(results: dict, charted: bool) -> str:
         "",
         f"Generated by `make bench-load` on {info['date']}: {info['cpu']}, {info['cores']} cores, load "
         f"{info['load']} at the start, shared with other work. {results['workers']} server worker processes for "
-        f"every stack (`threadless-serve`: uvicorn, uvloop + httptools, connections handed to the process holding the fewest; `before`: as it was), threads per process: "
+        f"every stack (granian, ASGI, uvloop, as `make serve`; `before`: as it was), threads per process: "
         + ", ".join(f"{n} {r.get('threads', results['threads'])}" for n, r in results["stacks"].items() if n != "before")
         + f"; {results['phase']:.0f} s per "
         f"phase. Each client is one keep-alive connection on its own memory of {HISTORY} messages; a turn = "
@@ -956,11 +1193,11 @@ def section(results: dict, charted: bool) -> str:
         "What the serving path does since issue 17 (details in [deployment.md](deployment.md)): no request writes "
         "a row the whole project shares (rate limits and usage in Redis, or the embedded default's own counter "
         "file, flushed to `ApiCall` / `ProjectUsage` by a beat task); decorate updates the memory row once; "
-        "`threadless-serve` runs one process per CPU, each with a thread pool for sync views; database "
+        "`make serve` runs one process per CPU, each with a thread pool for sync views; database "
         "connections are persistent on SQLite too (PostgreSQL: health-checked); each process keeps the key rows "
         "it looked up (revocation still holds from the next request on every process: a key generation in the "
         "counter store, read per request, on the API in the same round trip as the rate and plan counts); "
-        "`threadless-serve` writes no access log unless asked (`--access-log`); sync views reach their thread through `threadless_site.syncviews`, "
+        "no access log unless asked; sync views reach their thread through `serving.syncviews`, "
         "one hand-off each way instead of a2wsgi's four waits. The `before` row is the code before this issue's "
         "second round (BENCH_BEFORE_REF), extracted with `git archive` and served as it was (its own "
         "`threadless-serve`, same processes and threads). *Server CPU per turn* is the CPU time of the server's processes (from /proc) over the turns "
@@ -975,6 +1212,7 @@ def section(results: dict, charted: bool) -> str:
     ]
     body = table(results) + [""] + interleaved(results) + probes(results) + [""] + http_vs_inproc(results)
     body += before_after(results)
+    body += servers_section(results)
     if charted:
         body += ["", "![Throughput and p99 vs clients](benchmarks-load.png)"]
     body += ["", where_the_rest_goes(results)]
@@ -1011,6 +1249,15 @@ def main() -> None:
     parser.add_argument("--warm", type=float, default=2.0, help="interleaved: seconds of warm-up per stack, not counted")
     parser.add_argument("--interleave-clients", type=int, default=16, help="interleaved: clients per block")
     parser.add_argument("--no-sequential", action="store_true", help="only the interleaved blocks")
+    parser.add_argument("--servers", default="granian-asgi,granian-wsgi,gunicorn-uvicorn,gunicorn-gthread",
+                        help=f"web servers compared on the same app, comma-separated, the first the reference (of "
+                             f"{', '.join(SERVERS)}; threadless-serve and uvicorn run BENCH_BEFORE_REF's tree); "
+                             "'none': no comparison")
+    parser.add_argument("--servers-backend", default="embedded", choices=["embedded", "postgres"],
+                        help="servers: the app's backend (its floor is measured beside them)")
+    parser.add_argument("--floor-server", default="granian-asgi", help="servers: the server of the floor")
+    parser.add_argument("--rounds", type=int, default=5, help="servers: rounds (one block per server and client count)")
+    parser.add_argument("--servers-clients", default="16,64", help="servers: client counts")
     parser.add_argument("--pair-math", action="store_true",
                         help="print the summary (pair_summary) of the blocks read as JSON from stdin, and the "
                              "order of --pairs pairs (schedule), as JSON; runs nothing")
@@ -1050,6 +1297,11 @@ def main() -> None:
             product.label += " (a second instance)"
         results["interleaved"][product.slot] = run_interleaved(product, floor, args.interleave_clients, args.pairs,
                                                                args.block or args.phase, args.warm)
+    if args.servers != "none":
+        results["servers"] = run_servers(args.servers_backend, args.servers.split(","), args.floor_server,
+                                         [int(c) for c in args.servers_clients.split(",")], args.rounds,
+                                         args.block or args.phase, args.warm, args.workers, args.threads)
+        (VAR / "servers.json").write_text(json.dumps(results["servers"], indent=1))
     results["seconds"] = time.time() - started
     (VAR / "results.json").write_text(json.dumps(results, indent=1))
     log(f"done in {results['seconds']:.0f} s")

@@ -5,7 +5,7 @@ the environment) in a scratch var dir. Times, median of N calls each, back to ba
 
 * `memory_decorate` called in process (what bench.load_inproc measures);
 * the same POST through Django's WSGI handler (the whole request cycle, no socket), which is the
-  path threadless_site.syncviews runs for a sync view under `threadless-serve`;
+  path serving.syncviews runs for a sync view under `make serve`;
 * the same POST through the ASGI app (httpx.ASGITransport: the thread hand-off included).
 
 `--profile` adds pyinstrument profiles of the WSGI path (bench extra) to var/profile-serve/.

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# `make serve`: the production web server (one uvicorn process per CPU, a thread pool for sync
-# views in each) + a supervised Celery worker with its beat scheduler (`threadless-serve` starts
-# it; log in $THREADLESS_VAR_DIR/worker.log). Settings from the environment (DATABASE_URL,
-# CELERY_BROKER_URL, REDIS_URL, THREADLESS_*): see docs/deployment.md. Ctrl-C / SIGTERM stops both.
+# `make serve`: the production web server (granian, one process per CPU: THREADLESS_WEB_WORKERS;
+# a thread pool for sync views in each: THREADLESS_WEB_THREADS) + a supervised Celery worker with
+# its beat scheduler (log in $THREADLESS_VAR_DIR/worker.log; WORKER=0 / BEAT=0 to leave them out).
+# Settings from the environment (DATABASE_URL, CELERY_BROKER_URL, REDIS_URL, THREADLESS_*, HOST,
+# PORT): see docs/deployment.md. Ctrl-C / SIGTERM stops both (scripts/run.sh).
 set -u
 cd "$(dirname "$0")/.."
-exec .venv/bin/python -m threadless_site.serve "$@"
+SERVE=1 exec bash scripts/run.sh

@@ -1,21 +1,25 @@
-"""ASGI entry point: `uvicorn threadless_site.asgi:application` (production: threadless_site.serve).
+"""ASGI entry point, for any ASGI server: `make serve` runs it under granian (see docs/deployment.md).
 
-Sync views (the /v1 memory API, the console) run on a pool of THREADLESS_WEB_THREADS threads
-per process through Django's WSGI handler (threadless_site.syncviews: one hand-off to the thread
-and one back per request), so one process has several requests in flight while they wait on the
-database; under plain ASGI Django runs every sync view of a process on one thread. Async views (the conversation routes and their SSE streams) stay on
-Django's ASGI handler. THREADLESS_WEB_THREADS=0 sends everything to the ASGI handler.
+Sync views (the /v1 memory API, the console) run on a pool of THREADLESS_WEB_THREADS threads per
+process through Django's WSGI handler (serving.syncviews: one hand-off to the thread and one back
+per request), so one process has several requests in flight while they wait on the database; under
+plain ASGI Django runs every sync view of a process on one thread. The hot routes (decorate,
+report) go from the event loop straight to memories.api.hot on those threads. Async views (the
+conversation routes and their SSE streams) stay on Django's ASGI handler. THREADLESS_WEB_THREADS=0
+sends everything to the ASGI handler.
 
-Graceful shutdown: the ASGI lifespan shutdown (uvicorn's SIGTERM handling) tells running turns to
-stop at their next task boundary (see common.shutdown), so they end EXECUTION_INTERRUPTED.
-Request bodies pass the body limit first (threadless_site.bodylimit, also in syncviews): 413 as
-soon as the limit is passed.
+Graceful shutdown: the ASGI lifespan shutdown tells running turns to stop at their next task
+boundary (see common.shutdown), so they end EXECUTION_INTERRUPTED; under uvicorn the signal itself
+raises that flag (common.sigterm). Request bodies pass the body limit first (serving.bodylimit,
+also in syncviews): 413 as soon as the limit is passed. The server process tunes the cyclic GC at
+startup (serving.gctune).
 """
 
-import gc
 import io
 import logging
 import os
+import signal
+import threading
 import time
 from functools import lru_cache
 
@@ -23,9 +27,10 @@ from django.conf import settings
 from django.core.asgi import get_asgi_application
 
 from common import logs
-from common.shutdown import begin_shutdown
+from common.shutdown import begin_shutdown, request_shutdown
 from common.sigterm import install_if_uvicorn
-from threadless_site.bodylimit import BodyLimitMiddleware, request_id_of
+from serving.bodylimit import BodyLimitMiddleware, request_id_of
+from serving.gctune import tune_gc
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
 # Before the handlers load their middleware: the Django instrumentation adds its own (when on).
@@ -52,7 +57,7 @@ sync_application = None
 if settings.THREADLESS_WEB_THREADS > 0:
     from django.core.wsgi import get_wsgi_application
 
-    from threadless_site.syncviews import SyncViews
+    from serving.syncviews import SyncViews
 
     sync_application = SyncViews(get_wsgi_application(), settings.THREADLESS_WEB_THREADS, _body_limit)
 
@@ -143,22 +148,28 @@ async def hot_application(scope, receive, send, found) -> None:
     await send({"type": "http.response.body", "body": content, "more_body": False})
 
 
-# The cyclic GC, tuned once per server process at startup. A decorate holds its window (a row and
-# a message per history message) until its answer is encoded: past ~700 messages every decorate
-# set off a young collection (CPython's default threshold is 700 new objects), which walked them
-# all, every tenth an older one, and now and then a full collection of the whole app (~65 ms in
-# one measured block). The objects loaded at startup (Django, the apps, the URL and settings
-# state) are moved out of the collector's way (`gc.freeze`), and a young collection waits for
-# GC_YOUNG_THRESHOLD objects (docs/benchmarks.md §8, round 10). Garbage without cycles is freed
-# by reference counting as ever; cycles wait a little longer.
-GC_YOUNG_THRESHOLD = 10_000
+_flag_chained = False
 
 
-def tune_gc() -> None:
-    gc.collect()
-    gc.freeze()
-    _young, older, oldest = gc.get_threshold()
-    gc.set_threshold(max(_young, GC_YOUNG_THRESHOLD), older, oldest)
+def raise_flag_on_signal() -> None:
+    """Running turns notice SIGTERM / SIGINT at once, whatever the server. uvicorn: common.sigterm.
+    Others (granian sends the lifespan shutdown only once open requests have ended): the shutdown
+    flag is raised in front of the server's own handler, which still runs (an event loop's handler
+    is woken through its wakeup fd, whichever Python handler is set). Main thread only, once."""
+    global _flag_chained
+    if _flag_chained or install_if_uvicorn() or threading.current_thread() is not threading.main_thread():
+        return
+    _flag_chained = True
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        previous = signal.getsignal(sig)
+        if not callable(previous):
+            continue
+
+        def handler(signum, frame, _previous=previous):
+            request_shutdown()
+            _previous(signum, frame)
+
+        signal.signal(sig, handler)
 
 
 async def application(scope, receive, send):
@@ -166,10 +177,8 @@ async def application(scope, receive, send):
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
-                # uvicorn sets its signal handlers after loading the app: chain the shutdown flag
-                # in front of them now, so running turns notice SIGTERM at once (common.sigterm).
-
-                install_if_uvicorn()
+                # The server has set its signal handlers by now: chain the shutdown flag in front.
+                raise_flag_on_signal()
                 tune_gc()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":

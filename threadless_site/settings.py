@@ -379,7 +379,7 @@ CELERY_BEAT_SCHEDULE = {
                     "options": {"expires": float(THREADLESS_USAGE_FLUSH_SECONDS) * 2}},
 }
 
-# uvicorn's access log: on under plain uvicorn; `threadless-serve` turns it off unless --access-log
+# uvicorn's access log (`make run`): on unless THREADLESS_ACCESS_LOG=0
 # (a formatted, redacted line per request costs about as much as the rate limit).
 THREADLESS_ACCESS_LOG = envbool("THREADLESS_ACCESS_LOG", True)
 

@@ -1,4 +1,4 @@
-"""Keeps the background worker running: `make run` and `threadless-serve` start it through this.
+"""Keeps the background worker running: `make run` and `make serve` start it through this.
 
     python -m threadless_site.supervise [--log FILE] [--stop-seconds N] -- COMMAND [ARG ...]
 
@@ -163,22 +163,6 @@ class Supervisor:
             while not self.stopping and time.monotonic() < deadline:
                 time.sleep(0.1)
         return self.stop()
-
-
-def spawn(command: list[str], *, log_path: str | None = None, stop_seconds: float = 20) -> subprocess.Popen:
-    """Start a supervisor for `command` in a process group of its own (for `threadless-serve`).
-    It gets SIGTERM when the caller dies."""
-    argv = [sys.executable, "-m", "threadless_site.supervise", "--stop-seconds", str(stop_seconds)]
-    if log_path:
-        argv += ["--log", log_path]
-
-    def prepare() -> None:
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-        except (OSError, AttributeError):
-            pass
-
-    return subprocess.Popen([*argv, "--", *command], process_group=0, preexec_fn=prepare)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -61,7 +61,7 @@ def test_pair_math_with_no_complete_pair_reports_none():
 def test_a_tiny_interleaved_run_of_the_floor_against_itself_measures_every_block(tmp_path):
     done = _bench_load("--stacks", "floor-sqlite", "--no-sequential", "--interleave", "floor-sqlite:floor-sqlite",
                        "--pairs", "2", "--block", "0.4", "--warm", "0.2", "--interleave-clients", "2",
-                       "--workers", "1", "--no-doc", env={"BENCH_LOAD_VAR": str(tmp_path)})
+                       "--workers", "1", "--no-doc", "--servers", "none", env={"BENCH_LOAD_VAR": str(tmp_path)})
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["stacks"] == {}  # --no-sequential
     run = results["interleaved"]["floor-sqlite-b"]

@@ -1,4 +1,4 @@
-"""A real Celery worker under threadless_site.supervise (what `make run` and `threadless-serve`
+"""A real Celery worker under threadless_site.supervise (what `make run` and `make serve`
 use) next to a real uvicorn server, on the embedded default: killed with SIGKILL it is started
 again and nothing reported is left unprocessed; unreadable message files are set aside while it
 keeps consuming; /healthz/worker turns 503 within the stale limit once it stops and 200 when it

@@ -1,4 +1,5 @@
-"""The production server setup (issue 17): who serves which route, and how many processes."""
+"""The web tier inside each process: which route runs where (threadless_site.asgi), the view threads
+(serving.syncviews), the body limit and the GC tuning."""
 
 from __future__ import annotations
 
@@ -9,9 +10,8 @@ import threading
 import httpx
 import pytest
 
-from threadless_site import serve
+from serving.syncviews import SyncViews, ViewThreads
 from threadless_site.asgi import _sized, application, is_async_route, sync_application
-from threadless_site.syncviews import SyncViews, ViewThreads
 
 
 def test_the_memory_api_and_the_console_run_on_the_thread_pool_and_conversations_stay_async():
@@ -32,14 +32,7 @@ def test_a_body_without_content_length_stays_on_the_asgi_handler():
     assert _sized({"method": "GET", "headers": []})
 
 
-def test_the_server_starts_one_process_per_cpu_unless_told(monkeypatch):
-    monkeypatch.delenv("THREADLESS_WEB_WORKERS", raising=False)
-    assert serve.default_workers() == (os.cpu_count() or 1)
-    monkeypatch.setenv("THREADLESS_WEB_WORKERS", "3")
-    assert serve.default_workers() == 3
-
-
-# --- threadless_site.syncviews: Django's WSGI handler on the thread pool ------------------------
+# --- serving.syncviews: Django's WSGI handler on the thread pool ------------------------
 
 
 def _wsgi_echo(calls: list):
@@ -166,20 +159,6 @@ async def test_the_api_answers_its_error_shape_and_headers_through_the_asgi_app(
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
 
 
-def test_the_production_server_writes_no_access_log_unless_asked(monkeypatch):
-    import uvicorn
-
-    calls = []
-    monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: calls.append(kwargs))
-    monkeypatch.setenv("THREADLESS_ACCESS_LOG", "1")
-    serve.main(["--workers", "1"])
-    # uvicorn's own flag, and the one settings.LOGGING reads in each worker (it would otherwise
-    # give uvicorn's access logger its handler back, and every request would write a line).
-    assert calls[-1]["access_log"] is False and os.environ["THREADLESS_ACCESS_LOG"] == "0"
-    serve.main(["--workers", "1", "--access-log"])
-    assert calls[-1]["access_log"] is True and os.environ["THREADLESS_ACCESS_LOG"] == "1"
-
-
 @pytest.mark.parametrize(("value", "handlers"), [("0", []), ("1", ["console"])])
 def test_the_access_logger_has_a_handler_only_when_the_access_log_is_on(value, handlers):
     code = ("import os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'threadless_site.settings'); "
@@ -196,6 +175,7 @@ def test_the_access_logger_has_a_handler_only_when_the_access_log_is_on(value, h
 async def test_the_server_process_tunes_the_garbage_collector_at_startup():
     import gc
 
+    from serving import gctune
     from threadless_site import asgi
 
     messages = [{"type": "lifespan.startup"}]
@@ -207,7 +187,7 @@ async def test_the_server_process_tunes_the_garbage_collector_at_startup():
     async def send(message):
         sent.append(message["type"])
         if message["type"] == "lifespan.startup.complete":
-            assert gc.get_threshold()[0] >= asgi.GC_YOUNG_THRESHOLD and gc.get_freeze_count() > 0
+            assert gc.get_threshold()[0] >= gctune.YOUNG_THRESHOLD and gc.get_freeze_count() > 0
             gc.set_threshold(*before)  # this test process goes on with its own settings
             gc.unfreeze()
 

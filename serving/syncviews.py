@@ -1,21 +1,16 @@
 """Sync views under ASGI: Django's WSGI handler on a fixed pool of threads, one hand-off each way.
 
-a2wsgi's WSGIMiddleware (used here before) streams both ways: the view's thread pulls the body
-from the event loop and pushes the status, each part of the answer and its end back, waiting on
-the loop each time (four waits for a small request). Here the event loop reads the whole body
-first (only requests with a Content-Length come here, and the body limit holds while it reads),
-the thread runs Django and hands back the whole answer, and the loop sends it: one hand-off each
-way. A streaming answer (a sync iterator, e.g. a static file) is still sent part by part as the
-thread produces it. The environ is a2wsgi's `build_environ`.
+The event loop reads the whole body first (only requests with a Content-Length come here, and the
+body limit holds while it reads), a view thread runs Django and hands back the whole answer, and
+the loop sends it. A streaming answer (a sync iterator, e.g. a static file) is still sent part by
+part as the thread produces it. The environ is a2wsgi's `build_environ`.
 
-The hand-off itself is a queue of (loop future, function) the view threads take from, and the
-answer goes back with one `call_soon_threadsafe`: `loop.run_in_executor` on a ThreadPoolExecutor
-built a concurrent Future (a Condition and its RLock), checked its thread count under a
-semaphore, chained the two futures with callbacks and checked that the callable is not a
-coroutine function (inspect's signature code) on every request — about a fifth of the event
-loop's own samples on the hot routes under load (py-spy, docs/benchmarks.md §8, round 10).
-
-The response is closed in the view's thread (Django's request_finished: per-thread connections).
+The hand-off is a queue of (loop future, function) the view threads take from, and the answer goes
+back with one `call_soon_threadsafe`: no concurrent Future, executor semaphore or per-call signature
+check on the event loop's side. Under plain ASGI Django runs every sync view of a process on one
+thread; here a process has up to THREADLESS_WEB_THREADS requests in flight while they wait on the
+database. The response is closed in the view's thread (Django's request_finished: per-thread
+connections). THREADLESS_WEB_THREADS=0 turns it off (threadless_site.asgi).
 """
 
 from __future__ import annotations
@@ -29,7 +24,7 @@ import threading
 
 from a2wsgi.wsgi import build_environ
 
-from threadless_site.bodylimit import send_too_large
+from serving.bodylimit import send_too_large
 
 
 def _declared_length(scope) -> int:
