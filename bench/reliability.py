@@ -615,7 +615,7 @@ def write_doc(info: dict, results: list[dict], fuzz_result, args, started: float
         ]
         for failure in fuzz_result.failures[:30]:
             lines.append(f"* `{failure}`")
-        lines += ["", "A bounded run of the same fuzzing is `tests/test_fuzz.py` (in `make test` and "
+        lines += ["", "A bounded run of the same fuzzing is `tests/security/test_fuzz.py` (in `make test` and "
                   "`make test-services`)."]
     lines += [
         "",
@@ -624,7 +624,7 @@ def write_doc(info: dict, results: list[dict], fuzz_result, args, started: float
         "* `tests/api/test_access.py` (the one access matrix): every /v1 memory route × project A's key × project B's ids is a 404 "
         "that changes nothing; a publishable key on every route is a 401; missing, malformed and revoked "
         "keys are 401; the matrix fails when a route is added without it.",
-        "* `tests/test_canaries.py`: fake secrets (OpenAI- and Anthropic-style keys, another project's real "
+        "* `tests/security/test_canaries.py`: fake secrets (OpenAI- and Anthropic-style keys, another project's real "
         "key, a JWT bearer token, password= and token: values) pushed through reported failures under every "
         "policy, the failed task's output, digests, the decorate answer, error bodies and the logs: 0 found.",
     ]

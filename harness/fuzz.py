@@ -2,7 +2,7 @@
 operation gets generated requests (valid and invalid), half of them aimed at real ids, and every
 response must be a non-5xx that matches the schema (documented status, content type, body).
 
-Used by tests/test_fuzz.py (a bounded run) and by `make reliability` (a longer one).
+Used by tests/security/test_fuzz.py (a bounded run) and by `make reliability` (a longer one).
 """
 
 from __future__ import annotations

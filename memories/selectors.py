@@ -331,7 +331,7 @@ def _sqlite_reads_ahead_sql(*, before: bool) -> str:
     message before `before_seq`: the caller reads ahead only when that is at most the first
     range's size). The window part has no LIMIT and no ORDER BY of its own, so SQLite merges the
     two parts (MERGE (UNION ALL)) with the window read in entry_window_idx's order, not sorted (a
-    LIMIT there would make it a subquery sorted again; tests/load/test_context_reads.py pins the
+    LIMIT there would make it a subquery sorted again; tests/memories/test_context_reads.py pins the
     plan)."""
     window = _window_sql("sqlite", before=before, limit=False)
     window = window[:window.rindex(" ORDER BY ")]

@@ -20,6 +20,8 @@ from rest_framework.test import APIClient
 from harness.servers import ThreadlessServer
 from projects.services import key_create, project_create
 
+pytest_plugins = ["tests.fixtures.api"]
+
 # In CI the property tests draw the same examples every run (a red CI must be reproducible); a
 # developer's run explores new ones (`HYPOTHESIS_PROFILE=explore` forces that in CI too).
 hypothesis_settings.register_profile("ci", derandomize=True, database=None)

@@ -10,7 +10,7 @@ from anthropic.types import Message as AnthropicMessage
 from openai.types.chat import ChatCompletion
 from threadless import AsyncThreadless, Threadless
 
-from tests.api.conftest import error_of, report
+from tests.fixtures.api import error_of, report
 
 from .faults import Respond, echo_decorate
 

@@ -1,5 +1,5 @@
-"""Every shell block in README.md and docs/*.md runs as pasted (tests/sdk/integrations/
-test_docs_examples.py runs the Python examples of docs/integrations.md the same way).
+"""Every shell block in README.md and docs/*.md runs as pasted (test_integration_examples.py
+and test_typescript_examples.py run the code examples of docs/integrations.md the same way).
 
 A marker comment on the line before each ```bash block says how it is checked:
 

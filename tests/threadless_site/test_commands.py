@@ -111,4 +111,4 @@ def test_readyz_checks_the_database_and_the_broker(db):
     assert response.status_code == 200
     body = response.json()
     assert (body["status"], body["checks"]) == ("ok", {"database": "ok", "broker": "ok"})
-    assert body["worker"]["worker"] in ("ok", "stale")  # reported, never a reason to fail (test_worker_health)
+    assert body["worker"]["worker"] in ("ok", "stale")  # reported, never a reason to fail (test_health.py)

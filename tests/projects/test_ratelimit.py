@@ -6,8 +6,7 @@ import time
 
 from memories.models import Memory
 from projects import services as project_services
-
-from .conftest import error_of
+from tests.fixtures.api import error_of
 
 
 def in_one_window(attempt):

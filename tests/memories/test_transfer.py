@@ -25,8 +25,7 @@ from memories.models import (
     Turn,
 )
 from memories.transfer import memory_export
-
-from .conftest import decorate, error_of, post, report
+from tests.fixtures.api import decorate, error_of, post, report
 
 NDJSON = "application/x-ndjson"
 

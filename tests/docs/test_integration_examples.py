@@ -14,7 +14,7 @@ import pytest
 
 pytestmark = pytest.mark.live
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "integrations.md"
 README = ROOT / "README.md"
 # A fenced block right after an "<!-- example: name -->" marker (bounded, linear-time pattern).
@@ -36,8 +36,10 @@ def fresh_shell_env(server) -> dict:
 def test_the_pages_have_one_example_per_framework():
     assert {name: lang for name, (lang, _) in examples().items()} == {
         "langchain": "python", "agents": "python", "agents-proxy": "python", "anthropic-memory": "python",
-        "mcp": "python", "vercel-ai": "js", "readme-sdk": "python", "readme-memory-tool": "python"}
-    # agents-proxy needs a provider stub upstream: tests/proxy/test_docs_examples.py runs it.
+        "mcp": "python", "vercel-ai": "js", "readme-sdk": "python", "readme-memory-tool": "python",
+        "readme-sdk-ts": "ts", "anthropic-memory-ts": "ts"}
+    # agents-proxy needs a provider stub upstream: tests/proxy/test_docs_examples.py runs it; the
+    # ts and js examples run in test_typescript_examples.py.
 
 
 @pytest.mark.parametrize("name, expected", [
