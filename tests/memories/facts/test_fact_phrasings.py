@@ -12,7 +12,6 @@ from memories import context, services
 from memories.context import FACTS_TOKEN_CAP
 from memories.facts import RuleExtractor, UserMessage
 from memories.models import Fact
-
 from tests.background.embed_stub import EmbeddingsStub
 from tests.background.helpers import converse, drain, extractor_score, own_score
 
@@ -310,7 +309,8 @@ def test_precision_holds_on_the_fresh_lines(half):
 def test_each_rule_reads_filler_once_with_the_same_result(clause):
     """RuleExtractor matches a rule's own pattern at each of `_openings` instead of `FILLER + pattern`
     (FILLER read once per clause, not once per rule): the same match, rule by rule."""
-    from memories.facts.rules import RULES, _openings
+    from memories.facts.rules import RULES
+    from memories.facts.rules.rule import _openings
 
     openings = _openings(clause)
     for rule in RULES:
