@@ -96,7 +96,7 @@ _DROPPED_SUBJECT = [
                 r"can|must|should|sounds|seems|takes|costs|feels|makes|looks)\b)"), "I'm "),
     (re.compile(r"(?i:" + _DROPPED_I_VERBS + r")(?=\s+(?:to|in|at|a|an|up|by|from|with|for|as|two|three|four|five|our|my)\b)"), "I "),
     (re.compile(r"(?i:(?:just\s+)?got)\s+(?=(?i:an?|another)\s+" + PET_ADJECTIVES + r"(?i:" + PETS + r")\b)"), "I "),
-    # Round 7: "am a structural engineer", "just turned 60", "still live in Rotterdam", "been at Shopify 4 years".
+    # "am a structural engineer", "just turned 60", "still live in Rotterdam", "been at Shopify 4 years".
     (re.compile(r"(?i:am)\s+(?=(?i:an?|\d{1,3}|from|originally|based|living|allergic|vegan|vegetarian|married|retired|"
                 r"currently|now|employed|working|staying|residing)\b)"), "I "),
     (re.compile(r"(?i:(?:just\s+|recently\s+|finally\s+)?turned)(?=\s+\d{1,3}\b)"), "I "),
@@ -110,7 +110,7 @@ _DROPPED_SUBJECT = [
     (re.compile(r"(?i:working)\s+(?=(?i:as|at|for)\s)(?!.*\b(?:is|was|would|will|could|can|must|should|sounds|seems|takes|sucks|"
                 r"feels|looks|means|pays)\b)"), "I'm "),
     (re.compile(r"(?i:not\s+(?:a\s+)?(?:big\s+|huge\s+|great\s+)?fan\s+of)\b"), "I'm "),
-    # Round 8: "live in Ouagadougou, power cuts…", "28 yo nurse living in Doha", "a Tucumán girl through and through".
+    # "live in Ouagadougou, power cuts…", "28 yo nurse living in Doha", "a Tucumán girl through and through".
     (re.compile(r"(?i:live)\s+in\s+(?=" + UPPER + r")(?![^,.;!?]*\b(?:is|was|would|will|could|can|must|should|sounds|seems|"
                 r"takes|costs|feels|makes|looks)\b)"), "I "),
     (re.compile(r"(?i:(?:so\s+|really\s+|totally\s+|lowkey\s+|low-key\s+)?obsessed\s+with)\s+(?=\w)"
@@ -277,7 +277,7 @@ def _self_list(clause: str, sentence: str = "") -> list[str]:
         out.append(part)
     return out if len(out) > 1 else []
 
-# Round 9: "from Kandy, living in Colombo now" (also after "so:" or a dash): the first part is where the user is from.
+# "from Kandy, living in Colombo now" (also after "so:" or a dash): the first part is where the user is from.
 _FROM_ALONE = re.compile(FILLER + r"(?i:from)\s+" + PLACE + r"\s*")
 _MARK = re.compile(r"[—–:]")
 _LIVING_IN = re.compile(r"(?:(?i:now|currently|still)\s+)?(?i:living|based|residing|live)\s+(?i:in)\s+" + UPPER)

@@ -45,7 +45,7 @@ _FIX_VALUE = {
     "origin": (re.compile(PLACE + r"(?=$|[\s,.!;])"), _origin),
     "plan": (re.compile(PLACE + r"(?=$|[\s,.!;])"), _plan),
     "employer": (re.compile(ORG + r"(?=$|[\s,.!;])"), _employer),
-    # Round 9: "allergic to kiwi... wait no, it's mango I'm allergic to".
+    # "allergic to kiwi... wait no, it's mango I'm allergic to".
     "allergy": (re.compile(r"([a-z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30})?)(?=\s+(?:I'm|I\s+am)\s+(?:allergic|the\s+one)\b|\s*(?:$|[,.!;]))"),
                 lambda m: m.group(1).split()[0] not in REACTION_WORDS | _FIX_NOT and _allergy(m)),
 }
@@ -79,7 +79,7 @@ def _corrected(extractor: _Reader, message: UserMessage, fix: re.Match, found: l
     after = text[fix.end():].lstrip(" ,.:;!-–—…")
     lead = _FIX_LEAD.match(after).end()
     if len({slot.split(":")[0] for slot, _ in taken}) > 1:
-        # Round 9: "I'm keto and allergic to kiwi... wait no, it's mango": only what the new value puts right is taken back.
+        # "I'm keto and allergic to kiwi... wait no, it's mango": only what the new value puts right is taken back.
         named = {slot.split(":")[0] for slot, _ in taken if slot.split(":")[0] in _FIX_VALUE
                  and (m := _FIX_VALUE[slot.split(":")[0]][0].match(after, lead)) and _FIX_VALUE[slot.split(":")[0]][1](m)}
         if len(named) == 1:

@@ -77,8 +77,7 @@ def _gendered_kids(m):
     return [x for x in out if x] or None
 
 _FOREIGN_IS_CALLED = r"(?i:se\s+llama|se\s+chama|s'appelle|heißt|heisst|si\s+chiama|chamado|chamada|llamado|llamada|heet)"
-# English classes read from fresh9's tuning part, each written as new sentences first
-# (tests/background/test_fact_phrasings.py, test_round_12_…).
+# The kin words a named relative may follow ("my fiancée Lotte").
 _KIN_WORDS = r"(?i:wife|husband|partner|fiancée|fiancee|fiancé|fiance|boyfriend|girlfriend|son|daughter|sister|brother|mum|mom|dad|mother|father)"
 
 
@@ -86,8 +85,6 @@ def _kin_named(m):
     return _relative(_Groups(m.group(1).lower().replace("fiancee", "fiancée").replace("fiance", "fiancé"), m.group(2)))
 
 
-# English phrasing families read from fresh10's tuning part, each written as new sentences first
-# (tests/background/test_fact_phrasings.py, test_round_13_…).
 def _engaged(m):
     name = m.group(1)
     if not _proper(name) or name.split()[0].lower() in NOT_NAMES | NOT_INTRO:

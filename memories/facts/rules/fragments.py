@@ -115,8 +115,6 @@ FIELDS = ("IT|tech|finance|marketing|sales|healthcare|education|hospitality|reta
 _NO_VALUE = re.compile(r"(?i:none|no|nil|n/a|na|nothing|unknown|tbd|tbc|various|not\s+sure|-)\s*(?:$|[,.!;])")
 _FOREIGN_LIVE = (r"(?i:ich\s+wohne\s+in|ich\s+lebe\s+in|j'habite\s+(?:à|a|en)|je\s+vis\s+(?:à|a|en)|vivo\s+en|vivo\s+em|moro\s+em|"
                  r"vivo\s+a|abito\s+a|ik\s+woon\s+in|jag\s+bor\s+i|mieszkam\s+w)")
-# Classes read from fresh6's misses and from batches of sentences written before
-# their rules (tests/background/test_fact_phrasings.py `test_round_9_classes`).
 # Words after "I'm in X" that make it a stay, not a home ("I'm in Oslo for a conference till Friday").
 _STAY_WORDS = re.compile(r"\b(?i:for\s+(?:a|the|an|my|our|work|business|\d)|on\s+(?:a|an|my|our|holiday|vacation|business|layover)|"
                          r"till|until|this\s+(?:week|weekend|month|morning|afternoon|evening)|today|tonight|tomorrow|right\s+now|"

@@ -111,8 +111,7 @@ def _name_from_place(m):
         return name
     return [name, ("origin", f"User is from {place}")]
 
-# Classes read from fresh5's misses, each tried on variants no set holds
-# (tests/background/test_fact_phrasings.py `test_round_8_classes`).
+# Introductions in other languages ("me llamo", "je m'appelle"), and "but call me …" after one.
 _FOREIGN_NAME = (r"(?i:me\s+llamo|mi\s+nombre\s+es|je\s+m'appelle|je\s+suis|ich\s+heiße|ich\s+heisse|mein\s+name\s+ist|"
                  r"meu\s+nome\s+é|mi\s+chiamo|watashi\s+wa|boku\s+wa|ik\s+heet|mam\s+na\s+imię|jag\s+heter|mitt\s+namn\s+är)")
 _FOREIGN_CALL = r"(?i:pero|mais|aber|ma|mas|but)\s+(?i:dime|llámame|llamame|appelle-moi|nenn\s+mich|chiamami|me\s+chame\s+de|call\s+me)"
@@ -143,8 +142,6 @@ def _two_word_intro(m):
         return None
     return "name", f"User's name is {m.group(1)}"
 
-# Classes of phrasing a writer the rules never saw used (fresh7's tuning part), each
-# written as new sentences of its own first (tests/background/test_fact_phrasings.py, test_round_10_…).
 # Self-introductions, homes, origins and ages in the languages users code-switch into, cue first.
 _FOREIGN_NAME_CUES = (r"(?i:tôi\s+là|tôi\s+tên\s+là|tên\s+tôi\s+là|mình\s+tên\s+là|mình\s+tên|em\s+tên\s+là|jina\s+langu\s+ni|"
                     r"naitwa|ninaitwa|nazywam\s+się|nazywam\s+sie|ég\s+heiti|eg\s+heiti|ako\s+si|ang\s+pangalan\s+ko\s+ay|"
@@ -153,9 +150,9 @@ _FOREIGN_NAME_CUES = (r"(?i:tôi\s+là|tôi\s+tên\s+là|tên\s+tôi\s+là|mình
                     r"volám\s+sa|menya\s+zovut|mă\s+numesc|ma\s+numesc|numele\s+meu\s+este|me\s+chamo|eu\s+me\s+chamo|"
                     r"il\s+mio\s+nome\s+è|mijn\s+naam\s+is|nama\s+saya|mera\s+naam|ismi|je\s+ireumeun|jeoneun|jeo-neun)")
 # A word after a name that says "here" or "it's me" in another language ("Wambui hapa", "Rhodri dw i").
-_HERE_WORDS = r"(?i:hapa|tutaj|burada|yma|dw\s+i|ydw\s+i|dwi|đây|aquí|aqui|anseo|desu|dayo)"  # Irish, Japanese
-# More of the languages users code-switch into (fresh8's tuning part: Dutch, Irish, Finnish,
-# Portuguese, romanised Japanese and Arabic, Hinglish, Yoruba and Nigerian Pidgin), by language, not by line.
+_HERE_WORDS = r"(?i:hapa|tutaj|burada|yma|dw\s+i|ydw\s+i|dwi|đây|aquí|aqui|anseo|desu|dayo)"
+# More of the languages users code-switch into (Dutch, Irish, Finnish, Portuguese, romanised Japanese and
+# Arabic, Hinglish, Yoruba and Nigerian Pidgin), by language, not by line.
 _NAME_IS_PHRASES = r"(?i:is\s+mise|ako\s+po\s+si|my\s+name\s+na|ana\s+ismi|watashi\s+no\s+namae\s+wa|minun\s+nimeni\s+on|az\s+én\s+nevem)"
 # Cues that also open other statements ("ik ben 62", "olen Helsingissä", "sou de Recife"): the name must look like one.
 _I_AM_CUES = r"(?i:ik\s+ben|olen|eu\s+sou\s+[oa]|sou\s+[oa]|mimi\s+ni|soy|sono|je\s+suis|sunt)"

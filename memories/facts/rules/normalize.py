@@ -164,7 +164,7 @@ def _lower_intro_ok(word: str) -> bool:
 
 
 def _recapitalise_names(text: str) -> str:
-    """Round 12 (the note above): a lower-case name after a lower-case intro, in any message; and a lower-case place
+    """A lower-case name after a lower-case intro, in any message; and a lower-case place
     after a cue of another language for "I live in" ("tinggal di bandung")."""
     out, last = [], 0
     if CODE_SWITCH_GATE.search(text):  # (a cue of another language is there: the place cues are read too)

@@ -35,7 +35,7 @@ _ALLERGEN_BEFORE = re.compile(FILLER + r"(?:([A-Za-z][a-z\-]{1,30}(?:\s+[a-z\-]{
                               r"(?:sick|ill|hives|a\s+rash|itchy)|I\s+(?:can't|cannot|don't|do\s+not)\s+(?:eat|have|touch|drink)\s+"
                               r"([a-z][a-z\-]{1,30}(?:\s+[a-z\-]{1,30})?)|"
                               r"([a-z][a-z\-]{1,30}\s+(?i:stings?|bites?)))\s*$")  # "jellyfish stings, | I'm allergic"
-# Round 9: "My family is from Tangier, I was born there.": the place of the clause before is the user's origin.
+# "My family is from Tangier, I was born there.": the place of the clause before is the user's origin.
 _BORN_THERE = re.compile(FILLER + r"(?:I\s+was\s+(?:born|raised|brought\s+up)|I\s+grew\s+up)\s+there(?:\s+(?:too|as\s+well|myself))?\s*[.!]?$")
 _FAMILY_FROM = re.compile(FILLER + r"(?i:my|our)\s+(?i:family|parents|folks|people|mum|mom|dad|mother|father)\s+(?i:is|are|was|were|comes?)\s+"
                           r"(?:(?i:originally)\s+)?(?i:from)\s+" + PLACE + r"\s*[.!,]?$")

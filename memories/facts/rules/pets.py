@@ -92,7 +92,7 @@ PET_I = Rule(r"(?:(?i:I|we)(?:'ve|\s+have)?\s+)?(?:(?i:just)\s+)?(?i:got|adopted
 PET_I_A = Rule(r"(?i:I|we)(?:'ve|\s+have)?\s+(?:(?i:just|recently|finally)\s+)?(?i:got|adopted|rescued|have|took\s+in)\s+(?i:an?|another)\s+"
                + PET_ADJECTIVES + r"((?i:" + PETS + r")),?\s+(?:(?i:and)\s+)?(?i:she's|he's|she\s+is|he\s+is|it's|they're|who's|her\s+name's|"
                r"his\s+name's|her\s+name\s+is|his\s+name\s+is)\s+(?:(?i:called|named)\s+)?" + NAME + r"(?=$|[\s,.!;])", _pet, 0.8, slot="pet", alone=True)
-# Round 8: "Kibo (my puppy) is asleep on my arm".
+# "Kibo (my puppy) is asleep on my arm".
 PET_IN_BRACKETS_ANYWHERE = Apposition(NAME + r"\s+\((?i:my|our)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))\)", _pet_in_brackets, slot="pet")
 PET_ANYWHERE = Apposition(r"\b(?i:my|our)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))\s+" + NAME
                           + r"(?=$|[\s,.!;])", _pet, slot="pet")

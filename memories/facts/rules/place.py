@@ -32,9 +32,7 @@ from .values import (
     _work_place,
 )
 
-# Classes of statement, each written for the class and tried on variants no set
-# holds (tests/background/test_fact_phrasings.py `test_round_7_classes`). Last, so a rule before
-# that reads the clause more exactly wins.
+# The subject of a place verb: "I" or "we", with an adverb or two ("we've just moved to …").
 _PLACE_VERB_SUBJECT = r"(?i:I|we)(?:'ve|\s+have)?\s+(?:(?i:just|recently|finally|now|since|already|officially)\s+)?"
 
 

@@ -27,7 +27,7 @@ def _each(obj: str) -> list[str]:
         return [obj]
     return parts
 
-# Round 8: "the smell of durian", "the taste of coriander": the preference is about the thing itself.
+# "the smell of durian", "the taste of coriander": the preference is about the thing itself.
 _SENSE_OF = re.compile(r"(?i:the\s+)?(?i:smell|taste|texture|sound|sight|feel|flavou?r|idea|thought)\s+of\s+(?=\S)")
 # The key leaves out the setting ("loud music in cafés", "hiking in the mountains"): two writers label it so
 # (not "reading manga in the original", which says what is read).

@@ -270,13 +270,13 @@ _POSTPOSED_OWNER = re.compile(r"(?i)\b(?:kakak|adik|ibu|ayah|bapak|suami|istri|a
 
 
 def _work_stay(text: str) -> bool:
-    """`_STAY_WORDS` in a work clause, but "on a farm", "on the ferries" are where the work is (round 11)."""
+    """`_STAY_WORDS` in a work clause, but "on a farm", "on the ferries" are where the work is."""
     return any(not re.match(r"(?i:on)\s", s.group(0)) or re.search(r"(?i:holiday|vacation|business|layover)", s.group(0))
                for s in _STAY_WORDS.finditer(text))
 
 
 def _work_place(m, group: int = 1, scoped: bool = False):
-    """`scoped` (round 11): only what follows the place up to the next comma can make it a stay ("an embryologist at
+    """`scoped`: only what follows the place up to the next comma can make it a stay ("an embryologist at
     the IVF unit in Leiria, nights this month" works there; "…in Leeds for the summer" does not live there)."""
     place = _place(m.group(group))
     words = place.split()

@@ -85,7 +85,7 @@ def _job_as(m):
 
 
 def _job_or_field(m):
-    """"my job is nursing", "my day job is accounting": a job noun, else a field of work (round 9)."""
+    """"my job is nursing", "my day job is accounting": a job noun, else a field of work."""
     if job := _job(m):
         return job
     return ("job", f"User works in {m.group(1).lower()}") if re.fullmatch(rf"(?i:{FIELDS})", m.group(1)) else None
