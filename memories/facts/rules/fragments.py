@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from .lexicons import OPENERS
+
 # Capital letters of the Latin, Greek and Cyrillic scripts (Python's re has no \p{Lu}): names and
 # places such as Zoë, Łukasz, Ørsted, Élodie or Żaneta open with one of these.
 UPPER = "[" + "".join(re.escape(c) for c in sorted({chr(i) for i in (*range(0x41, 0x530), *range(0x1E00, 0x1F00))
@@ -29,32 +31,7 @@ PLACE_NC = "(?:" + PLACE[1:]  # the same, capturing nothing
 ORG_NC = "(?:" + ORG[1:]
 # Words a statement may open with. Linear time: no alternative is two others in a row ("oh and" is
 # "oh" then "and"), so a run of them ("oh and oh and …") is read one way, never 2^n ways.
-FILLER = (r"^(?:(?i:oh|ah|well|also|actually|anyway|anyways|so|and|btw|by the way|fyi|just so you know|for the record|"
-          r"honestly|yes|yeah|yep|no|nope|ok|okay|hi|hello|hey|plus|but|incidentally|for context|"
-          r"just fyi|fun fact|one more thing|update|quick update|correction|small correction|"
-          r"ps|p\.s|edit|oops|whoops|sorry|I\s+mean|scratch that|wait|originally|quick intro|intro|background|some context|info|"
-          r"heads up|heads-up|long story short|to be clear|for what it's worth|"
-          r"(?:hi|hello|hey|dear)\s+(?:support|team|all|everyone|guys|folks|there|sir\s+or\s+madam|sir/madam|sir|madam)|"
-          r"omg|ngl|tbh|lowkey|low-key|to\s+whom\s+it\s+may\s+concern|good\s+(?:morning|afternoon|evening)|please\s+be\s+advised\s+that|"
-          r"ya|yea|um|umm|uh|erm|hmm|alright|bro|bruh|dude|fam|guys|mate|lads|yall|y'all|folks|peeps|"
-          r"namaste|hola|salut|bonjour|ciao|hallo|kia\s+ora|salaam|salam|shalom|merhaba|aloha|jambo|howdy|greetings|hiya|heya|"
-          r"sawubona|habari|konnichiwa|olá|ola|oi|ahoj|hej|moin|servus|yo|"
-          r"bom\s+dia|boa\s+tarde|buenos\s+días|buenos\s+dias|buongiorno|guten\s+tag|goddag|god\s+dag|"
-          r"xin\s+chào|chào\s+bạn|chào|shwmae|helo|dzień\s+dobry|cześć|czesc|hæ|halló|kumusta|hujambo|annyeong(?:haseyo)?|annyeong\s+haseyo~?|yassou|"
-          r"hoi|hei|moi|moikka|terve|dia\s+dhuit|dobrý\s+den|dobry\s+den|szia|sziasztok|jó\s+napot|hajimemashite|konnichiwa|"
-          r"namaste\s+ji|e\s+kaaro(?:\s+o)?|ẹ\s+(?:n|and)\s+lẹ(?:\s+o)?|ahlan|marhaba|goedemorgen|goedendag|tere|zdravo|privet|"
-          r"vanakkam|sat\s+sri\s+akal|as-salamu\s+alaykum|salam\s+alaykum|"
-          r"bok|dobar\s+dan|čao|cao|labas|sveiki|halo|selamat\s+(?:pagi|siang|sore|malam)|sawasdee(?:\s+(?:krap|ka|khrap))?|sawatdee|"
-          r"ni\s+hao|nǐ\s+hǎo|sannu|bawo|kedu|akwaaba|salve|bună(?:\s+ziua)?|buna(?:\s+ziua)?|kalimera|geia(?:\s+sas|\s+sou)?|barev|"
-          r"gamarjoba|kaixo|bon\s+dia|bos\s+días|demat|talofa|bula|mingalaba|sabaidee|selam|hejsan|tjena|hallå|grüezi|grüß\s+gott|"
-          r"gruss\s+gott|griaß\s+di|zdravstvuyte|vitayu|dobrý\s+deň|góðan\s+dag|mirëdita|tungjatjeta|assalamualaikum|"
-          r"gruezi|živjo|zivjo|bonġu|bongu|përshëndetje|pershendetje|hyvää\s+päivää|"
-          r"work-wise|workwise|career-wise|job-wise|personally|since\s+\d{4}|in\s+\d{4}|"
-          r"for\s+(?:\d{1,2}|a\s+few|many|several|two|three|four|five|ten)\s+(?:years|months)|(?:a\s+(?:bit|little)\s+)?about\s+me|professionally|by profession|by trade|"
-          r"these days|nowadays|currently|right now|at the moment|"
-          r"now|(?:next|this)\s+(?:week|month|year|spring|summer|autumn|fall|winter|weekend)|tomorrow|soon|by day|"
-          r"in (?:january|february|march|april|may|june|july|august|september|october|november|december))"
-          r"[,!.:\-–]*\s+)*")
+FILLER = r"^(?:(?i:" + "|".join(OPENERS) + r")[,!.:\-–]*\s+)*"
 DIETS = frozenset("vegetarian vegan pescatarian pescetarian keto gluten-free lactose-intolerant kosher halal plant-based "
                   "paleo dairy-free".split())
 # Words between "a" and the pet ("a golden retriever", "a little black cat"), at most two.

@@ -19,6 +19,9 @@ def _words(name: str) -> frozenset[str]:
 # jobs_whole_word.txt count only as whole words.
 _JOBS_ENDING_COMPOUNDS = _words("jobs")
 JOBS = _JOBS_ENDING_COMPOUNDS | _words("jobs_whole_word")
+# The words a statement may open with ("oh and", "hi team", "fun fact", "currently"), one regular expression a
+# line, in the order they are tried (`rule._openings` reads them in this order).
+OPENERS = tuple(line for line in (_FOLDER / "openers.txt").read_text(encoding="utf-8").splitlines() if line)
 JOB_PHRASES = _words("job_phrases")
 NATIONALITIES = _words("nationalities")
 NOT_INTRO = _words("not_intro")

@@ -7,12 +7,14 @@ from __future__ import annotations
 import re
 
 from .fragments import FILLER
+from .lexicons import OPENERS
 
 
 class Rule:
     """A pattern that must open its clause. `slot`: the kind of fact it gives first ("name", "location",
     "job", …; a build may add facts of other slots). `alone`: when it gives a fact, no later rule is tried
-    on the clause; the job and employer rules are not alone ("I'm a nurse at Siemens" says both).
+    on the clause; a rule whose clause may say more is not alone ("I'm a nurse at Siemens" says a job and
+    an employer).
     `needs`: the rule counts only when the whole message matches this too ("it's Ömer, not Ayşe"
     is a name only in a message about the user's name). `build` returns (slot, text), a list of
     them, or None."""
@@ -28,23 +30,8 @@ class Rule:
         self.needs = re.compile(needs) if needs else None
 
 
-def _top_level(alternation: str) -> list[str]:
-    """The alternatives of a regex alternation, split at the bars outside any group."""
-    parts, depth, start, i = [], 0, 0, 0
-    while i < len(alternation):
-        c = alternation[i]
-        if c == "\\":
-            i += 2
-            continue
-        depth += (c == "(") - (c == ")")
-        if c == "|" and depth == 0:
-            parts.append(alternation[start:i])
-            start = i + 1
-        i += 1
-    return parts + [alternation[start:]]
-
-_FILLER_WORDS = re.match(r"\^\(\?:\(\?i:(.*)\)\[", FILLER, re.DOTALL).group(1)
-_FILLER_ONE = [re.compile(rf"(?i:{a})[,!.:\-–]*\s+") for a in _top_level(_FILLER_WORDS)]
+_FILLER_WORDS = "|".join(OPENERS)
+_FILLER_ONE = [re.compile(rf"(?i:{a})[,!.:\-–]*\s+") for a in OPENERS]
 _FILLER_ANY = re.compile(rf"(?i:{_FILLER_WORDS})[,!.:\-–]*\s+")
 
 
