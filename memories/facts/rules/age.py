@@ -67,11 +67,11 @@ _LOWER_AGE_UNITS = (r"(?i:weeks?|days?|months?|hours?|hrs?|minutes?|mins?|second
                        r"k|episodes?|chapters?|levels?|games?|hands?|steps?|floors?|stops?|seats?|rows?|behind|ahead|down|up|short|over|"
                        r"under|off|away|late|early|into|per|x|th|st|nd|rd|to|on|at|for|-|am|pm|o'clock|m|meters?|metres?|yards?|yds|mi|mph)")
 BIRTHDAY = Rule(r"(?i:my\s+birthday\s+is(?:\s+on)?)\s+" + REST, _birthday, 0.9, slot="birthday", alone=True)
-AGE_IM = Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s+(?i:years\s+old|yrs\s+old|year\s+old)", _age, 0.9, slot="age", alone=True)
+AGE_IM_YEAR = Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s+(?i:years\s+old|yrs\s+old|year\s+old)", _age, 0.9, slot="age", alone=True)
 AGE_IM_A = Rule(r"(?i:I'm|I\s+am)\s+(\d{1,2})\s*+/?\s*+(?i:f|m)(?=\s*(?:$|[,.!;]))", _age, 0.8, slot="age", alone=True)
-AGE_IM_B = Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s*(?i:years?|yrs?|y/?o)(?:\s+(?i:old|of\s+age))?"
+AGE_IM_AGE_LIVING = Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s*(?i:years?|yrs?|y/?o)(?:\s+(?i:old|of\s+age))?"
                 r"(?=\s*(?:$|[,.!;])|\s+(?i:and|but|now|so|from|living|based|with|staying|residing|working)\b)", _age, 0.85, slot="age", alone=True)
-AGE_IM_C = Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s*(?:[.!]?$|,\s+(?i:not)\s+\d{1,3}\b|\s+(?i:and|but|now|so)\s+(?!(?i:a\s+half|change|counting|"
+AGE_IM_HALF_CHANGE = Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s*(?:[.!]?$|,\s+(?i:not)\s+\d{1,3}\b|\s+(?i:and|but|now|so)\s+(?!(?i:a\s+half|change|counting|"
                 r"something|a\s+bit)\b))", _age, 0.8, slot="age", alone=True)
 AGE_IM_D = Rule(r"(?i:I'm|I\s+am)\s+(?i:an?)\s+(?:[a-zA-Z\-]+\s+){0,2}[a-z\-]+,\s+(\d{1,2})\s*(?:$|[,.!;])", _age, 0.75, slot="age", alone=True)
 AGE_AND_JOB = Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})(?:\s+(?i:years\s+old|yrs\s+old|yo))?,\s+(?:(?i:an?)\s+((?:[a-zA-Z\-]+\s+){0,3}[a-z\-]+)"
@@ -85,7 +85,7 @@ AGE_COMMA = Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3}),\s+(?!\d|(?i:minutes?|mins?|hours
 AGE = Rule(r"(\d{1,3})\s*(?i:years?|yrs?)\s+(?i:old)(?=\s*(?:$|[,.!;])|\s+(?i:and|but|male|female|from|living|based)\b)", _age, 0.75, slot="age", alone=True)
 AGE_AGE = Rule(r"(?i:age)\s*[:\-]?\s*(\d{1,3})\s*(?:$|[,.!;])", _age, 0.75, slot="age", alone=True)
 # "I'm 71 years young": an age.
-AGE_IM_E = Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s+(?i:years|yrs)\s+(?i:young)\b", _age, 0.8, slot="age", alone=True)
+AGE_IM_YOUNG = Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s+(?i:years|yrs)\s+(?i:young)\b", _age, 0.8, slot="age", alone=True)
 # "I'm 37 not 38": the age, put right in place.
 AGE_IM_F = Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3}),?\s+(?i:not)\s+\d{1,3}(?=$|[\s,.!;])", _age, 0.8, slot="age", alone=True)
 # "im 38 divorsed no kids", "I'm 52 semi retired": an age before a word that is no unit ("I'm 5 minutes away" is none).
