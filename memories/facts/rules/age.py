@@ -70,9 +70,9 @@ BIRTHDAY = Rule(r"(?i:my\s+birthday\s+is(?:\s+on)?)\s+" + REST, _birthday, 0.9, 
 AGE_IM_YEAR = Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s+(?i:years\s+old|yrs\s+old|year\s+old)", _age, 0.9, slot="age", alone=True)
 AGE_IM_A = Rule(r"(?i:I'm|I\s+am)\s+(\d{1,2})\s*+/?\s*+(?i:f|m)(?=\s*(?:$|[,.!;]))", _age, 0.8, slot="age", alone=True)
 AGE_IM_AGE_LIVING = Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s*(?i:years?|yrs?|y/?o)(?:\s+(?i:old|of\s+age))?"
-                r"(?=\s*(?:$|[,.!;])|\s+(?i:and|but|now|so|from|living|based|with|staying|residing|working)\b)", _age, 0.85, slot="age", alone=True)
+                         r"(?=\s*(?:$|[,.!;])|\s+(?i:and|but|now|so|from|living|based|with|staying|residing|working)\b)", _age, 0.85, slot="age", alone=True)
 AGE_IM_HALF_CHANGE = Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})\s*(?:[.!]?$|,\s+(?i:not)\s+\d{1,3}\b|\s+(?i:and|but|now|so)\s+(?!(?i:a\s+half|change|counting|"
-                r"something|a\s+bit)\b))", _age, 0.8, slot="age", alone=True)
+                          r"something|a\s+bit)\b))", _age, 0.8, slot="age", alone=True)
 AGE_IM_D = Rule(r"(?i:I'm|I\s+am)\s+(?i:an?)\s+(?:[a-zA-Z\-]+\s+){0,2}[a-z\-]+,\s+(\d{1,2})\s*(?:$|[,.!;])", _age, 0.75, slot="age", alone=True)
 AGE_AND_JOB = Rule(r"(?i:I'm|I\s+am)\s+(\d{1,3})(?:\s+(?i:years\s+old|yrs\s+old|yo))?,\s+(?:(?i:an?)\s+((?:[a-zA-Z\-]+\s+){0,3}[a-z\-]+)"
                    r"(?=\s*(?:$|[,.!;]|\s+(?:at|in|for|from)\b))|(?=(?i:from|married|single|living|based|originally)\b))", _age_and_job, 0.8, slot="age", alone=True)

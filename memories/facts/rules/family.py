@@ -100,13 +100,13 @@ RELATIVE_MUM = Rule(r"((?i:mum|mom|mam|dad|mother|father|grandma|grandpa|granny|
                     + NAME + r"\s*(?:$|[,.!;]|\s+(?i:and|but)\s+(?i:she|he|they)\b)", _relative, 0.8, slot="family", alone=True)
 # 1: "my son's name is Kojo not Kwame".
 RELATIVE_MY_SHE_THEY = Rule(r"(?i:my)\s+(" + RELATIVES + r")(?:'?s\s+name\s+is|(?:\s+is|'s)\s+(?:named|called)|\s+is)\s+"
-                   r"(?:(?i:actually|really|now|still)\s+)?" + NAME
-                   + r"\s*(?:$|[,.!;]|\s+(?i:and|but)\s+(?i:she|he|they|she's|he's|they're|we|we've|we're|yes|yeah|no|so)\b|\s+(?i:not)\s+(?=" + UPPER + r"))",
-                   _relative, 0.85, slot="family", alone=True)
+                            r"(?:(?i:actually|really|now|still)\s+)?" + NAME
+                            + r"\s*(?:$|[,.!;]|\s+(?i:and|but)\s+(?i:she|he|they|she's|he's|they're|we|we've|we're|yes|yeah|no|so)\b|\s+(?i:not)\s+(?=" + UPPER + r"))",
+                            _relative, 0.85, slot="family", alone=True)
 # "my wife Dana and I adopted…" is split before "I…": "my wife Dana" is then the whole clause.
 RELATIVE_MY_LIVES_WORKS = Rule(r"(?i:my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)("
-                     + RELATIVES + r"),?\s+" + NAME + r"(?:,?\s+(?i:is|lives|works|was|has|just|loves|likes)\b|$)",
-                     _relative, 0.85, slot="family", alone=True)
+                               + RELATIVES + r"),?\s+" + NAME + r"(?:,?\s+(?i:is|lives|works|was|has|just|loves|likes)\b|$)",
+                               _relative, 0.85, slot="family", alone=True)
 RELATIVE_MY_B = Rule(r"(?i:my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)((?i:" + RELATIVES
                      + r")),\s+" + NAME + r",", _relative, 0.85, slot="family", alone=True)
 RELATIVE_REVERSED = Rule(NAME + r"\s+(?i:is\s+my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+)?)(" + RELATIVES
@@ -116,7 +116,7 @@ RELATIVE_REVERSED_A = Rule(NAME + r",\s+(?i:my)\s+(?i:(?:little\s+|older\s+|youn
 NAMED_OUR = Rule(r"(?i:I|we)\s+(?i:named|called)\s+(?i:my|our|the)\s+(?i:(?:new\s+|baby\s+|little\s+)?)((?i:" + RELATIVES + "|" + PETS
                  + r"))\s+" + NAME + r"(?=$|[\s,.!;])", _named_our, 0.85, slot="family", alone=True)
 KIDS_ARE_MY_CALLED_NAMED = Rule(r"(?i:my|our)\s+(?:(?i:two|three|four|2|3|4)\s+)?((?i:kids|children|" + PLURALS + r"))\s+(?i:are)\s+(?:(?i:called|named)\s+)?" + NAME
-                   + r"(?:,\s+" + NAME + r")?,?\s+(?i:and)\s+" + NAME + r"\s*(?:$|[.!;,])", _kids_are, 0.85, slot="family", alone=True)
+                                + r"(?:,\s+" + NAME + r")?,?\s+(?i:and)\s+" + NAME + r"\s*(?:$|[.!;,])", _kids_are, 0.85, slot="family", alone=True)
 KIDS_ARE_MY_A = Rule(r"(?i:my|our)\s+((?i:kids|children|" + PLURALS + r")),\s+" + NAME + r"(?:,\s+" + NAME + r")?,?\s+(?i:and)\s+"
                      + NAME + r",", _kids_are, 0.8, slot="family", alone=True)
 BABY = Rule(r"(?i:(?:I|we)\s+(?:just\s+)?(?:had|welcomed)|(?:I've|we've)\s+(?:just\s+)?(?:had|welcomed))\s+(?i:a|our)\s+"
@@ -129,7 +129,7 @@ GENDERED_KIDS = Rule(r"(?i:I\s+have|I've\s+got|we\s+have|we've\s+got)\s+(?i:two|
                      r"(?i:called|named)\s+" + NAME + r",?\s+(?i:and)\s+(?i:an?)\s+((?i:boy|girl))\s+(?i:called|named)\s+" + NAME
                      + r"(?=$|[\s,.!;])", _gendered_kids, 0.8, slot="family", alone=True)
 RELATIVE_I_HAVE_SHES_HES = Rule(r"(?i:I\s+have|I've\s+got|we\s+have|we've\s+got)\s+(?i:an?)\s+(?i:(?:little\s+|older\s+|younger\s+|baby\s+|grown-up\s+)?)("
-                         + RELATIVES + r"),\s+(?i:she's|he's|they're|she\s+is|he\s+is)\s+(?i:called|named)\s+" + NAME + r"(?=$|[\s,.!;])", _relative, 0.8, slot="family", alone=True)
+                                + RELATIVES + r"),\s+(?i:she's|he's|they're|she\s+is|he\s+is)\s+(?i:called|named)\s+" + NAME + r"(?=$|[\s,.!;])", _relative, 0.8, slot="family", alone=True)
 # Family and pets named in another language.
 FOREIGN_KIN_MI = Rule(_FOREIGN_MY + r"\s+([^\W\d_]{3,12})\s+" + _FOREIGN_IS_CALLED + r"\s+" + NAME + r"(?=$|[\s,.!;])", _foreign_kin, 0.8, slot="family", alone=True)
 # "I married Thijs in June": the spouse.
@@ -150,13 +150,13 @@ ENGAGED = Rule(r"(?:(?i:I|we)\s+)?(?:(?i:just|finally|recently|officially)\s+)?(
 KIN_NAMED_HUBBY = Rule(r"((?i:hubby|wifey|husband|wife|fiancée|fiancé|fiancee|fiance|boyfriend|girlfriend|bf|gf|other\s+half|better\s+half|partner))\s+"
                        + NAME + r"(?:\s+(?i:and|&|n)\s+(?:I|me)\b|\s*$)", _kin_named, 0.75, slot="family", alone=True)
 RELATIVE_ANYWHERE_BIG = Apposition(r"\b(?i:my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)("
-                               + RELATIVES + r")\s+" + NAME + r"(?=$|[\s,.!;])", _relative, slot="family")
+                                   + RELATIVES + r")\s+" + NAME + r"(?=$|[\s,.!;])", _relative, slot="family")
 # 1: "my wife's Gráinne and we've a collie": the contraction, only before "and we…" ("my dad's Ford" is his car).
 RELATIVE_ANYWHERE_WEVE = Apposition(r"\b(?i:my)\s+(" + RELATIVES + r")'s\s+" + NAME + r"(?=\s+(?i:and)\s+(?:we|we've|we're)\b)",
-                                 _relative, slot="family")
+                                    _relative, slot="family")
 # "our son Leo": a child or a grandparent is the user's too ("our wife" is no phrase).
 RELATIVE_ANYWHERE_DAUGHTER_SON = Apposition(r"\b(?i:our)\s+(?i:(?:little\s+|older\s+|younger\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)("
-                                 r"(?i:daughter|son|grandmother|grandfather|grandma|grandpa|mum|mom|mam|dad|mother|father))\s+" + NAME + r"(?=$|[\s,.!;])", _relative, slot="family")
+                                            r"(?i:daughter|son|grandmother|grandfather|grandma|grandpa|mum|mom|mam|dad|mother|father))\s+" + NAME + r"(?=$|[\s,.!;])", _relative, slot="family")
 FOREIGN_KIN_ANYWHERE_MI = Apposition(_NOT_LETTER_BEFORE + _FOREIGN_MY + r"\s+([^\W\d_]{3,12})\s+" + _FOREIGN_IS_CALLED + r"\s+" + NAME + r"(?=$|[\s,.!;])",
                                      _foreign_kin, slot="family")
 RELATIVE_ANYWHERE_MERI = Apposition(_NOT_LETTER_BEFORE + r"(?i:meri|mera|mere|mijn|minun|moja|mój)\s+(" + RELATIVES + r")\s+" + NAME

@@ -198,26 +198,26 @@ def _cued_name(m):
 # "my name is Grzegorz but everyone calls me Greg": both, the name and the one the user goes by.
 # 1: "…, actually everyone calls me Levi, use that" too: the name the user goes by is the one to use.
 NAME_MY_NAME_IS_ACTUALLY_THOUGH = Rule(r"(?i:my\s+name\s+is|my\s+name's)\s+" + NAME + r",?\s+(?:(?i:but|actually|though|tho|and)\s+)?(?i:everyone|everybody|people|most\s+people|my\s+friends|"
-                       r"friends|they)\s+(?i:just\s+|all\s+)?(?i:calls?|know)\s+me\s+(?i:as\s+)?" + NAME + r"(?=$|[\s,.!;])",
-                       lambda m: _proper(m.group(1)) and _proper(m.group(2))
-                       and ("name", f"User's name is {m.group(1)}, who goes by {m.group(2)}"), 0.9, slot="name", alone=True)
+                                       r"friends|they)\s+(?i:just\s+|all\s+)?(?i:calls?|know)\s+me\s+(?i:as\s+)?" + NAME + r"(?=$|[\s,.!;])",
+                                       lambda m: _proper(m.group(1)) and _proper(m.group(2))
+                                       and ("name", f"User's name is {m.group(1)}, who goes by {m.group(2)}"), 0.9, slot="name", alone=True)
 NAME_MY_NAME_IS_WORK_PLS = Rule(r"(?i:my\s+name\s+is|my\s+name's|(?:my\s+)?names|(?:the\s+)?name's|(?:the\s+)?name\s+is|"
-                         r"(?:(?:just|please|only|simply|you\s+can|can\s+you|could\s+you|feel\s+free\s+to)\s+){0,2}call\s+me|I'm\s+called|I\s+am\s+called|"
-                         r"(?:people|everyone|everybody|friends|my\s+friends|most\s+people|folks|they)\s+(?:all\s+)?call\s+me|"
-                         r"(?:everyone|everybody|my\s+friends?|people)\s+calls\s+me|I\s+go\s+by|my\s+first\s+name\s+is|"
-                         r"(?:please\s+)?address\s+me\s+as|I'm\s+known\s+as|I\s+am\s+known\s+as|"
-                         r"(?:my\s+friends|everyone|people|most\s+people)\s+know\s+me\s+as|"
-                         r"I\s+prefer\s+(?:to\s+be\s+called|being\s+called|to\s+go\s+by)|I'd\s+(?:rather|prefer\s+to|like\s+to)\s+be\s+called)\s+" + NAME_T
-                         + r"\s*(?:$|[,.!;]|\s+and\b|\s+but\b|\s+here\b|\s+(?i:not|with\s+an?)\s+(?=" + UPPER + r")|\s+(?i:at\s+work|from\s+now\s+on|please|pls|plz|thanks|instead|for\s+short|now|"
-                         r"these\s+days|nowadays|sorry|thank\s+you|nice\s+to\s+meet)\b)",
-                         _name, 0.95, slot="name", alone=True)
+                                r"(?:(?:just|please|only|simply|you\s+can|can\s+you|could\s+you|feel\s+free\s+to)\s+){0,2}call\s+me|I'm\s+called|I\s+am\s+called|"
+                                r"(?:people|everyone|everybody|friends|my\s+friends|most\s+people|folks|they)\s+(?:all\s+)?call\s+me|"
+                                r"(?:everyone|everybody|my\s+friends?|people)\s+calls\s+me|I\s+go\s+by|my\s+first\s+name\s+is|"
+                                r"(?:please\s+)?address\s+me\s+as|I'm\s+known\s+as|I\s+am\s+known\s+as|"
+                                r"(?:my\s+friends|everyone|people|most\s+people)\s+know\s+me\s+as|"
+                                r"I\s+prefer\s+(?:to\s+be\s+called|being\s+called|to\s+go\s+by)|I'd\s+(?:rather|prefer\s+to|like\s+to)\s+be\s+called)\s+" + NAME_T
+                                + r"\s*(?:$|[,.!;]|\s+and\b|\s+but\b|\s+here\b|\s+(?i:not|with\s+an?)\s+(?=" + UPPER + r")|\s+(?i:at\s+work|from\s+now\s+on|please|pls|plz|thanks|instead|for\s+short|now|"
+                                r"these\s+days|nowadays|sorry|thank\s+you|nice\s+to\s+meet)\b)",
+                                _name, 0.95, slot="name", alone=True)
 NAME_ITS_NOT = Rule(r"(?i:it's|it\s+is)\s+" + NAME + r",?\s+(?i:not)\s+" + rf"{UPPER}{WORD_CHARS}{{1,30}}" + r"\s*(?:$|[.!,;]|\s[-–—])",
-                _name, 0.85,
-                needs=r"(?i)\bmy\s+name\b", slot="name", alone=True)
+                    _name, 0.85,
+                    needs=r"(?i)\bmy\s+name\b", slot="name", alone=True)
 NAME_ITS_SPELLED_SPELT = Rule(r"(?i:it's|it\s+is)\s+(?i:spelled|spelt|written)\s+" + NAME + r"\s*[.!]?$", _name, 0.8, needs=r"(?i)\bmy\s+name\b", slot="name", alone=True)
 # "This is Ingrid from accounting" / "This is Ingrid speaking": a phone or chat introduction.
 NAME_THIS_IS_TEAM_OFFICE = Rule(r"(?i:this\s+is)\s+" + NAME + r"(?:\s+(?i:speaking|calling|here)\b|\s+(?i:from)\s+(?i:the\s+)?(?:" + UPPER
-                    + r"|[a-z]+\s+(?i:team|office|department|desk)\b))", _name, 0.85, slot="name", alone=True)
+                                + r"|[a-z]+\s+(?i:team|office|department|desk)\b))", _name, 0.85, slot="name", alone=True)
 NAME_THIS_IS_A = Rule(r"(?i:this\s+is)\s+" + HONORIFIC + r"\s+" + NAME + r"(?=$|[\s,.!;])", _name, 0.85, slot="name", alone=True)
 NAME_FIRST = Rule(r"(?i:(?:first|given|full|preferred)\s+)?(?i:name)\s*:\s*" + NAME + r"\s*(?:$|[,.!;/|])", _name, 0.85, slot="name", alone=True)
 LOWER_NAME = Rule(r"(?i:my\s+name\s+is|my\s+name's|the\s+name's)\s+([a-z][a-z'\-]{1,30})\s*(?:[.!]?$|,\s+(?:and|I)\b)", _lower_name, 0.8, slot="name", alone=True)
@@ -228,7 +228,7 @@ NAME_ITS_B = Rule(r"(?i:it's|it\s+is)\s+" + NAME + r"\s*(?:$|[.!;,])", _name, 0.
                   needs=r"(?i)\bmy\s+name(?:'s|\s+is)?\s+(?:not|isn't)\b", slot="name", alone=True)
 # "Hey, Dmitri speaking." / "Dmitri here, quick question": a greeting or the whole sentence.
 NAME_HI_SPEAKING_HAPA = Rule(r"(?:(?i:hi|hello|hey)[,!]?\s+)?" + NAME_T + r"\s+(?i:speaking|here|po|hapa|tutaj|burada)(?:\s+(?i:again))?\s*(?:$|[,.!]|\s[-–—]\s|\s+(?i:with|from)\b)",
-               _name, 0.85, slot="name", alone=True)
+                             _name, 0.85, slot="name", alone=True)
 NAME_HI_A = Rule(r"(?i:hi|hello|hey)[,!]?\s+(?:there[,!]?\s+)?(?i:I'm|I\s+am)\s+" + NAME + r"\s*(?:$|[,.!]|\s+and\b)", _name, 0.9, slot="name", alone=True)
 NAME_FROM = Rule(r"(?i:I'm|I\s+am)\s+" + rf"({UPPER}{WORD_CHARS}{{1,30}})" + r"(?:\s+(?i:btw|by\s+the\s+way))?,\s+(?:(?i:originally)\s+)?"
                  r"(?i:from)\s+" + PLACE + r"(?=$|[\s,.!;])", _name_from, 0.85, slot="name", alone=True)
@@ -264,16 +264,16 @@ NAME_MY_REAL = Rule(r"(?i:my\s+(?:real|full|legal|actual|given|birth|proper)\s+n
                     + r"(?=$|[\s,.!;])", _name, 0.9, slot="name", alone=True)
 # Names: "hey its me Amarachi again", "hello it's Eszter again", "I am writing as Mrs Şebnem Aydın".
 NAME_ITS_AGAIN_ABOUT = Rule(r"(?i:it's|it\s+is|its)\s+(?i:me|just\s+me),?\s+" + NAME_T + r"(?=\s*(?:$|[,.!;])|\s+(?i:again|here|from|with|about|btw)\b)",
-                  _name, 0.85, slot="name", alone=True)
+                            _name, 0.85, slot="name", alone=True)
 NAME_HI_HIYA_HEYA = Rule(r"(?i:hi|hello|hey|hiya|heya|good\s+(?:morning|afternoon|evening))[,!]*\s+(?i:it's|it\s+is|its)\s+" + NAME
-                 + r",?\s+(?i:again|here)\b", _name, 0.8, slot="name", alone=True)
+                         + r",?\s+(?i:again|here)\b", _name, 0.8, slot="name", alone=True)
 NAME_IM = Rule(r"(?i:I'm|I\s+am)\s+(?i:writing|contacting\s+you|emailing|messaging|reaching\s+out)(?:\s+(?i:to\s+you))?\s+(?i:as)\s+"
                + HONORIFIC + r"\.?\s+" + NAME + r"(?=$|[\s,.!;])", _name, 0.8, slot="name", alone=True)
 # "Ngozi is my name", "born in 1988 in Ibadan", "I manage a small team at Ericsson", "I'm the head baker at Crumbs".
 NAME_MR = Rule(NAME_T + r"\s+(?i:is\s+my\s+(?:first\s+|given\s+)?name)\s*(?:$|[,.!;])", _name, 0.85, slot="name", alone=True)
 # "I'm Ana Souza, a dentist", "I'm Li Wei, nice to meet you": a two-word name before a self-description.
 TWO_WORD_INTRO_IM_NICE_PLEASED = Rule(r"(?i:I'm|I\s+am)\s+(" + UPPER + WORD_CHARS + r"{1,30}\s+" + UPPER + WORD_CHARS + r"{1,30})(?=,\s+(?:(?i:nice|pleased|glad|"
-                         r"good\s+to|here|from|living|based|originally|an?)\s|\d{1,3}\b)|\s+(?i:and)\s+(?:I|I'm|my)\b)", _two_word_intro, 0.75, slot="name", alone=True)
+                                      r"good\s+to|here|from|living|based|originally|an?)\s|\d{1,3}\b)|\s+(?i:and)\s+(?:I|I'm|my)\b)", _two_word_intro, 0.75, slot="name", alone=True)
 TWO_WORD_INTRO_IM_A = Rule(r"(?i:I'm|I\s+am)\s+(" + UPPER + WORD_CHARS + r"{1,30}\s+" + UPPER + WORD_CHARS + r"{1,30})\s*[.!]?$", _two_word_intro, 0.75,
                            needs=r"^\W*(?i:hi|hello|hey|hiya|heya|good\s+(?:morning|afternoon|evening))\b", slot="name", alone=True)
 NAME_TI_L = Rule(_FOREIGN_NAME_CUES + r"\s+" + NAME + r"(?:\s+(?i:imnida|ieyo|iyeyo|yeyo|hai|ni|po))?(?=\s*(?:$|[,.!;(])|\s+(?i:and|but|i|na|y|và|og|ja|und|et|e|och|en|ve|kai|aur|dan|ac)\b)",
@@ -305,4 +305,4 @@ CUED_NAME_BANA = Rule(r"(?i:bana)\s+" + NAME + r"\s+(?i:de|diyebilirsin|diyebili
 CUED_NAME = Rule(NAME + r"\s+(?i:vagyok|naiz|naiz\s+eta)(?=$|[\s,.!;])", _cued_name, 0.8, slot="name", alone=True)
 # "it's Oren, the one who asked about sourdough": the user, reminding who they are.
 NAME_ITS_ONE_GUY = Rule(r"(?i:it's|it\s+is|its)\s+" + NAME + r",?\s+(?i:the\s+(?:one|guy|girl|person|lady|woman|man|customer|client)\s+(?:who|that|from|with))\b",
-                  _name, 0.8, slot="name", alone=True)
+                        _name, 0.8, slot="name", alone=True)

@@ -58,19 +58,19 @@ def _pet_parent(m):
     return [f for f in found if f]
 
 PET_I_HAVE_HIM_HER = Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|(?:I|we)\s+(?:just\s+)?(?:adopted|got)|(?:I|we)\s+own|"
-                  r"(?:I've|we've)\s+(?:just\s+)?(?:adopted|got)|I've|we've)\s+(?i:an?|another)\s+" + PET_ADJECTIVES + r"((?i:"
-                  + PETS + r"))\s+(?i:named|called|and\s+named\s+(?:him|her|it|them))\s+" + NAME
-                  + r"(?=$|[\s,.!;])", _pet, 0.9, slot="pet", alone=True)
+                          r"(?:I've|we've)\s+(?:just\s+)?(?:adopted|got)|I've|we've)\s+(?i:an?|another)\s+" + PET_ADJECTIVES + r"((?i:"
+                          + PETS + r"))\s+(?i:named|called|and\s+named\s+(?:him|her|it|them))\s+" + NAME
+                          + r"(?=$|[\s,.!;])", _pet, 0.9, slot="pet", alone=True)
 PET_REVERSED = Rule(NAME + r"\s+(?i:is\s+(?:my|our))\s+(?i:(?:little\s+|old\s+|rescue\s+)?)((?i:" + PETS + r"))\s*(?:$|[,.!;])",
                     _pet_reversed, 0.85, slot="pet", alone=True)
 PET_MY_NAME = Rule(r"(?i:my|our)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))(?:(?:'s|s)?\s+name\s+is|(?:\s+is|'s)\s+(?:named|called))\s+" + NAME + r"(?=$|[\s,.!;])", _pet, 0.9, slot="pet", alone=True)
 PET_MY_LITTLE_OLD = Rule(r"(?i:my|our)\s+(?i:(?:little\s+|old\s+|rescue\s+)?)((?i:" + PETS + r")),\s+" + NAME + r",", _pet, 0.85, slot="pet", alone=True)
 PET_I_HAVE_RESCUED = Rule(r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|we\s+have\s+got|(?:I|we)\s+(?:just\s+)?(?:adopted|got|rescued)|"
-                    r"(?:I've|we've)\s+(?:just\s+)?(?:adopted|got|rescued))\s+an?\s+" + PET_ADJECTIVES + r"((?i:"
-                    + PETS + r")),\s+" + NAME + r"\s*(?:$|[.!;,])", _pet, 0.85, slot="pet", alone=True)
+                          r"(?:I've|we've)\s+(?:just\s+)?(?:adopted|got|rescued))\s+an?\s+" + PET_ADJECTIVES + r"((?i:"
+                          + PETS + r")),\s+" + NAME + r"\s*(?:$|[.!;,])", _pet, 0.85, slot="pet", alone=True)
 # "I have way too many pets, including a ferret called Gnocchi": one of the user's own, named.
 PET_I_HAVE_INCLUDING_LIKE = Rule(r"(?i:I\s+have|I've\s+got|we\s+have|we've\s+got)\s+[^,.!?;]{1,60},\s+(?i:including|like|incl\.?|plus)\s+an?\s+" + PET_ADJECTIVES
-                    + r"((?i:" + PETS + r"))\s+(?i:named|called)\s+" + NAME + r"(?=$|[\s,.!;])", _pet, 0.8, slot="pet", alone=True)
+                                 + r"((?i:" + PETS + r"))\s+(?i:named|called)\s+" + NAME + r"(?=$|[\s,.!;])", _pet, 0.8, slot="pet", alone=True)
 # "Our dog is Ragnar, a very dramatic husky": the pet's name, then (often) what it is.
 PET_NAMED_IS = Rule(r"(?i:my|our)\s+((?i:" + PETS + r"))\s+(?i:is)\s+" + NAME + r"\s*(?:$|[.!;]|,\s+(?i:an?|the|my|our)\s)", _pet_named_is, 0.8, slot="pet", alone=True)
 PET_MY_B = Rule(r"(?i:my|our)\s+((?i:" + PETS + r")),\s+(?i:an?)\s+(?:[\w\-]+\s+){0,3}?(?i:called|named)\s+" + NAME + r"(?=$|[\s,.!;])",
@@ -86,12 +86,12 @@ PET_MEET = Rule(r"(?:(?i:meet|say\s+hi\s+to|this\s+is|introducing)\s+)?" + NAME 
 PET_MY_C = Rule(r"(?i:my|our)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))(?:,|\s+is)\s+(?i:an?)\s+(?:[\w\-]+\s+){0,3}?(?i:called|named)\s+"
                 + NAME + r"(?=$|[\s,.!;])", _pet, 0.8, slot="pet", alone=True)
 PET_I_LAST_WEEK = Rule(r"(?:(?i:I|we)(?:'ve|\s+have)?\s+)?(?:(?i:just)\s+)?(?i:got|adopted|rescued)\s+(?i:an?|another)\s+" + PET_ADJECTIVES + r"((?i:" + PETS
-             + r"))(?:\s+(?i:last\s+(?:week|month|year|weekend)|this\s+(?:week|month|year|weekend)|yesterday|today|recently))?,?\s+"
-             r"(?:(?i:and)\s+)?(?i:named|called)\s+(?i:him|her|it|them)\s+" + NAME + r"(?=$|[\s,.!;])", _pet, 0.8, slot="pet", alone=True)
+                       + r"))(?:\s+(?i:last\s+(?:week|month|year|weekend)|this\s+(?:week|month|year|weekend)|yesterday|today|recently))?,?\s+"
+                       r"(?:(?i:and)\s+)?(?i:named|called)\s+(?i:him|her|it|them)\s+" + NAME + r"(?=$|[\s,.!;])", _pet, 0.8, slot="pet", alone=True)
 # "we just adopted a rescue greyhound, she's called Pimienta": the pet and its name in one clause.
 PET_I_SHES_HES = Rule(r"(?i:I|we)(?:'ve|\s+have)?\s+(?:(?i:just|recently|finally)\s+)?(?i:got|adopted|rescued|have|took\s+in)\s+(?i:an?|another)\s+"
-               + PET_ADJECTIVES + r"((?i:" + PETS + r")),?\s+(?:(?i:and)\s+)?(?i:she's|he's|she\s+is|he\s+is|it's|they're|who's|her\s+name's|"
-               r"his\s+name's|her\s+name\s+is|his\s+name\s+is)\s+(?:(?i:called|named)\s+)?" + NAME + r"(?=$|[\s,.!;])", _pet, 0.8, slot="pet", alone=True)
+                      + PET_ADJECTIVES + r"((?i:" + PETS + r")),?\s+(?:(?i:and)\s+)?(?i:she's|he's|she\s+is|he\s+is|it's|they're|who's|her\s+name's|"
+                      r"his\s+name's|her\s+name\s+is|his\s+name\s+is)\s+(?:(?i:called|named)\s+)?" + NAME + r"(?=$|[\s,.!;])", _pet, 0.8, slot="pet", alone=True)
 # "Kibo (my puppy) is asleep on my arm".
 PET_IN_BRACKETS_ANYWHERE = Apposition(NAME + r"\s+\((?i:my|our)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))\)", _pet_in_brackets, slot="pet")
 PET_ANYWHERE = Apposition(r"\b(?i:my|our)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))\s+" + NAME
@@ -103,7 +103,7 @@ PET_ANYWHERE_ONE = Apposition(r"(?<![\w'])(?i:one|a|an|two|three|2|3)\s+" + PET_
                               + r"(?:(?:\s*+[,&]|\s+(?i:and))\s*+" + NAME + r")?\)", lambda m: [f for f in (_pet(m), m.group(3) and _pet(_Groups(m.group(1), m.group(3)))) if f], slot="pet")
 # "living in Daejeon with a cat named Kimbap": a pet the user lives with (not after someone else).
 PET_ANYWHERE_NAMED_CALLED = Apposition(r"\b(?i:with)\s+(?i:a|an|my|our)\s+" + PET_ADJECTIVES + r"((?i:" + PETS + r"))\s+(?i:named|called)\s+" + NAME
-                            + r"(?=$|[\s,.!;])", lambda m: not _OTHER_HEAD.search(m.string, max(0, m.start() - 200), m.start()) and _pet(m), slot="pet")
+                                       + r"(?=$|[\s,.!;])", lambda m: not _OTHER_HEAD.search(m.string, max(0, m.start() - 200), m.start()) and _pet(m), slot="pet")
 PET_PARENT_ANYWHERE = Apposition(r"(?<![\w'])((?i:dog|cat|bunny|rabbit|hamster|horse|bird|parrot|guinea\s+pig|ferret|chicken|goat|plant))\s+"
                                  r"(?i:mum|mom|mama|momma|dad|daddy|papa|parent|mother|father)\s+(?i:to|of)\s+" + NAME
                                  + r"(?:(?:\s*+[,&]|\s+(?i:and))\s*+" + NAME + r")?(?=$|[\s,.!;(])", _pet_parent, slot="pet")

@@ -156,11 +156,11 @@ LOCATION_IM = Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:in)\s+" + PLACE + r"\s
 LOCATION_IM_A = Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:in)\s+" + PLACE + r"\s+(?i:now)\s*(?:$|[.!;])", _location, 0.8,
                      needs=r"(?i)\b(?:any\s?more|no\s+longer|moved|relocated|used\s+to\s+live|lived)\b", slot="location", alone=True)
 LOCATION_IM_LIVE_FLAT = Rule(r"(?i:I'm|I\s+am|we're|we\s+are|I\s+live|we\s+live)\s+(?i:in)\s+(?i:an?|our|my)\s+(?:[a-z]+\s+){0,2}?"
-                     r"(?i:flat|apartment|house|studio|place|bungalow|cottage|condo|bedsit|houseboat|room)\s+(?i:in)\s+" + PLACE
-                     + r"(?=$|[\s,.!;])", _location, 0.8, slot="location", alone=True)
+                             r"(?i:flat|apartment|house|studio|place|bungalow|cottage|condo|bedsit|houseboat|room)\s+(?i:in)\s+" + PLACE
+                             + r"(?=$|[\s,.!;])", _location, 0.8, slot="location", alone=True)
 LOCATION_I_RECENTLY_FINALLY = Rule(r"(?i:(?:I|we)\s+(?:just\s+|recently\s+|finally\s+)?(?:bought|rent|rented|own|found)|(?:I've|we've)\s+(?:just\s+)?(?:bought|rented|found))"
-                  r"\s+(?i:an?|our|my)\s+(?i:(?:new\s+|little\s+|small\s+)?(?:house|flat|apartment|place|home|condo|cottage))\s+(?i:in)\s+"
-                  + PLACE + r"(?=$|[\s,.!;])", _location, 0.8, slot="location", alone=True)
+                                   r"\s+(?i:an?|our|my)\s+(?i:(?:new\s+|little\s+|small\s+)?(?:house|flat|apartment|place|home|condo|cottage))\s+(?i:in)\s+"
+                                   + PLACE + r"(?=$|[\s,.!;])", _location, 0.8, slot="location", alone=True)
 LOCATION_I_LIVE_JUST = Rule(r"(?i:I\s+live\s+(?:just\s+)?(?:outside(?:\s+of)?|near)|"
                             r"I\s+live\s+(?:in|on)\s+the\s+(?:suburbs|outskirts|edge|centre|center|north|south|east|west|middle)\s+of|"
                             r"I\s+live\s+in\s+(?:downtown|central|north|south|east|west|northern|southern|eastern|western|rural|suburban|greater)|"
@@ -182,7 +182,7 @@ LOCATION_I_LIVE_JUST = Rule(r"(?i:I\s+live\s+(?:just\s+)?(?:outside(?:\s+of)?|ne
                             + r"(?=$|[\s,.!;])", _location, 0.9, slot="location", alone=True)
 # Without a subject only as a whole sentence: "Living in Denver these days." (not "Living in Rome is fun").
 LOCATION_NOW_THESE_DAYS = Rule(r"(?i:(?:now\s+)?(?:living|based)\s+in)\s+" + PLACE
-                    + r"(?:\s+(?i:these\s+days|nowadays|now|at\s+the\s+moment|for\s+now))?\s*[.!]?$", _location, 0.85, slot="location", alone=True)
+                               + r"(?:\s+(?i:these\s+days|nowadays|now|at\s+the\s+moment|for\s+now))?\s*[.!]?$", _location, 0.85, slot="location", alone=True)
 LOCATION_CURRENTLY = Rule(r"(?i:currently|now|still)\s+(?i:living|based)\s+in\s+" + PLACE + r"(?=$|[\s,.!;])", _location, 0.85, slot="location", alone=True)
 ORIGIN_IM_ORIGINALLY = Rule(r"(?i:I'm\s+(?:originally\s+)?from|I\s+am\s+(?:originally\s+)?from|I\s+come\s+from|(?:we're|we\s+are)\s+(?:originally\s+)?from|"
                             r"I\s+grew\s+up\s+in\s+an?\s+(?:[a-z]+\s+)?(?:town|village|city|suburb|place)\s+(?:near|outside(?:\s+of)?|close\s+to|"
@@ -191,28 +191,28 @@ ORIGIN_IM_ORIGINALLY = Rule(r"(?i:I'm\s+(?:originally\s+)?from|I\s+am\s+(?:origi
                             r"I\s+was\s+(?:raised|brought\s+up)\s+in|I\s+hail\s+from|(?:I'm|I\s+am)\s+(?:a\s+)?native\s+of)\s+" + PLACE + r"(?=$|[\s,.!;])",
                             _origin, 0.85, slot="origin", alone=True)
 ORIGIN_THE_WHERE_GREW = Rule(PLACE + r"\s+(?i:is\s+where\s+I\s+(?:grew\s+up|was\s+born|was\s+raised|come\s+from)|is\s+my\s+hometown)"
-                  r"\s*(?:$|[,.!;])", _origin, 0.85, slot="origin", alone=True)
+                             r"\s*(?:$|[,.!;])", _origin, 0.85, slot="origin", alone=True)
 ORIGIN_MY_HOMETOWN_IS = Rule(r"(?i:my\s+hometown\s+is|my\s+home\s+town\s+is)\s+" + PLACE + r"(?=$|[\s,.!;])", _origin, 0.85, slot="origin", alone=True)
 ORIGIN_BORN_AND_RAISED = Rule(r"(?i:born\s+and\s+(?:raised|bred)\s+in|born\s+in|raised\s+in|grew\s+up\s+in|brought\s+up\s+in)\s+" + PLACE
                               + r"\s*(?:[.!]?$|,)", _origin, 0.8, slot="origin", alone=True)
 LOCATION_I_RELOCATED_OVER = Rule(_PLACE_VERB_SUBJECT + r"(?i:moved|relocated|settled)\s+(?:(?i:over|back|down|away|here|out|up)\s+)?(?:(?i:from)\s+" + PLACE_NC
-                    + r"\s+)?(?i:to|in)\s+" + PLACE + r"(?=$|[\s,.!;])", _location, 0.85, slot="location", alone=True)
+                                 + r"\s+)?(?i:to|in)\s+" + PLACE + r"(?=$|[\s,.!;])", _location, 0.85, slot="location", alone=True)
 LOCATION_I_STAY_RESIDE = Rule(r"(?i:I|we)\s+(?i:stay|reside)\s+(?i:in|at)\s+" + PLACE + r"(?=$|[\s,.!;])", _location, 0.8, slot="location", alone=True)
 # "I'm staying in Ahmedabad only" (not "staying at the Hilton in Abuja tonight": a stay, not a home).
 LOCATION_IM_ONLY_PERMANENTLY = Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:staying|residing)\s+(?i:in|at)\s+(?!(?i:the)\s)" + PLACE
-                     + r"(?:\s+(?i:only|now|permanently|these\s+days|nowadays|with\s+(?:my|our)\s+(?:family|parents|husband|wife|kids)))?"
-                     r"\s*(?:$|[,.!;])", _location, 0.75, slot="location", alone=True)
+                                    + r"(?:\s+(?i:only|now|permanently|these\s+days|nowadays|with\s+(?:my|our)\s+(?:family|parents|husband|wife|kids)))?"
+                                    r"\s*(?:$|[,.!;])", _location, 0.75, slot="location", alone=True)
 LOCATION_CURRENTLY_MOMENT_THESE = Rule(r"(?:(?i:currently|now|still|presently)\s+(?i:residing|based|living|staying)|(?i:residing|based|living))\s+(?i:in|at|out\s+of)\s+"
-                            + PLACE + r"(?:\s+(?i:at\s+the\s+moment|these\s+days|nowadays|now|for\s+now|currently|with\s+(?:my|our)\s+\w+|"
-                            r"since\s+\d{4}|for\s+(?:\d{1,2}|a\s+few|several|many|two|three|four|five|six|seven|eight|nine|ten)\s+(?:years?|months?)"
-                            r"(?:\s+now)?))?(?=\s*(?:$|[,.!;]))",
-                            _location, 0.8, slot="location", alone=True)
+                                       + PLACE + r"(?:\s+(?i:at\s+the\s+moment|these\s+days|nowadays|now|for\s+now|currently|with\s+(?:my|our)\s+\w+|"
+                                       r"since\s+\d{4}|for\s+(?:\d{1,2}|a\s+few|several|many|two|three|four|five|six|seven|eight|nine|ten)\s+(?:years?|months?)"
+                                       r"(?:\s+now)?))?(?=\s*(?:$|[,.!;]))",
+                                       _location, 0.8, slot="location", alone=True)
 LOCATION_MY_CONDO_BUNGALOW = Rule(r"(?i:my|our)\s+(?i:flat|house|apartment|home|place|condo|bungalow|cottage)(?:\s+is|'s)\s+(?i:in)\s+" + PLACE
-                   + r"(?=$|[\s,.!;])", _location, 0.8, slot="location", alone=True)
+                                  + r"(?=$|[\s,.!;])", _location, 0.8, slot="location", alone=True)
 LOCATION_IVE_SINCE_FEW = Rule(r"(?i:I've|I\s+have|we've|we\s+have)\s+been\s+(?:(?i:living|based)\s+)?(?i:in)\s+" + PLACE + r"\s+(?i:since|for\s+(?:\d{1,2}|a\s+few|"
-                    r"several|many|two|three|four|five|six|seven|eight|nine|ten|over\s+\S+|almost\s+\S+|nearly\s+\S+)\s+years?)\b", _location, 0.8, slot="location", alone=True)
+                              r"several|many|two|three|four|five|six|seven|eight|nine|ten|over\s+\S+|almost\s+\S+|nearly\s+\S+)\s+years?)\b", _location, 0.8, slot="location", alone=True)
 JOB_IN_PLACE_IM_CURRENTLY_ACTUALLY = Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:currently|now|still|also|actually)\s+)?(?i:an?)\s+((?:[a-zA-Z\-]+\s+){0,3}?[a-z\-]+)\s+(?i:in)\s+"
-                       + PLACE + r"(?=$|[\s,.!;])", _job_in_place, 0.75, slot="location", alone=True)
+                                          + PLACE + r"(?=$|[\s,.!;])", _job_in_place, 0.75, slot="location", alone=True)
 ORIGIN_I = Rule(r"(?:(?i:I)\s+)?(?i:grew\s+up|was\s+born|was\s+raised|born|raised)\s+(?i:in|on)\s+(?i:an?)\s+(?:[\w\-]+\s+){0,3}?"
                 r"(?i:outside(?:\s+of)?|near|in|close\s+to|(?:north|south|east|west)\s+of)\s+" + PLACE + r"(?=$|[\s,.!;])", _origin, 0.8, slot="origin", alone=True)
 ORIGIN_WORD_THE = Rule(PLACE + r"(?:\s+|-)(?i:born)(?:\s+(?i:and)\s+(?i:bred|raised))?(?=\s*(?:$|[,.!;]))", _origin_word, 0.75, slot="origin", alone=True)
@@ -236,19 +236,19 @@ HOME_IS = Rule(r"(?i:home\s+is|home's|home\s+for\s+me\s+is)\s+(?:(?i:a|an|the)\s
                r"overlooking|by\s+the|with\s+(?:my|our|a|the))\b)",
                _home_is, 0.8, slot="location", alone=True)
 LOCATION_IM_LIVING_BASED = Rule(r"(?i:I'm|I\s+am)\s+(?i:an?)\s+(?:[\w\-]+\s+){0,2}?(?i:living|based|residing)\s+(?i:in)\s+" + PLACE + r"(?=$|[\s,.!;])",
-                     _location, 0.75, slot="location", alone=True)
+                                _location, 0.75, slot="location", alone=True)
 # "from Sligo originally, now in Bordeaux": after a former place, "now in X" is where the user lives.
 LOCATION_NOW_A = Rule(r"(?i:now)\s+(?:(?i:living|based)\s+)?(?i:in)\s+" + PLACE + r"\s*(?:$|[,.!;])", _location, 0.75,
                       needs=r"(?i)\b(?:originally|from|moved|grew\s+up|born|raised|left|used\s+to\s+live|lived)\b", slot="location", alone=True)
 # Places: "I'm in Trujillo, close to the coast", "we're out in Invercargill and it rains", "I'm down in Hobart these days".
 IN_PLACE_IM_WHERE_THESE = Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?:(?i:out|down|up|over|back)\s+)?(?i:in)\s+(?!(?i:the)\s)" + PLACE
-                   + r"(?=\s*,\s*\S|\s+(?i:and|where|so|but)\s|\s+(?i:these\s+days|nowadays)\b)", _in_place, 0.7, slot="location", alone=True)
+                               + r"(?=\s*,\s*\S|\s+(?i:and|where|so|but)\s|\s+(?i:these\s+days|nowadays)\b)", _in_place, 0.7, slot="location", alone=True)
 IN_PLACE_IM_A = Rule(r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:out|down|up|over)\s+(?i:in)\s+(?!(?i:the)\s)" + PLACE + r"\s*(?:$|[.!;])",
                      _in_place, 0.7, slot="location", alone=True)
 LOCATION_IVE_WORK_LONG = Rule(r"(?i:I've|I\s+have|we've|we\s+have)\s+been\s+(?:(?i:living|based)\s+)?(?i:in)\s+" + PLACE + r"\s+(?:(?i:for\s+work)\s+)?"
-                      r"(?i:for)\s+(?:(?i:a\s+long\s+time|ages|years|decades|a\s+decade|most\s+of\s+my\s+life|a\s+while\s+now|a\s+good\s+while|"
-                      r"(?:about|almost|nearly|over|around|roughly)\s+(?:\d{1,2}|a|two|three|four|five|six|seven|eight|nine|ten|twenty)\s+years?))\b",
-                      _location, 0.75, slot="location", alone=True)
+                              r"(?i:for)\s+(?:(?i:a\s+long\s+time|ages|years|decades|a\s+decade|most\s+of\s+my\s+life|a\s+while\s+now|a\s+good\s+while|"
+                              r"(?:about|almost|nearly|over|around|roughly)\s+(?:\d{1,2}|a|two|three|four|five|six|seven|eight|nine|ten|twenty)\s+years?))\b",
+                              _location, 0.75, slot="location", alone=True)
 # Origins: "originally Cebu, but…", "I come from a small village near Bitola".
 ORIGIN_WORD_ORIGINALLY = Rule(r"(?i:originally)[,:]?\s+(?!(?i:from)\b)" + PLACE + r"(?=\s*(?:$|[,;.!])|\s+(?i:but|and)\b)",
                               lambda m: None if m.group(1).endswith("'s") else _origin_word(m), 0.7, slot="origin", alone=True)
@@ -261,16 +261,16 @@ ORIGIN_SOY_DE = Rule(r"(?i:soy\s+de|je\s+suis\s+(?:originaire\s+)?de|ich\s+bin\s
                      r"sono\s+di|vengo\s+da|ik\s+kom\s+uit|jestem\s+z)\s+" + PLACE + r"(?=$|[\s,.!;])", _origin, 0.8, slot="origin", alone=True)
 # "I live on a boat in Amsterdam", "we live on a farm outside Ballarat".
 LOCATION_I_YEARS_BOAT = Rule(r"(?i:I|we)\s+(?i:live|lived\s+for\s+years)\s+(?i:on|in)\s+(?i:an?|the)\s+(?:[\w\-]+\s+){0,2}?(?i:boat|houseboat|narrowboat|farm|"
-                    r"flat|house|apartment|caravan|van|cottage|bungalow|studio|island|street|estate|ranch|commune|barge|croft|homestead|suburbs?|"
-                    r"outskirts|edge)\s+(?i:in|near|outside(?:\s+of)?|on|of|by)\s+" + PLACE + r"(?=$|[\s,.!;])", _location, 0.8, slot="location", alone=True)
+                             r"flat|house|apartment|caravan|van|cottage|bungalow|studio|island|street|estate|ranch|commune|barge|croft|homestead|suburbs?|"
+                             r"outskirts|edge)\s+(?i:in|near|outside(?:\s+of)?|on|of|by)\s+" + PLACE + r"(?=$|[\s,.!;])", _location, 0.8, slot="location", alone=True)
 JOB_IN_PLACE_IM_NEAR_OUTSIDE = Rule(r"(?i:I'm|I\s+am)\s+(?i:an?)\s+((?:[a-zA-Z\-]+\s+){0,3}?[a-z\-]+)\s+(?i:near|outside|outside\s+of|just\s+outside)\s+"
-                         + PLACE + r"(?=$|[\s,.!;])", _job_in_place, 0.75, slot="location", alone=True)
+                                    + PLACE + r"(?=$|[\s,.!;])", _job_in_place, 0.75, slot="location", alone=True)
 # "Pokhara boy through and through": where the user is from, without "I'm a".
 ORIGIN_AN = Rule(r"(?:(?i:an?)\s+)?" + PLACE + r"\s+(?i:boy|girl|lad|lass|native|guy|gal)\s+(?i:through\s+and\s+through|born\s+and\s+(?:bred|raised)|at\s+heart)\b",
                  _origin, 0.75, slot="origin", alone=True)
 # "My address changed: new flat in Třebíč", "our new house is in Ennis": the user's new home.
 LOCATION_MY_NEAR_ABOVE = Rule(r"(?:(?i:my|our)\s+)?(?i:new)\s+(?i:flat|house|apartment|place|home|address|digs)\s+(?:(?i:is)\s+)?(?i:in)\s+" + PLACE
-                     + r"(?=\s*(?:$|[,.!;])|\s+(?i:near|by|above|next|with|now|since)\b)", _location, 0.75, slot="location", alone=True)
+                              + r"(?=\s*(?:$|[,.!;])|\s+(?i:near|by|above|next|with|now|since)\b)", _location, 0.75, slot="location", alone=True)
 # "I live on Inis Mór": an island, not a street.
 ISLAND = Rule(r"(?i:I|we)\s+(?i:live)\s+(?i:on)\s+(?=" + UPPER + r")" + PLACE + r"(?=$|[\s,.!;])", _island, 0.8, slot="location", alone=True)
 # Place first, the cue after: "Busan-e sarayo", "Gangneung saram-ieyo" (Korean), "Miren naiz", "Anna vagyok".
@@ -278,8 +278,8 @@ LOCATION_THE_ESEO_SARAYO = Rule(PLACE + r"-?(?i:e|eseo|ae)\s+(?i:sarayo|salayo|s
 ORIGIN_THE_SARAM_IEYO = Rule(PLACE + r"\s+(?i:saram|saram-ieyo|saramieyo|saram-imnida|saramimnida|sarami|saram-iyeyo)\b", _own_place(_origin), 0.8, slot="location", alone=True)
 # "Used to live in Ulsan, now back home in Gwangju": the second place is home.
 LOCATION_I_LIVING_BASED = Rule(r"(?:(?i:I|we)\s+)?(?i:used\s+to\s+live|lived)\s+(?i:in)\s+" + PLACE_NC + r"\s*+,?\s+(?:(?i:but|and)\s+)?(?i:now)\s+"
-                    r"(?:(?i:I'm|I\s+am|we're|we\s+are|I\s+live|we\s+live)\s+)?(?:(?i:back\s+home|back|home|living|based|settled|moved\s+back)\s+)?"
-                    r"(?i:in|to)\s+" + PLACE + r"(?=$|[\s,.!;])", _location, 0.75, slot="location", alone=True)
+                               r"(?:(?i:I'm|I\s+am|we're|we\s+are|I\s+live|we\s+live)\s+)?(?:(?i:back\s+home|back|home|living|based|settled|moved\s+back)\s+)?"
+                               r"(?i:in|to)\s+" + PLACE + r"(?=$|[\s,.!;])", _location, 0.75, slot="location", alone=True)
 # "I'm in Loughborough for uni", "I'm in Leeds for my masters": a student's home.
 FOR_UNI = Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:now|currently|still)\s+)?(?i:in)\s+" + PLACE + r"\s+(?i:for)\s+(?:(?i:my)\s+)?(?i:uni|university|college|"
                r"school|studies|degree|masters|master's|phd|undergrad|grad\s+school|med\s+school|law\s+school|residency)\b", _for_uni, 0.75, slot="location", alone=True)
@@ -299,7 +299,7 @@ ORIGIN_ANYWHERE_THE = Apposition(r"(?<![^\W\d_])" + PLACE + _FROM_AFTER_PLACE, _
 LIVE_ABROAD_ANYWHERE = Apposition(_NOT_LETTER_BEFORE + _LIVE_CUES + r"\s*+" + PLACE + r"(?=$|[\s,.!;])", _live_abroad, slot="location", gated=True)
 # Place first: "ami Dhaka te thaki" (Bengali), "Chennai la irukken" (Tamil), "Bilbon bizi naiz" (Basque).
 LOCATION_ANYWHERE_THE_ILA_THAKI = Apposition(r"(?<![^\W\d_])" + PLACE + r"\s*+-?\s*+(?i:te|e|y|la|il|le|ila)\s+(?i:thaki|thakchi|irukken|irukkiren|irukiren|"
-                                     r"vasikkiren|vasikiren|vasikkirom)\b", _own_place(_location), slot="location", gated=True)
+                                             r"vasikkiren|vasikiren|vasikkirom)\b", _own_place(_location), slot="location", gated=True)
 LOCATION_ANYWHERE_THE_BIZI_NAIZ = Apposition(r"(?<![^\W\d_])" + PLACE + r"\s+(?i:bizi\s+naiz|bizi\s+gara)\b", _own_place(_location), slot="location", gated=True)
 ORIGIN_ANYWHERE = Apposition(r"(?<![^\W\d_])(" + UPPER + r"[^\W\d_]{2,30})(?:'(?:dan|den|tan|ten)(?:ım|im|um|üm)|'?l[ıiuü]y[ıiuü]m)(?![\w'])",
                              _own_place(_origin), slot="location", gated=True)

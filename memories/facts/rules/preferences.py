@@ -143,7 +143,7 @@ PREFER_ONE = Rule(r"(?i:I\s+(?:much\s+|really\s+|generally\s+|usually\s+)?prefer
                   r"\s*(?:$|[.!;])", _prefer_one, 0.7, slot="preference", alone=True)
 FAVORITE_MY = Rule(r"(?i:(?:my\s+)?(?:all-time\s+)?(?:favorite|favourite|fav|fave)\s+)([a-z][a-z ]{1,30}?)\s+(?i:is|are)\s+" + REST, _favorite, 0.9, slot="favorite", alone=True)
 FAVORITE_MY_EVER = Rule(r"(?:(?i:my)\s+)?(?i:(?:all-time\s+)?(?:favorite|favourite|fav|fave)\s+)([a-z]{2,20}(?:\s[a-z]{2,20})?)(?:\s+(?i:of\s+all\s+time|ever))?\s*[:=]\s*" + REST,
-                     _favorite, 0.85, slot="favorite", alone=True)
+                        _favorite, 0.85, slot="favorite", alone=True)
 LIKE_I_REALLY = Rule(LIKE_VERBS + r"\s+" + REST, _like, 0.8, slot="preference", alone=True)
 DISLIKE = Rule(DISLIKE_VERBS + r"\s+" + REST, _dislike, 0.8, slot="preference", alone=True)
 LIKE = Rule(r"([a-zA-Z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30})?)\s+(?i:is\s+my\s+(?:thing|jam|passion|weakness|obsession|guilty\s+pleasure|happy\s+place))\s*(?:$|[,.!;])",

@@ -386,7 +386,7 @@ _JOB_WORDS = r"((?:[a-zA-Z\-]+\s+){0,3}?[a-zA-Z\-]+)"
 JOB_BASED_IN = Rule(r"(?i:I'm|I\s+am)\s+(?i:an?)\s+((?:[a-zA-Z\-]+\s+){0,3}?[a-z\-]+)\s+(?i:based|living|working|residing)\s+(?i:in|out\s+of)\s+" + PLACE
                     + r"(?=$|[\s,.!;])", _job_based_in, 0.75, slot="job", alone=True)
 JOB_IVE_SINCE_WORKED = Rule(r"(?i:I've|I\s+have)\s+(?i:worked|been\s+working|been)\s+(?i:at|for|with)\s+(?:the\s+)?" + ORG_NC + r"\s+(?:(?i:for|since)\s+"
-               r"(?:[\w\-]+\s+){0,2}?[\w\-]+)?,?\s+(?i:as)\s+(?:an?\s+)?((?:[a-zA-Z\-]+\s+){0,2}?[a-z\-]+)(?=\s*(?:$|[,.!;(]))", _job, 0.75, slot="job", alone=False)
+                            r"(?:[\w\-]+\s+){0,2}?[\w\-]+)?,?\s+(?i:as)\s+(?:an?\s+)?((?:[a-zA-Z\-]+\s+){0,2}?[a-z\-]+)(?=\s*(?:$|[,.!;(]))", _job, 0.75, slot="job", alone=False)
 ORG_AS_JOB = Rule(r"(?:(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been|I\s+work|I'm\s+working|I\s+am\s+working|I(?:'ve|\s+have)\s+(?:been\s+working|worked)|"
                   r"I'm\s+employed|I\s+am\s+employed|I\s+(?:just\s+|finally\s+|recently\s+)?(?:got|landed)\s+(?:a\s+(?:new\s+)?(?:job|position|role|"
                   r"internship)|hired))\s+(?i:at|with|for|by)"
@@ -426,10 +426,10 @@ LOWER_ORG_AS = Rule(r"(?i:I\s+work|I'm\s+working)\s+(?i:at|for)\s+([a-z][a-z0-9&
 JOB_OR_FIELD = Rule(r"(?i:my\s+(?:(?:day|main|real|full-time|current)\s+)?(?:job|role|position|occupation)\s+is)\s+(?:an?\s+)?((?:[a-z\-]+\s+){0,3}?[a-z\-]+)"
                     r"\s*(?:$|[,.!;]|\s+(?i:so|and|but|because|lol|though|at|for|in|with|since|now)\b)", _job_or_field, 0.8, slot="job", alone=True)
 JOB_IM_ACTUALLY_PROFESSION = Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:(?i:currently|now|still|also|actually)\s+)?(?:an?\s+)"
-              r"((?:[a-zA-Z\-]+\s+){0,3}[a-z\-]+)(?:\s+by\s+(?:profession|trade))?"
-              r"\s*(?:$|[,.!;(]|\s+(?:over\s+)?at\b|\s+in\b|\s+for\b|\s+with\b|\s+on\s+(?:the|an?)\b|\s+(?i:since|and|but|lol|haha|tbh|near|outside)\b|"
-              r"\s+(?i:been\s+(?:doing|at|in|working))\b)",
-              _job, 0.85, slot="job", alone=False)
+                                  r"((?:[a-zA-Z\-]+\s+){0,3}[a-z\-]+)(?:\s+by\s+(?:profession|trade))?"
+                                  r"\s*(?:$|[,.!;(]|\s+(?:over\s+)?at\b|\s+in\b|\s+for\b|\s+with\b|\s+on\s+(?:the|an?)\b|\s+(?i:since|and|but|lol|haha|tbh|near|outside)\b|"
+                                  r"\s+(?i:been\s+(?:doing|at|in|working))\b)",
+                                  _job, 0.85, slot="job", alone=False)
 EMPLOYER_I_WORK_AT = Rule(r"(?i:I\s+work\s+(?:at|for)|I'm\s+working\s+(?:at|for)|I\s+am\s+working\s+(?:at|for)|"
                           r"I'm\s+employed\s+(?:at|by|with)|I\s+am\s+employed\s+(?:at|by|with)|"
                           r"I\s+(?:just\s+|recently\s+)?(?:started|began)\s+(?:a\s+new\s+job|working)\s+(?:at|for)|"
@@ -452,23 +452,23 @@ EMPLOYER_AFTER_JOB_IM = Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:currently|now|still|also
 TEACH = Rule(r"(?i:I\s+teach)\s+([a-zA-Z][a-z\-]{1,30})(?=\s+(?i:at|in|for|to|on|online|part-time|full-time|privately|classes|lessons)\b|\s*(?:$|[,.!;]))", _teach, 0.8, slot="job", alone=True)
 WORK_VERB = Rule(r"(?i:I\s+do)\s+([a-z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30})?)\s+(?i:for\s+a\s+living)", _work_verb, 0.85, slot="job", alone=True)
 FIELD_FOR_I_DO_BOOKKEEPING_TESTING = Rule(r"(?i:I\s+do)\s+((?:[A-Z]{2,4}|(?i:design|marketing|sales|support|accounting|bookkeeping|payroll|research|testing|"
-                      r"engineering|recruiting|recruitment|consulting|translation|copywriting|localisation|localization|analytics|"
-                      r"compliance|security|devops|frontend|backend|data\s+science|customer\s+support|web\s+design|graphic\s+design)))"
-                      r"(?:\s+(?i:work))?\s+(?i:for|at)\s+" + ORG + r"(?=$|[\s,.!;])", _field_for, 0.8, slot="job", alone=True)
+                                          r"engineering|recruiting|recruitment|consulting|translation|copywriting|localisation|localization|analytics|"
+                                          r"compliance|security|devops|frontend|backend|data\s+science|customer\s+support|web\s+design|graphic\s+design)))"
+                                          r"(?:\s+(?i:work))?\s+(?i:for|at)\s+" + ORG + r"(?=$|[\s,.!;])", _field_for, 0.8, slot="job", alone=True)
 # "I'm at Atlassian now, not Canva" / "not at Revolut anymore, it's Monzo now": a change of employer.
 EMPLOYER_IM = Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:now)\s+)?(?i:at|with)\s+" + ORG + r"(?:\s+(?i:now))?,?\s+(?i:not)\s+(?:(?i:at|with)\s+)?"
                    + rf"{UPPER}", _employer, 0.8, needs=r"(?i)\b(?:jobs?|work|working|employer|company|hired|left|quit|switched|joined)\b", slot="employer", alone=True)
 EMPLOYER_IM_ANY_MORE = Rule(r"(?:(?i:I'm|I\s+am)\s+)?(?i:not|no\s+longer)\s+(?i:at|with)\s+" + ORG + r"\s+(?i:any\s?more)[,;.]?\s+"
-                     r"(?i:it's|it\s+is|I'm\s+(?:at|with)|now\s+(?:at|with))\s+" + ORG + r"(?:\s+(?i:now))?\s*(?:$|[.!;])",
-                     lambda m: _employer(_Groups(m.group(2))), 0.8, slot="employer", alone=True)
+                            r"(?i:it's|it\s+is|I'm\s+(?:at|with)|now\s+(?:at|with))\s+" + ORG + r"(?:\s+(?i:now))?\s*(?:$|[.!;])",
+                            lambda m: _employer(_Groups(m.group(2))), 0.8, slot="employer", alone=True)
 JOB_FROM = Rule(r"(?i:I'm|I\s+am)\s+(?i:an?)\s+((?:[a-zA-Z\-]+\s+){0,3}?[a-z\-]+)\s+(?i:from)\s+" + PLACE + r"(?=$|[\s,.!;])",
                 _job_from, 0.75, slot="job", alone=True)
 JOB_IVE_RECENTLY_FINALLY = Rule(r"(?i:I(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:qualified|trained|retrained|graduated)\s+as|"
-                 r"I\s+(?:just\s+|recently\s+|finally\s+)?became)\s+(?:an?\s+)?((?:[a-zA-Z\-]+\s+){0,3}?[a-z\-]+)"
-                 r"(?=\s*(?:$|[,.!;(])|\s+(?:at|in|for|with|last|this|in|after|and|but|so|lol)\b)", _job, 0.8, slot="job", alone=False)
+                                r"I\s+(?:just\s+|recently\s+|finally\s+)?became)\s+(?:an?\s+)?((?:[a-zA-Z\-]+\s+){0,3}?[a-z\-]+)"
+                                r"(?=\s*(?:$|[,.!;(])|\s+(?:at|in|for|with|last|this|in|after|and|but|so|lol)\b)", _job, 0.8, slot="job", alone=False)
 EMPLOYER_IM_PART_THEIR = Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?i:at|with)\s+(?:the\s+)?" + ORG + r",?\s+(?:(?i:on|in|at|part\s+of)\s+)?"
-                     r"(?:(?i:the|their|its)\s+)?(?:[\w\-]+\s+){0,3}?(?i:team|department|dept|division|office|unit|squad|desk|plant|factory|site|warehouse|"
-                     r"branch|depot|lab|brewery|mine|yard|hub|campus|HQ|headquarters|facility|refinery|mill|store|shop|hospital)\b", _employer, 0.75, slot="employer", alone=True)
+                              r"(?:(?i:the|their|its)\s+)?(?:[\w\-]+\s+){0,3}?(?i:team|department|dept|division|office|unit|squad|desk|plant|factory|site|warehouse|"
+                              r"branch|depot|lab|brewery|mine|yard|hub|campus|HQ|headquarters|facility|refinery|mill|store|shop|hospital)\b", _employer, 0.75, slot="employer", alone=True)
 EMPLOYER_IVE = Rule(r"(?i:I've|I\s+have)\s+been\s+(?i:at|with)\s+(?:the\s+)?" + ORG + r"\s+(?:(?i:for)\s+)?(?:(?i:almost|nearly|over|about|around|"
                     r"just\s+over|just\s+under)\s+)?(?:\d{1,2}|(?i:a|two|three|four|five|six|seven|eight|nine|ten|a\s+few|several|many))\s+(?i:years?)\b",
                     _employer, 0.75, needs=r"(?i)\b(?:work|job|career|team|colleagues?|role|company|employer|customer\s+care|office|years?\s+now|"
@@ -476,7 +476,7 @@ EMPLOYER_IVE = Rule(r"(?i:I've|I\s+have)\s+been\s+(?i:at|with)\s+(?:the\s+)?" + 
 FIELD_IM = Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:currently|now)\s+)?(?i:in)\s+((?i:" + FIELDS + r"))(?=\s*(?:$|[,.!;])|\s+(?:at|for|with|now|these)\b)",
                 _field, 0.75, slot="job", alone=False)
 EMPLOYER_IM_CURRENTLY = Rule(r"(?i:I'm|I\s+am)\s+(?:(?i:currently|now)\s+)?(?i:in)\s+(?i:" + FIELDS + r")\s+(?i:at|for|with)\s+(?:the\s+)?" + ORG
-                     + r"(?=$|[\s,.!;])", _employer, 0.75, slot="employer", alone=True)
+                             + r"(?=$|[\s,.!;])", _employer, 0.75, slot="employer", alone=True)
 JOB_ABBREVIATION = Rule(r"(?i:I'm|I\s+am)\s+(?i:an?)\s+((?:[a-zA-Z\-]+\s+){0,2}(?:RN|GP|NP|EMT|CNA|LPN|HCA|CPA|PA|SRE|DJ|MD|QA))"
                         r"(?=\s*(?:$|[,.!;(])|\s+(?:at|in|for|with|and|but|so|since)\b)", _job_abbreviation, 0.75, slot="job", alone=False)
 EMPLOYER_AFTER_JOB_I_WORK = Rule(r"(?i:I\s+work|I'm\s+working|I\s+am\s+working|I've\s+worked|I\s+have\s+worked|I'm\s+employed|I\s+am\s+employed)\s+(?i:as)\s+(?i:an?)\s+(?:[a-zA-Z\-]+\s+){0,3}?"
@@ -499,21 +499,21 @@ JOB_I_WORK_A = Rule(r"(?i:I\s+work|I'm\s+working|I\s+am\s+working)\s+(?i:on|in|a
                     r"(?:an?\s+)?((?:[a-zA-Z\-]+\s+){0,2}?[a-z\-]+)(?=\s*(?:$|[,.!;(])|\s+(?:at|in|for|with|since|and|but|so)\b)", _job, 0.8, slot="job", alone=False)
 # Employers: "I'm with Hapag-Lloyd, been there since 2019", "now at a tiny startup called Tenfold".
 EMPLOYER_IM_SINCE_FEW = Rule(r"(?i:I'm|I\s+am)\s+(?i:with)\s+(?:the\s+)?" + ORG + r",?\s+(?:(?i:been\s+there)\s+)?(?i:since\s+\d{4}|for\s+(?:\d{1,2}|a\s+few|"
-                     r"several|two|three|four|five|six|seven|eight|nine|ten)\s+years?)\b", _employer, 0.75, slot="employer", alone=True)
+                             r"several|two|three|four|five|six|seven|eight|nine|ten)\s+years?)\b", _employer, 0.75, slot="employer", alone=True)
 EMPLOYER_IM_WORK_STARTUP = Rule(r"(?:(?i:I'm|I\s+am|I\s+work|I'm\s+working|I\s+am\s+working)\s+)?(?:(?i:now)\s+)?(?i:at|for)\s+(?i:an?)\s+(?:[\w\-]+\s+){0,2}?"
-                     r"(?i:startup|start-up|company|firm|agency|studio|consultancy|charity|nonprofit|non-profit|bank|school|clinic|hospital|"
-                     r"practice|bakery|restaurant|shop|lab|publisher|brewery|hotel)\s+(?i:called|named)\s+" + ORG + r"(?=$|[\s,.!;])", _employer, 0.75, slot="employer", alone=True)
+                                r"(?i:startup|start-up|company|firm|agency|studio|consultancy|charity|nonprofit|non-profit|bank|school|clinic|hospital|"
+                                r"practice|bakery|restaurant|shop|lab|publisher|brewery|hotel)\s+(?i:called|named)\s+" + ORG + r"(?=$|[\s,.!;])", _employer, 0.75, slot="employer", alone=True)
 EMPLOYER_EMPLOYED_BY = Rule(r"(?i:employed\s+by|working\s+for|employed\s+at)\s+(?:the\s+)?" + ORG + r"(?=\s*(?:$|[,.!;])|\s+(?i:as|since|for)\b)", _employer, 0.75,
                             needs=r"^\W*(?i:employed|working)\b", slot="employer", alone=True)
 # Jobs: "beekeeper by trade", "I drive a tram for the city", "GIS specialist at Wärtsilä", "I'm cabin crew for X".
 JOB_BY_TRADE = Rule(r"((?:[A-Za-z\-]+\s+){0,2}[A-Za-z\-]+)\s+(?i:by\s+(?:trade|profession))(?=\s*(?:$|[,.!;]))", _job_by_trade, 0.75, slot="job", alone=True)
 DRIVE_FOR_WORK_I_ROUTE_LINE = Rule(r"(?i:I)\s+(?i:drive)\s+(?i:an?|the)\s+((?i:" + WORK_VEHICLES + r"))(?=\s+(?i:for)\s+(?!(?i:fun|pleasure|a\s+hobby|my|the\s+kids|"
-                        r"kicks|free)\b)|\s+(?i:in|around|across)\s+" + UPPER + r"|\s+(?i:on\s+(?:route|the\s+\w+\s+line)|nights|night\s+shifts)\b"
-                        # "i drive a lorry between dover and glasgow", "I drive a bus." (a vehicle no one drives for fun)
-                        r"|\s+(?i:between|across|all\s+over|up\s+and\s+down|long[\s\-]haul|for\s+a\s+living|full[\s\-]time|part[\s\-]time)\b)",
-                        _drive_for_work, 0.75, slot="job", alone=True)
+                                   r"kicks|free)\b)|\s+(?i:in|around|across)\s+" + UPPER + r"|\s+(?i:on\s+(?:route|the\s+\w+\s+line)|nights|night\s+shifts)\b"
+                                   # "i drive a lorry between dover and glasgow", "I drive a bus." (a vehicle no one drives for fun)
+                                   r"|\s+(?i:between|across|all\s+over|up\s+and\s+down|long[\s\-]haul|for\s+a\s+living|full[\s\-]time|part[\s\-]time)\b)",
+                                   _drive_for_work, 0.75, slot="job", alone=True)
 DRIVE_FOR_WORK_I_BUS_TRAM = Rule(r"(?i:I)\s+(?i:drive)\s+(?i:an?)\s+((?i:bus|tram|taxi|cab|forklift|lorry|HGV|minibus|milk\s+float|ambulance|school\s+bus|"
-                          r"bin\s+lorry))\s*+(?:$|[,.!;])", _drive_for_work, 0.75, slot="job", alone=True)
+                                 r"bin\s+lorry))\s*+(?:$|[,.!;])", _drive_for_work, 0.75, slot="job", alone=True)
 BARE_JOB_AT = Rule(r"((?:[A-Za-z\-]+\s+){0,3}?[A-Za-z\-]+)\s+(?i:at|for|with)\s+(?:the\s+)?" + ORG + r"(?=\s*(?:$|[,.!;]))", _bare_job_at, 0.7,
                    needs=r"^\W*(?:[A-Za-z\-]+\s+){0,3}[A-Za-z\-]+\s+(?i:at|for|with)\s+(?:the\s+)?" + UPPER, slot="job", alone=True)
 CREW = Rule(r"(?i:I'm|I\s+am)\s+((?:[a-z\-]+\s+)?(?i:crew|staff|master|sweep|owner|lady|guard|worker|surgeon))"
@@ -531,8 +531,8 @@ AS_A = Rule(r"(?i:as|being)\s+(?i:an?)\s+((?:[a-z\-]+\s+){0,2}?[a-z\-]+)\s*[,]?\
             needs=r"^\W*(?i:as|being)\s+(?i:an?)\s+(?:[a-z\-]+\s+){0,2}?[a-z\-]+,\s+(?:I|I'm|I've|I'd|my)\b", slot="job", alone=True)
 # "I'm at Össur, designing prosthetic feet": at an organisation, doing the work.
 EMPLOYER_IM_DESIGNING_BUILDING = Rule(r"(?i:I'm|I\s+am)\s+(?i:at)\s+" + ORG + r",\s+(?=(?i:designing|building|developing|engineering|managing|leading|writing|"
-                     r"running|teaching|coding|researching|selling|testing|nursing|programming|analysing|analyzing|recruiting|consulting|"
-                     r"editing|producing|translating|working\s+(?:on|as|in))\b)", _employer, 0.75, slot="employer", alone=True)
+                                      r"running|teaching|coding|researching|selling|testing|nursing|programming|analysing|analyzing|recruiting|consulting|"
+                                      r"editing|producing|translating|working\s+(?:on|as|in))\b)", _employer, 0.75, slot="employer", alone=True)
 # "I manage a Jollibee branch in Pasig", "I run the Tesco Express store on the high street".
 BRANCH = Rule(r"(?i:I)\s+((?i:manage|run))\s+(?i:a|an)\s+" + ORG + r"\s+((?i:branch|store|outlet|franchise|shop|restaurant|depot))\b",
               _branch, 0.75, slot="employer", alone=True)
@@ -541,17 +541,17 @@ STUDY_PRESENT = Rule(r"(?i:I)\s+(?i:study)\s+([a-zA-Z][a-z\-]{1,30}(?:\s+[a-z][a
                      _study_present, 0.75, slot="job", alone=True)
 # "I'm the only falconer in Westport", "I'm the village blacksmith here".
 JOB_IM_ONLY_LOCAL = Rule(r"(?i:I'm|I\s+am)\s+(?i:the)\s+(?i:only|local|resident|village|town|island|parish)\s+((?:[a-z\-]+\s+)?[a-z\-]+)"
-                r"(?=\s*(?:$|[,.!;])|\s+(?i:in|at|for|around|here|on)\b)", _job, 0.75, slot="job", alone=False)
+                         r"(?=\s*(?:$|[,.!;])|\s+(?i:in|at|for|around|here|on)\b)", _job, 0.75, slot="job", alone=False)
 # "I'm freelancing as a motion designer now", "contracting as a QA engineer".
 JOB_IM_FREELANCING_CONTRACTING = Rule(r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:(?i:now|currently|also)\s+)?(?i:freelancing|contracting|consulting|"
-                r"moonlighting|temping|volunteering|interning|working\s+freelance)\s+(?i:as)\s+(?i:an?\s+)?((?:[a-zA-Z\-]+\s+){0,2}?[a-z\-]+)"
-                r"(?=\s*(?:$|[,.!;(])|\s+(?i:now|at|in|for|with|since|and|but|these)\b)", _job, 0.8, slot="job", alone=False)
+                                      r"moonlighting|temping|volunteering|interning|working\s+freelance)\s+(?i:as)\s+(?i:an?\s+)?((?:[a-zA-Z\-]+\s+){0,2}?[a-z\-]+)"
+                                      r"(?=\s*(?:$|[,.!;(])|\s+(?i:now|at|in|for|with|since|and|but|these)\b)", _job, 0.8, slot="job", alone=False)
 # "I do cybersecurity at Kongsberg Maritime now": a field of work, then where.
 FIELD_FOR_I_DO_CYBERSECURITY_CYBER = Rule(r"(?i:I\s+do)\s+((?i:cybersecurity|cyber\s+security|infosec|IT|HR|QA|UX|UI|SEO|PR|ops|operations|logistics|procurement|"
-                        r"sales|marketing|finance|accounting|admin|research|design|engineering|nursing|teaching|tech\s+support|it\s+support|"
-                        r"fraud\s+analytics|data\s+analytics|data\s+engineering|software\s+engineering|product|product\s+design|content|comms|"
-                        r"communications|legal|compliance|payroll|recruiting|recruitment|consulting|analytics|translation|security))"
-                        r"\s+(?i:for|at|with)\s+" + ORG + r"(?=$|[\s,.!;])", _field_for, 0.8, slot="job", alone=True)
+                                          r"sales|marketing|finance|accounting|admin|research|design|engineering|nursing|teaching|tech\s+support|it\s+support|"
+                                          r"fraud\s+analytics|data\s+analytics|data\s+engineering|software\s+engineering|product|product\s+design|content|comms|"
+                                          r"communications|legal|compliance|payroll|recruiting|recruitment|consulting|analytics|translation|security))"
+                                          r"\s+(?i:for|at|with)\s+" + ORG + r"(?=$|[\s,.!;])", _field_for, 0.8, slot="job", alone=True)
 JOINED_AS = Rule(r"(?:(?i:I'm|I\s+am|I've|I\s+have|I)\s+)?(?:(?i:just|recently|officially)\s+)?(?:(?i:been)\s+)?(?i:joining|joined|hired|starting|"
                  r"started|onboarding|coming\s+on|brought\s+on|promoted)\s+(?:(?i:the\s+team|the\s+company|here|today|this\s+week|last\s+week)\s+)?"
                  r"(?i:as)\s+(?:(?i:an?|the|our|your)\s+)?" + _JOB_WORDS + r"(?:\s+(?i:at|with|for)\s+(?:the\s+)?" + ORG + r")?"
@@ -565,7 +565,7 @@ ROLE_AS_IM = Rule(r"(?:(?i:I'm|I\s+am|I've|I\s+have|I)\s+)?(?:(?i:just|recently|
                   + _JOB_WORDS + r"(?=\s*(?:$|[,.!;(])|\s+(?i:on|in|at|for|with|since|and|but|from|last|this|today)\b)", _role_as, 0.75, slot="job", alone=True)
 # "my manager at Unilever", "my colleagues at KPMG": the user works there too.
 EMPLOYER_ANYWHERE_LINE_BOSS = Apposition(r"\b(?i:my|our)\s+(?:(?i:line|new|current)\s+)?(?i:boss|manager|supervisor|colleagues?|co-?workers?|team|employer|"
-                               r"team\s+lead|teammates?)\s+(?i:at)\s+(?:(?i:the)\s+)?" + ORG + r"(?=$|[\s,.!;])", lambda m: _employer(m), slot="employer")
+                                         r"team\s+lead|teammates?)\s+(?i:at)\s+(?:(?i:the)\s+)?" + ORG + r"(?=$|[\s,.!;])", lambda m: _employer(m), slot="employer")
 EMPLOYER_ANYWHERE_IK = Apposition(_NOT_LETTER_BEFORE + r"(?i:(?:ik\s+)?werk\s+bij|ich\s+arbeite\s+bei|arbeite\s+bei)\s+" + ORG + r"(?=$|[\s,.!;])",
                                   _foreign_place(_employer), slot="employer")
 WORK_AS_ANYWHERE = Apposition(_NOT_LETTER_BEFORE + _WORK_AS_CUES + r"\s+(?:(?i:un|una|uno|un'|il|la|lo|l'|le|el|ein|eine|einen|een|et|en|um|uma|'n)\s+)?"
@@ -586,8 +586,8 @@ EMPLOYER_ANYWHERE_A = Apposition(r"\b(?i:my)\s+(?:(?i:current|new)\s+)?(?i:emplo
                                  lambda m: _employer(m), slot="employer")
 # "regarding my role as homologation specialist", "in my job as a night porter".
 ROLE_AS_ANYWHERE_CURRENT_NEW = Apposition(r"\b(?i:my)\s+(?:(?i:current|new|day)\s+)?(?i:role|job|position|post)\s+(?i:as)\s+(?:(?i:an?|the)\s+)?"
-                              r"((?:[a-zA-Z\-]+\s+){0,2}?[a-zA-Z\-]+)(?=\s*(?:$|[,.!;(])|\s+(?i:at|in|for|with|since|and|but|here)\b|\s+I\b)", _role_as, slot="job")
+                                          r"((?:[a-zA-Z\-]+\s+){0,2}?[a-zA-Z\-]+)(?=\s*(?:$|[,.!;(])|\s+(?i:at|in|for|with|since|and|but|here)\b|\s+I\b)", _role_as, slot="job")
 # "formerly a loss adjuster, now retraining as an embalmer", "I'm retraining as a plumber" (not after someone else).
 ROLE_AS_ANYWHERE_AFTER_CURRENTLY = Apposition(r"(?:^|,\s*+|\b(?:I'm|I\s+am)\s+)(?:(?i:now|currently|also)\s+)?(?i:retraining|re-training|requalifying)\s+(?i:as)\s+"
-                                r"(?:(?i:an?)\s+)?" + _JOB_WORDS + r"(?=\s*(?:$|[,.!;(])|\s+(?i:at|in|with|and|but|now|after)\b)",
-                                lambda m: not _OTHER_HEAD.search(m.string, max(0, m.start() - 200), m.start()) and _role_as(m), slot="job")
+                                              r"(?:(?i:an?)\s+)?" + _JOB_WORDS + r"(?=\s*(?:$|[,.!;(])|\s+(?i:at|in|with|and|but|now|after)\b)",
+                                              lambda m: not _OTHER_HEAD.search(m.string, max(0, m.start() - 200), m.start()) and _role_as(m), slot="job")
