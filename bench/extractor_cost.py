@@ -1,4 +1,4 @@
-"""The offline fact extractor (memories/facts/rules.py): quality per split and CPU cost, against
+"""The offline fact extractor (memories/facts/rules/): quality per split and CPU cost, against
 the rules of another commit in the same process.
 
     .venv/bin/python -m bench.extractor_cost --base main
@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import io
 import json
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -27,17 +29,30 @@ DATA = ROOT / "tests" / "data"
 
 
 def _load_rules(base: str | None):
-    """This tree's rules module, or the one at git revision `base`, loaded under its own name."""
+    """This tree's rules, or those at git revision `base` (the package memories/facts/rules/, or the single
+    module memories/facts/rules.py of older revisions), loaded under a name of their own."""
     if base is None:
         from memories.facts import rules
 
         return rules
-    source = subprocess.run(["git", "show", f"{base}:memories/facts/rules.py"], cwd=ROOT, check=True,
-                            capture_output=True, text=True).stdout
-    path = Path(tempfile.mkdtemp()) / "rules_base.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location("rules_base", path)
+    folder = Path(tempfile.mkdtemp())
+    is_package = subprocess.run(["git", "cat-file", "-e", f"{base}:memories/facts/rules/__init__.py"], cwd=ROOT,
+                                capture_output=True).returncode == 0
+    if is_package:
+        archive = subprocess.run(["git", "archive", base, "memories/facts/rules"], cwd=ROOT, check=True,
+                                 capture_output=True).stdout
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(folder, filter="data")
+        path = folder / "memories" / "facts" / "rules" / "__init__.py"
+        spec = importlib.util.spec_from_file_location("rules_base", path, submodule_search_locations=[str(path.parent)])
+    else:
+        source = subprocess.run(["git", "show", f"{base}:memories/facts/rules.py"], cwd=ROOT, check=True,
+                                capture_output=True, text=True).stdout
+        path = folder / "rules_base.py"
+        path.write_text(source)
+        spec = importlib.util.spec_from_file_location("rules_base", path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules["rules_base"] = module  # the package's relative imports find it by this name
     spec.loader.exec_module(module)
     return module
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from harness.factscore import score
 from memories.facts import Candidate
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 LINES = [
     {"text": "a", "facts": [{"slot": "name", "must": ["ana"]}, {"slot": "location", "must": ["oslo"]}]},

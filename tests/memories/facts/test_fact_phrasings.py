@@ -12,9 +12,8 @@ from memories import context, services
 from memories.context import FACTS_TOKEN_CAP
 from memories.facts import RuleExtractor, UserMessage
 from memories.models import Fact
-
-from .embed_stub import EmbeddingsStub
-from .helpers import converse, drain, extractor_score, own_score
+from tests.background.embed_stub import EmbeddingsStub
+from tests.background.helpers import converse, drain, extractor_score, own_score
 
 
 def extract(text: str) -> set[tuple[str, str]]:
@@ -81,7 +80,7 @@ def test_the_rules_take_the_common_phrasings(text, expected):
         ("name", "User's name is Yusuf"), ("location", "User lives in Osaka"), ("job", "User works as a chef")}),
 ])
 def test_the_rules_take_generalised_phrasings(text, expected):
-    """Round 3: a subject, a verb class and an object class rather than one phrasing each."""
+    """A subject, a verb class and an object class rather than one phrasing each."""
     assert extract(text) == expected
 
 
@@ -142,8 +141,8 @@ def test_the_rules_never_take_other_people_hypotheticals_negations_or_quotes(tex
     ("I'm lactose intolerant.", {("diet", "User is lactose-intolerant")}),
     ("Jazz is my favourite genre.", {("favorite:genre", "User's favorite genre is Jazz")}),
 ])
-def test_round_5_takes_the_grammar_not_the_template(text, expected):
-    """Issue 13 round 5: chat spelling, dropped subjects, lists, appositions, corrections."""
+def test_chat_spelling_dropped_subjects_lists_appositions_and_corrections(text, expected):
+    """Chat spelling, dropped subjects, lists, appositions, corrections."""
     assert extract(text) == expected
 
 
@@ -156,13 +155,13 @@ def test_round_5_takes_the_grammar_not_the_template(text, expected):
     "My flight to Lima is cancelled, so no trip.", "Grandma is my favourite person.", "i dont live in Oslo",
     "Peanuts make me sick, but I'm not allergic.", "Write an email saying I work in marketing.", "Oh and " * 30 + "hm.",
 ])
-def test_round_5_still_skips_other_people_frames_negations_and_jokes(text):
+def test_the_grammar_rules_still_skip_other_people_frames_negations_and_jokes(text):
     assert extract(text) == set()
 
 
 @pytest.mark.parametrize("name", ["first", "probes", "second", "third", "fourth", "check", "round6"])
 def test_the_own_sentences(name):
-    """tests/data/extractor_own.json: 'first' was written before round 5 changed anything (its misses
+    """tests/data/extractor_own.json: 'first' was written before the grammar rules (its misses
     were seen); 'probes', 'second', 'third' and 'fourth' were tuned on (the last three after one blind
     score each, see its "about"); 'check' was only ever scored as a total. Precision must hold on the
     tuned sets; on 'check' (39 facts, written blind) it may lose three to false positives."""
@@ -209,7 +208,7 @@ def test_a_correction_supersedes_the_place_said_before(cast):
                                             ("location", "User lives in Cuenca")}),
     ("Ciao, sono Giulia e lavoro a Parma", {("name", "User's name is Giulia")}),
     ("Bonjour, je suis Amélie.", {("name", "User's name is Amélie")}),
-    ("soy vegetariana", {("diet", "User is vegetarian")}),  # a copula before no name (round 12: a diet)
+    ("soy vegetariana", {("diet", "User is vegetarian")}),  # a copula before no name (a diet)
     ("Sono stanco oggi", set()),
 ])
 def test_a_copula_of_another_language_opens_a_name_and_is_never_part_of_one(text, expected):
@@ -293,8 +292,7 @@ def test_without_a_provider_the_same_message_leaves_the_newest_fact_first(cast):
 
 @pytest.mark.parametrize("half", ["fresh", "fresh2"])
 def test_precision_holds_on_the_fresh_lines(half):
-    """fresh was tuned on in round 3; fresh2, held out until round 5, was tuned on in round 5
-    (see docs/benchmarks.md). Precision must hold on both, and recall not fall back below 0.95."""
+    """Both halves were tuned on (see docs/benchmarks.md). Precision must hold on both, and recall not fall back below 0.95."""
     precision, found = extractor_score(half)
     print(f"\n{half.upper()} RULES: precision={precision:.3f} recall={found:.3f}")
     assert precision >= 0.95
@@ -310,7 +308,8 @@ def test_precision_holds_on_the_fresh_lines(half):
 def test_each_rule_reads_filler_once_with_the_same_result(clause):
     """RuleExtractor matches a rule's own pattern at each of `_openings` instead of `FILLER + pattern`
     (FILLER read once per clause, not once per rule): the same match, rule by rule."""
-    from memories.facts.rules import RULES, _openings
+    from memories.facts.rules import RULES
+    from memories.facts.rules.rule import _openings
 
     openings = _openings(clause)
     for rule in RULES:
@@ -322,8 +321,8 @@ def test_each_rule_reads_filler_once_with_the_same_result(clause):
         assert seen(whole) == seen(part)
 
 
-# Round 6 (issue 13): one sentence per class of statement the fresh3 misses showed, none of them
-# fresh3's own lines, each with the exact facts it must give.
+# A statement before its question, emoji as sentence marks, self-description labels, the answer to the user's own
+# question: one sentence per class, each with the exact facts it must give.
 @pytest.mark.parametrize("text, expected", [
     ("I live in Bergen, any tips for rainy weekends?", {("location", "User lives in Bergen")}),
     ("I'm a radiographer, is it normal to be this tired?", {("job", "User works as a radiographer")}),
@@ -360,7 +359,7 @@ def test_each_rule_reads_filler_once_with_the_same_result(clause):
     ("I'm Oksana, a pharmacist from Lviv", {("name", "User's name is Oksana"), ("job", "User works as a pharmacist"),
                                             ("origin", "User is from Lviv")}),
 ])
-def test_round_6_classes(text, expected):
+def test_statements_beside_questions_labels_and_answers(text, expected):
     assert extract(text) == expected
 
 
@@ -375,12 +374,13 @@ def test_round_6_classes(text, expected):
     "My friend goes by Alex these days", "Context: my friend says I live in Rome",
     "Name? No.", "What's my job? Nurse, right?", "Your job? teacher.", "my job? the worst.", "my job? I hate it.",
 ])
-def test_round_6_still_skips_questions_other_people_and_instructions(text):
+def test_statements_beside_questions_still_skip_questions_other_people_and_instructions(text):
     assert not {slot for slot, _ in extract(text)} - {"job"} if text.startswith("I work at sea") else extract(text) == set()
 
 
-# Round 7 (issue 13): sentences of each class the round's rules were written for, invented for the
-# class (none is a line of fresh3, fresh4 or extractor_own.json), each with the exact facts it gives.
+# Verb lexicons for places, origins, jobs and employers, self-description lists, dictation without punctuation, a
+# message without capitals, chat tags, form fields: sentences of each class (none is a line of a labelled set), each
+# with the exact facts it gives.
 @pytest.mark.parametrize("text, expected", [
     ('my name is Ngozi Okafor I live in Enugu and I work for MTN', {('employer', 'User works at MTN'), ('location', 'User lives in Enugu'), ('name', "User's name is Ngozi Okafor")}),
     ("hello I'm Bashir I live in Kaduna", {('location', 'User lives in Kaduna'), ('name', "User's name is Bashir")}),
@@ -518,7 +518,7 @@ def test_round_6_still_skips_questions_other_people_and_instructions(text):
     ('i have a son named jayden', {('family:son:jayden', "User's son is Jayden")}),
     ('Nurse by profession.', {('job', 'User works as a nurse')}),
 ])
-def test_round_7_classes(text, expected):
+def test_verb_lexicons_self_descriptions_dictation_and_form_fields(text, expected):
     assert extract(text) == expected
 
 
@@ -585,12 +585,11 @@ def test_round_7_classes(text, expected):
     'my friend at Google says hi',
     'my old boss at Tesco was awful',
 ])
-def test_round_7_still_skips_other_people_frames_temporary_states_and_common_words(text):
+def test_verb_lexicons_still_skip_other_people_frames_temporary_states_and_common_words(text):
     assert extract(text) == set()
 
 
-# Round 8 (issue 13): classes read from fresh5's misses and wrong facts, each written as sentences no set
-# holds (docs/benchmarks.md, "Issue 13, round 8"): corrections inside one message, adverbs before a
+# Sentences no labelled set holds, one class each: corrections inside one message, adverbs before a
 # preference verb, the smell/taste of a thing, "fav X = Y", introductions in other languages, a name
 # re-spelt, "I, Name, request…", "home is … outside X", "based in", promotions, "for a living",
 # employers "called X", "X allergy", "DIET since 2018", any family word form, "Name (my puppy)".
@@ -650,7 +649,7 @@ def test_round_7_still_skips_other_people_frames_temporary_states_and_common_wor
     ('About me: 39, plumber, live in Cluj', {('age', 'User is 39 years old'), ('job', 'User works as a plumber'),
                                             ('location', 'User lives in Cluj')}),
 ])
-def test_round_8_classes(text, expected):
+def test_corrections_preference_adverbs_foreign_introductions_and_kin_forms(text, expected):
     assert extract(text) == expected
 
 
@@ -707,14 +706,13 @@ def test_round_8_classes(text, expected):
     '10, maybe 12 people',
     '2, 3, 4',
 ])
-def test_round_8_still_skips_other_people_idioms_corrections_and_pets_given_away(text):
+def test_corrections_and_kin_forms_still_skip_other_people_idioms_corrections_and_pets_given_away(text):
     assert extract(text) == set()
 
 
-# Round 9 (issue 13): classes read from fresh6's misses (titles, spoken punctuation, "I'm in X, …", trades and job
-# phrases, particles in names, cleft corrections, accents restored, favourite and allergen keys), then two batches
-# of classes no miss showed (sign-offs, "X is my name", "I manage a team at X", foreign kin and origins, …), each
-# written as sentences before its rule. Only the sentences main's rules got wrong are here; every one is new text.
+# Titles, spoken punctuation, "I'm in X, …", trades and job phrases, particles in names, cleft corrections, accents
+# restored, favourite and allergen keys, sign-offs, "X is my name", "I manage a team at X", foreign kin and origins:
+# sentences of each class, every one new text.
 @pytest.mark.parametrize("text, expected", [
     ('please just call me Oyelaran', {('name', "User's name is Oyelaran")}),
     ('can you just call me Teodora from now on', {('name', "User's name is Teodora")}),
@@ -749,7 +747,7 @@ def test_round_8_still_skips_other_people_idioms_corrections_and_pets_given_away
     ("I'm a luthier in Cremona", {('location', 'User lives in Cremona'), ('job', 'User works as a luthier')}),
     ("I'm a glassblower", {('job', 'User works as a glassblower')}),
     ('I drive a bus for the council', {('job', 'User drives a bus for work')}),
-    # Round 10: where the user works is their location, as the fresh sets label it (this label lacked it).
+    # Where the user works is their location, as the fresh sets label it (this label lacked it).
     ('I drive a taxi in Accra', {('job', 'User drives a taxi for work'), ('location', 'User lives in Accra')}),
     ('i drive a forklift for a warehouse in Tilburg', {('job', 'User drives a forklift for work'), ('location', 'User lives in Tilburg')}),
     ("I quit Wayfair last year and now I'm at Etsy", {('employer', 'User works at Etsy')}),
@@ -761,7 +759,7 @@ def test_round_8_still_skips_other_people_idioms_corrections_and_pets_given_away
     ("I'm cabin crew for Qatar Airways", {('job', 'User works as cabin crew'), ('employer', 'User works at Qatar Airways')}),
     ("I'm ground crew at Schiphol", {('job', 'User works as ground crew'), ('employer', 'User works at Schiphol')}),
     ("I'm kitchen staff at a hotel", {('job', 'User works as kitchen staff')}),
-    # Round 10: the label lacked the place of work, which the fresh sets count as the user's location.
+    # The label lacked the place of work, which the fresh sets count as the user's location.
     ('I work at Casa do Pão in Lisbon', {('employer', 'User works at Casa do Pão'), ('location', 'User lives in Lisbon')}),
     ('I work for Banca di Roma', {('employer', 'User works at Banca di Roma')}),
     ('I live in Caxias do Sul', {('location', 'User lives in Caxias do Sul')}),
@@ -826,7 +824,7 @@ def test_round_8_still_skips_other_people_idioms_corrections_and_pets_given_away
     ("I'm 25 jk I'm 52", {('age', 'User is 52 years old')}),
     ("I live in Oslo, I'm not kidding", {('location', 'User lives in Oslo')}),
 ])
-def test_round_9_classes(text, expected):
+def test_titles_spoken_punctuation_trades_and_sign_offs(text, expected):
     assert extract(text) == expected
 
 
@@ -1046,12 +1044,11 @@ def test_round_9_classes(text, expected):
     "originally Tom's idea, but fine",
     "I live in Oslo jk",
 ])
-def test_round_9_still_skips_stays_thanks_jokes_and_other_people(text):
+def test_titles_and_sign_offs_still_skip_stays_thanks_jokes_and_other_people(text):
     assert extract(text) == set()
 
 
-# Round 10 (issue 13): one or more sentences of each class a writer the rules never saw used (fresh7's tuning part:
-# introductions, homes, origins and ages in the languages users code-switch into, the place of a work clause, a name
+# One or more sentences of each class (introductions, homes, origins and ages in the languages users code-switch into, the place of a work clause, a name
 # ended by a dash or bracket, corrections said as "no sorry" or "-- sorry,", a new employer after "scratch that", trips,
 # fans, diets, a profile's love:/hate: fields, a pet's emoji, kin words of other languages), each new text.
 @pytest.mark.parametrize("text, expected", [
@@ -1128,7 +1125,7 @@ def test_round_9_still_skips_stays_thanks_jokes_and_other_people(text):
     ('I love my wife Tala', {('family:spouse', "User's wife is Tala")}),
     ('I love my dog Rex', {('pet:rex', 'User has a dog named Rex')}),
 ])
-def test_round_10_classes(text, expected):
+def test_code_switched_introductions_work_places_trips_and_fans(text, expected):
     assert extract(text) == expected
 
 
@@ -1192,12 +1189,11 @@ def test_round_10_classes(text, expected):
     'i love ur answers',
     'I love the new update',
 ])
-def test_round_10_still_skips_other_people_tools_stays_and_empty_fields(text):
+def test_code_switched_introductions_still_skip_other_people_tools_stays_and_empty_fields(text):
     assert extract(text) == set()
 
 
-# Round 11 (issue 13): classes read from fresh8's tuning part (two thirds; its held-out third never printed), each written
-# here as new sentences in other words: profile cards without a verb, the place a work clause names, a message opening
+# Sentences of each class: profile cards without a verb, the place a work clause names, a message opening
 # with the user's job or diet, code-switched cues by language, kin named after, re-spelt pets, one slot per relative.
 @pytest.mark.parametrize("text, expected", [
     ("I'm a radiographer at the cancer unit in Tromsø", {('job', 'User works as a radiographer'), ('location', 'User lives in Tromsø')}),
@@ -1271,7 +1267,7 @@ def test_round_10_still_skips_other_people_tools_stays_and_empty_fields(text):
     ('my address changed: new flat in Kaunas', {('location', 'User lives in Kaunas')}),
     ("I'm a lecturer at UCL in History", {('employer', 'User works at UCL'), ('job', 'User works as a lecturer')}),
 ])
-def test_round_11_classes(text, expected):
+def test_profile_cards_opening_roles_and_code_switched_cues(text, expected):
     assert extract(text) == expected
 
 
@@ -1330,12 +1326,11 @@ def test_round_11_classes(text, expected):
     "my sister's new flat in Leeds is lovely",
     'my address: 12 Main St',
 ])
-def test_round_11_still_skips_other_people_trades_stays_jokes_and_numbers(text):
+def test_profile_cards_and_opening_roles_still_skip_other_people_trades_stays_jokes_and_numbers(text):
     assert extract(text) == set()
 
 
-# Round 12 (issue 13): classes read from fresh9's first two thirds (its last third held out), each written as new
-# sentences of its own (none is a line of a labelled set): a message in capitals, a lower-case name after a lower-case
+# Sentences of each class (none is a line of a labelled set): a message in capitals, a lower-case name after a lower-case
 # "im", the cue words of more languages for work, home, names, ages and diets, profile cards and bar-separated
 # profile lines, email signatures, CV lines, pet parents, and English phrasings of work, family, plans and corrections.
 @pytest.mark.parametrize("text, expected", [
@@ -1415,7 +1410,7 @@ def test_round_11_still_skips_other_people_trades_stays_jokes_and_numbers(text):
     ('Kamal, 41, potter, Jaipur, two cats (Chai and Biscuit)', {('age', 'User is 41 years old'), ('job', 'User works as a potter'), ('location', 'User lives in Jaipur'), ('name', "User's name is Kamal"), ('pet:biscuit', 'User has a cat named Biscuit'), ('pet:chai', 'User has a cat named Chai')}),
     ('retired, living in Galway with a dog named Bran', {('pet:bran', 'User has a dog named Bran')}),
 ])
-def test_round_12_classes(text, expected):
+def test_cue_lexicons_of_other_languages_signatures_and_profile_lines(text, expected):
     assert extract(text) == expected
 
 
@@ -1476,12 +1471,12 @@ def test_round_12_classes(text, expected):
     'Ana. 34. My sister. Lisbon.',
     'my sister lives in Leeds with a dog called Rex',
 ])
-def test_round_12_still_skips_other_people_negations_pasts_quotes_and_forwarded_mail(text):
+def test_cue_lexicons_and_signatures_still_skip_other_people_negations_pasts_quotes_and_forwarded_mail(text):
     assert extract(text) == set()
 
 
-# Round 13 (issue 13): English phrasing families read from fresh10's tuning part, written as new sentences (none is a
-# line of any set), each with the exact facts it gives.
+# English phrasing families (engagements, studies, nationalities as origins, roles), written as new sentences (none is
+# a line of any set), each with the exact facts it gives.
 @pytest.mark.parametrize("text, expected", [
     ('dude I just got engaged to Marisol!!', {('family:spouse', 'User is engaged to Marisol')}),
     ('hubby Tarquin and I run a deli', {('family:spouse', "User's husband is Tarquin")}),
@@ -1506,7 +1501,7 @@ def test_round_12_still_skips_other_people_negations_pasts_quotes_and_forwarded_
     ("My husband's name is Kofi and yes, he cooks", {('family:spouse', "User's husband is Kofi")}),
     ('I run a small pottery studio in Whitby', {('location', 'User lives in Whitby'), ('job', 'User runs a small pottery studio')}),
 ])
-def test_round_13_classes(text, expected):
+def test_english_phrasing_families(text, expected):
     assert extract(text) == expected
 
 
@@ -1529,5 +1524,5 @@ def test_round_13_classes(text, expected):
     'I run a lot of errands at the shop',
     'if I were Nigerian',
 ])
-def test_round_13_still_skips_other_people_negations_pasts_and_hypotheticals(text):
+def test_english_phrasing_families_still_skip_other_people_negations_pasts_and_hypotheticals(text):
     assert extract(text) == set()
