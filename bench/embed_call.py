@@ -10,8 +10,8 @@ measured. Three arms, interleaved block by block, wall-clock per call, median an
   of that server must spend;
 * **embed_query** — `memories.embeddings.embed_query` for a project configured with that server:
   the provider lookup, the pinned outbound pool (`providers.base.http_client`), the vector's check;
-* **new client per call** — `httpx.post` (a client, its CA bundle and a connection per call): how
-  the embeddings client called before round 15 (docs/benchmarks.md §7).
+* **new client per call** — `httpx.post` (a client, its CA bundle and a connection per call): the
+  shape a per-call client would have (docs/tuning/recall.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`make bench-load`: the serving stack under concurrency, against its floor (issue 17).
+"""`make bench-load`: the serving stack under concurrency, against its floor.
 
 Four stacks, one after the other in one run, each served by the same server and process model
 (`make serve`'s: granian, ASGI, one worker process per CPU, uvloop, THREADLESS_WEB_THREADS threads):
@@ -1190,7 +1190,7 @@ def section(results: dict, charted: bool) -> str:
         "same process model. Targets: turns/s at 16 clients ≥ 60 % of the floor's (the interleaved blocks' share, "
         "below); p99 at 64 clients ≤ 3× p50; single-client decorate over HTTP ≤ in-process + 2 ms.",
         "",
-        "What the serving path does since issue 17 (details in [deployment.md](deployment.md)): no request writes "
+        "What the serving path does (details in [deployment.md](deployment.md)): no request writes "
         "a row the whole project shares (rate limits and usage in Redis, or the embedded default's own counter "
         "file, flushed to `ApiCall` / `ProjectUsage` by a beat task); decorate updates the memory row once; "
         "`make serve` runs one process per CPU, each with a thread pool for sync views; database "

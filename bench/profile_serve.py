@@ -1,4 +1,4 @@
-"""Where the time between an in-process decorate and the same call over HTTP goes (issue 17).
+"""Where the time between an in-process decorate and the same call over HTTP goes.
 
 One client, one memory of 200 messages, the embedded default (or DATABASE_URL / REDIS_URL from
 the environment) in a scratch var dir. Times, median of N calls each, back to back:

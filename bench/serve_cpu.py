@@ -1,4 +1,4 @@
-"""CPU per turn (decorate + report) through the ASGI app in one process, no socket (issue 17).
+"""CPU per turn (decorate + report) through the ASGI app in one process, no socket.
 
 Every turn is the two POSTs of a live turn, given to `threadless_site.asgi.application` as ASGI
 messages by a bare caller, on a memory of 200 messages; the figure is the process's CPU time

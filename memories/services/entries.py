@@ -171,8 +171,7 @@ def _join_turn_update(scoped: bool, returning: str) -> str:
     `returning` and the turn's first seq (the memory's `turn_start_seq`; NULL when not known):
     SQLite's report runs it alone (`_sqlite_join_turn_enqueue`), PostgreSQL's one-statement report
     as its first CTE. The start is the memory row's own column rather than a read of the turn's
-    entries: that subquery cost report about 0.1 ms of PostgreSQL's CPU (docs/benchmarks.md,
-    issue 17 round 6)."""
+    entries: that subquery cost report about 0.1 ms of PostgreSQL's CPU (docs/tuning/serving.md)."""
     memory = Memory._meta.db_table
     return (f"UPDATE {memory} SET last_seq = last_seq + %s, message_count = message_count + %s, "
             "token_count = token_count + %s, last_used_at = %s, updated_at = %s "
