@@ -26,8 +26,7 @@ Each committed message has one row: the vector of its own text and, when it says
 sentences of three words or more, up to PIECE_MAX more, one per sentence, each prefixed by the
 speaker the message opens with ("Ana: …", as a multi-party chat stores its turns). A message's
 closeness to a query is (1 − PIECE_SHARE)·cosine(whole) + PIECE_SHARE·max(cosine of whole and
-pieces): one sentence of a long turn can answer a question the whole turn's vector dilutes (round 14,
-docs/benchmarks.md §7; round 10 measured a message embedded with the turn before it, not kept).
+pieces): one sentence of a long turn can answer a question the whole turn's vector dilutes.
 The row layout is part of the model key (`LAYOUT`), so a layout change re-embeds in the background
 like a model change.
 
@@ -91,7 +90,7 @@ FLOAT_CACHE_ROWS = 4 * (STATS_SAMPLE + 2 * CODE_CANDIDATES)  # float rows a proc
 FLOAT_CACHE_BYTES = 64 << 20  # float rows a process keeps in all; least recently used memories' go first
 PIECE_MAX = 8  # sentence vectors per message besides its whole one
 PIECE_MIN_WORDS = 3  # shorter sentences are not embedded on their own
-PIECE_SHARE = 0.7  # of a message's closeness that its best piece decides (LoCoMo tune, dense only: 0.5 / 0.7 / 1.0)
+PIECE_SHARE = 0.7  # of a message's closeness that its best piece decides
 LAYOUT = "#pieces"  # what a row holds, in the model key: a change re-embeds like a model change
 BACKFILL_CHUNK = 500  # entries embedded per background step
 EMBED_BATCH = 64  # texts per provider request
@@ -517,18 +516,19 @@ class Nearest(NamedTuple):
 
 
 def neighbourhood(*, memory_id: str, model: str, query: list[float], limit: int,
-                  before_seq: int | None = None, prev_share: float = 0.0) -> Nearest:
-    """`nearest`, with the mean and standard deviation of the scores of the newest STATS_SAMPLE
+                  before_seq: int | None = None, prev_share: float = 0.0, sample: int = STATS_SAMPLE,
+                  candidates: int = CODE_CANDIDATES) -> Nearest:
+    """`nearest`, with the mean and standard deviation of the scores of the newest `sample`
     rows. A row's score is its `closeness`, from its float vectors: those of the newest
-    STATS_SAMPLE rows, and of the CODE_CANDIDATES older rows whose codes are closest to the
+    `sample` rows, and of the `candidates` older rows whose codes are closest to the
     query's (the whole memory's codes are scanned: nothing is out of reach). `prev_share` > 0:
     plus that share of the closeness of the message right before it (seq − 1; read too)."""
     codes = _codes_for(memory_id, model, len(query))
-    newest = codes.newest(before_seq, STATS_SAMPLE)
+    newest = codes.newest(before_seq, sample)
     rows = codes.rows(memory_id=memory_id, model=model, seqs=newest)
-    sample = len(rows)
-    if len(newest) == STATS_SAMPLE:  # more may be older: the best of them by their codes
-        seqs = codes.best(_query_bits(query, codes.words), newest[-1], CODE_CANDIDATES)
+    sampled = len(rows)
+    if len(newest) == sample:  # more may be older: the best of them by their codes
+        seqs = codes.best(_query_bits(query, codes.words), newest[-1], candidates)
         if prev_share:
             seqs = sorted(set(seqs) | {s - 1 for s in seqs})
         rows = rows + codes.rows(memory_id=memory_id, model=model, seqs=seqs)
@@ -544,7 +544,7 @@ def neighbourhood(*, memory_id: str, model: str, query: list[float], limit: int,
         at = numpy.minimum(numpy.searchsorted(seqs[order], seqs - 1), len(seqs) - 1)
         before = order[at]
         scores = scores + prev_share * numpy.where(seqs[before] == seqs - 1, scores[before], 0.0)
-    spread = scores[:sample] if sample else scores
+    spread = scores[:sampled] if sampled else scores
     ranked = numpy.argsort(-scores, kind="stable")[:limit]
     return Nearest([(float(scores[i]), rows[i][1], rows[i][0]) for i in ranked.tolist()],
                    float(spread.mean()), float(spread.std()))
