@@ -30,3 +30,10 @@ def test_list_questions_are_told_from_questions_about_one_thing_in_linear_time()
     for hostile in ("what " + "has " * 30_000, "which " + "a" * 100_000, "what has " + "x " * 50_000 + "ed",
                     "what " + " " * 100_000 + "s"):
         assert query_parsing.LIST.search(hostile[:query_parsing.LIST_CHARS]) is None
+
+
+def test_dates_in_a_question_are_read_and_left_out_of_its_words():
+    words, dates = query_parsing.query_dates("What happened on 16 June, 2023, on March 3rd and in May 2023 (2023-07-01)?")
+    assert dates == [(2023, 6, 16), (None, 3, 3), (2023, 5, None), (2023, 7, 1)]
+    assert "june" not in query_parsing.query_terms(words) and "happened" in query_parsing.query_terms(words)
+    assert query_parsing.query_dates("May I ask something?")[1] == []

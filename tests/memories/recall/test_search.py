@@ -165,13 +165,6 @@ def test_a_date_the_question_names_finds_the_message_written_that_day(cast):
     assert hit["entry_id"] == target.id and hit["date"] == "2023-06-16"
 
 
-def test_dates_in_a_question_are_read_and_left_out_of_its_words():
-    words, dates = recall.query_dates("What happened on 16 June, 2023, on March 3rd and in May 2023 (2023-07-01)?")
-    assert dates == [(2023, 6, 16), (None, 3, 3), (2023, 5, None), (2023, 7, 1)]
-    assert "june" not in recall.query_terms(words) and "happened" in recall.query_terms(words)
-    assert recall.query_dates("May I ask something?")[1] == []
-
-
 def _dated(memory, days: dict[int, str]) -> None:
     """Give these seqs their day (as the bench does) and re-index, so the index carries the dates."""
     from datetime import UTC, datetime
