@@ -10,7 +10,7 @@ from typing import NamedTuple
 from django.db import connection
 
 from memories.models import Entry, Memory
-from memories.recall.hits import Message
+from memories.recall.hits import Message, new
 from memories.recall.index import INDEXED_ROLES, TABLE, entry_text, is_postgresql, memory_key
 from memories.recall.ranking import Ranking
 
@@ -48,13 +48,13 @@ def candidates(*, memory_id: str, terms: list[str], before_seq: int | None, befo
             found = _matching(cursor, memory_id, [term], before_seq, before_id, ranking.per_term_cap)
             df[term] = len(found)
             for row in found:
-                rows[row[0]] = Message._make(row)
+                rows[row[0]] = new(Message, row)
                 hits.setdefault(row[0], set()).add(term)
         common = [t for t in terms if df[t] >= ranking.per_term_cap]
         pairs = [(a, b) for i, a in enumerate(common) for b in common[i + 1:]][:ranking.max_pair_reads]
         for pair in pairs:
             for row in _matching(cursor, memory_id, list(pair), before_seq, before_id, ranking.per_term_cap):
-                rows[row[0]] = Message._make(row)
+                rows[row[0]] = new(Message, row)
                 hits.setdefault(row[0], set()).update(pair)
     return Candidates(rows, hits, df)
 
@@ -115,5 +115,5 @@ def messages_by_seq(memory_id: str, seqs: list[int]) -> dict[int, Message]:
             continue
         text = entry_text(content, json.loads(parts) if isinstance(parts, str) else parts).strip()
         if text:
-            out[seq] = Message(entry_id, seq, turn, role, created_at, text)
+            out[seq] = new(Message, (entry_id, seq, turn, role, created_at, text))
     return out

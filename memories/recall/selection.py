@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import heapq
 
-from memories.recall.hits import Hit, Message
+from memories.recall.hits import Hit, Message, new
 from memories.recall.lexical import Parts
 from memories.recall.query import Date, on_date
 from memories.recall.ranking import Ranking
@@ -29,7 +29,7 @@ def fused(pool: dict[int, Message], lexical: dict[int, float], closeness: dict[i
         day = day_of(message.created_at)
         if dates and on_date(day, dates):
             score *= 1 + ranking.date_boost
-        out.append(Hit(score, seq, day, message))
+        out.append(new(Hit, (score, seq, day, message)))
     return out
 
 
@@ -42,7 +42,7 @@ def day_prior(hits: list[Hit], share: float, ranking: Ranking) -> list[Hit]:
         by_day.setdefault(hit.day, []).append(hit.score)
     top = ranking.day_top
     day_score = {d: sum(heapq.nlargest(top, v)) if len(v) > top else sum(v) for d, v in by_day.items()}
-    return [hit._replace(score=hit.score + share * day_score[hit.day]) for hit in hits]
+    return [new(Hit, (hit.score + share * day_score[hit.day], hit.seq, hit.day, hit.message)) for hit in hits]
 
 
 def distinct(hits: list[Hit]) -> list[Hit]:
@@ -77,7 +77,7 @@ def rerank(hits: list[Hit], own: dict[int, Parts], names: set[str], when: bool, 
             score *= 1 - other_drop
         if when_boost and TIME.search(text):
             score *= 1 + when_boost
-        out.append(hit._replace(score=score))
+        out.append(new(Hit, (score, hit.seq, hit.day, hit.message)))
     out.sort(key=lambda h: (-h.score, -h.seq))
     return out
 
