@@ -55,6 +55,9 @@ def with_neighbours(pool: dict[int, Message], own: dict[int, Parts], names: set[
         mine = own.get(seq, {})
         if names and ranking.named_speaker_term != 1.0:
             mine = {t: v * ranking.named_speaker_term if t in names else v for t, v in mine.items()}
+        if not (seq - 1 in own or seq + 1 in own or seq - 2 in own or seq + 2 in own):
+            lexical[seq] = sum(mine.values())  # no neighbour matched anything (most of meaning's rows)
+            continue
         # From a neighbour, only the terms this message lacks: a reply that repeats the message's
         # words adds nothing, a question whose answer this message is adds its words.
         lexical[seq] = (sum(mine.values()) + ranking.prev_share * _lacking(own.get(seq - 1), mine)
