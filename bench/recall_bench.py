@@ -176,8 +176,9 @@ class _Bm25:
         return sorted(range(len(scores)), key=lambda i: -scores[i])[:k]
 
 
-def run_locomo(path: Path, project, provider: str, halves=("tune", "heldout")) -> dict:
-    """{"tune": {...}, "heldout": {...}} with search@5, search@10, decorate@2000, bm25@10, dense@10."""
+def run_locomo(path: Path, project, provider: str, halves=("tune", "heldout"), first: int | None = None) -> dict:
+    """{"tune": {...}, "heldout": {...}} with search@5, search@10, decorate@2000, bm25@10, dense@10.
+    `first`: only the first that many conversations of each half (a quick subset)."""
     from memories import embeddings, recall
 
     data = json.loads(path.read_text())
@@ -189,7 +190,7 @@ def run_locomo(path: Path, project, provider: str, halves=("tune", "heldout")) -
                   "dense@10": 0, "search_ms": 0.0, "decorate_ms": 0.0}
         dense_on = False
         by_category: dict[int, dict[str, int]] = {}
-        for index in picks:
+        for index in picks[:first]:
             if index >= len(data):
                 continue
             sample = data[index]
@@ -282,10 +283,11 @@ def _extract_as_the_worker_does(memory) -> None:
     extract_facts(memory=memory, messages=_user_messages(rows))
 
 
-def run_corpus(project, halves=("dev", "heldout")) -> dict:
+def run_corpus(project, halves=("dev", "heldout"), first: int | None = None) -> dict:
     """Own corpus, per half: the offline extractor's precision and fact recall on the labelled
     lines; the right snippet in search top 3; the answer in decorate's output (facts extracted
-    first, as the worker would have)."""
+    first, as the worker would have). `first`: only the first that many conversations of each
+    half (a quick subset)."""
     from memories import embeddings, recall
     from memories.context import context_build
 
@@ -298,7 +300,7 @@ def run_corpus(project, halves=("dev", "heldout")) -> dict:
             continue
         n = top3 = shown = conversations = 0
         for conv in data["conversations"]:
-            if conv["split"] != half:
+            if conv["split"] != half or (first is not None and conversations >= first):
                 continue
             conversations += 1
             turns = [{"dia_id": str(i), "role": role, "content": text,

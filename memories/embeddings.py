@@ -26,8 +26,7 @@ Each committed message has one row: the vector of its own text and, when it says
 sentences of three words or more, up to PIECE_MAX more, one per sentence, each prefixed by the
 speaker the message opens with ("Ana: …", as a multi-party chat stores its turns). A message's
 closeness to a query is (1 − PIECE_SHARE)·cosine(whole) + PIECE_SHARE·max(cosine of whole and
-pieces): one sentence of a long turn can answer a question the whole turn's vector dilutes (round 14,
-docs/benchmarks.md §7; round 10 measured a message embedded with the turn before it, not kept).
+pieces): one sentence of a long turn can answer a question the whole turn's vector dilutes.
 The row layout is part of the model key (`LAYOUT`), so a layout change re-embeds in the background
 like a model change.
 
@@ -42,8 +41,9 @@ whatever the memory's size, plus one pass over its codes — n·v·dim/8 bytes f
 vectors (~2.4 MB for 20,000 rows of 2.5 vectors, ~12 MB at 100,000). Both are held in the process
 between searches (`_Codes`): the codes of every row (rows stored since the last search are read
 by seq, the whole copy again after CODE_CACHE_SECONDS; at most CODE_CACHE_VECTORS codes a process,
-least recently used memories first out), and the float rows searches read lately (at most
-FLOAT_CACHE_ROWS a memory and FLOAT_CACHE_BYTES a process; only those not held are read, by seq).
+least recently used memories first out), and the float rows searches read lately, end to end in
+one matrix a search gathers from (at most FLOAT_CACHE_ROWS a memory and FLOAT_CACHE_BYTES a
+process; only those not held are read, by seq).
 A row replaced or removed in this process leaves the held floats at once; one replaced by another
 process (a re-embedded edit) is read again with the codes, within CODE_CACHE_SECONDS. No loadable
 SQLite extension, no second store: the database holds the vectors and codes, `VectorStore` is the
@@ -91,7 +91,7 @@ FLOAT_CACHE_ROWS = 4 * (STATS_SAMPLE + 2 * CODE_CANDIDATES)  # float rows a proc
 FLOAT_CACHE_BYTES = 64 << 20  # float rows a process keeps in all; least recently used memories' go first
 PIECE_MAX = 8  # sentence vectors per message besides its whole one
 PIECE_MIN_WORDS = 3  # shorter sentences are not embedded on their own
-PIECE_SHARE = 0.7  # of a message's closeness that its best piece decides (LoCoMo tune, dense only: 0.5 / 0.7 / 1.0)
+PIECE_SHARE = 0.7  # of a message's closeness that its best piece decides
 LAYOUT = "#pieces"  # what a row holds, in the model key: a change re-embeds like a model change
 BACKFILL_CHUNK = 500  # entries embedded per background step
 EMBED_BATCH = 64  # texts per provider request
@@ -343,8 +343,12 @@ class _Codes:
         self.last_seq = -1
         self.vectors = 0
         self.read_at = time.monotonic()
-        self.floats: dict[int, tuple[int, bytes]] = {}  # seq: (entry_id, float32 bytes)
-        self.float_bytes = 0
+        # The float rows read lately, end to end in one matrix (a row's whole vector, then its
+        # pieces'), so a search gathers them without a copy per row.
+        self.floats: dict[int, tuple[int, int, int]] = {}  # seq: (entry_id, first vector, vectors)
+        self.matrix = numpy.empty((0, 0), dtype=numpy.float32)
+        self.filled = 0  # vectors in `matrix`, live or dropped
+        self.float_bytes = 0  # of the live rows
         self.lock = threading.Lock()
 
     def add(self, rows: list[tuple[int, int, bytes]]) -> None:
@@ -383,34 +387,81 @@ class _Codes:
         distinct = tail[numpy.concatenate(([True], tail[1:] != tail[:-1]))]  # sorted: a row's vectors are adjacent
         return distinct[::-1][:count].tolist()
 
-    def rows(self, *, memory_id: str, model: str, seqs: list[int]) -> list[tuple[int, int, bytes]]:
-        """(entry_id, seq, float32 bytes) of the rows at these seqs, in their order (those that have
-        one): the ones read lately from this copy, the rest read now (`VectorStore.at_seqs`) and
-        kept (when more than FLOAT_CACHE_ROWS are, only the ones this call returns stay)."""
+    def scores(self, *, memory_id: str, model: str, seqs: list[int], query) -> tuple[list, list, object] | None:
+        """([entry_id], [seq], closeness of each) of the rows at these seqs, in their order (those
+        that have one): the ones read lately from this copy's matrix, the rest read now
+        (`VectorStore.at_seqs`) and kept (when more than FLOAT_CACHE_ROWS are, only the ones this
+        call used stay). None when a row's vectors are not of the query's dimension."""
+        import numpy
+
+        dim = len(query)
         with self.lock:
             missing = [s for s in seqs if s not in self.floats]
         found = VectorStore.at_seqs(memory_id=memory_id, model=model, seqs=missing) if missing else []
-        out = []
+        width = 4 * dim
+        if any(not blob or len(blob) % width for _, _, blob in found):
+            return None
         with self.lock:
-            for entry_id, seq, blob in found:
-                if seq not in self.floats:
-                    blob = bytes(blob)
-                    self.floats[seq] = (entry_id, blob)
-                    self.float_bytes += len(blob)
+            if self.matrix.shape[1] != dim:
+                if self.floats:  # rows held of another dimension: nothing comparable
+                    return None
+                self._reset(dim)
+            self._append([(e, s, blob) for e, s, blob in found if s not in self.floats], dim)
             floats = self.floats
-            out = [(floats[seq][0], seq, floats[seq][1]) for seq in seqs if seq in floats]
-            if len(floats) > FLOAT_CACHE_ROWS:  # full: keep the rows this search used
-                self.floats = {seq: (e, blob) for e, seq, blob in out}
-                self.float_bytes = sum(len(blob) for _, _, blob in out)
-        return out
+            kept = [(floats[seq], seq) for seq in seqs if seq in floats]
+            entry_ids = [k[0] for k, _ in kept]
+            out_seqs = [seq for _, seq in kept]
+            firsts = numpy.fromiter((k[1] for k, _ in kept), dtype=numpy.int64, count=len(kept))
+            counts = numpy.fromiter((k[2] for k, _ in kept), dtype=numpy.int64, count=len(kept))
+            starts = numpy.cumsum(counts) - counts
+            vectors = self.matrix[numpy.repeat(firsts - starts, counts) + numpy.arange(int(counts.sum()))]
+            live = self.float_bytes // width
+            if len(floats) > FLOAT_CACHE_ROWS or self.filled > 2 * live + 1000:  # full: keep the rows used now
+                self._reset(dim)
+                self._append([(e, s, vectors[a:a + n]) for e, s, a, n in
+                              zip(entry_ids, out_seqs, starts.tolist(), counts.tolist(), strict=True)], dim)
+        if not kept:
+            return entry_ids, out_seqs, numpy.empty(0)
+        # einsum's own loop, not BLAS (see closeness_of).
+        every = numpy.einsum("ij,j->i", vectors, numpy.asarray(query, dtype=numpy.float32))
+        closeness = (1 - PIECE_SHARE) * every[starts] + PIECE_SHARE * numpy.maximum.reduceat(every, starts)
+        return entry_ids, out_seqs, closeness.astype(numpy.float64)
+
+    def _reset(self, dim: int) -> None:
+        import numpy
+
+        self.floats, self.filled, self.float_bytes = {}, 0, 0
+        self.matrix = numpy.empty((0, dim), dtype=numpy.float32)
+
+    def _append(self, rows: list, dim: int) -> None:
+        """Add (entry_id, seq, float32 bytes or a vectors × dim array) rows to the matrix (under the lock)."""
+        import numpy
+
+        if not rows:
+            return
+        blocks = [numpy.frombuffer(bytes(r[2]), dtype=numpy.float32).reshape(-1, dim) if isinstance(r[2], (bytes, memoryview))
+                  else r[2] for r in rows]
+        total = self.filled + sum(len(b) for b in blocks)
+        if total > len(self.matrix):
+            grown = numpy.empty((max(total, len(self.matrix) * 3 // 2), dim), dtype=numpy.float32)
+            grown[:self.filled] = self.matrix[:self.filled]
+            self.matrix = grown
+        for (entry_id, seq, _), block in zip(rows, blocks, strict=True):
+            self.matrix[self.filled:self.filled + len(block)] = block
+            self.floats[seq] = (entry_id, self.filled, len(block))
+            self.filled += len(block)
+            self.float_bytes += block.nbytes
 
     def forget_floats(self, entry_ids: set[int] | None = None) -> None:
         """Drop the kept float rows (of these entries only, when given)."""
         with self.lock:
-            for seq, (entry_id, blob) in list(self.floats.items()):
-                if entry_ids is None or entry_id in entry_ids:
+            if entry_ids is None:
+                self._reset(self.matrix.shape[1])
+                return
+            for seq, (entry_id, _, count) in list(self.floats.items()):
+                if entry_id in entry_ids:
                     del self.floats[seq]
-                    self.float_bytes -= len(blob)
+                    self.float_bytes -= 4 * count * self.matrix.shape[1]
 
     def best(self, query_bits, before_seq: int, limit: int) -> list[int]:
         """Seqs of up to `limit` rows before `before_seq`, best first by their closest vector:
@@ -517,36 +568,37 @@ class Nearest(NamedTuple):
 
 
 def neighbourhood(*, memory_id: str, model: str, query: list[float], limit: int,
-                  before_seq: int | None = None, prev_share: float = 0.0) -> Nearest:
-    """`nearest`, with the mean and standard deviation of the scores of the newest STATS_SAMPLE
+                  before_seq: int | None = None, prev_share: float = 0.0, sample: int = STATS_SAMPLE,
+                  candidates: int = CODE_CANDIDATES) -> Nearest:
+    """`nearest`, with the mean and standard deviation of the scores of the newest `sample`
     rows. A row's score is its `closeness`, from its float vectors: those of the newest
-    STATS_SAMPLE rows, and of the CODE_CANDIDATES older rows whose codes are closest to the
+    `sample` rows, and of the `candidates` older rows whose codes are closest to the
     query's (the whole memory's codes are scanned: nothing is out of reach). `prev_share` > 0:
     plus that share of the closeness of the message right before it (seq − 1; read too)."""
-    codes = _codes_for(memory_id, model, len(query))
-    newest = codes.newest(before_seq, STATS_SAMPLE)
-    rows = codes.rows(memory_id=memory_id, model=model, seqs=newest)
-    sample = len(rows)
-    if len(newest) == STATS_SAMPLE:  # more may be older: the best of them by their codes
-        seqs = codes.best(_query_bits(query, codes.words), newest[-1], CODE_CANDIDATES)
-        if prev_share:
-            seqs = sorted(set(seqs) | {s - 1 for s in seqs})
-        rows = rows + codes.rows(memory_id=memory_id, model=model, seqs=seqs)
-    scores = closeness_of([v for _, _, v in rows], query)
-    if not rows or None in scores:  # another dimension: nothing comparable
-        return Nearest([], 0.0, 0.0)
     import numpy
 
-    scores = numpy.asarray(scores)
-    seqs = numpy.fromiter((seq for _, seq, _ in rows), dtype=numpy.int64, count=len(rows))
+    codes = _codes_for(memory_id, model, len(query))
+    newest = codes.newest(before_seq, sample)
+    wanted = newest
+    if len(newest) == sample:  # more may be older: the best of them by their codes
+        older = codes.best(_query_bits(query, codes.words), newest[-1], candidates)
+        if prev_share:
+            older = sorted(set(older) | {s - 1 for s in older})
+        wanted = newest + older
+    found = codes.scores(memory_id=memory_id, model=model, seqs=wanted, query=query)
+    if found is None or not found[0]:  # another dimension: nothing comparable
+        return Nearest([], 0.0, 0.0)
+    entry_ids, kept, scores = found
+    sampled = sum(1 for seq in kept[:len(newest)] if seq >= newest[-1]) if newest else 0
+    seqs = numpy.asarray(kept, dtype=numpy.int64)
     if prev_share:  # each row also takes a share of the row right before it (0 where there is none)
         order = numpy.argsort(seqs)
         at = numpy.minimum(numpy.searchsorted(seqs[order], seqs - 1), len(seqs) - 1)
         before = order[at]
         scores = scores + prev_share * numpy.where(seqs[before] == seqs - 1, scores[before], 0.0)
-    spread = scores[:sample] if sample else scores
+    spread = scores[:sampled] if sampled else scores
     ranked = numpy.argsort(-scores, kind="stable")[:limit]
-    return Nearest([(float(scores[i]), rows[i][1], rows[i][0]) for i in ranked.tolist()],
+    return Nearest([(float(scores[i]), kept[i], entry_ids[i]) for i in ranked.tolist()],
                    float(spread.mean()), float(spread.std()))
 
 

@@ -16,9 +16,8 @@ import pytest
 from common.tokens import message_tokens
 from memories import embeddings, recall, services
 from memories.models import Entry, Memory, RecallVector
-
-from .embed_stub import EmbeddingsStub
-from .helpers import CORPUS, converse, drain
+from tests.background.embed_stub import EmbeddingsStub
+from tests.background.helpers import CORPUS, converse, drain
 
 PET_LINE = "I have a beagle, Biscuit, who sleeps on the sofa all day."
 LONG_TURN = ("Ana: We spent the weekend at the lake with the kids. My sister finally taught me to sail her "
@@ -267,14 +266,12 @@ def test_each_message_has_one_row_and_a_search_reads_a_bounded_number_of_them_wh
     ids = list(Entry.objects.filter(memory=pet_memory, kind="message").values_list("id", flat=True))
     embeddings.embed_entries(memory_id=pet_memory.id, entry_ids=ids)  # again: replaced, not added
     assert RecallVector.objects.filter(memory=pet_memory).count() == before == len(ids)
-    monkeypatch.setattr(embeddings, "STATS_SAMPLE", 5)
-    monkeypatch.setattr(embeddings, "CODE_CANDIDATES", 3)
     read = []
     real = embeddings.VectorStore.at_seqs
     monkeypatch.setattr(embeddings.VectorStore, "at_seqs", lambda **kw: read.extend(rows := real(**kw)) or rows)
     model = RecallVector.objects.filter(memory=pet_memory).values_list("model", flat=True).first()
     found = embeddings.neighbourhood(memory_id=pet_memory.id, model=model, query=[1.0] + [0.0] * 63, limit=20,
-                                     prev_share=0.3)
+                                     prev_share=0.3, sample=5, candidates=3)
     assert len(ids) > 5 + 2 * 3 and len(read) <= 5 + 2 * 3  # the newest 5, 3 by their codes and the rows before them
     assert len(found.hits) == len(read)
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 from memories import context, embeddings, recall, services
 from memories.facts import RuleExtractor, UserMessage
 from memories.models import Entry
-
-from .helpers import converse, drain, extractor_score
+from memories.recall import reads
+from memories.recall.ranking import RANKING, Ranking
+from tests.background.helpers import converse, drain, extractor_score
 
 
 def _memory(cast, turns):
@@ -20,14 +21,14 @@ def _memory(cast, turns):
     return memory
 
 
-def test_an_old_message_matching_two_common_words_survives_the_per_term_cap(cast, monkeypatch):
-    monkeypatch.setattr(recall, "PER_TERM_CAP", 20)
+def test_an_old_message_matching_two_common_words_survives_the_per_term_cap(cast):
+    ranking = Ranking(per_term_cap=20)
     turns = [["The blue kettle from Oslo is in the attic.", "ok"]]
     # Newer messages mention each word on its own, each far more often than the cap.
     turns += [[f"The blue sky over the bay, day {i}.", "nice"] for i in range(30)]
     turns += [[f"My kettle broke again, attempt {i}.", "sorry"] for i in range(30)]
     memory = _memory(cast, turns)
-    hits = recall.search(memory_id=memory.id, query="blue kettle", limit=3)
+    hits = recall.search(ranking=ranking, memory_id=memory.id, query="blue kettle", limit=3)
     assert hits[0]["snippet"] == "The blue kettle from Oslo is in the attic."
 
 
@@ -164,13 +165,6 @@ def test_a_date_the_question_names_finds_the_message_written_that_day(cast):
     assert hit["entry_id"] == target.id and hit["date"] == "2023-06-16"
 
 
-def test_dates_in_a_question_are_read_and_left_out_of_its_words():
-    words, dates = recall.query_dates("What happened on 16 June, 2023, on March 3rd and in May 2023 (2023-07-01)?")
-    assert dates == [(2023, 6, 16), (None, 3, 3), (2023, 5, None), (2023, 7, 1)]
-    assert "june" not in recall.query_terms(words) and "happened" in recall.query_terms(words)
-    assert recall.query_dates("May I ask something?")[1] == []
-
-
 def _dated(memory, days: dict[int, str]) -> None:
     """Give these seqs their day (as the bench does) and re-index, so the index carries the dates."""
     from datetime import UTC, datetime
@@ -180,7 +174,7 @@ def _dated(memory, days: dict[int, str]) -> None:
     recall.index_entries(memory_id=memory.id, entry_ids=list(Entry.objects.filter(memory=memory).values_list("id", flat=True)))
 
 
-def test_of_two_equal_matches_the_one_from_the_day_about_the_topic_ranks_first(cast, monkeypatch):
+def test_of_two_equal_matches_the_one_from_the_day_about_the_topic_ranks_first(cast):
     memory = _memory(cast, [["We planned the vegetable garden beds this morning.", "Sounds fun."],
                             ["I ordered tomato seeds online.", "Nice."],
                             ["I sorted tomato seeds online.", "Good."]])
@@ -190,8 +184,8 @@ def test_of_two_equal_matches_the_one_from_the_day_about_the_topic_ranks_first(c
     on_topic, elsewhere = 3, 5  # both match "tomato seeds" only; seq 5 is newer
     seqs = [h["seq"] for h in recall.search(memory_id=memory.id, query=query, limit=5)]
     assert seqs.index(on_topic) < seqs.index(elsewhere)
-    monkeypatch.setattr(recall, "DAY_SHARE", 0.0)  # without the day's weight the newer one wins the tie
-    seqs = [h["seq"] for h in recall.search(memory_id=memory.id, query=query, limit=5)]
+    ranking = Ranking(day_share=0.0)  # without the day's weight the newer one wins the tie
+    seqs = [h["seq"] for h in recall.search(ranking=ranking, memory_id=memory.id, query=query, limit=5)]
     assert seqs.index(elsewhere) < seqs.index(on_topic)
 
 
@@ -221,15 +215,15 @@ def test_an_inflected_form_finds_the_message_on_either_index(cast):
         assert hits and hits[0]["snippet"] == "I went hiking with my sisters near the glaciers.", query
 
 
-def test_a_correction_ranks_above_the_statement_it_corrects(cast, monkeypatch):
+def test_a_correction_ranks_above_the_statement_it_corrects(cast):
     memory = _memory(cast, [["The locker code is 4711.", "ok"],
                             ["Lunch plan: soup at noon, then a walk.", "Fine."],
                             ["They changed the locker code yesterday, it's 9034 now.", "Noted."]])
     newer_first = [h["snippet"] for h in recall.search(memory_id=memory.id, query="What opens the locker?", limit=2)]
     assert newer_first == ["They changed the locker code yesterday, it's 9034 now.", "The locker code is 4711."]
     # Without the rule the shorter, older statement wins on BM25's length norm.
-    monkeypatch.setattr(recall, "SUPERSEDE_SHARED", 0)
-    plain = [h["snippet"] for h in recall.search(memory_id=memory.id, query="What opens the locker?", limit=2)]
+    ranking = Ranking(supersede_shared=0)
+    plain = [h["snippet"] for h in recall.search(ranking=ranking, memory_id=memory.id, query="What opens the locker?", limit=2)]
     assert plain == newer_first[::-1]
 
 
@@ -239,18 +233,6 @@ def test_a_newer_message_sharing_only_the_query_word_is_not_taken_for_a_correcti
                             ["Someone painted the big locker in the hallway green.", "Nice."]])
     hits = recall.search(memory_id=memory.id, query="What opens the locker?", limit=2)
     assert hits[0]["snippet"] == "The locker code is 4711."
-
-
-def test_lexical_coverage_is_the_share_of_the_query_the_best_candidate_says():
-    df, total = {"ferry": 2, "hvar": 1, "keep": 40}, 100
-    assert recall.lexical_coverage(["ferry", "hvar"], {1: {"ferry", "hvar"}}, df, total) == 1.0
-    assert recall.lexical_coverage(["ferry", "hvar"], {}, df, total) == 0.0
-    rare = recall.lexical_coverage(["keep", "hvar"], {1: {"hvar"}}, df, total)
-    common = recall.lexical_coverage(["keep", "hvar"], {1: {"keep"}}, df, total)
-    # Matching the rarer word says more of the query than matching the common one.
-    assert 0.5 < rare < 1.0 and 0.0 < common < 0.5
-    # A word no message has counts in the query's mass, so a query mostly unmatched covers little.
-    assert recall.lexical_coverage(["keep", "extra", "stuff"], {1: {"keep"}}, df, total) < common
 
 
 def test_a_stray_match_of_one_common_word_does_not_outweigh_meaning(cast):
@@ -283,39 +265,25 @@ def test_the_recall_block_shows_a_message_said_word_for_word_again_once(cast):
     assert len(snippets) == len(set(snippets))
 
 
-def test_the_same_speakers_answer_two_messages_after_the_match_is_found(cast, monkeypatch):
+def test_the_same_speakers_answer_two_messages_after_the_match_is_found(cast):
     # "what did you do?" in between matches nothing; the answer is the user's next message.
     memory = _memory(cast, [["Last weekend I had a picnic with my friends from church.", "Fun! What did you all get up to?"],
                             ["Charades and a scavenger hunt, we laughed a lot.", "Sounds great."]]
                      + [[f"My friends from work met for lunch, round {i}.", "Nice."] for i in range(12)])
     query = "What games did I play at the picnic with my church friends?"
     assert 3 in [h["seq"] for h in recall.search(memory_id=memory.id, query=query, limit=3)]
-    monkeypatch.setattr(recall, "PREV2_SHARE", 0.0)
-    monkeypatch.setattr(recall, "NEXT2_SHARE", 0.0)
-    assert 3 not in [h["seq"] for h in recall.search(memory_id=memory.id, query=query, limit=3)]
+    ranking = Ranking(prev2_share=0.0, next2_share=0.0)
+    assert 3 not in [h["seq"] for h in recall.search(ranking=ranking, memory_id=memory.id, query=query, limit=3)]
 
 
 def test_neighbours_two_away_read_at_most_four_rows_per_message(cast):
     memory = _memory(cast, [[f"Note {i} about the boat.", f"Reply {i}."] for i in range(10)])
-    assert sorted(recall._neighbours(memory.id, [9], None, reach=2)) == [7, 8, 10, 11]
-    assert sorted(recall._neighbours(memory.id, [9], 10, reach=2)) == [7, 8]  # older than before_seq only
-    assert sorted(recall._neighbours(memory.id, [1], None)) == [2]
+    assert sorted(reads.neighbours(memory.id, [9], None, reach=2)) == [7, 8, 10, 11]
+    assert sorted(reads.neighbours(memory.id, [9], 10, reach=2)) == [7, 8]  # older than before_seq only
+    assert sorted(reads.neighbours(memory.id, [1], None)) == [2]
 
 
-def test_a_long_message_is_cut_around_the_part_holding_most_query_words():
-    text = ("The garden needs work this spring, " + "and the neighbours keep talking about the fence " * 8
-            + "but the tomato seeds for the garden beds are in the blue box in the shed.")
-    snippet = recall._snippet(text, ["tomato", "seeds", "garden"])
-    # The first "garden" is at the start; the window holding all three words is near the end.
-    assert "tomato seeds for the garden beds" in snippet and snippet.startswith("… ")
-    assert len(snippet) <= recall.SNIPPET_CHARS + 4
-    # A message with no query word keeps its opening; a huge one is placed without scanning it all.
-    assert recall._snippet(text, ["kettle"]).startswith("The garden needs work")
-    huge = "garden " * 50_000 + "tomato seeds"
-    assert recall._snippet(huge, ["garden", "tomato"]).startswith("garden")
-
-
-def test_a_named_speakers_own_statement_ranks_above_their_words_about_the_other(cast, monkeypatch):
+def test_a_named_speakers_own_statement_ranks_above_their_words_about_the_other(cast):
     # Equal matches, equal lengths; the praise of Ines's sketch is the newer one.
     memory = _memory(cast, [["Kofi: My sketch, drawn at dawn, is finished.", "Ines: Lovely."],
                             ["Kofi: Your sketch, drawn so well, is wonderful.", "Ines: Thanks."]]
@@ -323,47 +291,22 @@ def test_a_named_speakers_own_statement_ranks_above_their_words_about_the_other(
     query = "What sketch has Kofi drawn?"
     first = recall.search(memory_id=memory.id, query=query, limit=2)[0]
     assert first["snippet"] == "Kofi: My sketch, drawn at dawn, is finished."
-    monkeypatch.setattr(recall, "OTHER_DROP", 0.0)  # without it, the newer of two equal matches wins
-    first = recall.search(memory_id=memory.id, query=query, limit=2)[0]
+    ranking = Ranking(other_drop=0.0)  # without it, the newer of two equal matches wins
+    first = recall.search(ranking=ranking, memory_id=memory.id, query=query, limit=2)[0]
     assert first["snippet"] == "Kofi: Your sketch, drawn so well, is wonderful."
 
 
-def test_talk_about_the_other_is_told_from_talk_about_oneself():
-    assert recall._about_the_other("Kofi: Your sketch is great!", ["sketch"])
-    assert not recall._about_the_other("Kofi: I love your sketch!", ["sketch"])  # "I" is near too
-    assert not recall._about_the_other("Kofi: My sketches are done.", ["sketch"])
-    assert not recall._about_the_other("Kofi: The sketch is done.", ["sketch"])
-    assert not recall._about_the_other("Kofi: Your dog is cute.", [])
-
-
-def test_a_when_question_favours_the_message_that_says_when(cast, monkeypatch):
+def test_a_when_question_favours_the_message_that_says_when(cast):
     # Equal matches, equal lengths; the one without a time is the newer one.
     memory = _memory(cast, [["Our canoe trip was fun last weekend.", "Nice!"], ["Our canoe trip was fun at Bled.", "Lovely."]]
                      + [[f"Grocery list {i}: bread and milk.", "ok"] for i in range(10)])
     assert recall.search(memory_id=memory.id, query="When was our canoe trip?", limit=1)[0]["seq"] == 1
     assert recall.search(memory_id=memory.id, query="Where was our canoe trip?", limit=1)[0]["seq"] == 3
-    monkeypatch.setattr(recall, "WHEN_BOOST", 0.0)
-    assert recall.search(memory_id=memory.id, query="When was our canoe trip?", limit=1)[0]["seq"] == 3
+    ranking = Ranking(when_boost=0.0)
+    assert recall.search(ranking=ranking, memory_id=memory.id, query="When was our canoe trip?", limit=1)[0]["seq"] == 3
 
 
-def test_time_words_and_when_questions_are_read_in_linear_time():
-    assert recall._WHEN.match("When did you go?") and recall._WHEN.match("In what year did it open?")
-    assert not recall._WHEN.match("What did you do when it rained?")
-    for text in ("We met two weeks ago.", "see you next Friday", "back in May", "yesterday"):
-        assert recall._TIME.search(text), text
-    assert not recall._TIME.search("We met at the lake.")
-    for hostile in ("1" * 50_000 + " " * 50_000 + "x", "last " * 20_000, " " * 100_000 + "ago"):
-        assert recall._TIME.search(hostile) is None
-        assert recall._WHEN.match(hostile) is None
-
-
-def test_the_rerank_reads_no_more_than_its_window(cast):
-    final = [(float(i), i, "2024-01-01", (i, i, 1, "user", None, f"Ana: note {i}")) for i in range(500)]
-    out = recall._rerank(final, {}, {"ana"}, True, 10)
-    assert len(out) == recall.RERANK_FROM and out[0][1] == 499
-    assert len(recall._rerank(final, {}, set(), False, 300)) == 300  # a larger limit is served whole
-
-def test_search_lists_a_message_said_word_for_word_again_once(cast, monkeypatch):
+def test_search_lists_a_message_said_word_for_word_again_once(cast):
     turns = [["The ferry to Hvar leaves from pier 4, said the captain.", "ok"]]
     turns += [["Ferry tickets are so expensive.", "Sure."] for _ in range(4)]
     turns += [["ferry tickets are  so EXPENSIVE.", "Sure."], ["Ferry times change in the winter months.", "Right."]]
@@ -372,12 +315,12 @@ def test_search_lists_a_message_said_word_for_word_again_once(cast, monkeypatch)
     # One copy stands for all (case and spacing aside); the room goes to the other ferry lines.
     assert len({s.lower() for s in snippets}) == 3
     assert "The ferry to Hvar leaves from pier 4, said the captain." in snippets
-    monkeypatch.setattr(recall, "DISTINCT_TEXT", False)
-    repeated = [h["snippet"] for h in recall.search(memory_id=memory.id, query="ferry", limit=3)]
+    ranking = Ranking(distinct_text=False)
+    repeated = [h["snippet"] for h in recall.search(ranking=ranking, memory_id=memory.id, query="ferry", limit=3)]
     assert len({s.lower() for s in repeated}) < 3
 
 
-def test_a_stored_question_near_the_query_by_its_form_ranks_below_the_answer(cast, monkeypatch):
+def test_a_stored_question_near_the_query_by_its_form_ranks_below_the_answer(cast):
     texts = ["Every evening I'm on simvastatin.", "How much water should I drink a day?",
              "The garden needs weeding.", "Lunch plan: soup at noon."]
     memory = _memory(cast, [[t, "ok"] for t in texts])
@@ -390,8 +333,8 @@ def test_a_stored_question_near_the_query_by_its_form_ranks_below_the_answer(cas
     hits = recall.search(memory_id=memory.id, query=query[0], limit=2, query_vector=query[1])
     # The question is the nearest vector (same form as the query), the statement holds the answer.
     assert [h["snippet"] for h in hits] == [texts[0], texts[1]]
-    monkeypatch.setattr(recall, "DENSE_QUESTION", 1.0)
-    hits = recall.search(memory_id=memory.id, query=query[0], limit=2, query_vector=query[1])
+    ranking = Ranking(dense_question=1.0)
+    hits = recall.search(ranking=ranking, memory_id=memory.id, query=query[0], limit=2, query_vector=query[1])
     assert [h["snippet"] for h in hits] == [texts[1], texts[0]]
 
 
@@ -405,7 +348,7 @@ def _painting_memory(cast):
     return memory
 
 
-def test_a_list_questions_first_hits_spread_over_the_days(cast, monkeypatch):
+def test_a_list_questions_first_hits_spread_over_the_days(cast):
     memory = _painting_memory(cast)
     other_day = 7
     # Asking for one thing, the day about painting keeps its three matches first.
@@ -415,55 +358,17 @@ def test_a_list_questions_first_hits_spread_over_the_days(cast, monkeypatch):
     # strong matches counts against its further ones.
     seqs = [h["seq"] for h in recall.search(memory_id=memory.id, query="What have I painted so far?", limit=4)]
     assert seqs[0] == other_day and sorted(seqs) == [1, 3, 5, 7]
-    monkeypatch.setattr(recall, "LIST_HEAD", 0)  # without the list rule it ranks as any question
-    seqs = [h["seq"] for h in recall.search(memory_id=memory.id, query="What have I painted so far?", limit=4)]
+    ranking = Ranking(list_head=0)  # without the list rule it ranks as any question
+    seqs = [h["seq"] for h in recall.search(ranking=ranking, memory_id=memory.id, query="What have I painted so far?", limit=4)]
     assert seqs.index(other_day) == 3
 
 
-def test_only_a_list_questions_head_is_spread_the_rest_keeps_the_day_prior(cast, monkeypatch):
+def test_only_a_list_questions_head_is_spread_the_rest_keeps_the_day_prior(cast):
     memory = _painting_memory(cast)
     usual = [h["seq"] for h in recall.search(memory_id=memory.id, query="What did I paint?", limit=4)]
-    monkeypatch.setattr(recall, "LIST_HEAD", 1)
-    seqs = [h["seq"] for h in recall.search(memory_id=memory.id, query="What have I painted so far?", limit=4)]
+    ranking = Ranking(list_head=1)
+    seqs = [h["seq"] for h in recall.search(ranking=ranking, memory_id=memory.id, query="What have I painted so far?", limit=4)]
     assert seqs == [7] + [s for s in usual if s != 7]
-
-
-def test_list_questions_are_told_from_questions_about_one_thing_in_linear_time():
-    for text in ("What activities has Melanie done with her family?", "Which cities has Jon visited?",
-                 "What has Melanie painted?", "Where has Maria made friends?", "What kinds of books does Ana read?",
-                 "What do Jon and Gina both like?", "How many children does Melanie have?",
-                 "What are the names of John's children?"):
-        assert recall._LIST.search(text[:recall.LIST_CHARS]), text
-    for text in ("What did Melanie paint recently?", "What is Caroline's identity?", "What does Gina's tattoo symbolize?",
-                 "When did Melanie go camping?", "What was grandma's gift to Caroline?", "Who is Jon's favourite?",
-                 "What kind of books does Caroline have?"):
-        assert not recall._LIST.search(text[:recall.LIST_CHARS]), text
-    for hostile in ("what " + "has " * 30_000, "which " + "a" * 100_000, "what has " + "x " * 50_000 + "ed",
-                    "what " + " " * 100_000 + "s"):
-        assert recall._LIST.search(hostile[:recall.LIST_CHARS]) is None
-
-
-def test_the_unsaid_share_is_the_part_of_the_query_no_message_says():
-    df, total = {"childhood": 1, "spend": 0, "home": 5}, 24
-    assert recall.unsaid_share(["childhood", "home"], df, total) == 0.0
-    assert recall.unsaid_share(["spend"], df, total) == 1.0
-    share = recall.unsaid_share(["spend", "childhood"], df, total)
-    # A word no message has is the rarest there is: it weighs more than the one that occurs once.
-    assert 0.5 < share < 1.0
-    assert recall.unsaid_share([], df, total) == 0.0
-
-
-def test_meaning_weighs_most_only_when_the_words_are_unsaid_and_the_nearest_stands_out():
-    old = recall.DENSE_WEIGHT + (recall.DENSE_WEIGHT_WEAK - recall.DENSE_WEIGHT) * 0.6 ** recall.WEAK_POWER
-    assert recall.dense_weight(0.4, 0.6, 4.0) == recall.DENSE_WEIGHT_UNSAID > old
-    # Either signal alone leaves the coverage curve as it was.
-    assert recall.dense_weight(0.4, 0.6, 1.5) == old
-    assert recall.dense_weight(0.4, 0.1, 4.0) == old
-    # A query naming a speaker has its anchor in the words ("Which cities has Jon visited?").
-    assert recall.dense_weight(0.4, 0.6, 4.0, named=True) == old
-    # Never below the curve: nothing matched at all already weighs DENSE_WEIGHT_WEAK.
-    assert recall.dense_weight(0.0, 1.0, 4.0) == max(recall.DENSE_WEIGHT_WEAK, recall.DENSE_WEIGHT_UNSAID)
-    assert recall.dense_weight(1.0, 0.0, 9.0) == recall.DENSE_WEIGHT
 
 
 def test_the_neighbourhood_gives_the_spread_of_every_scanned_cosine(cast):
@@ -509,7 +414,7 @@ def test_only_a_query_naming_a_speaker_spreads_closeness_to_the_reply(cast, monk
     vector = ("test:fake", [1.0, 0.0])
     recall.search(memory_id=memory.id, query="What did Ben think of the concert?", query_vector=vector)
     recall.search(memory_id=memory.id, query="What did I think of the concert?", query_vector=vector)
-    assert seen == [recall.DENSE_PREV_SHARE, 0.0]
+    assert seen == [RANKING.dense_prev_share, 0.0]
 
 
 def _paraphrase_memory(cast, filler_near):
@@ -528,19 +433,19 @@ def _paraphrase_memory(cast, filler_near):
 ASK_CHILDHOOD = {"query": "Where did I spend my childhood?", "limit": 2, "query_vector": ("test:fake", [1.0, 0.0])}
 
 
-def test_a_paraphrase_finds_the_nearest_vector_over_a_rare_word_match(cast, monkeypatch):
+def test_a_paraphrase_finds_the_nearest_vector_over_a_rare_word_match(cast):
     memory = _paraphrase_memory(cast, filler_near=False)
     # "spend" is in no message, "childhood" only in the distractor; the answer is the nearest vector
     # by far (about 3 standard deviations above the rest).
     assert recall.search(memory_id=memory.id, **ASK_CHILDHOOD)[0]["snippet"] == "I was brought up in Daegu."
-    monkeypatch.setattr(recall, "DENSE_WEIGHT_UNSAID", 0.0)  # the coverage curve alone
-    assert recall.search(memory_id=memory.id, **ASK_CHILDHOOD)[0]["snippet"] == "My childhood home was sold last year."
+    ranking = Ranking(dense_weight_unsaid=0.0)  # the coverage curve alone
+    assert recall.search(ranking=ranking, memory_id=memory.id, **ASK_CHILDHOOD)[0]["snippet"] == "My childhood home was sold last year."
 
 
-def test_a_nearest_vector_among_equals_does_not_outweigh_the_words(cast, monkeypatch):
+def test_a_nearest_vector_among_equals_does_not_outweigh_the_words(cast):
     # Same words, but half the filler lies almost as near as the answer: nothing stands out, so
     # meaning keeps the coverage curve's weight and the word match stays first.
     memory = _paraphrase_memory(cast, filler_near=True)
     assert recall.search(memory_id=memory.id, **ASK_CHILDHOOD)[0]["snippet"] == "My childhood home was sold last year."
-    monkeypatch.setattr(recall, "DENSE_STANDOUT", 0.0)
-    assert recall.search(memory_id=memory.id, **ASK_CHILDHOOD)[0]["snippet"] == "I was brought up in Daegu."
+    ranking = Ranking(dense_standout=0.0)
+    assert recall.search(ranking=ranking, memory_id=memory.id, **ASK_CHILDHOOD)[0]["snippet"] == "I was brought up in Daegu."

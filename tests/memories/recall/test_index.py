@@ -12,8 +12,7 @@ from django.utils import timezone
 from memories import recall, services
 from memories.compaction import memory_compact
 from memories.models import Entry, Fact, Memory
-
-from .helpers import CORPUS, converse, drain
+from tests.background.helpers import CORPUS, converse, drain
 
 
 @pytest.fixture
@@ -152,7 +151,7 @@ def test_compaction_folds_history_outside_the_window_into_the_summary(cast):
 
 
 def test_compaction_uses_the_model_when_one_is_configured(cast):
-    from .stubs import OpenAIStub, chat_reply, http_complete
+    from tests.background.stubs import OpenAIStub, chat_reply, http_complete
 
     memory, _ = services.memory_create(project=cast.project_a)
     converse(memory, CORPUS["filler"] * 3, budget_tokens=200)

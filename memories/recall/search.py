@@ -1,0 +1,124 @@
+"""`search`: the ranked snippets of a memory's committed messages for a query, in named stages.
+
+Cost is bounded by the index, whatever the memory's size: at most MAX_QUERY_TERMS single-term
+reads and `max_pair_reads` conjunctive reads of at most `per_term_cap` rows each, then at most
+4·`spread_from` neighbour rows by (memory, seq) (two each side), plus 2·limit for `neighbours`.
+With a query vector: the dense scan (bound in memories/embeddings.py: at most `dense_sample` +
+2·`dense_candidates` vector rows read, plus one pass over the memory's codes held in the process)
+and `fuse_depth` rows by (memory, seq). Nothing reads or ranks the rest of the memory, and
+nothing here calls a model.
+"""
+
+from __future__ import annotations
+
+from memories.recall import dense, lexical, reads, selection
+from memories.recall.dense import QueryVector
+from memories.recall.hits import Message
+from memories.recall.index import is_postgresql
+from memories.recall.query import parse
+from memories.recall.ranking import RANKING, Ranking
+from memories.recall.snippets import as_result
+from memories.recall.text import is_question
+
+
+def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None = None,
+           neighbours: bool = False, query_vector: QueryVector | None = None,
+           whole_chars: int = 0, ranking: Ranking = RANKING) -> list[dict]:
+    """Ranked snippets, best first: [{"entry_id", "seq", "turn", "date", "role", "snippet", "score"}].
+
+    `before_seq`: only entries strictly older than this sequence number (decorate passes the
+    first message of its window, so recall never repeats what the model already sees).
+    A higher score is a better match. `neighbours`: each hit also carries "context", the
+    messages right before and after it (older than `before_seq`), for evidence that spans turns.
+    `query_vector`: (model key, unit vector) of the query (memories.embeddings.embed_query); the
+    nearest stored messages of that model join the candidates and add their closeness, so a
+    paraphrase with no word in common can still be found.
+    `whole_chars`: a message up to this many characters is its snippet whole (decorate's block shows
+    messages whole); a longer one, and every one by default, is cut around the match.
+
+    The stages: read the candidates of each term (`reads.candidates`); score them with BM25
+    (`lexical.bm25`); spread the best to their neighbours; add the nearest vectors
+    (`dense.closeness`); fuse (`lexical.with_neighbours`, `lexical.newer_first`,
+    `selection.fused`); select (`selection.ranked`: day prior, distinct texts, rerank, list head).
+    """
+    parsed = parse(query)
+    terms = parsed.terms
+    if (not terms and not query_vector) or limit < 1:
+        return []
+    before_id = None
+    if not is_postgresql() and before_seq is not None:
+        before_id = reads.before_entry_id(memory_id, before_seq)
+        if before_id is None:
+            before_seq = None  # nothing at or after it: everything is older
+    found = reads.candidates(memory_id=memory_id, terms=terms, before_seq=before_seq, before_id=before_id,
+                             ranking=ranking)
+    rows = found.rows
+    if not rows and not query_vector:
+        return []
+    total = max(reads.message_count(memory_id), len(rows))
+    scored = lexical.bm25(rows, found.hits, found.df, total, ranking) if rows else []
+    scored.sort(key=lambda s: (-s[0], -s[1]))
+    own = {rows[e].seq: parts for _, _, e, parts in scored}
+    pool = {rows[e].seq: rows[e] for _, _, e, _ in scored}
+    top = [rows[e] for _, _, e, _ in scored[:ranking.spread_from]]
+    near = _spread(memory_id, pool, top, before_seq, ranking)
+    names = lexical.speakers_named(top, terms)
+    closeness, weight = _meaning(memory_id, query_vector, before_seq, pool, names, terms, found, total,
+                                 ranking)
+    scores = lexical.with_neighbours(pool, own, names, ranking)
+    if ranking.supersede_shared:
+        scores = lexical.newer_first(scores, own, pool, ranking)
+    hits = selection.fused(pool, scores, closeness, weight, names, parsed.dates, ranking)
+    best = selection.ranked(hits, own, names, parsed.when, parsed.is_list, limit, ranking)
+    out = [as_result(hit.message, terms, hit.score, whole_chars) for hit in best]
+    if neighbours and out:
+        around = {**near, **{m.seq: m for m in rows.values()}}
+        _add_context(memory_id, out, around, terms, before_seq, whole_chars)
+    return out
+
+
+def _spread(memory_id: str, pool: dict[int, Message], top: list[Message], before_seq: int | None,
+            ranking: Ranking) -> dict[int, Message]:
+    """The neighbours of the best candidates (up to two each side), read once: evidence often
+    sits next to the words that match ("who played at the concert?" is answered by the reply to
+    "what concert was it?"). A neighbour matching no term joins the pool only when it says
+    something ("ok" does not). Returns every neighbour read."""
+    if not (ranking.prev_share or ranking.next_share):
+        return {}
+    reach = 2 if (ranking.prev2_share or ranking.next2_share) else 1
+    near = reads.neighbours(memory_id, [m.seq for m in top], before_seq, reach)
+    for seq, message in near.items():
+        if seq not in pool and len(message.text.split()) >= ranking.neighbour_min_words:
+            pool[seq] = message
+    return near
+
+
+def _meaning(memory_id: str, query_vector: QueryVector | None, before_seq: int | None,
+             pool: dict[int, Message], names: set[str], terms: list[str], found: reads.Candidates, total: int,
+             ranking: Ranking) -> tuple[dict[int, float], float]:
+    """({seq: closeness 0..1}, the weight of meaning against words). The nearest stored messages
+    join the pool (a paraphrase shares no word); a stored question's closeness counts
+    dense_question of itself (the answer is a statement)."""
+    if not query_vector:
+        return {}, 0.0
+    closeness, standout = dense.closeness(memory_id=memory_id, query_vector=query_vector,
+                                          before_seq=before_seq, named=bool(names), ranking=ranking)
+    if not closeness:
+        return {}, 0.0
+    pool.update(reads.messages_by_seq(memory_id, [seq for seq in closeness if seq not in pool]))
+    if ranking.dense_question != 1.0:
+        closeness = {seq: c * ranking.dense_question if seq in pool and is_question(pool[seq].text) else c
+                     for seq, c in closeness.items()}
+    coverage = dense.lexical_coverage(terms, found.hits, found.df, total)
+    unsaid = dense.unsaid_share(terms, found.df, total)
+    return closeness, dense.dense_weight(coverage, unsaid, standout, named=bool(names), ranking=ranking)
+
+
+def _add_context(memory_id: str, out: list[dict], around: dict[int, Message], terms: list[str],
+                 before_seq: int | None, whole_chars: int) -> None:
+    """Each hit's "context": the messages right before and after it (read when not read already)."""
+    missing = [h["seq"] for h in out if h["seq"] - 1 not in around or h["seq"] + 1 not in around]
+    around.update(reads.neighbours(memory_id, missing, before_seq))
+    for hit in out:
+        hit["context"] = [as_result(around[s], terms, 0.0, whole_chars)
+                          for s in (hit["seq"] - 1, hit["seq"] + 1) if s in around]
