@@ -4,7 +4,7 @@ the rules of another commit in the same process.
     .venv/bin/python -m bench.extractor_cost --base main
 
 Quality: precision and fact recall on each split of tests/data/recall_corpus.json's fact lines
-(scored as tests/background/helpers.py's `extractor_score`), on tests/data/background_heldout.json
+(scored as tests/fixtures/background.py's `extractor_score`), on tests/data/background_heldout.json
 and on each set of tests/data/extractor_own.json. Cost: CPU time (process_time) to extract from
 1,000 fact lines, one message each; the base's and this tree's rules alternate, round by round, so
 a busy machine slows both alike. Reads no other data file.

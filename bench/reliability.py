@@ -621,7 +621,7 @@ def write_doc(info: dict, results: list[dict], fuzz_result, args, started: float
         "",
         "## Isolation and secrets",
         "",
-        "* `tests/api/test_access.py` (the one access matrix): every /v1 memory route × project A's key × project B's ids is a 404 "
+        "* `tests/memories/api/test_access.py` (the one access matrix): every /v1 memory route × project A's key × project B's ids is a 404 "
         "that changes nothing; a publishable key on every route is a 401; missing, malformed and revoked "
         "keys are 401; the matrix fails when a route is added without it.",
         "* `tests/security/test_canaries.py`: fake secrets (OpenAI- and Anthropic-style keys, another project's real "

@@ -1,5 +1,5 @@
 """How an offline fact extractor is scored on labelled user lines: the one implementation behind
-`bench.extractor_eval` (the command) and `tests/background/helpers.extractor_score` (the tests).
+`bench.extractor_eval` (the command) and `tests/fixtures/background.extractor_score` (the tests).
 It lives here because `tests/` and `bench/` never import each other.
 
 A line is `{"text": "...", "facts": [{"slot": "...", "must": ["lowercase", "words"]}]}`; each

@@ -119,6 +119,6 @@ def attacker():
 @pytest.fixture(autouse=True)
 def _lexical_recall_unless_asked(settings):
     """In-process tests recall lexically (`off`) unless they choose a provider: the default
-    (`local`, tests/background/test_embeddings.py) would embed every stored message of every
+    (`local`, tests/memories/test_embeddings.py) would embed every stored message of every
     test. Servers started as subprocesses keep the real default."""
     settings.THREADLESS_EMBEDDINGS = "off"

@@ -1,7 +1,7 @@
 """/healthz/worker (for monitors) and /readyz (for load balancers) read the worker's heartbeat
 (common.heartbeat): stale past THREADLESS_WORKER_STALE_SECONDS is a 503 on the first, a line in
 the body of the second. The live half (a real supervised worker stopped and started) is
-tests/site/test_worker_supervision.py."""
+tests/threadless_site/test_worker_supervision.py."""
 
 from __future__ import annotations
 

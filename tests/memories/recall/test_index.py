@@ -12,7 +12,7 @@ from django.utils import timezone
 from memories import recall, services
 from memories.compaction import memory_compact
 from memories.models import Entry, Fact, Memory
-from tests.background.helpers import CORPUS, converse, drain
+from tests.fixtures.background import CORPUS, converse, drain
 
 
 @pytest.fixture
@@ -151,7 +151,7 @@ def test_compaction_folds_history_outside_the_window_into_the_summary(cast):
 
 
 def test_compaction_uses_the_model_when_one_is_configured(cast):
-    from tests.background.stubs import OpenAIStub, chat_reply, http_complete
+    from tests.fixtures.stubs import OpenAIStub, chat_reply, http_complete
 
     memory, _ = services.memory_create(project=cast.project_a)
     converse(memory, CORPUS["filler"] * 3, budget_tokens=200)

@@ -10,7 +10,7 @@ from memories.facts import RuleExtractor, UserMessage
 from memories.models import Entry
 from memories.recall import reads
 from memories.recall.ranking import RANKING, Ranking
-from tests.background.helpers import converse, drain, extractor_score
+from tests.fixtures.background import converse, drain, extractor_score
 
 
 def _memory(cast, turns):

@@ -15,8 +15,8 @@ from memories.context import context_build
 from memories.facts import UserMessage
 from memories.models import Fact, FactTombstone
 
-from .helpers import converse, drain
-from .stubs import OpenAIStub, chat_reply, http_complete
+from tests.fixtures.background import converse, drain
+from tests.fixtures.stubs import OpenAIStub, chat_reply, http_complete
 
 
 @pytest.fixture

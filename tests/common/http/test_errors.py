@@ -9,7 +9,7 @@ import pytest
 from common.errors import error_body
 
 from .boom_urls import SECRET
-from .conftest import error_of
+from tests.fixtures.api import error_of
 
 
 def test_an_unknown_path_under_v1_is_a_json_404(cast):
@@ -58,7 +58,7 @@ def test_a_body_that_is_not_json_at_all_is_a_400(cast):
              "invalid_request")
 
 
-@pytest.mark.urls("tests.api.boom_urls")
+@pytest.mark.urls("tests.common.http.boom_urls")
 def test_an_unhandled_exception_is_a_500_internal_logged_with_the_request_id_and_no_traceback(cast, caplog):
     with caplog.at_level(logging.ERROR, logger="threadless.errors"):
         response = cast.a.get("/v1/test/boom/runtime")
@@ -71,7 +71,7 @@ def test_an_unhandled_exception_is_a_500_internal_logged_with_the_request_id_and
     assert records and records[0].exc_info is not None
 
 
-@pytest.mark.urls("tests.api.boom_urls")
+@pytest.mark.urls("tests.common.http.boom_urls")
 def test_an_exception_in_a_plain_django_view_under_v1_gets_the_same_shape(cast, caplog):
     with caplog.at_level(logging.ERROR, logger="threadless.errors"):
         response = cast.a.get("/v1/test/plain-boom")
@@ -80,20 +80,20 @@ def test_an_exception_in_a_plain_django_view_under_v1_gets_the_same_shape(cast, 
     assert any(error["request_id"] in r.getMessage() for r in caplog.records)
 
 
-@pytest.mark.urls("tests.api.boom_urls")
+@pytest.mark.urls("tests.common.http.boom_urls")
 def test_a_django_validation_error_is_a_400_naming_the_field(cast):
     error = error_of(cast.a.get("/v1/test/boom/validation"), 400, "invalid_request")
     assert error["message"] == "when: Enter a valid date."
 
 
-@pytest.mark.urls("tests.api.boom_urls")
+@pytest.mark.urls("tests.common.http.boom_urls")
 def test_a_database_error_never_shows_its_sql(cast):
     response = cast.a.get("/v1/test/boom/database")
     error_of(response, 500, "internal")
     assert b"SELECT" not in response.content and b"duplicate key" not in response.content
 
 
-@pytest.mark.urls("tests.api.boom_urls")
+@pytest.mark.urls("tests.common.http.boom_urls")
 @pytest.mark.parametrize("kind", ["database-down", "redis-down"])
 def test_an_unreachable_database_or_redis_is_a_503_unavailable_with_retry_after(cast, kind):
     response = cast.a.get(f"/v1/test/boom/{kind}")

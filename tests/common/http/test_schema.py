@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from .test_access import ROUTES
+from tests.memories.api.test_access import ROUTES
 
 SCHEMA_PATHS = {
     "/v1/memories": {"get", "post", "delete"},

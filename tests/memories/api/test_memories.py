@@ -5,7 +5,7 @@ from __future__ import annotations
 from memories import services
 from memories.models import Entry, ErrorDigest, Fact, Memory, Outbox, Turn
 
-from .conftest import decorate, error_of, post, report
+from tests.fixtures.api import decorate, error_of, post, report
 
 DEFAULT_POLICY = {"strictWriteDiscipline": {"enabled": False, "onFailure": "digest", "continueOnFailure": False}}
 

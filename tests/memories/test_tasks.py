@@ -21,7 +21,7 @@ def worker_server():
     block_dir = Path(tempfile.mkdtemp(prefix="tl-block-"))
     server = ThreadlessServer(worker=True, env={
         "THREADLESS_OUTBOX_STALE_SECONDS": "2",
-        "THREADLESS_FACT_EXTRACTOR": "tests.background.blocking_extractor.BlockingRuleExtractor",
+        "THREADLESS_FACT_EXTRACTOR": "tests.fixtures.blocking_extractor.BlockingRuleExtractor",
         "TL_TEST_BLOCK_DIR": str(block_dir),
         "THREADLESS_EMBEDDINGS": "off",  # the receipts' index_rows below count recall rows only
     }).start()

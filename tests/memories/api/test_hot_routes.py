@@ -16,7 +16,7 @@ from memories.api import hot
 from memories.models import Entry
 from threadless_site import asgi
 
-from .conftest import decorate, report
+from tests.fixtures.api import decorate, report
 
 
 def test_the_hot_paths_are_the_urls_paths():

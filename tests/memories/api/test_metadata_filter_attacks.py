@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from memories import services
 from memories.models import Memory
 
-from .conftest import error_of
+from tests.fixtures.api import error_of
 
 EVIL = "^(a+)+$"
 

@@ -17,7 +17,7 @@ from memories import context, services
 from memories.models import Entry
 from memories.selectors import memory_window
 
-from .helpers import drain
+from tests.fixtures.background import drain
 
 BUDGETS = (150, 250, 400, 700, 1000, 1500, 2000, 3000, 5000)
 LOOKS_BACK = "Which pier does the ferry to Hvar leave from?"  # answered only in the oldest turns

@@ -7,7 +7,7 @@ from urllib.parse import quote
 from memories import services
 from memories.models import Entry, Memory
 
-from .conftest import error_of, post
+from tests.fixtures.api import error_of, post
 
 
 def ext(external_id: str, op: str) -> str:

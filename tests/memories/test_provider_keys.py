@@ -13,8 +13,8 @@ from django.core.management.base import CommandError
 from memories import services
 from memories.models import Fact
 
-from .helpers import converse, drain
-from .stubs import OpenAIStub, chat_reply
+from tests.fixtures.background import converse, drain
+from tests.fixtures.stubs import OpenAIStub, chat_reply
 
 pytestmark = pytest.mark.django_db
 

@@ -17,7 +17,7 @@ from memories.api import urls as memory_urls
 from memories.models import Entry, Fact, Memory
 from projects import services as project_services
 
-from .conftest import error_of
+from tests.fixtures.api import error_of
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ ROUTES = [
     Route("export memory", "api-memory-export", "get", "/v1/memories/{m}/export", None, 200,
           answers="application/x-ndjson"),
 ]
-# Its body is an exported document, not a JSON object: tests/api/test_transfer.py has its access cases.
+# Its body is an exported document, not a JSON object: tests/memories/api/test_transfer.py has its access cases.
 NOT_JSON_BODY = {"api-memory-import"}
 BODY_ROUTES = [r for r in ROUTES if r.body is not None]
 SCOPED = [r for r in ROUTES if r.scoped]

@@ -15,7 +15,7 @@ from memories import services
 from memories.models import Memory, MemoryFile, MemoryFileVersion
 from memories.services import files
 
-from .conftest import post
+from tests.fixtures.api import post
 
 # One session of commands, in order: every command, its happy path and each of its refusals.
 SESSION = [
