@@ -321,8 +321,8 @@ def run_corpus(project, halves=("dev", "heldout"), first: int | None = None) -> 
         out[half] = {"conversations": conversations, "questions": n, "search@3": round(top3 / max(n, 1), 3),
                      "decorate": round(shown / max(n, 1), 3),
                      **extractor_score([x for x in data["fact_lines"] if x["split"] == half])}
-    # Fact lines only. "fresh" was written after round 2 and tuned on in round 3; "fresh2" was
-    # written before round 3 looked at fresh's misses, with its own names, places and voices.
+    # Fact lines only: "fresh" was tuned on once written; "fresh2" was written without looking at
+    # fresh's misses, with its own names, places and voices (docs/tuning/extractor.md).
     for half in ("fresh", "fresh2"):
         lines = [x for x in data["fact_lines"] if x["split"] == half]
         if lines:
