@@ -53,8 +53,15 @@ def conversation(n: int, seed: int = 7) -> list[dict]:
         if turn % 10 == 9:
             call_id = f"call_{turn}"
             args = json.dumps({"query": _text(rng, 40), "limit": 5})
-            out.append({"role": "assistant", "content": "", "tool_calls": [
-                {"id": call_id, "type": "function", "function": {"name": "lookup", "arguments": args}}]})
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [
+                        {"id": call_id, "type": "function", "function": {"name": "lookup", "arguments": args}}
+                    ],
+                }
+            )
             out.append({"role": "tool", "tool_call_id": call_id, "content": _text(rng)})
         out.append({"role": "assistant", "content": _text(rng)})
         turn += 1
@@ -75,8 +82,14 @@ def window_key(messages: list[dict]) -> list[tuple]:
     out = []
     for m in messages:
         calls = m.get("tool_calls") or []
-        out.append((m.get("role"), m.get("content") or "", m.get("tool_call_id") or "",
-                    tuple(c.get("id") for c in calls)))
+        out.append(
+            (
+                m.get("role"),
+                m.get("content") or "",
+                m.get("tool_call_id") or "",
+                tuple(c.get("id") for c in calls),
+            )
+        )
     return out
 
 
@@ -112,8 +125,14 @@ def timed(fn: Callable[[], object]) -> tuple[float, float]:
     return time.perf_counter() - start, time.thread_time() - cpu
 
 
-def interleaved(fns: dict[str, Callable[[], object]], *, warmup: int = 3, min_reps: int = 15,
-                max_reps: int = 200, budget_s: float = 20.0) -> dict[str, list[tuple[float, float]]]:
+def interleaved(
+    fns: dict[str, Callable[[], object]],
+    *,
+    warmup: int = 3,
+    min_reps: int = 15,
+    max_reps: int = 200,
+    budget_s: float = 20.0,
+) -> dict[str, list[tuple[float, float]]]:
     """Run every function once per round, round after round, so machine noise hits all of them
     alike; stop after `max_reps` rounds or when `budget_s` is spent (but never before `min_reps`)."""
     for _ in range(warmup):
@@ -179,7 +198,9 @@ def machine() -> dict:
     load = os.getloadavg() if hasattr(os, "getloadavg") else (0, 0, 0)
     pg = _command("psql", "-h", "127.0.0.1", "-d", "postgres", "-tAc", "SHOW server_version")
     redis = _command("redis-cli", "-h", "127.0.0.1", "INFO", "server")
-    redis_version = next((line.split(":", 1)[1] for line in redis.splitlines() if line.startswith("redis_version")), "-")
+    redis_version = next(
+        (line.split(":", 1)[1] for line in redis.splitlines() if line.startswith("redis_version")), "-"
+    )
     return {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "cpu": _cpu(),
@@ -191,7 +212,21 @@ def machine() -> dict:
         "sqlite": sqlite3.sqlite_version,
         "postgresql": pg.split()[0] if pg and pg != "-" else "-",
         "redis": redis_version.strip(),
-        "packages": {name: _version(name) for name in (
-            "Django", "djangorestframework", "uvicorn", "orjson", "psycopg", "httpx", "langgraph",
-            "langgraph-checkpoint-sqlite", "langchain-core", "locust", "schemathesis", "matplotlib")},
+        "packages": {
+            name: _version(name)
+            for name in (
+                "Django",
+                "djangorestframework",
+                "uvicorn",
+                "orjson",
+                "psycopg",
+                "httpx",
+                "langgraph",
+                "langgraph-checkpoint-sqlite",
+                "langchain-core",
+                "locust",
+                "schemathesis",
+                "matplotlib",
+            )
+        },
     }

@@ -20,8 +20,9 @@ ROOT = Path(__file__).resolve().parents[1]
 SETTINGS = "threadless_site.settings"
 
 
-def setup(*, var_dir: str | Path | None = None, sqlite: bool = False, migrate: bool = False,
-          **env: str) -> None:
+def setup(
+    *, var_dir: str | Path | None = None, sqlite: bool = False, migrate: bool = False, **env: str
+) -> None:
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     if var_dir is not None:

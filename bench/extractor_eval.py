@@ -34,22 +34,30 @@ def load_lines(path: Path, split: str | None = None) -> list[dict]:
 
 
 def report(result: dict, show_misses: bool = False) -> list[str]:
-    out = [f"lines {result['lines']}  facts {result['facts']}  right {result['tp']}  wrong {result['fp']}  "
-           f"not found {result['fn']}",
-           f"precision {result['precision']:.3f}  fact recall {result['fact_recall']:.3f}",
-           "", f"{'slot':<12} {'facts':>6} {'found':>6} {'wrong':>6}"]
+    out = [
+        f"lines {result['lines']}  facts {result['facts']}  right {result['tp']}  wrong {result['fp']}  "
+        f"not found {result['fn']}",
+        f"precision {result['precision']:.3f}  fact recall {result['fact_recall']:.3f}",
+        "",
+        f"{'slot':<12} {'facts':>6} {'found':>6} {'wrong':>6}",
+    ]
     for kind, r in result["per_slot"].items():
         out.append(f"{kind:<12} {r['facts']:>6} {r['found']:>6} {r['wrong']:>6}")
     if show_misses:
         out += ["", "not found:"]
-        out += [f"  [{m['line']}] {m['slot']} {m['must']} <- {m['text']!r}  got {m['got']}" for m in result["misses"]]
+        out += [
+            f"  [{m['line']}] {m['slot']} {m['must']} <- {m['text']!r}  got {m['got']}"
+            for m in result["misses"]
+        ]
         out += ["", "said but not labelled:"]
         out += [f"  [{w['line']}] {w['slot']}: {w['said']!r} <- {w['text']!r}" for w in result["wrong"]]
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.extractor_eval", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.extractor_eval", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("path", type=Path)
     parser.add_argument("--split", help="only the lines whose 'split' is this (recall_corpus.json)")
     parser.add_argument("--show-misses", action="store_true", help="print what was missed and what was wrong")

@@ -76,7 +76,9 @@ class SlowTalkers:
                     conversation = r.json()["id"]
                     with self.lock:
                         self.conversations.append(conversation)
-                    r = client.post(f"/v1/conversations/{conversation}/say", json={"input": "What does the stub say?"})
+                    r = client.post(
+                        f"/v1/conversations/{conversation}/say", json={"input": "What does the stub say?"}
+                    )
                     if r.status_code != 200:
                         raise RuntimeError(r.status_code)
                     state = r.json()["conversationState"]
@@ -102,12 +104,15 @@ class SdkClients:
         self.stop = threading.Event()
         self.paused = threading.Event()  # set while the run counts (so the outbox can drain)
         self._threads: list[threading.Thread] = []
-        self.memories = [self.client.create(metadata={"sdk": "reliability", "n": str(i)}).id for i in range(threads)]
+        self.memories = [
+            self.client.create(metadata={"sdk": "reliability", "n": str(i)}).id for i in range(threads)
+        ]
 
     def _bump(self, field: str, amount: float = 1) -> None:
         with self.lock:
-            row = self.counts.setdefault(self.phase, {"turns": 0, "degraded": 0, "exceptions": 0,
-                                                      "report_errors": 0, "max_s": 0.0})
+            row = self.counts.setdefault(
+                self.phase, {"turns": 0, "degraded": 0, "exceptions": 0, "report_errors": 0, "max_s": 0.0}
+            )
             if field == "max_s":
                 row["max_s"] = max(row["max_s"], amount)
             else:
@@ -138,7 +143,9 @@ class SdkClients:
             n += 1
             began = time.monotonic()
             try:
-                request = self.client.decorate(memory_id, [{"role": "user", "content": f"SDK turn {n}: hello"}])
+                request = self.client.decorate(
+                    memory_id, [{"role": "user", "content": f"SDK turn {n}: hello"}]
+                )
                 if request.degraded:
                     self._bump("degraded")
                 self.client.report(memory_id, [{"role": "assistant", "content": f"Reply {n}."}])

@@ -30,8 +30,10 @@ BUDGET = 60_000
 WRITER_LOCK = writer_lock(DB) if not PG and os.environ.get("FLOOR_WRITER_LOCK") == "1" else None
 _local = threading.local()
 _pool = ThreadPoolExecutor(max_workers=int(os.environ.get("THREADLESS_WEB_THREADS", "8")))
-SCHEMA = ("CREATE TABLE IF NOT EXISTS floor_msg (memory TEXT NOT NULL, seq BIGINT NOT NULL, role TEXT NOT NULL, "
-          "content TEXT NOT NULL, tool_calls TEXT, tool_call_id TEXT NOT NULL, tokens INTEGER NOT NULL)")
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS floor_msg (memory TEXT NOT NULL, seq BIGINT NOT NULL, role TEXT NOT NULL, "
+    "content TEXT NOT NULL, tool_calls TEXT, tool_call_id TEXT NOT NULL, tokens INTEGER NOT NULL)"
+)
 INDEX = "CREATE INDEX IF NOT EXISTS floor_msg_memory_seq ON floor_msg (memory, seq)"
 
 
@@ -79,12 +81,16 @@ def _insert(memory: str, message: dict) -> None:
 def _rows(memory: str):
     conn = _conn()
     if not PG:
-        yield from conn.execute(f"SELECT {COLUMNS} FROM floor_msg WHERE memory = ? ORDER BY seq DESC", (memory,))
+        yield from conn.execute(
+            f"SELECT {COLUMNS} FROM floor_msg WHERE memory = ? ORDER BY seq DESC", (memory,)
+        )
         return
     before = 2**62
     for limit in (1024, *([4096] * 1000)):
-        rows = conn.execute(f"SELECT {COLUMNS}, seq FROM floor_msg WHERE memory = %s AND seq < %s "
-                            "ORDER BY seq DESC LIMIT %s", (memory, before, limit)).fetchall()
+        rows = conn.execute(
+            f"SELECT {COLUMNS}, seq FROM floor_msg WHERE memory = %s AND seq < %s ORDER BY seq DESC LIMIT %s",
+            (memory, before, limit),
+        ).fetchall()
         yield from rows
         if len(rows) < limit:
             return
@@ -161,8 +167,13 @@ async def app(scope, receive, send):
         await loop.run_in_executor(_pool, load, parts[1], json.loads(body)["messages"])
     elif parts[0] != "healthz":
         status, out = 404, b'{"error": "not found"}'
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(out)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(out)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": out})
 
 

@@ -106,8 +106,8 @@ def proc_stats() -> dict[int, tuple[str, int, int]]:
                 raw = (entry / "stat").read_text()
             except OSError:
                 continue
-            fields = raw[raw.rindex(")") + 2:].split()  # after "pid (comm) "
-            comm = raw[raw.index("(") + 1:raw.rindex(")")]
+            fields = raw[raw.rindex(")") + 2 :].split()  # after "pid (comm) "
+            comm = raw[raw.index("(") + 1 : raw.rindex(")")]
             stats[int(entry.name)] = (comm, int(fields[1]), int(fields[11]) + int(fields[12]))
     return stats
 
@@ -141,8 +141,11 @@ def db_cpu(database: str) -> dict[str, float]:
     server's shared ones: checkpointer, WAL writer, background writer…; other databases'
     backends are left out), and "redis", every redis-server process (all its dbs: shared)."""
     stats = proc_stats()
-    postmasters = {pid for pid, (comm, parent, _) in stats.items()
-                   if comm == "postgres" and stats.get(parent, ("",))[0] != "postgres"}
+    postmasters = {
+        pid
+        for pid, (comm, parent, _) in stats.items()
+        if comm == "postgres" and stats.get(parent, ("",))[0] != "postgres"
+    }
     pg = redis = 0
     for pid, (comm, parent, ticks) in stats.items():
         if comm == "redis-server":
@@ -219,7 +222,7 @@ class Conn:
         # Only the two headers that frame the body are looked for (cheaper than parsing them all).
         at = raw.find(b"\r\ncontent-length:")
         if at >= 0:
-            data = await self.reader.readexactly(int(raw[at + 17:raw.index(b"\r\n", at + 17)]))
+            data = await self.reader.readexactly(int(raw[at + 17 : raw.index(b"\r\n", at + 17)]))
         elif b"\r\ntransfer-encoding: chunked" in raw:
             parts = []
             while True:
@@ -282,8 +285,14 @@ class Stack:
         self.prepare()
         self.log = open(VAR / f"{self.slot}.log", "w")  # noqa: SIM115 - closed in stop()
         # A session of its own: whatever its processes leave behind is killed with it (stop).
-        self.proc = subprocess.Popen(self.command(), cwd=self.cwd, env=self.env, stdout=self.log,
-                                     stderr=subprocess.STDOUT, start_new_session=True)
+        self.proc = subprocess.Popen(
+            self.command(),
+            cwd=self.cwd,
+            env=self.env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         # A loaded 2-core machine took over 60 s to import Django in both workers, minutes for several servers.
         deadline = time.time() + float(os.environ.get("BENCH_LOAD_START_SECONDS", "600"))
         while time.time() < deadline:
@@ -324,8 +333,9 @@ class Stack:
             out = []
             for i in numbers:
                 if self.product:
-                    status, body = await conn.request("POST", "/v1/memories",
-                                                      json.dumps({"external_id": f"u{prefix}{i}"}).encode())
+                    status, body = await conn.request(
+                        "POST", "/v1/memories", json.dumps({"external_id": f"u{prefix}{i}"}).encode()
+                    )
                     memory = json.loads(body)["id"]
                     status, _ = await conn.request("POST", f"/v1/memories/{memory}/report", history)
                 else:
@@ -352,8 +362,12 @@ class FloorStack(Stack):
         raise NotImplementedError
 
     def prepare(self) -> None:
-        subprocess.run([sys.executable, "-c", "from bench.floor import setup; setup()"], cwd=ROOT, env=self.env,
-                       check=True)
+        subprocess.run(
+            [sys.executable, "-c", "from bench.floor import setup; setup()"],
+            cwd=ROOT,
+            env=self.env,
+            check=True,
+        )
 
     def command(self) -> list[str]:
         # The product's server and process model, serving the floor's app.
@@ -389,8 +403,14 @@ class ProductStack(Stack):
     inproc = True
 
     def manage(self, *args: str) -> str:
-        return subprocess.run([sys.executable, "manage.py", *args], cwd=self.cwd, env=self.env, check=True,
-                              capture_output=True, text=True).stdout
+        return subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=self.cwd,
+            env=self.env,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
 
     def prepare(self) -> None:
         self.manage("migrate", "--noinput", "-v0")
@@ -402,10 +422,24 @@ class ProductStack(Stack):
 
     def command(self) -> list[str]:
         if self.server in ("threadless-serve", "uvicorn"):  # an older tree's own server (before_tree)
-            return [sys.executable, "-m", "threadless_site.serve", "--port", str(self.port), "--workers",
-                    str(self.workers), *self.worker_flag]
-        return server_command(self.server, "threadless_site.asgi:application", "threadless_site.wsgi:application",
-                              self.port, self.workers, self.threads)
+            return [
+                sys.executable,
+                "-m",
+                "threadless_site.serve",
+                "--port",
+                str(self.port),
+                "--workers",
+                str(self.workers),
+                *self.worker_flag,
+            ]
+        return server_command(
+            self.server,
+            "threadless_site.asgi:application",
+            "threadless_site.wsgi:application",
+            self.port,
+            self.workers,
+            self.threads,
+        )
 
 
 class Embedded(ProductStack):
@@ -432,10 +466,16 @@ class Postgres(ProductStack):
         var.mkdir(parents=True)
         if self.slot != self.name:  # a second instance (the servers' comparison): a database of its own
             self.database = f"{PG_DB}_{self.slot.replace('-', '_')}"
-        self.env.update({"THREADLESS_VAR_DIR": str(var),
-                         "DATABASE_URL": f"postgres://root@127.0.0.1:5432/{self.database}", "REDIS_URL": f"{REDIS}/{REDIS_DBS[0]}",
-                         "CELERY_BROKER_URL": f"{REDIS}/{REDIS_DBS[1]}", "THREADLESS_CELERY_QUEUE": "load-bench",
-                         "THREADLESS_RATE_LIMIT_PER_MINUTE": "100000000"})
+        self.env.update(
+            {
+                "THREADLESS_VAR_DIR": str(var),
+                "DATABASE_URL": f"postgres://root@127.0.0.1:5432/{self.database}",
+                "REDIS_URL": f"{REDIS}/{REDIS_DBS[0]}",
+                "CELERY_BROKER_URL": f"{REDIS}/{REDIS_DBS[1]}",
+                "THREADLESS_CELERY_QUEUE": "load-bench",
+                "THREADLESS_RATE_LIMIT_PER_MINUTE": "100000000",
+            }
+        )
 
     def prepare(self) -> None:
         fresh_pg_database(self.database)
@@ -454,8 +494,12 @@ def flush_redis() -> None:
 def before_tree(into: str) -> tuple[Path, bool, str]:
     """The code before this work (git BENCH_BEFORE_REF, default the merge base with main),
     extracted with `git archive` into VAR/`into`: (its directory, has threadless-serve, label)."""
-    ref = os.environ.get("BENCH_BEFORE_REF") or subprocess.run(
-        ["git", "merge-base", "HEAD", "main"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    ref = (
+        os.environ.get("BENCH_BEFORE_REF")
+        or subprocess.run(
+            ["git", "merge-base", "HEAD", "main"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
+    )
     cwd = VAR / into
     shutil.rmtree(cwd, ignore_errors=True)
     cwd.mkdir(parents=True)
@@ -485,8 +529,19 @@ class Before(Embedded):
     def command(self) -> list[str]:
         if self.served:
             return super().command()
-        return [sys.executable, "-m", "uvicorn", "threadless_site.asgi:application", "--host", "127.0.0.1",
-                "--port", str(self.port), "--no-access-log", "--log-level", "warning"]
+        return [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "threadless_site.asgi:application",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--no-access-log",
+            "--log-level",
+            "warning",
+        ]
 
 
 class BeforePostgres(Postgres):
@@ -536,7 +591,9 @@ SERVERS = {
 }
 
 
-def server_command(server: str, asgi_app: str, wsgi_app: str, port: int, workers: int, threads: int) -> list[str]:
+def server_command(
+    server: str, asgi_app: str, wsgi_app: str, port: int, workers: int, threads: int
+) -> list[str]:
     """The command line of `server` serving the app on 127.0.0.1:`port`: `workers` processes, no access
     log, uvloop where the server takes an event loop, a backlog of 2048 (as threadless-serve)."""
     host, interface = "127.0.0.1", SERVERS[server][1]
@@ -544,19 +601,58 @@ def server_command(server: str, asgi_app: str, wsgi_app: str, port: int, workers
     if not app:
         raise ValueError(f"{server} serves WSGI: this stack has no WSGI app")
     if server in ("threadless-serve", "uvicorn"):  # run in a before_tree (server_stack)
-        return [sys.executable, "-m", "threadless_site.serve", "--app", app, "--host", host, "--port", str(port),
-                "--workers", str(workers), "--no-worker"]
+        return [
+            sys.executable,
+            "-m",
+            "threadless_site.serve",
+            "--app",
+            app,
+            "--host",
+            host,
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+            "--no-worker",
+        ]
     if server.startswith("granian"):
-        command = [str(BIN / "granian"), "--interface", interface, "--host", host, "--port", str(port),
-                   "--workers", str(workers), "--http", "1", "--no-ws", "--backlog", "2048", "--log-level", "warning"]
+        command = [
+            str(BIN / "granian"),
+            "--interface",
+            interface,
+            "--host",
+            host,
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+            "--http",
+            "1",
+            "--no-ws",
+            "--backlog",
+            "2048",
+            "--log-level",
+            "warning",
+        ]
         if interface == "asgi":
             command += ["--loop", "uvloop"]
         else:
             command += ["--blocking-threads", str(threads)]
         return [*command, app]
     if server.startswith("gunicorn"):
-        command = [str(BIN / "gunicorn"), "--bind", f"{host}:{port}", "--workers", str(workers), "--backlog", "2048",
-                   "--graceful-timeout", "30", "--log-level", "warning"]
+        command = [
+            str(BIN / "gunicorn"),
+            "--bind",
+            f"{host}:{port}",
+            "--workers",
+            str(workers),
+            "--backlog",
+            "2048",
+            "--graceful-timeout",
+            "30",
+            "--log-level",
+            "warning",
+        ]
         if interface == "asgi":
             command += ["--worker-class", "uvicorn_worker.UvicornWorker"]
         else:
@@ -586,8 +682,17 @@ def server_stack(backend: str, server: str, workers: int, threads: int) -> Stack
     return stack
 
 
-def run_servers(backend: str, servers: list[str], floor_server: str, clients: list[int], rounds: int,
-                block: float, warm: float, workers: int, threads: int) -> dict:
+def run_servers(
+    backend: str,
+    servers: list[str],
+    floor_server: str,
+    clients: list[int],
+    rounds: int,
+    block: float,
+    warm: float,
+    workers: int,
+    threads: int,
+) -> dict:
     """The same app (`backend`) under each of `servers`, and the floor of that backend under `floor_server`,
     all up at once with the same number of processes; then `rounds` rounds, each one block of `block`
     seconds per server and client count, the servers' order rotating from round to round (A B C, B C A,
@@ -597,8 +702,10 @@ def run_servers(backend: str, servers: list[str], floor_server: str, clients: li
     floor_name = {"embedded": "floor-sqlite", "postgres": "floor-pg"}[backend]
     stacks = {server: server_stack(backend, server, workers, threads) for server in servers}
     stacks["floor"] = server_stack(floor_name, floor_server, workers, threads)
-    log(f"servers: {', '.join(stacks)} on {backend}, {workers} processes each, {rounds} rounds of {block:g} s "
-        f"blocks at {clients} clients")
+    log(
+        f"servers: {', '.join(stacks)} on {backend}, {workers} processes each, {rounds} rounds of {block:g} s "
+        f"blocks at {clients} clients"
+    )
     if backend == "postgres":
         flush_redis()
     up: list[Stack] = []
@@ -616,34 +723,47 @@ def run_servers(backend: str, servers: list[str], floor_server: str, clients: li
             if failed:
                 raise RuntimeError("; ".join(failed))
         per_set = sum(clients)
-        sets = {name: run(stack.memories(per_set * (rounds + 1), prefix="s", parallel=4))
-                for name, stack in stacks.items()}
+        sets = {
+            name: run(stack.memories(per_set * (rounds + 1), prefix="s", parallel=4))
+            for name, stack in stacks.items()
+        }
         log(f"servers: {per_set * (rounds + 1)} fresh memories on each")
         for name, stack in stacks.items():  # warm-up on the first set: every worker and path, not counted
-            run(turns(stack, sets[name][:max(clients)], max(clients), warm))
+            run(turns(stack, sets[name][: max(clients)], max(clients), warm))
         used = dict.fromkeys(stacks, per_set)
         names = list(stacks)
         for round_ in range(rounds):
-            order = names[round_ % len(names):] + names[:round_ % len(names)]
+            order = names[round_ % len(names) :] + names[: round_ % len(names)]
             for n in clients:
                 for name in order:
                     stack = stacks[name]
-                    mine = sets[name][used[name]:used[name] + n]
+                    mine = sets[name][used[name] : used[name] + n]
                     used[name] += n
                     result = run(turns(stack, mine, n, block))
                     result.update(round=round_, server=name)
                     blocks.append(result)
-                    log(f"  round {round_} {n:>2} clients {name:>17}: {result['turns_s']:6.0f} turns/s "
+                    log(
+                        f"  round {round_} {n:>2} clients {name:>17}: {result['turns_s']:6.0f} turns/s "
                         f"p99 {result['p99']:6.1f} ms, server {result['cpu_ms']:.2f} ms CPU per turn, machine busy "
-                        f"{result['busy_share']:.0%}, errors {result['errors']}")
+                        f"{result['busy_share']:.0%}, errors {result['errors']}"
+                    )
     finally:
         for stack in reversed(up):
             stack.stop()
-    return {"backend": backend, "servers": servers, "floor_server": floor_server, "clients": clients,
-            "rounds": rounds, "block": block, "warm": warm, "workers": workers,
-            "threads": {name: stack.threads for name, stack in stacks.items()},
-            "labels": {name: stack.label for name, stack in stacks.items()}, "blocks": blocks,
-            "summary": servers_summary(blocks, names[0])}
+    return {
+        "backend": backend,
+        "servers": servers,
+        "floor_server": floor_server,
+        "clients": clients,
+        "rounds": rounds,
+        "block": block,
+        "warm": warm,
+        "workers": workers,
+        "threads": {name: stack.threads for name, stack in stacks.items()},
+        "labels": {name: stack.label for name, stack in stacks.items()},
+        "blocks": blocks,
+        "summary": servers_summary(blocks, names[0]),
+    }
 
 
 def _spread(values: list[float]) -> dict:
@@ -656,9 +776,11 @@ def servers_summary(blocks: list[dict], reference: str) -> dict:
     and range over the rounds)."""
     out: dict = {}
     by_key = {(b["server"], b["clients"], b["round"]): b for b in blocks}
-    for (server, clients, _round) in sorted(by_key):
+    for server, clients, _round in sorted(by_key):
         mine = [b for (s, c, _r), b in by_key.items() if s == server and c == clients]
-        row = {key: _spread([b[key] for b in mine]) for key in ("turns_s", "p99", "p50", "cpu_ms", "busy_share")}
+        row = {
+            key: _spread([b[key] for b in mine]) for key in ("turns_s", "p99", "p50", "cpu_ms", "busy_share")
+        }
         row["errors"] = sum(b["errors"] for b in mine)
         ratios = {"turns_s": [], "p99": []}
         for b in mine:
@@ -674,7 +796,9 @@ def servers_summary(blocks: list[dict], reference: str) -> dict:
 def servers_table(result: dict) -> list[str]:
     """The servers' comparison as a Markdown table (median block, range in brackets)."""
     clients = result["clients"]
-    head = "| server | " + " | ".join(f"{n} clients: turns/s | p99 ms | ÷ first (turns/s, p99)" for n in clients)
+    head = "| server | " + " | ".join(
+        f"{n} clients: turns/s | p99 ms | ÷ first (turns/s, p99)" for n in clients
+    )
     lines = [head + " | server CPU per turn |", "|---|" + "---:|---:|---:|" * len(clients) + "---:|"]
     for server, rows in result["summary"].items():
         cells = []
@@ -685,9 +809,12 @@ def servers_table(result: dict) -> list[str]:
                 continue
             t, p = row["turns_s"], row["p99"]
             vs = row.get("vs_reference") or {}
-            ratio = (f"{vs['turns_s']['median']:.2f} / {vs['p99']['median']:.2f}" if vs else "—")
-            cells += [f"{t['median']:.0f} ({t['min']:.0f}–{t['max']:.0f})",
-                      f"{p['median']:.0f} ({p['min']:.0f}–{p['max']:.0f})", ratio]
+            ratio = f"{vs['turns_s']['median']:.2f} / {vs['p99']['median']:.2f}" if vs else "—"
+            cells += [
+                f"{t['median']:.0f} ({t['min']:.0f}–{t['max']:.0f})",
+                f"{p['median']:.0f} ({p['min']:.0f}–{p['max']:.0f})",
+                ratio,
+            ]
         cpu = " / ".join(f"{rows[str(n)]['cpu_ms']['median']:.2f}" for n in clients if str(n) in rows)
         lines.append(f"| {result['labels'][server]} | " + " | ".join(cells) + f" | {cpu} ms |")
     return lines
@@ -695,10 +822,20 @@ def servers_table(result: dict) -> list[str]:
 
 # The products' shares measured by interleaved blocks (the default run's 16-client share): product → floor.
 INTERLEAVE = {"embedded": "floor-sqlite", "postgres": "floor-pg"}
-STACKS = {"floor-sqlite": FloorSqlite, "before": Before, "embedded": Embedded, "floor-pg": FloorPostgres,
-          "before-pg": BeforePostgres,
-          "postgres": Postgres}
-FLOOR_OF = {"embedded": "floor-sqlite", "before": "floor-sqlite", "postgres": "floor-pg", "before-pg": "floor-pg"}
+STACKS = {
+    "floor-sqlite": FloorSqlite,
+    "before": Before,
+    "embedded": Embedded,
+    "floor-pg": FloorPostgres,
+    "before-pg": BeforePostgres,
+    "postgres": Postgres,
+}
+FLOOR_OF = {
+    "embedded": "floor-sqlite",
+    "before": "floor-sqlite",
+    "postgres": "floor-pg",
+    "before-pg": "floor-pg",
+}
 
 
 # --- phases ------------------------------------------------------------------------------------
@@ -717,8 +854,12 @@ async def turns(stack: Stack, memories: list[str], clients: int, seconds: float)
         i = 0
         while time.perf_counter() < deadline:
             i += 1
-            user = json.dumps({"messages": [{"role": "user", "content": f"client {c} question {i}: what next?"}]})
-            reply = json.dumps({"messages": [{"role": "assistant", "content": f"answer {i} for client {c}."}]})
+            user = json.dumps(
+                {"messages": [{"role": "user", "content": f"client {c} question {i}: what next?"}]}
+            )
+            reply = json.dumps(
+                {"messages": [{"role": "assistant", "content": f"answer {i} for client {c}."}]}
+            )
             start = time.perf_counter()
             status, _ = await conn.request("POST", stack.decorate_path(memory), user.encode())
             mid = time.perf_counter()
@@ -743,12 +884,22 @@ async def turns(stack: Stack, memories: list[str], clients: int, seconds: float)
     ms = [x * 1000 for x in latencies]
     n = max(1, len(latencies))
     machine = max(total_after - total, 1e-9)  # CPU seconds the machine had over the phase, all cores
-    out = {"clients": clients, "turns": len(latencies), "seconds": elapsed, "turns_s": len(latencies) / elapsed,
-           "cpu_ms": cpu * 1000 / n, "gen_cpu_ms": gen * 1000 / n,
-           "p50": quantile(ms, 0.5), "p99": quantile(ms, 0.99), "errors": errors,
-           "decorate_p50": quantile([x * 1000 for x in decorates], 0.5),
-           # shares of the whole machine over the phase: the server's, the load generator's, all of it
-           "server_share": cpu / machine, "gen_share": gen / machine, "busy_share": (busy_after - busy) / machine}
+    out = {
+        "clients": clients,
+        "turns": len(latencies),
+        "seconds": elapsed,
+        "turns_s": len(latencies) / elapsed,
+        "cpu_ms": cpu * 1000 / n,
+        "gen_cpu_ms": gen * 1000 / n,
+        "p50": quantile(ms, 0.5),
+        "p99": quantile(ms, 0.99),
+        "errors": errors,
+        "decorate_p50": quantile([x * 1000 for x in decorates], 0.5),
+        # shares of the whole machine over the phase: the server's, the load generator's, all of it
+        "server_share": cpu / machine,
+        "gen_share": gen / machine,
+        "busy_share": (busy_after - busy) / machine,
+    }
     for side, key in (("postgres", "pg_cpu_ms"), ("redis", "redis_cpu_ms")):  # the database side's, per turn
         if db:
             out[key] = (db_after[side] - db[side]) * 1000 / n
@@ -780,7 +931,9 @@ async def requests(stack: Stack, path_for, clients: int, seconds: float, memorie
     return {"rps": count / elapsed, "p50": quantile([x * 1000 for x in lat], 0.5), "errors": errors}
 
 
-PROBE_CALLS = 60  # single-client decorates on a fresh memory, the first 10 not counted (bench.load_inproc too)
+PROBE_CALLS = (
+    60  # single-client decorates on a fresh memory, the first 10 not counted (bench.load_inproc too)
+)
 
 
 async def decorate_probe(stack: Stack, memory: str) -> float:
@@ -813,8 +966,10 @@ def run_stack(stack: Stack, clients: list[int], phase: float) -> dict:
         out = {"label": stack.label, "threads": stack.threads, "turns": []}
         for n in clients:
             result = run(turns(stack, memories, n, phase))
-            log(f"{stack.name}: {n:>2} clients {result['turns_s']:.0f} turns/s p50 {result['p50']:.1f} "
-                f"p99 {result['p99']:.1f} cpu/turn {result['cpu_ms']:.2f} ms errors {result['errors']}")
+            log(
+                f"{stack.name}: {n:>2} clients {result['turns_s']:.0f} turns/s p50 {result['p50']:.1f} "
+                f"p99 {result['p99']:.1f} cpu/turn {result['cpu_ms']:.2f} ms errors {result['errors']}"
+            )
             out["turns"].append(result)
         probe = 16 if 16 in clients else max(clients)
         out["healthz"] = run(requests(stack, lambda m: "/healthz", probe, phase / 2, memories))
@@ -863,8 +1018,14 @@ def pair_summary(blocks: list[dict]) -> dict:
     if not ratios:
         return {"pairs": 0, "ratios": []}
     pooled = (sums["product"][0] / sums["product"][1]) / (sums["floor"][0] / sums["floor"][1])
-    return {"pairs": len(ratios), "ratios": ratios, "median": statistics.median(ratios), "min": min(ratios),
-            "max": max(ratios), "pooled": pooled}
+    return {
+        "pairs": len(ratios),
+        "ratios": ratios,
+        "median": statistics.median(ratios),
+        "min": min(ratios),
+        "max": max(ratios),
+        "pooled": pooled,
+    }
 
 
 def cpu_share(blocks: list[dict]) -> dict:
@@ -877,25 +1038,46 @@ def cpu_share(blocks: list[dict]) -> dict:
         by_pair.setdefault(block["pair"], {})[block["side"]] = block
     ratios = []
     for _pair, sides in sorted(by_pair.items()):
-        if set(sides) != {"floor", "product"} or not all("cpu_ms" in b and b["turns"] for b in sides.values()):
+        if set(sides) != {"floor", "product"} or not all(
+            "cpu_ms" in b and b["turns"] for b in sides.values()
+        ):
             continue
         cost = {side: b["cpu_ms"] + b.get("pg_cpu_ms", 0.0) for side, b in sides.items()}
         if cost["product"] > 0:
             ratios.append(cost["floor"] / cost["product"])
     if not ratios:
         return {"pairs": 0, "ratios": []}
-    return {"pairs": len(ratios), "ratios": ratios, "median": statistics.median(ratios), "min": min(ratios),
-            "max": max(ratios)}
+    return {
+        "pairs": len(ratios),
+        "ratios": ratios,
+        "median": statistics.median(ratios),
+        "min": min(ratios),
+        "max": max(ratios),
+    }
 
 
 def side_summary(blocks: list[dict], side: str) -> dict:
     """One side's blocks: the median (and range) per block of turns/s and of each CPU per turn, the
     pooled CPU per turn, and the errors summed."""
     mine = [b for b in blocks if b["side"] == side]
-    out: dict = {"blocks": len(mine), "turns": sum(b["turns"] for b in mine),
-                 "errors": sum(b["errors"] for b in mine)}
-    for key in ("turns_s", "cpu_ms", "pg_cpu_ms", "redis_cpu_ms", "gen_cpu_ms", "gen_share", "server_share",
-                "pg_share", "busy_share", "p50", "p99"):
+    out: dict = {
+        "blocks": len(mine),
+        "turns": sum(b["turns"] for b in mine),
+        "errors": sum(b["errors"] for b in mine),
+    }
+    for key in (
+        "turns_s",
+        "cpu_ms",
+        "pg_cpu_ms",
+        "redis_cpu_ms",
+        "gen_cpu_ms",
+        "gen_share",
+        "server_share",
+        "pg_share",
+        "busy_share",
+        "p50",
+        "p99",
+    ):
         values = [b[key] for b in mine if key in b]
         if values:
             out[key] = {"median": statistics.median(values), "min": min(values), "max": max(values)}
@@ -906,21 +1088,27 @@ def side_summary(blocks: list[dict], side: str) -> dict:
     return out
 
 
-def run_interleaved(product: Stack, floor: Stack, clients: int, pairs: int, block: float, warm: float) -> dict:
+def run_interleaved(
+    product: Stack, floor: Stack, clients: int, pairs: int, block: float, warm: float
+) -> dict:
     """Both servers up at once, then `pairs` pairs of `block`-second blocks of `clients` clients doing
     turns, against one and then the other in ABBA order (`schedule`), after a `warm`-second warm-up
     on each that is not counted. Every block runs on its own fresh memories of HISTORY messages (made
     before the first block), as a sequential phase starts on them: a memory grows by two messages a
     turn and decorate's window with it, so reused memories would make later blocks dearer."""
-    log(f"interleaved: {product.name} against {floor.name}, {pairs} pairs of {block:g} s blocks, {clients} clients")
+    log(
+        f"interleaved: {product.name} against {floor.name}, {pairs} pairs of {block:g} s blocks, {clients} clients"
+    )
     sides = {"floor": floor, "product": product}
     up: list[Stack] = []
     try:
         for stack in (floor, product):
             stack.start()
             up.append(stack)
-        sets = {side: run(stack.memories(clients * (pairs + 1), prefix="i", parallel=4))
-                for side, stack in sides.items()}
+        sets = {
+            side: run(stack.memories(clients * (pairs + 1), prefix="i", parallel=4))
+            for side, stack in sides.items()
+        }
         log(f"interleaved: {clients * (pairs + 1)} fresh memories on each side")
         for side, stack in sides.items():  # warm-up: every worker and connection path, not counted
             run(turns(stack, sets[side][:clients], clients, warm))
@@ -931,30 +1119,49 @@ def run_interleaved(product: Stack, floor: Stack, clients: int, pairs: int, bloc
             used[side] += 1
             other = sides["product" if side == "floor" else "floor"]
             idle = tree_cpu(other.proc.pid)
-            result = run(turns(sides[side], sets[side][k * clients:(k + 1) * clients], clients, block))
+            result = run(turns(sides[side], sets[side][k * clients : (k + 1) * clients], clients, block))
             # The other server, idle meanwhile: its CPU over the block is a cost on this side's machine.
             result.update(pair=pair, side=side, idle_cpu_s=tree_cpu(other.proc.pid) - idle)
             blocks.append(result)
-            log(f"  pair {pair} {side:>7}: {result['turns_s']:.0f} turns/s, server {result['cpu_ms']:.2f} ms "
+            log(
+                f"  pair {pair} {side:>7}: {result['turns_s']:.0f} turns/s, server {result['cpu_ms']:.2f} ms "
                 f"+ PostgreSQL {result.get('pg_cpu_ms', 0):.2f} ms + load generator {result['gen_cpu_ms']:.2f} ms "
                 f"per turn; machine busy {result['busy_share']:.0%}; the idle server {result['idle_cpu_s'] * 1000:.0f} "
-                f"ms of CPU; errors {result['errors']}")
+                f"ms of CPU; errors {result['errors']}"
+            )
     finally:
         for stack in reversed(up):
             stack.stop()
     share = pair_summary(blocks)
     if share["pairs"]:
-        log(f"interleaved: {product.name} ÷ {floor.name}: median {share['median']:.0%} "
-            f"({share['min']:.0%}–{share['max']:.0%}), pooled {share['pooled']:.0%}")
-    return {"label": product.label, "floor": floor.name, "floor_label": floor.label, "clients": clients,
-            "block": block, "warm": warm, "blocks": blocks, "share": share,
-            "floor_side": side_summary(blocks, "floor"), "product_side": side_summary(blocks, "product")}
+        log(
+            f"interleaved: {product.name} ÷ {floor.name}: median {share['median']:.0%} "
+            f"({share['min']:.0%}–{share['max']:.0%}), pooled {share['pooled']:.0%}"
+        )
+    return {
+        "label": product.label,
+        "floor": floor.name,
+        "floor_label": floor.label,
+        "clients": clients,
+        "block": block,
+        "warm": warm,
+        "blocks": blocks,
+        "share": share,
+        "floor_side": side_summary(blocks, "floor"),
+        "product_side": side_summary(blocks, "product"),
+    }
 
 
 def in_process(stack: Stack, memory: str) -> dict:
     """decorate in process on the stack's own database, and the write counts, in a child."""
-    done = subprocess.run([sys.executable, "-m", "bench.load_inproc", memory], cwd=ROOT, env=stack.env,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.load_inproc", memory],
+        cwd=ROOT,
+        env=stack.env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if done.returncode != 0:
         log(f"{stack.name}: in-process run failed:\n{done.stderr[-2000:]}")
         return {}
@@ -969,9 +1176,11 @@ def mark(ok: bool) -> str:
 
 
 def table(results: dict) -> list[str]:
-    lines = ["| stack | clients | turns/s | turn p50 / p99 (ms) | p99 ÷ p50 | server CPU per turn | PostgreSQL CPU "
-             "per turn | Redis CPU per turn | load generator CPU per turn | errors | share of floor (this phase) |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| stack | clients | turns/s | turn p50 / p99 (ms) | p99 ÷ p50 | server CPU per turn | PostgreSQL CPU "
+        "per turn | Redis CPU per turn | load generator CPU per turn | errors | share of floor (this phase) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for name, res in results["stacks"].items():
         floor = results["stacks"].get(FLOOR_OF.get(name, ""), None)
         for row in res["turns"]:
@@ -983,15 +1192,19 @@ def table(results: dict) -> list[str]:
                     share = f"{value:.0%}"  # the target's share is the interleaved one (interleaved_table)
             tail = row["p99"] / row["p50"] if row["p50"] else float("nan")
             tail_text = f"{tail:.1f}×" + (f" {mark(tail <= TARGET_TAIL)}" if row["clients"] == 64 else "")
-            cpu, pg, redis, gen = (f"{row[key]:.2f} ms" if key in row else "—"
-                                   for key in ("cpu_ms", "pg_cpu_ms", "redis_cpu_ms", "gen_cpu_ms"))
-            lines.append(f"| {res['label']} | {row['clients']} | {row['turns_s']:.0f} | {row['p50']:.1f} / "
-                         f"{row['p99']:.1f} | {tail_text} | {cpu} | {pg} | {redis} | {gen} | {row['errors']} | {share} |")
+            cpu, pg, redis, gen = (
+                f"{row[key]:.2f} ms" if key in row else "—"
+                for key in ("cpu_ms", "pg_cpu_ms", "redis_cpu_ms", "gen_cpu_ms")
+            )
+            lines.append(
+                f"| {res['label']} | {row['clients']} | {row['turns_s']:.0f} | {row['p50']:.1f} / "
+                f"{row['p99']:.1f} | {tail_text} | {cpu} | {pg} | {redis} | {gen} | {row['errors']} | {share} |"
+            )
     return lines
 
 
 def _both(floor: dict, product: dict, key: str, fmt: str) -> str:
-    """"floor → product" of one per-block figure's medians (— where it was not measured)."""
+    """ "floor → product" of one per-block figure's medians (— where it was not measured)."""
     if key not in floor or key not in product:
         return "—"
     return f"{format(floor[key]['median'], fmt)} → {format(product[key]['median'], fmt)}"
@@ -1002,17 +1215,21 @@ def interleaved_table(results: dict) -> list[str]:
     runs = results.get("interleaved") or {}
     if not runs:
         return []
-    lines = ["| stack (against its floor) | blocks | share of the floor: median of the pair ratios (range) | "
-             "pooled ratio | by CPU per turn (range) | turns/s, floor → product (median block) | server CPU per turn | "
-             "PostgreSQL CPU per turn | load generator CPU per turn | load generator's share of the machine | "
-             "machine busy | errors |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| stack (against its floor) | blocks | share of the floor: median of the pair ratios (range) | "
+        "pooled ratio | by CPU per turn (range) | turns/s, floor → product (median block) | server CPU per turn | "
+        "PostgreSQL CPU per turn | load generator CPU per turn | load generator's share of the machine | "
+        "machine busy | errors |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for run in runs.values():
         share, floor, product = run["share"], run["floor_side"], run["product_side"]
         if not share["pairs"]:
             continue
         by_cpu = cpu_share(run["blocks"])
-        cpu_text = f"{by_cpu['median']:.0%} ({by_cpu['min']:.0%}–{by_cpu['max']:.0%})" if by_cpu["pairs"] else "—"
+        cpu_text = (
+            f"{by_cpu['median']:.0%} ({by_cpu['min']:.0%}–{by_cpu['max']:.0%})" if by_cpu["pairs"] else "—"
+        )
         lines.append(
             f"| {run['label']} ({run['clients']} clients) | {share['pairs']} pairs × {run['block']:g} s | "
             f"**{share['median']:.0%}** ({share['min']:.0%}–{share['max']:.0%}) {mark(share['median'] >= TARGET_SHARE)} | "
@@ -1020,16 +1237,22 @@ def interleaved_table(results: dict) -> list[str]:
             f"{_both(floor, product, 'cpu_ms', '.2f')} ms | "
             + (f"{_both(floor, product, 'pg_cpu_ms', '.2f')} ms" if "pg_cpu_ms" in floor else "—")
             + f" | {_both(floor, product, 'gen_cpu_ms', '.2f')} ms | {_both(floor, product, 'gen_share', '.0%')} | "
-            f"{_both(floor, product, 'busy_share', '.0%')} | {floor['errors'] + product['errors']} |")
+            f"{_both(floor, product, 'busy_share', '.0%')} | {floor['errors'] + product['errors']} |"
+        )
     return lines
 
 
 def probes(results: dict) -> list[str]:
-    lines = ["| stack | `/healthz` (16 clients) | GET memory (16 clients) | `/healthz` p50, 1 client | "
-             "GET memory p50, 1 client |", "|---|---:|---:|---:|---:|"]
+    lines = [
+        "| stack | `/healthz` (16 clients) | GET memory (16 clients) | `/healthz` p50, 1 client | "
+        "GET memory p50, 1 client |",
+        "|---|---:|---:|---:|---:|",
+    ]
     for res in results["stacks"].values():
-        lines.append(f"| {res['label']} | {res['healthz']['rps']:.0f}/s | {res['get']['rps']:.0f}/s | "
-                     f"{res['healthz_1']['p50']:.2f} ms | {res['get_1']['p50']:.2f} ms |")
+        lines.append(
+            f"| {res['label']} | {res['healthz']['rps']:.0f}/s | {res['get']['rps']:.0f}/s | "
+            f"{res['healthz_1']['p50']:.2f} ms | {res['get_1']['p50']:.2f} ms |"
+        )
     return lines
 
 
@@ -1041,20 +1264,25 @@ def service_cpu(inproc: dict) -> str:
 
 
 def http_vs_inproc(results: dict) -> list[str]:
-    lines = ["| stack | decorate over HTTP, 1 client (p50) | in process (p50) | difference | "
-             "writes: decorate / report (beyond stored rows) | SQL statements: decorate / report | "
-             "CPU of the service calls alone per turn |", "|---|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| stack | decorate over HTTP, 1 client (p50) | in process (p50) | difference | "
+        "writes: decorate / report (beyond stored rows) | SQL statements: decorate / report | "
+        "CPU of the service calls alone per turn |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for res in results["stacks"].values():
         inproc = res.get("inproc")
         if not inproc:
             continue
         http = res.get("decorate_1", float("nan"))
         diff = http - inproc["decorate_p50"]
-        lines.append(f"| {res['label']} | {http:.2f} ms | {inproc['decorate_p50']:.2f} ms | "
-                     f"+{diff:.2f} ms {mark(diff <= TARGET_HTTP_MS)} | {inproc['writes']['decorate']} / "
-                     f"{inproc['writes']['report']} ({inproc['writes']['decorate_extra']} / "
-                     f"{inproc['writes']['report_extra']}) | {inproc['writes']['decorate_statements']} / "
-                     f"{inproc['writes']['report_statements']} | {service_cpu(inproc)} |")
+        lines.append(
+            f"| {res['label']} | {http:.2f} ms | {inproc['decorate_p50']:.2f} ms | "
+            f"+{diff:.2f} ms {mark(diff <= TARGET_HTTP_MS)} | {inproc['writes']['decorate']} / "
+            f"{inproc['writes']['report']} ({inproc['writes']['decorate_extra']} / "
+            f"{inproc['writes']['report_extra']}) | {inproc['writes']['decorate_statements']} / "
+            f"{inproc['writes']['report_statements']} | {service_cpu(inproc)} |"
+        )
     return lines
 
 
@@ -1062,12 +1290,19 @@ def before_after(results: dict) -> list[str]:
     stacks = results["stacks"]
     if "before" not in stacks or "embedded" not in stacks:
         return []
-    lines = ["", "Before → after, embedded default, same run (turns/s; turn p50 / p99 ms):", "",
-             "| clients | before | after | speed-up |", "|---:|---:|---:|---:|"]
+    lines = [
+        "",
+        "Before → after, embedded default, same run (turns/s; turn p50 / p99 ms):",
+        "",
+        "| clients | before | after | speed-up |",
+        "|---:|---:|---:|---:|",
+    ]
     for old, new in zip(stacks["before"]["turns"], stacks["embedded"]["turns"], strict=False):
-        lines.append(f"| {old['clients']} | {old['turns_s']:.0f} ({old['p50']:.0f} / {old['p99']:.0f}) | "
-                     f"{new['turns_s']:.0f} ({new['p50']:.0f} / {new['p99']:.0f}) | "
-                     f"{new['turns_s'] / old['turns_s']:.2f}× |")
+        lines.append(
+            f"| {old['clients']} | {old['turns_s']:.0f} ({old['p50']:.0f} / {old['p99']:.0f}) | "
+            f"{new['turns_s']:.0f} ({new['p50']:.0f} / {new['p99']:.0f}) | "
+            f"{new['turns_s'] / old['turns_s']:.2f}× |"
+        )
     return lines
 
 
@@ -1111,21 +1346,25 @@ def where_the_rest_goes(results: dict) -> str:
         if not (cpu and row and base and "cpu_ms" in row and "cpu_ms" in base):
             continue
         service = cpu["decorate"] + cpu["report"]
-        parts.append(f"{res['label']}: {row['cpu_ms']:.1f} ms of server CPU per turn against the floor's "
-                     f"{base['cpu_ms']:.1f} ms; the two service calls alone (`memory_decorate` + `report_accept` in "
-                     f"process) take {service:.1f} ms, so even a serving layer that cost nothing would reach about "
-                     f"{base['cpu_ms'] / service:.0%} of the floor, and the serving layer (HTTP, Django, DRF, auth, "
-                     f"limits, the memory lookup, the thread hand-off) costs the other "
-                     f"{max(0.0, row['cpu_ms'] - service):.1f} ms")
+        parts.append(
+            f"{res['label']}: {row['cpu_ms']:.1f} ms of server CPU per turn against the floor's "
+            f"{base['cpu_ms']:.1f} ms; the two service calls alone (`memory_decorate` + `report_accept` in "
+            f"process) take {service:.1f} ms, so even a serving layer that cost nothing would reach about "
+            f"{base['cpu_ms'] / service:.0%} of the floor, and the serving layer (HTTP, Django, DRF, auth, "
+            f"limits, the memory lookup, the thread hand-off) costs the other "
+            f"{max(0.0, row['cpu_ms'] - service):.1f} ms"
+        )
     if not parts:
         return ""
-    return ("Where the rest goes: at 16 clients every stack is CPU-bound on this 2-core machine (the load "
-            "generator and other work share it), so turns/s follows CPU per turn. " + "; ".join(parts) + ". "
-            "Where the serving layer costs more than the service calls, it is the larger half of what the 60 % "
-            "target needs: spread over uvicorn's HTTP parsing, the thread hand-off, Django's request cycle and "
-            "DRF's dispatch, the counter round trips and the memory lookup, with no single part left above "
-            "~5 % of the server's samples (py-spy, see below). More threads do not help SQLite (one writer: "
-            "the tail grows, throughput does not), so the embedded default runs 2 per process.")
+    return (
+        "Where the rest goes: at 16 clients every stack is CPU-bound on this 2-core machine (the load "
+        "generator and other work share it), so turns/s follows CPU per turn. " + "; ".join(parts) + ". "
+        "Where the serving layer costs more than the service calls, it is the larger half of what the 60 % "
+        "target needs: spread over uvicorn's HTTP parsing, the thread hand-off, Django's request cycle and "
+        "DRF's dispatch, the counter round trips and the memory lookup, with no single part left above "
+        "~5 % of the server's samples (py-spy, see below). More threads do not help SQLite (one writer: "
+        "the tail grows, throughput does not), so the embedded default runs 2 per process."
+    )
 
 
 def interleaved(results: dict) -> list[str]:
@@ -1134,24 +1373,26 @@ def interleaved(results: dict) -> list[str]:
     if not rows:
         return []
     run = next(iter(results["interleaved"].values()))
-    text = (f"**The share of the floor at {run['clients']} clients** (the target's figure) comes from interleaved "
-            f"blocks: the floor's and the product's servers both up, as above, then {run['share']['pairs']} pairs of "
-            f"{run['block']:g} s blocks of {run['clients']} clients doing turns against one and then the other, "
-            "in ABBA order (floor, product, product, floor, floor, …), after a "
-            f"{run.get('warm', 2):g} s warm-up on each that is not counted; every block on fresh memories of "
-            f"{HISTORY} messages, as a phase above starts on. Each pair's ratio is the product's turns/s ÷ the "
-            "floor's; the share is the median of the pair ratios, with their range, and the pooled ratio (all the "
-            "product's turns per second ÷ the floor's). Two adjacent blocks see nearly the same machine, so the "
-            "other work on it, which moved the floor's own turns/s by 2× from one run to the next, cancels in each "
-            "ratio; the phases above are a minute or more apart, so their *share of floor (this phase)* column "
-            "is kept only for the other client counts. Per block: the CPU per turn of the server's processes, of "
-            "the PostgreSQL processes working for its database, and of the load generator (this process, the raw "
-            "asyncio client), each figure the median over the side's blocks; *machine busy* is the whole "
-            "machine's CPU in use over a block (/proc/stat), everyone's work included. *By CPU per turn* is the "
-            "same pairs' floor's server + PostgreSQL CPU per turn ÷ the product's: what the share would be on a "
-            "machine given wholly to the two (Redis, shared with other users, and the load generator left out); "
-            "it moves far less with the machine's other work than turns/s does, and is a cross-check, not the "
-            "target's figure.")
+    text = (
+        f"**The share of the floor at {run['clients']} clients** (the target's figure) comes from interleaved "
+        f"blocks: the floor's and the product's servers both up, as above, then {run['share']['pairs']} pairs of "
+        f"{run['block']:g} s blocks of {run['clients']} clients doing turns against one and then the other, "
+        "in ABBA order (floor, product, product, floor, floor, …), after a "
+        f"{run.get('warm', 2):g} s warm-up on each that is not counted; every block on fresh memories of "
+        f"{HISTORY} messages, as a phase above starts on. Each pair's ratio is the product's turns/s ÷ the "
+        "floor's; the share is the median of the pair ratios, with their range, and the pooled ratio (all the "
+        "product's turns per second ÷ the floor's). Two adjacent blocks see nearly the same machine, so the "
+        "other work on it, which moved the floor's own turns/s by 2× from one run to the next, cancels in each "
+        "ratio; the phases above are a minute or more apart, so their *share of floor (this phase)* column "
+        "is kept only for the other client counts. Per block: the CPU per turn of the server's processes, of "
+        "the PostgreSQL processes working for its database, and of the load generator (this process, the raw "
+        "asyncio client), each figure the median over the side's blocks; *machine busy* is the whole "
+        "machine's CPU in use over a block (/proc/stat), everyone's work included. *By CPU per turn* is the "
+        "same pairs' floor's server + PostgreSQL CPU per turn ÷ the product's: what the share would be on a "
+        "machine given wholly to the two (Redis, shared with other users, and the load generator left out); "
+        "it moves far less with the machine's other work than turns/s does, and is a cross-check, not the "
+        "target's figure."
+    )
     return [text, ""] + rows + [""]
 
 
@@ -1161,14 +1402,16 @@ def servers_section(results: dict) -> list[str]:
     if not result:
         return []
     threads = ", ".join(f"{name} {n}" for name, n in result["threads"].items())
-    text = (f"**Web servers, same app** ({result['backend']}): every server up at once with {result['workers']} "
-            f"processes (threads per process: {threads}), then {result['rounds']} rounds of one "
-            f"{result['block']:g} s block per server and client count, the servers' order rotating each round, "
-            f"each block on fresh memories of {HISTORY} messages, after a {result['warm']:g} s warm-up per server "
-            "that is not counted. Each cell: the median block, with the range over the rounds; *÷ first* is the "
-            "median over the rounds of each block's turns/s and p99 divided by the first server's block of the "
-            "same round. The floor is the bare app of its backend under the floor's server. The machine is shared: "
-            "*machine busy* moved between blocks, so the paired ratios are the figures to read.")
+    text = (
+        f"**Web servers, same app** ({result['backend']}): every server up at once with {result['workers']} "
+        f"processes (threads per process: {threads}), then {result['rounds']} rounds of one "
+        f"{result['block']:g} s block per server and client count, the servers' order rotating each round, "
+        f"each block on fresh memories of {HISTORY} messages, after a {result['warm']:g} s warm-up per server "
+        "that is not counted. Each cell: the median block, with the range over the rounds; *÷ first* is the "
+        "median over the rounds of each block's turns/s and p99 divided by the first server's block of the "
+        "same round. The floor is the bare app of its backend under the floor's server. The machine is shared: "
+        "*machine busy* moved between blocks, so the paired ratios are the figures to read."
+    )
     return ["", text, ""] + servers_table(result)
 
 
@@ -1181,7 +1424,11 @@ def section(results: dict, charted: bool) -> str:
         f"Generated by `make bench-load` on {info['date']}: {info['cpu']}, {info['cores']} cores, load "
         f"{info['load']} at the start, shared with other work. {results['workers']} server worker processes for "
         f"every stack (granian, ASGI, uvloop, as `make serve`; `before`: as it was), threads per process: "
-        + ", ".join(f"{n} {r.get('threads', results['threads'])}" for n, r in results["stacks"].items() if n != "before")
+        + ", ".join(
+            f"{n} {r.get('threads', results['threads'])}"
+            for n, r in results["stacks"].items()
+            if n != "before"
+        )
         + f"; {results['phase']:.0f} s per "
         f"phase. Each client is one keep-alive connection on its own memory of {HISTORY} messages; a turn = "
         "decorate one user message + report the reply. Rate limit on (counted, never reached); no Celery worker "
@@ -1222,7 +1469,7 @@ def section(results: dict, charted: bool) -> str:
 def write_doc(text: str, doc: Path) -> None:
     old = doc.read_text() if doc.exists() else ""
     if BEGIN in old and END in old:
-        new = old[:old.index(BEGIN)] + text.rstrip("\n") + old[old.index(END) + len(END):]
+        new = old[: old.index(BEGIN)] + text.rstrip("\n") + old[old.index(END) + len(END) :]
     else:
         new = old.rstrip("\n") + "\n\n" + text
     doc.write_text(new)
@@ -1234,37 +1481,66 @@ def main() -> None:
     parser.add_argument("--clients", default="1,16,64")
     parser.add_argument("--stacks", default="floor-sqlite,before,embedded,floor-pg,postgres")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--threads", type=int, default=int(os.environ.get("THREADLESS_WEB_THREADS", "0")),
-                        help="threads per process for every stack (default: each stack's own default)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=int(os.environ.get("THREADLESS_WEB_THREADS", "0")),
+        help="threads per process for every stack (default: each stack's own default)",
+    )
     parser.add_argument("--doc", default=str(DOCS / "benchmarks.md"))
     parser.add_argument("--no-doc", action="store_true")
     parser.add_argument("--from-json", default="", help="only rewrite the doc from a saved results.json")
-    parser.add_argument("--interleave", default="",
-                        help="product:floor pairs measured in interleaved blocks, comma-separated (default: "
-                             "embedded:floor-sqlite and postgres:floor-pg, those whose two stacks are in --stacks; "
-                             "'none': no blocks). A stack paired with itself runs as two instances.")
+    parser.add_argument(
+        "--interleave",
+        default="",
+        help="product:floor pairs measured in interleaved blocks, comma-separated (default: "
+        "embedded:floor-sqlite and postgres:floor-pg, those whose two stacks are in --stacks; "
+        "'none': no blocks). A stack paired with itself runs as two instances.",
+    )
     parser.add_argument("--pairs", type=int, default=8, help="interleaved: pairs of blocks (ABBA)")
-    parser.add_argument("--block", type=float, default=0.0,
-                        help="interleaved: seconds per block (default: --phase, so that a block is a phase's workload)")
-    parser.add_argument("--warm", type=float, default=2.0, help="interleaved: seconds of warm-up per stack, not counted")
+    parser.add_argument(
+        "--block",
+        type=float,
+        default=0.0,
+        help="interleaved: seconds per block (default: --phase, so that a block is a phase's workload)",
+    )
+    parser.add_argument(
+        "--warm", type=float, default=2.0, help="interleaved: seconds of warm-up per stack, not counted"
+    )
     parser.add_argument("--interleave-clients", type=int, default=16, help="interleaved: clients per block")
     parser.add_argument("--no-sequential", action="store_true", help="only the interleaved blocks")
-    parser.add_argument("--servers", default="granian-asgi,granian-wsgi,gunicorn-uvicorn,gunicorn-gthread",
-                        help=f"web servers compared on the same app, comma-separated, the first the reference (of "
-                             f"{', '.join(SERVERS)}; threadless-serve and uvicorn run BENCH_BEFORE_REF's tree); "
-                             "'none': no comparison")
-    parser.add_argument("--servers-backend", default="embedded", choices=["embedded", "postgres"],
-                        help="servers: the app's backend (its floor is measured beside them)")
+    parser.add_argument(
+        "--servers",
+        default="granian-asgi,granian-wsgi,gunicorn-uvicorn,gunicorn-gthread",
+        help=f"web servers compared on the same app, comma-separated, the first the reference (of "
+        f"{', '.join(SERVERS)}; threadless-serve and uvicorn run BENCH_BEFORE_REF's tree); "
+        "'none': no comparison",
+    )
+    parser.add_argument(
+        "--servers-backend",
+        default="embedded",
+        choices=["embedded", "postgres"],
+        help="servers: the app's backend (its floor is measured beside them)",
+    )
     parser.add_argument("--floor-server", default="granian-asgi", help="servers: the server of the floor")
-    parser.add_argument("--rounds", type=int, default=5, help="servers: rounds (one block per server and client count)")
+    parser.add_argument(
+        "--rounds", type=int, default=5, help="servers: rounds (one block per server and client count)"
+    )
     parser.add_argument("--servers-clients", default="16,64", help="servers: client counts")
-    parser.add_argument("--pair-math", action="store_true",
-                        help="print the summary (pair_summary) of the blocks read as JSON from stdin, and the "
-                             "order of --pairs pairs (schedule), as JSON; runs nothing")
+    parser.add_argument(
+        "--pair-math",
+        action="store_true",
+        help="print the summary (pair_summary) of the blocks read as JSON from stdin, and the "
+        "order of --pairs pairs (schedule), as JSON; runs nothing",
+    )
     args = parser.parse_args()
     if args.pair_math:
         blocks = json.load(sys.stdin)
-        print(json.dumps({"summary": pair_summary(blocks), "cpu": cpu_share(blocks), "schedule": schedule(args.pairs)}))
+        print(
+            json.dumps(
+                {"summary": pair_summary(blocks), "cpu": cpu_share(blocks), "schedule": schedule(args.pairs)}
+            )
+        )
         return
     VAR.mkdir(parents=True, exist_ok=True)
     if args.from_json:
@@ -1278,9 +1554,17 @@ def main() -> None:
     elif args.interleave:
         pairs = [tuple(pair.split(":")) for pair in args.interleave.split(",")]
     else:
-        pairs = [(product, floor) for product, floor in INTERLEAVE.items() if product in names and floor in names]
-    results = {"machine": machine(), "workers": args.workers, "threads": args.threads, "phase": args.phase,
-               "stacks": {}, "interleaved": {}}
+        pairs = [
+            (product, floor) for product, floor in INTERLEAVE.items() if product in names and floor in names
+        ]
+    results = {
+        "machine": machine(),
+        "workers": args.workers,
+        "threads": args.threads,
+        "phase": args.phase,
+        "stacks": {},
+        "interleaved": {},
+    }
     started = time.time()
     for name in [] if args.no_sequential else names:
         stack = STACKS[name](args.workers, args.threads)
@@ -1289,18 +1573,30 @@ def main() -> None:
             results["stacks"][name]["inproc"] = in_process(stack, results["stacks"][name]["memory"])
     for product_name, floor_name in pairs:
         if product_name == floor_name and STACKS[product_name].product:
-            raise SystemExit(f"--interleave {product_name}:{floor_name}: a product stack cannot run twice at once")
+            raise SystemExit(
+                f"--interleave {product_name}:{floor_name}: a product stack cannot run twice at once"
+            )
         floor = STACKS[floor_name](args.workers, args.threads)
-        product = STACKS[product_name](args.workers, args.threads,
-                                       slot=f"{product_name}-b" if product_name == floor_name else "")
+        product = STACKS[product_name](
+            args.workers, args.threads, slot=f"{product_name}-b" if product_name == floor_name else ""
+        )
         if product_name == floor_name:
             product.label += " (a second instance)"
-        results["interleaved"][product.slot] = run_interleaved(product, floor, args.interleave_clients, args.pairs,
-                                                               args.block or args.phase, args.warm)
+        results["interleaved"][product.slot] = run_interleaved(
+            product, floor, args.interleave_clients, args.pairs, args.block or args.phase, args.warm
+        )
     if args.servers != "none":
-        results["servers"] = run_servers(args.servers_backend, args.servers.split(","), args.floor_server,
-                                         [int(c) for c in args.servers_clients.split(",")], args.rounds,
-                                         args.block or args.phase, args.warm, args.workers, args.threads)
+        results["servers"] = run_servers(
+            args.servers_backend,
+            args.servers.split(","),
+            args.floor_server,
+            [int(c) for c in args.servers_clients.split(",")],
+            args.rounds,
+            args.block or args.phase,
+            args.warm,
+            args.workers,
+            args.threads,
+        )
         (VAR / "servers.json").write_text(json.dumps(results["servers"], indent=1))
     results["seconds"] = time.time() - started
     (VAR / "results.json").write_text(json.dumps(results, indent=1))

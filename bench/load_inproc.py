@@ -16,8 +16,10 @@ import time
 
 # Every row write of a statement: a plain one, or each data-modifying CTE of a `WITH …` statement
 # (PostgreSQL's one-statement decorate and report), as tests/load/test_write_budget.py counts them.
-WRITES = re.compile(r'(?<!DO )\b(INSERT\s+(?:OR\s+\w+\s+)?INTO|UPDATE|DELETE\s+FROM|REPLACE\s+INTO)\s+"?(\w+)"?',
-                    re.IGNORECASE)
+WRITES = re.compile(
+    r'(?<!DO )\b(INSERT\s+(?:OR\s+\w+\s+)?INTO|UPDATE|DELETE\s+FROM|REPLACE\s+INTO)\s+"?(\w+)"?',
+    re.IGNORECASE,
+)
 STORED_TABLES = ("memories_entry", "memories_turn", "memories_outbox")
 
 
@@ -40,16 +42,22 @@ def main() -> None:
     for i in range(60):
         memory = Memory.objects.get(pk=memory_id)
         start, started_cpu = time.perf_counter(), time.process_time()
-        orjson.dumps(memory_decorate(memory=memory, messages=[{"role": "user", "content": f"in process {i}?"}],
-                                     store=True))
+        orjson.dumps(
+            memory_decorate(
+                memory=memory, messages=[{"role": "user", "content": f"in process {i}?"}], store=True
+            )
+        )
         if i >= 10:
             times.append((time.perf_counter() - start) * 1000)
             cpu["decorate"] += time.process_time() - started_cpu
         # The turn's report, in process too: what the service functions alone cost per turn.
         memory = Memory.objects.get(pk=memory_id)
         started_cpu = time.process_time()
-        orjson.dumps(report_accept(memory=memory, messages=[{"role": "assistant", "content": f"answer {i}."}],
-                                   failures=[]))
+        orjson.dumps(
+            report_accept(
+                memory=memory, messages=[{"role": "assistant", "content": f"answer {i}."}], failures=[]
+            )
+        )
         if i >= 10:
             cpu["report"] += time.process_time() - started_cpu
 
@@ -65,14 +73,25 @@ def main() -> None:
         with CaptureQueriesContext(connection) as ctx:
             response = client.post(f"/v1/memories/{memory_id}/{op}", body, content_type="application/json")
         assert response.status_code in (200, 202), response.content[:200]
-        writes = [(verb.split()[0].upper(), table) for q in ctx.captured_queries
-                  for verb, table in WRITES.findall(q["sql"])]
+        writes = [
+            (verb.split()[0].upper(), table)
+            for q in ctx.captured_queries
+            for verb, table in WRITES.findall(q["sql"])
+        ]
         counts[op] = len(writes)
         counts[f"{op}_extra"] = len([w for w in writes if not (w[0] == "INSERT" and w[1] in STORED_TABLES)])
-        counts[f"{op}_statements"] = len([q for q in ctx.captured_queries
-                                          if not q["sql"].startswith(("SAVEPOINT", "RELEASE"))])
-    print(json.dumps({"decorate_p50": quantile(times, 0.5), "writes": counts,
-                      "cpu_ms": {op: total * 1000 / len(times) for op, total in cpu.items()}}))
+        counts[f"{op}_statements"] = len(
+            [q for q in ctx.captured_queries if not q["sql"].startswith(("SAVEPOINT", "RELEASE"))]
+        )
+    print(
+        json.dumps(
+            {
+                "decorate_p50": quantile(times, 0.5),
+                "writes": counts,
+                "cpu_ms": {op: total * 1000 / len(times) for op, total in cpu.items()},
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

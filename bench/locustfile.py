@@ -36,7 +36,10 @@ class Agent(FastHttpUser):
     connection_timeout = 10.0
 
     def on_start(self) -> None:
-        self.headers = {"Authorization": f"Bearer {os.environ['THREADLESS_KEY']}", "Content-Type": "application/json"}
+        self.headers = {
+            "Authorization": f"Bearer {os.environ['THREADLESS_KEY']}",
+            "Content-Type": "application/json",
+        }
         self.memory_id = None
         self.n = next(_ids)
         self.turns = 0
@@ -44,9 +47,13 @@ class Agent(FastHttpUser):
         self.new_memory()
 
     def new_memory(self) -> None:
-        with self.client.post("/v1/memories", json={"metadata": {"run": os.environ.get("LOCUST_RUN", "load"),
-                                                                  "user": str(self.n)}},
-                              headers=self.headers, name="create", catch_response=True) as r:
+        with self.client.post(
+            "/v1/memories",
+            json={"metadata": {"run": os.environ.get("LOCUST_RUN", "load"), "user": str(self.n)}},
+            headers=self.headers,
+            name="create",
+            catch_response=True,
+        ) as r:
             if r.status_code == 201:
                 self.memory_id = r.json()["id"]
                 COUNTS["memories"] += 1
@@ -60,9 +67,13 @@ class Agent(FastHttpUser):
             return self.new_memory()
         self.turns += 1
         user = f"User {self.n} turn {self.turns}: my favourite number is {self.turns * 7}. What is it?"
-        with self.client.post(f"/v1/memories/{self.memory_id}/decorate",
-                              json={"messages": [{"role": "user", "content": user}], "budget_tokens": 4000},
-                              headers=self.headers, name="decorate", catch_response=True) as r:
+        with self.client.post(
+            f"/v1/memories/{self.memory_id}/decorate",
+            json={"messages": [{"role": "user", "content": user}], "budget_tokens": 4000},
+            headers=self.headers,
+            name="decorate",
+            catch_response=True,
+        ) as r:
             if r.status_code != 200:
                 COUNTS["errors"] += 1
                 r.failure(f"decorate answered {r.status_code}")
@@ -70,9 +81,13 @@ class Agent(FastHttpUser):
             COUNTS["acked_messages"] += 1
             COUNTS["decorate_ok"] += 1
         reply = f"Your favourite number is {self.turns * 7}."
-        with self.client.post(f"/v1/memories/{self.memory_id}/report",
-                              json={"messages": [{"role": "assistant", "content": reply}]},
-                              headers=self.headers, name="report", catch_response=True) as r:
+        with self.client.post(
+            f"/v1/memories/{self.memory_id}/report",
+            json={"messages": [{"role": "assistant", "content": reply}]},
+            headers=self.headers,
+            name="report",
+            catch_response=True,
+        ) as r:
             if r.status_code != 202:
                 COUNTS["errors"] += 1
                 r.failure(f"report answered {r.status_code}")
@@ -95,17 +110,26 @@ class Agent(FastHttpUser):
         if not agent:
             return
         if self.conversation_id is None:
-            with self.client.post(f"/v1/agents/{agent}/conversations", json={}, headers=self.headers,
-                                  name="create conversation", catch_response=True) as r:
+            with self.client.post(
+                f"/v1/agents/{agent}/conversations",
+                json={},
+                headers=self.headers,
+                name="create conversation",
+                catch_response=True,
+            ) as r:
                 if r.status_code != 201:
                     COUNTS["errors"] += 1
                     r.failure(f"create conversation answered {r.status_code}")
                     return
                 self.conversation_id = r.json()["id"]
         self.turns += 1
-        with self.client.post(f"/v1/conversations/{self.conversation_id}/say",
-                              json={"input": f"My name is User {self.n}; this is message {self.turns}."},
-                              headers=self.headers, name="say", catch_response=True) as r:
+        with self.client.post(
+            f"/v1/conversations/{self.conversation_id}/say",
+            json={"input": f"My name is User {self.n}; this is message {self.turns}."},
+            headers=self.headers,
+            name="say",
+            catch_response=True,
+        ) as r:
             if r.status_code != 200:
                 COUNTS["errors"] += 1
                 r.failure(f"say answered {r.status_code}")

@@ -52,25 +52,41 @@ class SqliteLowerBound:
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.execute(
             "CREATE TABLE IF NOT EXISTS msg (memory INTEGER NOT NULL, seq INTEGER NOT NULL, role TEXT NOT NULL, "
-            "content TEXT NOT NULL, tool_calls TEXT, tool_call_id TEXT NOT NULL, tokens INTEGER NOT NULL)")
+            "content TEXT NOT NULL, tool_calls TEXT, tool_call_id TEXT NOT NULL, tokens INTEGER NOT NULL)"
+        )
         self.conn.execute("CREATE INDEX IF NOT EXISTS msg_memory_seq ON msg (memory, seq)")
         self.conn.execute(
             "CREATE TABLE IF NOT EXISTS mem (id INTEGER PRIMARY KEY, last_seq INTEGER NOT NULL, "
-            "last_turn INTEGER NOT NULL, message_count INTEGER NOT NULL, token_count INTEGER NOT NULL)")
+            "last_turn INTEGER NOT NULL, message_count INTEGER NOT NULL, token_count INTEGER NOT NULL)"
+        )
         self.conn.execute(
-            "CREATE TABLE IF NOT EXISTS outbox (id INTEGER PRIMARY KEY, memory INTEGER NOT NULL, payload TEXT NOT NULL)")
+            "CREATE TABLE IF NOT EXISTS outbox (id INTEGER PRIMARY KEY, memory INTEGER NOT NULL, payload TEXT NOT NULL)"
+        )
 
     def load(self, memory: int, messages: list[dict], tokens: list[int]) -> None:
-        rows = [(memory, i + 1, m["role"], m.get("content") or "",
-                 json.dumps(m["tool_calls"]) if m.get("tool_calls") else None, m.get("tool_call_id") or "", t)
-                for i, (m, t) in enumerate(zip(messages, tokens, strict=True))]
+        rows = [
+            (
+                memory,
+                i + 1,
+                m["role"],
+                m.get("content") or "",
+                json.dumps(m["tool_calls"]) if m.get("tool_calls") else None,
+                m.get("tool_call_id") or "",
+                t,
+            )
+            for i, (m, t) in enumerate(zip(messages, tokens, strict=True))
+        ]
         self.conn.execute("BEGIN")
         self.conn.executemany("INSERT INTO msg VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-        self.conn.execute("INSERT INTO mem VALUES (?, ?, ?, ?, ?)",
-                          (memory, len(rows), sum(m["role"] == "user" for m in messages), len(rows), sum(tokens)))
+        self.conn.execute(
+            "INSERT INTO mem VALUES (?, ?, ?, ?, ?)",
+            (memory, len(rows), sum(m["role"] == "user" for m in messages), len(rows), sum(tokens)),
+        )
         self.conn.execute("COMMIT")
 
-    def window(self, memory: int, new_messages: list[dict], reserved: int, budget: int) -> tuple[str, list[dict]]:
+    def window(
+        self, memory: int, new_messages: list[dict], reserved: int, budget: int
+    ) -> tuple[str, list[dict]]:
         cursor = self.conn.execute(f"SELECT {COLUMNS} FROM msg WHERE memory = ? ORDER BY seq DESC", (memory,))
         rows = _cut(cursor, reserved, budget)
         cursor.close()
@@ -84,10 +100,16 @@ class SqliteLowerBound:
         self.conn.execute("BEGIN")
         seq, _turn = self.conn.execute(
             "UPDATE mem SET last_seq = last_seq + 1, message_count = message_count + 1, token_count = token_count + ? "
-            "WHERE id = ? RETURNING last_seq, last_turn", (tokens, memory)).fetchone()
-        self.conn.execute("INSERT INTO msg VALUES (?, ?, ?, ?, ?, ?, ?)",
-                          (memory, seq, message["role"], message.get("content") or "", None, "", tokens))
-        self.conn.execute("INSERT INTO outbox (memory, payload) VALUES (?, ?)", (memory, json.dumps({"to_seq": seq})))
+            "WHERE id = ? RETURNING last_seq, last_turn",
+            (tokens, memory),
+        ).fetchone()
+        self.conn.execute(
+            "INSERT INTO msg VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (memory, seq, message["role"], message.get("content") or "", None, "", tokens),
+        )
+        self.conn.execute(
+            "INSERT INTO outbox (memory, payload) VALUES (?, ?)", (memory, json.dumps({"to_seq": seq}))
+        )
         self.conn.execute("COMMIT")
 
     def close(self) -> None:
@@ -106,24 +128,39 @@ class PostgresLowerBound:
         self.conn = psycopg.connect(url, autocommit=True)
         self.conn.execute(
             "CREATE TABLE IF NOT EXISTS lb_msg (memory INTEGER NOT NULL, seq INTEGER NOT NULL, role TEXT NOT NULL, "
-            "content TEXT NOT NULL, tool_calls TEXT, tool_call_id TEXT NOT NULL, tokens INTEGER NOT NULL)")
+            "content TEXT NOT NULL, tool_calls TEXT, tool_call_id TEXT NOT NULL, tokens INTEGER NOT NULL)"
+        )
         self.conn.execute("CREATE INDEX IF NOT EXISTS lb_msg_memory_seq ON lb_msg (memory, seq)")
         self.conn.execute(
             "CREATE TABLE IF NOT EXISTS lb_mem (id INTEGER PRIMARY KEY, last_seq INTEGER NOT NULL, "
-            "last_turn INTEGER NOT NULL, message_count INTEGER NOT NULL, token_count INTEGER NOT NULL)")
-        self.conn.execute("CREATE TABLE IF NOT EXISTS lb_outbox (id SERIAL PRIMARY KEY, memory INTEGER NOT NULL, "
-                          "payload JSONB NOT NULL)")
+            "last_turn INTEGER NOT NULL, message_count INTEGER NOT NULL, token_count INTEGER NOT NULL)"
+        )
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS lb_outbox (id SERIAL PRIMARY KEY, memory INTEGER NOT NULL, "
+            "payload JSONB NOT NULL)"
+        )
 
     def load(self, memory: int, messages: list[dict], tokens: list[int]) -> None:
-        rows = [(memory, i + 1, m["role"], m.get("content") or "",
-                 json.dumps(m["tool_calls"]) if m.get("tool_calls") else None, m.get("tool_call_id") or "", t)
-                for i, (m, t) in enumerate(zip(messages, tokens, strict=True))]
+        rows = [
+            (
+                memory,
+                i + 1,
+                m["role"],
+                m.get("content") or "",
+                json.dumps(m["tool_calls"]) if m.get("tool_calls") else None,
+                m.get("tool_call_id") or "",
+                t,
+            )
+            for i, (m, t) in enumerate(zip(messages, tokens, strict=True))
+        ]
         with self.conn.transaction(), self.conn.cursor() as cur:
             with cur.copy("COPY lb_msg FROM STDIN") as copy:
                 for row in rows:
                     copy.write_row(row)
-            cur.execute("INSERT INTO lb_mem VALUES (%s, %s, %s, %s, %s)",
-                        (memory, len(rows), sum(m["role"] == "user" for m in messages), len(rows), sum(tokens)))
+            cur.execute(
+                "INSERT INTO lb_mem VALUES (%s, %s, %s, %s, %s)",
+                (memory, len(rows), sum(m["role"] == "user" for m in messages), len(rows), sum(tokens)),
+            )
         self.conn.execute("ANALYZE lb_msg")
 
     def _rows(self, memory: int):
@@ -131,13 +168,16 @@ class PostgresLowerBound:
         for limit in (*self.CHUNKS, *([self.CHUNKS[-1]] * 1000)):
             rows = self.conn.execute(
                 f"SELECT {COLUMNS}, seq FROM lb_msg WHERE memory = %s AND seq < %s ORDER BY seq DESC LIMIT %s",
-                (memory, before, limit)).fetchall()
+                (memory, before, limit),
+            ).fetchall()
             yield from rows
             if len(rows) < limit:
                 return
             before = rows[-1][5]
 
-    def window(self, memory: int, new_messages: list[dict], reserved: int, budget: int) -> tuple[str, list[dict]]:
+    def window(
+        self, memory: int, new_messages: list[dict], reserved: int, budget: int
+    ) -> tuple[str, list[dict]]:
         rows = _cut(self._rows(memory), reserved, budget)
         messages = [_row_message(r[0], r[1], r[2], r[3]) for r in rows]
         messages.extend(new_messages)
@@ -147,11 +187,17 @@ class PostgresLowerBound:
         with self.conn.transaction():
             seq, _turn = self.conn.execute(
                 "UPDATE lb_mem SET last_seq = last_seq + 1, message_count = message_count + 1, "
-                "token_count = token_count + %s WHERE id = %s RETURNING last_seq, last_turn", (tokens, memory)).fetchone()
-            self.conn.execute("INSERT INTO lb_msg VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                              (memory, seq, message["role"], message.get("content") or "", None, "", tokens))
-            self.conn.execute("INSERT INTO lb_outbox (memory, payload) VALUES (%s, %s::jsonb)",
-                              (memory, json.dumps({"to_seq": seq})))
+                "token_count = token_count + %s WHERE id = %s RETURNING last_seq, last_turn",
+                (tokens, memory),
+            ).fetchone()
+            self.conn.execute(
+                "INSERT INTO lb_msg VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                (memory, seq, message["role"], message.get("content") or "", None, "", tokens),
+            )
+            self.conn.execute(
+                "INSERT INTO lb_outbox (memory, payload) VALUES (%s, %s::jsonb)",
+                (memory, json.dumps({"to_seq": seq})),
+            )
 
     def close(self) -> None:
         self.conn.close()

@@ -32,8 +32,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # harness
 
 from harness.servers import ThreadlessServer  # noqa: E402
 
-BENCH_REDIS_DB = {"broker": int(os.environ.get("BENCH_REDIS_BROKER_DB", "11")),
-                  "cache": int(os.environ.get("BENCH_REDIS_CACHE_DB", "10"))}
+BENCH_REDIS_DB = {
+    "broker": int(os.environ.get("BENCH_REDIS_BROKER_DB", "11")),
+    "cache": int(os.environ.get("BENCH_REDIS_CACHE_DB", "10")),
+}
 
 
 def log(*parts) -> None:
@@ -142,7 +144,9 @@ def run(server: ThreadlessServer, args, sizes: list[int]) -> dict:
         from bench.peer import Peer
 
         peer = Peer(str(server.var / "peer.sqlite3"))
-    client = httpx.Client(base_url=server.url + "/v1", headers={"Authorization": f"Bearer {server.key}"}, timeout=60)
+    client = httpx.Client(
+        base_url=server.url + "/v1", headers={"Authorization": f"Bearer {server.key}"}, timeout=60
+    )
 
     out: dict = {"backend": args.backend, "lower_bound": lower_name, "sizes": {}, "window_checks": {}}
 
@@ -185,13 +189,19 @@ def run(server: ThreadlessServer, args, sizes: list[int]) -> dict:
         # the memory row is not read first; the service's first statement scopes it to the project.
         def in_process_store(memory_id=copy.id):
             counter["store"] += 1
-            return orjson.dumps(memory_decorate(memory=Memory(id=memory_id, project=project),
-                                                messages=[stored_new[counter["store"] % 1000]], store=True,
-                                                scoped=True))
+            return orjson.dumps(
+                memory_decorate(
+                    memory=Memory(id=memory_id, project=project),
+                    messages=[stored_new[counter["store"] % 1000]],
+                    store=True,
+                    scoped=True,
+                )
+            )
 
         def http_decorate(memory_id=memory.id):
-            r = client.post(f"/memories/{memory_id}/decorate", content=body,
-                            headers={"Content-Type": "application/json"})
+            r = client.post(
+                f"/memories/{memory_id}/decorate", content=body, headers={"Content-Type": "application/json"}
+            )
             assert r.status_code == 200, r.text[:300]
             return r.content
 
@@ -204,9 +214,12 @@ def run(server: ThreadlessServer, args, sizes: list[int]) -> dict:
         _, lb_window = lower.window(n, new, reserved, BUDGET)
         ours = orjson.loads(in_process())
         over_http = orjson.loads(http_decorate())
-        checks = {"lower_bound_messages": len(lb_window), "decorate_messages": len(ours["messages"]),
-                  "decorate_equals_lower_bound": window_key(ours["messages"]) == window_key(lb_window),
-                  "http_equals_in_process": over_http["messages"] == ours["messages"]}
+        checks = {
+            "lower_bound_messages": len(lb_window),
+            "decorate_messages": len(ours["messages"]),
+            "decorate_equals_lower_bound": window_key(ours["messages"]) == window_key(lb_window),
+            "http_equals_in_process": over_http["messages"] == ours["messages"],
+        }
         if peer is not None:
             from bench.peer import as_openai
 
@@ -216,36 +229,56 @@ def run(server: ThreadlessServer, args, sizes: list[int]) -> dict:
         out["window_checks"][n] = checks
         log(f"{args.backend}: {n} window check {checks}")
 
-        samples = interleaved({
-            "lower_bound": lambda: lower.window(n, new, reserved, BUDGET)[0],
-            "decorate": in_process,
-            "decorate_store": in_process_store,
-            "http_decorate": http_decorate,
-            "http_get_memory": http_get,
-        }, budget_s=args.budget)
+        samples = interleaved(
+            {
+                "lower_bound": lambda: lower.window(n, new, reserved, BUDGET)[0],
+                "decorate": in_process,
+                "decorate_store": in_process_store,
+                "http_decorate": http_decorate,
+                "http_get_memory": http_get,
+            },
+            budget_s=args.budget,
+        )
         row = {name: summary(values) for name, values in samples.items()}
 
         def report_once(memory_id=copy.id):
             counter["report"] += 1
-            report_accept(memory=Memory(id=memory_id, project=project), messages=[replies[counter["report"] % 1000]],
-                          failures=[], scoped=True)
+            report_accept(
+                memory=Memory(id=memory_id, project=project),
+                messages=[replies[counter["report"] % 1000]],
+                failures=[],
+                scoped=True,
+            )
 
         reply = reply_message(0)
         reply_tokens = message_tokens(reply)
-        samples = interleaved({
-            "lower_bound_insert": lambda: lower.insert(n, reply, reply_tokens),
-            "report": report_once,
-        }, budget_s=args.budget / 2)
+        samples = interleaved(
+            {
+                "lower_bound_insert": lambda: lower.insert(n, reply, reply_tokens),
+                "report": report_once,
+            },
+            budget_s=args.budget / 2,
+        )
         row.update({name: summary(values) for name, values in samples.items()})
 
         if peer is not None:
             # The peer is slow on big threads (it loads the whole thread): fewer rounds there.
             reps = 20 if n <= 1000 else 5 if n <= 10_000 else 3
             warm = 1 if n <= 10_000 else 0
-            peer_samples = interleaved({"peer_read": lambda: peer.window(str(n), new, reserved, BUDGET)},
-                                       warmup=warm, min_reps=reps, max_reps=reps, budget_s=0)
-            turn_samples = interleaved({"peer_write": lambda: peer.turn(str(n), new_user_message(1))},
-                                       warmup=warm, min_reps=reps, max_reps=reps, budget_s=0)
+            peer_samples = interleaved(
+                {"peer_read": lambda: peer.window(str(n), new, reserved, BUDGET)},
+                warmup=warm,
+                min_reps=reps,
+                max_reps=reps,
+                budget_s=0,
+            )
+            turn_samples = interleaved(
+                {"peer_write": lambda: peer.turn(str(n), new_user_message(1))},
+                warmup=warm,
+                min_reps=reps,
+                max_reps=reps,
+                budget_s=0,
+            )
             row.update({name: summary(values) for name, values in {**peer_samples, **turn_samples}.items()})
         out["sizes"][n] = row
         log(f"{args.backend}: {n} " + ", ".join(f"{k}={v['median']:.2f}ms" for k, v in row.items()))

@@ -22,8 +22,24 @@ def populate(memory, messages: list[dict]) -> None:
 
     q = connection.ops.quote_name
     json_cast = "::jsonb" if connection.vendor == "postgresql" else ""
-    cols = ["memory_id", "seq", "turn", "kind", "role", "content", "parts", "name", "tool_calls", "tool_call_id",
-            "task_id", "key", "value", "committed", "tokens", "created_at"]
+    cols = [
+        "memory_id",
+        "seq",
+        "turn",
+        "kind",
+        "role",
+        "content",
+        "parts",
+        "name",
+        "tool_calls",
+        "tool_call_id",
+        "task_id",
+        "key",
+        "value",
+        "committed",
+        "tokens",
+        "created_at",
+    ]
     marks = ", ".join(f"%s{json_cast}" if c in ("parts", "tool_calls", "value") else "%s" for c in cols)
     sql = f"INSERT INTO {q(Entry._meta.db_table)} ({', '.join(q(c) for c in cols)}) VALUES ({marks})"
     now = timezone.now()
@@ -34,15 +50,36 @@ def populate(memory, messages: list[dict]) -> None:
             turn += 1
             turn_start = seq
         tokens += fields["tokens"]
-        rows.append((memory.id, seq, turn, "message", fields["role"], fields["content"],
-                     orjson.dumps(fields["parts"]).decode() if fields["parts"] is not None else None, fields["name"],
-                     orjson.dumps(fields["tool_calls"]).decode() if fields["tool_calls"] else None,
-                     fields["tool_call_id"], "", "", None, True, fields["tokens"], now))
+        rows.append(
+            (
+                memory.id,
+                seq,
+                turn,
+                "message",
+                fields["role"],
+                fields["content"],
+                orjson.dumps(fields["parts"]).decode() if fields["parts"] is not None else None,
+                fields["name"],
+                orjson.dumps(fields["tool_calls"]).decode() if fields["tool_calls"] else None,
+                fields["tool_call_id"],
+                "",
+                "",
+                None,
+                True,
+                fields["tokens"],
+                now,
+            )
+        )
     with transaction.atomic(), connection.cursor() as cursor:
         for start in range(0, len(rows), 5000):
-            cursor.executemany(sql, rows[start:start + 5000])
-    Memory.objects.filter(pk=memory.pk).update(last_seq=len(rows), last_turn=turn, turn_start_seq=turn_start,
-                                               message_count=len(rows), token_count=tokens)
+            cursor.executemany(sql, rows[start : start + 5000])
+    Memory.objects.filter(pk=memory.pk).update(
+        last_seq=len(rows),
+        last_turn=turn,
+        turn_start_seq=turn_start,
+        message_count=len(rows),
+        token_count=tokens,
+    )
 
 
 def copy_memory(src):
@@ -57,11 +94,18 @@ def copy_memory(src):
     cols = ", ".join(q(f.column) for f in Entry._meta.concrete_fields if f.column not in ("id", "memory_id"))
     table = q(Entry._meta.db_table)
     with connection.cursor() as cursor:
-        cursor.execute(f"INSERT INTO {table} ({q('memory_id')}, {cols}) SELECT %s, {cols} FROM {table} "
-                       f"WHERE {q('memory_id')} = %s", [dst.id, src.id])
-    Memory.objects.filter(pk=dst.pk).update(last_seq=src.last_seq, last_turn=src.last_turn,
-                                            turn_start_seq=src.turn_start_seq, message_count=src.message_count,
-                                            token_count=src.token_count)
+        cursor.execute(
+            f"INSERT INTO {table} ({q('memory_id')}, {cols}) SELECT %s, {cols} FROM {table} "
+            f"WHERE {q('memory_id')} = %s",
+            [dst.id, src.id],
+        )
+    Memory.objects.filter(pk=dst.pk).update(
+        last_seq=src.last_seq,
+        last_turn=src.last_turn,
+        turn_start_seq=src.turn_start_seq,
+        message_count=src.message_count,
+        token_count=src.token_count,
+    )
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute(f"ANALYZE {table}")

@@ -35,37 +35,46 @@ def _cpu_seconds(pid: int) -> float:
 
 def _block(client: httpx.Client, memory: str, pairs: int, start: int) -> None:
     for i in range(start, start + pairs):
-        client.post(f"/v1/memories/{memory}/decorate",
-                    json={"messages": [{"role": "user", "content": f"Question {i}: I live in Lisbon, what now?"}]}
-                    ).raise_for_status()
-        client.post(f"/v1/memories/{memory}/report",
-                    json={"messages": [{"role": "assistant", "content": f"Answer {i}."}]}).raise_for_status()
+        client.post(
+            f"/v1/memories/{memory}/decorate",
+            json={"messages": [{"role": "user", "content": f"Question {i}: I live in Lisbon, what now?"}]},
+        ).raise_for_status()
+        client.post(
+            f"/v1/memories/{memory}/report",
+            json={"messages": [{"role": "assistant", "content": f"Answer {i}."}]},
+        ).raise_for_status()
 
 
 def run(rounds: int = 12, block: int = 60) -> dict:
     from harness.servers import ThreadlessServer
 
     common = {"THREADLESS_RATE_LIMIT_PER_MINUTE": "0"}
-    servers = {"with metrics": ThreadlessServer(env={**common, "THREADLESS_METRICS": "true",
-                                                     "THREADLESS_METRICS_TOKEN": TOKEN}),
-               "without metrics": ThreadlessServer(env={**common, "THREADLESS_METRICS": "false"})}
+    servers = {
+        "with metrics": ThreadlessServer(
+            env={**common, "THREADLESS_METRICS": "true", "THREADLESS_METRICS_TOKEN": TOKEN}
+        ),
+        "without metrics": ThreadlessServer(env={**common, "THREADLESS_METRICS": "false"}),
+    }
     clients, memories = {}, {}
     per_round: dict[str, list[tuple[float, float]]] = {name: [] for name in servers}
     try:
         for name, server in servers.items():
             server.start()
-            clients[name] = httpx.Client(base_url=server.url, timeout=30,
-                                         headers={"Authorization": f"Bearer {server.key}"})
+            clients[name] = httpx.Client(
+                base_url=server.url, timeout=30, headers={"Authorization": f"Bearer {server.key}"}
+            )
             memories[name] = clients[name].post("/v1/memories", json={}).json()["id"]
             _block(clients[name], memories[name], 20, 0)  # warm-up
         order = list(servers)
         for r in range(rounds):
-            for name in (order if r % 2 == 0 else order[::-1]):
+            for name in order if r % 2 == 0 else order[::-1]:
                 pid = servers[name].web.pid
                 cpu, wall = _cpu_seconds(pid), time.perf_counter()
                 _block(clients[name], memories[name], block, 1000 + r * block)
                 per_round[name].append((_cpu_seconds(pid) - cpu, time.perf_counter() - wall))
-        scrape = httpx.get(servers["with metrics"].url + "/metrics", headers={"Authorization": f"Bearer {TOKEN}"})
+        scrape = httpx.get(
+            servers["with metrics"].url + "/metrics", headers={"Authorization": f"Bearer {TOKEN}"}
+        )
         scraped = scrape.status_code == 200 and "threadless_decorate_total" in scrape.text
     finally:
         for client in clients.values():
@@ -77,9 +86,12 @@ def run(rounds: int = 12, block: int = 60) -> dict:
     for name, samples in per_round.items():
         cpu = sum(s[0] for s in samples)
         wall = sum(s[1] for s in samples)
-        out[name] = {"cpu_rps": requests * len(samples) / cpu, "wall_rps": requests * len(samples) / wall,
-                     "cpu_ms_per_request": cpu / (requests * len(samples)) * 1000,
-                     "wall_rps_median": quantile([requests / s[1] for s in samples], 0.5)}
+        out[name] = {
+            "cpu_rps": requests * len(samples) / cpu,
+            "wall_rps": requests * len(samples) / wall,
+            "cpu_ms_per_request": cpu / (requests * len(samples)) * 1000,
+            "wall_rps_median": quantile([requests / s[1] for s in samples], 0.5),
+        }
     out["recording_us"] = _recording_cost()
     return out
 
@@ -119,25 +131,30 @@ def markdown(rounds: int = 12, block: int = 60) -> str:
     rec = data["recording_us"]
     ok = cpu_cost <= TARGET
     lines = [
-        TITLE, "",
+        TITLE,
+        "",
         f"Two live servers in one run (`bench/metrics_cost.py`): THREADLESS_METRICS on (with a token; /metrics "
         f"{'answered' if data['scraped'] else 'did NOT answer'} after the run) and off. {data['rounds']} rounds, "
         f"each a block of {data['block']} decorate + report pairs to one server and then to the other (order "
         "alternating), one keep-alive connection each, embedded default (SQLite). Throughput is requests per "
         "second of the web process's own CPU (utime + stime), which other load on the machine does not change; "
-        "wall-clock throughput beside it. Target: metrics cost ≤ 3 % of throughput.", "",
+        "wall-clock throughput beside it. Target: metrics cost ≤ 3 % of throughput.",
+        "",
         "| server | requests / CPU s | CPU ms / request | requests / wall s | median block (req/s) |",
         "|---|---:|---:|---:|---:|",
     ]
     for name in ("without metrics", "with metrics"):
         row = data[name]
-        lines.append(f"| {name} | {row['cpu_rps']:.0f} | {row['cpu_ms_per_request']:.3f} | {row['wall_rps']:.0f} | "
-                     f"{row['wall_rps_median']:.0f} |")
+        lines.append(
+            f"| {name} | {row['cpu_rps']:.0f} | {row['cpu_ms_per_request']:.3f} | {row['wall_rps']:.0f} | "
+            f"{row['wall_rps_median']:.0f} |"
+        )
     lines += [
         "",
         f"**Cost of metrics: {cpu_cost * 100:+.1f} % of CPU throughput {'✅' if ok else '❌'} (target ≤ 3 %); "
         f"{wall_cost * 100:+.1f} % of wall-clock throughput.** A negative figure is noise: the two servers differ "
-        "by less than the run-to-run spread.", "",
+        "by less than the run-to-run spread.",
+        "",
         f"What a hot request records, timed alone in-process (multi-process files, 20,000 calls): decorate "
         f"{rec['decorate']:.1f} µs, report {rec['report']:.1f} µs of CPU, against {per_request:.0f} µs of server CPU "
         f"per request above: {max(rec.values()) / per_request * 100:.2f} % at most.",

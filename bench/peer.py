@@ -22,12 +22,24 @@ def message_tokens(message: BaseMessage) -> int:
     """threadless.window.message_tokens for a LangChain message: its text, plus the compact JSON
     of its tool calls written back in the OpenAI shape they arrived in (same estimate)."""
     content = message.content
-    quarters = text_quarters(content) if isinstance(content, str) else sum(
-        text_quarters(p.get("text", "")) if isinstance(p, dict) else text_quarters(str(p)) for p in content)
+    quarters = (
+        text_quarters(content)
+        if isinstance(content, str)
+        else sum(
+            text_quarters(p.get("text", "")) if isinstance(p, dict) else text_quarters(str(p))
+            for p in content
+        )
+    )
     calls = getattr(message, "tool_calls", None)
     if calls:
-        openai_calls = [{"id": c["id"], "type": "function",
-                         "function": {"name": c["name"], "arguments": json.dumps(c["args"])}} for c in calls]
+        openai_calls = [
+            {
+                "id": c["id"],
+                "type": "function",
+                "function": {"name": c["name"], "arguments": json.dumps(c["args"])},
+            }
+            for c in calls
+        ]
         quarters += text_quarters(json.dumps(openai_calls, separators=(",", ":"), ensure_ascii=False))
     return (quarters + 3) // 4 + MESSAGE_OVERHEAD
 
@@ -52,12 +64,20 @@ class Peer:
 
     def load(self, thread: str, messages: list[dict]) -> None:
         """The thread's history as one checkpoint (as if the graph had run all along)."""
-        self.graph.update_state(self.config(thread), {"messages": convert_to_messages(messages)}, as_node="model")
+        self.graph.update_state(
+            self.config(thread), {"messages": convert_to_messages(messages)}, as_node="model"
+        )
 
     def window(self, thread: str, new_messages: list[dict], reserved: int, budget: int) -> list[BaseMessage]:
         history = self.graph.get_state(self.config(thread)).values["messages"]
-        kept = trim_messages(history, strategy="last", token_counter=message_tokens, max_tokens=budget - reserved,
-                             start_on="human", allow_partial=False)
+        kept = trim_messages(
+            history,
+            strategy="last",
+            token_counter=message_tokens,
+            max_tokens=budget - reserved,
+            start_on="human",
+            allow_partial=False,
+        )
         return kept + convert_to_messages(new_messages)
 
     def turn(self, thread: str, user_message: dict) -> None:

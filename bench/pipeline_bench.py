@@ -18,18 +18,31 @@ TARGET_OVERHEAD_MS = 5.0
 
 
 def in_process(turns: int = 150) -> dict:
-    done = subprocess.run([sys.executable, "-m", "bench.pipeline_overhead", str(turns)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=1200)
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.pipeline_overhead", str(turns)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     text = done.stdout
     out: dict = {"raw": text.strip(), "ok": done.returncode == 0}
-    json_say = re.search(r"JSON say \(turn_say\): .*?wall median ([\d.]+) ms.*?CPU time median ([\d.]+) ms", text)
+    json_say = re.search(
+        r"JSON say \(turn_say\): .*?wall median ([\d.]+) ms.*?CPU time median ([\d.]+) ms", text
+    )
     streamed = re.search(r"streamed say .*?wall median ([\d.]+) ms.*?CPU time median ([\d.]+) ms", text)
     model = re.search(r"demo model's own time: median ([\d.]+) µs", text)
     queries = re.search(r"SQL queries per JSON turn .*?: (\d+)", text)
     if json_say and model:
         model_ms = float(model.group(1)) / 1000
-        out.update({"json_wall": float(json_say.group(1)), "json_cpu": float(json_say.group(2)),
-                    "model_ms": model_ms, "queries": int(queries.group(1)) if queries else None})
+        out.update(
+            {
+                "json_wall": float(json_say.group(1)),
+                "json_cpu": float(json_say.group(2)),
+                "model_ms": model_ms,
+                "queries": int(queries.group(1)) if queries else None,
+            }
+        )
         if streamed:
             out.update({"stream_wall": float(streamed.group(1)), "stream_cpu": float(streamed.group(2))})
     else:
@@ -40,16 +53,25 @@ def in_process(turns: int = 150) -> dict:
 def over_http(url: str, key: str, turns: int = 20) -> dict:
     headers = {"Authorization": f"Bearer {key}"}
     with httpx.Client(base_url=url + "/v1", headers=headers, timeout=60) as client:
-        agent = client.post("/agents", json={"name": f"bench-{int(time.time())}", "config": {
-            "workflow": [{"id": "llm", "type": "llm", "provider": "demo"}]}}).json()
+        agent = client.post(
+            "/agents",
+            json={
+                "name": f"bench-{int(time.time())}",
+                "config": {"workflow": [{"id": "llm", "type": "llm", "provider": "demo"}]},
+            },
+        ).json()
         conversation = client.post(f"/agents/{agent['id']}/conversations", json={}).json()
         path = f"/conversations/{conversation['id']}/say"
         first, total, json_say = [], [], []
         for i in range(turns + 2):
             started = time.perf_counter()
             got_first = None
-            with client.stream("POST", path, json={"input": f"Tell me about turn {i}."},
-                               headers={"Accept": "text/event-stream"}) as response:
+            with client.stream(
+                "POST",
+                path,
+                json={"input": f"Tell me about turn {i}."},
+                headers={"Accept": "text/event-stream"},
+            ) as response:
                 assert response.status_code == 200, response.read()[:300]
                 for line in response.iter_lines():
                     if got_first is None and line.startswith("event: token"):
@@ -64,9 +86,12 @@ def over_http(url: str, key: str, turns: int = 20) -> dict:
                 first.append((got_first or elapsed) * 1000)
                 total.append(elapsed * 1000)
                 json_say.append((time.perf_counter() - started) * 1000)
-    return {"first_token": {"median": quantile(first, 0.5), "p95": quantile(first, 0.95)},
-            "stream_total": {"median": quantile(total, 0.5), "p95": quantile(total, 0.95)},
-            "json_say": {"median": quantile(json_say, 0.5), "p95": quantile(json_say, 0.95)}, "n": len(first)}
+    return {
+        "first_token": {"median": quantile(first, 0.5), "p95": quantile(first, 0.95)},
+        "stream_total": {"median": quantile(total, 0.5), "p95": quantile(total, 0.95)},
+        "json_say": {"median": quantile(json_say, 0.5), "p95": quantile(json_say, 0.95)},
+        "n": len(first),
+    }
 
 
 def markdown(url: str, key: str) -> str:
@@ -87,8 +112,10 @@ def markdown(url: str, key: str) -> str:
             f"| JSON turn (`turn_say`), median | {local['json_wall']:.2f} ms | {local['json_cpu']:.2f} ms |",
         ]
         if "stream_wall" in local:
-            lines.append(f"| streamed turn (`turn_execute(stream=True)`), median | {local['stream_wall']:.2f} ms "
-                         f"| {local['stream_cpu']:.2f} ms |")
+            lines.append(
+                f"| streamed turn (`turn_execute(stream=True)`), median | {local['stream_wall']:.2f} ms "
+                f"| {local['stream_cpu']:.2f} ms |"
+            )
         lines += [
             f"| the demo model's own time | {local['model_ms']:.3f} ms | |",
             f"| **overhead per turn** | **{overhead:.2f} ms** {'✅' if ok else '❌'} | **{overhead_cpu:.2f} ms** "
@@ -98,7 +125,14 @@ def markdown(url: str, key: str) -> str:
             "",
         ]
     else:
-        lines += ["The in-process pipeline figure failed:", "", "```", local.get("error", "")[-1200:], "```", ""]
+        lines += [
+            "The in-process pipeline figure failed:",
+            "",
+            "```",
+            local.get("error", "")[-1200:],
+            "```",
+            "",
+        ]
     remote = over_http(url, key)
     lines += [
         f"Over HTTP (a real uvicorn server, SSE say, {remote['n']} turns after a warm-up):",

@@ -32,9 +32,14 @@ def main(turns: int) -> None:
     from providers import demo
 
     project = project_create(name="bench")
-    agent = services.agent_create(project=project, name="bench", config={
-        "memoryPolicy": {"strictWriteDiscipline": {"enabled": True}},
-        "workflow": [{"id": "llm", "type": "llm", "provider": "demo"}]})
+    agent = services.agent_create(
+        project=project,
+        name="bench",
+        config={
+            "memoryPolicy": {"strictWriteDiscipline": {"enabled": True}},
+            "workflow": [{"id": "llm", "type": "llm", "provider": "demo"}],
+        },
+    )
 
     def measure(streamed: bool) -> list[float]:
         conversation, _ = services.conversation_create(agent=agent)
@@ -62,9 +67,11 @@ def main(turns: int) -> None:
     for name, streamed in (("JSON say (turn_say)", False), ("streamed say (turn_execute stream=True)", True)):
         times, cpu = measure(streamed)
         ordered = sorted(times)
-        print(f"{name}: {turns} turns, wall median {statistics.median(times):.2f} ms, "
-              f"p90 {ordered[int(len(ordered) * 0.9)]:.2f} ms, min {ordered[0]:.2f} ms; "
-              f"CPU time median {statistics.median(cpu):.2f} ms")
+        print(
+            f"{name}: {turns} turns, wall median {statistics.median(times):.2f} ms, "
+            f"p90 {ordered[int(len(ordered) * 0.9)]:.2f} ms, min {ordered[0]:.2f} ms; "
+            f"CPU time median {statistics.median(cpu):.2f} ms"
+        )
     print(f"demo model's own time: median {statistics.median(model) * 1000:.1f} µs")
     print(f"SQL queries per JSON turn (demo llm task, 1 turn): {len(queries.captured_queries)}")
     print(f"load average while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")

@@ -61,23 +61,34 @@ def _call(client: httpx.Client, url: str, headers: dict, body: dict) -> tuple[fl
 
 def _body(route: str, i: int, stream: bool) -> dict:
     question = f"Question number {i}?"
-    body = ({"model": "bench", "messages": [{"role": "user", "content": question}]} if route == "chat/completions"
-            else {"model": "bench", "input": question})
+    body = (
+        {"model": "bench", "messages": [{"role": "user", "content": question}]}
+        if route == "chat/completions"
+        else {"model": "bench", "input": question}
+    )
     if stream:
         body["stream"] = True
     return body
 
 
 def _targets(url: str, key: str, stub) -> dict:
-    proxied = {"Authorization": f"Bearer {key}", "X-Upstream-Base-Url": stub.openai_url,
-               "X-Upstream-Authorization": "sk-bench"}
+    proxied = {
+        "Authorization": f"Bearer {key}",
+        "X-Upstream-Base-Url": stub.openai_url,
+        "X-Upstream-Authorization": "sk-bench",
+    }
     targets = {}
     for route in ROUTES:
         memory_user = "bench-" + uuid.uuid4().hex[:8]  # one memory per route
         targets[(route, "direct")] = (f"{stub.openai_url}/{route}", {"Authorization": "Bearer sk-bench"})
-        targets[(route, "proxy, no memory")] = (f"{url}/v1/openai/{route}", {**proxied, "X-Threadless-Memory": "none"})
-        targets[(route, "proxy, with memory")] = (f"{url}/v1/openai/{route}",
-                                                  {**proxied, "X-Threadless-External-Id": memory_user})
+        targets[(route, "proxy, no memory")] = (
+            f"{url}/v1/openai/{route}",
+            {**proxied, "X-Threadless-Memory": "none"},
+        )
+        targets[(route, "proxy, with memory")] = (
+            f"{url}/v1/openai/{route}",
+            {**proxied, "X-Threadless-External-Id": memory_user},
+        )
     return targets
 
 
@@ -105,8 +116,12 @@ def run(url: str, key: str, stub, rounds: int = ROUNDS) -> dict:
         ttft = [v[0] for v in values]
         total = [v[1] for v in values]
         out[f"{route}|{name}|{'stream' if stream else 'json'}"] = {
-            "ttft_median": quantile(ttft, 0.5), "ttft_p95": quantile(ttft, 0.95),
-            "total_median": quantile(total, 0.5), "total_p95": quantile(total, 0.95), "n": len(values)}
+            "ttft_median": quantile(ttft, 0.5),
+            "ttft_p95": quantile(ttft, 0.95),
+            "total_median": quantile(total, 0.5),
+            "total_p95": quantile(total, 0.95),
+            "n": len(values),
+        }
     return out
 
 
@@ -128,20 +143,28 @@ def server_cpu(url: str, key: str, stub, pid: int, blocks: int = 10, per_block: 
                 for (route, name), (target, headers) in targets.items():
                     before = _cpu_seconds(pid)
                     for i in range(per_block):
-                        _call(clients[(route, name)], target, headers, _body(route, block * per_block + i, stream))
+                        _call(
+                            clients[(route, name)],
+                            target,
+                            headers,
+                            _body(route, block * per_block + i, stream),
+                        )
                     if block:
                         spent[(route, name, stream)] += _cpu_seconds(pid) - before
     finally:
         for client in clients.values():
             client.close()
-    return {f"{route}|{name}|{'stream' if stream else 'json'}": value * 1000 / (blocks * per_block)
-            for (route, name, stream), value in spent.items()}
+    return {
+        f"{route}|{name}|{'stream' if stream else 'json'}": value * 1000 / (blocks * per_block)
+        for (route, name, stream), value in spent.items()
+    }
 
 
 def markdown(url: str, key: str, stub, rounds: int = ROUNDS, pid: int | None = None) -> str:
     data = run(url, key, stub, rounds)
     lines = [
-        "## 6. Provider-compatible proxy (added latency)", "",
+        "## 6. Provider-compatible proxy (added latency)",
+        "",
         f"`POST /v1/openai/chat/completions` and `POST /v1/openai/responses`, each against the same local stub "
         f"upstream as its direct call, {rounds} rounds after a warm-up, all six targets, JSON and streamed, "
         "interleaved in a shuffled order each round (`bench/proxy_bench.py`). The stub answers at once, so every "
@@ -149,7 +172,8 @@ def markdown(url: str, key: str, stub, rounds: int = ROUNDS, pid: int | None = N
         "(reply + outbox row, written before the stream's last event), plus one more loopback hop; on the "
         "Responses route also the items translation and the response id it issues (every streamed event that "
         "carries the response object is rewritten). Time to first token = the first content chunk "
-        "(`response.output_text.delta`) of a stream; for a JSON answer it is the total.", "",
+        "(`response.output_text.delta`) of a stream; for a JSON answer it is the total.",
+        "",
         "| route | target | mode | TTFT median | TTFT p95 | total median | total p95 | added (total median) |",
         "|---|---|---|---|---|---|---|---|",
     ]
@@ -161,10 +185,17 @@ def markdown(url: str, key: str, stub, rounds: int = ROUNDS, pid: int | None = N
                 row = data[f"{route}|{name}|{mode}"]
                 added[(route, name, mode)] = row["total_median"] - base
                 cell = "—" if name == "direct" else f"+{row['total_median'] - base:.1f} ms"
-                lines.append(f"| {route} | {name} | {mode} | {row['ttft_median']:.1f} ms | {row['ttft_p95']:.1f} ms | "
-                             f"{row['total_median']:.1f} ms | {row['total_p95']:.1f} ms | {cell} |")
-    lines += ["", "Responses beside chat completions, added latency (total median) in this run:", "",
-              "| target | mode | chat completions | responses | ratio |", "|---|---|---|---|---|"]
+                lines.append(
+                    f"| {route} | {name} | {mode} | {row['ttft_median']:.1f} ms | {row['ttft_p95']:.1f} ms | "
+                    f"{row['total_median']:.1f} ms | {row['total_p95']:.1f} ms | {cell} |"
+                )
+    lines += [
+        "",
+        "Responses beside chat completions, added latency (total median) in this run:",
+        "",
+        "| target | mode | chat completions | responses | ratio |",
+        "|---|---|---|---|---|",
+    ]
     for name in TARGETS[1:]:
         for mode in ("json", "stream"):
             chat, resp = added[("chat/completions", name, mode)], added[("responses", name, mode)]
@@ -173,20 +204,29 @@ def markdown(url: str, key: str, stub, rounds: int = ROUNDS, pid: int | None = N
     lines += ["", "Each memory grows by one turn per round (the window stays far below the default budget)."]
     if pid is not None:
         used = server_cpu(url, key, stub, pid)
-        lines += ["", "The server's CPU time per call (its process's user + system time, blocks of 10 calls per "
-                  "target, interleaved, 100 calls each): what a call costs Threadless, which load on the machine "
-                  "blurs far less than the wall times above.", "",
-                  "| target | mode | chat completions | responses | ratio |", "|---|---|---|---|---|"]
+        lines += [
+            "",
+            "The server's CPU time per call (its process's user + system time, blocks of 10 calls per "
+            "target, interleaved, 100 calls each): what a call costs Threadless, which load on the machine "
+            "blurs far less than the wall times above.",
+            "",
+            "| target | mode | chat completions | responses | ratio |",
+            "|---|---|---|---|---|",
+        ]
         for name in TARGETS[1:]:
             for mode in ("json", "stream"):
                 chat, resp = used[f"chat/completions|{name}|{mode}"], used[f"responses|{name}|{mode}"]
                 lines.append(f"| {name} | {mode} | {chat:.1f} ms | {resp:.1f} ms | {resp / chat:.2f}× |")
     cpu = translation_cpu()
-    lines += ["",
-              "Each route's own protocol work per call, CPU time in-process (median of 1,000; the request's "
-              "messages, the upstream body from a 20-message window, the JSON answer and a streamed answer's "
-              "frames fed and passed on), the part of the difference that load on the machine does not blur:", "",
-              "| route | CPU per call |", "|---|---|"]
+    lines += [
+        "",
+        "Each route's own protocol work per call, CPU time in-process (median of 1,000; the request's "
+        "messages, the upstream body from a 20-message window, the JSON answer and a streamed answer's "
+        "frames fed and passed on), the part of the difference that load on the machine does not blur:",
+        "",
+        "| route | CPU per call |",
+        "|---|---|",
+    ]
     lines += [f"| {route} | {value:.0f} µs |" for route, value in cpu.items()]
     return "\n".join(lines)
 
@@ -217,20 +257,31 @@ def translation_cpu(iterations: int = 1000) -> dict:
     from proxy.protocols import OPENAI, new_messages, sse_parse
     from proxy.responses import RESPONSES
 
-    window = [{"role": "user" if n % 2 == 0 else "assistant", "content": f"Message number {n} of the window."}
-              for n in range(20)]
-    call = SimpleNamespace(memory=SimpleNamespace(id="mem_AbCdEfGhIjKlMnOpQrSt"), turn=11, degraded=False,
-                           conversation=None)
+    window = [
+        {"role": "user" if n % 2 == 0 else "assistant", "content": f"Message number {n} of the window."}
+        for n in range(20)
+    ]
+    call = SimpleNamespace(
+        memory=SimpleNamespace(id="mem_AbCdEfGhIjKlMnOpQrSt"), turn=11, degraded=False, conversation=None
+    )
     text = "Hello from the stub, a reply of a dozen words or so to stream."
     cases = {
-        "chat/completions": (OPENAI, {"model": "m", "messages": [{"role": "user", "content": "Hi?"}]},
-                             orjson.dumps(openai_completion({}, text, None)), "".join(openai_frames({}, text, None))),
-        "responses": (RESPONSES, {"model": "m", "input": "Hi?"},
-                      orjson.dumps(responses_object({}, text, None, Answer())),
-                      "".join(responses_frames({}, text, None, Answer()))),
+        "chat/completions": (
+            OPENAI,
+            {"model": "m", "messages": [{"role": "user", "content": "Hi?"}]},
+            orjson.dumps(openai_completion({}, text, None)),
+            "".join(openai_frames({}, text, None)),
+        ),
+        "responses": (
+            RESPONSES,
+            {"model": "m", "input": "Hi?"},
+            orjson.dumps(responses_object({}, text, None, Answer())),
+            "".join(responses_frames({}, text, None, Answer())),
+        ),
     }
     out = {}
     for route, (protocol, body, answer, stream) in cases.items():
+
         def one_call(protocol=protocol, body=body, answer=answer, stream=stream):
             sent = protocol.forwardable(body)
             new_messages(protocol.messages_in(sent), has_history=True)
@@ -259,7 +310,9 @@ def main() -> None:
     from harness.servers import ThreadlessServer
 
     stub = ProviderStub()
-    server = ThreadlessServer(env={"THREADLESS_RATE_LIMIT_PER_MINUTE": "0", "THREADLESS_EGRESS_ALLOW": "127.0.0.1"})
+    server = ThreadlessServer(
+        env={"THREADLESS_RATE_LIMIT_PER_MINUTE": "0", "THREADLESS_EGRESS_ALLOW": "127.0.0.1"}
+    )
     try:
         server.start()
         print(markdown(server.url, server.key, stub, pid=server.web.pid))

@@ -35,11 +35,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 LOCOMO_NAME = Path("shared") / "data" / "locomo" / "locomo-dev.json"
 # "../shared/… relative to the repository"; a git worktree one level deeper finds it one more up.
-DEFAULT_LOCOMO = next((p / LOCOMO_NAME for p in (ROOT.parent, ROOT.parent.parent) if (p / LOCOMO_NAME).exists()),
-                      ROOT.parent / LOCOMO_NAME)
-WHERE = ("LoCoMo is not here. Get the public data from https://github.com/snap-research/LoCoMo "
-         "(data/locomo10.json, CC BY-NC 4.0) and pass the path of a file holding some of its "
-         "conversations with --locomo.")
+DEFAULT_LOCOMO = next(
+    (p / LOCOMO_NAME for p in (ROOT.parent, ROOT.parent.parent) if (p / LOCOMO_NAME).exists()),
+    ROOT.parent / LOCOMO_NAME,
+)
+WHERE = (
+    "LoCoMo is not here. Get the public data from https://github.com/snap-research/LoCoMo "
+    "(data/locomo10.json, CC BY-NC 4.0) and pass the path of a file holding some of its "
+    "conversations with --locomo."
+)
 TUNE, HELDOUT = (0, 1, 2), (3, 4)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}  # LoCoMo's own numbering
 DECORATE_BUDGET = 2000
@@ -62,7 +66,7 @@ def setup_django() -> None:
 
 
 def _session_date(text: str) -> datetime:
-    """"1:56 pm on 8 May, 2023" -> an aware datetime (UTC)."""
+    """ "1:56 pm on 8 May, 2023" -> an aware datetime (UTC)."""
     try:
         return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
     except ValueError:
@@ -81,8 +85,15 @@ def locomo_turns(sample: dict) -> list[dict]:
             text = turn.get("text", "")
             if turn.get("blip_caption"):
                 text += f" [shares a photo: {turn['blip_caption']}]"
-            out.append({"dia_id": turn["dia_id"], "role": "user" if turn["speaker"] == a else "assistant",
-                        "content": f"{turn['speaker']}: {text}", "date": date, "session": n})
+            out.append(
+                {
+                    "dia_id": turn["dia_id"],
+                    "role": "user" if turn["speaker"] == a else "assistant",
+                    "content": f"{turn['speaker']}: {text}",
+                    "date": date,
+                    "session": n,
+                }
+            )
     return out
 
 
@@ -91,7 +102,9 @@ def locomo_questions(sample: dict) -> list[dict]:
     for qa in sample["qa"]:
         if qa.get("category") not in (1, 2, 3, 4):
             continue
-        evidence = [e.strip() for item in qa.get("evidence", []) for e in re.split(r"[;,\s]+", item) if e.strip()]
+        evidence = [
+            e.strip() for item in qa.get("evidence", []) for e in re.split(r"[;,\s]+", item) if e.strip()
+        ]
         if evidence:
             out.append({"question": qa["question"], "evidence": evidence, "category": qa["category"]})
     return out
@@ -116,13 +129,24 @@ def ingest(project, turns: list[dict], label: str):
             turn_rows.append(Turn(memory=memory, number=number, input=item["content"][:200]))
         cost = message_tokens({"role": item["role"], "content": item["content"]})
         tokens += cost
-        entries.append(Entry(memory=memory, seq=seq, turn=number, kind="message", role=item["role"],
-                             content=item["content"], tokens=cost, created_at=item["date"]))
+        entries.append(
+            Entry(
+                memory=memory,
+                seq=seq,
+                turn=number,
+                kind="message",
+                role=item["role"],
+                content=item["content"],
+                tokens=cost,
+                created_at=item["date"],
+            )
+        )
     with transaction.atomic():
         Turn.objects.bulk_create(turn_rows)
         Entry.objects.bulk_create(entries)
-        Memory.objects.filter(pk=memory.pk).update(last_seq=len(turns), last_turn=number,
-                                                   message_count=len(turns), token_count=tokens)
+        Memory.objects.filter(pk=memory.pk).update(
+            last_seq=len(turns), last_turn=number, message_count=len(turns), token_count=tokens
+        )
         # created_at is auto_now_add (bulk_create stamps "now"): give each turn its session's date,
         # as a real user's messages carry the time they were written.
         stored = list(Entry.objects.filter(memory=memory).order_by("seq"))
@@ -132,7 +156,7 @@ def ingest(project, turns: list[dict], label: str):
     rows = list(Entry.objects.filter(memory=memory).order_by("seq").values_list("id", "seq", "content"))
     ids = [r[0] for r in rows]
     for i in range(0, len(ids), 2000):
-        recall.index_entries(memory_id=memory.id, entry_ids=ids[i:i + 2000])
+        recall.index_entries(memory_id=memory.id, entry_ids=ids[i : i + 2000])
     from memories import embeddings
 
     embeddings.embed_entries(memory_id=memory.id, entry_ids=ids)
@@ -144,13 +168,18 @@ def ingest(project, turns: list[dict], label: str):
 def _decorate_found(memory, question: str, wanted: list[int], contents: dict[int, str]) -> bool:
     from memories.context import context_build
 
-    ctx = context_build(memory=memory, new_messages=[{"role": "user", "content": question}],
-                        budget_tokens=DECORATE_BUDGET)
+    ctx = context_build(
+        memory=memory, new_messages=[{"role": "user", "content": question}], budget_tokens=DECORATE_BUDGET
+    )
     shown = {str(m.get("content")) for m in ctx.messages}
     # A recalled turn counts only when its snippet is the whole message (spacing aside): a window
     # cut out of a long message may leave out the part the question needs.
-    recalled = {h["entry_id"] for hit in ctx.recalled for h in (hit, *hit.get("context", []))
-                if _spaced(h["snippet"]) == _spaced(contents.get(h["entry_id"], ""))}
+    recalled = {
+        h["entry_id"]
+        for hit in ctx.recalled
+        for h in (hit, *hit.get("context", []))
+        if _spaced(h["snippet"]) == _spaced(contents.get(h["entry_id"], ""))
+    }
     return all(e in recalled or contents.get(e) in shown for e in wanted)
 
 
@@ -176,7 +205,9 @@ class _Bm25:
         return sorted(range(len(scores)), key=lambda i: -scores[i])[:k]
 
 
-def run_locomo(path: Path, project, provider: str, halves=("tune", "heldout"), first: int | None = None) -> dict:
+def run_locomo(
+    path: Path, project, provider: str, halves=("tune", "heldout"), first: int | None = None
+) -> dict:
     """{"tune": {...}, "heldout": {...}} with search@5, search@10, decorate@2000, bm25@10, dense@10.
     `first`: only the first that many conversations of each half (a quick subset)."""
     from memories import embeddings, recall
@@ -186,8 +217,16 @@ def run_locomo(path: Path, project, provider: str, halves=("tune", "heldout"), f
     for half, picks in (("tune", TUNE), ("heldout", HELDOUT)):
         if half not in halves:
             continue
-        counts = {"questions": 0, "search@5": 0, "search@10": 0, "decorate@2000": 0, "bm25@10": 0,
-                  "dense@10": 0, "search_ms": 0.0, "decorate_ms": 0.0}
+        counts = {
+            "questions": 0,
+            "search@5": 0,
+            "search@10": 0,
+            "decorate@2000": 0,
+            "bm25@10": 0,
+            "dense@10": 0,
+            "search_ms": 0.0,
+            "decorate_ms": 0.0,
+        }
         dense_on = False
         by_category: dict[int, dict[str, int]] = {}
         for index in picks[:first]:
@@ -209,11 +248,16 @@ def run_locomo(path: Path, project, provider: str, halves=("tune", "heldout"), f
                 if not wanted:
                     continue
                 counts["questions"] += 1
-                cat = by_category.setdefault(q["category"], {"questions": 0, "search@5": 0, "search@10": 0,
-                                                             "decorate@2000": 0})
+                cat = by_category.setdefault(
+                    q["category"], {"questions": 0, "search@5": 0, "search@10": 0, "decorate@2000": 0}
+                )
                 cat["questions"] += 1
                 started = time.perf_counter()
-                vector = embeddings.embed_query(memory.project, q["question"]) if embeddings.enabled(memory.project) else None
+                vector = (
+                    embeddings.embed_query(memory.project, q["question"])
+                    if embeddings.enabled(memory.project)
+                    else None
+                )
                 hits = recall.search(memory_id=memory.id, query=q["question"], limit=10, query_vector=vector)
                 counts["search_ms"] += (time.perf_counter() - started) * 1000
                 ids = [h["entry_id"] for h in hits]
@@ -229,14 +273,21 @@ def run_locomo(path: Path, project, provider: str, halves=("tune", "heldout"), f
                 if dense is not None:
                     counts["dense@10"] += set(wanted) <= set(dense(q["question"], 10))
         n = max(counts["questions"], 1)
-        out[half] = {"questions": counts["questions"],
-                     **{k: round(counts[k] / n, 3) for k in ("search@5", "search@10", "decorate@2000", "bm25@10")},
-                     "dense@10": round(counts["dense@10"] / n, 3) if dense_on else None,
-                     "search_ms": round(counts["search_ms"] / n, 2), "decorate_ms": round(counts["decorate_ms"] / n, 2),
-                     "provider": provider,
-                     "categories": {CATEGORIES[c]: {"questions": v["questions"],
-                                                    **{k: round(v[k] / v["questions"], 3) for k in v if k != "questions"}}
-                                    for c, v in sorted(by_category.items())}}
+        out[half] = {
+            "questions": counts["questions"],
+            **{k: round(counts[k] / n, 3) for k in ("search@5", "search@10", "decorate@2000", "bm25@10")},
+            "dense@10": round(counts["dense@10"] / n, 3) if dense_on else None,
+            "search_ms": round(counts["search_ms"] / n, 2),
+            "decorate_ms": round(counts["decorate_ms"] / n, 2),
+            "provider": provider,
+            "categories": {
+                CATEGORIES[c]: {
+                    "questions": v["questions"],
+                    **{k: round(v[k] / v["questions"], 3) for k in v if k != "questions"},
+                }
+                for c, v in sorted(by_category.items())
+            },
+        }
     return out
 
 
@@ -269,8 +320,12 @@ def extractor_score(lines: list[dict]) -> dict:
     from harness.factscore import score
 
     r = score(lines)
-    return {"lines": r["lines"], "facts": r["tp"] + r["fn"], "precision": round(r["precision"], 3),
-            "fact_recall": round(r["fact_recall"], 3)}
+    return {
+        "lines": r["lines"],
+        "facts": r["tp"] + r["fn"],
+        "precision": round(r["precision"], 3),
+        "fact_recall": round(r["fact_recall"], 3),
+    }
 
 
 def _extract_as_the_worker_does(memory) -> None:
@@ -278,8 +333,11 @@ def _extract_as_the_worker_does(memory) -> None:
     from memories.background import _user_messages, extract_facts
     from memories.models import Entry
 
-    rows = list(Entry.objects.filter(memory=memory).order_by("seq")
-                .values_list("id", "seq", "kind", "role", "committed", "content", "parts"))
+    rows = list(
+        Entry.objects.filter(memory=memory)
+        .order_by("seq")
+        .values_list("id", "seq", "kind", "role", "committed", "content", "parts")
+    )
     extract_facts(memory=memory, messages=_user_messages(rows))
 
 
@@ -303,31 +361,53 @@ def run_corpus(project, halves=("dev", "heldout"), first: int | None = None) -> 
             if conv["split"] != half or (first is not None and conversations >= first):
                 continue
             conversations += 1
-            turns = [{"dia_id": str(i), "role": role, "content": text,
-                      "date": datetime.fromisoformat(day).replace(tzinfo=UTC)}
-                     for i, (role, text, day) in enumerate(conv["messages"])]
+            turns = [
+                {
+                    "dia_id": str(i),
+                    "role": role,
+                    "content": text,
+                    "date": datetime.fromisoformat(day).replace(tzinfo=UTC),
+                }
+                for i, (role, text, day) in enumerate(conv["messages"])
+            ]
             memory, _, _ = ingest(project, turns, conv["id"])
             _extract_as_the_worker_does(memory)
             for q in conv["questions"]:
                 n += 1
                 expect = q["expect"].lower()
-                vector = embeddings.embed_query(memory.project, q["ask"]) if embeddings.enabled(memory.project) else None
+                vector = (
+                    embeddings.embed_query(memory.project, q["ask"])
+                    if embeddings.enabled(memory.project)
+                    else None
+                )
                 hits = recall.search(memory_id=memory.id, query=q["ask"], limit=3, query_vector=vector)
                 top3 += any(expect in h["snippet"].lower() for h in hits)
-                ctx = context_build(memory=memory, new_messages=[{"role": "user", "content": q["ask"]}],
-                                    budget_tokens=q.get("budget", 400))
+                ctx = context_build(
+                    memory=memory,
+                    new_messages=[{"role": "user", "content": q["ask"]}],
+                    budget_tokens=q.get("budget", 400),
+                )
                 text = ctx.context_text + " " + " ".join(str(m.get("content")) for m in ctx.messages[:-1])
                 shown += expect in text.lower()
-        out[half] = {"conversations": conversations, "questions": n, "search@3": round(top3 / max(n, 1), 3),
-                     "decorate": round(shown / max(n, 1), 3),
-                     **extractor_score([x for x in data["fact_lines"] if x["split"] == half])}
+        out[half] = {
+            "conversations": conversations,
+            "questions": n,
+            "search@3": round(top3 / max(n, 1), 3),
+            "decorate": round(shown / max(n, 1), 3),
+            **extractor_score([x for x in data["fact_lines"] if x["split"] == half]),
+        }
     # Fact lines only: "fresh" was tuned on once written; "fresh2" was written without looking at
     # fresh's misses, with its own names, places and voices (docs/tuning/extractor.md).
     for half in ("fresh", "fresh2"):
         lines = [x for x in data["fact_lines"] if x["split"] == half]
         if lines:
-            out[half] = {"conversations": None, "questions": None, "search@3": None, "decorate": None,
-                         **extractor_score(lines)}
+            out[half] = {
+                "conversations": None,
+                "questions": None,
+                "search@3": None,
+                "decorate": None,
+                **extractor_score(lines),
+            }
     return out
 
 
@@ -339,36 +419,52 @@ def _cell(v) -> str:
 
 
 def table(results: dict) -> list[str]:
-    lines = ["| provider | half | questions | search top 5 | search top 10 | decorate@2000 | plain BM25 top 10 "
-             "| dense only top 10 | search ms | decorate ms |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| provider | half | questions | search top 5 | search top 10 | decorate@2000 | plain BM25 top 10 "
+        "| dense only top 10 | search ms | decorate ms |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for provider, halves in results.items():
         for half, r in halves.get("locomo", {}).items():
-            lines.append(f"| {provider} | LoCoMo {half} | {r['questions']} | {_cell(r['search@5'])} "
-                         f"| {_cell(r['search@10'])} | {_cell(r['decorate@2000'])} | {_cell(r['bm25@10'])} "
-                         f"| {_cell(r['dense@10'])} | {r['search_ms']:.2f} | {r['decorate_ms']:.2f} |")
-    lines += ["", "Per LoCoMo category (search top 5 / top 10 / decorate@2000; questions):", "",
-              "| provider | half | " + " | ".join(CATEGORIES.values()) + " |", "|---|---|" + "---:|" * len(CATEGORIES)]
+            lines.append(
+                f"| {provider} | LoCoMo {half} | {r['questions']} | {_cell(r['search@5'])} "
+                f"| {_cell(r['search@10'])} | {_cell(r['decorate@2000'])} | {_cell(r['bm25@10'])} "
+                f"| {_cell(r['dense@10'])} | {r['search_ms']:.2f} | {r['decorate_ms']:.2f} |"
+            )
+    lines += [
+        "",
+        "Per LoCoMo category (search top 5 / top 10 / decorate@2000; questions):",
+        "",
+        "| provider | half | " + " | ".join(CATEGORIES.values()) + " |",
+        "|---|---|" + "---:|" * len(CATEGORIES),
+    ]
     for provider, halves in results.items():
         for half, r in halves.get("locomo", {}).items():
             cells = []
             for name in CATEGORIES.values():
                 c = r.get("categories", {}).get(name)
-                cells.append(f"{c['search@5']:.2f} / {c['search@10']:.2f} / {c['decorate@2000']:.2f} ({c['questions']})"
-                             if c else "—")
+                cells.append(
+                    f"{c['search@5']:.2f} / {c['search@10']:.2f} / {c['decorate@2000']:.2f} ({c['questions']})"
+                    if c
+                    else "—"
+                )
             lines.append(f"| {provider} | LoCoMo {half} | " + " | ".join(cells) + " |")
     return lines + [""] + corpus_table(results)
 
 
 def corpus_table(results: dict) -> list[str]:
-    lines = ["| provider | half | conversations | questions | fact lines (facts) | offline extractor precision "
-              "| offline extractor fact recall | right snippet in search top 3 | answer in decorate's output |",
-              "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| provider | half | conversations | questions | fact lines (facts) | offline extractor precision "
+        "| offline extractor fact recall | right snippet in search top 3 | answer in decorate's output |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for provider, halves in results.items():
         for half, r in halves.get("corpus", {}).items():
-            lines.append(f"| {provider} | own corpus {half} | {_cell(r.get('conversations'))} | {_cell(r['questions'])} "
-                         f"| {r.get('lines', '—')} ({r.get('facts', '—')}) | {_cell(r.get('precision'))} "
-                         f"| {_cell(r.get('fact_recall'))} | {_cell(r['search@3'])} | {_cell(r['decorate'])} |")
+            lines.append(
+                f"| {provider} | own corpus {half} | {_cell(r.get('conversations'))} | {_cell(r['questions'])} "
+                f"| {r.get('lines', '—')} ({r.get('facts', '—')}) | {_cell(r.get('precision'))} "
+                f"| {_cell(r.get('fact_recall'))} | {_cell(r['search@3'])} | {_cell(r['decorate'])} |"
+            )
     return lines
 
 
@@ -397,8 +493,13 @@ def chart(results: dict, path: Path) -> bool:
             for key, color in (("search@10", "tab:blue"), ("decorate@2000", "tab:green")):
                 ax.scatter(r["decorate_ms"], r[key], marker=marker, color=color)
                 widest = max(widest, r["decorate_ms"])
-                ax.annotate(f"{provider} {half} {key}", (r["decorate_ms"], r[key]), fontsize=7,
-                            xytext=(4, 2), textcoords="offset points")
+                ax.annotate(
+                    f"{provider} {half} {key}",
+                    (r["decorate_ms"], r[key]),
+                    fontsize=7,
+                    xytext=(4, 2),
+                    textcoords="offset points",
+                )
     ax.set_xlabel("decorate, ms per call (in process, 2,000-token budget)")
     ax.set_ylabel("LoCoMo questions with all evidence found")
     ax.set_ylim(0, 1)
@@ -417,26 +518,41 @@ def _corpus_block(results: dict, corpus_notes: str) -> str:
     return "\n".join([*lines, CORPUS_END])
 
 
-def write_docs(results: dict, lines: list[str], before: dict | None, notes: str = "", corpus_notes: str = "") -> None:
+def write_docs(
+    results: dict, lines: list[str], before: dict | None, notes: str = "", corpus_notes: str = ""
+) -> None:
     """The whole section; or, when no LoCoMo half was measured and the section is there, only its
     own-corpus block (so a corpus-only run leaves the LoCoMo table as it was)."""
     text = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
-    if not any(halves.get("locomo") for halves in results.values()) and CORPUS_START in text and CORPUS_END in text:
-        text = text[:text.index(CORPUS_START)] + _corpus_block(results, corpus_notes) + text[text.index(CORPUS_END) + len(CORPUS_END):]
+    if (
+        not any(halves.get("locomo") for halves in results.values())
+        and CORPUS_START in text
+        and CORPUS_END in text
+    ):
+        text = (
+            text[: text.index(CORPUS_START)]
+            + _corpus_block(results, corpus_notes)
+            + text[text.index(CORPUS_END) + len(CORPUS_END) :]
+        )
         DOC.write_text(text)
         return
-    lines = lines[:len(lines) - len(corpus_table(results))] + [_corpus_block(results, corpus_notes)]
+    lines = lines[: len(lines) - len(corpus_table(results))] + [_corpus_block(results, corpus_notes)]
     drew = chart(results, CHART)
-    section = [START, "## 7. Recall quality (`make bench-recall`)", "",
-               "LoCoMo (Maharana et al., ACL 2024; CC BY-NC 4.0, read from `../shared/data/locomo/`, never "
-               "copied here): conversations 1–3 of the dev file are the tuning half, 4–5 the held-out half. "
-               "Speaker A is the user, speaker B the assistant (`Name: text`, photo captions appended, each turn "
-               "dated with its session). Questions of categories 1–4; a question counts when **all** its evidence "
-               "turns are in `search`'s top 5 / top 10, or anywhere in decorate's answer (window or recall block, "
-               "neighbours included; a recalled turn only when shown whole) at `budget_tokens` 2,000. Plain BM25 = rank_bm25 Okapi over the same turns, "
-               "lowercase words, no stemming; dense only = the provider's vectors alone (a message's closeness) over the whole "
-               "conversation. Own corpus = tests/data/recall_corpus.json (generated by "
-               "tests/data/make_recall_corpus.py; the held-out half uses phrasings the code was not tuned on).", ""]
+    section = [
+        START,
+        "## 7. Recall quality (`make bench-recall`)",
+        "",
+        "LoCoMo (Maharana et al., ACL 2024; CC BY-NC 4.0, read from `../shared/data/locomo/`, never "
+        "copied here): conversations 1–3 of the dev file are the tuning half, 4–5 the held-out half. "
+        "Speaker A is the user, speaker B the assistant (`Name: text`, photo captions appended, each turn "
+        "dated with its session). Questions of categories 1–4; a question counts when **all** its evidence "
+        "turns are in `search`'s top 5 / top 10, or anywhere in decorate's answer (window or recall block, "
+        "neighbours included; a recalled turn only when shown whole) at `budget_tokens` 2,000. Plain BM25 = rank_bm25 Okapi over the same turns, "
+        "lowercase words, no stemming; dense only = the provider's vectors alone (a message's closeness) over the whole "
+        "conversation. Own corpus = tests/data/recall_corpus.json (generated by "
+        "tests/data/make_recall_corpus.py; the held-out half uses phrasings the code was not tuned on).",
+        "",
+    ]
     if before:
         section += ["Before this work (same harness, lexical): " + before.get("text", ""), ""]
     section += lines
@@ -447,7 +563,7 @@ def write_docs(results: dict, lines: list[str], before: dict | None, notes: str 
     section.append(END)
     block = "\n".join(section)
     if START in text and END in text:
-        text = text[:text.index(START)] + block + text[text.index(END) + len(END):]
+        text = text[: text.index(START)] + block + text[text.index(END) + len(END) :]
     else:
         text = text.rstrip("\n") + "\n\n" + block + "\n"
     DOC.write_text(text)
@@ -474,7 +590,11 @@ def write_tables(results: dict) -> None:
     head, rest = text.split(START, 1)
     section, tail = rest.split(END, 1)
     generated = table(results)
-    for header in ("| provider | half | questions", "| provider | half | multi-hop", "| provider | half | conversations"):
+    for header in (
+        "| provider | half | questions",
+        "| provider | half | multi-hop",
+        "| provider | half | conversations",
+    ):
         start = next(i for i, line in enumerate(generated) if line.startswith(header))
         end = start
         while end < len(generated) and generated[end].startswith("|"):
@@ -487,24 +607,41 @@ def write_tables(results: dict) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--locomo", default=str(DEFAULT_LOCOMO))
-    parser.add_argument("--providers", default="off",
-                        help="comma-separated: off, local (the default; make install sets it up), "
-                             "openai (needs --openai-base-url and --openai-model)")
+    parser.add_argument(
+        "--providers",
+        default="off",
+        help="comma-separated: off, local (the default; make install sets it up), "
+        "openai (needs --openai-base-url and --openai-model)",
+    )
     parser.add_argument("--openai-base-url", default="")
     parser.add_argument("--openai-model", default="")
     parser.add_argument("--json", default="", help="also write the results here")
-    parser.add_argument("--write-docs", action="store_true", help="write the section and chart into docs/benchmarks.md")
-    parser.add_argument("--write-tables", action="store_true",
-                        help="replace only the section's generated tables and chart, keeping its prose")
+    parser.add_argument(
+        "--write-docs", action="store_true", help="write the section and chart into docs/benchmarks.md"
+    )
+    parser.add_argument(
+        "--write-tables",
+        action="store_true",
+        help="replace only the section's generated tables and chart, keeping its prose",
+    )
     parser.add_argument("--before", default="", help="a line describing the numbers before, for the docs")
     parser.add_argument("--notes", default="", help="a Markdown file of findings to add under the tables")
-    parser.add_argument("--corpus-notes", default="", help="a Markdown file of findings to add under the own-corpus table")
-    parser.add_argument("--from-json", default="", help="comma-separated result files of earlier runs to merge "
-                        "(no measuring): e.g. one run per provider")
+    parser.add_argument(
+        "--corpus-notes", default="", help="a Markdown file of findings to add under the own-corpus table"
+    )
+    parser.add_argument(
+        "--from-json",
+        default="",
+        help="comma-separated result files of earlier runs to merge "
+        "(no measuring): e.g. one run per provider",
+    )
     parser.add_argument("--halves", default="tune,heldout", help="LoCoMo halves to measure (tune, heldout)")
     parser.add_argument("--no-corpus", action="store_true", help="skip the repository's own corpus")
-    parser.add_argument("--corpus-halves", default="dev,heldout",
-                        help="own-corpus halves to measure (dev, heldout): tune on dev without measuring held-out")
+    parser.add_argument(
+        "--corpus-halves",
+        default="dev,heldout",
+        help="own-corpus halves to measure (dev, heldout): tune on dev without measuring held-out",
+    )
     args = parser.parse_args()
     if args.from_json:
         results = {}
@@ -515,9 +652,13 @@ def main() -> None:
         if args.write_tables:
             write_tables(results)
         if args.write_docs:
-            write_docs(results, lines, {"text": args.before} if args.before else None,
-                       Path(args.notes).read_text() if args.notes else "",
-                       Path(args.corpus_notes).read_text() if args.corpus_notes else "")
+            write_docs(
+                results,
+                lines,
+                {"text": args.before} if args.before else None,
+                Path(args.notes).read_text() if args.notes else "",
+                Path(args.corpus_notes).read_text() if args.corpus_notes else "",
+            )
         return
     path = Path(args.locomo)
     if not path.exists():
@@ -540,9 +681,14 @@ def main() -> None:
             from memories import embeddings
 
             if not embeddings.available_local():
-                print("provider local: the local model is not installed (make install); skipped", file=sys.stderr)
+                print(
+                    "provider local: the local model is not installed (make install); skipped",
+                    file=sys.stderr,
+                )
                 continue
-        results[label] = {"corpus": {} if args.no_corpus else run_corpus(project, args.corpus_halves.split(","))}
+        results[label] = {
+            "corpus": {} if args.no_corpus else run_corpus(project, args.corpus_halves.split(","))
+        }
         if path.exists():
             results[label]["locomo"] = run_locomo(path, project, label, args.halves.split(","))
     lines = table(results)
@@ -552,9 +698,13 @@ def main() -> None:
     if args.write_tables:
         write_tables(results)
     if args.write_docs:
-        write_docs(results, lines, {"text": args.before} if args.before else None,
-                   Path(args.notes).read_text() if args.notes else "",
-                   Path(args.corpus_notes).read_text() if args.corpus_notes else "")
+        write_docs(
+            results,
+            lines,
+            {"text": args.before} if args.before else None,
+            Path(args.notes).read_text() if args.notes else "",
+            Path(args.corpus_notes).read_text() if args.corpus_notes else "",
+        )
 
 
 if __name__ == "__main__":

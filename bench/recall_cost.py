@@ -25,10 +25,12 @@ import time
 
 QUESTION = "What did we decide about the hotel booking for the trip? ({})"
 POOL = 64  # distinct vectors, reused round the memory
-TURNS = ["We spent the weekend at the lake with the kids. My sister taught me to sail her dinghy. Then we grilled fish.",
-         "That sounds lovely! Did the kids enjoy the boat?",
-         "I have a beagle called Biscuit who sleeps on the sofa all day.",
-         "The quarterly budget review moved to Thursday. Remember to send the slides before the board meeting."]
+TURNS = [
+    "We spent the weekend at the lake with the kids. My sister taught me to sail her dinghy. Then we grilled fish.",
+    "That sounds lovely! Did the kids enjoy the boat?",
+    "I have a beagle called Biscuit who sleeps on the sofa all day.",
+    "The quarterly budget review moved to Thursday. Remember to send the slides before the board meeting.",
+]
 
 
 def _setup() -> None:
@@ -54,8 +56,14 @@ def _vectors(memory, provider) -> None:
     model = embeddings.model_key(provider)
     rows = list(Entry.objects.filter(memory=memory, kind="message").values_list("id", "seq"))
     for start in range(0, len(rows), 5000):
-        embeddings.VectorStore.put(memory_id=memory.id, model=model, items=[
-            (e, s, [pool[(s + k) % POOL] for k in range(1 + s % 4)]) for e, s in rows[start:start + 5000]])
+        embeddings.VectorStore.put(
+            memory_id=memory.id,
+            model=model,
+            items=[
+                (e, s, [pool[(s + k) % POOL] for k in range(1 + s % 4)])
+                for e, s in rows[start : start + 5000]
+            ],
+        )
 
 
 def _ms(values: list[float]) -> dict:
@@ -84,8 +92,12 @@ def measure(size: int, calls: int) -> dict:
             memory.project = projects[kind]
             question = QUESTION.format(i)
             start = time.perf_counter()
-            services.memory_decorate(memory=memory, messages=[{"role": "user", "content": question}],
-                                     budget_tokens=2000, store=False)
+            services.memory_decorate(
+                memory=memory,
+                messages=[{"role": "user", "content": question}],
+                budget_tokens=2000,
+                store=False,
+            )
             if i >= 2:  # two warm-up rounds: the model's load, the codes' first read
                 times[kind].append(time.perf_counter() - start)
         start = time.perf_counter()
@@ -115,26 +127,35 @@ def indexing(messages: int = 200) -> float:
     RecallVector.objects.filter(memory=memory).delete()
     start = time.perf_counter()
     for chunk in range(0, len(ids), 50):
-        embeddings.embed_entries(memory_id=memory.id, entry_ids=ids[chunk:chunk + 50], provider=provider)
-        recall.index_entries(memory_id=memory.id, entry_ids=ids[chunk:chunk + 50])
+        embeddings.embed_entries(memory_id=memory.id, entry_ids=ids[chunk : chunk + 50], provider=provider)
+        recall.index_entries(memory_id=memory.id, entry_ids=ids[chunk : chunk + 50])
     return len(ids) / (time.perf_counter() - start)
 
 
 def markdown(results: dict) -> str:
-    lines = ["## Semantic recall's cost (`bench/recall_cost.py`)", "",
-             "decorate in process (budget 2,000 tokens, a question outside the window, not stored), SQLite, "
-             "`off` and the default `local` alternated call by call on the same memory; every message has "
-             "1–4 real MiniLM vectors (2.5 on average), so `local` scans the codes of the whole memory. "
-             "Target: local ≤ off + one query embedding + 5 ms (medians).", "",
-             "| messages | off p50 / p95 ms | local p50 / p95 ms | query embedding p50 ms | local − off − embedding | target |",
-             "|---:|---:|---:|---:|---:|:--:|"]
+    lines = [
+        "## Semantic recall's cost (`bench/recall_cost.py`)",
+        "",
+        "decorate in process (budget 2,000 tokens, a question outside the window, not stored), SQLite, "
+        "`off` and the default `local` alternated call by call on the same memory; every message has "
+        "1–4 real MiniLM vectors (2.5 on average), so `local` scans the codes of the whole memory. "
+        "Target: local ≤ off + one query embedding + 5 ms (medians).",
+        "",
+        "| messages | off p50 / p95 ms | local p50 / p95 ms | query embedding p50 ms | local − off − embedding | target |",
+        "|---:|---:|---:|---:|---:|:--:|",
+    ]
     for size, r in results["sizes"].items():
         extra = r["local"]["p50"] - r["off"]["p50"] - r["embed"]["p50"]
-        lines.append(f"| {int(size):,} | {r['off']['p50']:.1f} / {r['off']['p95']:.1f} | "
-                     f"{r['local']['p50']:.1f} / {r['local']['p95']:.1f} | {r['embed']['p50']:.1f} | "
-                     f"{extra:+.1f} ms | {'✅' if extra <= 5 else '❌'} |")
-    lines += ["", f"Worker indexing with `local` (vectors of each message and its sentences, and the lexical "
-                  f"rows): **{results['indexing']:.0f} messages/s** (chat turns of 1–3 sentences)."]
+        lines.append(
+            f"| {int(size):,} | {r['off']['p50']:.1f} / {r['off']['p95']:.1f} | "
+            f"{r['local']['p50']:.1f} / {r['local']['p95']:.1f} | {r['embed']['p50']:.1f} | "
+            f"{extra:+.1f} ms | {'✅' if extra <= 5 else '❌'} |"
+        )
+    lines += [
+        "",
+        f"Worker indexing with `local` (vectors of each message and its sentences, and the lexical "
+        f"rows): **{results['indexing']:.0f} messages/s** (chat turns of 1–3 sentences).",
+    ]
     return "\n".join(lines)
 
 

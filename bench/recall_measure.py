@@ -18,9 +18,11 @@ import time
 
 from common.tokens import message_tokens
 
-WORDS = ("hotel booking flight train museum budget recipe garden invoice meeting project deadline report "
-         "coffee dinner weekend concert ticket doctor appointment lecture exam holiday beach mountain river "
-         "library printer server database migration release sprint review ").split()
+WORDS = (
+    "hotel booking flight train museum budget recipe garden invoice meeting project deadline report "
+    "coffee dinner weekend concert ticket doctor appointment lecture exam holiday beach mountain river "
+    "library printer server database migration release sprint review "
+).split()
 
 
 def build(memory, n: int, seed: int = 7) -> None:
@@ -41,17 +43,31 @@ def build(memory, n: int, seed: int = 7) -> None:
             text = "The hotel booking reference for Lisbon is QX-4471, check-in on May 3."
         if role == "user":
             turns.append(Turn(memory=memory, number=turn, input=text))
-        entries.append(Entry(memory=memory, seq=i + 1, turn=turn, kind="message", role=role, content=text,
-                             tokens=message_tokens({"content": text}), created_at=now))
+        entries.append(
+            Entry(
+                memory=memory,
+                seq=i + 1,
+                turn=turn,
+                kind="message",
+                role=role,
+                content=text,
+                tokens=message_tokens({"content": text}),
+                created_at=now,
+            )
+        )
     for chunk in range(0, n, 5000):
         Turn.objects.bulk_create([t for t in turns if chunk // 2 < t.number <= (chunk + 5000) // 2])
-        Entry.objects.bulk_create(entries[chunk:chunk + 5000])
+        Entry.objects.bulk_create(entries[chunk : chunk + 5000])
     ids = list(Entry.objects.filter(memory=memory).values_list("id", flat=True))
     for chunk in range(0, len(ids), 5000):
-        recall.index_entries(memory_id=memory.id, entry_ids=ids[chunk:chunk + 5000])
+        recall.index_entries(memory_id=memory.id, entry_ids=ids[chunk : chunk + 5000])
     Memory.objects.filter(pk=memory.pk).update(
-        last_seq=n, last_turn=(n + 1) // 2, message_count=n, token_count=sum(e.tokens for e in entries),
-        background_upto_seq=n)
+        last_seq=n,
+        last_turn=(n + 1) // 2,
+        message_count=n,
+        token_count=sum(e.tokens for e in entries),
+        background_upto_seq=n,
+    )
 
 
 def measure(n: int, calls: int = 30, budget: int = 60000) -> dict:
@@ -82,8 +98,13 @@ def measure(n: int, calls: int = 30, budget: int = 60000) -> dict:
     for i in range(calls):
         memory = Memory.objects.get(pk=memory.pk)
         t0 = time.perf_counter()
-        services.memory_decorate(memory=memory, messages=[{"role": "user", "content": f"hotel booking? {i}"}],
-                                 budget_tokens=budget, recall=False, store=False)
+        services.memory_decorate(
+            memory=memory,
+            messages=[{"role": "user", "content": f"hotel booking? {i}"}],
+            budget_tokens=budget,
+            recall=False,
+            store=False,
+        )
         plain.append((time.perf_counter() - t0) * 1000)
     from memories import recall
 
@@ -92,10 +113,16 @@ def measure(n: int, calls: int = 30, budget: int = 60000) -> dict:
         t0 = time.perf_counter()
         recall.search(memory_id=memory.id, query=question["content"], limit=5, before_seq=n - 2000)
         search_ms.append((time.perf_counter() - t0) * 1000)
-    return {"recall_search_median_ms": round(statistics.median(search_ms), 2),
-            "no_recall_dry_run_median_ms": round(statistics.median(plain), 2),"messages": n, "build_s": round(built, 1), "median_ms": round(statistics.median(timings), 2),
-            "p90_ms": round(timings[int(len(timings) * 0.9) - 1], 2), "window_messages": len(answer["messages"]),
-            "recalled_needle": bool(recalled) if n * 20 > budget else None}
+    return {
+        "recall_search_median_ms": round(statistics.median(search_ms), 2),
+        "no_recall_dry_run_median_ms": round(statistics.median(plain), 2),
+        "messages": n,
+        "build_s": round(built, 1),
+        "median_ms": round(statistics.median(timings), 2),
+        "p90_ms": round(timings[int(len(timings) * 0.9) - 1], 2),
+        "window_messages": len(answer["messages"]),
+        "recalled_needle": bool(recalled) if n * 20 > budget else None,
+    }
 
 
 def main(sizes: list[int]) -> None:

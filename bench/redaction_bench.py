@@ -31,7 +31,7 @@ INPUTS = {
     "`a.a.a.…`": "a.",
     "`eyJ-eyJ-…`": "eyJ-",
     "spaces": " ",
-    "nested `{\"a\":`": '{"a":',
+    'nested `{"a":`': '{"a":',
     "`http://` repeated": "http://",
     "`<<<…`": "<",
     "`at a(` frames": "at a(",
@@ -39,6 +39,7 @@ INPUTS = {
     "`a://b@` userinfo": "a://b@",
     "prose with keys": "the call to api.example.com/v1?key=AIzaSyA1234567890abcdefghijklmnopqrs failed; ",
 }
+
 
 def _setup() -> None:
     """common.redaction needs neither Django's settings nor a database: the module is only named."""
@@ -91,15 +92,22 @@ def _ms(value: float) -> str:
 def markdown(results: dict) -> str:
     sizes = results["sizes_kb"]
     label = {kb: (f"{kb // 1024} MiB" if kb >= 1024 else f"{kb} KB") for kb in sizes}
-    lines = [TITLE, "",
-             "Every pattern of `common/redaction.py` on adversarial input, **without** the input cut "
-             "(`redact_secrets(text, None)` + `clean_reason(text, None)` + `redact_urls(text)`), by "
-             "`bench/redaction_bench.py`. Cells are CPU µs per KB of input (median); linear time "
-             "means a flat row. *Flat* compares the per-KB time at the largest size with the smallest "
-             f"size from 16 KB up (below that a call's fixed cost dominates); target ≤ {TARGET_FLAT}×.", "",
-             "| input | " + " | ".join(label[kb] for kb in sizes) + " | total at " + label[sizes[-1]]
-             + " | flat |",
-             "|---|" + "---:|" * (len(sizes) + 2)]
+    lines = [
+        TITLE,
+        "",
+        "Every pattern of `common/redaction.py` on adversarial input, **without** the input cut "
+        "(`redact_secrets(text, None)` + `clean_reason(text, None)` + `redact_urls(text)`), by "
+        "`bench/redaction_bench.py`. Cells are CPU µs per KB of input (median); linear time "
+        "means a flat row. *Flat* compares the per-KB time at the largest size with the smallest "
+        f"size from 16 KB up (below that a call's fixed cost dominates); target ≤ {TARGET_FLAT}×.",
+        "",
+        "| input | "
+        + " | ".join(label[kb] for kb in sizes)
+        + " | total at "
+        + label[sizes[-1]]
+        + " | flat |",
+        "|---|" + "---:|" * (len(sizes) + 2),
+    ]
     misses = []
     for name, row in results["patterns"].items():
         per_kb = {kb: row[kb] / kb for kb in sizes}
@@ -108,12 +116,19 @@ def markdown(results: dict) -> str:
         ok = flat <= TARGET_FLAT
         if not ok:
             misses.append(name)
-        lines.append(f"| {name} | " + " | ".join(f"{per_kb[kb] * 1000:,.1f} µs" for kb in sizes)
-                     + f" | {_ms(row[sizes[-1]])} ms | {flat:.2f}× {'✅' if ok else '❌'} |")
-    lines += ["", "As the server calls it (`digest_text` + `raw_error_text`, input cut to 4 KB / 8 KB before any "
-              "pattern runs): CPU ms per call, flat in the input size.", "",
-              "| input | " + " | ".join(label[kb] for kb in sizes) + " |",
-              "|---|" + "---:|" * len(sizes)]
+        lines.append(
+            f"| {name} | "
+            + " | ".join(f"{per_kb[kb] * 1000:,.1f} µs" for kb in sizes)
+            + f" | {_ms(row[sizes[-1]])} ms | {flat:.2f}× {'✅' if ok else '❌'} |"
+        )
+    lines += [
+        "",
+        "As the server calls it (`digest_text` + `raw_error_text`, input cut to 4 KB / 8 KB before any "
+        "pattern runs): CPU ms per call, flat in the input size.",
+        "",
+        "| input | " + " | ".join(label[kb] for kb in sizes) + " |",
+        "|---|" + "---:|" * len(sizes),
+    ]
     for name, row in results["served"].items():
         lines.append(f"| {name} | " + " | ".join(_ms(row[kb]) for kb in sizes) + " |")
     lines += ["", "Patterns not flat in this run: " + (", ".join(misses) if misses else "none") + "."]

@@ -46,8 +46,11 @@ sys.path.insert(0, str(ROOT))
 from harness.servers import free_port  # noqa: E402
 
 BIN = Path(sys.executable).parent
-PG_BIN = Path("/usr/lib/postgresql") / (sorted(os.listdir("/usr/lib/postgresql"))[-1] if Path(
-    "/usr/lib/postgresql").exists() else "15") / "bin"
+PG_BIN = (
+    Path("/usr/lib/postgresql")
+    / (sorted(os.listdir("/usr/lib/postgresql"))[-1] if Path("/usr/lib/postgresql").exists() else "15")
+    / "bin"
+)
 
 
 def log(*parts) -> None:
@@ -99,8 +102,13 @@ class Stack:
 
     # PostgreSQL --------------------------------------------------------------------------------
     def _pg(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-        return subprocess.run(["runuser", "-u", "postgres", "--", *args], capture_output=True, text=True,
-                              timeout=120, check=check)
+        return subprocess.run(
+            ["runuser", "-u", "postgres", "--", *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=check,
+        )
 
     def start_pg(self) -> None:
         self.pg_dir.mkdir(parents=True)
@@ -108,13 +116,38 @@ class Stack:
         shutil.chown(self.pg_dir, "postgres")
         self._pg(str(PG_BIN / "initdb"), "-D", str(self.pg_dir), "-A", "trust", "-U", "root", "--no-sync")
         self.pg_ctl("start")
-        subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(self.pg_port), "-d", "postgres", "-qc",
-                        "CREATE DATABASE threadless"], check=True, capture_output=True, timeout=60)
+        subprocess.run(
+            [
+                "psql",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(self.pg_port),
+                "-d",
+                "postgres",
+                "-qc",
+                "CREATE DATABASE threadless",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
 
     def pg_ctl(self, action: str) -> None:
         opts = f"-p {self.pg_port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={self.pg_dir}"
-        self._pg(str(PG_BIN / "pg_ctl"), "-D", str(self.pg_dir), "-l", str(self.pg_dir / "log"), "-m", "fast",
-                 "-w", "-o", opts, action)
+        self._pg(
+            str(PG_BIN / "pg_ctl"),
+            "-D",
+            str(self.pg_dir),
+            "-l",
+            str(self.pg_dir / "log"),
+            "-m",
+            "fast",
+            "-w",
+            "-o",
+            opts,
+            action,
+        )
 
     def sql(self, query: str) -> list[tuple]:
         import psycopg
@@ -124,11 +157,33 @@ class Stack:
 
     # Redis -------------------------------------------------------------------------------------
     def start_redis(self) -> None:
-        self.redis = subprocess.Popen(["redis-server", "--port", str(self.redis_port), "--bind", "127.0.0.1",
-                                       "--save", "", "--appendonly", "no", "--dir", str(self.root)],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_for(lambda: subprocess.run(["redis-cli", "-p", str(self.redis_port), "ping"], capture_output=True,
-                                        text=True).stdout.strip() == "PONG", 20, "redis")
+        self.redis = subprocess.Popen(
+            [
+                "redis-server",
+                "--port",
+                str(self.redis_port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.root),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        wait_for(
+            lambda: (
+                subprocess.run(
+                    ["redis-cli", "-p", str(self.redis_port), "ping"], capture_output=True, text=True
+                ).stdout.strip()
+                == "PONG"
+            ),
+            20,
+            "redis",
+        )
 
     def stop_redis(self) -> None:
         if self.redis and self.redis.poll() is None:
@@ -138,29 +193,65 @@ class Stack:
 
     # Threadless --------------------------------------------------------------------------------
     def manage(self, *args: str) -> str:
-        out = subprocess.run([str(BIN / "python"), "manage.py", *args], cwd=ROOT, env=self.env, capture_output=True,
-                             text=True, timeout=300)
+        out = subprocess.run(
+            [str(BIN / "python"), "manage.py", *args],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         if out.returncode != 0:
             raise RuntimeError(f"manage.py {args} failed: {out.stderr[-2000:]}")
         return out.stdout
 
     def start_web(self) -> None:
         self.web = subprocess.Popen(
-            [str(BIN / "uvicorn"), "threadless_site.asgi:application", "--host", "127.0.0.1", "--port",
-             str(self.web_port), "--workers", str(self.web_workers), "--log-level", "warning",
-             "--timeout-graceful-shutdown", "20"],
-            cwd=ROOT, env=self.env, stdout=open(self.root / "web.log", "ab"), stderr=subprocess.STDOUT,
-            start_new_session=True)
+            [
+                str(BIN / "uvicorn"),
+                "threadless_site.asgi:application",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.web_port),
+                "--workers",
+                str(self.web_workers),
+                "--log-level",
+                "warning",
+                "--timeout-graceful-shutdown",
+                "20",
+            ],
+            cwd=ROOT,
+            env=self.env,
+            stdout=open(self.root / "web.log", "ab"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         import httpx
 
         wait_for(lambda: httpx.get(self.url + "/healthz", timeout=2).status_code == 200, 90, "web server")
 
     def start_worker(self) -> None:
         self.worker = subprocess.Popen(
-            [str(BIN / "celery"), "-A", "threadless_site", "worker", "-B", "--concurrency=2", "--loglevel=WARNING",
-             "--without-gossip", "--without-mingle", "-s", str(self.root / "beat-schedule")],
-            cwd=ROOT, env=self.env, stdout=open(self.root / "worker.log", "ab"), stderr=subprocess.STDOUT,
-            start_new_session=True)
+            [
+                str(BIN / "celery"),
+                "-A",
+                "threadless_site",
+                "worker",
+                "-B",
+                "--concurrency=2",
+                "--loglevel=WARNING",
+                "--without-gossip",
+                "--without-mingle",
+                "-s",
+                str(self.root / "beat-schedule"),
+            ],
+            cwd=ROOT,
+            env=self.env,
+            stdout=open(self.root / "worker.log", "ab"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
     def web_worker_pids(self) -> list[int]:
         """uvicorn's worker processes (children of the supervisor spawned by multiprocessing)."""
@@ -217,9 +308,17 @@ class Stack:
         self.start_worker()
         self.agent_id = self.create_agent()
         self.stub = SlowStub()
-        self.slow_agent_id = self.create_agent("Slow agent", [
-            {"id": "lookup", "type": "http_call", "request": {"url": self.stub.url + "/slow", "timeoutMs": 20000}},
-            {"id": "llm", "type": "llm", "provider": "demo"}])
+        self.slow_agent_id = self.create_agent(
+            "Slow agent",
+            [
+                {
+                    "id": "lookup",
+                    "type": "http_call",
+                    "request": {"url": self.stub.url + "/slow", "timeoutMs": 20000},
+                },
+                {"id": "llm", "type": "llm", "provider": "demo"},
+            ],
+        )
 
     def stop(self) -> None:
         if getattr(self, "stub", None):
@@ -235,20 +334,30 @@ class Stack:
     def stored_messages(self) -> int:
         """Messages in locust's memories (decorate + report traffic): not an agent conversation's,
         not the SDK clients' (they are counted on their own)."""
-        return self.sql("SELECT count(*) FROM memories_entry WHERE kind = 'message' AND memory_id NOT IN "
-                        "(SELECT memory_id FROM chat_conversation) AND memory_id NOT IN "
-                        "(SELECT id FROM memories_memory WHERE metadata::jsonb ? 'sdk')")[0][0]
+        return self.sql(
+            "SELECT count(*) FROM memories_entry WHERE kind = 'message' AND memory_id NOT IN "
+            "(SELECT memory_id FROM chat_conversation) AND memory_id NOT IN "
+            "(SELECT id FROM memories_memory WHERE metadata::jsonb ? 'sdk')"
+        )[0][0]
 
     def stored_say_inputs(self) -> int:
-        return self.sql("SELECT count(*) FROM memories_entry WHERE kind = 'message' AND role = 'user' AND memory_id IN "
-                        f"(SELECT memory_id FROM chat_conversation WHERE agent_id = '{self.agent_id}')")[0][0]
+        return self.sql(
+            "SELECT count(*) FROM memories_entry WHERE kind = 'message' AND role = 'user' AND memory_id IN "
+            f"(SELECT memory_id FROM chat_conversation WHERE agent_id = '{self.agent_id}')"
+        )[0][0]
 
     def create_agent(self, name: str = "Reliability agent", workflow: list | None = None) -> str:
         import httpx
 
-        r = httpx.post(self.url + "/v1/agents", headers={"Authorization": f"Bearer {self.key}"}, timeout=60,
-                       json={"name": name, "config": {
-                           "workflow": workflow or [{"id": "llm", "type": "llm", "provider": "demo"}]}})
+        r = httpx.post(
+            self.url + "/v1/agents",
+            headers={"Authorization": f"Bearer {self.key}"},
+            timeout=60,
+            json={
+                "name": name,
+                "config": {"workflow": workflow or [{"id": "llm", "type": "llm", "provider": "demo"}]},
+            },
+        )
         r.raise_for_status()
         return r.json()["id"]
 
@@ -258,28 +367,45 @@ class Stack:
         agent = self.slow_agent_id
         rows = self.sql(
             "SELECT t.state, coalesce(t.lease_expires_at < now(), false), count(*) FROM memories_turn t "
-            f"JOIN chat_conversation c ON c.memory_id = t.memory_id WHERE c.agent_id = '{agent}' GROUP BY 1, 2")
+            f"JOIN chat_conversation c ON c.memory_id = t.memory_id WHERE c.agent_id = '{agent}' GROUP BY 1, 2"
+        )
         states: dict[str, int] = {}
         for state, expired, n in rows:
-            name = state if state != "IN_PROGRESS" else ("IN_PROGRESS (lease expired)" if expired else "IN_PROGRESS")
+            name = (
+                state
+                if state != "IN_PROGRESS"
+                else ("IN_PROGRESS (lease expired)" if expired else "IN_PROGRESS")
+            )
             states[name] = states.get(name, 0) + n
-        interrupted = ("(t.state = 'EXECUTION_INTERRUPTED' OR (t.state = 'IN_PROGRESS' AND t.lease_expires_at < now()))")
+        interrupted = (
+            "(t.state = 'EXECUTION_INTERRUPTED' OR (t.state = 'IN_PROGRESS' AND t.lease_expires_at < now()))"
+        )
         committed, uncommitted = self.sql(
             "SELECT count(*) FILTER (WHERE e.committed), count(*) FILTER (WHERE NOT e.committed) FROM memories_entry e "
             "JOIN memories_turn t ON t.memory_id = e.memory_id AND t.number = e.turn "
             f"JOIN chat_conversation c ON c.memory_id = t.memory_id WHERE c.agent_id = '{agent}' AND {interrupted} "
-            "AND NOT (e.kind = 'message' AND e.role = 'user')")[0]
-        to_rerun = [r[0] for r in self.sql(
-            "SELECT c.id FROM chat_conversation c JOIN memories_turn t ON t.memory_id = c.memory_id "
-            f"WHERE c.agent_id = '{agent}' AND t.number = (SELECT max(number) FROM memories_turn WHERE memory_id = "
-            f"c.memory_id) AND (t.state = 'ERROR' OR {interrupted})")]
-        return {"states": states, "committed_after_interrupt": committed, "uncommitted_after_interrupt": uncommitted,
-                "to_rerun": to_rerun}
+            "AND NOT (e.kind = 'message' AND e.role = 'user')"
+        )[0]
+        to_rerun = [
+            r[0]
+            for r in self.sql(
+                "SELECT c.id FROM chat_conversation c JOIN memories_turn t ON t.memory_id = c.memory_id "
+                f"WHERE c.agent_id = '{agent}' AND t.number = (SELECT max(number) FROM memories_turn WHERE memory_id = "
+                f"c.memory_id) AND (t.state = 'ERROR' OR {interrupted})"
+            )
+        ]
+        return {
+            "states": states,
+            "committed_after_interrupt": committed,
+            "uncommitted_after_interrupt": uncommitted,
+            "to_rerun": to_rerun,
+        }
 
     def outbox(self) -> dict:
         total, pending, retried = self.sql(
             "SELECT count(*), count(*) FILTER (WHERE processed_at IS NULL), count(*) FILTER (WHERE attempts > 1) "
-            "FROM memories_outbox")[0]
+            "FROM memories_outbox"
+        )[0]
         return {"rows": total, "pending": pending, "attempts_gt_1": retried}
 
     def wait_outbox_drained(self, timeout: float) -> float:
@@ -302,14 +428,39 @@ def run_locust(stack: Stack, *, users: int, seconds: int, tag: str, during=None)
     prefix = out / tag
     counts_file = out / f"{tag}-counts.json"
     counts_file.unlink(missing_ok=True)
-    env = {**os.environ, "THREADLESS_KEY": stack.key, "LOCUST_COUNTS": str(counts_file), "LOCUST_RUN": tag,
-           "THREADLESS_AGENT": stack.agent_id}
+    env = {
+        **os.environ,
+        "THREADLESS_KEY": stack.key,
+        "LOCUST_COUNTS": str(counts_file),
+        "LOCUST_RUN": tag,
+        "THREADLESS_AGENT": stack.agent_id,
+    }
     before = stack.stored_messages()
     says_before = stack.stored_say_inputs()
-    cmd = [str(BIN / "locust"), "-f", str(ROOT / "bench" / "locustfile.py"), "--headless", "-u", str(users),
-           "-r", str(max(1, users // 2)), "-t", f"{seconds}s", "--host", stack.url, "--csv", str(prefix),
-           "--only-summary", "--stop-timeout", "10", "--loglevel", "WARNING"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=open(out / f"{tag}.log", "wb"), stderr=subprocess.STDOUT)
+    cmd = [
+        str(BIN / "locust"),
+        "-f",
+        str(ROOT / "bench" / "locustfile.py"),
+        "--headless",
+        "-u",
+        str(users),
+        "-r",
+        str(max(1, users // 2)),
+        "-t",
+        f"{seconds}s",
+        "--host",
+        stack.url,
+        "--csv",
+        str(prefix),
+        "--only-summary",
+        "--stop-timeout",
+        "10",
+        "--loglevel",
+        "WARNING",
+    ]
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, env=env, stdout=open(out / f"{tag}.log", "wb"), stderr=subprocess.STDOUT
+    )
     started = time.time()
     events: list[str] = []
     while proc.poll() is None:
@@ -325,8 +476,14 @@ def run_locust(stack: Stack, *, users: int, seconds: int, tag: str, during=None)
             break
     stats = parse_stats(prefix)
     counts = json.loads(counts_file.read_text()) if counts_file.exists() else {}
-    return {"tag": tag, "stats": stats, "counts": counts, "events": events, "stored_before": before,
-            "says_before": says_before}
+    return {
+        "tag": tag,
+        "stats": stats,
+        "counts": counts,
+        "events": events,
+        "stored_before": before,
+        "says_before": says_before,
+    }
 
 
 def parse_stats(prefix: Path) -> dict:
@@ -362,11 +519,22 @@ def settle(stack: Stack, result: dict, *, drain_timeout: float = 90) -> dict:
     # without an acknowledgement: at most one message per failed decorate/report.
     failed_writes = sum(result["stats"].get(n, {}).get("failures", 0) for n in ("decorate", "report"))
     write_check = stored == acked if failed_writes == 0 else acked <= stored <= acked + failed_writes
-    result.update({"stored": stored, "acked": acked, "drained_s": drained, "outbox": stack.outbox(),
-                   "say_stored": say_stored, "say_ok": say_ok, "failed_writes": failed_writes,
-                   "ok": write_check and drained >= 0 and say_check})
-    log(f"{result['tag']}: acknowledged {acked}, stored {stored}; says {say_ok} ok, inputs stored {say_stored}; "
-        f"outbox {result['outbox']}, drained in {drained:.0f}s")
+    result.update(
+        {
+            "stored": stored,
+            "acked": acked,
+            "drained_s": drained,
+            "outbox": stack.outbox(),
+            "say_stored": say_stored,
+            "say_ok": say_ok,
+            "failed_writes": failed_writes,
+            "ok": write_check and drained >= 0 and say_check,
+        }
+    )
+    log(
+        f"{result['tag']}: acknowledged {acked}, stored {stored}; says {say_ok} ok, inputs stored {say_stored}; "
+        f"outbox {result['outbox']}, drained in {drained:.0f}s"
+    )
     return result
 
 
@@ -410,8 +578,13 @@ def fault_phases(stack: Stack, args, sdk: SdkClients, extra: dict) -> list[dict]
 
     log("fault: worker kill -9")
     sdk.phase = "worker-kill"
-    results.append(settled(run_locust(stack, users=args.users, seconds=args.fault_seconds, tag="worker-kill",
-                                            during=kill_worker)))
+    results.append(
+        settled(
+            run_locust(
+                stack, users=args.users, seconds=args.fault_seconds, tag="worker-kill", during=kill_worker
+            )
+        )
+    )
 
     # Broker stopped then started (Redis holds no data across the restart: queued tasks are lost,
     # the outbox sweep must re-queue them).
@@ -432,8 +605,13 @@ def fault_phases(stack: Stack, args, sdk: SdkClients, extra: dict) -> list[dict]
     sdk.phase = "broker-outage"
     # The phase outlasts the outage, so traffic runs before, during and after it.
     broker_seconds = max(args.fault_seconds, args.fault_seconds // 4 + args.broker_down + 10)
-    results.append(settled(run_locust(stack, users=args.users, seconds=broker_seconds, tag="broker-outage",
-                                            during=broker_outage)))
+    results.append(
+        settled(
+            run_locust(
+                stack, users=args.users, seconds=broker_seconds, tag="broker-outage", during=broker_outage
+            )
+        )
+    )
 
     state = {"done": False}
 
@@ -447,8 +625,13 @@ def fault_phases(stack: Stack, args, sdk: SdkClients, extra: dict) -> list[dict]
 
     log("fault: PostgreSQL restart")
     sdk.phase = "pg-restart"
-    results.append(settled(run_locust(stack, users=args.users, seconds=args.fault_seconds, tag="pg-restart",
-                                            during=pg_restart)))
+    results.append(
+        settled(
+            run_locust(
+                stack, users=args.users, seconds=args.fault_seconds, tag="pg-restart", during=pg_restart
+            )
+        )
+    )
 
     # A web process sent SIGTERM mid-turn: first one uvicorn worker (the supervisor starts a new
     # one), then the whole server (restarted), while agent turns wait on the slow stub.
@@ -470,8 +653,10 @@ def fault_phases(stack: Stack, args, sdk: SdkClients, extra: dict) -> list[dict]
             stopped = time.time() - began
             stack.start_web()
             sdk.phase = "web-sigterm"
-            return (f"SIGTERM to the whole uvicorn (supervisor and workers): stopped after {stopped:.1f}s, "
-                    f"serving again {time.time() - began:.1f}s after the signal")
+            return (
+                f"SIGTERM to the whole uvicorn (supervisor and workers): stopped after {stopped:.1f}s, "
+                f"serving again {time.time() - began:.1f}s after the signal"
+            )
         return None
 
     log("fault: web SIGTERM mid-turn")
@@ -479,7 +664,9 @@ def fault_phases(stack: Stack, args, sdk: SdkClients, extra: dict) -> list[dict]
     talkers = SlowTalkers(stack.url, stack.key, stack.slow_agent_id, args.slow_talkers)
     talkers.start()
     try:
-        run = run_locust(stack, users=args.users, seconds=args.fault_seconds, tag="web-sigterm", during=web_sigterm)
+        run = run_locust(
+            stack, users=args.users, seconds=args.fault_seconds, tag="web-sigterm", during=web_sigterm
+        )
     finally:
         talkers.join()
     results.append(settled(run))
@@ -503,9 +690,12 @@ def check_turns(stack: Stack, talkers: SlowTalkers) -> dict:
         before = stack.slow_turns()
     reruns: dict[str, int] = {}
     headers = {"Authorization": f"Bearer {stack.key}"}
+
     def rerun(conversation: str) -> str:
         try:
-            r = httpx.post(f"{stack.url}/v1/conversations/{conversation}/rerun", headers=headers, json={}, timeout=60)
+            r = httpx.post(
+                f"{stack.url}/v1/conversations/{conversation}/rerun", headers=headers, json={}, timeout=60
+            )
             return r.json()["conversationState"] if r.status_code == 200 else f"HTTP {r.status_code}"
         except Exception as exc:  # noqa: BLE001 - reported
             return type(exc).__name__
@@ -517,18 +707,30 @@ def check_turns(stack: Stack, talkers: SlowTalkers) -> dict:
             reruns[outcome] = reruns.get(outcome, 0) + 1
     after = stack.slow_turns()
     answered = dict(talkers.states)
-    ok = (not before["states"].get("IN_PROGRESS") and before["committed_after_interrupt"] == 0
-          and after["committed_after_interrupt"] == 0 and not after["to_rerun"]
-          and set(reruns) <= {"READY"})
-    result = {"answered": answered, "failed_requests": talkers.failed_requests,
-              "conversations": len(talkers.conversations), "before": {k: v for k, v in before.items() if k != "to_rerun"},
-              "rerun": len(before["to_rerun"]), "rerun_outcomes": reruns,
-              "after": {k: v for k, v in after.items() if k != "to_rerun"}, "ok": ok}
+    ok = (
+        not before["states"].get("IN_PROGRESS")
+        and before["committed_after_interrupt"] == 0
+        and after["committed_after_interrupt"] == 0
+        and not after["to_rerun"]
+        and set(reruns) <= {"READY"}
+    )
+    result = {
+        "answered": answered,
+        "failed_requests": talkers.failed_requests,
+        "conversations": len(talkers.conversations),
+        "before": {k: v for k, v in before.items() if k != "to_rerun"},
+        "rerun": len(before["to_rerun"]),
+        "rerun_outcomes": reruns,
+        "after": {k: v for k, v in after.items() if k != "to_rerun"},
+        "ok": ok,
+    }
     log(f"web-sigterm turns: {result}")
     return result
 
 
-def write_doc(info: dict, results: list[dict], fuzz_result, args, started: float, extra: dict | None = None) -> None:
+def write_doc(
+    info: dict, results: list[dict], fuzz_result, args, started: float, extra: dict | None = None
+) -> None:
     extra = extra or {}
     lines = [
         "# Reliability: load, faults and fuzzing",
@@ -566,7 +768,8 @@ def write_doc(info: dict, results: list[dict], fuzz_result, args, started: float
         lines.append(
             f"| {r['tag']} | {seconds} | {agg.get('requests', 0):,} | {agg.get('rps', 0):.0f} | {agg.get('failures', 0)} "
             f"| {agg.get('median', 0):.0f} | {agg.get('p99', 0):.0f} | {r['acked']:,} | {r['stored']:,} "
-            f"| {r['say_ok']:,} / {r['say_stored']:,} | {ob['rows']:,} ({ob['pending']}, {ob['attempts_gt_1']}) | {r['drained_s']:.0f} s | {'✅' if r['ok'] else '❌'} |")
+            f"| {r['say_ok']:,} / {r['say_stored']:,} | {ob['rows']:,} ({ob['pending']}, {ob['attempts_gt_1']}) | {r['drained_s']:.0f} s | {'✅' if r['ok'] else '❌'} |"
+        )
     lines += ["", "Per endpoint (median / p99 ms, failures):", ""]
     names = ("create", "decorate", "report", "get memory", "say")
     lines += ["| phase | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
@@ -574,7 +777,11 @@ def write_doc(info: dict, results: list[dict], fuzz_result, args, started: float
         cells = []
         for name in names:
             s = r["stats"].get(name)
-            cells.append(f"{s['median']:.0f} / {s['p99']:.0f}, {s['failures']} failed of {s['requests']:,}" if s else "—")
+            cells.append(
+                f"{s['median']:.0f} / {s['p99']:.0f}, {s['failures']} failed of {s['requests']:,}"
+                if s
+                else "—"
+            )
         lines.append(f"| {r['tag']} | " + " | ".join(cells) + " |")
     lines += ["", "What happened in each fault phase:", ""]
     for r in results:
@@ -615,8 +822,11 @@ def write_doc(info: dict, results: list[dict], fuzz_result, args, started: float
         ]
         for failure in fuzz_result.failures[:30]:
             lines.append(f"* `{failure}`")
-        lines += ["", "A bounded run of the same fuzzing is `tests/security/test_fuzz.py` (in `make test` and "
-                  "`make test-services`)."]
+        lines += [
+            "",
+            "A bounded run of the same fuzzing is `tests/security/test_fuzz.py` (in `make test` and "
+            "`make test-services`).",
+        ]
     lines += [
         "",
         "## Isolation and secrets",
@@ -685,11 +895,17 @@ def sdk_section(counts: dict | None, args) -> list[str]:
         "|---|---:|---:|---:|---:|---:|",
     ]
     for phase, row in counts.items():
-        lines.append(f"| {phase} | {row['turns']:,} | {row['degraded']:,} | **{row['exceptions']}** "
-                     f"| {row['report_errors']} | {row['max_s']:.2f} |")
+        lines.append(
+            f"| {phase} | {row['turns']:,} | {row['degraded']:,} | **{row['exceptions']}** "
+            f"| {row['report_errors']} | {row['max_s']:.2f} |"
+        )
     total = {k: sum(r[k] for r in counts.values()) for k in ("turns", "degraded", "exceptions")}
-    lines += ["", f"Total: {total['turns']:,} turns, {total['degraded']:,} degraded, "
-              f"**{total['exceptions']} exceptions** raised to the caller.", ""]
+    lines += [
+        "",
+        f"Total: {total['turns']:,} turns, {total['degraded']:,} degraded, "
+        f"**{total['exceptions']} exceptions** raised to the caller.",
+        "",
+    ]
     return lines
 
 
@@ -700,10 +916,17 @@ def rerender(args) -> None:
     results = saved["results"]
     for r in results:  # recompute each verdict with the current rule
         failed_writes = sum(r["stats"].get(n, {}).get("failures", 0) for n in ("decorate", "report"))
-        write_ok = r["stored"] == r["acked"] if not failed_writes else r["acked"] <= r["stored"] <= r["acked"] + failed_writes
+        write_ok = (
+            r["stored"] == r["acked"]
+            if not failed_writes
+            else r["acked"] <= r["stored"] <= r["acked"] + failed_writes
+        )
         say_failed = r["stats"].get("say", {}).get("failures", 0)
-        say_ok = (r["say_stored"] == r["say_ok"] if not say_failed
-                  else r["say_ok"] <= r["say_stored"] <= r["say_ok"] + say_failed)
+        say_ok = (
+            r["say_stored"] == r["say_ok"]
+            if not say_failed
+            else r["say_ok"] <= r["say_stored"] <= r["say_ok"] + say_failed
+        )
         r["failed_writes"] = failed_writes
         r["ok"] = write_ok and r["drained_s"] >= 0 and say_ok
     fuzz_result = None
@@ -712,8 +935,14 @@ def rerender(args) -> None:
         fuzz_result.statuses = {int(k): v for k, v in saved["fuzz"]["statuses"].items()}
     info = machine()
     info["date"] = saved.get("date", info["date"])
-    write_doc(info, results, fuzz_result, argparse.Namespace(**{**vars(args), **saved.get("args", {})}),
-              time.time() - saved["seconds"] if "seconds" in saved else 0, saved.get("extra", {}))
+    write_doc(
+        info,
+        results,
+        fuzz_result,
+        argparse.Namespace(**{**vars(args), **saved.get("args", {})}),
+        time.time() - saved["seconds"] if "seconds" in saved else 0,
+        saved.get("extra", {}),
+    )
     log("rewrote docs/reliability.md")
 
 
@@ -729,8 +958,12 @@ def main() -> None:
     parser.add_argument("--slow-talkers", type=int, default=8)
     parser.add_argument("--skip-fuzz", action="store_true")
     parser.add_argument("--rerender", action="store_true", help="rewrite the doc from the last run's results")
-    parser.add_argument("--only", choices=["all", "embedded"], default="all",
-                        help="embedded: only the embedded default's phases (their section of the doc is replaced)")
+    parser.add_argument(
+        "--only",
+        choices=["all", "embedded"],
+        default="all",
+        help="embedded: only the embedded default's phases (their section of the doc is replaced)",
+    )
     parser.add_argument("--embedded-seconds", type=int, default=20)
     parser.add_argument("--embedded-clients", type=int, default=6)
     parser.add_argument("--soak-messages", type=int, default=20000)
@@ -754,21 +987,38 @@ def main() -> None:
 
             log("fuzzing")
             fuzz_result = fuzz(stack.url, stack.key, max_examples=args.fuzz_examples)
-            log(f"fuzz: {fuzz_result.requests} requests, statuses {fuzz_result.statuses}, "
-                f"{len(fuzz_result.failures)} failures")
+            log(
+                f"fuzz: {fuzz_result.requests} requests, statuses {fuzz_result.statuses}, "
+                f"{len(fuzz_result.failures)} failures"
+            )
     finally:
         stack.stop()
     extra["embedded"] = embedded_faults.run(args)
     info["date"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     write_doc(info, results, fuzz_result, args, started, extra)
-    (VAR / "reliability" / "results.json").write_text(json.dumps(
-        {"results": results, "extra": extra, "fuzz": fuzz_result.__dict__ if fuzz_result else None, "date": info["date"],
-         "seconds": time.time() - started, "args": {k: v for k, v in vars(args).items() if k != "rerender"}},
-        indent=1, default=str))
+    (VAR / "reliability" / "results.json").write_text(
+        json.dumps(
+            {
+                "results": results,
+                "extra": extra,
+                "fuzz": fuzz_result.__dict__ if fuzz_result else None,
+                "date": info["date"],
+                "seconds": time.time() - started,
+                "args": {k: v for k, v in vars(args).items() if k != "rerender"},
+            },
+            indent=1,
+            default=str,
+        )
+    )
     log("wrote docs/reliability.md")
     sdk_exceptions = sum(row["exceptions"] for row in extra.get("sdk", {}).values())
-    if not all(r["ok"] for r in results) or (fuzz_result and fuzz_result.failures) or sdk_exceptions \
-            or not extra.get("web_sigterm", {}).get("ok") or not all(r["ok"] for r in extra["embedded"]["results"]):
+    if (
+        not all(r["ok"] for r in results)
+        or (fuzz_result and fuzz_result.failures)
+        or sdk_exceptions
+        or not extra.get("web_sigterm", {}).get("ok")
+        or not all(r["ok"] for r in extra["embedded"]["results"])
+    ):
         sys.exit(1)
 
 
@@ -785,10 +1035,10 @@ def embedded_only(args) -> None:
     if heading in text:
         start = text.index(heading)
         following = text.find("\n## ", start + len(heading))
-        text = text[:start] + section + (text[following + 1:] if following >= 0 else "")
+        text = text[:start] + section + (text[following + 1 :] if following >= 0 else "")
     else:
         at = text.find("\n## Fuzzing")
-        text = text[:at + 1] + section + "\n" + text[at + 1:] if at >= 0 else text + "\n" + section
+        text = text[: at + 1] + section + "\n" + text[at + 1 :] if at >= 0 else text + "\n" + section
     doc.write_text(text)
     log("wrote the embedded default's section of docs/reliability.md")
     if not all(r["ok"] for r in embedded["results"]):

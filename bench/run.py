@@ -41,8 +41,19 @@ def log(*parts) -> None:
 def run_backend(backend: str, args) -> dict | None:
     out = VAR / f"{backend}.json"
     out.unlink(missing_ok=True)
-    cmd = [sys.executable, "-m", "bench.measure", "--backend", backend, "--sizes", args.sizes, "--out", str(out),
-           "--budget", str(args.budget)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "bench.measure",
+        "--backend",
+        backend,
+        "--sizes",
+        args.sizes,
+        "--out",
+        str(out),
+        "--budget",
+        str(args.budget),
+    ]
     if backend == "sqlite" and not args.no_peer:
         cmd.append("--peer")
     if args.profile:
@@ -107,30 +118,45 @@ def decorate_table(data: dict) -> tuple[list[str], list[dict]]:
         t1, r1, c1 = ratio(row["decorate"], row["lower_bound"], TARGET_DECORATE)
         t2, r2, c2 = ratio(row["decorate_store"], row["lower_bound"], TARGET_DECORATE)
         check = data["window_checks"][s]
-        same = check["decorate_equals_lower_bound"] and check["http_equals_in_process"] and check.get(
-            "peer_equals_lower_bound", True)
+        same = (
+            check["decorate_equals_lower_bound"]
+            and check["http_equals_in_process"]
+            and check.get("peer_equals_lower_bound", True)
+        )
         line = f"| {int(s):,} | {cell(row['lower_bound'])} | {cell(row['decorate'])} | {t1} | {cell(row['decorate_store'])} | {t2} |"
         if has_peer:
             peer = row.get("peer_read")
             line += f" {cell(peer)} | {peer['median'] / lb:,.1f}× |" if peer else " — | — |"
         line += f" {mark(same)} {check['decorate_messages'] - 1} msgs |"
         lines.append(line)
-        verdicts.append({"size": int(s), "ratio": r1, "ratio_cpu": c1, "ratio_store": r2, "ratio_store_cpu": c2,
-                         "same": same})
+        verdicts.append(
+            {
+                "size": int(s),
+                "ratio": r1,
+                "ratio_cpu": c1,
+                "ratio_store": r2,
+                "ratio_store_cpu": c2,
+                "same": same,
+            }
+        )
     return lines, verdicts
 
 
 def http_table(data: dict) -> tuple[list[str], list[dict]]:
-    lines = ["| messages | decorate over HTTP | decorate in process | HTTP cost above in process | GET /v1/memories/{id} round trip | ratio |",
-             "|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| messages | decorate over HTTP | decorate in process | HTTP cost above in process | GET /v1/memories/{id} round trip | ratio |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
     verdicts = []
     for s in sorted(data["sizes"], key=int):
         row = data["sizes"][s]
         extra = row["http_decorate"]["median"] - row["decorate"]["median"]
         trivial = row["http_get_memory"]["median"]
         share = extra / trivial
-        lines.append(f"| {int(s):,} | {cell(row['http_decorate'])} | {cell(row['decorate'])} | {ms(extra)} "
-                     f"| {cell(row['http_get_memory'])} | {share:.2f}× {mark(share <= TARGET_HTTP)} |")
+        lines.append(
+            f"| {int(s):,} | {cell(row['http_decorate'])} | {cell(row['decorate'])} | {ms(extra)} "
+            f"| {cell(row['http_get_memory'])} | {share:.2f}× {mark(share <= TARGET_HTTP)} |"
+        )
         verdicts.append({"size": int(s), "ratio": share})
     return lines, verdicts
 
@@ -175,15 +201,20 @@ def chart(results: dict[str, dict], path: Path) -> None:
         sizes = sorted(data["sizes"], key=int)
         xs = [int(s) for s in sizes]
         style = styles.get(backend, "-")
-        for name, label, color in (("lower_bound", "lower bound", "tab:gray"), ("decorate", "decorate (in process)", "tab:blue"),
-                                   ("http_decorate", "decorate over HTTP", "tab:green"),
-                                   ("peer_read", "LangGraph get_state + trim_messages", "tab:red")):
+        for name, label, color in (
+            ("lower_bound", "lower bound", "tab:gray"),
+            ("decorate", "decorate (in process)", "tab:blue"),
+            ("http_decorate", "decorate over HTTP", "tab:green"),
+            ("peer_read", "LangGraph get_state + trim_messages", "tab:red"),
+        ):
             ys = [data["sizes"][s].get(name, {}).get("median") for s in sizes]
             if all(y is not None for y in ys):
                 left.plot(xs, ys, style, marker="o", color=color, label=f"{label} [{backend}]")
-        for name, label, color in (("lower_bound_insert", "lower bound write + commit", "tab:gray"),
-                                   ("report", "report accept", "tab:blue"),
-                                   ("peer_write", "LangGraph graph.invoke (one exchange)", "tab:red")):
+        for name, label, color in (
+            ("lower_bound_insert", "lower bound write + commit", "tab:gray"),
+            ("report", "report accept", "tab:blue"),
+            ("peer_write", "LangGraph graph.invoke (one exchange)", "tab:red"),
+        ):
             ys = [data["sizes"][s].get(name, {}).get("median") for s in sizes]
             if all(y is not None for y in ys):
                 right.plot(xs, ys, style, marker="o", color=color, label=f"{label} [{backend}]")
@@ -212,25 +243,33 @@ def misses(results: dict[str, dict]) -> list[str]:
             for key, label in (("ratio", "wall"), ("ratio_cpu", "CPU")):
                 if v.get(key) is not None and v[key] > TARGET_DECORATE:
                     found = True
-                    lines.append(f"* {backend}: decorate at {v['size']:,} messages is {v[key]:.2f}× the lower bound "
-                                 f"({label}; target {TARGET_DECORATE}×).")
+                    lines.append(
+                        f"* {backend}: decorate at {v['size']:,} messages is {v[key]:.2f}× the lower bound "
+                        f"({label}; target {TARGET_DECORATE}×)."
+                    )
         for key, label in (("median", "wall"), ("cpu", "CPU")):
             flat = flatness(data, "decorate", key)
             if flat is not None and flat > TARGET_FLAT:
                 found = True
-                lines.append(f"* {backend}: decorate at 100,000 is {flat:.2f}× decorate at 1,000 ({label}; target "
-                             f"{TARGET_FLAT}×).")
+                lines.append(
+                    f"* {backend}: decorate at 100,000 is {flat:.2f}× decorate at 1,000 ({label}; target "
+                    f"{TARGET_FLAT}×)."
+                )
         for v in http:
             if v["ratio"] > TARGET_HTTP:
                 found = True
-                lines.append(f"* {backend}: over HTTP at {v['size']:,} messages decorate's extra cost is {v['ratio']:.2f}× "
-                             f"a trivial round trip (target {TARGET_HTTP}×).")
+                lines.append(
+                    f"* {backend}: over HTTP at {v['size']:,} messages decorate's extra cost is {v['ratio']:.2f}× "
+                    f"a trivial round trip (target {TARGET_HTTP}×)."
+                )
         for v in report:
             for key, label in (("ratio", "wall"), ("ratio_cpu", "CPU")):
                 if v.get(key) is not None and v[key] > TARGET_REPORT:
                     found = True
-                    lines.append(f"* {backend}: report accept at {v['size']:,} messages is {v[key]:.2f}× the lower "
-                                 f"bound's write + commit ({label}; target {TARGET_REPORT}×).")
+                    lines.append(
+                        f"* {backend}: report accept at {v['size']:,} messages is {v[key]:.2f}× the lower "
+                        f"bound's write + commit ({label}; target {TARGET_REPORT}×)."
+                    )
         for v in decorate:
             if not v["same"]:
                 found = True
@@ -269,11 +308,23 @@ CONTENTS = [
 ]
 
 # The sections other commands write, between these markers: `make bench` keeps them as they are.
-KEPT = (("<!-- recall-bench:start -->", "<!-- recall-bench:end -->"),
-        ("<!-- extractor:start -->", "<!-- extractor:end -->"),
-        (LOAD_BEGIN, LOAD_END))
+KEPT = (
+    ("<!-- recall-bench:start -->", "<!-- recall-bench:end -->"),
+    ("<!-- extractor:start -->", "<!-- extractor:end -->"),
+    (LOAD_BEGIN, LOAD_END),
+)
 # Where each section goes on the page, by the start of its text.
-ORDER = ("## 3.", "## 4.", "## 5.", "## 6.", KEPT[0][0], "## Semantic recall's cost", KEPT[1][0], KEPT[2][0], "## 9.")
+ORDER = (
+    "## 3.",
+    "## 4.",
+    "## 5.",
+    "## 6.",
+    KEPT[0][0],
+    "## Semantic recall's cost",
+    KEPT[1][0],
+    KEPT[2][0],
+    "## 9.",
+)
 
 
 def write_doc(results: dict[str, dict], info: dict, extras: list[str]) -> str:
@@ -316,56 +367,74 @@ def write_doc(results: dict[str, dict], info: dict, extras: list[str]) -> str:
         "* **lower bound write** (section 2) — the memory row's counter `UPDATE … RETURNING`, the message",
         "  and the outbox row in one transaction, committed: what report must do by contract, nothing more.",
         "* **LangGraph peer** — the standard `MessagesState` graph with `SqliteSaver`; `get_state` of the",
-        "  thread, then `trim_messages(strategy=\"last\", start_on=\"human\")` with the same token estimate.",
+        '  thread, then `trim_messages(strategy="last", start_on="human")` with the same token estimate.',
         "  Its write is `graph.invoke` adding one exchange (a stand-in model node, no model call).",
         "* **over HTTP** — a real uvicorn server (`harness/servers.py`), httpx with keep-alive on",
         "  loopback, rate limit off; the response body is read but not parsed.",
-        "* All three systems must return the same window: checked on every size (\"same window\").",
+        '* All three systems must return the same window: checked on every size ("same window").',
         "",
     ]
     for backend, data in results.items():
         title = "Embedded default (SQLite, WAL)" if backend == "sqlite" else "PostgreSQL + Redis"
         lines += [f"## {title}", "", f"Lower bound: {data['lower_bound']}.", ""]
-        lines += ["### 1. Decorate read path vs memory size", "",
-                  f"Target: in-process decorate within {TARGET_DECORATE}× the lower bound at every size, and flat "
-                  f"(100k within {TARGET_FLAT}× of 1k). Median / p95 ms.", ""]
+        lines += [
+            "### 1. Decorate read path vs memory size",
+            "",
+            f"Target: in-process decorate within {TARGET_DECORATE}× the lower bound at every size, and flat "
+            f"(100k within {TARGET_FLAT}× of 1k). Median / p95 ms.",
+            "",
+        ]
         table, _ = decorate_table(data)
         lines += table + [""]
         flat = flatness(data, "decorate")
         if flat is not None:
             flat_cpu = flatness(data, "decorate", "cpu")
             flat_store = flatness(data, "decorate_store")
-            lines.append(f"Flatness: decorate at 100,000 / at 1,000 = **{flat:.2f}×** {mark(flat <= TARGET_FLAT)} wall, "
-                         f"**{flat_cpu:.2f}×** {mark(flat_cpu <= TARGET_FLAT)} CPU (store=true: {flat_store:.2f}× wall).")
+            lines.append(
+                f"Flatness: decorate at 100,000 / at 1,000 = **{flat:.2f}×** {mark(flat <= TARGET_FLAT)} wall, "
+                f"**{flat_cpu:.2f}×** {mark(flat_cpu <= TARGET_FLAT)} CPU (store=true: {flat_store:.2f}× wall)."
+            )
             sizes = data["sizes"]
             if "10000" in sizes:
                 same = sizes["100000"]["decorate"]["median"] / sizes["10000"]["decorate"]["median"]
                 lb_growth = sizes["100000"]["lower_bound"]["median"] / sizes["1000"]["lower_bound"]["median"]
-                lines.append(f"At 1,000 messages the whole history is the window (1,000 messages, so no recall "
-                             f"query); from 10,000 up the window is ~1,100 messages and recall looks outside it. "
-                             f"The lower bound itself grows {lb_growth:.2f}× from 1,000 to 100,000; where the work "
-                             f"is the same, 10,000 → 100,000, decorate grows **{same:.2f}×**.")
+                lines.append(
+                    f"At 1,000 messages the whole history is the window (1,000 messages, so no recall "
+                    f"query); from 10,000 up the window is ~1,100 messages and recall looks outside it. "
+                    f"The lower bound itself grows {lb_growth:.2f}× from 1,000 to 100,000; where the work "
+                    f"is the same, 10,000 → 100,000, decorate grows **{same:.2f}×**."
+                )
             lines.append("")
-        lines += ["### Over HTTP", "",
-                  f"Target: decorate's cost above in process within {TARGET_HTTP}× of a trivial authenticated "
-                  "endpoint's round trip (`GET /v1/memories/{id}`).", ""]
+        lines += [
+            "### Over HTTP",
+            "",
+            f"Target: decorate's cost above in process within {TARGET_HTTP}× of a trivial authenticated "
+            "endpoint's round trip (`GET /v1/memories/{id}`).",
+            "",
+        ]
         table, _ = http_table(data)
         lines += table + [""]
-        lines += ["### 2. Report accept vs memory size", "",
-                  f"Target: flat, within {TARGET_REPORT}× the lower bound's write of one message. The bound is "
-                  "what report must do by contract (SPEC 4.4) with the plain driver, in one transaction: "
-                  "`UPDATE … RETURNING` of the memory row's sequence and counters (the durable way to number "
-                  "the message and join the newest turn), the message's `INSERT`, the outbox row's `INSERT`, "
-                  "commit (no idempotency row: the bench sends no Idempotency-Key). `report accept` is "
-                  "`selectors.memory_get` + `services.report_accept` of one assistant message (the same "
-                  "statements on the real schema, then the broker publish, which runs after commit on the "
-                  "process's publisher thread).", ""]
+        lines += [
+            "### 2. Report accept vs memory size",
+            "",
+            f"Target: flat, within {TARGET_REPORT}× the lower bound's write of one message. The bound is "
+            "what report must do by contract (SPEC 4.4) with the plain driver, in one transaction: "
+            "`UPDATE … RETURNING` of the memory row's sequence and counters (the durable way to number "
+            "the message and join the newest turn), the message's `INSERT`, the outbox row's `INSERT`, "
+            "commit (no idempotency row: the bench sends no Idempotency-Key). `report accept` is "
+            "`selectors.memory_get` + `services.report_accept` of one assistant message (the same "
+            "statements on the real schema, then the broker publish, which runs after commit on the "
+            "process's publisher thread).",
+            "",
+        ]
         table, _ = report_table(data)
         lines += table + [""]
         flat = flatness(data, "report")
         if flat is not None:
-            lines.append(f"Flatness: report at 100,000 / at 1,000 = **{flat:.2f}×** wall, "
-                         f"**{flatness(data, 'report', 'cpu'):.2f}×** CPU.")
+            lines.append(
+                f"Flatness: report at 100,000 / at 1,000 = **{flat:.2f}×** wall, "
+                f"**{flatness(data, 'report', 'cpu'):.2f}×** CPU."
+            )
             lines.append("")
     lines += misses(results) + [""]
     for section in sorted(extras, key=_place):
@@ -379,7 +448,11 @@ def _place(section: str) -> int:
 
 def kept_sections(old: str) -> list[str]:
     """The sections of `old` that other commands write (recall quality, the extractor, load)."""
-    return [old[old.index(start):old.index(end) + len(end)] for start, end in KEPT if start in old and end in old]
+    return [
+        old[old.index(start) : old.index(end) + len(end)]
+        for start, end in KEPT
+        if start in old and end in old
+    ]
 
 
 def extra_sections() -> list[str]:
@@ -392,7 +465,9 @@ def extra_sections() -> list[str]:
     for name in ("DATABASE_URL", "THREADLESS_SERVICES", "REDIS_URL", "CELERY_BROKER_URL"):
         os.environ.pop(name, None)
     # The proxy section's stub upstream listens on loopback, which the egress policy must allow.
-    server = ThreadlessServer(env={"THREADLESS_RATE_LIMIT_PER_MINUTE": "0", "THREADLESS_EGRESS_ALLOW": "127.0.0.1"})
+    server = ThreadlessServer(
+        env={"THREADLESS_RATE_LIMIT_PER_MINUTE": "0", "THREADLESS_EGRESS_ALLOW": "127.0.0.1"}
+    )
     try:
         server.start()
         try:
@@ -402,14 +477,21 @@ def extra_sections() -> list[str]:
             results = sdk_bench.run(live=(server.url, server.key))
             refused = results["fallback_refused"]["median_ms"]
             hanging = results["fallback_hanging"]["max_ms"]
-            sections.append("\n".join([
-                "## 3. Python SDK (embedded default)", "",
-                "Targets: fallback on a refused connection ≤ 20 ms "
-                f"(measured {refused:.2f} ms median {mark(refused <= 20)}); on a hanging server with `timeout=1` "
-                f"≤ 1.05 s (measured {hanging:.0f} ms worst {mark(hanging <= 1050)}); the SDK's own work per "
-                "decorate beyond the HTTP call ≤ 1 ms (SPEC 8; JSON decoding of a large answer aside). From "
-                "`bench/sdk_bench.py` (a stub server with a canned 61-message answer, and this run's live server).",
-                "", sdk_bench.markdown(results)]))
+            sections.append(
+                "\n".join(
+                    [
+                        "## 3. Python SDK (embedded default)",
+                        "",
+                        "Targets: fallback on a refused connection ≤ 20 ms "
+                        f"(measured {refused:.2f} ms median {mark(refused <= 20)}); on a hanging server with `timeout=1` "
+                        f"≤ 1.05 s (measured {hanging:.0f} ms worst {mark(hanging <= 1050)}); the SDK's own work per "
+                        "decorate beyond the HTTP call ≤ 1 ms (SPEC 8; JSON decoding of a large answer aside). From "
+                        "`bench/sdk_bench.py` (a stub server with a canned 61-message answer, and this run's live server).",
+                        "",
+                        sdk_bench.markdown(results),
+                    ]
+                )
+            )
         except Exception as exc:  # noqa: BLE001 - one failing section must not lose the others
             log(f"SDK section failed: {exc!r}")
             sections.append(f"## 3. Python SDK\n\nThis section failed to run: `{exc!r}`.")
@@ -428,7 +510,9 @@ def extra_sections() -> list[str]:
             log("proxy figures")
             stub = ProviderStub()
             try:
-                sections.append(proxy_bench.markdown(server.url, server.key, stub, rounds=30, pid=server.web.pid))
+                sections.append(
+                    proxy_bench.markdown(server.url, server.key, stub, rounds=30, pid=server.web.pid)
+                )
             finally:
                 stub.close()
         except Exception as exc:  # noqa: BLE001
@@ -450,10 +534,19 @@ def extra_sections() -> list[str]:
     # (its own process and throwaway SQLite database).
     log("semantic recall's cost")
     child_env = {k: v for k, v in env.items() if k not in ("DATABASE_URL", "THREADLESS_VAR_DIR")}
-    done = subprocess.run([sys.executable, "-m", "bench.recall_cost"], cwd=ROOT, env=child_env,
-                          capture_output=True, text=True, timeout=3600)
-    sections.append(done.stdout.strip() if done.returncode == 0 else
-                    f"## Semantic recall's cost\n\nThis section failed to run: `{done.stderr.strip()[-400:]}`")
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.recall_cost"],
+        cwd=ROOT,
+        env=child_env,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
+    sections.append(
+        done.stdout.strip()
+        if done.returncode == 0
+        else f"## Semantic recall's cost\n\nThis section failed to run: `{done.stderr.strip()[-400:]}`"
+    )
     return sections
 
 
@@ -465,9 +558,14 @@ def main() -> None:
     parser.add_argument("--no-peer", action="store_true")
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--no-extras", action="store_true", help="skip the SDK and pipeline sections")
-    parser.add_argument("--no-redaction", action="store_true", help="skip the redaction time vs input size table")
-    parser.add_argument("--reuse", action="store_true",
-                        help="rewrite the doc from the last run's per-backend results (var/bench/*.json)")
+    parser.add_argument(
+        "--no-redaction", action="store_true", help="skip the redaction time vs input size table"
+    )
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="rewrite the doc from the last run's per-backend results (var/bench/*.json)",
+    )
     parser.add_argument("--doc", default=str(DOCS / "benchmarks.md"))
     args = parser.parse_args()
     VAR.mkdir(parents=True, exist_ok=True)

@@ -32,14 +32,27 @@ import httpx  # noqa: E402
 from threadless import Threadless  # noqa: E402
 
 NEW = [{"role": "user", "content": "What did I tell you about my dog?"}]
-HISTORY = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i} " + "lorem ipsum " * 20}
-           for i in range(60)]
-ANSWER = json.dumps({
-    "memory_id": "mem_bench", "turn": 31, "instructions": "Be kind.\n\n## What you know\n- The user has a beagle.",
-    "context_text": "## What you know\n- The user has a beagle.", "messages": HISTORY + NEW,
-    "context": {"facts": [], "recalled": [], "digests": [], "summary": ""},
-    "usage": {"instructions_tokens": 10, "history_tokens": 4000, "new_tokens": 12, "dropped_messages": 0, "recalled": 0},
-}).encode()
+HISTORY = [
+    {"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i} " + "lorem ipsum " * 20}
+    for i in range(60)
+]
+ANSWER = json.dumps(
+    {
+        "memory_id": "mem_bench",
+        "turn": 31,
+        "instructions": "Be kind.\n\n## What you know\n- The user has a beagle.",
+        "context_text": "## What you know\n- The user has a beagle.",
+        "messages": HISTORY + NEW,
+        "context": {"facts": [], "recalled": [], "digests": [], "summary": ""},
+        "usage": {
+            "instructions_tokens": 10,
+            "history_tokens": 4000,
+            "new_tokens": 12,
+            "dropped_messages": 0,
+            "recalled": 0,
+        },
+    }
+).encode()
 
 
 class _Stub(socketserver.StreamRequestHandler):
@@ -65,8 +78,12 @@ class _Stub(socketserver.StreamRequestHandler):
             if self.server.hang:  # type: ignore[attr-defined]
                 self.server.stop.wait(60)  # type: ignore[attr-defined]
                 return
-            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
-                             + str(len(ANSWER)).encode() + b"\r\n\r\n" + ANSWER)
+            self.wfile.write(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                + str(len(ANSWER)).encode()
+                + b"\r\n\r\n"
+                + ANSWER
+            )
 
 
 class _Server(socketserver.ThreadingTCPServer):
@@ -98,8 +115,10 @@ def overhead(url: str, key: str, memory_id: str, n: int = 1500) -> dict:
     headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
     raw_samples, sdk_samples = [], []
     errors: list = []
-    with httpx.Client(base_url=url + "/v1", timeout=15) as raw, \
-            Threadless(api_key=key, base_url=url, on_error=lambda e, c: errors.append(e)) as memory:
+    with (
+        httpx.Client(base_url=url + "/v1", timeout=15) as raw,
+        Threadless(api_key=key, base_url=url, on_error=lambda e, c: errors.append(e)) as memory,
+    ):
         path = f"/memories/{memory_id}/decorate"
         for _ in range(50):  # warm both connection pools
             raw.post(path, content=body, headers=headers).json()
@@ -144,10 +163,19 @@ def overhead(url: str, key: str, memory_id: str, n: int = 1500) -> dict:
     if errors:
         raise RuntimeError(f"decorate fell back during the overhead run: {errors[0]}")
     raw_ms, sdk_ms = _median_ms(raw_samples), _median_ms(sdk_samples)
-    return {"http_ms": raw_ms, "sdk_ms": sdk_ms, "overhead_ms": sdk_ms - raw_ms, "n": n,
-            "own_work_ms": _median_ms(own), "own_work_p90_ms": sorted(own)[int(len(own) * 0.9)] * 1000,
-            "own_cpu_ms": _median_ms(own_cpu), "own_cpu_p90_ms": sorted(own_cpu)[int(len(own_cpu) * 0.9)] * 1000,
-            "json_decode_ms": _median_ms(decode), "answer_messages": answer_messages, "answer_bytes": len(last[0])}
+    return {
+        "http_ms": raw_ms,
+        "sdk_ms": sdk_ms,
+        "overhead_ms": sdk_ms - raw_ms,
+        "n": n,
+        "own_work_ms": _median_ms(own),
+        "own_work_p90_ms": sorted(own)[int(len(own) * 0.9)] * 1000,
+        "own_cpu_ms": _median_ms(own_cpu),
+        "own_cpu_p90_ms": sorted(own_cpu)[int(len(own_cpu) * 0.9)] * 1000,
+        "json_decode_ms": _median_ms(decode),
+        "answer_messages": answer_messages,
+        "answer_bytes": len(last[0]),
+    }
 
 
 def fallback_refused(n: int = 200) -> dict:
@@ -199,35 +227,57 @@ def markdown(results: dict | None = None) -> str:
     """A Markdown section with the figures (runs the measurements when none are given; bench/run.py)."""
     if results is None:
         results = run()
-    lines = ["### Python SDK figures", "",
-             "Measured by `bench/sdk_bench.py`: the SDK's own work per decorate (everything but the HTTP",
-             "exchange, paired per call), and how long decorate takes to fall back to the local tail.", "",
-             "| Python SDK | figure |", "|---|---|"]
-    for name, label in [("overhead_stub", "stub server, 61-message answer"), ("overhead_live", "live server")]:
+    lines = [
+        "### Python SDK figures",
+        "",
+        "Measured by `bench/sdk_bench.py`: the SDK's own work per decorate (everything but the HTTP",
+        "exchange, paired per call), and how long decorate takes to fall back to the local tail.",
+        "",
+        "| Python SDK | figure |",
+        "|---|---|",
+    ]
+    for name, label in [
+        ("overhead_stub", "stub server, 61-message answer"),
+        ("overhead_live", "live server"),
+    ]:
         r = results.get(name)
         if r:
-            lines.append(f"| decorate vs the same request with bare httpx ({label}; a difference of two "
-                         f"medians, noisy on a busy machine) | {r['overhead_ms']:.3f} ms "
-                         f"(SDK {r['sdk_ms']:.3f} ms vs bare httpx {r['http_ms']:.3f} ms, median of {r['n']}) |")
+            lines.append(
+                f"| decorate vs the same request with bare httpx ({label}; a difference of two "
+                f"medians, noisy on a busy machine) | {r['overhead_ms']:.3f} ms "
+                f"(SDK {r['sdk_ms']:.3f} ms vs bare httpx {r['http_ms']:.3f} ms, median of {r['n']}) |"
+            )
             size = f"answer of {r['answer_messages']} messages, {r['answer_bytes'] / 1024:.0f} KiB"
-            lines.append(f"| SDK's own work per decorate, paired per call ({label}) | {r['own_work_ms']:.3f} ms "
-                         f"median, {r['own_work_p90_ms']:.3f} ms p90 (includes decoding the JSON answer: "
-                         f"{r['json_decode_ms']:.3f} ms for the last, {size}) |")
-            lines.append(f"| SDK's own CPU time per decorate, paired per call ({label}) | {r['own_cpu_ms']:.3f} ms "
-                         f"median, {r['own_cpu_p90_ms']:.3f} ms p90 (the same counting only this thread's CPU; "
-                         f"{r['own_cpu_ms'] - r['json_decode_ms']:.3f} ms without JSON decoding) |")
+            lines.append(
+                f"| SDK's own work per decorate, paired per call ({label}) | {r['own_work_ms']:.3f} ms "
+                f"median, {r['own_work_p90_ms']:.3f} ms p90 (includes decoding the JSON answer: "
+                f"{r['json_decode_ms']:.3f} ms for the last, {size}) |"
+            )
+            lines.append(
+                f"| SDK's own CPU time per decorate, paired per call ({label}) | {r['own_cpu_ms']:.3f} ms "
+                f"median, {r['own_cpu_p90_ms']:.3f} ms p90 (the same counting only this thread's CPU; "
+                f"{r['own_cpu_ms'] - r['json_decode_ms']:.3f} ms without JSON decoding) |"
+            )
     r = results["fallback_refused"]
-    lines.append(f"| time to fallback, connection refused | {r['median_ms']:.2f} ms median, "
-                 f"{r['max_ms']:.2f} ms max (n={r['n']}) |")
+    lines.append(
+        f"| time to fallback, connection refused | {r['median_ms']:.2f} ms median, "
+        f"{r['max_ms']:.2f} ms max (n={r['n']}) |"
+    )
     r = results["fallback_hanging"]
-    lines.append(f"| time to fallback, hanging server, timeout={r['timeout_s']:g} | {r['median_ms']:.0f} ms median, "
-                 f"{r['max_ms']:.0f} ms max (n={r['n']}) |")
+    lines.append(
+        f"| time to fallback, hanging server, timeout={r['timeout_s']:g} | {r['median_ms']:.0f} ms median, "
+        f"{r['max_ms']:.0f} ms max (n={r['n']}) |"
+    )
     return "\n".join(lines)
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--live", nargs=2, metavar=("URL", "KEY"), help="also measure against a running server")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--live", nargs=2, metavar=("URL", "KEY"), help="also measure against a running server"
+    )
     parser.add_argument("--json", action="store_true", help="print the raw figures as JSON")
     args = parser.parse_args()
     results = run(tuple(args.live) if args.live else None)

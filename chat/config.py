@@ -22,7 +22,15 @@ TASK_TYPES = ("behavior_rules", "http_call", "llm", "output")
 PROVIDERS = ("openai", "anthropic", "demo")
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD")
 OCCURRENCES = ("currentStep", "lastStep", "anyStep", "never")
-TOP_LEVEL = {"memoryPolicy", "workflow", "behaviorRules", "outputSet", "allowedOrigins", "description", "limits"}
+TOP_LEVEL = {
+    "memoryPolicy",
+    "workflow",
+    "behaviorRules",
+    "outputSet",
+    "allowedOrigins",
+    "description",
+    "limits",
+}
 # End-user limits an agent may set for itself (chat.limits); each overrides the server's default.
 LIMITS = {"concurrentTurns": 100_000, "turnsPerDay": 100_000_000}
 RULES_TASK_ID = "behaviorRules"
@@ -162,7 +170,9 @@ def _http_call(task: dict, path: str) -> None:
         _fail(f"{path}.request.method", f"must be one of {', '.join(METHODS)}.")
     _url(request.get("url"), f"{path}.request.url")
     headers = request.get("headers", {})
-    if not isinstance(headers, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items()):
+    if not isinstance(headers, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in headers.items()
+    ):
         _fail(f"{path}.request.headers", "must be an object of strings.")
     timeout = request.get("timeoutMs", 5000)
     if not isinstance(timeout, int) or isinstance(timeout, bool) or not 1 <= timeout <= MAX_TIMEOUT_MS:
@@ -175,10 +185,29 @@ def _http_call(task: dict, path: str) -> None:
 
 def _llm(task: dict, path: str) -> None:
     if "apiKey" in task or "api_key" in task:
-        _fail(f"{path}.apiKey", "API keys never go in the config; use apiKeySecret (the console's secret "
-                                "store) or apiKeyEnv.")
-    _unknown(task, {"id", "type", "actions", "provider", "model", "baseUrl", "apiKeyEnv", "apiKeySecret",
-                    "instructions", "params", "budgetTokens", "timeoutMs", "description"}, path)
+        _fail(
+            f"{path}.apiKey",
+            "API keys never go in the config; use apiKeySecret (the console's secret store) or apiKeyEnv.",
+        )
+    _unknown(
+        task,
+        {
+            "id",
+            "type",
+            "actions",
+            "provider",
+            "model",
+            "baseUrl",
+            "apiKeyEnv",
+            "apiKeySecret",
+            "instructions",
+            "params",
+            "budgetTokens",
+            "timeoutMs",
+            "description",
+        },
+        path,
+    )
     provider = task.get("provider")
     if provider not in PROVIDERS:
         _fail(f"{path}.provider", f"must be one of {', '.join(PROVIDERS)}.")
@@ -201,13 +230,16 @@ def _llm(task: dict, path: str) -> None:
         _str(task["apiKeySecret"], f"{path}.apiKeySecret", max_len=100)
         if secret_name_reserved(task["apiKeySecret"]):
             # (the redaction of error text takes the first word after "…Secret:", so it says little)
-            _fail(f"{path}.apiKeySecret", "proxy.* is reserved: those are the proxy's upstream keys, which only "
-                                          "the proxy may use; store the key under another name.")
+            _fail(
+                f"{path}.apiKeySecret",
+                "proxy.* is reserved: those are the proxy's upstream keys, which only "
+                "the proxy may use; store the key under another name.",
+            )
     if "instructions" in task and not isinstance(task["instructions"], str):
         _fail(f"{path}.instructions", "must be a string.")
     params = task.get("params", {})
     if not isinstance(params, dict):
-        _fail(f"{path}.params", "must be an object (e.g. {\"temperature\": 0.2}).")
+        _fail(f"{path}.params", 'must be an object (e.g. {"temperature": 0.2}).')
     for reserved in ("model", "messages", "stream", "system"):
         if reserved in params:
             _fail(f"{path}.params.{reserved}", "is set by the pipeline; remove it.")
@@ -278,7 +310,9 @@ def config_validate(config: Any) -> dict:
         _fail("allowedOrigins", "must be a list of origins like https://example.com.")
     for i, origin in enumerate(origins):
         if not isinstance(origin, str) or not re.fullmatch(r"https?://[^\s/?#]+/?", origin):
-            _fail(f"allowedOrigins[{i}]", "must be an origin like https://example.com (scheme and host only).")
+            _fail(
+                f"allowedOrigins[{i}]", "must be an origin like https://example.com (scheme and host only)."
+            )
     if "limits" in config:
         _limits(config["limits"])
     if not workflow and "behaviorRules" not in config and "outputSet" not in config:
@@ -290,7 +324,9 @@ def workflow_of(config: dict) -> list[dict]:
     """The effective task list: shorthand rules first, the workflow, shorthand output last."""
     tasks = []
     if "behaviorRules" in config:
-        tasks.append({"id": RULES_TASK_ID, "type": "behavior_rules", "behaviorRules": config["behaviorRules"]})
+        tasks.append(
+            {"id": RULES_TASK_ID, "type": "behavior_rules", "behaviorRules": config["behaviorRules"]}
+        )
     tasks.extend(config.get("workflow", []) or [])
     if "outputSet" in config:
         tasks.append({"id": OUTPUT_TASK_ID, "type": "output", "outputSet": config["outputSet"]})

@@ -54,31 +54,41 @@ def client_address(request) -> str:
 def check_address_rate(request, key) -> None:
     """The per-agent, per-address bucket (every end-user route)."""
     limit = settings.THREADLESS_END_USER_RATE_PER_IP_PER_MINUTE
-    check_bucket(request, bucket=f"tl:rl:ip:{key.agent_id}:{_digest(client_address(request))}",
-                 limit=limit, what="from this address to this agent",
-                 hint="End users share a per-address limit; wait for the seconds in Retry-After.")
+    check_bucket(
+        request,
+        bucket=f"tl:rl:ip:{key.agent_id}:{_digest(client_address(request))}",
+        limit=limit,
+        what="from this address to this agent",
+        hint="End users share a per-address limit; wait for the seconds in Retry-After.",
+    )
 
 
 def check_conversation_rate(request, conversation: Conversation) -> None:
     """The per-conversation bucket (conversation routes, after the client token matched)."""
     limit = settings.THREADLESS_END_USER_RATE_PER_CONVERSATION_PER_MINUTE
-    check_bucket(request, bucket=f"tl:rl:cv:{_digest(conversation.pk)}", limit=limit,
-                 what="on this conversation")
+    check_bucket(
+        request, bucket=f"tl:rl:cv:{_digest(conversation.pk)}", limit=limit, what="on this conversation"
+    )
 
 
 def check_input(text: str) -> str:
     limit = settings.THREADLESS_END_USER_MAX_INPUT_CHARS
     if limit and len(text) > limit:
-        raise InvalidRequest(f"input: at most {limit:,} characters for an end user (publishable key).",
-                             hint="Send a shorter message.")
+        raise InvalidRequest(
+            f"input: at most {limit:,} characters for an end user (publishable key).",
+            hint="Send a shorter message.",
+        )
     return text
 
 
 def check_no_metadata(data: dict) -> None:
     if data.get("metadata") not in (None, {}):
-        raise InvalidRequest("metadata: only a project key may set a conversation's metadata; an end user "
-                             "(publishable key) cannot.", hint="Create the conversation without metadata, or "
-                             "create it from your server with a project key.")
+        raise InvalidRequest(
+            "metadata: only a project key may set a conversation's metadata; an end user "
+            "(publishable key) cannot.",
+            hint="Create the conversation without metadata, or "
+            "create it from your server with a project key.",
+        )
 
 
 def agent_limits(agent: Agent) -> tuple[int, int]:
@@ -91,9 +101,14 @@ def agent_limits(agent: Agent) -> tuple[int, int]:
 
 def running_end_user_turns(agent_id: str) -> int:
     """End-user turns of this agent that hold a live lease right now (in any process)."""
-    return Turn.objects.filter(
-        Turn.running(), memory__conversation__agent_id=agent_id,
-    ).exclude(memory__conversation__client_token_hash="").count()
+    return (
+        Turn.objects.filter(
+            Turn.running(),
+            memory__conversation__agent_id=agent_id,
+        )
+        .exclude(memory__conversation__client_token_hash="")
+        .count()
+    )
 
 
 def admit_end_user_turn(conversation: Conversation) -> None:
@@ -105,14 +120,19 @@ def admit_end_user_turn(conversation: Conversation) -> None:
     agent = Agent.objects.select_for_update().filter(pk=conversation.agent_id).first() or conversation.agent
     concurrent, per_day = agent_limits(agent)
     if concurrent and running_end_user_turns(agent.pk) >= concurrent:
-        raise RateLimited(f"This agent is already running {concurrent} end-user turns at once, its limit; "
-                          "try again in a moment.", hint="Wait for the seconds in Retry-After, then say again.",
-                          headers={"Retry-After": "2"})
+        raise RateLimited(
+            f"This agent is already running {concurrent} end-user turns at once, its limit; "
+            "try again in a moment.",
+            hint="Wait for the seconds in Retry-After, then say again.",
+            headers={"Retry-After": "2"},
+        )
     if per_day:
         # Counted here, after every other check passed: a refused request does not use the budget
         # (on the database counter the increment rolls back with the refused turn).
         used, retry = incr_daily(f"tl:day:{agent.pk}")
         if used > per_day:
-            raise QuotaExceeded(f"This agent's daily budget of {per_day:,} end-user turns is used up.",
-                                hint="It resets at 00:00 UTC; the agent's owner can raise limits.turnsPerDay.",
-                                headers={"Retry-After": str(retry)})
+            raise QuotaExceeded(
+                f"This agent's daily budget of {per_day:,} end-user turns is used up.",
+                hint="It resets at 00:00 UTC; the agent's owner can raise limits.turnsPerDay.",
+                headers={"Retry-After": str(retry)},
+            )

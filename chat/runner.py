@@ -86,10 +86,14 @@ Admit = Callable[[Conversation], None]
 
 # The bookkeeping every turn does, as plain statements (the pipeline's per-turn overhead is
 # mostly the ORM compiling them).
-_LAST_TURN_SQL = (f"SELECT id, lease_expires_at IS NULL OR lease_expires_at >= %s FROM {Turn._meta.db_table} "
-                  "WHERE memory_id = %s AND state = 'IN_PROGRESS' AND number = "
-                  f"(SELECT MAX(number) FROM {Turn._meta.db_table} WHERE memory_id = %s)")
-_CONVERSATION_STATE_SQL = f"UPDATE {Conversation._meta.db_table} SET state = %s, updated_at = %s WHERE id = %s"
+_LAST_TURN_SQL = (
+    f"SELECT id, lease_expires_at IS NULL OR lease_expires_at >= %s FROM {Turn._meta.db_table} "
+    "WHERE memory_id = %s AND state = 'IN_PROGRESS' AND number = "
+    f"(SELECT MAX(number) FROM {Turn._meta.db_table} WHERE memory_id = %s)"
+)
+_CONVERSATION_STATE_SQL = (
+    f"UPDATE {Conversation._meta.db_table} SET state = %s, updated_at = %s WHERE id = %s"
+)
 
 
 def _last_turn_running(memory_id: str) -> tuple[int, bool] | None:
@@ -101,17 +105,30 @@ def _last_turn_running(memory_id: str) -> tuple[int, bool] | None:
     return (row[0], bool(row[1])) if row else None
 
 
-def _turn_finish(handle: TurnHandle, *, state: str, actions: list, output: list, task_errors: list,
-                 duration_ms: int) -> None:
-    fields = [Turn._meta.get_field(n) for n in ("state", "actions", "output", "task_errors", "lease_expires_at",
-                                                 "finished_at", "duration_ms")]
+def _turn_finish(
+    handle: TurnHandle, *, state: str, actions: list, output: list, task_errors: list, duration_ms: int
+) -> None:
+    fields = [
+        Turn._meta.get_field(n)
+        for n in (
+            "state",
+            "actions",
+            "output",
+            "task_errors",
+            "lease_expires_at",
+            "finished_at",
+            "duration_ms",
+        )
+    ]
     values = [state, actions, output, task_errors, None, timezone.now(), duration_ms]
     q = connection.ops.quote_name
     sets = ", ".join(f"{q(f.column)} = %s" for f in fields)
     with connection.cursor() as cursor:
-        cursor.execute(f"UPDATE {q(Turn._meta.db_table)} SET {sets} WHERE memory_id = %s AND number = %s",
-                       [f.get_db_prep_save(v, connection) for f, v in zip(fields, values, strict=True)]
-                       + [handle.memory_id, handle.turn])
+        cursor.execute(
+            f"UPDATE {q(Turn._meta.db_table)} SET {sets} WHERE memory_id = %s AND number = %s",
+            [f.get_db_prep_save(v, connection) for f, v in zip(fields, values, strict=True)]
+            + [handle.memory_id, handle.turn],
+        )
 
 
 _EVENT_COLUMNS = ("conversation_id", "turn", "attempt", "seq", "name", "data", "created_at")
@@ -132,18 +149,23 @@ def _events_insert(rows: list[tuple]) -> None:
     mark = f"(%s, %s, %s, %s, %s, %s{cast}, %s)"
     with connection.cursor() as cursor:
         for start in range(0, len(rows), _EVENTS_PER_INSERT):
-            part = rows[start:start + _EVENTS_PER_INSERT]
+            part = rows[start : start + _EVENTS_PER_INSERT]
             params: list = []
             for conversation_id, turn, attempt, seq, name, data in part:
                 params += [conversation_id, turn, attempt, seq, name, _json_text(data), stamp]
-            cursor.execute(f"INSERT INTO {TurnEvent._meta.db_table} ({', '.join(_EVENT_COLUMNS)}) VALUES "
-                           + ", ".join([mark] * len(part)), params)
+            cursor.execute(
+                f"INSERT INTO {TurnEvent._meta.db_table} ({', '.join(_EVENT_COLUMNS)}) VALUES "
+                + ", ".join([mark] * len(part)),
+                params,
+            )
 
 
 def _conversation_state(conversation_id: str, state: str) -> None:
     with connection.cursor() as cursor:
-        cursor.execute(_CONVERSATION_STATE_SQL,
-                       [state, connection.ops.adapt_datetimefield_value(timezone.now()), conversation_id])
+        cursor.execute(
+            _CONVERSATION_STATE_SQL,
+            [state, connection.ops.adapt_datetimefield_value(timezone.now()), conversation_id],
+        )
 
 
 def turn_begin(*, conversation: Conversation, text: str, admit: Admit | None = None) -> TurnHandle:
@@ -162,9 +184,13 @@ def turn_begin(*, conversation: Conversation, text: str, admit: Admit | None = N
         if running is not None:
             turn_id, lease_live = running
             if lease_live:
-                raise Conflict("A turn is still running on this conversation.",
-                               hint="Wait for its `done` event (or GET the conversation), then say again.")
-            Turn.objects.filter(pk=turn_id).update(state=Turn.State.EXECUTION_INTERRUPTED, lease_expires_at=None)
+                raise Conflict(
+                    "A turn is still running on this conversation.",
+                    hint="Wait for its `done` event (or GET the conversation), then say again.",
+                )
+            Turn.objects.filter(pk=turn_id).update(
+                state=Turn.State.EXECUTION_INTERRUPTED, lease_expires_at=None
+            )
         if admit is not None:
             admit(conversation)
         also_save = ()
@@ -172,9 +198,12 @@ def turn_begin(*, conversation: Conversation, text: str, admit: Admit | None = N
             memory.policy = policy.as_json()
             also_save = ("policy",)
         # The input opens the turn, IN_PROGRESS under its lease from the start (one write).
-        entries = entries_append(memory=memory, items=[entry_fields({"role": "user", "content": text})],
-                                 also_save=also_save, turn_state={"state": Turn.State.IN_PROGRESS, "attempt": 1,
-                                                                  "lease_expires_at": lease_deadline()})
+        entries = entries_append(
+            memory=memory,
+            items=[entry_fields({"role": "user", "content": text})],
+            also_save=also_save,
+            turn_state={"state": Turn.State.IN_PROGRESS, "attempt": 1, "lease_expires_at": lease_deadline()},
+        )
         number = memory.last_turn
         _conversation_state(conversation.pk, Turn.State.IN_PROGRESS)
         # A new turn has no events yet: its ids start at 1.
@@ -197,27 +226,54 @@ def turn_begin_rerun(*, conversation: Conversation, admit: Admit | None = None) 
             why = "there is no turn yet" if last is None else f"the last turn ended {state}"
             if state == Turn.State.IN_PROGRESS:
                 why = "the last turn is still running"
-            raise Conflict(f"Nothing to retry: {why}.",
-                           hint="rerun retries a turn that ended ERROR or EXECUTION_INTERRUPTED.")
+            raise Conflict(
+                f"Nothing to retry: {why}.",
+                hint="rerun retries a turn that ended ERROR or EXECUTION_INTERRUPTED.",
+            )
         if admit is not None:
             admit(conversation)
-        first = (Entry.objects.filter(memory=memory, turn=last.number, kind="message", role="user")
-                 .order_by("seq").values_list("seq", flat=True).first())
+        first = (
+            Entry.objects.filter(memory=memory, turn=last.number, kind="message", role="user")
+            .order_by("seq")
+            .values_list("seq", flat=True)
+            .first()
+        )
         # A new attempt replaces the earlier ones: what they left (digests, actions, data, partial
         # replies) leaves the model's view, so a rerun that works shows no failure and no duplicate.
-        earlier = list(Entry.objects.filter(memory=memory, turn=last.number, committed=True)
-                       .exclude(kind="message", role="user").values_list("id", flat=True))
+        earlier = list(
+            Entry.objects.filter(memory=memory, turn=last.number, committed=True)
+            .exclude(kind="message", role="user")
+            .values_list("id", flat=True)
+        )
         entries_set_committed(memory=memory, entry_ids=earlier, committed=False)
         last.attempt += 1
         last.state = Turn.State.IN_PROGRESS
         last.actions, last.task_errors, last.output = [], [], []
         last.lease_expires_at = lease_deadline()
         last.finished_at = None
-        last.save(update_fields=["attempt", "state", "actions", "task_errors", "output", "lease_expires_at",
-                                 "finished_at"])
-        Conversation.objects.filter(pk=conversation.pk).update(state=Turn.State.IN_PROGRESS, updated_at=timezone.now())
-        return TurnHandle(conversation.id, memory.id, last.number, last.attempt, last.input,
-                          first or memory.last_seq + 1, _next_event_seq(conversation.id, last.number))
+        last.save(
+            update_fields=[
+                "attempt",
+                "state",
+                "actions",
+                "task_errors",
+                "output",
+                "lease_expires_at",
+                "finished_at",
+            ]
+        )
+        Conversation.objects.filter(pk=conversation.pk).update(
+            state=Turn.State.IN_PROGRESS, updated_at=timezone.now()
+        )
+        return TurnHandle(
+            conversation.id,
+            memory.id,
+            last.number,
+            last.attempt,
+            last.input,
+            first or memory.last_seq + 1,
+            _next_event_seq(conversation.id, last.number),
+        )
 
 
 class _EventLog:
@@ -235,7 +291,9 @@ class _EventLog:
     def emit(self, name: str, data: dict, *, deliver: bool = True) -> dict:
         self.seq += 1
         event = {"id": self.seq, "event": name, "data": data}
-        self.pending.append((self.handle.conversation_id, self.handle.turn, self.handle.attempt, self.seq, name, data))
+        self.pending.append(
+            (self.handle.conversation_id, self.handle.turn, self.handle.attempt, self.seq, name, data)
+        )
         if deliver:
             self.deliver(event)
         if name == "token" and time.monotonic() - self.flushed_at > self.FLUSH_SECONDS:
@@ -292,8 +350,9 @@ class _Leases:
         renewed = 0
         for memory_id, turn in held:
             try:
-                renewed += Turn.objects.filter(memory_id=memory_id, number=turn, state=Turn.State.IN_PROGRESS).update(
-                    lease_expires_at=lease_deadline())
+                renewed += Turn.objects.filter(
+                    memory_id=memory_id, number=turn, state=Turn.State.IN_PROGRESS
+                ).update(lease_expires_at=lease_deadline())
             except Exception:  # noqa: BLE001 - a missed renewal only risks an early "interrupted" read
                 log.warning("lease renewal failed for %s turn %s", memory_id, turn, exc_info=True)
         return renewed
@@ -309,8 +368,14 @@ class _Leases:
 _leases = _Leases()
 
 
-def turn_execute(*, handle: TurnHandle, stream: bool = False, listener: Listener | None = None,
-                 request_id: str = "", conversation: Conversation | None = None) -> dict:
+def turn_execute(
+    *,
+    handle: TurnHandle,
+    stream: bool = False,
+    listener: Listener | None = None,
+    request_id: str = "",
+    conversation: Conversation | None = None,
+) -> dict:
     """Run one attempt of a begun turn to its end; returns the (project-key) turn snapshot."""
     if conversation is None or conversation.pk != handle.conversation_id:
         conversation = Conversation.objects.select_related("agent", "memory").get(pk=handle.conversation_id)
@@ -321,26 +386,41 @@ def turn_execute(*, handle: TurnHandle, stream: bool = False, listener: Listener
         state, actions, output, task_errors, runs = _run_tasks(conversation, handle, events, stream)
     except Exception as exc:
         _leases.release(lease)
-        log.error("turn %s/%s crashed (request %s)", handle.conversation_id, handle.turn, request_id or "-",
-                  exc_info=True)
+        log.error(
+            "turn %s/%s crashed (request %s)",
+            handle.conversation_id,
+            handle.turn,
+            request_id or "-",
+            exc_info=True,
+        )
         Turn.objects.filter(memory_id=handle.memory_id, number=handle.turn).update(
-            state=Turn.State.ERROR, lease_expires_at=None, finished_at=timezone.now())
+            state=Turn.State.ERROR, lease_expires_at=None, finished_at=timezone.now()
+        )
         Conversation.objects.filter(pk=handle.conversation_id).update(state=Turn.State.ERROR)
         events.emit("error", {"message": "Something went wrong on our side.", "requestId": request_id})
         events.flush()
         raise TurnCrashed(str(exc)) from exc
     _leases.release(lease)
     duration = int((time.monotonic() - started) * 1000)
-    snapshot = snapshot_of(conversation_id=handle.conversation_id, turn=handle.turn, state=state, output=output,
-                           actions=actions, task_errors=task_errors)
+    snapshot = snapshot_of(
+        conversation_id=handle.conversation_id,
+        turn=handle.turn,
+        state=state,
+        output=output,
+        actions=actions,
+        task_errors=task_errors,
+    )
     # The turn's end is one transaction (task runs, state, the last events); the last events are
     # delivered after it commits, so a client that sees `done` reads the finished turn.
-    final = [events.emit("output", {"items": output}, deliver=False),
-             events.emit("done", {"snapshot": snapshot}, deliver=False)]
+    final = [
+        events.emit("output", {"items": output}, deliver=False),
+        events.emit("done", {"snapshot": snapshot}, deliver=False),
+    ]
     with transaction.atomic():
         TaskRun.objects.bulk_create(runs)
-        _turn_finish(handle, state=state, actions=actions, output=output, task_errors=task_errors,
-                     duration_ms=duration)
+        _turn_finish(
+            handle, state=state, actions=actions, output=output, task_errors=task_errors, duration_ms=duration
+        )
         _conversation_state(handle.conversation_id, state)
         events.flush()
     for event in final:
@@ -367,15 +447,34 @@ def _run_tasks(conversation: Conversation, handle: TurnHandle, events: _EventLog
     replied: list[tuple[str, list[int]]] = []  # (task, its stored reply messages) of tasks that answered
     runs: list[TaskRun] = []
     failed = interrupted = answered_after_failure = False
-    ctx = TaskContext(memory=memory, project_id=conversation.project_id, agent_id=agent.id, turn=handle.turn,
-                      attempt=handle.attempt, input=handle.input, input_seq=handle.input_seq, stream=stream,
-                      actions=actions, emit=events.emit, should_stop=shutting_down)
-    events.emit("turn_start", {"conversationId": conversation.id, "turn": handle.turn, "attempt": handle.attempt})
+    ctx = TaskContext(
+        memory=memory,
+        project_id=conversation.project_id,
+        agent_id=agent.id,
+        turn=handle.turn,
+        attempt=handle.attempt,
+        input=handle.input,
+        input_seq=handle.input_seq,
+        stream=stream,
+        actions=actions,
+        emit=events.emit,
+        should_stop=shutting_down,
+    )
+    events.emit(
+        "turn_start", {"conversationId": conversation.id, "turn": handle.turn, "attempt": handle.attempt}
+    )
 
     def run_row(task: dict, status: str, ms: int = 0, **extra) -> TaskRun:
-        return TaskRun(conversation=conversation, turn=handle.turn, attempt=handle.attempt,
-                       task_id=plain_task_id(task["id"]), task_type=task["type"], status=status,
-                       duration_ms=ms, **extra)
+        return TaskRun(
+            conversation=conversation,
+            turn=handle.turn,
+            attempt=handle.attempt,
+            task_id=plain_task_id(task["id"]),
+            task_type=task["type"],
+            status=status,
+            duration_ms=ms,
+            **extra,
+        )
 
     for task in workflow_of(agent.config):
         if shutting_down():
@@ -392,8 +491,18 @@ def _run_tasks(conversation: Conversation, handle: TurnHandle, events: _EventLog
         except TaskInterrupted as exc:
             ms = int((time.monotonic() - began) * 1000)
             if exc.partial:
-                written += _store(memory, [{"kind": "message", "role": "assistant", "content": exc.partial,
-                                            "committed": False, "tokens": text_tokens(exc.partial)}])
+                written += _store(
+                    memory,
+                    [
+                        {
+                            "kind": "message",
+                            "role": "assistant",
+                            "content": exc.partial,
+                            "committed": False,
+                            "tokens": text_tokens(exc.partial),
+                        }
+                    ],
+                )
                 events.emit("rollback", {"taskId": plain})
             runs.append(run_row(task, TaskRun.Status.INTERRUPTED, ms, error_type="interrupted"))
             interrupted = True
@@ -402,31 +511,72 @@ def _run_tasks(conversation: Conversation, handle: TurnHandle, events: _EventLog
             ms = int((time.monotonic() - began) * 1000)
             if not isinstance(exc, TaskFailure):
                 log.error("task %s (%s) raised", plain, kind, exc_info=True)
-                exc = TaskFailure(f"{kind} task failed: {innermost_message(exc, default='internal error')}",
-                                  error_type="unknown", raw=raw_error_text("".join(traceback.format_exception(exc))))
+                exc = TaskFailure(
+                    f"{kind} task failed: {innermost_message(exc, default='internal error')}",
+                    error_type="unknown",
+                    raw=raw_error_text("".join(traceback.format_exception(exc))),
+                )
             text = digest_text(task["id"], exc.reason)
             with transaction.atomic():
                 locked = memory_lock(memory)
                 if exc.partial:
                     # The failed task's own conversation output: kept or rolled back as 6.2 says.
-                    ids = [e.id for e in entries_append(memory=locked, items=[{
-                        "kind": "message", "role": "assistant", "content": exc.partial, "task_id": plain,
-                        "tokens": message_tokens({"content": exc.partial})}])]
+                    ids = [
+                        e.id
+                        for e in entries_append(
+                            memory=locked,
+                            items=[
+                                {
+                                    "kind": "message",
+                                    "role": "assistant",
+                                    "content": exc.partial,
+                                    "task_id": plain,
+                                    "tokens": message_tokens({"content": exc.partial}),
+                                }
+                            ],
+                        )
+                    ]
                     if not rules.keep_output:
                         entries_set_committed(memory=locked, entry_ids=ids, committed=False)
                     written += ids
-                result = failure_record(memory=locked, turn=handle.turn, task_id=task["id"], error=exc.raw,
-                                        policy=policy, text=text, output=exc.output, has_output=exc.has_output,
-                                        task_type=kind, error_type=exc.error_type, agent_id=agent.id)
+                result = failure_record(
+                    memory=locked,
+                    turn=handle.turn,
+                    task_id=task["id"],
+                    error=exc.raw,
+                    policy=policy,
+                    text=text,
+                    output=exc.output,
+                    has_output=exc.has_output,
+                    task_type=kind,
+                    error_type=exc.error_type,
+                    agent_id=agent.id,
+                )
                 written += [e.id for e in result.entries]
-            runs.append(run_row(task, TaskRun.Status.FAILED, ms, error_type=exc.error_type, error_text=text[:250],
-                                raw_error=raw_error_text(exc.raw)))
+            runs.append(
+                run_row(
+                    task,
+                    TaskRun.Status.FAILED,
+                    ms,
+                    error_type=exc.error_type,
+                    error_text=text[:250],
+                    raw_error=raw_error_text(exc.raw),
+                )
+            )
             if result.action and result.action not in actions:
                 actions.append(result.action)
             if result.task_error:
                 task_errors.append(result.task_error)
-            events.emit("task_failed", {"taskId": plain, "taskType": kind, "durationMs": ms,
-                                        "errorType": exc.error_type, "error": text if rules.task_error else None})
+            events.emit(
+                "task_failed",
+                {
+                    "taskId": plain,
+                    "taskType": kind,
+                    "durationMs": ms,
+                    "errorType": exc.error_type,
+                    "error": text if rules.task_error else None,
+                },
+            )
             if exc.partial:
                 # What it streamed is not part of the reply (and, under strict write, not in memory).
                 events.emit("rollback", {"taskId": plain})
@@ -442,10 +592,20 @@ def _run_tasks(conversation: Conversation, handle: TurnHandle, events: _EventLog
             ids = _store(memory, items)
             written += ids
             if result.output:
-                replied.append((plain, [i for i, item in zip(ids, items, strict=True)
-                                        if item["kind"] == "message" and item.get("role") == "assistant"]))
+                replied.append(
+                    (
+                        plain,
+                        [
+                            i
+                            for i, item in zip(ids, items, strict=True)
+                            if item["kind"] == "message" and item.get("role") == "assistant"
+                        ],
+                    )
+                )
         actions.extend(new_actions)
-        ctx.turn_data.extend({"key": e["key"], "value": e.get("value")} for e in result.entries if e["kind"] == "data")
+        ctx.turn_data.extend(
+            {"key": e["key"], "value": e.get("value")} for e in result.entries if e["kind"] == "data"
+        )
         output.extend(result.output)
         if failed and result.output:
             answered_after_failure = True
@@ -468,8 +628,9 @@ def _run_tasks(conversation: Conversation, handle: TurnHandle, events: _EventLog
             # model's view too, and a streaming page is told to take their text down.
             with transaction.atomic():
                 locked = memory_lock(memory)
-                entries_set_committed(memory=locked, entry_ids=[i for _, ids in replied for i in ids],
-                                      committed=False)
+                entries_set_committed(
+                    memory=locked, entry_ids=[i for _, ids in replied for i in ids], committed=False
+                )
             for plain, _ids in replied:
                 events.emit("rollback", {"taskId": plain})
         return Turn.State.ERROR, actions, output if continuing else [], task_errors, runs

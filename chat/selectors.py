@@ -28,7 +28,9 @@ def agent_list(*, project: Project) -> QuerySet[Agent]:
 def agent_get(*, project: Project, agent_id: str) -> Agent:
     agent = Agent.objects.filter(project=project, pk=agent_id).first()
     if agent is None:
-        raise NotFound(f"No agent '{agent_id}' in this project.", hint="Use an id that POST /v1/agents returned.")
+        raise NotFound(
+            f"No agent '{agent_id}' in this project.", hint="Use an id that POST /v1/agents returned."
+        )
     return agent
 
 
@@ -37,11 +39,16 @@ def agent_by_slug(*, slug: str) -> Agent | None:
 
 
 def conversation_get(*, project: Project, conversation_id: str) -> Conversation:
-    conversation = (Conversation.objects.select_related("agent", "memory")
-                    .filter(project=project, pk=conversation_id).first())
+    conversation = (
+        Conversation.objects.select_related("agent", "memory")
+        .filter(project=project, pk=conversation_id)
+        .first()
+    )
     if conversation is None:
-        raise NotFound(f"No conversation '{conversation_id}' in this project.",
-                       hint="Use an id that POST /v1/agents/{id}/conversations returned.")
+        raise NotFound(
+            f"No conversation '{conversation_id}' in this project.",
+            hint="Use an id that POST /v1/agents/{id}/conversations returned.",
+        )
     return conversation
 
 
@@ -66,15 +73,28 @@ def turn_state(turn: Turn) -> str:
     return turn.state
 
 
-def snapshot_of(*, conversation_id: str, turn: int, state: str, output: list, actions: list,
-                task_errors: list) -> dict:
-    return {"conversationId": conversation_id, "turn": turn, "conversationState": state,
-            "output": list(output or []), "actions": list(actions or []), "taskErrors": list(task_errors or [])}
+def snapshot_of(
+    *, conversation_id: str, turn: int, state: str, output: list, actions: list, task_errors: list
+) -> dict:
+    return {
+        "conversationId": conversation_id,
+        "turn": turn,
+        "conversationState": state,
+        "output": list(output or []),
+        "actions": list(actions or []),
+        "taskErrors": list(task_errors or []),
+    }
 
 
 def turn_snapshot(*, conversation: Conversation, turn: Turn) -> dict:
-    return snapshot_of(conversation_id=conversation.id, turn=turn.number, state=turn_state(turn),
-                       output=turn.output, actions=turn.actions, task_errors=turn.task_errors)
+    return snapshot_of(
+        conversation_id=conversation.id,
+        turn=turn.number,
+        state=turn_state(turn),
+        output=turn.output,
+        actions=turn.actions,
+        task_errors=turn.task_errors,
+    )
 
 
 def public_snapshot(snapshot: dict) -> dict:
@@ -103,10 +123,17 @@ def conversation_state(*, conversation: Conversation) -> str:
 
 
 def conversation_json(*, conversation: Conversation, turns: bool = False, public: bool = False) -> dict:
-    out = {"id": conversation.id, "agentId": conversation.agent_id, "memoryId": conversation.memory_id,
-           "conversationState": conversation_state(conversation=conversation)}
+    out = {
+        "id": conversation.id,
+        "agentId": conversation.agent_id,
+        "memoryId": conversation.memory_id,
+        "conversationState": conversation_state(conversation=conversation),
+    }
     if turns:
-        snaps = [turn_snapshot(conversation=conversation, turn=t) for t in conversation_turns(conversation=conversation)]
+        snaps = [
+            turn_snapshot(conversation=conversation, turn=t)
+            for t in conversation_turns(conversation=conversation)
+        ]
         out["turns"] = [public_snapshot(s) for s in snaps] if public else snaps
     return out
 
@@ -118,15 +145,19 @@ def turn_get(*, conversation: Conversation, number: int) -> Turn:
     return turn
 
 
-def turn_events(*, conversation: Conversation, turn: int, after: int | None, attempt: int | None = None) -> list[dict]:
+def turn_events(
+    *, conversation: Conversation, turn: int, after: int | None, attempt: int | None = None
+) -> list[dict]:
     """Recorded events of a turn: after the given event id, or (None) from the start of `attempt`."""
     qs = TurnEvent.objects.filter(conversation=conversation, turn=turn)
     if after is not None:
         qs = qs.filter(seq__gt=after)
     elif attempt is not None:
         qs = qs.filter(attempt__gte=attempt)
-    return [{"id": seq, "event": name, "data": data, "attempt": att}
-            for seq, name, data, att in qs.order_by("seq").values_list("seq", "name", "data", "attempt")]
+    return [
+        {"id": seq, "event": name, "data": data, "attempt": att}
+        for seq, name, data, att in qs.order_by("seq").values_list("seq", "name", "data", "attempt")
+    ]
 
 
 def task_runs(*, conversation: Conversation, turn: int | None = None) -> QuerySet[TaskRun]:

@@ -69,7 +69,7 @@ def render_json(template: str, scope: dict) -> str:
     pos = 0
     in_string = escaped = False
     for match in _PLACEHOLDER.finditer(template):
-        segment = template[pos:match.start()]
+        segment = template[pos : match.start()]
         in_string, escaped = _json_state(segment, in_string, escaped)
         out.append(segment)
         value = lookup(match.group(1), scope)

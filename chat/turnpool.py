@@ -95,8 +95,11 @@ def reserve(*, refuse: bool = True) -> Slot:
     limit = size()
     with _lock:
         if refuse and _busy >= limit:
-            raise Unavailable(f"The server is running as many streamed turns as it can ({limit} per process); "
-                              "try again in a moment.", hint="Retry after the number of seconds in Retry-After.",
-                              headers={"Retry-After": "2"})
+            raise Unavailable(
+                f"The server is running as many streamed turns as it can ({limit} per process); "
+                "try again in a moment.",
+                hint="Retry after the number of seconds in Retry-After.",
+                headers={"Retry-After": "2"},
+            )
         _busy += 1
     return Slot()

@@ -107,8 +107,12 @@ class Channel(filesystem.Channel):
             where = os.path.join(dead, name)
         except OSError:
             where = taken
-        log.error("broker: unreadable message file set aside: %s (%s: %s)", where, exc.__class__.__name__,
-                  str(exc)[:200])
+        log.error(
+            "broker: unreadable message file set aside: %s (%s: %s)",
+            where,
+            exc.__class__.__name__,
+            str(exc)[:200],
+        )
 
     @cached_property
     def _listed(self) -> dict[str, deque]:

@@ -26,7 +26,7 @@ def _tidy(message: str) -> str:
     text = " ".join(message.split())
     tls = text.startswith("[SSL")
     while text.startswith("[") and "] " in text[:64]:
-        text = text[text.index("] ") + 2:]
+        text = text[text.index("] ") + 2 :]
     if text.endswith(")") and "(_ssl.c:" in text:
         text = text[: text.rindex("(_ssl.c:")].rstrip()
     return f"TLS: {text}" if tls and text else text
@@ -87,7 +87,7 @@ def innermost_text(trace: str) -> str:
             trace = trace.split(marker, 1)[0]
     cut = trace.rfind("Caused by:")
     if cut != -1:
-        tail = trace[cut + len("Caused by:"):].strip()
+        tail = trace[cut + len("Caused by:") :].strip()
         first = tail.split("\n", 1)[0].strip()
         if first:
             return first

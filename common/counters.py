@@ -44,6 +44,7 @@ def deployment_tag(db: dict | None = None) -> str:
     ident = "|".join(str(fields.get(k) or "") for k in ("ENGINE", "HOST", "PORT", "NAME"))
     return hashlib.sha256(ident.encode()).hexdigest()[:12]
 
+
 # Claim: fold the dirty set into the claimed set (left over by a flush that died, if any) and
 # return the claimed members, atomically, so an increment after the claim lands in a new set.
 _CLAIM_LUA = """
@@ -173,16 +174,17 @@ _UPSERT = (
 )
 
 
-
-
 @functools.lru_cache(maxsize=16)
 def _upsert_many_sql(rows: int, read: bool) -> str:
     """Count one in each of `rows` distinct keys in one statement (atomic in itself: one write
     transaction), returning each key's new count and, `read`, one more key's value (NULL when
     unset) read in the same statement, so at the same moment as the counts."""
-    return ("INSERT INTO counter (key, count, expires, flush) VALUES " + ", ".join(["(?, 1, ?, ?)"] * rows)
-            + " ON CONFLICT(key) DO UPDATE SET count = count + 1 RETURNING key, count"
-            + (", (SELECT count FROM counter WHERE key = ?)" if read else ""))
+    return (
+        "INSERT INTO counter (key, count, expires, flush) VALUES "
+        + ", ".join(["(?, 1, ?, ?)"] * rows)
+        + " ON CONFLICT(key) DO UPDATE SET count = count + 1 RETURNING key, count"
+        + (", (SELECT count FROM counter WHERE key = ?)" if read else "")
+    )
 
 
 class FileCounters:
@@ -261,7 +263,9 @@ class FileCounters:
             if read is not None:
                 row = conn.execute("SELECT count FROM counter WHERE key = ?", (read,)).fetchone()
                 value = row[0] if row else 0
-            counts = [conn.execute(_UPSERT, (key, now + ttl, int(flush))).fetchone()[0] for key, ttl, flush in items]
+            counts = [
+                conn.execute(_UPSERT, (key, now + ttl, int(flush))).fetchone()[0] for key, ttl, flush in items
+            ]
         except BaseException:
             conn.execute("ROLLBACK")
             raise
@@ -278,8 +282,9 @@ class FileCounters:
     def add(self, key: str, amount: int) -> int:
         conn = self._conn()
         with self._lock:
-            row = conn.execute("UPDATE counter SET count = count + ? WHERE key = ? RETURNING count",
-                               (amount, key)).fetchone()
+            row = conn.execute(
+                "UPDATE counter SET count = count + ? WHERE key = ? RETURNING count", (amount, key)
+            ).fetchone()
         return row[0] if row else 0
 
     def delete_many(self, keys: list[str]) -> None:
@@ -292,22 +297,29 @@ class FileCounters:
         return row[0] if row else 0
 
     def claim_dirty(self) -> dict[str, int]:
-        rows = self._conn().execute("SELECT key, count FROM counter WHERE flush = 1 AND count > flushed").fetchall()
+        rows = (
+            self._conn()
+            .execute("SELECT key, count FROM counter WHERE flush = 1 AND count > flushed")
+            .fetchall()
+        )
         return dict(rows)
 
     def release(self, claimed: dict[str, int]) -> None:
         conn = self._conn()
         with self._lock:
             conn.execute("BEGIN IMMEDIATE")
-            conn.executemany("UPDATE counter SET flushed = MAX(flushed, ?) WHERE key = ?",
-                             [(total, key) for key, total in claimed.items()])
+            conn.executemany(
+                "UPDATE counter SET flushed = MAX(flushed, ?) WHERE key = ?",
+                [(total, key) for key, total in claimed.items()],
+            )
             conn.execute("COMMIT")
 
     def prune(self) -> int:
         conn = self._conn()
         with self._lock:
-            cur = conn.execute("DELETE FROM counter WHERE expires < ? AND (flush = 0 OR flushed >= count)",
-                               (time.time(),))
+            cur = conn.execute(
+                "DELETE FROM counter WHERE expires < ? AND (flush = 0 OR flushed >= count)", (time.time(),)
+            )
         return cur.rowcount
 
 
@@ -323,7 +335,9 @@ def store() -> RedisCounters | FileCounters:
     if _store is None or _store_for != config:
         with _lock:
             if _store is None or _store_for != config:
-                _store = RedisCounters(settings.REDIS_URL) if settings.REDIS_URL else FileCounters(counters_path())
+                _store = (
+                    RedisCounters(settings.REDIS_URL) if settings.REDIS_URL else FileCounters(counters_path())
+                )
                 _store_for = config
     return _store
 

@@ -53,8 +53,11 @@ def stale_plan(exc: BaseException) -> bool:
 
 def _idle(conn) -> bool:
     """Whether a psycopg connection is in autocommit, outside any transaction and any pipeline."""
-    return (conn.autocommit and conn.info.transaction_status == TransactionStatus.IDLE
-            and conn.pgconn.pipeline_status == PipelineStatus.OFF)
+    return (
+        conn.autocommit
+        and conn.info.transaction_status == TransactionStatus.IDLE
+        and conn.pgconn.pipeline_status == PipelineStatus.OFF
+    )
 
 
 @contextlib.contextmanager

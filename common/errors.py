@@ -99,16 +99,21 @@ def error_body(*, code: str, message: str, hint: str, status: int, request_id: s
 def error_content(*, code: str, message: str, hint: str, status: int, request_id: str) -> bytes:
     """The error body's bytes, as JsonResponse writes them (the hot routes send these without a
     Django response: memories.api.hot)."""
-    return json.dumps(error_body(code=code, message=message, hint=hint, status=status, request_id=request_id),
-                      cls=DjangoJSONEncoder).encode()
+    return json.dumps(
+        error_body(code=code, message=message, hint=hint, status=status, request_id=request_id),
+        cls=DjangoJSONEncoder,
+    ).encode()
 
 
 def error_response(
     request, *, status: int, code: str, message: str, hint: str, headers: dict | None = None
 ) -> HttpResponse:
     request_id = getattr(request, "request_id", "") or ""
-    response = HttpResponse(error_content(code=code, message=message, hint=hint, status=status, request_id=request_id),
-                            status=status, content_type="application/json")
+    response = HttpResponse(
+        error_content(code=code, message=message, hint=hint, status=status, request_id=request_id),
+        status=status,
+        content_type="application/json",
+    )
     for name, value in (headers or {}).items():
         response[name] = value
     return response
@@ -133,7 +138,7 @@ def _method_message(detail: str) -> str:
     """DRF's 'Method "<method>" not allowed.' with the method (request input) cut short."""
     head, tail = 'Method "', '" not allowed.'
     if detail.startswith(head) and detail.endswith(tail):
-        return head + echo(detail[len(head):-len(tail)], 32) + tail
+        return head + echo(detail[len(head) : -len(tail)], 32) + tail
     return detail
 
 
@@ -157,7 +162,13 @@ def exception_to_error(exc: Exception) -> tuple[int, str, str, str, dict]:
         detail = exc.message_dict if hasattr(exc, "error_dict") else exc.messages
         return 400, "invalid_request", _field_message(detail), InvalidRequest.hint, {}
     if isinstance(exc, drf.ParseError):
-        return 400, "invalid_request", "The body is not valid JSON.", "Send a JSON object with Content-Type: application/json.", {}
+        return (
+            400,
+            "invalid_request",
+            "The body is not valid JSON.",
+            "Send a JSON object with Content-Type: application/json.",
+            {},
+        )
     if isinstance(exc, drf.UnsupportedMediaType):
         return 400, "invalid_request", str(exc.detail), "Send Content-Type: application/json.", {}
     if isinstance(exc, (drf.NotAuthenticated, drf.AuthenticationFailed)):
@@ -167,22 +178,48 @@ def exception_to_error(exc: Exception) -> tuple[int, str, str, str, dict]:
     if isinstance(exc, (drf.NotFound, Http404)):
         return 404, "not_found", "No such object in this project.", NotFound.hint, {}
     if isinstance(exc, drf.MethodNotAllowed):
-        return 405, "method_not_allowed", _method_message(str(exc.detail)), "See /v1/docs for the methods this path takes.", {}
+        return (
+            405,
+            "method_not_allowed",
+            _method_message(str(exc.detail)),
+            "See /v1/docs for the methods this path takes.",
+            {},
+        )
     if isinstance(exc, drf.NotAcceptable):
         return 406, "invalid_request", str(exc.detail), "Accept application/json.", {}
     if isinstance(exc, drf.Throttled):
         wait = int(exc.wait or 1)
-        return 429, "rate_limited", "Too many requests for this key.", RateLimited.hint, {"Retry-After": str(wait)}
+        return (
+            429,
+            "rate_limited",
+            "Too many requests for this key.",
+            RateLimited.hint,
+            {"Retry-After": str(wait)},
+        )
     if _is_redis_outage(exc):
         return 503, "unavailable", "A dependency is unavailable.", Unavailable.hint, {"Retry-After": "5"}
     if isinstance(exc, (OperationalError, InterfaceError)):
         return 503, "unavailable", "The database is unavailable.", Unavailable.hint, {"Retry-After": "5"}
     if isinstance(exc, DatabaseError):
-        return 500, "internal", "Something went wrong on our side.", "Retry later; quote the request_id if it persists.", {}
-    return 500, "internal", "Something went wrong on our side.", "Retry later; quote the request_id if it persists.", {}
+        return (
+            500,
+            "internal",
+            "Something went wrong on our side.",
+            "Retry later; quote the request_id if it persists.",
+            {},
+        )
+    return (
+        500,
+        "internal",
+        "Something went wrong on our side.",
+        "Retry later; quote the request_id if it persists.",
+        {},
+    )
 
 
-def exception_answer(exc: Exception, *, request_id: str, limits: dict | None = None) -> tuple[int, dict, bytes]:
+def exception_answer(
+    exc: Exception, *, request_id: str, limits: dict | None = None
+) -> tuple[int, dict, bytes]:
     """The one error answer for an exception under /v1: (status, headers, body) in the SPEC 4.1
     shape, a 5xx logged with its traceback (never sent), a 429 with the limit headers `limits`."""
     status, code, message, hint, headers = exception_to_error(exc)
@@ -191,13 +228,20 @@ def exception_answer(exc: Exception, *, request_id: str, limits: dict | None = N
         log.error("request %s failed: %s", request_id or "-", exc.__class__.__name__, exc_info=exc)
     if isinstance(exc, (drf.Throttled, RateLimited, QuotaExceeded)):
         headers = {**(limits or {}), **headers}
-    return status, headers, error_content(code=code, message=message, hint=hint, status=status, request_id=request_id)
+    return (
+        status,
+        headers,
+        error_content(code=code, message=message, hint=hint, status=status, request_id=request_id),
+    )
 
 
 def exception_response(request, exc: Exception) -> HttpResponse:
     """`exception_answer` as a Django response (DRF views, plain views, the middleware)."""
-    status, headers, body = exception_answer(exc, request_id=getattr(request, "request_id", "") or "",
-                                             limits=getattr(request, "ratelimit_headers", None) if request else None)
+    status, headers, body = exception_answer(
+        exc,
+        request_id=getattr(request, "request_id", "") or "",
+        limits=getattr(request, "ratelimit_headers", None) if request else None,
+    )
     response = HttpResponse(body, status=status, content_type="application/json")
     for name, value in headers.items():
         response[name] = value

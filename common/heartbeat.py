@@ -34,7 +34,13 @@ def _file() -> Path:
 
 def heartbeat_beat(*, hostname: str = "", at: float | None = None) -> None:
     """Record that the worker is alive now (or at `at`, epoch seconds)."""
-    beat = json.dumps({"at": time.time() if at is None else at, "hostname": hostname or socket.gethostname(), "pid": os.getpid()})
+    beat = json.dumps(
+        {
+            "at": time.time() if at is None else at,
+            "hostname": hostname or socket.gethostname(),
+            "pid": os.getpid(),
+        }
+    )
     counters = store()
     if isinstance(counters, RedisCounters):
         counters.client.set(f"{REDIS_KEY}:{deployment_tag()}", beat, ex=7 * 86400)
@@ -68,8 +74,11 @@ def heartbeat_last() -> dict | None:
 def broker_queue() -> dict:
     """The task queue's depth and its oldest message's age (seconds) on the embedded broker;
     on another broker both are None (its own monitoring knows them better)."""
-    options = settings.CELERY_BROKER_TRANSPORT_OPTIONS if settings.CELERY_BROKER_URL.startswith(
-        ("threadless-fs://", "filesystem://")) else {}
+    options = (
+        settings.CELERY_BROKER_TRANSPORT_OPTIONS
+        if settings.CELERY_BROKER_URL.startswith(("threadless-fs://", "filesystem://"))
+        else {}
+    )
     if not options.get("data_folder_in"):
         return {"depth": None, "oldestAgeSeconds": None}
     return queue_stats(options["data_folder_in"], settings.CELERY_TASK_DEFAULT_QUEUE)

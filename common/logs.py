@@ -45,9 +45,18 @@ def request_done(*, route: str, method: str, status: int, seconds: float) -> Non
     metrics.request(route, method, status, seconds)
     if request_log.isEnabledFor(logging.INFO):
         method = method[:16]  # any token a client sent
-        request_log.info("%s %s %s", method, route, status,
-                         extra={"route": route, "status": status, "method": method,
-                                "duration_ms": round(seconds * 1000, 2)})
+        request_log.info(
+            "%s %s %s",
+            method,
+            route,
+            status,
+            extra={
+                "route": route,
+                "status": status,
+                "method": method,
+                "duration_ms": round(seconds * 1000, 2),
+            },
+        )
 
 
 class ContextFilter(logging.Filter):
@@ -67,7 +76,9 @@ class JsonFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         out = {
-            "timestamp": datetime.datetime.fromtimestamp(record.created, datetime.UTC).isoformat(timespec="milliseconds"),
+            "timestamp": datetime.datetime.fromtimestamp(record.created, datetime.UTC).isoformat(
+                timespec="milliseconds"
+            ),
             "level": record.levelname,
             "logger": record.name,
             "message": record.getMessage(),

@@ -88,8 +88,11 @@ def text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(p["text"] for p in content
-                         if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str))
+        return "\n".join(
+            p["text"]
+            for p in content
+            if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
+        )
     return ""
 
 
@@ -151,7 +154,8 @@ def reply_cut(message: dict, *, limit: int) -> dict:
     calls = [c for c in message.get("tool_calls") or [] if isinstance(c, dict)]
     arguments = [str((c.get("function") or {}).get("arguments") or "") for c in calls]
     if len(text) + sum(len(a) + 100 for a in arguments) <= limit and (
-            isinstance(message.get("content"), str) or len(str(message.get("content"))) <= limit):
+        isinstance(message.get("content"), str) or len(str(message.get("content"))) <= limit
+    ):
         return message
     budget = limit
     kept_text = text[:budget]
@@ -161,12 +165,19 @@ def reply_cut(message: dict, *, limit: int) -> dict:
         if budget <= 100:
             break
         fn = call.get("function") or {}
-        cut = args[:budget - 100]
+        cut = args[: budget - 100]
         budget -= len(cut) + 100
-        kept_calls.append({"id": str(call.get("id") or "")[:200], "type": "function",
-                           "function": {"name": str(fn.get("name") or "")[:200], "arguments": cut}})
-    out: dict[str, Any] = {"role": message.get("role", "assistant"),
-                           "content": f"{kept_text}\n\n{cut_marker(limit)}" if kept_text else cut_marker(limit)}
+        kept_calls.append(
+            {
+                "id": str(call.get("id") or "")[:200],
+                "type": "function",
+                "function": {"name": str(fn.get("name") or "")[:200], "arguments": cut},
+            }
+        )
+    out: dict[str, Any] = {
+        "role": message.get("role", "assistant"),
+        "content": f"{kept_text}\n\n{cut_marker(limit)}" if kept_text else cut_marker(limit),
+    }
     if kept_calls:
         out["tool_calls"] = kept_calls
     return out

@@ -30,33 +30,65 @@ LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2
 COUNT_BUCKETS = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
 JOB_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 180)
 
-REQUESTS = Counter("threadless_http_requests", "HTTP requests answered, by route pattern, method and status.",
-                   ["route", "method", "status"])
-REQUEST_SECONDS = Histogram("threadless_http_request_duration_seconds",
-                            "Time to answer (to the first byte of a stream), by route pattern and method.",
-                            ["route", "method"], buckets=LATENCY_BUCKETS)
+REQUESTS = Counter(
+    "threadless_http_requests",
+    "HTTP requests answered, by route pattern, method and status.",
+    ["route", "method", "status"],
+)
+REQUEST_SECONDS = Histogram(
+    "threadless_http_request_duration_seconds",
+    "Time to answer (to the first byte of a stream), by route pattern and method.",
+    ["route", "method"],
+    buckets=LATENCY_BUCKETS,
+)
 DECORATES = Counter("threadless_decorate", "decorate answers built (API and proxy).", [])
-DECORATE_WINDOW = Histogram("threadless_decorate_window_messages", "History messages in a decorate's window.",
-                            buckets=COUNT_BUCKETS)
-DECORATE_RECALLED = Histogram("threadless_decorate_recalled_snippets", "Recalled snippets in a decorate's answer.",
-                              buckets=COUNT_BUCKETS)
-DECORATE_FACTS = Histogram("threadless_decorate_facts", "Facts in a decorate's answer.", buckets=COUNT_BUCKETS)
-DECORATE_DEGRADED = Counter("threadless_decorate_degraded",
-                            "Calls answered without memory because decorate could not run, by where.", ["source"])
-REPORTS = Counter("threadless_report", "report calls, accepted (202) or rejected (an error answer).", ["outcome"])
+DECORATE_WINDOW = Histogram(
+    "threadless_decorate_window_messages", "History messages in a decorate's window.", buckets=COUNT_BUCKETS
+)
+DECORATE_RECALLED = Histogram(
+    "threadless_decorate_recalled_snippets",
+    "Recalled snippets in a decorate's answer.",
+    buckets=COUNT_BUCKETS,
+)
+DECORATE_FACTS = Histogram(
+    "threadless_decorate_facts", "Facts in a decorate's answer.", buckets=COUNT_BUCKETS
+)
+DECORATE_DEGRADED = Counter(
+    "threadless_decorate_degraded",
+    "Calls answered without memory because decorate could not run, by where.",
+    ["source"],
+)
+REPORTS = Counter(
+    "threadless_report", "report calls, accepted (202) or rejected (an error answer).", ["outcome"]
+)
 REPORT_MESSAGES = Counter("threadless_report_messages", "Messages stored by accepted reports.", [])
-JOBS = Counter("threadless_jobs", "Background jobs run, by kind (the task's name) and outcome.", ["kind", "outcome"])
-JOB_SECONDS = Histogram("threadless_job_duration_seconds", "Background job run time, by kind.", ["kind"],
-                        buckets=JOB_BUCKETS)
-FACTS = Counter("threadless_facts_extracted", "Fact extraction results, by extractor and outcome.",
-                ["extractor", "outcome"])
-DIGESTS = Counter("threadless_error_digests", "Error digests written, by task type and error type.",
-                  ["task_type", "error_type"])
-PROXY_CALLS = Counter("threadless_proxy_calls", "Proxied model calls, by provider and upstream status.",
-                      ["provider", "upstream_status"])
-PROXY_ADDED = Histogram("threadless_proxy_added_latency_seconds",
-                        "Time the proxy adds before the upstream call (key, decorate), by provider.",
-                        ["provider"], buckets=LATENCY_BUCKETS)
+JOBS = Counter(
+    "threadless_jobs", "Background jobs run, by kind (the task's name) and outcome.", ["kind", "outcome"]
+)
+JOB_SECONDS = Histogram(
+    "threadless_job_duration_seconds", "Background job run time, by kind.", ["kind"], buckets=JOB_BUCKETS
+)
+FACTS = Counter(
+    "threadless_facts_extracted",
+    "Fact extraction results, by extractor and outcome.",
+    ["extractor", "outcome"],
+)
+DIGESTS = Counter(
+    "threadless_error_digests",
+    "Error digests written, by task type and error type.",
+    ["task_type", "error_type"],
+)
+PROXY_CALLS = Counter(
+    "threadless_proxy_calls",
+    "Proxied model calls, by provider and upstream status.",
+    ["provider", "upstream_status"],
+)
+PROXY_ADDED = Histogram(
+    "threadless_proxy_added_latency_seconds",
+    "Time the proxy adds before the upstream call (key, decorate), by provider.",
+    ["provider"],
+    buckets=LATENCY_BUCKETS,
+)
 REFUSALS = Counter("threadless_refusals", "Requests refused by a rate limit or a plan allowance.", ["code"])
 
 REFUSAL_CODES = frozenset({"rate_limited", "quota_exceeded"})
@@ -159,4 +191,3 @@ def counter_total(counter: Counter, **labels: str) -> float:
             if sample.name == wanted and all(sample.labels.get(k) == v for k, v in labels.items()):
                 total += sample.value
     return total
-

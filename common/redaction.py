@@ -32,13 +32,17 @@ JSON_LIMIT = 65_536  # how much of an error text is searched for a provider JSON
 JSON_ATTEMPTS = 16  # "{" positions tried when a JSON body stands inside other text
 ECHO_LIMIT = 64  # request input repeated in an error message
 
-_SECRET_KEYS = (r"(?:api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|token|secret|client[_-]?secret"
-                r"|password|passwd|pwd|authorization|x-api-key)")
+_SECRET_KEYS = (
+    r"(?:api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|token|secret|client[_-]?secret"
+    r"|password|passwd|pwd|authorization|x-api-key)"
+)
 # Query parameters whose value is a credential (signed URLs, API keys in the query).
-_QUERY_KEYS = (r"(?:key|api[_-]?key|apikey|sig|signature|token|access[_-]?token|id[_-]?token|refresh[_-]?token"
-               r"|auth|auth[_-]?token|code|client[_-]?token|client[_-]?secret|secret|password|passwd|pass|pwd"
-               r"|credential|session|sessionid|x-amz-signature|x-amz-credential|x-amz-security-token"
-               r"|x-goog-signature|x-goog-credential)")
+_QUERY_KEYS = (
+    r"(?:key|api[_-]?key|apikey|sig|signature|token|access[_-]?token|id[_-]?token|refresh[_-]?token"
+    r"|auth|auth[_-]?token|code|client[_-]?token|client[_-]?secret|secret|password|passwd|pass|pwd"
+    r"|credential|session|sessionid|x-amz-signature|x-amz-credential|x-amz-security-token"
+    r"|x-goog-signature|x-goog-credential)"
+)
 
 _SECRET_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     # key=value / "key": "value" / key: value, for keys named like credentials. The key may end a
@@ -46,7 +50,9 @@ _SECRET_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (
         re.compile(
             r"""(?ix)
-            (["']?""" + _SECRET_KEYS + r"""\b["']?\s*+[:=]\s*+)   # the key and separator
+            (["']?"""
+            + _SECRET_KEYS
+            + r"""\b["']?\s*+[:=]\s*+)   # the key and separator
             (?:"[^"\n]*+"?|'[^'\n]*+'?|(?:Bearer|Basic|Token|Digest)\s++[^\s,;"'}]++|[^\s,;"'}&]++)   # the value
             """
         ),
@@ -61,7 +67,10 @@ _SECRET_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\bsk-ant-[A-Za-z0-9_-]{8,}+"), "[redacted]"),
     (re.compile(r"\bsk-[A-Za-z0-9_-]{8,}+"), "[redacted]"),
     (re.compile(r"\btl_(?:proj|pub)_[A-Za-z0-9]{6,}+"), "[redacted]"),
-    (re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,}+\.[A-Za-z0-9_-]{5,}+\.[A-Za-z0-9_-]*+"), "[redacted]"),
+    (
+        re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,}+\.[A-Za-z0-9_-]{5,}+\.[A-Za-z0-9_-]*+"),
+        "[redacted]",
+    ),
     (re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"), "[redacted]"),
     (re.compile(r"\bAIza[0-9A-Za-z_-]{30,}+"), "[redacted]"),
     (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}+\b"), "[redacted]"),
@@ -114,9 +123,11 @@ def cut_middle(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     head = cut(text, limit * 3 // 4)
-    tail = text[len(text) - limit // 4:]
-    space = min((i for i in (tail.find(" ", 0, 64), tail.find("\n", 0, 64), tail.find("\t", 0, 64)) if i != -1),
-                default=-1)
+    tail = text[len(text) - limit // 4 :]
+    space = min(
+        (i for i in (tail.find(" ", 0, 64), tail.find("\n", 0, 64), tail.find("\t", 0, 64)) if i != -1),
+        default=-1,
+    )
     if space != -1:
         tail = tail[space:]
     return f"{head} [{len(text) - len(head) - len(tail)} characters cut] …{tail}"
@@ -234,7 +245,7 @@ def _strip_html(text: str) -> str:
         if block is None:
             out.append(text[pos:])
             break
-        out.append(text[pos:block.start()])
+        out.append(text[pos : block.start()])
         close = lower.find("</" + block.group(1).lower(), block.end())
         if close == -1:
             break
@@ -308,7 +319,12 @@ def redact_value(value: Any, max_depth: int = 64, *, secret_fields: bool = False
                 items = source.items()
             parent[slot] = copy
             for key, item in items:
-                if secret_fields and isinstance(item, str) and isinstance(copy, dict) and SECRET_FIELD.search(str(key)):
+                if (
+                    secret_fields
+                    and isinstance(item, str)
+                    and isinstance(copy, dict)
+                    and SECRET_FIELD.search(str(key))
+                ):
                     copy[key] = "[redacted]"
                     continue
                 stack.append((item, copy, key, depth + 1))

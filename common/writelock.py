@@ -80,7 +80,9 @@ class WriterLock:
                 return
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    raise WriteLockTimeout(f"the database's write lock stayed taken for {timeout:g} s") from None
+                    raise WriteLockTimeout(
+                        f"the database's write lock stayed taken for {timeout:g} s"
+                    ) from None
                 delay = min(delay * 1.5, LAST_POLL)
 
     def __exit__(self, *exc) -> None:

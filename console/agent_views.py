@@ -32,8 +32,13 @@ DEFAULT_CONFIG = {
     "description": "A helpful assistant.",
     "memoryPolicy": {"strictWriteDiscipline": {"enabled": True, "onFailure": "digest"}},
     "workflow": [
-        {"id": "llm", "type": "llm", "provider": "demo", "model": "demo",
-         "instructions": "You are a helpful assistant."},
+        {
+            "id": "llm",
+            "type": "llm",
+            "provider": "demo",
+            "model": "demo",
+            "instructions": "You are a helpful assistant.",
+        },
     ],
     "allowedOrigins": [],
 }
@@ -41,8 +46,11 @@ DEFAULT_CONFIG = {
 
 def _agent(request, agent_id: str):
     """The agent, if its project is one the console user may see (else 404, like a missing id)."""
-    agent = Agent.objects.select_related("project").filter(
-        pk=agent_id, project__in=access.visible_projects(request.user)).first()
+    agent = (
+        Agent.objects.select_related("project")
+        .filter(pk=agent_id, project__in=access.visible_projects(request.user))
+        .first()
+    )
     if agent is None:
         raise Http404("No such agent.")
     return agent
@@ -61,7 +69,10 @@ def parse_config(text: str) -> tuple[dict | None, dict | None]:
     try:
         config = json.loads(text)
     except json.JSONDecodeError as exc:
-        return None, {"path": f"line {exc.lineno}, column {exc.colno}", "message": f"not valid JSON: {exc.msg}."}
+        return None, {
+            "path": f"line {exc.lineno}, column {exc.colno}",
+            "message": f"not valid JSON: {exc.msg}.",
+        }
     if not isinstance(config, dict):
         return None, {"path": "(top level)", "message": "the config must be a JSON object."}
     return config, None
@@ -78,10 +89,12 @@ def _save(request, form: AgentForm, agent=None):
             project = access.visible_projects(request.user).filter(pk=form.cleaned_data["project"]).first()
             if project is None:
                 return None, {"path": "project", "message": "choose a project."}
-            return services.agent_create(project=project, name=form.cleaned_data["name"], config=config,
-                                         slug=slug), None
-        return services.agent_update(agent=agent, name=form.cleaned_data["name"], config=config,
-                                     **({"slug": slug} if slug else {})), None
+            return services.agent_create(
+                project=project, name=form.cleaned_data["name"], config=config, slug=slug
+            ), None
+        return services.agent_update(
+            agent=agent, name=form.cleaned_data["name"], config=config, **({"slug": slug} if slug else {})
+        ), None
     except ApiError as exc:
         path, message = split_path_error(exc.message)
         return None, {"path": path, "message": message}
@@ -94,17 +107,22 @@ def _projects(request):
 @staff_required
 def agents(request):
 
-    rows = Agent.objects.filter(project__in=access.visible_projects(request.user)) \
-        .select_related("project").annotate(conversations_n=Count("conversations")) \
+    rows = (
+        Agent.objects.filter(project__in=access.visible_projects(request.user))
+        .select_related("project")
+        .annotate(conversations_n=Count("conversations"))
         .order_by("project__name", "name")
+    )
     return render(request, "chat_console/agents.html", {"section": "agents", "agents": rows})
 
 
 @staff_required
 def agent_new(request):
-    form = AgentForm(request.POST or None, projects=_projects(request),
-                     initial={"config": json.dumps(DEFAULT_CONFIG, indent=2),
-                              "project": request.GET.get("project", "")})
+    form = AgentForm(
+        request.POST or None,
+        projects=_projects(request),
+        initial={"config": json.dumps(DEFAULT_CONFIG, indent=2), "project": request.GET.get("project", "")},
+    )
     error = None
     if request.method == "POST" and form.is_valid():
         agent, error = _save(request, form)
@@ -112,15 +130,23 @@ def agent_new(request):
             messages.success(request, f"Agent “{agent.name}” created. Try it in the Manager chat.")
             return redirect("chat_console:agent", agent_id=agent.pk)
     status = 400 if request.method == "POST" else 200
-    return render(request, "chat_console/agent_edit.html",
-                  {"section": "agents", "form": form, "error": error, "agent": None}, status=status)
+    return render(
+        request,
+        "chat_console/agent_edit.html",
+        {"section": "agents", "form": form, "error": error, "agent": None},
+        status=status,
+    )
 
 
 @staff_required
 def agent_edit(request, agent_id: str):
     agent = _agent(request, agent_id)
-    initial = {"name": agent.name, "slug": agent.slug, "project": agent.project_id,
-               "config": json.dumps(agent.config, indent=2, ensure_ascii=False)}
+    initial = {
+        "name": agent.name,
+        "slug": agent.slug,
+        "project": agent.project_id,
+        "config": json.dumps(agent.config, indent=2, ensure_ascii=False),
+    }
     form = AgentForm(request.POST or None, projects=_projects(request), initial=initial, editing=True)
     error = None
     if request.method == "POST" and form.is_valid():
@@ -130,8 +156,12 @@ def agent_edit(request, agent_id: str):
             return redirect("chat_console:agent", agent_id=agent.pk)
         agent.refresh_from_db()
     status = 400 if request.method == "POST" else 200
-    return render(request, "chat_console/agent_edit.html",
-                  {"section": "agents", "form": form, "error": error, "agent": agent}, status=status)
+    return render(
+        request,
+        "chat_console/agent_edit.html",
+        {"section": "agents", "form": form, "error": error, "agent": agent},
+        status=status,
+    )
 
 
 @staff_required
@@ -139,12 +169,18 @@ def agent_delete(request, agent_id: str):
     agent = _agent(request, agent_id)
     if request.method == "POST":
         if request.POST.get("confirm") != agent.slug:
-            return render(request, "chat_console/agent_delete.html",
-                          {"section": "agents", "agent": agent, "error": "Type the agent's slug to confirm."},
-                          status=400)
+            return render(
+                request,
+                "chat_console/agent_delete.html",
+                {"section": "agents", "agent": agent, "error": "Type the agent's slug to confirm."},
+                status=400,
+            )
         receipt = services.agent_delete(agent=agent)
-        messages.success(request, f"Agent “{agent.name}” deleted with {receipt.get('conversations', 0)} "
-                                  "conversation(s); its publishable keys are revoked.")
+        messages.success(
+            request,
+            f"Agent “{agent.name}” deleted with {receipt.get('conversations', 0)} "
+            "conversation(s); its publishable keys are revoked.",
+        )
         return redirect("chat_console:agents")
     return render(request, "chat_console/agent_delete.html", {"section": "agents", "agent": agent})
 
@@ -157,7 +193,9 @@ def secrets_page(request):
 
     projects = list(access.visible_projects(request.user).order_by("name"))
     wanted = request.POST.get("project") or request.GET.get("project")
-    project = next((p for p in projects if p.pk == wanted), None) if wanted else (projects[0] if projects else None)
+    project = (
+        next((p for p in projects if p.pk == wanted), None) if wanted else (projects[0] if projects else None)
+    )
     if wanted and project is None:
         raise Http404("No such project.")
     form = SecretForm(request.POST or None)
@@ -172,18 +210,31 @@ def secrets_page(request):
             return redirect(reverse("chat_console:secrets") + f"?project={project.pk}")
         if form.is_valid():
             try:
-                project_services.secret_set(project=project, name=form.cleaned_data["name"], value=form.cleaned_data["value"])
+                project_services.secret_set(
+                    project=project, name=form.cleaned_data["name"], value=form.cleaned_data["value"]
+                )
             except ApiError as exc:
                 form.add_error(None, exc.message)
             else:
-                messages.success(request, f"Secret {form.cleaned_data['name']} saved (encrypted). "
-                                          f"Use it in an llm task as \"apiKeySecret\": \"{form.cleaned_data['name']}\".")
+                messages.success(
+                    request,
+                    f"Secret {form.cleaned_data['name']} saved (encrypted). "
+                    f'Use it in an llm task as "apiKeySecret": "{form.cleaned_data["name"]}".',
+                )
                 return redirect(reverse("chat_console:secrets") + f"?project={project.pk}")
         status = 400
-    return render(request, "chat_console/secrets.html", {
-        "section": "agents", "projects": projects, "project": project, "form": form,
-        "secrets": project_selectors.secret_list(project=project) if project else [],
-    }, status=status)
+    return render(
+        request,
+        "chat_console/secrets.html",
+        {
+            "section": "agents",
+            "projects": projects,
+            "project": project,
+            "form": form,
+            "secrets": project_selectors.secret_list(project=project) if project else [],
+        },
+        status=status,
+    )
 
 
 # --- Manager chat ------------------------------------------------------------------------------
@@ -198,10 +249,19 @@ def _history(conversation) -> list[dict]:
     out = []
     for turn in selectors.conversation_turns(conversation=conversation):
         text = text_of(turn.output or [])
-        errors = [{**e, "errorType": getattr(runs.get((turn.number, e.get("taskId"))), "error_type", "")}
-                  for e in turn.task_errors or []]
-        out.append({"number": turn.number, "input": turn.input, "text": text, "errors": errors,
-                    "state": selectors.turn_state(turn)})
+        errors = [
+            {**e, "errorType": getattr(runs.get((turn.number, e.get("taskId"))), "error_type", "")}
+            for e in turn.task_errors or []
+        ]
+        out.append(
+            {
+                "number": turn.number,
+                "input": turn.input,
+                "text": text,
+                "errors": errors,
+                "state": selectors.turn_state(turn),
+            }
+        )
     return out
 
 
@@ -214,10 +274,17 @@ def manager_chat(request, agent_id: str):
         if conversation is None:
             raise Http404("No such conversation for this agent.")
     recent = Conversation.objects.filter(agent=agent, client_token_hash="").order_by("-created_at")[:10]
-    return render(request, "chat_console/manager_chat.html", {
-        "section": "agents", "agent": agent, "conversation": conversation, "recent": recent,
-        "history": _history(conversation) if conversation else [],
-    })
+    return render(
+        request,
+        "chat_console/manager_chat.html",
+        {
+            "section": "agents",
+            "agent": agent,
+            "conversation": conversation,
+            "recent": recent,
+            "history": _history(conversation) if conversation else [],
+        },
+    )
 
 
 @staff_required
@@ -233,15 +300,19 @@ async def _staff_conversation(request, agent_id: str, conversation_id: str):
     if not access.is_staff(user):
         raise PermissionDenied
     conversation = await Conversation.objects.filter(
-        pk=conversation_id, agent_id=agent_id, agent__project__in=access.visible_projects(user)).afirst()
+        pk=conversation_id, agent_id=agent_id, agent__project__in=access.visible_projects(user)
+    ).afirst()
     if conversation is None:
         raise Http404("No such conversation for this agent.")
     return conversation
 
 
 def _error(exc: ApiError) -> HttpResponse:
-    return HttpResponse(orjson.dumps({"error": {"code": exc.code, "message": exc.message}}), status=exc.status,
-                        content_type="application/json")
+    return HttpResponse(
+        orjson.dumps({"error": {"code": exc.code, "message": exc.message}}),
+        status=exc.status,
+        content_type="application/json",
+    )
 
 
 async def manager_say(request, agent_id: str, conversation_id: str):
@@ -252,7 +323,9 @@ async def manager_say(request, agent_id: str, conversation_id: str):
     conversation = await _staff_conversation(request, agent_id, conversation_id)
     try:
         text = services.check_input(request.POST.get("input", ""))
-        handle, slot = await services.turn_begin_streamed(runner.turn_begin, conversation=conversation, text=text)
+        handle, slot = await services.turn_begin_streamed(
+            runner.turn_begin, conversation=conversation, text=text
+        )
     except ApiError as exc:
         return _error(exc)
     request_id = getattr(request, "request_id", "")

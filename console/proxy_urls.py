@@ -21,16 +21,29 @@ LABELS = {"openai": "OpenAI", "anthropic": "Anthropic"}
 
 
 class UpstreamForm(forms.Form):
-    base_url = forms.CharField(label="Upstream base URL", required=False, max_length=500,
-                               help_text="Empty: the provider's official API.")
-    api_key = forms.CharField(label="Upstream API key", required=False, max_length=10_000, strip=True,
-                              widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
-                              help_text="Stored encrypted; leave empty to keep the current key (a changed base URL "
-                                        "removes it unless you enter it again).")
+    base_url = forms.CharField(
+        label="Upstream base URL",
+        required=False,
+        max_length=500,
+        help_text="Empty: the provider's official API.",
+    )
+    api_key = forms.CharField(
+        label="Upstream API key",
+        required=False,
+        max_length=10_000,
+        strip=True,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
+        help_text="Stored encrypted; leave empty to keep the current key (a changed base URL "
+        "removes it unless you enter it again).",
+    )
     remove_key = forms.BooleanField(label="Remove the stored key", required=False)
-    api_key_env = forms.CharField(label="Or a server environment key", required=False, max_length=100,
-                                  help_text="A name from THREADLESS_PROVIDER_ENV_ALLOW (sent only where it is "
-                                            "pinned), when the operator allows it (THREADLESS_PROXY_ENV_KEYS).")
+    api_key_env = forms.CharField(
+        label="Or a server environment key",
+        required=False,
+        max_length=100,
+        help_text="A name from THREADLESS_PROVIDER_ENV_ALLOW (sent only where it is "
+        "pinned), when the operator allows it (THREADLESS_PROXY_ENV_KEYS).",
+    )
 
 
 @staff_required
@@ -44,9 +57,13 @@ def proxy_settings_page(request):
     forms_by_provider = {}
     current = services.upstream_settings(project=project) if project else {}
     for name in PROTOCOLS:
-        initial = {"base_url": (current.get(name) or {}).get("base_url") or "",
-                   "api_key_env": (current.get(name) or {}).get("api_key_env") or ""}
-        forms_by_provider[name] = UpstreamForm(request.POST if bound == name else None, initial=initial, prefix=name)
+        initial = {
+            "base_url": (current.get(name) or {}).get("base_url") or "",
+            "api_key_env": (current.get(name) or {}).get("api_key_env") or "",
+        }
+        forms_by_provider[name] = UpstreamForm(
+            request.POST if bound == name else None, initial=initial, prefix=name
+        )
     if bound in forms_by_provider and project is not None:
         form = forms_by_provider[bound]
         if form.is_valid():
@@ -63,14 +80,24 @@ def proxy_settings_page(request):
             else:
                 messages.success(request, f"{LABELS[bound]} upstream of {project.name} saved.")
                 if saved["api_key_cleared"]:
-                    messages.warning(request, "The stored key was removed: it belonged to the previous base URL. "
-                                              "Enter the key for the new upstream.")
+                    messages.warning(
+                        request,
+                        "The stored key was removed: it belonged to the previous base URL. "
+                        "Enter the key for the new upstream.",
+                    )
                 return redirect(reverse("proxy_console:settings") + f"?project={project.pk}")
         status = 400
-    return render(request, "proxy_console/settings.html", {
-        "section": "proxy", "projects": projects, "project": project,
-        "providers": [(name, forms_by_provider[name], current.get(name) or {}) for name in PROTOCOLS],
-    }, status=status)
+    return render(
+        request,
+        "proxy_console/settings.html",
+        {
+            "section": "proxy",
+            "projects": projects,
+            "project": project,
+            "providers": [(name, forms_by_provider[name], current.get(name) or {}) for name in PROTOCOLS],
+        },
+        status=status,
+    )
 
 
 app_name = "proxy_console"

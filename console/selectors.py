@@ -66,15 +66,39 @@ class Failure:
 
 
 def _newest_failures(digests: QuerySet[ErrorDigest], entries: QuerySet[Entry], n: int = 8) -> list[Failure]:
-    from_digests = [Failure(memory_id=d.memory_id, turn=d.turn, task_id=d.task_id, error_type=d.error_type,
-                            text=d.text, created_at=d.created_at, project=d.project)
-                    for d in digests.select_related("project").order_by("-created_at")[:n]]
-    covered = ErrorDigest.objects.filter(memory_id=OuterRef("memory_id"), turn=OuterRef("turn"),
-                                         task_id=OuterRef("task_id"))
-    raw = (entries.filter(kind=Entry.Kind.ERROR).exclude(Exists(covered))
-           .select_related("memory__project").order_by("-created_at")[:n])
-    from_entries = [Failure(memory_id=e.memory_id, turn=e.turn, task_id=e.task_id, error_type="raw error",
-                            text=e.content[:300], created_at=e.created_at, project=e.memory.project) for e in raw]
+    from_digests = [
+        Failure(
+            memory_id=d.memory_id,
+            turn=d.turn,
+            task_id=d.task_id,
+            error_type=d.error_type,
+            text=d.text,
+            created_at=d.created_at,
+            project=d.project,
+        )
+        for d in digests.select_related("project").order_by("-created_at")[:n]
+    ]
+    covered = ErrorDigest.objects.filter(
+        memory_id=OuterRef("memory_id"), turn=OuterRef("turn"), task_id=OuterRef("task_id")
+    )
+    raw = (
+        entries.filter(kind=Entry.Kind.ERROR)
+        .exclude(Exists(covered))
+        .select_related("memory__project")
+        .order_by("-created_at")[:n]
+    )
+    from_entries = [
+        Failure(
+            memory_id=e.memory_id,
+            turn=e.turn,
+            task_id=e.task_id,
+            error_type="raw error",
+            text=e.content[:300],
+            created_at=e.created_at,
+            project=e.memory.project,
+        )
+        for e in raw
+    ]
     return sorted(from_digests + from_entries, key=lambda f: f.created_at, reverse=True)[:n]
 
 
@@ -99,8 +123,11 @@ def overview(*, project: Project | None, days: int = 14, within: QuerySet[Projec
         calls = calls.filter(project=project)
     # A turn failed when it ended in error, or when a task or the upstream failed in it (a raw
     # error or a digest was stored), under any policy.
-    failure_entries = Entry.objects.filter(memory_id=OuterRef("memory_id"), turn=OuterRef("number"),
-                                           kind__in=[Entry.Kind.ERROR, Entry.Kind.DIGEST])
+    failure_entries = Entry.objects.filter(
+        memory_id=OuterRef("memory_id"),
+        turn=OuterRef("number"),
+        kind__in=[Entry.Kind.ERROR, Entry.Kind.DIGEST],
+    )
     volume = dict(calls.values_list("operation").annotate(n=Sum("count")).values_list("operation", "n"))
     per_day = dict(
         digests.filter(created_at__date__gte=since)
@@ -109,13 +136,16 @@ def overview(*, project: Project | None, days: int = 14, within: QuerySet[Projec
         .annotate(n=Count("id"))
         .values_list("day", "n")
     )
-    series = [DayCount(day=since + timedelta(days=i), count=per_day.get(since + timedelta(days=i), 0))
-              for i in range(days)]
+    series = [
+        DayCount(day=since + timedelta(days=i), count=per_day.get(since + timedelta(days=i), 0))
+        for i in range(days)
+    ]
     return Overview(
         memories=memories.count(),
         turns=turns.count(),
-        failed_turns=turns.filter(Q(state__in=[Turn.State.ERROR, Turn.State.EXECUTION_INTERRUPTED])
-                                  | Exists(failure_entries)).count(),
+        failed_turns=turns.filter(
+            Q(state__in=[Turn.State.ERROR, Turn.State.EXECUTION_INTERRUPTED]) | Exists(failure_entries)
+        ).count(),
         digests=digests.count(),
         decorate=volume.get("decorate", 0),
         report=volume.get("report", 0),
@@ -139,12 +169,21 @@ class Operations:
 def operations(*, project: Project | None, within: QuerySet[Project] | None = None) -> Operations:
     backlog = memory_selectors.outbox_backlog(project=project, projects=within if project is None else None)
     degraded = metrics.counter_total(metrics.DECORATE_DEGRADED) if metrics.ON else None
-    return Operations(outbox_depth=backlog.depth, worker_lag_seconds=backlog.oldest_age_seconds,
-                      degraded_decorates=int(degraded) if degraded is not None else None, metrics_on=metrics.ON)
+    return Operations(
+        outbox_depth=backlog.depth,
+        worker_lag_seconds=backlog.oldest_age_seconds,
+        degraded_decorates=int(degraded) if degraded is not None else None,
+        metrics_on=metrics.ON,
+    )
 
 
-def memory_search(*, project: Project | None, query: str = "", with_digests: bool = False,
-                  within: QuerySet[Project] | None = None) -> QuerySet[Memory]:
+def memory_search(
+    *,
+    project: Project | None,
+    query: str = "",
+    with_digests: bool = False,
+    within: QuerySet[Project] | None = None,
+) -> QuerySet[Memory]:
     qs = Memory.objects.select_related("project")
     if within is not None:
         qs = qs.filter(project__in=within)
@@ -152,8 +191,12 @@ def memory_search(*, project: Project | None, query: str = "", with_digests: boo
         qs = qs.filter(project=project)
     query = query.strip()
     if query:
-        qs = qs.filter(Q(pk=query) | Q(external_id__icontains=query) | Q(metadata__icontains=query)
-                       | Q(instructions__icontains=query))
+        qs = qs.filter(
+            Q(pk=query)
+            | Q(external_id__icontains=query)
+            | Q(metadata__icontains=query)
+            | Q(instructions__icontains=query)
+        )
     if with_digests:
         qs = qs.filter(digest_count__gt=0)
     return qs.order_by("-last_used_at", "-id")
@@ -192,8 +235,9 @@ class TimelinePage:
         return self.page < self.pages
 
 
-def timeline_page_for_turn(*, memory: Memory, turn: int, per_page: int = TURNS_PER_PAGE,
-                           newest_first: bool = True) -> int:
+def timeline_page_for_turn(
+    *, memory: Memory, turn: int, per_page: int = TURNS_PER_PAGE, newest_first: bool = True
+) -> int:
     """The page that holds `turn` (page 1 holds the newest turns, or the oldest)."""
     last = max(memory.last_turn, 1)
     turn = min(max(turn, 1), last)
@@ -203,22 +247,27 @@ def timeline_page_for_turn(*, memory: Memory, turn: int, per_page: int = TURNS_P
 def _mark_raw_errors_shown_in_digests(entries: list[Entry]) -> None:
     """A raw error that a digest of the same turn and task also carries is shown once, in the
     digest: its entry gets `in_digest` (the digest's seq)."""
-    digests = {(e.turn, e.task_id): e for e in entries if e.kind == Entry.Kind.DIGEST
-               and e.digest_row is not None and e.digest_row.raw_error}
+    digests = {
+        (e.turn, e.task_id): e
+        for e in entries
+        if e.kind == Entry.Kind.DIGEST and e.digest_row is not None and e.digest_row.raw_error
+    }
     for entry in entries:
         digest = digests.get((entry.turn, entry.task_id)) if entry.kind == Entry.Kind.ERROR else None
         entry.in_digest = digest.seq if digest is not None else None
 
 
-def timeline_page(*, memory: Memory, page: int = 1, per_page: int = TURNS_PER_PAGE,
-                  newest_first: bool = True) -> TimelinePage:
+def timeline_page(
+    *, memory: Memory, page: int = 1, per_page: int = TURNS_PER_PAGE, newest_first: bool = True
+) -> TimelinePage:
     """One page of turns, newest first (or oldest first); entries in order inside a turn, capped per page."""
     last = memory.last_turn
     pages = max(1, -(-last // per_page))
     page = min(max(page, 1), pages)
     if last == 0:
-        return TimelinePage(turns=[], page=1, pages=1, total_turns=0, first_turn=0, last_turn=0,
-                            newest_first=newest_first)
+        return TimelinePage(
+            turns=[], page=1, pages=1, total_turns=0, first_turn=0, last_turn=0, newest_first=newest_first
+        )
     if newest_first:
         hi = last - (page - 1) * per_page
         lo = max(1, hi - per_page + 1)
@@ -241,12 +290,23 @@ def timeline_page(*, memory: Memory, page: int = 1, per_page: int = TURNS_PER_PA
     turns = {t.number: t for t in Turn.objects.filter(memory=memory, number__gte=lo, number__lte=hi)}
     views: dict[int, TurnView] = {n: TurnView(number=n, turn=turns.get(n)) for n in range(lo, hi + 1)}
     for entry in entries:
-        views.setdefault(entry.turn, TurnView(number=entry.turn, turn=turns.get(entry.turn))).entries.append(entry)
-    ordered = [views[n] for n in sorted(views, reverse=newest_first) if views[n].entries or views[n].turn is not None]
+        views.setdefault(entry.turn, TurnView(number=entry.turn, turn=turns.get(entry.turn))).entries.append(
+            entry
+        )
+    ordered = [
+        views[n] for n in sorted(views, reverse=newest_first) if views[n].entries or views[n].turn is not None
+    ]
     if truncated and ordered:
         ordered[-1].truncated = True
-    return TimelinePage(turns=ordered, page=page, pages=pages, total_turns=last, first_turn=lo, last_turn=hi,
-                        newest_first=newest_first)
+    return TimelinePage(
+        turns=ordered,
+        page=page,
+        pages=pages,
+        total_turns=last,
+        first_turn=lo,
+        last_turn=hi,
+        newest_first=newest_first,
+    )
 
 
 @dataclass
@@ -280,17 +340,19 @@ def digest_search(*, filters: DigestFilters) -> QuerySet[ErrorDigest]:
 
 
 def digest_counts_by_task(*, digests: QuerySet[ErrorDigest]) -> list[dict]:
-    return list(
-        digests.order_by().values("task_id").annotate(n=Count("id")).order_by("-n", "task_id")[:50]
-    )
+    return list(digests.order_by().values("task_id").annotate(n=Count("id")).order_by("-n", "task_id")[:50])
 
 
-def digest_choices(*, project: Project | None, within: QuerySet[Project] | None = None) -> dict[str, list[str]]:
+def digest_choices(
+    *, project: Project | None, within: QuerySet[Project] | None = None
+) -> dict[str, list[str]]:
     qs = ErrorDigest.objects.all() if project is None else ErrorDigest.objects.filter(project=project)
     if within is not None:
         qs = qs.filter(project__in=within)
     return {
         "tasks": sorted(set(qs.values_list("task_id", flat=True).distinct()[:200])),
-        "error_types": sorted(set(qs.values_list("error_type", flat=True).distinct()[:50]) | set(ERROR_TYPES)),
+        "error_types": sorted(
+            set(qs.values_list("error_type", flat=True).distinct()[:50]) | set(ERROR_TYPES)
+        ),
         "agents": sorted(a for a in set(qs.values_list("agent_id", flat=True).distinct()[:200]) if a),
     }

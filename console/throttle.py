@@ -48,9 +48,13 @@ def _bases(request, username: str) -> tuple[str, str]:
 def locked(request, username: str) -> bool:
     account, address = _bases(request, username)
     now, before = _windows()
-    counts = counters.get_many([f"{account}:{now}", f"{account}:{before}", f"{address}:{now}", f"{address}:{before}"])
-    return (counts[0] + counts[1] >= settings.THREADLESS_LOGIN_FAILURES_PER_ACCOUNT
-            or counts[2] + counts[3] >= settings.THREADLESS_LOGIN_FAILURES_PER_IP)
+    counts = counters.get_many(
+        [f"{account}:{now}", f"{account}:{before}", f"{address}:{now}", f"{address}:{before}"]
+    )
+    return (
+        counts[0] + counts[1] >= settings.THREADLESS_LOGIN_FAILURES_PER_ACCOUNT
+        or counts[2] + counts[3] >= settings.THREADLESS_LOGIN_FAILURES_PER_IP
+    )
 
 
 def record_failure(request, username: str) -> None:

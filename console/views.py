@@ -98,14 +98,29 @@ def _chart(series: list[sel.DayCount]) -> dict:
     bars = []
     for i, d in enumerate(series):
         h = 0 if d.count == 0 else max(2.0, (height - top - bottom) * d.count / scale_max)
-        bars.append({
-            "x": round(left + i * slot + slot * 0.15, 1), "w": round(slot * 0.7, 1),
-            "y": round(height - bottom - (h or 2), 1), "h": round(h or 2, 1), "count": d.count,
-            "label": d.day.strftime("%b %-d"), "short": d.day.strftime("%-d"), "zero": d.count == 0,
-            "tx": round(left + i * slot + slot / 2, 1),
-        })
-    return {"width": width, "height": height, "bars": bars, "peak": peak, "base": height - bottom,
-            "top": top, "left": left, "total": sum(d.count for d in series)}
+        bars.append(
+            {
+                "x": round(left + i * slot + slot * 0.15, 1),
+                "w": round(slot * 0.7, 1),
+                "y": round(height - bottom - (h or 2), 1),
+                "h": round(h or 2, 1),
+                "count": d.count,
+                "label": d.day.strftime("%b %-d"),
+                "short": d.day.strftime("%-d"),
+                "zero": d.count == 0,
+                "tx": round(left + i * slot + slot / 2, 1),
+            }
+        )
+    return {
+        "width": width,
+        "height": height,
+        "bars": bars,
+        "peak": peak,
+        "base": height - bottom,
+        "top": top,
+        "left": left,
+        "total": sum(d.count for d in series),
+    }
 
 
 @staff_required
@@ -113,11 +128,19 @@ def overview(request):
     within = access.visible_projects(request.user)
     project = access.project_scope(request.user, request.GET.get("project"))
     data = sel.overview(project=project, within=within)
-    return render(request, "console/overview.html", {
-        "section": "overview", "data": data, "chart": _chart(data.digests_by_day), "project": project,
-        "projects": within.order_by("name"), "worker": worker_state(),
-        "operations": sel.operations(project=project, within=within),
-    })
+    return render(
+        request,
+        "console/overview.html",
+        {
+            "section": "overview",
+            "data": data,
+            "chart": _chart(data.digests_by_day),
+            "project": project,
+            "projects": within.order_by("name"),
+            "worker": worker_state(),
+            "operations": sel.operations(project=project, within=within),
+        },
+    )
 
 
 # --- projects and keys -------------------------------------------------------------------------
@@ -129,7 +152,8 @@ def projects(request):
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         project = project_services.project_create(
-            name=data["name"], rate_limit_per_minute=data["rate_limit_per_minute"],
+            name=data["name"],
+            rate_limit_per_minute=data["rate_limit_per_minute"],
             allowance_requests_per_month=data["allowance_requests_per_month"],
             allowance_memories=data["allowance_memories"],
         )
@@ -140,8 +164,12 @@ def projects(request):
         messages.success(request, f"Project “{project.name}” created. Create its first key below.")
         return redirect("console:project", project_id=project.pk)
     rows = access.visible_projects(request.user).order_by("name")
-    return render(request, "console/projects.html", {"section": "projects", "projects": rows, "form": form},
-                  status=400 if form.errors else 200)
+    return render(
+        request,
+        "console/projects.html",
+        {"section": "projects", "projects": rows, "form": form},
+        status=400 if form.errors else 200,
+    )
 
 
 def _project(request, project_id: str) -> Project:
@@ -153,18 +181,28 @@ def _project_context(request, project: Project, **extra) -> dict:
     usage = plan_used(project.pk)  # the live count (the ProjectUsage copy is flushed a few seconds late)
     agents = agent_choices(project)
     names = dict(agents)
-    keys = list(ApiKey.objects.filter(project=project).order_by(F("revoked_at").asc(nulls_first=True), "-created_at"))
+    keys = list(
+        ApiKey.objects.filter(project=project).order_by(F("revoked_at").asc(nulls_first=True), "-created_at")
+    )
     for key in keys:
         key.agent_label = names.get(key.agent_id, key.agent_id)
     return {
-        "section": "projects", "project": project, "keys": keys,
-        "usage": usage or 0, "period": period,
+        "section": "projects",
+        "project": project,
+        "keys": keys,
+        "usage": usage or 0,
+        "period": period,
         "key_form": extra.pop("key_form", None) or KeyForm(agents=agents, initial={"kind": "project"}),
-        "settings_form": extra.pop("settings_form", None) or ProjectForm(initial={
-            "name": project.name, "rate_limit_per_minute": project.rate_limit_per_minute,
-            "allowance_requests_per_month": project.allowance_requests_per_month,
-            "allowance_memories": project.allowance_memories, "retention_days": project.retention_days,
-        }),
+        "settings_form": extra.pop("settings_form", None)
+        or ProjectForm(
+            initial={
+                "name": project.name,
+                "rate_limit_per_minute": project.rate_limit_per_minute,
+                "allowance_requests_per_month": project.allowance_requests_per_month,
+                "allowance_memories": project.allowance_memories,
+                "retention_days": project.retention_days,
+            }
+        ),
         "memory_count": Memory.objects.filter(project=project).count(),
         **extra,
     }
@@ -186,8 +224,12 @@ def project_detail(request, project_id: str):
             project.save()
             messages.success(request, "Project settings saved.")
             return redirect("console:project", project_id=project.pk)
-        return render(request, "console/project_detail.html",
-                      _project_context(request, project, settings_form=form), status=400)
+        return render(
+            request,
+            "console/project_detail.html",
+            _project_context(request, project, settings_form=form),
+            status=400,
+        )
     return render(request, "console/project_detail.html", _project_context(request, project))
 
 
@@ -203,8 +245,9 @@ def key_create(request, project_id: str):
         return render(request, template, _project_context(request, project, key_form=form), status=400)
     data = form.cleaned_data
     try:
-        key, plaintext = project_services.key_create(project=project, kind=data["kind"], name=data["name"],
-                                             agent_id=data.get("agent") or "")
+        key, plaintext = project_services.key_create(
+            project=project, kind=data["kind"], name=data["name"], agent_id=data.get("agent") or ""
+        )
     except ApiError as exc:
         form.add_error(None, exc.message)
         return render(request, template, _project_context(request, project, key_form=form), status=400)
@@ -224,8 +267,9 @@ def key_revoke(request, project_id: str, key_id: int):
         raise Http404("No such key.")
     project_services.key_revoke(prefix=key.prefix, project=project)
     if request.htmx:
-        return render(request, "console/project_detail.html#keys",
-                      _project_context(request, project, revoked=key))
+        return render(
+            request, "console/project_detail.html#keys", _project_context(request, project, revoked=key)
+        )
     messages.success(request, f"Key {key.masked} revoked. Requests with it now get 401.")
     return redirect("console:project", project_id=project.pk)
 
@@ -244,15 +288,27 @@ def memories(request):
     page = Paginator(qs, 25).get_page(_page_number(request))
     params = request.GET.copy()
     params.pop("page", None)
-    return render(request, _partial(request, "console/memories.html", "results"), {
-        "section": "memories", "page": page, "query": query, "project": project, "with_digests": with_digests,
-        "projects": within.order_by("name"), "params": params.urlencode(),
-    })
+    return render(
+        request,
+        _partial(request, "console/memories.html", "results"),
+        {
+            "section": "memories",
+            "page": page,
+            "query": query,
+            "project": project,
+            "with_digests": with_digests,
+            "projects": within.order_by("name"),
+            "params": params.urlencode(),
+        },
+    )
 
 
 def _memory(request, memory_id: str) -> Memory:
-    memory = Memory.objects.select_related("project").filter(
-        pk=memory_id, project__in=access.visible_projects(request.user)).first()
+    memory = (
+        Memory.objects.select_related("project")
+        .filter(pk=memory_id, project__in=access.visible_projects(request.user))
+        .first()
+    )
     if memory is None:
         raise Http404("No such memory.")
     return memory
@@ -264,7 +320,9 @@ MODEL_MESSAGES_SHOWN = 60
 def _model_view(memory: Memory, form: WhatModelSeesForm, show_all: bool = False) -> dict:
     """A dry-run decorate: exactly what decorate would build now, storing nothing."""
     message = (form.cleaned_data.get("message") or "") if form.is_valid() else ""
-    budget = (form.cleaned_data.get("budget_tokens") if form.is_valid() else None) or memory.last_budget_tokens
+    budget = (
+        form.cleaned_data.get("budget_tokens") if form.is_valid() else None
+    ) or memory.last_budget_tokens
     new = [{"role": "user", "content": message}] if message.strip() else []
     try:
         built = services.memory_decorate(memory=memory, messages=new, budget_tokens=budget, store=False)
@@ -276,8 +334,11 @@ def _model_view(memory: Memory, form: WhatModelSeesForm, show_all: bool = False)
 
 
 def _facts_context(memory: Memory, **extra) -> dict:
-    return {"facts": Fact.objects.filter(memory=memory, active=True).order_by("-updated_at", "-id"),
-            "fact_form": extra.pop("fact_form", None) or FactForm(), **extra}
+    return {
+        "facts": Fact.objects.filter(memory=memory, active=True).order_by("-updated_at", "-id"),
+        "fact_form": extra.pop("fact_form", None) or FactForm(),
+        **extra,
+    }
 
 
 @staff_required
@@ -287,14 +348,19 @@ def memory_detail(request, memory_id: str):
     tab = request.GET.get("tab", "timeline")
     if tab not in ("timeline", "facts", "files", "model", "settings"):
         tab = "timeline"
-    context = {"section": "memories", "memory": memory, "tab": tab,
-               "policy": policy_parse(memory.policy) if isinstance(memory.policy, dict) else None}
+    context = {
+        "section": "memories",
+        "memory": memory,
+        "tab": tab,
+        "policy": policy_parse(memory.policy) if isinstance(memory.policy, dict) else None,
+    }
     if tab == "timeline":
         newest_first = request.GET.get("order") != "oldest"
         if "turn" in request.GET and "page" not in request.GET:
             try:
-                page = sel.timeline_page_for_turn(memory=memory, turn=int(request.GET["turn"]),
-                                                  newest_first=newest_first)
+                page = sel.timeline_page_for_turn(
+                    memory=memory, turn=int(request.GET["turn"]), newest_first=newest_first
+                )
             except ValueError:
                 page = 1
         else:
@@ -304,12 +370,16 @@ def memory_detail(request, memory_id: str):
         context.update(_facts_context(memory))
     elif tab == "files":
         history = memory_selectors.file_versions(memory=memory)
-        context["files"] = [(node, history.get(node.path, []))
-                            for node in memory_selectors.file_list(memory=memory, with_content=True)]
+        context["files"] = [
+            (node, history.get(node.path, []))
+            for node in memory_selectors.file_list(memory=memory, with_content=True)
+        ]
         live = {node.path for node, _ in context["files"]}
         context["gone_files"] = [(path, versions) for path, versions in history.items() if path not in live]
     elif tab == "model":
-        form = WhatModelSeesForm(request.GET if "message" in request.GET or "budget_tokens" in request.GET else None)
+        form = WhatModelSeesForm(
+            request.GET if "message" in request.GET or "budget_tokens" in request.GET else None
+        )
         context.update({"model_form": form, **_model_view(memory, form, request.GET.get("all") == "1")})
     return render(request, _partial(request, "console/memory_detail.html", "tab"), context)
 
@@ -323,8 +393,12 @@ def _fact(memory: Memory, fact_id: str) -> Fact:
 
 def _facts_response(request, memory: Memory, note: str = "", status: int = 200, **extra):
     if request.htmx:
-        return render(request, "console/memory_detail.html#facts",
-                      {"memory": memory, "note": note, **_facts_context(memory, **extra)}, status=status)
+        return render(
+            request,
+            "console/memory_detail.html#facts",
+            {"memory": memory, "note": note, **_facts_context(memory, **extra)},
+            status=status,
+        )
     if note:
         (messages.success if status < 400 else messages.error)(request, note)
     return redirect(reverse("console:memory", args=[memory.pk]) + "?tab=facts")
@@ -336,10 +410,13 @@ def fact_add(request, memory_id: str):
     memory = _memory(request, memory_id)
     form = FactForm(request.POST)
     if not form.is_valid():
-        return _facts_response(request, memory, "The fact needs some text (at most 2,000 characters).", 400,
-                               fact_form=form)
+        return _facts_response(
+            request, memory, "The fact needs some text (at most 2,000 characters).", 400, fact_form=form
+        )
     try:
-        _fact_row, created = services.fact_create(memory=memory, text=form.cleaned_data["text"], extractor="console")
+        _fact_row, created = services.fact_create(
+            memory=memory, text=form.cleaned_data["text"], extractor="console"
+        )
     except ApiError as exc:
         return _facts_response(request, memory, exc.message, 400, fact_form=form)
     return _facts_response(request, memory, "Fact added." if created else "That fact is already known.")
@@ -373,9 +450,12 @@ def memory_delete(request, memory_id: str):
     memory = _memory(request, memory_id)
     if request.method == "POST":
         if request.POST.get("confirm") != memory.pk:
-            return render(request, "console/memory_delete.html",
-                          {"section": "memories", "memory": memory,
-                           "error": "Type the memory id exactly to confirm."}, status=400)
+            return render(
+                request,
+                "console/memory_delete.html",
+                {"section": "memories", "memory": memory, "error": "Type the memory id exactly to confirm."},
+                status=400,
+            )
         with transaction.atomic():
             receipt = services.memory_delete(memory=memory)
         parts = ", ".join(f"{n} {kind}" for kind, n in receipt.items() if n)
@@ -401,8 +481,12 @@ def digests(request):
         data = form.cleaned_data
         until = _day_start(data["until"])
         filters = sel.DigestFilters(
-            within=within, project=access.project_scope(request.user, data["project"]), agent=data["agent"].strip(), task=data["task"].strip(),
-            error_type=data["error_type"].strip(), since=_day_start(data["since"]),
+            within=within,
+            project=access.project_scope(request.user, data["project"]),
+            agent=data["agent"].strip(),
+            task=data["task"].strip(),
+            error_type=data["error_type"].strip(),
+            since=_day_start(data["since"]),
             until=until + timedelta(days=1) if until else None,
         )
     qs = sel.digest_search(filters=filters)
@@ -414,8 +498,17 @@ def digests(request):
         digest.agent_label = names.get(digest.agent_id, digest.agent_id)
     choices = sel.digest_choices(project=filters.project, within=within)
     choices["agents"] = [(a, names.get(a, a)) for a in choices["agents"]]
-    return render(request, _partial(request, "console/digests.html", "results"), {
-        "section": "digests", "form": form, "filters": filters, "page": page,
-        "counts": sel.digest_counts_by_task(digests=qs), "choices": choices,
-        "projects": within.order_by("name"), "params": params.urlencode(),
-    })
+    return render(
+        request,
+        _partial(request, "console/digests.html", "results"),
+        {
+            "section": "digests",
+            "form": form,
+            "filters": filters,
+            "page": page,
+            "counts": sel.digest_counts_by_task(digests=qs),
+            "choices": choices,
+            "projects": within.order_by("name"),
+            "params": params.urlencode(),
+        },
+    )

@@ -19,10 +19,20 @@ from http.server import ThreadingHTTPServer
 from harness.stubhttp import StubHandler
 
 ADDRESS = "127.0.0.2"
-COMPLETION = {"id": "chatcmpl-evil", "object": "chat.completion", "created": 0, "model": "m",
-              "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello from the attacker."},
-                           "finish_reason": "stop"}],
-              "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+COMPLETION = {
+    "id": "chatcmpl-evil",
+    "object": "chat.completion",
+    "created": 0,
+    "model": "m",
+    "choices": [
+        {
+            "index": 0,
+            "message": {"role": "assistant", "content": "Hello from the attacker."},
+            "finish_reason": "stop",
+        }
+    ],
+    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+}
 
 
 @dataclass
@@ -55,8 +65,11 @@ class AttackerListener:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
                 with listener.lock:
-                    listener.received.append(Received(self.command, self.path,
-                                                      {k.lower(): v for k, v in self.headers.items()}, body))
+                    listener.received.append(
+                        Received(
+                            self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body
+                        )
+                    )
                     status, kind, raw = listener.reply_status, listener.reply_type, listener.reply_body
                 self.send_response(status)
                 self.send_header("Content-Type", kind)

@@ -67,8 +67,24 @@ def score(lines: Iterable[dict], extractor: Callable[[], object] | None = None) 
                 r["found"] += 1
             else:
                 fn += 1
-                misses.append({"line": i, "text": line["text"], "slot": e["slot"], "must": e["must"],
-                               "got": [(c.slot, c.text) for c in found]})
-    return {"lines": n, "facts": labels, "tp": tp, "fp": fp, "fn": fn,
-            "precision": tp / max(tp + fp, 1), "fact_recall": tp / max(tp + fn, 1),
-            "per_slot": dict(sorted(per_slot.items())), "misses": misses, "wrong": wrong}
+                misses.append(
+                    {
+                        "line": i,
+                        "text": line["text"],
+                        "slot": e["slot"],
+                        "must": e["must"],
+                        "got": [(c.slot, c.text) for c in found],
+                    }
+                )
+    return {
+        "lines": n,
+        "facts": labels,
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
+        "precision": tp / max(tp + fp, 1),
+        "fact_recall": tp / max(tp + fn, 1),
+        "per_slot": dict(sorted(per_slot.items())),
+        "misses": misses,
+        "wrong": wrong,
+    }

@@ -32,20 +32,35 @@ class FuzzResult:
 
 def _real_ids(base_url: str, key: str) -> dict[str, list[str]]:
     """A memory with history and a fact, for path parameters that should exist."""
-    with httpx.Client(base_url=base_url + "/v1", headers={"Authorization": f"Bearer {key}"}, timeout=30) as client:
+    with httpx.Client(
+        base_url=base_url + "/v1", headers={"Authorization": f"Bearer {key}"}, timeout=30
+    ) as client:
         ids: dict[str, list[str]] = {"memory_id": [], "fact_id": []}
         for i in range(3):
             memory = client.post("/memories", json={"metadata": {"fuzz": str(i)}}).json()
-            client.post(f"/memories/{memory['id']}/decorate",
-                        json={"messages": [{"role": "user", "content": f"My name is Fuzz {i}."}]})
-            client.post(f"/memories/{memory['id']}/report",
-                        json={"messages": [{"role": "assistant", "content": "Hi."}],
-                              "failures": [{"task_id": "tool", "error": "HTTP 500"}]})
-            fact = client.post(f"/memories/{memory['id']}/facts", json={"text": f"The user is Fuzz {i}."}).json()
+            client.post(
+                f"/memories/{memory['id']}/decorate",
+                json={"messages": [{"role": "user", "content": f"My name is Fuzz {i}."}]},
+            )
+            client.post(
+                f"/memories/{memory['id']}/report",
+                json={
+                    "messages": [{"role": "assistant", "content": "Hi."}],
+                    "failures": [{"task_id": "tool", "error": "HTTP 500"}],
+                },
+            )
+            fact = client.post(
+                f"/memories/{memory['id']}/facts", json={"text": f"The user is Fuzz {i}."}
+            ).json()
             ids["memory_id"].append(memory["id"])
             ids["fact_id"].append(fact.get("id", "fact_x"))
-        agent = client.post("/agents", json={"name": f"Fuzz agent {secrets.token_hex(3)}", "config": {
-            "workflow": [{"id": "llm", "type": "llm", "provider": "demo"}]}})
+        agent = client.post(
+            "/agents",
+            json={
+                "name": f"Fuzz agent {secrets.token_hex(3)}",
+                "config": {"workflow": [{"id": "llm", "type": "llm", "provider": "demo"}]},
+            },
+        )
         if agent.status_code == 201:
             agent_id = agent.json()["id"]
             conversation = client.post(f"/agents/{agent_id}/conversations", json={})
@@ -58,23 +73,42 @@ def _real_ids(base_url: str, key: str) -> dict[str, list[str]]:
         return ids
 
 
-def _fuzz_operation(operation, mode: str, *, base_url: str, headers: dict, real: dict, checks: list,
-                    max_examples: int, seed: int, result: FuzzResult) -> None:
+def _fuzz_operation(
+    operation,
+    mode: str,
+    *,
+    base_url: str,
+    headers: dict,
+    real: dict,
+    checks: list,
+    max_examples: int,
+    seed: int,
+    result: FuzzResult,
+) -> None:
     import schemathesis
     from hypothesis import HealthCheck, given, settings
     from hypothesis import seed as hseed
     from hypothesis import strategies as st
 
-    generation = schemathesis.GenerationMode.POSITIVE if mode == "positive" else schemathesis.GenerationMode.NEGATIVE
+    generation = (
+        schemathesis.GenerationMode.POSITIVE if mode == "positive" else schemathesis.GenerationMode.NEGATIVE
+    )
     try:
         strategy = operation.as_strategy(generation_mode=generation)
     except Exception as exc:  # noqa: BLE001 - an operation schemathesis cannot generate for
-        result.failures.append(f"{operation.method.upper()} {operation.path} [{mode}]: cannot generate: {exc!r}")
+        result.failures.append(
+            f"{operation.method.upper()} {operation.path} [{mode}]: cannot generate: {exc!r}"
+        )
         return
 
     @hseed(seed)
-    @settings(max_examples=max_examples, deadline=None, database=None, derandomize=True,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=max_examples,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(case=strategy, pick=st.integers(0, 3))
     def run(case, pick):
         # Three times in four, aim the path at an id that exists (else nearly every call is a 404).
@@ -89,7 +123,9 @@ def _fuzz_operation(operation, mode: str, *, base_url: str, headers: dict, real:
         except (Exception, BaseExceptionGroup) as exc:  # noqa: BLE001 - schemathesis raises a BaseExceptionGroup
             text = str(exc).strip().splitlines()
             summary = " | ".join(line for line in text[:6] if line.strip())
-            failure = f"{case.method} {case.formatted_path} [{mode}] -> {response.status_code}: {summary[:400]}"
+            failure = (
+                f"{case.method} {case.formatted_path} [{mode}] -> {response.status_code}: {summary[:400]}"
+            )
             if failure not in result.failures:
                 result.failures.append(failure)
 
@@ -102,8 +138,15 @@ def _fuzz_operation(operation, mode: str, *, base_url: str, headers: dict, real:
             result.failures.append(failure)
 
 
-def fuzz(base_url: str, key: str, *, max_examples: int = 8, seed: int = 1, modes=("positive", "negative"),
-         skip_paths: tuple[str, ...] = ()) -> FuzzResult:
+def fuzz(
+    base_url: str,
+    key: str,
+    *,
+    max_examples: int = 8,
+    seed: int = 1,
+    modes=("positive", "negative"),
+    skip_paths: tuple[str, ...] = (),
+) -> FuzzResult:
     import schemathesis
     from schemathesis.checks import not_a_server_error
     from schemathesis.specs.openapi.checks import (
@@ -118,13 +161,27 @@ def fuzz(base_url: str, key: str, *, max_examples: int = 8, seed: int = 1, modes
     real = _real_ids(base_url, key)
     result = FuzzResult()
     headers = {"Authorization": f"Bearer {key}"}
-    checks = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
+    checks = [
+        not_a_server_error,
+        status_code_conformance,
+        content_type_conformance,
+        response_schema_conformance,
+    ]
     for op_result in schema.get_all_operations():
         operation = op_result.ok()
         if any(operation.path.startswith(p) for p in skip_paths):
             continue
         result.operations += 1
         for mode in modes:
-            _fuzz_operation(operation, mode, base_url=base_url, headers=headers, real=real, checks=checks,
-                            max_examples=max_examples, seed=seed, result=result)
+            _fuzz_operation(
+                operation,
+                mode,
+                base_url=base_url,
+                headers=headers,
+                real=real,
+                checks=checks,
+                max_examples=max_examples,
+                seed=seed,
+                result=result,
+            )
     return result

@@ -31,7 +31,9 @@ WRITE = 64 * 1024
 @functools.lru_cache(maxsize=4)
 def gzip_bomb(decoded_mib: int) -> bytes:
     """A JSON string of `decoded_mib` MiB of spaces, gzipped: about 1/1000 of its size."""
-    inner = b'{"choices": [{"message": {"role": "assistant", "content": "' + b" " * (decoded_mib * MiB) + b'"}}]}'
+    inner = (
+        b'{"choices": [{"message": {"role": "assistant", "content": "' + b" " * (decoded_mib * MiB) + b'"}}]}'
+    )
     return gzip.compress(inner, compresslevel=9)
 
 
@@ -39,9 +41,16 @@ def big_json(mib: float, *, kind: str = "chat") -> bytes:
     text = "x" * int(mib * MiB)
     if kind == "embeddings":
         return json.dumps({"data": [{"index": 0, "embedding": [0.5] * int(mib * MiB / 5)}]}).encode()
-    return json.dumps({"id": "chatcmpl-big", "object": "chat.completion", "model": "m",
-                       "choices": [{"index": 0, "finish_reason": "stop",
-                                    "message": {"role": "assistant", "content": text}}]}).encode()
+    return json.dumps(
+        {
+            "id": "chatcmpl-big",
+            "object": "chat.completion",
+            "model": "m",
+            "choices": [
+                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
+            ],
+        }
+    ).encode()
 
 
 class _Server(ThreadingHTTPServer):

@@ -78,7 +78,10 @@ class NoModuleCyclesContract(Contract):
             for importer in group:
                 for target in sorted(graph.find_modules_directly_imported_by(importer)):
                     if target in group:
-                        lines = [d["line_number"] for d in graph.get_import_details(importer=importer, imported=target)]
+                        lines = [
+                            d["line_number"]
+                            for d in graph.get_import_details(importer=importer, imported=target)
+                        ]
                         links.append((importer, target, lines))
             cycles.append({"modules": group, "imports": links})
         return ContractCheck(kept=not cycles, metadata={"cycles": cycles})

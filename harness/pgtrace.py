@@ -22,8 +22,10 @@ def round_trips(connection, fn) -> list[list[str]]:
     waited for (their first 80 characters; an empty list for a bare sync)."""
     connection.ensure_connection()
     pgconn = connection.connection.pgconn
-    prepared = {name.decode(): f'"{query.decode()}"'  # psycopg's record: (query, types) -> name
-                for (query, _types), name in connection.connection._prepared._names.items()}
+    prepared = {
+        name.decode(): f'"{query.decode()}"'  # psycopg's record: (query, types) -> name
+        for (query, _types), name in connection.connection._prepared._names.items()
+    }
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "trace"
         with path.open("w") as fh:
@@ -49,7 +51,7 @@ def round_trips(connection, fn) -> list[list[str]]:
             if name == '""':
                 pending.append(statement[:80])
             else:
-                prepared[name.strip('"')] = statement[:statement.rfind('"') + 1]  # less its parameter types
+                prepared[name.strip('"')] = statement[: statement.rfind('"') + 1]  # less its parameter types
                 pending.append(f"prepare {statement[:80]}")
         elif kind == "Bind":  # the portal's name (""), then the statement's
             name = text.split(" ", 2)[1].strip('"')

@@ -68,10 +68,19 @@ class ProviderStub:
                 with stub.lock:
                     stub.requests.append(Seen(path, {k.lower(): v for k, v in self.headers.items()}, body))
                     answer = stub.queue.pop(0) if stub.queue else Answer()
-                kind = "openai" if path.endswith("/chat/completions") else "anthropic" if path.endswith(
-                    "/messages") else "responses" if path.endswith("/responses") else None
+                kind = (
+                    "openai"
+                    if path.endswith("/chat/completions")
+                    else "anthropic"
+                    if path.endswith("/messages")
+                    else "responses"
+                    if path.endswith("/responses")
+                    else None
+                )
                 if kind is None:
-                    return self._json(404, {"error": {"message": "no such route", "type": "invalid_request_error"}})
+                    return self._json(
+                        404, {"error": {"message": "no such route", "type": "invalid_request_error"}}
+                    )
                 if answer.status >= 400:
                     return self._json(answer.status, answer.error or {}, answer.headers)
                 text, tool = stub.decide(kind, body, answer)
@@ -104,12 +113,27 @@ class ProviderStub:
                     if answer.hold_after is not None and i == answer.hold_after:
                         return self._hold()
                     if answer.error_after is not None and i == answer.error_after:
-                        error = {"error": {"message": "The server had an error while processing your request.",
-                                           "type": "server_error"}} if kind == "openai" else {
-                            "type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+                        error = (
+                            {
+                                "error": {
+                                    "message": "The server had an error while processing your request.",
+                                    "type": "server_error",
+                                }
+                            }
+                            if kind == "openai"
+                            else {
+                                "type": "error",
+                                "error": {"type": "overloaded_error", "message": "Overloaded"},
+                            }
+                        )
                         if kind == "responses":
-                            error = {"type": "error", "code": "server_error", "param": None, "sequence_number": i,
-                                     "message": "The server had an error while processing your request."}
+                            error = {
+                                "type": "error",
+                                "code": "server_error",
+                                "param": None,
+                                "sequence_number": i,
+                                "message": "The server had an error while processing your request.",
+                            }
                         prefix = "" if kind == "openai" else "event: error\n"
                         self.wfile.write(f"{prefix}data: {json.dumps(error)}\n\n".encode())
                         self.wfile.flush()
@@ -180,8 +204,11 @@ class ProviderStub:
                 return f"The tool said: {last.get('content')}", None
         else:
             content = last.get("content")
-            results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"] \
-                if isinstance(content, list) else []
+            results = (
+                [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+                if isinstance(content, list)
+                else []
+            )
             if results:
                 inner = results[-1].get("content")
                 text = inner if isinstance(inner, str) else " ".join(b.get("text", "") for b in inner or [])
@@ -201,18 +228,38 @@ class ProviderStub:
 def openai_completion(body: dict, text: str, tool) -> dict:
     message: dict = {"role": "assistant", "content": text or None, "refusal": None}
     if tool:
-        message["tool_calls"] = [{"id": "call_1", "type": "function",
-                                  "function": {"name": tool[0], "arguments": json.dumps(tool[1])}}]
-    return {"id": "chatcmpl-1", "object": "chat.completion", "created": 1764547200, "model": body.get("model", ""),
-            "choices": [{"index": 0, "message": message, "logprobs": None,
-                         "finish_reason": "tool_calls" if tool else "stop"}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+        message["tool_calls"] = [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": tool[0], "arguments": json.dumps(tool[1])},
+            }
+        ]
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1764547200,
+        "model": body.get("model", ""),
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": "tool_calls" if tool else "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
 
 
 def _chunk(body: dict, delta: dict, finish: str | None = None) -> str:
-    data = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1764547200,
-            "model": body.get("model", ""), "choices": [{"index": 0, "delta": delta, "logprobs": None,
-                                                         "finish_reason": finish}]}
+    data = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1764547200,
+        "model": body.get("model", ""),
+        "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+    }
     return f"data: {json.dumps(data)}\n\n"
 
 
@@ -220,17 +267,35 @@ def openai_frames(body: dict, text: str, tool) -> list[str]:
     frames = [_chunk(body, {"role": "assistant", "content": ""})]
     if tool:
         args = json.dumps(tool[1])
-        frames.append(_chunk(body, {"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
-                                                    "function": {"name": tool[0], "arguments": ""}}]}))
-        for piece in (args[: len(args) // 2], args[len(args) // 2:]):
+        frames.append(
+            _chunk(
+                body,
+                {
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "id": "call_1",
+                            "type": "function",
+                            "function": {"name": tool[0], "arguments": ""},
+                        }
+                    ]
+                },
+            )
+        )
+        for piece in (args[: len(args) // 2], args[len(args) // 2 :]):
             frames.append(_chunk(body, {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}))
     for word in _words(text) if text else []:
         frames.append(_chunk(body, {"content": word}))
     frames.append(_chunk(body, {}, "tool_calls" if tool else "stop"))
     if (body.get("stream_options") or {}).get("include_usage"):
-        usage = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1764547200,
-                 "model": body.get("model", ""), "choices": [],
-                 "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+        usage = {
+            "id": "chatcmpl-1",
+            "object": "chat.completion.chunk",
+            "created": 1764547200,
+            "model": body.get("model", ""),
+            "choices": [],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        }
         frames.append(f"data: {json.dumps(usage)}\n\n")
     frames.append("data: [DONE]\n\n")
     return frames
@@ -243,9 +308,16 @@ def anthropic_message(body: dict, text: str, tool) -> dict:
     content = [{"type": "text", "text": text}] if text else []
     if tool:
         content.append({"type": "tool_use", "id": "toolu_1", "name": tool[0], "input": tool[1]})
-    return {"id": "msg_1", "type": "message", "role": "assistant", "model": body.get("model", ""),
-            "content": content, "stop_reason": "tool_use" if tool else "end_turn", "stop_sequence": None,
-            "usage": {"input_tokens": 10, "output_tokens": 5}}
+    return {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model", ""),
+        "content": content,
+        "stop_reason": "tool_use" if tool else "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 5},
+    }
 
 
 def _event(name: str, data: dict) -> str:
@@ -253,27 +325,63 @@ def _event(name: str, data: dict) -> str:
 
 
 def anthropic_frames(body: dict, text: str, tool) -> list[str]:
-    frames = [_event("message_start", {"message": {
-        "id": "msg_1", "type": "message", "role": "assistant", "model": body.get("model", ""), "content": [],
-        "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}}})]
+    frames = [
+        _event(
+            "message_start",
+            {
+                "message": {
+                    "id": "msg_1",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": body.get("model", ""),
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": 10, "output_tokens": 1},
+                }
+            },
+        )
+    ]
     index = 0
     if text:
-        frames.append(_event("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}))
+        frames.append(
+            _event("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}})
+        )
         frames.append(_event("ping", {}))
         for word in _words(text):
-            frames.append(_event("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": word}}))
+            frames.append(
+                _event("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": word}})
+            )
         frames.append(_event("content_block_stop", {"index": 0}))
         index = 1
     if tool:
         args = json.dumps(tool[1])
-        frames.append(_event("content_block_start", {"index": index, "content_block": {
-            "type": "tool_use", "id": "toolu_1", "name": tool[0], "input": {}}}))
-        for piece in (args[: len(args) // 2], args[len(args) // 2:]):
-            frames.append(_event("content_block_delta", {"index": index, "delta": {
-                "type": "input_json_delta", "partial_json": piece}}))
+        frames.append(
+            _event(
+                "content_block_start",
+                {
+                    "index": index,
+                    "content_block": {"type": "tool_use", "id": "toolu_1", "name": tool[0], "input": {}},
+                },
+            )
+        )
+        for piece in (args[: len(args) // 2], args[len(args) // 2 :]):
+            frames.append(
+                _event(
+                    "content_block_delta",
+                    {"index": index, "delta": {"type": "input_json_delta", "partial_json": piece}},
+                )
+            )
         frames.append(_event("content_block_stop", {"index": index}))
-    frames.append(_event("message_delta", {"delta": {"stop_reason": "tool_use" if tool else "end_turn",
-                                                     "stop_sequence": None}, "usage": {"output_tokens": 5}}))
+    frames.append(
+        _event(
+            "message_delta",
+            {
+                "delta": {"stop_reason": "tool_use" if tool else "end_turn", "stop_sequence": None},
+                "usage": {"output_tokens": 5},
+            },
+        )
+    )
     frames.append(_event("message_stop", {}))
     return frames
 
@@ -284,72 +392,190 @@ def anthropic_frames(body: dict, text: str, tool) -> list[str]:
 def _responses_output(text: str, tool, answer: Answer) -> list[dict]:
     output: list[dict] = []
     if answer.reasoning:
-        output.append({"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text",
-                                                                        "text": answer.reasoning}],
-                       "encrypted_content": "opaque-reasoning-state"})
+        output.append(
+            {
+                "type": "reasoning",
+                "id": "rs_1",
+                "summary": [{"type": "summary_text", "text": answer.reasoning}],
+                "encrypted_content": "opaque-reasoning-state",
+            }
+        )
     if answer.refusal:
-        output.append({"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
-                       "content": [{"type": "refusal", "refusal": answer.refusal}]})
+        output.append(
+            {
+                "type": "message",
+                "id": "msg_1",
+                "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "refusal", "refusal": answer.refusal}],
+            }
+        )
     elif text:
-        output.append({"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
-                       "content": [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}]})
+        output.append(
+            {
+                "type": "message",
+                "id": "msg_1",
+                "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}],
+            }
+        )
     if tool:
-        output.append({"type": "function_call", "id": "fc_1", "call_id": f"call_{tool[0]}_1", "name": tool[0],
-                       "arguments": json.dumps(tool[1]), "status": "completed"})
+        output.append(
+            {
+                "type": "function_call",
+                "id": "fc_1",
+                "call_id": f"call_{tool[0]}_1",
+                "name": tool[0],
+                "arguments": json.dumps(tool[1]),
+                "status": "completed",
+            }
+        )
     return output
 
 
-def responses_object(body: dict, text: str, tool, answer: Answer, *, status: str = "completed",
-                     output: list | None = None) -> dict:
-    return {"id": "resp_upstream_1", "object": "response", "created_at": 1764547200, "status": status,
-            "model": body.get("model", ""), "output": _responses_output(text, tool, answer) if output is None else output,
-            "instructions": body.get("instructions"), "metadata": {}, "parallel_tool_calls": True,
-            "temperature": 1.0, "top_p": 1.0, "tool_choice": "auto", "tools": body.get("tools") or [],
-            "error": None, "incomplete_details": None, "previous_response_id": None, "store": body.get("store"),
-            "text": {"format": {"type": "text"}}, "truncation": "disabled",
-            "usage": {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
-                      "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}}
+def responses_object(
+    body: dict, text: str, tool, answer: Answer, *, status: str = "completed", output: list | None = None
+) -> dict:
+    return {
+        "id": "resp_upstream_1",
+        "object": "response",
+        "created_at": 1764547200,
+        "status": status,
+        "model": body.get("model", ""),
+        "output": _responses_output(text, tool, answer) if output is None else output,
+        "instructions": body.get("instructions"),
+        "metadata": {},
+        "parallel_tool_calls": True,
+        "temperature": 1.0,
+        "top_p": 1.0,
+        "tool_choice": "auto",
+        "tools": body.get("tools") or [],
+        "error": None,
+        "incomplete_details": None,
+        "previous_response_id": None,
+        "store": body.get("store"),
+        "text": {"format": {"type": "text"}},
+        "truncation": "disabled",
+        "usage": {
+            "input_tokens": 10,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 5,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 15,
+        },
+    }
 
 
 def responses_frames(body: dict, text: str, tool, answer: Answer) -> list[str]:
     """The typed events of one response, in OpenAI's order, numbered by `sequence_number`."""
     events: list[tuple[str, dict]] = [
-        ("response.created", {"response": responses_object(body, text, tool, answer, status="in_progress", output=[])}),
-        ("response.in_progress", {"response": responses_object(body, text, tool, answer, status="in_progress",
-                                                               output=[])})]
+        (
+            "response.created",
+            {"response": responses_object(body, text, tool, answer, status="in_progress", output=[])},
+        ),
+        (
+            "response.in_progress",
+            {"response": responses_object(body, text, tool, answer, status="in_progress", output=[])},
+        ),
+    ]
     for index, item in enumerate(_responses_output(text, tool, answer)):
         if item["type"] == "message":
-            events.append(("response.output_item.added", {"output_index": index, "item": {
-                **item, "status": "in_progress", "content": []}}))
+            events.append(
+                (
+                    "response.output_item.added",
+                    {"output_index": index, "item": {**item, "status": "in_progress", "content": []}},
+                )
+            )
             part = item["content"][0]
             empty = {**part, "text": ""} if part["type"] == "output_text" else {**part, "refusal": ""}
-            events.append(("response.content_part.added", {"item_id": item["id"], "output_index": index,
-                                                           "content_index": 0, "part": empty}))
+            events.append(
+                (
+                    "response.content_part.added",
+                    {"item_id": item["id"], "output_index": index, "content_index": 0, "part": empty},
+                )
+            )
             if part["type"] == "output_text":
                 for word in _words(part["text"]):
-                    events.append(("response.output_text.delta", {"item_id": item["id"], "output_index": index,
-                                                                  "content_index": 0, "delta": word, "logprobs": []}))
-                events.append(("response.output_text.done", {"item_id": item["id"], "output_index": index,
-                                                             "content_index": 0, "text": part["text"], "logprobs": []}))
+                    events.append(
+                        (
+                            "response.output_text.delta",
+                            {
+                                "item_id": item["id"],
+                                "output_index": index,
+                                "content_index": 0,
+                                "delta": word,
+                                "logprobs": [],
+                            },
+                        )
+                    )
+                events.append(
+                    (
+                        "response.output_text.done",
+                        {
+                            "item_id": item["id"],
+                            "output_index": index,
+                            "content_index": 0,
+                            "text": part["text"],
+                            "logprobs": [],
+                        },
+                    )
+                )
             else:
-                events.append(("response.refusal.delta", {"item_id": item["id"], "output_index": index,
-                                                          "content_index": 0, "delta": part["refusal"]}))
-                events.append(("response.refusal.done", {"item_id": item["id"], "output_index": index,
-                                                         "content_index": 0, "refusal": part["refusal"]}))
-            events.append(("response.content_part.done", {"item_id": item["id"], "output_index": index,
-                                                          "content_index": 0, "part": part}))
+                events.append(
+                    (
+                        "response.refusal.delta",
+                        {
+                            "item_id": item["id"],
+                            "output_index": index,
+                            "content_index": 0,
+                            "delta": part["refusal"],
+                        },
+                    )
+                )
+                events.append(
+                    (
+                        "response.refusal.done",
+                        {
+                            "item_id": item["id"],
+                            "output_index": index,
+                            "content_index": 0,
+                            "refusal": part["refusal"],
+                        },
+                    )
+                )
+            events.append(
+                (
+                    "response.content_part.done",
+                    {"item_id": item["id"], "output_index": index, "content_index": 0, "part": part},
+                )
+            )
         elif item["type"] == "function_call":
-            events.append(("response.output_item.added", {"output_index": index, "item": {
-                **item, "status": "in_progress", "arguments": ""}}))
+            events.append(
+                (
+                    "response.output_item.added",
+                    {"output_index": index, "item": {**item, "status": "in_progress", "arguments": ""}},
+                )
+            )
             args = item["arguments"]
-            for piece in (args[: len(args) // 2], args[len(args) // 2:]):
-                events.append(("response.function_call_arguments.delta", {"item_id": item["id"],
-                                                                          "output_index": index, "delta": piece}))
-            events.append(("response.function_call_arguments.done", {"item_id": item["id"], "output_index": index,
-                                                                     "arguments": args}))
+            for piece in (args[: len(args) // 2], args[len(args) // 2 :]):
+                events.append(
+                    (
+                        "response.function_call_arguments.delta",
+                        {"item_id": item["id"], "output_index": index, "delta": piece},
+                    )
+                )
+            events.append(
+                (
+                    "response.function_call_arguments.done",
+                    {"item_id": item["id"], "output_index": index, "arguments": args},
+                )
+            )
         else:
             events.append(("response.output_item.added", {"output_index": index, "item": item}))
         events.append(("response.output_item.done", {"output_index": index, "item": item}))
     events.append(("response.completed", {"response": responses_object(body, text, tool, answer)}))
-    return [f"event: {name}\ndata: {json.dumps({'type': name, **data, 'sequence_number': i})}\n\n"
-            for i, (name, data) in enumerate(events)]
+    return [
+        f"event: {name}\ndata: {json.dumps({'type': name, **data, 'sequence_number': i})}\n\n"
+        for i, (name, data) in enumerate(events)
+    ]

@@ -59,8 +59,14 @@ def _fresh_database_url() -> str:
 
 
 class ThreadlessServer:
-    def __init__(self, *, worker: bool = False, env: dict | None = None, port: int | None = None,
-                 log_level: str = "warning"):
+    def __init__(
+        self,
+        *,
+        worker: bool = False,
+        env: dict | None = None,
+        port: int | None = None,
+        log_level: str = "warning",
+    ):
         self.log_level = log_level  # "info" writes uvicorn's access log to web.log
         self.var = Path(tempfile.mkdtemp(prefix="tl-live-"))
         self.port = port or free_port()
@@ -95,8 +101,14 @@ class ThreadlessServer:
         return self.demo["key"]
 
     def manage(self, *args: str) -> str:
-        out = subprocess.run([str(BIN / "python"), "manage.py", *args], cwd=ROOT, env=self.env,
-                             capture_output=True, text=True, timeout=600)  # a loaded 2-core machine is slow
+        out = subprocess.run(
+            [str(BIN / "python"), "manage.py", *args],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )  # a loaded 2-core machine is slow
         if out.returncode != 0:
             raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{out.stdout}\n{out.stderr}")
         return out.stdout
@@ -116,9 +128,22 @@ class ThreadlessServer:
     def start_web(self) -> None:
         self.web_log = open(self.var / "web.log", "ab")
         self.web = subprocess.Popen(
-            [str(BIN / "uvicorn"), "threadless_site.asgi:application", "--port", str(self.port),
-             "--host", "127.0.0.1", "--timeout-graceful-shutdown", "20", "--log-level", self.log_level],
-            cwd=ROOT, env=self.env, stdout=self.web_log, stderr=subprocess.STDOUT,
+            [
+                str(BIN / "uvicorn"),
+                "threadless_site.asgi:application",
+                "--port",
+                str(self.port),
+                "--host",
+                "127.0.0.1",
+                "--timeout-graceful-shutdown",
+                "20",
+                "--log-level",
+                self.log_level,
+            ],
+            cwd=ROOT,
+            env=self.env,
+            stdout=self.web_log,
+            stderr=subprocess.STDOUT,
         )
         deadline = time.time() + 90  # generous: a loaded 2-core CI machine can take half a minute to import
         while time.time() < deadline:
@@ -135,9 +160,22 @@ class ThreadlessServer:
     def start_worker(self) -> None:
         self.worker_log = open(self.var / "worker.log", "ab")
         self.worker = subprocess.Popen(
-            [str(BIN / "celery"), "-A", "threadless_site", "worker", "--loglevel=INFO", "--concurrency=1",
-             "--pool=solo", "--without-gossip", "--without-mingle", "--without-heartbeat"],
-            cwd=ROOT, env=self.env, stdout=self.worker_log, stderr=subprocess.STDOUT,
+            [
+                str(BIN / "celery"),
+                "-A",
+                "threadless_site",
+                "worker",
+                "--loglevel=INFO",
+                "--concurrency=1",
+                "--pool=solo",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+            ],
+            cwd=ROOT,
+            env=self.env,
+            stdout=self.worker_log,
+            stderr=subprocess.STDOUT,
         )
 
     def stop_worker(self, sig: int = signal.SIGTERM) -> None:
@@ -169,8 +207,9 @@ class ThreadlessServer:
         shutil.rmtree(self.var, ignore_errors=True)
 
     def client(self, key: str | None = None) -> httpx.Client:
-        return httpx.Client(base_url=self.url + "/v1", headers={"Authorization": f"Bearer {key or self.key}"},
-                            timeout=30)
+        return httpx.Client(
+            base_url=self.url + "/v1", headers={"Authorization": f"Bearer {key or self.key}"}, timeout=30
+        )
 
     def __enter__(self) -> ThreadlessServer:
         return self.start()

@@ -81,7 +81,8 @@ def process_entries(*, memory_id: str, from_seq: int, to_seq: int) -> dict:
         start = end - MAX_ENTRIES_PER_RUN + 1
     rows = list(
         Entry.objects.filter(memory_id=memory_id, seq__gte=start, seq__lte=end)
-        .order_by("seq").values_list("id", "seq", "kind", "role", "committed", "content", "parts")
+        .order_by("seq")
+        .values_list("id", "seq", "kind", "role", "committed", "content", "parts")
     )
     message_ids = [r[0] for r in rows if r[2] == "message"]
     indexed = recall.index_entries(memory_id=memory_id, entry_ids=message_ids) if message_ids else 0

@@ -81,23 +81,34 @@ def memory_compact(*, memory_id: str, complete=None, min_tokens: int = COMPACT_M
     memory = Memory.objects.filter(pk=memory_id).first()
     if memory is None:
         return {"folded": 0}
-    window = memory_window(memory_id=memory.id, before_seq=None, budget=memory.last_budget_tokens,
-                           reserved=0, new_has_user=True)
+    window = memory_window(
+        memory_id=memory.id, before_seq=None, budget=memory.last_budget_tokens, reserved=0, new_has_user=True
+    )
     if window.first_seq is None:
         return {"folded": 0}
-    outside = Entry.objects.filter(memory_id=memory.id, kind="message", committed=True,
-                                   seq__gt=memory.summary_upto_seq, seq__lt=window.first_seq)
+    outside = Entry.objects.filter(
+        memory_id=memory.id,
+        kind="message",
+        committed=True,
+        seq__gt=memory.summary_upto_seq,
+        seq__lt=window.first_seq,
+    )
     folded = 0
     while True:
-        rows = list(outside.filter(seq__gt=memory.summary_upto_seq).order_by("seq")
-                    .values_list("seq", "turn", "role", "content", "tokens")[:COMPACT_CHUNK])
+        rows = list(
+            outside.filter(seq__gt=memory.summary_upto_seq)
+            .order_by("seq")
+            .values_list("seq", "turn", "role", "content", "tokens")[:COMPACT_CHUNK]
+        )
         if not rows or sum(r[4] for r in rows) < min_tokens and len(rows) < COMPACT_CHUNK:
             break
         summary = memory.summary
         text_rows = [(r[1], r[2], r[3]) for r in rows if r[2] in ("user", "assistant")]
         if complete is not None:
             try:
-                lines = [f"(turn {t}) {'User' if r == 'user' else 'Assistant'}: {c[:500]}" for t, r, c in text_rows]
+                lines = [
+                    f"(turn {t}) {'User' if r == 'user' else 'Assistant'}: {c[:500]}" for t, r, c in text_rows
+                ]
                 summary = summarize_with(complete, summary, lines, SUMMARY_MAX_CHARS)
             except Exception as exc:  # noqa: BLE001 - the extractive summary is always there
                 log.warning("memory %s: model summary failed (%s); using the extractive one", memory.id, exc)
@@ -108,7 +119,8 @@ def memory_compact(*, memory_id: str, complete=None, min_tokens: int = COMPACT_M
         with transaction.atomic():
             # Conditional update: a concurrent run that already folded this stretch wins.
             changed = Memory.objects.filter(pk=memory.id, summary_upto_seq=memory.summary_upto_seq).update(
-                summary=summary, summary_upto_seq=upto)
+                summary=summary, summary_upto_seq=upto
+            )
         if not changed:
             break
         memory.summary, memory.summary_upto_seq = summary, upto

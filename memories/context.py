@@ -44,7 +44,9 @@ RECALL_MIN_TOKENS = 150  # a smaller budget share gets no recall block (the wind
 RECALL_MAX_TOKENS = 2000
 RECALL_MAX_SNIPPETS = 50
 RECALL_SHARE = 0.7  # of what budget_tokens leaves after the new messages and facts, for the recall block
-RECALL_CONTEXT = False  # snippets carry their neighbours (search ranks neighbours itself: measured better off)
+RECALL_CONTEXT = (
+    False  # snippets carry their neighbours (search ranks neighbours itself: measured better off)
+)
 RECALL_MIN_RELATIVE = 0.15  # a snippet scoring below this share of the best is left out
 RECALL_SKIP_REPEATS = True  # a snippet identical to one already in the block is left out
 # A recalled message up to this long is shown whole; a longer one as recall's SNIPPET_CHARS window
@@ -60,6 +62,7 @@ RECALL_LOOKBACK_SHARE = 0.95
 # least this share of the window's tokens (so never at large budgets, where it would add little).
 RECALL_REFILL_SHARE = 0.1
 FACT_SEMANTIC_FLOOR = 0.35  # cosine of the query with a fact's source message below which it adds nothing
+
 
 @dataclass
 class Context:
@@ -108,8 +111,11 @@ def rank_facts(facts: list[tuple], query: str, similarity: dict[str, float] | No
     lexical = [sum(math.log(1 + n / df[w]) for w in found) for found in words]
     best = max(lexical) or 1.0
     similarity = similarity or {}
-    scores = [lexical[i] / best + max(0.0, similarity.get(fact[0], 0.0) - FACT_SEMANTIC_FLOOR) / (1 - FACT_SEMANTIC_FLOOR)
-              for i, fact in enumerate(facts)]
+    scores = [
+        lexical[i] / best
+        + max(0.0, similarity.get(fact[0], 0.0) - FACT_SEMANTIC_FLOOR) / (1 - FACT_SEMANTIC_FLOOR)
+        for i, fact in enumerate(facts)
+    ]
     order = sorted(range(n), key=lambda i: (-scores[i], i))
     return [facts[i] for i in order]
 
@@ -123,7 +129,8 @@ def _facts_block(active: list[tuple], query: str = "", query_vector=None) -> tup
         vector = query_vector()
         if vector is not None:
             similarity = embeddings.source_similarity(
-                sources=fact_sources(fact_ids=[f[0] for f in active]), query=vector)
+                sources=fact_sources(fact_ids=[f[0] for f in active]), query=vector
+            )
     facts, lines, used = [], [], 0
     for fact_id, text, tokens in rank_facts(active, query, similarity):
         cost = tokens or text_tokens(text) + 1
@@ -149,7 +156,9 @@ def _recall_line(hit: dict) -> str:
 
 def _last_turn_tokens(history: list[dict]) -> int:
     """The tokens of the newest turn in `history` (its last user message and what follows it)."""
-    start = next((i for i in range(len(history) - 1, -1, -1) if history[i].get("role") == "user"), len(history))
+    start = next(
+        (i for i in range(len(history) - 1, -1, -1) if history[i].get("role") == "user"), len(history)
+    )
     return sum(message_tokens(m) for m in history[start:])
 
 
@@ -178,12 +187,20 @@ def _recall_hits(memory: Memory, query: str, before_seq: int | None, query_vecto
         vector = query_vector()
     else:
         vector = embeddings.embed_query(memory.project, query) if embeddings.enabled(memory.project) else None
-    return recall_index.search(memory_id=memory.id, query=query, limit=RECALL_MAX_SNIPPETS,
-                               before_seq=before_seq, neighbours=RECALL_CONTEXT, query_vector=vector,
-                               whole_chars=RECALL_WHOLE_CHARS)
+    return recall_index.search(
+        memory_id=memory.id,
+        query=query,
+        limit=RECALL_MAX_SNIPPETS,
+        before_seq=before_seq,
+        neighbours=RECALL_CONTEXT,
+        query_vector=vector,
+        whole_chars=RECALL_WHOLE_CHARS,
+    )
 
 
-def _recall_assemble(hits: list[dict], cap: int, before_seq: int | None = None) -> tuple[list[dict], str, int]:
+def _recall_assemble(
+    hits: list[dict], cap: int, before_seq: int | None = None
+) -> tuple[list[dict], str, int]:
     """As many of `hits` (older than `before_seq`, when given) as fit `cap` tokens and score well
     enough, chosen best first; each with the messages right before and after it when they fit too
     (neighbours already shown are not repeated). Shown in the order they were said, under a
@@ -244,7 +261,9 @@ def _failure_line(turn: int, kind: str, task_id: str, content: str) -> str:
     return f"- (turn {turn}) task '{task_id}' error: {text}"
 
 
-def _failures_block(reads: ContextReads, from_turn: int | None, cap_tokens: int) -> tuple[list[dict], str, int]:
+def _failures_block(
+    reads: ContextReads, from_turn: int | None, cap_tokens: int
+) -> tuple[list[dict], str, int]:
     """The newest failures of turns from `from_turn` on that fit `cap_tokens` (the newest one
     always), oldest first; returns (digests, text, tokens)."""
     if from_turn is None:
@@ -257,7 +276,11 @@ def _failures_block(reads: ContextReads, from_turn: int | None, cap_tokens: int)
         if kept and used + cost > cap_tokens:
             break
         used += cost
-        digest = {"type": "errorDigest", "taskId": task_id, "text": content, "turn": turn} if kind == "digest" else None
+        digest = (
+            {"type": "errorDigest", "taskId": task_id, "text": content, "turn": turn}
+            if kind == "digest"
+            else None
+        )
         kept.append((digest, line))
     if not kept:
         return [], "", 0
@@ -303,9 +326,13 @@ def context_build(
         expected = int((budget_tokens - new_tokens) * memory.message_count / memory.token_count * 1.1) + 16
 
     # The facts, the window's first read and the failures: one round trip on PostgreSQL.
-    reads = ContextReads(memory_id=memory.id, before_seq=before_seq,
-                         expected_rows=min(expected, 4096) if expected else None, new_turn=new_turn,
-                         message_count=memory.message_count)
+    reads = ContextReads(
+        memory_id=memory.id,
+        before_seq=before_seq,
+        expected_rows=min(expected, 4096) if expected else None,
+        new_turn=new_turn,
+        message_count=memory.message_count,
+    )
 
     def read(reserved: int):
         return reads.window(budget=budget_tokens, reserved=reserved, new_has_user=new_has_user)
@@ -352,11 +379,19 @@ def context_build(
                 # The newest exchange stays in the window whatever the share: the block grows only
                 # into what is left after it (and its failures), so the model still sees what it
                 # just said.
-                lookback_cap = min(lookback_cap, budget_tokens - new_tokens - facts_tokens
-                                   - _last_turn_tokens(window.messages) - failures_tokens)
+                lookback_cap = min(
+                    lookback_cap,
+                    budget_tokens
+                    - new_tokens
+                    - facts_tokens
+                    - _last_turn_tokens(window.messages)
+                    - failures_tokens,
+                )
                 if lookback_cap > recall_cap:
                     recall_cap = lookback_cap
-                    window, digests, failures_text, failures_tokens = fit(new_tokens + facts_tokens + recall_cap)
+                    window, digests, failures_text, failures_tokens = fit(
+                        new_tokens + facts_tokens + recall_cap
+                    )
                     outside = window.first_seq if window.first_seq is not None else before_seq
         else:
             hits = _recall_hits(memory, query, outside, query_vector)
@@ -369,7 +404,9 @@ def context_build(
             if grown[0].tokens >= window.tokens:  # (more failures to show could make it shorter instead)
                 window, digests, failures_text, failures_tokens = grown
                 if window.first_seq is not None and any(h["seq"] >= window.first_seq for h in ctx_recalled):
-                    ctx_recalled, recall_text, _ = _recall_assemble(hits, recall_cap - spare, window.first_seq)
+                    ctx_recalled, recall_text, _ = _recall_assemble(
+                        hits, recall_cap - spare, window.first_seq
+                    )
     else:
         ctx_recalled = []
     history = window.messages

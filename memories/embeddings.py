@@ -86,8 +86,12 @@ log = logging.getLogger("threadless.embeddings")
 STATS_SAMPLE = 500  # newest rows read whole: exact closeness, and the spread the standout is measured against
 CODE_CANDIDATES = 300  # older rows, the best by their codes, whose float vectors are then read and rescored
 CODE_CACHE_SECONDS = 120.0  # a process's copy of a memory's codes is read again whole after this long
-CODE_CACHE_VECTORS = 1_000_000  # codes a process keeps (48 bytes each at 384-d); least recently used memories go
-FLOAT_CACHE_ROWS = 4 * (STATS_SAMPLE + 2 * CODE_CANDIDATES)  # float rows a process keeps of a memory, the latest read
+CODE_CACHE_VECTORS = (
+    1_000_000  # codes a process keeps (48 bytes each at 384-d); least recently used memories go
+)
+FLOAT_CACHE_ROWS = 4 * (
+    STATS_SAMPLE + 2 * CODE_CANDIDATES
+)  # float rows a process keeps of a memory, the latest read
 FLOAT_CACHE_BYTES = 64 << 20  # float rows a process keeps in all; least recently used memories' go first
 PIECE_MAX = 8  # sentence vectors per message besides its whole one
 PIECE_MIN_WORDS = 3  # shorter sentences are not embedded on their own
@@ -106,10 +110,12 @@ def _config(project) -> dict:
     own = config.get("embeddings") if isinstance(config, dict) else None
     if isinstance(own, dict) and own.get("provider"):
         return own
-    return {"provider": settings.THREADLESS_EMBEDDINGS or "local",
-            "model": settings.THREADLESS_EMBEDDINGS_MODEL,
-            "baseUrl": settings.THREADLESS_EMBEDDINGS_BASE_URL,
-            "apiKeyEnv": settings.THREADLESS_EMBEDDINGS_API_KEY_ENV}
+    return {
+        "provider": settings.THREADLESS_EMBEDDINGS or "local",
+        "model": settings.THREADLESS_EMBEDDINGS_MODEL,
+        "baseUrl": settings.THREADLESS_EMBEDDINGS_BASE_URL,
+        "apiKeyEnv": settings.THREADLESS_EMBEDDINGS_API_KEY_ENV,
+    }
 
 
 _LEXICAL_NOTED = set()  # kinds whose absence was logged once in this process
@@ -122,8 +128,10 @@ def _local_usable() -> bool:
         return True
     if "local" not in _LEXICAL_NOTED:
         _LEXICAL_NOTED.add("local")
-        log.warning("embeddings provider local: the runtime is not installed (%s); recall stays lexical",
-                    LOCAL_INSTALL)
+        log.warning(
+            "embeddings provider local: the runtime is not installed (%s); recall stays lexical",
+            LOCAL_INSTALL,
+        )
     return False
 
 
@@ -156,9 +164,13 @@ def provider_for(project):
             log.warning("project %s: embeddings key not usable (%s); recall stays lexical", project.pk, exc)
             return None
         dims = config.get("dimensions")
-        return OpenAIProvider(model=str(config["model"]), base_url=str(config["baseUrl"]), api_key=api_key,
-                              dimensions=int(dims) if isinstance(dims, int) and dims > 0 else None,
-                              timeout_s=float(config.get("timeoutMs") or 30_000) / 1000)
+        return OpenAIProvider(
+            model=str(config["model"]),
+            base_url=str(config["baseUrl"]),
+            api_key=api_key,
+            dimensions=int(dims) if isinstance(dims, int) and dims > 0 else None,
+            timeout_s=float(config.get("timeoutMs") or 30_000) / 1000,
+        )
     log.warning("project %s: unknown embeddings provider %r; recall stays lexical", project.pk, kind)
     return None
 
@@ -180,7 +192,7 @@ def pieces(text: str) -> list[str]:
     the message opens with."""
     opening = _SPEAKER.match(text)
     speaker = opening.group(0) if opening else ""
-    sentences = [p for p in _SENTENCE_END.split(text[len(speaker):]) if len(p.split()) >= PIECE_MIN_WORDS]
+    sentences = [p for p in _SENTENCE_END.split(text[len(speaker) :]) if len(p.split()) >= PIECE_MIN_WORDS]
     if len(sentences) < 2:
         return [text]
     return [text] + [speaker + p for p in sentences[:PIECE_MAX]]
@@ -214,11 +226,16 @@ def closeness_of(blobs: list[bytes], query) -> list[float | None]:
     else:
         # einsum's own loop, not BLAS: a BLAS product this size wakes OpenBLAS's threads, which
         # then spin and slow the process's next model call (the query's embedding) 2×.
-        every = numpy.einsum("ij,j->i", numpy.frombuffer(b"".join(good), dtype=numpy.float32).reshape(-1, len(query)),
-                             numpy.asarray(query, dtype=numpy.float32))
+        every = numpy.einsum(
+            "ij,j->i",
+            numpy.frombuffer(b"".join(good), dtype=numpy.float32).reshape(-1, len(query)),
+            numpy.asarray(query, dtype=numpy.float32),
+        )
         counts = numpy.fromiter((len(b) // width for b in good), dtype=numpy.int64, count=len(good))
         starts = numpy.concatenate(([0], numpy.cumsum(counts)[:-1]))
-        scores = ((1 - PIECE_SHARE) * every[starts] + PIECE_SHARE * numpy.maximum.reduceat(every, starts)).tolist()
+        scores = (
+            (1 - PIECE_SHARE) * every[starts] + PIECE_SHARE * numpy.maximum.reduceat(every, starts)
+        ).tolist()
     found = iter(scores)
     return [next(found) if fit else None for fit in fits]
 
@@ -230,7 +247,10 @@ def closeness(stored, query) -> float:
     dim = len(query)
     if not dim or not len(stored) or len(stored) % dim:
         return None
-    cosines = [sum(a * b for a, b in zip(stored[i:i + dim], query, strict=True)) for i in range(0, len(stored), dim)]
+    cosines = [
+        sum(a * b for a, b in zip(stored[i : i + dim], query, strict=True))
+        for i in range(0, len(stored), dim)
+    ]
     return (1 - PIECE_SHARE) * cosines[0] + PIECE_SHARE * max(cosines)
 
 
@@ -249,7 +269,7 @@ def codes_of(vectors: list) -> bytes:
         return b""
     values = numpy.asarray(vectors, dtype=numpy.float32).reshape(len(vectors), -1)
     bits = numpy.zeros((len(values), (values.shape[1] + 63) // 64 * 64), dtype=bool)
-    bits[:, :values.shape[1]] = values > 0
+    bits[:, : values.shape[1]] = values > 0
     return numpy.packbits(bits, axis=1, bitorder="little").tobytes()
 
 
@@ -264,10 +284,20 @@ class VectorStore:
         rows = [(e, s, _rows_of(v)) for e, s, v in items]
         with transaction.atomic():
             RecallVector.objects.filter(entry_id__in=[e for e, _, _ in rows]).delete()
-            RecallVector.objects.bulk_create([
-                RecallVector(entry_id=e, memory_id=memory_id, seq=s, model=model, dim=len(vs[0]), vector=_pack(vs),
-                             codes=codes_of(vs))
-                for e, s, vs in rows])
+            RecallVector.objects.bulk_create(
+                [
+                    RecallVector(
+                        entry_id=e,
+                        memory_id=memory_id,
+                        seq=s,
+                        model=model,
+                        dim=len(vs[0]),
+                        vector=_pack(vs),
+                        codes=codes_of(vs),
+                    )
+                    for e, s, vs in rows
+                ]
+            )
         _stale(entry_ids={e for e, _, _ in rows}, memory_id=memory_id)
         return len(rows)
 
@@ -275,9 +305,14 @@ class VectorStore:
     def missing(*, memory_id: str, model: str, limit: int) -> list[int]:
         """Newest committed messages of the memory without a vector of this model (entry ids)."""
         have = RecallVector.objects.filter(memory_id=memory_id, model=model).values("entry_id")
-        return list(Entry.objects.filter(memory_id=memory_id, kind="message", committed=True,
-                                         role__in=("user", "assistant"))
-                    .exclude(id__in=have).order_by("-seq").values_list("id", flat=True)[:limit])
+        return list(
+            Entry.objects.filter(
+                memory_id=memory_id, kind="message", committed=True, role__in=("user", "assistant")
+            )
+            .exclude(id__in=have)
+            .order_by("-seq")
+            .values_list("id", flat=True)[:limit]
+        )
 
     @staticmethod
     def drop_other_models(*, memory_id: str, model: str) -> int:
@@ -294,7 +329,9 @@ class VectorStore:
     @staticmethod
     def of_entries(*, entry_ids: list[int], model: str) -> dict[int, bytes]:
         """{entry_id: float32 bytes} of these entries for this model (those that have one)."""
-        rows = RecallVector.objects.filter(entry_id__in=entry_ids, model=model).values_list("entry_id", "vector")
+        rows = RecallVector.objects.filter(entry_id__in=entry_ids, model=model).values_list(
+            "entry_id", "vector"
+        )
         return dict(rows)
 
     @staticmethod
@@ -302,8 +339,10 @@ class VectorStore:
         """(entry_id, seq, float32 bytes) of the rows at these seqs (those that have one)."""
         if not seqs:
             return []
-        sql = (f"SELECT entry_id, seq, vector FROM {RecallVector._meta.db_table} "
-               f"WHERE memory_id = %s AND model = %s AND seq IN ({', '.join(['%s'] * len(seqs))})")
+        sql = (
+            f"SELECT entry_id, seq, vector FROM {RecallVector._meta.db_table} "
+            f"WHERE memory_id = %s AND model = %s AND seq IN ({', '.join(['%s'] * len(seqs))})"
+        )
         with connection.cursor() as cursor:
             cursor.execute(sql, [memory_id, model, *seqs])
             return cursor.fetchall()
@@ -311,8 +350,10 @@ class VectorStore:
     @staticmethod
     def codes(*, memory_id: str, model: str, after_seq: int | None = None) -> list[tuple[int, int, bytes]]:
         """(entry_id, seq, codes) of every row (or those after a seq), oldest first."""
-        sql = (f"SELECT entry_id, seq, codes FROM {RecallVector._meta.db_table} "
-               "WHERE memory_id = %s AND model = %s")
+        sql = (
+            f"SELECT entry_id, seq, codes FROM {RecallVector._meta.db_table} "
+            "WHERE memory_id = %s AND model = %s"
+        )
         params: list = [memory_id, model]
         if after_seq is not None:
             sql += " AND seq > %s"
@@ -380,14 +421,24 @@ class _Codes:
         """Seqs of the newest `count` rows before `before_seq` (all when None), newest first."""
         import numpy
 
-        end = self.vectors if before_seq is None else int(numpy.searchsorted(self.seqs[:self.vectors], before_seq))
-        tail = self.seqs[max(0, end - count * (1 + PIECE_MAX)):end]  # a row holds at most 1 + PIECE_MAX vectors
+        end = (
+            self.vectors
+            if before_seq is None
+            else int(numpy.searchsorted(self.seqs[: self.vectors], before_seq))
+        )
+        tail = self.seqs[
+            max(0, end - count * (1 + PIECE_MAX)) : end
+        ]  # a row holds at most 1 + PIECE_MAX vectors
         if not len(tail):
             return []
-        distinct = tail[numpy.concatenate(([True], tail[1:] != tail[:-1]))]  # sorted: a row's vectors are adjacent
+        distinct = tail[
+            numpy.concatenate(([True], tail[1:] != tail[:-1]))
+        ]  # sorted: a row's vectors are adjacent
         return distinct[::-1][:count].tolist()
 
-    def scores(self, *, memory_id: str, model: str, seqs: list[int], query) -> tuple[list, list, object] | None:
+    def scores(
+        self, *, memory_id: str, model: str, seqs: list[int], query
+    ) -> tuple[list, list, object] | None:
         """([entry_id], [seq], closeness of each) of the rows at these seqs, in their order (those
         that have one): the ones read lately from this copy's matrix, the rest read now
         (`VectorStore.at_seqs`) and kept (when more than FLOAT_CACHE_ROWS are, only the ones this
@@ -416,10 +467,19 @@ class _Codes:
             starts = numpy.cumsum(counts) - counts
             vectors = self.matrix[numpy.repeat(firsts - starts, counts) + numpy.arange(int(counts.sum()))]
             live = self.float_bytes // width
-            if len(floats) > FLOAT_CACHE_ROWS or self.filled > 2 * live + 1000:  # full: keep the rows used now
+            if (
+                len(floats) > FLOAT_CACHE_ROWS or self.filled > 2 * live + 1000
+            ):  # full: keep the rows used now
                 self._reset(dim)
-                self._append([(e, s, vectors[a:a + n]) for e, s, a, n in
-                              zip(entry_ids, out_seqs, starts.tolist(), counts.tolist(), strict=True)], dim)
+                self._append(
+                    [
+                        (e, s, vectors[a : a + n])
+                        for e, s, a, n in zip(
+                            entry_ids, out_seqs, starts.tolist(), counts.tolist(), strict=True
+                        )
+                    ],
+                    dim,
+                )
         if not kept:
             return entry_ids, out_seqs, numpy.empty(0)
         # einsum's own loop, not BLAS (see closeness_of).
@@ -439,15 +499,19 @@ class _Codes:
 
         if not rows:
             return
-        blocks = [numpy.frombuffer(bytes(r[2]), dtype=numpy.float32).reshape(-1, dim) if isinstance(r[2], (bytes, memoryview))
-                  else r[2] for r in rows]
+        blocks = [
+            numpy.frombuffer(bytes(r[2]), dtype=numpy.float32).reshape(-1, dim)
+            if isinstance(r[2], (bytes, memoryview))
+            else r[2]
+            for r in rows
+        ]
         total = self.filled + sum(len(b) for b in blocks)
         if total > len(self.matrix):
             grown = numpy.empty((max(total, len(self.matrix) * 3 // 2), dim), dtype=numpy.float32)
-            grown[:self.filled] = self.matrix[:self.filled]
+            grown[: self.filled] = self.matrix[: self.filled]
             self.matrix = grown
         for (entry_id, seq, _), block in zip(rows, blocks, strict=True):
-            self.matrix[self.filled:self.filled + len(block)] = block
+            self.matrix[self.filled : self.filled + len(block)] = block
             self.floats[seq] = (entry_id, self.filled, len(block))
             self.filled += len(block)
             self.float_bytes += block.nbytes
@@ -470,12 +534,14 @@ class _Codes:
         codes: XOR, popcount, a histogram of the distances for the cut, a sort of what passes it."""
         import numpy
 
-        end = int(numpy.searchsorted(self.seqs[:self.vectors], before_seq, side="left"))
+        end = int(numpy.searchsorted(self.seqs[: self.vectors], before_seq, side="left"))
         if not end or limit < 1:
             return []
         differ = _popcount(self.bits[:, :end], query_bits.reshape(-1))
         take = min(end, 4 * limit)  # records: a row may have several among the closest
-        cut = int(numpy.searchsorted(numpy.cumsum(numpy.bincount(differ)), take))  # the take-th smallest distance
+        cut = int(
+            numpy.searchsorted(numpy.cumsum(numpy.bincount(differ)), take)
+        )  # the take-th smallest distance
         top = numpy.flatnonzero(differ <= cut)
         top = top[numpy.argsort(differ[top], kind="stable")][:take]
         ranked = self.seqs[top]
@@ -567,9 +633,17 @@ class Nearest(NamedTuple):
     std: float
 
 
-def neighbourhood(*, memory_id: str, model: str, query: list[float], limit: int,
-                  before_seq: int | None = None, prev_share: float = 0.0, sample: int = STATS_SAMPLE,
-                  candidates: int = CODE_CANDIDATES) -> Nearest:
+def neighbourhood(
+    *,
+    memory_id: str,
+    model: str,
+    query: list[float],
+    limit: int,
+    before_seq: int | None = None,
+    prev_share: float = 0.0,
+    sample: int = STATS_SAMPLE,
+    candidates: int = CODE_CANDIDATES,
+) -> Nearest:
     """`nearest`, with the mean and standard deviation of the scores of the newest `sample`
     rows. A row's score is its `closeness`, from its float vectors: those of the newest
     `sample` rows, and of the `candidates` older rows whose codes are closest to the
@@ -589,7 +663,7 @@ def neighbourhood(*, memory_id: str, model: str, query: list[float], limit: int,
     if found is None or not found[0]:  # another dimension: nothing comparable
         return Nearest([], 0.0, 0.0)
     entry_ids, kept, scores = found
-    sampled = sum(1 for seq in kept[:len(newest)] if seq >= newest[-1]) if newest else 0
+    sampled = sum(1 for seq in kept[: len(newest)] if seq >= newest[-1]) if newest else 0
     seqs = numpy.asarray(kept, dtype=numpy.int64)
     if prev_share:  # each row also takes a share of the row right before it (0 where there is none)
         order = numpy.argsort(seqs)
@@ -598,22 +672,29 @@ def neighbourhood(*, memory_id: str, model: str, query: list[float], limit: int,
         scores = scores + prev_share * numpy.where(seqs[before] == seqs - 1, scores[before], 0.0)
     spread = scores[:sampled] if sampled else scores
     ranked = numpy.argsort(-scores, kind="stable")[:limit]
-    return Nearest([(float(scores[i]), kept[i], entry_ids[i]) for i in ranked.tolist()],
-                   float(spread.mean()), float(spread.std()))
+    return Nearest(
+        [(float(scores[i]), kept[i], entry_ids[i]) for i in ranked.tolist()],
+        float(spread.mean()),
+        float(spread.std()),
+    )
 
 
-def nearest(*, memory_id: str, model: str, query: list[float], limit: int,
-            before_seq: int | None = None) -> list[tuple[float, int, int]]:
+def nearest(
+    *, memory_id: str, model: str, query: list[float], limit: int, before_seq: int | None = None
+) -> list[tuple[float, int, int]]:
     """[(closeness, seq, entry_id)] best first, over the whole memory (`neighbourhood`)."""
-    return neighbourhood(memory_id=memory_id, model=model, query=query, limit=limit, before_seq=before_seq).hits
+    return neighbourhood(
+        memory_id=memory_id, model=model, query=query, limit=limit, before_seq=before_seq
+    ).hits
 
 
 # --- the worker's side ------------------------------------------------------------------------
 
 
 def _texts(entry_ids: list[int]) -> list[tuple[int, int, str]]:
-    rows = (Entry.objects.filter(id__in=entry_ids, kind="message", committed=True, role__in=("user", "assistant"))
-            .values_list("id", "seq", "content", "parts"))
+    rows = Entry.objects.filter(
+        id__in=entry_ids, kind="message", committed=True, role__in=("user", "assistant")
+    ).values_list("id", "seq", "content", "parts")
     out = []
     for entry_id, seq, content, parts in rows:
         text = text_of(parts) if parts else content
@@ -644,8 +725,11 @@ def embed_entries(*, memory_id: str, entry_ids: list[int], provider=None, projec
         texts += batch[-1][2]
         if n == len(items) or len(texts) >= EMBED_BATCH:
             vectors = iter(provider.embed(texts))
-            done += VectorStore.put(memory_id=memory_id, model=model,
-                                    items=[(e, s, [next(vectors) for _ in ts]) for e, s, ts in batch])
+            done += VectorStore.put(
+                memory_id=memory_id,
+                model=model,
+                items=[(e, s, [next(vectors) for _ in ts]) for e, s, ts in batch],
+            )
             batch, texts = [], []
     return done
 

@@ -156,7 +156,9 @@ class Entry(models.Model):
                 name="entry_failure_idx",
             ),
             # the pipeline's stored data (chat.tasktypes.base: newest committed data entries first).
-            models.Index(fields=["memory", "-seq"], condition=Q(kind="data", committed=True), name="entry_data_idx"),
+            models.Index(
+                fields=["memory", "-seq"], condition=Q(kind="data", committed=True), name="entry_data_idx"
+            ),
             # console timeline, a turn's entries: by turn (also the pipeline's reads of one turn).
             models.Index(fields=["memory", "turn", "seq"], name="entry_turn_idx"),
         ]

@@ -51,7 +51,7 @@ def policy_parse(raw: Any, *, path: str = "policy") -> Policy:
     if raw is None or raw == {}:
         return Policy()
     if not isinstance(raw, dict):
-        raise InvalidRequest(f"{path}: must be an object like {{\"strictWriteDiscipline\": {{…}}}}.")
+        raise InvalidRequest(f'{path}: must be an object like {{"strictWriteDiscipline": {{…}}}}.')
     reject_unknown(raw, {"strictWriteDiscipline", "reasoningItems"}, path)
     reasoning = raw.get("reasoningItems", "drop")
     if reasoning not in REASONING_ITEMS:
@@ -95,10 +95,16 @@ class FailureRules:
 
 def failure_rules(policy: Policy) -> FailureRules:
     return {
-        "off": FailureRules(data_committed=True, keep_output=True, digest=False, action=False, task_error=True),
-        "digest": FailureRules(data_committed=False, keep_output=False, digest=True, action=True, task_error=True),
+        "off": FailureRules(
+            data_committed=True, keep_output=True, digest=False, action=False, task_error=True
+        ),
+        "digest": FailureRules(
+            data_committed=False, keep_output=False, digest=True, action=True, task_error=True
+        ),
         "exclude_all": FailureRules(
             data_committed=False, keep_output=False, digest=False, action=True, task_error=False
         ),
-        "keep_all": FailureRules(data_committed=True, keep_output=True, digest=False, action=True, task_error=True),
+        "keep_all": FailureRules(
+            data_committed=True, keep_output=True, digest=False, action=True, task_error=True
+        ),
     }[policy.mode]

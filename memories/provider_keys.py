@@ -17,7 +17,8 @@ def provider_api_key(*, project_id: str, task: dict) -> str | None:
     """The task's key, or None when it names none. Raises LookupError with a digest-fit reason."""
     if task.get("apiKeySecret"):
         if secret_name_reserved(task["apiKeySecret"]):  # a config written past validation
-            raise LookupError(f"the secret '{task['apiKeySecret']}' is a proxy upstream key; "
-                              "an agent cannot use it")
+            raise LookupError(
+                f"the secret '{task['apiKeySecret']}' is a proxy upstream key; an agent cannot use it"
+            )
         return secret_value(project_id=project_id, name=task["apiKeySecret"])
     return env_api_key(task)

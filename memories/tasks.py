@@ -12,8 +12,14 @@ from django.db import OperationalError
 from memories import embeddings, queue, services
 
 
-@shared_task(bind=True, acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True,
-             retry_backoff_max=60, max_retries=8)
+@shared_task(
+    bind=True,
+    acks_late=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    retry_backoff_max=60,
+    max_retries=8,
+)
 def process_outbox(self, outbox_id: int | list[int]) -> bool:
     """One outbox row, or a batch of them (the request-side publisher sends a burst's rows as one
     message); True when any was processed here."""

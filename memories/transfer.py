@@ -61,12 +61,38 @@ CHUNK = 2000
 MAX_LINE_BYTES = 16 * 1024 * 1024
 IMPORT_SCOPE = "memory-import"
 
-MEMORY_FIELDS = ("external_id", "metadata", "instructions", "policy", "summary", "summary_upto_seq",
-                 "last_budget_tokens", "last_seq", "last_turn", "turn_start_seq", "message_count",
-                 "token_count", "digest_count")
+MEMORY_FIELDS = (
+    "external_id",
+    "metadata",
+    "instructions",
+    "policy",
+    "summary",
+    "summary_upto_seq",
+    "last_budget_tokens",
+    "last_seq",
+    "last_turn",
+    "turn_start_seq",
+    "message_count",
+    "token_count",
+    "digest_count",
+)
 TURN_FIELDS = ("number", "state", "input", "actions", "task_errors", "output", "attempt", "duration_ms")
-ENTRY_FIELDS = ("seq", "turn", "kind", "role", "content", "parts", "name", "tool_calls", "tool_call_id",
-                "task_id", "key", "value", "committed", "tokens")
+ENTRY_FIELDS = (
+    "seq",
+    "turn",
+    "kind",
+    "role",
+    "content",
+    "parts",
+    "name",
+    "tool_calls",
+    "tool_call_id",
+    "task_id",
+    "key",
+    "value",
+    "committed",
+    "tokens",
+)
 DIGEST_FIELDS = ("turn", "task_id", "task_type", "error_type", "agent_id", "text", "raw_error")
 FACT_FIELDS = ("text", "normalized", "slot", "extractor", "confidence", "active", "tokens")
 FILE_FIELDS = ("path", "is_dir", "content", "version", "changed_by")
@@ -89,15 +115,27 @@ def _line(record: dict) -> bytes:
 
 
 def _memory_records(memory: Memory) -> Iterator[dict]:
-    yield {"type": "memory", "id": memory.id, **{name: getattr(memory, name) for name in MEMORY_FIELDS},
-           "created_at": _time(memory.created_at)}
+    yield {
+        "type": "memory",
+        "id": memory.id,
+        **{name: getattr(memory, name) for name in MEMORY_FIELDS},
+        "created_at": _time(memory.created_at),
+    }
 
 
 def _turn_records(memory: Memory) -> Iterator[dict]:
-    rows = Turn.objects.filter(memory_id=memory.id).order_by("number").values(
-        *TURN_FIELDS, "created_at", "finished_at")
+    rows = (
+        Turn.objects.filter(memory_id=memory.id)
+        .order_by("number")
+        .values(*TURN_FIELDS, "created_at", "finished_at")
+    )
     for row in rows.iterator(chunk_size=CHUNK):
-        yield {"type": "turn", **row, "created_at": _time(row["created_at"]), "finished_at": _time(row["finished_at"])}
+        yield {
+            "type": "turn",
+            **row,
+            "created_at": _time(row["created_at"]),
+            "finished_at": _time(row["finished_at"]),
+        }
 
 
 def _entry_records(memory: Memory) -> Iterator[dict]:
@@ -112,43 +150,77 @@ def _seq_of(memory: Memory, entry_ids: Iterable[int]) -> dict[int, int]:
 
 
 def _digest_records(memory: Memory) -> Iterator[dict]:
-    rows = ErrorDigest.objects.filter(memory_id=memory.id).order_by("id").values(
-        *DIGEST_FIELDS, "entry__seq", "created_at")
+    rows = (
+        ErrorDigest.objects.filter(memory_id=memory.id)
+        .order_by("id")
+        .values(*DIGEST_FIELDS, "entry__seq", "created_at")
+    )
     for row in rows.iterator(chunk_size=CHUNK):
         seq = row.pop("entry__seq")
         yield {"type": "digest", **row, "entry_seq": seq, "created_at": _time(row["created_at"])}
 
 
 def _fact_records(memory: Memory) -> Iterator[dict]:
-    facts = list(Fact.objects.filter(memory_id=memory.id).order_by("created_at", "id").values(
-        "id", *FACT_FIELDS, "source_entry_ids", "superseded_by_id", "created_at", "updated_at"))
+    facts = list(
+        Fact.objects.filter(memory_id=memory.id)
+        .order_by("created_at", "id")
+        .values("id", *FACT_FIELDS, "source_entry_ids", "superseded_by_id", "created_at", "updated_at")
+    )
     seqs = _seq_of(memory, {i for f in facts for i in f["source_entry_ids"] if isinstance(i, int)})
     for fact in facts:
         sources = fact.pop("source_entry_ids")
-        yield {"type": "fact", **{k: v for k, v in fact.items() if k != "superseded_by_id"},
-               "superseded_by": fact["superseded_by_id"],
-               "source_entry_seqs": [seqs[i] for i in sources if i in seqs],
-               "created_at": _time(fact["created_at"]), "updated_at": _time(fact["updated_at"])}
-    for row in FactTombstone.objects.filter(memory_id=memory.id).order_by("id").values("normalized", "slot", "upto_seq"):
+        yield {
+            "type": "fact",
+            **{k: v for k, v in fact.items() if k != "superseded_by_id"},
+            "superseded_by": fact["superseded_by_id"],
+            "source_entry_seqs": [seqs[i] for i in sources if i in seqs],
+            "created_at": _time(fact["created_at"]),
+            "updated_at": _time(fact["updated_at"]),
+        }
+    for row in (
+        FactTombstone.objects.filter(memory_id=memory.id)
+        .order_by("id")
+        .values("normalized", "slot", "upto_seq")
+    ):
         yield {"type": "fact_tombstone", **row}
 
 
 def _file_records(memory: Memory) -> Iterator[dict]:
-    rows = MemoryFile.objects.filter(memory_id=memory.id).order_by("path").values(
-        *FILE_FIELDS, "created_at", "updated_at")
+    rows = (
+        MemoryFile.objects.filter(memory_id=memory.id)
+        .order_by("path")
+        .values(*FILE_FIELDS, "created_at", "updated_at")
+    )
     for row in rows.iterator(chunk_size=FILE_CHUNK):
-        yield {"type": "file", **row, "created_at": _time(row["created_at"]), "updated_at": _time(row["updated_at"])}
-    versions = MemoryFileVersion.objects.filter(memory_id=memory.id).order_by("path", "version", "replaced_at", "id")
+        yield {
+            "type": "file",
+            **row,
+            "created_at": _time(row["created_at"]),
+            "updated_at": _time(row["updated_at"]),
+        }
+    versions = MemoryFileVersion.objects.filter(memory_id=memory.id).order_by(
+        "path", "version", "replaced_at", "id"
+    )
     for row in versions.values(*FILE_VERSION_FIELDS, "changed_at", "replaced_by", "replaced_at").iterator(
-            chunk_size=FILE_CHUNK):
-        yield {"type": "file_version", **row, "changed_at": _time(row["changed_at"]),
-               "replaced_at": _time(row["replaced_at"])}
+        chunk_size=FILE_CHUNK
+    ):
+        yield {
+            "type": "file_version",
+            **row,
+            "changed_at": _time(row["changed_at"]),
+            "replaced_at": _time(row["replaced_at"]),
+        }
 
 
 # What an export writes after the header, in order. A new kind of record adds its function here
 # (and its reader to IMPORTERS).
 EXPORTERS: list[Callable[[Memory], Iterator[dict]]] = [
-    _memory_records, _turn_records, _entry_records, _digest_records, _fact_records, _file_records,
+    _memory_records,
+    _turn_records,
+    _entry_records,
+    _digest_records,
+    _fact_records,
+    _file_records,
 ]
 
 
@@ -156,8 +228,13 @@ def memory_export(*, memory: Memory) -> Iterator[bytes]:
     """The document, line by line (bytes, each ending in a newline), read in bounded chunks."""
     digest = hashlib.sha256()
     count = 0
-    header = {"type": "header", "format": FORMAT, "version": VERSION, "exported_at": _time(timezone.now()),
-              "source": {"memory_id": memory.id}}
+    header = {
+        "type": "header",
+        "format": FORMAT,
+        "version": VERSION,
+        "exported_at": _time(timezone.now()),
+        "source": {"memory_id": memory.id},
+    }
     for record in itertools.chain([header], *(exporter(memory) for exporter in EXPORTERS)):
         line = _line(record)
         digest.update(line)
@@ -203,23 +280,31 @@ class _Reader:
 
     def check_end(self) -> str:
         if self.end is None:
-            raise InvalidRequest("The document ends without its end record: it is truncated.",
-                                 hint="Export the memory again and send the whole file.")
+            raise InvalidRequest(
+                "The document ends without its end record: it is truncated.",
+                hint="Export the memory again and send the whole file.",
+            )
         if self.end.get("records") != self.count or self.end.get("sha256") != self.digest.hexdigest():
-            raise InvalidRequest("The document does not match its end record (count or sha256): it is damaged.",
-                                 hint="Export the memory again and send the file unchanged.")
+            raise InvalidRequest(
+                "The document does not match its end record (count or sha256): it is damaged.",
+                hint="Export the memory again and send the file unchanged.",
+            )
         return self.digest.hexdigest()
 
 
 def _check_header(record: dict) -> None:
     if record.get("type") != "header" or record.get("format") != FORMAT:
-        raise InvalidRequest(f"line 1: not a Threadless memory export (a header record with format {FORMAT!r}).")
+        raise InvalidRequest(
+            f"line 1: not a Threadless memory export (a header record with format {FORMAT!r})."
+        )
     version = record.get("version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise InvalidRequest("header: version must be a positive integer.")
     if version > VERSION:
-        raise InvalidRequest(f"The document is format version {version}, newer than this install reads "
-                             f"(up to {VERSION}).", hint="Upgrade this Threadless install, then import again.")
+        raise InvalidRequest(
+            f"The document is format version {version}, newer than this install reads (up to {VERSION}).",
+            hint="Upgrade this Threadless install, then import again.",
+        )
 
 
 def _when(record: dict, name: str) -> datetime | None:
@@ -247,16 +332,20 @@ def _file_path(record: dict) -> str:
     except files.Refused as refusal:
         raise InvalidRequest(f"{record['type']}.path: {refusal}")
     if not relative or relative != path:
-        raise InvalidRequest(f"{record['type']}.path: {str(path)[:80]!r} is not a path under /memories "
-                             "(relative, no empty, '.' or '..' parts).")
+        raise InvalidRequest(
+            f"{record['type']}.path: {str(path)[:80]!r} is not a path under /memories "
+            "(relative, no empty, '.' or '..' parts)."
+        )
     return relative
 
 
 def _file_text(record: dict, name: str, *, limit: int | None = None) -> str:
     value = record.get(name, "")
     if not isinstance(value, str) or "\x00" in value or (limit is not None and len(value) > limit):
-        raise InvalidRequest(f"{record['type']}.{name}: must be a string without NUL characters"
-                             + (f", at most {limit} characters." if limit is not None else "."))
+        raise InvalidRequest(
+            f"{record['type']}.{name}: must be a string without NUL characters"
+            + (f", at most {limit} characters." if limit is not None else ".")
+        )
     return value
 
 
@@ -295,17 +384,29 @@ class _Import:
         if self.memory is not None:
             raise InvalidRequest("The document holds more than one memory record.")
         external_id = record.get("external_id")
-        if external_id is not None and Memory.objects.filter(project=self.project, external_id=external_id).exists():
-            raise Conflict("A memory with this external_id already exists in the project.",
-                           hint="Delete that memory first, or import into another project.")
-        self.memory = Memory.objects.create(project=self.project, **_fields(record, MEMORY_FIELDS),
-                                            background_upto_seq=record.get("last_seq", 0))
+        if (
+            external_id is not None
+            and Memory.objects.filter(project=self.project, external_id=external_id).exists()
+        ):
+            raise Conflict(
+                "A memory with this external_id already exists in the project.",
+                hint="Delete that memory first, or import into another project.",
+            )
+        self.memory = Memory.objects.create(
+            project=self.project,
+            **_fields(record, MEMORY_FIELDS),
+            background_upto_seq=record.get("last_seq", 0),
+        )
         self.times.append((Memory, self.memory.pk, {"created_at": _when(record, "created_at")}))
 
     def turn_record(self, record: dict) -> None:
         memory = self.need_memory("turn")
-        self.turns.append((Turn(memory=memory, **_fields(record, TURN_FIELDS), finished_at=_when(record, "finished_at")),
-                           _when(record, "created_at")))
+        self.turns.append(
+            (
+                Turn(memory=memory, **_fields(record, TURN_FIELDS), finished_at=_when(record, "finished_at")),
+                _when(record, "created_at"),
+            )
+        )
         if len(self.turns) >= CHUNK:
             self.flush_turns()
 
@@ -313,7 +414,9 @@ class _Import:
         memory = self.need_memory("entry")
         if not isinstance(record.get("seq"), int) or record["seq"] in self.entry_ids:
             raise InvalidRequest("entry.seq: each entry needs its own integer seq.")
-        self.entries.append((Entry(memory=memory, **_fields(record, ENTRY_FIELDS)), _when(record, "created_at")))
+        self.entries.append(
+            (Entry(memory=memory, **_fields(record, ENTRY_FIELDS)), _when(record, "created_at"))
+        )
         self.entry_ids[record["seq"]] = 0
         if len(self.entries) >= CHUNK:
             self.flush_entries()
@@ -321,9 +424,12 @@ class _Import:
     def digest_record(self, record: dict) -> None:
         memory = self.need_memory("digest")
         self.flush_entries()
-        entry_id = self.entry_ids.get(record.get("entry_seq")) if record.get("entry_seq") is not None else None
-        digest = ErrorDigest.objects.create(memory=memory, project=self.project, entry_id=entry_id,
-                                            **_fields(record, DIGEST_FIELDS))
+        entry_id = (
+            self.entry_ids.get(record.get("entry_seq")) if record.get("entry_seq") is not None else None
+        )
+        digest = ErrorDigest.objects.create(
+            memory=memory, project=self.project, entry_id=entry_id, **_fields(record, DIGEST_FIELDS)
+        )
         self.times.append((ErrorDigest, digest.pk, {"created_at": _when(record, "created_at")}))
 
     def fact_record(self, record: dict) -> None:
@@ -335,13 +441,21 @@ class _Import:
         seqs = record.get("source_entry_seqs") or []
         if not isinstance(seqs, list):
             raise InvalidRequest("fact.source_entry_seqs: must be a list of seqs.")
-        fact = Fact.objects.create(memory=memory, **_fields(record, FACT_FIELDS),
-                                   source_entry_ids=[self.entry_ids[s] for s in seqs if s in self.entry_ids])
+        fact = Fact.objects.create(
+            memory=memory,
+            **_fields(record, FACT_FIELDS),
+            source_entry_ids=[self.entry_ids[s] for s in seqs if s in self.entry_ids],
+        )
         self.facts[old_id] = fact
         if record.get("superseded_by"):
             self.superseded[old_id] = record["superseded_by"]
-        self.times.append((Fact, fact.pk, {"created_at": _when(record, "created_at"),
-                                           "updated_at": _when(record, "updated_at")}))
+        self.times.append(
+            (
+                Fact,
+                fact.pk,
+                {"created_at": _when(record, "created_at"), "updated_at": _when(record, "updated_at")},
+            )
+        )
 
     def tombstone_record(self, record: dict) -> None:
         memory = self.need_memory("fact_tombstone")
@@ -362,16 +476,32 @@ class _Import:
         self.file_bytes += size
         self.file_kinds[path] = is_dir
         limits = self.limits
-        if size > limits.file_bytes or len(self.file_kinds) > limits.files or self.file_bytes > limits.total_bytes:
+        if (
+            size > limits.file_bytes
+            or len(self.file_kinds) > limits.files
+            or self.file_bytes > limits.total_bytes
+        ):
             raise InvalidRequest(
                 f"The memory's files exceed this install's limits ({limits.file_bytes:,} bytes a file, "
                 f"{limits.files:,} files, {limits.total_bytes:,} bytes in all).",
                 hint="Raise THREADLESS_MEMORY_FILE_MAX_BYTES, THREADLESS_MEMORY_FILES_MAX or "
-                     "THREADLESS_MEMORY_FILES_MAX_TOTAL_BYTES here, then import again.")
-        row = MemoryFile(memory=memory, path=path, is_dir=is_dir, content=content, size=size,
-                         version=_file_version_number(record), changed_by=_file_text(record, "changed_by", limit=120))
-        self._pend_file(self.files, row, {"created_at": _when(record, "created_at"),
-                                          "updated_at": _when(record, "updated_at")}, size)
+                "THREADLESS_MEMORY_FILES_MAX_TOTAL_BYTES here, then import again.",
+            )
+        row = MemoryFile(
+            memory=memory,
+            path=path,
+            is_dir=is_dir,
+            content=content,
+            size=size,
+            version=_file_version_number(record),
+            changed_by=_file_text(record, "changed_by", limit=120),
+        )
+        self._pend_file(
+            self.files,
+            row,
+            {"created_at": _when(record, "created_at"), "updated_at": _when(record, "updated_at")},
+            size,
+        )
 
     def file_version_record(self, record: dict) -> None:
         memory = self.need_memory("file_version")
@@ -383,10 +513,17 @@ class _Import:
             raise InvalidRequest("file_version.changed_at: required.")
         content = _file_text(record, "content")
         size = len(content.encode("utf-8"))
-        row = MemoryFileVersion(memory=memory, path=_file_path(record), version=_file_version_number(record),
-                                content=content, size=size, command=command, changed_at=changed_at,
-                                changed_by=_file_text(record, "changed_by", limit=120),
-                                replaced_by=_file_text(record, "replaced_by", limit=120))
+        row = MemoryFileVersion(
+            memory=memory,
+            path=_file_path(record),
+            version=_file_version_number(record),
+            content=content,
+            size=size,
+            command=command,
+            changed_at=changed_at,
+            changed_by=_file_text(record, "changed_by", limit=120),
+            replaced_by=_file_text(record, "replaced_by", limit=120),
+        )
         self._pend_file(self.versions, row, {"replaced_at": _when(record, "replaced_at")}, size)
 
     def _pend_file(self, pending: list, row, times: dict, size: int) -> None:
@@ -489,8 +626,11 @@ def memory_import(*, project: Project, lines: Iterable[bytes]) -> tuple[Memory, 
             for record in records:
                 handler = IMPORTERS.get(record["type"])
                 if handler is None:
-                    raise InvalidRequest(f"Unknown record type {str(record['type'])[:40]!r}: the document was written "
-                                         "by a newer or different Threadless.", hint="Upgrade this install.")
+                    raise InvalidRequest(
+                        f"Unknown record type {str(record['type'])[:40]!r}: the document was written "
+                        "by a newer or different Threadless.",
+                        hint="Upgrade this install.",
+                    )
                 handler(state, record)
             memory = state.finish()
             digest = reader.check_end()
@@ -500,8 +640,9 @@ def memory_import(*, project: Project, lines: Iterable[bytes]) -> tuple[Memory, 
                 return earlier, False
             _restore_times(state, memory)
             IdempotencyRecord.objects.filter(project=project, scope=IMPORT_SCOPE, key=digest).delete()
-            IdempotencyRecord.objects.create(project=project, scope=IMPORT_SCOPE, key=digest, status=201,
-                                             body=memory.pk.encode())
+            IdempotencyRecord.objects.create(
+                project=project, scope=IMPORT_SCOPE, key=digest, status=201, body=memory.pk.encode()
+            )
             _index(memory)
     except (TypeError, ValueError, KeyError) as exc:
         raise InvalidRequest(f"A record does not fit the format ({exc.__class__.__name__}).")
@@ -524,6 +665,8 @@ def _restore_times(state: _Import, memory: Memory) -> None:
 
 def _index(memory: Memory) -> None:
     """The recall index of the imported messages (facts came with the document: no extraction)."""
-    ids = list(Entry.objects.filter(memory=memory, kind="message", committed=True).values_list("id", flat=True))
+    ids = list(
+        Entry.objects.filter(memory=memory, kind="message", committed=True).values_list("id", flat=True)
+    )
     for start in range(0, len(ids), CHUNK):
-        recall.index_entries(memory_id=memory.id, entry_ids=ids[start:start + CHUNK])
+        recall.index_entries(memory_id=memory.id, entry_ids=ids[start : start + CHUNK])

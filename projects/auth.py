@@ -152,7 +152,9 @@ def key_from_request(request, *, deferred: bool = False) -> ApiKey | None:
 
     Sets `request.api_key` on the Django request, for the access log and the rate limiter.
     """
-    key, request.key_unconfirmed = key_for_header(request.META.get("HTTP_AUTHORIZATION", ""), deferred=deferred)
+    key, request.key_unconfirmed = key_for_header(
+        request.META.get("HTTP_AUTHORIZATION", ""), deferred=deferred
+    )
     if key is None:
         return None
     request.api_key = key

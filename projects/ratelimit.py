@@ -144,7 +144,7 @@ def check_and_count(request, key, also=()) -> tuple[ApiKey, list[int]]:
         if also:
             counters.decr_many([item[0] for item in also])
         raise
-    return key, counts[len(counts) - extra:]
+    return key, counts[len(counts) - extra :]
 
 
 def check_rate(request, key) -> None:
@@ -170,7 +170,9 @@ def check_bucket(request, *, bucket: str, limit: int, what: str, hint: str | Non
         retry = max(1, int(reset - now + 0.999))
         headers = {**headers, "Retry-After": str(retry)}
         request.ratelimit_headers = headers
-        raise RateLimited(f"Too many requests {what}: the limit is {limit} per minute.", hint=hint, headers=headers)
+        raise RateLimited(
+            f"Too many requests {what}: the limit is {limit} per minute.", hint=hint, headers=headers
+        )
 
 
 def incr_daily(bucket: str) -> tuple[int, int]:

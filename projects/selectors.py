@@ -13,5 +13,7 @@ def key_list(*, project: Project) -> QuerySet[ApiKey]:
 
 def secret_list(*, project: Project) -> list[dict]:
     """Names and masked hints only; the values never leave the store except to a provider call."""
-    return [{"name": s.name, "hint": s.hint, "updated_at": s.updated_at.isoformat()}
-            for s in Secret.objects.filter(project=project).order_by("name")]
+    return [
+        {"name": s.name, "hint": s.hint, "updated_at": s.updated_at.isoformat()}
+        for s in Secret.objects.filter(project=project).order_by("name")
+    ]

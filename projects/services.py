@@ -17,9 +17,13 @@ from projects import keys, secretbox, usage
 from projects.models import ApiKey, Project, Secret
 
 
-def project_create(*, name: str, rate_limit_per_minute: int | None = None,
-                   allowance_requests_per_month: int | None = None,
-                   allowance_memories: int | None = None) -> Project:
+def project_create(
+    *,
+    name: str,
+    rate_limit_per_minute: int | None = None,
+    allowance_requests_per_month: int | None = None,
+    allowance_memories: int | None = None,
+) -> Project:
     if not name.strip():
         raise InvalidRequest("name: must not be empty.")
     return Project.objects.create(
@@ -30,7 +34,9 @@ def project_create(*, name: str, rate_limit_per_minute: int | None = None,
     )
 
 
-def key_create(*, project: Project, kind: str = "project", agent_id: str = "", name: str = "") -> tuple[ApiKey, str]:
+def key_create(
+    *, project: Project, kind: str = "project", agent_id: str = "", name: str = ""
+) -> tuple[ApiKey, str]:
     """Create a key; the plaintext is returned here once and never stored."""
     if kind not in keys.KIND_PREFIX:
         raise InvalidRequest("kind: must be 'project' or 'publishable'.")
@@ -38,8 +44,13 @@ def key_create(*, project: Project, kind: str = "project", agent_id: str = "", n
         raise InvalidRequest("agent: a publishable key belongs to one agent.")
     plaintext, visible, lookup, hashed = keys.generate(kind)
     key = ApiKey.objects.create(
-        project=project, kind=kind, agent_id=agent_id if kind == "publishable" else "", name=name[:200],
-        prefix=visible, lookup=lookup, hashed=hashed,
+        project=project,
+        kind=kind,
+        agent_id=agent_id if kind == "publishable" else "",
+        name=name[:200],
+        prefix=visible,
+        lookup=lookup,
+        hashed=hashed,
     )
     return key, plaintext
 
@@ -82,8 +93,9 @@ def secret_set(*, project: Project, name: str, value: str) -> Secret:
     value = value.strip()
     token = secretbox.encrypt(value)
     hint = "…" + value[-4:] if len(value) >= 12 else "…"
-    secret, _ = Secret.objects.update_or_create(project=project, name=name,
-                                                defaults={"ciphertext": token, "hint": hint})
+    secret, _ = Secret.objects.update_or_create(
+        project=project, name=name, defaults={"ciphertext": token, "hint": hint}
+    )
     return secret
 
 
@@ -100,5 +112,6 @@ def secret_value(*, project_id: str, name: str) -> str:
     try:
         return secretbox.decrypt(secret.ciphertext)
     except secretbox.InvalidToken:
-        raise LookupError(f"the secret '{name}' cannot be decrypted (is its key missing from "
-                          "THREADLESS_SECRET_STORE_KEYS?)") from None
+        raise LookupError(
+            f"the secret '{name}' cannot be decrypted (is its key missing from THREADLESS_SECRET_STORE_KEYS?)"
+        ) from None

@@ -51,10 +51,14 @@ def _flushed_total(key: str) -> int:
     parts = key.split(":")
     if parts[2] == "d":
         _, _, _, project_id, day, operation = parts
-        row = ApiCall.objects.filter(project_id=project_id, day=day, operation=operation).values_list("count", flat=True)
+        row = ApiCall.objects.filter(project_id=project_id, day=day, operation=operation).values_list(
+            "count", flat=True
+        )
     else:
         _, _, _, project_id, period = parts
-        row = ProjectUsage.objects.filter(project_id=project_id, period=period).values_list("requests", flat=True)
+        row = ProjectUsage.objects.filter(project_id=project_id, period=period).values_list(
+            "requests", flat=True
+        )
     return row.first() or 0
 
 
@@ -109,11 +113,16 @@ def usage_flush() -> int:
     for key, total in claimed.items():
         parts = key.split(":")
         if len(parts) == 6 and parts[2] == "d":
-            parsed.append((ApiCall, {"project_id": parts[3], "day": parts[4], "operation": parts[5]}, "count", total))
+            parsed.append(
+                (ApiCall, {"project_id": parts[3], "day": parts[4], "operation": parts[5]}, "count", total)
+            )
         elif len(parts) == 5 and parts[2] == "m":
             parsed.append((ProjectUsage, {"project_id": parts[3], "period": parts[4]}, "requests", total))
-    alive = set(Project.objects.filter(pk__in={lookup["project_id"] for _, lookup, _, _ in parsed})
-                .values_list("pk", flat=True))
+    alive = set(
+        Project.objects.filter(pk__in={lookup["project_id"] for _, lookup, _, _ in parsed}).values_list(
+            "pk", flat=True
+        )
+    )
     written = 0
     with transaction.atomic():
         for model, lookup, field, total in parsed:

@@ -30,21 +30,58 @@ __all__ = ["call", "complete", "ProviderError", "Interrupted", "PROVIDERS"]
 PROVIDERS = {"openai": openai, "anthropic": anthropic, "demo": demo}
 
 
-def call(*, provider: str, model: str | None, base_url: str | None, api_key: str | None, system: str,
-         messages: list[dict], params: dict | None = None, timeout_ms: int = 60_000, stream: bool = False,
-         on_token: Callable[[str], None] | None = None, should_stop: Callable[[], bool] | None = None) -> str:
+def call(
+    *,
+    provider: str,
+    model: str | None,
+    base_url: str | None,
+    api_key: str | None,
+    system: str,
+    messages: list[dict],
+    params: dict | None = None,
+    timeout_ms: int = 60_000,
+    stream: bool = False,
+    on_token: Callable[[str], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> str:
     module = PROVIDERS.get(provider)
     if module is None:
         raise ProviderError(f"unknown provider '{provider}'", error_type="unknown")
-    return module.call(model=model or "", base_url=base_url, api_key=api_key, system=system,
-                       messages=messages, params=dict(params or {}), timeout_ms=timeout_ms, stream=stream,
-                       on_token=on_token or (lambda _t: None), should_stop=should_stop or (lambda: False))
+    return module.call(
+        model=model or "",
+        base_url=base_url,
+        api_key=api_key,
+        system=system,
+        messages=messages,
+        params=dict(params or {}),
+        timeout_ms=timeout_ms,
+        stream=stream,
+        on_token=on_token or (lambda _t: None),
+        should_stop=should_stop or (lambda: False),
+    )
 
 
-def complete(*, provider: str, model: str, base_url: str | None, api_key: str | None, messages: list[dict],
-             params: dict | None = None, timeout_ms: int = 60_000) -> str:
+def complete(
+    *,
+    provider: str,
+    model: str,
+    base_url: str | None,
+    api_key: str | None,
+    messages: list[dict],
+    params: dict | None = None,
+    timeout_ms: int = 60_000,
+) -> str:
     """One non-streaming completion; the reply text. Raises ProviderError."""
     system = "\n\n".join(text_of(m.get("content")) for m in messages if m.get("role") == "system")
     rest = [m for m in messages if m.get("role") != "system"]
-    return call(provider=provider, model=model, base_url=base_url, api_key=api_key, system=system,
-                messages=rest, params=params, timeout_ms=timeout_ms, stream=False)
+    return call(
+        provider=provider,
+        model=model,
+        base_url=base_url,
+        api_key=api_key,
+        system=system,
+        messages=rest,
+        params=params,
+        timeout_ms=timeout_ms,
+        stream=False,
+    )

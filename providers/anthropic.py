@@ -26,7 +26,9 @@ def _messages(messages: list[dict]) -> list[dict]:
     return out
 
 
-def call(*, model, base_url, api_key, system, messages, params, timeout_ms, stream, on_token, should_stop) -> str:
+def call(
+    *, model, base_url, api_key, system, messages, params, timeout_ms, stream, on_token, should_stop
+) -> str:
     base = (base_url or DEFAULT_BASE_URL).rstrip("/")
     url = base + ("/messages" if base.endswith("/v1") else "/v1/messages")
     headers = {"Content-Type": "application/json", "anthropic-version": VERSION}
@@ -49,12 +51,23 @@ def call(*, model, base_url, api_key, system, messages, params, timeout_ms, stre
         if kind == "error":
             error = chunk.get("error") or {}
             message = error.get("message") if isinstance(error, dict) else error
-            error_type = "rate_limit" if isinstance(error, dict) and error.get("type") == "rate_limit_error" else "provider"
+            error_type = (
+                "rate_limit"
+                if isinstance(error, dict) and error.get("type") == "rate_limit_error"
+                else "provider"
+            )
             raise ProviderError(str(message or "stream error"), error_type=error_type, raw=data[:4000])
         if kind == "content_block_delta":
             delta = chunk.get("delta") or {}
             return delta.get("text") or None
         return None
 
-    return post_sse(url, headers=headers, payload=payload, timeout_ms=timeout_ms, handle=handle,
-                    on_token=on_token, should_stop=should_stop)
+    return post_sse(
+        url,
+        headers=headers,
+        payload=payload,
+        timeout_ms=timeout_ms,
+        handle=handle,
+        on_token=on_token,
+        should_stop=should_stop,
+    )

@@ -58,8 +58,11 @@ def http_error(status: int, body: str, url: str) -> ProviderError:
         error_type = "content_filter"
     else:
         error_type = "provider"
-    return ProviderError(message or f"HTTP {status}", error_type=error_type,
-                         raw=raw_error_text(f"HTTP {status} from {url}: {body[:8000]}"))
+    return ProviderError(
+        message or f"HTTP {status}",
+        error_type=error_type,
+        raw=raw_error_text(f"HTTP {status} from {url}: {body[:8000]}"),
+    )
 
 
 def _refused(exc: BaseException) -> bool:
@@ -122,8 +125,9 @@ def post_json(url: str, *, headers: dict, payload: dict, timeout_ms: int) -> dic
     THREADLESS_UPSTREAM_MAX_BYTES decoded bytes (providers.bounded)."""
     try:
         url_check(url)
-        with http_client().stream("POST", url, headers=headers, json=payload,
-                                  timeout=timeout_of(timeout_ms)) as response:
+        with http_client().stream(
+            "POST", url, headers=headers, json=payload, timeout=timeout_of(timeout_ms)
+        ) as response:
             if response.status_code >= 400:
                 raise http_error(response.status_code, read_head(response).decode("utf-8", "replace"), url)
             raw = read_body(response)
@@ -136,20 +140,31 @@ def post_json(url: str, *, headers: dict, payload: dict, timeout_ms: int) -> dic
     try:
         return json.loads(raw)
     except (ValueError, RecursionError):
-        raise ProviderError("the response was not JSON", error_type="provider",
-                            raw=raw_error_text(raw[:4000].decode("utf-8", "replace"))) from None
+        raise ProviderError(
+            "the response was not JSON",
+            error_type="provider",
+            raw=raw_error_text(raw[:4000].decode("utf-8", "replace")),
+        ) from None
 
 
-def post_sse(url: str, *, headers: dict, payload: dict, timeout_ms: int,
-             handle: Callable[[str, str], str | None], on_token: Callable[[str], None],
-             should_stop: Callable[[], bool]) -> str:
+def post_sse(
+    url: str,
+    *,
+    headers: dict,
+    payload: dict,
+    timeout_ms: int,
+    handle: Callable[[str, str], str | None],
+    on_token: Callable[[str], None],
+    should_stop: Callable[[], bool],
+) -> str:
     """A streaming POST: `handle(event, data)` returns the text delta of one SSE event (or None).
     The stream is read within the stream and frame caps (providers.bounded)."""
     text: list[str] = []
     try:
         url_check(url)
-        with http_client().stream("POST", url, headers=headers, json=payload,
-                                  timeout=timeout_of(timeout_ms)) as response:
+        with http_client().stream(
+            "POST", url, headers=headers, json=payload, timeout=timeout_of(timeout_ms)
+        ) as response:
             if response.status_code >= 400:
                 raise http_error(response.status_code, read_head(response).decode("utf-8", "replace"), url)
             for event, data in iter_events(response):
@@ -163,8 +178,9 @@ def post_sse(url: str, *, headers: dict, payload: dict, timeout_ms: int,
         exc.partial = "".join(text)
         raise
     except UpstreamUnreadable as exc:
-        raise ProviderError(str(exc), error_type="provider", raw=raw_error_text(f"{exc} ({url})"),
-                            partial="".join(text)) from exc
+        raise ProviderError(
+            str(exc), error_type="provider", raw=raw_error_text(f"{exc} ({url})"), partial="".join(text)
+        ) from exc
     except Exception as exc:  # noqa: BLE001
         error = transport_error(exc, timeout_ms=timeout_ms, url=url)
         error.partial = "".join(text)
@@ -176,6 +192,7 @@ def loads(data: str) -> dict:
     try:
         value = json.loads(data)
     except (ValueError, RecursionError):
-        raise ProviderError("the stream sent data that is not JSON", error_type="provider",
-                            raw=raw_error_text(data[:4000])) from None
+        raise ProviderError(
+            "the stream sent data that is not JSON", error_type="provider", raw=raw_error_text(data[:4000])
+        ) from None
     return value if isinstance(value, dict) else {}

@@ -38,7 +38,9 @@ def reply(system: str, messages: list[dict]) -> str:
     return " ".join(parts)
 
 
-def call(*, model, base_url, api_key, system, messages, params, timeout_ms, stream, on_token, should_stop) -> str:
+def call(
+    *, model, base_url, api_key, system, messages, params, timeout_ms, stream, on_token, should_stop
+) -> str:
     text = reply(system, messages)
     if stream:
         words = text.split(" ")

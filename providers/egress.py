@@ -90,9 +90,15 @@ def embedded_ipv4(addr: Address) -> list[ipaddress.IPv4Address]:
 def _global(addr: Address) -> bool:
     # fec0::/10 (site-local, deprecated by RFC 3879) is still routed inside some networks, and
     # `ipaddress` counts it as global.
-    return (addr.is_global and not addr.is_multicast and not addr.is_reserved and not addr.is_loopback
-            and not addr.is_link_local and not addr.is_unspecified
-            and not (addr.version == 6 and addr.is_site_local))
+    return (
+        addr.is_global
+        and not addr.is_multicast
+        and not addr.is_reserved
+        and not addr.is_loopback
+        and not addr.is_link_local
+        and not addr.is_unspecified
+        and not (addr.version == 6 and addr.is_site_local)
+    )
 
 
 def address_is_public(addr: Address) -> bool:
@@ -156,8 +162,11 @@ def egress_addresses(host: str, port: int) -> list[Address]:
         return addresses
     for addr in addresses:
         if not address_is_public(addr) and not _allowed(addr, networks):
-            raise _refused(host, f"egress to {host} is not allowed ({addr} is not a public address; "
-                                 "list it in THREADLESS_EGRESS_ALLOW)")
+            raise _refused(
+                host,
+                f"egress to {host} is not allowed ({addr} is not a public address; "
+                "list it in THREADLESS_EGRESS_ALLOW)",
+            )
     return addresses
 
 
@@ -209,11 +218,13 @@ def egress_check(url: str) -> list[Address]:
 # --- the pinned connection --------------------------------------------------------------------
 
 
-def open_stream(address: str, port: int, *, timeout: float | None, local_address: str | None,
-                socket_options) -> httpcore.NetworkStream:
+def open_stream(
+    address: str, port: int, *, timeout: float | None, local_address: str | None, socket_options
+) -> httpcore.NetworkStream:
     """A TCP connection to one checked IP address (TLS, if any, is started by httpcore after)."""
-    return httpcore.SyncBackend().connect_tcp(address, port, timeout=timeout, local_address=local_address,
-                                              socket_options=socket_options)
+    return httpcore.SyncBackend().connect_tcp(
+        address, port, timeout=timeout, local_address=local_address, socket_options=socket_options
+    )
 
 
 class PinnedBackend(httpcore.SyncBackend):
@@ -229,8 +240,13 @@ class PinnedBackend(httpcore.SyncBackend):
         for addr in egress_addresses(host, port):
             target = addr.ipv4_mapped if addr.version == 6 and addr.ipv4_mapped else addr
             try:
-                return open_stream(str(target), port, timeout=timeout, local_address=local_address,
-                                   socket_options=socket_options)
+                return open_stream(
+                    str(target),
+                    port,
+                    timeout=timeout,
+                    local_address=local_address,
+                    socket_options=socket_options,
+                )
             except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
                 last = exc
         raise last  # egress_addresses never returns an empty list
@@ -244,16 +260,20 @@ class PinnedTransport(httpx.HTTPTransport):
         ssl_context = httpx.create_ssl_context(verify=verify, trust_env=False)
         super().__init__(verify=ssl_context, limits=limits, trust_env=False)
         self._pool = httpcore.ConnectionPool(
-            ssl_context=ssl_context, max_connections=limits.max_connections,
+            ssl_context=ssl_context,
+            max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry, network_backend=PinnedBackend())
+            keepalive_expiry=limits.keepalive_expiry,
+            network_backend=PinnedBackend(),
+        )
 
 
 def egress_client(*, verify: bool | str | object = True, limits: httpx.Limits | None = None) -> httpx.Client:
     """An httpx client for outbound calls: pinned connections, no redirects, no env proxies."""
     limits = limits or httpx.Limits(max_connections=200, max_keepalive_connections=40)
-    return httpx.Client(transport=PinnedTransport(verify=verify, limits=limits), follow_redirects=False,
-                        trust_env=False)
+    return httpx.Client(
+        transport=PinnedTransport(verify=verify, limits=limits), follow_redirects=False, trust_env=False
+    )
 
 
 # --- where provider keys from the environment may go ------------------------------------------
@@ -268,6 +288,7 @@ OFFICIAL_PREFIX = "/v1"  # the official hosts' API lives under /v1
 class KeyTarget:
     """Where an environment key may go: `host` ("" = the provider's official host, https only),
     `port` (None = any) and a path `prefix` every call's path must sit under ("" = any path)."""
+
     host: str
     port: int | None
     prefix: str
@@ -290,8 +311,9 @@ def _prefix(path: str) -> str | None:
     if not path:
         return ""
     segments = path.split("/")[1:]
-    if not path.startswith("/") or any(not seg or seg in (".", "..") or any(c in seg for c in "%\\?#@ ")
-                                       for seg in segments):
+    if not path.startswith("/") or any(
+        not seg or seg in (".", "..") or any(c in seg for c in "%\\?#@ ") for seg in segments
+    ):
         return None
     return path
 
@@ -360,7 +382,12 @@ def _destination(provider: str, base_url: str | None) -> tuple[str, str, int, st
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError:
         port = -1
-    return parts.scheme, _normal_host(parts.hostname or ""), port, parts.path.rstrip("/") + CALL_PATHS.get(provider, "")
+    return (
+        parts.scheme,
+        _normal_host(parts.hostname or ""),
+        port,
+        parts.path.rstrip("/") + CALL_PATHS.get(provider, ""),
+    )
 
 
 def _under(path: str, prefix: str) -> bool:
@@ -394,15 +421,29 @@ def provider_env_refusal(name: str, *, provider: str, base_url: str | None) -> s
     official = OFFICIAL_HOSTS.get(NAME_PROVIDERS.get(name, provider))
     for target in rules[name]:
         if target.host == "":
-            if official and host == official and scheme == "https" and port == 443 and _under(path, target.prefix):
+            if (
+                official
+                and host == official
+                and scheme == "https"
+                and port == 443
+                and _under(path, target.prefix)
+            ):
                 return None
-        elif host == target.host and (target.port is None or target.port == port) and _under(path, target.prefix):
+        elif (
+            host == target.host
+            and (target.port is None or target.port == port)
+            and _under(path, target.prefix)
+        ):
             return None
-    where = ", ".join(p for p in (_shown(t, official) for t in rules[name]) if p) or "nowhere for this provider"
+    where = (
+        ", ".join(p for p in (_shown(t, official) for t in rules[name]) if p) or "nowhere for this provider"
+    )
     shown_host = f"[{host}]" if ":" in host else host
-    return (f"the key in {name} may only be sent to {where}, not to {shown_host or '(no host)'}:{port}{path} "
-            f"(the operator adds a destination with {name}@host[:port][/path] in THREADLESS_PROVIDER_ENV_ALLOW; "
-            "or use apiKeySecret).")
+    return (
+        f"the key in {name} may only be sent to {where}, not to {shown_host or '(no host)'}:{port}{path} "
+        f"(the operator adds a destination with {name}@host[:port][/path] in THREADLESS_PROVIDER_ENV_ALLOW; "
+        "or use apiKeySecret)."
+    )
 
 
 def env_api_key(task: dict) -> str | None:

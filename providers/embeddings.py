@@ -58,8 +58,12 @@ class OpenAIProvider:
             body["dimensions"] = self.dimensions
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         try:
-            url_check(url)  # the address check runs as the pool connects (one lookup, connected to what it checked)
-            with http_client().stream("POST", url, json=body, headers=headers, timeout=self.timeout_s) as response:
+            url_check(
+                url
+            )  # the address check runs as the pool connects (one lookup, connected to what it checked)
+            with http_client().stream(
+                "POST", url, json=body, headers=headers, timeout=self.timeout_s
+            ) as response:
                 if response.status_code >= 400:
                     raise EmbeddingFailed(f"embeddings call failed: HTTP {response.status_code}")
                 raw = read_body(response)  # within THREADLESS_UPSTREAM_MAX_BYTES decoded bytes

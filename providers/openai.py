@@ -7,8 +7,15 @@ from providers.base import ProviderError, loads, post_json, post_sse
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
-def _request(model: str, base_url: str | None, api_key: str | None, system: str, messages: list[dict],
-             params: dict, stream: bool) -> tuple[str, dict, dict]:
+def _request(
+    model: str,
+    base_url: str | None,
+    api_key: str | None,
+    system: str,
+    messages: list[dict],
+    params: dict,
+    stream: bool,
+) -> tuple[str, dict, dict]:
     url = (base_url or DEFAULT_BASE_URL).rstrip("/") + "/chat/completions"
     headers = {"Content-Type": "application/json"}
     if api_key:
@@ -20,7 +27,9 @@ def _request(model: str, base_url: str | None, api_key: str | None, system: str,
     return url, headers, payload
 
 
-def call(*, model, base_url, api_key, system, messages, params, timeout_ms, stream, on_token, should_stop) -> str:
+def call(
+    *, model, base_url, api_key, system, messages, params, timeout_ms, stream, on_token, should_stop
+) -> str:
     url, headers, payload = _request(model, base_url, api_key, system, messages, params, stream)
     if not stream:
         data = post_json(url, headers=headers, payload=payload, timeout_ms=timeout_ms)
@@ -51,5 +60,12 @@ def call(*, model, base_url, api_key, system, messages, params, timeout_ms, stre
         delta = choices[0].get("delta") or {}
         return delta.get("content") or None
 
-    return post_sse(url, headers=headers, payload=payload, timeout_ms=timeout_ms, handle=handle,
-                    on_token=on_token, should_stop=should_stop)
+    return post_sse(
+        url,
+        headers=headers,
+        payload=payload,
+        timeout_ms=timeout_ms,
+        handle=handle,
+        on_token=on_token,
+        should_stop=should_stop,
+    )

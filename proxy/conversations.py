@@ -44,15 +44,26 @@ ENTRY_FIELDS = ("seq", "role", "content", "parts", "tool_calls", "tool_call_id")
 
 
 def conversation_json(memory: Memory) -> dict:
-    return {"id": memory.id, "object": "conversation", "created_at": int(memory.created_at.timestamp()),
-            "metadata": {k: v for k, v in (memory.metadata or {}).items() if isinstance(v, str)}}
+    return {
+        "id": memory.id,
+        "object": "conversation",
+        "created_at": int(memory.created_at.timestamp()),
+        "metadata": {k: v for k, v in (memory.metadata or {}).items() if isinstance(v, str)},
+    }
 
 
 def entry_items(seq: int, role: str, content: str, parts, tool_calls, tool_call_id: str) -> list[dict]:
     """One stored message as conversation items."""
     if role == "tool":
-        return [{"type": "function_call_output", "id": f"fco_{seq}", "call_id": tool_call_id,
-                 "output": content, "status": "completed"}]
+        return [
+            {
+                "type": "function_call_output",
+                "id": f"fco_{seq}",
+                "call_id": tool_call_id,
+                "output": content,
+                "status": "completed",
+            }
+        ]
     if role not in ("user", "assistant"):
         return []
     items: list[dict] = []
@@ -67,18 +78,35 @@ def entry_items(seq: int, role: str, content: str, parts, tool_calls, tool_call_
         else:
             body = [{"type": "output_text" if role == "assistant" else "input_text", "text": content}]
         if role == "assistant":
-            body = [{**p, "annotations": [], "logprobs": []} if p["type"] == "output_text" else p for p in body]
-        items.append({"type": "message", "id": f"msg_{seq}", "status": "completed", "role": role, "content": body})
+            body = [
+                {**p, "annotations": [], "logprobs": []} if p["type"] == "output_text" else p for p in body
+            ]
+        items.append(
+            {"type": "message", "id": f"msg_{seq}", "status": "completed", "role": role, "content": body}
+        )
     for i, call in enumerate(tool_calls or []):
         fn = call.get("function") or {} if isinstance(call, dict) else {}
-        items.append({"type": "function_call", "id": f"fc_{seq}_{i}", "call_id": call.get("id", ""),
-                      "name": fn.get("name", ""), "arguments": fn.get("arguments", ""), "status": "completed"})
+        items.append(
+            {
+                "type": "function_call",
+                "id": f"fc_{seq}_{i}",
+                "call_id": call.get("id", ""),
+                "name": fn.get("name", ""),
+                "arguments": fn.get("arguments", ""),
+                "status": "completed",
+            }
+        )
     return items
 
 
 def _item_list(data: list[dict], has_more: bool) -> dict:
-    return {"object": "list", "data": data, "first_id": data[0]["id"] if data else None,
-            "last_id": data[-1]["id"] if data else None, "has_more": has_more}
+    return {
+        "object": "list",
+        "data": data,
+        "first_id": data[0]["id"] if data else None,
+        "last_id": data[-1]["id"] if data else None,
+        "has_more": has_more,
+    }
 
 
 # --- services and selectors ---------------------------------------------------------------------------
@@ -96,7 +124,9 @@ def _metadata(raw: Any) -> dict:
         if len(key) > METADATA_KEY:
             raise InvalidRequest(f"metadata: keys are at most {METADATA_KEY} characters.")
         if not isinstance(value, str) or len(value) > METADATA_VALUE:
-            raise InvalidRequest(f"metadata.{key[:METADATA_KEY]}: must be a string of at most {METADATA_VALUE} characters.")
+            raise InvalidRequest(
+                f"metadata.{key[:METADATA_KEY]}: must be a string of at most {METADATA_VALUE} characters."
+            )
     return raw
 
 
@@ -114,8 +144,10 @@ def _new_messages(raw: Any) -> list[dict]:
 def conversation_get(*, project, conversation_id: str) -> Memory:
     memory_id = conversation_memory_id(conversation_id)
     if memory_id is None:
-        raise NotFound(f"No conversation '{conversation_id[:80]}' in this project.",
-                       hint="Use an id that POST /v1/openai/conversations returned (a memory id).")
+        raise NotFound(
+            f"No conversation '{conversation_id[:80]}' in this project.",
+            hint="Use an id that POST /v1/openai/conversations returned (a memory id).",
+        )
     return memory_get(project=project, memory_id=memory_id)
 
 
@@ -134,8 +166,11 @@ def conversation_items_add(*, memory: Memory, items: Any) -> list[dict]:
         raise InvalidRequest("items: send at least one message, function_call or function_call_output item.")
     after = Memory.objects.filter(pk=memory.pk).values_list("last_seq", flat=True).first() or 0
     report_accept(memory=memory, messages=messages, failures=[])
-    rows = (Entry.objects.filter(memory=memory, kind="message", committed=True, seq__gt=after)
-            .order_by("seq").values_list(*ENTRY_FIELDS))
+    rows = (
+        Entry.objects.filter(memory=memory, kind="message", committed=True, seq__gt=after)
+        .order_by("seq")
+        .values_list(*ENTRY_FIELDS)
+    )
     return [item for row in rows for item in entry_items(*row)]
 
 
@@ -153,7 +188,11 @@ def conversation_items(*, memory: Memory, after: str | None, order: str, limit: 
         items.extend(expanded if order == "asc" else reversed(expanded))
     if after:
         ids = [i["id"] for i in items]
-        items = items[ids.index(after) + 1:] if after in ids else [i for i in items if _seq(i["id"]) != anchor[0]]
+        items = (
+            items[ids.index(after) + 1 :]
+            if after in ids
+            else [i for i in items if _seq(i["id"]) != anchor[0]]
+        )
     return _item_list(items[:limit], len(items) > limit)
 
 
@@ -162,8 +201,10 @@ def _seq(item_id: str) -> int:
 
 
 def _item_missing(item_id: str) -> NotFound:
-    return NotFound(f"No item '{item_id[:80]}' in this conversation.",
-                    hint="Use an item id that GET /v1/openai/conversations/{id}/items returned.")
+    return NotFound(
+        f"No item '{item_id[:80]}' in this conversation.",
+        hint="Use an item id that GET /v1/openai/conversations/{id}/items returned.",
+    )
 
 
 def _parse_item_id(item_id: str) -> tuple[int, str]:
@@ -176,7 +217,11 @@ def _parse_item_id(item_id: str) -> tuple[int, str]:
 def _item_entry(memory: Memory, item_id: str) -> tuple[Entry, dict]:
     seq, _kind = _parse_item_id(item_id)
     entry = Entry.objects.filter(memory=memory, kind="message", committed=True, seq=seq).first()
-    found = [i for i in (entry_items(*[getattr(entry, f) for f in ENTRY_FIELDS]) if entry else []) if i["id"] == item_id]
+    found = [
+        i
+        for i in (entry_items(*[getattr(entry, f) for f in ENTRY_FIELDS]) if entry else [])
+        if i["id"] == item_id
+    ]
     if not found:
         raise _item_missing(item_id)
     return entry, found[0]
@@ -215,14 +260,18 @@ class ConversationListApi(ProjectScopedMixin, APIView):
     def post(self, request):
         data = json_object(request.data)
         reject_unknown(data, {"items", "metadata"})
-        memory = conversation_create(project=self.project, items=data.get("items"), metadata=data.get("metadata"))
+        memory = conversation_create(
+            project=self.project, items=data.get("items"), metadata=data.get("metadata")
+        )
         return Response(conversation_json(memory))
 
 
 @extend_schema(exclude=True)
 class ConversationDetailApi(ProjectScopedMixin, APIView):
     def get(self, request, conversation_id: str):
-        return Response(conversation_json(conversation_get(project=self.project, conversation_id=conversation_id)))
+        return Response(
+            conversation_json(conversation_get(project=self.project, conversation_id=conversation_id))
+        )
 
     def post(self, request, conversation_id: str):
         memory = conversation_get(project=self.project, conversation_id=conversation_id)
@@ -235,16 +284,23 @@ class ConversationDetailApi(ProjectScopedMixin, APIView):
     def delete(self, request, conversation_id: str):
         memory = conversation_get(project=self.project, conversation_id=conversation_id)
         receipt = memory_delete(memory=memory)
-        return Response({"id": conversation_id, "object": "conversation.deleted", "deleted": True,
-                         "receipt": receipt})
+        return Response(
+            {"id": conversation_id, "object": "conversation.deleted", "deleted": True, "receipt": receipt}
+        )
 
 
 @extend_schema(exclude=True)
 class ConversationItemListApi(ProjectScopedMixin, APIView):
     def get(self, request, conversation_id: str):
         memory = conversation_get(project=self.project, conversation_id=conversation_id)
-        return Response(conversation_items(memory=memory, after=request.query_params.get("after") or None,
-                                           order=_query_order(request), limit=_query_limit(request)))
+        return Response(
+            conversation_items(
+                memory=memory,
+                after=request.query_params.get("after") or None,
+                order=_query_order(request),
+                limit=_query_limit(request),
+            )
+        )
 
     def post(self, request, conversation_id: str):
         memory = conversation_get(project=self.project, conversation_id=conversation_id)

@@ -24,7 +24,9 @@ class UpstreamSetting(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["project", "provider"], name="proxy_upstream_project_provider")]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "provider"], name="proxy_upstream_project_provider")
+        ]
 
     def __str__(self) -> str:
         return f"{self.provider} upstream of {self.project_id}"

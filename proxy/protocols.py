@@ -32,7 +32,10 @@ def cut_off(message: dict | None, marker: str) -> dict | None:
     if isinstance(content, list):  # a reply kept with its reasoning parts: the marker ends its text
         last = content[-1] if content else None
         if last is not None and last.get("type") == "text" and last.get("text"):
-            return {**message, "content": [*content[:-1], {"type": "text", "text": f"{last['text']}\n\n{marker}"}]}
+            return {
+                **message,
+                "content": [*content[:-1], {"type": "text", "text": f"{last['text']}\n\n{marker}"}],
+            }
         return {**message, "content": [*content, {"type": "text", "text": marker}]}
     return {**message, "content": f"{content}\n\n{marker}" if content else marker}
 
@@ -42,7 +45,9 @@ def without_reasoning(message: dict) -> dict:
     memory keeps them only when its policy says so; Chat Completions and Messages have no place
     for them). Parts that were all text become the plain text again."""
     content = message.get("content")
-    if not isinstance(content, list) or not any(isinstance(p, dict) and p.get("type") == "reasoning" for p in content):
+    if not isinstance(content, list) or not any(
+        isinstance(p, dict) and p.get("type") == "reasoning" for p in content
+    ):
         return message
     parts = [p for p in content if not (isinstance(p, dict) and p.get("type") == "reasoning")]
     if all(p.get("type") == "text" for p in parts):
@@ -61,8 +66,13 @@ def _parts(content: Any) -> str | list:
         return content
     if not isinstance(content, list):
         return str(content)
-    parts = [p for p in content if isinstance(p, dict) and isinstance(p.get("type"), str)
-             and (p["type"] != "text" or isinstance(p.get("text"), str))]
+    parts = [
+        p
+        for p in content
+        if isinstance(p, dict)
+        and isinstance(p.get("type"), str)
+        and (p["type"] != "text" or isinstance(p.get("text"), str))
+    ]
     if all(p["type"] == "text" for p in parts):
         return "\n".join(p["text"] for p in parts)
     return parts
@@ -76,7 +86,7 @@ def new_messages(messages: list[dict], *, has_history: bool) -> list[dict]:
     rest = [m for m in messages if m["role"] != "system"]
     if has_history:
         last = max((i for i, m in enumerate(rest) if m["role"] == "assistant"), default=-1)
-        rest = rest[last + 1:]
+        rest = rest[last + 1 :]
     return systems + rest
 
 
@@ -85,9 +95,14 @@ def _tool_call(call: Any) -> dict | None:
         return None
     fn = call.get("function") if isinstance(call.get("function"), dict) else {}
     args = fn.get("arguments", "")
-    return {"id": str(call.get("id") or ""), "type": "function",
-            "function": {"name": str(fn.get("name") or ""),
-                         "arguments": args if isinstance(args, str) else json.dumps(args)}}
+    return {
+        "id": str(call.get("id") or ""),
+        "type": "function",
+        "function": {
+            "name": str(fn.get("name") or ""),
+            "arguments": args if isinstance(args, str) else json.dumps(args),
+        },
+    }
 
 
 def _index(value: Any) -> int:
@@ -116,8 +131,15 @@ def openai_messages(raw: Any) -> list[dict]:
                 msg["tool_calls"] = calls
             out.append(msg)
         elif role in ("tool", "function"):
-            out.append({"role": "tool", "content": text_of(m.get("content")) if not isinstance(m.get("content"), str)
-                        else m["content"], "tool_call_id": str(m.get("tool_call_id") or m.get("name") or "")})
+            out.append(
+                {
+                    "role": "tool",
+                    "content": text_of(m.get("content"))
+                    if not isinstance(m.get("content"), str)
+                    else m["content"],
+                    "tool_call_id": str(m.get("tool_call_id") or m.get("name") or ""),
+                }
+            )
         else:
             continue
         if isinstance(m.get("name"), str) and role in ("user", "assistant"):
@@ -127,9 +149,14 @@ def openai_messages(raw: Any) -> list[dict]:
 
 def openai_body(body: dict, *, instructions: str, messages: list[dict]) -> dict:
     """The upstream request: the client's body with the decorated instructions and messages."""
-    role = "developer" if any(isinstance(m, dict) and m.get("role") == "developer"
-                              for m in body.get("messages") or []) else "system"
-    chat = ([{"role": role, "content": instructions}] if instructions else []) + [_openai_out(m) for m in messages]
+    role = (
+        "developer"
+        if any(isinstance(m, dict) and m.get("role") == "developer" for m in body.get("messages") or [])
+        else "system"
+    )
+    chat = ([{"role": role, "content": instructions}] if instructions else []) + [
+        _openai_out(m) for m in messages
+    ]
     return {**body, "messages": chat}
 
 
@@ -153,7 +180,9 @@ def openai_reply(data: Any) -> dict | None:
     return out
 
 
-def openai_error_body(message: str, *, kind: str = "upstream_error", code: str = "upstream_unreachable") -> dict:
+def openai_error_body(
+    message: str, *, kind: str = "upstream_error", code: str = "upstream_unreachable"
+) -> dict:
     return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
@@ -196,7 +225,9 @@ class OpenAIStream:
                 if not isinstance(call, dict):
                     continue
                 # pieces are joined once, in message(): appending to a string per event is quadratic
-                slot = self.calls.setdefault(_index(call.get("index")), {"id": "", "name": [], "arguments": []})
+                slot = self.calls.setdefault(
+                    _index(call.get("index")), {"id": "", "name": [], "arguments": []}
+                )
                 if call.get("id"):
                     slot["id"] = call["id"]
                 fn = call.get("function") or {}
@@ -208,10 +239,17 @@ class OpenAIStream:
             return None
         out: dict[str, Any] = {"role": "assistant", "content": "".join(self.text)}
         if self.calls:
-            out["tool_calls"] = [{"id": self.calls[i]["id"], "type": "function",
-                                  "function": {"name": "".join(self.calls[i]["name"]),
-                                               "arguments": "".join(self.calls[i]["arguments"])}}
-                                 for i in sorted(self.calls)]
+            out["tool_calls"] = [
+                {
+                    "id": self.calls[i]["id"],
+                    "type": "function",
+                    "function": {
+                        "name": "".join(self.calls[i]["name"]),
+                        "arguments": "".join(self.calls[i]["arguments"]),
+                    },
+                }
+                for i in sorted(self.calls)
+            ]
         return out
 
 
@@ -238,18 +276,33 @@ def anthropic_messages(body: dict) -> list[dict]:
         if m["role"] == "user":
             for b in blocks:
                 if b.get("type") == "tool_result":
-                    out.append({"role": "tool", "tool_call_id": str(b.get("tool_use_id") or ""),
-                                "content": text_of(b.get("content")) if not isinstance(b.get("content"), str)
-                                else b["content"]})
+                    out.append(
+                        {
+                            "role": "tool",
+                            "tool_call_id": str(b.get("tool_use_id") or ""),
+                            "content": text_of(b.get("content"))
+                            if not isinstance(b.get("content"), str)
+                            else b["content"],
+                        }
+                    )
             rest = [b for b in blocks if b.get("type") not in ("tool_result",)]
             if rest:
                 out.append({"role": "user", "content": _parts(rest)})
         else:
             text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
             msg: dict[str, Any] = {"role": "assistant", "content": text}
-            calls = [{"id": str(b.get("id") or ""), "type": "function",
-                      "function": {"name": str(b.get("name") or ""), "arguments": json.dumps(b.get("input") or {})}}
-                     for b in blocks if b.get("type") == "tool_use"]
+            calls = [
+                {
+                    "id": str(b.get("id") or ""),
+                    "type": "function",
+                    "function": {
+                        "name": str(b.get("name") or ""),
+                        "arguments": json.dumps(b.get("input") or {}),
+                    },
+                }
+                for b in blocks
+                if b.get("type") == "tool_use"
+            ]
             if calls:
                 msg["tool_calls"] = calls
             out.append(msg)
@@ -260,8 +313,13 @@ def _anthropic_blocks(message: dict) -> list[dict]:
     content = message.get("content")
     role = message["role"]
     if role == "tool":
-        return [{"type": "tool_result", "tool_use_id": message.get("tool_call_id", ""), "content": text_of(content)
-                 if not isinstance(content, str) else content}]
+        return [
+            {
+                "type": "tool_result",
+                "tool_use_id": message.get("tool_call_id", ""),
+                "content": text_of(content) if not isinstance(content, str) else content,
+            }
+        ]
     blocks: list[dict] = []
     if isinstance(content, str):
         if content:
@@ -279,8 +337,14 @@ def _anthropic_blocks(message: dict) -> list[dict]:
             args = json.loads(fn.get("arguments") or "{}")
         except ValueError:
             args = {}
-        blocks.append({"type": "tool_use", "id": call.get("id", ""), "name": fn.get("name", ""),
-                       "input": args if isinstance(args, dict) else {}})
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": call.get("id", ""),
+                "name": fn.get("name", ""),
+                "input": args if isinstance(args, dict) else {},
+            }
+        )
     return blocks
 
 
@@ -405,7 +469,9 @@ class Protocol:
         if self.name == "openai":
             code = {503: "upstream_busy", 504: "upstream_timeout"}.get(status, "upstream_unreachable")
             return openai_error_body(message, code=code)
-        return anthropic_error_body(message, kind={503: "overloaded_error", 504: "timeout_error"}.get(status, "api_error"))
+        return anthropic_error_body(
+            message, kind={503: "overloaded_error", 504: "timeout_error"}.get(status, "api_error")
+        )
 
     def user_of(self, body: dict) -> str | None:
         """The client's own end-user id: OpenAI's `user` (or `safety_identifier`), Anthropic's
@@ -413,7 +479,11 @@ class Protocol:
         if self.name == "openai":
             value = body.get("user") or body.get("safety_identifier")
         else:
-            value = (body.get("metadata") or {}).get("user_id") if isinstance(body.get("metadata"), dict) else None
+            value = (
+                (body.get("metadata") or {}).get("user_id")
+                if isinstance(body.get("metadata"), dict)
+                else None
+            )
         return value if isinstance(value, str) and value.strip() else None
 
     # Hooks a route's protocol may add to the shared call (the Responses route does: proxy.responses).

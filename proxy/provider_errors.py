@@ -23,10 +23,22 @@ PREFIXES = {"/v1/openai/": "openai", "/v1/anthropic/": "anthropic"}
 FIELD = re.compile(r"\A([A-Za-z_][\w.\-\[\]]{0,80}): ")
 THREADLESS_KEYS = frozenset({"code", "message", "hint", "request_id", "retryable"})
 
-OPENAI_TYPES = {401: "authentication_error", 403: "permission_error", 404: "invalid_request_error",
-                409: "invalid_request_error", 429: "rate_limit_error"}
-ANTHROPIC_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-                   404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 529: "overloaded_error"}
+OPENAI_TYPES = {
+    401: "authentication_error",
+    403: "permission_error",
+    404: "invalid_request_error",
+    409: "invalid_request_error",
+    429: "rate_limit_error",
+}
+ANTHROPIC_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    529: "overloaded_error",
+}
 
 
 def _provider(path: str) -> str | None:
@@ -52,7 +64,9 @@ def provider_error(provider: str, *, status: int, code: str, message: str) -> di
         kind = OPENAI_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
         if code == "quota_exceeded":
             kind = "insufficient_quota"
-        return {"error": {"message": message, "type": kind, "param": match[1] if match else None, "code": code}}
+        return {
+            "error": {"message": message, "type": kind, "param": match[1] if match else None, "code": code}
+        }
     kind = ANTHROPIC_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
     return {"type": "error", "error": {"type": kind, "message": message}}
 
@@ -60,9 +74,13 @@ def provider_error(provider: str, *, status: int, code: str, message: str) -> di
 def _message(request, error: dict, status: int) -> str:
     if status == 404 and getattr(request, "resolver_match", None) is None:
         provider = "OpenAI" if request.path.startswith("/v1/openai/") else "Anthropic"
-        served = ("/chat/completions, /responses and /conversations" if provider == "OpenAI" else "/v1/messages")
-        return (f"Threadless's {provider}-compatible proxy has no route {echo(request.method, 16)} "
-                f"{echo(request.path, 200)}; it serves {served}.")
+        served = (
+            "/chat/completions, /responses and /conversations" if provider == "OpenAI" else "/v1/messages"
+        )
+        return (
+            f"Threadless's {provider}-compatible proxy has no route {echo(request.method, 16)} "
+            f"{echo(request.path, 200)}; it serves {served}."
+        )
     message, hint = str(error.get("message") or ""), str(error.get("hint") or "")
     return f"{message} {hint}".strip() if hint and hint not in message else message
 
@@ -74,8 +92,12 @@ class ProviderErrorMiddleware(SyncAndAsyncMiddleware):
         if error is None:
             return answer
         status = answer.status_code
-        body = provider_error(provider, status=status, code=str(error.get("code") or ""),
-                              message=_message(request, error, status))
+        body = provider_error(
+            provider,
+            status=status,
+            code=str(error.get("code") or ""),
+            message=_message(request, error, status),
+        )
         answer.content = orjson.dumps(body)
         answer["Content-Length"] = str(len(answer.content))
         return answer

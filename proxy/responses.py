@@ -53,9 +53,11 @@ CONVERSATION_ID = re.compile(r"\A(?:mem|conv)_([A-Za-z0-9]{1,40})\Z")
 
 class UnknownPreviousResponse(InvalidRequest):
     code = "previous_response_not_found"
-    hint = ("Memory is the state on this proxy: send only the new input, naming the memory with "
-            "X-Threadless-Memory, X-Threadless-External-Id or conversation, or pass a response id this "
-            "proxy returned.")
+    hint = (
+        "Memory is the state on this proxy: send only the new input, naming the memory with "
+        "X-Threadless-Memory, X-Threadless-External-Id or conversation, or pass a response id this "
+        "proxy returned."
+    )
 
 
 # --- response ids the proxy issues -----------------------------------------------------------
@@ -166,17 +168,27 @@ def items_to_messages(items: list[dict]) -> list[dict]:
                 out.append({"role": "assistant", "content": _output_text(item.get("content"))})
         elif kind == "function_call":
             args = item.get("arguments", "")
-            call = {"id": str(item.get("call_id") or item.get("id") or ""), "type": "function",
-                    "function": {"name": str(item.get("name") or ""),
-                                 "arguments": args if isinstance(args, str) else json.dumps(args)}}
+            call = {
+                "id": str(item.get("call_id") or item.get("id") or ""),
+                "type": "function",
+                "function": {
+                    "name": str(item.get("name") or ""),
+                    "arguments": args if isinstance(args, str) else json.dumps(args),
+                },
+            }
             if out and out[-1]["role"] == "assistant":
                 out[-1].setdefault("tool_calls", []).append(call)
             else:
                 out.append({"role": "assistant", "content": "", "tool_calls": [call]})
         elif kind == "function_call_output":
             output = item.get("output")
-            out.append({"role": "tool", "tool_call_id": str(item.get("call_id") or ""),
-                        "content": output if isinstance(output, str) else text_of(_content_in(output))})
+            out.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": str(item.get("call_id") or ""),
+                    "content": output if isinstance(output, str) else text_of(_content_in(output)),
+                }
+            )
     return out
 
 
@@ -208,8 +220,13 @@ def message_items(message: dict) -> list[dict]:
     text that followed it, or before the function calls when it came after the text."""
     role, content = message["role"], message.get("content")
     if role == "tool":
-        return [{"type": "function_call_output", "call_id": message.get("tool_call_id", ""),
-                 "output": content if isinstance(content, str) else text_of(content)}]
+        return [
+            {
+                "type": "function_call_output",
+                "call_id": message.get("tool_call_id", ""),
+                "output": content if isinstance(content, str) else text_of(content),
+            }
+        ]
     items: list[dict] = []
     said: list[dict] = []
 
@@ -227,12 +244,25 @@ def message_items(message: dict) -> list[dict]:
                 said.append(part_out(part, role))
         say()
     elif role in ("user", "assistant") and (content or not message.get("tool_calls")):
-        items.append({"type": "message", "role": role, "content": content if isinstance(content, str)
-                      else [part_out(p, role) for p in content or []]})
+        items.append(
+            {
+                "type": "message",
+                "role": role,
+                "content": content
+                if isinstance(content, str)
+                else [part_out(p, role) for p in content or []],
+            }
+        )
     for call in message.get("tool_calls") or []:
         fn = call.get("function") or {}
-        items.append({"type": "function_call", "call_id": call.get("id", ""), "name": fn.get("name", ""),
-                      "arguments": fn.get("arguments", "")})
+        items.append(
+            {
+                "type": "function_call",
+                "call_id": call.get("id", ""),
+                "name": fn.get("name", ""),
+                "arguments": fn.get("arguments", ""),
+            }
+        )
     return items
 
 
@@ -269,7 +299,9 @@ def _with_passthrough(items: list[dict], sent: list[dict]) -> list[dict]:
         anchor = _anchor(item)
         if anchor in placed:
             # a reasoning item the memory kept is in the window already: not sent twice
-            out.extend(i for i in placed.pop(anchor) if not (item_kind(i) == REASONING and i.get("id") in kept))
+            out.extend(
+                i for i in placed.pop(anchor) if not (item_kind(i) == REASONING and i.get("id") in kept)
+            )
         out.append(item)
     return out
 
@@ -306,9 +338,14 @@ def responses_body(body: dict, *, instructions: str, messages: list[dict]) -> di
 
 def _function_call(item: dict) -> dict:
     args = item.get("arguments", "")
-    return {"id": str(item.get("call_id") or ""), "type": "function",
-            "function": {"name": str(item.get("name") or ""),
-                         "arguments": args if isinstance(args, str) else json.dumps(args)}}
+    return {
+        "id": str(item.get("call_id") or ""),
+        "type": "function",
+        "function": {
+            "name": str(item.get("name") or ""),
+            "arguments": args if isinstance(args, str) else json.dumps(args),
+        },
+    }
 
 
 def reply_message(parts: list[dict], calls: list[dict]) -> dict | None:
@@ -324,8 +361,10 @@ def reply_message(parts: list[dict], calls: list[dict]) -> dict | None:
     if not any(p["type"] != "text" or p["text"] for p in merged) and not calls:
         return None
     reasoning = any(p["type"] == REASONING for p in merged)
-    message: dict[str, Any] = {"role": "assistant",
-                               "content": merged if reasoning else "".join(p["text"] for p in merged)}
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": merged if reasoning else "".join(p["text"] for p in merged),
+    }
     if calls:
         message["tool_calls"] = calls
     return message
@@ -344,9 +383,17 @@ def output_message(output: Any) -> dict | None:
             continue
         if item.get("type") == "message":
             for part in item.get("content") or []:
-                if isinstance(part, dict) and part.get("type") == "output_text" and isinstance(part.get("text"), str):
+                if (
+                    isinstance(part, dict)
+                    and part.get("type") == "output_text"
+                    and isinstance(part.get("text"), str)
+                ):
                     parts.append({"type": "text", "text": part["text"]})
-                elif isinstance(part, dict) and part.get("type") == "refusal" and isinstance(part.get("refusal"), str):
+                elif (
+                    isinstance(part, dict)
+                    and part.get("type") == "refusal"
+                    and isinstance(part.get("refusal"), str)
+                ):
                     parts.append({"type": "text", "text": part["refusal"]})
         elif item.get("type") == "function_call":
             calls.append(_function_call(item))
@@ -357,10 +404,19 @@ def output_message(output: Any) -> dict | None:
 
 # The streamed events the reply is built from; the others (response.created, content_part.added,
 # output_text.done…) repeat what these carry.
-FED_EVENTS = frozenset({
-    "response.output_text.delta", "response.refusal.delta", "response.output_item.added",
-    "response.output_item.done", "response.function_call_arguments.delta", "response.completed",
-    "response.incomplete", "response.failed", "error"})
+FED_EVENTS = frozenset(
+    {
+        "response.output_text.delta",
+        "response.refusal.delta",
+        "response.output_item.added",
+        "response.output_item.done",
+        "response.function_call_arguments.delta",
+        "response.completed",
+        "response.incomplete",
+        "response.failed",
+        "error",
+    }
+)
 
 
 @dataclass
@@ -413,7 +469,9 @@ class ResponsesStream:
             self.final = response if isinstance(response, dict) else None
             error = (self.final or {}).get("error")
             if kind == "response.failed":
-                self.error = str(error.get("message") if isinstance(error, dict) else error or "the response failed")
+                self.error = str(
+                    error.get("message") if isinstance(error, dict) else error or "the response failed"
+                )
         elif kind == "error" or payload.get("error"):
             error = payload.get("error") if isinstance(payload.get("error"), dict) else payload
             self.error = str(error.get("message") or error.get("code") or "error")
@@ -423,9 +481,14 @@ class ResponsesStream:
             return output_message(self.final["output"])
         placed = [((index, -1), item) for index, item in self.reasoning.items()]
         placed += [(key, {"type": "text", "text": text}) for key, text in self.text.items()]
-        calls = [{"id": c.get("call_id", ""), "type": "function",
-                  "function": {"name": c.get("name", ""), "arguments": c["arguments"]}}
-                 for _, c in sorted(self.calls.items())]
+        calls = [
+            {
+                "id": c.get("call_id", ""),
+                "type": "function",
+                "function": {"name": c.get("name", ""), "arguments": c["arguments"]},
+            }
+            for _, c in sorted(self.calls.items())
+        ]
         return reply_message([part for _, part in sorted(placed, key=lambda p: p[0])], calls)
 
 
@@ -458,7 +521,9 @@ class ResponsesProtocol(Protocol):
         return ResponsesStream()
 
     def error_body(self, message: str, *, status: int) -> dict:
-        return openai_error_body(message, code="upstream_timeout" if status == 504 else "upstream_unreachable")
+        return openai_error_body(
+            message, code="upstream_timeout" if status == 504 else "upstream_unreachable"
+        )
 
     # What the Responses route adds to the shared call.
 
@@ -470,15 +535,18 @@ class ResponsesProtocol(Protocol):
         if body.get("conversation") is not None:
             memory_id = conversation_memory_id(body["conversation"])
             if memory_id is None:
-                raise NotFound("conversation: no such conversation.",
-                               hint="Use an id that POST /v1/openai/conversations returned.")
+                raise NotFound(
+                    "conversation: no such conversation.",
+                    hint="Use an id that POST /v1/openai/conversations returned.",
+                )
             return memory_get(project=project, memory_id=memory_id)
         previous = body.get("previous_response_id")
         if previous is None:
             return None
         memory_id = memory_of_response_id(previous)
         unknown = UnknownPreviousResponse(
-            f"previous_response_id: '{str(previous)[:80]}' was not issued by this Threadless proxy.")
+            f"previous_response_id: '{str(previous)[:80]}' was not issued by this Threadless proxy."
+        )
         if memory_id is None:
             raise unknown
         try:
@@ -549,14 +617,16 @@ def response_lookup(*, project, response_id: str):
         raise ResponseNotStored(
             f"No response '{shown}': it was not issued by this Threadless proxy.",
             hint="Response ids the proxy answers (resp_tl…) name the memory that holds the conversation; "
-                 "OpenAI's own ids are only known to OpenAI.")
+            "OpenAI's own ids are only known to OpenAI.",
+        )
     raise ResponseNotStored(
         f"Response '{shown}' is not stored as a response object: this proxy keeps the conversation in "
         f"memory {memory.id} instead (the upstream gets store: false).",
         hint=f"Read its items with GET /v1/openai/conversations/{memory.id}/items "
-             f"(client.conversations.items.list('{memory.id}')), continue it with previous_response_id or "
-             f"conversation='{memory.id}', delete one item with DELETE …/items/{{item_id}} or all of it with "
-             f"DELETE /v1/openai/conversations/{memory.id}.")
+        f"(client.conversations.items.list('{memory.id}')), continue it with previous_response_id or "
+        f"conversation='{memory.id}', delete one item with DELETE …/items/{{item_id}} or all of it with "
+        f"DELETE /v1/openai/conversations/{memory.id}.",
+    )
 
 
 @extend_schema(exclude=True)  # OpenAI's protocol; errors become OpenAI's shape in proxy.provider_errors

@@ -76,9 +76,11 @@ def _check_base_url(value: Any, field: str) -> str:
 
 def _check_env(name: str, *, provider: str, base_url: str) -> None:
     if not settings.THREADLESS_PROXY_ENV_KEYS:
-        raise InvalidRequest("api_key_env: this server does not lend its environment keys to the proxy "
-                             "(the operator turns that on with THREADLESS_PROXY_ENV_KEYS=1).",
-                             hint="Store your own upstream key (api_key) or send X-Upstream-Authorization.")
+        raise InvalidRequest(
+            "api_key_env: this server does not lend its environment keys to the proxy "
+            "(the operator turns that on with THREADLESS_PROXY_ENV_KEYS=1).",
+            hint="Store your own upstream key (api_key) or send X-Upstream-Authorization.",
+        )
     if name not in provider_env_names():
         raise InvalidRequest(f"api_key_env: '{name}' is not in THREADLESS_PROVIDER_ENV_ALLOW.")
     refusal = provider_env_refusal(name, provider=provider, base_url=base_url)
@@ -86,8 +88,9 @@ def _check_env(name: str, *, provider: str, base_url: str) -> None:
         raise InvalidRequest(f"api_key_env: {refusal}")
 
 
-def upstream_setting_set(*, project, provider: str, base_url: Any = _UNSET, api_key: Any = _UNSET,
-                         api_key_env: Any = _UNSET) -> dict:
+def upstream_setting_set(
+    *, project, provider: str, base_url: Any = _UNSET, api_key: Any = _UNSET, api_key_env: Any = _UNSET
+) -> dict:
     """Set one provider's upstream: a field left out stays as it is, None clears it.
 
     The stored key is bound to the base URL it was saved for: a change of the effective base URL
@@ -126,15 +129,19 @@ class Upstream:
     headers: dict
 
 
-def upstream_resolve(*, project, protocol: Protocol, base_url: str | None, authorization: str | None) -> Upstream:
+def upstream_resolve(
+    *, project, protocol: Protocol, base_url: str | None, authorization: str | None
+) -> Upstream:
     """Where this call goes and with which key: the request's headers win over the project's
     settings; a key from the environment only goes where THREADLESS_PROVIDER_ENV_ALLOW pins it."""
     row = UpstreamSetting.objects.filter(project=project, provider=protocol.name).first()
     configured = row.base_url if row and row.base_url else protocol.default_base_url
     base = _check_base_url(base_url, "X-Upstream-Base-Url") if base_url else configured
     if base == configured and base_url_refusal(configured):  # a setting saved before the rule
-        raise InvalidRequest(f"base_url: {base_url_refusal(configured)}",
-                             hint="Set the project's proxy base URL again (PUT /v1/proxy/settings/{provider}).")
+        raise InvalidRequest(
+            f"base_url: {base_url_refusal(configured)}",
+            hint="Set the project's proxy base URL again (PUT /v1/proxy/settings/{provider}).",
+        )
     key = None
     if authorization:
         scheme, _, rest = authorization.strip().partition(" ")
@@ -191,23 +198,29 @@ def _already_stored(memory, messages: list[dict]) -> bool:
     users = [m for m in messages if m["role"] == "user"]
     if len(users) != 1 or messages[-1]["role"] != "user":
         return False
-    newest = (Entry.objects.filter(memory=memory, kind="message", committed=True).order_by("-seq")
-              .values_list("role", "content", "parts").first())
+    newest = (
+        Entry.objects.filter(memory=memory, kind="message", committed=True)
+        .order_by("-seq")
+        .values_list("role", "content", "parts")
+        .first()
+    )
     if newest is None or newest[0] != "user":
         return False
     content = users[0]["content"]
     return (newest[2] if newest[2] is not None else newest[1]) == content
 
 
-def proxy_decorate(*, memory, project, protocol: Protocol, body: dict, budget_tokens: int,
-                   retry: bool = False) -> dict:
+def proxy_decorate(
+    *, memory, project, protocol: Protocol, body: dict, budget_tokens: int, retry: bool = False
+) -> dict:
     """decorate the request's new messages into the memory (its system part = the instructions).
 
     `retry`: the client's SDK says this is a retry (`x-stainless-retry-count` > 0) — when the
     first attempt already stored the user message, it is not stored a second time.
     """
-    messages = validate_messages(new_messages(protocol.messages_in(body), has_history=memory.message_count > 0),
-                                 allow_empty=True)
+    messages = validate_messages(
+        new_messages(protocol.messages_in(body), has_history=memory.message_count > 0), allow_empty=True
+    )
     if retry and _already_stored(memory, messages):
         messages = [m for m in messages if m["role"] == "system"]
     answer = memory_decorate(memory=memory, messages=messages, budget_tokens=budget_tokens)
@@ -227,8 +240,11 @@ def proxy_report(*, memory, protocol: Protocol, reply: dict | None, error: str |
     if reply:  # however much the upstream sent, no more is stored than a client could report itself
         reply = reply_cut(reply, limit=stored_reply_limit())
     messages = validate_messages([reply], allow_empty=True) if reply else []
-    failures = [{"task_id": f"proxy.{protocol.name}", "error": error[:100_000], "output": None,
-                 "has_output": False}] if error else []
+    failures = (
+        [{"task_id": f"proxy.{protocol.name}", "error": error[:100_000], "output": None, "has_output": False}]
+        if error
+        else []
+    )
     if not messages and not failures:
         return None
     return report_accept(memory=memory, messages=messages, failures=failures)

@@ -39,8 +39,13 @@ class AsyncPinnedBackend(httpcore.AsyncNetworkBackend):
         for addr in addresses:
             target = addr.ipv4_mapped if addr.version == 6 and addr.ipv4_mapped else addr
             try:
-                return await self._backend.connect_tcp(str(target), port, timeout=timeout,
-                                                       local_address=local_address, socket_options=socket_options)
+                return await self._backend.connect_tcp(
+                    str(target),
+                    port,
+                    timeout=timeout,
+                    local_address=local_address,
+                    socket_options=socket_options,
+                )
             except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
                 last = exc
         raise last  # egress_addresses never returns an empty list
@@ -56,9 +61,12 @@ class AsyncPinnedTransport(httpx.AsyncHTTPTransport):
     def __init__(self, *, ssl_context, limits: httpx.Limits):
         super().__init__(verify=ssl_context, limits=limits, trust_env=False)
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=ssl_context, max_connections=limits.max_connections,
+            ssl_context=ssl_context,
+            max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry, network_backend=AsyncPinnedBackend())
+            keepalive_expiry=limits.keepalive_expiry,
+            network_backend=AsyncPinnedBackend(),
+        )
 
 
 def _ssl():
@@ -78,17 +86,23 @@ def upstream_client() -> httpx.AsyncClient:
     so a full pool answers quickly instead of holding every tenant's call for minutes.
     """
     loop = asyncio.get_running_loop()
-    policy = (tuple(settings.THREADLESS_EGRESS_ALLOW), settings.THREADLESS_PROXY_MAX_CONNECTIONS,
-              settings.THREADLESS_PROXY_POOL_TIMEOUT)
+    policy = (
+        tuple(settings.THREADLESS_EGRESS_ALLOW),
+        settings.THREADLESS_PROXY_MAX_CONNECTIONS,
+        settings.THREADLESS_PROXY_POOL_TIMEOUT,
+    )
     held = _clients.get(loop)
     if held is not None and held[0] == policy:
         return held[1]
     size = settings.THREADLESS_PROXY_MAX_CONNECTIONS
     limits = httpx.Limits(max_connections=size, max_keepalive_connections=min(40, size))
-    client = httpx.AsyncClient(transport=AsyncPinnedTransport(ssl_context=_ssl(), limits=limits),
-                               follow_redirects=False, trust_env=False,
-                               headers={"Accept-Encoding": ACCEPT_ENCODING},  # what providers.bounded decodes
-                               timeout=httpx.Timeout(600, connect=10, pool=settings.THREADLESS_PROXY_POOL_TIMEOUT))
+    client = httpx.AsyncClient(
+        transport=AsyncPinnedTransport(ssl_context=_ssl(), limits=limits),
+        follow_redirects=False,
+        trust_env=False,
+        headers={"Accept-Encoding": ACCEPT_ENCODING},  # what providers.bounded decodes
+        timeout=httpx.Timeout(600, connect=10, pool=settings.THREADLESS_PROXY_POOL_TIMEOUT),
+    )
     _clients[loop] = (policy, client)
     return client
 

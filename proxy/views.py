@@ -108,12 +108,17 @@ def _authenticate(request, protocol: Protocol) -> ApiKey:
     if token is None and protocol is ANTHROPIC:
         token = request.headers.get("x-api-key", "").strip()
     if not token:
-        raise Unauthorized("No Threadless key was sent.", hint="Pass your tl_proj_… key as the client's api_key; "
-                           "the provider key goes in X-Upstream-Authorization or the project's proxy settings.")
+        raise Unauthorized(
+            "No Threadless key was sent.",
+            hint="Pass your tl_proj_… key as the client's api_key; "
+            "the provider key goes in X-Upstream-Authorization or the project's proxy settings.",
+        )
     key = key_from_plaintext(token)
     if key.kind != ApiKey.Kind.PROJECT:
-        raise Unauthorized("A publishable key can only use the end-user chat routes.",
-                           hint="Use a project key (tl_proj_…) on the proxy.")
+        raise Unauthorized(
+            "A publishable key can only use the end-user chat routes.",
+            hint="Use a project key (tl_proj_…) on the proxy.",
+        )
     request.api_key = key
     check_rate(request, key)
     check_quota(request, key)
@@ -149,21 +154,41 @@ def _prepare_call(request, protocol: Protocol, key: ApiKey, slot: ProjectSlot) -
     project = key.project
     sent = _body(request)
     body = protocol.forwardable(sent)
-    upstream = services.upstream_resolve(project=project, protocol=protocol,
-                                         base_url=request.headers.get("X-Upstream-Base-Url"),
-                                         authorization=request.headers.get("X-Upstream-Authorization"))
+    upstream = services.upstream_resolve(
+        project=project,
+        protocol=protocol,
+        base_url=request.headers.get("X-Upstream-Base-Url"),
+        authorization=request.headers.get("X-Upstream-Authorization"),
+    )
     budget = services.budget_of(request.headers.get("X-Threadless-Budget"))
     named = request.headers.get("X-Threadless-Memory", "").strip()
-    call = Call(protocol=protocol, project=project, memory=None, upstream=upstream, body=body,
-                stream=body.get("stream") is True, slot=slot, conversation=protocol.conversation_of(sent))
+    call = Call(
+        protocol=protocol,
+        project=project,
+        memory=None,
+        upstream=upstream,
+        body=body,
+        stream=body.get("stream") is True,
+        slot=slot,
+        conversation=protocol.conversation_of(sent),
+    )
     try:
         call.memory = protocol.referenced_memory(project=project, body=sent) or services.proxy_memory(
-            project=project, memory_id=named if named.lower() != "none" else None,
-            external_id=request.headers.get("X-Threadless-External-Id"), user=protocol.user_of(body))
+            project=project,
+            memory_id=named if named.lower() != "none" else None,
+            external_id=request.headers.get("X-Threadless-External-Id"),
+            user=protocol.user_of(body),
+        )
         if call.memory is None:
             return call
-        answer = services.proxy_decorate(memory=call.memory, project=project, protocol=protocol, body=body,
-                                         budget_tokens=budget, retry=_is_retry(request))
+        answer = services.proxy_decorate(
+            memory=call.memory,
+            project=project,
+            protocol=protocol,
+            body=body,
+            budget_tokens=budget,
+            retry=_is_retry(request),
+        )
     except ApiError as exc:
         if exc.status < 500:
             raise  # the caller's mistake (an unknown memory id, a bad budget): say so
@@ -244,13 +269,21 @@ def _failure(call: Call, message: str, *, status: int, headers: dict) -> HttpRes
     when to try again."""
     if status == 503:
         headers = {**headers, "Retry-After": RETRY_AFTER_SECONDS}
-    return _respond(orjson.dumps(call.protocol.error_body(message, status=status)), status=status,
-                    content_type="application/json", headers=headers)
+    return _respond(
+        orjson.dumps(call.protocol.error_body(message, status=status)),
+        status=status,
+        content_type="application/json",
+        headers=headers,
+    )
 
 
 def _busy(protocol: Protocol, exc: ProjectBusy) -> HttpResponse:
-    return _respond(orjson.dumps(protocol.error_body(str(exc), status=503)), status=503,
-                    content_type="application/json", headers={"Retry-After": RETRY_AFTER_SECONDS})
+    return _respond(
+        orjson.dumps(protocol.error_body(str(exc), status=503)),
+        status=503,
+        content_type="application/json",
+        headers={"Retry-After": RETRY_AFTER_SECONDS},
+    )
 
 
 def _error(request, exc: Exception, call: Call | None = None) -> HttpResponse:
@@ -289,9 +322,16 @@ async def _forward(request, call: Call, *, added: float) -> HttpResponse:
     forwarded = {k: v for k, v in request.headers.items() if k.lower().startswith(FORWARD_PREFIXES)}
     client = upstream_client()
     upstream_request = client.build_request(
-        "POST", call.upstream.url, content=orjson.dumps(call.body),
-        headers={**forwarded, **call.upstream.headers, "Content-Type": "application/json",
-                 "Accept": "text/event-stream" if call.stream else "application/json"})
+        "POST",
+        call.upstream.url,
+        content=orjson.dumps(call.body),
+        headers={
+            **forwarded,
+            **call.upstream.headers,
+            "Content-Type": "application/json",
+            "Accept": "text/event-stream" if call.stream else "application/json",
+        },
+    )
     operation = "Streaming chat" if call.stream else "Chat model execution"
     try:
         response = await client.send(upstream_request, stream=True)
@@ -299,8 +339,9 @@ async def _forward(request, call: Call, *, added: float) -> HttpResponse:
         status, reason = _transport_failure(exc)
         metrics.proxy_call(call.protocol.name, "unreachable", added)
         await _report(call, None, f"{operation} failed: {reason}")
-        return _failure(call, f"Threadless could not reach the upstream: {reason}", status=status,
-                        headers=call.headers())
+        return _failure(
+            call, f"Threadless could not reach the upstream: {reason}", status=status, headers=call.headers()
+        )
     metrics.proxy_call(call.protocol.name, response.status_code, added)
     headers = {**_back_headers(response), **call.headers()}
     content_type = response.headers.get("content-type", "application/json")
@@ -310,8 +351,11 @@ async def _forward(request, call: Call, *, added: float) -> HttpResponse:
         except Exception as exc:  # noqa: BLE001
             status, reason = _transport_failure(exc)
             await _report(call, None, f"{operation} failed: {reason}")
-            said = "Threadless stopped reading the upstream answer" if isinstance(exc, UpstreamUnreadable) \
+            said = (
+                "Threadless stopped reading the upstream answer"
+                if isinstance(exc, UpstreamUnreadable)
                 else "The upstream answer broke off"
+            )
             return _failure(call, f"{said}: {reason}", status=status, headers=headers)
         finally:
             await response.aclose()
@@ -319,8 +363,10 @@ async def _forward(request, call: Call, *, added: float) -> HttpResponse:
             message = provider_message(raw) or f"HTTP {response.status_code}"
             await _report(call, None, f"{operation} failed: {message} (HTTP {response.status_code})")
             if not content_type.startswith("application/json"):  # keep the provider's shape even so
-                raw, content_type = orjson.dumps(call.protocol.error_body(message, status=response.status_code)), \
-                    "application/json"
+                raw, content_type = (
+                    orjson.dumps(call.protocol.error_body(message, status=response.status_code)),
+                    "application/json",
+                )
             return _respond(raw, status=response.status_code, content_type=content_type, headers=headers)
         try:
             data = orjson.loads(raw)
@@ -332,13 +378,19 @@ async def _forward(request, call: Call, *, added: float) -> HttpResponse:
             kind = content_type.split(";")[0].strip()[:100] or "no content type"
             message = f"the upstream answered {kind}, not a JSON object"
             await _report(call, None, f"{operation} failed: {message}")
-            body = call.protocol.error_body(f"Threadless could not use the upstream answer: {message}", status=502)
+            body = call.protocol.error_body(
+                f"Threadless could not use the upstream answer: {message}", status=502
+            )
             return _respond(orjson.dumps(body), status=502, content_type="application/json", headers=headers)
         await _report(call, call.protocol.reply(data), None)
         raw = call.protocol.answer_json(raw, call)
         return _respond(raw, status=response.status_code, content_type="application/json", headers=headers)
-    streaming = RelayResponse(relay(call, response), on_close=call.slot.release, status=response.status_code,
-                              content_type="text/event-stream")
+    streaming = RelayResponse(
+        relay(call, response),
+        on_close=call.slot.release,
+        status=response.status_code,
+        content_type="text/event-stream",
+    )
     for name, value in {**headers, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}.items():
         streaming[name] = value
     return streaming
@@ -383,12 +435,22 @@ async def relay(call: Call, response: httpx.Response):
             _status, reason = _transport_failure(exc)
             if not reported:
                 reported = True
-                await _report(call, cut_off(acc.message(), CUT_OFF_UPSTREAM), f"Streaming chat failed: {reason}")
-            said = "Threadless stopped reading the upstream stream" if isinstance(exc, UpstreamUnreadable) \
+                await _report(
+                    call, cut_off(acc.message(), CUT_OFF_UPSTREAM), f"Streaming chat failed: {reason}"
+                )
+            said = (
+                "Threadless stopped reading the upstream stream"
+                if isinstance(exc, UpstreamUnreadable)
                 else "The upstream stream broke off"
+            )
             body = call.protocol.error_body(f"{said}: {reason}", status=502)
-            yield b"".join(out) + (b"event: error\n" if call.protocol is not OPENAI else b"") + b"data: " + \
-                orjson.dumps(body) + b"\n\n"
+            yield (
+                b"".join(out)
+                + (b"event: error\n" if call.protocol is not OPENAI else b"")
+                + b"data: "
+                + orjson.dumps(body)
+                + b"\n\n"
+            )
             return
         rest = framer.rest()
         if rest.strip():

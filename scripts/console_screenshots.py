@@ -34,8 +34,11 @@ def pages(server, seeded, extra: dict) -> list[tuple[str, str, callable | None]]
         ("projects", "/manage/projects/", None),
         ("project-keys", f"/manage/projects/{seeded.project_id}/", None),
         ("memories", "/manage/memories/", None),
-        ("memory-timeline", mem + "#turn-2",
-         lambda p: p.get_by_role("button", name="Task weather failed", exact=False).first.click()),
+        (
+            "memory-timeline",
+            mem + "#turn-2",
+            lambda p: p.get_by_role("button", name="Task weather failed", exact=False).first.click(),
+        ),
         ("memory-facts", mem + "?tab=facts", None),
         ("memory-model", mem + "?tab=model", None),
         ("digests", "/manage/digests/", None),

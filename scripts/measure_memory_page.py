@@ -30,17 +30,26 @@ def main() -> None:
                     n = batch * 1000 + i
                     messages.append({"role": "user", "content": f"Question {n}: what about item {n}?"})
                     messages.append({"role": "assistant", "content": f"Answer {n}: item {n} is fine."})
-                api.post(f"/memories/{mid}/decorate", json={"messages": messages, "recall": False},
-                         timeout=120).raise_for_status()
+                api.post(
+                    f"/memories/{mid}/decorate", json={"messages": messages, "recall": False}, timeout=120
+                ).raise_for_status()
             print("entries stored:", api.get(f"/memories/{mid}").json()["counts"])
         with httpx.Client(base_url=server.url, timeout=60) as web:
             web.get("/manage/login/")
-            web.post("/manage/login/", data={"username": server.demo["username"], "password": server.demo["password"],
-                                             "csrfmiddlewaretoken": web.cookies["csrftoken"]},
-                     headers={"Referer": server.url + "/manage/login/"})
-            for label, path in [("newest page", f"/manage/memories/{mid}/"),
-                                ("oldest page", f"/manage/memories/{mid}/?tab=timeline&page=250"),
-                                ("what the model sees", f"/manage/memories/{mid}/?tab=model")]:
+            web.post(
+                "/manage/login/",
+                data={
+                    "username": server.demo["username"],
+                    "password": server.demo["password"],
+                    "csrfmiddlewaretoken": web.cookies["csrftoken"],
+                },
+                headers={"Referer": server.url + "/manage/login/"},
+            )
+            for label, path in [
+                ("newest page", f"/manage/memories/{mid}/"),
+                ("oldest page", f"/manage/memories/{mid}/?tab=timeline&page=250"),
+                ("what the model sees", f"/manage/memories/{mid}/?tab=model"),
+            ]:
                 times, size = [], 0
                 for _ in range(20):
                     start = time.perf_counter()
@@ -49,8 +58,10 @@ def main() -> None:
                     response.raise_for_status()
                     size = len(response.content)
                     entries = response.text.count('<div class="entry')
-                print(f"{label}: median {statistics.median(times):.1f} ms, p90 "
-                      f"{sorted(times)[17]:.1f} ms, {size // 1024} KiB, {entries} entries rendered")
+                print(
+                    f"{label}: median {statistics.median(times):.1f} ms, p90 "
+                    f"{sorted(times)[17]:.1f} ms, {size // 1024} KiB, {entries} entries rendered"
+                )
 
 
 if __name__ == "__main__":

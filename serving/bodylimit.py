@@ -41,19 +41,29 @@ def _declared_length(scope) -> int | None:
 
 async def send_too_large(send, scope, limit: int) -> None:
     request_id = request_id_of(scope)
-    body = orjson.dumps({"error": {
-        "code": CODE,
-        "message": f"The body is larger than the limit of {limit} bytes.",
-        "hint": "Send a smaller body, or split the messages over several calls.",
-        "request_id": request_id,
-        "retryable": False,
-    }})
-    await send({"type": "http.response.start", "status": 413, "headers": [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(body)).encode()),
-        (b"x-request-id", request_id.encode()),
-        (b"connection", b"close"),
-    ]})
+    body = orjson.dumps(
+        {
+            "error": {
+                "code": CODE,
+                "message": f"The body is larger than the limit of {limit} bytes.",
+                "hint": "Send a smaller body, or split the messages over several calls.",
+                "request_id": request_id,
+                "retryable": False,
+            }
+        }
+    )
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"x-request-id", request_id.encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 

@@ -35,7 +35,9 @@ def _declared_length(scope) -> int:
 
 
 def _headers(pairs) -> list[tuple[bytes, bytes]]:
-    return [(name.strip().lower().encode("latin-1"), value.strip().encode("latin-1")) for name, value in pairs]
+    return [
+        (name.strip().lower().encode("latin-1"), value.strip().encode("latin-1")) for name, value in pairs
+    ]
 
 
 def _deliver(future: asyncio.Future, ok: bool, value) -> None:
@@ -170,8 +172,11 @@ class SyncViews:
         started = {}
 
         def start_response(status, headers, exc_info=None):
-            started["start"] = {"type": "http.response.start", "status": int(status.split(" ", 1)[0]),
-                                "headers": _headers(headers)}
+            started["start"] = {
+                "type": "http.response.start",
+                "status": int(status.split(" ", 1)[0]),
+                "headers": _headers(headers),
+            }
             return self._no_write
 
         iterable = self.app(environ, start_response)

@@ -26,7 +26,9 @@ pytest_plugins = ["tests.fixtures.api"]
 # developer's run explores new ones (`HYPOTHESIS_PROFILE=explore` forces that in CI too).
 hypothesis_settings.register_profile("ci", derandomize=True, database=None)
 hypothesis_settings.register_profile("explore")
-hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "explore"))
+hypothesis_settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "explore")
+)
 
 
 @dataclass

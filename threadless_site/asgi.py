@@ -88,10 +88,19 @@ guarded_application = BodyLimitMiddleware(django_application, _body_limit)
 # the security middleware answers differently per request (SSL redirect, HSTS): Django's way then;
 # so does a request with a query string (DRF's `?format=` override, memories.api.views.HotRoute),
 # and every request while tracing is on (the Django instrumentation's server span is the trace's root).
-HOT_ROUTES = (settings.THREADLESS_HOT_ROUTES and sync_application is not None and not settings.SECURE_SSL_REDIRECT
-              and not settings.SECURE_HSTS_SECONDS and not TRACING)
-_HOT_HEADERS = {b"authorization": "authorization", b"content-type": "content-type",
-                b"idempotency-key": "idempotency-key", b"accept": "accept"}
+HOT_ROUTES = (
+    settings.THREADLESS_HOT_ROUTES
+    and sync_application is not None
+    and not settings.SECURE_SSL_REDIRECT
+    and not settings.SECURE_HSTS_SECONDS
+    and not TRACING
+)
+_HOT_HEADERS = {
+    b"authorization": "authorization",
+    b"content-type": "content-type",
+    b"idempotency-key": "idempotency-key",
+    b"accept": "accept",
+}
 _static_headers: list | None = None
 
 
@@ -138,7 +147,9 @@ async def hot_application(scope, receive, send, found) -> None:
         wanted = _HOT_HEADERS.get(name)
         if wanted is not None:
             headers[wanted] = value.decode("latin-1")
-    status, out, content = await sync_application.run(_hot_call, scope, found, headers, body, request_id_of(scope))
+    status, out, content = await sync_application.run(
+        _hot_call, scope, found, headers, body, request_id_of(scope)
+    )
     if _static_headers is None:
         _static_headers = hot.static_headers()
     raw = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in out]
@@ -185,11 +196,22 @@ async def application(scope, receive, send):
                 await begin_shutdown()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
-    elif HOT_ROUTES and scope["type"] == "http" and scope["method"] == "POST" and not scope.get("root_path") \
-            and not scope.get("query_string") and _sized(scope) and (found := hot.route(scope["path"])) is not None:
+    elif (
+        HOT_ROUTES
+        and scope["type"] == "http"
+        and scope["method"] == "POST"
+        and not scope.get("root_path")
+        and not scope.get("query_string")
+        and _sized(scope)
+        and (found := hot.route(scope["path"])) is not None
+    ):
         await hot_application(scope, receive, send, found)
-    elif scope["type"] == "http" and sync_application is not None and _sized(scope) \
-            and not is_async_route(scope["path"]):
+    elif (
+        scope["type"] == "http"
+        and sync_application is not None
+        and _sized(scope)
+        and not is_async_route(scope["path"])
+    ):
         await sync_application(scope, receive, send)
     else:
         await guarded_application(scope, receive, send)

@@ -41,8 +41,10 @@ def envlist(name: str, default: str = "") -> list[str]:
 # `NAME` or `NAME@host[:port][/path]` (host a name, an IPv4 address or a bracketed IPv6 address;
 # path plain segments). Linear: each part is one character class, and ':' / ']' / '/' end the
 # class before them.
-_KEY_ENTRY = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}(?:@(?:\[[0-9A-Fa-f:.]{2,45}\]|[A-Za-z0-9.-]{1,253})"
-                        r"(?::[0-9]{1,5})?(?:/[A-Za-z0-9_~-][A-Za-z0-9._~-]{0,99}){0,10}/?)?")
+_KEY_ENTRY = re.compile(
+    r"[A-Za-z_][A-Za-z0-9_]{0,99}(?:@(?:\[[0-9A-Fa-f:.]{2,45}\]|[A-Za-z0-9.-]{1,253})"
+    r"(?::[0-9]{1,5})?(?:/[A-Za-z0-9_~-][A-Za-z0-9._~-]{0,99}){0,10}/?)?"
+)
 
 
 def envkeylist(name: str, default: str = "") -> list[str]:

@@ -30,8 +30,11 @@ def readyz(request):
     # The worker's state is reported, never a reason to take this web process out of rotation:
     # it answers requests either way, and the outbox keeps the background work until a worker returns.
     worker = worker_state()
-    body = {"status": "ok" if ok else "unavailable", "checks": checks,
-            "worker": {k: worker[k] for k in ("worker", "lastHeartbeat", "ageSeconds", "staleAfterSeconds")}}
+    body = {
+        "status": "ok" if ok else "unavailable",
+        "checks": checks,
+        "worker": {k: worker[k] for k in ("worker", "lastHeartbeat", "ageSeconds", "staleAfterSeconds")},
+    }
     response = JsonResponse(body, status=200 if ok else 503)
     if not ok:
         response["Retry-After"] = "5"

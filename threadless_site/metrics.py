@@ -25,9 +25,14 @@ def _backlog() -> list[tuple[str, str, float]]:
     except DatabaseError as exc:
         log.warning("metrics: outbox backlog not read (%s)", exc.__class__.__name__)
         return []
-    return [("threadless_outbox_depth", "Outbox rows waiting for the worker.", backlog.depth),
-            ("threadless_outbox_oldest_age_seconds", "Age of the oldest waiting outbox row (the worker's lag).",
-             backlog.oldest_age_seconds)]
+    return [
+        ("threadless_outbox_depth", "Outbox rows waiting for the worker.", backlog.depth),
+        (
+            "threadless_outbox_oldest_age_seconds",
+            "Age of the oldest waiting outbox row (the worker's lag).",
+            backlog.oldest_age_seconds,
+        ),
+    ]
 
 
 @require_GET

@@ -138,7 +138,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     if THREADLESS_DB_POOL_SIZE > 0:
         DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
-            "min_size": 1, "max_size": THREADLESS_DB_POOL_SIZE, "max_idle": 300,
+            "min_size": 1,
+            "max_size": THREADLESS_DB_POOL_SIZE,
+            "max_idle": 300,
             "timeout": envint("THREADLESS_DB_POOL_TIMEOUT", 5),
         }
     # The hot path's fixed statements (decorate's and report's, the memory lookups) are prepared on
@@ -147,8 +149,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # connection per request would prepare each statement again, one more round trip each); 0 turns
     # it off, as for a pooler that cannot keep prepared statements (PgBouncer in transaction mode:
     # docs/deployment.md).
-    THREADLESS_DB_PREPARE = envbool("THREADLESS_DB_PREPARE",
-                                    DATABASES["default"]["CONN_MAX_AGE"] != 0 or THREADLESS_DB_POOL_SIZE > 0)
+    THREADLESS_DB_PREPARE = envbool(
+        "THREADLESS_DB_PREPARE", DATABASES["default"]["CONN_MAX_AGE"] != 0 or THREADLESS_DB_POOL_SIZE > 0
+    )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -216,8 +219,11 @@ THREADLESS_IDEMPOTENCY_HOURS = envint("THREADLESS_IDEMPOTENCY_HOURS", 24)
 # SQLite file of their own (never the application database). Usage totals are copied into
 # ApiCall / ProjectUsage by the `usage-flush` beat task every THREADLESS_USAGE_FLUSH_SECONDS.
 # Beside the SQLite database by default, so every process sharing that database shares them.
-_COUNTERS_DEFAULT = (str(Path(DATABASES["default"]["NAME"]).with_suffix("")) + "-counters.sqlite3" if IS_SQLITE
-                     else str(VAR_DIR / "counters.sqlite3"))
+_COUNTERS_DEFAULT = (
+    str(Path(DATABASES["default"]["NAME"]).with_suffix("")) + "-counters.sqlite3"
+    if IS_SQLITE
+    else str(VAR_DIR / "counters.sqlite3")
+)
 THREADLESS_COUNTERS_PATH = envstr("THREADLESS_COUNTERS_PATH", _COUNTERS_DEFAULT)
 THREADLESS_USAGE_FLUSH_SECONDS = envint("THREADLESS_USAGE_FLUSH_SECONDS", 5)
 # The longest a SQLite writer waits for the writers' lock (common.writelock) before a 503.
@@ -226,7 +232,9 @@ THREADLESS_WRITE_LOCK_TIMEOUT = envfloat("THREADLESS_WRITE_LOCK_TIMEOUT", 5.0)
 # from the environment an agent may name, each pinned to where it may be sent (NAME = its
 # provider's official host under /v1 only; NAME@host[:port][/path] adds a destination).
 THREADLESS_EGRESS_ALLOW = envlist("THREADLESS_EGRESS_ALLOW", "")
-THREADLESS_PROVIDER_ENV_ALLOW = envkeylist("THREADLESS_PROVIDER_ENV_ALLOW", "OPENAI_API_KEY,ANTHROPIC_API_KEY")
+THREADLESS_PROVIDER_ENV_ALLOW = envkeylist(
+    "THREADLESS_PROVIDER_ENV_ALLOW", "OPENAI_API_KEY,ANTHROPIC_API_KEY"
+)
 # What an upstream may send (providers.bounded), counted in decoded bytes (decompression included):
 # an answer read whole (proxy JSON, llm and background model calls, embeddings, http_call), one
 # event stream, and one frame of it. Past a cap the proxy answers 502 and a task fails.
@@ -247,7 +255,8 @@ THREADLESS_PROXY_ENV_KEYS = envbool("THREADLESS_PROXY_ENV_KEYS", False)
 # 0 turns a limit off. An agent's config `limits` overrides the last two for that agent.
 THREADLESS_END_USER_RATE_PER_IP_PER_MINUTE = envint("THREADLESS_END_USER_RATE_PER_IP_PER_MINUTE", 60)
 THREADLESS_END_USER_RATE_PER_CONVERSATION_PER_MINUTE = envint(
-    "THREADLESS_END_USER_RATE_PER_CONVERSATION_PER_MINUTE", 30)
+    "THREADLESS_END_USER_RATE_PER_CONVERSATION_PER_MINUTE", 30
+)
 THREADLESS_END_USER_MAX_INPUT_CHARS = envint("THREADLESS_END_USER_MAX_INPUT_CHARS", 4000)
 THREADLESS_END_USER_CONCURRENT_TURNS = envint("THREADLESS_END_USER_CONCURRENT_TURNS", 8)
 THREADLESS_END_USER_TURNS_PER_DAY = envint("THREADLESS_END_USER_TURNS_PER_DAY", 2000)
@@ -334,7 +343,9 @@ SPECTACULAR_SETTINGS = {
 # (common.broker); Redis in production.
 _broker_url = envstr("CELERY_BROKER_URL", "threadless-fs://localhost")
 # A folder transport ignores the host, but kombu warns on every start when the URL has none.
-CELERY_BROKER_URL = _broker_url + "localhost" if _broker_url in ("threadless-fs://", "filesystem://") else _broker_url
+CELERY_BROKER_URL = (
+    _broker_url + "localhost" if _broker_url in ("threadless-fs://", "filesystem://") else _broker_url
+)
 if CELERY_BROKER_URL.startswith(("threadless-fs://", "filesystem://")):
     _queue = VAR_DIR / "broker" / "queue"
     _processed = VAR_DIR / "broker" / "processed"
@@ -353,8 +364,12 @@ if CELERY_BROKER_URL.startswith(("threadless-fs://", "filesystem://")):
 elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     # A publish while the broker is down must fail fast (the request answers and the outbox
     # sweep re-queues the row later) instead of retrying for seconds inside the request.
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2,
-                                       "interval_max": 0.5}
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "max_retries": 1,
+        "interval_start": 0,
+        "interval_step": 0.2,
+        "interval_max": 0.5,
+    }
 # One queue name per deployment sharing a broker (the test servers each get their own).
 CELERY_TASK_DEFAULT_QUEUE = envstr("THREADLESS_CELERY_QUEUE", "celery")
 CELERY_TASK_ALWAYS_EAGER = envbool("CELERY_TASK_ALWAYS_EAGER", False)
@@ -372,11 +387,19 @@ THREADLESS_WORKER_HEARTBEAT_SECONDS = envfloat("THREADLESS_WORKER_HEARTBEAT_SECO
 THREADLESS_WORKER_STALE_SECONDS = envint("THREADLESS_WORKER_STALE_SECONDS", 60)
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
-    "outbox-sweep": {"task": "memories.tasks.outbox_sweep", "schedule": float(THREADLESS_OUTBOX_SWEEP_SECONDS)},
-    "retention-sweep": {"task": "memories.tasks.retention_sweep",
-                        "schedule": float(THREADLESS_RETENTION_SWEEP_SECONDS)},
-    "usage-flush": {"task": "projects.tasks.usage_flush", "schedule": float(THREADLESS_USAGE_FLUSH_SECONDS),
-                    "options": {"expires": float(THREADLESS_USAGE_FLUSH_SECONDS) * 2}},
+    "outbox-sweep": {
+        "task": "memories.tasks.outbox_sweep",
+        "schedule": float(THREADLESS_OUTBOX_SWEEP_SECONDS),
+    },
+    "retention-sweep": {
+        "task": "memories.tasks.retention_sweep",
+        "schedule": float(THREADLESS_RETENTION_SWEEP_SECONDS),
+    },
+    "usage-flush": {
+        "task": "projects.tasks.usage_flush",
+        "schedule": float(THREADLESS_USAGE_FLUSH_SECONDS),
+        "options": {"expires": float(THREADLESS_USAGE_FLUSH_SECONDS) * 2},
+    },
 }
 
 # uvicorn's access log (`make run`): on unless THREADLESS_ACCESS_LOG=0
@@ -387,14 +410,21 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     # Redaction first: the JSON line's message is the redacted one, as the plain line's is.
-    "filters": {"redact": {"()": "common.redaction.RedactingFilter"},
-                "one_line": {"()": "common.redaction.OneLineFilter"},
-                "context": {"()": "common.logs.ContextFilter"}},
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
-                   "json": {"()": "common.logs.JsonFormatter"}},
+    "filters": {
+        "redact": {"()": "common.redaction.RedactingFilter"},
+        "one_line": {"()": "common.redaction.OneLineFilter"},
+        "context": {"()": "common.logs.ContextFilter"},
+    },
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "common.logs.JsonFormatter"},
+    },
     "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": THREADLESS_LOG_FORMAT,
-                    "filters": ["redact", "context"]},
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": THREADLESS_LOG_FORMAT,
+            "filters": ["redact", "context"],
+        },
     },
     "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
     "loggers": {
@@ -403,8 +433,12 @@ LOGGING = {
         "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
         "django.db.backends": {"level": "WARNING"},
         # A bad Host header (400): one line, not Django's traceback per request.
-        "django.security.DisallowedHost": {"handlers": ["console"], "level": "WARNING", "filters": ["one_line"],
-                                           "propagate": False},
+        "django.security.DisallowedHost": {
+            "handlers": ["console"],
+            "level": "WARNING",
+            "filters": ["one_line"],
+            "propagate": False,
+        },
         # uvicorn installs its own handlers (no filter) before the app loads; these replace them,
         # so the access log (`?key=…`, `client_token=…`) goes through the same redaction. No level
         # here: uvicorn's --log-level still decides what is written. No handler when it is off:

@@ -95,8 +95,13 @@ class Supervisor:
     def start(self) -> None:
         out = open(self.log_path, "ab") if self.log_path else None
         try:
-            self.proc = subprocess.Popen(self.command, stdout=out, stderr=subprocess.STDOUT if out else None,
-                                         process_group=0, preexec_fn=_die_with_parent)
+            self.proc = subprocess.Popen(
+                self.command,
+                stdout=out,
+                stderr=subprocess.STDOUT if out else None,
+                process_group=0,
+                preexec_fn=_die_with_parent,
+            )
         finally:
             if out:
                 out.close()
@@ -135,8 +140,11 @@ class Supervisor:
             while self.proc.poll() is None and not self.force and time.monotonic() < deadline:
                 time.sleep(0.1)
         if self.proc.poll() is None:
-            self.say(f"threadless: the background worker did not stop within {self.stop_seconds:.0f}s: killing it"
-                     if not self.force else "threadless: killing the background worker")
+            self.say(
+                f"threadless: the background worker did not stop within {self.stop_seconds:.0f}s: killing it"
+                if not self.force
+                else "threadless: killing the background worker"
+            )
             self.kill_group()
             self.proc.wait()
             return 1
@@ -157,8 +165,10 @@ class Supervisor:
             delay = next_delay(delay, ran_for)
             self.restarts += 1
             where = f" — its log: {self.log_path}" if self.log_path else ""
-            self.say(f"CRITICAL threadless: the background worker died ({describe_exit(code)}, after "
-                     f"{ran_for:.0f}s); restarting it in {delay:.0f}s (restart {self.restarts}){where}")
+            self.say(
+                f"CRITICAL threadless: the background worker died ({describe_exit(code)}, after "
+                f"{ran_for:.0f}s); restarting it in {delay:.0f}s (restart {self.restarts}){where}"
+            )
             deadline = time.monotonic() + delay
             while not self.stopping and time.monotonic() < deadline:
                 time.sleep(0.1)
@@ -166,11 +176,17 @@ class Supervisor:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m threadless_site.supervise",
-                                     description="Run the background worker and restart it when it dies.")
+    parser = argparse.ArgumentParser(
+        prog="python -m threadless_site.supervise",
+        description="Run the background worker and restart it when it dies.",
+    )
     parser.add_argument("--log", help="append the worker's output (and the supervisor's lines) to this file")
-    parser.add_argument("--stop-seconds", type=float, default=20,
-                        help="after SIGTERM, how long the worker may take before it is killed (default 20)")
+    parser.add_argument(
+        "--stop-seconds",
+        type=float,
+        default=20,
+        help="after SIGTERM, how long the worker may take before it is killed (default 20)",
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command

@@ -39,7 +39,9 @@ def setup(*, service: str, span_processor=None) -> bool:
         raise ImproperlyConfigured(
             "THREADLESS_TRACING is on but OpenTelemetry is not installed: pip install 'threadless-server[otel]'"
         ) from exc
-    provider = TracerProvider(resource=Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", service)}))
+    provider = TracerProvider(
+        resource=Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", service)})
+    )
     if span_processor is None:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 

@@ -7,10 +7,18 @@ from threadless_site.home import favicon, home
 from threadless_site.metrics import metrics_view
 
 v1 = [
-    path("openapi.json", SpectacularJSONAPIView.as_view(authentication_classes=[], permission_classes=[],
-                                                    throttle_classes=[]), name="openapi"),
-    path("docs", SpectacularRedocView.as_view(url_name="openapi", authentication_classes=[], permission_classes=[],
-                                              throttle_classes=[]), name="api-docs"),
+    path(
+        "openapi.json",
+        SpectacularJSONAPIView.as_view(authentication_classes=[], permission_classes=[], throttle_classes=[]),
+        name="openapi",
+    ),
+    path(
+        "docs",
+        SpectacularRedocView.as_view(
+            url_name="openapi", authentication_classes=[], permission_classes=[], throttle_classes=[]
+        ),
+        name="api-docs",
+    ),
     path("", include("memories.api.urls")),
     path("", include("chat.api.urls")),
     path("", include("proxy.urls")),

@@ -16,8 +16,14 @@ from projects.auth import ProjectScopedMixin
 
 
 def agent_json(agent: Agent) -> dict:
-    return {"id": agent.id, "slug": agent.slug, "name": agent.name, "config": agent.config,
-            "created_at": agent.created_at.isoformat(), "updated_at": agent.updated_at.isoformat()}
+    return {
+        "id": agent.id,
+        "slug": agent.slug,
+        "name": agent.name,
+        "config": agent.config,
+        "created_at": agent.created_at.isoformat(),
+        "updated_at": agent.updated_at.isoformat(),
+    }
 
 
 class AgentOut(serializers.Serializer):
@@ -30,27 +36,37 @@ class AgentOut(serializers.Serializer):
 
 
 AgentSchema = AgentOut
-AgentList = inline_serializer("AgentList", {"data": AgentOut(many=True),
-                                            "next_cursor": serializers.CharField(allow_null=True)})
-AgentInput = inline_serializer("AgentInput", {
-    "name": serializers.CharField(), "config": serializers.DictField(help_text="SPEC 6.1 agent config"),
-    "slug": serializers.CharField(required=False),
-})
+AgentList = inline_serializer(
+    "AgentList", {"data": AgentOut(many=True), "next_cursor": serializers.CharField(allow_null=True)}
+)
+AgentInput = inline_serializer(
+    "AgentInput",
+    {
+        "name": serializers.CharField(),
+        "config": serializers.DictField(help_text="SPEC 6.1 agent config"),
+        "slug": serializers.CharField(required=False),
+    },
+)
 
 
 class AgentListApi(ProjectScopedMixin, APIView):
-    @extend_schema(operation_id="agents_list", parameters=[OpenApiParameter("limit", int),
-                                                           OpenApiParameter("cursor", str)],
-                   responses={200: AgentList, **errors(400)})
+    @extend_schema(
+        operation_id="agents_list",
+        parameters=[OpenApiParameter("limit", int), OpenApiParameter("cursor", str)],
+        responses={200: AgentList, **errors(400)},
+    )
     def get(self, request):
         return page_by_time(selectors.agent_list(project=self.project), request, "created_at", agent_json)
 
-    @extend_schema(operation_id="agents_create", request=AgentInput, responses={201: AgentSchema, **errors(400)})
+    @extend_schema(
+        operation_id="agents_create", request=AgentInput, responses={201: AgentSchema, **errors(400)}
+    )
     def post(self, request):
         data = json_object(request.data)
         reject_unknown(data, {"name", "config", "slug"})
-        agent = services.agent_create(project=self.project, name=data.get("name"), config=data.get("config"),
-                                      slug=data.get("slug"))
+        agent = services.agent_create(
+            project=self.project, name=data.get("name"), config=data.get("config"), slug=data.get("slug")
+        )
         return Response(agent_json(agent), status=201)
 
 
@@ -59,13 +75,16 @@ class AgentDetailApi(ProjectScopedMixin, APIView):
     def get(self, request, agent_id: str):
         return Response(agent_json(selectors.agent_get(project=self.project, agent_id=agent_id)))
 
-    @extend_schema(operation_id="agents_update", request=AgentInput, responses={200: AgentSchema, **errors(400, 404)})
+    @extend_schema(
+        operation_id="agents_update", request=AgentInput, responses={200: AgentSchema, **errors(400, 404)}
+    )
     def put(self, request, agent_id: str):
         agent = selectors.agent_get(project=self.project, agent_id=agent_id)
         data = json_object(request.data)
         reject_unknown(data, {"name", "config", "slug"})
-        agent = services.agent_update(agent=agent, name=data.get("name"), config=data.get("config"),
-                                      slug=data.get("slug"))
+        agent = services.agent_update(
+            agent=agent, name=data.get("name"), config=data.get("config"), slug=data.get("slug")
+        )
         return Response(agent_json(agent))
 
     @extend_schema(operation_id="agents_delete", responses={204: None, **errors(404)})

@@ -61,8 +61,11 @@ def _authenticate(request, *, query_key: bool) -> ApiKey:
     if key is None and query_key and request.GET.get("key"):
         key = key_from_plaintext(request.GET["key"])
         if key.kind != ApiKey.Kind.PUBLISHABLE:
-            raise Unauthorized("Only a publishable key may be passed as ?key=; send a project key in the "
-                               "Authorization header.", hint="Never put a project key in a URL.")
+            raise Unauthorized(
+                "Only a publishable key may be passed as ?key=; send a project key in the "
+                "Authorization header.",
+                hint="Never put a project key in a URL.",
+            )
         request.api_key = key
     if key is None:
         raise Unauthorized("No API key was sent.")
@@ -82,9 +85,12 @@ def _conversation(request, key: ApiKey, conversation_id: str) -> Conversation:
     conversation = selectors.conversation_get(project=key.project, conversation_id=conversation_id)
     if key.kind == ApiKey.Kind.PUBLISHABLE:
         if conversation.agent_id != key.agent_id or not selectors.client_token_matches(
-                conversation, _client_token(request)):
-            raise NotFound(f"No conversation '{conversation_id}' for this key and client token.",
-                           hint="Send the clientToken the conversation was created with as X-Client-Token.")
+            conversation, _client_token(request)
+        ):
+            raise NotFound(
+                f"No conversation '{conversation_id}' for this key and client token.",
+                hint="Send the clientToken the conversation was created with as X-Client-Token.",
+            )
         limits.check_conversation_rate(request, conversation)
     return conversation
 
@@ -149,8 +155,11 @@ def _public(key: ApiKey) -> bool:
 
 
 def sse_frame(event: dict) -> bytes:
-    head = f"id: {event['id']}\nevent: {event['event']}\n".encode() if event.get("id") else \
-        f"event: {event['event']}\n".encode()
+    head = (
+        f"id: {event['id']}\nevent: {event['event']}\n".encode()
+        if event.get("id")
+        else f"event: {event['event']}\n".encode()
+    )
     return head + b"data: " + orjson.dumps(event["data"]) + b"\n\n"
 
 
@@ -168,8 +177,13 @@ async def sse_body(events, *, public: bool):
                 await queue.put(event)
         except Exception as exc:  # noqa: BLE001
             log.exception("event stream failed")
-            await queue.put({"id": 0, "event": "error", "data": {"message": "Something went wrong on our side.",
-                                                                 "requestId": ""}})
+            await queue.put(
+                {
+                    "id": 0,
+                    "event": "error",
+                    "data": {"message": "Something went wrong on our side.", "requestId": ""},
+                }
+            )
             del exc
         finally:
             await queue.put(None)
@@ -212,11 +226,14 @@ def _create(request, key: ApiKey, agent_id: str) -> dict:
     data = json_object_body(request.body, {"metadata"})
     agent = Agent.objects.select_related("project").filter(project=key.project, pk=agent_id).first()
     if agent is None or (_public(key) and key.agent_id != agent.id):
-        raise NotFound(f"No agent '{agent_id}' for this key.", hint="Use an id that POST /v1/agents returned.")
+        raise NotFound(
+            f"No agent '{agent_id}' for this key.", hint="Use an id that POST /v1/agents returned."
+        )
     if _public(key):
         limits.check_no_metadata(data)
-    conversation, token = services.conversation_create(agent=agent, metadata=data.get("metadata"),
-                                                       with_client_token=_public(key))
+    conversation, token = services.conversation_create(
+        agent=agent, metadata=data.get("metadata"), with_client_token=_public(key)
+    )
     out = selectors.conversation_json(conversation=conversation)
     if token:
         out["clientToken"] = token
@@ -253,11 +270,15 @@ async def conversation_say(request, key, conversation_id: str):
 
     conversation, text = await sync_to_async(prepare)()
     if _wants_sse(request):
-        handle, slot = await services.turn_begin_streamed(runner.turn_begin, conversation=conversation, text=text,
-                                                          admit=admit)
-        return sse_response(services.turn_stream(handle=handle, request_id=request_id, slot=slot), public=public)
-    snapshot = await sync_to_async(services.turn_say)(conversation=conversation, text=text, request_id=request_id,
-                                                      admit=admit)
+        handle, slot = await services.turn_begin_streamed(
+            runner.turn_begin, conversation=conversation, text=text, admit=admit
+        )
+        return sse_response(
+            services.turn_stream(handle=handle, request_id=request_id, slot=slot), public=public
+        )
+    snapshot = await sync_to_async(services.turn_say)(
+        conversation=conversation, text=text, request_id=request_id, admit=admit
+    )
     return _json(selectors.public_snapshot(snapshot) if public else snapshot)
 
 
@@ -274,11 +295,15 @@ async def conversation_rerun(request, key, conversation_id: str):
     conversation = await sync_to_async(prepare)()
     admit = limits.admit_end_user_turn if public else None
     if _wants_sse(request):
-        handle, slot = await services.turn_begin_streamed(runner.turn_begin_rerun, conversation=conversation,
-                                                          admit=admit)
-        return sse_response(services.turn_stream(handle=handle, request_id=request_id, slot=slot), public=public)
-    snapshot = await sync_to_async(services.turn_rerun)(conversation=conversation, request_id=request_id,
-                                                        admit=admit)
+        handle, slot = await services.turn_begin_streamed(
+            runner.turn_begin_rerun, conversation=conversation, admit=admit
+        )
+        return sse_response(
+            services.turn_stream(handle=handle, request_id=request_id, slot=slot), public=public
+        )
+    snapshot = await sync_to_async(services.turn_rerun)(
+        conversation=conversation, request_id=request_id, admit=admit
+    )
     return _json(selectors.public_snapshot(snapshot) if public else snapshot)
 
 
@@ -292,8 +317,9 @@ async def _replay(conversation: Conversation, number: int, last_id: int | None):
     quiet = 0
     while True:
         turn = await sync_to_async(selectors.turn_get)(conversation=conversation, number=number)
-        rows = await sync_to_async(selectors.turn_events)(conversation=conversation, turn=number, after=after,
-                                                          attempt=turn.attempt)
+        rows = await sync_to_async(selectors.turn_events)(
+            conversation=conversation, turn=number, after=after, attempt=turn.attempt
+        )
         for row in rows:
             after = row["id"]
             yield row
@@ -301,8 +327,10 @@ async def _replay(conversation: Conversation, number: int, last_id: int | None):
                 return
         if after is not None:
             finished = await sync_to_async(
-                TurnEvent.objects.filter(conversation=conversation, turn=number, attempt=turn.attempt,
-                                         name="done", seq__lte=after).exists)()
+                TurnEvent.objects.filter(
+                    conversation=conversation, turn=number, attempt=turn.attempt, name="done", seq__lte=after
+                ).exists
+            )()
             if finished:
                 return
         if not rows and selectors.turn_state(turn) != Turn.State.IN_PROGRESS:

@@ -11,6 +11,9 @@ urlpatterns = [
     path("conversations/<str:conversation_id>", conversations.conversation_detail, name="api-conversation"),
     path("conversations/<str:conversation_id>/say", conversations.conversation_say, name="api-say"),
     path("conversations/<str:conversation_id>/rerun", conversations.conversation_rerun, name="api-rerun"),
-    path("conversations/<str:conversation_id>/turns/<int:number>/events", conversations.turn_events,
-         name="api-turn-events"),
+    path(
+        "conversations/<str:conversation_id>/turns/<int:number>/events",
+        conversations.turn_events,
+        name="api-turn-events",
+    ),
 ]

@@ -6,100 +6,194 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('memories', '0001_initial'),
+        ("memories", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Agent',
+            name="Agent",
             fields=[
-                ('id', models.CharField(default=chat.models.agent_id, editable=False, max_length=40, primary_key=True, serialize=False)),
-                ('name', models.CharField(max_length=200)),
-                ('slug', models.SlugField(max_length=80, unique=True)),
-                ('config', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='agents', to='memories.project')),
+                (
+                    "id",
+                    models.CharField(
+                        default=chat.models.agent_id,
+                        editable=False,
+                        max_length=40,
+                        primary_key=True,
+                        serialize=False,
+                    ),
+                ),
+                ("name", models.CharField(max_length=200)),
+                ("slug", models.SlugField(max_length=80, unique=True)),
+                ("config", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="agents",
+                        to="memories.project",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Conversation',
+            name="Conversation",
             fields=[
-                ('id', models.CharField(default=chat.models.conversation_id, editable=False, max_length=40, primary_key=True, serialize=False)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('client_token_hash', models.CharField(blank=True, default='', max_length=64)),
-                ('state', models.CharField(default='READY', max_length=24)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('agent', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='conversations', to='chat.agent')),
-                ('memory', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='conversation', to='memories.memory')),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='conversations', to='memories.project')),
+                (
+                    "id",
+                    models.CharField(
+                        default=chat.models.conversation_id,
+                        editable=False,
+                        max_length=40,
+                        primary_key=True,
+                        serialize=False,
+                    ),
+                ),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                ("client_token_hash", models.CharField(blank=True, default="", max_length=64)),
+                ("state", models.CharField(default="READY", max_length=24)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "agent",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="conversations",
+                        to="chat.agent",
+                    ),
+                ),
+                (
+                    "memory",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="conversation",
+                        to="memories.memory",
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="conversations",
+                        to="memories.project",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Secret',
+            name="Secret",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100)),
-                ('ciphertext', models.TextField()),
-                ('hint', models.CharField(blank=True, default='', max_length=16)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='secrets', to='memories.project')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=100)),
+                ("ciphertext", models.TextField()),
+                ("hint", models.CharField(blank=True, default="", max_length=16)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="secrets",
+                        to="memories.project",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='TaskRun',
+            name="TaskRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('turn', models.PositiveIntegerField()),
-                ('attempt', models.PositiveIntegerField(default=1)),
-                ('task_id', models.CharField(max_length=200)),
-                ('task_type', models.CharField(max_length=32)),
-                ('status', models.CharField(choices=[('ok', 'Ok'), ('failed', 'Failed'), ('skipped', 'Skipped'), ('interrupted', 'Interrupted')], max_length=16)),
-                ('duration_ms', models.PositiveIntegerField(default=0)),
-                ('error_type', models.CharField(blank=True, default='', max_length=32)),
-                ('error_text', models.CharField(blank=True, default='', max_length=250)),
-                ('raw_error', models.TextField(blank=True, default='')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('conversation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='task_runs', to='chat.conversation')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("turn", models.PositiveIntegerField()),
+                ("attempt", models.PositiveIntegerField(default=1)),
+                ("task_id", models.CharField(max_length=200)),
+                ("task_type", models.CharField(max_length=32)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("ok", "Ok"),
+                            ("failed", "Failed"),
+                            ("skipped", "Skipped"),
+                            ("interrupted", "Interrupted"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("duration_ms", models.PositiveIntegerField(default=0)),
+                ("error_type", models.CharField(blank=True, default="", max_length=32)),
+                ("error_text", models.CharField(blank=True, default="", max_length=250)),
+                ("raw_error", models.TextField(blank=True, default="")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "conversation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="task_runs",
+                        to="chat.conversation",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='TurnEvent',
+            name="TurnEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('turn', models.PositiveIntegerField()),
-                ('attempt', models.PositiveIntegerField(default=1)),
-                ('seq', models.PositiveIntegerField()),
-                ('name', models.CharField(max_length=24)),
-                ('data', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('conversation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='events', to='chat.conversation')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("turn", models.PositiveIntegerField()),
+                ("attempt", models.PositiveIntegerField(default=1)),
+                ("seq", models.PositiveIntegerField()),
+                ("name", models.CharField(max_length=24)),
+                ("data", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "conversation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="events",
+                        to="chat.conversation",
+                    ),
+                ),
             ],
         ),
         migrations.AddIndex(
-            model_name='agent',
-            index=models.Index(fields=['project', '-created_at'], name='agent_project_idx'),
+            model_name="agent",
+            index=models.Index(fields=["project", "-created_at"], name="agent_project_idx"),
         ),
         migrations.AddIndex(
-            model_name='conversation',
-            index=models.Index(fields=['agent', '-created_at'], name='conversation_agent_idx'),
+            model_name="conversation",
+            index=models.Index(fields=["agent", "-created_at"], name="conversation_agent_idx"),
         ),
         migrations.AddConstraint(
-            model_name='secret',
-            constraint=models.UniqueConstraint(fields=('project', 'name'), name='secret_project_name'),
+            model_name="secret",
+            constraint=models.UniqueConstraint(fields=("project", "name"), name="secret_project_name"),
         ),
         migrations.AddIndex(
-            model_name='taskrun',
-            index=models.Index(fields=['conversation', 'turn', 'attempt'], name='taskrun_turn_idx'),
+            model_name="taskrun",
+            index=models.Index(fields=["conversation", "turn", "attempt"], name="taskrun_turn_idx"),
         ),
         migrations.AddConstraint(
-            model_name='turnevent',
-            constraint=models.UniqueConstraint(fields=('conversation', 'turn', 'seq'), name='turnevent_unique'),
+            model_name="turnevent",
+            constraint=models.UniqueConstraint(
+                fields=("conversation", "turn", "seq"), name="turnevent_unique"
+            ),
         ),
     ]

@@ -7,24 +7,29 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('chat', '0001_initial'),
-        ('projects', '0001_initial'),
+        ("chat", "0001_initial"),
+        ("projects", "0001_initial"),
     ]
 
     state_operations = [
         migrations.AlterField(
-            model_name='agent',
-            name='project',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='agents', to='projects.project'),
+            model_name="agent",
+            name="project",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="agents", to="projects.project"
+            ),
         ),
         migrations.AlterField(
-            model_name='conversation',
-            name='project',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='conversations', to='projects.project'),
+            model_name="conversation",
+            name="project",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="conversations",
+                to="projects.project",
+            ),
         ),
-        migrations.DeleteModel(name='Secret'),
+        migrations.DeleteModel(name="Secret"),
     ]
 
     operations = [

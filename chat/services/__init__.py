@@ -20,7 +20,17 @@ from chat.services.turns import (
 )
 
 __all__ = [
-    "DEMO_CONFIG", "agent_create", "agent_delete", "agent_ensure_demo", "agent_update", "check_input",
-    "conversation_create", "turn_begin_streamed", "turn_rerun", "turn_rerun_stream", "turn_say",
-    "turn_say_stream", "turn_stream",
+    "DEMO_CONFIG",
+    "agent_create",
+    "agent_delete",
+    "agent_ensure_demo",
+    "agent_update",
+    "check_input",
+    "conversation_create",
+    "turn_begin_streamed",
+    "turn_rerun",
+    "turn_rerun_stream",
+    "turn_say",
+    "turn_say_stream",
+    "turn_stream",
 ]

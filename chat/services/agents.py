@@ -33,7 +33,7 @@ def _name(name) -> str:
 
 
 def _free_slug(base: str, exclude: str | None = None) -> str:
-    base = (slugify(base)[:70].strip("-") or "agent")
+    base = slugify(base)[:70].strip("-") or "agent"
     candidate, n = base, 1
     while Agent.objects.filter(slug=candidate).exclude(pk=exclude or "").exists():
         n += 1
@@ -90,8 +90,13 @@ DEMO_CONFIG = {
     "description": "The built-in offline demo model: it answers from the memory, deterministically.",
     "memoryPolicy": {"strictWriteDiscipline": {"enabled": True, "onFailure": "digest"}},
     "workflow": [
-        {"id": "llm", "type": "llm", "provider": "demo", "model": "demo",
-         "instructions": "You are the Threadless demo agent."},
+        {
+            "id": "llm",
+            "type": "llm",
+            "provider": "demo",
+            "model": "demo",
+            "instructions": "You are the Threadless demo agent.",
+        },
     ],
 }
 
@@ -104,8 +109,7 @@ def agent_ensure_demo(*, project: Project, demo: dict) -> dict:
 
     agent = Agent.objects.filter(project=project, pk=demo.get("agent_id", "")).first()
     if agent is None:
-        agent = agent_create(project=project, name="Demo agent", config=DEMO_CONFIG,
-                             slug=_free_slug("demo"))
+        agent = agent_create(project=project, name="Demo agent", config=DEMO_CONFIG, slug=_free_slug("demo"))
     out = {"agent_id": agent.id, "agent_slug": agent.slug}
     key = None
     try:
@@ -116,6 +120,7 @@ def agent_ensure_demo(*, project: Project, demo: dict) -> dict:
     if key is not None and key.agent_id == agent.id:
         out["publishable_key"] = demo["publishable_key"]
     else:
-        _key, out["publishable_key"] = key_create(project=project, kind="publishable", agent_id=agent.id,
-                                                  name="demo widget")
+        _key, out["publishable_key"] = key_create(
+            project=project, kind="publishable", agent_id=agent.id, name="demo widget"
+        )
     return out

@@ -28,8 +28,9 @@ from memories.services import memory_create
 log = logging.getLogger("threadless.chat")
 
 
-def conversation_create(*, agent: Agent, metadata: dict | None = None,
-                        with_client_token: bool = False) -> tuple[Conversation, str | None]:
+def conversation_create(
+    *, agent: Agent, metadata: dict | None = None, with_client_token: bool = False
+) -> tuple[Conversation, str | None]:
     """A conversation = the agent + a fresh memory carrying the agent's policy.
 
     With `with_client_token` (publishable-key callers) a client token is returned once; only its
@@ -39,24 +40,33 @@ def conversation_create(*, agent: Agent, metadata: dict | None = None,
         raise InvalidRequest("metadata: must be an object.")
     token = secrets.token_urlsafe(24) if with_client_token else None
     with transaction.atomic():
-        memory, _ = memory_create(project=agent.project, metadata={**(metadata or {}), "agent": agent.id},
-                                  policy=policy_of(agent.config).as_json())
+        memory, _ = memory_create(
+            project=agent.project,
+            metadata={**(metadata or {}), "agent": agent.id},
+            policy=policy_of(agent.config).as_json(),
+        )
         conversation = Conversation.objects.create(
-            project=agent.project, agent=agent, memory=memory, metadata=metadata or {},
+            project=agent.project,
+            agent=agent,
+            memory=memory,
+            metadata=metadata or {},
             client_token_hash=client_token_hash(token) if token else "",
         )
     return conversation, token
 
 
-def turn_say(*, conversation: Conversation, text: str, request_id: str = "",
-             admit: runner.Admit | None = None) -> dict:
+def turn_say(
+    *, conversation: Conversation, text: str, request_id: str = "", admit: runner.Admit | None = None
+) -> dict:
     """Say something and run the turn to its end (not streamed). Returns the turn snapshot."""
     text = check_input(text)
     handle = runner.turn_begin(conversation=conversation, text=text, admit=admit)
     return runner.turn_execute(handle=handle, stream=False, request_id=request_id, conversation=conversation)
 
 
-def turn_rerun(*, conversation: Conversation, request_id: str = "", admit: runner.Admit | None = None) -> dict:
+def turn_rerun(
+    *, conversation: Conversation, request_id: str = "", admit: runner.Admit | None = None
+) -> dict:
     handle = runner.turn_begin_rerun(conversation=conversation, admit=admit)
     return runner.turn_execute(handle=handle, stream=False, request_id=request_id, conversation=conversation)
 
@@ -81,8 +91,9 @@ async def turn_begin_streamed(begin, **kwargs) -> tuple[runner.TurnHandle, turnp
     return handle, slot
 
 
-def turn_stream(*, handle: runner.TurnHandle, request_id: str = "",
-                slot: turnpool.Slot | None = None) -> AsyncIterator[dict]:
+def turn_stream(
+    *, handle: runner.TurnHandle, request_id: str = "", slot: turnpool.Slot | None = None
+) -> AsyncIterator[dict]:
     """Run a begun turn (streamed) on the bounded pool and yield its events as they happen.
 
     Call it from async code (it needs the running loop). The work is submitted at once, not at
@@ -107,8 +118,13 @@ def turn_stream(*, handle: runner.TurnHandle, request_id: str = "",
             pass
         except Exception:  # noqa: BLE001 - logged; the stream ends with an error event
             log.exception("streamed turn failed")
-            put({"id": 0, "event": "error", "data": {"message": "Something went wrong on our side.",
-                                                    "requestId": request_id}})
+            put(
+                {
+                    "id": 0,
+                    "event": "error",
+                    "data": {"message": "Something went wrong on our side.", "requestId": request_id},
+                }
+            )
         finally:
             connection.close()
             held.release()  # before the stream ends: a client that saw the end finds the slot free
@@ -127,17 +143,21 @@ async def _drain(queue: asyncio.Queue) -> AsyncIterator[dict]:
         yield event
 
 
-async def turn_say_stream(*, conversation: Conversation, text: str, request_id: str = "",
-                          admit: runner.Admit | None = None) -> AsyncIterator[dict]:
+async def turn_say_stream(
+    *, conversation: Conversation, text: str, request_id: str = "", admit: runner.Admit | None = None
+) -> AsyncIterator[dict]:
     """Streaming say for pages: raises Conflict/InvalidRequest/Unavailable on the first iteration."""
     text = check_input(text)
-    handle, slot = await turn_begin_streamed(runner.turn_begin, conversation=conversation, text=text, admit=admit)
+    handle, slot = await turn_begin_streamed(
+        runner.turn_begin, conversation=conversation, text=text, admit=admit
+    )
     async for event in turn_stream(handle=handle, request_id=request_id, slot=slot):
         yield event
 
 
-async def turn_rerun_stream(*, conversation: Conversation, request_id: str = "",
-                            admit: runner.Admit | None = None) -> AsyncIterator[dict]:
+async def turn_rerun_stream(
+    *, conversation: Conversation, request_id: str = "", admit: runner.Admit | None = None
+) -> AsyncIterator[dict]:
     handle, slot = await turn_begin_streamed(runner.turn_begin_rerun, conversation=conversation, admit=admit)
     async for event in turn_stream(handle=handle, request_id=request_id, slot=slot):
         yield event

@@ -17,7 +17,15 @@ from chat.tasktypes.base import (
 
 RUNNERS = {"behavior_rules": behavior_rules, "http_call": http_call, "llm": llm, "output": output}
 
-__all__ = ["RUNNERS", "TaskContext", "TaskFailure", "TaskInterrupted", "TaskResult", "runner_for", "specific_reason"]
+__all__ = [
+    "RUNNERS",
+    "TaskContext",
+    "TaskFailure",
+    "TaskInterrupted",
+    "TaskResult",
+    "runner_for",
+    "specific_reason",
+]
 
 
 def runner_for(task_type: str):

@@ -31,8 +31,16 @@ class TaskResult:
 class TaskFailure(Exception):
     """`reason` = `<operation> failed: <most specific message>` (the digest text's reason)."""
 
-    def __init__(self, reason: str, *, error_type: str = "unknown", raw: str = "", output: Any = None,
-                 has_output: bool = False, partial: str = ""):
+    def __init__(
+        self,
+        reason: str,
+        *,
+        error_type: str = "unknown",
+        raw: str = "",
+        output: Any = None,
+        has_output: bool = False,
+        partial: str = "",
+    ):
         super().__init__(reason)
         self.reason = reason
         self.error_type = error_type
@@ -68,8 +76,12 @@ class TaskContext:
     def data(self) -> dict:
         """storeAs key → latest committed value (earlier turns), updated with this turn's data."""
         if self._data is None:
-            rows = (Entry.objects.filter(memory=self.memory, kind="data", committed=True, seq__lt=self.input_seq)
-                    .exclude(key="").order_by("-seq").values_list("key", "value")[:200])
+            rows = (
+                Entry.objects.filter(memory=self.memory, kind="data", committed=True, seq__lt=self.input_seq)
+                .exclude(key="")
+                .order_by("-seq")
+                .values_list("key", "value")[:200]
+            )
             self._data = {}
             for key, value in reversed(list(rows)):
                 self._data[key] = value
@@ -87,7 +99,10 @@ class TaskContext:
     def history_actions(self) -> list[list[str]]:
         """Actions of earlier turns, oldest first (the newest 500)."""
         if self._history is None:
-            rows = (Turn.objects.filter(memory=self.memory, number__lt=self.turn).order_by("-number")
-                    .values_list("actions", flat=True)[:500])
+            rows = (
+                Turn.objects.filter(memory=self.memory, number__lt=self.turn)
+                .order_by("-number")
+                .values_list("actions", flat=True)[:500]
+            )
             self._history = [list(a or []) for a in reversed(list(rows))]
         return self._history

@@ -75,27 +75,45 @@ def run(ctx: TaskContext, task: dict) -> TaskResult:
         with http_client().stream(method, url, timeout=timeout_of(timeout_ms), **kwargs) as response:
             status = response.status_code
             # The answer is stored: at most what a client could store itself in one body.
-            raw = read_head(response) if status >= 400 else read_body(
-                response, limit=min(answer_cap(), stored_reply_limit()))
+            raw = (
+                read_head(response)
+                if status >= 400
+                else read_body(response, limit=min(answer_cap(), stored_reply_limit()))
+            )
     except EgressRefused as exc:
-        raise TaskFailure(f"{operation}: {exc}", error_type="transport", raw=f"{method} {url}: {exc.detail}") from exc
+        raise TaskFailure(
+            f"{operation}: {exc}", error_type="transport", raw=f"{method} {url}: {exc.detail}"
+        ) from exc
     except UpstreamUnreadable as exc:
         raise TaskFailure(f"{operation}: {exc}", error_type="provider", raw=f"{method} {url}: {exc}") from exc
     except Exception as exc:  # noqa: BLE001 - every transport failure becomes a task failure
         error = transport_error(exc, timeout_ms=timeout_ms, url=url)
-        raise TaskFailure(f"{operation}: {specific_reason(error.reason, exc)}", error_type=error.error_type,
-                          raw=f"{method} {url}: {error.raw}") from exc
+        raise TaskFailure(
+            f"{operation}: {specific_reason(error.reason, exc)}",
+            error_type=error.error_type,
+            raw=f"{method} {url}: {error.raw}",
+        ) from exc
     text = raw.decode("utf-8", "replace")
     value = _parse(text) if text else None
     if status >= 400:
         message = body_message(text)
         reason = f"{operation}: HTTP {status}" + (f": {message}" if message else "")
         error_type = "rate_limit" if status == 429 else ("timeout" if status in (408, 504) else "provider")
-        raise TaskFailure(reason, error_type=error_type,
-                          raw=raw_error_text(f"{method} {url} → HTTP {status}: {text[:8000]}"),
-                          output=redact_value(value, secret_fields=True), has_output=value is not None)
+        raise TaskFailure(
+            reason,
+            error_type=error_type,
+            raw=raw_error_text(f"{method} {url} → HTTP {status}: {text[:8000]}"),
+            output=redact_value(value, secret_fields=True),
+            has_output=value is not None,
+        )
     key = task.get("storeAs") or plain_task_id(task["id"])
     content = text if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    entry = {"kind": "data", "key": key, "task_id": plain_task_id(task["id"]), "value": value,
-             "content": content[:4000], "tokens": text_tokens(content[:4000])}
+    entry = {
+        "kind": "data",
+        "key": key,
+        "task_id": plain_task_id(task["id"]),
+        "value": value,
+        "content": content[:4000],
+        "tokens": text_tokens(content[:4000]),
+    }
     return TaskResult(entries=[entry])

@@ -31,9 +31,14 @@ def _data_block(ctx: TaskContext) -> str:
 def run(ctx: TaskContext, task: dict) -> TaskResult:
     operation = "Streaming chat failed" if ctx.stream else "Chat model execution failed"
     provider = task["provider"]
-    built = context_build(memory=ctx.memory, new_messages=[{"role": "user", "content": ctx.input}],
-                          budget_tokens=int(task.get("budgetTokens", DEFAULT_BUDGET)), recall=True,
-                          before_seq=ctx.input_seq, new_turn=ctx.turn)
+    built = context_build(
+        memory=ctx.memory,
+        new_messages=[{"role": "user", "content": ctx.input}],
+        budget_tokens=int(task.get("budgetTokens", DEFAULT_BUDGET)),
+        recall=True,
+        before_seq=ctx.input_seq,
+        new_turn=ctx.turn,
+    )
     system = "\n\n".join(t for t in (task.get("instructions", ""), built.context_text, _data_block(ctx)) if t)
     try:
         api_key = provider_api_key(project_id=ctx.project_id, task=task)
@@ -45,19 +50,34 @@ def run(ctx: TaskContext, task: dict) -> TaskResult:
 
     try:
         text = providers.call(
-            provider=provider, model=task.get("model"), base_url=task.get("baseUrl"), api_key=api_key,
-            system=system, messages=built.messages, params=task.get("params") or {},
-            timeout_ms=int(task.get("timeoutMs", 60_000)), stream=ctx.stream, on_token=on_token,
+            provider=provider,
+            model=task.get("model"),
+            base_url=task.get("baseUrl"),
+            api_key=api_key,
+            system=system,
+            messages=built.messages,
+            params=task.get("params") or {},
+            timeout_ms=int(task.get("timeoutMs", 60_000)),
+            stream=ctx.stream,
+            on_token=on_token,
             should_stop=ctx.should_stop,
         )
     except providers.Interrupted as exc:
         raise TaskInterrupted(exc.partial) from exc
     except providers.ProviderError as exc:
         reason = specific_reason(exc.reason, exc.__cause__)
-        raise TaskFailure(f"{operation}: {reason}", error_type=exc.error_type, raw=exc.raw,
-                          partial=exc.partial) from exc
+        raise TaskFailure(
+            f"{operation}: {reason}", error_type=exc.error_type, raw=exc.raw, partial=exc.partial
+        ) from exc
     text = text_cut(text, limit=stored_reply_limit())  # the upstream may have sent far more than is kept
     message = {"role": "assistant", "content": text}
-    entry = {"kind": "message", "role": "assistant", "content": text, "task_id": "",
-             "tokens": message_tokens(message)}
-    return TaskResult(output=[{"type": "text", "text": text}] if text else [], entries=[entry] if text else [])
+    entry = {
+        "kind": "message",
+        "role": "assistant",
+        "content": text,
+        "task_id": "",
+        "tokens": message_tokens(message),
+    }
+    return TaskResult(
+        output=[{"type": "text", "text": text}] if text else [], entries=[entry] if text else []
+    )

@@ -21,6 +21,13 @@ def run(ctx: TaskContext, task: dict) -> TaskResult:
                 text = chosen.get("text", "")
                 result.output.append({"type": "text", "text": text})
                 message = {"role": "assistant", "content": text}
-                result.entries.append({"kind": "message", "role": "assistant", "content": text,
-                                       "task_id": "", "tokens": message_tokens(message)})
+                result.entries.append(
+                    {
+                        "kind": "message",
+                        "role": "assistant",
+                        "content": text,
+                        "task_id": "",
+                        "tokens": message_tokens(message),
+                    }
+                )
     return result

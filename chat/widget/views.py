@@ -18,8 +18,10 @@ from chat.selectors import agent_by_slug
 
 def _csp(origins: list[str]) -> str:
     ancestors = " ".join(origins) if origins else "'none'"
-    return ("default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
-            f"base-uri 'none'; form-action 'self'; frame-ancestors {ancestors}")
+    return (
+        "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
+        f"base-uri 'none'; form-action 'self'; frame-ancestors {ancestors}"
+    )
 
 
 def _agent(slug: str):
@@ -33,10 +35,15 @@ def _agent(slug: str):
 def chat_page(request, slug: str):
     agent = _agent(slug)
     description = (agent.config or {}).get("description", "")
-    response = render(request, "widget/chat.html", {
-        "agent": agent, "description": description if isinstance(description, str) else "",
-        "max_input": settings.THREADLESS_END_USER_MAX_INPUT_CHARS,
-    })
+    response = render(
+        request,
+        "widget/chat.html",
+        {
+            "agent": agent,
+            "description": description if isinstance(description, str) else "",
+            "max_input": settings.THREADLESS_END_USER_MAX_INPUT_CHARS,
+        },
+    )
     response["Content-Security-Policy"] = _csp(agent.allowed_origins)
     response["Referrer-Policy"] = "no-referrer"
     response["Cache-Control"] = "no-store"

@@ -39,8 +39,7 @@ def json_depth(value, limit: int = MAX_JSON_DEPTH) -> int:
 def check_depth(value, limit: int = MAX_JSON_DEPTH):
     """The value itself, or 400 invalid_request when it nests deeper than `limit` levels."""
     if json_depth(value, limit) > limit:
-        raise InvalidRequest(f"body: nested deeper than {limit} levels.",
-                             hint="Send a flatter JSON body.")
+        raise InvalidRequest(f"body: nested deeper than {limit} levels.", hint="Send a flatter JSON body.")
     return value
 
 
@@ -51,8 +50,9 @@ def parse_json(raw: bytes) -> Any:
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError:
-        raise InvalidRequest("The body is not valid JSON.",
-                             hint="Send a JSON object with Content-Type: application/json.") from None
+        raise InvalidRequest(
+            "The body is not valid JSON.", hint="Send a JSON object with Content-Type: application/json."
+        ) from None
     return check_depth(data)
 
 

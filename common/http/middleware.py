@@ -81,8 +81,12 @@ class RequestIdMiddleware(SyncAndAsyncMiddleware):
         logs.bind(route=route_of(request))
 
     def after(self, request, response):
-        logs.request_done(route=route_of(request), method=request.method, status=response.status_code,
-                          seconds=time.perf_counter() - request.started_at)
+        logs.request_done(
+            route=route_of(request),
+            method=request.method,
+            status=response.status_code,
+            seconds=time.perf_counter() - request.started_at,
+        )
         logs.end(request.log_context)
         response["X-Request-Id"] = request.request_id
         # Rate-limited routes carry their limit on every answer, not only on a 429.
@@ -130,7 +134,9 @@ class ApiErrorMiddleware(SyncAndAsyncMiddleware):
         if not _is_api(request):
             return response
         content_type = response.get("Content-Type", "")
-        if response.status_code >= 400 and not content_type.startswith(("application/json", "text/event-stream")):
+        if response.status_code >= 400 and not content_type.startswith(
+            ("application/json", "text/event-stream")
+        ):
             status = response.status_code
             code = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}.get(
                 status, "internal" if status >= 500 else "invalid_request"
@@ -139,7 +145,9 @@ class ApiErrorMiddleware(SyncAndAsyncMiddleware):
                 404: "No such path or object.",
                 405: f"Method {echo(request.method, 32)} is not allowed on this path.",
                 413: "The body is too large.",
-            }.get(status, "Something went wrong on our side." if status >= 500 else "The request was not valid.")
+            }.get(
+                status, "Something went wrong on our side." if status >= 500 else "The request was not valid."
+            )
             hint = {404: "See /v1/docs for the API's paths."}.get(status, "See /v1/docs.")
             return error_response(request, status=status, code=code, message=message, hint=hint)
         return response

@@ -27,8 +27,18 @@ class ErrorSerializer(serializers.Serializer):
 
 
 def errors(*statuses: int) -> dict:
-    text = {400: "invalid_request", 401: "unauthorized", 404: "not_found", 409: "conflict",
-            413: "payload_too_large", 429: "rate_limited or quota_exceeded", 500: "internal", 503: "unavailable"}
+    text = {
+        400: "invalid_request",
+        401: "unauthorized",
+        404: "not_found",
+        409: "conflict",
+        413: "payload_too_large",
+        429: "rate_limited or quota_exceeded",
+        500: "internal",
+        503: "unavailable",
+    }
     # Any route can answer 401 (key), 429 (limits), 500 and 503 (database down).
-    return {s: OpenApiResponse(ErrorSerializer, description=text.get(s, "error"))
-            for s in sorted({*statuses, 401, 429, 500, 503})}
+    return {
+        s: OpenApiResponse(ErrorSerializer, description=text.get(s, "error"))
+        for s in sorted({*statuses, 401, 429, 500, 503})
+    }

@@ -51,7 +51,9 @@ class _ErrorWrapper(DatabaseErrorWrapper):
 
 class DatabaseWrapper(base.DatabaseWrapper):
     _used_at = 0.0  # time.monotonic() of the last health check this connection passed (or its connect)
-    prepare_statements = False  # whether common.db.plain_cursor prepares its fixed statements (per connection)
+    prepare_statements = (
+        False  # whether common.db.plain_cursor prepares its fixed statements (per connection)
+    )
     # A prepared statement failed as stale (`stale_plan`) where it could not be sent again at once (in a
     # pipeline, or a transaction): common.db.plain_cursor drops the connection's prepared statements
     # before its next one, since psycopg would go on reusing the stale one.

@@ -30,7 +30,9 @@ def message_text(entry) -> str:
     others = [p.get("type", "?") for p in parts if isinstance(p, dict) and p.get("type") != "text"]
     out = text_of(parts)
     if others:
-        out += ("\n" if out else "") + "[" + ", ".join(others) + " part" + ("s" if len(others) > 1 else "") + "]"
+        out += (
+            ("\n" if out else "") + "[" + ", ".join(others) + " part" + ("s" if len(others) > 1 else "") + "]"
+        )
     return out
 
 
@@ -40,5 +42,7 @@ def content_text(content) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(p.get("text", f"[{p.get('type', '?')} part]") for p in content if isinstance(p, dict))
+        return "\n".join(
+            p.get("text", f"[{p.get('type', '?')} part]") for p in content if isinstance(p, dict)
+        )
     return "" if content is None else str(content)

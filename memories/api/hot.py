@@ -64,8 +64,11 @@ class Call:
 
 def route_pattern(operation: str, external: bool) -> str:
     """The Django URL pattern of a hot route (memories.api.urls), the route label of its metrics."""
-    return f"v1/memories/external/<path:external_id>/{operation}" if external else \
-        f"v1/memories/<str:memory_id>/{operation}"
+    return (
+        f"v1/memories/external/<path:external_id>/{operation}"
+        if external
+        else f"v1/memories/<str:memory_id>/{operation}"
+    )
 
 
 def route(path: str) -> tuple[str, str, bool] | None:
@@ -117,8 +120,10 @@ def decorate_input(idempotency_key: str | None, data: dict) -> tuple[str | None,
     reject_unknown(data, {"instructions", "messages", "budget_tokens", "recall", "store", "memory_files"})
     _bool(data, "memory_files", False)
     if data.get("messages") is None:
-        raise InvalidRequest("messages: is required (the new messages of this turn; [] builds the request "
-                             "from memory alone).", hint='Send {"messages": [{"role": "user", "content": "…"}]}.')
+        raise InvalidRequest(
+            "messages: is required (the new messages of this turn; [] builds the request from memory alone).",
+            hint='Send {"messages": [{"role": "user", "content": "…"}]}.',
+        )
     messages = validate_messages(data["messages"], allow_empty=True)
     return key, data, messages, _bool(data, "store", True), _bool(data, "recall", True)
 
@@ -130,30 +135,50 @@ def report_input(idempotency_key: str | None, data: dict) -> tuple[str | None, l
     return key, messages, services.validate_failures(data.get("failures"))
 
 
-def _decorate(project, memory: Memory, scoped: bool, key: str | None, data: dict, messages: list,
-              store: bool, recall_on: bool) -> tuple[int, bytes]:
+def _decorate(
+    project,
+    memory: Memory,
+    scoped: bool,
+    key: str | None,
+    data: dict,
+    messages: list,
+    store: bool,
+    recall_on: bool,
+) -> tuple[int, bytes]:
     def run():
         answer = services.memory_decorate(
-            memory=memory, messages=messages, instructions=data.get("instructions"),
-            budget_tokens=data.get("budget_tokens", 60000), recall=recall_on, store=store, scoped=scoped,
+            memory=memory,
+            messages=messages,
+            instructions=data.get("instructions"),
+            budget_tokens=data.get("budget_tokens", 60000),
+            recall=recall_on,
+            store=store,
+            scoped=scoped,
             memory_files=data.get("memory_files", False),
         )
         return 200, orjson.dumps(answer), store  # a dry run records nothing
 
-    return services.idempotent_call(project=project, memory=memory, scope=f"decorate:{memory.id}", key=key, run=run)
+    return services.idempotent_call(
+        project=project, memory=memory, scope=f"decorate:{memory.id}", key=key, run=run
+    )
 
 
-def _report(project, memory: Memory, scoped: bool, key: str | None, messages: list,
-            failures: list) -> tuple[int, bytes]:
+def _report(
+    project, memory: Memory, scoped: bool, key: str | None, messages: list, failures: list
+) -> tuple[int, bytes]:
     def run():
         answer = services.report_accept(memory=memory, messages=messages, failures=failures, scoped=scoped)
         metrics.report(accepted=True, messages=answer["accepted"])
         return 202, orjson.dumps(answer), True
 
-    return services.idempotent_call(project=project, memory=memory, scope=f"report:{memory.id}", key=key, run=run)
+    return services.idempotent_call(
+        project=project, memory=memory, scope=f"report:{memory.id}", key=key, run=run
+    )
 
 
-def _view(operation: str, ident: str, external: bool, project, headers: dict, raw: bytes) -> tuple[int, bytes, bool]:
+def _view(
+    operation: str, ident: str, external: bool, project, headers: dict, raw: bytes
+) -> tuple[int, bytes, bool]:
     """The view's part: (status, body, whether the call counts in the usage volume)."""
     idempotency_key = headers.get("idempotency-key")
     if external:
@@ -183,8 +208,9 @@ def _view(operation: str, ident: str, external: bool, project, headers: dict, ra
     return (*_decorate(project, memory, False, *checked), checked[3])
 
 
-def answer(operation: str, ident: str, external: bool, headers: dict, raw: bytes,
-           request_id: str) -> tuple[int, list[tuple[str, str]], bytes]:
+def answer(
+    operation: str, ident: str, external: bool, headers: dict, raw: bytes, request_id: str
+) -> tuple[int, list[tuple[str, str]], bytes]:
     """One POST to a hot route: (status, headers, body). `headers` holds the request's
     authorization, content-type, idempotency-key and accept values by lowercase name."""
     call = Call(headers.get("authorization", ""), request_id)
@@ -225,12 +251,16 @@ def django_answer(request, operation: str, ident: str, external: bool):
     from django.http import HttpResponse
 
     meta = request.META
-    headers = {"authorization": meta.get("HTTP_AUTHORIZATION", ""), "content-type": meta.get("CONTENT_TYPE", ""),
-               "accept": meta.get("HTTP_ACCEPT", "")}
+    headers = {
+        "authorization": meta.get("HTTP_AUTHORIZATION", ""),
+        "content-type": meta.get("CONTENT_TYPE", ""),
+        "accept": meta.get("HTTP_ACCEPT", ""),
+    }
     if "HTTP_IDEMPOTENCY_KEY" in meta:
         headers["idempotency-key"] = meta["HTTP_IDEMPOTENCY_KEY"]
-    status, out, body = answer(operation, ident, external, headers, request.body,
-                               getattr(request, "request_id", "") or "")
+    status, out, body = answer(
+        operation, ident, external, headers, request.body, getattr(request, "request_id", "") or ""
+    )
     response = HttpResponse(body, status=status)
     for name, value in out:
         response[name] = value
@@ -251,5 +281,8 @@ def static_headers() -> list[tuple[bytes, bytes]]:
         response = SecurityMiddleware(lambda r: response).process_response(request, response)
     if "django.middleware.clickjacking.XFrameOptionsMiddleware" in settings.MIDDLEWARE:
         response = XFrameOptionsMiddleware(lambda r: response).process_response(request, response)
-    return [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in response.items()
-            if name.lower() != "content-type"]
+    return [
+        (name.lower().encode("latin-1"), value.encode("latin-1"))
+        for name, value in response.items()
+        if name.lower() != "content-type"
+    ]

@@ -6,13 +6,26 @@ urlpatterns = [
     path("memories", views.MemoryListApi.as_view(), name="api-memories"),
     # By the app's own id (get-or-create); `path:` so an id with a URL-encoded "/" still matches.
     path("memories/import", views.MemoryImportApi.as_view(), name="api-memory-import"),
-    path("memories/external/<path:external_id>/decorate", views.ExternalDecorateApi.as_view(),
-         name="api-decorate-external"),
-    path("memories/external/<path:external_id>/report", views.ExternalReportApi.as_view(), name="api-report-external"),
-    path("memories/external/<path:external_id>/files", views.ExternalMemoryFileListApi.as_view(),
-         name="api-files-external"),
-    path("memories/external/<path:external_id>/files/command", views.ExternalMemoryFileCommandApi.as_view(),
-         name="api-files-command-external"),
+    path(
+        "memories/external/<path:external_id>/decorate",
+        views.ExternalDecorateApi.as_view(),
+        name="api-decorate-external",
+    ),
+    path(
+        "memories/external/<path:external_id>/report",
+        views.ExternalReportApi.as_view(),
+        name="api-report-external",
+    ),
+    path(
+        "memories/external/<path:external_id>/files",
+        views.ExternalMemoryFileListApi.as_view(),
+        name="api-files-external",
+    ),
+    path(
+        "memories/external/<path:external_id>/files/command",
+        views.ExternalMemoryFileCommandApi.as_view(),
+        name="api-files-command-external",
+    ),
     path("memories/<str:memory_id>", views.MemoryDetailApi.as_view(), name="api-memory"),
     path("memories/<str:memory_id>/decorate", views.DecorateApi.as_view(), name="api-decorate"),
     path("memories/<str:memory_id>/report", views.ReportApi.as_view(), name="api-report"),
@@ -22,5 +35,9 @@ urlpatterns = [
     path("memories/<str:memory_id>/facts/<str:fact_id>", views.FactDetailApi.as_view(), name="api-fact"),
     path("memories/<str:memory_id>/search", views.SearchApi.as_view(), name="api-search"),
     path("memories/<str:memory_id>/files", views.MemoryFileListApi.as_view(), name="api-files"),
-    path("memories/<str:memory_id>/files/command", views.MemoryFileCommandApi.as_view(), name="api-files-command"),
+    path(
+        "memories/<str:memory_id>/files/command",
+        views.MemoryFileCommandApi.as_view(),
+        name="api-files-command",
+    ),
 ]

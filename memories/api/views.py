@@ -23,13 +23,18 @@ from memories.models import Entry, Fact, Memory, Outbox
 from memories.services import files
 from projects.auth import ProjectScopedMixin
 
-MessageSchema = inline_serializer("Message", {
-    "role": serializers.ChoiceField(["user", "assistant", "tool", "system"]),
-    "content": serializers.JSONField(help_text="A string, or a list of parts ({type: text, text} or others)."),
-    "name": serializers.CharField(required=False),
-    "tool_calls": serializers.ListField(child=serializers.DictField(), required=False),
-    "tool_call_id": serializers.CharField(required=False),
-})
+MessageSchema = inline_serializer(
+    "Message",
+    {
+        "role": serializers.ChoiceField(["user", "assistant", "tool", "system"]),
+        "content": serializers.JSONField(
+            help_text="A string, or a list of parts ({type: text, text} or others)."
+        ),
+        "name": serializers.CharField(required=False),
+        "tool_calls": serializers.ListField(child=serializers.DictField(), required=False),
+        "tool_call_id": serializers.CharField(required=False),
+    },
+)
 PolicySchema = serializers.DictField(required=False, help_text='memoryPolicy: {"strictWriteDiscipline": {…}}')
 
 
@@ -38,8 +43,11 @@ PolicySchema = serializers.DictField(required=False, help_text='memoryPolicy: {"
 
 def _metadata_filter(request) -> dict:
     """`?metadata.<key>=<value>` pairs; each key is checked to be literal (400 naming the parameter)."""
-    return {selectors.metadata_filter_key(k[len("metadata."):]): v
-            for k, v in request.query_params.items() if k.startswith("metadata.")}
+    return {
+        selectors.metadata_filter_key(k[len("metadata.") :]): v
+        for k, v in request.query_params.items()
+        if k.startswith("metadata.")
+    }
 
 
 def memory_json(memory: Memory) -> dict:
@@ -51,8 +59,8 @@ def memory_json(memory: Memory) -> dict:
         "updated_at": memory.updated_at.isoformat(),
         "metadata": memory.metadata,
         "instructions": memory.instructions,
-        "policy": memory.policy or {"strictWriteDiscipline": {"enabled": False, "onFailure": "digest",
-                                                              "continueOnFailure": False}},
+        "policy": memory.policy
+        or {"strictWriteDiscipline": {"enabled": False, "onFailure": "digest", "continueOnFailure": False}},
         "counts": {
             "messages": memory.message_count,
             "facts": Fact.objects.filter(memory_id=memory.id, active=True).count(),
@@ -68,9 +76,16 @@ def entry_json(entry: Entry) -> dict:
     if entry.kind == "data":
         content = entry.value
     out = {
-        "id": entry.id, "seq": entry.seq, "turn": entry.turn, "kind": entry.kind, "role": entry.role or None,
-        "content": content, "task_id": entry.task_id or None, "committed": entry.committed,
-        "tokens": entry.tokens, "created_at": entry.created_at.isoformat(),
+        "id": entry.id,
+        "seq": entry.seq,
+        "turn": entry.turn,
+        "kind": entry.kind,
+        "role": entry.role or None,
+        "content": content,
+        "task_id": entry.task_id or None,
+        "committed": entry.committed,
+        "tokens": entry.tokens,
+        "created_at": entry.created_at.isoformat(),
     }
     if entry.tool_calls:
         out["tool_calls"] = entry.tool_calls
@@ -83,19 +98,32 @@ def entry_json(entry: Entry) -> dict:
 
 def fact_json(fact: Fact) -> dict:
     return {
-        "id": fact.id, "text": fact.text, "slot": fact.slot or None, "source_entry_ids": fact.source_entry_ids,
-        "extractor": fact.extractor, "confidence": fact.confidence, "active": fact.active,
-        "created_at": fact.created_at.isoformat(), "updated_at": fact.updated_at.isoformat(),
+        "id": fact.id,
+        "text": fact.text,
+        "slot": fact.slot or None,
+        "source_entry_ids": fact.source_entry_ids,
+        "extractor": fact.extractor,
+        "confidence": fact.confidence,
+        "active": fact.active,
+        "created_at": fact.created_at.isoformat(),
+        "updated_at": fact.updated_at.isoformat(),
     }
 
 
-MemoryOut = inline_serializer("Memory", {
-    "id": serializers.CharField(), "external_id": serializers.CharField(allow_null=True),
-    "created_at": serializers.DateTimeField(), "updated_at": serializers.DateTimeField(),
-    "metadata": serializers.DictField(), "instructions": serializers.CharField(), "policy": serializers.DictField(),
-    "counts": serializers.DictField(child=serializers.IntegerField()),
-    "processing": serializers.ChoiceField(["pending", "processed"]),
-})
+MemoryOut = inline_serializer(
+    "Memory",
+    {
+        "id": serializers.CharField(),
+        "external_id": serializers.CharField(allow_null=True),
+        "created_at": serializers.DateTimeField(),
+        "updated_at": serializers.DateTimeField(),
+        "metadata": serializers.DictField(),
+        "instructions": serializers.CharField(),
+        "policy": serializers.DictField(),
+        "counts": serializers.DictField(child=serializers.IntegerField()),
+        "processing": serializers.ChoiceField(["pending", "processed"]),
+    },
+)
 
 
 # --- memories ----------------------------------------------------------------------------------
@@ -108,20 +136,43 @@ class MemoryListApi(ProjectScopedMixin, APIView):
         instructions = StrictCharField(required=False, allow_blank=True, max_length=200_000)
         policy = PolicySchema
 
-    @extend_schema(operation_id="memories_list", parameters=[
-        OpenApiParameter("limit", int), OpenApiParameter("cursor", str), OpenApiParameter("external_id", str),
-        OpenApiParameter("metadata.<key>", str, description="Filter on a metadata value (repeatable). The key is literal: "
-                         "[A-Za-z0-9_.-], no '__'; anything else is 400."),
-    ], responses={200: inline_serializer("MemoryList", {"data": MemoryOut.__class__(many=True),
-                                                        "next_cursor": serializers.CharField(allow_null=True)}),
-                  **errors(400)})
+    @extend_schema(
+        operation_id="memories_list",
+        parameters=[
+            OpenApiParameter("limit", int),
+            OpenApiParameter("cursor", str),
+            OpenApiParameter("external_id", str),
+            OpenApiParameter(
+                "metadata.<key>",
+                str,
+                description="Filter on a metadata value (repeatable). The key is literal: "
+                "[A-Za-z0-9_.-], no '__'; anything else is 400.",
+            ),
+        ],
+        responses={
+            200: inline_serializer(
+                "MemoryList",
+                {
+                    "data": MemoryOut.__class__(many=True),
+                    "next_cursor": serializers.CharField(allow_null=True),
+                },
+            ),
+            **errors(400),
+        },
+    )
     def get(self, request):
-        qs = selectors.memory_list(project=self.project, external_id=request.query_params.get("external_id"),
-                                   metadata=_metadata_filter(request))
+        qs = selectors.memory_list(
+            project=self.project,
+            external_id=request.query_params.get("external_id"),
+            metadata=_metadata_filter(request),
+        )
         return page_by_time(qs, request, "created_at", memory_json)
 
-    @extend_schema(operation_id="memories_create", request=MemoryCreateInput,
-                   responses={201: MemoryOut, 200: MemoryOut, **errors(400)})
+    @extend_schema(
+        operation_id="memories_create",
+        request=MemoryCreateInput,
+        responses={201: MemoryOut, 200: MemoryOut, **errors(400)},
+    )
     def post(self, request):
         data = json_object(request.data)
         reject_unknown(data, {"metadata", "external_id", "instructions", "policy"})
@@ -130,15 +181,30 @@ class MemoryListApi(ProjectScopedMixin, APIView):
         memory, created = services.memory_create(project=self.project, **serializer.validated_data)
         return Response(memory_json(memory), status=201 if created else 200)
 
-    @extend_schema(operation_id="memories_delete_matching", parameters=[
-        OpenApiParameter("external_id", str),
-        OpenApiParameter("metadata.<key>", str, description="Delete every memory with this metadata value (a literal key, as "
-                         "in the list filter)."),
-    ], responses={200: inline_serializer("DeleteReceipt", {"deleted": serializers.DictField(
-        child=serializers.IntegerField())}), **errors(400)})
+    @extend_schema(
+        operation_id="memories_delete_matching",
+        parameters=[
+            OpenApiParameter("external_id", str),
+            OpenApiParameter(
+                "metadata.<key>",
+                str,
+                description="Delete every memory with this metadata value (a literal key, as "
+                "in the list filter).",
+            ),
+        ],
+        responses={
+            200: inline_serializer(
+                "DeleteReceipt", {"deleted": serializers.DictField(child=serializers.IntegerField())}
+            ),
+            **errors(400),
+        },
+    )
     def delete(self, request):
-        receipt = services.memory_delete_matching(project=self.project, metadata=_metadata_filter(request),
-                                                  external_id=request.query_params.get("external_id"))
+        receipt = services.memory_delete_matching(
+            project=self.project,
+            metadata=_metadata_filter(request),
+            external_id=request.query_params.get("external_id"),
+        )
         return Response({"deleted": receipt})
 
 
@@ -152,8 +218,11 @@ class MemoryDetailApi(ProjectScopedMixin, APIView):
     def get(self, request, memory_id: str):
         return Response(memory_json(selectors.memory_get(project=self.project, memory_id=memory_id)))
 
-    @extend_schema(operation_id="memories_update", request=MemoryUpdateInput,
-                   responses={200: MemoryOut, **errors(400, 404)})
+    @extend_schema(
+        operation_id="memories_update",
+        request=MemoryUpdateInput,
+        responses={200: MemoryOut, **errors(400, 404)},
+    )
     def patch(self, request, memory_id: str):
         memory = selectors.memory_get(project=self.project, memory_id=memory_id)
         data = json_object(request.data)
@@ -170,21 +239,35 @@ class MemoryDetailApi(ProjectScopedMixin, APIView):
 
 # --- decorate and report -----------------------------------------------------------------------
 
-DecorateIn = inline_serializer("DecorateRequest", {
-    "instructions": serializers.CharField(required=False),
-    "messages": MessageSchema.__class__(many=True),
-    "budget_tokens": serializers.IntegerField(required=False, default=60000, min_value=1),
-    "recall": serializers.BooleanField(required=False, default=True),
-    "store": serializers.BooleanField(required=False, default=True),
-    "memory_files": serializers.BooleanField(required=False, default=False, help_text=(
-        "Add an index of the memory's files (/memories, Anthropic's memory tool) to the context block.")),
-})
-DecorateOut = inline_serializer("DecoratedRequest", {
-    "memory_id": serializers.CharField(), "turn": serializers.IntegerField(),
-    "instructions": serializers.CharField(), "context_text": serializers.CharField(),
-    "messages": MessageSchema.__class__(many=True), "context": serializers.DictField(),
-    "usage": serializers.DictField(child=serializers.IntegerField()),
-})
+DecorateIn = inline_serializer(
+    "DecorateRequest",
+    {
+        "instructions": serializers.CharField(required=False),
+        "messages": MessageSchema.__class__(many=True),
+        "budget_tokens": serializers.IntegerField(required=False, default=60000, min_value=1),
+        "recall": serializers.BooleanField(required=False, default=True),
+        "store": serializers.BooleanField(required=False, default=True),
+        "memory_files": serializers.BooleanField(
+            required=False,
+            default=False,
+            help_text=(
+                "Add an index of the memory's files (/memories, Anthropic's memory tool) to the context block."
+            ),
+        ),
+    },
+)
+DecorateOut = inline_serializer(
+    "DecoratedRequest",
+    {
+        "memory_id": serializers.CharField(),
+        "turn": serializers.IntegerField(),
+        "instructions": serializers.CharField(),
+        "context_text": serializers.CharField(),
+        "messages": MessageSchema.__class__(many=True),
+        "context": serializers.DictField(),
+        "usage": serializers.DictField(child=serializers.IntegerField()),
+    },
+)
 IDEMPOTENCY = OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER, required=False)
 
 
@@ -210,8 +293,12 @@ class HotRoute(APIView):
 class DecorateApi(HotRoute):
     operation = "decorate"
 
-    @extend_schema(operation_id="memories_decorate", request=DecorateIn, parameters=[IDEMPOTENCY],
-                   responses={200: DecorateOut, **errors(400, 404, 413)})
+    @extend_schema(
+        operation_id="memories_decorate",
+        request=DecorateIn,
+        parameters=[IDEMPOTENCY],
+        responses={200: DecorateOut, **errors(400, 404, 413)},
+    )
     def post(self, request, memory_id: str):  # pragma: no cover - see HotRoute
         raise NotImplementedError
 
@@ -219,31 +306,53 @@ class DecorateApi(HotRoute):
 class ExternalDecorateApi(HotRoute):
     operation, external = "decorate", True
 
-    @extend_schema(operation_id="memories_decorate_by_external_id", request=DecorateIn, parameters=[IDEMPOTENCY],
-                   responses={200: DecorateOut, **errors(400, 413)},
-                   description="decorate on the memory with this `external_id` (URL-encoded), created on first "
-                               "use: an app keyed by its own user ids needs no create call.")
+    @extend_schema(
+        operation_id="memories_decorate_by_external_id",
+        request=DecorateIn,
+        parameters=[IDEMPOTENCY],
+        responses={200: DecorateOut, **errors(400, 413)},
+        description="decorate on the memory with this `external_id` (URL-encoded), created on first "
+        "use: an app keyed by its own user ids needs no create call.",
+    )
     def post(self, request, external_id: str):  # pragma: no cover - see HotRoute
         raise NotImplementedError
 
 
-ReportIn = inline_serializer("ReportRequest", {
-    "messages": MessageSchema.__class__(many=True),
-    "failures": inline_serializer("ReportedFailure", {
-        "task_id": serializers.CharField(), "error": serializers.CharField(), "output": serializers.JSONField(required=False),
-    }, many=True, required=False),
-})
-ReportOut = inline_serializer("ReportAccepted", {
-    "accepted": serializers.IntegerField(), "turn": serializers.IntegerField(),
-    "task_errors": serializers.ListField(child=serializers.DictField()),
-})
+ReportIn = inline_serializer(
+    "ReportRequest",
+    {
+        "messages": MessageSchema.__class__(many=True),
+        "failures": inline_serializer(
+            "ReportedFailure",
+            {
+                "task_id": serializers.CharField(),
+                "error": serializers.CharField(),
+                "output": serializers.JSONField(required=False),
+            },
+            many=True,
+            required=False,
+        ),
+    },
+)
+ReportOut = inline_serializer(
+    "ReportAccepted",
+    {
+        "accepted": serializers.IntegerField(),
+        "turn": serializers.IntegerField(),
+        "task_errors": serializers.ListField(child=serializers.DictField()),
+    },
+)
 
 
 class ReportApi(HotRoute):
     operation = "report"
 
-    @extend_schema(operation_id="memories_report", request=ReportIn, parameters=[IDEMPOTENCY],
-                   responses={202: ReportOut, **errors(400, 404, 413)})
+    @extend_schema(
+        operation_id="memories_report",
+        request=ReportIn,
+        parameters=[IDEMPOTENCY],
+        responses={202: ReportOut, **errors(400, 404, 413)},
+    )
     def post(self, request, memory_id: str):  # pragma: no cover - see HotRoute
         raise NotImplementedError
 
@@ -251,9 +360,13 @@ class ReportApi(HotRoute):
 class ExternalReportApi(HotRoute):
     operation, external = "report", True
 
-    @extend_schema(operation_id="memories_report_by_external_id", request=ReportIn, parameters=[IDEMPOTENCY],
-                   responses={202: ReportOut, **errors(400, 413)},
-                   description="report on the memory with this `external_id` (URL-encoded), created on first use.")
+    @extend_schema(
+        operation_id="memories_report_by_external_id",
+        request=ReportIn,
+        parameters=[IDEMPOTENCY],
+        responses={202: ReportOut, **errors(400, 413)},
+        description="report on the memory with this `external_id` (URL-encoded), created on first use.",
+    )
     def post(self, request, external_id: str):  # pragma: no cover - see HotRoute
         raise NotImplementedError
 
@@ -262,11 +375,24 @@ class ExternalReportApi(HotRoute):
 
 
 class EntryListApi(ProjectScopedMixin, APIView):
-    @extend_schema(operation_id="memories_entries", parameters=[
-        OpenApiParameter("include_uncommitted", bool), OpenApiParameter("limit", int), OpenApiParameter("cursor", str),
-    ], responses={200: inline_serializer("EntryList", {"data": serializers.ListField(child=serializers.DictField()),
-                                                       "next_cursor": serializers.CharField(allow_null=True)}),
-                  **errors(400, 404)})
+    @extend_schema(
+        operation_id="memories_entries",
+        parameters=[
+            OpenApiParameter("include_uncommitted", bool),
+            OpenApiParameter("limit", int),
+            OpenApiParameter("cursor", str),
+        ],
+        responses={
+            200: inline_serializer(
+                "EntryList",
+                {
+                    "data": serializers.ListField(child=serializers.DictField()),
+                    "next_cursor": serializers.CharField(allow_null=True),
+                },
+            ),
+            **errors(400, 404),
+        },
+    )
     def get(self, request, memory_id: str):
         memory = selectors.memory_get(project=self.project, memory_id=memory_id)
         raw = request.query_params.get("include_uncommitted", "false").lower()
@@ -282,35 +408,65 @@ class EntryListApi(ProjectScopedMixin, APIView):
         rows = list(qs[: limit + 1])
         more = len(rows) > limit
         rows = rows[:limit]
-        return Response({"data": [entry_json(e) for e in rows],
-                         "next_cursor": encode_cursor(rows[-1].seq) if more else None})
+        return Response(
+            {
+                "data": [entry_json(e) for e in rows],
+                "next_cursor": encode_cursor(rows[-1].seq) if more else None,
+            }
+        )
 
 
-FactOut = inline_serializer("Fact", {
-    "id": serializers.CharField(), "text": serializers.CharField(), "slot": serializers.CharField(allow_null=True),
-    "source_entry_ids": serializers.ListField(child=serializers.IntegerField()),
-    "extractor": serializers.CharField(), "confidence": serializers.FloatField(), "active": serializers.BooleanField(),
-    "created_at": serializers.DateTimeField(), "updated_at": serializers.DateTimeField(),
-})
+FactOut = inline_serializer(
+    "Fact",
+    {
+        "id": serializers.CharField(),
+        "text": serializers.CharField(),
+        "slot": serializers.CharField(allow_null=True),
+        "source_entry_ids": serializers.ListField(child=serializers.IntegerField()),
+        "extractor": serializers.CharField(),
+        "confidence": serializers.FloatField(),
+        "active": serializers.BooleanField(),
+        "created_at": serializers.DateTimeField(),
+        "updated_at": serializers.DateTimeField(),
+    },
+)
 
 
 class FactListApi(ProjectScopedMixin, APIView):
     class FactCreateInput(serializers.Serializer):
         text = StrictCharField(max_length=2000)
 
-    @extend_schema(operation_id="facts_list", parameters=[
-        OpenApiParameter("limit", int), OpenApiParameter("cursor", str), OpenApiParameter("include_history", bool),
-    ], responses={200: inline_serializer("FactList", {
-        "data": FactOut.__class__(many=True), "next_cursor": serializers.CharField(allow_null=True)}),
-        **errors(400, 404)})
+    @extend_schema(
+        operation_id="facts_list",
+        parameters=[
+            OpenApiParameter("limit", int),
+            OpenApiParameter("cursor", str),
+            OpenApiParameter("include_history", bool),
+        ],
+        responses={
+            200: inline_serializer(
+                "FactList",
+                {"data": FactOut.__class__(many=True), "next_cursor": serializers.CharField(allow_null=True)},
+            ),
+            **errors(400, 404),
+        },
+    )
     def get(self, request, memory_id: str):
         memory = selectors.memory_get(project=self.project, memory_id=memory_id)
         include = request.query_params.get("include_history", "false").lower() in {"true", "1"}
-        return page_by_time(selectors.fact_list(memory=memory, include_history=include), request, "updated_at",
-                             fact_json, default=100)
+        return page_by_time(
+            selectors.fact_list(memory=memory, include_history=include),
+            request,
+            "updated_at",
+            fact_json,
+            default=100,
+        )
 
-    @extend_schema(operation_id="facts_create", request=FactCreateInput,
-                   responses={201: FactOut, 200: FactOut, **errors(400, 404)})
+    @extend_schema(
+        operation_id="facts_create",
+        request=FactCreateInput,
+        responses={201: FactOut, 200: FactOut, **errors(400, 404)},
+    )
     def post(self, request, memory_id: str):
         memory = selectors.memory_get(project=self.project, memory_id=memory_id)
         data = json_object(request.data)
@@ -325,7 +481,9 @@ class FactDetailApi(ProjectScopedMixin, APIView):
     class FactUpdateInput(serializers.Serializer):
         text = StrictCharField(max_length=2000)
 
-    @extend_schema(operation_id="facts_update", request=FactUpdateInput, responses={200: FactOut, **errors(400, 404)})
+    @extend_schema(
+        operation_id="facts_update", request=FactUpdateInput, responses={200: FactOut, **errors(400, 404)}
+    )
     def patch(self, request, memory_id: str, fact_id: str):
         memory = selectors.memory_get(project=self.project, memory_id=memory_id)
         fact = selectors.fact_get(memory=memory, fact_id=fact_id)
@@ -347,17 +505,30 @@ class SearchApi(ProjectScopedMixin, APIView):
         query = StrictCharField(max_length=2000)
         limit = serializers.IntegerField(required=False, min_value=1, max_value=50, default=10)
 
-    SearchHit = inline_serializer("SearchHit", {
-        "entry_id": serializers.IntegerField(), "seq": serializers.IntegerField(),
-        "turn": serializers.IntegerField(), "date": serializers.DateField(help_text="UTC date of the message."),
-        "role": serializers.ChoiceField(["user", "assistant"]),
-        "snippet": serializers.CharField(help_text="The message, or a window of it around the match."),
-        "score": serializers.FloatField(help_text="Higher is better (BM25 over the matching candidates)."),
-    })
+    SearchHit = inline_serializer(
+        "SearchHit",
+        {
+            "entry_id": serializers.IntegerField(),
+            "seq": serializers.IntegerField(),
+            "turn": serializers.IntegerField(),
+            "date": serializers.DateField(help_text="UTC date of the message."),
+            "role": serializers.ChoiceField(["user", "assistant"]),
+            "snippet": serializers.CharField(help_text="The message, or a window of it around the match."),
+            "score": serializers.FloatField(
+                help_text="Higher is better (BM25 over the matching candidates)."
+            ),
+        },
+    )
 
-    @extend_schema(operation_id="memories_search", request=SearchInput, responses={200: inline_serializer(
-        "SearchResults", {"data": SearchHit.__class__(many=True)}), **errors(400, 404)},
-        description="Full-text search over the memory's committed user and assistant messages, best first.")
+    @extend_schema(
+        operation_id="memories_search",
+        request=SearchInput,
+        responses={
+            200: inline_serializer("SearchResults", {"data": SearchHit.__class__(many=True)}),
+            **errors(400, 404),
+        },
+        description="Full-text search over the memory's committed user and assistant messages, best first.",
+    )
     def post(self, request, memory_id: str):
         memory = selectors.memory_get(project=self.project, memory_id=memory_id)
         data = json_object(request.data)
@@ -366,29 +537,47 @@ class SearchApi(ProjectScopedMixin, APIView):
         serializer.is_valid(raise_exception=True)
         query = serializer.validated_data["query"]
         vector = embeddings.embed_query(self.project, query) if embeddings.enabled(self.project) else None
-        hits = recall.search(memory_id=memory.id, query=query, limit=serializer.validated_data["limit"],
-                             query_vector=vector)
+        hits = recall.search(
+            memory_id=memory.id, query=query, limit=serializer.validated_data["limit"], query_vector=vector
+        )
         return Response({"data": hits})
 
 
 # --- memory files (Anthropic's memory tool) -----------------------------------------------------
 
-MemoryFileOut = inline_serializer("MemoryFile", {
-    "path": serializers.CharField(help_text="Under /memories, as the model names it."),
-    "type": serializers.ChoiceField(["file", "directory"]), "size": serializers.IntegerField(),
-    "version": serializers.IntegerField(), "changed_by": serializers.CharField(),
-    "created_at": serializers.DateTimeField(), "updated_at": serializers.DateTimeField(),
-})
-FileCommandOut = inline_serializer("MemoryFileCommandResult", {
-    "result": serializers.CharField(help_text="The text the model is shown."),
-    "is_error": serializers.BooleanField(help_text="True for a refused command (the tool result's is_error)."),
-})
+MemoryFileOut = inline_serializer(
+    "MemoryFile",
+    {
+        "path": serializers.CharField(help_text="Under /memories, as the model names it."),
+        "type": serializers.ChoiceField(["file", "directory"]),
+        "size": serializers.IntegerField(),
+        "version": serializers.IntegerField(),
+        "changed_by": serializers.CharField(),
+        "created_at": serializers.DateTimeField(),
+        "updated_at": serializers.DateTimeField(),
+    },
+)
+FileCommandOut = inline_serializer(
+    "MemoryFileCommandResult",
+    {
+        "result": serializers.CharField(help_text="The text the model is shown."),
+        "is_error": serializers.BooleanField(
+            help_text="True for a refused command (the tool result's is_error)."
+        ),
+    },
+)
 
 
 def memory_file_json(node) -> dict:
-    return {"path": files.display_path(node.path), "type": "directory" if node.is_dir else "file",
-            "size": node.size, "version": node.version, "changed_by": node.changed_by,
-            "created_at": node.created_at.isoformat(), "updated_at": node.updated_at.isoformat()}
+    return {
+        "path": files.display_path(node.path),
+        "type": "directory" if node.is_dir else "file",
+        "size": node.size,
+        "version": node.version,
+        "changed_by": node.changed_by,
+        "created_at": node.created_at.isoformat(),
+        "updated_at": node.updated_at.isoformat(),
+    }
 
 
 class _FilesRoute(ProjectScopedMixin, APIView):
@@ -404,10 +593,15 @@ class _FilesRoute(ProjectScopedMixin, APIView):
 
 
 class MemoryFileListApi(_FilesRoute):
-    @extend_schema(operation_id="memory_files_list", responses={200: inline_serializer("MemoryFileList", {
-        "data": MemoryFileOut.__class__(many=True)}), **errors(404)},
+    @extend_schema(
+        operation_id="memory_files_list",
+        responses={
+            200: inline_serializer("MemoryFileList", {"data": MemoryFileOut.__class__(many=True)}),
+            **errors(404),
+        },
         description="The memory's files and directories under /memories (no content; `view` reads one). By "
-                    "external id, a memory that does not exist yet has no files (nothing is created).")
+        "external id, a memory that does not exist yet has no files (nothing is created).",
+    )
     def get(self, request, memory_id: str = "", external_id: str = ""):
         memory = self._memory(external_id or memory_id, create=False)
         nodes = selectors.file_list(memory=memory) if memory is not None else []
@@ -415,20 +609,29 @@ class MemoryFileListApi(_FilesRoute):
 
 
 class MemoryFileCommandApi(_FilesRoute):
-    FileCommandIn = inline_serializer("MemoryFileCommand", {
-        "command": serializers.ChoiceField(list(files.COMMANDS)),
-        "path": serializers.CharField(required=False), "view_range": serializers.ListField(
-            child=serializers.IntegerField(), required=False),
-        "file_text": serializers.CharField(required=False), "old_str": serializers.CharField(required=False),
-        "new_str": serializers.CharField(required=False), "insert_line": serializers.IntegerField(required=False),
-        "insert_text": serializers.CharField(required=False), "old_path": serializers.CharField(required=False),
-        "new_path": serializers.CharField(required=False),
-    })
+    FileCommandIn = inline_serializer(
+        "MemoryFileCommand",
+        {
+            "command": serializers.ChoiceField(list(files.COMMANDS)),
+            "path": serializers.CharField(required=False),
+            "view_range": serializers.ListField(child=serializers.IntegerField(), required=False),
+            "file_text": serializers.CharField(required=False),
+            "old_str": serializers.CharField(required=False),
+            "new_str": serializers.CharField(required=False),
+            "insert_line": serializers.IntegerField(required=False),
+            "insert_text": serializers.CharField(required=False),
+            "old_path": serializers.CharField(required=False),
+            "new_path": serializers.CharField(required=False),
+        },
+    )
 
-    @extend_schema(operation_id="memory_files_command", request=FileCommandIn,
-                   responses={200: FileCommandOut, **errors(400, 404, 413)},
-                   description="One command of Anthropic's memory tool, exactly as the model sent it. A refused "
-                               "command (a bad path, a non-unique str_replace, a cap) is 200 with is_error: true.")
+    @extend_schema(
+        operation_id="memory_files_command",
+        request=FileCommandIn,
+        responses={200: FileCommandOut, **errors(400, 404, 413)},
+        description="One command of Anthropic's memory tool, exactly as the model sent it. A refused "
+        "command (a bad path, a non-unique str_replace, a cap) is 200 with is_error: true.",
+    )
     def post(self, request, memory_id: str = "", external_id: str = ""):
         memory = self._memory(external_id or memory_id, create=True)
         command = json_object(request.data)
@@ -453,8 +656,11 @@ NDJSON = "application/x-ndjson"
 
 
 class MemoryExportApi(ProjectScopedMixin, APIView):
-    @extend_schema(operation_id="memories_export", responses={(200, NDJSON): str, **errors(404)},
-                   description="The memory as a versioned JSON Lines document (memories.transfer), streamed.")
+    @extend_schema(
+        operation_id="memories_export",
+        responses={(200, NDJSON): str, **errors(404)},
+        description="The memory as a versioned JSON Lines document (memories.transfer), streamed.",
+    )
     def get(self, request, memory_id: str):
         memory = selectors.memory_get(project=self.project, memory_id=memory_id)
         response = StreamingHttpResponse(transfer.memory_export(memory=memory), content_type=NDJSON)
@@ -463,14 +669,18 @@ class MemoryExportApi(ProjectScopedMixin, APIView):
 
 
 class MemoryImportApi(ProjectScopedMixin, APIView):
-    @extend_schema(operation_id="memories_import", request={NDJSON: str},
-                   responses={201: MemoryOut, 200: MemoryOut, **errors(400, 409, 413)},
-                   description="Bring an exported document into this key's project as a new memory, all or "
-                               "nothing; the same document again answers 200 with the memory it made.")
+    @extend_schema(
+        operation_id="memories_import",
+        request={NDJSON: str},
+        responses={201: MemoryOut, 200: MemoryOut, **errors(400, 409, 413)},
+        description="Bring an exported document into this key's project as a new memory, all or "
+        "nothing; the same document again answers 200 with the memory it made.",
+    )
     def post(self, request):
         content_type = request.META.get("CONTENT_TYPE", "").split(";", 1)[0].strip().lower()
         if content_type not in (NDJSON, "application/jsonl"):
             raise InvalidRequest(f"Content-Type: send the exported document as {NDJSON}.")
-        memory, created = transfer.memory_import(project=self.project,
-                                                 lines=request.body.splitlines(keepends=True))
+        memory, created = transfer.memory_import(
+            project=self.project, lines=request.body.splitlines(keepends=True)
+        )
         return Response(memory_json(memory), status=201 if created else 200)

@@ -56,7 +56,7 @@ def _parse(reply: str) -> list[dict]:
     if start < 0 or end < start:
         raise ExtractorFailed("the model's answer had no JSON object")
     try:
-        data = json.loads(text[start:end + 1])
+        data = json.loads(text[start : end + 1])
     except ValueError as exc:
         raise ExtractorFailed("the model's answer was not valid JSON") from exc
     facts = data.get("facts") if isinstance(data, dict) else None
@@ -105,25 +105,40 @@ class LLMExtractor:
             sources = item.get("source") or item.get("sources") or []
             if not isinstance(sources, list):
                 sources = [sources]
-            picked = [messages[int(s) - 1] for s in sources
-                      if isinstance(s, (int, str)) and str(s).isdigit() and 1 <= int(s) <= len(numbered)]
+            picked = [
+                messages[int(s) - 1]
+                for s in sources
+                if isinstance(s, (int, str)) and str(s).isdigit() and 1 <= int(s) <= len(numbered)
+            ]
             if not picked:  # a fact must come from something the user said
                 continue
-            candidates.append(Candidate(
-                text=" ".join(text.split()), slot=slot, confidence=min(confidence, 1.0),
-                source_entry_ids=sorted({m.entry_id for m in picked}), source_seq=max(m.seq for m in picked),
-            ))
+            candidates.append(
+                Candidate(
+                    text=" ".join(text.split()),
+                    slot=slot,
+                    confidence=min(confidence, 1.0),
+                    source_entry_ids=sorted({m.entry_id for m in picked}),
+                    source_seq=max(m.seq for m in picked),
+                )
+            )
         return candidates
 
 
 def summarize_with(complete: Complete, previous: str, lines: list[str], max_chars: int) -> str:
     """Fold older conversation lines into the rolling summary with the model."""
     prompt = [
-        {"role": "system", "content": (
-            "You maintain a running summary of an older part of a conversation between a user and an "
-            f"assistant. Update the summary with the new lines. Keep what matters later (decisions, "
-            f"facts, open questions), drop chit-chat. Plain text, at most {max_chars} characters.")},
-        {"role": "user", "content": f"Summary so far:\n{previous or '(empty)'}\n\nNew lines:\n" + "\n".join(lines)},
+        {
+            "role": "system",
+            "content": (
+                "You maintain a running summary of an older part of a conversation between a user and an "
+                f"assistant. Update the summary with the new lines. Keep what matters later (decisions, "
+                f"facts, open questions), drop chit-chat. Plain text, at most {max_chars} characters."
+            ),
+        },
+        {
+            "role": "user",
+            "content": f"Summary so far:\n{previous or '(empty)'}\n\nNew lines:\n" + "\n".join(lines),
+        },
     ]
     reply = complete(prompt).strip()
     if not reply:
@@ -148,8 +163,12 @@ def complete_for_project(project) -> Complete | None:
 
     def complete(messages: list[dict]) -> str:
         return providers.complete(
-            provider=config["provider"], model=config.get("model") or "", base_url=config.get("baseUrl"),
-            api_key=api_key, messages=messages, params=config.get("params") or {"temperature": 0},
+            provider=config["provider"],
+            model=config.get("model") or "",
+            base_url=config.get("baseUrl"),
+            api_key=api_key,
+            messages=messages,
+            params=config.get("params") or {"temperature": 0},
             timeout_ms=int(config.get("timeoutMs") or 30_000),
         )
 

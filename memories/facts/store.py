@@ -30,14 +30,22 @@ def _blocked(memory: Memory, normalized: str, candidate: Candidate) -> bool:
     stones = FactTombstone.objects.filter(memory=memory)
     if stones.filter(normalized=normalized).exists():
         return True
-    return bool(candidate.slot) and stones.filter(slot=candidate.slot, upto_seq__gte=candidate.source_seq).exists()
+    return (
+        bool(candidate.slot)
+        and stones.filter(slot=candidate.slot, upto_seq__gte=candidate.source_seq).exists()
+    )
 
 
 def _create(memory: Memory, candidate: Candidate, normalized: str, extractor: str) -> Fact:
     return Fact.objects.create(
-        memory=memory, text=candidate.text[:2000], normalized=normalized, slot=candidate.slot[:100],
-        extractor=extractor, source_entry_ids=sorted(set(candidate.source_entry_ids)),
-        confidence=round(float(candidate.confidence), 3), tokens=fact_tokens(candidate.text),
+        memory=memory,
+        text=candidate.text[:2000],
+        normalized=normalized,
+        slot=candidate.slot[:100],
+        extractor=extractor,
+        source_entry_ids=sorted(set(candidate.source_entry_ids)),
+        confidence=round(float(candidate.confidence), 3),
+        tokens=fact_tokens(candidate.text),
     )
 
 
@@ -62,12 +70,25 @@ def facts_apply(*, memory: Memory, candidates: list[Candidate], extractor: str) 
                 continue
             candidate.text = text
             newest = max(candidate.source_entry_ids, default=0)
-            same = Fact.objects.filter(memory=memory, normalized=normalized).order_by("-active", "-updated_at").first()
-            current = (Fact.objects.filter(memory=memory, active=True, slot=candidate.slot).order_by("-updated_at").first()
-                       if candidate.slot else None)
+            same = (
+                Fact.objects.filter(memory=memory, normalized=normalized)
+                .order_by("-active", "-updated_at")
+                .first()
+            )
+            current = (
+                Fact.objects.filter(memory=memory, active=True, slot=candidate.slot)
+                .order_by("-updated_at")
+                .first()
+                if candidate.slot
+                else None
+            )
             if same is not None and same.active:
-                if same.extractor not in PEOPLE and not set(candidate.source_entry_ids) <= set(same.source_entry_ids):
-                    same.source_entry_ids = sorted(set(same.source_entry_ids) | set(candidate.source_entry_ids))
+                if same.extractor not in PEOPLE and not set(candidate.source_entry_ids) <= set(
+                    same.source_entry_ids
+                ):
+                    same.source_entry_ids = sorted(
+                        set(same.source_entry_ids) | set(candidate.source_entry_ids)
+                    )
                     same.save(update_fields=["source_entry_ids", "updated_at"])
                     counts["merged"] += 1
                 else:
@@ -76,8 +97,11 @@ def facts_apply(*, memory: Memory, candidates: list[Candidate], extractor: str) 
             if same is not None:  # superseded history with the same text
                 if current is not None and newest > _newest_source(current) and same.extractor not in PEOPLE:
                     Fact.objects.filter(pk=same.pk).update(
-                        active=True, superseded_by=None, updated_at=timezone.now(),
-                        source_entry_ids=sorted(set(same.source_entry_ids) | set(candidate.source_entry_ids)))
+                        active=True,
+                        superseded_by=None,
+                        updated_at=timezone.now(),
+                        source_entry_ids=sorted(set(same.source_entry_ids) | set(candidate.source_entry_ids)),
+                    )
                     same.refresh_from_db()
                     _supersede(current, same)
                     counts["superseded"] += 1
@@ -101,5 +125,6 @@ def facts_apply(*, memory: Memory, candidates: list[Candidate], extractor: str) 
 def tombstone_add(*, fact: Fact) -> None:
     """Remember that a person removed or replaced this fact's statement (see rule 1)."""
     memory = Memory.objects.filter(pk=fact.memory_id).values_list("last_seq", flat=True).first() or 0
-    FactTombstone.objects.create(memory_id=fact.memory_id, normalized=fact.normalized, slot=fact.slot,
-                                 upto_seq=memory)
+    FactTombstone.objects.create(
+        memory_id=fact.memory_id, normalized=fact.normalized, slot=fact.slot, upto_seq=memory
+    )

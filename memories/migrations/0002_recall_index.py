@@ -33,35 +33,46 @@ def drop_recall_index(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('memories', '0001_initial'),
+        ("memories", "0001_initial"),
     ]
 
     operations = [
         migrations.RunPython(create_recall_index, drop_recall_index),
         migrations.AddField(
-            model_name='memory',
-            name='background_upto_seq',
+            model_name="memory",
+            name="background_upto_seq",
             field=models.PositiveBigIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='project',
-            name='model_config',
+            model_name="project",
+            name="model_config",
             field=models.JSONField(blank=True, null=True),
         ),
         migrations.CreateModel(
-            name='FactTombstone',
+            name="FactTombstone",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('normalized', models.CharField(max_length=500)),
-                ('slot', models.CharField(blank=True, default='', max_length=100)),
-                ('upto_seq', models.PositiveBigIntegerField(default=0)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('memory', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='fact_tombstones', to='memories.memory')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("normalized", models.CharField(max_length=500)),
+                ("slot", models.CharField(blank=True, default="", max_length=100)),
+                ("upto_seq", models.PositiveBigIntegerField(default=0)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "memory",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="fact_tombstones",
+                        to="memories.memory",
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['memory', 'normalized'], name='fact_tombstone_idx')],
+                "indexes": [models.Index(fields=["memory", "normalized"], name="fact_tombstone_idx")],
             },
         ),
     ]

@@ -5,16 +5,17 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('memories', '0002_recall_index'),
+        ("memories", "0002_recall_index"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='project',
-            name='members',
-            field=models.ManyToManyField(blank=True, related_name='threadless_projects', to=settings.AUTH_USER_MODEL),
+            model_name="project",
+            name="members",
+            field=models.ManyToManyField(
+                blank=True, related_name="threadless_projects", to=settings.AUTH_USER_MODEL
+            ),
         ),
     ]

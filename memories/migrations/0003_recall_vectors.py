@@ -5,25 +5,38 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('memories', '0002_recall_index'),
+        ("memories", "0002_recall_index"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='RecallVector',
+            name="RecallVector",
             fields=[
-                ('entry', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='+', serialize=False, to='memories.entry')),
-                ('seq', models.PositiveBigIntegerField()),
-                ('model', models.CharField(max_length=200)),
-                ('dim', models.PositiveSmallIntegerField()),
-                ('vector', models.BinaryField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('memory', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='memories.memory')),
+                (
+                    "entry",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        primary_key=True,
+                        related_name="+",
+                        serialize=False,
+                        to="memories.entry",
+                    ),
+                ),
+                ("seq", models.PositiveBigIntegerField()),
+                ("model", models.CharField(max_length=200)),
+                ("dim", models.PositiveSmallIntegerField()),
+                ("vector", models.BinaryField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "memory",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="memories.memory"
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['memory', 'model', '-seq'], name='recall_vector_idx')],
+                "indexes": [models.Index(fields=["memory", "model", "-seq"], name="recall_vector_idx")],
             },
         ),
     ]

@@ -4,11 +4,9 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('memories', '0003_project_members'),
-        ('memories', '0003_recall_vectors'),
+        ("memories", "0003_project_members"),
+        ("memories", "0003_recall_vectors"),
     ]
 
-    operations = [
-    ]
+    operations = []

@@ -13,8 +13,11 @@ TABLES = (("entry", "memories_entry"), ("outbox", "memories_outbox"))
 def _single_column_indexes(schema_editor, table: str) -> list[str]:
     with schema_editor.connection.cursor() as cursor:
         found = schema_editor.connection.introspection.get_constraints(cursor, table)
-    return [name for name, c in found.items()
-            if c["columns"] == ["memory_id"] and c["index"] and not c["unique"] and not c["primary_key"]]
+    return [
+        name
+        for name, c in found.items()
+        if c["columns"] == ["memory_id"] and c["index"] and not c["unique"] and not c["primary_key"]
+    ]
 
 
 def drop(apps, schema_editor):
@@ -29,29 +32,38 @@ def create(apps, schema_editor):
     for model_name, table in TABLES:
         model = apps.get_model("memories", model_name)
         if not _single_column_indexes(schema_editor, table):
-            schema_editor.execute(schema_editor._create_index_sql(model, fields=[model._meta.get_field("memory")]))
+            schema_editor.execute(
+                schema_editor._create_index_sql(model, fields=[model._meta.get_field("memory")])
+            )
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('memories', '0005_project_models_move_to_projects'),
+        ("memories", "0005_project_models_move_to_projects"),
     ]
 
     operations = [
         migrations.SeparateDatabaseAndState(
             state_operations=[
                 migrations.AlterField(
-                    model_name='entry',
-                    name='memory',
-                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE,
-                                            related_name='entries', to='memories.memory'),
+                    model_name="entry",
+                    name="memory",
+                    field=models.ForeignKey(
+                        db_index=False,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="entries",
+                        to="memories.memory",
+                    ),
                 ),
                 migrations.AlterField(
-                    model_name='outbox',
-                    name='memory',
-                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE,
-                                            related_name='outbox', to='memories.memory'),
+                    model_name="outbox",
+                    name="memory",
+                    field=models.ForeignKey(
+                        db_index=False,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="outbox",
+                        to="memories.memory",
+                    ),
                 ),
             ],
             database_operations=[migrations.RunPython(drop, create)],

@@ -9,24 +9,29 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('memories', '0006_drop_redundant_memory_indexes'),
+        ("memories", "0006_drop_redundant_memory_indexes"),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name='entry',
-            index=models.Index(condition=models.Q(('committed', True), ('kind__in', ('digest', 'error'))),
-                               fields=['memory', 'turn'], name='entry_failure_idx'),
+            model_name="entry",
+            index=models.Index(
+                condition=models.Q(("committed", True), ("kind__in", ("digest", "error"))),
+                fields=["memory", "turn"],
+                name="entry_failure_idx",
+            ),
         ),
         migrations.AddIndex(
-            model_name='entry',
-            index=models.Index(condition=models.Q(('committed', True), ('kind', 'data')), fields=['memory', '-seq'],
-                               name='entry_data_idx'),
+            model_name="entry",
+            index=models.Index(
+                condition=models.Q(("committed", True), ("kind", "data")),
+                fields=["memory", "-seq"],
+                name="entry_data_idx",
+            ),
         ),
         migrations.RemoveIndex(
-            model_name='entry',
-            name='entry_kind_turn_idx',
+            model_name="entry",
+            name="entry_kind_turn_idx",
         ),
     ]

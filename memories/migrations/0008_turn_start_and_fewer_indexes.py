@@ -14,16 +14,21 @@ from django.db import migrations, models
 
 # (model, table, column, field or None): plain indexes on exactly that column go; `field` is
 # what migrating back indexes again (None: the primary key's pattern-ops twin, PostgreSQL only).
-SINGLE_COLUMN = (("memory", "memories_memory", "project_id", "project"),
-                 ("turn", "memories_turn", "memory_id", "memory"),
-                 ("memory", "memories_memory", "id", None))
+SINGLE_COLUMN = (
+    ("memory", "memories_memory", "project_id", "project"),
+    ("turn", "memories_turn", "memory_id", "memory"),
+    ("memory", "memories_memory", "id", None),
+)
 
 
 def _single_column_indexes(schema_editor, table: str, column: str) -> list[str]:
     with schema_editor.connection.cursor() as cursor:
         found = schema_editor.connection.introspection.get_constraints(cursor, table)
-    return [name for name, c in found.items()
-            if c["columns"] == [column] and c["index"] and not c["unique"] and not c["primary_key"]]
+    return [
+        name
+        for name, c in found.items()
+        if c["columns"] == [column] and c["index"] and not c["unique"] and not c["primary_key"]
+    ]
 
 
 def drop(apps, schema_editor):
@@ -57,31 +62,38 @@ FILL_TURN_START = (
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('memories', '0007_entry_failure_and_data_indexes'),
+        ("memories", "0007_entry_failure_and_data_indexes"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='memory',
-            name='turn_start_seq',
+            model_name="memory",
+            name="turn_start_seq",
             field=models.PositiveBigIntegerField(default=0),
         ),
         migrations.RunSQL(FILL_TURN_START, migrations.RunSQL.noop),
         migrations.SeparateDatabaseAndState(
             state_operations=[
                 migrations.AlterField(
-                    model_name='memory',
-                    name='project',
-                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE,
-                                            related_name='memories', to='projects.project'),
+                    model_name="memory",
+                    name="project",
+                    field=models.ForeignKey(
+                        db_index=False,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="memories",
+                        to="projects.project",
+                    ),
                 ),
                 migrations.AlterField(
-                    model_name='turn',
-                    name='memory',
-                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE,
-                                            related_name='turns', to='memories.memory'),
+                    model_name="turn",
+                    name="memory",
+                    field=models.ForeignKey(
+                        db_index=False,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="turns",
+                        to="memories.memory",
+                    ),
                 ),
             ],
             database_operations=[migrations.RunPython(drop, create)],

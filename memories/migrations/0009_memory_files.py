@@ -5,47 +5,72 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('memories', '0008_turn_start_and_fewer_indexes'),
+        ("memories", "0008_turn_start_and_fewer_indexes"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='MemoryFile',
+            name="MemoryFile",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('path', models.CharField(max_length=512)),
-                ('is_dir', models.BooleanField(default=False)),
-                ('content', models.TextField(blank=True, default='')),
-                ('size', models.PositiveIntegerField(default=0)),
-                ('version', models.PositiveIntegerField(default=1)),
-                ('changed_by', models.CharField(blank=True, default='', max_length=120)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('memory', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='files', to='memories.memory')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("path", models.CharField(max_length=512)),
+                ("is_dir", models.BooleanField(default=False)),
+                ("content", models.TextField(blank=True, default="")),
+                ("size", models.PositiveIntegerField(default=0)),
+                ("version", models.PositiveIntegerField(default=1)),
+                ("changed_by", models.CharField(blank=True, default="", max_length=120)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "memory",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="files",
+                        to="memories.memory",
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('memory', 'path'), name='memory_file_path')],
+                "constraints": [models.UniqueConstraint(fields=("memory", "path"), name="memory_file_path")],
             },
         ),
         migrations.CreateModel(
-            name='MemoryFileVersion',
+            name="MemoryFileVersion",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('path', models.CharField(max_length=512)),
-                ('version', models.PositiveIntegerField()),
-                ('content', models.TextField(blank=True, default='')),
-                ('size', models.PositiveIntegerField(default=0)),
-                ('changed_by', models.CharField(blank=True, default='', max_length=120)),
-                ('changed_at', models.DateTimeField()),
-                ('command', models.CharField(max_length=20)),
-                ('replaced_by', models.CharField(blank=True, default='', max_length=120)),
-                ('replaced_at', models.DateTimeField(auto_now_add=True)),
-                ('memory', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='file_versions', to='memories.memory')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("path", models.CharField(max_length=512)),
+                ("version", models.PositiveIntegerField()),
+                ("content", models.TextField(blank=True, default="")),
+                ("size", models.PositiveIntegerField(default=0)),
+                ("changed_by", models.CharField(blank=True, default="", max_length=120)),
+                ("changed_at", models.DateTimeField()),
+                ("command", models.CharField(max_length=20)),
+                ("replaced_by", models.CharField(blank=True, default="", max_length=120)),
+                ("replaced_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "memory",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="file_versions",
+                        to="memories.memory",
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['memory', 'path', '-version'], name='memory_file_version_idx')],
+                "indexes": [
+                    models.Index(fields=["memory", "path", "-version"], name="memory_file_version_idx")
+                ],
             },
         ),
     ]

@@ -11,7 +11,7 @@ def _codes(blob: bytes, dim: int) -> bytes:
     out = b""
     for start in range(0, len(values), dim):
         bits = 0
-        for i, x in enumerate(values[start:start + dim]):
+        for i, x in enumerate(values[start : start + dim]):
             if x > 0:
                 bits |= 1 << i
         out += bits.to_bytes(width, "little")
@@ -33,7 +33,6 @@ def fill_codes(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("memories", "0009_memory_files"),
     ]

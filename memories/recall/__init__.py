@@ -20,5 +20,16 @@ from memories.recall.query import STOPWORDS, query_terms
 from memories.recall.ranking import RANKING, Ranking
 from memories.recall.search import search
 
-__all__ = ["RANKING", "STOPWORDS", "Hit", "Message", "Ranking", "count_rows", "forget_memory",
-           "index_entries", "query_terms", "search", "unindex_entries"]
+__all__ = [
+    "RANKING",
+    "STOPWORDS",
+    "Hit",
+    "Message",
+    "Ranking",
+    "count_rows",
+    "forget_memory",
+    "index_entries",
+    "query_terms",
+    "search",
+    "unindex_entries",
+]

@@ -11,8 +11,9 @@ from memories.recall.ranking import RANKING, Ranking
 QueryVector = tuple[str, list[float]]  # (model key, unit vector)
 
 
-def closeness(*, memory_id: str, query_vector: QueryVector, before_seq: int | None, named: bool,
-              ranking: Ranking) -> tuple[dict[int, float], float]:
+def closeness(
+    *, memory_id: str, query_vector: QueryVector, before_seq: int | None, named: bool, ranking: Ranking
+) -> tuple[dict[int, float], float]:
     """({seq: 0..1} for the fuse_depth nearest stored messages, standout). Closeness is the
     message's `embeddings.closeness` (its cosine, or its best sentence's in part) rescaled so the
     nearest is 1 and the fuse_depth-th is 0 (cosines of different queries are not comparable);
@@ -21,9 +22,15 @@ def closeness(*, memory_id: str, query_vector: QueryVector, before_seq: int | No
     dense_prev_share of the previous message's."""
     model, vector = query_vector
     found = embeddings.neighbourhood(
-        memory_id=memory_id, model=model, query=vector, limit=ranking.fuse_depth, before_seq=before_seq,
-        prev_share=ranking.dense_prev_share if named else 0.0, sample=ranking.dense_sample,
-        candidates=ranking.dense_candidates)
+        memory_id=memory_id,
+        model=model,
+        query=vector,
+        limit=ranking.fuse_depth,
+        before_seq=before_seq,
+        prev_share=ranking.dense_prev_share if named else 0.0,
+        sample=ranking.dense_sample,
+        candidates=ranking.dense_candidates,
+    )
     dense = found.hits
     if not dense:
         return {}, 0.0
@@ -53,8 +60,9 @@ def unsaid_share(terms: list[str], df: dict[str, int], total: int) -> float:
     return sum(v for t, v in weights.items() if not df.get(t, 0)) / mass if mass > 0 else 0.0
 
 
-def dense_weight(coverage: float, unsaid: float, standout: float, named: bool = False,
-                 ranking: Ranking = RANKING) -> float:
+def dense_weight(
+    coverage: float, unsaid: float, standout: float, named: bool = False, ranking: Ranking = RANKING
+) -> float:
     """The share of the best lexical score the nearest vector adds: `dense_weight` when some
     message says the query's words whole, rising to `dense_weight_weak` as the words match less of
     it; at least `dense_weight_unsaid` when `unsaid_share` of the query is in words no message has

@@ -46,8 +46,9 @@ def index_entries(*, memory_id: str, entry_ids: list[int]) -> int:
 
 def _index_locked(memory_id: str, entry_ids: list[int]) -> int:
     rows = list(
-        Entry.objects.filter(memory_id=memory_id, id__in=entry_ids)
-        .values_list("id", "seq", "turn", "kind", "role", "committed", "content", "parts", "created_at")
+        Entry.objects.filter(memory_id=memory_id, id__in=entry_ids).values_list(
+            "id", "seq", "turn", "kind", "role", "committed", "content", "parts", "created_at"
+        )
     )
     keep = []
     for entry_id, seq, turn, kind, role, committed, content, parts, created_at in rows:
@@ -80,7 +81,7 @@ def unindex_entries(*, entry_ids: list[int]) -> int:
     column = "entry_id" if is_postgresql() else "rowid"
     with connection.cursor() as cursor:
         for i in range(0, len(entry_ids), _DELETE_CHUNK):
-            chunk = [int(x) for x in entry_ids[i:i + _DELETE_CHUNK]]
+            chunk = [int(x) for x in entry_ids[i : i + _DELETE_CHUNK]]
             marks = ",".join(["%s"] * len(chunk))
             cursor.execute(f"DELETE FROM {TABLE} WHERE {column} IN ({marks})", chunk)
             removed += max(cursor.rowcount, 0)
@@ -107,6 +108,8 @@ def count_rows(*, memory_id: str) -> int:
         if is_postgresql():
             cursor.execute(f"SELECT count(*) FROM {TABLE} WHERE memory_id = %s", [memory_id])
         else:
-            cursor.execute(f"SELECT count(*) FROM {TABLE} WHERE {TABLE} MATCH %s AND memory_id = %s",
-                           [f'mkey:"{memory_key(memory_id)}"', memory_id])
+            cursor.execute(
+                f"SELECT count(*) FROM {TABLE} WHERE {TABLE} MATCH %s AND memory_id = %s",
+                [f'mkey:"{memory_key(memory_id)}"', memory_id],
+            )
         return cursor.fetchone()[0]

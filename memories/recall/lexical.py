@@ -19,8 +19,9 @@ def idf(df: int, total: int) -> float:
     return math.log(1 + (total - df + 0.5) / (df + 0.5))
 
 
-def bm25(rows: dict[int, Message], hits: dict[int, set[str]], df: dict[str, int], total: int,
-         ranking: Ranking) -> list[tuple[float, int, int, Parts]]:
+def bm25(
+    rows: dict[int, Message], hits: dict[int, set[str]], df: dict[str, int], total: int, ranking: Ranking
+) -> list[tuple[float, int, int, Parts]]:
     """[(score, seq, entry_id, {term: its part of the score})] for the candidates: BM25 with the
     bounded document frequencies (a term that fills its cap counts as common and weighs little)."""
     lengths = {k: max(1, len(r.text.split())) for k, r in rows.items()}
@@ -43,8 +44,9 @@ def speakers_named(messages, terms: list[str]) -> set[str]:
     return {name for name in {speaker(m.text) for m in messages} if name and set(name.split()) <= wanted}
 
 
-def with_neighbours(pool: dict[int, Message], own: dict[int, Parts], names: set[str],
-                    ranking: Ranking) -> dict[int, float]:
+def with_neighbours(
+    pool: dict[int, Message], own: dict[int, Parts], names: set[str], ranking: Ranking
+) -> dict[int, float]:
     """{seq: lexical score}: a message's own BM25 parts plus prev_share / next_share of the terms
     it lacks that the message before / after it matches, and prev2_share / next2_share of those
     that the message two before / after matches and neither it nor the one between does (the same
@@ -60,10 +62,13 @@ def with_neighbours(pool: dict[int, Message], own: dict[int, Parts], names: set[
             continue
         # From a neighbour, only the terms this message lacks: a reply that repeats the message's
         # words adds nothing, a question whose answer this message is adds its words.
-        lexical[seq] = (sum(mine.values()) + ranking.prev_share * _lacking(own.get(seq - 1), mine)
-                        + ranking.next_share * _lacking(own.get(seq + 1), mine)
-                        + ranking.prev2_share * _lacking(own.get(seq - 2), {**own.get(seq - 1, {}), **mine})
-                        + ranking.next2_share * _lacking(own.get(seq + 2), {**own.get(seq + 1, {}), **mine}))
+        lexical[seq] = (
+            sum(mine.values())
+            + ranking.prev_share * _lacking(own.get(seq - 1), mine)
+            + ranking.next_share * _lacking(own.get(seq + 1), mine)
+            + ranking.prev2_share * _lacking(own.get(seq - 2), {**own.get(seq - 1, {}), **mine})
+            + ranking.next2_share * _lacking(own.get(seq + 2), {**own.get(seq + 1, {}), **mine})
+        )
     return lexical
 
 
@@ -74,8 +79,9 @@ def _lacking(parts: Parts | None, mine: Parts) -> float:
     return sum(v for t, v in parts.items() if t not in mine)
 
 
-def newer_first(lexical: dict[int, float], own: dict[int, Parts], pool: dict[int, Message],
-                ranking: Ranking) -> dict[int, float]:
+def newer_first(
+    lexical: dict[int, float], own: dict[int, Parts], pool: dict[int, Message], ranking: Ranking
+) -> dict[int, float]:
     """{seq: lexical score} where, among the spread_from best, a message matching the same
     query terms as an older one and sharing at least supersede_shared content words with it
     (and supersede_overlap of the shorter one's) scores at least as much as that older one (it
@@ -95,8 +101,11 @@ def newer_first(lexical: dict[int, float], own: dict[int, Parts], pool: dict[int
             words = content_words(pool[seq].text)
             for older, other in seen:
                 shared = len(words & other)
-                if (shared >= ranking.supersede_shared and lifted[older] >= lifted[seq]
-                        and shared >= ranking.supersede_overlap * min(len(words), len(other))):
+                if (
+                    shared >= ranking.supersede_shared
+                    and lifted[older] >= lifted[seq]
+                    and shared >= ranking.supersede_overlap * min(len(words), len(other))
+                ):
                     lifted[seq] = lifted[older] * (1 + 1e-6)
             seen.append((seq, words))
     return lifted

@@ -11,7 +11,8 @@ MAX_QUERY_TERMS = 12
 LIST_CHARS = 300  # a list question is recognised on this many first characters
 
 # Words too common to say anything about what a message is about.
-STOPWORDS = frozenset("""
+STOPWORDS = frozenset(
+    """
 a about above after again against all am an and any are as at be because been before being below
 between both but by can could did do does doing down during each few for from further had has have
 having he her here hers herself him himself his how i if in into is it its itself just me more most
@@ -21,23 +22,43 @@ through to too under until up very was we were what when where which while who w
 would you your yours yourself yourselves im ive id dont does doesnt didnt cant wont know tell
 remember please say said again also still yes ok okay hi hello hey thanks thank today anything
 something
-""".split())
+""".split()
+)
 
 WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-           "november", "december")
-MONTH = (r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
-         r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
+_MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+MONTH = (
+    r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
+    r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
 DAYNAMES = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 # Dates a question names ("on 16 June, 2023", "June 16th", "in May 2023", "2023-06-16").
 _DATES = re.compile(
     r"\b(?:(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + MONTH + r"\b,?(?:\s+(\d{4}))?"
     r"|" + MONTH + r"\s+(\d{1,2})(?:st|nd|rd|th)?\b,?(?:\s+(\d{4}))?"
     r"|" + MONTH + r",?\s+(\d{4})"
-    r"|(\d{4})-(\d{2})-(\d{2}))\b", re.IGNORECASE)
+    r"|(\d{4})-(\d{2})-(\d{2}))\b",
+    re.IGNORECASE,
+)
 # A question asking when (matched at its start only).
-WHEN = re.compile(r"\s*(?:when\b|(?:in\s+)?(?:what|which)\s+(?:year|month|day|date|week)\b"
-                  r"|how\s+long\s+ago\b)", re.IGNORECASE)
+WHEN = re.compile(
+    r"\s*(?:when\b|(?:in\s+)?(?:what|which)\s+(?:year|month|day|date|week)\b"
+    r"|how\s+long\s+ago\b)",
+    re.IGNORECASE,
+)
 # A list question, asking for things said in several sessions: a plural noun after "what / which"
 # ("What activities…", "Which kinds of books…"; not "What kind of books…", which asks for one kind),
 # "has / have" + one or two words + a participle ("What has Ana painted?", "Where has Jo made
@@ -45,7 +66,9 @@ WHEN = re.compile(r"\s*(?:when\b|(?:in\s+)?(?:what|which)\s+(?:year|month|day|da
 LIST = re.compile(
     r"^\s*(?:(?:what|which)\s+(?:(?:kinds|types|sorts)\s+of\s+)?(?!(?:is|was|does|has|this|kind|type|sort)\b)"
     r"[a-z+/-]{2,}[a-rt-z]s\b|(?:what|where|who|which)\b[^?]{0,60}\b(?:has|have)\s+(?!to\b)(?:\w+\s+){1,2}"
-    r"\w+(?:ed|en|ne|de|ght|ld)\b|how\s+many\b|what\s+are\s+(?:some|the\s+names)\b)|\bboth\b", re.IGNORECASE)
+    r"\w+(?:ed|en|ne|de|ght|ld)\b|how\s+many\b|what\s+are\s+(?:some|the\s+names)\b)|\bboth\b",
+    re.IGNORECASE,
+)
 
 Date = tuple[int | None, int, int | None]  # (year or None, month, day or None)
 

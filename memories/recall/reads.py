@@ -29,14 +29,17 @@ def before_entry_id(memory_id: str, before_seq: int | None) -> int | None:
         return None
     # Plain SQL: this runs on every decorate, and compiling the ORM query costs more than the read.
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT id FROM {Entry._meta.db_table} WHERE memory_id = %s AND seq >= %s "
-                       "ORDER BY seq LIMIT 1", [memory_id, before_seq])
+        cursor.execute(
+            f"SELECT id FROM {Entry._meta.db_table} WHERE memory_id = %s AND seq >= %s ORDER BY seq LIMIT 1",
+            [memory_id, before_seq],
+        )
         row = cursor.fetchone()
     return row[0] if row else None
 
 
-def candidates(*, memory_id: str, terms: list[str], before_seq: int | None, before_id: int | None,
-               ranking: Ranking) -> Candidates:
+def candidates(
+    *, memory_id: str, terms: list[str], before_seq: int | None, before_id: int | None, ranking: Ranking
+) -> Candidates:
     """One read per term, then one per pair of common terms (those that fill their cap), so an old
     message matching several common terms is found although each alone returns only its newest
     matches: at most len(terms) + max_pair_reads reads of at most per_term_cap rows."""
@@ -51,7 +54,7 @@ def candidates(*, memory_id: str, terms: list[str], before_seq: int | None, befo
                 rows[row[0]] = new(Message, row)
                 hits.setdefault(row[0], set()).add(term)
         common = [t for t in terms if df[t] >= ranking.per_term_cap]
-        pairs = [(a, b) for i, a in enumerate(common) for b in common[i + 1:]][:ranking.max_pair_reads]
+        pairs = [(a, b) for i, a in enumerate(common) for b in common[i + 1 :]][: ranking.max_pair_reads]
         for pair in pairs:
             for row in _matching(cursor, memory_id, list(pair), before_seq, before_id, ranking.per_term_cap):
                 rows[row[0]] = new(Message, row)
@@ -59,20 +62,25 @@ def candidates(*, memory_id: str, terms: list[str], before_seq: int | None, befo
     return Candidates(rows, hits, df)
 
 
-def _matching(cursor, memory_id: str, terms: list[str], before_seq: int | None, before_id: int | None,
-              cap: int) -> list[tuple]:
+def _matching(
+    cursor, memory_id: str, terms: list[str], before_seq: int | None, before_id: int | None, cap: int
+) -> list[tuple]:
     """The newest (at most `cap`) index rows of this memory containing every one of `terms`."""
     if is_postgresql():
-        sql = (f"SELECT entry_id, seq, turn, role, created_at, body FROM {TABLE} "
-               f"WHERE memory_id = %s AND tsv @@ plainto_tsquery('english', %s)")
+        sql = (
+            f"SELECT entry_id, seq, turn, role, created_at, body FROM {TABLE} "
+            f"WHERE memory_id = %s AND tsv @@ plainto_tsquery('english', %s)"
+        )
         params: list = [memory_id, " ".join(terms)]
         if before_seq is not None:
             sql += " AND seq < %s"
             params.append(before_seq)
         sql += " ORDER BY seq DESC LIMIT %s"
     else:
-        sql = (f"SELECT rowid, seq, turn, role, created_at, body FROM {TABLE} WHERE {TABLE} MATCH %s "
-               "AND memory_id = %s")
+        sql = (
+            f"SELECT rowid, seq, turn, role, created_at, body FROM {TABLE} WHERE {TABLE} MATCH %s "
+            "AND memory_id = %s"
+        )
         match = " AND ".join(f'body:"{t}"' for t in terms)
         params = [f'mkey:"{memory_key(memory_id)}" AND {match}', memory_id]
         if before_id is not None:
@@ -92,8 +100,9 @@ def neighbours(memory_id: str, seqs: list[int], before_seq: int | None, reach: i
     """The committed user/assistant messages up to `reach` before and after these seqs (and older
     than `before_seq`): {seq: message}. At most 2·reach·len(seqs) rows."""
     steps = [d for r in range(1, reach + 1) for d in (-r, r)]
-    wanted = sorted({s + d for s in seqs for d in steps
-                     if s + d > 0 and (before_seq is None or s + d < before_seq)})
+    wanted = sorted(
+        {s + d for s in seqs for d in steps if s + d > 0 and (before_seq is None or s + d < before_seq)}
+    )
     return messages_by_seq(memory_id, wanted)
 
 
@@ -105,9 +114,11 @@ def messages_by_seq(memory_id: str, seqs: list[int]) -> dict[int, Message]:
     with connection.cursor() as cursor:
         # Only (memory, seq) in SQL, so the planner takes the unique (memory, seq) index; with
         # `kind = …` it may pick (memory, kind, turn) and scan every message of the memory.
-        cursor.execute(f"SELECT id, seq, turn, role, created_at, content, parts, kind, committed "
-                       f"FROM {Entry._meta.db_table} WHERE memory_id = %s AND seq IN ({marks})",
-                       [memory_id, *sorted(seqs)])
+        cursor.execute(
+            f"SELECT id, seq, turn, role, created_at, content, parts, kind, committed "
+            f"FROM {Entry._meta.db_table} WHERE memory_id = %s AND seq IN ({marks})",
+            [memory_id, *sorted(seqs)],
+        )
         found = cursor.fetchall()
     out = {}
     for entry_id, seq, turn, role, created_at, content, parts, kind, committed in found:

@@ -21,9 +21,17 @@ from memories.recall.snippets import as_result
 from memories.recall.text import is_question
 
 
-def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None = None,
-           neighbours: bool = False, query_vector: QueryVector | None = None,
-           whole_chars: int = 0, ranking: Ranking = RANKING) -> list[dict]:
+def search(
+    *,
+    memory_id: str,
+    query: str,
+    limit: int = 5,
+    before_seq: int | None = None,
+    neighbours: bool = False,
+    query_vector: QueryVector | None = None,
+    whole_chars: int = 0,
+    ranking: Ranking = RANKING,
+) -> list[dict]:
     """Ranked snippets, best first: [{"entry_id", "seq", "turn", "date", "role", "snippet", "score"}].
 
     `before_seq`: only entries strictly older than this sequence number (decorate passes the
@@ -50,8 +58,9 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
         before_id = reads.before_entry_id(memory_id, before_seq)
         if before_id is None:
             before_seq = None  # nothing at or after it: everything is older
-    found = reads.candidates(memory_id=memory_id, terms=terms, before_seq=before_seq, before_id=before_id,
-                             ranking=ranking)
+    found = reads.candidates(
+        memory_id=memory_id, terms=terms, before_seq=before_seq, before_id=before_id, ranking=ranking
+    )
     rows = found.rows
     if not rows and not query_vector:
         return []
@@ -60,11 +69,12 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     scored.sort(key=lambda s: (-s[0], -s[1]))
     own = {rows[e].seq: parts for _, _, e, parts in scored}
     pool = {rows[e].seq: rows[e] for _, _, e, _ in scored}
-    top = [rows[e] for _, _, e, _ in scored[:ranking.spread_from]]
+    top = [rows[e] for _, _, e, _ in scored[: ranking.spread_from]]
     near = _spread(memory_id, pool, top, before_seq, ranking)
     names = lexical.speakers_named(top, terms)
-    closeness, weight = _meaning(memory_id, query_vector, before_seq, pool, names, terms, found, total,
-                                 ranking)
+    closeness, weight = _meaning(
+        memory_id, query_vector, before_seq, pool, names, terms, found, total, ranking
+    )
     scores = lexical.with_neighbours(pool, own, names, ranking)
     if ranking.supersede_shared:
         scores = lexical.newer_first(scores, own, pool, ranking)
@@ -77,8 +87,9 @@ def search(*, memory_id: str, query: str, limit: int = 5, before_seq: int | None
     return out
 
 
-def _spread(memory_id: str, pool: dict[int, Message], top: list[Message], before_seq: int | None,
-            ranking: Ranking) -> dict[int, Message]:
+def _spread(
+    memory_id: str, pool: dict[int, Message], top: list[Message], before_seq: int | None, ranking: Ranking
+) -> dict[int, Message]:
     """The neighbours of the best candidates (up to two each side), read once: evidence often
     sits next to the words that match ("who played at the concert?" is answered by the reply to
     "what concert was it?"). A neighbour matching no term joins the pool only when it says
@@ -93,32 +104,56 @@ def _spread(memory_id: str, pool: dict[int, Message], top: list[Message], before
     return near
 
 
-def _meaning(memory_id: str, query_vector: QueryVector | None, before_seq: int | None,
-             pool: dict[int, Message], names: set[str], terms: list[str], found: reads.Candidates, total: int,
-             ranking: Ranking) -> tuple[dict[int, float], float]:
+def _meaning(
+    memory_id: str,
+    query_vector: QueryVector | None,
+    before_seq: int | None,
+    pool: dict[int, Message],
+    names: set[str],
+    terms: list[str],
+    found: reads.Candidates,
+    total: int,
+    ranking: Ranking,
+) -> tuple[dict[int, float], float]:
     """({seq: closeness 0..1}, the weight of meaning against words). The nearest stored messages
     join the pool (a paraphrase shares no word); a stored question's closeness counts
     dense_question of itself (the answer is a statement)."""
     if not query_vector:
         return {}, 0.0
-    closeness, standout = dense.closeness(memory_id=memory_id, query_vector=query_vector,
-                                          before_seq=before_seq, named=bool(names), ranking=ranking)
+    closeness, standout = dense.closeness(
+        memory_id=memory_id,
+        query_vector=query_vector,
+        before_seq=before_seq,
+        named=bool(names),
+        ranking=ranking,
+    )
     if not closeness:
         return {}, 0.0
     pool.update(reads.messages_by_seq(memory_id, [seq for seq in closeness if seq not in pool]))
     if ranking.dense_question != 1.0:
-        closeness = {seq: c * ranking.dense_question if seq in pool and is_question(pool[seq].text) else c
-                     for seq, c in closeness.items()}
+        closeness = {
+            seq: c * ranking.dense_question if seq in pool and is_question(pool[seq].text) else c
+            for seq, c in closeness.items()
+        }
     coverage = dense.lexical_coverage(terms, found.hits, found.df, total)
     unsaid = dense.unsaid_share(terms, found.df, total)
     return closeness, dense.dense_weight(coverage, unsaid, standout, named=bool(names), ranking=ranking)
 
 
-def _add_context(memory_id: str, out: list[dict], around: dict[int, Message], terms: list[str],
-                 before_seq: int | None, whole_chars: int) -> None:
+def _add_context(
+    memory_id: str,
+    out: list[dict],
+    around: dict[int, Message],
+    terms: list[str],
+    before_seq: int | None,
+    whole_chars: int,
+) -> None:
     """Each hit's "context": the messages right before and after it (read when not read already)."""
     missing = [h["seq"] for h in out if h["seq"] - 1 not in around or h["seq"] + 1 not in around]
     around.update(reads.neighbours(memory_id, missing, before_seq))
     for hit in out:
-        hit["context"] = [as_result(around[s], terms, 0.0, whole_chars)
-                          for s in (hit["seq"] - 1, hit["seq"] + 1) if s in around]
+        hit["context"] = [
+            as_result(around[s], terms, 0.0, whole_chars)
+            for s in (hit["seq"] - 1, hit["seq"] + 1)
+            if s in around
+        ]

@@ -15,8 +15,15 @@ from memories.recall.snippets import day_of
 from memories.recall.text import TIME, about_the_other, speaker, text_key
 
 
-def fused(pool: dict[int, Message], lexical: dict[int, float], closeness: dict[int, float], weight: float,
-          names: set[str], dates: list[Date], ranking: Ranking) -> list[Hit]:
+def fused(
+    pool: dict[int, Message],
+    lexical: dict[int, float],
+    closeness: dict[int, float],
+    weight: float,
+    names: set[str],
+    dates: list[Date],
+    ranking: Ranking,
+) -> list[Hit]:
     """Each candidate's score: its lexical score plus `weight` × the best lexical score × its
     closeness (meaning on the lexical scale, so the weights below apply to both alike), speaker_boost
     more when a speaker the query names wrote it, date_boost more when written on a date it names."""
@@ -57,8 +64,9 @@ def distinct(hits: list[Hit]) -> list[Hit]:
     return list(best.values())
 
 
-def rerank(hits: list[Hit], own: dict[int, Parts], names: set[str], when: bool, limit: int,
-           ranking: Ranking) -> list[Hit]:
+def rerank(
+    hits: list[Hit], own: dict[int, Parts], names: set[str], when: bool, limit: int, ranking: Ranking
+) -> list[Hit]:
     """The rerank_from (or `limit`, when more) best hits, best first, with the talk-about-the-other
     and when-question weights applied: a named speaker's message whose matching words sit next to
     "you / your" (not "I / my") weighs other_drop less; for a "when" question a message that
@@ -72,8 +80,11 @@ def rerank(hits: list[Hit], own: dict[int, Parts], names: set[str], when: bool, 
     for hit in best:
         score = hit.score
         text = hit.message.text
-        if (other_drop and speaker(text) in names
-                and about_the_other(text, own.get(hit.seq, ()), ranking.self_reach)):
+        if (
+            other_drop
+            and speaker(text) in names
+            and about_the_other(text, own.get(hit.seq, ()), ranking.self_reach)
+        ):
             score *= 1 - other_drop
         if when_boost and TIME.search(text):
             score *= 1 + when_boost
@@ -82,8 +93,15 @@ def rerank(hits: list[Hit], own: dict[int, Parts], names: set[str], when: bool, 
     return out
 
 
-def ranked(hits: list[Hit], own: dict[int, Parts], names: set[str], when: bool, is_list: bool, limit: int,
-           ranking: Ranking) -> list[Hit]:
+def ranked(
+    hits: list[Hit],
+    own: dict[int, Parts],
+    names: set[str],
+    when: bool,
+    is_list: bool,
+    limit: int,
+    ranking: Ranking,
+) -> list[Hit]:
     """The `limit` best hits. A list question takes its list_head first hits ranked with
     list_day_share as the day prior (a day already holding strong matches counts against its
     further ones, so they spread over sessions); the hits after them keep day_share's order."""
@@ -92,7 +110,7 @@ def ranked(hits: list[Hit], own: dict[int, Parts], names: set[str], when: bool, 
         spread = day_prior(hits, ranking.list_day_share, ranking)
         if ranking.distinct_text:
             spread = distinct(spread)
-        head = rerank(spread, own, names, when, ranking.list_head, ranking)[:ranking.list_head]
+        head = rerank(spread, own, names, when, ranking.list_head, ranking)[: ranking.list_head]
     if ranking.day_share:
         hits = day_prior(hits, ranking.day_share, ranking)
     if ranking.distinct_text:

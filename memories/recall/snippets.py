@@ -29,10 +29,15 @@ def day_of(value) -> str:
 
 def as_result(message: Message, terms: list[str], score: float, whole_chars: int = 0) -> dict:
     """A hit as `search` answers it."""
-    return {"entry_id": message.entry_id, "seq": message.seq, "turn": message.turn,
-            "date": date_of(message.created_at), "role": message.role,
-            "snippet": snippet(message.text, terms, max(whole_chars, SNIPPET_CHARS)),
-            "score": round(score, 4)}
+    return {
+        "entry_id": message.entry_id,
+        "seq": message.seq,
+        "turn": message.turn,
+        "date": date_of(message.created_at),
+        "role": message.role,
+        "snippet": snippet(message.text, terms, max(whole_chars, SNIPPET_CHARS)),
+        "score": round(score, 4),
+    }
 
 
 def snippet(text: str, terms: list[str], whole_chars: int = SNIPPET_CHARS) -> str:
@@ -46,7 +51,7 @@ def snippet(text: str, terms: list[str], whole_chars: int = SNIPPET_CHARS) -> st
     start = max(0, min(at - SNIPPET_CHARS // 3, len(text) - SNIPPET_CHARS))
     while start > 0 and not text[start - 1].isspace():
         start -= 1
-    piece = text[start:start + SNIPPET_CHARS]
+    piece = text[start : start + SNIPPET_CHARS]
     if start + SNIPPET_CHARS < len(text):
         piece = piece.rsplit(" ", 1)[0] + " …"
     return ("… " if start > 0 else "") + piece

@@ -14,7 +14,9 @@ TIME = re.compile(
     r"\b(?:yesterday|tonight|tomorrow|recently|(?:last|this|past|next)\s+(?:night|week(?:end)?|month|year|"
     r"summer|winter|spring|fall|autumn|" + DAYNAMES + r")"
     r"|(?:\d+|a|an|one|two|three|four|five|six|few|couple)\s+(?:of\s+)?(?:days?|weeks?|months?|years?)\s+ago"
-    r"|" + DAYNAMES + r"|" + MONTH + r")\b", re.IGNORECASE)
+    r"|" + DAYNAMES + r"|" + MONTH + r")\b",
+    re.IGNORECASE,
+)
 _FIRST_PERSON = frozenset("i my me mine myself we our ours us im ive id".split())
 _SECOND_PERSON = frozenset("you your yours yourself youre youve".split())
 
@@ -59,7 +61,7 @@ def about_the_other(text: str, terms, reach: int) -> bool:
     second = False
     for i, w in enumerate(words):
         if any(w.startswith(k) or (len(w) >= 4 and k.startswith(w[:5])) for k in keys):
-            near = words[max(0, i - reach):i + reach + 1]
+            near = words[max(0, i - reach) : i + reach + 1]
             if any(x in _FIRST_PERSON for x in near):
                 return False
             second = second or any(x in _SECOND_PERSON for x in near)

@@ -32,9 +32,17 @@ def split_instructions(messages: list[dict], instructions: str | None) -> tuple[
     return rest, instructions
 
 
-def memory_decorate(*, memory: Memory, messages: list[dict], instructions: str | None = None,
-                    budget_tokens: int = 60000, recall: bool = True, store: bool = True, scoped: bool = False,
-                    memory_files: bool = False) -> dict:
+def memory_decorate(
+    *,
+    memory: Memory,
+    messages: list[dict],
+    instructions: str | None = None,
+    budget_tokens: int = 60000,
+    recall: bool = True,
+    store: bool = True,
+    scoped: bool = False,
+    memory_files: bool = False,
+) -> dict:
     """Store the new messages and build the full model request (SPEC 4.3). Never calls a model.
 
     `memory_files`: add an index of the memory's files (Anthropic's memory tool) to the context
@@ -42,7 +50,11 @@ def memory_decorate(*, memory: Memory, messages: list[dict], instructions: str |
 
     `scoped` (with `store`): `memory` is an unread stub (id and project) that the locked read
     scopes, 404 when it is not in the project: one read of the memory row instead of two."""
-    if not isinstance(budget_tokens, int) or isinstance(budget_tokens, bool) or not 1 <= budget_tokens <= MAX_BUDGET:
+    if (
+        not isinstance(budget_tokens, int)
+        or isinstance(budget_tokens, bool)
+        or not 1 <= budget_tokens <= MAX_BUDGET
+    ):
         raise InvalidRequest(f"budget_tokens: must be an integer from 1 to {MAX_BUDGET}.")
     if instructions is not None and not isinstance(instructions, str):
         raise InvalidRequest("instructions: must be a string.")
@@ -51,8 +63,9 @@ def memory_decorate(*, memory: Memory, messages: list[dict], instructions: str |
         # The common decorate: the lock, the rows and the counters without a lock read (one
         # statement on PostgreSQL, atomic in itself; three in one SQLite write transaction).
         items = [entry_fields(m) for m in new_messages]
-        memory = entries_store_turn(memory=memory, items=items, budget_tokens=budget_tokens,
-                                    instructions=instructions, scoped=scoped)
+        memory = entries_store_turn(
+            memory=memory, items=items, budget_tokens=budget_tokens, instructions=instructions, scoped=scoped
+        )
         before_seq = memory.last_seq - len(items) + 1
         turn = memory.last_turn
     elif store:
@@ -65,7 +78,9 @@ def memory_decorate(*, memory: Memory, messages: list[dict], instructions: str |
                 locked.instructions = instructions
                 fields.append("instructions")
             if new_messages:  # one UPDATE of the memory row for both
-                entries_append(memory=locked, items=[entry_fields(m) for m in new_messages], also_save=tuple(fields))
+                entries_append(
+                    memory=locked, items=[entry_fields(m) for m in new_messages], also_save=tuple(fields)
+                )
             else:
                 locked.save(update_fields=fields)
             turn = locked.last_turn
@@ -74,8 +89,14 @@ def memory_decorate(*, memory: Memory, messages: list[dict], instructions: str |
         before_seq = None
         turn = memory.last_turn + (1 if any(m["role"] == "user" for m in new_messages) else 0)
     own = memory.instructions if instructions is None else instructions
-    ctx = context_build(memory=memory, new_messages=new_messages, budget_tokens=budget_tokens, recall=recall,
-                        before_seq=before_seq, new_turn=max(turn, 1))
+    ctx = context_build(
+        memory=memory,
+        new_messages=new_messages,
+        budget_tokens=budget_tokens,
+        recall=recall,
+        before_seq=before_seq,
+        new_turn=max(turn, 1),
+    )
     if memory_files:
         index = file_index_text(memory=memory)
         ctx.context_text = "\n\n".join(t for t in (ctx.context_text, index) if t)
@@ -87,13 +108,19 @@ def memory_decorate(*, memory: Memory, messages: list[dict], instructions: str |
         "instructions": full_instructions,
         "context_text": ctx.context_text,
         "messages": ctx.messages,
-        "context": {"facts": ctx.facts, "recalled": ctx.recalled, "digests": ctx.digests, "summary": ctx.summary},
+        "context": {
+            "facts": ctx.facts,
+            "recalled": ctx.recalled,
+            "digests": ctx.digests,
+            "summary": ctx.summary,
+        },
         "usage": {
             # What the model is sent: the caller's instructions and the context blocks.
             "instructions_tokens": text_tokens(full_instructions),
             "history_tokens": ctx.history_tokens,
             "new_tokens": ctx.new_tokens,
-            "dropped_messages": max(0, memory.message_count - len(new_messages) - ctx.history_count) if store
+            "dropped_messages": max(0, memory.message_count - len(new_messages) - ctx.history_count)
+            if store
             else max(0, memory.message_count - ctx.history_count),
             "recalled": len(ctx.recalled),
         },

@@ -43,26 +43,58 @@ def memory_lock(memory: Memory, *, scoped: bool = False) -> Memory:
 # The write path in plain statements: it is every write's hot spot (decorate's store, report,
 # the pipeline's tasks), and the ORM's query compilation and bulk_create machinery cost more
 # Python than the writes themselves. Same rows, same columns as the models say.
-_ENTRY_COLUMNS = ("memory_id", "seq", "turn", "kind", "role", "content", "parts", "name", "tool_calls",
-                  "tool_call_id", "task_id", "key", "value", "committed", "tokens", "created_at")
+_ENTRY_COLUMNS = (
+    "memory_id",
+    "seq",
+    "turn",
+    "kind",
+    "role",
+    "content",
+    "parts",
+    "name",
+    "tool_calls",
+    "tool_call_id",
+    "task_id",
+    "key",
+    "value",
+    "committed",
+    "tokens",
+    "created_at",
+)
 _JSON_COLUMNS = frozenset({"parts", "tool_calls", "value"})
 _ITEM_COLUMNS = _ENTRY_COLUMNS[3:-1]  # an entry's own columns: all but memory, seq, turn and the stamp
 _ITEM_FIELDS = frozenset(_ITEM_COLUMNS)
-_TURN_COLUMNS = ("memory_id", "number", "state", "input", "actions", "task_errors", "output", "attempt",
-                 "lease_expires_at", "created_at")
+_TURN_COLUMNS = (
+    "memory_id",
+    "number",
+    "state",
+    "input",
+    "actions",
+    "task_errors",
+    "output",
+    "attempt",
+    "lease_expires_at",
+    "created_at",
+)
 
 
 @functools.lru_cache(maxsize=256)
-def _values_sql_for(vendor: str, table: str, columns: tuple[str, ...], json_columns: frozenset, rows: int,
-                    returning: str) -> str:
+def _values_sql_for(
+    vendor: str, table: str, columns: tuple[str, ...], json_columns: frozenset, rows: int, returning: str
+) -> str:
     q = connection.ops.quote_name
     cast = "::jsonb" if vendor == "postgresql" else ""
     marks = "(" + ", ".join(f"%s{cast}" if c in json_columns else "%s" for c in columns) + ")"
-    return (f"INSERT INTO {q(table)} ({', '.join(q(c) for c in columns)}) VALUES "
-            + ", ".join([marks] * rows) + (f" RETURNING {returning}" if returning else ""))
+    return (
+        f"INSERT INTO {q(table)} ({', '.join(q(c) for c in columns)}) VALUES "
+        + ", ".join([marks] * rows)
+        + (f" RETURNING {returning}" if returning else "")
+    )
 
 
-def _values_sql(table: str, columns: tuple[str, ...], json_columns: frozenset, rows: int, returning: str = "") -> str:
+def _values_sql(
+    table: str, columns: tuple[str, ...], json_columns: frozenset, rows: int, returning: str = ""
+) -> str:
     return _values_sql_for(connection.vendor, table, columns, json_columns, rows, returning)
 
 
@@ -80,10 +112,20 @@ def _item_params(item: dict) -> list:
     unknown = item.keys() - _ITEM_FIELDS
     if unknown:
         raise TypeError(f"Entry has no field {sorted(unknown)[0]!r}")
-    return [item["kind"], item.get("role", ""), item.get("content", ""),
-            _json(item.get("parts")), item.get("name", ""), _json(item.get("tool_calls")),
-            item.get("tool_call_id", ""), item.get("task_id", ""), item.get("key", ""), _json(item.get("value")),
-            item.get("committed", True), item.get("tokens", 0)]
+    return [
+        item["kind"],
+        item.get("role", ""),
+        item.get("content", ""),
+        _json(item.get("parts")),
+        item.get("name", ""),
+        _json(item.get("tool_calls")),
+        item.get("tool_call_id", ""),
+        item.get("task_id", ""),
+        item.get("key", ""),
+        _json(item.get("value")),
+        item.get("committed", True),
+        item.get("tokens", 0),
+    ]
 
 
 def _entry_params(memory_id: str, seq: int, turn: int, item: dict, stamp) -> list:
@@ -99,15 +141,26 @@ def _memory_save(memory: Memory, names: tuple[str, ...]) -> None:
     if key not in _saves:
         q = connection.ops.quote_name
         fields = [Memory._meta.get_field(n) for n in names]
-        _saves[key] = (f"UPDATE {q(Memory._meta.db_table)} SET {', '.join(f'{q(f.column)} = %s' for f in fields)} "
-                       f"WHERE {q('id')} = %s", fields)
+        _saves[key] = (
+            f"UPDATE {q(Memory._meta.db_table)} SET {', '.join(f'{q(f.column)} = %s' for f in fields)} "
+            f"WHERE {q('id')} = %s",
+            fields,
+        )
     sql, fields = _saves[key]
     with plain_cursor() as cursor:
-        cursor.execute(sql, [f.get_db_prep_save(getattr(memory, f.attname), connection) for f in fields] + [memory.pk])
+        cursor.execute(
+            sql, [f.get_db_prep_save(getattr(memory, f.attname), connection) for f in fields] + [memory.pk]
+        )
 
 
-def entries_append(*, memory: Memory, items: list[dict], turn_input: str | None = None,
-                   also_save: tuple[str, ...] = (), turn_state: dict | None = None) -> list[Entry]:
+def entries_append(
+    *,
+    memory: Memory,
+    items: list[dict],
+    turn_input: str | None = None,
+    also_save: tuple[str, ...] = (),
+    turn_state: dict | None = None,
+) -> list[Entry]:
     """Append entries to a locked memory (call inside a transaction, after `memory_lock`).
 
     Each user message opens a new turn; everything else joins the newest turn. Updates the
@@ -131,8 +184,18 @@ def entries_append(*, memory: Memory, items: list[dict], turn_input: str | None 
             turn += 1
             opened_at = seq + 1
             text = item.get("content", "") if item.get("role") == "user" else ""
-            turn_rows += [memory.pk, turn, opened["state"], turn_input if turn_input is not None else text,
-                          "[]", "[]", "[]", opened["attempt"], lease, stamp]
+            turn_rows += [
+                memory.pk,
+                turn,
+                opened["state"],
+                turn_input if turn_input is not None else text,
+                "[]",
+                "[]",
+                "[]",
+                opened["attempt"],
+                lease,
+                stamp,
+            ]
         seq += 1
         entry_rows += _entry_params(memory.pk, seq, turn, item, stamp)
         entry = Entry(memory=memory, seq=seq, turn=turn, created_at=now, **item)
@@ -142,11 +205,20 @@ def entries_append(*, memory: Memory, items: list[dict], turn_input: str | None 
             tokens += entry.tokens
     with plain_cursor() as cursor:
         if turn_rows:
-            cursor.execute(_values_sql(Turn._meta.db_table, _TURN_COLUMNS, frozenset({"actions", "task_errors", "output"}),
-                                       len(turn_rows) // len(_TURN_COLUMNS)), turn_rows)
+            cursor.execute(
+                _values_sql(
+                    Turn._meta.db_table,
+                    _TURN_COLUMNS,
+                    frozenset({"actions", "task_errors", "output"}),
+                    len(turn_rows) // len(_TURN_COLUMNS),
+                ),
+                turn_rows,
+            )
         if entries:
-            cursor.execute(_values_sql(Entry._meta.db_table, _ENTRY_COLUMNS, _JSON_COLUMNS, len(entries), "id, seq"),
-                           entry_rows)
+            cursor.execute(
+                _values_sql(Entry._meta.db_table, _ENTRY_COLUMNS, _JSON_COLUMNS, len(entries), "id, seq"),
+                entry_rows,
+            )
             ids = dict((s, i) for i, s in cursor.fetchall())  # RETURNING's row order is not promised
             for entry in entries:
                 entry.id = ids[entry.seq]
@@ -155,7 +227,15 @@ def entries_append(*, memory: Memory, items: list[dict], turn_input: str | None 
     memory.message_count += messages
     memory.token_count += tokens
     memory.last_used_at = memory.updated_at = now
-    names = ("last_seq", "last_turn", "message_count", "token_count", "last_used_at", "updated_at", *also_save)
+    names = (
+        "last_seq",
+        "last_turn",
+        "message_count",
+        "token_count",
+        "last_used_at",
+        "updated_at",
+        *also_save,
+    )
     if opened_at is not None:
         memory.turn_start_seq = opened_at
         names += ("turn_start_seq",)
@@ -173,10 +253,12 @@ def _join_turn_update(scoped: bool, returning: str) -> str:
     as its first CTE. The start is the memory row's own column rather than a read of the turn's
     entries: that subquery cost report about 0.1 ms of PostgreSQL's CPU (docs/tuning/serving.md)."""
     memory = Memory._meta.db_table
-    return (f"UPDATE {memory} SET last_seq = last_seq + %s, message_count = message_count + %s, "
-            "token_count = token_count + %s, last_used_at = %s, updated_at = %s "
-            f"WHERE id = %s {'AND project_id = %s ' if scoped else ''}AND last_turn > 0 RETURNING {returning}, "
-            "NULLIF(turn_start_seq, 0)")
+    return (
+        f"UPDATE {memory} SET last_seq = last_seq + %s, message_count = message_count + %s, "
+        "token_count = token_count + %s, last_used_at = %s, updated_at = %s "
+        f"WHERE id = %s {'AND project_id = %s ' if scoped else ''}AND last_turn > 0 RETURNING {returning}, "
+        "NULLIF(turn_start_seq, 0)"
+    )
 
 
 def _join_turn_params(memory_id: str, project_id: str | None, rows: int, tokens: int, stamp) -> list:
@@ -190,8 +272,11 @@ def _join_turn_sql(scoped: bool) -> str:
 
 def entries_set_committed(*, memory: Memory, entry_ids: list[int], committed: bool) -> int:
     """Flip commit flags (the pipeline's rollback) and keep the memory's counts in step."""
-    rows = list(Entry.objects.filter(memory=memory, id__in=entry_ids).exclude(committed=committed)
-                .values_list("id", "kind", "tokens"))
+    rows = list(
+        Entry.objects.filter(memory=memory, id__in=entry_ids)
+        .exclude(committed=committed)
+        .values_list("id", "kind", "tokens")
+    )
     if not rows:
         return 0
     Entry.objects.filter(id__in=[r[0] for r in rows]).update(committed=committed)
@@ -241,9 +326,11 @@ def _item_values_sql(rows: int, lead: tuple[str, ...]) -> str:
 
 def _entries_insert_cte(rows: int, turn_expr: str, lead: tuple[str, ...]) -> str:
     entry = Entry._meta.db_table
-    return (f"INSERT INTO {entry} ({', '.join(_ENTRY_COLUMNS)}) "
-            f"SELECT m.id, m.last_seq - %s + v.ord, {turn_expr}, {', '.join('v.' + c for c in _ITEM_COLUMNS)}, "
-            f"%s::timestamptz FROM m, {_item_values_sql(rows, lead)}")
+    return (
+        f"INSERT INTO {entry} ({', '.join(_ENTRY_COLUMNS)}) "
+        f"SELECT m.id, m.last_seq - %s + v.ord, {turn_expr}, {', '.join('v.' + c for c in _ITEM_COLUMNS)}, "
+        f"%s::timestamptz FROM m, {_item_values_sql(rows, lead)}"
+    )
 
 
 @functools.lru_cache(maxsize=64)
@@ -255,11 +342,13 @@ def _report_sql(rows: int, scoped: bool) -> str:
         f"o AS (INSERT INTO {outbox} (memory_id, kind, payload, created_at, attempts, last_error) "
         "SELECT m.id, %s, jsonb_build_object('from_seq', COALESCE(m.turn_start, m.last_seq - %s + 1), "
         "'to_seq', m.last_seq), %s::timestamptz, 0, '' FROM m RETURNING id) "
-        "SELECT o.id, m.last_seq, m.last_turn, m.turn_start FROM m, o")
+        "SELECT o.id, m.last_seq, m.last_turn, m.turn_start FROM m, o"
+    )
 
 
-def messages_join_turn_enqueue(*, memory_id: str, items: list[dict], kind: str = "report",
-                               project_id: str | None = None) -> tuple[int, int, int, int] | None:
+def messages_join_turn_enqueue(
+    *, memory_id: str, items: list[dict], kind: str = "report", project_id: str | None = None
+) -> tuple[int, int, int, int] | None:
     """Append committed non-user messages (`entry_fields`) to the memory's newest turn and queue
     the outbox row (payload from the turn's start to the new last seq), atomically: the memory
     row's UPDATE (which also locks it, as `memory_lock` does) numbers the rows and finds the
@@ -272,7 +361,9 @@ def messages_join_turn_enqueue(*, memory_id: str, items: list[dict], kind: str =
 
     PostgreSQL: one statement. SQLite: the UPDATE and the two INSERTs on one cursor, in the
     caller's transaction, or (autocommit) in one of its own: see `_sqlite_join_turn_enqueue`."""
-    assert items and all(i["kind"] == "message" and i["role"] != "user" and i.get("committed", True) for i in items)
+    assert items and all(
+        i["kind"] == "message" and i["role"] != "user" and i.get("committed", True) for i in items
+    )
     if connection.vendor != "postgresql":
         return _sqlite_join_turn_enqueue(memory_id, items, kind, project_id)
     stamp = timezone.now()
@@ -291,8 +382,9 @@ def messages_join_turn_enqueue(*, memory_id: str, items: list[dict], kind: str =
     return outbox_id, last_seq, turn, turn_start if turn_start is not None else last_seq - n + 1
 
 
-def _sqlite_join_turn_enqueue(memory_id: str, items: list[dict], kind: str,
-                              project_id: str | None) -> tuple[int, int, int, int] | None:
+def _sqlite_join_turn_enqueue(
+    memory_id: str, items: list[dict], kind: str, project_id: str | None
+) -> tuple[int, int, int, int] | None:
     """SQLite's report: three statements, one write transaction (`sqlite_write_transaction`: its
     own outside a caller's transaction, BEGIN IMMEDIATE … COMMIT on the driver's connection rather
     than `transaction.atomic`, whose bookkeeping cost report more Python than its statements)."""
@@ -300,8 +392,10 @@ def _sqlite_join_turn_enqueue(memory_id: str, items: list[dict], kind: str,
     stamp = db.ops.adapt_datetimefield_value(timezone.now())
     n = len(items)
     with plain_cursor() as cursor, sqlite_write_transaction(cursor):
-        cursor.execute(_join_turn_sql(project_id is not None),
-                       _join_turn_params(memory_id, project_id, n, sum(i["tokens"] for i in items), stamp))
+        cursor.execute(
+            _join_turn_sql(project_id is not None),
+            _join_turn_params(memory_id, project_id, n, sum(i["tokens"] for i in items), stamp),
+        )
         found = cursor.fetchone()
         if found is None:
             return None
@@ -312,9 +406,10 @@ def _sqlite_join_turn_enqueue(memory_id: str, items: list[dict], kind: str,
             params += _entry_params(memory_id, seq, turn, item, stamp)
         cursor.execute(_values_sql(Entry._meta.db_table, _ENTRY_COLUMNS, _JSON_COLUMNS, n), params)
         turn_start = turn_start if turn_start is not None else first
-        cursor.execute(outbox_insert_sql(), [memory_id, kind,
-                                            orjson.dumps({"from_seq": turn_start, "to_seq": last_seq}).decode(),
-                                            stamp])
+        cursor.execute(
+            outbox_insert_sql(),
+            [memory_id, kind, orjson.dumps({"from_seq": turn_start, "to_seq": last_seq}).decode(), stamp],
+        )
         return cursor.fetchone()[0], last_seq, turn, turn_start
 
 
@@ -324,26 +419,38 @@ _LAST_SEQ, _LAST_TURN = MEMORY_COLUMNS.index("last_seq"), MEMORY_COLUMNS.index("
 @functools.lru_cache(maxsize=64)
 def _store_turn_sql(vendor: str, rows: int, turns: int, scoped: bool) -> str:
     memory = Memory._meta.db_table
-    update = (f"UPDATE {memory} SET last_seq = last_seq + %s, last_turn = last_turn + %s, "
-              "turn_start_seq = last_seq + %s, message_count = message_count + %s, "
-              "token_count = token_count + %s, last_used_at = %s, "
-              "updated_at = %s, last_budget_tokens = %s, instructions = COALESCE(%s, instructions) "
-              "WHERE id = %s " + ("AND project_id = %s " if scoped else "") + f"RETURNING {', '.join(MEMORY_COLUMNS)}")
+    update = (
+        f"UPDATE {memory} SET last_seq = last_seq + %s, last_turn = last_turn + %s, "
+        "turn_start_seq = last_seq + %s, message_count = message_count + %s, "
+        "token_count = token_count + %s, last_used_at = %s, "
+        "updated_at = %s, last_budget_tokens = %s, instructions = COALESCE(%s, instructions) "
+        "WHERE id = %s "
+        + ("AND project_id = %s " if scoped else "")
+        + f"RETURNING {', '.join(MEMORY_COLUMNS)}"
+    )
     if vendor != "postgresql":
         return update
     turn = Turn._meta.db_table
     turn_cols = ", ".join(_TURN_COLUMNS)
     turns_values = ", ".join(["(%s::bigint, %s::text)"] * turns)
-    return (f"WITH m AS ({update}), "
-            f"t AS (INSERT INTO {turn} ({turn_cols}) SELECT m.id, m.last_turn - %s + v.u, %s, v.input, "
-            "'[]'::jsonb, '[]'::jsonb, '[]'::jsonb, 1, NULL, %s::timestamptz "
-            f"FROM m, (VALUES {turns_values}) AS v(u, input)), "
-            f"e AS ({_entries_insert_cte(rows, 'm.last_turn - %s + v.u', ('ord', 'u'))}) "
-            f"SELECT {', '.join(MEMORY_COLUMNS)} FROM m")
+    return (
+        f"WITH m AS ({update}), "
+        f"t AS (INSERT INTO {turn} ({turn_cols}) SELECT m.id, m.last_turn - %s + v.u, %s, v.input, "
+        "'[]'::jsonb, '[]'::jsonb, '[]'::jsonb, 1, NULL, %s::timestamptz "
+        f"FROM m, (VALUES {turns_values}) AS v(u, input)), "
+        f"e AS ({_entries_insert_cte(rows, 'm.last_turn - %s + v.u', ('ord', 'u'))}) "
+        f"SELECT {', '.join(MEMORY_COLUMNS)} FROM m"
+    )
 
 
-def entries_store_turn(*, memory: Memory, items: list[dict], budget_tokens: int,
-                       instructions: str | None = None, scoped: bool = False) -> Memory:
+def entries_store_turn(
+    *,
+    memory: Memory,
+    items: list[dict],
+    budget_tokens: int,
+    instructions: str | None = None,
+    scoped: bool = False,
+) -> Memory:
     """decorate's store: append `items` (the first a user message, so it opens a turn, as does
     every later user message) and set the memory's last budget (and its instructions, when given),
     without a separate lock read: the memory row's UPDATE … RETURNING takes the lock and numbers
@@ -372,8 +479,19 @@ def entries_store_turn(*, memory: Memory, items: list[dict], budget_tokens: int,
             messages += 1
             tokens += item.get("tokens", 0)
     stamp = now if vendor == "postgresql" else connection.ops.adapt_datetimefield_value(now)
-    params: list = [n, count, newest_at, messages, tokens, stamp, stamp, budget_tokens, instructions, memory.pk,
-                    *([memory.project_id] if scoped else [])]
+    params: list = [
+        n,
+        count,
+        newest_at,
+        messages,
+        tokens,
+        stamp,
+        stamp,
+        budget_tokens,
+        instructions,
+        memory.pk,
+        *([memory.project_id] if scoped else []),
+    ]
     with plain_cursor(prepare=n <= PREPARED_ROWS) as cursor:
         if vendor == "postgresql":
             params += [count, Turn.State.READY, stamp]
@@ -392,14 +510,29 @@ def entries_store_turn(*, memory: Memory, items: list[dict], budget_tokens: int,
                     last_seq, last_turn = row[_LAST_SEQ], row[_LAST_TURN]
                     turn_rows: list = []
                     for offset, text in opened:
-                        turn_rows += [memory.pk, last_turn - count + offset, Turn.State.READY, text,
-                                      "[]", "[]", "[]", 1, None, stamp]
-                    cursor.execute(_values_sql(Turn._meta.db_table, _TURN_COLUMNS, frozenset(), len(opened)),
-                                   turn_rows)
+                        turn_rows += [
+                            memory.pk,
+                            last_turn - count + offset,
+                            Turn.State.READY,
+                            text,
+                            "[]",
+                            "[]",
+                            "[]",
+                            1,
+                            None,
+                            stamp,
+                        ]
+                    cursor.execute(
+                        _values_sql(Turn._meta.db_table, _TURN_COLUMNS, frozenset(), len(opened)), turn_rows
+                    )
                     entry_rows: list = []
-                    for seq, (item, offset) in enumerate(zip(items, users, strict=True), start=last_seq - n + 1):
+                    for seq, (item, offset) in enumerate(
+                        zip(items, users, strict=True), start=last_seq - n + 1
+                    ):
                         entry_rows += _entry_params(memory.pk, seq, last_turn - count + offset, item, stamp)
-                    cursor.execute(_values_sql(Entry._meta.db_table, _ENTRY_COLUMNS, _JSON_COLUMNS, n), entry_rows)
+                    cursor.execute(
+                        _values_sql(Entry._meta.db_table, _ENTRY_COLUMNS, _JSON_COLUMNS, n), entry_rows
+                    )
     if row is None:
         if scoped:
             raise memory_missing(memory.pk)

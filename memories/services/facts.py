@@ -25,8 +25,15 @@ def _fact_text(text: Any) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-def fact_create(*, memory: Memory, text: str, slot: str = "", extractor: str = "api",
-                source_entry_ids: list[int] | None = None, confidence: float = 1.0) -> tuple[Fact, bool]:
+def fact_create(
+    *,
+    memory: Memory,
+    text: str,
+    slot: str = "",
+    extractor: str = "api",
+    source_entry_ids: list[int] | None = None,
+    confidence: float = 1.0,
+) -> tuple[Fact, bool]:
     """Add a fact; an active fact with the same normalised text is returned instead (no duplicate)."""
     text = _fact_text(text)
     normalized = fact_normalize(text)
@@ -34,8 +41,13 @@ def fact_create(*, memory: Memory, text: str, slot: str = "", extractor: str = "
     if existing is not None:
         return existing, False
     fact = Fact.objects.create(
-        memory=memory, text=text, normalized=normalized, slot=slot[:100], extractor=extractor,
-        source_entry_ids=source_entry_ids or [], confidence=confidence,
+        memory=memory,
+        text=text,
+        normalized=normalized,
+        slot=slot[:100],
+        extractor=extractor,
+        source_entry_ids=source_entry_ids or [],
+        confidence=confidence,
         tokens=fact_tokens(text),
     )
     return fact, True
@@ -59,7 +71,9 @@ def fact_delete(*, fact: Fact) -> dict[str, int]:
     with transaction.atomic():
         chain, frontier = [fact], [fact.pk]
         while frontier:
-            older = list(Fact.objects.filter(superseded_by_id__in=frontier).exclude(pk__in=[f.pk for f in chain]))
+            older = list(
+                Fact.objects.filter(superseded_by_id__in=frontier).exclude(pk__in=[f.pk for f in chain])
+            )
             chain.extend(older)
             frontier = [f.pk for f in older]
         for item in chain:

@@ -36,8 +36,20 @@ DIR_SIZE = 4096
 # C0 controls, DEL and C1 controls: never part of a file name here (NUL crashes the reference).
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
-COMMAND_FIELDS = frozenset({"command", "path", "view_range", "file_text", "old_str", "new_str", "insert_line",
-                            "insert_text", "old_path", "new_path"})
+COMMAND_FIELDS = frozenset(
+    {
+        "command",
+        "path",
+        "view_range",
+        "file_text",
+        "old_str",
+        "new_str",
+        "insert_line",
+        "insert_text",
+        "old_path",
+        "new_path",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -61,8 +73,11 @@ class FileLimits:
 
     @classmethod
     def from_settings(cls) -> FileLimits:
-        return cls(file_bytes=settings.THREADLESS_MEMORY_FILE_MAX_BYTES, files=settings.THREADLESS_MEMORY_FILES_MAX,
-                   total_bytes=settings.THREADLESS_MEMORY_FILES_MAX_TOTAL_BYTES)
+        return cls(
+            file_bytes=settings.THREADLESS_MEMORY_FILE_MAX_BYTES,
+            files=settings.THREADLESS_MEMORY_FILES_MAX,
+            total_bytes=settings.THREADLESS_MEMORY_FILES_MAX_TOTAL_BYTES,
+        )
 
 
 # --- paths --------------------------------------------------------------------------------------
@@ -74,7 +89,7 @@ def file_path(path: Any) -> str:
         raise Refused("Path must be a string starting with /memories")
     if _CONTROL.search(path):
         raise Refused(f"Path {path!r} contains control characters")
-    rest = path[len(ROOT):]
+    rest = path[len(ROOT) :]
     if not path.startswith(ROOT) or (rest and not rest.startswith("/")):
         raise Refused(f"Path must start with /memories, got: {path}")
     decoded = unquote(rest)
@@ -107,7 +122,7 @@ def _format_file_size(size: int) -> str:
     if size == 0:
         return "0B"
     i = min((size.bit_length() - 1) // 10, 3)
-    scaled = size / (1024 ** i)
+    scaled = size / (1024**i)
     unit = "BKMG"[i]
     return f"{int(scaled)}{unit}" if scaled == int(scaled) else f"{scaled:.1f}{unit}"
 
@@ -143,8 +158,10 @@ class _Folder:
 
     def children(self, relative: str) -> list[MemoryFile]:
         prefix = f"{relative}/" if relative else ""
-        return sorted((f for p, f in self.nodes.items() if p.startswith(prefix) and "/" not in p[len(prefix):]),
-                      key=lambda f: f.path.rpartition("/")[2])
+        return sorted(
+            (f for p, f in self.nodes.items() if p.startswith(prefix) and "/" not in p[len(prefix) :]),
+            key=lambda f: f.path.rpartition("/")[2],
+        )
 
     def below(self, relative: str) -> list[MemoryFile]:
         return [f for p, f in self.nodes.items() if p.startswith(f"{relative}/")]
@@ -156,18 +173,25 @@ class _Folder:
         return sum(f.size for f in self.nodes.values())
 
     # caps
-    def check_room(self, *, new_nodes: int = 0, new_bytes: int = 0, file_bytes: int | None = None,
-                   path: str = "") -> None:
+    def check_room(
+        self, *, new_nodes: int = 0, new_bytes: int = 0, file_bytes: int | None = None, path: str = ""
+    ) -> None:
         limits = self.limits
         if file_bytes is not None and file_bytes > limits.file_bytes:
-            raise Refused(f"File {path} would be {file_bytes:,} bytes; a memory file can hold at most "
-                          f"{limits.file_bytes:,} bytes. Keep it shorter or split it into several files.")
+            raise Refused(
+                f"File {path} would be {file_bytes:,} bytes; a memory file can hold at most "
+                f"{limits.file_bytes:,} bytes. Keep it shorter or split it into several files."
+            )
         if new_nodes and len(self.nodes) + new_nodes > limits.files:
-            raise Refused(f"This memory already holds {len(self.nodes):,} files and directories, the most it can "
-                          f"hold is {limits.files:,}. Delete or merge files first.")
+            raise Refused(
+                f"This memory already holds {len(self.nodes):,} files and directories, the most it can "
+                f"hold is {limits.files:,}. Delete or merge files first."
+            )
         if new_bytes > 0 and self.total_bytes() + new_bytes > limits.total_bytes:
-            raise Refused(f"The files of this memory would take {self.total_bytes() + new_bytes:,} bytes; the most "
-                          f"they can take is {limits.total_bytes:,} bytes. Delete or shorten files first.")
+            raise Refused(
+                f"The files of this memory would take {self.total_bytes() + new_bytes:,} bytes; the most "
+                f"they can take is {limits.total_bytes:,} bytes. Delete or shorten files first."
+            )
 
     # writes
     def make_dirs(self, relative: str) -> None:
@@ -179,19 +203,32 @@ class _Folder:
         missing = [folder for folder in chain if folder not in self.nodes]
         self.check_room(new_nodes=len(missing))
         for folder in missing:
-            self.nodes[folder] = MemoryFile.objects.create(memory=self.memory, path=folder, is_dir=True,
-                                                           changed_by=self.actor)
+            self.nodes[folder] = MemoryFile.objects.create(
+                memory=self.memory, path=folder, is_dir=True, changed_by=self.actor
+            )
 
     def keep_version(self, node: MemoryFile, command: str) -> None:
         MemoryFileVersion.objects.create(
-            memory=self.memory, path=node.path, version=node.version, content=self.content(node.path),
-            size=node.size, changed_by=node.changed_by, changed_at=node.updated_at, command=command,
-            replaced_by=self.actor)
+            memory=self.memory,
+            path=node.path,
+            version=node.version,
+            content=self.content(node.path),
+            size=node.size,
+            changed_by=node.changed_by,
+            changed_at=node.updated_at,
+            command=command,
+            replaced_by=self.actor,
+        )
 
     def write(self, relative: str, content: str, command: str) -> None:
         node = self.nodes[relative]
         self.keep_version(node, command)
-        node.content, node.size, node.version, node.changed_by = content, _size(content), node.version + 1, self.actor
+        node.content, node.size, node.version, node.changed_by = (
+            content,
+            _size(content),
+            node.version + 1,
+            self.actor,
+        )
         node.save(update_fields=["content", "size", "version", "changed_by", "updated_at"])
 
 
@@ -206,10 +243,14 @@ def _param(command: dict, name: str, kind: type) -> Any:
     if value is None:
         raise Refused(f"Missing required parameter `{name}` for the {command.get('command')} command.")
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise Refused(f"Invalid `{name}` parameter: {repr(value)[:100]}. "
-                      f"It should be {'an integer' if kind is int else 'a string'}.")
+        raise Refused(
+            f"Invalid `{name}` parameter: {repr(value)[:100]}. "
+            f"It should be {'an integer' if kind is int else 'a string'}."
+        )
     if kind is str and "\x00" in value and name in _TEXT_FIELDS:
-        raise Refused(f"Invalid `{name}` parameter: it contains a NUL character, which a memory file cannot hold.")
+        raise Refused(
+            f"Invalid `{name}` parameter: it contains a NUL character, which a memory file cannot hold."
+        )
     return value
 
 
@@ -243,8 +284,10 @@ def _view(folder: _Folder, command: dict) -> str:
         raise Refused(f"File {path} exceeds maximum line limit of 999,999 lines.")
     shown, start = lines, 1
     view_range = command.get("view_range")
-    if view_range is not None and (not isinstance(view_range, list) or not all(
-            isinstance(n, int) and not isinstance(n, bool) for n in view_range)):
+    if view_range is not None and (
+        not isinstance(view_range, list)
+        or not all(isinstance(n, int) and not isinstance(n, bool) for n in view_range)
+    ):
         raise Refused(f"Invalid `view_range` parameter: {view_range!r}. It should be a list of two integers.")
     if view_range and len(view_range) == 2:
         first = max(1, view_range[0]) - 1
@@ -263,8 +306,9 @@ def _create(folder: _Folder, command: dict) -> str:
     folder.check_room(file_bytes=size, new_bytes=size, path=path)
     folder.make_dirs(_parent(relative))
     folder.check_room(new_nodes=1)
-    folder.nodes[relative] = MemoryFile.objects.create(memory=folder.memory, path=relative, content=text, size=size,
-                                                       changed_by=folder.actor)
+    folder.nodes[relative] = MemoryFile.objects.create(
+        memory=folder.memory, path=relative, content=text, size=size, changed_by=folder.actor
+    )
     return f"File created successfully at: {path}"
 
 
@@ -306,16 +350,20 @@ def _str_replace(folder: _Folder, command: dict) -> str:
         raise Refused(f"No replacement was performed, old_str `{old}` did not appear verbatim in {path}.")
     if count > 1:
         found = ", ".join(map(str, _matching_lines(content, old)))
-        raise Refused(f"No replacement was performed. Multiple occurrences of old_str `{old}` in lines: {found}. "
-                      "Please ensure it is unique")
+        raise Refused(
+            f"No replacement was performed. Multiple occurrences of old_str `{old}` in lines: {found}. "
+            "Please ensure it is unique"
+        )
     changed_line_index = content[: content.find(old)].count("\n")
     new_content = content.replace(old, new)
     _check_size(folder, relative, new_content, path)
     folder.write(relative, new_content, "str_replace")
     new_lines = new_content.split("\n")
     first, last = max(0, changed_line_index - 2), min(len(new_lines), changed_line_index + 3)
-    return ("The memory file has been edited. Here is the snippet showing the change (with line numbers):\n"
-            + _numbered(new_lines[first:last], first + 1))
+    return (
+        "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n"
+        + _numbered(new_lines[first:last], first + 1)
+    )
 
 
 def _insert(folder: _Folder, command: dict) -> str:
@@ -324,7 +372,9 @@ def _insert(folder: _Folder, command: dict) -> str:
     line, text = _param(command, "insert_line", int), _param(command, "insert_text", str)
     lines = _lines_keeping_cr(folder.content(relative))
     if line < 0 or line > len(lines):
-        raise Refused(f"Invalid `insert_line` parameter: {line}. It should be within the range [0, {len(lines)}].")
+        raise Refused(
+            f"Invalid `insert_line` parameter: {line}. It should be within the range [0, {len(lines)}]."
+        )
     lines.insert(line, text.rstrip("\n"))
     new_content = "\n".join(lines)
     if not new_content.endswith("\n"):
@@ -363,18 +413,26 @@ def _rename(folder: _Folder, command: dict) -> str:
         raise Refused(f"The path {old_path} does not exist")
     moved = [folder.nodes[old], *folder.below(old)]
     for node in moved:
-        target = new + node.path[len(old):]
+        target = new + node.path[len(old) :]
         MemoryFileVersion.objects.filter(memory=folder.memory, path=node.path).update(path=target)
         node.path, node.changed_by = target, folder.actor
         node.save(update_fields=["path", "changed_by", "updated_at"])
     return f"Successfully renamed {old_path} to {new_path}"
 
 
-_HANDLERS = {"view": _view, "create": _create, "str_replace": _str_replace, "insert": _insert,
-             "delete": _delete, "rename": _rename}
+_HANDLERS = {
+    "view": _view,
+    "create": _create,
+    "str_replace": _str_replace,
+    "insert": _insert,
+    "delete": _delete,
+    "rename": _rename,
+}
 
 
-def file_command(*, memory: Memory, command: dict, actor: str, limits: FileLimits | None = None) -> FileResult:
+def file_command(
+    *, memory: Memory, command: dict, actor: str, limits: FileLimits | None = None
+) -> FileResult:
     """Run one memory-tool command (the object exactly as the model sent it) on `memory`'s files.
 
     `actor` names who changed a file (a key prefix, `console:<user>`), shown in the console."""

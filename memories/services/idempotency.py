@@ -22,7 +22,9 @@ def idempotent_replay(*, project: Project, scope: str, key: str | None) -> tuple
     if not key:
         return None
     cutoff = timezone.now() - timedelta(hours=settings.THREADLESS_IDEMPOTENCY_HOURS)
-    record = IdempotencyRecord.objects.filter(project=project, scope=scope, key=key, created_at__gte=cutoff).first()
+    record = IdempotencyRecord.objects.filter(
+        project=project, scope=scope, key=key, created_at__gte=cutoff
+    ).first()
     return (record.status, bytes(record.body)) if record else None
 
 
@@ -34,8 +36,14 @@ def idempotent_store(*, project: Project, scope: str, key: str | None, status: i
     IdempotencyRecord.objects.create(project=project, scope=scope, key=key, status=status, body=body)
 
 
-def idempotent_call(*, project: Project, memory: Memory, scope: str, key: str | None,
-                    run: Callable[[], tuple[int, bytes, bool]]) -> tuple[int, bytes]:
+def idempotent_call(
+    *,
+    project: Project,
+    memory: Memory,
+    scope: str,
+    key: str | None,
+    run: Callable[[], tuple[int, bytes, bool]],
+) -> tuple[int, bytes]:
     """Run a write once per Idempotency-Key: the replay check, the write and the record are one
     transaction on the locked memory, so a retry racing the first call waits for it and replays
     its answer instead of storing twice. `run` returns (status, body, record?)."""

@@ -46,14 +46,24 @@ def _check_metadata(metadata: Any) -> dict:
 def external_id_check(external_id: str, *, field: str = "external_id") -> str:
     """An end user's id as the external-id routes take it: 1 to 200 printable characters (no
     newlines, NULs, bidi overrides or other control/format characters)."""
-    if not isinstance(external_id, str) or not external_id or len(external_id) > 200 \
-            or not external_id.isprintable():
+    if (
+        not isinstance(external_id, str)
+        or not external_id
+        or len(external_id) > 200
+        or not external_id.isprintable()
+    ):
         raise InvalidRequest(f"{field}: 1 to 200 printable characters.")
     return external_id
 
 
-def memory_create(*, project: Project, metadata: dict | None = None, external_id: str | None = None,
-                  instructions: str = "", policy: dict | None = None) -> tuple[Memory, bool]:
+def memory_create(
+    *,
+    project: Project,
+    metadata: dict | None = None,
+    external_id: str | None = None,
+    instructions: str = "",
+    policy: dict | None = None,
+) -> tuple[Memory, bool]:
     """Create a memory, or return the existing one for an `external_id` (get-or-create)."""
     if external_id is not None:
         existing = Memory.objects.filter(project=project, external_id=external_id).first()
@@ -67,8 +77,11 @@ def memory_create(*, project: Project, metadata: dict | None = None, external_id
     try:
         with transaction.atomic():
             memory = Memory.objects.create(
-                project=project, metadata=metadata, external_id=external_id,
-                instructions=instructions or "", policy=parsed.as_json(),
+                project=project,
+                metadata=metadata,
+                external_id=external_id,
+                instructions=instructions or "",
+                policy=parsed.as_json(),
             )
     except IntegrityError:
         existing = Memory.objects.filter(project=project, external_id=external_id).first()
@@ -78,8 +91,9 @@ def memory_create(*, project: Project, metadata: dict | None = None, external_id
     return memory, True
 
 
-def memory_update(*, memory: Memory, metadata: Any = _UNSET, instructions: Any = _UNSET,
-                  policy: Any = _UNSET) -> Memory:
+def memory_update(
+    *, memory: Memory, metadata: Any = _UNSET, instructions: Any = _UNSET, policy: Any = _UNSET
+) -> Memory:
     fields = ["updated_at"]
     if metadata is not _UNSET:
         memory.metadata = _check_metadata(metadata)
@@ -119,7 +133,9 @@ def _receipt_for(memory_ids: list[str]) -> dict[str, int]:
 def memory_delete_many(*, memory_ids: list[str]) -> dict[str, int]:
     with transaction.atomic():
         # Lock the rows first, so background work on them waits and then finds them gone.
-        memory_ids = list(Memory.objects.select_for_update().filter(id__in=memory_ids).values_list("id", flat=True))
+        memory_ids = list(
+            Memory.objects.select_for_update().filter(id__in=memory_ids).values_list("id", flat=True)
+        )
         receipt = _receipt_for(memory_ids)
         # Children first, in bulk: a memory can have many entries.
         ErrorDigest.objects.filter(memory_id__in=memory_ids).delete()
@@ -136,15 +152,31 @@ def memory_delete(*, memory: Memory) -> dict[str, int]:
     return memory_delete_many(memory_ids=[memory.id])
 
 
-def memory_delete_matching(*, project: Project, metadata: dict | None = None,
-                           external_id: str | None = None) -> dict[str, int]:
+def memory_delete_matching(
+    *, project: Project, metadata: dict | None = None, external_id: str | None = None
+) -> dict[str, int]:
     if not metadata and external_id is None:
         raise InvalidRequest("filter: give at least one metadata.<key>=<value> or external_id.")
-    ids = list(memory_list(project=project, external_id=external_id, metadata=metadata).values_list("id", flat=True))
-    return memory_delete_many(memory_ids=ids) if ids else {
-        "memories": 0, "entries": 0, "turns": 0, "facts": 0, "digests": 0, "summaries": 0, "outbox": 0,
-        "fact_tombstones": 0, "files": 0, "file_versions": 0, "index_rows": 0,
-    }
+    ids = list(
+        memory_list(project=project, external_id=external_id, metadata=metadata).values_list("id", flat=True)
+    )
+    return (
+        memory_delete_many(memory_ids=ids)
+        if ids
+        else {
+            "memories": 0,
+            "entries": 0,
+            "turns": 0,
+            "facts": 0,
+            "digests": 0,
+            "summaries": 0,
+            "outbox": 0,
+            "fact_tombstones": 0,
+            "files": 0,
+            "file_versions": 0,
+            "index_rows": 0,
+        }
+    )
 
 
 def retention_enforce() -> dict[str, int]:
@@ -154,8 +186,11 @@ def retention_enforce() -> dict[str, int]:
     for project_id, days in Project.objects.filter(retention_days__gt=0).values_list("id", "retention_days"):
         cutoff = now - timedelta(days=days)
         while True:
-            ids = list(Memory.objects.filter(project_id=project_id, last_used_at__lt=cutoff)
-                       .order_by("last_used_at").values_list("id", flat=True)[:200])
+            ids = list(
+                Memory.objects.filter(project_id=project_id, last_used_at__lt=cutoff)
+                .order_by("last_used_at")
+                .values_list("id", flat=True)[:200]
+            )
             if not ids:
                 break
             for kind, n in memory_delete_many(memory_ids=ids).items():

@@ -26,8 +26,10 @@ from memories.models import Outbox
 log = logging.getLogger("threadless.memories")
 
 
-_INSERT_SQL = (f"INSERT INTO {Outbox._meta.db_table} (memory_id, kind, payload, created_at, attempts, last_error) "
-               "VALUES (%s, %s, %s{cast}, %s, 0, '') RETURNING id")
+_INSERT_SQL = (
+    f"INSERT INTO {Outbox._meta.db_table} (memory_id, kind, payload, created_at, attempts, last_error) "
+    "VALUES (%s, %s, %s{cast}, %s, 0, '') RETURNING id"
+)
 
 
 def outbox_insert_sql() -> str:
@@ -40,8 +42,15 @@ def outbox_enqueue(*, memory_id: str, payload: dict, kind: str = "report") -> in
     """Queue background work in the caller's transaction (one plain INSERT: this is on report's
     hot path); the row goes to the broker once the transaction commits. Returns the row's id."""
     with plain_cursor(prepare=True) as cursor:
-        cursor.execute(outbox_insert_sql(), [memory_id, kind, orjson.dumps(payload).decode(),
-                                       connection.ops.adapt_datetimefield_value(timezone.now())])
+        cursor.execute(
+            outbox_insert_sql(),
+            [
+                memory_id,
+                kind,
+                orjson.dumps(payload).decode(),
+                connection.ops.adapt_datetimefield_value(timezone.now()),
+            ],
+        )
         outbox_id = cursor.fetchone()[0]
     outbox_on_commit(outbox_id)
     return outbox_id
@@ -84,8 +93,9 @@ class _Publisher:
             with self._lock:
                 if self._pid != os.getpid():
                     self._queue = SimpleQueue()
-                    threading.Thread(target=self._run, args=(self._queue,), name="outbox-publisher",
-                                     daemon=True).start()
+                    threading.Thread(
+                        target=self._run, args=(self._queue,), name="outbox-publisher", daemon=True
+                    ).start()
                     if not self._pid:
                         atexit.register(self.drain)
                     self._pid = os.getpid()
@@ -159,10 +169,15 @@ def outbox_process(*, outbox_id: int) -> bool:
     row = outbox_claim(outbox_id=outbox_id)
     if row is None:
         return False
-    with tracing.span("threadless.outbox.process", **{"threadless.outbox.kind": row.kind,
-                                                       "threadless.outbox.attempt": row.attempts}):
-        process_entries(memory_id=row.memory_id, from_seq=row.payload.get("from_seq", 1),
-                        to_seq=row.payload.get("to_seq", 0))
+    with tracing.span(
+        "threadless.outbox.process",
+        **{"threadless.outbox.kind": row.kind, "threadless.outbox.attempt": row.attempts},
+    ):
+        process_entries(
+            memory_id=row.memory_id,
+            from_seq=row.payload.get("from_seq", 1),
+            to_seq=row.payload.get("to_seq", 0),
+        )
     Outbox.objects.filter(id=row.id, processed_at=None).update(processed_at=timezone.now(), last_error="")
     return True
 

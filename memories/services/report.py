@@ -44,9 +44,20 @@ class FailureResult:
     entries: list[Entry]
 
 
-def failure_record(*, memory: Memory, turn: int, task_id: str, error: str, policy: Policy,
-                   text: str | None = None, output: Any = None, has_output: bool = False,
-                   task_type: str = "reported", error_type: str = "unknown", agent_id: str = "") -> FailureResult:
+def failure_record(
+    *,
+    memory: Memory,
+    turn: int,
+    task_id: str,
+    error: str,
+    policy: Policy,
+    text: str | None = None,
+    output: Any = None,
+    has_output: bool = False,
+    task_type: str = "reported",
+    error_type: str = "unknown",
+    agent_id: str = "",
+) -> FailureResult:
     """Write what a failed task leaves behind, as the policy's row of SPEC 6.2 says.
 
     Call inside a transaction with the memory locked. `error` is the raw failure (secrets are
@@ -61,21 +72,44 @@ def failure_record(*, memory: Memory, turn: int, task_id: str, error: str, polic
     items: list[dict] = []
     if has_output:
         output = redact_value(output)  # a failing task's output can carry the same secrets as its error
-        items.append({"kind": "data", "key": plain, "task_id": plain, "value": output,
-                      "content": raw_error_text(orjson.dumps(output).decode())[:2000],
-                      "committed": rules.data_committed})
-    items.append({"kind": "error", "task_id": plain, "content": raw, "committed": rules.data_committed,
-                  "tokens": text_tokens(raw)})
+        items.append(
+            {
+                "kind": "data",
+                "key": plain,
+                "task_id": plain,
+                "value": output,
+                "content": raw_error_text(orjson.dumps(output).decode())[:2000],
+                "committed": rules.data_committed,
+            }
+        )
+    items.append(
+        {
+            "kind": "error",
+            "task_id": plain,
+            "content": raw,
+            "committed": rules.data_committed,
+            "tokens": text_tokens(raw),
+        }
+    )
     if rules.digest:
-        items.append({"kind": "digest", "task_id": plain, "content": text, "committed": True,
-                      "tokens": text_tokens(text)})
+        items.append(
+            {
+                "kind": "digest",
+                "task_id": plain,
+                "content": text,
+                "committed": True,
+                "tokens": text_tokens(text),
+            }
+        )
     action = failed_action(task_id) if rules.action else None
     if action:
         items.append({"kind": "action", "task_id": plain, "content": action, "committed": True})
     saved_turn = memory.last_turn
     memory.last_turn = turn  # failures join the given turn
     also_save: tuple[str, ...] = ()
-    if turn > saved_turn:  # they open the memory's newest turn (a report of failures only, say, on a new memory)
+    if (
+        turn > saved_turn
+    ):  # they open the memory's newest turn (a report of failures only, say, on a new memory)
         memory.turn_start_seq = memory.last_seq + 1
         also_save = ("turn_start_seq",)
     entries = entries_append(memory=memory, items=items, also_save=also_save)
@@ -86,14 +120,28 @@ def failure_record(*, memory: Memory, turn: int, task_id: str, error: str, polic
     if rules.digest:
         digest_entry = next(e for e in entries if e.kind == "digest")
         digest = ErrorDigest.objects.create(
-            memory=memory, project_id=memory.project_id, entry=digest_entry, turn=turn, task_id=plain,
-            task_type=task_type, error_type=error_type, agent_id=agent_id, text=text, raw_error=raw,
+            memory=memory,
+            project_id=memory.project_id,
+            entry=digest_entry,
+            turn=turn,
+            task_id=plain,
+            task_type=task_type,
+            error_type=error_type,
+            agent_id=agent_id,
+            text=text,
+            raw_error=raw,
         )
         Memory.objects.filter(pk=memory.pk).update(digest_count=F("digest_count") + 1)
         memory.digest_count += 1
         metrics.digest(task_type, error_type)
-    task_error = {"type": "errorDigest", "taskId": plain, "taskType": task_type, "text": text} if rules.task_error else None
-    return FailureResult(task_id=plain, text=text, action=action, task_error=task_error, digest=digest, entries=entries)
+    task_error = (
+        {"type": "errorDigest", "taskId": plain, "taskType": task_type, "text": text}
+        if rules.task_error
+        else None
+    )
+    return FailureResult(
+        task_id=plain, text=text, action=action, task_error=task_error, digest=digest, entries=entries
+    )
 
 
 # --- report ------------------------------------------------------------------------------------
@@ -111,17 +159,29 @@ def validate_failures(raw: Any) -> list[dict]:
             raise InvalidRequest(f"{where}: must be an object with task_id and error.")
         reject_unknown(item, {"task_id", "error", "output"}, where)
         task_id = item.get("task_id")
-        if not isinstance(task_id, str) or not re.fullmatch(r"(?:[a-zA-Z][\w+.-]*://)?[\w.\-]{1,200}", task_id):
-            raise InvalidRequest(f"{where}.task_id: letters, digits and ._- (optionally with a scheme prefix).")
+        if not isinstance(task_id, str) or not re.fullmatch(
+            r"(?:[a-zA-Z][\w+.-]*://)?[\w.\-]{1,200}", task_id
+        ):
+            raise InvalidRequest(
+                f"{where}.task_id: letters, digits and ._- (optionally with a scheme prefix)."
+            )
         error = item.get("error")
         if not isinstance(error, str) or not error.strip():
             raise InvalidRequest(f"{where}.error: must be a non-empty string.")
-        out.append({"task_id": task_id, "error": error[:100_000], "output": item.get("output"),
-                    "has_output": "output" in item})
+        out.append(
+            {
+                "task_id": task_id,
+                "error": error[:100_000],
+                "output": item.get("output"),
+                "has_output": "output" in item,
+            }
+        )
     return out
 
 
-def report_accept(*, memory: Memory, messages: list[dict], failures: list[dict], scoped: bool = False) -> dict:
+def report_accept(
+    *, memory: Memory, messages: list[dict], failures: list[dict], scoped: bool = False
+) -> dict:
     """Store a report durably (messages, failures per policy) and queue its background work.
 
     `scoped`: `memory` is an unread stub (id and project): the memory row's first statement
@@ -133,8 +193,9 @@ def report_accept(*, memory: Memory, messages: list[dict], failures: list[dict],
     if items and not failures and all(i["role"] != "user" for i in items):
         # The common report: the counters, the rows and the outbox row, atomically (PostgreSQL:
         # one statement; SQLite: three in one transaction), no lock read.
-        queued = messages_join_turn_enqueue(memory_id=memory.id, items=items,
-                                            project_id=memory.project_id if scoped else None)
+        queued = messages_join_turn_enqueue(
+            memory_id=memory.id, items=items, project_id=memory.project_id if scoped else None
+        )
         if queued is not None:
             outbox_id, _last_seq, turn, _turn_start = queued
             outbox_on_commit(outbox_id)
@@ -147,13 +208,26 @@ def report_accept(*, memory: Memory, messages: list[dict], failures: list[dict],
         policy = policy_parse(locked.policy)
         task_errors = []
         for failure in failures:
-            result = failure_record(memory=locked, turn=turn, task_id=failure["task_id"], error=failure["error"],
-                                    policy=policy, output=failure["output"], has_output=failure["has_output"])
+            result = failure_record(
+                memory=locked,
+                turn=turn,
+                task_id=failure["task_id"],
+                error=failure["error"],
+                policy=policy,
+                output=failure["output"],
+                has_output=failure["has_output"],
+            )
             if result.task_error:
                 task_errors.append(result.task_error)
         # The turn's user message was stored by decorate: process from the turn's start.
-        turn_start = (Entry.objects.filter(memory=locked, turn=turn).order_by("seq")
-                      .values_list("seq", flat=True).first())
-        outbox_enqueue(memory_id=locked.id, payload={"from_seq": min(first_seq, turn_start or first_seq),
-                                                     "to_seq": locked.last_seq})
+        turn_start = (
+            Entry.objects.filter(memory=locked, turn=turn)
+            .order_by("seq")
+            .values_list("seq", flat=True)
+            .first()
+        )
+        outbox_enqueue(
+            memory_id=locked.id,
+            payload={"from_seq": min(first_seq, turn_start or first_seq), "to_seq": locked.last_seq},
+        )
     return {"accepted": len(entries), "turn": turn, "task_errors": task_errors}

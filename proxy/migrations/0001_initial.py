@@ -5,26 +5,46 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('memories', '0002_recall_index'),
+        ("memories", "0002_recall_index"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='UpstreamSetting',
+            name="UpstreamSetting",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('provider', models.CharField(choices=[('openai', 'Openai'), ('anthropic', 'Anthropic')], max_length=16)),
-                ('base_url', models.CharField(blank=True, default='', max_length=500)),
-                ('api_key_env', models.CharField(blank=True, default='', max_length=100)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='proxy_upstreams', to='memories.project')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "provider",
+                    models.CharField(
+                        choices=[("openai", "Openai"), ("anthropic", "Anthropic")], max_length=16
+                    ),
+                ),
+                ("base_url", models.CharField(blank=True, default="", max_length=500)),
+                ("api_key_env", models.CharField(blank=True, default="", max_length=100)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="proxy_upstreams",
+                        to="memories.project",
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('project', 'provider'), name='proxy_upstream_project_provider')],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("project", "provider"), name="proxy_upstream_project_provider"
+                    )
+                ],
             },
         ),
     ]

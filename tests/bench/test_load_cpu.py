@@ -33,8 +33,14 @@ print(json.dumps({"stat": proc_stats()[me], "ppid": os.getppid(), "before": befo
 
 
 def _child() -> dict:
-    done = subprocess.run([sys.executable, "-c", CHILD], cwd=ROOT, env=dict(os.environ), capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD],
+        cwd=ROOT,
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 

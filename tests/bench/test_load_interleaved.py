@@ -17,8 +17,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _bench_load(*args: str, stdin: str = "", env: dict | None = None) -> subprocess.CompletedProcess:
-    done = subprocess.run([sys.executable, "-m", "bench.load", *args], cwd=ROOT, env={**os.environ, **(env or {})},
-                          input=stdin, capture_output=True, text=True, timeout=240)
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.load", *args],
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return done
 
@@ -29,11 +36,16 @@ def _block(pair: int, side: str, turns: int, seconds: float) -> dict:
 
 def test_pair_math_takes_the_median_and_range_of_the_pair_ratios_and_pools_the_turns():
     blocks = [
-        _block(0, "floor", 1000, 2.0), _block(0, "product", 600, 2.0),  # 0.6
-        _block(1, "product", 500, 2.5), _block(1, "floor", 1000, 2.5),  # 0.5
-        _block(2, "floor", 800, 2.0), _block(2, "product", 560, 2.0),  # 0.7
-        _block(3, "product", 300, 1.0), _block(3, "floor", 400, 1.0),  # 0.75
-        _block(4, "floor", 0, 2.0), _block(4, "product", 10, 2.0),  # the floor served nothing: left out
+        _block(0, "floor", 1000, 2.0),
+        _block(0, "product", 600, 2.0),  # 0.6
+        _block(1, "product", 500, 2.5),
+        _block(1, "floor", 1000, 2.5),  # 0.5
+        _block(2, "floor", 800, 2.0),
+        _block(2, "product", 560, 2.0),  # 0.7
+        _block(3, "product", 300, 1.0),
+        _block(3, "floor", 400, 1.0),  # 0.75
+        _block(4, "floor", 0, 2.0),
+        _block(4, "product", 10, 2.0),  # the floor served nothing: left out
         _block(5, "floor", 900, 2.0),  # no product block: left out
     ]
     # CPU per turn on two pairs only: the CPU share is theirs (server + PostgreSQL, floor ÷ product)
@@ -49,8 +61,16 @@ def test_pair_math_takes_the_median_and_range_of_the_pair_ratios_and_pools_the_t
     assert summary["median"] == pytest.approx(0.65) and summary["min"] == 0.5 and summary["max"] == 0.75
     # pooled: (600 + 500 + 560 + 300) / 7.5 s ÷ (1000 + 1000 + 800 + 400) / 7.5 s
     assert summary["pooled"] == pytest.approx(1960 / 3200)
-    assert out["schedule"] == [[0, "floor"], [0, "product"], [1, "product"], [1, "floor"],
-                               [2, "floor"], [2, "product"], [3, "product"], [3, "floor"]]
+    assert out["schedule"] == [
+        [0, "floor"],
+        [0, "product"],
+        [1, "product"],
+        [1, "floor"],
+        [2, "floor"],
+        [2, "product"],
+        [3, "product"],
+        [3, "floor"],
+    ]
 
 
 def test_pair_math_with_no_complete_pair_reports_none():
@@ -59,14 +79,37 @@ def test_pair_math_with_no_complete_pair_reports_none():
 
 
 def test_a_tiny_interleaved_run_of_the_floor_against_itself_measures_every_block(tmp_path):
-    done = _bench_load("--stacks", "floor-sqlite", "--no-sequential", "--interleave", "floor-sqlite:floor-sqlite",
-                       "--pairs", "2", "--block", "0.4", "--warm", "0.2", "--interleave-clients", "2",
-                       "--workers", "1", "--no-doc", "--servers", "none", env={"BENCH_LOAD_VAR": str(tmp_path)})
+    done = _bench_load(
+        "--stacks",
+        "floor-sqlite",
+        "--no-sequential",
+        "--interleave",
+        "floor-sqlite:floor-sqlite",
+        "--pairs",
+        "2",
+        "--block",
+        "0.4",
+        "--warm",
+        "0.2",
+        "--interleave-clients",
+        "2",
+        "--workers",
+        "1",
+        "--no-doc",
+        "--servers",
+        "none",
+        env={"BENCH_LOAD_VAR": str(tmp_path)},
+    )
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["stacks"] == {}  # --no-sequential
     run = results["interleaved"]["floor-sqlite-b"]
     blocks = run["blocks"]
-    assert [(b["pair"], b["side"]) for b in blocks] == [(0, "floor"), (0, "product"), (1, "product"), (1, "floor")]
+    assert [(b["pair"], b["side"]) for b in blocks] == [
+        (0, "floor"),
+        (0, "product"),
+        (1, "product"),
+        (1, "floor"),
+    ]
     for b in blocks:
         assert b["clients"] == 2 and b["turns"] > 0 and b["errors"] == 0
         assert b["cpu_ms"] > 0 and b["gen_cpu_ms"] > 0 and "pg_cpu_ms" not in b  # SQLite: no PostgreSQL side

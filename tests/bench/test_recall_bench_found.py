@@ -40,15 +40,31 @@ print(json.dumps(found))
 
 def test_a_recalled_turn_counts_only_when_shown_whole(tmp_path):
     day = datetime(2023, 5, 8, tzinfo=UTC).isoformat()
-    long = ("Ana: The ferry to Hvar leaves from pier 7 in Split. " + "We talked about the islands and the harbour. " * 10
-            + "The booking code is HV-2291.")
+    long = (
+        "Ana: The ferry to Hvar leaves from pier 7 in Split. "
+        + "We talked about the islands and the harbour. " * 10
+        + "The booking code is HV-2291."
+    )
     turns = [{"dia_id": "long", "role": "user", "content": long, "date": day}]
-    turns += [{"dia_id": f"f{i}", "role": "assistant" if i % 2 else "user",
-               "content": f"{'Bo' if i % 2 else 'Ana'}: lunch plan {i}, soup and bread by the riva.", "date": day}
-              for i in range(300)]
+    turns += [
+        {
+            "dia_id": f"f{i}",
+            "role": "assistant" if i % 2 else "user",
+            "content": f"{'Bo' if i % 2 else 'Ana'}: lunch plan {i}, soup and bread by the riva.",
+            "date": day,
+        }
+        for i in range(300)
+    ]
     env = {**os.environ, "THREADLESS_VAR_DIR": str(tmp_path)}
-    out = subprocess.run([sys.executable, "-c", CHILD, json.dumps(turns)], cwd=ROOT, capture_output=True, text=True,
-                         timeout=300, check=True, env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, json.dumps(turns)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+        env=env,
+    )
     found = json.loads(out.stdout.strip().splitlines()[-1])
     assert found["1000"] == {"recalled": True, "found": True}
     assert found["0"] == {"recalled": True, "found": False}

@@ -48,13 +48,23 @@ print(json.dumps({"text": written, "refused": refused}))
 
 
 def test_write_tables_replaces_only_the_tables(tmp_path):
-    out = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
-                         timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     result = json.loads(out.stdout.strip().splitlines()[-1])
     text = result["text"]
     assert "0.111" not in text and "0.987" in text and "0.99 / 0.99 / 0.99 (7)" in text
     for prose in ("before", "intro prose", "middle prose", "closing prose", "after"):
         assert prose in text
-    for header in ("| provider | half | questions", "| provider | half | multi-hop", "| provider | half | conversations"):
+    for header in (
+        "| provider | half | questions",
+        "| provider | half | multi-hop",
+        "| provider | half | conversations",
+    ):
         assert text.count(header) == 1
     assert result["refused"], "a document without the section is refused, not appended to"

@@ -42,5 +42,8 @@ def policy(mode: str | None, cont: bool = False) -> dict:
         return {}
     if mode == "off":
         return {"memoryPolicy": {"strictWriteDiscipline": {"enabled": False}}}
-    return {"memoryPolicy": {"strictWriteDiscipline": {"enabled": True, "onFailure": mode,
-                                                       "continueOnFailure": cont}}}
+    return {
+        "memoryPolicy": {
+            "strictWriteDiscipline": {"enabled": True, "onFailure": mode, "continueOnFailure": cont}
+        }
+    }

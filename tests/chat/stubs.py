@@ -87,26 +87,45 @@ class Stub:
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
-    def set(self, path: str, *, status: int = 200, json_body=None, text: str | None = None,
-            content_type: str | None = None, delay: float = 0.0, sse: list[str] | None = None,
-            chunk_delay: float = 0.0) -> None:
+    def set(
+        self,
+        path: str,
+        *,
+        status: int = 200,
+        json_body=None,
+        text: str | None = None,
+        content_type: str | None = None,
+        delay: float = 0.0,
+        sse: list[str] | None = None,
+        chunk_delay: float = 0.0,
+    ) -> None:
         if json_body is not None:
             body, ctype = json.dumps(json_body).encode(), "application/json"
         else:
             body, ctype = (text or "").encode(), "text/plain"
-        self.routes[path] = Route(status=status, body=body, content_type=content_type or ctype, delay=delay,
-                                  sse=sse, chunk_delay=chunk_delay)
+        self.routes[path] = Route(
+            status=status,
+            body=body,
+            content_type=content_type or ctype,
+            delay=delay,
+            sse=sse,
+            chunk_delay=chunk_delay,
+        )
 
-    def openai_stream(self, path: str, pieces: list[str], *, chunk_delay: float = 0.0, tail: list[str] | None = None):
+    def openai_stream(
+        self, path: str, pieces: list[str], *, chunk_delay: float = 0.0, tail: list[str] | None = None
+    ):
         frames = [f"data: {json.dumps({'choices': [{'delta': {'content': p}}]})}\n\n" for p in pieces]
         frames += tail if tail is not None else ["data: [DONE]\n\n"]
         self.set(path, sse=frames, chunk_delay=chunk_delay)
 
     def anthropic_stream(self, path: str, pieces: list[str], *, tail: list[str] | None = None):
         frames = ['event: message_start\ndata: {"type": "message_start", "message": {}}\n\n']
-        frames += [f"event: content_block_delta\ndata: "
-                   f"{json.dumps({'type': 'content_block_delta', 'delta': {'type': 'text_delta', 'text': p}})}\n\n"
-                   for p in pieces]
+        frames += [
+            f"event: content_block_delta\ndata: "
+            f"{json.dumps({'type': 'content_block_delta', 'delta': {'type': 'text_delta', 'text': p}})}\n\n"
+            for p in pieces
+        ]
         frames += tail if tail is not None else ['event: message_stop\ndata: {"type": "message_stop"}\n\n']
         self.set(path, sse=frames)
 

@@ -12,18 +12,46 @@ from tests.chat.stubs import refused_url
 
 pytestmark = pytest.mark.django_db
 
-SEED_RULES = {"behaviorRules": [{"name": "Handle Weather Failure", "actions": ["fallback_response"], "conditions": [
-    {"type": "actionmatcher", "configs": {"actions": "task_failed_ai.labs.httpcalls"}}]}]}
-SEED_OUTPUT = {"outputSet": [{"action": "task_failed_ai.labs.llm", "outputs": [{"valueAlternatives": [
-    {"type": "text", "text": "Sorry — I can't answer right now. Please try again."}]}]}]}
-SEED_POLICY = {"memoryPolicy": {"strictWriteDiscipline": {"enabled": True, "onFailure": "digest",
-                                                          "continueOnFailure": True}}}
+SEED_RULES = {
+    "behaviorRules": [
+        {
+            "name": "Handle Weather Failure",
+            "actions": ["fallback_response"],
+            "conditions": [
+                {"type": "actionmatcher", "configs": {"actions": "task_failed_ai.labs.httpcalls"}}
+            ],
+        }
+    ]
+}
+SEED_OUTPUT = {
+    "outputSet": [
+        {
+            "action": "task_failed_ai.labs.llm",
+            "outputs": [
+                {
+                    "valueAlternatives": [
+                        {"type": "text", "text": "Sorry — I can't answer right now. Please try again."}
+                    ]
+                }
+            ],
+        }
+    ]
+}
+SEED_POLICY = {
+    "memoryPolicy": {
+        "strictWriteDiscipline": {"enabled": True, "onFailure": "digest", "continueOnFailure": True}
+    }
+}
 DEMO = {"workflow": [{"id": "llm", "type": "llm", "provider": "demo"}]}
 
 
 def failing_config(mode: str | None = "digest") -> dict:
-    return {**policy(mode), "workflow": [
-        {"id": "weather", "type": "http_call", "request": {"method": "GET", "url": refused_url() + "/f"}}]}
+    return {
+        **policy(mode),
+        "workflow": [
+            {"id": "weather", "type": "http_call", "request": {"method": "GET", "url": refused_url() + "/f"}}
+        ],
+    }
 
 
 def post(client, path, body, **headers):
@@ -47,8 +75,11 @@ def test_agents_crud_and_the_access_set(cast):
     assert cast.a.get("/v1/agents").json()["data"][0]["id"] == agent["id"]
     assert cast.b.get(f"/v1/agents/{agent['id']}").status_code == 404
     assert cast.api().get("/v1/agents").status_code == 401
-    updated = cast.a.put(f"/v1/agents/{agent['id']}", data=json.dumps({"name": "Renamed", "config": DEMO}),
-                         content_type="application/json")
+    updated = cast.a.put(
+        f"/v1/agents/{agent['id']}",
+        data=json.dumps({"name": "Renamed", "config": DEMO}),
+        content_type="application/json",
+    )
     assert updated.status_code == 200 and updated.json()["name"] == "Renamed"
     assert cast.a.delete(f"/v1/agents/{agent['id']}").status_code == 204
     assert cast.a.get(f"/v1/agents/{agent['id']}").status_code == 404
@@ -62,24 +93,62 @@ def test_slugs_are_unique_across_the_installation(cast):
     assert response.status_code == 400 and response.json()["error"]["message"].startswith("slug:")
 
 
-@pytest.mark.parametrize("config,path", [
-    ({"workflow": [{"id": "a", "type": "llm", "provider": "demo"}, {"id": "b", "type": "behavior_rules",
-      "behaviorRules": []}, {"id": "c", "type": "http_call", "request": {"url": "ftp://x"}}]},
-     "workflow[2].request.url"),
-    ({"workflow": [{"id": "a", "type": "nope"}]}, "workflow[0].type"),
-    ({"workflow": [{"id": "a", "type": "llm", "provider": "openai", "model": "m", "apiKey": "sk-123"}]},
-     "workflow[0].apiKey"),
-    ({"workflow": [{"id": "a", "type": "llm", "provider": "openai", "model": "m", "apiKeyEnv": "SECRET_KEY"}]},
-     "workflow[0].apiKeyEnv"),
-    ({**DEMO, "memoryPolicy": {"strictWriteDiscipline": {"onFailure": "explode"}}},
-     "memoryPolicy.strictWriteDiscipline.onFailure"),
-    ({**DEMO, "behaviorRules": [{"name": "r", "actions": ["x"], "conditions": [
-        {"type": "actionmatcher", "configs": {"actions": "a", "occurrence": "sometimes"}}]}]},
-     "behaviorRules[0].conditions[0].configs.occurrence"),
-    ({**DEMO, "outputSet": [{"action": "a", "outputs": [{"valueAlternatives": [{"type": "text"}]}]}]},
-     "outputSet[0].outputs[0].valueAlternatives[0].text"),
-    ({**DEMO, "surprise": 1}, "surprise"),
-])
+@pytest.mark.parametrize(
+    "config,path",
+    [
+        (
+            {
+                "workflow": [
+                    {"id": "a", "type": "llm", "provider": "demo"},
+                    {"id": "b", "type": "behavior_rules", "behaviorRules": []},
+                    {"id": "c", "type": "http_call", "request": {"url": "ftp://x"}},
+                ]
+            },
+            "workflow[2].request.url",
+        ),
+        ({"workflow": [{"id": "a", "type": "nope"}]}, "workflow[0].type"),
+        (
+            {
+                "workflow": [
+                    {"id": "a", "type": "llm", "provider": "openai", "model": "m", "apiKey": "sk-123"}
+                ]
+            },
+            "workflow[0].apiKey",
+        ),
+        (
+            {
+                "workflow": [
+                    {"id": "a", "type": "llm", "provider": "openai", "model": "m", "apiKeyEnv": "SECRET_KEY"}
+                ]
+            },
+            "workflow[0].apiKeyEnv",
+        ),
+        (
+            {**DEMO, "memoryPolicy": {"strictWriteDiscipline": {"onFailure": "explode"}}},
+            "memoryPolicy.strictWriteDiscipline.onFailure",
+        ),
+        (
+            {
+                **DEMO,
+                "behaviorRules": [
+                    {
+                        "name": "r",
+                        "actions": ["x"],
+                        "conditions": [
+                            {"type": "actionmatcher", "configs": {"actions": "a", "occurrence": "sometimes"}}
+                        ],
+                    }
+                ],
+            },
+            "behaviorRules[0].conditions[0].configs.occurrence",
+        ),
+        (
+            {**DEMO, "outputSet": [{"action": "a", "outputs": [{"valueAlternatives": [{"type": "text"}]}]}]},
+            "outputSet[0].outputs[0].valueAlternatives[0].text",
+        ),
+        ({**DEMO, "surprise": 1}, "surprise"),
+    ],
+)
 def test_invalid_configs_are_400_naming_the_json_path(cast, config, path):
     response = post(cast.a, "/agents", {"name": "x", "config": config})
     assert response.status_code == 400
@@ -104,7 +173,10 @@ def test_a_publishable_key_cannot_use_project_routes(cast, make_agent, publishab
 def test_say_answers_a_turn_snapshot_and_the_conversation_lists_turns(cast):
     agent = create_agent(cast.a)
     conv = post(cast.a, f"/agents/{agent['id']}/conversations", {}).json()
-    assert set(conv) == {"id", "agentId", "memoryId", "conversationState"} and conv["conversationState"] == "READY"
+    assert (
+        set(conv) == {"id", "agentId", "memoryId", "conversationState"}
+        and conv["conversationState"] == "READY"
+    )
     snap = post(cast.a, f"/conversations/{conv['id']}/say", {"input": "Hello!"}).json()
     assert set(snap) == {"conversationId", "turn", "conversationState", "output", "actions", "taskErrors"}
     assert snap["turn"] == 1 and snap["conversationState"] == "READY"
@@ -112,8 +184,10 @@ def test_say_answers_a_turn_snapshot_and_the_conversation_lists_turns(cast):
     detail = cast.a.get(f"/v1/conversations/{conv['id']}").json()
     assert detail["turns"] == [snap]
     assert cast.b.get(f"/v1/conversations/{conv['id']}").status_code == 404
-    assert post(cast.a, f"/conversations/{conv['id']}/say", {"text": "x"}).json()["error"]["message"] == \
-        "text: unknown field."
+    assert (
+        post(cast.a, f"/conversations/{conv['id']}/say", {"text": "x"}).json()["error"]["message"]
+        == "text: unknown field."
+    )
     assert post(cast.a, f"/conversations/{conv['id']}/say", {"input": ""}).status_code == 400
     bad = cast.a.post(f"/v1/conversations/{conv['id']}/say", data="{nope", content_type="application/json")
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_request"
@@ -122,15 +196,20 @@ def test_say_answers_a_turn_snapshot_and_the_conversation_lists_turns(cast):
 
 def test_rerun_is_409_when_nothing_to_retry_and_retries_a_failed_turn(cast, stub):
     stub.set("/flaky", status=503, json_body={"error": "busy"})
-    config = {**policy("digest"), "workflow": [
-        {"id": "weather", "type": "http_call", "request": {"url": stub.url + "/flaky"}}]}
+    config = {
+        **policy("digest"),
+        "workflow": [{"id": "weather", "type": "http_call", "request": {"url": stub.url + "/flaky"}}],
+    }
     agent = create_agent(cast.a, config)
     conv = post(cast.a, f"/agents/{agent['id']}/conversations", {}).json()
     response = post(cast.a, f"/conversations/{conv['id']}/rerun", {})
     assert response.status_code == 409 and response.json()["error"]["code"] == "conflict"
     snap = post(cast.a, f"/conversations/{conv['id']}/say", {"input": "weather?"}).json()
     assert snap["conversationState"] == "ERROR"
-    assert snap["taskErrors"][0]["text"] == f"Task 'weather' failed: API call to 127.0.0.1:{stub.port} failed: HTTP 503: busy"
+    assert (
+        snap["taskErrors"][0]["text"]
+        == f"Task 'weather' failed: API call to 127.0.0.1:{stub.port} failed: HTTP 503: busy"
+    )
     stub.set("/flaky", json_body={"temp": 20})
     again = post(cast.a, f"/conversations/{conv['id']}/rerun", {}).json()
     assert again["turn"] == 1 and again["conversationState"] == "READY" and again["taskErrors"] == []
@@ -138,13 +217,25 @@ def test_rerun_is_409_when_nothing_to_retry_and_retries_a_failed_turn(cast, stub
     turns = cast.a.get(f"/v1/conversations/{conv['id']}").json()["turns"]
     assert len(turns) == 1
     memory = cast.a.get(f"/v1/memories/{conv['memoryId']}/entries?include_uncommitted=true").json()["data"]
-    assert [e["content"] for e in memory if e["role"] == "user"] == ["weather?"]  # the input is not stored again
+    assert [e["content"] for e in memory if e["role"] == "user"] == [
+        "weather?"
+    ]  # the input is not stored again
 
 
 def test_a_publishable_key_never_receives_provider_text(cast, stub):
     stub.set("/v1/chat/completions", status=404, json_body={"error": {"message": "model 'x' not found"}})
-    config = {**policy("digest"), "workflow": [
-        {"id": "eddi://ai.labs.llm", "type": "llm", "provider": "openai", "model": "x", "baseUrl": stub.url + "/v1"}]}
+    config = {
+        **policy("digest"),
+        "workflow": [
+            {
+                "id": "eddi://ai.labs.llm",
+                "type": "llm",
+                "provider": "openai",
+                "model": "x",
+                "baseUrl": stub.url + "/v1",
+            }
+        ],
+    }
     agent = create_agent(cast.a, config)
     from projects.services import key_create
 
@@ -165,7 +256,9 @@ def test_a_publishable_key_never_receives_provider_text(cast, stub):
     assert b"event: task_failed" in body and b'"error":"Something went wrong"' in body
     # The project key sees the real text for the same turn.
     project_view = cast.a.get(f"/v1/conversations/{conv['id']}").json()["turns"][0]["taskErrors"][0]["text"]
-    assert project_view == "Task 'eddi://ai.labs.llm' failed: Chat model execution failed: model 'x' not found"
+    assert (
+        project_view == "Task 'eddi://ai.labs.llm' failed: Chat model execution failed: model 'x' not found"
+    )
 
 
 def test_client_tokens_separate_end_users_and_are_checked_before_state(cast, make_agent, publishable):
@@ -176,7 +269,10 @@ def test_client_tokens_separate_end_users_and_are_checked_before_state(cast, mak
     assert client.get(f"/v1/conversations/{conv['id']}").status_code == 404
     assert client.get(f"/v1/conversations/{conv['id']}", HTTP_X_CLIENT_TOKEN="wrong").status_code == 404
     assert post(client, f"/conversations/{conv['id']}/rerun", {}).status_code == 404  # not 409
-    assert client.get(f"/v1/conversations/{conv['id']}", HTTP_X_CLIENT_TOKEN=conv["clientToken"]).status_code == 200
+    assert (
+        client.get(f"/v1/conversations/{conv['id']}", HTTP_X_CLIENT_TOKEN=conv["clientToken"]).status_code
+        == 200
+    )
     # A project-key conversation is not reachable with a publishable key.
     owned = post(cast.a, f"/agents/{agent.id}/conversations", {}).json()
     assert "clientToken" not in owned
@@ -194,9 +290,16 @@ def test_the_events_route_takes_only_a_publishable_key_in_the_query(cast, make_a
     assert response.status_code == 401
     pub = publishable(agent)
     mine = post(cast.api(pub), f"/agents/{agent.id}/conversations", {}).json()
-    post(cast.api(pub), f"/conversations/{mine['id']}/say", {"input": "hi"}, HTTP_X_CLIENT_TOKEN=mine["clientToken"])
-    response = cast.api().get(f"/v1/conversations/{mine['id']}/turns/1/events?key={pub}"
-                              f"&client_token={mine['clientToken']}", HTTP_LAST_EVENT_ID="3")
+    post(
+        cast.api(pub),
+        f"/conversations/{mine['id']}/say",
+        {"input": "hi"},
+        HTTP_X_CLIENT_TOKEN=mine["clientToken"],
+    )
+    response = cast.api().get(
+        f"/v1/conversations/{mine['id']}/turns/1/events?key={pub}&client_token={mine['clientToken']}",
+        HTTP_LAST_EVENT_ID="3",
+    )
     assert response.status_code == 200 and response["Content-Type"] == "text/event-stream"
     body = b"".join(response).decode()
     ids = [int(line[4:]) for line in body.splitlines() if line.startswith("id: ")]
@@ -205,8 +308,11 @@ def test_the_events_route_takes_only_a_publishable_key_in_the_query(cast, make_a
 
 def test_cors_echoes_only_the_agents_allowed_origins(cast, make_agent):
     agent = make_agent({**DEMO, "allowedOrigins": ["https://shop.example"]})
-    pre = cast.api().options(f"/v1/agents/{agent.id}/conversations", HTTP_ORIGIN="https://shop.example",
-                             HTTP_ACCESS_CONTROL_REQUEST_METHOD="POST")
+    pre = cast.api().options(
+        f"/v1/agents/{agent.id}/conversations",
+        HTTP_ORIGIN="https://shop.example",
+        HTTP_ACCESS_CONTROL_REQUEST_METHOD="POST",
+    )
     assert pre.status_code == 204 and pre["Access-Control-Allow-Origin"] == "https://shop.example"
     assert "X-Client-Token" in pre["Access-Control-Allow-Headers"]
     assert "Last-Event-ID" in pre["Access-Control-Allow-Headers"]

@@ -65,17 +65,20 @@ def attack_task(url: str, provider: str = "openai", name: str = "OPENAI_API_KEY"
 
 
 def post_agent(client, config: dict):
-    return client.post("/v1/agents", data=json.dumps({"name": "x", "config": config}),
-                       content_type="application/json")
+    return client.post(
+        "/v1/agents", data=json.dumps({"name": "x", "config": config}), content_type="application/json"
+    )
 
 
 # --- row 1: the server's own provider keys ----------------------------------------------------
 
 
-@pytest.mark.parametrize("provider,name,suffix", [("openai", "OPENAI_API_KEY", "/v1"),
-                                                  ("anthropic", "ANTHROPIC_API_KEY", "")])
+@pytest.mark.parametrize(
+    "provider,name,suffix", [("openai", "OPENAI_API_KEY", "/v1"), ("anthropic", "ANTHROPIC_API_KEY", "")]
+)
 def test_an_agent_pointing_the_operators_key_at_an_attacker_is_refused_at_save(
-        cast, attacker, operator_key, settings, provider, name, suffix):
+    cast, attacker, operator_key, settings, provider, name, suffix
+):
     settings.THREADLESS_PROVIDER_ENV_ALLOW = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"]  # the default
     config = {"workflow": [attack_task(attacker.url + suffix, provider, name)]}
     response = post_agent(cast.a, config)
@@ -85,15 +88,24 @@ def test_an_agent_pointing_the_operators_key_at_an_attacker_is_refused_at_save(
     assert error["message"].startswith("workflow[0].baseUrl:"), error["message"]
     assert name in error["message"]
     agent = post_agent(cast.a, {"workflow": [{"id": "llm", "type": "llm", "provider": "demo"}]}).json()
-    updated = cast.a.put(f"/v1/agents/{agent['id']}", data=json.dumps({"name": "x", "config": config}),
-                         content_type="application/json")
-    assert updated.status_code == 400 and updated.json()["error"]["message"].startswith("workflow[0].baseUrl:")
+    updated = cast.a.put(
+        f"/v1/agents/{agent['id']}",
+        data=json.dumps({"name": "x", "config": config}),
+        content_type="application/json",
+    )
+    assert updated.status_code == 400 and updated.json()["error"]["message"].startswith(
+        "workflow[0].baseUrl:"
+    )
     assert attacker.requests == [] and not saw_key(attacker)
 
 
 def test_an_attack_config_written_past_validation_is_refused_at_call_time(cast, attacker, operator_key):
-    agent = Agent.objects.create(project=cast.project_a, name="planted", slug="planted",
-                                 config={"workflow": [attack_task(attacker.url + "/v1")]})
+    agent = Agent.objects.create(
+        project=cast.project_a,
+        name="planted",
+        slug="planted",
+        config={"workflow": [attack_task(attacker.url + "/v1")]},
+    )
     conversation, _ = services.conversation_create(agent=agent)
     snap = services.turn_say(conversation=conversation, text="hi")
     assert snap["conversationState"] == "ERROR"
@@ -104,32 +116,41 @@ def test_an_attack_config_written_past_validation_is_refused_at_call_time(cast, 
 
 
 def test_the_openai_key_does_not_go_to_the_anthropic_host_either(cast, operator_key):
-    config = {"workflow": [{"id": "llm", "type": "llm", "provider": "anthropic", "model": "m",
-                            "apiKeyEnv": "OPENAI_API_KEY"}]}
+    config = {
+        "workflow": [
+            {"id": "llm", "type": "llm", "provider": "anthropic", "model": "m", "apiKeyEnv": "OPENAI_API_KEY"}
+        ]
+    }
     response = post_agent(cast.a, config)
     assert response.status_code == 400
     assert response.json()["error"]["message"].startswith("workflow[0].baseUrl:")
 
 
-@pytest.mark.parametrize("task", [
-    {"provider": "openai", "apiKeyEnv": "OPENAI_API_KEY"},
-    {"provider": "openai", "apiKeyEnv": "OPENAI_API_KEY", "baseUrl": "https://api.openai.com/v1"},
-    {"provider": "openai", "apiKeyEnv": "OPENAI_API_KEY", "baseUrl": "https://API.OpenAI.com./v1/"},
-    {"provider": "anthropic", "apiKeyEnv": "ANTHROPIC_API_KEY"},
-    {"provider": "anthropic", "apiKeyEnv": "ANTHROPIC_API_KEY", "baseUrl": "https://api.anthropic.com"},
-])
+@pytest.mark.parametrize(
+    "task",
+    [
+        {"provider": "openai", "apiKeyEnv": "OPENAI_API_KEY"},
+        {"provider": "openai", "apiKeyEnv": "OPENAI_API_KEY", "baseUrl": "https://api.openai.com/v1"},
+        {"provider": "openai", "apiKeyEnv": "OPENAI_API_KEY", "baseUrl": "https://API.OpenAI.com./v1/"},
+        {"provider": "anthropic", "apiKeyEnv": "ANTHROPIC_API_KEY"},
+        {"provider": "anthropic", "apiKeyEnv": "ANTHROPIC_API_KEY", "baseUrl": "https://api.anthropic.com"},
+    ],
+)
 def test_a_bare_name_is_accepted_for_its_providers_official_host(cast, task):
     response = post_agent(cast.a, {"workflow": [{"id": "llm", "type": "llm", "model": "m", **task}]})
     assert response.status_code == 201, response.content
 
 
-@pytest.mark.parametrize("base_url", [
-    "http://api.openai.com/v1",  # the official host, but in clear text
-    "https://api.openai.com:8443/v1",
-    "https://api.openai.com.attacker.example/v1",
-    "https://attacker.example/api.openai.com/v1",
-    "https://api.openai.com@attacker.example/v1",
-])
+@pytest.mark.parametrize(
+    "base_url",
+    [
+        "http://api.openai.com/v1",  # the official host, but in clear text
+        "https://api.openai.com:8443/v1",
+        "https://api.openai.com.attacker.example/v1",
+        "https://attacker.example/api.openai.com/v1",
+        "https://api.openai.com@attacker.example/v1",
+    ],
+)
 def test_a_bare_name_is_refused_anywhere_else(cast, base_url):
     response = post_agent(cast.a, {"workflow": [attack_task(base_url)]})
     assert response.status_code == 400
@@ -138,8 +159,13 @@ def test_a_bare_name_is_refused_anywhere_else(cast, base_url):
 
 def test_name_at_host_entries_add_hosts_and_ports(settings):
     settings.THREADLESS_PROVIDER_ENV_ALLOW = [
-        "OPENAI_API_KEY", "ANTHROPIC_API_KEY@api.anthropic.com", "STUB_LLM_KEY@127.0.0.1",
-        "LOCAL_KEY@llm.internal:8080", "LOCAL_KEY@[::1]:9000", " LOCAL_KEY@LLM2.internal. "]
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY@api.anthropic.com",
+        "STUB_LLM_KEY@127.0.0.1",
+        "LOCAL_KEY@llm.internal:8080",
+        "LOCAL_KEY@[::1]:9000",
+        " LOCAL_KEY@LLM2.internal. ",
+    ]
     refusal = egress.provider_env_refusal
     assert egress.provider_env_names() == ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "STUB_LLM_KEY", "LOCAL_KEY"]
     assert refusal("STUB_LLM_KEY", provider="openai", base_url="http://127.0.0.1:5001/v1") is None
@@ -171,8 +197,18 @@ def test_a_key_allowed_for_the_stub_host_reaches_it(cast, attacker, monkeypatch,
 def test_a_secret_store_key_goes_to_any_allowed_egress_host(cast, attacker, settings):
     settings.THREADLESS_PROVIDER_ENV_ALLOW = ["OPENAI_API_KEY"]
     project_services.secret_set(project=cast.project_a, name="mine", value="sk-tenant-own-key-123456")
-    config = {"workflow": [{"id": "llm", "type": "llm", "provider": "openai", "model": "m",
-                            "baseUrl": attacker.url + "/v1", "apiKeySecret": "mine"}]}
+    config = {
+        "workflow": [
+            {
+                "id": "llm",
+                "type": "llm",
+                "provider": "openai",
+                "model": "m",
+                "baseUrl": attacker.url + "/v1",
+                "apiKeySecret": "mine",
+            }
+        ]
+    }
     agent = services.agent_create(project=cast.project_a, name="own key", config=config)
     conversation, _ = services.conversation_create(agent=agent)
     services.turn_say(conversation=conversation, text="hi")
@@ -190,38 +226,60 @@ def test_the_providers_default_urls_are_the_official_hosts():
 # --- row 4: addresses that are not global ------------------------------------------------------
 
 
-@pytest.mark.parametrize("address", [
-    "100.100.100.200",  # a cloud metadata service in carrier-grade NAT space
-    "100.64.0.1", "127.0.0.1", "10.0.0.5", "169.254.169.254", "0.0.0.0", "224.0.0.1", "240.0.0.1",
-    "2002:7f00:1::",  # 6to4 around 127.0.0.1
-    "2002:a00:5::",  # 6to4 around 10.0.0.5
-    "64:ff9b::7f00:1",  # NAT64 around 127.0.0.1
-    "64:ff9b::a9fe:a9fe",  # NAT64 around 169.254.169.254
-    "64:ff9b:1::808:808",  # local-use NAT64
-    "::ffff:127.0.0.1", "::ffff:100.100.100.200",  # IPv4-mapped
-    "::7f00:1",  # IPv4-compatible (deprecated)
-    "::1", "fe80::1", "fd00::1", "ff02::1",
-    "fec0::1", "feff::1",  # site-local (fec0::/10, deprecated but still routed inside some networks)
-])
+@pytest.mark.parametrize(
+    "address",
+    [
+        "100.100.100.200",  # a cloud metadata service in carrier-grade NAT space
+        "100.64.0.1",
+        "127.0.0.1",
+        "10.0.0.5",
+        "169.254.169.254",
+        "0.0.0.0",
+        "224.0.0.1",
+        "240.0.0.1",
+        "2002:7f00:1::",  # 6to4 around 127.0.0.1
+        "2002:a00:5::",  # 6to4 around 10.0.0.5
+        "64:ff9b::7f00:1",  # NAT64 around 127.0.0.1
+        "64:ff9b::a9fe:a9fe",  # NAT64 around 169.254.169.254
+        "64:ff9b:1::808:808",  # local-use NAT64
+        "::ffff:127.0.0.1",
+        "::ffff:100.100.100.200",  # IPv4-mapped
+        "::7f00:1",  # IPv4-compatible (deprecated)
+        "::1",
+        "fe80::1",
+        "fd00::1",
+        "ff02::1",
+        "fec0::1",
+        "feff::1",  # site-local (fec0::/10, deprecated but still routed inside some networks)
+    ],
+)
 def test_non_global_addresses_are_not_public(address):
     assert egress.address_is_public(ipaddress.ip_address(address)) is False
 
 
-@pytest.mark.parametrize("address", ["8.8.8.8", PUBLIC_IP, "2606:4700:4700::1111", "::ffff:8.8.8.8",
-                                     "2002:808:808::", "64:ff9b::808:808"])
+@pytest.mark.parametrize(
+    "address",
+    ["8.8.8.8", PUBLIC_IP, "2606:4700:4700::1111", "::ffff:8.8.8.8", "2002:808:808::", "64:ff9b::808:808"],
+)
 def test_global_addresses_are_public(address):
     assert egress.address_is_public(ipaddress.ip_address(address)) is True
 
 
-@pytest.mark.parametrize("address", ["100.100.100.200", "2002:7f00:1::", "64:ff9b::7f00:1", "::ffff:127.0.0.1",
-                                     "fec0::1"])
+@pytest.mark.parametrize(
+    "address", ["100.100.100.200", "2002:7f00:1::", "64:ff9b::7f00:1", "::ffff:127.0.0.1", "fec0::1"]
+)
 def test_a_name_resolving_to_a_disguised_internal_address_is_refused_before_connecting(
-        address, cast, monkeypatch, settings):
+    address, cast, monkeypatch, settings
+):
     settings.THREADLESS_EGRESS_ALLOW = []
     connects: list = []
     monkeypatch.setattr(egress, "resolve", lambda host, port: [address])
     monkeypatch.setattr(egress, "open_stream", lambda *a, **k: connects.append(a) or pytest.fail("connected"))
-    config = {"workflow": [{"id": "meta", "type": "http_call", "request": {"url": "http://metadata.example/latest"}}]}
+    config = {
+        "workflow": [
+            {"id": "meta", "type": "http_call", "request": {"url": "http://metadata.example/latest"}}
+        ]
+    }
     agent = services.agent_create(project=cast.project_a, name="probe", config=config)
     conversation, _ = services.conversation_create(agent=agent)
     snap = services.turn_say(conversation=conversation, text="hi")
@@ -280,6 +338,7 @@ def public_stand_in(monkeypatch):
         server.connects.append((address, port))
         if address != PUBLIC_IP:
             import httpcore
+
             raise httpcore.ConnectError(f"test: no connection to {address} from this test")
         return real("127.0.0.1", server.server_address[1], **kwargs)
 
@@ -309,11 +368,16 @@ def rebinding_dns(monkeypatch):
 
 
 def test_an_http_call_connects_to_the_address_it_checked_not_a_rebound_one(
-        cast, attacker, public_stand_in, rebinding_dns, settings):
+    cast, attacker, public_stand_in, rebinding_dns, settings
+):
     settings.THREADLESS_EGRESS_ALLOW = []
     url = f"http://rebind.example:{attacker.port}/x"
-    config = {"workflow": [{"id": "fetch", "type": "http_call", "request": {"url": url}, "storeAs": "fetched"},
-                           {"id": "llm", "type": "llm", "provider": "demo"}]}
+    config = {
+        "workflow": [
+            {"id": "fetch", "type": "http_call", "request": {"url": url}, "storeAs": "fetched"},
+            {"id": "llm", "type": "llm", "provider": "demo"},
+        ]
+    }
     agent = services.agent_create(project=cast.project_a, name="rebind", config=config)
     conversation, _ = services.conversation_create(agent=agent)
     outcomes = []
@@ -330,32 +394,51 @@ def test_an_http_call_connects_to_the_address_it_checked_not_a_rebound_one(
 
 
 def test_an_llm_call_connects_to_the_address_it_checked_not_a_rebound_one(
-        cast, attacker, public_stand_in, rebinding_dns, settings):
+    cast, attacker, public_stand_in, rebinding_dns, settings
+):
     settings.THREADLESS_EGRESS_ALLOW = []
     reasons = []
     for _ in range(4):
         with pytest.raises(providers.ProviderError) as caught:  # the stand-in does not speak chat completions
-            providers.complete(provider="openai", model="m", base_url=f"http://rebind.example:{attacker.port}/v1",
-                               api_key="sk-tenant", messages=[{"role": "user", "content": "hi"}])
+            providers.complete(
+                provider="openai",
+                model="m",
+                base_url=f"http://rebind.example:{attacker.port}/v1",
+                api_key="sk-tenant",
+                messages=[{"role": "user", "content": "hi"}],
+            )
         reasons.append(caught.value.reason)
-    assert [r.startswith("egress to rebind.example is not allowed") for r in reasons] == [False, True, False, True]
+    assert [r.startswith("egress to rebind.example is not allowed") for r in reasons] == [
+        False,
+        True,
+        False,
+        True,
+    ]
     assert attacker.requests == []
     assert [s["path"] for s in public_stand_in.seen] == ["/v1/chat/completions"] * 2
     assert {c[0] for c in public_stand_in.connects} == {PUBLIC_IP}
 
 
 def test_an_embeddings_call_connects_to_the_address_it_checked_not_a_rebound_one(
-        attacker, public_stand_in, rebinding_dns, settings):
+    attacker, public_stand_in, rebinding_dns, settings
+):
     from providers.embeddings import EmbeddingFailed, OpenAIProvider
 
     settings.THREADLESS_EGRESS_ALLOW = []
-    provider = OpenAIProvider(model="m", base_url=f"http://rebind.example:{attacker.port}/v1", api_key="sk-tenant")
+    provider = OpenAIProvider(
+        model="m", base_url=f"http://rebind.example:{attacker.port}/v1", api_key="sk-tenant"
+    )
     reasons = []
     for _ in range(4):
         with pytest.raises(EmbeddingFailed) as caught:  # the stand-in does not speak embeddings
             provider.embed(["what is my dog called?"])
         reasons.append(str(caught.value))
-    assert [r.startswith("egress to rebind.example is not allowed") for r in reasons] == [False, True, False, True]
+    assert [r.startswith("egress to rebind.example is not allowed") for r in reasons] == [
+        False,
+        True,
+        False,
+        True,
+    ]
     assert attacker.requests == []
     assert [s["path"] for s in public_stand_in.seen] == ["/v1/embeddings"] * 2
     assert {c[0] for c in public_stand_in.connects} == {PUBLIC_IP}
@@ -365,8 +448,13 @@ def test_one_answer_mixing_public_and_loopback_addresses_is_refused(cast, attack
     settings.THREADLESS_EGRESS_ALLOW = []
     monkeypatch.setattr(egress, "resolve", lambda host, port: [PUBLIC_IP, "127.0.0.1"])
     with pytest.raises(providers.ProviderError) as caught:
-        providers.complete(provider="openai", model="m", base_url=f"http://mixed.example:{attacker.port}/v1",
-                           api_key="sk-tenant", messages=[{"role": "user", "content": "hi"}])
+        providers.complete(
+            provider="openai",
+            model="m",
+            base_url=f"http://mixed.example:{attacker.port}/v1",
+            api_key="sk-tenant",
+            messages=[{"role": "user", "content": "hi"}],
+        )
     assert "egress to mixed.example is not allowed" in caught.value.reason
     assert attacker.requests == []
 
@@ -401,29 +489,56 @@ def _certificates(tmp_path, hostname: str):
     now = datetime.datetime.now(datetime.UTC)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "threadless test CA")])
-    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
-          .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
-          .not_valid_after(now + datetime.timedelta(days=1))
-          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-          .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
-                                       content_commitment=False, key_encipherment=False, data_encipherment=False,
-                                       key_agreement=False, encipher_only=False, decipher_only=False), critical=True)
-          .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
-          .sign(ca_key, hashes.SHA256()))
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                key_cert_sign=True,
+                crl_sign=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
     key = ec.generate_private_key(ec.SECP256R1())
-    cert = (x509.CertificateBuilder()
-            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hostname)]))
-            .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName(hostname)]), critical=False)
-            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
-            .sign(ca_key, hashes.SHA256()))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hostname)]))
+        .issuer_name(ca_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(hostname)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
     ca_file, cert_file, key_file = tmp_path / "ca.pem", tmp_path / "cert.pem", tmp_path / "key.pem"
     ca_file.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
     cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
     return ca_file, cert_file, key_file
 
 
@@ -478,12 +593,30 @@ def test_a_malformed_provider_env_allow_entry_stops_the_process_at_start(monkeyp
 
     from threadless_site.env import envkeylist
 
-    monkeypatch.setenv("TL_TEST_ALLOW", "OPENAI_API_KEY, ANTHROPIC_API_KEY@api.anthropic.com,"
-                                        "STUB_LLM_KEY@127.0.0.1:8080,V6_KEY@[::1]:9,PATH_KEY@gw.example/v1/")
-    assert envkeylist("TL_TEST_ALLOW") == ["OPENAI_API_KEY", "ANTHROPIC_API_KEY@api.anthropic.com",
-                                           "STUB_LLM_KEY@127.0.0.1:8080", "V6_KEY@[::1]:9", "PATH_KEY@gw.example/v1/"]
-    for bad in ("KEY@", "KEY@host:port", "KEY@http://host", "KEY@host/../x", "KEY@host/a?b", "KEY@host//x",
-                "KEY@host/%2e", "1KEY", "KEY@a@b", "KEY@" + "a-" * 200):
+    monkeypatch.setenv(
+        "TL_TEST_ALLOW",
+        "OPENAI_API_KEY, ANTHROPIC_API_KEY@api.anthropic.com,"
+        "STUB_LLM_KEY@127.0.0.1:8080,V6_KEY@[::1]:9,PATH_KEY@gw.example/v1/",
+    )
+    assert envkeylist("TL_TEST_ALLOW") == [
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY@api.anthropic.com",
+        "STUB_LLM_KEY@127.0.0.1:8080",
+        "V6_KEY@[::1]:9",
+        "PATH_KEY@gw.example/v1/",
+    ]
+    for bad in (
+        "KEY@",
+        "KEY@host:port",
+        "KEY@http://host",
+        "KEY@host/../x",
+        "KEY@host/a?b",
+        "KEY@host//x",
+        "KEY@host/%2e",
+        "1KEY",
+        "KEY@a@b",
+        "KEY@" + "a-" * 200,
+    ):
         monkeypatch.setenv("TL_TEST_ALLOW", bad)
         with pytest.raises(ImproperlyConfigured):
             envkeylist("TL_TEST_ALLOW")
@@ -515,8 +648,12 @@ def test_no_app_module_calls_httpx_past_the_pinned_pool():
         for path in sorted((root / package).rglob("*.py")):
             for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
                 func = node.func if isinstance(node, ast.Call) else None
-                if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
-                        and func.value.id == "httpx" and func.attr in HTTPX_CALLS
-                        and not (func.attr in ("Client", "AsyncClient") and _pinned(node))):
+                if (
+                    isinstance(func, ast.Attribute)
+                    and isinstance(func.value, ast.Name)
+                    and func.value.id == "httpx"
+                    and func.attr in HTTPX_CALLS
+                    and not (func.attr in ("Client", "AsyncClient") and _pinned(node))
+                ):
                     found.append(f"{path.relative_to(root)}:{node.lineno} httpx.{func.attr}")
     assert found == []

@@ -36,8 +36,14 @@ class EndUser:
         self.token = ""
 
     def post(self, path: str, body: dict, **headers):
-        return self.client.post("/v1" + path, data=json.dumps(body), content_type="application/json",
-                                REMOTE_ADDR=self.address, HTTP_X_CLIENT_TOKEN=self.token, **headers)
+        return self.client.post(
+            "/v1" + path,
+            data=json.dumps(body),
+            content_type="application/json",
+            REMOTE_ADDR=self.address,
+            HTTP_X_CLIENT_TOKEN=self.token,
+            **headers,
+        )
 
     def start(self) -> dict:
         response = self.post(f"/agents/{self.agent_id}/conversations", {})
@@ -53,14 +59,22 @@ class EndUser:
 def error_of(response, status: int, code: str) -> dict:
     assert response.status_code == status, response.content
     body = response.json()
-    assert set(body) == {"error"} and set(body["error"]) == {"code", "message", "hint", "request_id", "retryable"}
+    assert set(body) == {"error"} and set(body["error"]) == {
+        "code",
+        "message",
+        "hint",
+        "request_id",
+        "retryable",
+    }
     assert body["error"]["code"] == code
     return body["error"]
 
 
 def user_inputs(conversation_id: str) -> list[str]:
     memory = Conversation.objects.get(pk=conversation_id).memory
-    return list(Entry.objects.filter(memory=memory, kind="message", role="user").values_list("content", flat=True))
+    return list(
+        Entry.objects.filter(memory=memory, kind="message", role="user").values_list("content", flat=True)
+    )
 
 
 @pytest.fixture
@@ -123,18 +137,28 @@ def test_ipv6_addresses_count_per_64_and_mapped_ipv4_as_the_ipv4_address():
         def __init__(self, address):
             self.META = {"REMOTE_ADDR": address}
 
-    assert limits.client_address(Request("2001:db8:1:2:aaaa::1")) == limits.client_address(Request("2001:db8:1:2::ffff"))
-    assert limits.client_address(Request("2001:db8:1:3::1")) != limits.client_address(Request("2001:db8:1:2::1"))
+    assert limits.client_address(Request("2001:db8:1:2:aaaa::1")) == limits.client_address(
+        Request("2001:db8:1:2::ffff")
+    )
+    assert limits.client_address(Request("2001:db8:1:3::1")) != limits.client_address(
+        Request("2001:db8:1:2::1")
+    )
     assert limits.client_address(Request("::ffff:203.0.113.66")) == "203.0.113.66"
     assert limits.client_address(Request("")) == "unknown"
 
 
 def test_the_project_key_is_not_held_to_the_end_user_buckets(settings, cast, agent):
     settings.THREADLESS_END_USER_RATE_PER_IP_PER_MINUTE = 2
-    conv = cast.a.post(f"/v1/agents/{agent.id}/conversations", data="{}", content_type="application/json").json()
+    conv = cast.a.post(
+        f"/v1/agents/{agent.id}/conversations", data="{}", content_type="application/json"
+    ).json()
     for _ in range(4):
-        response = cast.a.post(f"/v1/conversations/{conv['id']}/say", data='{"input": "hi"}',
-                               content_type="application/json", REMOTE_ADDR=STRANGER)
+        response = cast.a.post(
+            f"/v1/conversations/{conv['id']}/say",
+            data='{"input": "hi"}',
+            content_type="application/json",
+            REMOTE_ADDR=STRANGER,
+        )
         assert response.status_code == 200
 
 
@@ -149,9 +173,14 @@ def test_an_end_users_4001_character_input_is_400_naming_input_and_stores_nothin
     assert user_inputs(conv["id"]) == []
     assert stranger.say(conv, "x" * 4000).status_code == 200
     # The tenant's own backend (project key) keeps the API's general limit.
-    own = cast.a.post(f"/v1/agents/{agent.id}/conversations", data="{}", content_type="application/json").json()
-    response = cast.a.post(f"/v1/conversations/{own['id']}/say", data=json.dumps({"input": "y" * 4001}),
-                           content_type="application/json")
+    own = cast.a.post(
+        f"/v1/agents/{agent.id}/conversations", data="{}", content_type="application/json"
+    ).json()
+    response = cast.a.post(
+        f"/v1/conversations/{own['id']}/say",
+        data=json.dumps({"input": "y" * 4001}),
+        content_type="application/json",
+    )
     assert response.status_code == 200
 
 
@@ -159,7 +188,9 @@ def test_the_input_limit_is_a_setting(settings, users):
     settings.THREADLESS_END_USER_MAX_INPUT_CHARS = 10
     stranger = users(STRANGER)
     conv = stranger.start()
-    assert "at most 10 characters" in error_of(stranger.say(conv, "x" * 11), 400, "invalid_request")["message"]
+    assert (
+        "at most 10 characters" in error_of(stranger.say(conv, "x" * 11), 400, "invalid_request")["message"]
+    )
 
 
 # --- concurrency cap and daily budget ----------------------------------------------------------
@@ -172,20 +203,32 @@ def test_the_cap_on_running_end_user_turns_per_agent_holds(make_agent, publishab
     convs = [s.start() for s in strangers]
     # Two turns are running (begun, lease live: in this process or any other).
     for conv in convs[:2]:
-        runner.turn_begin(conversation=Conversation.objects.get(pk=conv["id"]), text="slow question",
-                          admit=limits.admit_end_user_turn)
+        runner.turn_begin(
+            conversation=Conversation.objects.get(pk=conv["id"]),
+            text="slow question",
+            admit=limits.admit_end_user_turn,
+        )
     assert limits.running_end_user_turns(agent.id) == 2
     error = error_of(strangers[2].say(convs[2]), 429, "rate_limited")
     assert "already running 2 end-user turns" in error["message"]
     assert strangers[2].say(convs[2], "again", HTTP_ACCEPT="text/event-stream").status_code == 429
     assert user_inputs(convs[2]["id"]) == []  # refused before anything was stored
     with pytest.raises(Exception, match="already running 2"):
-        runner.turn_begin(conversation=Conversation.objects.get(pk=convs[2]["id"]), text="x",
-                          admit=limits.admit_end_user_turn)
+        runner.turn_begin(
+            conversation=Conversation.objects.get(pk=convs[2]["id"]),
+            text="x",
+            admit=limits.admit_end_user_turn,
+        )
     # The tenant's own (project-key) conversations are not counted and not capped.
-    own = cast.a.post(f"/v1/agents/{agent.id}/conversations", data="{}", content_type="application/json").json()
-    assert cast.a.post(f"/v1/conversations/{own['id']}/say", data='{"input": "hi"}',
-                       content_type="application/json").status_code == 200
+    own = cast.a.post(
+        f"/v1/agents/{agent.id}/conversations", data="{}", content_type="application/json"
+    ).json()
+    assert (
+        cast.a.post(
+            f"/v1/conversations/{own['id']}/say", data='{"input": "hi"}', content_type="application/json"
+        ).status_code
+        == 200
+    )
     # One running turn ends: there is room again.
     memory = Memory.objects.get(conversation__pk=convs[0]["id"])
     memory.turns.filter(state="IN_PROGRESS").update(state="READY", lease_expires_at=None)
@@ -196,7 +239,9 @@ def test_the_concurrency_cap_defaults_to_the_setting(settings, users, agent):
     settings.THREADLESS_END_USER_CONCURRENT_TURNS = 1
     first, second = users(STRANGER), users(REAL_USER)
     a, b = first.start(), second.start()
-    runner.turn_begin(conversation=Conversation.objects.get(pk=a["id"]), text="slow", admit=limits.admit_end_user_turn)
+    runner.turn_begin(
+        conversation=Conversation.objects.get(pk=a["id"]), text="slow", admit=limits.admit_end_user_turn
+    )
     assert "already running 1 end-user turns" in error_of(second.say(b), 429, "rate_limited")["message"]
 
 
@@ -216,15 +261,27 @@ def test_the_agents_daily_budget_gives_quota_exceeded_naming_it(make_agent, publ
     assert strangers[3].say(convs[3]).status_code == 429
     assert error_of(strangers[0].post(f"/conversations/{convs[0]['id']}/rerun", {}), 409, "conflict")
     # The project key is not on the end users' budget.
-    own = cast.a.post(f"/v1/agents/{agent.id}/conversations", data="{}", content_type="application/json").json()
-    assert cast.a.post(f"/v1/conversations/{own['id']}/say", data='{"input": "hi"}',
-                       content_type="application/json").status_code == 200
+    own = cast.a.post(
+        f"/v1/agents/{agent.id}/conversations", data="{}", content_type="application/json"
+    ).json()
+    assert (
+        cast.a.post(
+            f"/v1/conversations/{own['id']}/say", data='{"input": "hi"}', content_type="application/json"
+        ).status_code
+        == 200
+    )
 
 
 def test_the_daily_budget_defaults_to_the_setting_and_counts_reruns(settings, make_agent, publishable, cast):
     settings.THREADLESS_END_USER_TURNS_PER_DAY = 2
-    agent = make_agent({"memoryPolicy": {"strictWriteDiscipline": {"enabled": True}}, "workflow": [
-        {"id": "api", "type": "http_call", "request": {"url": "http://127.0.0.1:9/refused"}}]})
+    agent = make_agent(
+        {
+            "memoryPolicy": {"strictWriteDiscipline": {"enabled": True}},
+            "workflow": [
+                {"id": "api", "type": "http_call", "request": {"url": "http://127.0.0.1:9/refused"}}
+            ],
+        }
+    )
     stranger = EndUser(cast, publishable(agent), agent.id, STRANGER)
     conv = stranger.start()
     assert stranger.say(conv).json()["conversationState"] == "ERROR"
@@ -233,13 +290,21 @@ def test_the_daily_budget_defaults_to_the_setting_and_counts_reruns(settings, ma
     assert "daily budget of 2 end-user turns" in error["message"]
 
 
-@pytest.mark.parametrize(("limits_value", "path"), [
-    ({"turnsPerDay": -1}, "limits.turnsPerDay"), ({"concurrentTurns": "4"}, "limits.concurrentTurns"),
-    ({"perMinute": 5}, "limits.perMinute"), ([], "limits"),
-])
+@pytest.mark.parametrize(
+    ("limits_value", "path"),
+    [
+        ({"turnsPerDay": -1}, "limits.turnsPerDay"),
+        ({"concurrentTurns": "4"}, "limits.concurrentTurns"),
+        ({"perMinute": 5}, "limits.perMinute"),
+        ([], "limits"),
+    ],
+)
 def test_agent_limits_are_validated_naming_the_path(cast, limits_value, path):
-    response = cast.a.post("/v1/agents", data=json.dumps({"name": "x", "config": {**DEMO, "limits": limits_value}}),
-                           content_type="application/json")
+    response = cast.a.post(
+        "/v1/agents",
+        data=json.dumps({"name": "x", "config": {**DEMO, "limits": limits_value}}),
+        content_type="application/json",
+    )
     assert error_of(response, 400, "invalid_request")["message"].startswith(path + ":")
 
 
@@ -287,8 +352,11 @@ def test_an_end_user_cannot_write_memory_metadata(users, cast, agent):
     assert not Conversation.objects.filter(agent=agent).exists()
     assert stranger.post(f"/agents/{agent.id}/conversations", {"metadata": {}}).status_code == 201
     # The project key still sets it, and its filters see only what it set.
-    own = cast.a.post(f"/v1/agents/{agent.id}/conversations", data=json.dumps({"metadata": {"plan": "enterprise"}}),
-                      content_type="application/json")
+    own = cast.a.post(
+        f"/v1/agents/{agent.id}/conversations",
+        data=json.dumps({"metadata": {"plan": "enterprise"}}),
+        content_type="application/json",
+    )
     assert own.status_code == 201
     found = cast.a.get("/v1/memories?metadata.plan=enterprise").json()["data"]
     assert [m["id"] for m in found] == [own.json()["memoryId"]]

@@ -17,13 +17,21 @@ TASK = "ai.labs.httpcalls"
 
 
 def weather_task(url: str, **extra) -> dict:
-    return {"id": TASK, "type": "http_call", "storeAs": "weather",
-            "request": {"method": "GET", "url": url + "/forecast?q={{ input }}", "timeoutMs": 3000}, **extra}
+    return {
+        "id": TASK,
+        "type": "http_call",
+        "storeAs": "weather",
+        "request": {"method": "GET", "url": url + "/forecast?q={{ input }}", "timeoutMs": 3000},
+        **extra,
+    }
 
 
 def entries(conversation) -> list[tuple]:
-    return list(Entry.objects.filter(memory=conversation.memory).order_by("seq")
-                .values_list("kind", "role", "task_id", "committed"))
+    return list(
+        Entry.objects.filter(memory=conversation.memory)
+        .order_by("seq")
+        .values_list("kind", "role", "task_id", "committed")
+    )
 
 
 def say(agent, text="What's the weather in Oslo?"):
@@ -38,8 +46,10 @@ def failing_api(stub):
 
 
 def expected_text(stub) -> str:
-    return (f"Task '{TASK}' failed: API call to 127.0.0.1:{stub.port} failed: HTTP 503: "
-            "Service Unavailable: upstream down")
+    return (
+        f"Task '{TASK}' failed: API call to 127.0.0.1:{stub.port} failed: HTTP 503: "
+        "Service Unavailable: upstream down"
+    )
 
 
 def test_default_mode_reports_to_the_caller_only_and_keeps_the_raw_error_committed(make_agent, failing_api):
@@ -47,10 +57,14 @@ def test_default_mode_reports_to_the_caller_only_and_keeps_the_raw_error_committ
     conversation, snap = say(agent)
     assert snap["conversationState"] == "ERROR"
     assert snap["output"] == [] and snap["actions"] == []
-    assert snap["taskErrors"] == [{"type": "errorDigest", "taskId": TASK, "taskType": "http_call",
-                                   "text": expected_text(failing_api)}]
-    assert entries(conversation) == [("message", "user", "", True), ("data", "", TASK, True),
-                                     ("error", "", TASK, True)]
+    assert snap["taskErrors"] == [
+        {"type": "errorDigest", "taskId": TASK, "taskType": "http_call", "text": expected_text(failing_api)}
+    ]
+    assert entries(conversation) == [
+        ("message", "user", "", True),
+        ("data", "", TASK, True),
+        ("error", "", TASK, True),
+    ]
     assert not ErrorDigest.objects.exists()
 
 
@@ -60,9 +74,13 @@ def test_digest_mode_uncommits_the_raw_output_and_adds_a_digest_and_the_action(m
     assert snap["conversationState"] == "ERROR"
     assert snap["actions"] == [f"task_failed_{TASK}"]
     assert [e["text"] for e in snap["taskErrors"]] == [expected_text(failing_api)]
-    assert entries(conversation) == [("message", "user", "", True), ("data", "", TASK, False),
-                                     ("error", "", TASK, False), ("digest", "", TASK, True),
-                                     ("action", "", TASK, True)]
+    assert entries(conversation) == [
+        ("message", "user", "", True),
+        ("data", "", TASK, False),
+        ("error", "", TASK, False),
+        ("digest", "", TASK, True),
+        ("action", "", TASK, True),
+    ]
     digest = ErrorDigest.objects.get()
     assert digest.text == expected_text(failing_api)
     assert digest.task_type == "http_call" and digest.error_type == "provider" and digest.agent_id == agent.id
@@ -70,8 +88,11 @@ def test_digest_mode_uncommits_the_raw_output_and_adds_a_digest_and_the_action(m
     raw = Entry.objects.get(kind="error").content
     assert "/forecast?q=" in raw and "/forecast" not in digest.text
     # The next turn's model context sees the digest, not the raw error.
-    ctx = context_build(memory=conversation.memory, new_messages=[{"role": "user", "content": "and now?"}],
-                        budget_tokens=60000)
+    ctx = context_build(
+        memory=conversation.memory,
+        new_messages=[{"role": "user", "content": "and now?"}],
+        budget_tokens=60000,
+    )
     assert expected_text(failing_api) in ctx.context_text
     assert "/forecast" not in ctx.context_text
 
@@ -82,8 +103,12 @@ def test_exclude_all_hides_everything_and_reports_nothing(make_agent, failing_ap
     assert snap["conversationState"] == "ERROR"
     assert snap["actions"] == [f"task_failed_{TASK}"]
     assert snap["taskErrors"] == []
-    assert entries(conversation) == [("message", "user", "", True), ("data", "", TASK, False),
-                                     ("error", "", TASK, False), ("action", "", TASK, True)]
+    assert entries(conversation) == [
+        ("message", "user", "", True),
+        ("data", "", TASK, False),
+        ("error", "", TASK, False),
+        ("action", "", TASK, True),
+    ]
 
 
 def test_keep_all_keeps_the_raw_output_committed_and_still_emits_the_action(make_agent, failing_api):
@@ -91,23 +116,48 @@ def test_keep_all_keeps_the_raw_output_committed_and_still_emits_the_action(make
     conversation, snap = say(agent)
     assert snap["actions"] == [f"task_failed_{TASK}"]
     assert [e["text"] for e in snap["taskErrors"]] == [expected_text(failing_api)]
-    assert entries(conversation) == [("message", "user", "", True), ("data", "", TASK, True),
-                                     ("error", "", TASK, True), ("action", "", TASK, True)]
+    assert entries(conversation) == [
+        ("message", "user", "", True),
+        ("data", "", TASK, True),
+        ("error", "", TASK, True),
+        ("action", "", TASK, True),
+    ]
 
 
 def test_the_turn_stops_at_the_failing_task_without_continue_on_failure(make_agent, failing_api):
-    agent = make_agent({**policy("digest"), "workflow": [
-        weather_task(failing_api.url), {"id": "llm", "type": "llm", "provider": "demo"}]})
+    agent = make_agent(
+        {
+            **policy("digest"),
+            "workflow": [weather_task(failing_api.url), {"id": "llm", "type": "llm", "provider": "demo"}],
+        }
+    )
     conversation, snap = say(agent)
     assert snap["conversationState"] == "ERROR" and snap["output"] == []
-    runs = list(TaskRun.objects.filter(conversation=conversation).values_list("task_id", "status", "error_type"))
+    runs = list(
+        TaskRun.objects.filter(conversation=conversation).values_list("task_id", "status", "error_type")
+    )
     assert runs == [(TASK, "failed", "provider")]
 
 
 def test_output_set_keyed_on_task_failed_answers_in_the_same_turn(make_agent, failing_api):
-    agent = make_agent({**policy("digest", cont=True), "workflow": [weather_task(failing_api.url)],
-                        "outputSet": [{"action": f"task_failed_{TASK}", "outputs": [{"valueAlternatives": [
-                            {"type": "text", "text": "Sorry — I can't check the weather right now."}]}]}]})
+    agent = make_agent(
+        {
+            **policy("digest", cont=True),
+            "workflow": [weather_task(failing_api.url)],
+            "outputSet": [
+                {
+                    "action": f"task_failed_{TASK}",
+                    "outputs": [
+                        {
+                            "valueAlternatives": [
+                                {"type": "text", "text": "Sorry — I can't check the weather right now."}
+                            ]
+                        }
+                    ],
+                }
+            ],
+        }
+    )
     conversation, snap = say(agent)
     assert snap["conversationState"] == "READY"
     assert snap["output"] == [{"type": "text", "text": "Sorry — I can't check the weather right now."}]
@@ -117,10 +167,18 @@ def test_output_set_keyed_on_task_failed_answers_in_the_same_turn(make_agent, fa
 
 def test_an_llm_after_a_failed_http_call_sees_the_digest_in_the_same_turn(make_agent, stub):
     stub.set("/forecast", status=503, json_body={"message": "Service Unavailable: upstream down"})
-    stub.set("/v1/chat/completions", json_body={"choices": [{"message": {"content": "Weather is down, sorry."}}]})
-    agent = make_agent({**policy("digest", cont=True), "workflow": [
-        weather_task(stub.url),
-        {"id": "llm", "type": "llm", "provider": "openai", "model": "m", "baseUrl": stub.url + "/v1"}]})
+    stub.set(
+        "/v1/chat/completions", json_body={"choices": [{"message": {"content": "Weather is down, sorry."}}]}
+    )
+    agent = make_agent(
+        {
+            **policy("digest", cont=True),
+            "workflow": [
+                weather_task(stub.url),
+                {"id": "llm", "type": "llm", "provider": "openai", "model": "m", "baseUrl": stub.url + "/v1"},
+            ],
+        }
+    )
     stub.requests.clear()
     conversation, snap = say(agent)
     assert snap["conversationState"] == "READY"
@@ -133,11 +191,27 @@ def test_an_llm_after_a_failed_http_call_sees_the_digest_in_the_same_turn(make_a
 
 
 def test_continue_without_a_later_answer_ends_in_error_but_runs_the_rest(make_agent, failing_api):
-    agent = make_agent({**policy("exclude_all", cont=True), "workflow": [
-        weather_task(failing_api.url),
-        {"id": "rules", "type": "behavior_rules", "behaviorRules": [
-            {"name": "r", "actions": ["saw_failure"], "conditions": [
-                {"type": "actionmatcher", "configs": {"actions": f"task_failed_{TASK}"}}]}]}]})
+    agent = make_agent(
+        {
+            **policy("exclude_all", cont=True),
+            "workflow": [
+                weather_task(failing_api.url),
+                {
+                    "id": "rules",
+                    "type": "behavior_rules",
+                    "behaviorRules": [
+                        {
+                            "name": "r",
+                            "actions": ["saw_failure"],
+                            "conditions": [
+                                {"type": "actionmatcher", "configs": {"actions": f"task_failed_{TASK}"}}
+                            ],
+                        }
+                    ],
+                },
+            ],
+        }
+    )
     conversation, snap = say(agent)
     assert snap["conversationState"] == "ERROR"
     assert snap["actions"] == [f"task_failed_{TASK}", "saw_failure"]
@@ -146,16 +220,23 @@ def test_continue_without_a_later_answer_ends_in_error_but_runs_the_rest(make_ag
 
 def test_timeouts_and_refused_connections_read_as_spec_says(make_agent, stub):
     stub.set("/slow", json_body={"ok": True}, delay=1.0)
-    slow = {"id": "weather", "type": "http_call",
-            "request": {"method": "GET", "url": stub.url + "/slow", "timeoutMs": 200}}
+    slow = {
+        "id": "weather",
+        "type": "http_call",
+        "request": {"method": "GET", "url": stub.url + "/slow", "timeoutMs": 200},
+    }
     _, snap = say(make_agent({"workflow": [slow]}, name="slow"))
     assert snap["taskErrors"][0]["text"] == (
-        f"Task 'weather' failed: API call to 127.0.0.1:{stub.port} failed: timed out after 200 ms")
+        f"Task 'weather' failed: API call to 127.0.0.1:{stub.port} failed: timed out after 200 ms"
+    )
     url = refused_url()
     refused = {"id": "weather", "type": "http_call", "request": {"method": "GET", "url": url + "/x"}}
     conversation, snap = say(make_agent({"workflow": [refused]}, name="refused"))
     host = url.split("//", 1)[1]
-    assert snap["taskErrors"][0]["text"] == f"Task 'weather' failed: API call to {host} failed: connection refused"
+    assert (
+        snap["taskErrors"][0]["text"]
+        == f"Task 'weather' failed: API call to {host} failed: connection refused"
+    )
     assert TaskRun.objects.get(conversation=conversation).error_type == "transport"
 
 
@@ -163,7 +244,10 @@ def test_http_503_without_a_message_is_just_the_status(make_agent, stub):
     stub.set("/plain503", status=503, text="<html><body>down</body></html>", content_type="text/html")
     task = {"id": "weather", "type": "http_call", "request": {"url": stub.url + "/plain503"}}
     _, snap = say(make_agent({"workflow": [task]}))
-    assert snap["taskErrors"][0]["text"] == f"Task 'weather' failed: API call to 127.0.0.1:{stub.port} failed: HTTP 503"
+    assert (
+        snap["taskErrors"][0]["text"]
+        == f"Task 'weather' failed: API call to 127.0.0.1:{stub.port} failed: HTTP 503"
+    )
 
 
 def test_a_successful_call_stores_its_json_as_data_and_templates_the_input(make_agent, stub):
@@ -184,18 +268,37 @@ def test_the_input_of_a_failed_turn_stays_committed_and_the_next_say_works(make_
     snap = services.turn_say(conversation=conversation, text="again")
     assert snap["turn"] == 2 and snap["conversationState"] == "READY"
     users = Entry.objects.filter(memory=conversation.memory, kind="message", role="user").order_by("seq")
-    assert [(u.content, u.committed) for u in users] == [("What's the weather in Oslo?", True), ("again", True)]
+    assert [(u.content, u.committed) for u in users] == [
+        ("What's the weather in Oslo?", True),
+        ("again", True),
+    ]
 
 
 def test_templates_read_data_stored_by_earlier_tasks(make_agent, stub):
     stub.set("/geo", json_body={"city": {"name": "Oslo", "id": 7}})
     stub.set("/forecast", json_body={"temp": 3})
-    agent = make_agent({"workflow": [
-        {"id": "geo", "type": "http_call", "storeAs": "place", "request": {"url": stub.url + "/geo"}},
-        {"id": "weather", "type": "http_call", "request": {
-            "method": "POST", "url": stub.url + "/forecast?city={{ data.place.city.name }}",
-            "headers": {"X-City-Id": "{{ data.place.city.id }}"}, "body": {"q": "{{ input }}"}}}]})
+    agent = make_agent(
+        {
+            "workflow": [
+                {"id": "geo", "type": "http_call", "storeAs": "place", "request": {"url": stub.url + "/geo"}},
+                {
+                    "id": "weather",
+                    "type": "http_call",
+                    "request": {
+                        "method": "POST",
+                        "url": stub.url + "/forecast?city={{ data.place.city.name }}",
+                        "headers": {"X-City-Id": "{{ data.place.city.id }}"},
+                        "body": {"q": "{{ input }}"},
+                    },
+                },
+            ]
+        }
+    )
     stub.requests.clear()
     say(agent, text="rain?")
     call = stub.requests[-1]
-    assert call.path == "/forecast?city=Oslo" and call.headers["X-City-Id"] == "7" and call.json == {"q": "rain?"}
+    assert (
+        call.path == "/forecast?city=Oslo"
+        and call.headers["X-City-Id"] == "7"
+        and call.json == {"q": "rain?"}
+    )

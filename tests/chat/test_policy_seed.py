@@ -40,24 +40,38 @@ TASK = "ai.labs.httpcalls"
 
 
 def weather_task(url: str) -> dict:
-    return {"id": TASK, "type": "http_call", "storeAs": "weather",
-            "request": {"method": "GET", "url": url + "/forecast", "timeoutMs": 3000}}
+    return {
+        "id": TASK,
+        "type": "http_call",
+        "storeAs": "weather",
+        "request": {"method": "GET", "url": url + "/forecast", "timeoutMs": 3000},
+    }
 
 
 def fallback_output() -> dict:
-    return {"outputSet": [{"action": "fallback_response",
-                           "outputs": [{"valueAlternatives": [{"type": "text", "text": FALLBACK}]}]}]}
+    return {
+        "outputSet": [
+            {
+                "action": "fallback_response",
+                "outputs": [{"valueAlternatives": [{"type": "text", "text": FALLBACK}]}],
+            }
+        ]
+    }
 
 
 def committed(conversation, **filters) -> list[tuple]:
-    return list(Entry.objects.filter(memory=conversation.memory, committed=True, **filters).order_by("seq")
-                .values_list("kind", "task_id", "content"))
+    return list(
+        Entry.objects.filter(memory=conversation.memory, committed=True, **filters)
+        .order_by("seq")
+        .values_list("kind", "task_id", "content")
+    )
 
 
 def model_view(conversation, text: str = "and now?", budget: int = 60000):
     conversation.memory.refresh_from_db()
-    return context_build(memory=conversation.memory, new_messages=[{"role": "user", "content": text}],
-                         budget_tokens=budget)
+    return context_build(
+        memory=conversation.memory, new_messages=[{"role": "user", "content": text}], budget_tokens=budget
+    )
 
 
 # --- item 1: the seed's behavior rule, pasted as is -------------------------------------------
@@ -65,8 +79,14 @@ def model_view(conversation, text: str = "and now?", budget: int = 60000):
 
 def test_the_seeds_behavior_rule_pasted_unchanged_fires_in_the_turn_after_the_failure(make_agent, stub):
     stub.set("/forecast", status=503, json_body={"message": "upstream down"})
-    agent = make_agent({**policy("digest"), **json.loads(SEED_BEHAVIOR_RULES), **fallback_output(),
-                        "workflow": [weather_task(stub.url)]})
+    agent = make_agent(
+        {
+            **policy("digest"),
+            **json.loads(SEED_BEHAVIOR_RULES),
+            **fallback_output(),
+            "workflow": [weather_task(stub.url)],
+        }
+    )
     conversation, _ = services.conversation_create(agent=agent)
     first = services.turn_say(conversation=conversation, text="What's the weather?")
     assert first["conversationState"] == "ERROR"
@@ -83,8 +103,14 @@ def test_the_seeds_behavior_rule_pasted_unchanged_fires_in_the_turn_after_the_fa
 
 
 def test_with_continue_on_failure_the_seeds_rule_answers_even_when_the_call_fails_again(make_agent):
-    agent = make_agent({**policy("digest", cont=True), **json.loads(SEED_BEHAVIOR_RULES), **fallback_output(),
-                        "workflow": [weather_task(refused_url())]})
+    agent = make_agent(
+        {
+            **policy("digest", cont=True),
+            **json.loads(SEED_BEHAVIOR_RULES),
+            **fallback_output(),
+            "workflow": [weather_task(refused_url())],
+        }
+    )
     conversation, _ = services.conversation_create(agent=agent)
     assert services.turn_say(conversation=conversation, text="weather?")["output"] == []
     second = services.turn_say(conversation=conversation, text="weather?")
@@ -93,8 +119,9 @@ def test_with_continue_on_failure_the_seeds_rule_answers_even_when_the_call_fail
 
 
 def test_without_strict_write_the_seeds_rule_has_no_action_to_react_to(make_agent):
-    agent = make_agent({**json.loads(SEED_BEHAVIOR_RULES), **fallback_output(),
-                        "workflow": [weather_task(refused_url())]})
+    agent = make_agent(
+        {**json.loads(SEED_BEHAVIOR_RULES), **fallback_output(), "workflow": [weather_task(refused_url())]}
+    )
     conversation, _ = services.conversation_create(agent=agent)
     assert services.turn_say(conversation=conversation, text="weather?")["actions"] == []
     assert "fallback_response" not in services.turn_say(conversation=conversation, text="weather?")["actions"]
@@ -104,7 +131,9 @@ def test_without_strict_write_the_seeds_rule_has_no_action_to_react_to(make_agen
 
 
 @pytest.mark.parametrize("mode", ["off", "digest", "keep_all"])
-def test_a_rerun_that_works_leaves_no_trace_of_the_failed_attempt_in_what_the_model_sees(make_agent, stub, mode):
+def test_a_rerun_that_works_leaves_no_trace_of_the_failed_attempt_in_what_the_model_sees(
+    make_agent, stub, mode
+):
     stub.set("/forecast", status=503, json_body={"message": "upstream down"})
     agent = make_agent({**policy(mode), "workflow": [weather_task(stub.url)]})
     conversation, _ = services.conversation_create(agent=agent)
@@ -131,8 +160,12 @@ def test_a_rerun_that_fails_again_shows_only_its_own_digest(make_agent, stub):
 
 
 def test_a_turn_that_ends_in_error_takes_the_earlier_tasks_reply_out_of_the_models_view(make_agent):
-    agent = make_agent({**policy("digest"), "workflow": [
-        {"id": "llm", "type": "llm", "provider": "demo"}, weather_task(refused_url())]})
+    agent = make_agent(
+        {
+            **policy("digest"),
+            "workflow": [{"id": "llm", "type": "llm", "provider": "demo"}, weather_task(refused_url())],
+        }
+    )
     conversation, _ = services.conversation_create(agent=agent)
     events: list[dict] = []
     handle = runner.turn_begin(conversation=conversation, text="My dog is called Biscuit.")
@@ -148,8 +181,12 @@ def test_a_turn_that_ends_in_error_takes_the_earlier_tasks_reply_out_of_the_mode
 
 
 def test_with_continue_on_failure_the_reply_the_caller_got_stays(make_agent):
-    agent = make_agent({**policy("digest", cont=True), "workflow": [
-        {"id": "llm", "type": "llm", "provider": "demo"}, weather_task(refused_url())]})
+    agent = make_agent(
+        {
+            **policy("digest", cont=True),
+            "workflow": [{"id": "llm", "type": "llm", "provider": "demo"}, weather_task(refused_url())],
+        }
+    )
     conversation, _ = services.conversation_create(agent=agent)
     snap = services.turn_say(conversation=conversation, text="hello")
     assert snap["output"]
@@ -162,29 +199,37 @@ def test_with_continue_on_failure_the_reply_the_caller_got_stays(make_agent):
 def _flaky_memory(cast, mode: str, turns: int, error: str):
     memory, _ = memory_services.memory_create(project=cast.project_a, policy=policy(mode).get("memoryPolicy"))
     for n in range(1, turns + 1):
-        memory_services.memory_decorate(memory=memory, messages=[{"role": "user", "content": f"question {n}"}])
-        memory_services.report_accept(memory=memory, messages=[{"role": "assistant", "content": f"answer {n}"}],
-                                      failures=[{"task_id": "weather", "error": f"{error} (turn {n})",
-                                                 "output": None, "has_output": False}])
+        memory_services.memory_decorate(
+            memory=memory, messages=[{"role": "user", "content": f"question {n}"}]
+        )
+        memory_services.report_accept(
+            memory=memory,
+            messages=[{"role": "assistant", "content": f"answer {n}"}],
+            failures=[
+                {"task_id": "weather", "error": f"{error} (turn {n})", "output": None, "has_output": False}
+            ],
+        )
     memory.refresh_from_db()
     return memory
 
 
 def test_in_a_long_flaky_conversation_the_newest_digest_reaches_the_model(cast):
     memory = _flaky_memory(cast, "digest", 60, "lookup failed")
-    ctx = context_build(memory=memory, new_messages=[{"role": "user", "content": "again?"}], budget_tokens=60000)
+    ctx = context_build(
+        memory=memory, new_messages=[{"role": "user", "content": "again?"}], budget_tokens=60000
+    )
     assert "lookup failed (turn 60)" in ctx.context_text
     assert ctx.digests[-1]["turn"] == 60
     assert "(turn 1)" not in ctx.context_text  # the oldest go first, not the newest
 
 
 def test_raw_error_rows_are_capped_each_and_the_block_counts_in_the_budget(cast):
-    trace = "Traceback (most recent call last):\n" + "  File \"x.py\", line 1, in f\n" * 400 + "boom"
+    trace = "Traceback (most recent call last):\n" + '  File "x.py", line 1, in f\n' * 400 + "boom"
     memory = _flaky_memory(cast, "off", 12, trace)
     budget = 600
     new = [{"role": "user", "content": "again?"}]
     ctx = context_build(memory=memory, new_messages=new, budget_tokens=budget)
-    block = ctx.context_text[ctx.context_text.index(FAILURES_HEADER):]
+    block = ctx.context_text[ctx.context_text.index(FAILURES_HEADER) :]
     lines = block.split("\n")[1:]
     assert lines and all(len(line) <= FAILURE_ROW_CHARS + 40 for line in lines)
     assert "(turn 12)" in block
@@ -194,10 +239,13 @@ def test_raw_error_rows_are_capped_each_and_the_block_counts_in_the_budget(cast)
     plain, _ = memory_services.memory_create(project=cast.project_a)
     for n in range(1, 13):
         memory_services.memory_decorate(memory=plain, messages=[{"role": "user", "content": f"question {n}"}])
-        memory_services.report_accept(memory=plain, messages=[{"role": "assistant", "content": f"answer {n}"}],
-                                      failures=[])
+        memory_services.report_accept(
+            memory=plain, messages=[{"role": "assistant", "content": f"answer {n}"}], failures=[]
+        )
     plain.refresh_from_db()
-    assert context_build(memory=plain, new_messages=new, budget_tokens=budget).history_count > ctx.history_count
+    assert (
+        context_build(memory=plain, new_messages=new, budget_tokens=budget).history_count > ctx.history_count
+    )
 
 
 # --- item 4: the most specific reason in the cause chain ---------------------------------------
@@ -206,39 +254,59 @@ def test_raw_error_rows_are_capped_each_and_the_block_counts_in_the_budget(cast)
 def test_a_reported_java_trace_digests_to_its_last_caused_by(cast):
     memory, _ = memory_services.memory_create(project=cast.project_a, policy=policy("digest")["memoryPolicy"])
     memory_services.memory_decorate(memory=memory, messages=[{"role": "user", "content": "weather?"}])
-    trace = ("java.net.ConnectException: Connection refused\n"
-             "\tat ai.labs.eddi.HttpCalls.execute(HttpCalls.java:142)\n"
-             "Caused by: java.io.IOException: stream reset\n"
-             "\tat java.base/sun.nio.ch.Net.connect(Net.java:579)\n"
-             "Caused by: java.net.UnknownHostException: weather.internal\n"
-             "\t... 12 more\n")
-    answer = memory_services.report_accept(memory=memory, messages=[], failures=[
-        {"task_id": "ai.labs.httpcalls", "error": trace, "output": None, "has_output": False}])
+    trace = (
+        "java.net.ConnectException: Connection refused\n"
+        "\tat ai.labs.eddi.HttpCalls.execute(HttpCalls.java:142)\n"
+        "Caused by: java.io.IOException: stream reset\n"
+        "\tat java.base/sun.nio.ch.Net.connect(Net.java:579)\n"
+        "Caused by: java.net.UnknownHostException: weather.internal\n"
+        "\t... 12 more\n"
+    )
+    answer = memory_services.report_accept(
+        memory=memory,
+        messages=[],
+        failures=[{"task_id": "ai.labs.httpcalls", "error": trace, "output": None, "has_output": False}],
+    )
     assert answer["task_errors"][0]["text"] == "Task 'ai.labs.httpcalls' failed: weather.internal"
 
 
 def test_a_reported_python_chained_traceback_digests_to_its_root_cause(cast):
     memory, _ = memory_services.memory_create(project=cast.project_a, policy=policy("digest")["memoryPolicy"])
     memory_services.memory_decorate(memory=memory, messages=[{"role": "user", "content": "weather?"}])
-    trace = ("Traceback (most recent call last):\n  File \"w.py\", line 3, in get\n    sock.connect(addr)\n"
-             "ConnectionResetError: peer went away\n\n"
-             "The above exception was the direct cause of the following exception:\n\n"
-             "Traceback (most recent call last):\n  File \"w.py\", line 9, in main\n"
-             "RuntimeError: weather lookup failed\n")
-    answer = memory_services.report_accept(memory=memory, messages=[], failures=[
-        {"task_id": "weather", "error": trace, "output": None, "has_output": False}])
+    trace = (
+        'Traceback (most recent call last):\n  File "w.py", line 3, in get\n    sock.connect(addr)\n'
+        "ConnectionResetError: peer went away\n\n"
+        "The above exception was the direct cause of the following exception:\n\n"
+        'Traceback (most recent call last):\n  File "w.py", line 9, in main\n'
+        "RuntimeError: weather lookup failed\n"
+    )
+    answer = memory_services.report_accept(
+        memory=memory,
+        messages=[],
+        failures=[{"task_id": "weather", "error": trace, "output": None, "has_output": False}],
+    )
     assert answer["task_errors"][0]["text"] == "Task 'weather' failed: ConnectionResetError: peer went away"
 
 
 def test_a_tls_failure_names_what_went_wrong_instead_of_the_exception_class(make_agent, stub):
     # https:// to a plain-HTTP server: a real TLS handshake failure on loopback.
-    agent = make_agent({**policy("digest"), "workflow": [
-        {"id": TASK, "type": "http_call", "request": {"url": stub.url.replace("http://", "https://") + "/x"}}]})
+    agent = make_agent(
+        {
+            **policy("digest"),
+            "workflow": [
+                {
+                    "id": TASK,
+                    "type": "http_call",
+                    "request": {"url": stub.url.replace("http://", "https://") + "/x"},
+                }
+            ],
+        }
+    )
     conversation, _ = services.conversation_create(agent=agent)
     text = services.turn_say(conversation=conversation, text="hi")["taskErrors"][0]["text"]
     prefix = f"Task '{TASK}' failed: API call to 127.0.0.1:{stub.port} failed: "
     assert text.startswith(prefix)
-    reason = text[len(prefix):]
+    reason = text[len(prefix) :]
     assert "ConnectError" not in reason and "connection failed" not in reason and "_ssl.c" not in reason
     assert reason.startswith("TLS: ") and len(reason) > len("TLS: ")
 
@@ -263,8 +331,12 @@ def test_a_dns_failure_chain_reads_as_the_resolvers_message():
 def test_an_exception_inside_a_task_names_its_innermost_message(make_agent):
     agent = make_agent({**policy("digest"), "workflow": [{"id": "llm", "type": "llm", "provider": "demo"}]})
     # A stored config that drifted past validation: conditions is an object, not a list.
-    Agent.objects.filter(pk=agent.pk).update(config={**agent.config, "behaviorRules": [
-        {"name": "broken", "actions": ["x"], "conditions": {"type": "inputmatcher"}}]})
+    Agent.objects.filter(pk=agent.pk).update(
+        config={
+            **agent.config,
+            "behaviorRules": [{"name": "broken", "actions": ["x"], "conditions": {"type": "inputmatcher"}}],
+        }
+    )
     agent.refresh_from_db()
     conversation, _ = services.conversation_create(agent=agent)
     snap = services.turn_say(conversation=conversation, text="hi")
@@ -277,10 +349,25 @@ def test_an_exception_inside_a_task_names_its_innermost_message(make_agent):
 
 
 def test_a_stream_failing_midway_sends_rollback_after_its_tokens(make_agent, stub):
-    stub.openai_stream("/v1/chat/completions", ["Partial ", "answer"],
-                       tail=[f"data: {json.dumps({'error': {'message': 'upstream overloaded'}})}\n\n"])
-    agent = make_agent({**policy("digest"), "workflow": [
-        {"id": "eddi://ai.labs.llm", "type": "llm", "provider": "openai", "model": "x", "baseUrl": stub.url + "/v1"}]})
+    stub.openai_stream(
+        "/v1/chat/completions",
+        ["Partial ", "answer"],
+        tail=[f"data: {json.dumps({'error': {'message': 'upstream overloaded'}})}\n\n"],
+    )
+    agent = make_agent(
+        {
+            **policy("digest"),
+            "workflow": [
+                {
+                    "id": "eddi://ai.labs.llm",
+                    "type": "llm",
+                    "provider": "openai",
+                    "model": "x",
+                    "baseUrl": stub.url + "/v1",
+                }
+            ],
+        }
+    )
     conversation, _ = services.conversation_create(agent=agent)
     events: list[dict] = []
     handle = runner.turn_begin(conversation=conversation, text="hello")

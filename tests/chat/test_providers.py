@@ -21,8 +21,15 @@ PATHS = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages"}
 
 def llm_task(stub_url: str, provider: str = "openai", **extra) -> dict:
     base = stub_url + ("/v1" if provider == "openai" else "")
-    return {"id": LLM, "type": "llm", "provider": provider, "model": "x", "baseUrl": base,
-            "instructions": "Be brief.", **extra}
+    return {
+        "id": LLM,
+        "type": "llm",
+        "provider": provider,
+        "model": "x",
+        "baseUrl": base,
+        "instructions": "Be brief.",
+        **extra,
+    }
 
 
 def run_streamed(conversation, text: str = "hello"):
@@ -40,42 +47,64 @@ def error_body(provider: str, message: str, kind: str = "invalid_request_error")
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_a_missing_model_reads_exactly_as_the_seed_says(make_agent, stub, provider):
-    stub.set(PATHS[provider], status=404, json_body=error_body(provider, "model 'x' not found", "not_found_error"))
+    stub.set(
+        PATHS[provider], status=404, json_body=error_body(provider, "model 'x' not found", "not_found_error")
+    )
     agent = make_agent({**policy("digest"), "workflow": [llm_task(stub.url, provider)]})
     conversation, _ = services.conversation_create(agent=agent)
     snap = services.turn_say(conversation=conversation, text="hi")
     assert snap["conversationState"] == "ERROR"
-    assert snap["taskErrors"] == [{"type": "errorDigest", "taskId": "ai.labs.llm", "taskType": "llm",
-                                   "text": "Task 'eddi://ai.labs.llm' failed: Chat model execution failed: "
-                                           "model 'x' not found"}]
+    assert snap["taskErrors"] == [
+        {
+            "type": "errorDigest",
+            "taskId": "ai.labs.llm",
+            "taskType": "llm",
+            "text": "Task 'eddi://ai.labs.llm' failed: Chat model execution failed: model 'x' not found",
+        }
+    ]
     assert snap["actions"] == ["task_failed_ai.labs.llm"]
     assert TaskRun.objects.get(conversation=conversation).error_type == "provider"
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_a_rejected_parameter_on_a_streamed_say_reads_exactly_as_the_seed_says(make_agent, stub, provider):
-    stub.set(PATHS[provider], status=400, json_body=error_body(provider, "`temperature` is deprecated for this model."))
+    stub.set(
+        PATHS[provider],
+        status=400,
+        json_body=error_body(provider, "`temperature` is deprecated for this model."),
+    )
     agent = make_agent({"workflow": [llm_task(stub.url, provider, params={"temperature": 0.2})]})
     conversation, _ = services.conversation_create(agent=agent)
     snap, events = run_streamed(conversation)
-    text = "Task 'eddi://ai.labs.llm' failed: Streaming chat failed: `temperature` is deprecated for this model."
+    text = (
+        "Task 'eddi://ai.labs.llm' failed: Streaming chat failed: `temperature` is deprecated for this model."
+    )
     assert [e["text"] for e in snap["taskErrors"]] == [text]
     failed = next(e for e in events if e["event"] == "task_failed")
-    assert failed["data"] == {"taskId": "ai.labs.llm", "taskType": "llm", "durationMs": failed["data"]["durationMs"],
-                              "errorType": "provider", "error": text}
+    assert failed["data"] == {
+        "taskId": "ai.labs.llm",
+        "taskType": "llm",
+        "durationMs": failed["data"]["durationMs"],
+        "errorType": "provider",
+        "error": text,
+    }
     assert stub.requests[-1].json["stream"] is True and stub.requests[-1].json["temperature"] == 0.2
 
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_an_html_traceback_with_a_secret_never_reaches_the_digest_or_the_raw_error(make_agent, stub, stream):
     secret = "sk-live0123456789abcdefXYZ"
-    html = ("<html><body><h1>Internal Server Error</h1><pre>Traceback (most recent call last):\n"
-            '  File "/srv/app/handler.py", line 42, in complete\n    client.call(api_key)\n'
-            f"openai.error.AuthenticationError: bad key {secret} at https://internal.example/v1</pre></body></html>")
+    html = (
+        "<html><body><h1>Internal Server Error</h1><pre>Traceback (most recent call last):\n"
+        '  File "/srv/app/handler.py", line 42, in complete\n    client.call(api_key)\n'
+        f"openai.error.AuthenticationError: bad key {secret} at https://internal.example/v1</pre></body></html>"
+    )
     stub.set(PATHS["openai"], status=500, text=html, content_type="text/html")
     agent = make_agent({**policy("keep_all"), "workflow": [llm_task(stub.url)]})
     conversation, _ = services.conversation_create(agent=agent)
-    snap = run_streamed(conversation)[0] if stream else services.turn_say(conversation=conversation, text="hi")
+    snap = (
+        run_streamed(conversation)[0] if stream else services.turn_say(conversation=conversation, text="hi")
+    )
     op = "Streaming chat failed" if stream else "Chat model execution failed"
     assert snap["taskErrors"][0]["text"] == f"Task 'eddi://ai.labs.llm' failed: {op}: HTTP 500"
     run = TaskRun.objects.get(conversation=conversation)
@@ -91,12 +120,18 @@ def test_timeouts_and_refused_connections(make_agent, stub, provider):
     agent = make_agent({"workflow": [llm_task(stub.url, provider, timeoutMs=200)]}, name="slow")
     conversation, _ = services.conversation_create(agent=agent)
     snap = services.turn_say(conversation=conversation, text="hi")
-    assert snap["taskErrors"][0]["text"] == "Task 'eddi://ai.labs.llm' failed: Chat model execution failed: timed out after 200 ms"
+    assert (
+        snap["taskErrors"][0]["text"]
+        == "Task 'eddi://ai.labs.llm' failed: Chat model execution failed: timed out after 200 ms"
+    )
     assert TaskRun.objects.get(conversation=conversation).error_type == "timeout"
     agent = make_agent({"workflow": [llm_task(refused_url(), provider)]}, name="refused")
     conversation, _ = services.conversation_create(agent=agent)
     snap, _events = run_streamed(conversation)
-    assert snap["taskErrors"][0]["text"] == "Task 'eddi://ai.labs.llm' failed: Streaming chat failed: connection refused"
+    assert (
+        snap["taskErrors"][0]["text"]
+        == "Task 'eddi://ai.labs.llm' failed: Streaming chat failed: connection refused"
+    )
     assert TaskRun.objects.get(conversation=conversation).error_type == "transport"
 
 
@@ -116,11 +151,22 @@ def test_a_streamed_turn_sends_events_in_order_and_stores_the_reply(make_agent, 
     agent = make_agent({"workflow": [llm_task(stub.url, provider)]})
     conversation, _ = services.conversation_create(agent=agent)
     snap, events = run_streamed(conversation)
-    assert [e["event"] for e in events] == ["turn_start", "task_start", "token", "token", "token", "token",
-                                            "task_end", "output", "done"]
+    assert [e["event"] for e in events] == [
+        "turn_start",
+        "task_start",
+        "token",
+        "token",
+        "token",
+        "token",
+        "task_end",
+        "output",
+        "done",
+    ]
     assert [e["id"] for e in events] == list(range(1, 10))
     assert "".join(e["data"]["text"] for e in events if e["event"] == "token") == "Hello there!"
-    assert snap["output"] == [{"type": "text", "text": "Hello there!"}] and snap["conversationState"] == "READY"
+    assert (
+        snap["output"] == [{"type": "text", "text": "Hello there!"}] and snap["conversationState"] == "READY"
+    )
     assert events[-1]["data"]["snapshot"] == snap
     reply = Entry.objects.get(memory=conversation.memory, kind="message", role="assistant")
     assert reply.content == "Hello there!" and reply.committed
@@ -129,22 +175,33 @@ def test_a_streamed_turn_sends_events_in_order_and_stores_the_reply(make_agent, 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_non_streamed_replies(make_agent, stub, provider):
     if provider == "openai":
-        stub.set(PATHS[provider], json_body={"choices": [{"message": {"role": "assistant", "content": "Hi!"}}]})
+        stub.set(
+            PATHS[provider], json_body={"choices": [{"message": {"role": "assistant", "content": "Hi!"}}]}
+        )
     else:
         stub.set(PATHS[provider], json_body={"type": "message", "content": [{"type": "text", "text": "Hi!"}]})
     agent = make_agent({"workflow": [llm_task(stub.url, provider)]})
     conversation, _ = services.conversation_create(agent=agent)
-    assert services.turn_say(conversation=conversation, text="hi")["output"] == [{"type": "text", "text": "Hi!"}]
+    assert services.turn_say(conversation=conversation, text="hi")["output"] == [
+        {"type": "text", "text": "Hi!"}
+    ]
     sent = stub.requests[-1]
     if provider == "anthropic":
-        assert sent.json["system"].startswith("Be brief.") and sent.json["messages"] == [{"role": "user", "content": "hi"}]
+        assert sent.json["system"].startswith("Be brief.") and sent.json["messages"] == [
+            {"role": "user", "content": "hi"}
+        ]
         assert sent.headers.get("anthropic-version")
 
 
-@pytest.mark.parametrize("mode,committed", [("off", True), ("keep_all", True), ("digest", False), ("exclude_all", False)])
+@pytest.mark.parametrize(
+    "mode,committed", [("off", True), ("keep_all", True), ("digest", False), ("exclude_all", False)]
+)
 def test_a_stream_failing_midway_keeps_or_rolls_back_its_partial_output(make_agent, stub, mode, committed):
-    stub.openai_stream(PATHS["openai"], ["Partial ", "answer"],
-                       tail=[f"data: {json.dumps({'error': {'message': 'upstream overloaded'}})}\n\n"])
+    stub.openai_stream(
+        PATHS["openai"],
+        ["Partial ", "answer"],
+        tail=[f"data: {json.dumps({'error': {'message': 'upstream overloaded'}})}\n\n"],
+    )
     agent = make_agent({**policy(mode), "workflow": [llm_task(stub.url)]})
     conversation, _ = services.conversation_create(agent=agent)
     snap, events = run_streamed(conversation)
@@ -156,7 +213,9 @@ def test_a_stream_failing_midway_keeps_or_rolls_back_its_partial_output(make_age
     assert failed["data"]["error"] == (None if mode == "exclude_all" else expected)
 
 
-def test_api_keys_come_from_the_secret_store_or_an_allowed_env_var(make_agent, stub, cast, monkeypatch, settings):
+def test_api_keys_come_from_the_secret_store_or_an_allowed_env_var(
+    make_agent, stub, cast, monkeypatch, settings
+):
     stub.set(PATHS["openai"], json_body={"choices": [{"message": {"content": "ok"}}]})
     project_services.secret_set(project=cast.project_a, name="openai", value="sk-fromthestore-123456")
     agent = make_agent({"workflow": [llm_task(stub.url, apiKeySecret="openai")]})
@@ -178,16 +237,23 @@ def test_the_egress_policy_refuses_loopback_unless_allowed(make_agent, stub, set
     stub.requests.clear()
     snap = services.turn_say(conversation=conversation, text="hi")
     assert snap["taskErrors"][0]["text"].startswith(
-        "Task 'eddi://ai.labs.llm' failed: Chat model execution failed: egress to 127.0.0.1 is not allowed")
+        "Task 'eddi://ai.labs.llm' failed: Chat model execution failed: egress to 127.0.0.1 is not allowed"
+    )
     assert stub.requests == []
 
 
 def test_the_demo_model_answers_from_facts_and_never_quotes_failures(make_agent, cast):
     from memories.services import fact_create
 
-    agent = make_agent({**policy("digest", cont=True), "workflow": [
-        {"id": "weather", "type": "http_call", "request": {"url": refused_url() + "/x"}},
-        {"id": "llm", "type": "llm", "provider": "demo"}]})
+    agent = make_agent(
+        {
+            **policy("digest", cont=True),
+            "workflow": [
+                {"id": "weather", "type": "http_call", "request": {"url": refused_url() + "/x"}},
+                {"id": "llm", "type": "llm", "provider": "demo"},
+            ],
+        }
+    )
     conversation, _ = services.conversation_create(agent=agent)
     fact_create(memory=conversation.memory, text="The user's dog is called Biscuit.")
     snap = services.turn_say(conversation=conversation, text="What is my dog called?")

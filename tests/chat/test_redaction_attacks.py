@@ -40,8 +40,12 @@ def test_an_8_kb_unknown_field_with_a_publishable_key_is_a_short_400(cast, make_
     assert error["code"] == "invalid_request" and error["message"].endswith(": unknown field.")
     assert len(error["message"]) <= ECHO_LIMIT + 20
     conv = post(client, f"/agents/{agent.id}/conversations", {}).json()
-    response = post(client, f"/conversations/{conv['id']}/say", {"input": "hi", name: 1},
-                    HTTP_X_CLIENT_TOKEN=conv["clientToken"])
+    response = post(
+        client,
+        f"/conversations/{conv['id']}/say",
+        {"input": "hi", name: 1},
+        HTTP_X_CLIENT_TOKEN=conv["clientToken"],
+    )
     assert response.status_code == 400 and len(response.json()["error"]["message"]) <= ECHO_LIMIT + 20
 
 
@@ -57,16 +61,32 @@ def _texts_of_the_failed_turn(conversation_id: str) -> tuple[list[str], list[str
     runs = list(TaskRun.objects.filter(conversation_id=conversation_id))
     assert runs, "the task ran"
     digests = [r.error_text for r in runs]
-    raws = [r.raw_error for r in runs] + list(Entry.objects.filter(kind="error").values_list("content", flat=True))
+    raws = [r.raw_error for r in runs] + list(
+        Entry.objects.filter(kind="error").values_list("content", flat=True)
+    )
     return digests, raws
 
 
 @pytest.mark.parametrize("unit", ["a-", "a.", "eyJ-", " ", "http://", '{"a":'])
 def test_a_6_kb_upstream_error_body_during_say_gives_short_keyless_texts(cast, make_agent, stub, unit):
-    body = {"error": {"message": adversarial(unit, 3 * 1024) + f" {PROJECT_KEY} " + adversarial(unit, 3 * 1024)}}
+    body = {
+        "error": {"message": adversarial(unit, 3 * 1024) + f" {PROJECT_KEY} " + adversarial(unit, 3 * 1024)}
+    }
     stub.set("/v1/chat/completions", status=500, json_body=body)
-    agent = make_agent({**policy("digest"), "workflow": [
-        {"id": "eddi://ai.labs.llm", "type": "llm", "provider": "openai", "model": "x", "baseUrl": stub.url + "/v1"}]})
+    agent = make_agent(
+        {
+            **policy("digest"),
+            "workflow": [
+                {
+                    "id": "eddi://ai.labs.llm",
+                    "type": "llm",
+                    "provider": "openai",
+                    "model": "x",
+                    "baseUrl": stub.url + "/v1",
+                }
+            ],
+        }
+    )
     conv = post(cast.a, f"/agents/{agent.id}/conversations", {}).json()
     response = post(cast.a, f"/conversations/{conv['id']}/say", {"input": "hi"})
     assert response.status_code == 200, response.content[:300]
@@ -85,8 +105,12 @@ def test_an_http_call_raw_error_keeps_host_and_path_but_not_the_query(cast, make
     # URL user info is refused when the agent is saved (tests/chat/test_key_reach.py).
     stub.set("/geo", status=503, text="upstream says no " + adversarial("a-", 6 * 1024))
     url = stub.url + "/geo?sig=s1gnatur3&token=t0k3n&city=paris"
-    agent = make_agent({**policy("digest"), "workflow": [
-        {"id": "weather", "type": "http_call", "request": {"method": "GET", "url": url}}]})
+    agent = make_agent(
+        {
+            **policy("digest"),
+            "workflow": [{"id": "weather", "type": "http_call", "request": {"method": "GET", "url": url}}],
+        }
+    )
     conv = post(cast.a, f"/agents/{agent.id}/conversations", {}).json()
     snap = post(cast.a, f"/conversations/{conv['id']}/say", {"input": "weather?"}).json()
     assert snap["conversationState"] == "ERROR"

@@ -31,26 +31,63 @@ def test_input_expressions_are_words_or_phrases_with_wildcards():
 
 
 RULES = [
-    {"name": "greet", "actions": ["greet"], "conditions": [
-        {"type": "inputmatcher", "configs": {"expressions": "hello, hi"}}]},
-    {"name": "second greeting", "actions": ["greet_again"], "conditions": [
-        {"type": "actionmatcher", "configs": {"actions": "greet"}},
-        {"type": "actionmatcher", "configs": {"actions": "greet", "occurrence": "lastStep"}}]},
-    {"name": "first time", "actions": ["welcome"], "conditions": [
-        {"type": "actionmatcher", "configs": {"actions": ["welcome"], "occurrence": "never"}}]},
-    {"name": "not a greeting", "actions": ["other"], "conditions": [
-        {"type": "negation", "conditions": [{"type": "inputmatcher", "configs": {"expressions": "hello, hi"}}]}]},
-    {"name": "either", "actions": ["either"], "conditions": [
-        {"type": "connector", "configs": {"operator": "OR"}, "conditions": [
-            {"type": "inputmatcher", "configs": {"expressions": "bye"}},
-            {"type": "actionmatcher", "configs": {"actions": "greet", "occurrence": "anyStep"}}]}]},
+    {
+        "name": "greet",
+        "actions": ["greet"],
+        "conditions": [{"type": "inputmatcher", "configs": {"expressions": "hello, hi"}}],
+    },
+    {
+        "name": "second greeting",
+        "actions": ["greet_again"],
+        "conditions": [
+            {"type": "actionmatcher", "configs": {"actions": "greet"}},
+            {"type": "actionmatcher", "configs": {"actions": "greet", "occurrence": "lastStep"}},
+        ],
+    },
+    {
+        "name": "first time",
+        "actions": ["welcome"],
+        "conditions": [{"type": "actionmatcher", "configs": {"actions": ["welcome"], "occurrence": "never"}}],
+    },
+    {
+        "name": "not a greeting",
+        "actions": ["other"],
+        "conditions": [
+            {
+                "type": "negation",
+                "conditions": [{"type": "inputmatcher", "configs": {"expressions": "hello, hi"}}],
+            }
+        ],
+    },
+    {
+        "name": "either",
+        "actions": ["either"],
+        "conditions": [
+            {
+                "type": "connector",
+                "configs": {"operator": "OR"},
+                "conditions": [
+                    {"type": "inputmatcher", "configs": {"expressions": "bye"}},
+                    {"type": "actionmatcher", "configs": {"actions": "greet", "occurrence": "anyStep"}},
+                ],
+            }
+        ],
+    },
 ]
 
 
 def test_rules_emit_actions_in_order_and_outputs_follow_them(make_agent):
-    agent = make_agent({"behaviorRules": RULES, "outputSet": [
-        {"action": "greet", **text_out("Hello!")}, {"action": "greet_again", **text_out("Hello again!")},
-        {"action": "welcome", **text_out("Welcome.")}, {"action": "other", **text_out("Hm?")}]})
+    agent = make_agent(
+        {
+            "behaviorRules": RULES,
+            "outputSet": [
+                {"action": "greet", **text_out("Hello!")},
+                {"action": "greet_again", **text_out("Hello again!")},
+                {"action": "welcome", **text_out("Welcome.")},
+                {"action": "other", **text_out("Hm?")},
+            ],
+        }
+    )
     conversation, _ = services.conversation_create(agent=agent)
     first = services.turn_say(conversation=conversation, text="hi")
     assert first["actions"] == ["greet", "welcome", "either"]
@@ -64,11 +101,27 @@ def test_rules_emit_actions_in_order_and_outputs_follow_them(make_agent):
 
 def test_a_task_with_actions_runs_only_when_one_was_emitted(make_agent, stub):
     stub.set("/forecast", json_body={"temp": 7})
-    agent = make_agent({"behaviorRules": [{"name": "w", "actions": ["get_weather"], "conditions": [
-        {"type": "inputmatcher", "configs": {"expressions": "weather"}}]}], "workflow": [
-        {"id": "weather", "type": "http_call", "actions": ["get_weather"], "storeAs": "weather",
-         "request": {"url": stub.url + "/forecast"}}],
-        "outputSet": [{"action": "get_weather", **text_out("Checked.")}]})
+    agent = make_agent(
+        {
+            "behaviorRules": [
+                {
+                    "name": "w",
+                    "actions": ["get_weather"],
+                    "conditions": [{"type": "inputmatcher", "configs": {"expressions": "weather"}}],
+                }
+            ],
+            "workflow": [
+                {
+                    "id": "weather",
+                    "type": "http_call",
+                    "actions": ["get_weather"],
+                    "storeAs": "weather",
+                    "request": {"url": stub.url + "/forecast"},
+                }
+            ],
+            "outputSet": [{"action": "get_weather", **text_out("Checked.")}],
+        }
+    )
     conversation, _ = services.conversation_create(agent=agent)
     stub.requests.clear()
     services.turn_say(conversation=conversation, text="hello")
@@ -80,16 +133,29 @@ def test_a_task_with_actions_runs_only_when_one_was_emitted(make_agent, stub):
 def test_the_seeds_rule_routes_a_failure_to_a_fallback_on_the_next_turn(make_agent):
     from tests.chat.stubs import refused_url
 
-    agent = make_agent({
-        "memoryPolicy": {"strictWriteDiscipline": {"enabled": True, "onFailure": "digest"}},
-        "workflow": [{"id": "ai.labs.httpcalls", "type": "http_call", "request": {"url": refused_url()}}],
-        "behaviorRules": [{"name": "Handle Weather Failure", "actions": ["fallback_response"], "conditions": [
-            {"type": "actionmatcher", "configs": {"actions": "task_failed_ai.labs.httpcalls",
-                                                  "occurrence": "lastStep"}}]}],
-        "outputSet": [{"action": "fallback_response", **text_out("The weather service is down.")}]})
+    agent = make_agent(
+        {
+            "memoryPolicy": {"strictWriteDiscipline": {"enabled": True, "onFailure": "digest"}},
+            "workflow": [{"id": "ai.labs.httpcalls", "type": "http_call", "request": {"url": refused_url()}}],
+            "behaviorRules": [
+                {
+                    "name": "Handle Weather Failure",
+                    "actions": ["fallback_response"],
+                    "conditions": [
+                        {
+                            "type": "actionmatcher",
+                            "configs": {"actions": "task_failed_ai.labs.httpcalls", "occurrence": "lastStep"},
+                        }
+                    ],
+                }
+            ],
+            "outputSet": [{"action": "fallback_response", **text_out("The weather service is down.")}],
+        }
+    )
     conversation, _ = services.conversation_create(agent=agent)
-    assert services.turn_say(conversation=conversation, text="weather?")["actions"] == \
-        ["task_failed_ai.labs.httpcalls"]
+    assert services.turn_say(conversation=conversation, text="weather?")["actions"] == [
+        "task_failed_ai.labs.httpcalls"
+    ]
     snap = services.turn_say(conversation=conversation, text="weather?")
     assert snap["actions"][0] == "fallback_response"
 
@@ -101,7 +167,8 @@ def test_an_expired_lease_reads_as_interrupted_and_frees_the_conversation(make_a
     with pytest.raises(Conflict):
         services.turn_say(conversation=conversation, text="again")
     Turn.objects.filter(memory=conversation.memory, number=handle.turn).update(
-        lease_expires_at=timezone.now() - timedelta(seconds=1))
+        lease_expires_at=timezone.now() - timedelta(seconds=1)
+    )
     from chat.selectors import conversation_state
 
     assert conversation_state(conversation=conversation) == "EXECUTION_INTERRUPTED"
@@ -132,10 +199,14 @@ def test_a_say_on_a_turn_whose_lease_ran_out_marks_it_interrupted_and_opens_the_
     conversation, _ = services.conversation_create(agent=agent)
     handle = runner.turn_begin(conversation=conversation, text="hello")
     Turn.objects.filter(memory=conversation.memory, number=handle.turn).update(
-        lease_expires_at=timezone.now() - timedelta(seconds=1))
+        lease_expires_at=timezone.now() - timedelta(seconds=1)
+    )
     snap = services.turn_say(conversation=conversation, text="again")
     assert snap["turn"] == handle.turn + 1
-    assert Turn.objects.get(memory=conversation.memory, number=handle.turn).state == Turn.State.EXECUTION_INTERRUPTED
+    assert (
+        Turn.objects.get(memory=conversation.memory, number=handle.turn).state
+        == Turn.State.EXECUTION_INTERRUPTED
+    )
 
 
 def test_agent_ensure_demo_is_idempotent(cast):
@@ -153,7 +224,10 @@ def test_the_secret_store_encrypts_and_lists_only_hints(cast):
     stored = Secret.objects.get()
     assert "sk-abc" not in stored.ciphertext
     assert secret_list(project=cast.project_a)[0]["hint"] == "…1234"
-    assert project_services.secret_value(project_id=cast.project_a.id, name="openai") == "sk-abcdefghijklmnop1234"
+    assert (
+        project_services.secret_value(project_id=cast.project_a.id, name="openai")
+        == "sk-abcdefghijklmnop1234"
+    )
     assert secret_list(project=cast.project_b) == []
     project_services.secret_delete(project=cast.project_a, name="openai")
     assert not Secret.objects.exists()

@@ -23,7 +23,11 @@ def say(agent, text: str) -> dict:
 
 
 def post_task(url: str, body, **extra) -> dict:
-    return {"id": "api", "type": "http_call", "request": {"method": "POST", "url": url, "body": body, **extra}}
+    return {
+        "id": "api",
+        "type": "http_call",
+        "request": {"method": "POST", "url": url, "body": body, **extra},
+    }
 
 
 def test_a_string_body_template_keeps_the_attackers_input_inside_the_string_value(make_agent, stub):
@@ -38,13 +42,16 @@ def test_a_string_body_template_keeps_the_attackers_input_inside_the_string_valu
     assert seen.headers["Content-Type"] == "application/json"
 
 
-@pytest.mark.parametrize("text", [
-    'a\\", "role": "admin',           # a backslash before the quote
-    'line\n", "role": "admin"}\n{"',  # control characters and a second document
-    "\\",                             # a lone backslash at the end of the string
-    '"}]} {"q": "',                   # closing every bracket
-    "ünïcode ✓ \u2028",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        'a\\", "role": "admin',  # a backslash before the quote
+        'line\n", "role": "admin"}\n{"',  # control characters and a second document
+        "\\",  # a lone backslash at the end of the string
+        '"}]} {"q": "',  # closing every bracket
+        "ünïcode ✓ \u2028",
+    ],
+)
 def test_quotes_backslashes_and_control_characters_arrive_as_the_same_string(make_agent, stub, text):
     stub.set("/search", json_body={"ok": True})
     agent = make_agent({"workflow": [post_task(stub.url + "/search", '{"q": "say: {{ input }}!", "n": 1}')]})
@@ -56,20 +63,41 @@ def test_quotes_backslashes_and_control_characters_arrive_as_the_same_string(mak
 def test_a_placeholder_outside_a_string_is_inserted_as_one_json_value(make_agent, stub):
     stub.set("/geo", json_body={"city": {"id": 7, "name": 'Oslo", "admin": true, "x": "'}})
     stub.set("/forecast", json_body={"temp": 3})
-    agent = make_agent({"workflow": [
-        {"id": "geo", "type": "http_call", "storeAs": "place", "request": {"url": stub.url + "/geo"}},
-        post_task(stub.url + "/forecast", '{"q": {{ input }}, "id": {{ data.place.city.id }}, '
-                                          '"city": {{ data.place.city }}, "gone": {{ data.nothing }}}')]})
+    agent = make_agent(
+        {
+            "workflow": [
+                {"id": "geo", "type": "http_call", "storeAs": "place", "request": {"url": stub.url + "/geo"}},
+                post_task(
+                    stub.url + "/forecast",
+                    '{"q": {{ input }}, "id": {{ data.place.city.id }}, '
+                    '"city": {{ data.place.city }}, "gone": {{ data.nothing }}}',
+                ),
+            ]
+        }
+    )
     stub.requests.clear()
     say(agent, ATTACK)
-    assert stub.requests[-1].json == {"q": ATTACK, "id": 7, "city": {"id": 7, "name": 'Oslo", "admin": true, "x": "'},
-                                      "gone": None}
+    assert stub.requests[-1].json == {
+        "q": ATTACK,
+        "id": 7,
+        "city": {"id": 7, "name": 'Oslo", "admin": true, "x": "'},
+        "gone": None,
+    }
 
 
 def test_a_url_template_percent_encodes_the_inserted_value(make_agent, stub):
     stub.set("/search", json_body={"ok": True})
-    agent = make_agent({"workflow": [{"id": "api", "type": "http_call",
-                                      "request": {"url": stub.url + "/search?q={{ input }}&lang=en"}}]})
+    agent = make_agent(
+        {
+            "workflow": [
+                {
+                    "id": "api",
+                    "type": "http_call",
+                    "request": {"url": stub.url + "/search?q={{ input }}&lang=en"},
+                }
+            ]
+        }
+    )
     attack = "rain&lang=xx&role=admin#frag/../../admin?x=1 %41"
     stub.requests.clear()
     say(agent, attack)
@@ -81,7 +109,9 @@ def test_a_url_template_percent_encodes_the_inserted_value(make_agent, stub):
 
 def test_an_object_body_still_sends_the_input_as_a_string_value(make_agent, stub):
     stub.set("/search", json_body={"ok": True})
-    agent = make_agent({"workflow": [post_task(stub.url + "/search", {"q": "{{ input }}", "tags": ["{{ input }}"]})]})
+    agent = make_agent(
+        {"workflow": [post_task(stub.url + "/search", {"q": "{{ input }}", "tags": ["{{ input }}"]})]}
+    )
     stub.requests.clear()
     say(agent, ATTACK)
     assert stub.requests[-1].json == {"q": ATTACK, "tags": [ATTACK]}
@@ -94,4 +124,8 @@ def test_a_template_ending_on_a_lone_backslash_cannot_be_used_to_unescape_a_quot
 
 def test_braces_and_quotes_in_the_template_outside_placeholders_are_left_alone():
     template = '{"a": "{not a placeholder}", "b": "\\"{{ input }}\\"", "c": [{{ input }}]}'
-    assert json.loads(render_json(template, {"input": 'q"'})) == {"a": "{not a placeholder}", "b": '"q""', "c": ['q"']}
+    assert json.loads(render_json(template, {"input": 'q"'})) == {
+        "a": "{not a placeholder}",
+        "b": '"q""',
+        "c": ['q"'],
+    }

@@ -22,8 +22,14 @@ def hostile():
 
 
 def _llm(hostile, **extra) -> dict:
-    return {"id": "eddi://ai.labs.llm", "type": "llm", "provider": "openai", "model": "m",
-            "baseUrl": hostile.url + "/v1", **extra}
+    return {
+        "id": "eddi://ai.labs.llm",
+        "type": "llm",
+        "provider": "openai",
+        "model": "m",
+        "baseUrl": hostile.url + "/v1",
+        **extra,
+    }
 
 
 def _say(make_agent, workflow: list[dict], *, stream: bool = False) -> tuple[dict, object]:
@@ -40,7 +46,8 @@ def test_an_llm_call_answered_by_a_gzip_bomb_fails_at_the_cap_without_inflating_
     before = peak_reset()
     snap, _ = _say(make_agent, [_llm(hostile)])
     assert [e["text"] for e in snap["taskErrors"]] == [
-        LLM_FAILED + "Chat model execution failed: the upstream answer is larger than 8 MiB"]
+        LLM_FAILED + "Chat model execution failed: the upstream answer is larger than 8 MiB"
+    ]
     assert peak_rss() - before < 64 * MiB  # 256 MiB on offer
 
 
@@ -55,7 +62,8 @@ def test_a_streamed_llm_call_sent_an_endless_line_stops_at_the_frame_cap(make_ag
     hostile.serve("endless_line", 64)
     snap, _ = _say(make_agent, [_llm(hostile)], stream=True)
     assert [e["text"] for e in snap["taskErrors"]] == [
-        LLM_FAILED + "Streaming chat failed: the upstream stream frame is larger than 4 MiB"]
+        LLM_FAILED + "Streaming chat failed: the upstream stream frame is larger than 4 MiB"
+    ]
     assert hostile.peer_closed.wait(15) and hostile.sent < 40 * MiB
 
 
@@ -79,10 +87,20 @@ def test_the_read_cap_is_a_setting(make_agent, hostile, settings):
 def test_an_http_call_answered_past_the_cap_fails_and_stores_nothing(make_agent, hostile, answer):
     hostile.serve(*(("gzip", gzip_bomb(256)) if answer == "gzip_bomb" else ("json", big_json(30))))
     before = peak_reset()
-    snap, conversation = _say(make_agent, [{"id": "fetch", "type": "http_call", "storeAs": "fetched",
-                                            "request": {"url": hostile.url + "/data"}}])
+    snap, conversation = _say(
+        make_agent,
+        [
+            {
+                "id": "fetch",
+                "type": "http_call",
+                "storeAs": "fetched",
+                "request": {"url": hostile.url + "/data"},
+            }
+        ],
+    )
     host = hostile.url.removeprefix("http://")
     assert [e["text"] for e in snap["taskErrors"]] == [
-        f"Task 'fetch' failed: API call to {host} failed: the upstream answer is larger than 1 MiB"]
+        f"Task 'fetch' failed: API call to {host} failed: the upstream answer is larger than 1 MiB"
+    ]
     assert not Entry.objects.filter(memory=conversation.memory, kind="data").exists()
     assert peak_rss() - before < 64 * MiB

@@ -21,7 +21,9 @@ from kombu.transport import filesystem as kombu_filesystem
 
 from common import broker
 
-FAILS_ON_KOMBU = pytest.mark.xfail(strict=True, raises=ValueError, reason="kombu's filesystem transport: celery/kombu#1551")
+FAILS_ON_KOMBU = pytest.mark.xfail(
+    strict=True, raises=ValueError, reason="kombu's filesystem transport: celery/kombu#1551"
+)
 TRANSPORTS = [
     pytest.param((broker.Transport, broker), id="threadless-fs"),
     pytest.param((kombu_filesystem.Transport, kombu_filesystem), id="kombu-filesystem", marks=FAILS_ON_KOMBU),
@@ -35,10 +37,14 @@ def folders(tmp_path):
     # kombu's filesystem transport keeps the bindings it declared in one state for the whole
     # process: forget another test's, or a publish here finds its queue bound only in their folders.
     kombu_filesystem.Transport.global_state.clear()
-    return {"data_folder_in": str(queue), "data_folder_out": str(queue),
-            "processed_folder": str(tmp_path / "broker" / "processed"),
-            "control_folder": str(tmp_path / "broker" / "control"), "store_processed": False,
-            "polling_interval": 0.01}
+    return {
+        "data_folder_in": str(queue),
+        "data_folder_out": str(queue),
+        "processed_folder": str(tmp_path / "broker" / "processed"),
+        "control_folder": str(tmp_path / "broker" / "control"),
+        "store_processed": False,
+        "polling_interval": 0.01,
+    }
 
 
 def connect(transport, options) -> Connection:
@@ -80,7 +86,8 @@ class HeldOpen:
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_a_consumer_polling_while_a_producer_is_between_open_and_write_never_sees_a_partial_message(
-        transport, folders, monkeypatch):
+    transport, folders, monkeypatch
+):
     transport_cls, module = transport
     held = HeldOpen()
     monkeypatch.setattr(module, "open", held, raising=False)
@@ -103,9 +110,12 @@ def test_a_consumer_polling_while_a_producer_is_between_open_and_write_never_see
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-@pytest.mark.parametrize("content", [b"", b'{"body": "eyJh', b"\xff\xfe not json"], ids=["empty", "truncated", "binary"])
+@pytest.mark.parametrize(
+    "content", [b"", b'{"body": "eyJh', b"\xff\xfe not json"], ids=["empty", "truncated", "binary"]
+)
 def test_an_unreadable_message_file_is_parked_in_dead_and_the_next_message_is_delivered(
-        transport, content, folders, caplog):
+    transport, content, folders, caplog
+):
     transport_cls, _ = transport
     queue = Path(folders["data_folder_in"])
     (queue / "0_bad.celery.msg").write_bytes(content)
@@ -131,7 +141,10 @@ def test_a_valid_json_file_that_is_not_a_message_is_parked_too(folders, caplog):
         inbox = conn.SimpleQueue("celery")
         with pytest.raises(Empty):
             inbox.get(timeout=0.2)
-    assert sorted(p.name for p in (queue.parent / "dead").iterdir()) == ["00_bad.celery.msg", "0_bad.celery.msg"]
+    assert sorted(p.name for p in (queue.parent / "dead").iterdir()) == [
+        "00_bad.celery.msg",
+        "0_bad.celery.msg",
+    ]
 
 
 def test_a_message_is_written_under_a_temporary_name_then_renamed(folders, monkeypatch):
@@ -176,8 +189,11 @@ def test_queue_stats_count_the_waiting_messages_and_age_the_oldest(folders):
 
 
 def test_a_message_another_consumer_took_after_the_listing_is_skipped(folders):
-    with connect(broker.Transport, folders) as producer_conn, connect(broker.Transport, folders) as a_conn, \
-            connect(broker.Transport, folders) as b_conn:
+    with (
+        connect(broker.Transport, folders) as producer_conn,
+        connect(broker.Transport, folders) as a_conn,
+        connect(broker.Transport, folders) as b_conn,
+    ):
         outbox = producer_conn.SimpleQueue("celery")
         for n in range(3):
             outbox.put({"n": n})

@@ -43,10 +43,23 @@ print(json.dumps(seen))
 
 
 def _run_two(rate_key: str, vol_key: str) -> list[list[int]]:
-    env = {**os.environ, "THREADLESS_COUNTERS_PATH": counters.counters_path(), "REDIS_URL": settings.REDIS_URL}
+    env = {
+        **os.environ,
+        "THREADLESS_COUNTERS_PATH": counters.counters_path(),
+        "REDIS_URL": settings.REDIS_URL,
+    }
     name = str(settings.DATABASES["default"]["NAME"])
-    procs = [subprocess.Popen([sys.executable, "-c", CHILD, rate_key, vol_key, str(PER_PROCESS), name], cwd=ROOT, env=env,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", CHILD, rate_key, vol_key, str(PER_PROCESS), name],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     for proc in procs:
         assert proc.stdout.readline().strip() == "ready"
     for proc in procs:
@@ -110,10 +123,12 @@ def test_deployments_sharing_one_redis_keep_their_dirty_sets_apart():
 def test_the_health_checking_postgresql_backend_is_the_same_deployment_as_djangos():
     # Totals marked dirty before the backend subclass (common.pgbackend) are still this deployment's.
     db = {"HOST": "db.example", "PORT": "5432", "NAME": "threadless"}
-    assert (counters.deployment_tag({**db, "ENGINE": "common.pgbackend"})
-            == counters.deployment_tag({**db, "ENGINE": "django.db.backends.postgresql"}))
-    assert (counters.deployment_tag({**db, "ENGINE": "common.pgbackend"})
-            != counters.deployment_tag({**db, "ENGINE": "django.db.backends.sqlite3"}))
+    assert counters.deployment_tag({**db, "ENGINE": "common.pgbackend"}) == counters.deployment_tag(
+        {**db, "ENGINE": "django.db.backends.postgresql"}
+    )
+    assert counters.deployment_tag({**db, "ENGINE": "common.pgbackend"}) != counters.deployment_tag(
+        {**db, "ENGINE": "django.db.backends.sqlite3"}
+    )
 
 
 def test_read_and_incr_reads_the_key_and_counts_each_item_with_its_ttl_and_dirty_mark():

@@ -23,18 +23,27 @@ pytestmark = pytest.mark.skipif(connection.vendor != "postgresql", reason="Postg
 def _prepared() -> dict[str, tuple[int, list[str]]]:
     """This connection's prepared statements on its backend: text -> (executions, parameter types)."""
     with connection.cursor() as cursor:  # Django's own cursor: binds client side, never prepared
-        cursor.execute("SELECT statement, generic_plans + custom_plans, parameter_types::text[] "
-                       "FROM pg_prepared_statements")
+        cursor.execute(
+            "SELECT statement, generic_plans + custom_plans, parameter_types::text[] "
+            "FROM pg_prepared_statements"
+        )
         return {statement: (runs, types) for statement, runs, types in cursor.fetchall()}
 
 
 def _turn(cast, memory_id: str, n: int, *, replies: int = 1, budget: int = 60000, **headers) -> None:
     """A turn through the API (the hot routes' handler): decorate one user message, report the reply."""
-    decorate = cast.a.post(f"/v1/memories/{memory_id}/decorate", {
-        "messages": [{"role": "user", "content": f"question {n}?"}], "budget_tokens": budget}, format="json", **headers)
+    decorate = cast.a.post(
+        f"/v1/memories/{memory_id}/decorate",
+        {"messages": [{"role": "user", "content": f"question {n}?"}], "budget_tokens": budget},
+        format="json",
+        **headers,
+    )
     assert decorate.status_code == 200, decorate.content
-    report = cast.a.post(f"/v1/memories/{memory_id}/report", {
-        "messages": [{"role": "assistant", "content": f"answer {n}.{r}"} for r in range(replies)]}, format="json")
+    report = cast.a.post(
+        f"/v1/memories/{memory_id}/report",
+        {"messages": [{"role": "assistant", "content": f"answer {n}.{r}"} for r in range(replies)]},
+        format="json",
+    )
     assert report.status_code == 202, report.content
 
 
@@ -87,7 +96,9 @@ def test_statements_that_grow_with_their_rows_are_prepared_only_in_their_common_
     for replies in range(1, PREPARED_ROWS + 3):
         _turn(cast, memory_id, replies, replies=replies)
     prepared = _prepared()
-    assert len(_hot(prepared)["report"]) == PREPARED_ROWS  # one per shape up to PREPARED_ROWS replies, none past
+    assert (
+        len(_hot(prepared)["report"]) == PREPARED_ROWS
+    )  # one per shape up to PREPARED_ROWS replies, none past
     # Everything a connection may prepare stays under psycopg's limit, so none is evicted (entries.py).
     assert len(prepared) < connection.connection.prepared_max
 
@@ -111,14 +122,22 @@ def test_the_switch_turns_preparing_off(cast):
 def _setting(**env) -> str:
     """THREADLESS_DB_PREPARE as the settings module reads it from `env` (a fresh process)."""
     code = "import django; django.setup(); from django.conf import settings; print(settings.THREADLESS_DB_PREPARE)"
-    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, **env}, capture_output=True, text=True,
-                         check=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
     return out.stdout.strip()
 
 
 def test_the_switch_is_read_from_the_environment_and_is_off_without_persistent_connections():
     assert _setting(THREADLESS_DB_PREPARE="0") == "False"
-    assert _setting(DB_CONN_MAX_AGE="0") == "False"  # a new connection each request: preparing would cost more
+    assert (
+        _setting(DB_CONN_MAX_AGE="0") == "False"
+    )  # a new connection each request: preparing would cost more
     assert _setting(DB_CONN_MAX_AGE="0", THREADLESS_DB_PREPARE="1") == "True"
     assert _setting(DB_CONN_MAX_AGE="300") == "True"
 

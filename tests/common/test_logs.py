@@ -51,7 +51,10 @@ def test_a_traceback_is_one_json_field_redacted_like_the_message():
     lines = stream.getvalue().splitlines()
     assert len(lines) == 1
     line = json.loads(lines[0])
-    assert "RuntimeError" in line["exception"] and "ghp_abcdefghijklmnopqrstuvwxyz0123456789" not in line["exception"]
+    assert (
+        "RuntimeError" in line["exception"]
+        and "ghp_abcdefghijklmnopqrstuvwxyz0123456789" not in line["exception"]
+    )
 
 
 def test_the_request_line_has_the_duration_and_status():

@@ -83,7 +83,9 @@ def test_a_decorate_after_the_backend_was_terminated_still_succeeds(cast):
         body = orjson.dumps({"messages": [{"role": "user", "content": text}]})
         path = f"/v1/memories/{memory_id}/decorate"
         scope = {"type": "http", "method": "POST", "path": path, "headers": [], "query_string": b""}
-        return asgi._hot_call(scope, asgi.hot.route(path), headers, body, "req-test")  # the hot route's thread side
+        return asgi._hot_call(
+            scope, asgi.hot.route(path), headers, body, "req-test"
+        )  # the hot route's thread side
 
     assert decorate("before")[0] == 200
     ended = _terminate_backend()
@@ -91,7 +93,9 @@ def test_a_decorate_after_the_backend_was_terminated_still_succeeds(cast):
     assert status == 200, body
     assert orjson.loads(body)["messages"][-1]["content"] == "after"
     assert connection.connection.info.backend_pid != ended
-    if connection.prepare_statements:  # the statements the ended backend had prepared, prepared again on the new one
+    if (
+        connection.prepare_statements
+    ):  # the statements the ended backend had prepared, prepared again on the new one
         with connection.cursor() as cursor:
             cursor.execute("SELECT count(*) FROM pg_prepared_statements")
             assert cursor.fetchone()[0] >= 2  # decorate's store and its reads (one statement)

@@ -34,13 +34,16 @@ def test_a_host_only_url_and_a_www_link_both_become_url():
     assert clean_reason("see http://10.0.0.5:8080 or www.example.com/help") == "see [url] or [url]"
 
 
-@pytest.mark.parametrize("secret", [
-    "sk-proj-abcdefghijklmnop1234",
-    "sk-ant-api03-abcdefghijklmnop",
-    PROJECT_KEY,
-    PUBLISHABLE_KEY,
-    JWT,
-])
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "sk-proj-abcdefghijklmnop1234",
+        "sk-ant-api03-abcdefghijklmnop",
+        PROJECT_KEY,
+        PUBLISHABLE_KEY,
+        JWT,
+    ],
+)
 def test_each_kind_of_bare_secret_is_redacted(secret):
     for text in (f"key {secret} was refused", f"({secret})", secret):
         out = redact_secrets(text)
@@ -56,10 +59,32 @@ def test_a_bearer_token_is_redacted_but_the_word_bearer_kept():
     assert "failed" in out
 
 
-@pytest.mark.parametrize("name", ["api_key", "apiKey", "api-key", "X-API-Key", "token", "access_token",
-                                  "secret", "client_secret", "password", "passwd", "authorization"])
-@pytest.mark.parametrize("shape", ["{name}=s3cr3tvalue99", "{name}: s3cr3tvalue99", '"{name}": "s3cr3tvalue99"',
-                                   "'{name}': 's3cr3tvalue99'", "?{name}=s3cr3tvalue99&x=1"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "api_key",
+        "apiKey",
+        "api-key",
+        "X-API-Key",
+        "token",
+        "access_token",
+        "secret",
+        "client_secret",
+        "password",
+        "passwd",
+        "authorization",
+    ],
+)
+@pytest.mark.parametrize(
+    "shape",
+    [
+        "{name}=s3cr3tvalue99",
+        "{name}: s3cr3tvalue99",
+        '"{name}": "s3cr3tvalue99"',
+        "'{name}': 's3cr3tvalue99'",
+        "?{name}=s3cr3tvalue99&x=1",
+    ],
+)
 def test_values_of_keys_named_like_credentials_are_redacted(name, shape):
     text = "request failed with " + shape.format(name=name) + " in it"
     out = redact_secrets(text)
@@ -105,31 +130,41 @@ def test_a_java_stack_trace_is_reduced_to_its_messages():
     assert text == "Task 'ai.labs.httpcalls' failed: Connection refused socket closed"
 
 
-@pytest.mark.parametrize("raw,reason", [
-    ("java.net.SocketTimeoutException: Read timed out", "Read timed out"),
-    ("httpx.ConnectTimeout: timed out", "timed out"),
-    ("openai.BadRequestError: bad model", "bad model"),
-    ("requests.exceptions.ConnectionError: refused", "refused"),
-    ("ValueError: plain class names stay", "ValueError: plain class names stay"),
-])
+@pytest.mark.parametrize(
+    "raw,reason",
+    [
+        ("java.net.SocketTimeoutException: Read timed out", "Read timed out"),
+        ("httpx.ConnectTimeout: timed out", "timed out"),
+        ("openai.BadRequestError: bad model", "bad model"),
+        ("requests.exceptions.ConnectionError: refused", "refused"),
+        ("ValueError: plain class names stay", "ValueError: plain class names stay"),
+    ],
+)
 def test_fully_qualified_exception_names_are_stripped(raw, reason):
     assert digest_text("t", raw) == f"Task 't' failed: {reason}"
 
 
-@pytest.mark.parametrize("body,message", [
-    ({"error": {"message": "model 'x' not found", "type": "invalid_request_error"}, "message": "no"}, "model 'x' not found"),
-    ({"message": "the message", "error": "the error", "detail": "the detail"}, "the message"),
-    ({"error": {"code": 1}, "message": "falls to message"}, "falls to message"),
-    ({"error": "the error", "detail": "the detail"}, "the error"),
-    ({"detail": "the detail"}, "the detail"),
-])
+@pytest.mark.parametrize(
+    "body,message",
+    [
+        (
+            {"error": {"message": "model 'x' not found", "type": "invalid_request_error"}, "message": "no"},
+            "model 'x' not found",
+        ),
+        ({"message": "the message", "error": "the error", "detail": "the detail"}, "the message"),
+        ({"error": {"code": 1}, "message": "falls to message"}, "falls to message"),
+        ({"error": "the error", "detail": "the detail"}, "the error"),
+        ({"detail": "the detail"}, "the detail"),
+    ],
+)
 def test_a_provider_json_body_is_reduced_to_its_message_in_the_documented_order(body, message):
     raw = json.dumps(body)
     assert provider_message(raw) == message
     assert digest_text("eddi://ai.labs.llm", raw) == f"Task 'eddi://ai.labs.llm' failed: {message}"
     prefixed = "Chat model execution failed: " + raw
     assert digest_text("eddi://ai.labs.llm", prefixed) == (
-        f"Task 'eddi://ai.labs.llm' failed: Chat model execution failed: {message}")
+        f"Task 'eddi://ai.labs.llm' failed: Chat model execution failed: {message}"
+    )
 
 
 def test_a_body_without_a_message_is_kept_as_text():
@@ -156,15 +191,18 @@ def test_the_raw_error_keeps_urls_and_class_names_but_not_secrets():
     assert "abc123def456" not in raw
 
 
-secret_bodies = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", min_size=24, max_size=40)
+secret_bodies = st.text(
+    alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", min_size=24, max_size=40
+)
 planted = st.one_of(
     secret_bodies.map(lambda s: "sk-" + s),
     secret_bodies.map(lambda s: "sk-ant-" + s),
     secret_bodies.map(lambda s: "tl_proj_" + (s + "0" * 42)[:42]),
     secret_bodies.map(lambda s: "tl_pub_" + (s + "0" * 42)[:42]),
     secret_bodies.map(lambda s: "Bearer " + s).map(lambda s: s),
-    st.tuples(st.sampled_from(["api_key=", "token: ", "password=", '"secret": "', "authorization: "]),
-              secret_bodies).map(lambda t: t[0] + t[1]),
+    st.tuples(
+        st.sampled_from(["api_key=", "token: ", "password=", '"secret": "', "authorization: "]), secret_bodies
+    ).map(lambda t: t[0] + t[1]),
 )
 
 
@@ -215,7 +253,9 @@ def test_the_logging_filter_redacts_records_seen_by_any_handler(caplog):
 
 
 def test_the_configured_console_handler_carries_the_redacting_filter():
-    handlers = [h for h in logging.getLogger().handlers if any(isinstance(f, RedactingFilter) for f in h.filters)]
+    handlers = [
+        h for h in logging.getLogger().handlers if any(isinstance(f, RedactingFilter) for f in h.filters)
+    ]
     assert handlers, "settings.LOGGING installs RedactingFilter on the console handler"
     handler = handlers[0]
     stream = io.StringIO()
@@ -230,8 +270,10 @@ def test_the_configured_console_handler_carries_the_redacting_filter():
 
 
 def test_a_json_body_inside_other_text_is_reduced_to_its_message():
-    raw = ('weather-service: HTTP 503 {"error": {"message": "upstream overloaded"}} '
-           "at com.example.weather.Client.fetch(Client.java:88) url=https://weather.example/v2?q=oslo")
+    raw = (
+        'weather-service: HTTP 503 {"error": {"message": "upstream overloaded"}} '
+        "at com.example.weather.Client.fetch(Client.java:88) url=https://weather.example/v2?q=oslo"
+    )
     assert digest_text("eddi://weather", raw) == (
         "Task 'eddi://weather' failed: weather-service: HTTP 503 upstream overloaded url=[url]"
     )

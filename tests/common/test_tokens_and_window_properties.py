@@ -28,9 +28,19 @@ def turns(draw):
     for i in range(draw(st.integers(0, 3))):
         if draw(st.booleans()):
             call_id = f"call_{draw(st.integers(0, 10**6))}_{i}"
-            out.append({"role": "assistant", "content": "",
-                        "tool_calls": [{"id": call_id, "type": "function",
-                                        "function": {"name": "lookup", "arguments": draw(texts)}}]})
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [
+                        {
+                            "id": call_id,
+                            "type": "function",
+                            "function": {"name": "lookup", "arguments": draw(texts)},
+                        }
+                    ],
+                }
+            )
             out.append({"role": "tool", "tool_call_id": call_id, "content": draw(texts)})
         out.append({"role": "assistant", "content": draw(texts)})
     return out
@@ -41,12 +51,16 @@ def conversations(draw):
     history = [m for turn in draw(st.lists(turns(), max_size=8)) for m in turn]
     if history and draw(st.booleans()):
         # A history may begin mid-turn (older turns compacted away).
-        history = history[draw(st.integers(0, len(history) - 1)):]
-    new = draw(st.sampled_from([
-        [{"role": "user", "content": draw(texts)}],
-        [{"role": "tool", "tool_call_id": "call_x", "content": draw(texts)}],
-        [],
-    ]))
+        history = history[draw(st.integers(0, len(history) - 1)) :]
+    new = draw(
+        st.sampled_from(
+            [
+                [{"role": "user", "content": draw(texts)}],
+                [{"role": "tool", "tool_call_id": "call_x", "content": draw(texts)}],
+                [],
+            ]
+        )
+    )
     budget = draw(st.integers(1, 400))
     return history, new, budget
 
@@ -94,15 +108,18 @@ def test_the_window_fits_the_budget_unless_only_the_oversized_turn_rule_applies(
         assert not any(m["role"] == "user" for m in new)
         newest_user = max(i for i, m in enumerate(history) if m["role"] == "user")
         assert start == newest_user
-        assert not any(sum(message_tokens(m) for m in history[i:]) + sum(message_tokens(m) for m in new) <= budget
-                       for i, m in enumerate(history) if m["role"] == "user")
+        assert not any(
+            sum(message_tokens(m) for m in history[i:]) + sum(message_tokens(m) for m in new) <= budget
+            for i, m in enumerate(history)
+            if m["role"] == "user"
+        )
 
 
 @settings(max_examples=300, deadline=None)
 @given(conversations())
 def test_a_tool_call_is_never_separated_from_its_result(case):
     history, new, budget = case
-    window = history[fit_window(history, new, budget):]
+    window = history[fit_window(history, new, budget) :]
     called = {c["id"] for m in window for c in m.get("tool_calls") or []}
     answered = {m["tool_call_id"] for m in window if m["role"] == "tool"}
     all_called = {c["id"] for m in history for c in m.get("tool_calls") or []}
@@ -159,14 +176,22 @@ def test_code_points_are_counted_not_utf16_units():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(
-    st.builds(lambda t: {"type": "text", "text": t}, st.text(max_size=40)),
-    st.just({"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}),
-), max_size=6))
+@given(
+    st.lists(
+        st.one_of(
+            st.builds(lambda t: {"type": "text", "text": t}, st.text(max_size=40)),
+            st.just({"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}),
+        ),
+        max_size=6,
+    )
+)
 def test_text_parts_count_as_text_and_other_parts_256_each(parts):
     quarters = sum(reference_quarters(p["text"]) for p in parts if p["type"] == "text")
     images = sum(1 for p in parts if p["type"] != "text")
-    assert message_tokens({"role": "user", "content": parts}) == math.ceil(quarters / 4) + images * NON_TEXT_PART_TOKENS + 4
+    assert (
+        message_tokens({"role": "user", "content": parts})
+        == math.ceil(quarters / 4) + images * NON_TEXT_PART_TOKENS + 4
+    )
 
 
 @settings(max_examples=200, deadline=None)
@@ -179,8 +204,13 @@ def test_tool_calls_count_as_their_compact_json_with_non_ascii_kept(name, argume
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 400), st.sampled_from(["user", "assistant", "tool"])), max_size=40),
-       st.integers(0, 3000), st.integers(0, 600), st.booleans(), st.lists(st.integers(1, 12), max_size=4))
+@given(
+    st.lists(st.tuples(st.integers(0, 400), st.sampled_from(["user", "assistant", "tool"])), max_size=40),
+    st.integers(0, 3000),
+    st.integers(0, 600),
+    st.booleans(),
+    st.lists(st.integers(1, 12), max_size=4),
+)
 def test_pushing_many_at_once_is_pushing_each_in_turn(messages, budget, reserved, new_has_user, cuts):
     """`push_many` (the server's window rows, a chunk at a time) leaves the fitter as `push` does."""
     one, many = WindowFitter(budget, reserved, new_has_user), WindowFitter(budget, reserved, new_has_user)
@@ -190,10 +220,12 @@ def test_pushing_many_at_once_is_pushing_each_in_turn(messages, budget, reserved
             break
     go_many, start = True, 0
     for size in [*cuts, len(messages)]:  # chunks of these sizes, then the rest
-        chunk = messages[start:start + size]
+        chunk = messages[start : start + size]
         start += size
         if chunk and not (go_many := many.push_many([c for c, _ in chunk], [r for _, r in chunk])):
             break
     assert go_many == go_one
-    assert [getattr(many, k) for k in WindowFitter.__slots__] == [getattr(one, k) for k in WindowFitter.__slots__]
+    assert [getattr(many, k) for k in WindowFitter.__slots__] == [
+        getattr(one, k) for k in WindowFitter.__slots__
+    ]
     assert many.result() == one.result()

@@ -30,8 +30,13 @@ def test_server_window_read_from_the_database_matches_the_vectors(cast, case):
     memory, _ = memory_create(project=cast.project_a)
     if case["history"]:
         entries_append(memory=memory, items=[entry_fields(m) for m in case["history"]])
-    ctx = context_build(memory=memory, new_messages=case["new_messages"], budget_tokens=case["budget"],
-                        recall=False, before_seq=memory.last_seq + 1)
-    kept = case["history"][case["expected_start"]:]
+    ctx = context_build(
+        memory=memory,
+        new_messages=case["new_messages"],
+        budget_tokens=case["budget"],
+        recall=False,
+        before_seq=memory.last_seq + 1,
+    )
+    kept = case["history"][case["expected_start"] :]
     assert ctx.history_count == len(kept)
     assert [m["role"] for m in ctx.messages[: len(kept)]] == [m["role"] for m in kept]

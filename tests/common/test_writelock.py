@@ -65,7 +65,9 @@ def test_a_second_thread_waits_for_the_holder_and_goes_in_as_soon_as_it_lets_go(
 
 def test_a_process_holding_the_lock_keeps_writers_of_another_process_out_until_it_exits(tmp_path):
     path = str(tmp_path / "db.sqlite3")
-    holder = subprocess.Popen([sys.executable, "-c", HOLD, path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         lock = WriterLock(path)
@@ -120,11 +122,15 @@ def test_the_hot_paths_write_transaction_holds_the_lock_and_lets_go_after_commit
 def test_a_counter_write_waits_for_the_lock_and_then_counts(tmp_path):
     path = str(tmp_path / "counters.sqlite3")
     store = counters.FileCounters(path)
-    holder = subprocess.Popen([sys.executable, "-c", HOLD, path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         seen = []
-        thread, done = _in_thread(lambda: seen.append(store.read_and_incr("gen", [("k", 60, True), ("v", 60, False)])))
+        thread, done = _in_thread(
+            lambda: seen.append(store.read_and_incr("gen", [("k", 60, True), ("v", 60, False)]))
+        )
         assert not done.wait(0.3)
         assert store.get("k") == 0  # reads take no lock
         started = time.monotonic()

@@ -29,8 +29,9 @@ def hold():
     holders = []
 
     def start(path: str):
-        holder = subprocess.Popen([sys.executable, "-c", HOLD, path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  text=True)
+        holder = subprocess.Popen(
+            [sys.executable, "-c", HOLD, path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
         holders.append(holder)
         assert holder.stdout.readline().strip() == "held"
         return holder
@@ -68,8 +69,9 @@ def test_a_write_under_a_stuck_lock_is_a_503_in_the_error_shape(cast, hold, sett
     memory, _ = memory_create(project=cast.project_a)
     hold(str(connection.settings_dict["NAME"]))
     started = time.monotonic()
-    answer = cast.a.post(f"/v1/memories/{memory.id}/decorate", {"messages": [{"role": "user", "content": "hi"}]},
-                         format="json")
+    answer = cast.a.post(
+        f"/v1/memories/{memory.id}/decorate", {"messages": [{"role": "user", "content": "hi"}]}, format="json"
+    )
     assert time.monotonic() - started < 5
     assert answer.status_code == 503
     error = answer.json()["error"]

@@ -33,8 +33,9 @@ def test_login_page_signs_staff_in(cast):
     page = client.get("/manage/login/")
     assert page.status_code == 200
     token = page.cookies["csrftoken"].value
-    response = client.post("/manage/login/", {"username": "staff", "password": "staff-pass-123",
-                                              "csrfmiddlewaretoken": token})
+    response = client.post(
+        "/manage/login/", {"username": "staff", "password": "staff-pass-123", "csrfmiddlewaretoken": token}
+    )
     assert response.status_code == 302 and response["Location"] == "/manage/"
     assert client.get("/manage/").status_code == 200
 
@@ -56,11 +57,14 @@ def test_console_pages_cannot_be_framed(staff_client):
 
 
 def test_every_form_carries_a_csrf_token_and_htmx_gets_the_header(staff_client, cast, failed_memory):
-    for path in [f"/manage/projects/{cast.project_a.pk}/", f"/manage/memories/{failed_memory.pk}/?tab=facts",
-                 "/manage/projects/"]:
+    for path in [
+        f"/manage/projects/{cast.project_a.pk}/",
+        f"/manage/memories/{failed_memory.pk}/?tab=facts",
+        "/manage/projects/",
+    ]:
         html = staff_client.get(path).content.decode()
         assert html.count("<form") == html.count('name="csrfmiddlewaretoken"') + html.count('method="get"')
-        assert "hx-headers='{\"X-CSRFToken\": \"" in html
+        assert 'hx-headers=\'{"X-CSRFToken": "' in html
 
 
 def test_a_post_without_csrf_is_refused(cast):

@@ -40,8 +40,9 @@ def test_agent_pages_refuse_non_staff_for_an_agent(user_client, agent):
 
 
 def test_creating_an_agent(staff_client, cast):
-    response = staff_client.post("/manage/agents/new/", {"project": cast.project_a.pk, "name": "Support",
-                                                         "config": json.dumps(CONFIG)})
+    response = staff_client.post(
+        "/manage/agents/new/", {"project": cast.project_a.pk, "name": "Support", "config": json.dumps(CONFIG)}
+    )
     agent = Agent.objects.get(name="Support")
     assert response.status_code == 302 and response["Location"] == f"/manage/agents/{agent.pk}/"
     assert agent.slug == "support" and agent.project == cast.project_a
@@ -49,7 +50,9 @@ def test_creating_an_agent(staff_client, cast):
 
 def test_a_config_error_is_shown_at_its_json_path(staff_client, agent):
     bad = {**CONFIG, "workflow": [{**CONFIG["workflow"][0], "provider": "openia"}]}
-    response = staff_client.post(f"/manage/agents/{agent.pk}/", {"name": agent.name, "config": json.dumps(bad)})
+    response = staff_client.post(
+        f"/manage/agents/{agent.pk}/", {"name": agent.name, "config": json.dumps(bad)}
+    )
     html = response.content.decode()
     assert response.status_code == 400
     assert "At <code>workflow[0].provider</code>:" in html
@@ -60,7 +63,9 @@ def test_a_config_error_is_shown_at_its_json_path(staff_client, agent):
 
 
 def test_a_json_syntax_error_names_line_and_column(staff_client, agent):
-    response = staff_client.post(f"/manage/agents/{agent.pk}/", {"name": agent.name, "config": '{\n  "workflow": ['})
+    response = staff_client.post(
+        f"/manage/agents/{agent.pk}/", {"name": agent.name, "config": '{\n  "workflow": ['}
+    )
     assert response.status_code == 400
     assert "line 2, column" in response.content.decode()
 
@@ -74,7 +79,11 @@ def test_saving_a_valid_config(staff_client, agent):
 
 
 def test_unknown_agent_is_404(staff_client):
-    for path in ["/manage/agents/agt_nope/", "/manage/agents/agt_nope/chat/", "/manage/agents/agt_nope/delete/"]:
+    for path in [
+        "/manage/agents/agt_nope/",
+        "/manage/agents/agt_nope/chat/",
+        "/manage/agents/agt_nope/delete/",
+    ]:
         assert staff_client.get(path).status_code == 404
 
 
@@ -87,8 +96,9 @@ def test_deleting_an_agent_needs_its_slug(staff_client, agent):
 
 def test_the_secret_store_keeps_values_encrypted_and_never_shows_them(staff_client, cast):
     url = f"/manage/agents/secrets/?project={cast.project_a.pk}"
-    response = staff_client.post(url, {"project": cast.project_a.pk, "name": "OPENAI_KEY",
-                                       "value": "sk-live-0123456789abcdefWXYZ"})
+    response = staff_client.post(
+        url, {"project": cast.project_a.pk, "name": "OPENAI_KEY", "value": "sk-live-0123456789abcdefWXYZ"}
+    )
     assert response.status_code == 302
     secret = Secret.objects.get(project=cast.project_a, name="OPENAI_KEY")
     assert "sk-live" not in secret.ciphertext
@@ -99,8 +109,9 @@ def test_the_secret_store_keeps_values_encrypted_and_never_shows_them(staff_clie
 
 
 def test_a_bad_secret_name_is_refused(staff_client, cast):
-    response = staff_client.post("/manage/agents/secrets/", {"project": cast.project_a.pk, "name": "bad name!",
-                                                             "value": "x"})
+    response = staff_client.post(
+        "/manage/agents/secrets/", {"project": cast.project_a.pk, "name": "bad name!", "value": "x"}
+    )
     assert response.status_code == 400 and b"letters, digits" in response.content
 
 
@@ -112,11 +123,21 @@ def test_manager_chat_page_shows_a_failed_turn_with_its_raw_reason(staff_client,
 
     conversation, _ = conversation_create(agent=agent)
     with transaction.atomic():
-        entries_append(memory=memory_lock(conversation.memory),
-                       items=[{"kind": "message", "role": "user", "content": "<b>hi</b>", "tokens": 5}])
-    Turn.objects.filter(memory=conversation.memory, number=1).update(state="ERROR", task_errors=[
-        {"type": "errorDigest", "taskId": "llm", "taskType": "llm",
-         "text": "Task 'llm' failed: Streaming chat failed: <model> is deprecated"}])
+        entries_append(
+            memory=memory_lock(conversation.memory),
+            items=[{"kind": "message", "role": "user", "content": "<b>hi</b>", "tokens": 5}],
+        )
+    Turn.objects.filter(memory=conversation.memory, number=1).update(
+        state="ERROR",
+        task_errors=[
+            {
+                "type": "errorDigest",
+                "taskId": "llm",
+                "taskType": "llm",
+                "text": "Task 'llm' failed: Streaming chat failed: <model> is deprecated",
+            }
+        ],
+    )
     html = staff_client.get(f"/manage/agents/{agent.pk}/chat/?c={conversation.pk}").content.decode()
     assert "msg msg-error" in html
     assert "Task &#x27;llm&#x27; failed: Streaming chat failed: &lt;model&gt; is deprecated" in html
@@ -149,7 +170,9 @@ def test_the_end_user_page_may_be_framed_only_by_the_agents_origins(db, agent):
 
 
 def test_an_agent_without_origins_cannot_be_framed(cast):
-    agent_create(project=cast.project_a, name="Private", config={**CONFIG, "allowedOrigins": []}, slug="private")
+    agent_create(
+        project=cast.project_a, name="Private", config={**CONFIG, "allowedOrigins": []}, slug="private"
+    )
     assert "frame-ancestors 'none'" in Client().get("/chat/private/")["Content-Security-Policy"]
 
 
@@ -162,7 +185,9 @@ def test_a_publishable_key_is_created_for_a_chosen_agent(staff_client, cast, age
 
     page = staff_client.get(f"/manage/projects/{cast.project_a.pk}/").content.decode()
     assert f'<option value="{agent.pk}">Helper &lt;i&gt;bot&lt;/i&gt; (helper)</option>' in page
-    response = staff_client.post(f"/manage/projects/{cast.project_a.pk}/keys/",
-                                 {"kind": "publishable", "agent": agent.pk, "name": "site"})
+    response = staff_client.post(
+        f"/manage/projects/{cast.project_a.pk}/keys/",
+        {"kind": "publishable", "agent": agent.pk, "name": "site"},
+    )
     assert response.status_code == 200 and 'value="tl_pub_' in response.content.decode()
     assert ApiKey.objects.get(project=cast.project_a, kind="publishable").agent_id == agent.pk

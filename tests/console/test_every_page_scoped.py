@@ -26,11 +26,21 @@ from projects.services import key_create, project_create, secret_set, secret_val
 from proxy import services as proxy_services
 from proxy.models import UpstreamSetting
 
-CONFIG = {"workflow": [{"id": "llm", "type": "llm", "provider": "demo", "model": "demo"}], "allowedOrigins": []}
+CONFIG = {
+    "workflow": [{"id": "llm", "type": "llm", "provider": "demo", "model": "demo"}],
+    "allowedOrigins": [],
+}
 B_UPSTREAM = "https://bravo-upstream.example/v1"
 B_PROVIDER_KEY = "sk-bravo-provider-0123456789"
-MARKERS = ("Bravo", "bob-of-bravo", "payroll_bravo", "BRAVO_OPENAI", "bravo-upstream", "Bravo payroll bot",
-           "Bob's salary")
+MARKERS = (
+    "Bravo",
+    "bob-of-bravo",
+    "payroll_bravo",
+    "BRAVO_OPENAI",
+    "bravo-upstream",
+    "Bravo payroll bot",
+    "Bob's salary",
+)
 
 
 def console_routes() -> list[str]:
@@ -56,21 +66,35 @@ def world(cast):
     mallory = users.objects.create_user("mallory", password="mallory-pass-123", is_staff=True)
     project_c.members.add(mallory)
     b = cast.project_b
-    memory_b, _ = memory_create(project=b, external_id="bob-of-bravo",
-                                policy={"strictWriteDiscipline": {"enabled": True, "onFailure": "digest"}})
+    memory_b, _ = memory_create(
+        project=b,
+        external_id="bob-of-bravo",
+        policy={"strictWriteDiscipline": {"enabled": True, "onFailure": "digest"}},
+    )
     memory_decorate(memory=memory_b, messages=[{"role": "user", "content": "hello"}])
-    report_accept(memory=memory_b, messages=[], failures=[{"task_id": "payroll_bravo", "error": "boom",
-                                                           "output": None, "has_output": False}])
+    report_accept(
+        memory=memory_b,
+        messages=[],
+        failures=[{"task_id": "payroll_bravo", "error": "boom", "output": None, "has_output": False}],
+    )
     fact_b, _ = fact_create(memory=memory_b, text="Bob's salary is secret.", extractor="console")
     agent_b = agent_create(project=b, name="Bravo payroll bot", config=CONFIG, slug="bravo-bot")
     conversation_b, _ = conversation_create(agent=agent_b, metadata={})
     key_b, _ = key_create(project=b, kind="project", name="bravo backend")
     secret_set(project=b, name="BRAVO_OPENAI", value="sk-bravo-0123456789")
-    proxy_services.upstream_setting_set(project=b, provider="openai", base_url=B_UPSTREAM, api_key=B_PROVIDER_KEY)
+    proxy_services.upstream_setting_set(
+        project=b, provider="openai", base_url=B_UPSTREAM, api_key=B_PROVIDER_KEY
+    )
     client = Client()
     client.force_login(mallory)
-    ids = {"project_id": b.pk, "key_id": key_b.pk, "memory_id": memory_b.pk, "fact_id": fact_b.pk,
-           "agent_id": agent_b.pk, "conversation_id": conversation_b.pk}
+    ids = {
+        "project_id": b.pk,
+        "key_id": key_b.pk,
+        "memory_id": memory_b.pk,
+        "fact_id": fact_b.pk,
+        "agent_id": agent_b.pk,
+        "conversation_id": conversation_b.pk,
+    }
     return {"client": client, "b": b, "ids": ids, "c": project_c}
 
 
@@ -85,8 +109,9 @@ def snapshot(project) -> dict:
         "agents": sorted(Agent.objects.filter(project=project).values_list("pk", "name", "slug")),
         "conversations": Conversation.objects.filter(agent__project=project).count(),
         "secrets": sorted(Secret.objects.filter(project=project).values_list("name", "ciphertext")),
-        "upstreams": sorted(UpstreamSetting.objects.filter(project=project).values_list(
-            "provider", "base_url", "api_key_env")),
+        "upstreams": sorted(
+            UpstreamSetting.objects.filter(project=project).values_list("provider", "base_url", "api_key_env")
+        ),
     }
 
 
@@ -95,19 +120,35 @@ def _fill(route: str, ids: dict) -> str:
     while "<" in path:
         start = path.index("<")
         end = path.index(">", start)
-        name = path[start + 1:end].split(":")[-1]
+        name = path[start + 1 : end].split(":")[-1]
         assert name in ids, f"console route {route} takes <{name}>: add it to this test's ids"
-        path = path[:start] + str(ids[name]) + path[end + 1:]
+        path = path[:start] + str(ids[name]) + path[end + 1 :]
     return path
 
 
 def _writes(b, attacker_url: str) -> list[dict]:
     """Form bodies that would change B if a page took them: every field a console form has."""
     return [
-        {"project": b.pk, "provider": "openai", "openai-base_url": attacker_url, "openai-api_key": "sk-attacker"},
-        {"project": b.pk, "name": "pwned", "kind": "project", "text": "planted", "confirm": "bravo-bot",
-         "config": json.dumps(CONFIG), "input": "hi", "value": "sk-attacker-000000", "rate_limit_per_minute": "1",
-         "allowance_requests_per_month": "1", "allowance_memories": "1", "retention_days": "1"},
+        {
+            "project": b.pk,
+            "provider": "openai",
+            "openai-base_url": attacker_url,
+            "openai-api_key": "sk-attacker",
+        },
+        {
+            "project": b.pk,
+            "name": "pwned",
+            "kind": "project",
+            "text": "planted",
+            "confirm": "bravo-bot",
+            "config": json.dumps(CONFIG),
+            "input": "hi",
+            "value": "sk-attacker-000000",
+            "rate_limit_per_minute": "1",
+            "allowance_requests_per_month": "1",
+            "allowance_memories": "1",
+            "retention_days": "1",
+        },
         {"project": b.pk, "delete": "BRAVO_OPENAI"},
     ]
 
@@ -122,7 +163,9 @@ def test_the_walk_covers_every_console_page():
 def test_no_console_page_shows_or_changes_another_projects_data(world):
     client, b, ids = world["client"], world["b"], world["ids"]
     before = snapshot(b)
-    routes = [r for r in console_routes() if r != "manage/logout/"]  # signing out ends the walk; it has no data
+    routes = [
+        r for r in console_routes() if r != "manage/logout/"
+    ]  # signing out ends the walk; it has no data
     for route in routes:
         path = _fill(route, ids)
         takes_ids = "<" in route
@@ -150,8 +193,9 @@ def test_no_console_page_shows_or_changes_another_projects_data(world):
 def test_the_proxy_page_is_404_for_another_projects_id_on_read_and_write(world):
     client, b = world["client"], world["b"]
     assert client.get(f"/manage/proxy/?project={b.pk}").status_code == 404
-    refused = client.post("/manage/proxy/", {"project": b.pk, "provider": "openai",
-                                            "openai-base_url": "http://127.0.0.2:9/v1"})
+    refused = client.post(
+        "/manage/proxy/", {"project": b.pk, "provider": "openai", "openai-base_url": "http://127.0.0.2:9/v1"}
+    )
     assert refused.status_code == 404
     assert UpstreamSetting.objects.get(project=b, provider="openai").base_url == B_UPSTREAM
     own = client.get("/manage/proxy/")

@@ -30,7 +30,9 @@ class Attempts:
         return f"{who}-{self.tag}"
 
     def __call__(self, who: str, password: str, ip: str):
-        return Client(REMOTE_ADDR=f"{ip}%{self.tag}").post(LOGIN, {"username": self.name(who), "password": password})
+        return Client(REMOTE_ADDR=f"{ip}%{self.tag}").post(
+            LOGIN, {"username": self.name(who), "password": password}
+        )
 
 
 @pytest.fixture
@@ -79,7 +81,8 @@ def test_a_lookalike_spelling_of_a_locked_name_counts_against_the_same_account(a
     fullwidth = chr(ord(name[0]) + 0xFEE0) + name[1:]  # 't' → 'ｔ'
     for spelling in (fullwidth, name.upper(), " " + name + " "):
         response = Client(REMOTE_ADDR=f"198.51.100.40%{attempt.tag}").post(
-            LOGIN, {"username": spelling, "password": "right-pass-12345"})
+            LOGIN, {"username": spelling, "password": "right-pass-12345"}
+        )
         assert response.status_code == 429, spelling
         assert "_auth_user_id" not in response.wsgi_request.session
 

@@ -30,11 +30,17 @@ CONFIG = {
 
 
 def _failed_memory(project, external_id: str, task: str) -> Memory:
-    memory, _ = memory_create(project=project, external_id=external_id,
-                              policy={"strictWriteDiscipline": {"enabled": True, "onFailure": "digest"}})
+    memory, _ = memory_create(
+        project=project,
+        external_id=external_id,
+        policy={"strictWriteDiscipline": {"enabled": True, "onFailure": "digest"}},
+    )
     memory_decorate(memory=memory, messages=[{"role": "user", "content": "hello"}])
-    report_accept(memory=memory, messages=[], failures=[{"task_id": task, "error": "boom", "output": None,
-                                                         "has_output": False}])
+    report_accept(
+        memory=memory,
+        messages=[],
+        failures=[{"task_id": task, "error": "boom", "output": None, "has_output": False}],
+    )
     return memory
 
 
@@ -55,15 +61,32 @@ def world(cast):
     ann_client, root_client = Client(), Client()
     ann_client.force_login(ann)
     root_client.force_login(root)
-    return {"ann": ann_client, "root": root_client, "a": cast.project_a, "b": cast.project_b,
-            "memory_a": memory_a, "memory_b": memory_b, "fact_b": fact_b, "agent_a": agent_a,
-            "agent_b": agent_b, "conversation_b": conversation_b, "key_b": key_b}
+    return {
+        "ann": ann_client,
+        "root": root_client,
+        "a": cast.project_a,
+        "b": cast.project_b,
+        "memory_a": memory_a,
+        "memory_b": memory_b,
+        "fact_b": fact_b,
+        "agent_a": agent_a,
+        "agent_b": agent_b,
+        "conversation_b": conversation_b,
+        "key_b": key_b,
+    }
 
 
 def test_a_staff_member_sees_only_its_projects_in_every_list(world):
     ann = world["ann"]
-    pages = ["/manage/", "/manage/projects/", "/manage/memories/", "/manage/digests/", "/manage/agents/",
-             "/manage/agents/secrets/", "/manage/agents/new/"]
+    pages = [
+        "/manage/",
+        "/manage/projects/",
+        "/manage/memories/",
+        "/manage/digests/",
+        "/manage/agents/",
+        "/manage/agents/secrets/",
+        "/manage/agents/new/",
+    ]
     for path in pages:
         response = ann.get(path)
         assert response.status_code == 200, path
@@ -78,11 +101,18 @@ def test_a_staff_member_sees_only_its_projects_in_every_list(world):
 def test_another_projects_ids_are_404_on_every_read(world):
     ann, b, memory_b, agent_b = world["ann"], world["b"], world["memory_b"], world["agent_b"]
     paths = [
-        f"/manage/?project={b.pk}", f"/manage/projects/{b.pk}/", f"/manage/memories/?project={b.pk}",
-        f"/manage/memories/{memory_b.pk}/", f"/manage/memories/{memory_b.pk}/?tab=facts",
-        f"/manage/memories/{memory_b.pk}/?tab=model", f"/manage/memories/{memory_b.pk}/delete/",
-        f"/manage/digests/?project={b.pk}", f"/manage/agents/{agent_b.pk}/", f"/manage/agents/{agent_b.pk}/chat/",
-        f"/manage/agents/{agent_b.pk}/delete/", f"/manage/agents/secrets/?project={b.pk}",
+        f"/manage/?project={b.pk}",
+        f"/manage/projects/{b.pk}/",
+        f"/manage/memories/?project={b.pk}",
+        f"/manage/memories/{memory_b.pk}/",
+        f"/manage/memories/{memory_b.pk}/?tab=facts",
+        f"/manage/memories/{memory_b.pk}/?tab=model",
+        f"/manage/memories/{memory_b.pk}/delete/",
+        f"/manage/digests/?project={b.pk}",
+        f"/manage/agents/{agent_b.pk}/",
+        f"/manage/agents/{agent_b.pk}/chat/",
+        f"/manage/agents/{agent_b.pk}/delete/",
+        f"/manage/agents/secrets/?project={b.pk}",
     ]
     for path in paths:
         response = ann.get(path)
@@ -113,21 +143,26 @@ def test_another_projects_ids_are_404_on_every_write_and_nothing_changes(world):
         assert response.status_code == 404, path
     b.refresh_from_db()
     assert b.name == "Bravo"
-    assert ApiKey.objects.filter(project=b).count() == 2 and not ApiKey.objects.filter(project=b, name="stolen")
+    assert ApiKey.objects.filter(project=b).count() == 2 and not ApiKey.objects.filter(
+        project=b, name="stolen"
+    )
     assert ApiKey.objects.get(pk=key_b.pk).revoked_at is None
     assert Memory.objects.filter(pk=memory_b.pk).exists()
     assert list(Fact.objects.filter(memory=memory_b, active=True).values_list("text", flat=True)) == [
-        "Bob's salary is secret."]
+        "Bob's salary is secret."
+    ]
     agent_b.refresh_from_db()
     assert agent_b.name == "Bravo payroll bot"
     assert Secret.objects.filter(project=b, name="BRAVO_OPENAI").count() == 1
     from projects.services import secret_value
+
     assert secret_value(project_id=b.pk, name="BRAVO_OPENAI") == "sk-bravo-0123456789"
 
 
 def test_a_staff_member_cannot_create_an_agent_in_another_project(world):
-    response = world["ann"].post("/manage/agents/new/", {"name": "Trojan", "project": world["b"].pk,
-                                                         "config": json.dumps(CONFIG)})
+    response = world["ann"].post(
+        "/manage/agents/new/", {"name": "Trojan", "project": world["b"].pk, "config": json.dumps(CONFIG)}
+    )
     assert response.status_code == 400
     assert not Agent.objects.filter(name="Trojan").exists()
 

@@ -45,7 +45,7 @@ def test_metadata_is_escaped_in_the_list(staff_client, failed_memory):
 def test_the_timeline_groups_entries_by_turn(staff_client, failed_memory):
     html = staff_client.get(f"/manage/memories/{failed_memory.pk}/").content.decode()
     assert 'id="turn-1"' in html and 'id="turn-2"' in html
-    turn1 = html[html.index('id="turn-1"'):]
+    turn1 = html[html.index('id="turn-1"') :]
     assert "Hi Ann." in turn1
 
 
@@ -54,7 +54,9 @@ def test_the_timeline_lists_the_newest_turn_first_and_can_show_the_oldest_first(
     assert "newest first" in html
     assert html.index('id="turn-2"') < html.index('id="turn-1"')
     assert "Show oldest first" in html
-    html = staff_client.get(f"/manage/memories/{failed_memory.pk}/?tab=timeline&order=oldest").content.decode()
+    html = staff_client.get(
+        f"/manage/memories/{failed_memory.pk}/?tab=timeline&order=oldest"
+    ).content.decode()
     assert "oldest first" in html and "Show newest first" in html
     assert html.index('id="turn-1"') < html.index('id="turn-2"')
 
@@ -62,8 +64,13 @@ def test_the_timeline_lists_the_newest_turn_first_and_can_show_the_oldest_first(
 def test_oldest_first_pages_start_at_the_first_turn(staff_client, cast):
     memory, _ = memory_create(project=cast.project_a)
     with transaction.atomic():
-        entries_append(memory=memory_lock(memory), items=[
-            {"kind": "message", "role": "user", "content": f"question {i}", "tokens": 7} for i in range(1, 46)])
+        entries_append(
+            memory=memory_lock(memory),
+            items=[
+                {"kind": "message", "role": "user", "content": f"question {i}", "tokens": 7}
+                for i in range(1, 46)
+            ],
+        )
     html = staff_client.get(f"/manage/memories/{memory.pk}/?tab=timeline&order=oldest").content.decode()
     assert "Turns 1–20 of 45" in html and html.index('id="turn-1"') < html.index('id="turn-20"')
     assert "order=oldest&amp;page=2" in html and "Newer turns" in html
@@ -73,8 +80,8 @@ def test_oldest_first_pages_start_at_the_first_turn(staff_client, cast):
 
 def test_a_turn_whose_task_failed_is_not_marked_ready(staff_client, failed_memory):
     html = staff_client.get(f"/manage/memories/{failed_memory.pk}/").content.decode()
-    head2 = html[html.index('id="turn-2"'):html.index('id="turn-2-title"') + 200]
-    head1 = html[html.index('id="turn-1"'):html.index('id="turn-1-title"') + 200]
+    head2 = html[html.index('id="turn-2"') : html.index('id="turn-2-title"') + 200]
+    head1 = html[html.index('id="turn-1"') : html.index('id="turn-1-title"') + 200]
     assert "FAILED" in head2 and ">READY<" not in head2
     assert ">READY<" in head1
 
@@ -82,8 +89,18 @@ def test_a_turn_whose_task_failed_is_not_marked_ready(staff_client, failed_memor
 def test_a_failed_task_without_strict_write_discipline_is_marked_failed_too(staff_client, cast):
     memory, _ = memory_create(project=cast.project_a)
     memory_decorate(memory=memory, messages=[{"role": "user", "content": "Hi"}])
-    report_accept(memory=memory, messages=[], failures=[{"task_id": "proxy.openai", "error": "HTTP 502 upstream down", "output": None,
-                                                   "has_output": False}])
+    report_accept(
+        memory=memory,
+        messages=[],
+        failures=[
+            {
+                "task_id": "proxy.openai",
+                "error": "HTTP 502 upstream down",
+                "output": None,
+                "has_output": False,
+            }
+        ],
+    )
     html = staff_client.get(f"/manage/memories/{memory.pk}/").content.decode()
     assert "FAILED" in html and "HTTP 502 upstream down" in html
 
@@ -106,21 +123,24 @@ def test_uncommitted_entries_are_marked_hidden_from_the_model(staff_client, fail
     hidden = Entry.objects.filter(memory=failed_memory, committed=False)
     assert hidden.count() == 2  # the failed task's data and raw error
     for entry in hidden:
-        block = html[html.index(f'id="entry-{entry.seq}"') - 40:]
-        block = block[:block.index("entry-body")]
+        block = html[html.index(f'id="entry-{entry.seq}"') - 40 :]
+        block = block[: block.index("entry-body")]
         assert "uncommitted" in block and "hidden from the model" in block
 
 
 def test_a_digest_is_a_disclosure_button_with_its_raw_error(staff_client, failed_memory):
     digest = ErrorDigest.objects.get(memory=failed_memory)
     html = staff_client.get(f"/manage/memories/{failed_memory.pk}/").content.decode()
-    match = re.search(r'<button type="button" class="digest-toggle" data-disclosure aria-expanded="false" '
-                      r'aria-controls="(digest-\d+)">', html)
+    match = re.search(
+        r'<button type="button" class="digest-toggle" data-disclosure aria-expanded="false" '
+        r'aria-controls="(digest-\d+)">',
+        html,
+    )
     assert match, "digest panel button missing"
-    panel = html[html.index(f'id="{match.group(1)}"'):]
-    panel = panel[:panel.index("</pre>")]
+    panel = html[html.index(f'id="{match.group(1)}"') :]
+    panel = panel[: panel.index("</pre>")]
     assert " hidden>" in panel[:80]
-    assert "<svg class=\"icon\"" in html
+    assert '<svg class="icon"' in html
     assert digest.text.replace("'", "&#x27;") in panel
     assert "java.net.ConnectException" in panel
     assert "sk-abcdefghijklmnopqrstu" not in html  # secrets are redacted even for staff
@@ -130,8 +150,13 @@ def test_jump_to_a_turn_opens_the_page_that_holds_it(staff_client, cast):
     memory, _ = memory_create(project=cast.project_a)
     with transaction.atomic():
         locked = memory_lock(memory)
-        entries_append(memory=locked, items=[
-            {"kind": "message", "role": "user", "content": f"question {i}", "tokens": 7} for i in range(1, 46)])
+        entries_append(
+            memory=locked,
+            items=[
+                {"kind": "message", "role": "user", "content": f"question {i}", "tokens": 7}
+                for i in range(1, 46)
+            ],
+        )
     html = staff_client.get(f"/manage/memories/{memory.pk}/?turn=3").content.decode()
     assert 'id="turn-3"' in html and 'id="turn-45"' not in html
     assert "Turns 1–5 of 45" in html
@@ -170,8 +195,9 @@ def test_facts_can_be_added_edited_and_deleted(staff_client, failed_memory):
 
 
 def test_an_empty_fact_is_refused(staff_client, failed_memory):
-    response = staff_client.post(f"/manage/memories/{failed_memory.pk}/facts/", {"text": " "},
-                                 HTTP_HX_REQUEST="true")
+    response = staff_client.post(
+        f"/manage/memories/{failed_memory.pk}/facts/", {"text": " "}, HTTP_HX_REQUEST="true"
+    )
     assert response.status_code == 400
     assert not Fact.objects.filter(memory=failed_memory).exists()
 
@@ -179,21 +205,33 @@ def test_an_empty_fact_is_refused(staff_client, failed_memory):
 def test_a_fact_of_another_memory_is_404(staff_client, failed_memory, cast):
     other, _ = memory_create(project=cast.project_b)
     fact, _ = fact_create(memory=other, text="Bob is tall.")
-    assert staff_client.post(f"/manage/memories/{failed_memory.pk}/facts/{fact.pk}/",
-                             {"text": "x"}).status_code == 404
-    assert staff_client.post(f"/manage/memories/{failed_memory.pk}/facts/{fact.pk}/delete/").status_code == 404
+    assert (
+        staff_client.post(f"/manage/memories/{failed_memory.pk}/facts/{fact.pk}/", {"text": "x"}).status_code
+        == 404
+    )
+    assert (
+        staff_client.post(f"/manage/memories/{failed_memory.pk}/facts/{fact.pk}/delete/").status_code == 404
+    )
     assert Fact.objects.filter(pk=fact.pk).exists()
 
 
 def test_what_the_model_sees_is_a_dry_run(staff_client, failed_memory):
     fact_create(memory=failed_memory, text="Ann lives in Oslo.")
-    before = (Entry.objects.filter(memory=failed_memory).count(), Turn.objects.filter(memory=failed_memory).count())
-    html = staff_client.get(f"/manage/memories/{failed_memory.pk}/?tab=model&message=Any+news%3F").content.decode()
+    before = (
+        Entry.objects.filter(memory=failed_memory).count(),
+        Turn.objects.filter(memory=failed_memory).count(),
+    )
+    html = staff_client.get(
+        f"/manage/memories/{failed_memory.pk}/?tab=model&message=Any+news%3F"
+    ).content.decode()
     assert "Ann lives in Oslo." in html
     assert "Task &#x27;weather&#x27; failed" in html  # the committed digest is in the failures block
     assert "java.net.ConnectException" not in html  # the raw error is uncommitted
     assert "Any news?" in html
-    after = (Entry.objects.filter(memory=failed_memory).count(), Turn.objects.filter(memory=failed_memory).count())
+    after = (
+        Entry.objects.filter(memory=failed_memory).count(),
+        Turn.objects.filter(memory=failed_memory).count(),
+    )
     assert before == after
 
 
@@ -241,8 +279,18 @@ def test_digest_ops_page_reports_a_bad_date(staff_client, failed_memory):
 def test_overview_counts_and_lists_failures_stored_without_a_digest(staff_client, cast):
     memory, _ = memory_create(project=cast.project_a)  # default policy: no strict write discipline
     memory_decorate(memory=memory, messages=[{"role": "user", "content": "Hi"}])
-    report_accept(memory=memory, messages=[], failures=[{"task_id": "proxy.openai", "error": "HTTP 502 upstream down", "output": None,
-                                                   "has_output": False}])
+    report_accept(
+        memory=memory,
+        messages=[],
+        failures=[
+            {
+                "task_id": "proxy.openai",
+                "error": "HTTP 502 upstream down",
+                "output": None,
+                "has_output": False,
+            }
+        ],
+    )
     assert not ErrorDigest.objects.filter(memory=memory).exists()
     html = staff_client.get("/manage/").content.decode()
     assert "1 ended in error" in html
@@ -260,8 +308,14 @@ def test_the_digests_task_column_does_not_repeat_a_task_type_equal_to_the_task(s
     memory, _ = memory_create(project=cast.project_a, policy=POLICY)
     memory_decorate(memory=memory, messages=[{"role": "user", "content": "Hi"}])
     with transaction.atomic():
-        failure_record(memory=memory_lock(memory), turn=1, task_id="llm", error="boom", task_type="llm",
-                       policy=policy_parse(POLICY))
+        failure_record(
+            memory=memory_lock(memory),
+            turn=1,
+            task_id="llm",
+            error="boom",
+            task_type="llm",
+            policy=policy_parse(POLICY),
+        )
     html = staff_client.get("/manage/digests/").content.decode()
-    row = html[html.index("<tbody>"):html.index("</tbody>")]
+    row = html[html.index("<tbody>") : html.index("</tbody>")]
     assert "<code>llm</code>" in row and ">llm</div>" not in row

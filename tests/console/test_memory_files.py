@@ -11,13 +11,33 @@ from memories.services.files import file_command
 
 def _notes(project):
     memory, _ = memory_create(project=project)
-    file_command(memory=memory, actor="tl_proj_writer1", command={
-        "command": "create", "path": "/memories/people/ann.md", "file_text": "Ann <script>alert(1)</script>\n"})
-    file_command(memory=memory, actor="tl_proj_writer2", command={
-        "command": "str_replace", "path": "/memories/people/ann.md", "old_str": "Ann", "new_str": "Ann Smith"})
-    file_command(memory=memory, actor="tl_proj_writer2", command={
-        "command": "create", "path": "/memories/old.md", "file_text": "gone soon"})
-    file_command(memory=memory, actor="tl_proj_writer3", command={"command": "delete", "path": "/memories/old.md"})
+    file_command(
+        memory=memory,
+        actor="tl_proj_writer1",
+        command={
+            "command": "create",
+            "path": "/memories/people/ann.md",
+            "file_text": "Ann <script>alert(1)</script>\n",
+        },
+    )
+    file_command(
+        memory=memory,
+        actor="tl_proj_writer2",
+        command={
+            "command": "str_replace",
+            "path": "/memories/people/ann.md",
+            "old_str": "Ann",
+            "new_str": "Ann Smith",
+        },
+    )
+    file_command(
+        memory=memory,
+        actor="tl_proj_writer2",
+        command={"command": "create", "path": "/memories/old.md", "file_text": "gone soon"},
+    )
+    file_command(
+        memory=memory, actor="tl_proj_writer3", command={"command": "delete", "path": "/memories/old.md"}
+    )
     return memory
 
 

@@ -7,8 +7,9 @@ from projects.models import ApiKey, Project
 
 
 def test_staff_create_a_project_with_limits(staff_client):
-    response = staff_client.post("/manage/projects/", {"name": "Gamma", "rate_limit_per_minute": "60",
-                                                       "allowance_memories": "10"})
+    response = staff_client.post(
+        "/manage/projects/", {"name": "Gamma", "rate_limit_per_minute": "60", "allowance_memories": "10"}
+    )
     project = Project.objects.get(name="Gamma")
     assert response.status_code == 302 and response["Location"] == f"/manage/projects/{project.pk}/"
     assert project.rate_limit_per_minute == 60 and project.allowance_memories == 10
@@ -29,7 +30,7 @@ def test_a_new_key_is_shown_once_and_works(staff_client, cast):
     key = ApiKey.objects.get(project=cast.project_a, name="backend")
     html = response.content.decode()
     start = html.index('id="new-key" readonly value="') + len('id="new-key" readonly value="')
-    plaintext = html[start:html.index('"', start)]
+    plaintext = html[start : html.index('"', start)]
     assert plaintext.startswith(key.prefix) and len(plaintext) > len(key.prefix) + 10
     assert key_from_plaintext(plaintext).pk == key.pk
     assert "only time it is shown" in html and 'data-copy="new-key"' in html
@@ -38,8 +39,9 @@ def test_a_new_key_is_shown_once_and_works(staff_client, cast):
 
 
 def test_key_creation_through_htmx_renders_only_the_keys_section(staff_client, cast):
-    response = staff_client.post(f"/manage/projects/{cast.project_a.pk}/keys/", {"kind": "project"},
-                                 HTTP_HX_REQUEST="true")
+    response = staff_client.post(
+        f"/manage/projects/{cast.project_a.pk}/keys/", {"kind": "project"}, HTTP_HX_REQUEST="true"
+    )
     html = response.content.decode()
     assert response.status_code == 200
     assert html.lstrip().startswith('<section class="card" id="keys"') and "<html" not in html
@@ -75,8 +77,10 @@ def test_revoke_needs_post(staff_client, cast):
 
 
 def test_plan_and_rate_limit_are_editable(staff_client, cast):
-    response = staff_client.post(f"/manage/projects/{cast.project_a.pk}/", {
-        "name": "Alpha", "rate_limit_per_minute": "0", "allowance_requests_per_month": "5000"})
+    response = staff_client.post(
+        f"/manage/projects/{cast.project_a.pk}/",
+        {"name": "Alpha", "rate_limit_per_minute": "0", "allowance_requests_per_month": "5000"},
+    )
     assert response.status_code == 302
     cast.project_a.refresh_from_db()
     assert cast.project_a.rate_limit_per_minute == 0
@@ -84,8 +88,9 @@ def test_plan_and_rate_limit_are_editable(staff_client, cast):
 
 
 def test_a_bad_limit_is_shown_next_to_its_field(staff_client, cast):
-    response = staff_client.post(f"/manage/projects/{cast.project_a.pk}/", {"name": "Alpha",
-                                                                           "rate_limit_per_minute": "-3"})
+    response = staff_client.post(
+        f"/manage/projects/{cast.project_a.pk}/", {"name": "Alpha", "rate_limit_per_minute": "-3"}
+    )
     assert response.status_code == 400
     assert b"greater than or equal to 0" in response.content
 

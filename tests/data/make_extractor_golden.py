@@ -30,15 +30,21 @@ def extractor_sets() -> dict[str, list[dict]]:
     corpus = json.loads((DATA / "recall_corpus.json").read_text(encoding="utf-8"))
     for split in sorted({x["split"] for x in corpus["fact_lines"]}):
         sets[f"recall_corpus:{split}"] = [x for x in corpus["fact_lines"] if x["split"] == split]
-    sets["background_heldout"] = json.loads((DATA / "background_heldout.json").read_text(encoding="utf-8"))["lines"]
+    sets["background_heldout"] = json.loads((DATA / "background_heldout.json").read_text(encoding="utf-8"))[
+        "lines"
+    ]
     for name, lines in json.loads((DATA / "extractor_own.json").read_text(encoding="utf-8"))["sets"].items():
         sets[f"extractor_own:{name}"] = lines
-    for path in sorted(DATA.glob("extractor_fresh*.json"), key=lambda p: int(p.stem.removeprefix("extractor_fresh"))):
+    for path in sorted(
+        DATA.glob("extractor_fresh*.json"), key=lambda p: int(p.stem.removeprefix("extractor_fresh"))
+    ):
         sets[path.stem] = json.loads(path.read_text(encoding="utf-8"))["lines"]
     background = json.loads((DATA / "background_corpus.json").read_text(encoding="utf-8"))
-    sets["background_corpus:user_turns"] = [{"text": user, "facts": None}
-                                           for conversation in background["conversations"]
-                                           for user, _ in conversation["turns"]]
+    sets["background_corpus:user_turns"] = [
+        {"text": user, "facts": None}
+        for conversation in background["conversations"]
+        for user, _ in conversation["turns"]
+    ]
     return sets
 
 
@@ -60,12 +66,19 @@ def measure(sets: dict[str, list[dict]] | None = None) -> tuple[dict, dict]:
         messages = [UserMessage(entry_id=i + 1, seq=i + 1, text=x["text"]) for i, x in enumerate(lines)]
         per_line = [_rows(RuleExtractor().extract([m])) for m in messages]
         together = _rows(RuleExtractor().extract(messages))
-        entry = {"lines": len(lines), "per_line_sha256": _digest(per_line), "together_sha256": _digest(together)}
+        entry = {
+            "lines": len(lines),
+            "per_line_sha256": _digest(per_line),
+            "together_sha256": _digest(together),
+        }
         labelled = [x for x in lines if x["facts"] is not None]
         if labelled:
             result = score(labelled)
-            entry.update(facts=result["facts"], precision=round(result["precision"], 3),
-                         fact_recall=round(result["fact_recall"], 3))
+            entry.update(
+                facts=result["facts"],
+                precision=round(result["precision"], 3),
+                fact_recall=round(result["fact_recall"], 3),
+            )
         figures[name] = entry
         facts[name] = {"per_line": per_line, "together": together}
     return figures, facts
@@ -85,11 +98,20 @@ def main(argv: list[str] | None = None) -> int:
         changed = [name for name in pinned.keys() | figures.keys() if pinned.get(name) != figures.get(name)]
         print("\n".join(f"changed: {name}" for name in sorted(changed)) or "unchanged")
         return 1 if changed else 0
-    GOLDEN.write_text(json.dumps({
-        "about": "What the rule extractor gives on every labelled set: precision and fact recall (third decimal) and "
-                 "a sha256 of its exact facts per line and for the set as one list of messages. Written by "
-                 "tests/data/make_extractor_golden.py; tests/memories/facts/test_golden.py pins it.",
-        "sets": figures}, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    GOLDEN.write_text(
+        json.dumps(
+            {
+                "about": "What the rule extractor gives on every labelled set: precision and fact recall (third decimal) and "
+                "a sha256 of its exact facts per line and for the set as one list of messages. Written by "
+                "tests/data/make_extractor_golden.py; tests/memories/facts/test_golden.py pins it.",
+                "sets": figures,
+            },
+            ensure_ascii=False,
+            indent=1,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     return 0
 
 

@@ -27,8 +27,15 @@ def exposed() -> set[str]:
 
 def test_every_dashboard_query_names_an_exposed_metric():
     dashboard = json.loads((ROOT / "deploy" / "grafana-dashboard.json").read_text())
-    queried = {name for panel in dashboard["panels"] for target in panel["targets"]
-               for name in re.findall(r"threadless_[a-z_]+", target["expr"])}
+    queried = {
+        name
+        for panel in dashboard["panels"]
+        for target in panel["targets"]
+        for name in re.findall(r"threadless_[a-z_]+", target["expr"])
+    }
     assert queried and queried <= exposed(), queried - exposed()
-    assert {"threadless_outbox_depth", "threadless_outbox_oldest_age_seconds",
-            "threadless_decorate_degraded_total"} <= queried
+    assert {
+        "threadless_outbox_depth",
+        "threadless_outbox_oldest_age_seconds",
+        "threadless_decorate_degraded_total",
+    } <= queried

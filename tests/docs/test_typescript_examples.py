@@ -43,7 +43,9 @@ def typescript_sdk() -> Path:
         pytest.skip("Node.js (node, npm) is not installed")
     installed = SDK / "node_modules" / ".package-lock.json"
     if not installed.exists() or installed.stat().st_mtime < (SDK / "package-lock.json").stat().st_mtime:
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=SDK, check=True, capture_output=True, timeout=600)
+        subprocess.run(
+            ["npm", "ci", "--no-audit", "--no-fund"], cwd=SDK, check=True, capture_output=True, timeout=600
+        )
     built = [SDK / "dist" / "index.js", SDK / "dist" / "integrations" / "anthropic.js"]
     if not all(p.exists() for p in built) or _newest(built) < _newest((SDK / "src").rglob("*.ts")):
         subprocess.run(["npm", "run", "build"], cwd=SDK, check=True, capture_output=True, timeout=600)
@@ -84,16 +86,28 @@ def test_every_typescript_block_of_the_pages_is_a_named_example():
         assert named == len(re.findall(r"^```(?:ts|js)$", text, re.MULTILINE)), page.name
 
 
-@pytest.mark.parametrize("name, expected", [
-    ("readme-sdk-ts", ["You said: hi", "[ 'user', 'assistant' ]"]),
-    ("anthropic-memory-ts", ["File created successfully at: /memories/prefs.md",
-                             "The memory file has been edited. Here is the snippet showing the change (with line numbers):",
-                             "     1\tCoffee, no sugar.", "     2\t",
-                             "Here's the content of /memories/prefs.md with line numbers:",
-                             "     1\tCoffee, no sugar.", "     2\t"]),
-    ("vercel-ai", ["Hello Ada!", "You are Ada.", "system,user,assistant,user"]),
-])
-def test_the_example_runs_and_prints_what_the_page_promises(live_server_proc, memory, project, name, expected):
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("readme-sdk-ts", ["You said: hi", "[ 'user', 'assistant' ]"]),
+        (
+            "anthropic-memory-ts",
+            [
+                "File created successfully at: /memories/prefs.md",
+                "The memory file has been edited. Here is the snippet showing the change (with line numbers):",
+                "     1\tCoffee, no sugar.",
+                "     2\t",
+                "Here's the content of /memories/prefs.md with line numbers:",
+                "     1\tCoffee, no sugar.",
+                "     2\t",
+            ],
+        ),
+        ("vercel-ai", ["Hello Ada!", "You are Ada.", "system,user,assistant,user"]),
+    ],
+)
+def test_the_example_runs_and_prints_what_the_page_promises(
+    live_server_proc, memory, project, name, expected
+):
     lang, code = examples()[name]
     done = run_example(project, f"example.{lang}", code, fresh_shell_env(live_server_proc))
     assert done.returncode == 0, done.stderr
@@ -107,14 +121,36 @@ def test_the_example_runs_and_prints_what_the_page_promises(live_server_proc, me
 @pytest.fixture
 def providers():
     stub = Stub()
-    stub.set("/v1/chat/completions", json_body={
-        "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-4o-mini",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello Ana!"}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 9, "completion_tokens": 3, "total_tokens": 12}})
-    stub.set("/v1/messages", json_body={
-        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
-        "content": [{"type": "text", "text": "Hello again, Ana."}], "stop_reason": "end_turn",
-        "stop_sequence": None, "usage": {"input_tokens": 9, "output_tokens": 4}})
+    stub.set(
+        "/v1/chat/completions",
+        json_body={
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 1,
+            "model": "gpt-4o-mini",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": "Hello Ana!"},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 9, "completion_tokens": 3, "total_tokens": 12},
+        },
+    )
+    stub.set(
+        "/v1/messages",
+        json_body={
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-6",
+            "content": [{"type": "text", "text": "Hello again, Ana."}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 9, "output_tokens": 4},
+        },
+    )
     yield stub
     stub.close()
 
@@ -123,11 +159,17 @@ def test_the_package_readme_examples_run_with_a_provider(live_server_proc, memor
     memory.delete_matching(external_id="user-42")
     blocks = TS_BLOCK.findall(SDK_README.read_text())
     assert len(blocks) == 2  # the OpenAI quickstart, then the same user with Anthropic
-    env = {**fresh_shell_env(live_server_proc),
-           "OPENAI_API_KEY": "sk-test-not-a-real-key", "OPENAI_BASE_URL": providers.url + "/v1",
-           "ANTHROPIC_API_KEY": "sk-ant-test-not-a-real-key", "ANTHROPIC_BASE_URL": providers.url}
+    env = {
+        **fresh_shell_env(live_server_proc),
+        "OPENAI_API_KEY": "sk-test-not-a-real-key",
+        "OPENAI_BASE_URL": providers.url + "/v1",
+        "ANTHROPIC_API_KEY": "sk-ant-test-not-a-real-key",
+        "ANTHROPIC_BASE_URL": providers.url,
+    }
     for i, code in enumerate(blocks, 1):
-        done = run_example(project, f"example{i}.ts", code.replace(MAKE_RUN_ORIGIN, live_server_proc.url), env)
+        done = run_example(
+            project, f"example{i}.ts", code.replace(MAKE_RUN_ORIGIN, live_server_proc.url), env
+        )
         assert done.returncode == 0, done.stderr
         assert (done.stdout, done.stderr) == ("", "")  # nothing printed: onError heard no fallback
     openai_call, anthropic_call = (r.json for r in providers.requests)
@@ -137,5 +179,9 @@ def test_the_package_readme_examples_run_with_a_provider(live_server_proc, memor
     assert [m["role"] for m in anthropic_call["messages"]] == ["user", "assistant", "user"]
     [mem] = memory.list(external_id="user-42").data
     assert [(e.role, e.content) for e in memory.entries.all(mem.id)] == [
-        ("user", "Hi, I am Ana."), ("assistant", "Hello Ana!"), ("user", "Hello"), ("assistant", "Hello again, Ana.")]
+        ("user", "Hi, I am Ana."),
+        ("assistant", "Hello Ana!"),
+        ("user", "Hello"),
+        ("assistant", "Hello again, Ana."),
+    ]
     memory.delete(mem.id)

@@ -20,8 +20,11 @@ class FlakyProvider:
         self.fail()
 
     def fail(self) -> None:
-        self.stub.set("/v1/chat/completions", status=400,
-                      json_body={"error": {"message": PROVIDER_TEXT, "type": "invalid_request_error"}})
+        self.stub.set(
+            "/v1/chat/completions",
+            status=400,
+            json_body={"error": {"message": PROVIDER_TEXT, "type": "invalid_request_error"}},
+        )
 
     def heal(self) -> None:
         self.stub.openai_stream("/v1/chat/completions", REPLY)
@@ -34,8 +37,16 @@ def agent_config(provider_url: str, origins: list[str] | None = None) -> dict:
     return {
         "description": "Answers travel questions.",
         "memoryPolicy": {"strictWriteDiscipline": {"enabled": True, "onFailure": "digest"}},
-        "workflow": [{"id": "eddi://ai.labs.llm", "type": "llm", "provider": "openai", "model": "gpt-test",
-                      "baseUrl": provider_url + "/v1", "instructions": "Be brief."}],
+        "workflow": [
+            {
+                "id": "eddi://ai.labs.llm",
+                "type": "llm",
+                "provider": "openai",
+                "model": "gpt-test",
+                "baseUrl": provider_url + "/v1",
+                "instructions": "Be brief.",
+            }
+        ],
         "allowedOrigins": origins or [],
     }
 
@@ -48,8 +59,16 @@ def create_agent(server, *, name: str, slug: str, config: dict) -> dict:
 
 
 def publishable_key(server, *, slug: str) -> str:
-    out = server.manage("create_key", "--project", server.demo["project_id"], "--kind", "publishable",
-                        "--agent", slug, "--json")
+    out = server.manage(
+        "create_key",
+        "--project",
+        server.demo["project_id"],
+        "--kind",
+        "publishable",
+        "--agent",
+        slug,
+        "--json",
+    )
     return json.loads(out.strip().splitlines()[-1])["key"]
 
 
@@ -58,19 +77,33 @@ def screenshot_pages(server) -> list:
     import httpx
 
     provider = FlakyProvider()  # kept alive for the run (the script exits afterwards)
-    agent = create_agent(server, name="Travel helper", slug="travel-helper", config=agent_config(provider.url))
+    agent = create_agent(
+        server, name="Travel helper", slug="travel-helper", config=agent_config(provider.url)
+    )
     key = publishable_key(server, slug="travel-helper")
     with server.client() as api:
         conv = api.post(f"/agents/{agent['id']}/conversations", json={}).json()
         headers = {"Accept": "text/event-stream"}
-        api.post(f"/conversations/{conv['id']}/say", json={"input": "Is it cold in Oslo in March?"},
-                 headers=headers, timeout=60)
+        api.post(
+            f"/conversations/{conv['id']}/say",
+            json={"input": "Is it cold in Oslo in March?"},
+            headers=headers,
+            timeout=60,
+        )
         provider.heal()
-        api.post(f"/conversations/{conv['id']}/say", json={"input": "Any tips for packing?"}, headers=headers,
-                 timeout=60)
+        api.post(
+            f"/conversations/{conv['id']}/say",
+            json={"input": "Any tips for packing?"},
+            headers=headers,
+            timeout=60,
+        )
         provider.fail()
-        api.post(f"/conversations/{conv['id']}/say", json={"input": "And the weather tomorrow?"}, headers=headers,
-                 timeout=60)
+        api.post(
+            f"/conversations/{conv['id']}/say",
+            json={"input": "And the weather tomorrow?"},
+            headers=headers,
+            timeout=60,
+        )
     del httpx
 
     def bad_config(page):

@@ -82,41 +82,67 @@ def seed_wide(server, *, provider_url: str) -> WideData:
 
     out = WideData()
     project_id = server.demo["project_id"]
-    raw = ("upstream-error:" + "Z" * 600 + " at com.example.VeryLongPackageName.AndAnotherOne."
-           "DeeplyNestedClassName.methodWithALongName(SourceFile.java:1234)")
+    raw = (
+        "upstream-error:" + "Z" * 600 + " at com.example.VeryLongPackageName.AndAnotherOne."
+        "DeeplyNestedClassName.methodWithALongName(SourceFile.java:1234)"
+    )
     long_task = "eddi://" + "a-very-long-task-name-" * 8
     with server.client() as api:
-        agent = create_agent(server, name="Agent " + "W" * 60, slug=long_token("agent-with-a-long-slug", 72),
-                             config=agent_config(provider_url, origins=["https://" + "o" * 60 + ".example"]))
+        agent = create_agent(
+            server,
+            name="Agent " + "W" * 60,
+            slug=long_token("agent-with-a-long-slug", 72),
+            config=agent_config(provider_url, origins=["https://" + "o" * 60 + ".example"]),
+        )
         for i in range(12):
-            create_agent(server, name=f"Helper {i}", slug=f"helper-{i}-{secrets.token_hex(3)}",
-                         config=agent_config(provider_url))
+            create_agent(
+                server,
+                name=f"Helper {i}",
+                slug=f"helper-{i}-{secrets.token_hex(3)}",
+                config=agent_config(provider_url),
+            )
         memory_id = ""
         for i in range(30):
-            memory = api.post("/memories", json={
-                "external_id": long_token(f"customer-{i:02d}-with-a-long-external-id", 190),
-                "metadata": {"blob": "M" * 400},
-                "instructions": "I" * 500,
-                "policy": {"strictWriteDiscipline": {"enabled": True, "onFailure": "digest"}},
-            }).json()
+            memory = api.post(
+                "/memories",
+                json={
+                    "external_id": long_token(f"customer-{i:02d}-with-a-long-external-id", 190),
+                    "metadata": {"blob": "M" * 400},
+                    "instructions": "I" * 500,
+                    "policy": {"strictWriteDiscipline": {"enabled": True, "onFailure": "digest"}},
+                },
+            ).json()
             if i == 0:
                 memory_id = memory["id"]
         for turn in range(5):
-            api.post(f"/memories/{memory_id}/decorate", json={"messages": [
-                {"role": "user", "content": "U" * 300 + f" turn {turn}"}]}).raise_for_status()
-            api.post(f"/memories/{memory_id}/report", json={
-                "messages": [{"role": "assistant", "content": "A" * 300}] if turn % 2 == 0 else [],
-                "failures": [] if turn % 2 == 0 else [{"task_id": long_task, "error": raw}],
-            }).raise_for_status()
+            api.post(
+                f"/memories/{memory_id}/decorate",
+                json={"messages": [{"role": "user", "content": "U" * 300 + f" turn {turn}"}]},
+            ).raise_for_status()
+            api.post(
+                f"/memories/{memory_id}/report",
+                json={
+                    "messages": [{"role": "assistant", "content": "A" * 300}] if turn % 2 == 0 else [],
+                    "failures": [] if turn % 2 == 0 else [{"task_id": long_task, "error": raw}],
+                },
+            ).raise_for_status()
         for i in range(8):
             api.post(f"/memories/{memory_id}/facts", json={"text": f"Fact {i} " + "F" * 200})
         conversation = api.post(f"/agents/{agent['id']}/conversations", json={}).json()
-        api.post(f"/conversations/{conversation['id']}/say", json={"input": "Q" * 400},
-                 headers={"Accept": "text/event-stream"}, timeout=60)
+        api.post(
+            f"/conversations/{conversation['id']}/say",
+            json={"input": "Q" * 400},
+            headers={"Accept": "text/event-stream"},
+            timeout=60,
+        )
     labels = [long_token(f"backend-{i}-label", 100) for i in range(15)]
-    server.manage("shell", "-c", "from projects.models import Project\nfrom projects.services import key_create\n"
-                  f"p = Project.objects.get(pk={project_id!r})\n"
-                  f"for label in {labels!r}: key_create(project=p, kind='project', name=label)")
+    server.manage(
+        "shell",
+        "-c",
+        "from projects.models import Project\nfrom projects.services import key_create\n"
+        f"p = Project.objects.get(pk={project_id!r})\n"
+        f"for label in {labels!r}: key_create(project=p, kind='project', name=label)",
+    )
     out.widget_key = publishable_key(server, slug=agent["slug"])
     mem = f"/manage/memories/{memory_id}/"
     out.pages = {
@@ -139,6 +165,7 @@ def seed_wide(server, *, provider_url: str) -> WideData:
         "widget": f"/chat/{agent['slug']}/#key={out.widget_key}",
     }
     return out
+
 
 # Text whose colour against its background is below WCAG AA (4.5:1; 3:1 for large text). The
 # background is the first opaque one up the tree; opacity is multiplied in, as it fades the text.

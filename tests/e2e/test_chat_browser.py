@@ -27,8 +27,12 @@ def provider():
 @pytest.fixture(scope="module")
 def agent(console_server, provider):
     # A fresh slug each time: pytest may set this fixture up again for the non-browser test.
-    return create_agent(console_server, name="Travel helper", slug=f"travel-helper-{secrets.token_hex(3)}",
-                        config=agent_config(provider.url, origins=["https://shop.example"]))
+    return create_agent(
+        console_server,
+        name="Travel helper",
+        slug=f"travel-helper-{secrets.token_hex(3)}",
+        config=agent_config(provider.url, origins=["https://shop.example"]),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -73,12 +77,17 @@ def test_manager_chat_shows_the_raw_reason_of_a_failed_turn(staff_page, console_
     expect(staff_page.locator(".msg-assistant").last).to_have_text(re.compile("Hello from the stub."))
 
 
-def test_end_user_chat_shows_the_banner_and_try_again_recovers(browser, console_server, agent, provider, pub_key):
+def test_end_user_chat_shows_the_banner_and_try_again_recovers(
+    browser, console_server, agent, provider, pub_key
+):
     provider.fail()
     context = browser.new_context(viewport={"width": 375, "height": 720})
     page = context.new_page()
     bodies: list[bytes] = []
-    page.on("requestfinished", lambda request: bodies.append(request.response().body() if request.response() else b""))
+    page.on(
+        "requestfinished",
+        lambda request: bodies.append(request.response().body() if request.response() else b""),
+    )
     page.goto(console_server.url + f"/chat/{agent['slug']}/#key={pub_key}")
     page.get_by_label("Your message").fill("Is it cold in Oslo?")
     page.get_by_role("button", name="Send").click()
@@ -103,15 +112,23 @@ def test_end_user_chat_shows_the_banner_and_try_again_recovers(browser, console_
     context.close()
 
 
-def test_a_stream_failing_midway_takes_its_partial_reply_off_the_end_user_page(browser, console_server, agent,
-                                                                              provider, pub_key):
+def test_a_stream_failing_midway_takes_its_partial_reply_off_the_end_user_page(
+    browser, console_server, agent, provider, pub_key
+):
     """Issue 14 item 5: the rollback reaches the page, and the banner replaces the partial tokens."""
     error = json.dumps({"error": {"message": PROVIDER_TEXT}})
-    provider.stub.openai_stream("/v1/chat/completions", ["Partial ", "forecast ", "for Oslo"], chunk_delay=0.4,
-                                tail=[f"data: {error}\n\n"])
+    provider.stub.openai_stream(
+        "/v1/chat/completions",
+        ["Partial ", "forecast ", "for Oslo"],
+        chunk_delay=0.4,
+        tail=[f"data: {error}\n\n"],
+    )
     page = browser.new_page()
     bodies: list[bytes] = []
-    page.on("requestfinished", lambda request: bodies.append(request.response().body() if request.response() else b""))
+    page.on(
+        "requestfinished",
+        lambda request: bodies.append(request.response().body() if request.response() else b""),
+    )
     page.goto(console_server.url + f"/chat/{agent['slug']}/#key={pub_key}")
     page.get_by_label("Your message").fill("Forecast for Oslo?")
     page.get_by_role("button", name="Send").click()
@@ -153,8 +170,9 @@ def test_try_again_with_nothing_to_retry_says_so(browser, console_server, agent,
     page.close()
 
 
-def test_a_script_in_a_message_renders_as_text_in_the_end_user_chat(browser, console_server, agent, provider,
-                                                                    pub_key):
+def test_a_script_in_a_message_renders_as_text_in_the_end_user_chat(
+    browser, console_server, agent, provider, pub_key
+):
     provider.heal()
     page = browser.new_page()
     dialogs = []
@@ -183,13 +201,22 @@ def test_only_the_agents_origins_may_frame_the_chat(console_server, agent):
 def test_the_embed_script_shows_the_chat_in_an_iframe_on_an_allowed_site(browser, console_server, provider):
     """A page on another origin (the stub server) embeds the widget with threadless-widget.js."""
     site = provider.url
-    embedded = create_agent(console_server, name="Shop helper", slug=f"shop-helper-{secrets.token_hex(3)}",
-                            config=agent_config(provider.url, origins=[site]))
+    embedded = create_agent(
+        console_server,
+        name="Shop helper",
+        slug=f"shop-helper-{secrets.token_hex(3)}",
+        config=agent_config(provider.url, origins=[site]),
+    )
     key = publishable_key(console_server, slug=embedded["slug"])
-    provider.stub.set("/shop", content_type="text/html", text=(
-        "<!doctype html><html><body><h1>Shop</h1>"
-        f'<script src="{console_server.url}/static/threadless-widget.js" data-agent="{embedded["slug"]}" '
-        f'data-key="{key}" data-title="Chat with us"></script></body></html>'))
+    provider.stub.set(
+        "/shop",
+        content_type="text/html",
+        text=(
+            "<!doctype html><html><body><h1>Shop</h1>"
+            f'<script src="{console_server.url}/static/threadless-widget.js" data-agent="{embedded["slug"]}" '
+            f'data-key="{key}" data-title="Chat with us"></script></body></html>'
+        ),
+    )
     provider.heal()
     page = browser.new_page()
     page.goto(site + "/shop")

@@ -74,7 +74,9 @@ def test_a_script_in_a_message_renders_as_text(staff_page, console_server, seede
     dialogs = []
     staff_page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     staff_page.goto(console_server.url + f"/manage/memories/{seeded.memory_id}/")
-    expect(staff_page.get_by_text("<script>alert('x')</script> Can you check the weather there?")).to_be_visible()
+    expect(
+        staff_page.get_by_text("<script>alert('x')</script> Can you check the weather there?")
+    ).to_be_visible()
     assert dialogs == []
 
 
@@ -83,7 +85,8 @@ def test_what_the_model_sees_and_facts_tabs(staff_page, console_server, seeded):
     staff_page.get_by_role("link", name="What the model sees").click()
     expect(staff_page.get_by_role("heading", name="Instructions (system prompt)")).to_be_visible()
     expect(staff_page.get_by_role("region", name="Instructions (system prompt)")).to_contain_text(
-        "You are a friendly travel assistant.")
+        "You are a friendly travel assistant."
+    )
     assert "tab=model" in staff_page.url
     staff_page.get_by_role("link", name="Facts").click()
     staff_page.get_by_label("New fact").fill("The user prefers trains.")

@@ -11,10 +11,22 @@ pytestmark = pytest.mark.e2e
 def test_the_files_tab_shows_a_note_and_its_earlier_version(staff_page, console_server, seeded):
     with console_server.client() as api:
         for command in [
-            {"command": "create", "path": "/memories/trip/oslo.md", "file_text": "Dates: March\n<b>Hotel</b>: ?\n"},
-            {"command": "str_replace", "path": "/memories/trip/oslo.md", "old_str": "?", "new_str": "near the fjord"},
+            {
+                "command": "create",
+                "path": "/memories/trip/oslo.md",
+                "file_text": "Dates: March\n<b>Hotel</b>: ?\n",
+            },
+            {
+                "command": "str_replace",
+                "path": "/memories/trip/oslo.md",
+                "old_str": "?",
+                "new_str": "near the fjord",
+            },
         ]:
-            assert api.post(f"/memories/{seeded.memory_id}/files/command", json=command).json()["is_error"] is False
+            assert (
+                api.post(f"/memories/{seeded.memory_id}/files/command", json=command).json()["is_error"]
+                is False
+            )
     staff_page.goto(console_server.url + f"/manage/memories/{seeded.memory_id}/")
     staff_page.get_by_role("link", name="Files").click()
     files = staff_page.get_by_role("region", name="Files under /memories")

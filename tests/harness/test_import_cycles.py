@@ -20,8 +20,11 @@ def test_a_one_way_graph_has_no_cycles():
 
 
 def test_a_package_imported_back_by_its_own_module_is_a_cycle():
-    g = graph(("app.services", "app.services.outbox"), ("app.services.outbox", "app.services"),
-              ("app.services.outbox", "app.models"))
+    g = graph(
+        ("app.services", "app.services.outbox"),
+        ("app.services.outbox", "app.services"),
+        ("app.services.outbox", "app.models"),
+    )
     assert import_cycles(g, set(g.modules)) == [["app.services", "app.services.outbox"]]
 
 

@@ -19,14 +19,18 @@ from projects.models import ApiCall, Project, ProjectUsage, RateCounter
 BUDGET = 2
 # Every row write a statement makes, a plain one or the data-modifying CTEs of one `WITH …`
 # statement (PostgreSQL's one-statement decorate and report): (verb, table) each.
-WRITES = re.compile(r'(?<!DO )\b(INSERT\s+(?:OR\s+\w+\s+)?INTO|UPDATE|DELETE\s+FROM|REPLACE\s+INTO)\s+"?(\w+)"?',
-                    re.IGNORECASE)
+WRITES = re.compile(
+    r'(?<!DO )\b(INSERT\s+(?:OR\s+\w+\s+)?INTO|UPDATE|DELETE\s+FROM|REPLACE\s+INTO)\s+"?(\w+)"?',
+    re.IGNORECASE,
+)
 STORED_TABLES = ("memories_entry", "memories_turn", "memories_outbox")
 SHARED = ("memories_apicall", "memories_projectusage", "memories_ratecounter")
 
 
 def writes(queries) -> list[tuple[str, str]]:
-    return [(verb.split()[0].upper(), table.lower()) for q in queries for verb, table in WRITES.findall(q["sql"])]
+    return [
+        (verb.split()[0].upper(), table.lower()) for q in queries for verb, table in WRITES.findall(q["sql"])
+    ]
 
 
 def stored(queries) -> list[tuple[str, str]]:
@@ -38,11 +42,16 @@ def bookkeeping(queries) -> list[tuple[str, str]]:
 
 
 def test_the_write_count_sees_into_a_with_statement():
-    sql = ('WITH m AS (UPDATE memories_memory SET last_seq = last_seq + 1 WHERE id = 1 RETURNING id), '
-           'e AS (INSERT INTO memories_entry (memory_id) SELECT id FROM m) '
-           'INSERT INTO "memories_outbox" (memory_id) SELECT id FROM m ON CONFLICT DO UPDATE SET kind = 1')
-    assert writes([{"sql": sql}]) == [("UPDATE", "memories_memory"), ("INSERT", "memories_entry"),
-                                      ("INSERT", "memories_outbox")]
+    sql = (
+        "WITH m AS (UPDATE memories_memory SET last_seq = last_seq + 1 WHERE id = 1 RETURNING id), "
+        "e AS (INSERT INTO memories_entry (memory_id) SELECT id FROM m) "
+        'INSERT INTO "memories_outbox" (memory_id) SELECT id FROM m ON CONFLICT DO UPDATE SET kind = 1'
+    )
+    assert writes([{"sql": sql}]) == [
+        ("UPDATE", "memories_memory"),
+        ("INSERT", "memories_entry"),
+        ("INSERT", "memories_outbox"),
+    ]
     assert bookkeeping([{"sql": sql}]) == [("UPDATE", "memories_memory")]
 
 
@@ -55,16 +64,31 @@ def warm(cast):
     cast.project_a.save()
     memory_id = cast.a.post("/v1/memories", {}, format="json").json()["id"]
     for i in range(3):
-        assert cast.a.post(f"/v1/memories/{memory_id}/decorate",
-                           {"messages": [{"role": "user", "content": f"hi {i}"}]}, format="json").status_code == 200
-        assert cast.a.post(f"/v1/memories/{memory_id}/report",
-                           {"messages": [{"role": "assistant", "content": f"yo {i}"}]}, format="json").status_code == 202
+        assert (
+            cast.a.post(
+                f"/v1/memories/{memory_id}/decorate",
+                {"messages": [{"role": "user", "content": f"hi {i}"}]},
+                format="json",
+            ).status_code
+            == 200
+        )
+        assert (
+            cast.a.post(
+                f"/v1/memories/{memory_id}/report",
+                {"messages": [{"role": "assistant", "content": f"yo {i}"}]},
+                format="json",
+            ).status_code
+            == 202
+        )
     return memory_id
 
 
 def _decorate(cast, memory_id, **extra):
-    return cast.a.post(f"/v1/memories/{memory_id}/decorate",
-                       {"messages": [{"role": "user", "content": "hello there"}], **extra}, format="json")
+    return cast.a.post(
+        f"/v1/memories/{memory_id}/decorate",
+        {"messages": [{"role": "user", "content": "hello there"}], **extra},
+        format="json",
+    )
 
 
 def test_decorate_writes_at_most_two_rows_beyond_what_it_stores(cast, warm):
@@ -77,8 +101,11 @@ def test_decorate_writes_at_most_two_rows_beyond_what_it_stores(cast, warm):
 
 def test_report_writes_at_most_two_rows_beyond_what_it_stores(cast, warm):
     with CaptureQueriesContext(connection) as ctx:
-        answer = cast.a.post(f"/v1/memories/{warm}/report",
-                             {"messages": [{"role": "assistant", "content": "Hello!"}]}, format="json")
+        answer = cast.a.post(
+            f"/v1/memories/{warm}/report",
+            {"messages": [{"role": "assistant", "content": "Hello!"}]},
+            format="json",
+        )
     assert answer.status_code == 202
     extra = bookkeeping(ctx.captured_queries)
     assert len(extra) <= BUDGET, extra
@@ -86,9 +113,14 @@ def test_report_writes_at_most_two_rows_beyond_what_it_stores(cast, warm):
 
 def test_a_report_with_a_failure_stays_within_the_budget_beyond_its_digest_rows(cast, warm):
     with CaptureQueriesContext(connection) as ctx:
-        answer = cast.a.post(f"/v1/memories/{warm}/report", {
-            "messages": [{"role": "assistant", "content": "Sorry."}],
-            "failures": [{"task_id": "lookup", "error": "timeout after 30s"}]}, format="json")
+        answer = cast.a.post(
+            f"/v1/memories/{warm}/report",
+            {
+                "messages": [{"role": "assistant", "content": "Sorry."}],
+                "failures": [{"task_id": "lookup", "error": "timeout after 30s"}],
+            },
+            format="json",
+        )
     assert answer.status_code == 202
     extra = [w for w in bookkeeping(ctx.captured_queries) if w[1] != "memories_errordigest"]
     assert len(extra) <= BUDGET + 1, extra  # + the digest counter on the memory row
@@ -97,8 +129,14 @@ def test_a_report_with_a_failure_stays_within_the_budget_beyond_its_digest_rows(
 def test_no_request_writes_a_row_the_whole_project_shares(cast, warm):
     with CaptureQueriesContext(connection) as ctx:
         assert _decorate(cast, warm).status_code == 200
-        assert cast.a.post(f"/v1/memories/{warm}/report", {"messages": [{"role": "assistant", "content": "Hi"}]},
-                           format="json").status_code == 202
+        assert (
+            cast.a.post(
+                f"/v1/memories/{warm}/report",
+                {"messages": [{"role": "assistant", "content": "Hi"}]},
+                format="json",
+            ).status_code
+            == 202
+        )
         assert cast.a.get(f"/v1/memories/{warm}").status_code == 200
     shared = [w for w in writes(ctx.captured_queries) if w[1] in SHARED]
     assert shared == []
@@ -147,7 +185,9 @@ def _statements(run) -> list[str]:
     outermost atomic block is BEGIN / COMMIT, which the capture does not show either)."""
     with CaptureQueriesContext(connection) as ctx:
         run()
-    return [q["sql"] for q in ctx.captured_queries if not re.match(r"\s*(?:RELEASE\s+)?SAVEPOINT\b", q["sql"])]
+    return [
+        q["sql"] for q in ctx.captured_queries if not re.match(r"\s*(?:RELEASE\s+)?SAVEPOINT\b", q["sql"])
+    ]
 
 
 def test_report_is_one_statement_on_postgresql_and_three_on_sqlite(cast, warm):
@@ -156,12 +196,16 @@ def test_report_is_one_statement_on_postgresql_and_three_on_sqlite(cast, warm):
 
     memory = memory_get(project=cast.project_a, memory_id=warm)
     before = Memory.objects.get(pk=warm)
-    sql = _statements(lambda: report_accept(memory=memory, messages=[{"role": "assistant", "content": "Hi!"}],
-                                            failures=[]))
+    sql = _statements(
+        lambda: report_accept(memory=memory, messages=[{"role": "assistant", "content": "Hi!"}], failures=[])
+    )
     assert len(sql) == (1 if connection.vendor == "postgresql" else 3), sql
     after = Memory.objects.get(pk=warm)
-    assert (after.last_seq, after.message_count, after.last_turn) == (before.last_seq + 1, before.message_count + 1,
-                                                                      before.last_turn)
+    assert (after.last_seq, after.message_count, after.last_turn) == (
+        before.last_seq + 1,
+        before.message_count + 1,
+        before.last_turn,
+    )
     entry = after.entries.get(seq=after.last_seq)
     assert (entry.role, entry.content, entry.turn) == ("assistant", "Hi!", before.last_turn)
     outbox = after.outbox.order_by("-id").first()
@@ -175,11 +219,17 @@ def test_decorate_stores_in_one_statement_on_postgresql_and_three_on_sqlite(cast
 
     memory = memory_get(project=cast.project_a, memory_id=warm)
     before = Memory.objects.get(pk=warm)
-    messages = [{"role": "user", "content": "first"}, {"role": "assistant", "content": "between"},
-                {"role": "user", "content": "second"}]
+    messages = [
+        {"role": "user", "content": "first"},
+        {"role": "assistant", "content": "between"},
+        {"role": "user", "content": "second"},
+    ]
     answer = {}
-    sql = _statements(lambda: answer.update(memory_decorate(memory=memory, messages=messages, budget_tokens=5000,
-                                                            instructions="Be brief.")))
+    sql = _statements(
+        lambda: answer.update(
+            memory_decorate(memory=memory, messages=messages, budget_tokens=5000, instructions="Be brief.")
+        )
+    )
     stores = [s for s in sql if WRITES.search(s)]
     assert len(stores) == (1 if connection.vendor == "postgresql" else 3), stores
     # + the reads: facts, window, failures, one statement (memories.selectors.ContextReads; on SQLite
@@ -188,11 +238,24 @@ def test_decorate_stores_in_one_statement_on_postgresql_and_three_on_sqlite(cast
     after = Memory.objects.get(pk=warm)
     assert answer["turn"] == after.last_turn == before.last_turn + 2
     assert (after.last_seq, after.message_count, after.last_budget_tokens, after.instructions) == (
-        before.last_seq + 3, before.message_count + 3, 5000, "Be brief.")
-    rows = list(after.entries.filter(seq__gt=before.last_seq).order_by("seq").values_list("seq", "turn", "role"))
-    assert rows == [(before.last_seq + 1, before.last_turn + 1, "user"), (before.last_seq + 2, before.last_turn + 1,
-                    "assistant"), (before.last_seq + 3, before.last_turn + 2, "user")]
-    turns = list(after.turns.filter(number__gt=before.last_turn).order_by("number").values_list("number", "input", "state"))
+        before.last_seq + 3,
+        before.message_count + 3,
+        5000,
+        "Be brief.",
+    )
+    rows = list(
+        after.entries.filter(seq__gt=before.last_seq).order_by("seq").values_list("seq", "turn", "role")
+    )
+    assert rows == [
+        (before.last_seq + 1, before.last_turn + 1, "user"),
+        (before.last_seq + 2, before.last_turn + 1, "assistant"),
+        (before.last_seq + 3, before.last_turn + 2, "user"),
+    ]
+    turns = list(
+        after.turns.filter(number__gt=before.last_turn)
+        .order_by("number")
+        .values_list("number", "input", "state")
+    )
     assert turns == [(before.last_turn + 1, "first", "READY"), (before.last_turn + 2, "second", "READY")]
     # The history sent back stops before the stored new messages (they are sent once, as new).
     assert [m["content"] for m in answer["messages"][-3:]] == ["first", "between", "second"]

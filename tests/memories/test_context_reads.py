@@ -49,9 +49,14 @@ def _memory(cast, turns: list[tuple[str, str, int]]):
     memory, _ = memory_create(project=cast.project_a)
     items = []
     for number, (user, assistant, failures) in enumerate(turns, start=1):
-        items += [entry_fields({"role": "user", "content": user}), entry_fields({"role": "assistant", "content": assistant})]
-        items += [{"kind": "error", "task_id": f"task-{number}-{i}", "content": f"turn {number} failure {i}"}
-                  for i in range(failures)]
+        items += [
+            entry_fields({"role": "user", "content": user}),
+            entry_fields({"role": "assistant", "content": assistant}),
+        ]
+        items += [
+            {"kind": "error", "task_id": f"task-{number}-{i}", "content": f"turn {number} failure {i}"}
+            for i in range(failures)
+        ]
     with transaction.atomic():
         entries_append(memory=memory_lock(memory), items=items)
     fact_create(memory=memory, text="The user's dog is called Biscuit.")
@@ -60,8 +65,14 @@ def _memory(cast, turns: list[tuple[str, str, int]]):
 
 
 def _build(memory, budget: int, recall: bool = True):
-    return context_build(memory=memory, new_messages=[{"role": "user", "content": "What is my dog called?"}],
-                         budget_tokens=budget, recall=recall, before_seq=None, new_turn=memory.last_turn + 1)
+    return context_build(
+        memory=memory,
+        new_messages=[{"role": "user", "content": "What is my dog called?"}],
+        budget_tokens=budget,
+        recall=recall,
+        before_seq=None,
+        new_turn=memory.last_turn + 1,
+    )
 
 
 def _words(n: int, seed: int) -> str:
@@ -73,16 +84,22 @@ CASES = {
     "the whole history and its failures": ([(_words(8, t), _words(12, t), 1) for t in range(10)], 60_000),
     # More failures than the read's limit in turns older than the window: it must read again.
     "more failures than the limit before the window": (
-        [(_words(40, t), _words(60, t), 3 if t < 30 else 1) for t in range(40)], 1_500),
+        [(_words(40, t), _words(60, t), 3 if t < 30 else 1) for t in range(40)],
+        1_500,
+    ),
     # Long old messages, short new ones: the window outgrows its first range read (sized from the
     # memory's average message) and starts at a turn older than any that read saw.
     "a window longer than its first range read": (
-        [(_words(600, t), _words(600, t), 1) for t in range(40)] + [("ok", "fine", 1) for _ in range(120)], 30_000),
+        [(_words(600, t), _words(600, t), 1) for t in range(40)] + [("ok", "fine", 1) for _ in range(120)],
+        30_000,
+    ),
     # A budget just under the history: the first range read (sized from the average message) holds
     # every message, so the failures are read from turn 0, and the window, shorter than the memory,
     # starts after turns whose failures fill that read's limit: it must read again.
     "a window shorter than a first range that holds every message": (
-        [(_words(40, t), _words(60, t), 3 if t < 30 else 1) for t in range(40)], 5_000),
+        [(_words(40, t), _words(60, t), 3 if t < 30 else 1) for t in range(40)],
+        5_000,
+    ),
     # No history fits: the failures block shows the new turn's (there are none yet).
     "an empty window": ([(_words(300, t), _words(300, t), 2) for t in range(5)], 40),
 }
@@ -132,8 +149,9 @@ def test_decorate_is_two_round_trips_on_postgresql_its_store_and_its_reads(cast)
     answer = {}
 
     def decorate():
-        answer.update(memory_decorate(memory=stub, messages=[{"role": "user", "content": "Hello again"}],
-                                      scoped=True))
+        answer.update(
+            memory_decorate(memory=stub, messages=[{"role": "user", "content": "Hello again"}], scoped=True)
+        )
 
     first = round_trips(connection, decorate)
     trips = round_trips(connection, decorate)
@@ -155,10 +173,16 @@ def test_decorate_is_two_round_trips_on_postgresql_its_store_and_its_reads(cast)
 @on_postgresql
 def test_a_dry_run_decorate_reads_in_one_round_trip_on_postgresql(cast):
     memory = _memory(cast, CASES["the whole history and its failures"][0])
-    trips = round_trips(connection, lambda: memory_decorate(
-        memory=memory, messages=[{"role": "user", "content": "Hello again"}], store=False))
+    trips = round_trips(
+        connection,
+        lambda: memory_decorate(
+            memory=memory, messages=[{"role": "user", "content": "Hello again"}], store=False
+        ),
+    )
     # (its first use on the connection prepares it, a round trip of its own, once per connection)
-    assert [statements for statements in trips if not statements[0].startswith("prepare ")] == [trips[-1]], trips
+    assert [statements for statements in trips if not statements[0].startswith("prepare ")] == [trips[-1]], (
+        trips
+    )
     assert len(trips[-1]) == 1, trips
 
 
@@ -172,10 +196,14 @@ def _reads_ahead(memory, budget: int) -> list[str]:
 def test_the_failures_are_read_from_turn_0_when_the_first_range_holds_every_message(cast):
     # The bound's read of the window's index is left out: a turn is never below 0.
     few = _memory(cast, CASES["the whole history and its failures"][0])
-    assert _reads_ahead(few, 60_000) == ['"WITH b AS MATERIALIZED (SELECT $1::integer AS bound) (SELECT seq, turn, role, c']
+    assert _reads_ahead(few, 60_000) == [
+        '"WITH b AS MATERIALIZED (SELECT $1::integer AS bound) (SELECT seq, turn, role, c'
+    ]
     turns, budget = CASES["a window longer than its first range read"]
     long = _memory(cast, turns)
-    assert _reads_ahead(long, budget) == ['"WITH b AS MATERIALIZED (SELECT LEAST((SELECT min(turn) FROM (SELECT turn FROM m']
+    assert _reads_ahead(long, budget) == [
+        '"WITH b AS MATERIALIZED (SELECT LEAST((SELECT min(turn) FROM (SELECT turn FROM m'
+    ]
 
 
 def _plan(sql: str, params: list) -> dict:
@@ -196,7 +224,14 @@ def _nodes(plan: dict):
 def test_the_reads_ahead_merge_their_three_parts_and_read_the_window_range_once_or_twice(cast, bounded):
     memory = _memory(cast, CASES["a window longer than its first range read"][0])
     window = [memory.id, window_first_chunk(None)]
-    params = [*(window + [memory.last_turn + 1] if bounded else [0]), *window, memory.id, 200, memory.id, FAILURES_LIMIT]
+    params = [
+        *(window + [memory.last_turn + 1] if bounded else [0]),
+        *window,
+        memory.id,
+        200,
+        memory.id,
+        FAILURES_LIMIT,
+    ]
     plan = _plan(_reads_ahead_sql(before=False, bounded=bounded), params)
     # The three parts, each in order, merged: never the whole window sorted again.
     assert plan["Node Type"] == "Merge Append", plan
@@ -209,14 +244,24 @@ def test_the_reads_ahead_merge_their_three_parts_and_read_the_window_range_once_
 @pytest.mark.parametrize("before", [False, True])
 def test_sqlites_reads_ahead_merge_the_window_in_its_index_order_without_sorting_it(cast, before):
     memory = _memory(cast, CASES["the whole history and its failures"][0])
-    params = [memory.id, 200, memory.id, 0, FAILURES_LIMIT, memory.id, *([memory.last_seq + 1] if before else [])]
+    params = [
+        memory.id,
+        200,
+        memory.id,
+        0,
+        FAILURES_LIMIT,
+        memory.id,
+        *([memory.last_seq + 1] if before else []),
+    ]
     sql = _sqlite_reads_ahead_sql(before=before).replace("%s", "?")
     with connection.cursor() as cursor:
         plan = [row[3] for row in cursor.execute("EXPLAIN QUERY PLAN " + sql, params).fetchall()]
         rows = cursor.execute(sql, params).fetchall()
     assert plan[0] == "MERGE (UNION ALL)", plan
-    window = plan[plan.index("RIGHT") + 1:]
-    assert len(window) == 1 and window[0].startswith("SEARCH memories_entry USING INDEX entry_window_idx"), plan
+    window = plan[plan.index("RIGHT") + 1 :]
+    assert len(window) == 1 and window[0].startswith("SEARCH memories_entry USING INDEX entry_window_idx"), (
+        plan
+    )
     # The facts-and-failures row first, then every message newest first.
     assert json.loads(rows[0][3])[0][1] == "The user lives in Lisbon." and len(json.loads(rows[0][5])) == 10
     assert [r[0] for r in rows[1:]] == sorted((r[0] for r in rows[1:]), reverse=True)
@@ -228,7 +273,9 @@ def test_decorate_on_sqlite_is_its_store_and_one_read_statement(cast):
     memory = _memory(cast, CASES["the whole history and its failures"][0])
     stub = type(memory)(id=memory.id, project=cast.project_a)
     with CaptureQueriesContext(connection) as ctx:
-        answer = memory_decorate(memory=stub, messages=[{"role": "user", "content": "Hello again"}], scoped=True)
+        answer = memory_decorate(
+            memory=stub, messages=[{"role": "user", "content": "Hello again"}], scoped=True
+        )
     sql = [q["sql"] for q in ctx.captured_queries if not q["sql"].startswith(("SAVEPOINT", "RELEASE"))]
     assert len(sql) == 4, sql  # the memory row's UPDATE, the turn, the entry; the reads
     assert sql[-1].startswith(f"SELECT {2**63 - 1}, NULL"), sql

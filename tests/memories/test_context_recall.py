@@ -28,11 +28,16 @@ def _turn(memory, user: str, reply: str, tool: bool = False) -> None:
     services.memory_decorate(memory=memory, messages=[{"role": "user", "content": user}], budget_tokens=60000)
     messages = [{"role": "assistant", "content": reply}]
     if tool:
-        call = {"id": f"call_{memory.last_seq}", "type": "function",
-                "function": {"name": "lookup", "arguments": '{"q": "ferry"}'}}
-        messages = [{"role": "assistant", "content": "", "tool_calls": [call]},
-                    {"role": "tool", "tool_call_id": call["id"], "content": "Timetable: 8:15, 12:15, 17:45."},
-                    *messages]
+        call = {
+            "id": f"call_{memory.last_seq}",
+            "type": "function",
+            "function": {"name": "lookup", "arguments": '{"q": "ferry"}'},
+        }
+        messages = [
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": call["id"], "content": "Timetable: 8:15, 12:15, 17:45."},
+            *messages,
+        ]
     services.report_accept(memory=memory, messages=messages, failures=[])
     memory.refresh_from_db()
 
@@ -42,45 +47,66 @@ def memory(cast):
     memory, _ = services.memory_create(project=cast.project_a)
     _turn(memory, "The ferry to Hvar leaves from pier 7 in Split, I checked twice.", "Pier 7, noted.")
     for i in range(36):
-        _turn(memory, f"Ferry note {i}: the Hvar ferry was late again on day {i}, pier 7 was crowded.",
-              "Sorry to hear that.", tool=i % 3 == 0)
+        _turn(
+            memory,
+            f"Ferry note {i}: the Hvar ferry was late again on day {i}, pier 7 was crowded.",
+            "Sorry to hear that.",
+            tool=i % 3 == 0,
+        )
     for i in range(30):
-        _turn(memory, f"Lunch plan {i}: soup, bread and a walk along the riva, nothing else to report.",
-              "Sounds good.", tool=i % 7 == 0)
-    _turn(memory, "For dinner let's try Konoba Fetivi, the one with the grilled fish.",
-          "Konoba Fetivi it is, I can book the table for eight.")
+        _turn(
+            memory,
+            f"Lunch plan {i}: soup, bread and a walk along the riva, nothing else to report.",
+            "Sounds good.",
+            tool=i % 7 == 0,
+        )
+    _turn(
+        memory,
+        "For dinner let's try Konoba Fetivi, the one with the grilled fish.",
+        "Konoba Fetivi it is, I can book the table for eight.",
+    )
     drain()
     memory.refresh_from_db()
     return memory
 
 
 def _ask(memory, text: str, budget: int):
-    return context.context_build(memory=memory, new_messages=[{"role": "user", "content": text}],
-                                 budget_tokens=budget, before_seq=None)
+    return context.context_build(
+        memory=memory, new_messages=[{"role": "user", "content": text}], budget_tokens=budget, before_seq=None
+    )
 
 
 def _history(memory) -> list[tuple[int, str, str]]:
     """(seq, role, content) of every committed message, oldest first."""
-    return list(memory.entries.filter(kind="message", committed=True).order_by("seq")
-                .values_list("seq", "role", "content"))
+    return list(
+        memory.entries.filter(kind="message", committed=True)
+        .order_by("seq")
+        .values_list("seq", "role", "content")
+    )
 
 
 def _asked(memory):
     """(budget, question, context) for every budget and both questions."""
-    return [(budget, question, _ask(memory, question, budget)) for budget in BUDGETS for question in (LOOKS_BACK, ABOUT_NOW)]
+    return [
+        (budget, question, _ask(memory, question, budget))
+        for budget in BUDGETS
+        for question in (LOOKS_BACK, ABOUT_NOW)
+    ]
 
 
 def test_the_window_the_blocks_and_the_new_message_fit_the_budget(memory):
     for budget, _, ctx in _asked(memory):
         used = sum(message_tokens(m) for m in ctx.messages) + text_tokens(ctx.context_text)
-        assert used <= budget + 1, budget  # + the blocks' joining blank lines, which the parts' costs round into
+        assert used <= budget + 1, (
+            budget
+        )  # + the blocks' joining blank lines, which the parts' costs round into
 
 
 def test_the_window_is_the_newest_history_starting_at_a_user_message(memory):
     stored = [(role, content) for _, role, content in _history(memory)]
     for budget, question, ctx in _asked(memory):
         history = ctx.messages[:-1]
-        assert [(m["role"], m.get("content") or "") for m in history] == stored[len(stored) - len(history):]
+        assert [(m["role"], m.get("content") or "") for m in history] == stored[len(stored) - len(history) :]
         if history:
             assert history[0]["role"] == "user", budget  # so a tool call is never split from its result
         assert ctx.messages[-1] == {"role": "user", "content": question}
@@ -90,8 +116,13 @@ def test_a_question_about_the_newest_turns_keeps_the_window_it_had(memory):
     new = message_tokens({"role": "user", "content": ABOUT_NOW})
     for budget in BUDGETS:
         ctx = _ask(memory, ABOUT_NOW, budget)
-        usual = memory_window(memory_id=memory.id, before_seq=None, budget=budget,
-                              reserved=new + context.recall_token_cap(budget - new), new_has_user=True)
+        usual = memory_window(
+            memory_id=memory.id,
+            before_seq=None,
+            budget=budget,
+            reserved=new + context.recall_token_cap(budget - new),
+            new_has_user=True,
+        )
         assert ctx.history_count >= len(usual.messages), budget
 
 
@@ -127,8 +158,10 @@ def test_no_message_is_shown_twice(memory):
 
 def test_a_recalled_message_is_shown_whole(cast):
     memory, _ = services.memory_create(project=cast.project_a)
-    long = ("The ferry to Hvar leaves from pier 7 in Split. " + "We also talked about the islands, the weather "
-            "and where to eat near the harbour afterwards. " * 8 + "Bring the booking code HV-2291 to the kiosk.")
+    long = (
+        "The ferry to Hvar leaves from pier 7 in Split. " + "We also talked about the islands, the weather "
+        "and where to eat near the harbour afterwards. " * 8 + "Bring the booking code HV-2291 to the kiosk."
+    )
     assert len(long) > 400
     _turn(memory, long, "Noted.")
     for i in range(60):
@@ -159,10 +192,17 @@ def days(cast):
     """A memory said over five days: the same topic every day, then filler (the newest turns)."""
     memory, _ = services.memory_create(project=cast.project_a)
     for day in range(5):
-        _turn(memory, f"Day {day}: the ferry to Hvar left pier {day + 3} in Split, and the crossing took two hours.",
-              f"Pier {day + 3}, noted for day {day}.")
+        _turn(
+            memory,
+            f"Day {day}: the ferry to Hvar left pier {day + 3} in Split, and the crossing took two hours.",
+            f"Pier {day + 3}, noted for day {day}.",
+        )
     for i in range(80):
-        _turn(memory, f"Lunch plan {i}: soup, bread and a walk along the riva, nothing else to report.", "Sounds good.")
+        _turn(
+            memory,
+            f"Lunch plan {i}: soup, bread and a walk along the riva, nothing else to report.",
+            "Sounds good.",
+        )
     # Each day's turns written a day apart (before the worker indexes them, so the index has the dates too).
     start = memory.entries.order_by("seq").first().created_at - timedelta(days=10)
     for entry in memory.entries.filter(seq__lte=10):  # a user message and its reply per day

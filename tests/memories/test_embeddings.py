@@ -20,8 +20,10 @@ from tests.fixtures.embed_stub import EmbeddingsStub
 from tests.fixtures.background import CORPUS, converse, drain
 
 PET_LINE = "I have a beagle, Biscuit, who sleeps on the sofa all day."
-LONG_TURN = ("Ana: We spent the weekend at the lake with the kids. My sister finally taught me to sail her "
-             "little dinghy! Then we grilled fish and watched the stars.")
+LONG_TURN = (
+    "Ana: We spent the weekend at the lake with the kids. My sister finally taught me to sail her "
+    "little dinghy! Then we grilled fish and watched the stars."
+)
 QUESTION = "What's the name of my dog?"
 
 
@@ -53,7 +55,10 @@ def test_the_openai_provider_posts_the_texts_and_answers_unit_vectors(stub):
     vectors = provider.embed(["my dog", "a beagle"])
     assert len(vectors) == 2 and all(abs(sum(x * x for x in v) - 1) < 1e-6 for v in vectors)
     seen = stub.requests[0]
-    assert seen["path"] == "/v1/embeddings" and seen["body"] == {"model": "stub-embed-1", "input": ["my dog", "a beagle"]}
+    assert seen["path"] == "/v1/embeddings" and seen["body"] == {
+        "model": "stub-embed-1",
+        "input": ["my dog", "a beagle"],
+    }
     assert seen["authorization"] == "Bearer sk-test"
 
 
@@ -114,12 +119,18 @@ def test_the_worker_stores_one_vector_per_message_with_model_and_dimension(pet_m
 
 def test_a_message_of_several_sentences_is_embedded_whole_and_sentence_by_sentence_with_its_speaker():
     assert embeddings.pieces(LONG_TURN) == [
-        LONG_TURN, "Ana: We spent the weekend at the lake with the kids.",
-        "Ana: My sister finally taught me to sail her little dinghy!", "Ana: Then we grilled fish and watched the stars."]
+        LONG_TURN,
+        "Ana: We spent the weekend at the lake with the kids.",
+        "Ana: My sister finally taught me to sail her little dinghy!",
+        "Ana: Then we grilled fish and watched the stars.",
+    ]
     assert embeddings.pieces(PET_LINE) == [PET_LINE]  # one sentence: the whole vector says it
     assert embeddings.pieces("Ok. Thanks! I have a dog named Rex.") == ["Ok. Thanks! I have a dog named Rex."]
     no_speaker = "We went to Porto in May. The tiles were everywhere, blue and white."
-    assert embeddings.pieces(no_speaker)[1:] == ["We went to Porto in May.", "The tiles were everywhere, blue and white."]
+    assert embeddings.pieces(no_speaker)[1:] == [
+        "We went to Porto in May.",
+        "The tiles were everywhere, blue and white.",
+    ]
     many = " ".join(f"Sentence number {i} is here." for i in range(20))
     assert len(embeddings.pieces(many)) == 1 + embeddings.PIECE_MAX
 
@@ -143,16 +154,25 @@ def test_one_sentence_close_to_the_query_brings_its_message_close(cast):
     long, short = rows["A long turn about many things."], rows["A short one."]
     query = [1.0, 0.0, 0.0]
     put = embeddings.VectorStore.put
-    put(memory_id=memory.id, model="test:fake", items=[(long.id, long.seq, [0.0, 1.0, 0.0]),
-                                                       (short.id, short.seq, [0.6, 0.8, 0.0])])
+    put(
+        memory_id=memory.id,
+        model="test:fake",
+        items=[(long.id, long.seq, [0.0, 1.0, 0.0]), (short.id, short.seq, [0.6, 0.8, 0.0])],
+    )
     nearest = embeddings.nearest(memory_id=memory.id, model="test:fake", query=query, limit=2)
     assert [e for _, _, e in nearest] == [short.id, long.id]  # the whole vectors alone
-    put(memory_id=memory.id, model="test:fake", items=[(long.id, long.seq, [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])])
+    put(
+        memory_id=memory.id,
+        model="test:fake",
+        items=[(long.id, long.seq, [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])],
+    )
     nearest = embeddings.nearest(memory_id=memory.id, model="test:fake", query=query, limit=2)
     assert [e for _, _, e in nearest] == [long.id, short.id]
     expected = (1 - embeddings.PIECE_SHARE) * 0.0 + embeddings.PIECE_SHARE * 1.0
     assert nearest[0][0] == pytest.approx(expected)
-    assert embeddings.closeness([0.0, 1.0, 0.0, 1.0, 0.0, 0.0], query) == pytest.approx(expected)  # pure Python
+    assert embeddings.closeness([0.0, 1.0, 0.0, 1.0, 0.0, 0.0], query) == pytest.approx(
+        expected
+    )  # pure Python
 
 
 @pytest.mark.parametrize("numpy", [True, False], ids=["numpy", "pure-python"])
@@ -166,18 +186,22 @@ def test_a_rows_closeness_is_the_same_with_numpy_or_without(numpy, monkeypatch):
         return b"".join(array.array("f", v).tobytes() for v in vectors)
 
     query = [0.6, 0.8, 0.0]
-    got = embeddings.closeness_of([row([1.0, 0.0, 0.0]), row([0.0, 0.0, 1.0], [0.6, 0.8, 0.0]), b"",
-                                   row([1.0, 0.0])], query)
+    got = embeddings.closeness_of(
+        [row([1.0, 0.0, 0.0]), row([0.0, 0.0, 1.0], [0.6, 0.8, 0.0]), b"", row([1.0, 0.0])], query
+    )
     share = embeddings.PIECE_SHARE
     assert got[0] == pytest.approx(0.6, abs=1e-6)  # one vector: its cosine
-    assert got[1] == pytest.approx((1 - share) * 0.0 + share * 1.0, abs=1e-6)  # its second sentence is the query
+    assert got[1] == pytest.approx(
+        (1 - share) * 0.0 + share * 1.0, abs=1e-6
+    )  # its second sentence is the query
     assert got[2:] == [None, None]  # empty, or another dimension: nothing comparable
 
 
 def test_decorate_embeds_only_the_query_never_stored_text(pet_memory, stub):
     stub.requests.clear()
-    answer = services.memory_decorate(memory=pet_memory, messages=[{"role": "user", "content": QUESTION}],
-                                      budget_tokens=300, store=False)
+    answer = services.memory_decorate(
+        memory=pet_memory, messages=[{"role": "user", "content": QUESTION}], budget_tokens=300, store=False
+    )
     assert stub.inputs() == [QUESTION]
     assert answer["context"]["recalled"]
 
@@ -185,20 +209,24 @@ def test_decorate_embeds_only_the_query_never_stored_text(pet_memory, stub):
 def _recalled(answer) -> str:
     """The recall block's snippets and their neighbours (since round 5 the rules also take the pet
     line as a fact, so the facts block holds "Biscuit" whatever recall does)."""
-    return " ".join(" ".join([hit["snippet"]] + [n["snippet"] for n in hit.get("context", [])])
-                    for hit in answer["context"]["recalled"])
+    return " ".join(
+        " ".join([hit["snippet"]] + [n["snippet"] for n in hit.get("context", [])])
+        for hit in answer["context"]["recalled"]
+    )
 
 
 def test_a_paraphrase_with_no_shared_word_is_recalled_through_fusion(pet_memory, cast):
-    found = services.memory_decorate(memory=pet_memory, messages=[{"role": "user", "content": QUESTION}],
-                                     budget_tokens=300, store=False)
+    found = services.memory_decorate(
+        memory=pet_memory, messages=[{"role": "user", "content": QUESTION}], budget_tokens=300, store=False
+    )
     assert "Biscuit" in _recalled(found)
     assert recall.query_terms(QUESTION) == ["name", "dog"]  # nothing lexical to match the beagle line
     cast.project_a.model_config = {}
     cast.project_a.save(update_fields=["model_config"])
     pet_memory.refresh_from_db()
-    lexical = services.memory_decorate(memory=pet_memory, messages=[{"role": "user", "content": QUESTION}],
-                                       budget_tokens=300, store=False)
+    lexical = services.memory_decorate(
+        memory=pet_memory, messages=[{"role": "user", "content": QUESTION}], budget_tokens=300, store=False
+    )
     assert "Biscuit" not in _recalled(lexical)
     assert "User has a beagle named Biscuit" in lexical["context_text"]  # the fact, not a recalled snippet
 
@@ -208,35 +236,48 @@ def test_a_model_change_re_embeds_in_the_background_without_mixing_spaces(pet_me
     pet_memory.refresh_from_db()
     stub.requests.clear()
     # Before the re-index the old vectors are ignored: fusion reads only the current model's space.
-    answer = services.memory_decorate(memory=pet_memory, messages=[{"role": "user", "content": QUESTION}],
-                                      budget_tokens=300, store=False)
+    answer = services.memory_decorate(
+        memory=pet_memory, messages=[{"role": "user", "content": QUESTION}], budget_tokens=300, store=False
+    )
     assert "Biscuit" not in _recalled(answer)
     step = embeddings.backfill(memory_id=pet_memory.id, limit=5)
     assert step["dropped"] > 0 and step["embedded"] == 5 and step["remaining"] > 0
     while embeddings.backfill(memory_id=pet_memory.id, limit=5)["remaining"]:
         pass
-    assert set(RecallVector.objects.filter(memory=pet_memory).values_list("model", flat=True)) == {"openai:stub-embed-2#pieces"}
-    assert RecallVector.objects.filter(memory=pet_memory).count() == Entry.objects.filter(
-        memory=pet_memory, kind="message", committed=True).count()
-    again = services.memory_decorate(memory=pet_memory, messages=[{"role": "user", "content": QUESTION}],
-                                     budget_tokens=300, store=False)
+    assert set(RecallVector.objects.filter(memory=pet_memory).values_list("model", flat=True)) == {
+        "openai:stub-embed-2#pieces"
+    }
+    assert (
+        RecallVector.objects.filter(memory=pet_memory).count()
+        == Entry.objects.filter(memory=pet_memory, kind="message", committed=True).count()
+    )
+    again = services.memory_decorate(
+        memory=pet_memory, messages=[{"role": "user", "content": QUESTION}], budget_tokens=300, store=False
+    )
     assert "Biscuit" in _recalled(again)
 
 
 def test_vectors_of_the_old_one_vector_layout_are_replaced_in_the_background(pet_memory, stub):
-    RecallVector.objects.filter(memory=pet_memory).update(model="openai:stub-embed-1")  # as stored before pieces
+    RecallVector.objects.filter(memory=pet_memory).update(
+        model="openai:stub-embed-1"
+    )  # as stored before pieces
     stub.requests.clear()
     while embeddings.backfill(memory_id=pet_memory.id, limit=5)["remaining"]:
         pass
     assert set(RecallVector.objects.filter(memory=pet_memory).values_list("model", flat=True)) == {
-        "openai:stub-embed-1" + embeddings.LAYOUT}
+        "openai:stub-embed-1" + embeddings.LAYOUT
+    }
     assert PET_LINE in stub.inputs()
 
 
 def test_a_provider_outage_leaves_decorate_working_and_lexical(pet_memory, stub):
     stub.status = 503
-    answer = services.memory_decorate(memory=pet_memory, messages=[{"role": "user", "content": "Tell me about Biscuit"}],
-                                      budget_tokens=300, store=False)
+    answer = services.memory_decorate(
+        memory=pet_memory,
+        messages=[{"role": "user", "content": "Tell me about Biscuit"}],
+        budget_tokens=300,
+        store=False,
+    )
     assert "Biscuit" in answer["context_text"]  # the lexical half still works
 
 
@@ -251,7 +292,9 @@ def test_the_local_model_puts_a_paraphrase_nearer_than_an_unrelated_sentence():
     provider = embeddings.LocalProvider()
     query, pet, other = provider.embed([QUESTION, PET_LINE, "The quarterly budget review is on Monday."])
     assert len(query) == 384
-    assert sum(a * b for a, b in zip(query, pet, strict=True)) > sum(a * b for a, b in zip(query, other, strict=True))
+    assert sum(a * b for a, b in zip(query, pet, strict=True)) > sum(
+        a * b for a, b in zip(query, other, strict=True)
+    )
 
 
 def test_forgetting_a_memory_removes_its_vectors_and_counts_them(pet_memory):
@@ -268,11 +311,22 @@ def test_each_message_has_one_row_and_a_search_reads_a_bounded_number_of_them_wh
     assert RecallVector.objects.filter(memory=pet_memory).count() == before == len(ids)
     read = []
     real = embeddings.VectorStore.at_seqs
-    monkeypatch.setattr(embeddings.VectorStore, "at_seqs", lambda **kw: read.extend(rows := real(**kw)) or rows)
+    monkeypatch.setattr(
+        embeddings.VectorStore, "at_seqs", lambda **kw: read.extend(rows := real(**kw)) or rows
+    )
     model = RecallVector.objects.filter(memory=pet_memory).values_list("model", flat=True).first()
-    found = embeddings.neighbourhood(memory_id=pet_memory.id, model=model, query=[1.0] + [0.0] * 63, limit=20,
-                                     prev_share=0.3, sample=5, candidates=3)
-    assert len(ids) > 5 + 2 * 3 and len(read) <= 5 + 2 * 3  # the newest 5, 3 by their codes and the rows before them
+    found = embeddings.neighbourhood(
+        memory_id=pet_memory.id,
+        model=model,
+        query=[1.0] + [0.0] * 63,
+        limit=20,
+        prev_share=0.3,
+        sample=5,
+        candidates=3,
+    )
+    assert (
+        len(ids) > 5 + 2 * 3 and len(read) <= 5 + 2 * 3
+    )  # the newest 5, 3 by their codes and the rows before them
     assert len(found.hits) == len(read)
 
 
@@ -309,15 +363,33 @@ def _long_memory(project, vectors: dict[str, list[float]], n: int) -> tuple:
     (their vectors reused), each with its row of vectors and its lexical index rows."""
     memory, _ = services.memory_create(project=project)
     texts = [PET_LINE] + [FILLERS[i % len(FILLERS)] for i in range(1, n)]
-    entries = Entry.objects.bulk_create([
-        Entry(memory=memory, seq=i + 1, turn=i // 2 + 1, kind="message", role="user" if i % 2 == 0 else "assistant",
-              content=text, tokens=message_tokens({"content": text})) for i, text in enumerate(texts)])
-    Memory.objects.filter(pk=memory.pk).update(last_seq=n, last_turn=(n + 1) // 2, message_count=n,
-                                               token_count=sum(e.tokens for e in entries), background_upto_seq=n)
+    entries = Entry.objects.bulk_create(
+        [
+            Entry(
+                memory=memory,
+                seq=i + 1,
+                turn=i // 2 + 1,
+                kind="message",
+                role="user" if i % 2 == 0 else "assistant",
+                content=text,
+                tokens=message_tokens({"content": text}),
+            )
+            for i, text in enumerate(texts)
+        ]
+    )
+    Memory.objects.filter(pk=memory.pk).update(
+        last_seq=n,
+        last_turn=(n + 1) // 2,
+        message_count=n,
+        token_count=sum(e.tokens for e in entries),
+        background_upto_seq=n,
+    )
     rows = list(Entry.objects.filter(memory=memory).values_list("id", "seq", "content"))
     recall.index_entries(memory_id=memory.id, entry_ids=[e for e, _, _ in rows])
     model = embeddings.model_key(embeddings.LocalProvider())
-    embeddings.VectorStore.put(memory_id=memory.id, model=model, items=[(e, s, vectors[t]) for e, s, t in rows])
+    embeddings.VectorStore.put(
+        memory_id=memory.id, model=model, items=[(e, s, vectors[t]) for e, s, t in rows]
+    )
     memory.refresh_from_db()
     return memory, model
 
@@ -326,36 +398,48 @@ def _long_memory(project, vectors: dict[str, list[float]], n: int) -> tuple:
 def test_a_message_older_than_any_scan_window_is_found_by_meaning_alone(cast, settings):
     settings.THREADLESS_EMBEDDINGS = "local"
     old_cap = 2000  # the newest rows a search used to read; the first message sits past it
-    vectors = dict(zip([PET_LINE, *FILLERS], embeddings.LocalProvider().embed([PET_LINE, *FILLERS]), strict=True))
+    vectors = dict(
+        zip([PET_LINE, *FILLERS], embeddings.LocalProvider().embed([PET_LINE, *FILLERS]), strict=True)
+    )
     memory, model = _long_memory(cast.project_a, vectors, old_cap + 100)
     query = embeddings.embed_query(cast.project_a, QUESTION)
     assert query[0] == model
     hits = embeddings.nearest(memory_id=memory.id, model=model, query=query[1], limit=5)
     assert hits[0][1] == 1  # seq 1: the pet line
-    answer = services.memory_decorate(memory=memory, messages=[{"role": "user", "content": QUESTION}],
-                                      budget_tokens=300, store=False)
+    answer = services.memory_decorate(
+        memory=memory, messages=[{"role": "user", "content": QUESTION}], budget_tokens=300, store=False
+    )
     assert "Biscuit" in _recalled(answer)
-    assert recall.query_terms(QUESTION) == ["name", "dog"] and not any(w in f.lower() for f in FILLERS
-                                                                       for w in ("name", "dog", "beagle"))
+    assert recall.query_terms(QUESTION) == ["name", "dog"] and not any(
+        w in f.lower() for f in FILLERS for w in ("name", "dog", "beagle")
+    )
 
 
 def test_a_row_stored_out_of_order_joins_the_codes_a_process_keeps(cast):
     memory, _ = services.memory_create(project=cast.project_a)
     texts = ["first thing", "second thing", "third thing", "fourth thing"]
-    Entry.objects.bulk_create([Entry(memory=memory, seq=i + 1, turn=i + 1, kind="message", role="user", content=t)
-                               for i, t in enumerate(texts)])
+    Entry.objects.bulk_create(
+        [
+            Entry(memory=memory, seq=i + 1, turn=i + 1, kind="message", role="user", content=t)
+            for i, t in enumerate(texts)
+        ]
+    )
     ids = dict(Entry.objects.filter(memory=memory).values_list("seq", "id"))
     store = embeddings.VectorStore
     store.put(memory_id=memory.id, model="test:codes", items=[(ids[s], s, [0.0, 1.0]) for s in (2, 3, 4)])
     query = [0.6, 0.8]
     codes = embeddings._codes_for(memory.id, "test:codes", 2)
     assert codes.best(embeddings._query_bits(query, 1), 99, 10) == [2, 3, 4]
-    store.put(memory_id=memory.id, model="test:codes", items=[(ids[1], 1, [0.6, 0.8])])  # a re-index, older seq
-    assert sorted(embeddings._codes_for(memory.id, "test:codes", 2).best(
-        embeddings._query_bits(query, 1), 99, 10)) == [2, 3, 4]  # not yet: rows after the last seq only
+    store.put(
+        memory_id=memory.id, model="test:codes", items=[(ids[1], 1, [0.6, 0.8])]
+    )  # a re-index, older seq
+    assert sorted(
+        embeddings._codes_for(memory.id, "test:codes", 2).best(embeddings._query_bits(query, 1), 99, 10)
+    ) == [2, 3, 4]  # not yet: rows after the last seq only
     codes.read_at -= embeddings.CODE_CACHE_SECONDS + 1
-    assert sorted(embeddings._codes_for(memory.id, "test:codes", 2).best(
-        embeddings._query_bits(query, 1), 99, 10)) == [1, 2, 3, 4]
+    assert sorted(
+        embeddings._codes_for(memory.id, "test:codes", 2).best(embeddings._query_bits(query, 1), 99, 10)
+    ) == [1, 2, 3, 4]
 
 
 def test_codes_are_the_vectors_sign_bits_in_64_bit_words():
@@ -364,7 +448,9 @@ def test_codes_are_the_vectors_sign_bits_in_64_bit_words():
     assert embeddings.codes_of([[1.0] * 65]) == b"\xff" * 8 + b"\x01" + bytes(7)
 
 
-def test_without_the_local_runtime_the_default_is_lexical_with_one_log_line(cast, settings, monkeypatch, caplog):
+def test_without_the_local_runtime_the_default_is_lexical_with_one_log_line(
+    cast, settings, monkeypatch, caplog
+):
     import providers.embeddings as clients
 
     settings.THREADLESS_EMBEDDINGS = "local"
@@ -376,8 +462,12 @@ def test_without_the_local_runtime_the_default_is_lexical_with_one_log_line(cast
         converse(memory, [["Tell me about the red bicycle in the garage.", "It has a flat tyre."]])
         with caplog.at_level("WARNING", logger="threadless.embeddings"):
             assert embeddings.provider_for(cast.project_a) is None and not embeddings.enabled(cast.project_a)
-            answer = services.memory_decorate(memory=memory, messages=[{"role": "user", "content": "bicycle?"}],
-                                              budget_tokens=60000, store=False)
+            answer = services.memory_decorate(
+                memory=memory,
+                messages=[{"role": "user", "content": "bicycle?"}],
+                budget_tokens=60000,
+                store=False,
+            )
             drain()
         assert "red bicycle" in json.dumps(answer)  # the window, read lexically as with off
         assert len([r for r in caplog.records if "recall stays lexical" in r.getMessage()]) == 1

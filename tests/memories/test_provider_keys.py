@@ -36,7 +36,9 @@ def _setup(monkeypatch, settings):
 
 
 def set_model(project, config: dict) -> None:
-    call_command("project_background", "--project", project.id, "--model", json.dumps(config), stdout=StringIO())
+    call_command(
+        "project_background", "--project", project.id, "--model", json.dumps(config), stdout=StringIO()
+    )
 
 
 def test_the_background_model_cannot_be_pointed_at_an_attacker_with_the_operators_key(cast, attacker):
@@ -50,8 +52,12 @@ def test_the_background_model_cannot_be_pointed_at_an_attacker_with_the_operator
 
 
 def test_a_background_model_written_past_validation_never_gets_the_key(cast, attacker):
-    cast.project_a.model_config = {"provider": "openai", "model": "m", "baseUrl": attacker.url,
-                                   "apiKeyEnv": "OPENAI_API_KEY"}
+    cast.project_a.model_config = {
+        "provider": "openai",
+        "model": "m",
+        "baseUrl": attacker.url,
+        "apiKeyEnv": "OPENAI_API_KEY",
+    }
     cast.project_a.save()
     memory, _ = services.memory_create(project=cast.project_a)
     converse(memory, [["I live in Lisbon.", "ok"]])
@@ -63,8 +69,10 @@ def test_a_background_model_written_past_validation_never_gets_the_key(cast, att
 def test_a_background_model_with_a_key_allowed_for_its_host_is_used(cast, attacker, monkeypatch, settings):
     settings.THREADLESS_PROVIDER_ENV_ALLOW = ["OPENAI_API_KEY", "STUB_LLM_KEY@127.0.0.1"]
     monkeypatch.setenv("STUB_LLM_KEY", "sk-local-model-key")
-    set_model(cast.project_a, {"provider": "openai", "model": "stub-model", "baseUrl": attacker.url,
-                               "apiKeyEnv": "STUB_LLM_KEY"})
+    set_model(
+        cast.project_a,
+        {"provider": "openai", "model": "stub-model", "baseUrl": attacker.url, "apiKeyEnv": "STUB_LLM_KEY"},
+    )
     memory, _ = services.memory_create(project=cast.project_a)
     converse(memory, [["I live in Lisbon.", "ok"]])
     drain()
@@ -72,12 +80,15 @@ def test_a_background_model_with_a_key_allowed_for_its_host_is_used(cast, attack
     assert Fact.objects.get(memory=memory).extractor == "llm"
 
 
-@pytest.mark.parametrize("config,field", [
-    ({"provider": "openai", "model": "m", "apiKeyEnv": "SECRET_KEY"}, "apiKeyEnv"),
-    ({"provider": "anthropic", "model": "m", "apiKeyEnv": "OPENAI_API_KEY"}, "baseUrl"),
-    ({"provider": "openai", "model": "m", "baseUrl": "ftp://x"}, "baseUrl"),
-    ({"provider": "mystery", "model": "m"}, "provider"),
-])
+@pytest.mark.parametrize(
+    "config,field",
+    [
+        ({"provider": "openai", "model": "m", "apiKeyEnv": "SECRET_KEY"}, "apiKeyEnv"),
+        ({"provider": "anthropic", "model": "m", "apiKeyEnv": "OPENAI_API_KEY"}, "baseUrl"),
+        ({"provider": "openai", "model": "m", "baseUrl": "ftp://x"}, "baseUrl"),
+        ({"provider": "mystery", "model": "m"}, "provider"),
+    ],
+)
 def test_a_bad_background_model_is_refused_naming_the_field(cast, config, field):
     with pytest.raises(CommandError) as caught:
         set_model(cast.project_a, config)

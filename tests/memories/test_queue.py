@@ -45,8 +45,11 @@ def test_a_task_sent_by_name_runs_inline_when_tasks_are_eager(cast, eager):
 @pytest.mark.parametrize("eager", [False], indirect=True)
 def test_a_task_sent_by_name_goes_to_the_broker_with_its_keyword_arguments(eager, monkeypatch):
     published = []
-    monkeypatch.setattr(app.amqp, "send_task_message",
-                        lambda producer, name, message, **options: published.append((name, message)))
+    monkeypatch.setattr(
+        app.amqp,
+        "send_task_message",
+        lambda producer, name, message, **options: published.append((name, message)),
+    )
     queue.send(queue.BACKFILL_VECTORS, memory_id="mem_1")
     assert len(published) == 1
     name, message = published[0]

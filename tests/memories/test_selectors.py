@@ -12,9 +12,11 @@ from memories.selectors import memory_get
 
 
 def test_memory_get_builds_the_instance_the_orm_builds_and_keeps_the_project_it_was_scoped_by(
-        cast, django_assert_num_queries):
-    memory, _ = services.memory_create(project=cast.project_a, metadata={"user": "ann", "n": 3},
-                                       instructions="Be brief.")
+    cast, django_assert_num_queries
+):
+    memory, _ = services.memory_create(
+        project=cast.project_a, metadata={"user": "ann", "n": 3}, instructions="Be brief."
+    )
     services.memory_decorate(memory=memory, messages=[{"role": "user", "content": "hi ☕"}])
     fetched = memory_get(project=cast.project_a, memory_id=memory.id)
     expected = Memory.objects.get(pk=memory.pk)

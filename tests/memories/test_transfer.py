@@ -35,13 +35,30 @@ def build(cast, memory) -> None:
     error, extracted facts, a person's edit (a tombstone) and a superseded fact."""
     memory.policy = {"strictWriteDiscipline": {"enabled": True, "onFailure": "digest"}}
     memory.save(update_fields=["policy"])
-    decorate(cast.a, memory.id, [{"role": "system", "content": "Be brief."},
-                                 {"role": "user", "content": "Hi, I'm Dana. I live in Lisbon."}])
-    report(cast.a, memory.id, [{"role": "assistant", "content": "", "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
-        {"role": "assistant", "content": "Sunny in Lisbon today."}],
-        failures=[{"task_id": "crm.lookup", "error": "ConnectException: refused"}])
+    decorate(
+        cast.a,
+        memory.id,
+        [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "Hi, I'm Dana. I live in Lisbon."},
+        ],
+    )
+    report(
+        cast.a,
+        memory.id,
+        [
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+            {"role": "assistant", "content": "Sunny in Lisbon today."},
+        ],
+        failures=[{"task_id": "crm.lookup", "error": "ConnectException: refused"}],
+    )
     decorate(cast.a, memory.id, [{"role": "user", "content": "Actually I live in Porto now. I like tea."}])
     report(cast.a, memory.id, [{"role": "assistant", "content": "Porto it is."}])
     for row in Outbox.objects.filter(memory=memory, processed_at=None):
@@ -66,8 +83,15 @@ FILE_COMMANDS = [
     {"command": "create", "path": "/memories/draft.md", "file_text": "moved"},
     {"command": "rename", "old_path": "/memories/draft.md", "new_path": "/memories/archive/final.md"},
 ]
-FILE_VIEWS = ["/memories", "/memories/notes.md", "/memories/projects", "/memories/projects/alpha/plan.md",
-              "/memories/projects/empty/.keep", "/memories/archive/final.md", "/memories/scratch.txt"]
+FILE_VIEWS = [
+    "/memories",
+    "/memories/notes.md",
+    "/memories/projects",
+    "/memories/projects/alpha/plan.md",
+    "/memories/projects/empty/.keep",
+    "/memories/archive/final.md",
+    "/memories/scratch.txt",
+]
 
 
 def file_command(client, memory_id: str, body: dict) -> dict:
@@ -103,39 +127,102 @@ def same_answer(answer: dict) -> dict:
 
 
 def probe(cast, client, memory_id: str) -> dict:
-    response = decorate(client, memory_id, [{"role": "user", "content": "Where do I live, Lisbon or Porto?"}],
-                        store=False)
+    response = decorate(
+        client, memory_id, [{"role": "user", "content": "Where do I live, Lisbon or Porto?"}], store=False
+    )
     assert response.status_code == 200, response.content
     return same_answer(response.json())
 
 
 def snapshot(memory: Memory) -> dict:
-    entries = list(Entry.objects.filter(memory=memory).order_by("seq").values(
-        "seq", "turn", "kind", "role", "content", "parts", "tool_calls", "tool_call_id", "task_id", "committed",
-        "tokens", "created_at"))
-    facts = sorted((f.text, f.active, f.extractor, f.slot, f.superseded_by.text if f.superseded_by else None,
-                    tuple(Entry.objects.get(pk=i).seq for i in f.source_entry_ids), f.created_at)
-                   for f in Fact.objects.filter(memory=memory).select_related("superseded_by"))
+    entries = list(
+        Entry.objects.filter(memory=memory)
+        .order_by("seq")
+        .values(
+            "seq",
+            "turn",
+            "kind",
+            "role",
+            "content",
+            "parts",
+            "tool_calls",
+            "tool_call_id",
+            "task_id",
+            "committed",
+            "tokens",
+            "created_at",
+        )
+    )
+    facts = sorted(
+        (
+            f.text,
+            f.active,
+            f.extractor,
+            f.slot,
+            f.superseded_by.text if f.superseded_by else None,
+            tuple(Entry.objects.get(pk=i).seq for i in f.source_entry_ids),
+            f.created_at,
+        )
+        for f in Fact.objects.filter(memory=memory).select_related("superseded_by")
+    )
     return {
-        "entries": entries, "facts": facts,
-        "turns": list(Turn.objects.filter(memory=memory).order_by("number").values_list("number", "state", "created_at")),
-        "digests": list(ErrorDigest.objects.filter(memory=memory).values_list("task_id", "text", "entry__seq")),
+        "entries": entries,
+        "facts": facts,
+        "turns": list(
+            Turn.objects.filter(memory=memory).order_by("number").values_list("number", "state", "created_at")
+        ),
+        "digests": list(
+            ErrorDigest.objects.filter(memory=memory).values_list("task_id", "text", "entry__seq")
+        ),
         "tombstones": list(FactTombstone.objects.filter(memory=memory).values_list("normalized", "upto_seq")),
-        "files": list(MemoryFile.objects.filter(memory=memory).order_by("path").values(
-            "path", "is_dir", "content", "size", "version", "changed_by", "created_at", "updated_at")),
-        "file_versions": list(MemoryFileVersion.objects.filter(memory=memory).order_by("path", "version").values(
-            "path", "version", "content", "size", "changed_by", "changed_at", "command", "replaced_by",
-            "replaced_at")),
-        "counters": Memory.objects.filter(pk=memory.pk).values(
-            "message_count", "token_count", "digest_count", "last_seq", "last_turn", "instructions", "policy",
-            "metadata", "summary", "created_at").get(),
+        "files": list(
+            MemoryFile.objects.filter(memory=memory)
+            .order_by("path")
+            .values("path", "is_dir", "content", "size", "version", "changed_by", "created_at", "updated_at")
+        ),
+        "file_versions": list(
+            MemoryFileVersion.objects.filter(memory=memory)
+            .order_by("path", "version")
+            .values(
+                "path",
+                "version",
+                "content",
+                "size",
+                "changed_by",
+                "changed_at",
+                "command",
+                "replaced_by",
+                "replaced_at",
+            )
+        ),
+        "counters": Memory.objects.filter(pk=memory.pk)
+        .values(
+            "message_count",
+            "token_count",
+            "digest_count",
+            "last_seq",
+            "last_turn",
+            "instructions",
+            "policy",
+            "metadata",
+            "summary",
+            "created_at",
+        )
+        .get(),
     }
 
 
 def written() -> tuple[int, ...]:
-    return (Memory.objects.count(), Entry.objects.count(), Fact.objects.count(), Turn.objects.count(),
-            ErrorDigest.objects.count(), FactTombstone.objects.count(), MemoryFile.objects.count(),
-            MemoryFileVersion.objects.count())
+    return (
+        Memory.objects.count(),
+        Entry.objects.count(),
+        Fact.objects.count(),
+        Turn.objects.count(),
+        ErrorDigest.objects.count(),
+        FactTombstone.objects.count(),
+        MemoryFile.objects.count(),
+        MemoryFileVersion.objects.count(),
+    )
 
 
 def test_an_exported_memory_imported_elsewhere_gives_the_same_decorate_answer_and_counts(cast, memory_a):
@@ -146,7 +233,8 @@ def test_an_exported_memory_imported_elsewhere_gives_the_same_decorate_answer_an
     records = [orjson.loads(line) for line in document.splitlines()]
     assert records[0]["type"] == "header" and records[0]["version"] == 1 and records[-1]["type"] == "end"
     assert {"memory", "turn", "entry", "digest", "fact", "fact_tombstone", "file", "file_version"} <= {
-        r["type"] for r in records}
+        r["type"] for r in records
+    }
 
     response = import_(cast.b, document)
     assert response.status_code == 201, response.content
@@ -162,9 +250,16 @@ def test_an_exported_memory_imported_elsewhere_gives_the_same_decorate_answer_an
 def test_an_imported_memory_shows_the_same_files_and_versions_through_the_memory_tool(cast, memory_a):
     build(cast, memory_a)
     original = snapshot(memory_a)
-    assert {"projects", "projects/alpha", "projects/empty", "archive"} <= {f["path"] for f in original["files"] if f["is_dir"]}
-    assert [v["command"] for v in original["file_versions"] if v["path"] == "notes.md"] == ["str_replace", "insert"]
-    assert [v["content"] for v in original["file_versions"] if v["path"] == "scratch.txt"] == ["to be deleted — ünïcode"]
+    assert {"projects", "projects/alpha", "projects/empty", "archive"} <= {
+        f["path"] for f in original["files"] if f["is_dir"]
+    }
+    assert [v["command"] for v in original["file_versions"] if v["path"] == "notes.md"] == [
+        "str_replace",
+        "insert",
+    ]
+    assert [v["content"] for v in original["file_versions"] if v["path"] == "scratch.txt"] == [
+        "to be deleted — ünïcode"
+    ]
     assert not MemoryFile.objects.filter(memory=memory_a, path="scratch.txt").exists()
 
     copy_id = import_(cast.b, export_of(cast.a, memory_a.id)).json()["id"]
@@ -174,14 +269,25 @@ def test_an_imported_memory_shows_the_same_files_and_versions_through_the_memory
     assert "Porto" in views(cast.b, copy_id)[1]["result"] and views(cast.b, copy_id)[-1]["is_error"]
     assert history(Memory.objects.get(pk=copy_id)) == history(memory_a)  # the console's history of each file
     # the copy is a working folder: the next edit keeps the imported content as its version
-    assert not file_command(cast.b, copy_id, {"command": "str_replace", "path": "/memories/notes.md",
-                                              "old_str": "Porto", "new_str": "Braga"})["is_error"]
-    assert MemoryFileVersion.objects.filter(memory_id=copy_id, path="notes.md").order_by("-version").first().version == 3
+    assert not file_command(
+        cast.b,
+        copy_id,
+        {"command": "str_replace", "path": "/memories/notes.md", "old_str": "Porto", "new_str": "Braga"},
+    )["is_error"]
+    assert (
+        MemoryFileVersion.objects.filter(memory_id=copy_id, path="notes.md")
+        .order_by("-version")
+        .first()
+        .version
+        == 3
+    )
 
 
 def history(memory: Memory) -> dict:
-    return {path: [(v.version, v.content, v.command, v.changed_by, v.changed_at, v.replaced_at) for v in versions]
-            for path, versions in selectors.file_versions(memory=memory).items()}
+    return {
+        path: [(v.version, v.content, v.command, v.changed_by, v.changed_at, v.replaced_at) for v in versions]
+        for path, versions in selectors.file_versions(memory=memory).items()
+    }
 
 
 def resealed(lines: list[bytes]) -> bytes:
@@ -199,16 +305,20 @@ def with_file_record(document: bytes, change) -> bytes:
     return resealed(lines)
 
 
-@pytest.mark.parametrize("change, says", [
-    (lambda r: {**r, "path": "../etc/passwd"}, "escape /memories"),
-    (lambda r: {**r, "path": "a//b.md"}, "not a path under /memories"),
-    (lambda r: {**r, "path": "nowhere/notes.md"}, "no directory nowhere"),
-    (lambda r: {**r, "content": "nul\x00byte"}, "NUL"),
-    (lambda r: {**r, "is_dir": "yes"}, "is_dir"),
-    (lambda r: {**r, "version": 0}, "version"),
-])
+@pytest.mark.parametrize(
+    "change, says",
+    [
+        (lambda r: {**r, "path": "../etc/passwd"}, "escape /memories"),
+        (lambda r: {**r, "path": "a//b.md"}, "not a path under /memories"),
+        (lambda r: {**r, "path": "nowhere/notes.md"}, "no directory nowhere"),
+        (lambda r: {**r, "content": "nul\x00byte"}, "NUL"),
+        (lambda r: {**r, "is_dir": "yes"}, "is_dir"),
+        (lambda r: {**r, "version": 0}, "version"),
+    ],
+)
 def test_a_file_record_the_memory_tool_could_not_have_written_is_refused_with_nothing_written(
-        cast, memory_a, change, says):
+    cast, memory_a, change, says
+):
     build(cast, memory_a)
     document = with_file_record(export_of(cast.a, memory_a.id), change)
     before = written()
@@ -272,9 +382,15 @@ def cut_mid_line(document: bytes) -> bytes:
     return document[: len(document) // 2]
 
 
-@pytest.mark.parametrize("spoil, says", [
-    (damaged, "damaged"), (truncated, "truncated"), (cut_mid_line, "not JSON"), (newer, "newer"),
-])
+@pytest.mark.parametrize(
+    "spoil, says",
+    [
+        (damaged, "damaged"),
+        (truncated, "truncated"),
+        (cut_mid_line, "not JSON"),
+        (newer, "newer"),
+    ],
+)
 def test_a_damaged_truncated_or_newer_document_is_refused_with_nothing_written(cast, memory_a, spoil, says):
     build(cast, memory_a)
     document = export_of(cast.a, memory_a.id)
@@ -302,13 +418,19 @@ def test_import_refuses_a_publishable_or_revoked_key_and_writes_nothing(cast, me
     key, revoked = project_services.key_create(project=cast.project_b, name="old")
     project_services.key_revoke(prefix=key.prefix)
     before = written()
-    assert "publishable" in error_of(import_(cast.api(cast.publishable_a), document), 401, "unauthorized")["message"]
+    assert (
+        "publishable"
+        in error_of(import_(cast.api(cast.publishable_a), document), 401, "unauthorized")["message"]
+    )
     assert "revoked" in error_of(import_(cast.api(revoked), document), 401, "unauthorized")["message"]
     assert written() == before
 
 
 def test_import_takes_ndjson_only_and_export_is_scoped_to_the_key_project(cast, memory_a):
-    assert "x-ndjson" in error_of(post(cast.a, "/v1/memories/import", {"x": 1}), 400, "invalid_request")["message"]
+    assert (
+        "x-ndjson"
+        in error_of(post(cast.a, "/v1/memories/import", {"x": 1}), 400, "invalid_request")["message"]
+    )
     assert cast.b.get(f"/v1/memories/{memory_a.id}/export").status_code == 404
     assert cast.anon.get(f"/v1/memories/{memory_a.id}/export").status_code == 401
     assert import_(cast.anon, b"").status_code == 401
@@ -331,7 +453,10 @@ def test_the_commands_export_a_project_and_import_it_into_another(cast, memory_a
     build(cast, memory_a)
     call_command("export_memories", "--project", cast.project_a.id, "--output", str(tmp_path))
     path = tmp_path / f"{memory_a.id}.jsonl"
-    assert path.read_bytes().splitlines()[1:-1] == b"".join(memory_export(memory=Memory.objects.get(pk=memory_a.pk))).splitlines()[1:-1]
+    assert (
+        path.read_bytes().splitlines()[1:-1]
+        == b"".join(memory_export(memory=Memory.objects.get(pk=memory_a.pk))).splitlines()[1:-1]
+    )
     out = io.StringIO()
     call_command("import_memories", "--project", cast.project_b.id, str(path), "--json", stdout=out)
     made = json.loads(out.getvalue())
@@ -340,8 +465,13 @@ def test_the_commands_export_a_project_and_import_it_into_another(cast, memory_a
     (tmp_path / "cut.jsonl").write_bytes(truncated(path.read_bytes()))
     before = written()
     with pytest.raises(CommandError):
-        call_command("import_memories", "--project", cast.project_b.id, str(tmp_path / "cut.jsonl"),
-                     stderr=io.StringIO())
+        call_command(
+            "import_memories",
+            "--project",
+            cast.project_b.id,
+            str(tmp_path / "cut.jsonl"),
+            stderr=io.StringIO(),
+        )
     assert written() == before
 
 

@@ -41,14 +41,19 @@ def test_every_write_that_opens_a_turn_keeps_the_turns_start(cast):
     steps = [
         lambda i: services.memory_decorate(memory=memory, messages=[_user(f"q{i}")]),
         # several user messages in one decorate: the newest turn starts at the last of them
-        lambda i: services.memory_decorate(memory=memory, messages=[_user(f"a{i}"), _assistant(f"b{i}"), _user(f"c{i}")]),
+        lambda i: services.memory_decorate(
+            memory=memory, messages=[_user(f"a{i}"), _assistant(f"b{i}"), _user(f"c{i}")]
+        ),
         # a decorate that opens no turn (an assistant message first: entries_append's way)
         lambda i: services.memory_decorate(memory=memory, messages=[_assistant(f"x{i}")]),
         # ... and one that does, the same way (a user message after it)
         lambda i: services.memory_decorate(memory=memory, messages=[_assistant(f"y{i}"), _user(f"z{i}")]),
         lambda i: services.report_accept(memory=memory, messages=[_assistant(f"r{i}")], failures=[]),
-        lambda i: services.report_accept(memory=memory, messages=[_assistant(f"f{i}")],
-                                         failures=validate_failures([{"task_id": "t", "error": "boom"}])),
+        lambda i: services.report_accept(
+            memory=memory,
+            messages=[_assistant(f"f{i}")],
+            failures=validate_failures([{"task_id": "t", "error": "boom"}]),
+        ),
     ]
     for i in range(60):
         rng.choice(steps)(i)
@@ -58,7 +63,9 @@ def test_every_write_that_opens_a_turn_keeps_the_turns_start(cast):
 
 def test_a_failures_only_report_on_a_new_memory_starts_its_turn(cast):
     memory, _ = services.memory_create(project=cast.project_a)
-    services.report_accept(memory=memory, messages=[], failures=validate_failures([{"task_id": "t", "error": "boom"}]))
+    services.report_accept(
+        memory=memory, messages=[], failures=validate_failures([{"task_id": "t", "error": "boom"}])
+    )
     after = Memory.objects.get(pk=memory.pk)
     assert after.last_turn == 1 and after.turn_start_seq == _newest_turn_start(memory.pk) == 1
     services.report_accept(memory=after, messages=[_assistant("late")], failures=[])
@@ -73,7 +80,11 @@ def test_reports_outbox_row_covers_the_turn_from_its_user_message(cast):
     services.report_accept(memory=memory, messages=[_assistant("six")], failures=[])
     services.report_accept(memory=memory, messages=[_assistant("seven")], failures=[])
     payloads = [o.payload for o in Outbox.objects.filter(memory=memory).order_by("id")]
-    assert payloads == [{"from_seq": 1, "to_seq": 2}, {"from_seq": 5, "to_seq": 6}, {"from_seq": 5, "to_seq": 7}]
+    assert payloads == [
+        {"from_seq": 1, "to_seq": 2},
+        {"from_seq": 5, "to_seq": 6},
+        {"from_seq": 5, "to_seq": 7},
+    ]
 
 
 def test_reports_write_reads_no_entry(cast):

@@ -72,7 +72,7 @@ def test_a_row_read_while_a_change_lands_is_not_kept_past_it(cast, monkeypatch):
     """The row is tagged with the generation read before it: a revocation that lands between the
     generation read and the row read must not be hidden by the cached (old) row."""
     _key, plaintext = key_create(project=cast.project_a)
-    lookup = plaintext[len("tl_proj_"):][:10]
+    lookup = plaintext[len("tl_proj_") :][:10]
     real = auth._key_row
 
     def racing(wanted):
@@ -92,9 +92,22 @@ def _second_web(server: ThreadlessServer) -> tuple[subprocess.Popen, str]:
     """Another web process on the same database and counter store (a second machine or worker)."""
     port = free_port()
     log = open(server.var / "web2.log", "ab")  # noqa: SIM115 - closed with the process
-    proc = subprocess.Popen([str(BIN / "uvicorn"), "threadless_site.asgi:application", "--port", str(port),
-                             "--host", "127.0.0.1", "--log-level", "warning"], cwd=ROOT, env=server.env,
-                            stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [
+            str(BIN / "uvicorn"),
+            "threadless_site.asgi:application",
+            "--port",
+            str(port),
+            "--host",
+            "127.0.0.1",
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=server.env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 90
     while time.time() < deadline:
@@ -145,6 +158,7 @@ class _Trips:
         def call(*args, **kwargs):
             self.calls.append(name)
             return real(*args, **kwargs)
+
         return call
 
 
@@ -196,6 +210,7 @@ def test_a_view_without_the_key_throttle_checks_the_generation_itself(cast, monk
 
         def get(self, request):
             from rest_framework.response import Response
+
             return Response({"key": request.auth.prefix})
 
     assert cast.a.get("/v1/memories").status_code == 200  # cached now

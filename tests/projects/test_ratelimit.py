@@ -49,8 +49,11 @@ def test_the_limit_is_per_key(cast, settings):
     def attempt():
         first = cast.api(project_services.key_create(project=cast.project_a)[1])
         second = cast.api(project_services.key_create(project=cast.project_a)[1])
-        return [first.get("/v1/memories").status_code, first.get("/v1/memories").status_code,
-                second.get("/v1/memories").status_code]
+        return [
+            first.get("/v1/memories").status_code,
+            first.get("/v1/memories").status_code,
+            second.get("/v1/memories").status_code,
+        ]
 
     assert in_one_window(attempt) == [200, 429, 200]
 

@@ -23,8 +23,10 @@ from projects.services import secret_set, secret_value
 from threadless_site.keyfiles import DEV_SECRET_KEY, secret_store_keys
 
 ROOT = Path(__file__).resolve().parents[2]
-PRINT_KEYS = ("from django.conf import settings; "
-              "print('KEYS', settings.SECRET_KEY, settings.THREADLESS_SECRET_STORE_KEYS[0])")
+PRINT_KEYS = (
+    "from django.conf import settings; "
+    "print('KEYS', settings.SECRET_KEY, settings.THREADLESS_SECRET_STORE_KEYS[0])"
+)
 
 
 def _keys(out: subprocess.CompletedProcess) -> list[str]:
@@ -33,15 +35,29 @@ def _keys(out: subprocess.CompletedProcess) -> list[str]:
 
 
 def _env(var: Path, **extra: str) -> dict:
-    env = {k: v for k, v in os.environ.items()
-           if k not in {"SECRET_KEY", "SECRET_KEY_FALLBACKS", "THREADLESS_SECRET_STORE_KEYS", "DEBUG"}}
-    return {**env, "THREADLESS_VAR_DIR": str(var), "DATABASE_URL": f"sqlite:///{var / 'db.sqlite3'}",
-            "DJANGO_SETTINGS_MODULE": "threadless_site.settings", **extra}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"SECRET_KEY", "SECRET_KEY_FALLBACKS", "THREADLESS_SECRET_STORE_KEYS", "DEBUG"}
+    }
+    return {
+        **env,
+        "THREADLESS_VAR_DIR": str(var),
+        "DATABASE_URL": f"sqlite:///{var / 'db.sqlite3'}",
+        "DJANGO_SETTINGS_MODULE": "threadless_site.settings",
+        **extra,
+    }
 
 
 def _manage(var: Path, *args: str, **extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=_env(var, **extra),
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=_env(var, **extra),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_a_fresh_install_generates_its_own_secret_key_and_store_key_kept_private(tmp_path):
@@ -91,6 +107,7 @@ def test_the_repository_and_a_stolen_database_do_not_decrypt_a_stored_provider_k
         Fernet(secretbox.legacy_key(DEV_SECRET_KEY)).decrypt(ciphertext.encode())
     # Not even SECRET_KEY opens it: the store has its own key.
     from django.conf import settings
+
     with pytest.raises(InvalidToken):
         Fernet(secretbox.legacy_key(settings.SECRET_KEY)).decrypt(ciphertext.encode())
     assert secret_value(project_id=cast.project_a.pk, name="OPENAI") == "sk-live-0123456789abcdef"
@@ -126,6 +143,7 @@ def test_a_secret_no_configured_key_opens_is_reported_not_lost(cast, settings, c
     with pytest.raises(LookupError, match="cannot be decrypted"):
         secret_value(project_id=cast.project_a.pk, name="LOST")
     from django.core.management.base import CommandError
+
     with pytest.raises(CommandError, match="could not be decrypted"):
         call_command("rotate_secrets")
     assert Secret.objects.filter(name="LOST").exists()

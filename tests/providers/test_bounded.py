@@ -32,8 +32,9 @@ def _bomb(decoded_mib: int) -> bytes:
 def _response(raw: bytes, encoding: str | None, piece: int = 65536) -> httpx.Response:
     """A response whose raw body arrives in network-sized pieces, as from a socket."""
     headers = {"Content-Encoding": encoding} if encoding else {}
-    return httpx.Response(200, headers=headers,
-                          stream=httpx.ByteStream(raw) if piece >= len(raw) else _Pieces(raw, piece))
+    return httpx.Response(
+        200, headers=headers, stream=httpx.ByteStream(raw) if piece >= len(raw) else _Pieces(raw, piece)
+    )
 
 
 class _Pieces(httpx.SyncByteStream):
@@ -42,7 +43,7 @@ class _Pieces(httpx.SyncByteStream):
 
     def __iter__(self):
         for i in range(0, len(self.raw), self.piece):
-            yield self.raw[i:i + self.piece]
+            yield self.raw[i : i + self.piece]
 
 
 def test_a_gzip_bomb_is_stopped_at_the_cap_and_no_piece_is_larger_than_a_piece():
@@ -50,7 +51,7 @@ def test_a_gzip_bomb_is_stopped_at_the_cap_and_no_piece_is_larger_than_a_piece()
     decoder = BoundedDecoder("gzip", limit=2 * MiB)
     seen = []
     with pytest.raises(UpstreamTooLarge, match="larger than 2 MiB"):
-        for raw in (bomb[i:i + 65536] for i in range(0, len(bomb), 65536)):
+        for raw in (bomb[i : i + 65536] for i in range(0, len(bomb), 65536)):
             for piece in decoder.decode(raw):
                 seen.append(len(piece))
     assert max(seen) <= PIECE
@@ -107,20 +108,27 @@ def _frames(pieces: list[bytes], **kwargs) -> list[tuple[str, str]]:
 
 def test_frames_survive_piece_boundaries_and_every_line_ending():
     text = b'data: {"a": 1}\r\n\r\ndata: {"b": 2}\n\nevent: x\rdata: y\r\r: comment\n\ndata: last'
-    expected = [("message", '{"a": 1}'), ("message", '{"b": 2}'), ("x", "y"), ("message", ""),
-                ("message", "last")]
+    expected = [
+        ("message", '{"a": 1}'),
+        ("message", '{"b": 2}'),
+        ("x", "y"),
+        ("message", ""),
+        ("message", "last"),
+    ]
     assert _frames([text]) == expected
     for cut in range(1, len(text)):  # a CRLF or a blank line split between two pieces
         assert _frames([text[:cut], text[cut:]]) == expected, cut
     assert _frames([bytes([b]) for b in text]) == expected
 
 
-@given(st.lists(st.sampled_from([b"data: ab", b"\n", b"\r\n", b"\r", b"event: e", b"\n\n", b"x"]), max_size=40),
-       st.integers(min_value=1, max_value=7))
+@given(
+    st.lists(st.sampled_from([b"data: ab", b"\n", b"\r\n", b"\r", b"event: e", b"\n\n", b"x"]), max_size=40),
+    st.integers(min_value=1, max_value=7),
+)
 def test_framing_does_not_depend_on_how_the_bytes_are_cut(parts, size):
     text = b"".join(parts)
     whole = _frames([text])
-    assert _frames([text[i:i + size] for i in range(0, len(text), size)]) == whole
+    assert _frames([text[i : i + size] for i in range(0, len(text), size)]) == whole
 
 
 def test_a_long_stream_without_a_blank_line_is_scanned_once_and_refused_at_the_frame_cap():
@@ -141,14 +149,22 @@ def test_many_small_frames_are_scanned_once():
     stream = frame * 20_000
     frames = 0
     for i in range(0, len(stream), 1000):
-        frames += len(framer.feed(stream[i:i + 1000]))
+        frames += len(framer.feed(stream[i : i + 1000]))
     assert frames == 20_000
     assert framer.scanned <= len(stream) + len(stream) // 1000 + 1
 
 
 READ_WHOLE = {"read", "aread", "json"}  # a whole body in memory, however large
-STREAM_METHODS = {"iter_bytes", "aiter_bytes", "iter_text", "aiter_text", "iter_lines", "aiter_lines",
-                  "iter_raw", "aiter_raw"}
+STREAM_METHODS = {
+    "iter_bytes",
+    "aiter_bytes",
+    "iter_text",
+    "aiter_text",
+    "iter_lines",
+    "aiter_lines",
+    "iter_raw",
+    "aiter_raw",
+}
 APP_PACKAGES = ("common", "projects", "providers", "memories", "chat", "proxy", "console", "threadless_site")
 
 
@@ -169,6 +185,8 @@ def test_no_app_module_reads_an_upstream_body_past_the_caps():
                 if not isinstance(node, ast.Attribute):
                     continue
                 on_response = isinstance(node.value, ast.Name) and node.value.id.endswith("response")
-                if node.attr in STREAM_METHODS or (on_response and node.attr in READ_WHOLE | {"content", "text"}):
+                if node.attr in STREAM_METHODS or (
+                    on_response and node.attr in READ_WHOLE | {"content", "text"}
+                ):
                     found.append(f"{path.relative_to(root)}:{node.lineno} .{node.attr}")
     assert found == []

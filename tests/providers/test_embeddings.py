@@ -24,7 +24,9 @@ def _loopback_egress(settings):
 
 @pytest.mark.parametrize("answer", ["gzip_bomb", "30_mib_json"])
 def test_an_embeddings_answer_past_the_cap_fails_without_being_read_whole(hostile, answer):
-    hostile.serve(*(("gzip", gzip_bomb(256)) if answer == "gzip_bomb" else ("json", big_json(30, kind="embeddings"))))
+    hostile.serve(
+        *(("gzip", gzip_bomb(256)) if answer == "gzip_bomb" else ("json", big_json(30, kind="embeddings")))
+    )
     provider = OpenAIProvider(model="m", base_url=hostile.url + "/v1")
     before = peak_reset()
     with pytest.raises(EmbeddingFailed, match="the upstream answer is larger than 8 MiB"):
@@ -37,5 +39,7 @@ def test_an_embeddings_answer_within_the_cap_still_works_gzipped(hostile):
     import gzip
     import json
 
-    hostile.serve("gzip", gzip.compress(json.dumps({"data": [{"index": 0, "embedding": [3.0, 4.0]}]}).encode()))
+    hostile.serve(
+        "gzip", gzip.compress(json.dumps({"data": [{"index": 0, "embedding": [3.0, 4.0]}]}).encode())
+    )
     assert OpenAIProvider(model="m", base_url=hostile.url + "/v1").embed(["x"]) == [[0.6, 0.8]]

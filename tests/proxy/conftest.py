@@ -37,7 +37,9 @@ def live():
 
 def entries(live, memory_id: str) -> list[dict]:
     with live.client() as http:
-        answer = http.get(f"/memories/{memory_id}/entries", params={"include_uncommitted": "true", "limit": 100})
+        answer = http.get(
+            f"/memories/{memory_id}/entries", params={"include_uncommitted": "true", "limit": 100}
+        )
         assert answer.status_code == 200, answer.text
         return answer.json()["data"]
 

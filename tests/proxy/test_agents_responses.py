@@ -24,15 +24,29 @@ def get_weather(city: str) -> str:
 
 
 def _openai(live, upstream, **headers) -> openai.AsyncOpenAI:
-    return openai.AsyncOpenAI(base_url=live.url + "/v1/openai", api_key=live.key, max_retries=0, timeout=30,
-                              default_headers={"X-Upstream-Base-Url": upstream.openai_url,
-                                               "X-Upstream-Authorization": "Bearer sk-stub-openai", **headers})
+    return openai.AsyncOpenAI(
+        base_url=live.url + "/v1/openai",
+        api_key=live.key,
+        max_retries=0,
+        timeout=30,
+        default_headers={
+            "X-Upstream-Base-Url": upstream.openai_url,
+            "X-Upstream-Authorization": "Bearer sk-stub-openai",
+            **headers,
+        },
+    )
 
 
 def _agents():
-    weather = Agent(name="Weather agent", instructions="Answer weather questions.", tools=[get_weather],
-                    model="gpt-5-mini")
-    triage = Agent(name="Triage", instructions="Hand weather questions over.", handoffs=[weather], model="gpt-5-mini")
+    weather = Agent(
+        name="Weather agent",
+        instructions="Answer weather questions.",
+        tools=[get_weather],
+        model="gpt-5-mini",
+    )
+    triage = Agent(
+        name="Triage", instructions="Hand weather questions over.", handoffs=[weather], model="gpt-5-mini"
+    )
     return triage, weather
 
 
@@ -46,14 +60,25 @@ def _check_memory(live, upstream, memory_id: str) -> None:
     assert all(r.path == "/v1/responses" for r in upstream.requests)  # the default API: Responses
     stored = [e for e in entries(live, memory_id) if e["kind"] == "message"]
     assert [(e["role"], e["turn"]) for e in stored] == [
-        ("user", 1), ("assistant", 1), ("tool", 1), ("assistant", 1), ("tool", 1), ("assistant", 1)]
+        ("user", 1),
+        ("assistant", 1),
+        ("tool", 1),
+        ("assistant", 1),
+        ("tool", 1),
+        ("assistant", 1),
+    ]
     assert stored[1]["tool_calls"][0]["function"]["name"] == "transfer_to_weather_agent"
     assert stored[3]["tool_calls"][0]["id"] == stored[4]["tool_call_id"]
     assert stored[4]["content"] == "21 °C and sunny in Paris"
     last = upstream.requests[-1].body
     assert last["instructions"].startswith("Answer weather questions.")  # the handed-to agent's own
     assert [i.get("type") for i in last["input"]] == [
-        "message", "function_call", "function_call_output", "function_call", "function_call_output"]
+        "message",
+        "function_call",
+        "function_call_output",
+        "function_call",
+        "function_call_output",
+    ]
 
 
 async def test_runner_run_with_a_tool_and_a_handoff_goes_through_the_proxy_and_is_remembered(live, upstream):
@@ -61,8 +86,9 @@ async def test_runner_run_with_a_tool_and_a_handoff_goes_through_the_proxy_and_i
     client = _openai(live, upstream, **{"X-Threadless-External-Id": external})
     _script(upstream)
     triage, _ = _agents()
-    result = await Runner.run(triage, "Weather in Paris?",
-                              run_config=RunConfig(model_provider=OpenAIProvider(openai_client=client)))
+    result = await Runner.run(
+        triage, "Weather in Paris?", run_config=RunConfig(model_provider=OpenAIProvider(openai_client=client))
+    )
     assert result.final_output == "The tool said: 21 °C and sunny in Paris"
     assert result.last_agent.name == "Weather agent"
     with live.client() as http:
@@ -75,10 +101,14 @@ async def test_runner_run_streamed_streams_the_events_and_is_remembered(live, up
     client = _openai(live, upstream, **{"X-Threadless-External-Id": external})
     _script(upstream)
     triage, _ = _agents()
-    result = Runner.run_streamed(triage, "Weather in Paris?",
-                                 run_config=RunConfig(model_provider=OpenAIProvider(openai_client=client)))
-    deltas = [e.data.delta async for e in result.stream_events()
-              if e.type == "raw_response_event" and e.data.type == "response.output_text.delta"]
+    result = Runner.run_streamed(
+        triage, "Weather in Paris?", run_config=RunConfig(model_provider=OpenAIProvider(openai_client=client))
+    )
+    deltas = [
+        e.data.delta
+        async for e in result.stream_events()
+        if e.type == "raw_response_event" and e.data.type == "response.output_text.delta"
+    ]
     assert "".join(deltas) == result.final_output == "The tool said: 21 °C and sunny in Paris"
     with live.client() as http:
         memory_id = http.get("/memories", params={"external_id": external}).json()["data"][0]["id"]
@@ -98,11 +128,18 @@ async def test_openai_conversations_session_keeps_the_session_in_a_threadless_me
     memory_id = session.session_id
     assert memory_id.startswith("mem_")  # the conversation is a Threadless memory
     said = [(e["role"], e["content"]) for e in entries(live, memory_id) if e["kind"] == "message"]
-    assert said == [("user", "My name is Ada and I live in Lisbon."), ("assistant", "Hello Ada!"),
-                    ("user", "Who am I?"), ("assistant", "You are Ada.")]
+    assert said == [
+        ("user", "My name is Ada and I live in Lisbon."),
+        ("assistant", "Hello Ada!"),
+        ("user", "Who am I?"),
+        ("assistant", "You are Ada."),
+    ]
     sent = upstream.requests[-1].body["input"]
     assert [i["content"] if isinstance(i["content"], str) else i["content"][0]["text"] for i in sent] == [
-        "My name is Ada and I live in Lisbon.", "Hello Ada!", "Who am I?"]
+        "My name is Ada and I live in Lisbon.",
+        "Hello Ada!",
+        "Who am I?",
+    ]
     assert all("id" not in i for i in sent)  # the session's item ids are ours, not the upstream's
 
     def facts():

@@ -23,23 +23,48 @@ def example(page: str, name: str) -> str:
 @pytest.fixture
 def stub_upstream_settings(live, upstream):
     with live.client() as http:
-        answer = http.put("/proxy/settings/openai", json={"base_url": upstream.openai_url, "api_key": "sk-stub"})
+        answer = http.put(
+            "/proxy/settings/openai", json={"base_url": upstream.openai_url, "api_key": "sk-stub"}
+        )
         assert answer.status_code == 200, answer.text
         yield
         http.put("/proxy/settings/openai", json={"base_url": None, "api_key": None})
 
 
-@pytest.mark.parametrize("page, name, answers, expected", [
-    ("proxy.md", "responses", ["Hello Ana!", "You are Ana.", "Bye Ana."],
-     ["Hello Ana!", "You are Ana.", "Bye Ana."]),
-    ("proxy.md", "conversations", ["Lovely, May is warm."],
-     ["Lovely, May is warm.", "[\"I'm planning a trip to Lisbon.\", 'In May.', 'Lovely, May is warm.']", "True"]),
-    ("integrations.md", "agents-proxy", [("get_weather", {"city": "Paris"}), None, "You're welcome."],
-     ["The tool said: 21 °C and sunny in Paris", "You're welcome.",
-      "True ['message', 'function_call', 'function_call_output', 'message', 'message', 'message']"]),
-])
-def test_the_example_runs_and_prints_what_the_page_promises(live, upstream, stub_upstream_settings, tmp_path,
-                                                            page, name, answers, expected):
+@pytest.mark.parametrize(
+    "page, name, answers, expected",
+    [
+        (
+            "proxy.md",
+            "responses",
+            ["Hello Ana!", "You are Ana.", "Bye Ana."],
+            ["Hello Ana!", "You are Ana.", "Bye Ana."],
+        ),
+        (
+            "proxy.md",
+            "conversations",
+            ["Lovely, May is warm."],
+            [
+                "Lovely, May is warm.",
+                "[\"I'm planning a trip to Lisbon.\", 'In May.', 'Lovely, May is warm.']",
+                "True",
+            ],
+        ),
+        (
+            "integrations.md",
+            "agents-proxy",
+            [("get_weather", {"city": "Paris"}), None, "You're welcome."],
+            [
+                "The tool said: 21 °C and sunny in Paris",
+                "You're welcome.",
+                "True ['message', 'function_call', 'function_call_output', 'message', 'message', 'message']",
+            ],
+        ),
+    ],
+)
+def test_the_example_runs_and_prints_what_the_page_promises(
+    live, upstream, stub_upstream_settings, tmp_path, page, name, answers, expected
+):
     for answer in answers:
         if isinstance(answer, tuple):
             upstream.push(tool=answer)

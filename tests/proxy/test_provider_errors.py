@@ -10,8 +10,12 @@ pytestmark = pytest.mark.django_db
 
 
 def test_a_bad_key_on_the_anthropic_route_is_anthropics_authentication_error():
-    answer = Client().post("/v1/anthropic/v1/messages", b"{}", content_type="application/json",
-                           headers={"x-api-key": "tl_proj_nope"})
+    answer = Client().post(
+        "/v1/anthropic/v1/messages",
+        b"{}",
+        content_type="application/json",
+        headers={"x-api-key": "tl_proj_nope"},
+    )
     assert answer.status_code == 401
     body = orjson.loads(answer.content)
     assert body["type"] == "error" and set(body["error"]) == {"type", "message"}
@@ -24,7 +28,9 @@ def test_a_body_over_the_limit_is_a_413_in_each_providers_shape(cast, settings):
     big = orjson.dumps({"input": "x" * 200})
     headers = {"Authorization": f"Bearer {cast.key_a}"}
     openai = Client().post("/v1/openai/responses", big, content_type="application/json", headers=headers)
-    assert openai.status_code == 413 and orjson.loads(openai.content)["error"]["type"] == "invalid_request_error"
+    assert (
+        openai.status_code == 413 and orjson.loads(openai.content)["error"]["type"] == "invalid_request_error"
+    )
     claude = Client().post("/v1/anthropic/v1/messages", big, content_type="application/json", headers=headers)
     assert claude.status_code == 413 and orjson.loads(claude.content)["error"]["type"] == "request_too_large"
 
@@ -38,4 +44,8 @@ def test_an_unknown_path_names_the_routes_the_proxy_serves(cast):
 
 def test_other_v1_routes_keep_threadless_error_shape():
     answer = Client().get("/v1/memories")
-    assert answer.status_code == 401 and set(orjson.loads(answer.content)["error"]) >= {"code", "hint", "request_id"}
+    assert answer.status_code == 401 and set(orjson.loads(answer.content)["error"]) >= {
+        "code",
+        "hint",
+        "request_id",
+    }

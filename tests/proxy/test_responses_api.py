@@ -27,17 +27,24 @@ RESPONSES = "/v1/openai/responses"
 
 
 def _headers(cast, upstream, key=None, **extra) -> dict:
-    return {"Authorization": f"Bearer {key or cast.key_a}", "X-Upstream-Base-Url": upstream.openai_url,
-            "X-Upstream-Authorization": "sk-stub", **extra}
+    return {
+        "Authorization": f"Bearer {key or cast.key_a}",
+        "X-Upstream-Base-Url": upstream.openai_url,
+        "X-Upstream-Authorization": "sk-stub",
+        **extra,
+    }
 
 
 async def _post(body, headers: dict):
-    return await AsyncClient().post(RESPONSES, orjson.dumps(body), content_type="application/json", headers=headers)
+    return await AsyncClient().post(
+        RESPONSES, orjson.dumps(body), content_type="application/json", headers=headers
+    )
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_when_decorate_fails_the_call_is_forwarded_without_memory_references_and_marked(cast, upstream,
-                                                                                               monkeypatch):
+async def test_when_decorate_fails_the_call_is_forwarded_without_memory_references_and_marked(
+    cast, upstream, monkeypatch
+):
     def database_down(**kwargs):
         raise OperationalError("database is locked")
 
@@ -56,14 +63,22 @@ async def test_when_decorate_fails_the_call_is_forwarded_without_memory_referenc
 async def test_another_projects_response_id_and_conversation_are_unknown_here(cast, upstream):
     memory = await Memory.objects.acreate(project=cast.project_b)
     issued = issued_response_id(memory.id, "resp_x")
-    response = await _post({"model": "m", "input": "hi", "previous_response_id": issued}, _headers(cast, upstream))
+    response = await _post(
+        {"model": "m", "input": "hi", "previous_response_id": issued}, _headers(cast, upstream)
+    )
     assert response.status_code == 400
     assert orjson.loads(response.content)["error"]["code"] == "previous_response_not_found"
     response = await _post({"model": "m", "input": "hi", "conversation": memory.id}, _headers(cast, upstream))
     assert response.status_code == 404 and set(orjson.loads(response.content)["error"]) == {
-        "message", "type", "param", "code"}
+        "message",
+        "type",
+        "param",
+        "code",
+    }
     assert not upstream.requests
-    items = await AsyncClient().get(f"/v1/openai/conversations/{memory.id}/items", headers=_headers(cast, upstream))
+    items = await AsyncClient().get(
+        f"/v1/openai/conversations/{memory.id}/items", headers=_headers(cast, upstream)
+    )
     assert items.status_code == 404
     retrieved = await AsyncClient().get(f"{RESPONSES}/{issued}", headers=_headers(cast, upstream))
     assert retrieved.status_code == 404 and memory.id not in retrieved.content.decode()
@@ -72,8 +87,9 @@ async def test_another_projects_response_id_and_conversation_are_unknown_here(ca
 
 @pytest.mark.django_db(transaction=True)
 async def test_a_body_that_is_not_json_is_a_400_in_openais_shape(cast, upstream):
-    response = await AsyncClient().post(RESPONSES, b"{nope", content_type="application/json",
-                                        headers=_headers(cast, upstream))
+    response = await AsyncClient().post(
+        RESPONSES, b"{nope", content_type="application/json", headers=_headers(cast, upstream)
+    )
     assert response.status_code == 400
     error = orjson.loads(response.content)["error"]
     assert error["type"] == "invalid_request_error" and set(error) == {"message", "type", "param", "code"}
@@ -81,15 +97,24 @@ async def test_a_body_that_is_not_json_is_a_400_in_openais_shape(cast, upstream)
 
 @pytest.mark.django_db(transaction=True)
 def test_conversation_list_parameters_are_checked(cast, upstream):
-    conversation = Client().post("/v1/openai/conversations", {}, content_type="application/json",
-                                 headers=_headers(cast, upstream)).json()
+    conversation = (
+        Client()
+        .post(
+            "/v1/openai/conversations", {}, content_type="application/json", headers=_headers(cast, upstream)
+        )
+        .json()
+    )
     for query in ("limit=0", "limit=101", "limit=x", "order=sideways"):
-        answer = Client().get(f"/v1/openai/conversations/{conversation['id']}/items?{query}",
-                              headers=_headers(cast, upstream))
+        answer = Client().get(
+            f"/v1/openai/conversations/{conversation['id']}/items?{query}", headers=_headers(cast, upstream)
+        )
         assert answer.status_code == 400 and answer.json()["error"]["param"] in ("limit", "order")
-    too_many = Client().post(f"/v1/openai/conversations/{conversation['id']}/items",
-                             {"items": [{"role": "user", "content": "x"}] * 21}, content_type="application/json",
-                             headers=_headers(cast, upstream))
+    too_many = Client().post(
+        f"/v1/openai/conversations/{conversation['id']}/items",
+        {"items": [{"role": "user", "content": "x"}] * 21},
+        content_type="application/json",
+        headers=_headers(cast, upstream),
+    )
     assert too_many.status_code == 400 and too_many.json()["error"]["param"] == "items"
 
 
@@ -104,82 +129,158 @@ def test_an_issued_response_id_names_its_memory_and_cannot_be_forged(settings):
 
 
 def test_function_calls_join_the_assistant_message_and_outputs_become_tool_messages():
-    messages = items_to_messages([
-        {"role": "user", "content": [{"type": "input_text", "text": "Weather?"}]},
-        {"type": "reasoning", "id": "rs_1", "summary": []},
-        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Checking."}]},
-        {"type": "function_call", "call_id": "c1", "name": "w", "arguments": "{}"},
-        {"type": "function_call", "call_id": "c2", "name": "w", "arguments": "{}"},
-        {"type": "function_call_output", "call_id": "c1", "output": "sun"},
-        {"type": "function_call_output", "call_id": "c2", "output": [{"type": "input_text", "text": "rain"}]}])
+    messages = items_to_messages(
+        [
+            {"role": "user", "content": [{"type": "input_text", "text": "Weather?"}]},
+            {"type": "reasoning", "id": "rs_1", "summary": []},
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "Checking."}],
+            },
+            {"type": "function_call", "call_id": "c1", "name": "w", "arguments": "{}"},
+            {"type": "function_call", "call_id": "c2", "name": "w", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "c1", "output": "sun"},
+            {
+                "type": "function_call_output",
+                "call_id": "c2",
+                "output": [{"type": "input_text", "text": "rain"}],
+            },
+        ]
+    )
     assert [(m["role"], m["content"]) for m in messages] == [
-        ("user", "Weather?"), ("assistant", "Checking."), ("tool", "sun"), ("tool", "rain")]
+        ("user", "Weather?"),
+        ("assistant", "Checking."),
+        ("tool", "sun"),
+        ("tool", "rain"),
+    ]
     assert [c["id"] for c in messages[1]["tool_calls"]] == ["c1", "c2"]
 
 
 def test_reasoning_goes_upstream_before_the_call_it_preceded():
-    sent = [{"role": "user", "content": "Weather?"}, {"type": "reasoning", "id": "rs_1", "summary": []},
-            {"type": "function_call", "call_id": "c1", "name": "w", "arguments": "{}", "id": "fc_1"},
-            {"type": "function_call_output", "call_id": "c1", "output": "sun"}]
-    window = [{"role": "user", "content": "Weather?"},
-              {"role": "assistant", "content": "", "tool_calls": [
-                  {"id": "c1", "type": "function", "function": {"name": "w", "arguments": "{}"}}]},
-              {"role": "tool", "tool_call_id": "c1", "content": "sun"}]
+    sent = [
+        {"role": "user", "content": "Weather?"},
+        {"type": "reasoning", "id": "rs_1", "summary": []},
+        {"type": "function_call", "call_id": "c1", "name": "w", "arguments": "{}", "id": "fc_1"},
+        {"type": "function_call_output", "call_id": "c1", "output": "sun"},
+    ]
+    window = [
+        {"role": "user", "content": "Weather?"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "w", "arguments": "{}"}}],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "sun"},
+    ]
     body = responses_body({"model": "m", "input": sent}, instructions="Be brief.", messages=window)
-    assert [i["type"] for i in body["input"]] == ["message", "reasoning", "function_call", "function_call_output"]
+    assert [i["type"] for i in body["input"]] == [
+        "message",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+    ]
     assert body["instructions"] == "Be brief." and body["store"] is False
     assert "id" not in body["input"][2]
 
 
 def test_the_caller_keeps_store_and_its_item_ids_when_it_asks_the_upstream_to_store():
-    body = forwardable({"input": [{"role": "user", "content": "x", "id": "msg_1"}], "store": True,
-                        "previous_response_id": "resp_tlx", "conversation": "mem_x"})
+    body = forwardable(
+        {
+            "input": [{"role": "user", "content": "x", "id": "msg_1"}],
+            "store": True,
+            "previous_response_id": "resp_tlx",
+            "conversation": "mem_x",
+        }
+    )
     assert body == {"input": [{"role": "user", "content": "x", "id": "msg_1"}], "store": True}
 
 
 def test_output_items_become_one_assistant_message_with_reasoning_as_parts_where_it_stood():
-    reasoning = {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "think"}],
-                 "encrypted_content": "opaque"}
-    message = output_message([
-        reasoning,
-        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Hi"},
-                                                             {"type": "output_text", "text": "."}]},
-        {"type": "function_call", "call_id": "c1", "name": "w", "arguments": '{"a": 1}'}])
+    reasoning = {
+        "type": "reasoning",
+        "id": "rs_1",
+        "summary": [{"type": "summary_text", "text": "think"}],
+        "encrypted_content": "opaque",
+    }
+    message = output_message(
+        [
+            reasoning,
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "Hi"}, {"type": "output_text", "text": "."}],
+            },
+            {"type": "function_call", "call_id": "c1", "name": "w", "arguments": '{"a": 1}'},
+        ]
+    )
     calls = [{"id": "c1", "type": "function", "function": {"name": "w", "arguments": '{"a": 1}'}}]
-    assert message == {"role": "assistant", "content": [reasoning, {"type": "text", "text": "Hi."}],
-                       "tool_calls": calls}
+    assert message == {
+        "role": "assistant",
+        "content": [reasoning, {"type": "text", "text": "Hi."}],
+        "tool_calls": calls,
+    }
     assert without_reasoning(message) == {"role": "assistant", "content": "Hi.", "tool_calls": calls}
-    assert output_message([{"type": "message", "role": "assistant", "content": [
-        {"type": "output_text", "text": "plain"}]}]) == {"role": "assistant", "content": "plain"}
+    assert output_message(
+        [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "plain"}]}]
+    ) == {"role": "assistant", "content": "plain"}
 
 
 def test_a_kept_reasoning_item_goes_back_upstream_in_its_place_and_only_once():
     reasoning = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "opaque"}
-    window = [{"role": "user", "content": "Weather?"},
-              {"role": "assistant", "content": [reasoning], "tool_calls": [
-                  {"id": "c1", "type": "function", "function": {"name": "w", "arguments": "{}"}}]},
-              {"role": "tool", "tool_call_id": "c1", "content": "sun"},
-              {"role": "assistant", "content": [{"type": "text", "text": "Sunny."}, {**reasoning, "id": "rs_2"}],
-               "tool_calls": [{"id": "c2", "type": "function", "function": {"name": "w", "arguments": "{}"}}]}]
+    window = [
+        {"role": "user", "content": "Weather?"},
+        {
+            "role": "assistant",
+            "content": [reasoning],
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "w", "arguments": "{}"}}],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "sun"},
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "Sunny."}, {**reasoning, "id": "rs_2"}],
+            "tool_calls": [{"id": "c2", "type": "function", "function": {"name": "w", "arguments": "{}"}}],
+        },
+    ]
     # the caller resends the reasoning item too (the Agents SDK without a session does): not twice
-    sent = [{"role": "user", "content": "Weather?"}, reasoning,
-            {"type": "function_call", "call_id": "c1", "name": "w", "arguments": "{}"},
-            {"type": "function_call_output", "call_id": "c1", "output": "sun"}]
+    sent = [
+        {"role": "user", "content": "Weather?"},
+        reasoning,
+        {"type": "function_call", "call_id": "c1", "name": "w", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "sun"},
+    ]
     items = responses_body({"model": "m", "input": sent}, instructions="", messages=window)["input"]
     assert [(i["type"], i.get("id")) for i in items] == [
-        ("message", None), ("reasoning", "rs_1"), ("function_call", None), ("function_call_output", None),
-        ("message", None), ("reasoning", "rs_2"), ("function_call", None)]
+        ("message", None),
+        ("reasoning", "rs_1"),
+        ("function_call", None),
+        ("function_call_output", None),
+        ("message", None),
+        ("reasoning", "rs_2"),
+        ("function_call", None),
+    ]
     assert items[1] == reasoning and items[4]["content"] == [{"type": "output_text", "text": "Sunny."}]
 
 
 def test_chat_completions_and_messages_never_get_a_reasoning_part():
-    window = [{"role": "user", "content": "Hi"},
-              {"role": "assistant", "content": [{"type": "reasoning", "id": "rs_1", "summary": []},
-                                                {"type": "text", "text": "Hello."}]}]
+    window = [
+        {"role": "user", "content": "Hi"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "reasoning", "id": "rs_1", "summary": []},
+                {"type": "text", "text": "Hello."},
+            ],
+        },
+    ]
     assert openai_body({"model": "m"}, instructions="", messages=window)["messages"][1] == {
-        "role": "assistant", "content": "Hello."}
+        "role": "assistant",
+        "content": "Hello.",
+    }
     assert anthropic_body({"model": "m"}, instructions="", messages=window)["messages"][1] == {
-        "role": "assistant", "content": "Hello."}
+        "role": "assistant",
+        "content": "Hello.",
+    }
 
 
 def test_the_reasoning_items_policy_is_validated_and_left_out_while_default():
@@ -192,10 +293,15 @@ def test_the_reasoning_items_policy_is_validated_and_left_out_while_default():
 @pytest.mark.django_db
 def test_the_reasoning_items_policy_is_set_through_the_memories_api(cast):
     http = Client(headers={"Authorization": f"Bearer {cast.key_a}"})
-    memory = http.post("/v1/memories", {"policy": {"reasoningItems": "keep"}}, content_type="application/json")
+    memory = http.post(
+        "/v1/memories", {"policy": {"reasoningItems": "keep"}}, content_type="application/json"
+    )
     assert memory.status_code == 201 and memory.json()["policy"]["reasoningItems"] == "keep"
-    bad = http.patch(f"/v1/memories/{memory.json()['id']}", {"policy": {"reasoningItems": "sometimes"}},
-                     content_type="application/json")
+    bad = http.patch(
+        f"/v1/memories/{memory.json()['id']}",
+        {"policy": {"reasoningItems": "sometimes"}},
+        content_type="application/json",
+    )
     assert bad.status_code == 400 and "policy.reasoningItems" in bad.json()["error"]["message"]
 
 

@@ -17,18 +17,33 @@ from tests.proxy.conftest import entries, wait_for
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
-WEATHER = {"type": "function", "name": "get_weather", "description": "The weather in a city.",
-           "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
+WEATHER = {
+    "type": "function",
+    "name": "get_weather",
+    "description": "The weather in a city.",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+}
 
 
-def _client(live, upstream, *, memory: str | None = None, external: str | None = None, cls=openai.OpenAI, **kw):
-    headers = {"X-Upstream-Base-Url": upstream.openai_url, "X-Upstream-Authorization": "Bearer sk-stub-openai"}
+def _client(
+    live, upstream, *, memory: str | None = None, external: str | None = None, cls=openai.OpenAI, **kw
+):
+    headers = {
+        "X-Upstream-Base-Url": upstream.openai_url,
+        "X-Upstream-Authorization": "Bearer sk-stub-openai",
+    }
     if memory:
         headers["X-Threadless-Memory"] = memory
     if external:
         headers["X-Threadless-External-Id"] = external
-    return cls(base_url=live.url + "/v1/openai", api_key=live.key, default_headers=headers, max_retries=0,
-               timeout=30, **kw)
+    return cls(
+        base_url=live.url + "/v1/openai",
+        api_key=live.key,
+        default_headers=headers,
+        max_retries=0,
+        timeout=30,
+        **kw,
+    )
 
 
 def _user() -> str:
@@ -41,8 +56,9 @@ def _said(live, memory_id: str) -> list[tuple]:
 
 def test_a_plain_response_answers_the_stub_and_the_memory_keeps_the_turn(live, upstream):
     client = _client(live, upstream, external=_user())
-    raw = client.responses.with_raw_response.create(model="gpt-5-mini", instructions="You are terse.",
-                                                    input="Hi, I'm Ana.")
+    raw = client.responses.with_raw_response.create(
+        model="gpt-5-mini", instructions="You are terse.", input="Hi, I'm Ana."
+    )
     response = raw.parse()
     assert response.output_text == "Hello from the stub."
     memory_id = raw.headers["x-threadless-memory"]
@@ -62,15 +78,19 @@ def test_previous_response_id_selects_the_memory_and_is_not_sent_upstream(live, 
     client = _client(live, upstream, external=_user())
     first = client.responses.with_raw_response.create(model="m", input="My name is Ana.")
     plain = _client(live, upstream)  # no memory header: the response id names the memory
-    raw = plain.responses.with_raw_response.create(model="m", input="What is my name?",
-                                                   previous_response_id=first.parse().id)
+    raw = plain.responses.with_raw_response.create(
+        model="m", input="What is my name?", previous_response_id=first.parse().id
+    )
     assert raw.headers["x-threadless-memory"] == first.headers["x-threadless-memory"]
     assert raw.headers["x-threadless-turn"] == "2"
     assert raw.parse().id != first.parse().id  # one id per response, though both name the memory
     body = upstream.requests[-1].body
     assert "previous_response_id" not in body
     assert [(i["role"], i["content"]) for i in body["input"]] == [
-        ("user", "My name is Ana."), ("assistant", "Hello from the stub."), ("user", "What is my name?")]
+        ("user", "My name is Ana."),
+        ("assistant", "Hello from the stub."),
+        ("user", "What is my name?"),
+    ]
 
 
 def test_the_end_user_id_names_the_memory_as_on_chat_completions(live, upstream):
@@ -95,7 +115,10 @@ def test_a_previous_response_id_the_proxy_did_not_issue_is_a_400_that_says_what_
         assert set(error) == {"message", "type", "param", "code"}
         assert error["type"] == "invalid_request_error" and error["param"] == "previous_response_id"
         assert error["code"] == "previous_response_not_found"
-        assert "not issued by this Threadless proxy" in error["message"] and "send only the new input" in error["message"]
+        assert (
+            "not issued by this Threadless proxy" in error["message"]
+            and "send only the new input" in error["message"]
+        )
     assert len(upstream.requests) == 1
 
 
@@ -125,42 +148,67 @@ def test_the_streaming_helper_gives_the_final_response_with_an_issued_id(live, u
 
 async def test_a_function_call_and_its_output_stay_paired_in_memory_and_upstream(live, upstream):
     client = _client(live, upstream, external=_user(), cls=openai.AsyncOpenAI)
-    raw = await client.responses.with_raw_response.create(model="m", input="Weather in Paris?", tools=[WEATHER])
+    raw = await client.responses.with_raw_response.create(
+        model="m", input="Weather in Paris?", tools=[WEATHER]
+    )
     first = raw.parse()
     memory_id = raw.headers["x-threadless-memory"]
     call = next(i for i in first.output if i.type == "function_call")
     assert call.name == "get_weather" and call.arguments == '{"city": "Paris"}'
-    second = await client.responses.create(model="m", tools=[WEATHER], previous_response_id=first.id, input=[
-        {"type": "function_call_output", "call_id": call.call_id, "output": "21 °C and sunny"}])
+    second = await client.responses.create(
+        model="m",
+        tools=[WEATHER],
+        previous_response_id=first.id,
+        input=[{"type": "function_call_output", "call_id": call.call_id, "output": "21 °C and sunny"}],
+    )
     assert second.output_text == "The tool said: 21 °C and sunny"
     sent = upstream.requests[-1].body["input"]
     assert [i.get("type") for i in sent] == ["message", "function_call", "function_call_output"]
     assert sent[1]["call_id"] == sent[2]["call_id"] == call.call_id and "id" not in sent[1]
     stored = [e for e in entries(live, memory_id) if e["kind"] == "message"]
-    assert [(e["role"], e["turn"]) for e in stored] == [("user", 1), ("assistant", 1), ("tool", 1), ("assistant", 1)]
+    assert [(e["role"], e["turn"]) for e in stored] == [
+        ("user", 1),
+        ("assistant", 1),
+        ("tool", 1),
+        ("assistant", 1),
+    ]
     assert stored[1]["tool_calls"][0]["id"] == stored[2]["tool_call_id"] == call.call_id
 
 
 async def test_a_streamed_function_call_is_reported_with_its_whole_arguments(live, upstream):
     client = _client(live, upstream, external=_user(), cls=openai.AsyncOpenAI)
-    raw = await client.responses.with_raw_response.create(model="m", input="Weather?", tools=[WEATHER], stream=True)
+    raw = await client.responses.with_raw_response.create(
+        model="m", input="Weather?", tools=[WEATHER], stream=True
+    )
     events = [e async for e in raw.parse()]
     assert "response.function_call_arguments.delta" in [e.type for e in events]
-    stored = wait_for(lambda: [e for e in entries(live, raw.headers["x-threadless-memory"]) if e["role"] == "assistant"])
+    stored = wait_for(
+        lambda: [e for e in entries(live, raw.headers["x-threadless-memory"]) if e["role"] == "assistant"]
+    )
     assert stored[0]["tool_calls"][0]["function"] == {"name": "get_weather", "arguments": '{"city": "Paris"}'}
 
 
 def test_reasoning_items_are_passed_upstream_but_never_stored(live, upstream):
-    upstream.push(tool=("get_weather", {"city": "Oslo"}), reasoning="The user wants the weather: call the tool.")
+    upstream.push(
+        tool=("get_weather", {"city": "Oslo"}), reasoning="The user wants the weather: call the tool."
+    )
     client = _client(live, upstream, external=_user())
-    first = client.responses.with_raw_response.create(model="o4-mini", input="Weather in Oslo?", tools=[WEATHER])
+    first = client.responses.with_raw_response.create(
+        model="o4-mini", input="Weather in Oslo?", tools=[WEATHER]
+    )
     memory_id = first.headers["x-threadless-memory"]
     output = [i.model_dump(exclude_unset=True) for i in first.parse().output]
     assert [i["type"] for i in output] == ["reasoning", "function_call"]
     # As the Agents SDK does without a session: the whole conversation, reasoning item included.
-    client.responses.create(model="o4-mini", tools=[WEATHER], input=[
-        {"role": "user", "content": "Weather in Oslo?"}, *output,
-        {"type": "function_call_output", "call_id": output[1]["call_id"], "output": "-3 °C"}])
+    client.responses.create(
+        model="o4-mini",
+        tools=[WEATHER],
+        input=[
+            {"role": "user", "content": "Weather in Oslo?"},
+            *output,
+            {"type": "function_call_output", "call_id": output[1]["call_id"], "output": "-3 °C"},
+        ],
+    )
     sent = upstream.requests[-1].body["input"]
     assert [i.get("type") for i in sent] == ["message", "reasoning", "function_call", "function_call_output"]
     assert sent[1]["id"] == "rs_1" and sent[1]["encrypted_content"] == "opaque-reasoning-state"
@@ -180,22 +228,37 @@ def _keeping_reasoning(live) -> str:
 
 
 def test_a_memory_that_keeps_reasoning_gives_it_back_upstream_before_the_call_it_led_to(live, upstream):
-    upstream.push(tool=("get_weather", {"city": "Oslo"}), reasoning="The user wants the weather: call the tool.")
+    upstream.push(
+        tool=("get_weather", {"city": "Oslo"}), reasoning="The user wants the weather: call the tool."
+    )
     memory_id = _keeping_reasoning(live)
     client = _client(live, upstream, memory=memory_id)
-    first = client.responses.create(model="o4-mini", input="Weather in Oslo?", tools=[WEATHER],
-                                    include=["reasoning.encrypted_content"])
+    first = client.responses.create(
+        model="o4-mini", input="Weather in Oslo?", tools=[WEATHER], include=["reasoning.encrypted_content"]
+    )
     call = next(i for i in first.output if i.type == "function_call")
     # Only the new item, as with any memory: the window brings back the reasoning and the call.
-    client.responses.create(model="o4-mini", tools=[WEATHER], previous_response_id=first.id, input=[
-        {"type": "function_call_output", "call_id": call.call_id, "output": "-3 °C"}])
+    client.responses.create(
+        model="o4-mini",
+        tools=[WEATHER],
+        previous_response_id=first.id,
+        input=[{"type": "function_call_output", "call_id": call.call_id, "output": "-3 °C"}],
+    )
     sent = upstream.requests[-1].body["input"]
     assert [i.get("type") for i in sent] == ["message", "reasoning", "function_call", "function_call_output"]
-    assert sent[1] == {"type": "reasoning", "id": "rs_1", "encrypted_content": "opaque-reasoning-state",
-                       "summary": [{"type": "summary_text", "text": "The user wants the weather: call the tool."}]}
+    assert sent[1] == {
+        "type": "reasoning",
+        "id": "rs_1",
+        "encrypted_content": "opaque-reasoning-state",
+        "summary": [{"type": "summary_text", "text": "The user wants the weather: call the tool."}],
+    }
     stored = [e for e in entries(live, memory_id) if e["kind"] == "message"]
-    assert [(e["role"], e["committed"]) for e in stored] == [("user", True), ("assistant", True), ("tool", True),
-                                                             ("assistant", True)]
+    assert [(e["role"], e["committed"]) for e in stored] == [
+        ("user", True),
+        ("assistant", True),
+        ("tool", True),
+        ("assistant", True),
+    ]
     assert [p["type"] for p in stored[1]["content"]] == ["reasoning"]  # kept as a part of the reply
     assert stored[1]["tool_calls"][0]["id"] == call.call_id
     # The next turn still carries it: the memory said so.
@@ -218,7 +281,11 @@ def test_a_streamed_reply_keeps_its_reasoning_in_a_memory_that_says_so(live, ups
     client.responses.create(model="o4-mini", input="And tomorrow?")
     sent = upstream.requests[-1].body["input"]
     assert [(i.get("type"), i.get("role")) for i in sent] == [
-        ("message", "user"), ("reasoning", None), ("message", "assistant"), ("message", "user")]
+        ("message", "user"),
+        ("reasoning", None),
+        ("message", "assistant"),
+        ("message", "user"),
+    ]
     assert sent[2]["content"] == [{"type": "output_text", "text": "It is cold."}]
     said = [e for e in entries(live, memory_id) if e["role"] == "assistant"]
     assert [p["type"] for p in said[0]["content"]] == ["reasoning", "text"]
@@ -235,18 +302,39 @@ def test_a_refusal_is_reported_as_the_assistants_text(live, upstream):
 def test_input_images_are_stored_as_parts_and_sent_back_as_input_image(live, upstream):
     client = _client(live, upstream, external=_user())
     image = "data:image/png;base64,iVBORw0KGgo="
-    client.responses.create(model="m", input=[{"role": "user", "content": [
-        {"type": "input_text", "text": "What is this?"}, {"type": "input_image", "image_url": image, "detail": "low"}]}])
+    client.responses.create(
+        model="m",
+        input=[
+            {
+                "role": "user",
+                "content": [
+                    {"type": "input_text", "text": "What is this?"},
+                    {"type": "input_image", "image_url": image, "detail": "low"},
+                ],
+            }
+        ],
+    )
     client.responses.create(model="m", input="And again?")
     sent = upstream.requests[-1].body["input"][0]
-    assert sent["content"] == [{"type": "input_text", "text": "What is this?"},
-                               {"type": "input_image", "image_url": image, "detail": "low"}]
+    assert sent["content"] == [
+        {"type": "input_text", "text": "What is this?"},
+        {"type": "input_image", "image_url": image, "detail": "low"},
+    ]
 
 
 def test_an_upstream_rate_limit_reaches_the_client_as_openai_raises_it(live, upstream):
-    upstream.push(status=429, headers={"retry-after": "7"}, error={"error": {
-        "message": "Rate limit reached for gpt-5-mini on requests per min.", "type": "requests", "param": None,
-        "code": "rate_limit_exceeded"}})
+    upstream.push(
+        status=429,
+        headers={"retry-after": "7"},
+        error={
+            "error": {
+                "message": "Rate limit reached for gpt-5-mini on requests per min.",
+                "type": "requests",
+                "param": None,
+                "code": "rate_limit_exceeded",
+            }
+        },
+    )
     client = _client(live, upstream, external=_user())
     with pytest.raises(openai.RateLimitError) as caught:
         client.responses.create(model="m", input="hi")
@@ -259,26 +347,47 @@ def test_an_upstream_rate_limit_reaches_the_client_as_openai_raises_it(live, ups
 
 
 def test_an_upstream_failure_follows_the_memorys_strict_policy(live, upstream):
-    upstream.push(status=500, error={"error": {"message": "Internal failure at https://internal.example/x",
-                                               "type": "server_error", "param": None, "code": None}})
+    upstream.push(
+        status=500,
+        error={
+            "error": {
+                "message": "Internal failure at https://internal.example/x",
+                "type": "server_error",
+                "param": None,
+                "code": None,
+            }
+        },
+    )
     with live.client() as http:
-        memory_id = http.post("/memories", json={"policy": {"strictWriteDiscipline": {
-            "enabled": True, "onFailure": "digest"}}}).json()["id"]
+        memory_id = http.post(
+            "/memories", json={"policy": {"strictWriteDiscipline": {"enabled": True, "onFailure": "digest"}}}
+        ).json()["id"]
     client = _client(live, upstream, memory=memory_id)
     with pytest.raises(openai.InternalServerError):
         client.responses.create(model="m", input="hi")
     stored = {e["kind"]: e for e in entries(live, memory_id)}
-    assert {k: e["committed"] for k, e in stored.items()} == {"message": True, "error": False, "digest": True,
-                                                              "action": True}
+    assert {k: e["committed"] for k, e in stored.items()} == {
+        "message": True,
+        "error": False,
+        "digest": True,
+        "action": True,
+    }
     assert stored["digest"]["content"].startswith("Task 'proxy.openai' failed:")
     client.responses.create(model="m", input="again?")  # the raw failure is not in the next view
     assert "internal.example" not in str(upstream.requests[-1].body)
 
 
 def test_the_egress_policy_applies_to_the_responses_upstream(live, upstream):
-    client = openai.OpenAI(base_url=live.url + "/v1/openai", api_key=live.key, max_retries=0, default_headers={
-        "X-Upstream-Base-Url": "http://169.254.169.254/v1", "X-Upstream-Authorization": "Bearer sk-x",
-        "X-Threadless-External-Id": _user()})
+    client = openai.OpenAI(
+        base_url=live.url + "/v1/openai",
+        api_key=live.key,
+        max_retries=0,
+        default_headers={
+            "X-Upstream-Base-Url": "http://169.254.169.254/v1",
+            "X-Upstream-Authorization": "Bearer sk-x",
+            "X-Threadless-External-Id": _user(),
+        },
+    )
     with pytest.raises(openai.InternalServerError) as caught:
         client.responses.create(model="m", input="hi")
     assert caught.value.status_code == 502 and set(caught.value.body) == {"message", "type", "param", "code"}
@@ -287,7 +396,9 @@ def test_the_egress_policy_applies_to_the_responses_upstream(live, upstream):
 
 
 def test_an_error_mid_stream_reaches_the_client_and_the_part_is_stored_marked(live, upstream):
-    upstream.push(text="one two three four", error_after=6)  # created, in_progress, item, part, "one ", "two "
+    upstream.push(
+        text="one two three four", error_after=6
+    )  # created, in_progress, item, part, "one ", "two "
     client = _client(live, upstream, external=_user())
     raw = client.responses.with_raw_response.create(model="m", input="Go", stream=True)
     memory_id = raw.headers["x-threadless-memory"]
@@ -327,9 +438,14 @@ def test_store_set_by_the_caller_is_forwarded_as_set(live, upstream):
 
 def test_a_call_naming_no_memory_is_forwarded_without_one(live, upstream):
     client = _client(live, upstream)
-    raw = client.responses.with_raw_response.create(model="m", input=[
-        {"role": "user", "content": "a", "id": "msg_x"}, {"role": "assistant", "content": "b"}, {"role": "user",
-                                                                                                   "content": "c"}])
+    raw = client.responses.with_raw_response.create(
+        model="m",
+        input=[
+            {"role": "user", "content": "a", "id": "msg_x"},
+            {"role": "assistant", "content": "b"},
+            {"role": "user", "content": "c"},
+        ],
+    )
     assert raw.headers["x-threadless-memory"] == "none"
     assert raw.parse().id == "resp_upstream_1"  # nothing to name: the upstream's own id
     body = upstream.requests[-1].body
@@ -341,8 +457,12 @@ def test_retrieving_or_deleting_an_issued_response_says_where_its_turn_is_kept(l
     client = _client(live, upstream, external=_user())
     raw = client.responses.with_raw_response.create(model="m", input="Hi, I'm Ana.")
     memory_id, issued = raw.headers["x-threadless-memory"], raw.parse().id
-    calls = (lambda: client.responses.retrieve(issued), lambda: client.responses.delete(issued),
-             lambda: client.responses.input_items.list(issued), lambda: client.responses.cancel(issued))
+    calls = (
+        lambda: client.responses.retrieve(issued),
+        lambda: client.responses.delete(issued),
+        lambda: client.responses.input_items.list(issued),
+        lambda: client.responses.cancel(issued),
+    )
     for call in calls:
         with pytest.raises(openai.NotFoundError) as caught:
             call()
@@ -353,8 +473,10 @@ def test_retrieving_or_deleting_an_issued_response_says_where_its_turn_is_kept(l
         assert f"/v1/openai/conversations/{memory_id}/items" in error["message"]
     # what the answer points at works, and nothing was deleted
     items = client.conversations.items.list(memory_id, order="asc").data
-    assert [(i.role, i.content[0].text) for i in items] == [("user", "Hi, I'm Ana."),
-                                                            ("assistant", "Hello from the stub.")]
+    assert [(i.role, i.content[0].text) for i in items] == [
+        ("user", "Hi, I'm Ana."),
+        ("assistant", "Hello from the stub."),
+    ]
     assert len(upstream.requests) == 1
 
 
@@ -375,9 +497,13 @@ def test_retrieving_a_response_the_proxy_did_not_issue_is_a_404_that_says_so(liv
 
 def test_a_conversation_is_a_memory_and_responses_append_to_it(live, upstream):
     client = _client(live, upstream)
-    conversation = client.conversations.create(metadata={"topic": "trip"}, items=[
-        {"type": "message", "role": "user", "content": "I'm planning a trip to Lisbon."},
-        {"type": "message", "role": "assistant", "content": "Lovely! When?"}])
+    conversation = client.conversations.create(
+        metadata={"topic": "trip"},
+        items=[
+            {"type": "message", "role": "user", "content": "I'm planning a trip to Lisbon."},
+            {"type": "message", "role": "assistant", "content": "Lovely! When?"},
+        ],
+    )
     assert conversation.id.startswith("mem_") and conversation.object == "conversation"
     assert conversation.metadata == {"topic": "trip"}
     raw = client.responses.with_raw_response.create(model="m", conversation=conversation.id, input="In May.")
@@ -386,11 +512,18 @@ def test_a_conversation_is_a_memory_and_responses_append_to_it(live, upstream):
     assert response.conversation.id == conversation.id
     sent = upstream.requests[-1].body
     assert "conversation" not in sent
-    assert [i["content"] for i in sent["input"]] == ["I'm planning a trip to Lisbon.", "Lovely! When?", "In May."]
+    assert [i["content"] for i in sent["input"]] == [
+        "I'm planning a trip to Lisbon.",
+        "Lovely! When?",
+        "In May.",
+    ]
     items = client.conversations.items.list(conversation.id, order="asc")
     assert [(i.type, i.role, i.content[0].text) for i in items.data] == [
-        ("message", "user", "I'm planning a trip to Lisbon."), ("message", "assistant", "Lovely! When?"),
-        ("message", "user", "In May."), ("message", "assistant", "Hello from the stub.")]
+        ("message", "user", "I'm planning a trip to Lisbon."),
+        ("message", "assistant", "Lovely! When?"),
+        ("message", "user", "In May."),
+        ("message", "assistant", "Hello from the stub."),
+    ]
     with live.client() as http:
         memory = http.get(f"/memories/{conversation.id}").json()
     assert memory["metadata"] == {"topic": "trip"}
@@ -399,11 +532,18 @@ def test_a_conversation_is_a_memory_and_responses_append_to_it(live, upstream):
 def test_a_conversation_decorates_from_its_window_not_its_whole_item_list(live, upstream):
     client = _client(live, upstream)
     filler = "This is an older message about nothing in particular, padded out to take some room. " * 4
-    conversation = client.conversations.create(items=[
-        {"type": "message", "role": "user" if n % 2 == 0 else "assistant", "content": f"{n}: {filler}"}
-        for n in range(20)])
-    client.responses.create(model="m", conversation=conversation.id, input="Newest question?",
-                            extra_headers={"X-Threadless-Budget": "600"})
+    conversation = client.conversations.create(
+        items=[
+            {"type": "message", "role": "user" if n % 2 == 0 else "assistant", "content": f"{n}: {filler}"}
+            for n in range(20)
+        ]
+    )
+    client.responses.create(
+        model="m",
+        conversation=conversation.id,
+        input="Newest question?",
+        extra_headers={"X-Threadless-Budget": "600"},
+    )
     sent = upstream.requests[-1].body["input"]
     assert 1 < len(sent) < 21 and sent[-1]["content"] == "Newest question?"
     texts = [i["content"] for i in sent[:-1]]
@@ -412,37 +552,54 @@ def test_a_conversation_decorates_from_its_window_not_its_whole_item_list(live, 
 
 def test_conversation_items_paginate_with_after_order_and_limit(live, upstream):
     client = _client(live, upstream)
-    conversation = client.conversations.create(items=[
-        {"type": "message", "role": "user", "content": f"message {n}"} for n in range(5)])
+    conversation = client.conversations.create(
+        items=[{"type": "message", "role": "user", "content": f"message {n}"} for n in range(5)]
+    )
     page = client.conversations.items.list(conversation.id, order="asc", limit=2)
     assert [i.content[0].text for i in page.data] == ["message 0", "message 1"] and page.has_more
     assert page.first_id == page.data[0].id and page.last_id == page.data[-1].id
-    every = [i.content[0].text for i in client.conversations.items.list(conversation.id, order="asc", limit=2)]
+    every = [
+        i.content[0].text for i in client.conversations.items.list(conversation.id, order="asc", limit=2)
+    ]
     assert every == [f"message {n}" for n in range(5)]  # the client follows `after` page by page
     newest = client.conversations.items.list(conversation.id, limit=2)  # desc by default
     assert [i.content[0].text for i in newest.data] == ["message 4", "message 3"]
     after = client.conversations.items.list(conversation.id, after=newest.data[-1].id, limit=10)
-    assert [i.content[0].text for i in after.data] == ["message 2", "message 1", "message 0"] and not after.has_more
+    assert [i.content[0].text for i in after.data] == [
+        "message 2",
+        "message 1",
+        "message 0",
+    ] and not after.has_more
 
 
 def test_conversation_items_can_be_added_read_and_deleted(live, upstream):
     client = _client(live, upstream)
     conversation = client.conversations.create()
-    added = client.conversations.items.create(conversation.id, items=[
-        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Weather?"}]},
-        {"type": "function_call", "call_id": "call_9", "name": "get_weather", "arguments": "{}"},
-        {"type": "function_call_output", "call_id": "call_9", "output": "sunny"}])
+    added = client.conversations.items.create(
+        conversation.id,
+        items=[
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Weather?"}]},
+            {"type": "function_call", "call_id": "call_9", "name": "get_weather", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "call_9", "output": "sunny"},
+        ],
+    )
     assert [i.type for i in added.data] == ["message", "function_call", "function_call_output"]
     call = client.conversations.items.retrieve(added.data[1].id, conversation_id=conversation.id)
     assert call.type == "function_call" and call.call_id == "call_9"
     after_delete = client.conversations.items.delete(added.data[0].id, conversation_id=conversation.id)
     assert after_delete.id == conversation.id
     assert [i.type for i in client.conversations.items.list(conversation.id).data] == [
-        "function_call_output", "function_call"]
+        "function_call_output",
+        "function_call",
+    ]
     with pytest.raises(openai.NotFoundError):
         client.conversations.items.retrieve(added.data[0].id, conversation_id=conversation.id)
     stored = entries(live, conversation.id)
-    assert [(e["role"], e["committed"]) for e in stored] == [("user", False), ("assistant", True), ("tool", True)]
+    assert [(e["role"], e["committed"]) for e in stored] == [
+        ("user", False),
+        ("assistant", True),
+        ("tool", True),
+    ]
 
 
 def test_conversation_metadata_follows_openais_limits_and_can_be_updated(live, upstream):
@@ -454,7 +611,9 @@ def test_conversation_metadata_follows_openais_limits_and_can_be_updated(live, u
         client.conversations.create(metadata={"k": "v" * 513})
     conversation = client.conversations.create(metadata={"a": "1"})
     updated = client.conversations.update(conversation.id, metadata={"b": "2"})
-    assert updated.metadata == {"b": "2"} and client.conversations.retrieve(conversation.id).metadata == {"b": "2"}
+    assert updated.metadata == {"b": "2"} and client.conversations.retrieve(conversation.id).metadata == {
+        "b": "2"
+    }
 
 
 def test_deleting_a_conversation_deletes_its_memory_with_a_receipt(live, upstream):
@@ -462,7 +621,9 @@ def test_deleting_a_conversation_deletes_its_memory_with_a_receipt(live, upstrea
     conversation = client.conversations.create(items=[{"type": "message", "role": "user", "content": "bye"}])
     raw = client.conversations.with_raw_response.delete(conversation.id)
     deleted = raw.parse()
-    assert deleted.deleted is True and deleted.id == conversation.id and deleted.object == "conversation.deleted"
+    assert (
+        deleted.deleted is True and deleted.id == conversation.id and deleted.object == "conversation.deleted"
+    )
     assert raw.http_response.json()["receipt"]["memories"] == 1
     with pytest.raises(openai.NotFoundError) as caught:
         client.conversations.retrieve(conversation.id)
@@ -492,8 +653,15 @@ def test_unknown_paths_answer_in_each_providers_error_shape(live, upstream):
         claude.models.list()
     assert got.value.body["type"] == "error" and got.value.body["error"]["type"] == "not_found_error"
     assert "/v1/messages" in got.value.body["error"]["message"]
-    wrong_method = httpx.get(live.url + "/v1/openai/responses", headers={"Authorization": f"Bearer {live.key}"})
-    assert wrong_method.status_code == 405 and set(wrong_method.json()["error"]) == {"message", "type", "param", "code"}
+    wrong_method = httpx.get(
+        live.url + "/v1/openai/responses", headers={"Authorization": f"Bearer {live.key}"}
+    )
+    assert wrong_method.status_code == 405 and set(wrong_method.json()["error"]) == {
+        "message",
+        "type",
+        "param",
+        "code",
+    }
 
 
 def test_a_wrong_key_is_an_authentication_error_on_responses_and_conversations(live, upstream):

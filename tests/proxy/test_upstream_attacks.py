@@ -37,14 +37,19 @@ def _attacker_reachable(settings):
 
 @pytest.fixture
 def bravo(cast, upstream):
-    proxy_services.upstream_setting_set(project=cast.project_b, provider="openai", base_url=upstream.openai_url,
-                                        api_key=B_KEY)
+    proxy_services.upstream_setting_set(
+        project=cast.project_b, provider="openai", base_url=upstream.openai_url, api_key=B_KEY
+    )
     return cast.project_b
 
 
 async def _call(key: str, body=BODY, **headers):
-    return await AsyncClient().post(CHAT, orjson.dumps(body), content_type="application/json",
-                                    headers={"Authorization": f"Bearer {key}", **headers})
+    return await AsyncClient().post(
+        CHAT,
+        orjson.dumps(body),
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {key}", **headers},
+    )
 
 
 def async_call(key: str, body=BODY, **headers):
@@ -62,14 +67,14 @@ def test_a_staff_member_of_another_project_cannot_point_b_at_the_attacker(cast, 
     console.force_login(mallory)
     page = console.get("/manage/proxy/")
     assert page.status_code == 200 and b"Bravo" not in page.content
-    posted = console.post("/manage/proxy/", {"project": bravo.pk, "provider": "openai",
-                                             "openai-base_url": attacker.url + "/v1"})
+    posted = console.post(
+        "/manage/proxy/", {"project": bravo.pk, "provider": "openai", "openai-base_url": attacker.url + "/v1"}
+    )
     assert posted.status_code == 404
     answer = async_call(cast.key_b)
     assert answer.status_code == 200
     assert upstream.requests[-1].headers["authorization"] == f"Bearer {B_KEY}"
     assert attacker.received == []
-
 
 
 # --- B's project key alone -------------------------------------------------------------------------
@@ -89,8 +94,11 @@ def test_changing_the_base_url_removes_the_stored_key_so_it_never_reaches_the_ne
 
 
 def test_a_base_url_change_that_brings_its_own_key_keeps_that_key(cast, bravo, attacker):
-    moved = cast.b.put("/v1/proxy/settings/openai", {"base_url": attacker.url + "/v1", "api_key": "sk-new-host"},
-                       format="json")
+    moved = cast.b.put(
+        "/v1/proxy/settings/openai",
+        {"base_url": attacker.url + "/v1", "api_key": "sk-new-host"},
+        format="json",
+    )
     assert moved.json()["api_key_set"] is True and moved.json()["api_key_cleared"] is False
     assert secret_value(project_id=bravo.pk, name="proxy.openai") == "sk-new-host"
     unchanged = cast.b.put("/v1/proxy/settings/openai", {"base_url": attacker.url + "/v1/"}, format="json")
@@ -100,17 +108,29 @@ def test_a_base_url_change_that_brings_its_own_key_keeps_that_key(cast, bravo, a
 def test_the_console_says_when_a_base_url_change_removed_the_key(cast, bravo, attacker):
     console = Client()
     console.force_login(cast.staff)
-    saved = console.post("/manage/proxy/", {"project": bravo.pk, "provider": "openai",
-                                            "openai-base_url": attacker.url + "/v1"}, follow=True)
+    saved = console.post(
+        "/manage/proxy/",
+        {"project": bravo.pk, "provider": "openai", "openai-base_url": attacker.url + "/v1"},
+        follow=True,
+    )
     assert saved.status_code == 200
     assert b"The stored key was removed" in saved.content
     assert proxy_services.upstream_settings(project=bravo)["openai"]["api_key_set"] is False
 
 
-@pytest.mark.parametrize("suffix", ["/v1/organization/admin_api_keys#", "/v1/organization/admin_api_keys?x=",
-                                    "/v1?", "/v1/../admin", "/v1/%2e%2e/admin"])
+@pytest.mark.parametrize(
+    "suffix",
+    [
+        "/v1/organization/admin_api_keys#",
+        "/v1/organization/admin_api_keys?x=",
+        "/v1?",
+        "/v1/../admin",
+        "/v1/%2e%2e/admin",
+    ],
+)
 def test_a_base_url_with_a_query_fragment_or_dot_segments_is_400_naming_the_field_everywhere(
-        cast, bravo, upstream, attacker, suffix):
+    cast, bravo, upstream, attacker, suffix
+):
     url = attacker.url + suffix
     put = cast.b.put("/v1/proxy/settings/openai", {"base_url": url}, format="json")
     assert put.status_code == 400 and put.json()["error"]["message"].startswith("base_url:")
@@ -137,41 +157,65 @@ def test_a_base_url_with_user_info_is_400(cast, bravo, attacker):
 # --- the operator's environment keys ---------------------------------------------------------------
 
 
-def test_the_proxy_lends_no_environment_key_unless_the_operator_opts_in(cast, attacker, settings, monkeypatch):
+def test_the_proxy_lends_no_environment_key_unless_the_operator_opts_in(
+    cast, attacker, settings, monkeypatch
+):
     monkeypatch.setenv("OPERATOR_KEY", "sk-operator-0123456789")
     settings.THREADLESS_PROVIDER_ENV_ALLOW = [f"OPERATOR_KEY@{attacker.host}"]
     assert settings.THREADLESS_PROXY_ENV_KEYS is False  # the default
-    refused = cast.b.put("/v1/proxy/settings/openai", {"base_url": attacker.url + "/v1",
-                                                       "api_key_env": "OPERATOR_KEY"}, format="json")
+    refused = cast.b.put(
+        "/v1/proxy/settings/openai",
+        {"base_url": attacker.url + "/v1", "api_key_env": "OPERATOR_KEY"},
+        format="json",
+    )
     assert refused.status_code == 400 and "THREADLESS_PROXY_ENV_KEYS" in refused.json()["error"]["message"]
     # A setting saved while the operator allowed it lends nothing once the switch is off.
-    UpstreamSetting.objects.update_or_create(project=cast.project_b, provider="openai",
-                                             defaults={"base_url": attacker.url + "/v1", "api_key_env": "OPERATOR_KEY"})
+    UpstreamSetting.objects.update_or_create(
+        project=cast.project_b,
+        provider="openai",
+        defaults={"base_url": attacker.url + "/v1", "api_key_env": "OPERATOR_KEY"},
+    )
     assert async_call(cast.key_b).status_code == 200
     assert "sk-operator" not in attacker.everything()
 
 
-def test_an_environment_key_is_pinned_to_its_path_prefix_as_well_as_its_host(cast, attacker, settings, monkeypatch):
+def test_an_environment_key_is_pinned_to_its_path_prefix_as_well_as_its_host(
+    cast, attacker, settings, monkeypatch
+):
     monkeypatch.setenv("OPERATOR_KEY", "sk-operator-0123456789")
     settings.THREADLESS_PROXY_ENV_KEYS = True
     settings.THREADLESS_PROVIDER_ENV_ALLOW = [f"OPERATOR_KEY@{attacker.host}:{attacker.port}/v1"]
-    elsewhere = cast.b.put("/v1/proxy/settings/openai", {"base_url": attacker.url + "/organization",
-                                                         "api_key_env": "OPERATOR_KEY"}, format="json")
+    elsewhere = cast.b.put(
+        "/v1/proxy/settings/openai",
+        {"base_url": attacker.url + "/organization", "api_key_env": "OPERATOR_KEY"},
+        format="json",
+    )
     assert elsewhere.status_code == 400 and elsewhere.json()["error"]["message"].startswith("api_key_env:")
-    pinned = cast.b.put("/v1/proxy/settings/openai", {"base_url": attacker.url + "/v1", "api_key_env": "OPERATOR_KEY"},
-                        format="json")
+    pinned = cast.b.put(
+        "/v1/proxy/settings/openai",
+        {"base_url": attacker.url + "/v1", "api_key_env": "OPERATOR_KEY"},
+        format="json",
+    )
     assert pinned.status_code == 200
     assert async_call(cast.key_b).status_code == 200
     assert attacker.received[-1].path == "/v1/chat/completions"
     assert attacker.received[-1].headers["authorization"] == "Bearer sk-operator-0123456789"
 
 
-@pytest.mark.parametrize("base_url,allowed", [
-    (None, True), ("https://api.openai.com/v1", True), ("https://api.openai.com/v1/", True),
-    ("https://api.openai.com", False), ("https://api.openai.com/organization", False),
-    ("https://api.openai.com/v1/organization/admin_api_keys#", False), ("https://api.openai.com/v1?", False),
-    ("https://x@api.openai.com/v1", False), ("https://api.openai.com/v1/../organization", False),
-])
+@pytest.mark.parametrize(
+    "base_url,allowed",
+    [
+        (None, True),
+        ("https://api.openai.com/v1", True),
+        ("https://api.openai.com/v1/", True),
+        ("https://api.openai.com", False),
+        ("https://api.openai.com/organization", False),
+        ("https://api.openai.com/v1/organization/admin_api_keys#", False),
+        ("https://api.openai.com/v1?", False),
+        ("https://x@api.openai.com/v1", False),
+        ("https://api.openai.com/v1/../organization", False),
+    ],
+)
 def test_the_official_host_takes_the_key_under_v1_only(settings, base_url, allowed):
     settings.THREADLESS_PROVIDER_ENV_ALLOW = ["OPENAI_API_KEY"]
     refusal = egress.provider_env_refusal("OPENAI_API_KEY", provider="openai", base_url=base_url)
@@ -180,12 +224,20 @@ def test_the_official_host_takes_the_key_under_v1_only(settings, base_url, allow
 
 def test_the_official_prefix_can_be_changed_per_entry(settings):
     settings.THREADLESS_PROVIDER_ENV_ALLOW = ["OPENAI_API_KEY@api.openai.com/v2"]
-    assert egress.provider_env_refusal("OPENAI_API_KEY", provider="openai", base_url="https://api.openai.com/v2") \
+    assert (
+        egress.provider_env_refusal("OPENAI_API_KEY", provider="openai", base_url="https://api.openai.com/v2")
         is None
-    assert egress.provider_env_refusal("OPENAI_API_KEY", provider="openai", base_url="https://api.openai.com/v1")
+    )
+    assert egress.provider_env_refusal(
+        "OPENAI_API_KEY", provider="openai", base_url="https://api.openai.com/v1"
+    )
     settings.THREADLESS_PROVIDER_ENV_ALLOW = ["ANTHROPIC_API_KEY"]  # Anthropic's clients add /v1/messages
-    assert egress.provider_env_refusal("ANTHROPIC_API_KEY", provider="anthropic",
-                                       base_url="https://api.anthropic.com") is None
+    assert (
+        egress.provider_env_refusal(
+            "ANTHROPIC_API_KEY", provider="anthropic", base_url="https://api.anthropic.com"
+        )
+        is None
+    )
 
 
 # --- what comes back ------------------------------------------------------------------------------
@@ -202,7 +254,9 @@ def test_the_user_field_follows_the_external_id_rules(cast, bravo, upstream):
     assert fine.status_code == 200 and Memory.objects.filter(project=bravo, external_id="bob").exists()
 
 
-def test_an_egress_refusal_reads_the_same_whether_the_name_resolves_or_not(cast, monkeypatch, settings, caplog):
+def test_an_egress_refusal_reads_the_same_whether_the_name_resolves_or_not(
+    cast, monkeypatch, settings, caplog
+):
     settings.THREADLESS_EGRESS_ALLOW = []
 
     def resolve(host, port):
@@ -214,8 +268,10 @@ def test_an_egress_refusal_reads_the_same_whether_the_name_resolves_or_not(cast,
     texts = []
     with caplog.at_level(logging.WARNING, logger="threadless.proxy"):
         for host in ("internal.example", "missing.example"):
-            answer = async_call(cast.key_b, **{"X-Upstream-Base-Url": f"http://{host}/v1",
-                                               "X-Upstream-Authorization": "sk-own"})
+            answer = async_call(
+                cast.key_b,
+                **{"X-Upstream-Base-Url": f"http://{host}/v1", "X-Upstream-Authorization": "sk-own"},
+            )
             assert answer.status_code == 502
             texts.append(orjson.loads(answer.content)["error"]["message"].replace(host, "HOST"))
     assert texts[0] == texts[1]
@@ -225,26 +281,33 @@ def test_an_egress_refusal_reads_the_same_whether_the_name_resolves_or_not(cast,
 
 def test_a_2xx_html_upstream_answer_is_not_served_from_our_origin(cast, attacker):
     attacker.reply(b"<html><script>steal(document.cookie)</script></html>", content_type="text/html")
-    answer = async_call(cast.key_b, **{"X-Upstream-Base-Url": attacker.url + "/v1",
-                                       "X-Upstream-Authorization": "sk-own"})
+    answer = async_call(
+        cast.key_b, **{"X-Upstream-Base-Url": attacker.url + "/v1", "X-Upstream-Authorization": "sk-own"}
+    )
     assert len(attacker.received) == 1
     assert answer.status_code == 502
-    assert answer["Content-Type"].startswith("application/json") and answer["X-Content-Type-Options"] == "nosniff"
+    assert (
+        answer["Content-Type"].startswith("application/json")
+        and answer["X-Content-Type-Options"] == "nosniff"
+    )
     assert b"<script>" not in answer.content
     assert "text/html" in orjson.loads(answer.content)["error"]["message"]
 
 
 def test_a_json_answer_is_served_as_json_whatever_type_the_upstream_named(cast, attacker):
-    attacker.reply(orjson.dumps({"id": "x", "object": "chat.completion", "choices": []}), content_type="text/html")
-    answer = async_call(cast.key_b, **{"X-Upstream-Base-Url": attacker.url + "/v1",
-                                       "X-Upstream-Authorization": "sk-own"})
+    attacker.reply(
+        orjson.dumps({"id": "x", "object": "chat.completion", "choices": []}), content_type="text/html"
+    )
+    answer = async_call(
+        cast.key_b, **{"X-Upstream-Base-Url": attacker.url + "/v1", "X-Upstream-Authorization": "sk-own"}
+    )
     assert answer.status_code == 200 and answer["Content-Type"] == "application/json"
-
 
 
 def test_a_base_url_saved_before_the_rule_sends_nothing_with_the_stored_key(cast, bravo, upstream, attacker):
     UpstreamSetting.objects.filter(project=bravo, provider="openai").update(
-        base_url=attacker.url + "/v1/organization/admin_api_keys#")
+        base_url=attacker.url + "/v1/organization/admin_api_keys#"
+    )
     answer = async_call(cast.key_b)
     assert answer.status_code == 400
     assert orjson.loads(answer.content)["error"]["message"].startswith("base_url:")

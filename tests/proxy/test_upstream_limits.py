@@ -61,10 +61,17 @@ class HealthProbe:
 
 
 def _openai(live, hostile, external: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=live.url + "/v1/openai", api_key=live.key, max_retries=0, timeout=60,
-                         default_headers={"X-Upstream-Base-Url": hostile.url + "/v1",
-                                          "X-Upstream-Authorization": "sk-hostile",
-                                          "X-Threadless-External-Id": external})
+    return openai.OpenAI(
+        base_url=live.url + "/v1/openai",
+        api_key=live.key,
+        max_retries=0,
+        timeout=60,
+        default_headers={
+            "X-Upstream-Base-Url": hostile.url + "/v1",
+            "X-Upstream-Authorization": "sk-hostile",
+            "X-Threadless-External-Id": external,
+        },
+    )
 
 
 def _user() -> str:
@@ -105,7 +112,8 @@ def test_a_30_mib_json_answer_is_a_502_and_nothing_of_it_is_stored(live, hostile
     user = _user()
     with pytest.raises(openai.APIStatusError) as caught:
         _openai(live, hostile, user).chat.completions.with_raw_response.create(
-            model="m", messages=[{"role": "user", "content": "hi"}])
+            model="m", messages=[{"role": "user", "content": "hi"}]
+        )
     assert caught.value.status_code == 502 and "larger than 8 MiB" in caught.value.body["message"]
     memory_id = caught.value.response.headers["x-threadless-memory"]
     stored = entries(live, memory_id)
@@ -118,12 +126,17 @@ def test_a_64_mib_stream_without_a_blank_line_is_cut_early_while_healthz_answers
     user = _user()
     with HealthProbe(live.url) as probe:
         with httpx.Client(timeout=60) as http:
-            with http.stream("POST", live.url + CHAT, json={"model": "m", "stream": True,
-                                                            "messages": [{"role": "user", "content": "hi"}]},
-                             headers={"Authorization": f"Bearer {live.key}",
-                                      "X-Upstream-Base-Url": hostile.url + "/v1",
-                                      "X-Upstream-Authorization": "sk-hostile",
-                                      "X-Threadless-External-Id": user}) as response:
+            with http.stream(
+                "POST",
+                live.url + CHAT,
+                json={"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]},
+                headers={
+                    "Authorization": f"Bearer {live.key}",
+                    "X-Upstream-Base-Url": hostile.url + "/v1",
+                    "X-Upstream-Authorization": "sk-hostile",
+                    "X-Threadless-External-Id": user,
+                },
+            ) as response:
                 assert response.status_code == 200
                 memory_id = response.headers["x-threadless-memory"]
                 received = b"".join(response.iter_bytes())
@@ -142,14 +155,19 @@ db = pytest.mark.django_db(transaction=True)
 
 
 def _headers(key: str, upstream, **extra) -> dict:
-    return {"Authorization": f"Bearer {key}", "X-Upstream-Base-Url": upstream.openai_url,
-            "X-Upstream-Authorization": "sk-stub", **extra}
+    return {
+        "Authorization": f"Bearer {key}",
+        "X-Upstream-Base-Url": upstream.openai_url,
+        "X-Upstream-Authorization": "sk-stub",
+        **extra,
+    }
 
 
 async def _chat(key: str, upstream, *, stream: bool = False, **extra):
     body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": stream}
-    return await AsyncClient().post(CHAT, orjson.dumps(body), content_type="application/json",
-                                    headers=_headers(key, upstream, **extra))
+    return await AsyncClient().post(
+        CHAT, orjson.dumps(body), content_type="application/json", headers=_headers(key, upstream, **extra)
+    )
 
 
 async def _held_stream(key: str, upstream):
@@ -172,12 +190,22 @@ async def _hang_up(response) -> None:
 @db
 async def test_a_reply_longer_than_a_report_body_is_stored_cut_with_a_marker(cast, hostile, settings):
     hostile.serve("json", big_json(5))  # within the 8 MiB read cap, past the 1 MiB body limit
-    headers = {"Authorization": f"Bearer {cast.key_a}", "X-Upstream-Base-Url": hostile.url + "/v1",
-               "X-Upstream-Authorization": "sk-hostile", "X-Threadless-External-Id": "long-reply"}
-    response = await AsyncClient().post(CHAT, orjson.dumps({"model": "m", "messages": [
-        {"role": "user", "content": "hi"}]}), content_type="application/json", headers=headers)
+    headers = {
+        "Authorization": f"Bearer {cast.key_a}",
+        "X-Upstream-Base-Url": hostile.url + "/v1",
+        "X-Upstream-Authorization": "sk-hostile",
+        "X-Threadless-External-Id": "long-reply",
+    }
+    response = await AsyncClient().post(
+        CHAT,
+        orjson.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}),
+        content_type="application/json",
+        headers=headers,
+    )
     assert response.status_code == 200
-    assert len(orjson.loads(response.content)["choices"][0]["message"]["content"]) == 5 * MiB  # the client gets it all
+    assert (
+        len(orjson.loads(response.content)["choices"][0]["message"]["content"]) == 5 * MiB
+    )  # the client gets it all
     memory = await Memory.objects.aget(external_id="long-reply")
     reply = await Entry.objects.filter(memory=memory, role="assistant").aget()
     limit = settings.THREADLESS_MAX_BODY_BYTES
@@ -194,7 +222,9 @@ async def test_one_projects_slow_streams_cannot_starve_another_project(cast, ups
         over = await _chat(cast.key_a, upstream, stream=True, **{"X-Threadless-External-Id": "a-over"})
         assert over.status_code == 503 and over["Retry-After"] == "1"
         assert orjson.loads(over.content)["error"]["code"] == "upstream_busy"  # OpenAI's error shape
-        assert not await Memory.objects.filter(external_id="a-over").aexists()  # refused before anything is stored
+        assert not await Memory.objects.filter(
+            external_id="a-over"
+        ).aexists()  # refused before anything is stored
         other = await _chat(cast.key_b, upstream)
         assert other.status_code == 200
         assert orjson.loads(other.content)["choices"][0]["message"]["content"] == "Hello from the stub."
@@ -224,17 +254,25 @@ async def test_a_full_upstream_pool_answers_503_with_retry_after_at_once(cast, u
 
 
 @db
-async def test_an_anthropic_client_over_its_projects_cap_gets_anthropics_overloaded_shape(cast, upstream, settings):
+async def test_an_anthropic_client_over_its_projects_cap_gets_anthropics_overloaded_shape(
+    cast, upstream, settings
+):
     settings.THREADLESS_PROXY_PROJECT_CONCURRENCY = 1
     held = await _held_stream(cast.key_a, upstream)
     body = {"model": "m", "max_tokens": 10, "stream": True, "messages": [{"role": "user", "content": "hi"}]}
-    headers = {"x-api-key": cast.key_a, "X-Upstream-Base-Url": upstream.anthropic_url,
-               "X-Upstream-Authorization": "sk-ant"}
+    headers = {
+        "x-api-key": cast.key_a,
+        "X-Upstream-Base-Url": upstream.anthropic_url,
+        "X-Upstream-Authorization": "sk-ant",
+    }
     try:
-        over = await AsyncClient().post("/v1/anthropic/v1/messages", orjson.dumps(body),
-                                        content_type="application/json", headers=headers)
+        over = await AsyncClient().post(
+            "/v1/anthropic/v1/messages", orjson.dumps(body), content_type="application/json", headers=headers
+        )
         assert over.status_code == 503 and over["Retry-After"] == "1"
-        assert orjson.loads(over.content) == {"type": "error", "error": {
-            "type": "overloaded_error", "message": orjson.loads(over.content)["error"]["message"]}}
+        assert orjson.loads(over.content) == {
+            "type": "error",
+            "error": {"type": "overloaded_error", "message": orjson.loads(over.content)["error"]["message"]},
+        }
     finally:
         await _hang_up(held)

@@ -36,7 +36,7 @@ def _session_members(sid: int) -> list[int]:
             stat = (entry / "stat").read_text()
         except OSError:
             continue
-        fields = stat[stat.rindex(")") + 2:].split()
+        fields = stat[stat.rindex(")") + 2 :].split()
         if int(fields[3]) == sid and fields[0] != "Z":
             members.append(int(entry.name))
     return members
@@ -48,7 +48,12 @@ def _diagnosis(sid: int, worker_log: Path) -> str:
     lines = []
     for pid in _session_members(sid):
         try:
-            cmd = (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            cmd = (
+                (Path("/proc") / str(pid) / "cmdline")
+                .read_bytes()
+                .replace(b"\0", b" ")
+                .decode(errors="replace")
+            )
         except OSError:
             continue
         lines.append(f"  {pid}: {cmd[:160]}")
@@ -79,17 +84,29 @@ def test_a_signal_to_make_runs_process_group_stops_web_and_worker_and_make_exits
     makefile = tmp_path / "Makefile"
     makefile.write_text(f"run:\n\t@bash {ROOT}/scripts/run.sh\n")
     port = free_port()
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "REDIS_URL", "THREADLESS_SERVICES", "MAKEFLAGS")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "REDIS_URL", "THREADLESS_SERVICES", "MAKEFLAGS")
+    }
     env.update(THREADLESS_VAR_DIR=str(var), PORT=str(port), HOST="127.0.0.1")
     log = open(tmp_path / "run.log", "wb")
-    make = subprocess.Popen(["make", "-s", "-f", str(makefile), "run"], cwd=tmp_path, env=env, stdout=log,
-                            stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_as_from_a_terminal)
+    make = subprocess.Popen(
+        ["make", "-s", "-f", str(makefile), "run"],
+        cwd=tmp_path,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        preexec_fn=_as_from_a_terminal,
+    )
     try:
         deadline = time.monotonic() + START_SECONDS
         while not _started(port, var / "worker.log"):
             assert make.poll() is None, (tmp_path / "run.log").read_text()
-            assert time.monotonic() < deadline, "make run did not start: " + (tmp_path / "run.log").read_text()
+            assert time.monotonic() < deadline, (
+                "make run did not start: " + (tmp_path / "run.log").read_text()
+            )
             time.sleep(0.3)
         members = _session_members(make.pid)
         # make, run.sh, uvicorn, the worker, its two pool processes and beat.
@@ -98,8 +115,11 @@ def test_a_signal_to_make_runs_process_group_stops_web_and_worker_and_make_exits
         try:
             make.wait(timeout=STOP_SECONDS)
         except subprocess.TimeoutExpired:
-            pytest.fail(f"make run still running {STOP_SECONDS} s after {sig.name}: "
-                        + (tmp_path / "run.log").read_text() + _diagnosis(make.pid, var / "worker.log"))
+            pytest.fail(
+                f"make run still running {STOP_SECONDS} s after {sig.name}: "
+                + (tmp_path / "run.log").read_text()
+                + _diagnosis(make.pid, var / "worker.log")
+            )
         assert _session_members(make.pid) == [], "processes outlived make run"
         output = (tmp_path / "run.log").read_text()
         assert "stopped" in output and "killing" not in output, output  # a clean stop, not the hard kill

@@ -59,14 +59,31 @@ class Drip:
     interval: float = 0.1
 
 
-REASONS = {200: "OK", 202: "Accepted", 204: "No Content", 400: "Bad Request", 401: "Unauthorized",
-           404: "Not Found", 408: "Request Timeout", 429: "Too Many Requests", 500: "Internal Server Error",
-           502: "Bad Gateway", 503: "Service Unavailable"}
+REASONS = {
+    200: "OK",
+    202: "Accepted",
+    204: "No Content",
+    400: "Bad Request",
+    401: "Unauthorized",
+    404: "Not Found",
+    408: "Request Timeout",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+}
 
 
 def error_body(code: str, message: str, hint: str = "Do the thing.", request_id: str = "req_test") -> dict:
-    return {"error": {"code": code, "message": message, "hint": hint, "request_id": request_id,
-                      "retryable": code in {"rate_limited", "internal", "unavailable"}}}
+    return {
+        "error": {
+            "code": code,
+            "message": message,
+            "hint": hint,
+            "request_id": request_id,
+            "retryable": code in {"rate_limited", "internal", "unavailable"},
+        }
+    }
 
 
 def echo_decorate(request: Request, context_text: str = "") -> Respond:
@@ -75,8 +92,18 @@ def echo_decorate(request: Request, context_text: str = "") -> Respond:
     own = body.get("instructions") or ""
     instructions = own + "\n\n" + context_text if own and context_text else own or context_text
     messages = [m for m in body.get("messages", []) if m.get("role") != "system"]
-    return Respond(200, {"memory_id": request.path.split("/")[3], "turn": 1, "instructions": instructions,
-                         "context_text": context_text, "messages": messages, "context": {}, "usage": {}})
+    return Respond(
+        200,
+        {
+            "memory_id": request.path.split("/")[3],
+            "turn": 1,
+            "instructions": instructions,
+            "context_text": context_text,
+            "messages": messages,
+            "context": {},
+            "usage": {},
+        },
+    )
 
 
 class _Handler(socketserver.StreamRequestHandler):
@@ -109,7 +136,9 @@ class _Handler(socketserver.StreamRequestHandler):
             if isinstance(action, Close):
                 return
             if isinstance(action, Drip):
-                self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n")
+                self.wfile.write(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n"
+                )
                 self.wfile.flush()
                 while not server.stopping.wait(action.interval):
                     try:
@@ -119,8 +148,10 @@ class _Handler(socketserver.StreamRequestHandler):
                         return
                 return
             if isinstance(action, DropMidBody):
-                self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n"
-                                 b'{"memory_id": "mem_x", "instru')
+                self.wfile.write(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n"
+                    b'{"memory_id": "mem_x", "instru'
+                )
                 self.wfile.flush()
                 self.connection.shutdown(socket.SHUT_RDWR)
                 return
@@ -131,8 +162,11 @@ class _Handler(socketserver.StreamRequestHandler):
                 payload = b""
             elif not isinstance(payload, bytes):
                 payload = json.dumps(payload).encode()
-            head = [f"HTTP/1.1 {action.status} {REASONS.get(action.status, 'Status')}",
-                    f"Content-Length: {len(payload)}", "X-Request-Id: req_test"]
+            head = [
+                f"HTTP/1.1 {action.status} {REASONS.get(action.status, 'Status')}",
+                f"Content-Length: {len(payload)}",
+                "X-Request-Id: req_test",
+            ]
             if "content-type" not in {k.lower() for k in action.headers}:
                 head.append("Content-Type: application/json")
             head += [f"{k}: {v}" for k, v in action.headers.items()]
@@ -155,8 +189,9 @@ class FaultServer:
         self._server.owner = self  # type: ignore[attr-defined]
         self.port = self._server.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     def start(self) -> FaultServer:
         self._thread.start()

@@ -22,8 +22,9 @@ def assistant(text):
 
 @pytest.mark.live
 def test_threads_on_shared_and_separate_memories_against_a_live_server(live_server_proc, errors):
-    with Threadless(api_key=live_server_proc.key, base_url=live_server_proc.url, timeout=30,
-                    on_error=errors) as memory:
+    with Threadless(
+        api_key=live_server_proc.key, base_url=live_server_proc.url, timeout=30, on_error=errors
+    ) as memory:
         shared = memory.create().id
         separate = [memory.create().id for _ in range(6)]
         failures: list[BaseException] = []
@@ -37,7 +38,9 @@ def test_threads_on_shared_and_separate_memories_against_a_live_server(live_serv
             except BaseException as exc:  # collected for the main thread to see
                 failures.append(exc)
 
-        threads = [threading.Thread(target=agent, args=(mid, f"solo{n}", 4)) for n, mid in enumerate(separate)]
+        threads = [
+            threading.Thread(target=agent, args=(mid, f"solo{n}", 4)) for n, mid in enumerate(separate)
+        ]
         threads += [threading.Thread(target=agent, args=(shared, f"team{n}", 3)) for n in range(4)]
         for t in threads:
             t.start()
@@ -52,14 +55,16 @@ def test_threads_on_shared_and_separate_memories_against_a_live_server(live_serv
             assert contents == [x for i in range(4) for x in (f"solo{n} {i}", f"reply to solo{n} {i}")]
         shared_entries = list(memory.entries.list(shared, limit=1000))
         assert sorted(e.content for e in shared_entries if e.role == "user") == sorted(
-            f"team{n} {i}" for n in range(4) for i in range(3))
+            f"team{n} {i}" for n in range(4) for i in range(3)
+        )
         assert len([e for e in shared_entries if e.role == "assistant"]) == 12
 
 
 @pytest.mark.live
 async def test_tasks_on_shared_and_separate_memories_against_a_live_server(live_server_proc, errors):
-    async with AsyncThreadless(api_key=live_server_proc.key, base_url=live_server_proc.url, timeout=30,
-                               on_error=errors) as memory:
+    async with AsyncThreadless(
+        api_key=live_server_proc.key, base_url=live_server_proc.url, timeout=30, on_error=errors
+    ) as memory:
         shared = (await memory.create()).id
         separate = [(await memory.create()).id for _ in range(6)]
 
@@ -69,8 +74,10 @@ async def test_tasks_on_shared_and_separate_memories_against_a_live_server(live_
                 assert req.messages[-1] == user(f"{name} {i}")
                 memory.report(memory_id, [assistant(f"reply to {name} {i}")])
 
-        await asyncio.gather(*[agent(mid, f"solo{n}", 4) for n, mid in enumerate(separate)],
-                             *[agent(shared, f"team{n}", 3) for n in range(4)])
+        await asyncio.gather(
+            *[agent(mid, f"solo{n}", 4) for n, mid in enumerate(separate)],
+            *[agent(shared, f"team{n}", 3) for n in range(4)],
+        )
         assert await memory.flush(60)
         assert errors.calls == []
         for n, mid in enumerate(separate):
@@ -104,6 +111,7 @@ def test_threads_against_a_flapping_server_never_see_an_exception(fault, errors)
     count_lock = threading.Lock()
 
     with Threadless(api_key="k", base_url=fault.url, timeout=5, max_tails=5, on_error=errors) as memory:
+
         def agent(n: int) -> None:
             try:
                 for i in range(15):
@@ -126,14 +134,19 @@ def test_threads_against_a_flapping_server_never_see_an_exception(fault, errors)
     assert failures == []
     degraded = sum(1 for r in fault.requests if r.path.endswith("/decorate")) - calls["decorate"]
     assert degraded == 0  # one request per decorate: nothing retried
-    assert all(c["operation"] in {"decorate", "report"} and c["memory_id"].startswith("mem_")
-               for c in errors.contexts)
+    assert all(
+        c["operation"] in {"decorate", "report"} and c["memory_id"].startswith("mem_")
+        for c in errors.contexts
+    )
     assert any(c["operation"] == "decorate" for c in errors.contexts)
 
 
 async def test_tasks_against_a_flapping_server_never_see_an_exception(fault, errors):
     fault.responder = flapping(2)
-    async with AsyncThreadless(api_key="k", base_url=fault.url, timeout=5, max_tails=5, on_error=errors) as memory:
+    async with AsyncThreadless(
+        api_key="k", base_url=fault.url, timeout=5, max_tails=5, on_error=errors
+    ) as memory:
+
         async def agent(n: int) -> None:
             for i in range(8):
                 memory_id = f"mem_{(n + i) % 8}"

@@ -48,8 +48,19 @@ def _external_service(state: dict):
         if request.path.endswith("/report"):
             return Respond(202, {"accepted": 1, "turn": 1})
         body = request.body
-        return Respond(200, {"memory_id": "mem_srv", "turn": 1, "instructions": body.get("instructions", ""),
-                             "context_text": "", "messages": body["messages"], "context": {}, "usage": {}})
+        return Respond(
+            200,
+            {
+                "memory_id": "mem_srv",
+                "turn": 1,
+                "instructions": body.get("instructions", ""),
+                "context_text": "",
+                "messages": body["messages"],
+                "context": {},
+                "usage": {},
+            },
+        )
+
     return respond
 
 
@@ -62,8 +73,10 @@ def test_decorate_and_report_by_external_id_use_the_get_or_create_routes_and_one
         assert memory.flush(2)
         state["up"] = False
         second = memory.decorate(external_id="tenant/ü 1", messages=[{"role": "user", "content": "Again?"}])
-    assert fault.paths("POST")[:2] == ["/v1/memories/external/tenant%2F%C3%BC%201/decorate",
-                                       "/v1/memories/external/tenant%2F%C3%BC%201/report"]
+    assert fault.paths("POST")[:2] == [
+        "/v1/memories/external/tenant%2F%C3%BC%201/decorate",
+        "/v1/memories/external/tenant%2F%C3%BC%201/report",
+    ]
     assert first.memory_id == "mem_srv" and not first.degraded
     assert second.degraded
     assert second.memory_id == "mem_srv"  # learnt from the successful decorate
@@ -71,8 +84,11 @@ def test_decorate_and_report_by_external_id_use_the_get_or_create_routes_and_one
     assert second.instructions == "Be kind."
 
 
-@pytest.mark.parametrize("kwargs", [{}, {"memory_id": "mem_1", "external_id": "u1"}, {"external_id": ""}],
-                         ids=["neither", "both", "empty"])
+@pytest.mark.parametrize(
+    "kwargs",
+    [{}, {"memory_id": "mem_1", "external_id": "u1"}, {"external_id": ""}],
+    ids=["neither", "both", "empty"],
+)
 def test_decorate_needs_exactly_one_of_memory_id_and_external_id(refused_url, errors, kwargs):
     with _sync(refused_url, errors) as memory:
         with pytest.raises(ThreadlessError) as info:
@@ -93,7 +109,9 @@ def test_a_live_server_creates_the_memory_on_the_first_decorate_by_external_id(l
     with Threadless(api_key=live_server_proc.key, base_url=live_server_proc.url, on_error=errors) as memory:
         first = memory.decorate(external_id=external, messages=[{"role": "user", "content": "I like tea."}])
         memory.report(external_id=external, messages=[{"role": "assistant", "content": "Noted: tea."}])
-        second = memory.decorate(external_id=external, messages=[{"role": "user", "content": "What do I like?"}])
+        second = memory.decorate(
+            external_id=external, messages=[{"role": "user", "content": "What do I like?"}]
+        )
         found = memory.list(external_id=external)
     assert not first.degraded and not second.degraded
     assert [m.id for m in found] == [first.memory_id] == [second.memory_id]

@@ -17,9 +17,12 @@ FALLBACKS = {
     "500": lambda r: Respond(500, error_body("internal", "Something went wrong on our side.")),
     "502 html": lambda r: Respond(502, b"<html>Bad gateway</html>", {"Content-Type": "text/html"}),
     "503": lambda r: Respond(503, error_body("unavailable", "Database down."), {"Retry-After": "3"}),
-    "429 with retry-after": lambda r: Respond(429, error_body("rate_limited", "Too many requests."),
-                                              {"Retry-After": "7"}),
-    "429 quota": lambda r: Respond(429, error_body("quota_exceeded", "The monthly decorate allowance is used up.")),
+    "429 with retry-after": lambda r: Respond(
+        429, error_body("rate_limited", "Too many requests."), {"Retry-After": "7"}
+    ),
+    "429 quota": lambda r: Respond(
+        429, error_body("quota_exceeded", "The monthly decorate allowance is used up.")
+    ),
     "408": lambda r: Respond(408, error_body("request_timeout", "Too slow.")),
     "200 invalid json": lambda r: Respond(200, b"{not json", {"Content-Type": "application/json"}),
     "200 not a decorated request": lambda r: Respond(200, {"hello": "world"}),
@@ -29,14 +32,33 @@ FALLBACKS = {
 }
 
 RAISES = {
-    "400": (400, "invalid_request", lambda r: Respond(400, error_body("invalid_request", "messages[0].role: bad.",
-                                                                      "Use user/assistant/tool/system.",
-                                                                      "req_400"))),
-    "401": (401, "unauthorized", lambda r: Respond(401, error_body("unauthorized", "Key revoked.",
-                                                                   "Send an active project key.", "req_401"))),
-    "404": (404, "not_found", lambda r: Respond(404, error_body("not_found", "No memory mem_nope.",
-                                                                "Use an id that POST /v1/memories returned.",
-                                                                "req_404"))),
+    "400": (
+        400,
+        "invalid_request",
+        lambda r: Respond(
+            400,
+            error_body(
+                "invalid_request", "messages[0].role: bad.", "Use user/assistant/tool/system.", "req_400"
+            ),
+        ),
+    ),
+    "401": (
+        401,
+        "unauthorized",
+        lambda r: Respond(
+            401, error_body("unauthorized", "Key revoked.", "Send an active project key.", "req_401")
+        ),
+    ),
+    "404": (
+        404,
+        "not_found",
+        lambda r: Respond(
+            404,
+            error_body(
+                "not_found", "No memory mem_nope.", "Use an id that POST /v1/memories returned.", "req_404"
+            ),
+        ),
+    ),
 }
 
 
@@ -286,7 +308,9 @@ def test_report_with_bad_arguments_goes_to_on_error_not_the_caller(fault, errors
 
 
 def test_idempotency_key_is_sent_on_decorate_and_report(fault, errors):
-    fault.responder = lambda r: echo_decorate(r) if r.path.endswith("/decorate") else Respond(202, {"accepted": 1})
+    fault.responder = lambda r: (
+        echo_decorate(r) if r.path.endswith("/decorate") else Respond(202, {"accepted": 1})
+    )
     with _sync(fault.url, errors) as memory:
         memory.decorate("mem_1", USER, idempotency_key="turn-1-d")
         memory.report("mem_1", [{"role": "assistant", "content": "hi"}], idempotency_key="turn-1-r")

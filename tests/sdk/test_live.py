@@ -12,7 +12,9 @@ pytestmark = pytest.mark.live
 
 @pytest.fixture
 def memory(live_server_proc, errors):
-    with Threadless(api_key=live_server_proc.key, base_url=live_server_proc.url, timeout=15, on_error=errors) as client:
+    with Threadless(
+        api_key=live_server_proc.key, base_url=live_server_proc.url, timeout=15, on_error=errors
+    ) as client:
         yield client
 
 
@@ -55,7 +57,10 @@ def test_decorate_then_report_then_the_next_decorate_sees_the_reply(memory, erro
     memory.report(m.id, [assistant("Biscuit is a lovely name!")])
     second = memory.decorate(m.id, [user("What is my dog called?")])  # waits for the report
     assert [x["content"] for x in second.messages] == [
-        "I have a beagle called Biscuit.", "Biscuit is a lovely name!", "What is my dog called?"]
+        "I have a beagle called Biscuit.",
+        "Biscuit is a lovely name!",
+        "What is my dog called?",
+    ]
     assert second.instructions.startswith("Be kind.")  # the memory's latest instructions
     assert second.to_openai()[0]["role"] == "system"
     assert second.to_anthropic()["messages"][0]["role"] == "user"
@@ -104,7 +109,9 @@ def test_facts_helpers(memory):
     m = memory.create()
     fact = memory.facts.create(m.id, "The user's dog is called Biscuit.")
     assert [f.id for f in memory.facts.list(m.id)] == [fact.id]
-    assert memory.facts.update(m.id, fact.id, "The user's dog is Biscuit, a beagle.").text.endswith("a beagle.")
+    assert memory.facts.update(m.id, fact.id, "The user's dog is Biscuit, a beagle.").text.endswith(
+        "a beagle."
+    )
     memory.facts.delete(m.id, fact.id)
     assert list(memory.facts.list(m.id)) == []
     assert isinstance(memory.search(m.id, "dog"), list)
@@ -113,8 +120,11 @@ def test_facts_helpers(memory):
 def test_report_failures_are_sent(memory, errors):
     m = memory.create()
     memory.decorate(m.id, [user("book a table")])
-    memory.report(m.id, [assistant("Sorry, I could not book it.")],
-                  failures=[{"task_id": "book", "error": "HTTP 500 from https://api.example.com/book"}])
+    memory.report(
+        m.id,
+        [assistant("Sorry, I could not book it.")],
+        failures=[{"task_id": "book", "error": "HTTP 500 from https://api.example.com/book"}],
+    )
     assert memory.flush(10)
     assert errors.calls == []
     kinds = [e.kind for e in memory.entries.list(m.id, include_uncommitted=True)]
@@ -122,8 +132,9 @@ def test_report_failures_are_sent(memory, errors):
 
 
 async def test_async_client_round_trip(live_server_proc, errors):
-    async with AsyncThreadless(api_key=live_server_proc.key, base_url=live_server_proc.url,
-                               on_error=errors) as memory:
+    async with AsyncThreadless(
+        api_key=live_server_proc.key, base_url=live_server_proc.url, on_error=errors
+    ) as memory:
         m = await memory.create(metadata={"async": "yes"})
         first = await memory.decorate(m.id, [user("hello")], instructions="Hi.")
         assert not first.degraded
@@ -134,7 +145,9 @@ async def test_async_client_round_trip(live_server_proc, errors):
         assert [e.role async for e in memory.entries.all(m.id)] == ["user", "assistant", "user"]
         fact = await memory.facts.create(m.id, "The user likes tea.")
         assert [f.text for f in await memory.facts.list(m.id)] == ["The user likes tea."]
-        assert (await memory.facts.update(m.id, fact.id, "The user likes green tea.")).text == "The user likes green tea."
+        assert (
+            await memory.facts.update(m.id, fact.id, "The user likes green tea.")
+        ).text == "The user likes green tea."
         await memory.facts.delete(m.id, fact.id)
         await memory.delete(m.id)
     assert errors.calls == []
@@ -155,7 +168,11 @@ def test_the_agent_keeps_answering_while_the_server_is_stopped(live_server_proc,
             down = memory.decorate(m.id, [user("Are you still there?")])
             assert down.degraded
             assert down.instructions.startswith("Be kind.")
-            assert [x["content"] for x in down.messages] == ["My name is Ada.", "Hello Ada!", "Are you still there?"]
+            assert [x["content"] for x in down.messages] == [
+                "My name is Ada.",
+                "Hello Ada!",
+                "Are you still there?",
+            ]
             memory.report(m.id, [assistant("Yes (offline).")])  # skipped: its user message was never stored
             assert memory.flush(10)
             assert [c["operation"] for c in errors.contexts] == ["decorate"]
@@ -163,4 +180,8 @@ def test_the_agent_keeps_answering_while_the_server_is_stopped(live_server_proc,
             server.start_web()  # the session's other tests use this server too
         back = memory.decorate(m.id, [user("Good, you're back.")])
         assert not back.degraded
-        assert [x["content"] for x in back.messages] == ["My name is Ada.", "Hello Ada!", "Good, you're back."]
+        assert [x["content"] for x in back.messages] == [
+            "My name is Ada.",
+            "Hello Ada!",
+            "Good, you're back.",
+        ]

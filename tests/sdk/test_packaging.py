@@ -22,9 +22,24 @@ def wheel(tmp_path_factory) -> Path:
     work = tmp_path_factory.mktemp("wheel")
     source = work / "src"
     shutil.copytree(SDK, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                    "--disable-pip-version-check", "-w", str(work / "dist"), str(source)],
-                   check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--disable-pip-version-check",
+            "-w",
+            str(work / "dist"),
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     [built] = (work / "dist").glob("threadless-*.whl")
     return built
 
@@ -52,12 +67,31 @@ def test_the_wheel_installs_into_a_fresh_venv_and_falls_back_there(wheel, tmp_pa
     env = tmp_path / "venv"
     venv.create(env, with_pip=False)
     python = env / "bin" / "python"
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
-                    "--no-index", "--disable-pip-version-check", str(wheel)], check=True, capture_output=True,
-                   timeout=120)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-index",
+            "--disable-pip-version-check",
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     # httpx (the one dependency) comes from this venv's site-packages; threadless must not.
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          check=True, capture_output=True, text=True).stdout.strip()
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     (Path(site) / "_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     script = (
         "import importlib.resources, socket, threadless\n"
@@ -67,7 +101,9 @@ def test_the_wheel_installs_into_a_fresh_venv_and_falls_back_there(wheel, tmp_pa
         "print(threadless.__file__)\n"
         "print(threadless.__version__, req.degraded, importlib.resources.files('threadless').joinpath('py.typed').is_file())\n"
     )
-    out = subprocess.run([str(python), "-c", script], check=True, capture_output=True, text=True, timeout=60).stdout
+    out = subprocess.run(
+        [str(python), "-c", script], check=True, capture_output=True, text=True, timeout=60
+    ).stdout
     where, facts = out.strip().splitlines()
     assert where.startswith(site)
     assert facts == f"{threadless.__version__} True True"

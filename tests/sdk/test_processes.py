@@ -51,7 +51,9 @@ class Recorder:
 
 def reported(fault) -> list[str]:
     with fault.lock:
-        return [m["content"] for r in fault.requests if r.path.endswith("/report") for m in r.body["messages"]]
+        return [
+            m["content"] for r in fault.requests if r.path.endswith("/report") for m in r.body["messages"]
+        ]
 
 
 # --- item 6: AsyncThreadless across asyncio.run() calls --------------------------------------
@@ -94,8 +96,9 @@ def test_a_report_cut_off_by_the_end_of_its_loop_is_told_and_does_not_break_the_
 
     asyncio.run(leave_a_report_behind())
     # Not lost silently: asyncio.run() cancelled it, and on_error heard so.
-    assert [(e.code, c) for e, c in errors.calls] == [("report_cancelled", {"operation": "report",
-                                                                             "memory_id": "mem_1"})]
+    assert [(e.code, c) for e, c in errors.calls] == [
+        ("report_cancelled", {"operation": "report", "memory_id": "mem_1"})
+    ]
     req, flushed = asyncio.run(next_turn())
     assert not req.degraded
     assert flushed is True
@@ -123,7 +126,9 @@ def test_an_unexpected_error_inside_sync_decorate_falls_back_like_a_network_erro
 
 
 async def test_an_unexpected_error_inside_async_decorate_falls_back_like_a_network_error(fault, errors):
-    async with AsyncThreadless(api_key="tl_proj_test", base_url=fault.url, timeout=2, on_error=errors) as memory:
+    async with AsyncThreadless(
+        api_key="tl_proj_test", base_url=fault.url, timeout=2, on_error=errors
+    ) as memory:
         memory._client()
         memory._http = httpx.AsyncClient(base_url=memory.base_url, transport=BrokenTransport())
         req = await memory.decorate("mem_1", [user("hi")])
@@ -172,8 +177,10 @@ def test_a_forked_child_sends_its_own_reports_while_the_parent_still_has_one_in_
         return {"degraded": req.degraded, "flushed": memory.flush(10)}
 
     # The parent's report is answered only once the child has flushed its own.
-    releaser = threading.Thread(target=lambda: (_wait_for(lambda: "child reply" in reported(fault)),
-                                                recorder.hold_reports.set()), daemon=True)
+    releaser = threading.Thread(
+        target=lambda: (_wait_for(lambda: "child reply" in reported(fault)), recorder.hold_reports.set()),
+        daemon=True,
+    )
     releaser.start()
     result = _in_child(child)
     releaser.join(15)
@@ -210,6 +217,7 @@ def test_an_async_client_works_in_a_forked_child(fault, errors):
             req = await memory.decorate("mem_1", [user("child")])
             memory.report("mem_1", [assistant("child reply")])
             return {"degraded": req.degraded, "flushed": await memory.flush(5)}
+
         return asyncio.run(turn())
 
     assert _in_child(child) == {"degraded": False, "flushed": True}
@@ -246,7 +254,9 @@ def test_a_slow_older_decorate_answer_never_replaces_a_newer_tail(fault, errors)
 async def test_a_slow_older_async_decorate_answer_never_replaces_a_newer_tail(fault, errors):
     recorder = fault.responder = Recorder()
     gate = recorder.hold_decorate_of["old"] = threading.Event()
-    async with AsyncThreadless(api_key="tl_proj_test", base_url=fault.url, timeout=5, on_error=errors) as memory:
+    async with AsyncThreadless(
+        api_key="tl_proj_test", base_url=fault.url, timeout=5, on_error=errors
+    ) as memory:
         slow = asyncio.ensure_future(memory.decorate("mem_1", [user("old")]))
         while len(fault.paths("POST")) < 1:
             await asyncio.sleep(0.02)

@@ -16,23 +16,45 @@ from .faults import Respond, echo_decorate
 
 
 def completion(message: dict) -> ChatCompletion:
-    return ChatCompletion.model_validate({
-        "id": "chatcmpl-1", "object": "chat.completion", "created": 1_700_000_000, "model": "gpt-4o-mini",
-        "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
-                     "message": {"role": "assistant", "refusal": None, "annotations": [], **message}}],
-        "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7},
-    })
+    return ChatCompletion.model_validate(
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 1_700_000_000,
+            "model": "gpt-4o-mini",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "logprobs": None,
+                    "message": {"role": "assistant", "refusal": None, "annotations": [], **message},
+                }
+            ],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7},
+        }
+    )
 
 
 def anthropic_message(content: list) -> AnthropicMessage:
-    return AnthropicMessage.model_validate({
-        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-        "stop_reason": "end_turn", "stop_sequence": None, "usage": {"input_tokens": 5, "output_tokens": 2},
-        "content": content,
-    })
+    return AnthropicMessage.model_validate(
+        {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 5, "output_tokens": 2},
+            "content": content,
+        }
+    )
 
 
-WEATHER_CALL = {"id": "call_1", "type": "function", "function": {"name": "weather", "arguments": '{"city":"Lyon"}'}}
+WEATHER_CALL = {
+    "id": "call_1",
+    "type": "function",
+    "function": {"name": "weather", "arguments": '{"city":"Lyon"}'},
+}
 
 
 # --- the server accepts OpenAI's assistant message as it is -------------------------------------
@@ -70,6 +92,7 @@ def _recording(fault):
         if request.path.endswith("/report"):
             return Respond(202, {"accepted": 1, "turn": 1})
         return echo_decorate(request)
+
     fault.responder = respond
     return lambda: [r.body for r in fault.requests if r.path.endswith("/report")]
 
@@ -78,7 +101,9 @@ def test_report_openai_sends_the_reply_of_a_real_chat_completion(fault, errors):
     sent = _recording(fault)
     with Threadless(api_key="tl_proj_test", base_url=fault.url, on_error=errors) as memory:
         memory.report_openai("mem_1", completion({"content": "Hello!"}))
-        memory.report_openai("mem_1", completion({"content": None, "tool_calls": [WEATHER_CALL]}).choices[0].message)
+        memory.report_openai(
+            "mem_1", completion({"content": None, "tool_calls": [WEATHER_CALL]}).choices[0].message
+        )
         memory.report_openai("mem_1", completion({"content": None, "refusal": "I can't help with that."}))
         assert memory.flush(5)
     assert [b["messages"] for b in sent()] == [
@@ -91,17 +116,30 @@ def test_report_openai_sends_the_reply_of_a_real_chat_completion(fault, errors):
 
 def test_report_anthropic_sends_text_and_tool_use_of_a_real_message(fault, errors):
     sent = _recording(fault)
-    message = anthropic_message([
-        {"type": "thinking", "thinking": "The user wants weather.", "signature": "sig"},
-        {"type": "text", "text": "Let me check."},
-        {"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"city": "Lyon"}},
-    ])
+    message = anthropic_message(
+        [
+            {"type": "thinking", "thinking": "The user wants weather.", "signature": "sig"},
+            {"type": "text", "text": "Let me check."},
+            {"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"city": "Lyon"}},
+        ]
+    )
     with Threadless(api_key="tl_proj_test", base_url=fault.url, on_error=errors) as memory:
         memory.report_anthropic(external_id="user-1", message=message)
         assert memory.flush(5)
     assert fault.paths("POST") == ["/v1/memories/external/user-1/report"]
-    assert sent()[0]["messages"] == [{"role": "assistant", "content": "Let me check.", "tool_calls": [
-        {"id": "toolu_1", "type": "function", "function": {"name": "weather", "arguments": '{"city":"Lyon"}'}}]}]
+    assert sent()[0]["messages"] == [
+        {
+            "role": "assistant",
+            "content": "Let me check.",
+            "tool_calls": [
+                {
+                    "id": "toolu_1",
+                    "type": "function",
+                    "function": {"name": "weather", "arguments": '{"city":"Lyon"}'},
+                }
+            ],
+        }
+    ]
 
 
 async def test_the_async_client_reports_provider_objects_too(fault, errors):
@@ -126,16 +164,28 @@ def test_provider_replies_reach_a_live_server_and_come_back_in_the_next_decorate
     external = "user-" + uuid.uuid4().hex
     with Threadless(api_key=live_server_proc.key, base_url=live_server_proc.url, on_error=errors) as memory:
         memory.decorate(external_id=external, messages=[{"role": "user", "content": "Weather in Lyon?"}])
-        memory.report_openai(external_id=external, completion=completion({"content": None,
-                                                                           "tool_calls": [WEATHER_CALL]}))
-        memory.report(external_id=external, messages=[{"role": "tool", "tool_call_id": "call_1", "content": "Sunny"}])
-        memory.report_anthropic(external_id=external, message=anthropic_message([{"type": "text", "text": "Sunny."}]))
+        memory.report_openai(
+            external_id=external, completion=completion({"content": None, "tool_calls": [WEATHER_CALL]})
+        )
+        memory.report(
+            external_id=external, messages=[{"role": "tool", "tool_call_id": "call_1", "content": "Sunny"}]
+        )
+        memory.report_anthropic(
+            external_id=external, message=anthropic_message([{"type": "text", "text": "Sunny."}])
+        )
         # The raw dump of OpenAI's message, unchanged, is accepted too.
-        memory.report(external_id=external, messages=[completion({"content": "Anything else?"})
-                                                      .choices[0].message.model_dump()])
+        memory.report(
+            external_id=external,
+            messages=[completion({"content": "Anything else?"}).choices[0].message.model_dump()],
+        )
         req = memory.decorate(external_id=external, messages=[{"role": "user", "content": "Thanks"}])
     assert errors.calls == []
     assert [(m["role"], m["content"]) for m in req.messages] == [
-        ("user", "Weather in Lyon?"), ("assistant", ""), ("tool", "Sunny"), ("assistant", "Sunny."),
-        ("assistant", "Anything else?"), ("user", "Thanks")]
+        ("user", "Weather in Lyon?"),
+        ("assistant", ""),
+        ("tool", "Sunny"),
+        ("assistant", "Sunny."),
+        ("assistant", "Anything else?"),
+        ("user", "Thanks"),
+    ]
     assert req.messages[1]["tool_calls"] == [WEATHER_CALL]

@@ -95,11 +95,14 @@ def test_every_successful_decorate_refreshes_the_tail(fault, errors):
 
 def test_the_tail_is_cut_at_a_user_message_so_a_tool_call_keeps_its_result(fault, errors):
     fault.responder = service = Service(context_text="")
-    call = {"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": "{\"q\": \"x\"}"}}
+    call = {"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": '{"q": "x"}'}}
     history = [
-        user("old question " + "x" * 400), assistant("old answer " + "y" * 400),
-        user("look it up"), {"role": "assistant", "content": "", "tool_calls": [call]},
-        {"role": "tool", "tool_call_id": "call_1", "content": "result " + "z" * 100}, assistant("found it"),
+        user("old question " + "x" * 400),
+        assistant("old answer " + "y" * 400),
+        user("look it up"),
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "result " + "z" * 100},
+        assistant("found it"),
     ]
     service.history["mem_1"] = history
     new = [user("thanks")]
@@ -110,7 +113,7 @@ def test_the_tail_is_cut_at_a_user_message_so_a_tool_call_keeps_its_result(fault
         service.up = False
         down = memory.decorate("mem_1", [user("next")])
     kept = down.messages[:-1]
-    assert kept == ok.messages[fit_window(ok.messages, (), budget):]
+    assert kept == ok.messages[fit_window(ok.messages, (), budget) :]
     assert kept == history[2:] + new
     assert kept[0]["role"] == "user"
 
@@ -310,4 +313,5 @@ def test_reports_still_in_flight_are_sent_at_interpreter_exit(fault):
     assert done.returncode == 0, done.stderr
     assert service.report_answered.is_set()
     assert [r.body for r in fault.requests if r.path.endswith("/report")] == [
-        {"messages": [{"role": "assistant", "content": "bye"}]}]
+        {"messages": [{"role": "assistant", "content": "bye"}]}
+    ]

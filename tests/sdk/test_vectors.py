@@ -44,16 +44,28 @@ def test_the_tail_keeps_the_history_the_vectors_keep(fault, errors, case):
     def responder(request):
         if not state["up"]:
             return Respond(503, error_body("unavailable", "down"))
-        return Respond(200, {"memory_id": "mem_v", "turn": 1, "instructions": "", "context_text": "",
-                             "messages": history + new, "context": {}, "usage": {}})
+        return Respond(
+            200,
+            {
+                "memory_id": "mem_v",
+                "turn": 1,
+                "instructions": "",
+                "context_text": "",
+                "messages": history + new,
+                "context": {},
+                "usage": {},
+            },
+        )
 
     fault.responder = responder
-    with Threadless(api_key="k", base_url=fault.url, timeout=2, tail_tokens=case["budget"], on_error=errors) as memory:
+    with Threadless(
+        api_key="k", base_url=fault.url, timeout=2, tail_tokens=case["budget"], on_error=errors
+    ) as memory:
         memory.decorate("mem_v", new)
         state["up"] = False
         tail = memory.decorate("mem_v", []).messages
-    if tail[-len(new):] == new:
-        assert tail[: len(tail) - len(new)] == history[case["expected_start"]:]
+    if tail[-len(new) :] == new:
+        assert tail[: len(tail) - len(new)] == history[case["expected_start"] :]
     else:
         # The new message is not a user message and no user message fits: the window keeps no
         # history, and the tail (which must start at a user message) keeps nothing either.

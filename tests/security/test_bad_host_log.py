@@ -40,7 +40,9 @@ def test_the_filter_drops_the_traceback_and_keeps_the_message():
     try:
         raise ValueError("boom")
     except ValueError as exc:
-        record = logging.LogRecord("x", logging.ERROR, __file__, 1, "bad host %s", ("h",), (type(exc), exc, None))
+        record = logging.LogRecord(
+            "x", logging.ERROR, __file__, 1, "bad host %s", ("h",), (type(exc), exc, None)
+        )
     assert OneLineFilter().filter(record) is True
     assert record.exc_info is None and record.getMessage() == "bad host h"
     assert "Traceback" not in logging.Formatter().format(record)

@@ -22,7 +22,13 @@ CANARIES = {
     "token": "canaryTokenValue987",
 }
 # What must never appear: the distinctive part of each canary.
-NEEDLES = ["canaryOpenAiSecret", "canaryAnthropic", "Q2FuYXJ5U2lnbmF0dXJl", "hunter2-canary-pw", "canaryTokenValue987"]
+NEEDLES = [
+    "canaryOpenAiSecret",
+    "canaryAnthropic",
+    "Q2FuYXJ5U2lnbmF0dXJl",
+    "hunter2-canary-pw",
+    "canaryTokenValue987",
+]
 
 POLICIES = {
     "off": None,
@@ -48,8 +54,11 @@ def leaks(text: str, extra: list[str]) -> list[str]:
 @pytest.fixture
 def log_stream():
     """The configured console handler (the one with the redacting filter), writing to a buffer."""
-    handlers = [h for h in logging.getLogger().handlers
-                if isinstance(h, logging.StreamHandler) and any(isinstance(f, RedactingFilter) for f in h.filters)]
+    handlers = [
+        h
+        for h in logging.getLogger().handlers
+        if isinstance(h, logging.StreamHandler) and any(isinstance(f, RedactingFilter) for f in h.filters)
+    ]
     assert handlers, "the logging config must install RedactingFilter on the console handler"
     buffer = io.StringIO()
     old = [h.setStream(buffer) for h in handlers]
@@ -64,23 +73,41 @@ def log_stream():
 @pytest.mark.parametrize("policy", list(POLICIES))
 def test_reported_failures_never_give_a_secret_back(cast, log_stream, policy):
     other_key_secret = cast.key_b[-32:]
-    memory = cast.a.post("/v1/memories", {"policy": POLICIES[policy]} if POLICIES[policy] else {},
-                         format="json").json()
+    memory = cast.a.post(
+        "/v1/memories", {"policy": POLICIES[policy]} if POLICIES[policy] else {}, format="json"
+    ).json()
     mid = memory["id"]
-    assert cast.a.post(f"/v1/memories/{mid}/decorate", {"messages": [{"role": "user", "content": "weather?"}]},
-                       format="json").status_code == 200
+    assert (
+        cast.a.post(
+            f"/v1/memories/{mid}/decorate",
+            {"messages": [{"role": "user", "content": "weather?"}]},
+            format="json",
+        ).status_code
+        == 200
+    )
     error = provider_error(cast.key_b)
-    report = cast.a.post(f"/v1/memories/{mid}/report", {
-        "messages": [{"role": "assistant", "content": "Let me check."}],
-        "failures": [{"task_id": "eddi://ai.labs.llm", "error": error, "output": {"raw": error}}],
-    }, format="json")
+    report = cast.a.post(
+        f"/v1/memories/{mid}/report",
+        {
+            "messages": [{"role": "assistant", "content": "Let me check."}],
+            "failures": [{"task_id": "eddi://ai.labs.llm", "error": error, "output": {"raw": error}}],
+        },
+        format="json",
+    )
     assert report.status_code == 202, report.content
     logging.getLogger("threadless.canary").warning("provider answered: %s", error)
 
     outputs = [report.content.decode()]
-    outputs.append(cast.a.get(f"/v1/memories/{mid}/entries?include_uncommitted=true&limit=1000").content.decode())
-    outputs.append(cast.a.post(f"/v1/memories/{mid}/decorate", {"messages": [{"role": "user", "content": "again"}]},
-                               format="json").content.decode())
+    outputs.append(
+        cast.a.get(f"/v1/memories/{mid}/entries?include_uncommitted=true&limit=1000").content.decode()
+    )
+    outputs.append(
+        cast.a.post(
+            f"/v1/memories/{mid}/decorate",
+            {"messages": [{"role": "user", "content": "again"}]},
+            format="json",
+        ).content.decode()
+    )
     outputs.append(cast.a.get(f"/v1/memories/{mid}").content.decode())
     stored = Memory.objects.get(pk=mid)
     outputs += list(Entry.objects.filter(memory=stored).values_list("content", flat=True))
@@ -90,7 +117,11 @@ def test_reported_failures_never_give_a_secret_back(cast, log_stream, policy):
     outputs += [str(t.task_errors) for t in Turn.objects.filter(memory=stored)]
     outputs.append(log_stream.getvalue())
 
-    found = {i: leaks(text, [other_key_secret]) for i, text in enumerate(outputs) if leaks(text, [other_key_secret])}
+    found = {
+        i: leaks(text, [other_key_secret])
+        for i, text in enumerate(outputs)
+        if leaks(text, [other_key_secret])
+    }
     assert found == {}, f"secrets came back out: {found}"
     # The failure itself did arrive (the test is not vacuous): staff see a redacted raw error.
     raw = " ".join(Entry.objects.filter(memory=stored, kind="error").values_list("content", flat=True))
@@ -106,13 +137,26 @@ def test_error_bodies_never_echo_a_secret(cast, log_stream):
         cast.api(f"tl_proj_{'A' * 10}{'canaryTokenValue987'.ljust(32, 'x')}").get("/v1/memories"),
         cast.a.post("/v1/memories", {secret: 1}, format="json"),
         cast.a.post("/v1/memories", {"metadata": secret}, format="json"),
-        cast.a.post(f"/v1/memories/{mid}/decorate", {"messages": [{"role": secret, "content": "x"}]}, format="json"),
-        cast.a.post(f"/v1/memories/{mid}/decorate", {"messages": [{"role": "user", secret: "x"}]}, format="json"),
+        cast.a.post(
+            f"/v1/memories/{mid}/decorate", {"messages": [{"role": secret, "content": "x"}]}, format="json"
+        ),
+        cast.a.post(
+            f"/v1/memories/{mid}/decorate", {"messages": [{"role": "user", secret: "x"}]}, format="json"
+        ),
         cast.a.post(f"/v1/memories/{mid}/decorate", {"messages": [], "budget_tokens": secret}, format="json"),
-        cast.a.post(f"/v1/memories/{mid}/report", {"failures": [{"task_id": f"bad id {secret}", "error": "x"}]}, format="json"),
-        cast.a.post(f"/v1/memories/{mid}/report", {"failures": [{"task_id": "t", "error": 1, secret: 2}]},
-                    format="json"),
-        cast.a.post(f"/v1/memories/{mid}/report", f'{{"messages": [{secret}', content_type="application/json"),
+        cast.a.post(
+            f"/v1/memories/{mid}/report",
+            {"failures": [{"task_id": f"bad id {secret}", "error": "x"}]},
+            format="json",
+        ),
+        cast.a.post(
+            f"/v1/memories/{mid}/report",
+            {"failures": [{"task_id": "t", "error": 1, secret: 2}]},
+            format="json",
+        ),
+        cast.a.post(
+            f"/v1/memories/{mid}/report", f'{{"messages": [{secret}', content_type="application/json"
+        ),
         cast.a.get(f"/v1/memories/{secret}"),
         cast.a.get(f"/v1/memories/{mid}/entries?cursor={secret}"),
         cast.a.patch(f"/v1/memories/{mid}/facts/{secret}", {"text": "x"}, format="json"),

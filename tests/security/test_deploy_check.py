@@ -36,18 +36,38 @@ def documented_production_env() -> dict[str, str]:
 def run_check(tmp_path: Path, extra: dict[str, str]) -> subprocess.CompletedProcess:
     # A production process: none of the test run's own settings (the e2e conftest, for one, sets
     # DJANGO_ALLOW_ASYNC_UNSAFE, which check --deploy rightly warns about).
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("SECURE_", "SESSION_", "CSRF_"))
-            and k not in {"DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "DJANGO_ALLOW_ASYNC_UNSAFE"}}
-    env = {**base, "THREADLESS_VAR_DIR": str(tmp_path), "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
-           "DJANGO_SETTINGS_MODULE": "threadless_site.settings", **extra}
-    return subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SECURE_", "SESSION_", "CSRF_"))
+        and k not in {"DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    }
+    env = {
+        **base,
+        "THREADLESS_VAR_DIR": str(tmp_path),
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        "DJANGO_SETTINGS_MODULE": "threadless_site.settings",
+        **extra,
+    }
+    return subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_check_deploy_passes_with_the_documented_production_env(tmp_path):
     env = documented_production_env()
-    assert {"SECURE_SSL_REDIRECT", "SECURE_HSTS_SECONDS", "SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE",
-            "SECURE_PROXY_SSL_HEADER"} <= set(env)
+    assert {
+        "SECURE_SSL_REDIRECT",
+        "SECURE_HSTS_SECONDS",
+        "SESSION_COOKIE_SECURE",
+        "CSRF_COOKIE_SECURE",
+        "SECURE_PROXY_SSL_HEADER",
+    } <= set(env)
     out = run_check(tmp_path, env)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "System check identified no issues" in out.stdout

@@ -19,11 +19,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _manage(var: Path, *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL",
-                                                             "THREADLESS_COUNTERS_PATH")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "THREADLESS_COUNTERS_PATH")
+    }
     env.update(THREADLESS_VAR_DIR=str(var), DJANGO_SETTINGS_MODULE="threadless_site.settings")
-    done = subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=180)
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=180
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 

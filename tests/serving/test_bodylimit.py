@@ -32,8 +32,14 @@ def _read_response(sock: socket.socket, already: bytes) -> bytes:
     while True:
         head, sep, body = data.partition(b"\r\n\r\n")
         if sep:
-            length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")[1:]
-                           if line.lower().startswith(b"content-length:")), None)
+            length = next(
+                (
+                    int(line.split(b":", 1)[1])
+                    for line in head.split(b"\r\n")[1:]
+                    if line.lower().startswith(b"content-length:")
+                ),
+                None,
+            )
             if length is not None and len(body) >= length:
                 return data
         try:
@@ -55,8 +61,12 @@ def send_chunked_slowly(port: int, path: str, *, headers: str = "") -> tuple[int
     """(status, JSON body, bytes of body sent when the answer arrived)."""
     sock = socket.create_connection(("127.0.0.1", port), timeout=30)
     try:
-        sock.sendall((f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                      f"Transfer-Encoding: chunked\r\n{headers}\r\n").encode())
+        sock.sendall(
+            (
+                f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                f"Transfer-Encoding: chunked\r\n{headers}\r\n"
+            ).encode()
+        )
         sent, received = 0, b""
         frame = f"{CHUNK:x}\r\n".encode() + b"x" * CHUNK + b"\r\n"
         sock.setblocking(False)
@@ -95,8 +105,9 @@ def test_a_slow_chunked_30_mb_body_without_a_key_gets_413_before_it_is_sent(live
 
 def test_the_guard_also_covers_the_routes_outside_v1(live_server_proc):
     for path in ("/manage/login/", "/chat/nobody/", "/healthz"):
-        status, body, sent = send_chunked_slowly(_port(live_server_proc), path,
-                                                 headers="X-Request-Id: req_attack_0001\r\n")
+        status, body, sent = send_chunked_slowly(
+            _port(live_server_proc), path, headers="X-Request-Id: req_attack_0001\r\n"
+        )
         assert status == 413, path
         assert body["error"]["code"] == "payload_too_large"
         assert body["error"]["request_id"] == "req_attack_0001"
@@ -106,8 +117,12 @@ def test_the_guard_also_covers_the_routes_outside_v1(live_server_proc):
 def test_a_too_large_content_length_is_refused_before_any_body_byte_is_sent(live_server_proc):
     sock = socket.create_connection(("127.0.0.1", _port(live_server_proc)), timeout=30)
     try:
-        sock.sendall((f"POST /v1/memories HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                      f"Content-Length: {TOTAL}\r\n\r\n").encode())
+        sock.sendall(
+            (
+                f"POST /v1/memories HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {TOTAL}\r\n\r\n"
+            ).encode()
+        )
         # Not one byte of the body goes out: the answer must come from the headers alone.
         status, body = _error_of(_read_response(sock, b""))
     finally:
@@ -120,6 +135,9 @@ def test_a_chunked_body_under_the_limit_still_goes_through(live_server_proc):
     with live_server_proc.client() as client:
         memory = client.post("/memories", json={}).json()["id"]
         body = json.dumps({"messages": [{"role": "user", "content": "x" * (LIMIT // 2)}]}).encode()
-        response = client.post(f"/memories/{memory}/decorate", content=iter([body[:1000], body[1000:]]),
-                               headers={"Content-Type": "application/json"})
+        response = client.post(
+            f"/memories/{memory}/decorate",
+            content=iter([body[:1000], body[1000:]]),
+            headers={"Content-Type": "application/json"},
+        )
     assert response.status_code == 200, response.text

@@ -18,8 +18,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 GRANIAN = Path(sys.executable).parent / "granian"
-pytestmark = [pytest.mark.live, pytest.mark.timeout(180),
-              pytest.mark.skipif(not GRANIAN.exists(), reason="granian is not installed")]
+pytestmark = [
+    pytest.mark.live,
+    pytest.mark.timeout(180),
+    pytest.mark.skipif(not GRANIAN.exists(), reason="granian is not installed"),
+]
 
 
 def _free_port() -> int:
@@ -31,10 +34,30 @@ def _free_port() -> int:
 def test_sigterm_interrupts_a_running_turn_at_its_next_boundary(tmp_path):
     port = _free_port()
     env = {**os.environ, "THREADLESS_VAR_DIR": str(tmp_path), "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([str(GRANIAN), "--interface", "asgi", "--host", "127.0.0.1", "--port", str(port),
-                             "--workers", "1", "--loop", "uvloop", "--workers-kill-timeout", "60",
-                             "tests.serving.turn_app:app"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            str(GRANIAN),
+            "--interface",
+            "asgi",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            "1",
+            "--loop",
+            "uvloop",
+            "--workers-kill-timeout",
+            "60",
+            "tests.serving.turn_app:app",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 120
         while True:

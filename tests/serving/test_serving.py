@@ -16,11 +16,20 @@ from threadless_site.asgi import _sized, application, is_async_route, sync_appli
 
 def test_the_memory_api_and_the_console_run_on_the_thread_pool_and_conversations_stay_async():
     assert sync_application is not None  # THREADLESS_WEB_THREADS defaults to 8
-    for path in ("/v1/memories", "/v1/memories/mem_x/decorate", "/v1/memories/mem_x/report", "/healthz",
-                 "/manage/", "/no/such/page"):
+    for path in (
+        "/v1/memories",
+        "/v1/memories/mem_x/decorate",
+        "/v1/memories/mem_x/report",
+        "/healthz",
+        "/manage/",
+        "/no/such/page",
+    ):
         assert not is_async_route(path), path
-    for path in ("/v1/agents/agt_x/conversations", "/v1/conversations/cv_x/say",
-                 "/v1/conversations/cv_x/turns/3/events"):
+    for path in (
+        "/v1/agents/agt_x/conversations",
+        "/v1/conversations/cv_x/say",
+        "/v1/conversations/cv_x/turns/3/events",
+    ):
         assert is_async_route(path), path
 
 
@@ -45,6 +54,7 @@ def _wsgi_echo(calls: list):
                 calls.append(("closed", threading.current_thread().name))
 
         return Answer([b"got ", body])
+
     return app
 
 
@@ -62,12 +72,15 @@ def _wsgi_stream(calls: list):
     def app(environ, start_response):
         start_response("200 OK", [("Content-Type", "text/plain")])
         return Stream()
+
     return app
 
 
 async def _call(app, *, body_parts: list[bytes], headers: list | None = None) -> list[dict]:
-    incoming = [{"type": "http.request", "body": part, "more_body": i < len(body_parts) - 1}
-                for i, part in enumerate(body_parts)]
+    incoming = [
+        {"type": "http.request", "body": part, "more_body": i < len(body_parts) - 1}
+        for i, part in enumerate(body_parts)
+    ]
     sent: list[dict] = []
 
     async def receive():
@@ -77,9 +90,19 @@ async def _call(app, *, body_parts: list[bytes], headers: list | None = None) ->
         sent.append(message)
 
     size = sum(len(p) for p in body_parts)
-    scope = {"type": "http", "method": "POST", "path": "/x", "raw_path": b"/x", "query_string": b"", "root_path": "",
-             "http_version": "1.1", "scheme": "http", "server": ("127.0.0.1", 80), "client": ("127.0.0.1", 5),
-             "headers": headers if headers is not None else [(b"content-length", str(size).encode())]}
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/x",
+        "raw_path": b"/x",
+        "query_string": b"",
+        "root_path": "",
+        "http_version": "1.1",
+        "scheme": "http",
+        "server": ("127.0.0.1", 80),
+        "client": ("127.0.0.1", 5),
+        "headers": headers if headers is not None else [(b"content-length", str(size).encode())],
+    }
     await app(scope, receive, send)
     return sent
 
@@ -146,10 +169,14 @@ async def test_a_body_over_the_limit_is_413_before_the_view_runs(declared):
 async def test_the_api_answers_its_error_shape_and_headers_through_the_asgi_app():
     transport = httpx.ASGITransport(app=application)
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
-        no_key = await client.post("/v1/memories/mem_x/decorate", json={"messages": []},
-                                   headers={"X-Request-Id": "req_fromclient1"})
-        too_large = await client.post("/v1/memories/mem_x/decorate", content=b"{" + b" " * (2 * 1024 * 1024) + b"}",
-                                      headers={"Content-Type": "application/json"})
+        no_key = await client.post(
+            "/v1/memories/mem_x/decorate", json={"messages": []}, headers={"X-Request-Id": "req_fromclient1"}
+        )
+        too_large = await client.post(
+            "/v1/memories/mem_x/decorate",
+            content=b"{" + b" " * (2 * 1024 * 1024) + b"}",
+            headers={"Content-Type": "application/json"},
+        )
         missing = await client.get("/v1/no/such/route")
     assert no_key.status_code == 401
     assert no_key.headers["x-request-id"] == "req_fromclient1"
@@ -161,14 +188,21 @@ async def test_the_api_answers_its_error_shape_and_headers_through_the_asgi_app(
 
 @pytest.mark.parametrize(("value", "handlers"), [("0", []), ("1", ["console"])])
 def test_the_access_logger_has_a_handler_only_when_the_access_log_is_on(value, handlers):
-    code = ("import os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'threadless_site.settings'); "
-            "from django.conf import settings; import json; "
-            "print(json.dumps(settings.LOGGING['loggers']['uvicorn.access']['handlers']))")
+    code = (
+        "import os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'threadless_site.settings'); "
+        "from django.conf import settings; import json; "
+        "print(json.dumps(settings.LOGGING['loggers']['uvicorn.access']['handlers']))"
+    )
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "THREADLESS_ACCESS_LOG": value},
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "THREADLESS_ACCESS_LOG": value},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert json.loads(out.strip().splitlines()[-1]) == handlers
 
 

@@ -23,8 +23,11 @@ def own_var(settings, tmp_path):
     settings.THREADLESS_WORKER_STALE_SECONDS = 5
     queue = tmp_path / "broker" / "queue"
     queue.mkdir(parents=True)
-    settings.CELERY_BROKER_TRANSPORT_OPTIONS = {**django_settings.CELERY_BROKER_TRANSPORT_OPTIONS,
-                                                "data_folder_in": str(queue), "data_folder_out": str(queue)}
+    settings.CELERY_BROKER_TRANSPORT_OPTIONS = {
+        **django_settings.CELERY_BROKER_TRANSPORT_OPTIONS,
+        "data_folder_in": str(queue),
+        "data_folder_out": str(queue),
+    }
     if settings.REDIS_URL:  # the services run keeps the heartbeat in Redis: start from none
         heartbeat.store().client.delete(f"{heartbeat.REDIS_KEY}:{heartbeat.deployment_tag()}")
     return tmp_path

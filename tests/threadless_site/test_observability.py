@@ -30,14 +30,20 @@ def scrape(server: ThreadlessServer) -> dict[tuple[str, tuple], float]:
 
 
 def value(samples: dict, name: str, **labels: str) -> float:
-    return sum(v for (n, found), v in samples.items()
-               if n == name and all(dict(found).get(k) == want for k, want in labels.items()))
+    return sum(
+        v
+        for (n, found), v in samples.items()
+        if n == name and all(dict(found).get(k) == want for k, want in labels.items())
+    )
 
 
 @pytest.fixture(scope="module")
 def server():
-    server = ThreadlessServer(worker=True, env={"THREADLESS_METRICS_TOKEN": TOKEN, "THREADLESS_LOG_FORMAT": "json"},
-                              log_level="info").start()
+    server = ThreadlessServer(
+        worker=True,
+        env={"THREADLESS_METRICS_TOKEN": TOKEN, "THREADLESS_LOG_FORMAT": "json"},
+        log_level="info",
+    ).start()
     yield server
     server.stop()
 
@@ -49,21 +55,34 @@ def test_a_scripted_workload_is_counted_exactly_and_no_label_carries_an_id_or_te
         memory = client.post("/memories", json={"metadata": {"user": "metrics-1"}}).json()["id"]
         before = scrape(server)
         for i in range(5):
-            assert client.post(f"/memories/{memory}/decorate", json={
-                "messages": [{"role": "user", "content": f"I live in Lisbon. {secret_text} #{i}"}]}).status_code == 200
-            assert client.post(f"/memories/{memory}/report", json={
-                "messages": [{"role": "assistant", "content": "Noted."}]}).status_code == 202
+            assert (
+                client.post(
+                    f"/memories/{memory}/decorate",
+                    json={"messages": [{"role": "user", "content": f"I live in Lisbon. {secret_text} #{i}"}]},
+                ).status_code
+                == 200
+            )
+            assert (
+                client.post(
+                    f"/memories/{memory}/report",
+                    json={"messages": [{"role": "assistant", "content": "Noted."}]},
+                ).status_code
+                == 202
+            )
         assert client.post(f"/memories/{memory}/report", json={"messages": "nope"}).status_code == 400
         assert client.post("/memories/mem_missing/report", json={"messages": []}).status_code == 404
         assert client.get(f"/memories/{memory}/facts").status_code == 200
         deadline = time.time() + 60
-        while client.get(f"/memories/{memory}").json()["processing"] != "processed" and time.time() < deadline:
+        while (
+            client.get(f"/memories/{memory}").json()["processing"] != "processed" and time.time() < deadline
+        ):
             time.sleep(0.2)
     deadline = time.time() + 30
     while time.time() < deadline:  # the worker's job counters land when its task returns
         after = scrape(server)
-        done = value(after, "threadless_jobs_total", kind="memories.tasks.process_outbox", outcome="success") - \
-            value(before, "threadless_jobs_total", kind="memories.tasks.process_outbox", outcome="success")
+        done = value(
+            after, "threadless_jobs_total", kind="memories.tasks.process_outbox", outcome="success"
+        ) - value(before, "threadless_jobs_total", kind="memories.tasks.process_outbox", outcome="success")
         if done >= 1 and value(after, "threadless_outbox_depth") == 0:
             break
         time.sleep(0.3)
@@ -77,7 +96,9 @@ def test_a_scripted_workload_is_counted_exactly_and_no_label_carries_an_id_or_te
     assert delta("threadless_http_requests_total", route=report_route, method="POST", status="202") == 5
     assert delta("threadless_http_requests_total", route=report_route, method="POST", status="400") == 1
     assert delta("threadless_http_requests_total", route=report_route, method="POST", status="404") == 1
-    assert delta("threadless_http_requests_total", route="v1/memories/<str:memory_id>/facts", status="200") == 1
+    assert (
+        delta("threadless_http_requests_total", route="v1/memories/<str:memory_id>/facts", status="200") == 1
+    )
     assert delta("threadless_http_request_duration_seconds_count", route=decorate_route) == 5
     assert delta("threadless_decorate_total") == 5
     assert delta("threadless_decorate_window_messages_count") == 5
@@ -99,7 +120,9 @@ def test_a_scripted_workload_is_counted_exactly_and_no_label_carries_an_id_or_te
 def test_json_log_lines_carry_the_request_id_project_route_and_duration(server):
     with server.client() as client:
         memory = client.post("/memories", json={}).json()["id"]
-        answer = client.post(f"/memories/{memory}/decorate", json={"messages": [{"role": "user", "content": "hi"}]})
+        answer = client.post(
+            f"/memories/{memory}/decorate", json={"messages": [{"role": "user", "content": "hi"}]}
+        )
         assert answer.status_code == 200
         request_id = answer.headers["X-Request-Id"]
         project_id = server.demo["project_id"]

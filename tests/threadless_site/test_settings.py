@@ -26,9 +26,12 @@ def test_settings_declare_each_name_once_and_patch_nothing_later():
 
 
 def test_no_app_reads_a_setting_with_a_fallback_default():
-    offenders = [str(path.relative_to(ROOT)) for app in ("common", "projects", "providers", "memories", "chat",
-                                                         "console", "threadless_site")
-                 for path in (ROOT / app).rglob("*.py") if "getattr(settings" in path.read_text()]
+    offenders = [
+        str(path.relative_to(ROOT))
+        for app in ("common", "projects", "providers", "memories", "chat", "console", "threadless_site")
+        for path in (ROOT / app).rglob("*.py")
+        if "getattr(settings" in path.read_text()
+    ]
     assert offenders == []
 
 

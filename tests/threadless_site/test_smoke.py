@@ -7,12 +7,18 @@ def test_create_decorate_report_round_trip(cast):
     api = cast.a
     memory = api.post("/v1/memories", {"metadata": {"user": "42"}}, format="json").json()
     assert memory["id"].startswith("mem_")
-    answer = api.post(f"/v1/memories/{memory['id']}/decorate",
-                      {"instructions": "Be brief.", "messages": [{"role": "user", "content": "hi"}]}, format="json")
+    answer = api.post(
+        f"/v1/memories/{memory['id']}/decorate",
+        {"instructions": "Be brief.", "messages": [{"role": "user", "content": "hi"}]},
+        format="json",
+    )
     assert answer.status_code == 200
     assert answer.json()["messages"] == [{"role": "user", "content": "hi"}]
-    report = api.post(f"/v1/memories/{memory['id']}/report",
-                      {"messages": [{"role": "assistant", "content": "hello"}]}, format="json")
+    report = api.post(
+        f"/v1/memories/{memory['id']}/report",
+        {"messages": [{"role": "assistant", "content": "hello"}]},
+        format="json",
+    )
     assert report.status_code == 202
     assert report.json()["accepted"] == 1
 

@@ -15,7 +15,9 @@ def test_the_back_off_doubles_while_the_worker_keeps_dying_and_resets_after_a_he
     delays = [next_delay(None, 2)]
     for _ in range(7):
         delays.append(next_delay(delays[-1], 2))
-    assert delays == [1, 2, 4, 8, 16, 30, 30, 30] and delays[0] == BACKOFF_FIRST and max(delays) == BACKOFF_MAX
+    assert (
+        delays == [1, 2, 4, 8, 16, 30, 30, 30] and delays[0] == BACKOFF_FIRST and max(delays) == BACKOFF_MAX
+    )
     assert next_delay(30, HEALTHY_AFTER) == BACKOFF_FIRST
 
 
@@ -26,9 +28,22 @@ def test_an_exit_is_described_by_its_code_or_its_signal():
 
 def test_a_dying_command_is_restarted_with_one_loud_line_per_death_and_sigterm_stops_the_supervisor(tmp_path):
     log = tmp_path / "worker.log"
-    proc = subprocess.Popen([sys.executable, "-m", "threadless_site.supervise", "--log", str(log), "--",
-                             sys.executable, "-c", "print('started', flush=True); raise SystemExit(3)"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "threadless_site.supervise",
+            "--log",
+            str(log),
+            "--",
+            sys.executable,
+            "-c",
+            "print('started', flush=True); raise SystemExit(3)",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 30
     while log.read_text().count("started") < 2 if log.exists() else True:
         assert time.monotonic() < deadline, "not restarted"

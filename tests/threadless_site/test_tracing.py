@@ -11,8 +11,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-trace_service = pytest.importorskip("opentelemetry.proto.collector.trace.v1.trace_service_pb2",
-                                    reason="the otel extra is not installed")
+trace_service = pytest.importorskip(
+    "opentelemetry.proto.collector.trace.v1.trace_service_pb2", reason="the otel extra is not installed"
+)
 
 from harness.servers import ThreadlessServer  # noqa: E402
 
@@ -40,12 +41,21 @@ class _Handler(BaseHTTPRequestHandler):
         request.ParseFromString(body)
         found = []
         for resource in request.resource_spans:
-            service = next((a.value.string_value for a in resource.resource.attributes if a.key == "service.name"), "")
+            service = next(
+                (a.value.string_value for a in resource.resource.attributes if a.key == "service.name"), ""
+            )
             for scope in resource.scope_spans:
                 for span in scope.spans:
-                    found.append({"service": service, "name": span.name, "trace": span.trace_id.hex(),
-                                  "id": span.span_id.hex(), "parent": span.parent_span_id.hex(),
-                                  "scope": scope.scope.name})
+                    found.append(
+                        {
+                            "service": service,
+                            "name": span.name,
+                            "trace": span.trace_id.hex(),
+                            "id": span.span_id.hex(),
+                            "parent": span.parent_span_id.hex(),
+                            "scope": scope.scope.name,
+                        }
+                    )
         with self.server.lock:
             self.server.spans.extend(found)
         self.send_response(200)
@@ -60,9 +70,14 @@ class _Handler(BaseHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def traced():
     receiver = Receiver()
-    server = ThreadlessServer(worker=True, env={
-        "THREADLESS_TRACING": "true", "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "OTEL_BSP_SCHEDULE_DELAY": "100",
-    }).start()
+    server = ThreadlessServer(
+        worker=True,
+        env={
+            "THREADLESS_TRACING": "true",
+            "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url,
+            "OTEL_BSP_SCHEDULE_DELAY": "100",
+        },
+    ).start()
     yield server, receiver
     server.stop()
     receiver.shutdown()
@@ -72,10 +87,21 @@ def test_one_trace_follows_a_report_from_the_request_into_the_worker_fact_extrac
     server, receiver = traced
     with server.client() as client:
         memory = client.post("/memories", json={}).json()["id"]
-        assert client.post(f"/memories/{memory}/decorate", json={
-            "messages": [{"role": "user", "content": "I live in Lisbon and I'm allergic to peanuts."}]}).status_code == 200
-        assert client.post(f"/memories/{memory}/report", json={
-            "messages": [{"role": "assistant", "content": "Noted."}]}).status_code == 202
+        assert (
+            client.post(
+                f"/memories/{memory}/decorate",
+                json={
+                    "messages": [{"role": "user", "content": "I live in Lisbon and I'm allergic to peanuts."}]
+                },
+            ).status_code
+            == 200
+        )
+        assert (
+            client.post(
+                f"/memories/{memory}/report", json={"messages": [{"role": "assistant", "content": "Noted."}]}
+            ).status_code
+            == 202
+        )
     deadline = time.time() + 60
     extraction = None
     while time.time() < deadline and extraction is None:
@@ -89,20 +115,32 @@ def test_one_trace_follows_a_report_from_the_request_into_the_worker_fact_extrac
     by_id = {s["id"]: s for s in trace}
     names = {(s["service"], s["name"]) for s in trace}
     roots = [s for s in trace if s["parent"] not in by_id]
-    assert [(s["service"], s["name"]) for s in roots] == [("threadless-web", "POST v1/memories/<str:memory_id>/report")]
+    assert [(s["service"], s["name"]) for s in roots] == [
+        ("threadless-web", "POST v1/memories/<str:memory_id>/report")
+    ]
     assert ("threadless-web", "apply_async/memories.tasks.process_outbox") in names
     assert ("threadless-worker", "run/memories.tasks.process_outbox") in names
     assert ("threadless-worker", "threadless.outbox.process") in names
-    assert any(s["service"] == "threadless-worker" and ("sqlite3" in s["scope"] or "psycopg" in s["scope"])
-               for s in trace)  # the worker's database calls are in it too
+    assert any(
+        s["service"] == "threadless-worker" and ("sqlite3" in s["scope"] or "psycopg" in s["scope"])
+        for s in trace
+    )  # the worker's database calls are in it too
     # extraction ← outbox processing ← the task run ← the publish ← … ← the request
     chain, span = [], extraction
     while span is not None:
         chain.append(span["name"])
         span = by_id.get(span["parent"])
-    assert chain[:3] == ["threadless.facts.extract", "threadless.outbox.process", "run/memories.tasks.process_outbox"]
+    assert chain[:3] == [
+        "threadless.facts.extract",
+        "threadless.outbox.process",
+        "run/memories.tasks.process_outbox",
+    ]
     assert chain[-1].endswith("/report")
     counted = defaultdict(int)
     for s in trace:
         counted[(s["service"], s["name"], s["scope"])] += 1
-    print("\n".join(f"{n:3} x {service:18} {name}  [{scope}]" for (service, name, scope), n in sorted(counted.items())))
+    print(
+        "\n".join(
+            f"{n:3} x {service:18} {name}  [{scope}]" for (service, name, scope), n in sorted(counted.items())
+        )
+    )

@@ -51,13 +51,37 @@ class Supervised:
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> None:
-        celery = [str(Path(sys.executable).parent / "celery"), "-A", "threadless_site", "worker", "-B",
-                  "--loglevel=INFO", "--concurrency=1", "--without-gossip", "--without-mingle",
-                  "-s", str(self.server.var / "beat-schedule")]
-        self.proc = subprocess.Popen([sys.executable, "-m", "threadless_site.supervise", "--log", str(self.log),
-                                      "--stop-seconds", "20", "--", *celery],
-                                     cwd=ROOT, env=self.server.env, process_group=0,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        celery = [
+            str(Path(sys.executable).parent / "celery"),
+            "-A",
+            "threadless_site",
+            "worker",
+            "-B",
+            "--loglevel=INFO",
+            "--concurrency=1",
+            "--without-gossip",
+            "--without-mingle",
+            "-s",
+            str(self.server.var / "beat-schedule"),
+        ]
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "threadless_site.supervise",
+                "--log",
+                str(self.log),
+                "--stop-seconds",
+                "20",
+                "--",
+                *celery,
+            ],
+            cwd=ROOT,
+            env=self.server.env,
+            process_group=0,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
 
     def worker_pid(self) -> int | None:
         found = children(self.proc.pid)
@@ -83,7 +107,10 @@ class Supervised:
 def server():
     if services_mode():
         pytest.skip("the embedded default's supervision; the services run has its own broker")
-    env = {"THREADLESS_WORKER_STALE_SECONDS": str(STALE_SECONDS), "THREADLESS_WORKER_HEARTBEAT_SECONDS": "0.5"}
+    env = {
+        "THREADLESS_WORKER_STALE_SECONDS": str(STALE_SECONDS),
+        "THREADLESS_WORKER_HEARTBEAT_SECONDS": "0.5",
+    }
     with ThreadlessServer(env=env) as live:
         yield live
 
@@ -110,16 +137,25 @@ def report_processed(server) -> bool:
     """A decorate + report, then wait until its background work is done."""
     with server.client() as client:
         memory = client.post("/memories", json={}).json()["id"]
-        assert client.post(f"/memories/{memory}/decorate",
-                           json={"messages": [{"role": "user", "content": "I have a beagle called Biscuit."}]}
-                           ).status_code == 200
-        assert client.post(f"/memories/{memory}/report",
-                           json={"messages": [{"role": "assistant", "content": "ok"}]}).status_code == 202
+        assert (
+            client.post(
+                f"/memories/{memory}/decorate",
+                json={"messages": [{"role": "user", "content": "I have a beagle called Biscuit."}]},
+            ).status_code
+            == 200
+        )
+        assert (
+            client.post(
+                f"/memories/{memory}/report", json={"messages": [{"role": "assistant", "content": "ok"}]}
+            ).status_code
+            == 202
+        )
         return wait_for(lambda: client.get(f"/memories/{memory}").json()["processing"] == "processed")
 
 
 def test_a_worker_killed_with_sigkill_is_restarted_and_unreadable_files_are_set_aside_while_it_consumes(
-        server, supervised):
+    server, supervised
+):
     queue = server.var / "broker" / "queue"
     (queue / "0_empty.celery.msg").write_bytes(b"")
     (queue / "00_truncated.celery.msg").write_bytes(b'{"body": "eyJh", "content-enc')
@@ -144,7 +180,8 @@ def test_a_worker_killed_with_sigkill_is_restarted_and_unreadable_files_are_set_
 
 
 def test_healthz_worker_turns_503_within_the_stale_limit_when_the_worker_stops_and_200_when_it_returns(
-        server, supervised):
+    server, supervised
+):
     started = time.time()
     supervised.start()
     wait_for(lambda: beating_since(server, started))

@@ -32,7 +32,10 @@ class Command(BaseCommand):
             agent_id = agent.id
         key, plaintext = key_create(project=project, kind=opts["kind"], agent_id=agent_id, name=opts["name"])
         if opts["json"]:
-            self.stdout.write(json.dumps({"key": plaintext, "prefix": key.prefix, "kind": key.kind,
-                                          "project_id": project.id}))
+            self.stdout.write(
+                json.dumps(
+                    {"key": plaintext, "prefix": key.prefix, "kind": key.kind, "project_id": project.id}
+                )
+            )
         else:
             self.stdout.write(f"{plaintext}\n(shown once; prefix {key.prefix})")

@@ -11,4 +11,13 @@ from .normalize import normalize
 from .pipeline import RuleExtractor
 from .registry import APPOSITIONS, RULES
 
-__all__ = ["APPOSITIONS", "FILLER", "MAX_CLAUSE", "MAX_CORRECTED", "RULES", "RuleExtractor", "clauses", "normalize"]
+__all__ = [
+    "APPOSITIONS",
+    "FILLER",
+    "MAX_CLAUSE",
+    "MAX_CORRECTED",
+    "RULES",
+    "RuleExtractor",
+    "clauses",
+    "normalize",
+]

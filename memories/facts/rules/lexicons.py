@@ -12,7 +12,9 @@ _FOLDER = Path(__file__).resolve().parent / "lexicons"
 
 def _words(name: str) -> frozenset[str]:
     """The lines of lexicons/<name>.txt, without blank ones."""
-    return frozenset(line for line in (_FOLDER / f"{name}.txt").read_text(encoding="utf-8").splitlines() if line)
+    return frozenset(
+        line for line in (_FOLDER / f"{name}.txt").read_text(encoding="utf-8").splitlines() if line
+    )
 
 
 # Job nouns. Those of jobs.txt long enough also end a compound ("lifeguard", "schoolteacher"); those of
@@ -46,11 +48,26 @@ _RUN_ON_NOT_AFTER = _words("run_on_not_after")
 
 
 # Job nouns by their ending ("beekeeper", "goldsmith", "radiographer", "cardiologist", "optician").
-JOB_ENDINGS = ("keeper", "smith", "mason", "grapher", "ologist", "ician", "wright", "monger", "maker", "tender")
+JOB_ENDINGS = (
+    "keeper",
+    "smith",
+    "mason",
+    "grapher",
+    "ologist",
+    "ician",
+    "wright",
+    "monger",
+    "maker",
+    "tender",
+)
 # Compounds that end in a job noun and are none ("a Liverpool supporter", "a homeowner").
-NOT_JOB_COMPOUNDS = frozenset("supporter homeowner sleepwalker screwdriver storyteller observer bodybuilder".split())
+NOT_JOB_COMPOUNDS = frozenset(
+    "supporter homeowner sleepwalker screwdriver storyteller observer bodybuilder".split()
+)
 # Job nouns long enough to end a compound ("lifeguard" is a guard, "schoolteacher" a teacher).
-_JOB_SUFFIXES = tuple(sorted((j for j in _JOBS_ENDING_COMPOUNDS if len(j) >= 5 and "-" not in j), key=len, reverse=True))
+_JOB_SUFFIXES = tuple(
+    sorted((j for j in _JOBS_ENDING_COMPOUNDS if len(j) >= 5 and "-" not in j), key=len, reverse=True)
+)
 
 
 def _is_job_phrase(words: list[str]) -> bool:
@@ -64,7 +81,9 @@ def _is_job(word: str) -> bool:
         word = word.rsplit("-", 1)[1] or word
     if word in NOT_JOB_COMPOUNDS:
         return False
-    return (word in JOBS or (len(word) > 6 and word.endswith(JOB_ENDINGS))
-            or (len(word) > 5 and word.endswith("ist") and word not in NOT_JOB_IST)
-            or (len(word) >= 8 and word.endswith(_JOB_SUFFIXES)))
-
+    return (
+        word in JOBS
+        or (len(word) > 6 and word.endswith(JOB_ENDINGS))
+        or (len(word) > 5 and word.endswith("ist") and word not in NOT_JOB_IST)
+        or (len(word) >= 8 and word.endswith(_JOB_SUFFIXES))
+    )

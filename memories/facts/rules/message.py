@@ -23,20 +23,31 @@ from .values import _job, _job_part, _place, _proper
 
 # A formal closing at the end of a message names its writer ("Kind regards, Mirela Popescu", "Best,\nTadeusz");
 # not "Thanks, Tom", which may thank someone else.
-_SIGN_OFF = re.compile(r"(?:^|[.!\n]\s*)(?i:kind\s+regards|best\s+regards|warm\s+regards|warmest\s+regards|regards|best\s+wishes|"
-                       r"sincerely|yours\s+sincerely|yours\s+faithfully|yours\s+truly|respectfully|cheers|best|all\s+the\s+best|"
-                       r"saludos|cordialement|grüße|viele\s+grüße|mit\s+freundlichen\s+grüßen|abraços)"
-                       r"[,!.:\-–—]*\s+" + NAME_T + r"\s*[.!]?\s*$")
+_SIGN_OFF = re.compile(
+    r"(?:^|[.!\n]\s*)(?i:kind\s+regards|best\s+regards|warm\s+regards|warmest\s+regards|regards|best\s+wishes|"
+    r"sincerely|yours\s+sincerely|yours\s+faithfully|yours\s+truly|respectfully|cheers|best|all\s+the\s+best|"
+    r"saludos|cordialement|grüße|viele\s+grüße|mit\s+freundlichen\s+grüßen|abraços)"
+    r"[,!.:\-–—]*\s+" + NAME_T + r"\s*[.!]?\s*$"
+)
 # An email signature or profile header, as fields on lines or between bars ("Dr. Aurelio Santangelo |
 # Cardiologist | Ospedale San Raffaele, Milano", "Best,\nAna Souza\nSenior Data Analyst\nNubank, São Paulo"): a name
 # alone on the first field (or after a sign-off), then a job alone, then the organisation and its city. Not in a
 # forwarded or quoted message, and only in a short one (fields are read from the last 400 characters).
 _SIG_FIELDS = re.compile(r"[ \t]*+(?:\n|\|(?!\|)|·|•)[ \t]*+")
-_SIG_NAME = re.compile(r"(?:" + HONORIFIC + r"\.?\s+)?(" + UPPER + r"[^\W\d_'\-]*+(?:[\-'][^\W\d_]++)?(?:\s+" + UPPER
-                       + r"[^\W\d_'\-]*+(?:[\-'][^\W\d_]++)?){1,2})(?:,?\s+(?:PhD|MD|MBA|MSc|BSc|RN|CPA|Jr\.?|Sr\.?))?")
+_SIG_NAME = re.compile(
+    r"(?:"
+    + HONORIFIC
+    + r"\.?\s+)?("
+    + UPPER
+    + r"[^\W\d_'\-]*+(?:[\-'][^\W\d_]++)?(?:\s+"
+    + UPPER
+    + r"[^\W\d_'\-]*+(?:[\-'][^\W\d_]++)?){1,2})(?:,?\s+(?:PhD|MD|MBA|MSc|BSc|RN|CPA|Jr\.?|Sr\.?))?"
+)
 _SIG_ORG_CITY = re.compile(ORG + r",\s*+" + PLACE + r"$")
 _SIG_NOT = re.compile(r"(?i)\b(?:forwarded|fwd|wrote:|from:|sent:|to:|subject:|on\s+behalf|quote|unquote)")
-_SIG_LEAD = re.compile(r"(?i)(?:senior|junior|lead|chief|principal|head|staff|associate|assistant|deputy|acting)\s+")
+_SIG_LEAD = re.compile(
+    r"(?i)(?:senior|junior|lead|chief|principal|head|staff|associate|assistant|deputy|acting)\s+"
+)
 
 
 def _signature(text: str) -> list[tuple[str, str]]:
@@ -49,9 +60,16 @@ def _signature(text: str) -> list[tuple[str, str]]:
         if _SIGN_OFF_WORD.fullmatch(f):
             start = i + 1  # "Best,\nAna Souza\n…"
     fields = fields[start:]
-    if not 2 <= len(fields) <= 5 or not (name := _SIG_NAME.fullmatch(fields[0])) or (start == 0 and len(fields) < 3):
+    if (
+        not 2 <= len(fields) <= 5
+        or not (name := _SIG_NAME.fullmatch(fields[0]))
+        or (start == 0 and len(fields) < 3)
+    ):
         return []
-    if any(w.lower() in NOT_INTRO | NOT_NAMES | NATIONALITIES | _LOWER_STOP | NOT_PLACE_WORDS for w in name.group(1).split()):
+    if any(
+        w.lower() in NOT_INTRO | NOT_NAMES | NATIONALITIES | _LOWER_STOP | NOT_PLACE_WORDS
+        for w in name.group(1).split()
+    ):
         return []
     found = [("name", f"User's name is {name.group(1)}")]
     role = re.split(r"\s+(?:at|@)\s+|,\s*+", fields[1], maxsplit=1)
@@ -61,10 +79,14 @@ def _signature(text: str) -> list[tuple[str, str]]:
     found.append(("job", f"User works as {'an' if role[0][0].lower() in 'aeiou' else 'a'} {role[0]}"))
     org = role[1].strip() if len(role) > 1 else (fields[2] if len(fields) > 2 else "")
     if (where := _SIG_ORG_CITY.fullmatch(org)) and where.group(2).lower() not in NOT_PLACE_WORDS:
-        found += [("employer", f"User works at {where.group(1)}"), ("location", f"User lives in {_place(where.group(2))}")]
+        found += [
+            ("employer", f"User works at {where.group(1)}"),
+            ("location", f"User lives in {_place(where.group(2))}"),
+        ]
     elif org and re.fullmatch(ORG, org) and org.split()[0].lower() not in DETERMINERS | NOT_ORGS:
         found.append(("employer", f"User works at {org}"))
     return found
+
 
 # A profile line of fields between bars or bullets with an age among them ("29F | nurse | Cork | dog mum to
 # Biscuit", "Marco • 34 • sommelier • Verona"): the age, a job, a place, a diet, and a name as its first field.
@@ -94,24 +116,44 @@ def _bar_card(text: str) -> list[tuple[str, str]]:
             continue
         if _job_part(f) and (job := _job(_Groups(f))):
             found.append(job)
-        elif i == 0 and _LONE_NAME.fullmatch(f) and _proper(f) and not any(
-                w.lower() in NOT_INTRO | NOT_NAMES | NATIONALITIES | _LOWER_STOP | NOT_PLACE_WORDS for w in words):
+        elif (
+            i == 0
+            and _LONE_NAME.fullmatch(f)
+            and _proper(f)
+            and not any(
+                w.lower() in NOT_INTRO | NOT_NAMES | NATIONALITIES | _LOWER_STOP | NOT_PLACE_WORDS
+                for w in words
+            )
+        ):
             found.append(("name", f"User's name is {f}"))
         elif i and (said := _card_part(f, True)):
             where = said.split(" ", 3)[-1]
-            found.append(("location", f"User lives in {where}") if said.startswith("I live") else
-                         ("origin", f"User is from {where}") if said.startswith("I'm originally") else ("diet", f"User is {f.lower()}")
-                         if f.lower() in DIETS else None)
+            found.append(
+                ("location", f"User lives in {where}")
+                if said.startswith("I live")
+                else ("origin", f"User is from {where}")
+                if said.startswith("I'm originally")
+                else ("diet", f"User is {f.lower()}")
+                if f.lower() in DIETS
+                else None
+            )
     return [f for f in found if f]
 
-_SIGN_OFF_WORD = re.compile(r"(?i:kind\s+regards|best\s+regards|warm\s+regards|warmest\s+regards|regards|best\s+wishes|sincerely|"
-                            r"yours\s+sincerely|yours\s+faithfully|yours\s+truly|respectfully|cheers|best|all\s+the\s+best|thanks|"
-                            r"many\s+thanks|thank\s+you|saludos|cordialement|grüße|viele\s+grüße|mit\s+freundlichen\s+grüßen|abraços|"
-                            r"--|—|-- ?)[,!.]*")
-_FORWARDED = re.compile(r"(?i)-{2,}+\s*+(?:forwarded|original)\s+message|begin\s+forwarded\s+message|^\s*+(?:fwd?|fw)\s*+:|"
-                        r"(?:^|\n)\s*+from:[^\n]{1,200}+\n\s*+(?:sent|to|date|subject):")
+
+_SIGN_OFF_WORD = re.compile(
+    r"(?i:kind\s+regards|best\s+regards|warm\s+regards|warmest\s+regards|regards|best\s+wishes|sincerely|"
+    r"yours\s+sincerely|yours\s+faithfully|yours\s+truly|respectfully|cheers|best|all\s+the\s+best|thanks|"
+    r"many\s+thanks|thank\s+you|saludos|cordialement|grüße|viele\s+grüße|mit\s+freundlichen\s+grüßen|abraços|"
+    r"--|—|-- ?)[,!.]*"
+)
+_FORWARDED = re.compile(
+    r"(?i)-{2,}+\s*+(?:forwarded|original)\s+message|begin\s+forwarded\s+message|^\s*+(?:fwd?|fw)\s*+:|"
+    r"(?:^|\n)\s*+from:[^\n]{1,200}+\n\s*+(?:sent|to|date|subject):"
+)
 _NOT_JOKING = re.compile(r"(?i:\bnot|\bno|n't)\s*+$")  # "I live in Oslo, I'm not kidding" is no joke
 # A message that opens with a laugh is a joke or a reaction ("lol my name is Groot", "haha my husband thinks
 # he's a chef"): no labelled set has a fact in one.
-_LAUGH_START = re.compile(r"[\W_]*+(?i:lol|lmao+|lmfao|rofl|ha(?:ha)++h*|he(?:he)++|jaja(?:ja)*+|kkk+)(?![\w'])")
+_LAUGH_START = re.compile(
+    r"[\W_]*+(?i:lol|lmao+|lmfao|rofl|ha(?:ha)++h*|he(?:he)++|jaja(?:ja)*+|kkk+)(?![\w'])"
+)
 _JOKE_END = re.compile(r"(?i:\b(?:jk|j/k|jking|just\s+kidding|just\s+joking|kidding|joking)\b)[\W_]*$")

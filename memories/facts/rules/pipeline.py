@@ -21,15 +21,24 @@ from .rule import Rule, _openings
 from .values import _name, _work_place
 
 
-def _add(found: list[Candidate], said: set, slots: set[str], message: UserMessage, built, confidence: float) -> None:
+def _add(
+    found: list[Candidate], said: set, slots: set[str], message: UserMessage, built, confidence: float
+) -> None:
     """Append what a build returned (one (slot, text) or a list of them), one fact per slot and clause."""
     for slot, text in [built] if isinstance(built, tuple) else built:
         if slot and slot in slots or (message.seq, slot, text) in said:
             continue  # one fact per slot and clause, and the same fact once per message
         said.add((message.seq, slot, text))
         slots.add(slot)
-        found.append(Candidate(text=text, slot=slot, confidence=confidence,
-                               source_entry_ids=[message.entry_id], source_seq=message.seq))
+        found.append(
+            Candidate(
+                text=text,
+                slot=slot,
+                confidence=confidence,
+                source_entry_ids=[message.entry_id],
+                source_seq=message.seq,
+            )
+        )
 
 
 def _one_per_slot(found: list[Candidate]) -> list[Candidate]:
@@ -57,15 +66,25 @@ class RuleExtractor:
             self._message(message, found, said)
             if len(message.text) <= MAX_CORRECTED and (fix := _CORRECTION.search(message.text)):
                 found[start:] = _corrected(self, message, fix, found[start:])
-            if (joke := _JOKE_END.search(tail := message.text[-40:])) and not _NOT_JOKING.search(tail[:joke.start()]):
+            if (joke := _JOKE_END.search(tail := message.text[-40:])) and not _NOT_JOKING.search(
+                tail[: joke.start()]
+            ):
                 del found[start:]  # "I'm Batman 🦇 jk": the message takes itself back
                 continue
-            if ((sign := _SIGN_OFF.search(message.text[-80:])) and sign.group(1).split()[0].lower() not in NOT_NAMES | DETERMINERS
-                    and not any(w.lower() in NOT_PLACE_WORDS for w in sign.group(1).split())
-                    and (built := _name(sign)) and not FRAMES.search(message.text)):
+            if (
+                (sign := _SIGN_OFF.search(message.text[-80:]))
+                and sign.group(1).split()[0].lower() not in NOT_NAMES | DETERMINERS
+                and not any(w.lower() in NOT_PLACE_WORDS for w in sign.group(1).split())
+                and (built := _name(sign))
+                and not FRAMES.search(message.text)
+            ):
                 _add(found, said, {c.slot for c in found[start:]}, message, built, 0.75)
-            if (signed := _signature(message.text) or _bar_card(message.text)) and not FRAMES.search(message.text):
-                for built in signed:  # one per slot: `_one_per_slot` below keeps a surer fact of the same slot
+            if (signed := _signature(message.text) or _bar_card(message.text)) and not FRAMES.search(
+                message.text
+            ):
+                for (
+                    built
+                ) in signed:  # one per slot: `_one_per_slot` below keeps a surer fact of the same slot
                     _add(found, said, set(), message, built, 0.7)
             if len(message.text) <= MAX_CORRECTED and _RESPELT_CUE.search(message.text):
                 found[start:] = _accents_restored(message, found[start:])
@@ -99,7 +118,7 @@ class RuleExtractor:
                 if not match:
                     continue
                 # A hedge before the statement ("maybe I'll move to…") makes it no statement.
-                if HEDGES.search(clause[:match.start(match.lastindex or 1)]):
+                if HEDGES.search(clause[: match.start(match.lastindex or 1)]):
                     continue
                 if rule.needs:
                     if rule not in needs_met:
@@ -114,7 +133,9 @@ class RuleExtractor:
                     break
             opening = n == 0 or named  # "The name's Okechukwu. Metallurgist at BUA Sugar, based in Obajana"
             if opening and not slots and (role := _opening_role(clause, message.text)):
-                add(role, 0.7)  # "goldsmith with my own little workshop in Eger", "pescatarian, though I cheat"
+                add(
+                    role, 0.7
+                )  # "goldsmith with my own little workshop in Eger", "pescatarian, though I cheat"
             if slots & {"job", "employer"} and "location" not in slots and (where := _WORK_IN.search(clause)):
                 if where.group(1) is None and (built := _work_place(where, 2, scoped=True)):
                     add(built, 0.7)  # "I'm a projectionist at the old cinema in Lappeenranta"
@@ -122,7 +143,7 @@ class RuleExtractor:
                 if rule.gated and not code_switched:
                     continue
                 for match in rule.regex.finditer(clause):
-                    head = clause[:match.start()]
+                    head = clause[: match.start()]
                     if NEGATIONS.search(head) or FRAMES.search(head) or HEDGES.search(head):
                         break
                     if _DECEASED.match(clause, match.end()):

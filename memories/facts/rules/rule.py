@@ -19,8 +19,16 @@ class Rule:
     is a name only in a message about the user's name). `build` returns (slot, text), a list of
     them, or None."""
 
-    def __init__(self, pattern: str, build, confidence: float = 0.85, needs: str | None = None, *, slot: str,
-                 alone: bool):
+    def __init__(
+        self,
+        pattern: str,
+        build,
+        confidence: float = 0.85,
+        needs: str | None = None,
+        *,
+        slot: str,
+        alone: bool,
+    ):
         self.regex = re.compile(FILLER + pattern)
         self.body = re.compile(pattern)  # matched at each of `_openings` (the same result, FILLER read once)
         self.build = build
@@ -61,7 +69,7 @@ def _openings(clause: str) -> list[int]:
 
 
 class Apposition:
-    """"my KIND Name" anywhere in a statement ("…in Bilbao with my parrot Nacho"): the possessive
+    """ "my KIND Name" anywhere in a statement ("…in Bilbao with my parrot Nacho"): the possessive
     names the user's own pet or relative whatever the clause's verb, unless a negation, frame or
     hedge comes before it. `slot`: the kind of fact it gives first. `gated`: read only in a message that
     `CODE_SWITCH_GATE` finds (one search per message instead of one per apposition and clause)."""
@@ -82,4 +90,3 @@ class _Groups:
 
     def group(self, i: int) -> str:
         return self.groups_[i - 1]
-

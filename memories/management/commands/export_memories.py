@@ -8,12 +8,16 @@ from projects.models import Project
 
 
 class Command(BaseCommand):
-    help = ("Export memories as versioned JSON Lines documents (one per memory; the format is described in "
-            "memories/transfer.py). With one --memory and no --output, the document goes to stdout.")
+    help = (
+        "Export memories as versioned JSON Lines documents (one per memory; the format is described in "
+        "memories/transfer.py). With one --memory and no --output, the document goes to stdout."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True, help="project id (prj_…)")
-        parser.add_argument("--memory", action="append", default=[], help="memory id (repeatable; default: all)")
+        parser.add_argument(
+            "--memory", action="append", default=[], help="memory id (repeatable; default: all)"
+        )
         parser.add_argument("--output", help="a directory: one <memory id>.jsonl file per memory")
 
     def handle(self, *args, project: str, memory: list[str], output: str | None, **options):
@@ -31,7 +35,8 @@ class Command(BaseCommand):
                 raise CommandError("--output DIR is needed unless exactly one --memory is given.")
             for line in memory_export(memory=memories.get()):
                 self.stdout.buffer.write(line) if hasattr(self.stdout, "buffer") else self.stdout.write(
-                    line.decode(), ending="")
+                    line.decode(), ending=""
+                )
             return
         folder = Path(output)
         folder.mkdir(parents=True, exist_ok=True)

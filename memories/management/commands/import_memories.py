@@ -8,8 +8,10 @@ from projects.models import Project
 
 
 class Command(BaseCommand):
-    help = ("Import exported memory documents (JSON Lines, from export_memories or GET /v1/memories/{id}/export) "
-            "into a project, each all or nothing; importing the same document again changes nothing.")
+    help = (
+        "Import exported memory documents (JSON Lines, from export_memories or GET /v1/memories/{id}/export) "
+        "into a project, each all or nothing; importing the same document again changes nothing."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True, help="project id (prj_…) to import into")
@@ -36,6 +38,8 @@ class Command(BaseCommand):
             if options["json"]:
                 self.stdout.write(json.dumps({"file": name, "id": memory.pk, "created": created}))
             else:
-                self.stdout.write(f"{name}: {'imported as' if created else 'already imported as'} {memory.pk}")
+                self.stdout.write(
+                    f"{name}: {'imported as' if created else 'already imported as'} {memory.pk}"
+                )
         if failed:
             raise CommandError(f"{failed} of {len(files)} file(s) refused.")

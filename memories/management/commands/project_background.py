@@ -18,7 +18,9 @@ def _check_model(config: dict) -> None:
     if base is not None and base_url_refusal(base):
         raise CommandError(f"--model.baseUrl: {base_url_refusal(base)}")
     if secret_name_reserved(config.get("apiKeySecret", "")):
-        raise CommandError("--model.apiKeySecret: names a proxy upstream key (proxy.*), which only the proxy may use.")
+        raise CommandError(
+            "--model.apiKeySecret: names a proxy upstream key (proxy.*), which only the proxy may use."
+        )
     for field in ("apiKeyEnv", "apiKeySecret"):
         if field in config and (not isinstance(config[field], str) or not config[field].strip()):
             raise CommandError(f"--model.{field}: must be a non-empty string.")
@@ -31,9 +33,11 @@ def _check_model(config: dict) -> None:
 
 
 class Command(BaseCommand):
-    help = ("Show or set a project's background-memory settings: the model used for fact extraction and "
-            "compaction (shaped like an llm task: provider, model, baseUrl, apiKeyEnv/apiKeySecret) and "
-            "retention in days.")
+    help = (
+        "Show or set a project's background-memory settings: the model used for fact extraction and "
+        "compaction (shaped like an llm task: provider, model, baseUrl, apiKeyEnv/apiKeySecret) and "
+        "retention in days."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True, help="project id (prj_…)")
@@ -52,7 +56,15 @@ class Command(BaseCommand):
                 raise CommandError(f"--model: not JSON ({exc}).") from None
             if not isinstance(config, dict) or not isinstance(config.get("provider"), str):
                 raise CommandError("--model: an object with at least a 'provider'.")
-            unknown = set(config) - {"provider", "model", "baseUrl", "apiKeyEnv", "apiKeySecret", "params", "timeoutMs"}
+            unknown = set(config) - {
+                "provider",
+                "model",
+                "baseUrl",
+                "apiKeyEnv",
+                "apiKeySecret",
+                "params",
+                "timeoutMs",
+            }
             if unknown:
                 raise CommandError(f"--model.{sorted(unknown)[0]}: unknown field.")
             _check_model(config)
@@ -64,5 +76,12 @@ class Command(BaseCommand):
                 raise CommandError("--retention-days: 0 or more.")
             project.retention_days = opts["retention_days"] or None
         project.save(update_fields=["model_config", "retention_days"])
-        self.stdout.write(json.dumps({"id": project.id, "model_config": project.model_config,
-                                      "retention_days": project.retention_days}))
+        self.stdout.write(
+            json.dumps(
+                {
+                    "id": project.id,
+                    "model_config": project.model_config,
+                    "retention_days": project.retention_days,
+                }
+            )
+        )

@@ -21,9 +21,14 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("name")
         parser.add_argument("--rate-limit", type=int, default=None, help="requests per minute per key")
-        parser.add_argument("--member", action="append", default=[], metavar="USERNAME",
-                            help="a console (staff) account that may administer the project; repeatable. "
-                                 "Default: the demo staff user of bootstrap_demo, when there is one")
+        parser.add_argument(
+            "--member",
+            action="append",
+            default=[],
+            metavar="USERNAME",
+            help="a console (staff) account that may administer the project; repeatable. "
+            "Default: the demo staff user of bootstrap_demo, when there is one",
+        )
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args, **opts):
@@ -43,5 +48,7 @@ class Command(BaseCommand):
         if opts["json"]:
             self.stdout.write(json.dumps({"id": project.id, "name": project.name, "members": usernames}))
         else:
-            self.stdout.write(f"Created project {project.name}: {project.id}"
-                              + (f" (members: {', '.join(usernames)})" if usernames else ""))
+            self.stdout.write(
+                f"Created project {project.name}: {project.id}"
+                + (f" (members: {', '.join(usernames)})" if usernames else "")
+            )

@@ -9,8 +9,10 @@ from proxy import services
 
 
 class Command(BaseCommand):
-    help = ("Show or set a project's proxy upstream for one provider: base URL and key (the key goes into the "
-            "project's encrypted secret store). With no setting option it prints the current settings.")
+    help = (
+        "Show or set a project's proxy upstream for one provider: base URL and key (the key goes into the "
+        "project's encrypted secret store). With no setting option it prints the current settings."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True, help="project id (prj_…)")
@@ -45,8 +47,10 @@ class Command(BaseCommand):
             except ApiError as exc:
                 raise CommandError(exc.message) from None
             if saved["api_key_cleared"]:
-                self.stderr.write("The stored key was removed: it belonged to the previous base URL "
-                                  "(pass --api-key-stdin with --base-url to keep one).")
+                self.stderr.write(
+                    "The stored key was removed: it belonged to the previous base URL "
+                    "(pass --api-key-stdin with --base-url to keep one)."
+                )
         shown = services.upstream_settings(project=project)
         if opts["provider"]:
             shown = {opts["provider"]: shown[opts["provider"]]}
@@ -54,5 +58,9 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(shown))
             return
         for name, item in shown.items():
-            key = "stored" if item["api_key_set"] else (f"env {item['api_key_env']}" if item["api_key_env"] else "none")
+            key = (
+                "stored"
+                if item["api_key_set"]
+                else (f"env {item['api_key_env']}" if item["api_key_env"] else "none")
+            )
             self.stdout.write(f"{name}: {item['effective_base_url']} (key: {key})")

@@ -17,5 +17,7 @@ def demo_settings() -> tuple[str, str]:
                 key = json.loads(candidate.read_text()).get("key")
                 break
     if not key:
-        raise SystemExit("No key: set THREADLESS_API_KEY, or run this from the Threadless checkout after `make run`.")
+        raise SystemExit(
+            "No key: set THREADLESS_API_KEY, or run this from the Threadless checkout after `make run`."
+        )
     return key, base_url

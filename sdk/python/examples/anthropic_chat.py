@@ -23,7 +23,9 @@ def main() -> int:
     try:
         from anthropic import Anthropic
     except ImportError:
-        print("The anthropic package is not installed (pip install anthropic): skipping the Anthropic example.")
+        print(
+            "The anthropic package is not installed (pip install anthropic): skipping the Anthropic example."
+        )
         return 0
 
     key, base_url = demo_settings()
@@ -31,9 +33,15 @@ def main() -> int:
     llm = Anthropic()
     with Threadless(api_key=key, base_url=base_url) as memory:
         m = memory.create(metadata={"example": "anthropic_chat"})
-        for text in ["Hi, I'm Ada. I have a beagle called Biscuit.", "What is my dog's name, and what breed?"]:
-            request = memory.decorate(m.id, [{"role": "user", "content": text}],
-                                      instructions="You are a concise, friendly assistant.")
+        for text in [
+            "Hi, I'm Ada. I have a beagle called Biscuit.",
+            "What is my dog's name, and what breed?",
+        ]:
+            request = memory.decorate(
+                m.id,
+                [{"role": "user", "content": text}],
+                instructions="You are a concise, friendly assistant.",
+            )
             answer = llm.messages.create(model=model, max_tokens=512, **request.to_anthropic())
             reply = "".join(block.text for block in answer.content if block.type == "text")
             memory.report_anthropic(m.id, answer)  # the Message as it came (text and tool_use blocks)

@@ -35,12 +35,16 @@ def demo_model(request: DecoratedRequest) -> str:
     earlier = len(request.messages) - 1
     facts = request.context.get("facts") or []
     mode = "from the local tail" if request.degraded else "from Threadless"
-    return (f"You said {said!r}. I was given {earlier} earlier message(s) and "
-            f"{len(request.instructions)} characters of instructions ({len(facts)} fact(s)), {mode}.")
+    return (
+        f"You said {said!r}. I was given {earlier} earlier message(s) and "
+        f"{len(request.instructions)} characters of instructions ({len(facts)} fact(s)), {mode}."
+    )
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("-i", "--interactive", action="store_true", help="read your messages from stdin")
     parser.add_argument("--turns", type=int, default=30)
     parser.add_argument("--interval", type=float, default=2.0)
@@ -51,12 +55,16 @@ def main() -> int:
     key, base_url = demo_settings()
 
     def on_error(error, context):
-        print(f"    ! {context['operation']} on {context['memory_id']}: {error.code} ({error.message[:80]})",
-              file=sys.stderr)
+        print(
+            f"    ! {context['operation']} on {context['memory_id']}: {error.code} ({error.message[:80]})",
+            file=sys.stderr,
+        )
 
     with Threadless(api_key=key, base_url=base_url, timeout=args.timeout, on_error=on_error) as memory:
         try:
-            m = memory.create(metadata={"example": "chat_demo"}, instructions="You are a friendly dog-care assistant.")
+            m = memory.create(
+                metadata={"example": "chat_demo"}, instructions="You are a friendly dog-care assistant."
+            )
         except ThreadlessError as error:  # only decorate and report keep going without the service
             print(f"Could not create the memory on {base_url}: {error}", file=sys.stderr)
             return 1

@@ -31,9 +31,15 @@ def main() -> int:
     llm = OpenAI()
     with Threadless(api_key=key, base_url=base_url) as memory:
         m = memory.create(metadata={"example": "openai_chat"})
-        for text in ["Hi, I'm Ada. I have a beagle called Biscuit.", "What is my dog's name, and what breed?"]:
-            request = memory.decorate(m.id, [{"role": "user", "content": text}],
-                                      instructions="You are a concise, friendly assistant.")
+        for text in [
+            "Hi, I'm Ada. I have a beagle called Biscuit.",
+            "What is my dog's name, and what breed?",
+        ]:
+            request = memory.decorate(
+                m.id,
+                [{"role": "user", "content": text}],
+                instructions="You are a concise, friendly assistant.",
+            )
             completion = llm.chat.completions.create(model=model, messages=request.to_openai())
             reply = completion.choices[0].message
             # Report what came after decorate: the reply as it came (tool calls included).

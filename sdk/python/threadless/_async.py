@@ -33,8 +33,15 @@ class AsyncThreadless:
     ``on_error`` may be a plain function or a coroutine function.
     """
 
-    def __init__(self, api_key: str | None = None, base_url: str | None = None, timeout: float = 15.0,
-                 tail_tokens: int = 60_000, max_tails: int = 200, on_error: b.OnError | None = None) -> None:
+    def __init__(
+        self,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 15.0,
+        tail_tokens: int = 60_000,
+        max_tails: int = 200,
+        on_error: b.OnError | None = None,
+    ) -> None:
         api_key, self.base_url = b.resolve_config(api_key, base_url, timeout, tail_tokens, max_tails)
         self.timeout = float(timeout)
         self.on_error = on_error
@@ -78,9 +85,17 @@ class AsyncThreadless:
             self._tasks = {t for t in self._tasks if t.get_loop() is loop}
             self._latest = {k: t for k, t in self._latest.items() if t.get_loop() is loop}
             if lost:
-                b.log.warning("threadless: %d report(s) of an earlier event loop never finished (await flush() "
-                              "before the loop ends)", len(lost))
-            if old is not None and previous is not None and previous.is_running() and not previous.is_closed():
+                b.log.warning(
+                    "threadless: %d report(s) of an earlier event loop never finished (await flush() "
+                    "before the loop ends)",
+                    len(lost),
+                )
+            if (
+                old is not None
+                and previous is not None
+                and previous.is_running()
+                and not previous.is_closed()
+            ):
                 try:  # the old loop lives on (another thread): let it close its own pool
                     asyncio.run_coroutine_threadsafe(old.aclose(), previous)
                 except RuntimeError:
@@ -91,9 +106,12 @@ class AsyncThreadless:
         """The connection pool of the running event loop (built on first use there)."""
         self._on_loop()
         if self._http is None:
-            self._http = httpx.AsyncClient(base_url=self.base_url, headers=self._headers,
-                                           timeout=httpx.Timeout(self.timeout),
-                                           limits=httpx.Limits(max_connections=100, max_keepalive_connections=20))
+            self._http = httpx.AsyncClient(
+                base_url=self.base_url,
+                headers=self._headers,
+                timeout=httpx.Timeout(self.timeout),
+                limits=httpx.Limits(max_connections=100, max_keepalive_connections=20),
+            )
         return self._http
 
     def _after_fork(self) -> None:
@@ -104,13 +122,21 @@ class AsyncThreadless:
         self._latest = {}
         self._tails.after_fork()
 
-    async def _send(self, method: str, path: str, content: bytes | None, params: Any,
-                    headers: dict[str, Any] | None) -> tuple[int, bytes, httpx.Headers]:
+    async def _send(
+        self, method: str, path: str, content: bytes | None, params: Any, headers: dict[str, Any] | None
+    ) -> tuple[int, bytes, httpx.Headers]:
         response = await self._client().request(method, path, content=content, params=params, headers=headers)
         return response.status_code, response.content, response.headers
 
-    async def _request(self, method: str, path: str, *, content: bytes | None = None, params: Any = None,
-                       headers: dict[str, Any] | None = None) -> Any:
+    async def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        content: bytes | None = None,
+        params: Any = None,
+        headers: dict[str, Any] | None = None,
+    ) -> Any:
         """One HTTP call within the total deadline (cancelled when it passes)."""
         if self._closed:
             raise ThreadlessError("The client is closed.", code="client_closed", retryable=False)
@@ -120,7 +146,8 @@ class AsyncThreadless:
                     status, body, answer_headers = await self._send(method, path, content, params, headers)
             else:
                 status, body, answer_headers = await asyncio.wait_for(
-                    self._send(method, path, content, params, headers), self.timeout)
+                    self._send(method, path, content, params, headers), self.timeout
+                )
         except (asyncio.TimeoutError, httpx.TimeoutException) as exc:  # noqa: UP041 (differs on 3.10)
             raise ThreadlessTimeoutError(f"{method} {path}: no answer within {self.timeout:g} s.") from exc
         except (httpx.HTTPError, OSError) as exc:
@@ -133,15 +160,26 @@ class AsyncThreadless:
             try:
                 await result
             except Exception:
-                b.log.exception("threadless: on_error raised while handling %s on %s; ignored",
-                                context.get("operation"), context.get("memory_id"))
+                b.log.exception(
+                    "threadless: on_error raised while handling %s on %s; ignored",
+                    context.get("operation"),
+                    context.get("memory_id"),
+                )
 
     # --- decorate and report ---------------------------------------------------------------------
 
-    async def decorate(self, memory_id: str | None = None, messages: Sequence[Mapping[str, Any]] | None = None,
-                       instructions: str | None = None, *, external_id: str | None = None,
-                       budget_tokens: int | None = None, recall: bool | None = None, store: bool | None = None,
-                       idempotency_key: str | None = None) -> DecoratedRequest:
+    async def decorate(
+        self,
+        memory_id: str | None = None,
+        messages: Sequence[Mapping[str, Any]] | None = None,
+        instructions: str | None = None,
+        *,
+        external_id: str | None = None,
+        budget_tokens: int | None = None,
+        recall: bool | None = None,
+        store: bool | None = None,
+        idempotency_key: str | None = None,
+    ) -> DecoratedRequest:
         """See :meth:`threadless.Threadless.decorate`."""
         key, base_path = b.target(memory_id, external_id)
         messages = b.as_messages(messages)
@@ -153,8 +191,9 @@ class AsyncThreadless:
                 pending = self._latest.get(key)
                 if pending is not None and not pending.done():
                     await asyncio.wait({pending}, timeout=b.REPORT_WAIT_SECONDS)
-                data = await self._request("POST", base_path + "/decorate", content=content,
-                                           headers=b.json_headers(idempotency_key))
+                data = await self._request(
+                    "POST", base_path + "/decorate", content=content, headers=b.json_headers(idempotency_key)
+                )
                 request = b.decorated_from(memory_id, data, 200, {}, external_id)
             except ThreadlessError:
                 raise
@@ -163,15 +202,23 @@ class AsyncThreadless:
         except ThreadlessError as error:
             if not b.should_fall_back(error):
                 raise
-            request = b.degraded_request(self._tails, key, messages, instructions, error, seq, memory_id, external_id)
+            request = b.degraded_request(
+                self._tails, key, messages, instructions, error, seq, memory_id, external_id
+            )
             await self._notify(error, b.error_context("decorate", request.memory_id, external_id))
             return request
         b.refresh_tail(self._tails, key, request, store, seq)
         return request
 
-    def report(self, memory_id: str | None = None, messages: Sequence[Mapping[str, Any]] | None = None, *,
-               external_id: str | None = None, failures: Sequence[Mapping[str, Any]] | None = None,
-               idempotency_key: str | None = None) -> asyncio.Task[Any] | None:
+    def report(
+        self,
+        memory_id: str | None = None,
+        messages: Sequence[Mapping[str, Any]] | None = None,
+        *,
+        external_id: str | None = None,
+        failures: Sequence[Mapping[str, Any]] | None = None,
+        idempotency_key: str | None = None,
+    ) -> asyncio.Task[Any] | None:
         """Schedule the report and return at once (a plain call, no await needed).
 
         Returns the background task (awaiting it waits for the send and never raises), or None
@@ -189,8 +236,17 @@ class AsyncThreadless:
             content = b.encode(body)
             loop = self._on_loop()  # before the coroutine exists, so none is left un-awaited
             previous = self._latest.get(key)
-            task = loop.create_task(self._report_job(previous, key, base_path + "/report", content,
-                                                     b.json_headers(idempotency_key), messages, context))
+            task = loop.create_task(
+                self._report_job(
+                    previous,
+                    key,
+                    base_path + "/report",
+                    content,
+                    b.json_headers(idempotency_key),
+                    messages,
+                    context,
+                )
+            )
         except Exception as error:
             result = b.call_on_error(self.on_error, error, context)
             if inspect.iscoroutine(result):
@@ -201,32 +257,54 @@ class AsyncThreadless:
         task.add_done_callback(lambda t: self._report_done(key, t, context))
         return task
 
-    def report_openai(self, memory_id: str | None = None, completion: Any = None, *, external_id: str | None = None,
-                      failures: Sequence[Mapping[str, Any]] | None = None,
-                      idempotency_key: str | None = None) -> asyncio.Task[Any] | None:
+    def report_openai(
+        self,
+        memory_id: str | None = None,
+        completion: Any = None,
+        *,
+        external_id: str | None = None,
+        failures: Sequence[Mapping[str, Any]] | None = None,
+        idempotency_key: str | None = None,
+    ) -> asyncio.Task[Any] | None:
         """See :meth:`threadless.Threadless.report_openai`."""
         try:
             messages = from_openai(completion)
         except Exception as error:
             b.call_on_error(self.on_error, error, b.error_context("report", memory_id, external_id))
             return None
-        return self.report(memory_id, messages, external_id=external_id, failures=failures,
-                           idempotency_key=idempotency_key)
+        return self.report(
+            memory_id, messages, external_id=external_id, failures=failures, idempotency_key=idempotency_key
+        )
 
-    def report_anthropic(self, memory_id: str | None = None, message: Any = None, *, external_id: str | None = None,
-                         failures: Sequence[Mapping[str, Any]] | None = None,
-                         idempotency_key: str | None = None) -> asyncio.Task[Any] | None:
+    def report_anthropic(
+        self,
+        memory_id: str | None = None,
+        message: Any = None,
+        *,
+        external_id: str | None = None,
+        failures: Sequence[Mapping[str, Any]] | None = None,
+        idempotency_key: str | None = None,
+    ) -> asyncio.Task[Any] | None:
         """See :meth:`threadless.Threadless.report_anthropic`."""
         try:
             messages = from_anthropic(message)
         except Exception as error:
             b.call_on_error(self.on_error, error, b.error_context("report", memory_id, external_id))
             return None
-        return self.report(memory_id, messages, external_id=external_id, failures=failures,
-                           idempotency_key=idempotency_key)
+        return self.report(
+            memory_id, messages, external_id=external_id, failures=failures, idempotency_key=idempotency_key
+        )
 
-    async def _report_job(self, previous: asyncio.Task[Any] | None, memory_id: str, path: str, content: bytes,
-                          headers: dict[str, Any], messages: list[Any], context: dict[str, Any]) -> None:
+    async def _report_job(
+        self,
+        previous: asyncio.Task[Any] | None,
+        memory_id: str,
+        path: str,
+        content: bytes,
+        headers: dict[str, Any],
+        messages: list[Any],
+        context: dict[str, Any],
+    ) -> None:
         # Reports on one memory go out one at a time, in order; other memories run concurrently.
         if previous is not None and not previous.done():
             await asyncio.wait({previous})
@@ -244,8 +322,10 @@ class AsyncThreadless:
             # Not lost silently: typically asyncio.run() ended (cancelling its tasks) before the send.
             error = ThreadlessError(
                 "The report was cancelled before it was sent (its event loop ended, or its task was cancelled).",
-                code="report_cancelled", retryable=False,
-                hint="await memory.flush() (or use `async with`) before the event loop ends.")
+                code="report_cancelled",
+                retryable=False,
+                hint="await memory.flush() (or use `async with`) before the event loop ends.",
+            )
             result = b.call_on_error(self.on_error, error, context)
             if inspect.iscoroutine(result):
                 try:
@@ -266,42 +346,73 @@ class AsyncThreadless:
 
     # --- memories ----------------------------------------------------------------------------------
 
-    async def create(self, *, metadata: Mapping[str, Any] | None = None, external_id: str | None = None,
-                     instructions: str | None = None, policy: Mapping[str, Any] | None = None) -> Memory:
+    async def create(
+        self,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+        external_id: str | None = None,
+        instructions: str | None = None,
+        policy: Mapping[str, Any] | None = None,
+    ) -> Memory:
         body = b.memory_fields(metadata, external_id, instructions, policy)
-        return Memory.from_json(await self._request("POST", "/memories", content=b.encode(body),
-                                                    headers=b.json_headers()))
+        return Memory.from_json(
+            await self._request("POST", "/memories", content=b.encode(body), headers=b.json_headers())
+        )
 
     async def get(self, memory_id: str) -> Memory:
         return Memory.from_json(await self._request("GET", b.path_of(memory_id)))
 
-    async def update(self, memory_id: str, *, metadata: Mapping[str, Any] | None = None,
-                     instructions: str | None = None, policy: Mapping[str, Any] | None = None) -> Memory:
+    async def update(
+        self,
+        memory_id: str,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+        instructions: str | None = None,
+        policy: Mapping[str, Any] | None = None,
+    ) -> Memory:
         body = b.memory_fields(metadata, None, instructions, policy)
-        return Memory.from_json(await self._request("PATCH", b.path_of(memory_id), content=b.encode(body),
-                                                    headers=b.json_headers()))
+        return Memory.from_json(
+            await self._request(
+                "PATCH", b.path_of(memory_id), content=b.encode(body), headers=b.json_headers()
+            )
+        )
 
     async def delete(self, memory_id: str) -> None:
         await self._request("DELETE", b.path_of(memory_id))
         self._tails.forget(memory_id)
 
-    async def list(self, *, limit: int | None = None, cursor: str | None = None, external_id: str | None = None,
-                   metadata: Mapping[str, Any] | None = None) -> Page:
-        return b.memory_page(await self._request("GET", "/memories",
-                                                 params=b.list_params(limit, cursor, external_id, metadata)))
+    async def list(
+        self,
+        *,
+        limit: int | None = None,
+        cursor: str | None = None,
+        external_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Page:
+        return b.memory_page(
+            await self._request(
+                "GET", "/memories", params=b.list_params(limit, cursor, external_id, metadata)
+            )
+        )
 
-    async def delete_matching(self, *, metadata: Mapping[str, Any] | None = None,
-                              external_id: str | None = None) -> dict[str, Any]:
-        data = await self._request("DELETE", "/memories", params=b.list_params(None, None, external_id, metadata))
+    async def delete_matching(
+        self, *, metadata: Mapping[str, Any] | None = None, external_id: str | None = None
+    ) -> dict[str, Any]:
+        data = await self._request(
+            "DELETE", "/memories", params=b.list_params(None, None, external_id, metadata)
+        )
         deleted: dict[str, Any] = data.get("deleted", {})
         return deleted
 
-    async def search(self, memory_id: str, query: str, *, limit: int | None = None) -> builtins.list[dict[str, Any]]:
+    async def search(
+        self, memory_id: str, query: str, *, limit: int | None = None
+    ) -> builtins.list[dict[str, Any]]:
         body: dict[str, Any] = {"query": query}
         if limit is not None:
             body["limit"] = limit
-        data = await self._request("POST", b.path_of(memory_id, "/search"), content=b.encode(body),
-                                   headers=b.json_headers())
+        data = await self._request(
+            "POST", b.path_of(memory_id, "/search"), content=b.encode(body), headers=b.json_headers()
+        )
         return data.get("data") or []
 
     # --- lifecycle ---------------------------------------------------------------------------------

@@ -44,38 +44,55 @@ def reset_after_fork(client: Any) -> None:
     _clients.add(client)
 
 
-def resolve_config(api_key: str | None, base_url: str | None, timeout: float, tail_tokens: int,
-                   max_tails: int) -> tuple[str, str]:
+def resolve_config(
+    api_key: str | None, base_url: str | None, timeout: float, tail_tokens: int, max_tails: int
+) -> tuple[str, str]:
     api_key = api_key or os.environ.get("THREADLESS_API_KEY") or ""
     if not api_key:
         raise ThreadlessError(
-            "No API key: pass api_key= or set THREADLESS_API_KEY.", code="missing_api_key",
-            hint="Create a project key in the console (or `manage.py create_key`) and pass it in.", retryable=False,
+            "No API key: pass api_key= or set THREADLESS_API_KEY.",
+            code="missing_api_key",
+            hint="Create a project key in the console (or `manage.py create_key`) and pass it in.",
+            retryable=False,
         )
     base = (base_url or os.environ.get("THREADLESS_BASE_URL") or DEFAULT_BASE_URL).strip().rstrip("/")
     if base.endswith("/v1"):  # forgiving: the origin is asked for, but ".../v1" is an easy slip
         base = base[:-3]
     if not base.startswith(("http://", "https://")):
-        raise ThreadlessError(f"base_url: {base!r} is not an http(s) URL.", code="invalid_request",
-                              hint="Pass the server's origin, e.g. http://127.0.0.1:8000.", retryable=False)
+        raise ThreadlessError(
+            f"base_url: {base!r} is not an http(s) URL.",
+            code="invalid_request",
+            hint="Pass the server's origin, e.g. http://127.0.0.1:8000.",
+            retryable=False,
+        )
     if not (isinstance(timeout, (int, float)) and timeout > 0):
-        raise ThreadlessError("timeout: must be a positive number of seconds.", code="invalid_request", retryable=False)
+        raise ThreadlessError(
+            "timeout: must be a positive number of seconds.", code="invalid_request", retryable=False
+        )
     if not (isinstance(tail_tokens, int) and tail_tokens > 0):
-        raise ThreadlessError("tail_tokens: must be a positive integer.", code="invalid_request", retryable=False)
+        raise ThreadlessError(
+            "tail_tokens: must be a positive integer.", code="invalid_request", retryable=False
+        )
     if not (isinstance(max_tails, int) and max_tails >= 0):
         raise ThreadlessError("max_tails: must be an integer ≥ 0.", code="invalid_request", retryable=False)
     return api_key, base + "/v1"
 
 
 def default_headers(api_key: str) -> dict[str, Any]:
-    return {"Authorization": f"Bearer {api_key}", "User-Agent": f"threadless-python/{__version__}",
-            "Accept": "application/json"}
+    return {
+        "Authorization": f"Bearer {api_key}",
+        "User-Agent": f"threadless-python/{__version__}",
+        "Accept": "application/json",
+    }
 
 
 def path_of(memory_id: str, suffix: str = "") -> str:
     if not isinstance(memory_id, str) or not memory_id:
-        raise ThreadlessError("memory_id: must be a non-empty string (the id create() returned).",
-                              code="invalid_request", retryable=False)
+        raise ThreadlessError(
+            "memory_id: must be a non-empty string (the id create() returned).",
+            code="invalid_request",
+            retryable=False,
+        )
     return "/memories/" + quote(memory_id, safe="") + suffix
 
 
@@ -87,15 +104,22 @@ def target(memory_id: str | None, external_id: str | None) -> tuple[str, str]:
     """
     if external_id is not None:
         if memory_id is not None:
-            raise ThreadlessError("Pass memory_id or external_id, not both.", code="invalid_request",
-                                  retryable=False)
+            raise ThreadlessError(
+                "Pass memory_id or external_id, not both.", code="invalid_request", retryable=False
+            )
         if not isinstance(external_id, str) or not external_id:
-            raise ThreadlessError("external_id: must be a non-empty string (your own id for the memory).",
-                                  code="invalid_request", retryable=False)
+            raise ThreadlessError(
+                "external_id: must be a non-empty string (your own id for the memory).",
+                code="invalid_request",
+                retryable=False,
+            )
         return "ext:" + external_id, "/memories/external/" + quote(external_id, safe="")
     if memory_id is None:
-        raise ThreadlessError("Pass memory_id (the id create() returned) or external_id= (your own id).",
-                              code="invalid_request", retryable=False)
+        raise ThreadlessError(
+            "Pass memory_id (the id create() returned) or external_id= (your own id).",
+            code="invalid_request",
+            retryable=False,
+        )
     return memory_id, path_of(memory_id)
 
 
@@ -110,8 +134,10 @@ def unexpected(error: Exception, what: str) -> ThreadlessError:
     """An error nobody planned for (a bug in a transport, a closed event loop): for decorate it is
     one more way of getting no usable answer, so it falls back like a network error."""
     wrapped = ThreadlessConnectionError(
-        f"{what}: unexpected {type(error).__name__}: {error}", code="client_error",
-        hint="A problem inside the client or its transport; decorate fell back to the local tail.")
+        f"{what}: unexpected {type(error).__name__}: {error}",
+        code="client_error",
+        hint="A problem inside the client or its transport; decorate fell back to the local tail.",
+    )
     wrapped.__cause__ = error
     return wrapped
 
@@ -120,9 +146,12 @@ def encode(body: Mapping[str, Any]) -> bytes:
     try:
         return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
     except (TypeError, ValueError) as exc:
-        raise ThreadlessError(f"body: not JSON-serialisable ({exc}).", code="invalid_request",
-                              hint="Messages must be plain dicts of strings, lists and numbers.",
-                              retryable=False) from exc
+        raise ThreadlessError(
+            f"body: not JSON-serialisable ({exc}).",
+            code="invalid_request",
+            hint="Messages must be plain dicts of strings, lists and numbers.",
+            retryable=False,
+        ) from exc
 
 
 def json_headers(idempotency_key: str | None = None) -> dict[str, Any]:
@@ -132,8 +161,13 @@ def json_headers(idempotency_key: str | None = None) -> dict[str, Any]:
     return headers
 
 
-def decorate_body(messages: Sequence[Mapping[str, Any]], instructions: str | None, budget_tokens: int | None,
-                  recall: bool | None, store: bool | None) -> dict[str, Any]:
+def decorate_body(
+    messages: Sequence[Mapping[str, Any]],
+    instructions: str | None,
+    budget_tokens: int | None,
+    recall: bool | None,
+    store: bool | None,
+) -> dict[str, Any]:
     body: dict[str, Any] = {"messages": messages}
     if instructions is not None:
         body["instructions"] = instructions
@@ -147,8 +181,14 @@ def decorate_body(messages: Sequence[Mapping[str, Any]], instructions: str | Non
 
 
 def as_messages(messages: Any) -> list[Any]:
-    if isinstance(messages, Mapping) or isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
-        raise ThreadlessError("messages: must be a list of message dicts.", code="invalid_request", retryable=False)
+    if (
+        isinstance(messages, Mapping)
+        or isinstance(messages, (str, bytes))
+        or not isinstance(messages, Sequence)
+    ):
+        raise ThreadlessError(
+            "messages: must be a list of message dicts.", code="invalid_request", retryable=False
+        )
     return list(messages)
 
 
@@ -166,9 +206,12 @@ def answer_json(status: int, content: bytes, headers: Any, url: str = "") -> Any
         return json.loads(content)
     except ValueError as exc:
         raise ThreadlessError(
-            f"HTTP {status} with a body that is not JSON.", status=status, code="invalid_response",
+            f"HTTP {status} with a body that is not JSON.",
+            status=status,
+            code="invalid_response",
             hint="A proxy or a broken server answered; decorate fell back to the local tail.",
-            request_id=headers.get("x-request-id"), retryable=True,
+            request_id=headers.get("x-request-id"),
+            retryable=True,
         ) from exc
 
 
@@ -182,50 +225,91 @@ def should_fall_back(error: ThreadlessError) -> bool:
     return is_fallback_status(error.status) or error.code == "invalid_response"
 
 
-def decorated_from(memory_id: str | None, data: Any, status: int, headers: Any,
-                   external_id: str | None = None) -> DecoratedRequest:
-    if not (isinstance(data, dict) and isinstance(data.get("instructions"), str)
-            and isinstance(data.get("messages"), list)):
-        raise ThreadlessError(f"HTTP {status}: the answer is not a decorated request.", status=status,
-                              code="invalid_response", request_id=headers.get("x-request-id"), retryable=True,
-                              hint="Check that base_url is the Threadless server's origin.")
+def decorated_from(
+    memory_id: str | None, data: Any, status: int, headers: Any, external_id: str | None = None
+) -> DecoratedRequest:
+    if not (
+        isinstance(data, dict)
+        and isinstance(data.get("instructions"), str)
+        and isinstance(data.get("messages"), list)
+    ):
+        raise ThreadlessError(
+            f"HTTP {status}: the answer is not a decorated request.",
+            status=status,
+            code="invalid_response",
+            request_id=headers.get("x-request-id"),
+            retryable=True,
+            hint="Check that base_url is the Threadless server's origin.",
+        )
     return DecoratedRequest(
-        memory_id=data.get("memory_id") or memory_id, external_id=external_id, instructions=data["instructions"], messages=data["messages"],
-        context_text=data.get("context_text") or "", turn=data.get("turn"), context=data.get("context") or {},
-        usage=data.get("usage") or {}, degraded=False,
+        memory_id=data.get("memory_id") or memory_id,
+        external_id=external_id,
+        instructions=data["instructions"],
+        messages=data["messages"],
+        context_text=data.get("context_text") or "",
+        turn=data.get("turn"),
+        context=data.get("context") or {},
+        usage=data.get("usage") or {},
+        degraded=False,
     )
 
 
-def degraded_request(tails: TailStore, key: str, messages: list[Any], instructions: str | None,
-                     error: Exception, seq: int, memory_id: str | None = None,
-                     external_id: str | None = None) -> DecoratedRequest:
+def degraded_request(
+    tails: TailStore,
+    key: str,
+    messages: list[Any],
+    instructions: str | None,
+    error: Exception,
+    seq: int,
+    memory_id: str | None = None,
+    external_id: str | None = None,
+) -> DecoratedRequest:
     new, own = split_system(messages, instructions)
     text, context_text, window = tails.fallback(key, new, own, seq=seq)
     if memory_id is None:
         memory_id = tails.memory_id_of(key)  # known from an earlier successful decorate, else None
-    return DecoratedRequest(memory_id=memory_id, instructions=text, messages=window, context_text=context_text,
-                            turn=None, degraded=True, error=error, external_id=external_id)
+    return DecoratedRequest(
+        memory_id=memory_id,
+        instructions=text,
+        messages=window,
+        context_text=context_text,
+        turn=None,
+        degraded=True,
+        error=error,
+        external_id=external_id,
+    )
 
 
 def refresh_tail(tails: TailStore, key: str, request: DecoratedRequest, store: bool | None, seq: int) -> None:
     # A dry run (store=False) mirrors the answer too, but stores no user message, so it does not
     # end a degraded state (the reports that follow would have nothing to attach to). Same in TS.
     # ``seq`` orders decorates by when they started: a slow older answer never replaces a newer one.
-    tails.refresh(key, instructions=request.instructions, context_text=request.context_text,
-                  messages=request.messages, clear_degraded=store is not False, seq=seq,
-                  server_id=request.memory_id)
+    tails.refresh(
+        key,
+        instructions=request.instructions,
+        context_text=request.context_text,
+        messages=request.messages,
+        clear_degraded=store is not False,
+        seq=seq,
+        server_id=request.memory_id,
+    )
 
 
 def call_on_error(handler: OnError | None, error: BaseException, context: dict[str, Any]) -> Any:
     """Tell the caller's on_error; whatever it raises is logged, never passed on."""
     if handler is None:
-        log.warning("threadless %s on %s failed: %s", context.get("operation"), context.get("memory_id"), error)
+        log.warning(
+            "threadless %s on %s failed: %s", context.get("operation"), context.get("memory_id"), error
+        )
         return None
     try:
         return handler(error, context)
     except Exception:  # the callback's own bug must not stop the agent
-        log.exception("threadless: on_error raised while handling %s on %s; ignored",
-                      context.get("operation"), context.get("memory_id"))
+        log.exception(
+            "threadless: on_error raised while handling %s on %s; ignored",
+            context.get("operation"),
+            context.get("memory_id"),
+        )
         return None
 
 
@@ -233,8 +317,9 @@ def memory_page(data: dict[str, Any]) -> Page:
     return Page([Memory.from_json(m) for m in data.get("data") or []], data.get("next_cursor"))
 
 
-def list_params(limit: int | None, cursor: str | None, external_id: str | None,
-                metadata: Mapping[str, Any] | None) -> dict[str, Any]:
+def list_params(
+    limit: int | None, cursor: str | None, external_id: str | None, metadata: Mapping[str, Any] | None
+) -> dict[str, Any]:
     params: dict[str, Any] = {}
     if limit is not None:
         params["limit"] = limit
@@ -247,6 +332,13 @@ def list_params(limit: int | None, cursor: str | None, external_id: str | None,
     return params
 
 
-def memory_fields(metadata: Any = None, external_id: Any = None, instructions: Any = None, policy: Any = None) -> dict[str, Any]:
-    fields = {"metadata": metadata, "external_id": external_id, "instructions": instructions, "policy": policy}
+def memory_fields(
+    metadata: Any = None, external_id: Any = None, instructions: Any = None, policy: Any = None
+) -> dict[str, Any]:
+    fields = {
+        "metadata": metadata,
+        "external_id": external_id,
+        "instructions": instructions,
+        "policy": policy,
+    }
     return {k: v for k, v in fields.items() if v is not None}

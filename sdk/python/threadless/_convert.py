@@ -23,8 +23,9 @@ def _plain(value: Any) -> Any:
 
 
 def _bad(what: str, value: Any) -> ThreadlessError:
-    return ThreadlessError(f"{what}: cannot read a {type(value).__name__} as one.", code="invalid_request",
-                           retryable=False)
+    return ThreadlessError(
+        f"{what}: cannot read a {type(value).__name__} as one.", code="invalid_request", retryable=False
+    )
 
 
 def from_openai(completion: Any) -> list[dict[str, Any]]:
@@ -50,10 +51,16 @@ def from_openai(completion: Any) -> list[dict[str, Any]]:
     tool_calls = [_plain(c) for c in data.get("tool_calls") or []]
     if tool_calls:
         message["tool_calls"] = [
-            {"id": c.get("id"), "type": c.get("type") or "function",
-             "function": {"name": (c.get("function") or {}).get("name"),
-                          "arguments": (c.get("function") or {}).get("arguments") or ""}}
-            for c in tool_calls if isinstance(c, Mapping)
+            {
+                "id": c.get("id"),
+                "type": c.get("type") or "function",
+                "function": {
+                    "name": (c.get("function") or {}).get("name"),
+                    "arguments": (c.get("function") or {}).get("arguments") or "",
+                },
+            }
+            for c in tool_calls
+            if isinstance(c, Mapping)
         ]
     if isinstance(data.get("name"), str):
         message["name"] = data["name"]
@@ -80,8 +87,13 @@ def from_anthropic(message: Any) -> list[dict[str, Any]]:
             texts.append(str(block.get("text") or ""))
         elif block.get("type") == "tool_use":
             arguments = json.dumps(block.get("input") or {}, ensure_ascii=False, separators=(",", ":"))
-            calls.append({"id": block.get("id"), "type": "function",
-                          "function": {"name": block.get("name"), "arguments": arguments}})
+            calls.append(
+                {
+                    "id": block.get("id"),
+                    "type": "function",
+                    "function": {"name": block.get("name"), "arguments": arguments},
+                }
+            )
     out: dict[str, Any] = {"role": "assistant", "content": "".join(texts)}
     if calls:
         out["tool_calls"] = calls

@@ -46,10 +46,12 @@ class DeadlineStream(httpcore.NetworkStream):
     def close(self) -> None:
         self._stream.close()
 
-    def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
-                  timeout: float | None = None) -> httpcore.NetworkStream:
-        stream = self._stream.start_tls(ssl_context, server_hostname,
-                                        _bound(self._deadline, timeout, httpcore.ConnectTimeout))
+    def start_tls(
+        self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.NetworkStream:
+        stream = self._stream.start_tls(
+            ssl_context, server_hostname, _bound(self._deadline, timeout, httpcore.ConnectTimeout)
+        )
         return DeadlineStream(stream, self._deadline)
 
     def get_extra_info(self, info: str) -> Any:
@@ -64,15 +66,23 @@ class DeadlineBackend(httpcore.NetworkBackend):
     def _bound(self, timeout: float | None) -> float | None:
         return _bound(self.deadline, timeout, httpcore.ConnectTimeout)
 
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
-                    socket_options: Any = None) -> httpcore.NetworkStream:
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> httpcore.NetworkStream:
         stream = self._backend.connect_tcp(host, port, self._bound(timeout), local_address, socket_options)
         return DeadlineStream(stream, self.deadline)
 
-    def connect_unix_socket(self, path: str, timeout: float | None = None,
-                            socket_options: Any = None) -> httpcore.NetworkStream:
-        return DeadlineStream(self._backend.connect_unix_socket(path, self._bound(timeout), socket_options),
-                              self.deadline)
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Any = None
+    ) -> httpcore.NetworkStream:
+        return DeadlineStream(
+            self._backend.connect_unix_socket(path, self._bound(timeout), socket_options), self.deadline
+        )
 
     def sleep(self, seconds: float) -> None:
         self._backend.sleep(seconds)
@@ -82,8 +92,9 @@ def install(transport: Any) -> _Deadline | None:
     """Wrap the network backend of an ``httpx.HTTPTransport``'s pool; None if its shape is unknown
     (then the client falls back to running each call on an I/O thread)."""
     pool = getattr(transport, "_pool", None)
-    if type(pool) is not httpcore.ConnectionPool or not isinstance(getattr(pool, "_network_backend", None),
-                                                                  httpcore.NetworkBackend):
+    if type(pool) is not httpcore.ConnectionPool or not isinstance(
+        getattr(pool, "_network_backend", None), httpcore.NetworkBackend
+    ):
         return None
     backend = DeadlineBackend(pool._network_backend)
     pool._network_backend = backend

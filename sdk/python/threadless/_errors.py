@@ -11,9 +11,19 @@ __all__ = ["ThreadlessConnectionError", "ThreadlessError", "ThreadlessTimeoutErr
 _FALLBACK_STATUSES = frozenset({408, 429})
 
 _CODES_BY_STATUS = {
-    400: "invalid_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
-    405: "method_not_allowed", 408: "request_timeout", 409: "conflict", 413: "payload_too_large",
-    429: "rate_limited", 500: "internal", 502: "bad_gateway", 503: "unavailable", 504: "gateway_timeout",
+    400: "invalid_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    408: "request_timeout",
+    409: "conflict",
+    413: "payload_too_large",
+    429: "rate_limited",
+    500: "internal",
+    502: "bad_gateway",
+    503: "unavailable",
+    504: "gateway_timeout",
 }
 
 
@@ -31,16 +41,27 @@ class ThreadlessError(Exception):
     what to do, ``request_id`` is the server's ``X-Request-Id`` (quote it when asking for help).
     """
 
-    def __init__(self, message: str, *, status: int | None = None, code: str = "error", hint: str | None = None,
-                 request_id: str | None = None, retryable: bool | None = None, retry_after: float | None = None,
-                 body: Any = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        code: str = "error",
+        hint: str | None = None,
+        request_id: str | None = None,
+        retryable: bool | None = None,
+        retry_after: float | None = None,
+        body: Any = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
         self.code = code
         self.hint = hint
         self.request_id = request_id
-        self.retryable = retryable if retryable is not None else (status is None or is_fallback_status(status))
+        self.retryable = (
+            retryable if retryable is not None else (status is None or is_fallback_status(status))
+        )
         self.retry_after = retry_after
         self.body = body
 
@@ -54,8 +75,10 @@ class ThreadlessError(Exception):
         return text
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}(status={self.status!r}, code={self.code!r}, message={self.message!r}, "
-                f"request_id={self.request_id!r})")
+        return (
+            f"{type(self).__name__}(status={self.status!r}, code={self.code!r}, message={self.message!r}, "
+            f"request_id={self.request_id!r})"
+        )
 
     @classmethod
     def from_response(cls, status: int, content: bytes, headers: Any, url: str = "") -> ThreadlessError:
@@ -69,20 +92,29 @@ class ThreadlessError(Exception):
         error = body.get("error") if isinstance(body, dict) else None
         if isinstance(error, dict) and isinstance(error.get("message"), str):
             return cls(
-                error["message"], status=status, code=str(error.get("code") or _CODES_BY_STATUS.get(status, "error")),
+                error["message"],
+                status=status,
+                code=str(error.get("code") or _CODES_BY_STATUS.get(status, "error")),
                 hint=error.get("hint") if isinstance(error.get("hint"), str) else None,
                 request_id=error.get("request_id") or request_id,
                 retryable=error["retryable"] if isinstance(error.get("retryable"), bool) else None,
-                retry_after=retry_after, body=body,
+                retry_after=retry_after,
+                body=body,
             )
         snippet = content[:200].decode("utf-8", "replace").strip() if content else ""
         where = f" from {url}" if url else ""
-        message = f"HTTP {status}{where} without Threadless's error shape" + (f": {snippet}" if snippet else ".")
+        message = f"HTTP {status}{where} without Threadless's error shape" + (
+            f": {snippet}" if snippet else "."
+        )
         return cls(
-            message, status=status, code=_CODES_BY_STATUS.get(status, f"http_{status}"),
+            message,
+            status=status,
+            code=_CODES_BY_STATUS.get(status, f"http_{status}"),
             hint="Check that base_url is the Threadless server's origin (the SDK adds /v1) and that no proxy "
-                 "in between answers for it.",
-            request_id=request_id, retry_after=retry_after, body=body if body is not None else snippet,
+            "in between answers for it.",
+            request_id=request_id,
+            retry_after=retry_after,
+            body=body if body is not None else snippet,
         )
 
 
@@ -100,7 +132,9 @@ class ThreadlessTimeoutError(ThreadlessConnectionError):
 
     def __init__(self, message: str, **kwargs: Any) -> None:
         kwargs.setdefault("code", "timeout")
-        kwargs.setdefault("hint", "The server did not answer in time; raise timeout= if your network is slow.")
+        kwargs.setdefault(
+            "hint", "The server did not answer in time; raise timeout= if your network is slow."
+        )
         super().__init__(message, **kwargs)
 
 

@@ -31,16 +31,29 @@ class Facts:
         self._client = client
 
     def list(self, memory_id: str, *, limit: int | None = None, cursor: str | None = None) -> Page:
-        return _page(self._client._request("GET", _fact_path(memory_id), params=b.list_params(limit, cursor, None, None)),
-                     Fact)
+        return _page(
+            self._client._request(
+                "GET", _fact_path(memory_id), params=b.list_params(limit, cursor, None, None)
+            ),
+            Fact,
+        )
 
     def create(self, memory_id: str, text: str) -> Fact:
-        return Fact.from_json(self._client._request("POST", _fact_path(memory_id), content=b.encode({"text": text}),
-                                                    headers=b.json_headers()))
+        return Fact.from_json(
+            self._client._request(
+                "POST", _fact_path(memory_id), content=b.encode({"text": text}), headers=b.json_headers()
+            )
+        )
 
     def update(self, memory_id: str, fact_id: str, text: str) -> Fact:
-        return Fact.from_json(self._client._request("PATCH", _fact_path(memory_id, fact_id),
-                                                    content=b.encode({"text": text}), headers=b.json_headers()))
+        return Fact.from_json(
+            self._client._request(
+                "PATCH",
+                _fact_path(memory_id, fact_id),
+                content=b.encode({"text": text}),
+                headers=b.json_headers(),
+            )
+        )
 
     def delete(self, memory_id: str, fact_id: str) -> None:
         self._client._request("DELETE", _fact_path(memory_id, fact_id))
@@ -52,10 +65,22 @@ class Entries:
     def __init__(self, client: Any) -> None:
         self._client = client
 
-    def list(self, memory_id: str, *, include_uncommitted: bool = False, limit: int | None = None,
-             cursor: str | None = None) -> Page:
-        return _page(self._client._request("GET", b.path_of(memory_id, "/entries"),
-                                           params=_entry_params(include_uncommitted, limit, cursor)), Entry)
+    def list(
+        self,
+        memory_id: str,
+        *,
+        include_uncommitted: bool = False,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> Page:
+        return _page(
+            self._client._request(
+                "GET",
+                b.path_of(memory_id, "/entries"),
+                params=_entry_params(include_uncommitted, limit, cursor),
+            ),
+            Entry,
+        )
 
     def all(self, memory_id: str, *, include_uncommitted: bool = False) -> Iterator[Entry]:
         cursor = None
@@ -74,16 +99,29 @@ class AsyncFacts:
         self._client = client
 
     async def list(self, memory_id: str, *, limit: int | None = None, cursor: str | None = None) -> Page:
-        return _page(await self._client._request("GET", _fact_path(memory_id),
-                                                 params=b.list_params(limit, cursor, None, None)), Fact)
+        return _page(
+            await self._client._request(
+                "GET", _fact_path(memory_id), params=b.list_params(limit, cursor, None, None)
+            ),
+            Fact,
+        )
 
     async def create(self, memory_id: str, text: str) -> Fact:
-        return Fact.from_json(await self._client._request("POST", _fact_path(memory_id),
-                                                          content=b.encode({"text": text}), headers=b.json_headers()))
+        return Fact.from_json(
+            await self._client._request(
+                "POST", _fact_path(memory_id), content=b.encode({"text": text}), headers=b.json_headers()
+            )
+        )
 
     async def update(self, memory_id: str, fact_id: str, text: str) -> Fact:
-        return Fact.from_json(await self._client._request("PATCH", _fact_path(memory_id, fact_id),
-                                                          content=b.encode({"text": text}), headers=b.json_headers()))
+        return Fact.from_json(
+            await self._client._request(
+                "PATCH",
+                _fact_path(memory_id, fact_id),
+                content=b.encode({"text": text}),
+                headers=b.json_headers(),
+            )
+        )
 
     async def delete(self, memory_id: str, fact_id: str) -> None:
         await self._client._request("DELETE", _fact_path(memory_id, fact_id))
@@ -95,15 +133,29 @@ class AsyncEntries:
     def __init__(self, client: Any) -> None:
         self._client = client
 
-    async def list(self, memory_id: str, *, include_uncommitted: bool = False, limit: int | None = None,
-                   cursor: str | None = None) -> Page:
-        return _page(await self._client._request("GET", b.path_of(memory_id, "/entries"),
-                                                 params=_entry_params(include_uncommitted, limit, cursor)), Entry)
+    async def list(
+        self,
+        memory_id: str,
+        *,
+        include_uncommitted: bool = False,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> Page:
+        return _page(
+            await self._client._request(
+                "GET",
+                b.path_of(memory_id, "/entries"),
+                params=_entry_params(include_uncommitted, limit, cursor),
+            ),
+            Entry,
+        )
 
     async def all(self, memory_id: str, *, include_uncommitted: bool = False) -> AsyncIterator[Entry]:
         cursor = None
         while True:
-            page = await self.list(memory_id, include_uncommitted=include_uncommitted, limit=1000, cursor=cursor)
+            page = await self.list(
+                memory_id, include_uncommitted=include_uncommitted, limit=1000, cursor=cursor
+            )
             for entry in page.data:
                 yield entry
             if not page.next_cursor:
@@ -122,10 +174,19 @@ class Files:
     def __init__(self, client: Any) -> None:
         self._client = client
 
-    def command(self, memory_id: str | None = None, command: dict[str, Any] | None = None, *,
-                external_id: str | None = None) -> dict[str, Any]:
-        answer: dict[str, Any] = self._client._request("POST", _files_path(memory_id, external_id, "/command"),
-                                                       content=b.encode(command or {}), headers=b.json_headers())
+    def command(
+        self,
+        memory_id: str | None = None,
+        command: dict[str, Any] | None = None,
+        *,
+        external_id: str | None = None,
+    ) -> dict[str, Any]:
+        answer: dict[str, Any] = self._client._request(
+            "POST",
+            _files_path(memory_id, external_id, "/command"),
+            content=b.encode(command or {}),
+            headers=b.json_headers(),
+        )
         return answer
 
     def list(self, memory_id: str | None = None, *, external_id: str | None = None) -> list[dict[str, Any]]:
@@ -138,12 +199,22 @@ class AsyncFiles:
     def __init__(self, client: Any) -> None:
         self._client = client
 
-    async def command(self, memory_id: str | None = None, command: dict[str, Any] | None = None, *,
-                      external_id: str | None = None) -> dict[str, Any]:
+    async def command(
+        self,
+        memory_id: str | None = None,
+        command: dict[str, Any] | None = None,
+        *,
+        external_id: str | None = None,
+    ) -> dict[str, Any]:
         answer: dict[str, Any] = await self._client._request(
-            "POST", _files_path(memory_id, external_id, "/command"), content=b.encode(command or {}),
-            headers=b.json_headers())
+            "POST",
+            _files_path(memory_id, external_id, "/command"),
+            content=b.encode(command or {}),
+            headers=b.json_headers(),
+        )
         return answer
 
-    async def list(self, memory_id: str | None = None, *, external_id: str | None = None) -> list[dict[str, Any]]:
+    async def list(
+        self, memory_id: str | None = None, *, external_id: str | None = None
+    ) -> list[dict[str, Any]]:
         return (await self._client._request("GET", _files_path(memory_id, external_id, ""))).get("data") or []

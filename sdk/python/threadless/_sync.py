@@ -59,7 +59,9 @@ class _DaemonPool:
             with self._lock:
                 if self._threads < self._max:
                     self._threads += 1
-                    threading.Thread(target=self._work, name=f"{self._name}-{self._threads}", daemon=True).start()
+                    threading.Thread(
+                        target=self._work, name=f"{self._name}-{self._threads}", daemon=True
+                    ).start()
         return future
 
     def _work(self) -> None:
@@ -92,8 +94,15 @@ class Threadless:
     logger.
     """
 
-    def __init__(self, api_key: str | None = None, base_url: str | None = None, timeout: float = 15.0,
-                 tail_tokens: int = 60_000, max_tails: int = 200, on_error: b.OnError | None = None) -> None:
+    def __init__(
+        self,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 15.0,
+        tail_tokens: int = 60_000,
+        max_tails: int = 200,
+        on_error: b.OnError | None = None,
+    ) -> None:
         api_key, self.base_url = b.resolve_config(api_key, base_url, timeout, tail_tokens, max_tails)
         self.timeout = float(timeout)
         self.on_error = on_error
@@ -123,8 +132,13 @@ class Threadless:
         # environment proxy (whose transport httpx builds itself) each call runs on an I/O thread
         # instead, so the caller can stop waiting at the deadline.
         self._deadline = None if getproxies() else install_deadline(transport)
-        self._http = httpx.Client(base_url=self.base_url, headers=self._headers,
-                                  timeout=httpx.Timeout(self.timeout), transport=transport, limits=limits)
+        self._http = httpx.Client(
+            base_url=self.base_url,
+            headers=self._headers,
+            timeout=httpx.Timeout(self.timeout),
+            transport=transport,
+            limits=limits,
+        )
         self._io = _DaemonPool(64, "threadless-io")
         self._reports = _DaemonPool(8, "threadless-report")
         self._pending: dict[str, deque[Any]] = {}  # tail key -> reports queued or in flight, oldest first
@@ -150,18 +164,28 @@ class Threadless:
 
     # --- transport -------------------------------------------------------------------------------
 
-    def _send(self, method: str, path: str, content: bytes | None, params: Any,
-              headers: dict[str, Any] | None) -> tuple[int, bytes, httpx.Headers]:
+    def _send(
+        self, method: str, path: str, content: bytes | None, params: Any, headers: dict[str, Any] | None
+    ) -> tuple[int, bytes, httpx.Headers]:
         try:
             response = self._http.request(method, path, content=content, params=params, headers=headers)
         except httpx.TimeoutException as exc:
-            raise ThreadlessTimeoutError(f"{method} {path}: no answer within {self.timeout:g} s ({exc}).") from exc
+            raise ThreadlessTimeoutError(
+                f"{method} {path}: no answer within {self.timeout:g} s ({exc})."
+            ) from exc
         except (httpx.HTTPError, OSError) as exc:
             raise ThreadlessConnectionError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
         return response.status_code, response.content, response.headers
 
-    def _request(self, method: str, path: str, *, content: bytes | None = None, params: Any = None,
-                 headers: dict[str, Any] | None = None) -> Any:
+    def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        content: bytes | None = None,
+        params: Any = None,
+        headers: dict[str, Any] | None = None,
+    ) -> Any:
         """One HTTP call within the total deadline: the JSON answer, or ThreadlessError."""
         if self._closed:
             raise ThreadlessError("The client is closed.", code="client_closed", retryable=False)
@@ -185,10 +209,18 @@ class Threadless:
 
     # --- decorate and report ---------------------------------------------------------------------
 
-    def decorate(self, memory_id: str | None = None, messages: Sequence[Mapping[str, Any]] | None = None,
-                 instructions: str | None = None, *, external_id: str | None = None,
-                 budget_tokens: int | None = None, recall: bool | None = None, store: bool | None = None,
-                 idempotency_key: str | None = None) -> DecoratedRequest:
+    def decorate(
+        self,
+        memory_id: str | None = None,
+        messages: Sequence[Mapping[str, Any]] | None = None,
+        instructions: str | None = None,
+        *,
+        external_id: str | None = None,
+        budget_tokens: int | None = None,
+        recall: bool | None = None,
+        store: bool | None = None,
+        idempotency_key: str | None = None,
+    ) -> DecoratedRequest:
         """The full model request for ``messages``. Falls back to the local tail when the service
         cannot answer (network error, timeout, 5xx, 429, 408); raises ThreadlessError on other 4xx.
 
@@ -203,8 +235,9 @@ class Threadless:
         seq = self._tails.next_seq()
         try:
             try:
-                data = self._request("POST", base_path + "/decorate", content=content,
-                                     headers=b.json_headers(idempotency_key))
+                data = self._request(
+                    "POST", base_path + "/decorate", content=content, headers=b.json_headers(idempotency_key)
+                )
                 request = b.decorated_from(memory_id, data, 200, {}, external_id)
             except ThreadlessError:
                 raise
@@ -213,15 +246,23 @@ class Threadless:
         except ThreadlessError as error:
             if not b.should_fall_back(error):
                 raise
-            request = b.degraded_request(self._tails, key, messages, instructions, error, seq, memory_id, external_id)
+            request = b.degraded_request(
+                self._tails, key, messages, instructions, error, seq, memory_id, external_id
+            )
             b.call_on_error(self.on_error, error, b.error_context("decorate", request.memory_id, external_id))
             return request
         b.refresh_tail(self._tails, key, request, store, seq)
         return request
 
-    def report(self, memory_id: str | None = None, messages: Sequence[Mapping[str, Any]] | None = None, *,
-               external_id: str | None = None, failures: Sequence[Mapping[str, Any]] | None = None,
-               idempotency_key: str | None = None) -> None:
+    def report(
+        self,
+        memory_id: str | None = None,
+        messages: Sequence[Mapping[str, Any]] | None = None,
+        *,
+        external_id: str | None = None,
+        failures: Sequence[Mapping[str, Any]] | None = None,
+        idempotency_key: str | None = None,
+    ) -> None:
         """Send what came after decorate (the reply, tool calls and results) in the background.
 
         Never raises and is not retried; a failure goes to on_error. Skipped (silently) after a
@@ -255,9 +296,15 @@ class Threadless:
         except Exception as error:
             b.call_on_error(self.on_error, error, context)
 
-    def report_openai(self, memory_id: str | None = None, completion: Any = None, *, external_id: str | None = None,
-                      failures: Sequence[Mapping[str, Any]] | None = None,
-                      idempotency_key: str | None = None) -> None:
+    def report_openai(
+        self,
+        memory_id: str | None = None,
+        completion: Any = None,
+        *,
+        external_id: str | None = None,
+        failures: Sequence[Mapping[str, Any]] | None = None,
+        idempotency_key: str | None = None,
+    ) -> None:
         """report() for OpenAI's answer as it is: a ``ChatCompletion`` (its first choice), a
         ``ChatCompletionMessage``, or their dicts. Never raises (a shape it cannot read goes to
         on_error)."""
@@ -266,11 +313,19 @@ class Threadless:
         except Exception as error:
             b.call_on_error(self.on_error, error, b.error_context("report", memory_id, external_id))
             return
-        self.report(memory_id, messages, external_id=external_id, failures=failures, idempotency_key=idempotency_key)
+        self.report(
+            memory_id, messages, external_id=external_id, failures=failures, idempotency_key=idempotency_key
+        )
 
-    def report_anthropic(self, memory_id: str | None = None, message: Any = None, *, external_id: str | None = None,
-                         failures: Sequence[Mapping[str, Any]] | None = None,
-                         idempotency_key: str | None = None) -> None:
+    def report_anthropic(
+        self,
+        memory_id: str | None = None,
+        message: Any = None,
+        *,
+        external_id: str | None = None,
+        failures: Sequence[Mapping[str, Any]] | None = None,
+        idempotency_key: str | None = None,
+    ) -> None:
         """report() for Anthropic's ``Message`` as it is (text blocks become the content, tool_use
         blocks tool calls, thinking blocks are left out). Never raises."""
         try:
@@ -278,7 +333,9 @@ class Threadless:
         except Exception as error:
             b.call_on_error(self.on_error, error, b.error_context("report", memory_id, external_id))
             return
-        self.report(memory_id, messages, external_id=external_id, failures=failures, idempotency_key=idempotency_key)
+        self.report(
+            memory_id, messages, external_id=external_id, failures=failures, idempotency_key=idempotency_key
+        )
 
     def _drain(self, memory_id: str) -> None:
         # Reports on one memory go out one at a time, in order; other memories run in parallel.
@@ -314,32 +371,56 @@ class Threadless:
 
     # --- memories ----------------------------------------------------------------------------------
 
-    def create(self, *, metadata: Mapping[str, Any] | None = None, external_id: str | None = None,
-               instructions: str | None = None, policy: Mapping[str, Any] | None = None) -> Memory:
+    def create(
+        self,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+        external_id: str | None = None,
+        instructions: str | None = None,
+        policy: Mapping[str, Any] | None = None,
+    ) -> Memory:
         """A new memory (or, with an ``external_id`` already used in this project, that one)."""
         body = b.memory_fields(metadata, external_id, instructions, policy)
-        return Memory.from_json(self._request("POST", "/memories", content=b.encode(body), headers=b.json_headers()))
+        return Memory.from_json(
+            self._request("POST", "/memories", content=b.encode(body), headers=b.json_headers())
+        )
 
     def get(self, memory_id: str) -> Memory:
         return Memory.from_json(self._request("GET", b.path_of(memory_id)))
 
-    def update(self, memory_id: str, *, metadata: Mapping[str, Any] | None = None, instructions: str | None = None,
-               policy: Mapping[str, Any] | None = None) -> Memory:
+    def update(
+        self,
+        memory_id: str,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+        instructions: str | None = None,
+        policy: Mapping[str, Any] | None = None,
+    ) -> Memory:
         body = b.memory_fields(metadata, None, instructions, policy)
-        return Memory.from_json(self._request("PATCH", b.path_of(memory_id), content=b.encode(body),
-                                              headers=b.json_headers()))
+        return Memory.from_json(
+            self._request("PATCH", b.path_of(memory_id), content=b.encode(body), headers=b.json_headers())
+        )
 
     def delete(self, memory_id: str) -> None:
         """Delete the memory and everything derived from it (entries, facts, digests, the tail here)."""
         self._request("DELETE", b.path_of(memory_id))
         self._tails.forget(memory_id)
 
-    def list(self, *, limit: int | None = None, cursor: str | None = None, external_id: str | None = None,
-             metadata: Mapping[str, Any] | None = None) -> Page:
-        return b.memory_page(self._request("GET", "/memories",
-                                           params=b.list_params(limit, cursor, external_id, metadata)))
+    def list(
+        self,
+        *,
+        limit: int | None = None,
+        cursor: str | None = None,
+        external_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Page:
+        return b.memory_page(
+            self._request("GET", "/memories", params=b.list_params(limit, cursor, external_id, metadata))
+        )
 
-    def delete_matching(self, *, metadata: Mapping[str, Any] | None = None, external_id: str | None = None) -> dict[str, Any]:
+    def delete_matching(
+        self, *, metadata: Mapping[str, Any] | None = None, external_id: str | None = None
+    ) -> dict[str, Any]:
         """Delete every memory matching the filters (at least one); answers the receipt's counts."""
         data = self._request("DELETE", "/memories", params=b.list_params(None, None, external_id, metadata))
         deleted: dict[str, Any] = data.get("deleted", {})
@@ -347,12 +428,15 @@ class Threadless:
 
     # --- search ---------------------------------------------------------------------------------------
 
-    def search(self, memory_id: str, query: str, *, limit: int | None = None) -> builtins.list[dict[str, Any]]:
+    def search(
+        self, memory_id: str, query: str, *, limit: int | None = None
+    ) -> builtins.list[dict[str, Any]]:
         body: dict[str, Any] = {"query": query}
         if limit is not None:
             body["limit"] = limit
-        data = self._request("POST", b.path_of(memory_id, "/search"), content=b.encode(body),
-                             headers=b.json_headers())
+        data = self._request(
+            "POST", b.path_of(memory_id, "/search"), content=b.encode(body), headers=b.json_headers()
+        )
         return data.get("data") or []
 
     # --- lifecycle ---------------------------------------------------------------------------------
@@ -376,4 +460,3 @@ class Threadless:
 
     def __repr__(self) -> str:
         return f"Threadless(base_url={self.base_url!r}, timeout={self.timeout:g})"
-

@@ -40,7 +40,9 @@ def join_instructions(own: str | None, context_text: str) -> str:
     return own or context_text
 
 
-def split_system(messages: Sequence[Mapping[str, Any]], instructions: str | None) -> tuple[list[Any], str | None]:
+def split_system(
+    messages: Sequence[Mapping[str, Any]], instructions: str | None
+) -> tuple[list[Any], str | None]:
     """Like the server: system messages set the instructions (joined), an explicit value wins."""
     if not any(isinstance(m, Mapping) and m.get("role") == "system" for m in messages):
         return list(messages), instructions
@@ -95,8 +97,17 @@ class TailStore:
         tail = self._tails.get(key)
         return tail.memory_id if tail is not None else None
 
-    def refresh(self, memory_id: str, *, instructions: str, context_text: str, messages: list[Any],
-                clear_degraded: bool = True, seq: int | None = None, server_id: str | None = None) -> bool:
+    def refresh(
+        self,
+        memory_id: str,
+        *,
+        instructions: str,
+        context_text: str,
+        messages: list[Any],
+        clear_degraded: bool = True,
+        seq: int | None = None,
+        server_id: str | None = None,
+    ) -> bool:
         """Mirror a successful decorate. O(1): the cut happens when a fallback or report needs it.
 
         ``seq`` (from next_seq when the decorate started) keeps the newest: the answer of a
@@ -134,8 +145,9 @@ class TailStore:
             tail.cut = False
             self._cut(tail)
 
-    def fallback(self, memory_id: str, messages: list[Any], instructions: str | None,
-                 seq: int | None = None) -> tuple[str, str, list[Any]]:
+    def fallback(
+        self, memory_id: str, messages: list[Any], instructions: str | None, seq: int | None = None
+    ) -> tuple[str, str, list[Any]]:
         """(instructions, context_text, messages) for a degraded request: tail + the new messages.
 
         New instructions replace the tail's own part and keep its context blocks. Without a tail:
@@ -156,7 +168,9 @@ class TailStore:
             self._tails.move_to_end(memory_id)
             self._cut(tail)
             history = tail.messages
-        text = tail.instructions if instructions is None else join_instructions(instructions, tail.context_text)
+        text = (
+            tail.instructions if instructions is None else join_instructions(instructions, tail.context_text)
+        )
         return text, tail.context_text, history + list(messages)
 
     def is_degraded(self, memory_id: str) -> bool:

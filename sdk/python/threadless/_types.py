@@ -26,10 +26,16 @@ class Memory:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Memory:
         return cls(
-            id=data["id"], external_id=data.get("external_id"), metadata=data.get("metadata") or {},
-            instructions=data.get("instructions") or "", policy=data.get("policy") or {},
-            counts=data.get("counts") or {}, processing=data.get("processing"),
-            created_at=data.get("created_at"), updated_at=data.get("updated_at"), raw=data,
+            id=data["id"],
+            external_id=data.get("external_id"),
+            metadata=data.get("metadata") or {},
+            instructions=data.get("instructions") or "",
+            policy=data.get("policy") or {},
+            counts=data.get("counts") or {},
+            processing=data.get("processing"),
+            created_at=data.get("created_at"),
+            updated_at=data.get("updated_at"),
+            raw=data,
         )
 
 
@@ -45,9 +51,15 @@ class Fact:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Fact:
-        return cls(id=data["id"], text=data.get("text") or "", slot=data.get("slot"),
-                   source_entry_ids=data.get("source_entry_ids") or [], created_at=data.get("created_at"),
-                   updated_at=data.get("updated_at"), raw=data)
+        return cls(
+            id=data["id"],
+            text=data.get("text") or "",
+            slot=data.get("slot"),
+            source_entry_ids=data.get("source_entry_ids") or [],
+            created_at=data.get("created_at"),
+            updated_at=data.get("updated_at"),
+            raw=data,
+        )
 
 
 @dataclass
@@ -66,10 +78,19 @@ class Entry:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Entry:
-        return cls(id=data["id"], seq=data.get("seq", 0), turn=data.get("turn", 0), kind=data.get("kind", ""),
-                   role=data.get("role"), content=data.get("content"), task_id=data.get("task_id"),
-                   committed=data.get("committed", True), tokens=data.get("tokens", 0),
-                   created_at=data.get("created_at"), raw=data)
+        return cls(
+            id=data["id"],
+            seq=data.get("seq", 0),
+            turn=data.get("turn", 0),
+            kind=data.get("kind", ""),
+            role=data.get("role"),
+            content=data.get("content"),
+            task_id=data.get("task_id"),
+            committed=data.get("committed", True),
+            tokens=data.get("tokens", 0),
+            created_at=data.get("created_at"),
+            raw=data,
+        )
 
 
 @dataclass
@@ -130,16 +151,25 @@ class DecoratedRequest:
                     system.append(text)
                 continue
             if role == "tool":
-                result: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.get("tool_call_id") or "",
-                                "content": _text_of(message.get("content"))}
+                result: dict[str, Any] = {
+                    "type": "tool_result",
+                    "tool_use_id": message.get("tool_call_id") or "",
+                    "content": _text_of(message.get("content")),
+                }
                 _append(messages, "user", [result])
                 continue
             blocks = _blocks(message.get("content"))
             if role == "assistant":
                 for call in message.get("tool_calls") or ():
                     function = call.get("function") or {}
-                    blocks.append({"type": "tool_use", "id": call.get("id") or "", "name": function.get("name") or "",
-                                   "input": _arguments(function.get("arguments"))})
+                    blocks.append(
+                        {
+                            "type": "tool_use",
+                            "id": call.get("id") or "",
+                            "name": function.get("name") or "",
+                            "input": _arguments(function.get("arguments")),
+                        }
+                    )
                 _append(messages, "assistant", blocks)
             else:
                 _append(messages, "user", blocks)
@@ -152,8 +182,11 @@ def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(str(p.get("text") or "") if isinstance(p, dict) else str(p) for p in content
-                         if not isinstance(p, dict) or p.get("type") == "text")
+        return "\n".join(
+            str(p.get("text") or "") if isinstance(p, dict) else str(p)
+            for p in content
+            if not isinstance(p, dict) or p.get("type") == "text"
+        )
     return str(content)
 
 

@@ -14,17 +14,27 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="threadless", description="Threadless command-line tools.")
     commands = parser.add_subparsers(dest="command", required=True)
     mcp = commands.add_parser("mcp", help="Run an MCP server over one project's memories.")
-    mcp.add_argument("--transport", choices=["stdio", "http"], default="stdio",
-                     help="stdio (default) or streamable HTTP (needs env THREADLESS_MCP_TOKEN: callers send "
-                          "Authorization: Bearer <token>).")
-    mcp.add_argument("--host", default="127.0.0.1", help="HTTP: the address to listen on (default 127.0.0.1).")
+    mcp.add_argument(
+        "--transport",
+        choices=["stdio", "http"],
+        default="stdio",
+        help="stdio (default) or streamable HTTP (needs env THREADLESS_MCP_TOKEN: callers send "
+        "Authorization: Bearer <token>).",
+    )
+    mcp.add_argument(
+        "--host", default="127.0.0.1", help="HTTP: the address to listen on (default 127.0.0.1)."
+    )
     mcp.add_argument("--port", type=int, default=8765, help="HTTP: the port (default 8765).")
     mcp.add_argument("--path", default="/mcp", help="HTTP: the endpoint path (default /mcp).")
-    mcp.add_argument("--memory", default=os.environ.get("THREADLESS_MCP_MEMORY"),
-                     help="Default memory of every tool: a memory id or your external id "
-                          "(env THREADLESS_MCP_MEMORY).")
+    mcp.add_argument(
+        "--memory",
+        default=os.environ.get("THREADLESS_MCP_MEMORY"),
+        help="Default memory of every tool: a memory id or your external id (env THREADLESS_MCP_MEMORY).",
+    )
     mcp.add_argument("--api-key", default=None, help="A project key (default: env THREADLESS_API_KEY).")
-    mcp.add_argument("--base-url", default=None, help="The server's origin (default: env THREADLESS_BASE_URL).")
+    mcp.add_argument(
+        "--base-url", default=None, help="The server's origin (default: env THREADLESS_BASE_URL)."
+    )
     mcp.add_argument("--timeout", type=float, default=10.0, help="Seconds per Threadless call (default 10).")
     return parser
 
@@ -43,13 +53,17 @@ def main(argv: list[str] | None = None) -> int:
 
     token = os.environ.get("THREADLESS_MCP_TOKEN", "")
     if args.transport == "http" and len(token.strip()) < MIN_TOKEN_CHARS:
-        print(f"threadless mcp: --transport http needs THREADLESS_MCP_TOKEN (at least {MIN_TOKEN_CHARS} characters; "
-              "callers send Authorization: Bearer <token>). Make one with: "
-              "python -c 'import secrets; print(secrets.token_urlsafe(32))'", file=sys.stderr)
+        print(
+            f"threadless mcp: --transport http needs THREADLESS_MCP_TOKEN (at least {MIN_TOKEN_CHARS} characters; "
+            "callers send Authorization: Bearer <token>). Make one with: "
+            "python -c 'import secrets; print(secrets.token_urlsafe(32))'",
+            file=sys.stderr,
+        )
         return 2
     try:
-        server = build_server(api_key=args.api_key, base_url=args.base_url, timeout=args.timeout,
-                              memory=args.memory)
+        server = build_server(
+            api_key=args.api_key, base_url=args.base_url, timeout=args.timeout, memory=args.memory
+        )
     except ThreadlessError as error:
         print(f"threadless mcp: {error}", file=sys.stderr)
         return 2

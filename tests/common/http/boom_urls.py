@@ -17,7 +17,9 @@ class Boom(APIView):
         if kind == "validation":
             raise ValidationError({"when": ["Enter a valid date."]})
         if kind == "database":
-            raise IntegrityError('duplicate key value violates unique constraint "x" SELECT * FROM memories_memory')
+            raise IntegrityError(
+                'duplicate key value violates unique constraint "x" SELECT * FROM memories_memory'
+            )
         if kind == "redis-down":
             from redis.exceptions import ConnectionError as RedisConnectionError
 

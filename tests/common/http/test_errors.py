@@ -29,7 +29,9 @@ def test_a_wrong_method_is_a_405(cast, memory_a):
 def test_a_body_over_the_limit_is_a_413(cast, memory_a, settings):
     settings.THREADLESS_MAX_BODY_BYTES = 1000
     big = {"messages": [{"role": "user", "content": "x" * 2000}]}
-    error = error_of(cast.a.post(f"/v1/memories/{memory_a.id}/decorate", big, format="json"), 413, "payload_too_large")
+    error = error_of(
+        cast.a.post(f"/v1/memories/{memory_a.id}/decorate", big, format="json"), 413, "payload_too_large"
+    )
     assert "1000 bytes" in error["message"]
     small = {"messages": [{"role": "user", "content": "x" * 100}]}
     assert cast.a.post(f"/v1/memories/{memory_a.id}/decorate", small, format="json").status_code == 200
@@ -43,19 +45,26 @@ def test_the_default_body_limit_is_one_mebibyte(cast, memory_a, settings):
     response = cast.a.post(f"/v1/memories/{memory_a.id}/decorate", just_fits, content_type="application/json")
     assert response.status_code == 200
     too_big = just_fits[:-2] + b'a"}]}'
-    error_of(cast.a.post(f"/v1/memories/{memory_a.id}/decorate", too_big, content_type="application/json"), 413,
-             "payload_too_large")
+    error_of(
+        cast.a.post(f"/v1/memories/{memory_a.id}/decorate", too_big, content_type="application/json"),
+        413,
+        "payload_too_large",
+    )
 
 
 def test_malformed_json_is_a_400_that_says_so(cast):
-    error = error_of(cast.a.post("/v1/memories", b'{"metadata": ', content_type="application/json"), 400,
-                     "invalid_request")
+    error = error_of(
+        cast.a.post("/v1/memories", b'{"metadata": ', content_type="application/json"), 400, "invalid_request"
+    )
     assert "JSON" in error["message"]
 
 
 def test_a_body_that_is_not_json_at_all_is_a_400(cast):
-    error_of(cast.a.post("/v1/memories", b"metadata=1", content_type="application/x-www-form-urlencoded"), 400,
-             "invalid_request")
+    error_of(
+        cast.a.post("/v1/memories", b"metadata=1", content_type="application/x-www-form-urlencoded"),
+        400,
+        "invalid_request",
+    )
 
 
 @pytest.mark.urls("tests.common.http.boom_urls")
@@ -65,7 +74,7 @@ def test_an_unhandled_exception_is_a_500_internal_logged_with_the_request_id_and
     error = error_of(response, 500, "internal")
     assert error["retryable"] is True
     text = response.content.decode()
-    for leak in ("Traceback", "RuntimeError", "kaboom", SECRET, "File \""):
+    for leak in ("Traceback", "RuntimeError", "kaboom", SECRET, 'File "'):
         assert leak not in text
     records = [r for r in caplog.records if error["request_id"] in r.getMessage()]
     assert records and records[0].exc_info is not None
@@ -104,9 +113,14 @@ def test_an_unreachable_database_or_redis_is_a_503_unavailable_with_retry_after(
 
 
 def test_every_response_carries_a_request_id(cast, memory_a):
-    for response in (cast.a.get(f"/v1/memories/{memory_a.id}"), cast.api().get("/v1/memories"),
-                     cast.a.get("/v1/nothing"), cast.api().get("/healthz"), cast.api().get("/manage/"),
-                     cast.api().get("/v1/openapi.json")):
+    for response in (
+        cast.a.get(f"/v1/memories/{memory_a.id}"),
+        cast.api().get("/v1/memories"),
+        cast.a.get("/v1/nothing"),
+        cast.api().get("/healthz"),
+        cast.api().get("/manage/"),
+        cast.api().get("/v1/openapi.json"),
+    ):
         assert response["X-Request-Id"].startswith("req_")
 
 

@@ -31,8 +31,12 @@ def schema(cast):
 
 
 def _schema_path(route_path: str) -> str:
-    return (route_path.split("?")[0].replace("{m}", "{memory_id}").replace("{f}", "{fact_id}")
-            .replace("/external/user-b/", "/external/{external_id}/"))
+    return (
+        route_path.split("?")[0]
+        .replace("{m}", "{memory_id}")
+        .replace("{f}", "{fact_id}")
+        .replace("/external/user-b/", "/external/{external_id}/")
+    )
 
 
 def test_the_schema_is_openapi_3_json_listing_every_memory_path_and_method(schema):
@@ -59,7 +63,11 @@ def test_each_operation_documents_its_real_success_status_and_its_errors(schema,
 def test_the_error_schema_is_the_one_error_shape(schema):
     error = schema["components"]["schemas"]["Error"]
     inner_ref = error["properties"]["error"]
-    inner = schema["components"]["schemas"][inner_ref["$ref"].rsplit("/", 1)[1]] if "$ref" in inner_ref else inner_ref
+    inner = (
+        schema["components"]["schemas"][inner_ref["$ref"].rsplit("/", 1)[1]]
+        if "$ref" in inner_ref
+        else inner_ref
+    )
     assert set(inner["properties"]) == {"code", "message", "hint", "request_id", "retryable"}
 
 
@@ -72,7 +80,13 @@ def test_decorate_documents_its_request_fields_and_the_idempotency_header(schema
     operation = schema["paths"]["/v1/memories/{memory_id}/decorate"]["post"]
     ref = operation["requestBody"]["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
     assert set(schema["components"]["schemas"][ref]["properties"]) == {
-        "instructions", "messages", "budget_tokens", "recall", "store", "memory_files"}
+        "instructions",
+        "messages",
+        "budget_tokens",
+        "recall",
+        "store",
+        "memory_files",
+    }
     assert any(p["name"] == "Idempotency-Key" and p["in"] == "header" for p in operation["parameters"])
 
 

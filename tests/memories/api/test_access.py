@@ -42,43 +42,163 @@ class Route:
 
 USER_HI = [{"role": "user", "content": "hi"}]
 ROUTES = [
-    Route("create memory", "api-memories", "post", "/v1/memories", {}, 201, {"metadata": "x"}, "metadata",
-          scoped=False),
-    Route("list memories", "api-memories", "get", "/v1/memories", None, 200, "limit=abc", "limit", scoped=False),
-    Route("delete memories by filter", "api-memories", "delete", "/v1/memories?metadata.user=nobody", None, 200,
-          "cursor=x", "filter", scoped=False),
+    Route(
+        "create memory",
+        "api-memories",
+        "post",
+        "/v1/memories",
+        {},
+        201,
+        {"metadata": "x"},
+        "metadata",
+        scoped=False,
+    ),
+    Route(
+        "list memories", "api-memories", "get", "/v1/memories", None, 200, "limit=abc", "limit", scoped=False
+    ),
+    Route(
+        "delete memories by filter",
+        "api-memories",
+        "delete",
+        "/v1/memories?metadata.user=nobody",
+        None,
+        200,
+        "cursor=x",
+        "filter",
+        scoped=False,
+    ),
     Route("get memory", "api-memory", "get", "/v1/memories/{m}", None, 200),
-    Route("update memory", "api-memory", "patch", "/v1/memories/{m}", {"metadata": {"a": 1}}, 200,
-          {"metadata": []}, "metadata"),
+    Route(
+        "update memory",
+        "api-memory",
+        "patch",
+        "/v1/memories/{m}",
+        {"metadata": {"a": 1}},
+        200,
+        {"metadata": []},
+        "metadata",
+    ),
     Route("delete memory", "api-memory", "delete", "/v1/memories/{m}", None, 204),
-    Route("decorate", "api-decorate", "post", "/v1/memories/{m}/decorate", {"messages": USER_HI}, 200,
-          {"messages": [{"role": "bot", "content": "x"}]}, "messages[0].role"),
-    Route("report", "api-report", "post", "/v1/memories/{m}/report",
-          {"messages": [{"role": "assistant", "content": "ok"}]}, 202, {"messages": "hello"}, "messages"),
-    Route("decorate by external id", "api-decorate-external", "post", "/v1/memories/external/user-b/decorate",
-          {"messages": USER_HI}, 200, {"messages": [{"role": "bot", "content": "x"}]}, "messages[0].role",
-          scoped=False),
-    Route("report by external id", "api-report-external", "post", "/v1/memories/external/user-b/report",
-          {"messages": [{"role": "assistant", "content": "ok"}]}, 202, {"messages": "hello"}, "messages",
-          scoped=False),
-    Route("list entries", "api-entries", "get", "/v1/memories/{m}/entries", None, 200, "include_uncommitted=maybe",
-          "include_uncommitted"),
+    Route(
+        "decorate",
+        "api-decorate",
+        "post",
+        "/v1/memories/{m}/decorate",
+        {"messages": USER_HI},
+        200,
+        {"messages": [{"role": "bot", "content": "x"}]},
+        "messages[0].role",
+    ),
+    Route(
+        "report",
+        "api-report",
+        "post",
+        "/v1/memories/{m}/report",
+        {"messages": [{"role": "assistant", "content": "ok"}]},
+        202,
+        {"messages": "hello"},
+        "messages",
+    ),
+    Route(
+        "decorate by external id",
+        "api-decorate-external",
+        "post",
+        "/v1/memories/external/user-b/decorate",
+        {"messages": USER_HI},
+        200,
+        {"messages": [{"role": "bot", "content": "x"}]},
+        "messages[0].role",
+        scoped=False,
+    ),
+    Route(
+        "report by external id",
+        "api-report-external",
+        "post",
+        "/v1/memories/external/user-b/report",
+        {"messages": [{"role": "assistant", "content": "ok"}]},
+        202,
+        {"messages": "hello"},
+        "messages",
+        scoped=False,
+    ),
+    Route(
+        "list entries",
+        "api-entries",
+        "get",
+        "/v1/memories/{m}/entries",
+        None,
+        200,
+        "include_uncommitted=maybe",
+        "include_uncommitted",
+    ),
     Route("list facts", "api-facts", "get", "/v1/memories/{m}/facts", None, 200, "limit=0", "limit"),
-    Route("create fact", "api-facts", "post", "/v1/memories/{m}/facts", {"text": "Likes green tea"}, 201,
-          {"text": ""}, "text"),
-    Route("update fact", "api-fact", "patch", "/v1/memories/{m}/facts/{f}", {"text": "Likes coffee"}, 200,
-          {"text": 5}, "text"),
+    Route(
+        "create fact",
+        "api-facts",
+        "post",
+        "/v1/memories/{m}/facts",
+        {"text": "Likes green tea"},
+        201,
+        {"text": ""},
+        "text",
+    ),
+    Route(
+        "update fact",
+        "api-fact",
+        "patch",
+        "/v1/memories/{m}/facts/{f}",
+        {"text": "Likes coffee"},
+        200,
+        {"text": 5},
+        "text",
+    ),
     Route("delete fact", "api-fact", "delete", "/v1/memories/{m}/facts/{f}", None, 204),
-    Route("search", "api-search", "post", "/v1/memories/{m}/search", {"query": "tea"}, 200, {"query": ""}, "query"),
+    Route(
+        "search",
+        "api-search",
+        "post",
+        "/v1/memories/{m}/search",
+        {"query": "tea"},
+        200,
+        {"query": ""},
+        "query",
+    ),
     Route("list files", "api-files", "get", "/v1/memories/{m}/files", None, 200),
-    Route("file command", "api-files-command", "post", "/v1/memories/{m}/files/command",
-          {"command": "view", "path": "/memories"}, 200),
-    Route("list files by external id", "api-files-external", "get", "/v1/memories/external/user-b/files", None, 200,
-          scoped=False),
-    Route("file command by external id", "api-files-command-external", "post",
-          "/v1/memories/external/user-b/files/command", {"command": "view", "path": "/memories"}, 200, scoped=False),
-    Route("export memory", "api-memory-export", "get", "/v1/memories/{m}/export", None, 200,
-          answers="application/x-ndjson"),
+    Route(
+        "file command",
+        "api-files-command",
+        "post",
+        "/v1/memories/{m}/files/command",
+        {"command": "view", "path": "/memories"},
+        200,
+    ),
+    Route(
+        "list files by external id",
+        "api-files-external",
+        "get",
+        "/v1/memories/external/user-b/files",
+        None,
+        200,
+        scoped=False,
+    ),
+    Route(
+        "file command by external id",
+        "api-files-command-external",
+        "post",
+        "/v1/memories/external/user-b/files/command",
+        {"command": "view", "path": "/memories"},
+        200,
+        scoped=False,
+    ),
+    Route(
+        "export memory",
+        "api-memory-export",
+        "get",
+        "/v1/memories/{m}/export",
+        None,
+        200,
+        answers="application/x-ndjson",
+    ),
 ]
 # Its body is an exported document, not a JSON object: tests/memories/api/test_transfer.py has its access cases.
 NOT_JSON_BODY = {"api-memory-import"}
@@ -93,32 +213,45 @@ def world(cast):
     """Project A's memory and fact; project B's memory (external id `user-b`) with history and a fact."""
     memory_a, _ = services.memory_create(project=cast.project_a, metadata={"user": "42", "owner": "a"})
     fact_a, _ = services.fact_create(memory=memory_a, text="Has a beagle called Biscuit")
-    memory_b, _ = services.memory_create(project=cast.project_b, metadata={"user": "42", "owner": "b"},
-                                         external_id="user-b")
+    memory_b, _ = services.memory_create(
+        project=cast.project_b, metadata={"user": "42", "owner": "b"}, external_id="user-b"
+    )
     services.memory_decorate(memory=memory_b, messages=[{"role": "user", "content": "My name is Bea."}])
-    services.report_accept(memory=Memory.objects.get(pk=memory_b.pk),
-                           messages=[{"role": "assistant", "content": "Hello Bea."}], failures=[])
+    services.report_accept(
+        memory=Memory.objects.get(pk=memory_b.pk),
+        messages=[{"role": "assistant", "content": "Hello Bea."}],
+        failures=[],
+    )
     fact_b, _ = services.fact_create(memory=memory_b, text="The user is called Bea.")
     return {"m": memory_a.id, "f": fact_a.id, "mb": memory_b.id, "fb": fact_b.id}
 
 
 def snapshot(memory_id: str) -> tuple:
     memory = Memory.objects.get(pk=memory_id)
-    return (memory.metadata, memory.instructions, memory.last_seq, memory.message_count,
-            Entry.objects.filter(memory_id=memory_id).count(),
-            sorted(Fact.objects.filter(memory_id=memory_id).values_list("id", "text", "active")))
+    return (
+        memory.metadata,
+        memory.instructions,
+        memory.last_seq,
+        memory.message_count,
+        Entry.objects.filter(memory_id=memory_id).count(),
+        sorted(Fact.objects.filter(memory_id=memory_id).values_list("id", "text", "active")),
+    )
 
 
 def test_the_matrix_covers_every_memory_route():
     names = {p.name for p in memory_urls.urlpatterns} - NOT_JSON_BODY
-    assert names <= {r.url_name for r in ROUTES}, f"routes missing from the matrix: {sorted(names - {r.url_name for r in ROUTES})}"
+    assert names <= {r.url_name for r in ROUTES}, (
+        f"routes missing from the matrix: {sorted(names - {r.url_name for r in ROUTES})}"
+    )
 
 
 def test_every_path_of_the_matrix_resolves_to_its_named_route():
     # A renamed path would make the 404s below vacuous.
     resolver = get_resolver()
     for route in ROUTES:
-        assert resolver.resolve(route.url("mem_x", "fact_x").split("?")[0]).url_name == route.url_name, route.name
+        assert resolver.resolve(route.url("mem_x", "fact_x").split("?")[0]).url_name == route.url_name, (
+            route.name
+        )
 
 
 def call(client, route: Route, path: str, body=None):
@@ -138,7 +271,9 @@ def test_the_route_works_with_a_project_key(cast, world, route):
 
 @pytest.mark.parametrize("route", ROUTES, ids=IDS)
 def test_the_route_refuses_a_request_without_a_key(cast, world, route):
-    error = error_of(call(cast.api(), route, route.url(world["m"], world["f"]), route.body), 401, "unauthorized")
+    error = error_of(
+        call(cast.api(), route, route.url(world["m"], world["f"]), route.body), 401, "unauthorized"
+    )
     assert error["retryable"] is False
 
 
@@ -146,14 +281,23 @@ def test_the_route_refuses_a_request_without_a_key(cast, world, route):
 def test_the_route_refuses_a_revoked_key(cast, world, route):
     key, plaintext = project_services.key_create(project=cast.project_a, name="old")
     project_services.key_revoke(prefix=key.prefix)
-    error = error_of(call(cast.api(plaintext), route, route.url(world["m"], world["f"]), route.body), 401,
-                     "unauthorized")
+    error = error_of(
+        call(cast.api(plaintext), route, route.url(world["m"], world["f"]), route.body), 401, "unauthorized"
+    )
     assert "revoked" in error["message"]
 
 
 @pytest.mark.parametrize("route", ROUTES, ids=IDS)
-@pytest.mark.parametrize("header", ["Bearer tl_proj_short", "Bearer sk-not-ours-1234567890", "Basic abc",
-                                    "Bearer " + "tl_proj_" + "A" * 42, "Bearer"])
+@pytest.mark.parametrize(
+    "header",
+    [
+        "Bearer tl_proj_short",
+        "Bearer sk-not-ours-1234567890",
+        "Basic abc",
+        "Bearer " + "tl_proj_" + "A" * 42,
+        "Bearer",
+    ],
+)
 def test_the_route_refuses_a_malformed_or_unknown_key(cast, world, route, header):
     client = cast.api()
     client.credentials(HTTP_AUTHORIZATION=header)
@@ -164,8 +308,11 @@ def test_the_route_refuses_a_malformed_or_unknown_key(cast, world, route, header
 @pytest.mark.parametrize("route", ROUTES, ids=IDS)
 def test_the_route_refuses_a_publishable_key_and_changes_nothing(cast, world, route):
     before = snapshot(world["m"])
-    error = error_of(call(cast.api(cast.publishable_a), route, route.url(world["m"], world["f"]), route.body), 401,
-                     "unauthorized")
+    error = error_of(
+        call(cast.api(cast.publishable_a), route, route.url(world["m"], world["f"]), route.body),
+        401,
+        "unauthorized",
+    )
     assert "publishable" in error["message"]
     assert snapshot(world["m"]) == before
 
@@ -192,7 +339,9 @@ def test_the_route_answers_404_for_an_id_nobody_has(cast, world, route):
     error_of(call(cast.a, route, route.url("mem_doesnotexist", "fct_nope"), route.body), 404, "not_found")
 
 
-@pytest.mark.parametrize("route", [r for r in ROUTES if r.bad is not None], ids=[r.name for r in ROUTES if r.bad is not None])
+@pytest.mark.parametrize(
+    "route", [r for r in ROUTES if r.bad is not None], ids=[r.name for r in ROUTES if r.bad is not None]
+)
 def test_the_route_answers_400_naming_the_field_for_a_bad_body_or_query(cast, world, route):
     if isinstance(route.bad, str):
         path = route.url(world["m"], world["f"], route.bad)
@@ -215,7 +364,9 @@ def test_the_route_answers_400_for_an_unknown_field(cast, world, route):
 @pytest.mark.parametrize("route", BODY_ROUTES, ids=[r.name for r in BODY_ROUTES])
 @pytest.mark.parametrize("raw", [b"[1, 2]", b'"text"', b"{not json", b"null"])
 def test_the_route_answers_400_for_a_body_that_is_not_a_json_object(cast, world, route, raw):
-    response = getattr(cast.a, route.method)(route.url(world["m"], world["f"]), raw, content_type="application/json")
+    response = getattr(cast.a, route.method)(
+        route.url(world["m"], world["f"]), raw, content_type="application/json"
+    )
     error_of(response, 400, "invalid_request")
 
 
@@ -243,13 +394,19 @@ def test_the_list_routes_never_reach_another_project(cast, world):
 
 def test_another_projects_external_id_reaches_only_a_memory_of_ones_own(cast, world):
     before = snapshot(world["mb"])
-    answer = cast.a.post("/v1/memories/external/user-b/decorate",
-                         {"messages": [{"role": "user", "content": "What is my name?"}]}, format="json")
+    answer = cast.a.post(
+        "/v1/memories/external/user-b/decorate",
+        {"messages": [{"role": "user", "content": "What is my name?"}]},
+        format="json",
+    )
     assert answer.status_code == 200, answer.content
     assert answer.json()["memory_id"] != world["mb"]
     assert "Bea" not in answer.content.decode()
-    reported = cast.a.post("/v1/memories/external/user-b/report",
-                           {"messages": [{"role": "assistant", "content": "I don't know."}]}, format="json")
+    reported = cast.a.post(
+        "/v1/memories/external/user-b/report",
+        {"messages": [{"role": "assistant", "content": "I don't know."}]},
+        format="json",
+    )
     assert reported.status_code == 202
     assert Memory.objects.get(pk=answer.json()["memory_id"]).project_id == cast.project_a.pk
     assert snapshot(world["mb"]) == before

@@ -26,7 +26,8 @@ def test_decorate_stores_the_new_messages_committed_before_answering(cast, memor
     assert body["turn"] == 1
     stored = entries(memory_a)
     assert [(e.kind, e.role, e.content, e.committed, e.turn, e.seq) for e in stored] == [
-        ("message", "user", "I have a beagle.", True, 1, 1)]
+        ("message", "user", "I have a beagle.", True, 1, 1)
+    ]
     assert stored[0].tokens == message_tokens({"content": "I have a beagle."})
     assert body["messages"] == [{"role": "user", "content": "I have a beagle."}]
 
@@ -48,8 +49,13 @@ def test_the_answer_has_every_documented_field(cast, memory_a):
     body = decorate(cast.a, memory_a.id, [{"role": "user", "content": "hi"}], instructions="Be brief.").json()
     assert set(body) == {"memory_id", "turn", "instructions", "context_text", "messages", "context", "usage"}
     assert set(body["context"]) == {"facts", "recalled", "digests", "summary"}
-    assert set(body["usage"]) == {"instructions_tokens", "history_tokens", "new_tokens", "dropped_messages",
-                                  "recalled"}
+    assert set(body["usage"]) == {
+        "instructions_tokens",
+        "history_tokens",
+        "new_tokens",
+        "dropped_messages",
+        "recalled",
+    }
 
 
 def test_without_context_the_instructions_are_the_callers_alone(cast, memory_a):
@@ -74,11 +80,15 @@ def test_with_empty_own_instructions_the_answer_is_just_the_context_text(cast, m
 
 
 def test_system_messages_set_the_instructions_joined_and_are_neither_stored_nor_returned(cast, memory_a):
-    body = decorate(cast.a, memory_a.id, [
-        {"role": "system", "content": "You are terse."},
-        {"role": "system", "content": [{"type": "text", "text": "Answer in French."}]},
-        {"role": "user", "content": "hi"},
-    ]).json()
+    body = decorate(
+        cast.a,
+        memory_a.id,
+        [
+            {"role": "system", "content": "You are terse."},
+            {"role": "system", "content": [{"type": "text", "text": "Answer in French."}]},
+            {"role": "user", "content": "hi"},
+        ],
+    ).json()
     assert body["instructions"] == "You are terse.\n\nAnswer in French."
     assert body["messages"] == [{"role": "user", "content": "hi"}]
     assert [e.role for e in entries(memory_a)] == ["user"]
@@ -87,8 +97,12 @@ def test_system_messages_set_the_instructions_joined_and_are_neither_stored_nor_
 
 
 def test_an_explicit_instructions_wins_over_system_messages(cast, memory_a):
-    body = decorate(cast.a, memory_a.id, [{"role": "system", "content": "ignored"}, {"role": "user", "content": "hi"}],
-                    instructions="Explicit.").json()
+    body = decorate(
+        cast.a,
+        memory_a.id,
+        [{"role": "system", "content": "ignored"}, {"role": "user", "content": "hi"}],
+        instructions="Explicit.",
+    ).json()
     assert body["instructions"] == "Explicit."
     assert body["messages"] == [{"role": "user", "content": "hi"}]
 
@@ -98,22 +112,48 @@ def test_without_instructions_decorate_uses_the_memorys_latest(cast, memory_a):
     body = decorate(cast.a, memory_a.id, [{"role": "user", "content": "two"}]).json()
     assert body["instructions"] == "Be kind."
     created = post(cast.a, "/v1/memories", {"instructions": "From creation."}).json()
-    assert decorate(cast.a, created["id"], [{"role": "user", "content": "x"}]).json()["instructions"] == "From creation."
+    assert (
+        decorate(cast.a, created["id"], [{"role": "user", "content": "x"}]).json()["instructions"]
+        == "From creation."
+    )
 
 
 def test_store_false_changes_nothing_not_even_the_instructions(cast, memory_a):
-    decorate(cast.a, memory_a.id, [{"role": "user", "content": "one"}], instructions="Original.", budget_tokens=5000)
+    decorate(
+        cast.a,
+        memory_a.id,
+        [{"role": "user", "content": "one"}],
+        instructions="Original.",
+        budget_tokens=5000,
+    )
     memory_a.refresh_from_db()
-    before = (memory_a.instructions, memory_a.last_seq, memory_a.last_turn, memory_a.message_count,
-              memory_a.last_budget_tokens, memory_a.updated_at)
-    body = decorate(cast.a, memory_a.id, [{"role": "system", "content": "Dry run."}, {"role": "user", "content": "two"}],
-                    store=False, budget_tokens=100).json()
+    before = (
+        memory_a.instructions,
+        memory_a.last_seq,
+        memory_a.last_turn,
+        memory_a.message_count,
+        memory_a.last_budget_tokens,
+        memory_a.updated_at,
+    )
+    body = decorate(
+        cast.a,
+        memory_a.id,
+        [{"role": "system", "content": "Dry run."}, {"role": "user", "content": "two"}],
+        store=False,
+        budget_tokens=100,
+    ).json()
     assert body["instructions"] == "Dry run."
     assert body["messages"] == [{"role": "user", "content": "one"}, {"role": "user", "content": "two"}]
     assert body["turn"] == 2
     memory_a.refresh_from_db()
-    assert (memory_a.instructions, memory_a.last_seq, memory_a.last_turn, memory_a.message_count,
-            memory_a.last_budget_tokens, memory_a.updated_at) == before
+    assert (
+        memory_a.instructions,
+        memory_a.last_seq,
+        memory_a.last_turn,
+        memory_a.message_count,
+        memory_a.last_budget_tokens,
+        memory_a.updated_at,
+    ) == before
     assert len(entries(memory_a)) == 1
 
 
@@ -129,7 +169,11 @@ def test_the_history_window_fits_the_budget_and_starts_at_a_user_message(cast, m
     history = body["messages"][:-1]
     assert history[0]["role"] == "user"
     assert [m["content"].split(" ")[:2] for m in history] == [
-        ["question", "4"], ["answer", "4"], ["question", "5"], ["answer", "5"]]
+        ["question", "4"],
+        ["answer", "4"],
+        ["question", "5"],
+        ["answer", "5"],
+    ]
     assert body["usage"]["history_tokens"] == sum(message_tokens(m) for m in history)
     assert body["usage"]["history_tokens"] + body["usage"]["new_tokens"] <= budget
     assert body["usage"]["new_tokens"] == cost
@@ -139,13 +183,21 @@ def test_the_history_window_fits_the_budget_and_starts_at_a_user_message(cast, m
 def test_a_tool_call_and_its_result_stay_together_in_the_window(cast, memory_a):
     decorate(cast.a, memory_a.id, [{"role": "user", "content": "weather?"}])
     call = [{"id": "call_1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}]
-    report(cast.a, memory_a.id, [{"role": "assistant", "content": "", "tool_calls": call},
-                                 {"role": "tool", "tool_call_id": "call_1", "content": "sunny " * 50},
-                                 {"role": "assistant", "content": "It is sunny."}])
+    report(
+        cast.a,
+        memory_a.id,
+        [
+            {"role": "assistant", "content": "", "tool_calls": call},
+            {"role": "tool", "tool_call_id": "call_1", "content": "sunny " * 50},
+            {"role": "assistant", "content": "It is sunny."},
+        ],
+    )
     # Budget for the reply and the tool result but not the whole turn: the turn goes whole or not at all.
     tail = message_tokens({"content": "It is sunny."}) + message_tokens({"content": "sunny " * 50})
     new = [{"role": "user", "content": "thanks"}]
-    body = decorate(cast.a, memory_a.id, new, budget_tokens=tail + message_tokens(new[0]) + 2, store=False).json()
+    body = decorate(
+        cast.a, memory_a.id, new, budget_tokens=tail + message_tokens(new[0]) + 2, store=False
+    ).json()
     assert body["messages"] == new
 
 
@@ -196,8 +248,14 @@ def test_the_failures_block_shows_the_committed_digest_but_not_the_uncommitted_r
     decorate(cast.a, memory_a.id, [{"role": "user", "content": "weather?"}])
     _failure(cast.a, memory_a.id, output={"raw": "secret-ish body"})
     body = decorate(cast.a, memory_a.id, [{"role": "user", "content": "and now?"}]).json()
-    assert body["context"]["digests"] == [{"type": "errorDigest", "taskId": "weather", "turn": 1,
-                                           "text": "Task 'weather' failed: HTTP 503 from [url]"}]
+    assert body["context"]["digests"] == [
+        {
+            "type": "errorDigest",
+            "taskId": "weather",
+            "turn": 1,
+            "text": "Task 'weather' failed: HTTP 503 from [url]",
+        }
+    ]
     assert body["context_text"] == FAILURES_HEADER + "\n- (turn 1) Task 'weather' failed: HTTP 503 from [url]"
     assert "wx.example.com" not in body["instructions"]
     assert "secret-ish" not in body["instructions"]
@@ -213,7 +271,9 @@ def test_with_the_policy_off_the_committed_raw_error_is_what_the_failures_block_
 
 @pytest.mark.parametrize("mode", ["exclude_all"])
 def test_with_exclude_all_the_failures_block_is_absent(cast, memory_a, mode):
-    services.memory_update(memory=memory_a, policy={"strictWriteDiscipline": {"enabled": True, "onFailure": mode}})
+    services.memory_update(
+        memory=memory_a, policy={"strictWriteDiscipline": {"enabled": True, "onFailure": mode}}
+    )
     decorate(cast.a, memory_a.id, [{"role": "user", "content": "weather?"}])
     _failure(cast.a, memory_a.id)
     body = decorate(cast.a, memory_a.id, [{"role": "user", "content": "and now?"}]).json()
@@ -253,43 +313,64 @@ def test_usage_counts_the_instructions_as_sent(cast, memory_a):
 def test_an_idempotency_key_replays_the_first_answer_and_stores_once(cast, memory_a):
     first = decorate(cast.a, memory_a.id, [{"role": "user", "content": "hi"}])
     assert first.status_code == 200
-    once = post(cast.a, f"/v1/memories/{memory_a.id}/decorate", {"messages": [{"role": "user", "content": "again"}]},
-                **{"Idempotency-Key": "retry-1"})
-    twice = post(cast.a, f"/v1/memories/{memory_a.id}/decorate", {"messages": [{"role": "user", "content": "again"}]},
-                 **{"Idempotency-Key": "retry-1"})
+    once = post(
+        cast.a,
+        f"/v1/memories/{memory_a.id}/decorate",
+        {"messages": [{"role": "user", "content": "again"}]},
+        **{"Idempotency-Key": "retry-1"},
+    )
+    twice = post(
+        cast.a,
+        f"/v1/memories/{memory_a.id}/decorate",
+        {"messages": [{"role": "user", "content": "again"}]},
+        **{"Idempotency-Key": "retry-1"},
+    )
     assert once.status_code == twice.status_code == 200
     assert once.content == twice.content
     assert [e.content for e in entries(memory_a)] == ["hi", "again"]
-    other = post(cast.a, f"/v1/memories/{memory_a.id}/decorate", {"messages": [{"role": "user", "content": "again"}]},
-                 **{"Idempotency-Key": "retry-2"})
+    other = post(
+        cast.a,
+        f"/v1/memories/{memory_a.id}/decorate",
+        {"messages": [{"role": "user", "content": "again"}]},
+        **{"Idempotency-Key": "retry-2"},
+    )
     assert other.json()["turn"] == 3
 
 
 @pytest.mark.parametrize("budget", [0, -5, "many", True, 1.5, 2_000_001, None])
 def test_a_bad_budget_is_a_400_naming_budget_tokens(cast, memory_a, budget):
-    error = error_of(decorate(cast.a, memory_a.id, [{"role": "user", "content": "hi"}], budget_tokens=budget), 400,
-                     "invalid_request")
+    error = error_of(
+        decorate(cast.a, memory_a.id, [{"role": "user", "content": "hi"}], budget_tokens=budget),
+        400,
+        "invalid_request",
+    )
     assert error["message"].startswith("budget_tokens")
     assert entries(memory_a) == []
 
 
 @pytest.mark.parametrize("field,value", [("store", "yes"), ("recall", 1), ("instructions", 5)])
 def test_a_bad_flag_or_instructions_is_a_400_naming_it(cast, memory_a, field, value):
-    error = error_of(decorate(cast.a, memory_a.id, [{"role": "user", "content": "hi"}], **{field: value}), 400,
-                     "invalid_request")
+    error = error_of(
+        decorate(cast.a, memory_a.id, [{"role": "user", "content": "hi"}], **{field: value}),
+        400,
+        "invalid_request",
+    )
     assert error["message"].startswith(field)
 
 
-@pytest.mark.parametrize("message,field", [
-    ({"role": "user"}, None),
-    ({"role": "user", "content": 5}, "messages[0].content"),
-    ({"role": "user", "content": [{"text": "no type"}]}, "messages[0].content[0]"),
-    ({"role": "user", "content": [{"type": "text", "text": 3}]}, "messages[0].content[0].text"),
-    ({"role": "tool", "content": "x"}, "messages[0].tool_call_id"),
-    ({"role": "user", "content": "x", "tool_calls": []}, "messages[0].tool_calls"),
-    ({"role": "user", "content": "x", "mood": "happy"}, "messages[0].mood"),
-    ("hello", "messages[0]"),
-])
+@pytest.mark.parametrize(
+    "message,field",
+    [
+        ({"role": "user"}, None),
+        ({"role": "user", "content": 5}, "messages[0].content"),
+        ({"role": "user", "content": [{"text": "no type"}]}, "messages[0].content[0]"),
+        ({"role": "user", "content": [{"type": "text", "text": 3}]}, "messages[0].content[0].text"),
+        ({"role": "tool", "content": "x"}, "messages[0].tool_call_id"),
+        ({"role": "user", "content": "x", "tool_calls": []}, "messages[0].tool_calls"),
+        ({"role": "user", "content": "x", "mood": "happy"}, "messages[0].mood"),
+        ("hello", "messages[0]"),
+    ],
+)
 def test_a_bad_message_is_a_400_naming_its_path(cast, memory_a, message, field):
     response = decorate(cast.a, memory_a.id, [message])
     if field is None:  # content may be absent: an empty message
@@ -299,8 +380,10 @@ def test_a_bad_message_is_a_400_naming_its_path(cast, memory_a, message, field):
 
 
 def test_content_parts_are_stored_and_passed_through_and_an_image_counts_256(cast, memory_a):
-    parts = [{"type": "text", "text": "What is in this picture?"},
-             {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}]
+    parts = [
+        {"type": "text", "text": "What is in this picture?"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+    ]
     body = decorate(cast.a, memory_a.id, [{"role": "user", "content": parts}]).json()
     assert body["messages"] == [{"role": "user", "content": parts}]
     assert body["usage"]["new_tokens"] == (len("What is in this picture?") + 3) // 4 + 256 + 4

@@ -15,8 +15,11 @@ def ext(external_id: str, op: str) -> str:
 
 
 def test_the_first_decorate_by_external_id_creates_the_memory_and_stores_the_message(cast):
-    answer = post(cast.a, ext("user-42", "decorate"), {"messages": [{"role": "user", "content": "Hi, I'm Ada."}],
-                                                       "instructions": "Be kind."})
+    answer = post(
+        cast.a,
+        ext("user-42", "decorate"),
+        {"messages": [{"role": "user", "content": "Hi, I'm Ada."}], "instructions": "Be kind."},
+    )
     assert answer.status_code == 200, answer.content
     memory = Memory.objects.get(project=cast.project_a, external_id="user-42")
     assert answer.json()["memory_id"] == memory.id
@@ -30,9 +33,13 @@ def test_decorate_and_report_by_external_id_reach_the_same_memory_as_create_did(
     first = post(cast.a, ext("user-7", "decorate"), {"messages": [{"role": "user", "content": "one"}]})
     assert first.json()["memory_id"] == memory.id
     assert first.json()["instructions"] == "Be brief."  # the memory's own, so it is that memory
-    reported = post(cast.a, ext("user-7", "report"), {"messages": [{"role": "assistant", "content": "reply"}]})
+    reported = post(
+        cast.a, ext("user-7", "report"), {"messages": [{"role": "assistant", "content": "reply"}]}
+    )
     assert reported.status_code == 202
-    second = post(cast.a, f"/v1/memories/{memory.id}/decorate", {"messages": [{"role": "user", "content": "two"}]})
+    second = post(
+        cast.a, f"/v1/memories/{memory.id}/decorate", {"messages": [{"role": "user", "content": "two"}]}
+    )
     assert [m["content"] for m in second.json()["messages"]] == ["one", "reply", "two"]
     assert Memory.objects.filter(project=cast.project_a, external_id="user-7").count() == 1
 
@@ -47,11 +54,15 @@ def test_a_report_by_a_new_external_id_creates_the_memory_too(cast):
 def test_an_external_id_with_a_slash_and_unicode_round_trips_through_the_path(cast):
     answer = post(cast.a, ext("tenant/ü 42", "decorate"), {"messages": [{"role": "user", "content": "hi"}]})
     assert answer.status_code == 200, answer.content
-    assert Memory.objects.get(project=cast.project_a, external_id="tenant/ü 42").id == answer.json()["memory_id"]
+    assert (
+        Memory.objects.get(project=cast.project_a, external_id="tenant/ü 42").id == answer.json()["memory_id"]
+    )
 
 
 def test_each_project_has_its_own_memory_for_one_external_id(cast):
-    a = post(cast.a, ext("user-1", "decorate"), {"messages": [{"role": "user", "content": "A's secret"}]}).json()
+    a = post(
+        cast.a, ext("user-1", "decorate"), {"messages": [{"role": "user", "content": "A's secret"}]}
+    ).json()
     b = post(cast.b, ext("user-1", "decorate"), {"messages": [{"role": "user", "content": "hi"}]}).json()
     assert a["memory_id"] != b["memory_id"]
     assert [m["content"] for m in b["messages"]] == ["hi"]

@@ -24,8 +24,13 @@ def test_the_hot_paths_are_the_urls_paths():
     assert hot.route("/v1/memories/mem_1/report") == ("report", "mem_1", False)
     assert hot.route("/v1/memories/external/u/1/decorate") == ("decorate", "u/1", True)
     assert hot.route("/v1/memories/external/report") == ("report", "external", False)  # as the URLs
-    for path in ("/v1/memories/mem_1/decorate/", "/v1/memories/mem_1/search", "/v1/memories/a/b/decorate",
-                 "/v1/memories//decorate", "/x/v1/memories/mem_1/decorate"):
+    for path in (
+        "/v1/memories/mem_1/decorate/",
+        "/v1/memories/mem_1/search",
+        "/v1/memories/a/b/decorate",
+        "/v1/memories//decorate",
+        "/x/v1/memories/mem_1/decorate",
+    ):
         assert hot.route(path) is None, path
 
 
@@ -45,14 +50,19 @@ async def test_the_asgi_app_sends_a_hot_post_to_the_handler_without_django(monke
     monkeypatch.setattr(asgi.sync_application, "app", no_django)
     transport = httpx.ASGITransport(app=asgi.application)
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
-        answer = await client.post("/v1/memories/mem_x/decorate", json={"messages": []},
-                                   headers={"X-Request-Id": "req_fromclient1"})
+        answer = await client.post(
+            "/v1/memories/mem_x/decorate", json={"messages": []}, headers={"X-Request-Id": "req_fromclient1"}
+        )
         external = await client.post("/v1/memories/external/a%2Fb/report", json={"messages": []})
     assert seen == [("decorate", "mem_x", False), ("report", "a/b", True)]
     assert answer.status_code == 401 and external.status_code == 401
     assert answer.json()["error"] == {
-        "code": "unauthorized", "message": "No API key was sent.", "request_id": "req_fromclient1",
-        "hint": "Send 'Authorization: Bearer <key>' with an active project key.", "retryable": False}
+        "code": "unauthorized",
+        "message": "No API key was sent.",
+        "request_id": "req_fromclient1",
+        "hint": "Send 'Authorization: Bearer <key>' with an active project key.",
+        "retryable": False,
+    }
     # What Django's middleware adds on its way is added here too.
     assert answer.headers["x-request-id"] == "req_fromclient1"
     assert answer.headers["x-frame-options"] == "DENY"
@@ -74,15 +84,23 @@ async def test_other_methods_and_paths_still_go_to_django(monkeypatch):
 
 
 def _memory_reads(queries) -> list[str]:
-    return [q["sql"] for q in queries.captured_queries if re.match(r'\s*SELECT .* FROM "?memories_memory"? WHERE', q["sql"])]
+    return [
+        q["sql"]
+        for q in queries.captured_queries
+        if re.match(r'\s*SELECT .* FROM "?memories_memory"? WHERE', q["sql"])
+    ]
 
 
 def _scoped_memory_update(queries) -> bool:
-    return any(re.match(r'\s*(WITH m AS \()?UPDATE "?memories_memory"? ', q["sql"]) and "project_id" in q["sql"]
-               for q in queries.captured_queries)
+    return any(
+        re.match(r'\s*(WITH m AS \()?UPDATE "?memories_memory"? ', q["sql"]) and "project_id" in q["sql"]
+        for q in queries.captured_queries
+    )
 
 
-def test_decorate_and_report_read_no_memory_row_and_another_projects_memory_is_a_404(cast, memory_a, memory_b):
+def test_decorate_and_report_read_no_memory_row_and_another_projects_memory_is_a_404(
+    cast, memory_a, memory_b
+):
     # The memory row's UPDATE (the lock and the numbering) is the project scoping too.
     with CaptureQueriesContext(connection) as queries:
         assert decorate(cast.a, memory_a.id, [{"role": "user", "content": "hi"}]).status_code == 200
@@ -92,9 +110,11 @@ def test_decorate_and_report_read_no_memory_row_and_another_projects_memory_is_a
         assert report(cast.a, memory_a.id, [{"role": "assistant", "content": "hello"}]).status_code == 202
     assert _memory_reads(queries) == []
     assert _scoped_memory_update(queries)
-    for call in (lambda: decorate(cast.a, memory_b.id, [{"role": "user", "content": "not yours"}]),
-                 lambda: report(cast.a, memory_b.id, [{"role": "assistant", "content": "not yours"}]),
-                 lambda: report(cast.a, memory_b.id, [], failures=[{"task_id": "t", "error": "x"}])):
+    for call in (
+        lambda: decorate(cast.a, memory_b.id, [{"role": "user", "content": "not yours"}]),
+        lambda: report(cast.a, memory_b.id, [{"role": "assistant", "content": "not yours"}]),
+        lambda: report(cast.a, memory_b.id, [], failures=[{"task_id": "t", "error": "x"}]),
+    ):
         answer = call()
         assert answer.status_code == 404 and answer.json()["error"]["code"] == "not_found"
     assert not Entry.objects.filter(memory=memory_b).exists()
@@ -105,7 +125,9 @@ def test_decorate_and_report_read_no_memory_row_and_another_projects_memory_is_a
     assert missing.status_code == 404
 
 
-def test_the_usage_count_goes_with_the_limits_round_trip_and_is_taken_back_when_the_call_fails(cast, memory_a):
+def test_the_usage_count_goes_with_the_limits_round_trip_and_is_taken_back_when_the_call_fails(
+    cast, memory_a
+):
     from common import counters
     from projects import usage
 
@@ -156,23 +178,45 @@ def _conversation(server: ThreadlessServer) -> list:
         msg = [{"role": "user", "content": "I have a beagle."}]
         calls = [
             client.post(f"/memories/{mine}/decorate", json={"messages": msg}),
-            client.post(f"/memories/{mine}/report", json={"messages": [{"role": "assistant", "content": "nice"}]}),
+            client.post(
+                f"/memories/{mine}/report", json={"messages": [{"role": "assistant", "content": "nice"}]}
+            ),
             client.post(f"/memories/{mine}/decorate", json={"messages": msg, "store": False}),
-            client.post(f"/memories/{mine}/decorate", json={"messages": msg}, headers={"Idempotency-Key": "k1"}),
-            client.post(f"/memories/{mine}/decorate", json={"messages": msg}, headers={"Idempotency-Key": "k1"}),
-            client.post(f"/memories/{mine}/decorate", content=b"{nope", headers={"Content-Type": "application/json"}),
-            client.post(f"/memories/{mine}/decorate", content=b'{"messages": []}', headers={"Content-Type": "text/plain"}),
-            client.post(f"/memories/{mine}/decorate", json={"messages": msg}, headers={"Accept": "text/html"}),
+            client.post(
+                f"/memories/{mine}/decorate", json={"messages": msg}, headers={"Idempotency-Key": "k1"}
+            ),
+            client.post(
+                f"/memories/{mine}/decorate", json={"messages": msg}, headers={"Idempotency-Key": "k1"}
+            ),
+            client.post(
+                f"/memories/{mine}/decorate", content=b"{nope", headers={"Content-Type": "application/json"}
+            ),
+            client.post(
+                f"/memories/{mine}/decorate",
+                content=b'{"messages": []}',
+                headers={"Content-Type": "text/plain"},
+            ),
+            client.post(
+                f"/memories/{mine}/decorate", json={"messages": msg}, headers={"Accept": "text/html"}
+            ),
             client.post(f"/memories/{mine}/decorate", json={"messages": msg, "zzz": 1}),
             client.post(f"/memories/{mine}/report", json={"messages": []}),
             client.post("/memories/mem_nope/decorate", json={"messages": msg}),
             client.post("/memories/mem_nope/report", json={"messages": msg}),
             client.post("/memories/external/user%2F7/decorate", json={"messages": msg}),
-            client.post("/memories/external/user%2F7/report", json={"messages": [{"role": "assistant", "content": "k"}]}),
-            client.post(f"/memories/{mine}/decorate", content=b"{" + b" " * (3 * 1024 * 1024) + b"}",
-                        headers={"Content-Type": "application/json"}),
+            client.post(
+                "/memories/external/user%2F7/report",
+                json={"messages": [{"role": "assistant", "content": "k"}]},
+            ),
+            client.post(
+                f"/memories/{mine}/decorate",
+                content=b"{" + b" " * (3 * 1024 * 1024) + b"}",
+                headers={"Content-Type": "application/json"},
+            ),
             anon.post(f"/memories/{mine}/decorate", json={"messages": msg}),
-            anon.post(f"/memories/{mine}/decorate", json={"messages": msg}, headers={"Authorization": "Bearer tl_x"}),
+            anon.post(
+                f"/memories/{mine}/decorate", json={"messages": msg}, headers={"Authorization": "Bearer tl_x"}
+            ),
         ]
         out = [_normal(response, ids) for response in calls]
     return out
@@ -186,8 +230,25 @@ def test_a_real_uvicorn_answers_the_hot_routes_as_djangos_way_does():
     for hot_on in ("1", "0"):
         with ThreadlessServer(env={"THREADLESS_HOT_ROUTES": hot_on}) as server:
             answers[hot_on] = _conversation(server)
-    assert [a[0] for a in answers["1"]] == [200, 202, 200, 200, 200, 400, 400, 406, 400, 400, 404, 404, 200, 202,
-                                           413, 401, 401]
+    assert [a[0] for a in answers["1"]] == [
+        200,
+        202,
+        200,
+        200,
+        200,
+        400,
+        400,
+        406,
+        400,
+        400,
+        404,
+        404,
+        200,
+        202,
+        413,
+        401,
+        401,
+    ]
     for on, off in zip(answers["1"], answers["0"], strict=True):
         assert on == off
 
@@ -196,7 +257,9 @@ def _boom(*args, **kwargs):
     raise RuntimeError("the key store is down")
 
 
-async def test_a_5xx_on_the_hot_way_is_logged_on_django_request_as_djangos_handler_logs_it(monkeypatch, caplog):
+async def test_a_5xx_on_the_hot_way_is_logged_on_django_request_as_djangos_handler_logs_it(
+    monkeypatch, caplog
+):
     """The hot way skips Django's request cycle, and with it the `django.request` line Django's
     handler writes for an error answer: it writes the same line itself (level, message, extras)."""
     from projects import auth
@@ -206,13 +269,19 @@ async def test_a_5xx_on_the_hot_way_is_logged_on_django_request_as_djangos_handl
     transport = httpx.ASGITransport(app=asgi.application)
     with caplog.at_level(logging.WARNING, logger="django.request"):
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
-            answer = await client.post("/v1/memories/mem_x/report", json={"messages": []},
-                                       headers={"Authorization": f"Bearer {secret}"})
+            answer = await client.post(
+                "/v1/memories/mem_x/report",
+                json={"messages": []},
+                headers={"Authorization": f"Bearer {secret}"},
+            )
     assert answer.status_code == 500
     records = [r for r in caplog.records if r.name == "django.request"]
     assert len(records) == 1, records
     record = records[0]
-    assert (record.levelname, record.getMessage()) == ("ERROR", "Internal Server Error: /v1/memories/mem_x/report")
+    assert (record.levelname, record.getMessage()) == (
+        "ERROR",
+        "Internal Server Error: /v1/memories/mem_x/report",
+    )
     assert record.status_code == 500
     assert record.request.path == "/v1/memories/mem_x/report" and record.request.method == "POST"
     assert record.exc_info is None  # as Django's handler: the traceback is threadless.errors' line
@@ -231,7 +300,10 @@ def test_djangos_way_logs_the_same_line_for_the_same_5xx(monkeypatch, caplog, ca
     records = [r for r in caplog.records if r.name == "django.request"]
     assert len(records) == 1, records  # once: the handler's line, none from the hot handler itself
     assert (records[0].levelname, records[0].getMessage(), records[0].status_code) == (
-        "ERROR", "Internal Server Error: /v1/memories/mem_x/report", 500)
+        "ERROR",
+        "Internal Server Error: /v1/memories/mem_x/report",
+        500,
+    )
 
 
 async def test_a_4xx_on_the_hot_way_is_a_django_request_warning_only_when_warnings_are_on(caplog):
@@ -244,4 +316,5 @@ async def test_a_4xx_on_the_hot_way_is_a_django_request_warning_only_when_warnin
             await client.post("/v1/memories/mem_x/report", json={"messages": []})
     records = [r for r in caplog.records if r.name == "django.request"]
     assert [(r.levelname, r.getMessage(), r.status_code) for r in records] == [
-        ("WARNING", "Unauthorized: /v1/memories/mem_x/report", 401)]
+        ("WARNING", "Unauthorized: /v1/memories/mem_x/report", 401)
+    ]

@@ -29,9 +29,15 @@ def wait_for(predicate, timeout: float = 90.0, interval: float = 0.2):
 
 
 def converse(client: httpx.Client, memory_id: str, text: str) -> httpx.Response:
-    assert client.post(f"/memories/{memory_id}/decorate",
-                       json={"messages": [{"role": "user", "content": text}]}).status_code == 200
-    return client.post(f"/memories/{memory_id}/report", json={"messages": [{"role": "assistant", "content": "ok"}]})
+    assert (
+        client.post(
+            f"/memories/{memory_id}/decorate", json={"messages": [{"role": "user", "content": text}]}
+        ).status_code
+        == 200
+    )
+    return client.post(
+        f"/memories/{memory_id}/report", json={"messages": [{"role": "assistant", "content": "ok"}]}
+    )
 
 
 def processing(client: httpx.Client, memory_id: str) -> str:
@@ -49,8 +55,11 @@ def test_a_real_worker_processes_the_outbox_rows_of_reports(live_worker_server):
         assert [e["role"] for e in entries] == ["user", "assistant"]
         wait_for(lambda: processing(client, memory) == "processed")
         outbox = live_worker_server.manage(
-            "shell", "-c", "from memories.models import Outbox; import json; "
-            "print(json.dumps(list(Outbox.objects.values_list('attempts', flat=True))))")
+            "shell",
+            "-c",
+            "from memories.models import Outbox; import json; "
+            "print(json.dumps(list(Outbox.objects.values_list('attempts', flat=True))))",
+        )
         assert json.loads(outbox.strip().splitlines()[-1]) == [1]
 
 
@@ -86,10 +95,12 @@ def test_reports_accepted_while_the_broker_is_down_are_requeued_by_the_sweep():
             # The periodic sweep (beat runs it every THREADLESS_OUTBOX_SWEEP_SECONDS) waits until a
             # row is older than that; age the row instead of sleeping, then run the real sweep.
             swept = server.manage(
-                "shell", "-c",
+                "shell",
+                "-c",
                 "from datetime import timedelta; from django.utils import timezone; "
                 "from memories.models import Outbox; from memories.services import outbox_sweep; "
-                "Outbox.objects.update(created_at=timezone.now() - timedelta(minutes=5)); print(outbox_sweep())")
+                "Outbox.objects.update(created_at=timezone.now() - timedelta(minutes=5)); print(outbox_sweep())",
+            )
             assert swept.strip().splitlines()[-1] == "1"
             wait_for(lambda: processing(client, memory) == "processed")
         assert "not queued" in (server.var / "web.log").read_text()
@@ -126,29 +137,39 @@ def test_a_chunked_body_over_the_limit_is_a_413_over_a_real_socket(live_server_p
 
     with live_server_proc.client() as client:
         memory = client.post("/memories", json={}).json()["id"]
-        response = client.post(f"/memories/{memory}/decorate", content=chunks(),
-                               headers={"Content-Type": "application/json"})
+        response = client.post(
+            f"/memories/{memory}/decorate", content=chunks(), headers={"Content-Type": "application/json"}
+        )
         assert response.status_code == 413
         assert response.json()["error"]["code"] == "payload_too_large"
-        length = client.post(f"/memories/{memory}/decorate", content=b"x" * (1024 * 1024 + 1),
-                             headers={"Content-Type": "application/json"})
+        length = client.post(
+            f"/memories/{memory}/decorate",
+            content=b"x" * (1024 * 1024 + 1),
+            headers={"Content-Type": "application/json"},
+        )
         assert length.status_code == 413
 
 
 def test_the_rate_limit_holds_across_two_server_processes_sharing_one_database(live_server_proc):
     first = live_server_proc
-    second = ThreadlessServer(env={"DATABASE_URL": first.env["DATABASE_URL"], "THREADLESS_VAR_DIR": str(first.var)})
+    second = ThreadlessServer(
+        env={"DATABASE_URL": first.env["DATABASE_URL"], "THREADLESS_VAR_DIR": str(first.var)}
+    )
     try:
         second.start_web()
         limit = 10
 
         def attempt():
-            project = json.loads(first.manage("create_project", "limited", "--rate-limit", str(limit), "--json"))
+            project = json.loads(
+                first.manage("create_project", "limited", "--rate-limit", str(limit), "--json")
+            )
             key = json.loads(first.manage("create_key", "--project", project["id"], "--json"))["key"]
             window = int(time.time() // 60)
             clients = [first.client(key), second.client(key)]
             with ThreadPoolExecutor(max_workers=6) as pool:
-                statuses = list(pool.map(lambda i: clients[i % 2].get("/memories").status_code, range(3 * limit)))
+                statuses = list(
+                    pool.map(lambda i: clients[i % 2].get("/memories").status_code, range(3 * limit))
+                )
             for c in clients:
                 c.close()
             return statuses, window == int(time.time() // 60)
@@ -170,7 +191,9 @@ def test_concurrent_retries_with_one_idempotency_key_store_the_report_once(live_
 
         def send(_):
             with live_server_proc.client() as c:
-                return c.post(f"/memories/{memory}/report", json=body, headers={"Idempotency-Key": "same-retry"})
+                return c.post(
+                    f"/memories/{memory}/report", json=body, headers={"Idempotency-Key": "same-retry"}
+                )
 
         with ThreadPoolExecutor(max_workers=4) as pool:
             responses = list(pool.map(send, range(4)))

@@ -7,15 +7,26 @@ from memories.models import Entry, ErrorDigest, Fact, Memory, Outbox, Turn
 
 from tests.fixtures.api import decorate, error_of, post, report
 
-DEFAULT_POLICY = {"strictWriteDiscipline": {"enabled": False, "onFailure": "digest", "continueOnFailure": False}}
+DEFAULT_POLICY = {
+    "strictWriteDiscipline": {"enabled": False, "onFailure": "digest", "continueOnFailure": False}
+}
 
 
 def test_creating_a_memory_answers_201_with_the_documented_shape(cast):
     response = post(cast.a, "/v1/memories", {"metadata": {"user": "42"}, "instructions": "Be brief."})
     assert response.status_code == 201
     body = response.json()
-    assert set(body) == {"id", "external_id", "created_at", "updated_at", "metadata", "instructions", "policy",
-                         "counts", "processing"}
+    assert set(body) == {
+        "id",
+        "external_id",
+        "created_at",
+        "updated_at",
+        "metadata",
+        "instructions",
+        "policy",
+        "counts",
+        "processing",
+    }
     assert body["id"].startswith("mem_")
     assert body["external_id"] is None
     assert body["metadata"] == {"user": "42"}
@@ -27,8 +38,15 @@ def test_creating_a_memory_answers_201_with_the_documented_shape(cast):
 
 def test_an_external_id_makes_create_a_get_or_create_that_ignores_the_new_metadata_and_policy(cast):
     first = post(cast.a, "/v1/memories", {"external_id": "user-7", "metadata": {"plan": "free"}})
-    again = post(cast.a, "/v1/memories", {"external_id": "user-7", "metadata": {"plan": "pro"},
-                                          "policy": {"strictWriteDiscipline": {"enabled": True}}})
+    again = post(
+        cast.a,
+        "/v1/memories",
+        {
+            "external_id": "user-7",
+            "metadata": {"plan": "pro"},
+            "policy": {"strictWriteDiscipline": {"enabled": True}},
+        },
+    )
     assert (first.status_code, again.status_code) == (201, 200)
     assert again.json()["id"] == first.json()["id"]
     assert again.json()["metadata"] == {"plan": "free"}
@@ -39,10 +57,15 @@ def test_an_external_id_makes_create_a_get_or_create_that_ignores_the_new_metada
 
 
 def test_a_bad_policy_is_a_400_naming_its_json_path(cast):
-    for policy, path in [({"strictWriteDiscipline": {"enabled": True, "onFailure": "ignore"}},
-                          "policy.strictWriteDiscipline.onFailure"),
-                         ({"strictWriteDiscipline": {"enabled": "yes"}}, "policy.strictWriteDiscipline.enabled"),
-                         ({"strict": {}}, "policy.strict"), ([], "policy")]:
+    for policy, path in [
+        (
+            {"strictWriteDiscipline": {"enabled": True, "onFailure": "ignore"}},
+            "policy.strictWriteDiscipline.onFailure",
+        ),
+        ({"strictWriteDiscipline": {"enabled": "yes"}}, "policy.strictWriteDiscipline.enabled"),
+        ({"strict": {}}, "policy.strict"),
+        ([], "policy"),
+    ]:
         error = error_of(post(cast.a, "/v1/memories", {"policy": policy}), 400, "invalid_request")
         assert error["message"].startswith(path), error["message"]
 
@@ -70,7 +93,9 @@ def test_the_list_filters_by_metadata_and_by_external_id(cast):
     b = post(cast.a, "/v1/memories", {"metadata": {"user": "42"}, "external_id": "ext-b"}).json()["id"]
     post(cast.a, "/v1/memories", {"metadata": {"user": "43"}})
     assert {m["id"] for m in cast.a.get("/v1/memories?metadata.user=42").json()["data"]} == {a, b}
-    assert [m["id"] for m in cast.a.get("/v1/memories?metadata.user=42&metadata.tier=gold").json()["data"]] == [a]
+    assert [
+        m["id"] for m in cast.a.get("/v1/memories?metadata.user=42&metadata.tier=gold").json()["data"]
+    ] == [a]
     assert [m["id"] for m in cast.a.get("/v1/memories?external_id=ext-b").json()["data"]] == [b]
     assert cast.b.get("/v1/memories?metadata.user=42").json()["data"] == []
 
@@ -84,28 +109,46 @@ def test_a_cursor_this_api_did_not_return_is_a_400(cast):
 def test_get_counts_messages_facts_digests_and_tokens(cast, memory_a):
     services.memory_update(memory=memory_a, policy={"strictWriteDiscipline": {"enabled": True}})
     decorate(cast.a, memory_a.id, [{"role": "user", "content": "hello there"}])
-    report(cast.a, memory_a.id, [{"role": "assistant", "content": "hi!"}], failures=[{"task_id": "t", "error": "x"}])
+    report(
+        cast.a,
+        memory_a.id,
+        [{"role": "assistant", "content": "hi!"}],
+        failures=[{"task_id": "t", "error": "x"}],
+    )
     services.fact_create(memory=memory_a, text="Likes tea")
     counts = cast.a.get(f"/v1/memories/{memory_a.id}").json()["counts"]
-    assert counts == {"messages": 2, "facts": 1, "digests": 1,
-                      "tokens": sum(Entry.objects.filter(memory=memory_a, kind="message").values_list("tokens", flat=True))}
+    assert counts == {
+        "messages": 2,
+        "facts": 1,
+        "digests": 1,
+        "tokens": sum(Entry.objects.filter(memory=memory_a, kind="message").values_list("tokens", flat=True)),
+    }
 
 
 def test_patch_changes_metadata_instructions_and_policy(cast, memory_a):
     policy = {"strictWriteDiscipline": {"enabled": True, "onFailure": "keep_all", "continueOnFailure": True}}
-    response = cast.a.patch(f"/v1/memories/{memory_a.id}", {"metadata": {"user": "43"}, "instructions": "New.",
-                                                              "policy": policy}, format="json")
+    response = cast.a.patch(
+        f"/v1/memories/{memory_a.id}",
+        {"metadata": {"user": "43"}, "instructions": "New.", "policy": policy},
+        format="json",
+    )
     assert response.status_code == 200
     body = response.json()
     assert (body["metadata"], body["instructions"], body["policy"]) == ({"user": "43"}, "New.", policy)
-    assert cast.a.patch(f"/v1/memories/{memory_a.id}", {"instructions": "Only this."},
-                        format="json").json()["metadata"] == {"user": "43"}
+    assert cast.a.patch(f"/v1/memories/{memory_a.id}", {"instructions": "Only this."}, format="json").json()[
+        "metadata"
+    ] == {"user": "43"}
 
 
 def _populate(cast, memory):
     services.memory_update(memory=memory, policy={"strictWriteDiscipline": {"enabled": True}})
     decorate(cast.a, memory.id, [{"role": "user", "content": "I have a dog."}])
-    report(cast.a, memory.id, [{"role": "assistant", "content": "Nice!"}], failures=[{"task_id": "t", "error": "x"}])
+    report(
+        cast.a,
+        memory.id,
+        [{"role": "assistant", "content": "Nice!"}],
+        failures=[{"task_id": "t", "error": "x"}],
+    )
     services.fact_create(memory=memory, text="Has a dog")
 
 
@@ -131,9 +174,21 @@ def test_delete_by_filter_answers_a_receipt_counting_every_kind_of_row(cast):
         _populate(cast, memory)
     response = cast.a.delete("/v1/memories?metadata.user=gone")
     assert response.status_code == 200
-    assert response.json() == {"deleted": {"memories": 2, "entries": 2 * 5, "turns": 2, "facts": 2, "digests": 2,
-                                           "summaries": 0, "outbox": 2, "fact_tombstones": 0,
-                                           "files": 0, "file_versions": 0, "index_rows": 0}}
+    assert response.json() == {
+        "deleted": {
+            "memories": 2,
+            "entries": 2 * 5,
+            "turns": 2,
+            "facts": 2,
+            "digests": 2,
+            "summaries": 0,
+            "outbox": 2,
+            "fact_tombstones": 0,
+            "files": 0,
+            "file_versions": 0,
+            "index_rows": 0,
+        }
+    }
     assert set(Memory.objects.values_list("id", flat=True)) == {kept.id, same_in_b.id}
     by_external = services.memory_create(project=cast.project_a, external_id="x-1")[0]
     assert cast.a.delete("/v1/memories?external_id=x-1").json()["deleted"]["memories"] == 1
@@ -151,12 +206,32 @@ def test_entries_hide_uncommitted_rows_unless_asked(cast, memory_a):
     decorate(cast.a, memory_a.id, [{"role": "user", "content": "hi"}])
     report(cast.a, memory_a.id, [], failures=[{"task_id": "t", "error": "raw failure", "output": {"a": 1}}])
     visible = cast.a.get(f"/v1/memories/{memory_a.id}/entries").json()["data"]
-    assert [(e["kind"], e["committed"]) for e in visible] == [("message", True), ("digest", True), ("action", True)]
+    assert [(e["kind"], e["committed"]) for e in visible] == [
+        ("message", True),
+        ("digest", True),
+        ("action", True),
+    ]
     everything = cast.a.get(f"/v1/memories/{memory_a.id}/entries?include_uncommitted=true").json()["data"]
     assert [(e["kind"], e["committed"]) for e in everything] == [
-        ("message", True), ("data", False), ("error", False), ("digest", True), ("action", True)]
+        ("message", True),
+        ("data", False),
+        ("error", False),
+        ("digest", True),
+        ("action", True),
+    ]
     entry = everything[0]
-    assert set(entry) >= {"id", "seq", "turn", "kind", "role", "content", "task_id", "committed", "tokens", "created_at"}
+    assert set(entry) >= {
+        "id",
+        "seq",
+        "turn",
+        "kind",
+        "role",
+        "content",
+        "task_id",
+        "committed",
+        "tokens",
+        "created_at",
+    }
     assert everything[1]["content"] == {"a": 1}
 
 
@@ -165,7 +240,9 @@ def test_entries_are_cursor_paginated_in_sequence_order(cast, memory_a):
         decorate(cast.a, memory_a.id, [{"role": "user", "content": f"m{i}"}])
     seen, cursor = [], None
     while True:
-        body = cast.a.get(f"/v1/memories/{memory_a.id}/entries?limit=2" + (f"&cursor={cursor}" if cursor else "")).json()
+        body = cast.a.get(
+            f"/v1/memories/{memory_a.id}/entries?limit=2" + (f"&cursor={cursor}" if cursor else "")
+        ).json()
         seen += [e["content"] for e in body["data"]]
         cursor = body["next_cursor"]
         if not cursor:
@@ -182,8 +259,9 @@ def test_facts_can_be_created_listed_edited_and_deleted(cast, memory_a):
     assert duplicate.status_code == 200 and duplicate.json()["id"] == fact["id"]
     listed = cast.a.get(f"/v1/memories/{memory_a.id}/facts").json()
     assert [f["id"] for f in listed["data"]] == [fact["id"]] and listed["next_cursor"] is None
-    edited = cast.a.patch(f"/v1/memories/{memory_a.id}/facts/{fact['id']}", {"text": "Has a beagle called Max"},
-                          format="json")
+    edited = cast.a.patch(
+        f"/v1/memories/{memory_a.id}/facts/{fact['id']}", {"text": "Has a beagle called Max"}, format="json"
+    )
     assert edited.status_code == 200 and edited.json()["text"] == "Has a beagle called Max"
     assert cast.a.delete(f"/v1/memories/{memory_a.id}/facts/{fact['id']}").status_code == 204
     assert cast.a.get(f"/v1/memories/{memory_a.id}/facts").json()["data"] == []

@@ -50,15 +50,20 @@ def test_score_counts_right_wrong_and_missed_facts_by_hand():
     # said twice counts twice), not labels found / labels = 2/4.
     assert (r["lines"], r["facts"], r["tp"], r["fp"], r["fn"]) == (4, 4, 3, 3, 2)
     assert r["precision"] == 0.5 and r["fact_recall"] == 0.6
-    assert r["per_slot"] == {"employer": {"facts": 0, "found": 0, "wrong": 1},
-                             "job": {"facts": 1, "found": 0, "wrong": 0},
-                             "location": {"facts": 1, "found": 0, "wrong": 1},
-                             "name": {"facts": 1, "found": 1, "wrong": 0},
-                             "pet": {"facts": 1, "found": 1, "wrong": 0},
-                             "preference": {"facts": 0, "found": 0, "wrong": 1}}
+    assert r["per_slot"] == {
+        "employer": {"facts": 0, "found": 0, "wrong": 1},
+        "job": {"facts": 1, "found": 0, "wrong": 0},
+        "location": {"facts": 1, "found": 0, "wrong": 1},
+        "name": {"facts": 1, "found": 1, "wrong": 0},
+        "pet": {"facts": 1, "found": 1, "wrong": 0},
+        "preference": {"facts": 0, "found": 0, "wrong": 1},
+    }
     assert [(m["line"], m["slot"]) for m in r["misses"]] == [(0, "location"), (3, "job")]
-    assert [(w["line"], w["said"]) for w in r["wrong"]] == [(0, "Lives in Bergen"), (1, "Likes tea"),
-                                                            (3, "Works as a nurse")]
+    assert [(w["line"], w["said"]) for w in r["wrong"]] == [
+        (0, "Lives in Bergen"),
+        (1, "Likes tea"),
+        (3, "Works as a nurse"),
+    ]
 
 
 def test_score_gives_each_line_alone_to_a_fresh_extractor():
@@ -68,7 +73,11 @@ def test_score_gives_each_line_alone_to_a_fresh_extractor():
     given = [x.given for x in Scripted.made]
     assert all(len(calls) == 1 and len(calls[0]) == 1 for calls in given)
     assert [(calls[0][0].text, calls[0][0].seq, calls[0][0].entry_id) for calls in given] == [
-        ("a", 1, 1), ("b", 2, 2), ("c", 3, 3), ("d", 4, 4)]
+        ("a", 1, 1),
+        ("b", 2, 2),
+        ("c", 3, 3),
+        ("d", 4, 4),
+    ]
 
 
 def test_must_words_are_matched_in_lower_case_and_all_of_them():
@@ -88,8 +97,14 @@ def test_no_candidates_and_no_labels_scores_zero_not_an_error():
 
 
 def _run(*args: str) -> str:
-    done = subprocess.run([sys.executable, "-m", "bench.extractor_eval", *args], cwd=ROOT, env=dict(os.environ),
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.extractor_eval", *args],
+        cwd=ROOT,
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -97,10 +112,18 @@ def _run(*args: str) -> str:
 def test_the_command_prints_precision_recall_and_per_slot_and_misses_only_when_asked(tmp_path):
     # A label no extractor can meet (the word is not in the text) and a line that is only small talk.
     path = tmp_path / "lines.json"
-    path.write_text(json.dumps({"about": "test", "lines": [
-        {"text": "hello there", "facts": [{"slot": "name", "must": ["qqqzzz"]}]},
-        {"text": "ok thanks", "facts": []},
-    ]}), encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            {
+                "about": "test",
+                "lines": [
+                    {"text": "hello there", "facts": [{"slot": "name", "must": ["qqqzzz"]}]},
+                    {"text": "ok thanks", "facts": []},
+                ],
+            }
+        ),
+        encoding="utf-8",
+    )
     out = _run(str(path))
     assert "lines 2  facts 1  right 0" in out and "not found 1" in out
     assert "fact recall 0.000" in out
@@ -112,10 +135,17 @@ def test_the_command_prints_precision_recall_and_per_slot_and_misses_only_when_a
 
 def test_the_command_reads_one_split_of_fact_lines(tmp_path):
     path = tmp_path / "corpus.json"
-    path.write_text(json.dumps({"fact_lines": [
-        {"split": "dev", "text": "hello", "facts": [{"slot": "name", "must": ["qqqzzz"]}]},
-        {"split": "heldout", "text": "hi", "facts": []},
-        {"split": "heldout", "text": "hey", "facts": []},
-    ]}), encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            {
+                "fact_lines": [
+                    {"split": "dev", "text": "hello", "facts": [{"slot": "name", "must": ["qqqzzz"]}]},
+                    {"split": "heldout", "text": "hi", "facts": []},
+                    {"split": "heldout", "text": "hey", "facts": []},
+                ]
+            }
+        ),
+        encoding="utf-8",
+    )
     assert "lines 2  facts 0" in _run(str(path), "--split", "heldout")
     assert "lines 1  facts 1" in _run(str(path), "--split", "dev")

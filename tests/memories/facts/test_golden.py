@@ -28,17 +28,25 @@ def measured() -> dict:
 
 def test_every_labelled_set_is_pinned(measured):
     assert sorted(measured) == sorted(PINNED)
-    assert {"recall_corpus:dev", "recall_corpus:heldout", "background_heldout", "extractor_fresh11"} <= set(PINNED)
+    assert {"recall_corpus:dev", "recall_corpus:heldout", "background_heldout", "extractor_fresh11"} <= set(
+        PINNED
+    )
 
 
 @pytest.mark.parametrize("name", sorted(PINNED))
 def test_precision_and_recall_are_the_pinned_figures(measured, name):
     got, pinned = measured[name], PINNED[name]
-    assert (got.get("precision"), got.get("fact_recall")) == (pinned.get("precision"), pinned.get("fact_recall"))
+    assert (got.get("precision"), got.get("fact_recall")) == (
+        pinned.get("precision"),
+        pinned.get("fact_recall"),
+    )
 
 
 @pytest.mark.parametrize("name", sorted(PINNED))
 def test_the_facts_of_each_line_are_the_pinned_ones(measured, name):
     got, pinned = measured[name], PINNED[name]
     assert (got["lines"], got["per_line_sha256"], got["together_sha256"]) == (
-        pinned["lines"], pinned["per_line_sha256"], pinned["together_sha256"])
+        pinned["lines"],
+        pinned["per_line_sha256"],
+        pinned["together_sha256"],
+    )

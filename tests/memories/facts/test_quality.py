@@ -83,7 +83,9 @@ def test_fact_quality_on_the_corpus(db, corpus_run):
             if single:
                 seen_slot.add(fact.slot)
         for fact in facts:
-            roles = set(Entry.objects.filter(id__in=fact.source_entry_ids).values_list("kind", "role", "committed"))
+            roles = set(
+                Entry.objects.filter(id__in=fact.source_entry_ids).values_list("kind", "role", "committed")
+            )
             if not fact.source_entry_ids or roles != {("message", "user", True)}:
                 from_non_user += 1
             if any(word in fact.text.lower() for word in conversation["forbidden"]):
@@ -93,10 +95,12 @@ def test_fact_quality_on_the_corpus(db, corpus_run):
     recall = found_expected / expected_total
     junk_rate = junk / all_total if all_total else 0.0
     duplicate_rate = duplicates / active_total if active_total else 0.0
-    print(f"\nFACTS: expected={expected_total} active={active_total} all={all_total} "
-          f"precision={precision:.3f} recall={recall:.3f} junk_rate={junk_rate:.3f} "
-          f"duplicate_rate={duplicate_rate:.3f} superseded={superseded_ok}/{superseded_total} "
-          f"from_assistant_or_system={from_non_user} forbidden={forbidden_hits}")
+    print(
+        f"\nFACTS: expected={expected_total} active={active_total} all={all_total} "
+        f"precision={precision:.3f} recall={recall:.3f} junk_rate={junk_rate:.3f} "
+        f"duplicate_rate={duplicate_rate:.3f} superseded={superseded_ok}/{superseded_total} "
+        f"from_assistant_or_system={from_non_user} forbidden={forbidden_hits}"
+    )
     for line in problems:
         print("  ", line)
     assert precision >= 0.95
@@ -113,13 +117,21 @@ def test_recall_at_3_for_answers_outside_the_window(db, corpus_run):
     for conversation, memory in corpus_run:
         for question in conversation["questions"]:
             total += 1
-            answer = services.memory_decorate(memory=memory, messages=[{"role": "user", "content": question["ask"]}],
-                                              budget_tokens=RECALL_BUDGET, store=False)
+            answer = services.memory_decorate(
+                memory=memory,
+                messages=[{"role": "user", "content": question["ask"]}],
+                budget_tokens=RECALL_BUDGET,
+                store=False,
+            )
             window_text = " ".join(str(m["content"]) for m in answer["messages"])
-            assert question["expect"].lower() not in window_text.lower(), "the answer must lie outside the window"
+            assert question["expect"].lower() not in window_text.lower(), (
+                "the answer must lie outside the window"
+            )
             # A recalled snippet comes with the neighbours shown next to it: one group each.
-            top3 = [" ".join([hit["snippet"]] + [n["snippet"] for n in hit.get("context", [])]).lower()
-                    for hit in answer["context"]["recalled"][:3]]
+            top3 = [
+                " ".join([hit["snippet"]] + [n["snippet"] for n in hit.get("context", [])]).lower()
+                for hit in answer["context"]["recalled"][:3]
+            ]
             if any(question["expect"].lower() in snippet for snippet in top3):
                 hits += 1
                 assert question["expect"].lower() in answer["instructions"].lower()
@@ -155,13 +167,20 @@ def test_rule_extractor_on_held_out_lines():
     tp = fp = fn = 0
     for i, line in enumerate(data["lines"]):
         found = RuleExtractor().extract([UserMessage(entry_id=i + 1, seq=i + 1, text=line["text"])])
-        good = [c for c in found if any(c.slot == e["slot"] and all(w in c.text.lower() for w in e["must"])
-                                        for e in line["facts"])]
+        good = [
+            c
+            for c in found
+            if any(c.slot == e["slot"] and all(w in c.text.lower() for w in e["must"]) for e in line["facts"])
+        ]
         tp, fp = tp + len(good), fp + len(found) - len(good)
-        fn += sum(not any(c.slot == e["slot"] and all(w in c.text.lower() for w in e["must"]) for c in found)
-                  for e in line["facts"])
+        fn += sum(
+            not any(c.slot == e["slot"] and all(w in c.text.lower() for w in e["must"]) for c in found)
+            for e in line["facts"]
+        )
     precision, recall = tp / (tp + fp), tp / (tp + fn)
-    print(f"\nHELD-OUT RULES: lines={len(data['lines'])} tp={tp} fp={fp} fn={fn} "
-          f"precision={precision:.3f} recall={recall:.3f}")
+    print(
+        f"\nHELD-OUT RULES: lines={len(data['lines'])} tp={tp} fp={fp} fn={fn} "
+        f"precision={precision:.3f} recall={recall:.3f}"
+    )
     assert precision >= 0.95
     assert recall >= 0.6

@@ -12,8 +12,23 @@ from memories.facts.rules import lexicons, registry
 from memories.facts.rules.rule import Apposition, Rule
 
 LEXICONS = sorted((Path(lexicons.__file__).parent / "lexicons").glob("*.txt"))
-SLOTS = {"name", "location", "origin", "job", "employer", "family", "pet", "plan", "age", "birthday", "diet", "allergy",
-         "preference", "favorite", ""}
+SLOTS = {
+    "name",
+    "location",
+    "origin",
+    "job",
+    "employer",
+    "family",
+    "pet",
+    "plan",
+    "age",
+    "birthday",
+    "diet",
+    "allergy",
+    "preference",
+    "favorite",
+    "",
+}
 
 
 @pytest.mark.parametrize("path", LEXICONS, ids=lambda p: p.name)

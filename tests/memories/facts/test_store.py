@@ -30,19 +30,31 @@ def active(memory) -> list[str]:
 
 
 def test_facts_come_only_from_committed_user_messages(memory):
-    services.memory_decorate(memory=memory, instructions="My name is Bob and I live in Madrid.",
-                             messages=[{"role": "system", "content": "I'm allergic to shellfish."},
-                                       {"role": "user", "content": "I live in Oslo."}])
-    services.report_accept(memory=memory, messages=[
-        {"role": "assistant", "content": "I live in Rome and my name is Assistant."},
-        {"role": "tool", "content": "My name is Tool.", "tool_call_id": "call_1"},
-    ], failures=services.validate_failures([{"task_id": "lookup", "error": "I am allergic to timeouts"}]))
+    services.memory_decorate(
+        memory=memory,
+        instructions="My name is Bob and I live in Madrid.",
+        messages=[
+            {"role": "system", "content": "I'm allergic to shellfish."},
+            {"role": "user", "content": "I live in Oslo."},
+        ],
+    )
+    services.report_accept(
+        memory=memory,
+        messages=[
+            {"role": "assistant", "content": "I live in Rome and my name is Assistant."},
+            {"role": "tool", "content": "My name is Tool.", "tool_call_id": "call_1"},
+        ],
+        failures=services.validate_failures([{"task_id": "lookup", "error": "I am allergic to timeouts"}]),
+    )
     with transaction.atomic():
         locked = services.memory_lock(memory)
-        services.entries_append(memory=locked, items=[
-            {"kind": "message", "role": "user", "content": "I'm allergic to cats.", "committed": False},
-            {"kind": "digest", "content": "My name is Digest.", "committed": True},
-        ])
+        services.entries_append(
+            memory=locked,
+            items=[
+                {"kind": "message", "role": "user", "content": "I'm allergic to cats.", "committed": False},
+                {"kind": "digest", "content": "My name is Digest.", "committed": True},
+            ],
+        )
     drain()
     assert active(memory) == ["User lives in Oslo"]
 
@@ -57,14 +69,24 @@ def test_a_newer_statement_supersedes_the_old_one_which_the_model_no_longer_sees
     assert "User lives in Berlin" in ctx.context_text and "Paris" not in ctx.context_text.split("Recalled")[0]
     listed = cast.a.get(f"/v1/memories/{memory.id}/facts").json()["data"]
     assert [f["text"] for f in listed] == ["User lives in Berlin"]
-    assert listed[0]["extractor"] == "rules" and listed[0]["slot"] == "location" and listed[0]["source_entry_ids"]
+    assert (
+        listed[0]["extractor"] == "rules"
+        and listed[0]["slot"] == "location"
+        and listed[0]["source_entry_ids"]
+    )
     history = cast.a.get(f"/v1/memories/{memory.id}/facts?include_history=true").json()["data"]
     assert sorted(f["text"] for f in history) == ["User lives in Berlin", "User lives in Paris"]
 
 
 def test_saying_the_same_thing_again_adds_provenance_not_a_duplicate(memory):
-    converse(memory, [["I love hiking.", "Great."], ["Did I mention I love hiking?", "Yes."],
-                      ["Also, I love hiking.", "You said!"]])
+    converse(
+        memory,
+        [
+            ["I love hiking.", "Great."],
+            ["Did I mention I love hiking?", "Yes."],
+            ["Also, I love hiking.", "You said!"],
+        ],
+    )
     drain()
     facts = list(Fact.objects.filter(memory=memory))
     assert [f.text for f in facts] == ["User likes hiking"]
@@ -72,7 +94,9 @@ def test_saying_the_same_thing_again_adds_provenance_not_a_duplicate(memory):
 
 
 def test_moving_back_brings_the_old_fact_back_without_a_duplicate(memory):
-    converse(memory, [["I live in Paris.", "ok"], ["I moved to Berlin.", "ok"], ["I just moved to Paris.", "ok"]])
+    converse(
+        memory, [["I live in Paris.", "ok"], ["I moved to Berlin.", "ok"], ["I just moved to Paris.", "ok"]]
+    )
     drain()
     assert active(memory) == ["User lives in Paris"]
     assert Fact.objects.filter(memory=memory).count() == 2
@@ -101,7 +125,9 @@ def test_a_person_edit_wins_over_extraction_until_the_user_says_something_newer(
     converse(memory, [["I live in Berlin.", "ok"]])
     drain()
     fact = Fact.objects.get(memory=memory)
-    answer = cast.a.patch(f"/v1/memories/{memory.id}/facts/{fact.id}", {"text": "User lives in Potsdam"}, format="json")
+    answer = cast.a.patch(
+        f"/v1/memories/{memory.id}/facts/{fact.id}", {"text": "User lives in Potsdam"}, format="json"
+    )
     assert answer.status_code == 200 and answer.json()["extractor"] == "api"
     process_entries(memory_id=memory.id, from_seq=1, to_seq=memory.last_seq)
     assert active(memory) == ["User lives in Potsdam"]
@@ -134,28 +160,43 @@ def test_deleting_a_fact_also_forgets_the_history_it_replaced(memory, cast):
 def _messages(memory) -> list[UserMessage]:
     from memories.models import Entry
 
-    return [UserMessage(entry_id=e.id, seq=e.seq, text=e.content)
-            for e in Entry.objects.filter(memory=memory, role="user").order_by("seq")]
+    return [
+        UserMessage(entry_id=e.id, seq=e.seq, text=e.content)
+        for e in Entry.objects.filter(memory=memory, role="user").order_by("seq")
+    ]
 
 
 def test_the_llm_extractor_asks_about_user_messages_only_and_keeps_what_it_can_trust(memory):
-    converse(memory, [["I'm Dana and I live in Lisbon.", "I live in the cloud, Dana."],
-                      ["Remember my sister Ana visits on Friday.", "Noted!"]])
-    answer = {"facts": [
-        {"text": "User's name is Dana", "slot": "name", "source": [1], "confidence": 0.95},
-        {"text": "User lives in Lisbon", "slot": "Location", "source": [1], "confidence": 0.9},
-        {"text": "User's sister Ana visits on Friday", "slot": "", "source": [2], "confidence": 0.8},
-        {"text": "User is unsure about something", "slot": "", "source": [2], "confidence": 0.2},
-        {"text": "User invented fact", "slot": "", "source": [7], "confidence": 0.9},
-    ]}
+    converse(
+        memory,
+        [
+            ["I'm Dana and I live in Lisbon.", "I live in the cloud, Dana."],
+            ["Remember my sister Ana visits on Friday.", "Noted!"],
+        ],
+    )
+    answer = {
+        "facts": [
+            {"text": "User's name is Dana", "slot": "name", "source": [1], "confidence": 0.95},
+            {"text": "User lives in Lisbon", "slot": "Location", "source": [1], "confidence": 0.9},
+            {"text": "User's sister Ana visits on Friday", "slot": "", "source": [2], "confidence": 0.8},
+            {"text": "User is unsure about something", "slot": "", "source": [2], "confidence": 0.2},
+            {"text": "User invented fact", "slot": "", "source": [7], "confidence": 0.9},
+        ]
+    }
     with OpenAIStub(lambda body: (200, chat_reply("```json\n" + json.dumps(answer) + "\n```"))) as stub:
         counts = extract_facts(memory=memory, messages=_messages(memory), complete=http_complete(stub.url))
     assert counts["extractor"] == "llm" and counts["created"] == 3
     prompt = json.dumps(stub.requests[0]["body"]["messages"])
     assert "Lisbon" in prompt and "the cloud" not in prompt and "Noted" not in prompt
     facts = {f.text: f for f in Fact.objects.filter(memory=memory)}
-    assert sorted(facts) == ["User lives in Lisbon", "User's name is Dana", "User's sister Ana visits on Friday"]
-    assert facts["User lives in Lisbon"].slot == "location" and facts["User lives in Lisbon"].extractor == "llm"
+    assert sorted(facts) == [
+        "User lives in Lisbon",
+        "User's name is Dana",
+        "User's sister Ana visits on Friday",
+    ]
+    assert (
+        facts["User lives in Lisbon"].slot == "location" and facts["User lives in Lisbon"].extractor == "llm"
+    )
 
 
 def test_when_the_model_fails_the_rules_extract_instead(memory):
@@ -178,7 +219,9 @@ def test_without_a_model_configured_the_rules_are_used(memory):
 @pytest.mark.skipif(importlib.util.find_spec("providers") is None, reason="providers not merged yet")
 def test_a_configured_project_model_extracts_through_the_shared_provider_clients(memory, settings):
     converse(memory, [["I live in Lisbon.", "ok"]])
-    answer = {"facts": [{"text": "User lives in Lisbon", "slot": "location", "source": [1], "confidence": 0.9}]}
+    answer = {
+        "facts": [{"text": "User lives in Lisbon", "slot": "location", "source": [1], "confidence": 0.9}]
+    }
     with OpenAIStub(lambda body: (200, chat_reply(json.dumps(answer)))) as stub:
         settings.THREADLESS_EGRESS_ALLOW = ["127.0.0.1"]
         memory.project.model_config = {"provider": "openai", "model": "stub-model", "baseUrl": stub.url}

@@ -29,7 +29,7 @@ def test_the_unsaid_share_is_the_part_of_the_query_no_message_says():
 
 
 def test_meaning_weighs_most_only_when_the_words_are_unsaid_and_the_nearest_stands_out():
-    old = RANKING.dense_weight + (RANKING.dense_weight_weak - RANKING.dense_weight) * 0.6 ** RANKING.weak_power
+    old = RANKING.dense_weight + (RANKING.dense_weight_weak - RANKING.dense_weight) * 0.6**RANKING.weak_power
     assert dense.dense_weight(0.4, 0.6, 4.0) == RANKING.dense_weight_unsaid > old
     # Either signal alone leaves the coverage curve as it was.
     assert dense.dense_weight(0.4, 0.6, 1.5) == old

@@ -45,19 +45,32 @@ print(json.dumps(out))
 # own corpus: [right snippet in search top 3, answer in decorate]; LoCoMo: [search top 5, top 10,
 # decorate@2000]
 PINNED = {
-    "off": {"corpus dev": [0.143, 0.357], "corpus heldout": [0.214, 0.5],
-            "locomo tune": [0.7, 0.733, 0.833], "locomo heldout": [0.598, 0.704, 0.784]},
+    "off": {
+        "corpus dev": [0.143, 0.357],
+        "corpus heldout": [0.214, 0.5],
+        "locomo tune": [0.7, 0.733, 0.833],
+        "locomo heldout": [0.598, 0.704, 0.784],
+    },
     "local": {"corpus dev": [0.857, 1.0], "corpus heldout": [0.643, 0.929]},
 }
 
 
 def test_the_recall_figures_on_the_pinned_subset_are_unchanged(tmp_path):
     env = {**os.environ, "THREADLESS_VAR_DIR": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-c", CHILD], cwd=ROOT, capture_output=True, text=True, timeout=1800,
-                          check=True, env=env)
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=True,
+        env=env,
+    )
     found = json.loads(done.stdout.strip().splitlines()[-1])
     for provider, figures in found.items():
         if provider == "locomo":
             continue
-        expected = {k: v for k, v in PINNED[provider].items() if found["locomo"] or not k.startswith("locomo")}
+        expected = {
+            k: v for k, v in PINNED[provider].items() if found["locomo"] or not k.startswith("locomo")
+        }
         assert figures == expected, provider

@@ -22,7 +22,11 @@ SESSION = [
     {"command": "view", "path": "/memories"},
     {"command": "create", "path": "/memories/notes.md", "file_text": "Likes coffee\nLives in Oslo\n"},
     {"command": "create", "path": "/memories/notes.md", "file_text": "again"},
-    {"command": "create", "path": "/memories/projects/alpha/plan.md", "file_text": "step 1\nstep 2\nstep 1\n"},
+    {
+        "command": "create",
+        "path": "/memories/projects/alpha/plan.md",
+        "file_text": "step 1\nstep 2\nstep 1\n",
+    },
     {"command": "create", "path": "/memories/projects/alpha/deep/x.md", "file_text": "hidden by depth"},
     {"command": "create", "path": "/memories/.hidden", "file_text": "not listed"},
     {"command": "create", "path": "/memories/empty.txt", "file_text": ""},
@@ -40,7 +44,12 @@ SESSION = [
     {"command": "view", "path": "/memories/../etc/passwd"},
     {"command": "str_replace", "path": "/memories/notes.md", "old_str": "Oslo", "new_str": "Bergen"},
     {"command": "str_replace", "path": "/memories/notes.md", "old_str": "Paris", "new_str": "Rome"},
-    {"command": "str_replace", "path": "/memories/projects/alpha/plan.md", "old_str": "step 1", "new_str": "s"},
+    {
+        "command": "str_replace",
+        "path": "/memories/projects/alpha/plan.md",
+        "old_str": "step 1",
+        "new_str": "s",
+    },
     {"command": "str_replace", "path": "/memories/projects", "old_str": "a", "new_str": "b"},
     {"command": "str_replace", "path": "/memories/nope.md", "old_str": "a", "new_str": "b"},
     {"command": "insert", "path": "/memories/notes.md", "insert_line": 0, "insert_text": "# About\n"},
@@ -86,8 +95,14 @@ def test_every_command_answers_the_reference_backends_text(cast, memory_a, tmp_p
 
 
 def test_traversal_in_every_spelling_is_refused_and_nothing_is_written(cast, memory_a):
-    for path in ["/memories/../secrets", "/memories/a/../../b", "/memories/%2e%2e/b", "/memories/%2E%2E%2Fb",
-                 "/memories/a/..", "/memories/..\\x"]:
+    for path in [
+        "/memories/../secrets",
+        "/memories/a/../../b",
+        "/memories/%2e%2e/b",
+        "/memories/%2E%2E%2Fb",
+        "/memories/a/..",
+        "/memories/..\\x",
+    ]:
         result, is_error = command(cast.a, memory_a.id, {"command": "create", "path": path, "file_text": "x"})
         assert is_error and result == f"Path {path} would escape /memories directory"
     for path in ["/memories/a\x00b", "/memories/a\nb", "/memories/%00b", "/memories/\x1b[31m"]:
@@ -103,45 +118,85 @@ def test_caps_refuse_with_a_text_naming_the_limit(cast, memory_a, settings):
     settings.THREADLESS_MEMORY_FILE_MAX_BYTES = 100
     settings.THREADLESS_MEMORY_FILES_MAX = 3
     settings.THREADLESS_MEMORY_FILES_MAX_TOTAL_BYTES = 150
-    result, is_error = command(cast.a, memory_a.id, {"command": "create", "path": "/memories/a", "file_text": "x" * 101})
-    assert is_error and result.startswith("File /memories/a would be 101 bytes; a memory file can hold at most 100 bytes")
-    assert command(cast.a, memory_a.id, {"command": "create", "path": "/memories/a", "file_text": "x" * 90})[1] is False
-    result, is_error = command(cast.a, memory_a.id, {"command": "create", "path": "/memories/b", "file_text": "y" * 90})
+    result, is_error = command(
+        cast.a, memory_a.id, {"command": "create", "path": "/memories/a", "file_text": "x" * 101}
+    )
+    assert is_error and result.startswith(
+        "File /memories/a would be 101 bytes; a memory file can hold at most 100 bytes"
+    )
+    assert (
+        command(cast.a, memory_a.id, {"command": "create", "path": "/memories/a", "file_text": "x" * 90})[1]
+        is False
+    )
+    result, is_error = command(
+        cast.a, memory_a.id, {"command": "create", "path": "/memories/b", "file_text": "y" * 90}
+    )
     assert is_error and "would take 180 bytes; the most they can take is 150 bytes" in result
-    result, is_error = command(cast.a, memory_a.id, {"command": "str_replace", "path": "/memories/a",
-                                                      "old_str": "x" * 90, "new_str": "z" * 200})
+    result, is_error = command(
+        cast.a,
+        memory_a.id,
+        {"command": "str_replace", "path": "/memories/a", "old_str": "x" * 90, "new_str": "z" * 200},
+    )
     assert is_error and "can hold at most 100 bytes" in result
-    assert command(cast.a, memory_a.id, {"command": "create", "path": "/memories/b", "file_text": "b"})[1] is False
-    assert command(cast.a, memory_a.id, {"command": "create", "path": "/memories/c", "file_text": "c"})[1] is False
-    result, is_error = command(cast.a, memory_a.id, {"command": "create", "path": "/memories/d", "file_text": "d"})
-    assert is_error and result.startswith("This memory already holds 3 files and directories, the most it can hold is 3")
-    assert sorted(MemoryFile.objects.filter(memory=memory_a).values_list("path", flat=True)) == ["a", "b", "c"]
+    assert (
+        command(cast.a, memory_a.id, {"command": "create", "path": "/memories/b", "file_text": "b"})[1]
+        is False
+    )
+    assert (
+        command(cast.a, memory_a.id, {"command": "create", "path": "/memories/c", "file_text": "c"})[1]
+        is False
+    )
+    result, is_error = command(
+        cast.a, memory_a.id, {"command": "create", "path": "/memories/d", "file_text": "d"}
+    )
+    assert is_error and result.startswith(
+        "This memory already holds 3 files and directories, the most it can hold is 3"
+    )
+    assert sorted(MemoryFile.objects.filter(memory=memory_a).values_list("path", flat=True)) == [
+        "a",
+        "b",
+        "c",
+    ]
 
 
 def test_a_change_keeps_the_previous_content_as_a_version(cast, memory_a):
     command(cast.a, memory_a.id, {"command": "create", "path": "/memories/n.md", "file_text": "one\n"})
-    command(cast.a, memory_a.id, {"command": "str_replace", "path": "/memories/n.md", "old_str": "one", "new_str": "two"})
-    command(cast.a, memory_a.id, {"command": "rename", "old_path": "/memories/n.md", "new_path": "/memories/m.md"})
+    command(
+        cast.a,
+        memory_a.id,
+        {"command": "str_replace", "path": "/memories/n.md", "old_str": "one", "new_str": "two"},
+    )
+    command(
+        cast.a, memory_a.id, {"command": "rename", "old_path": "/memories/n.md", "new_path": "/memories/m.md"}
+    )
     command(cast.a, memory_a.id, {"command": "delete", "path": "/memories/m.md"})
     kept = list(MemoryFileVersion.objects.filter(memory=memory_a).order_by("version"))
     assert [(v.path, v.version, v.content, v.command) for v in kept] == [
-        ("m.md", 1, "one\n", "str_replace"), ("m.md", 2, "two\n", "delete")]
+        ("m.md", 1, "one\n", "str_replace"),
+        ("m.md", 2, "two\n", "delete"),
+    ]
     assert kept[0].changed_by.startswith("tl_proj_") and kept[0].replaced_by == kept[0].changed_by
 
 
 def test_the_listing_shows_paths_sizes_versions_and_who_changed_them(cast, memory_a):
     command(cast.a, memory_a.id, {"command": "create", "path": "/memories/dir/n.md", "file_text": "héllo"})
-    command(cast.a, memory_a.id, {"command": "insert", "path": "/memories/dir/n.md", "insert_line": 1,
-                                  "insert_text": "more"})
+    command(
+        cast.a,
+        memory_a.id,
+        {"command": "insert", "path": "/memories/dir/n.md", "insert_line": 1, "insert_text": "more"},
+    )
     data = cast.a.get(f"/v1/memories/{memory_a.id}/files").json()["data"]
     assert [(f["path"], f["type"], f["size"], f["version"]) for f in data] == [
-        ("/memories/dir", "directory", 0, 1), ("/memories/dir/n.md", "file", 12, 2)]
+        ("/memories/dir", "directory", 0, 1),
+        ("/memories/dir/n.md", "file", 12, 2),
+    ]
     assert data[1]["changed_by"].startswith("tl_proj_")
 
 
 def test_the_external_id_form_creates_the_memory_on_first_command(cast):
-    result, is_error = command(cast.a, "external/user%2F7", {"command": "create", "path": "/memories/a.md",
-                                                             "file_text": "hi"})
+    result, is_error = command(
+        cast.a, "external/user%2F7", {"command": "create", "path": "/memories/a.md", "file_text": "hi"}
+    )
     assert (result, is_error) == ("File created successfully at: /memories/a.md", False)
     memory = Memory.objects.get(project=cast.project_a, external_id="user/7")
     assert cast.a.get("/v1/memories/external/user%2F7/files").json()["data"][0]["path"] == "/memories/a.md"
@@ -163,18 +218,30 @@ def test_another_projects_memory_is_404_and_a_publishable_key_is_refused(cast, m
 
 def test_bad_bodies_answer_a_text_not_a_server_error(cast, memory_a):
     assert command(cast.a, memory_a.id, {"command": "format_disk"}) == (
-        "Unknown command: format_disk. Use one of: view, create, str_replace, insert, delete, rename.", True)
+        "Unknown command: format_disk. Use one of: view, create, str_replace, insert, delete, rename.",
+        True,
+    )
     assert command(cast.a, memory_a.id, {"command": "create", "path": "/memories/a"}) == (
-        "Missing required parameter `file_text` for the create command.", True)
+        "Missing required parameter `file_text` for the create command.",
+        True,
+    )
     assert command(cast.a, memory_a.id, {"command": ["view"]})[1] is True
-    assert command(cast.a, memory_a.id, {"command": "create", "path": "/memories/nul", "file_text": "a\x00b"}) == (
-        "Invalid `file_text` parameter: it contains a NUL character, which a memory file cannot hold.", True)
+    assert command(
+        cast.a, memory_a.id, {"command": "create", "path": "/memories/nul", "file_text": "a\x00b"}
+    ) == (
+        "Invalid `file_text` parameter: it contains a NUL character, which a memory file cannot hold.",
+        True,
+    )
     command(cast.a, memory_a.id, {"command": "create", "path": "/memories/a", "file_text": "a"})
     assert command(cast.a, memory_a.id, {"command": "view", "path": "/memories/a", "view_range": "1-2"}) == (
-        "Invalid `view_range` parameter: '1-2'. It should be a list of two integers.", True)
-    assert command(cast.a, memory_a.id, {"command": "insert", "path": "/memories/a", "insert_line": "1",
-                                         "insert_text": "b"}) == (
-        "Invalid `insert_line` parameter: '1'. It should be an integer.", True)
+        "Invalid `view_range` parameter: '1-2'. It should be a list of two integers.",
+        True,
+    )
+    assert command(
+        cast.a,
+        memory_a.id,
+        {"command": "insert", "path": "/memories/a", "insert_line": "1", "insert_text": "b"},
+    ) == ("Invalid `insert_line` parameter: '1'. It should be an integer.", True)
     assert post(cast.a, f"/v1/memories/{memory_a.id}/files/command", [1, 2]).status_code == 400
     unknown = post(cast.a, f"/v1/memories/{memory_a.id}/files/command", {"command": "view", "colour": "blue"})
     assert unknown.status_code == 400 and unknown.json()["error"]["message"].startswith("colour")
@@ -182,7 +249,11 @@ def test_bad_bodies_answer_a_text_not_a_server_error(cast, memory_a):
 
 def test_deleting_the_memory_deletes_its_files_and_counts_them(cast, memory_a):
     command(cast.a, memory_a.id, {"command": "create", "path": "/memories/d/a.md", "file_text": "a"})
-    command(cast.a, memory_a.id, {"command": "str_replace", "path": "/memories/d/a.md", "old_str": "a", "new_str": "b"})
+    command(
+        cast.a,
+        memory_a.id,
+        {"command": "str_replace", "path": "/memories/d/a.md", "old_str": "a", "new_str": "b"},
+    )
     receipt = services.memory_delete(memory=memory_a)
     assert (receipt["files"], receipt["file_versions"]) == (2, 1)
     assert not MemoryFile.objects.exists() and not MemoryFileVersion.objects.exists()
@@ -191,15 +262,26 @@ def test_deleting_the_memory_deletes_its_files_and_counts_them(cast, memory_a):
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_writers_to_one_file_lose_no_insert(cast):
     memory, _ = services.memory_create(project=cast.project_a)
-    files.file_command(memory=memory, command={"command": "create", "path": "/memories/log.md", "file_text": ""},
-                       actor="test")
+    files.file_command(
+        memory=memory,
+        command={"command": "create", "path": "/memories/log.md", "file_text": ""},
+        actor="test",
+    )
     errors: list[BaseException] = []
 
     def writer(n: int) -> None:
         try:
             for i in range(5):
-                result = files.file_command(memory=memory, actor=f"writer-{n}", command={
-                    "command": "insert", "path": "/memories/log.md", "insert_line": 0, "insert_text": f"{n}-{i}"})
+                result = files.file_command(
+                    memory=memory,
+                    actor=f"writer-{n}",
+                    command={
+                        "command": "insert",
+                        "path": "/memories/log.md",
+                        "insert_line": 0,
+                        "insert_text": f"{n}-{i}",
+                    },
+                )
                 assert not result.is_error, result
         except BaseException as error:  # noqa: BLE001 - reported below
             errors.append(error)
@@ -220,11 +302,15 @@ def test_concurrent_writers_to_one_file_lose_no_insert(cast):
 
 def test_decorate_lists_the_files_in_the_context_block_only_when_asked(cast, memory_a):
     command(cast.a, memory_a.id, {"command": "create", "path": "/memories/prefs.md", "file_text": "Tea.\n"})
-    plain = post(cast.a, f"/v1/memories/{memory_a.id}/decorate",
-                 {"messages": [{"role": "user", "content": "hi"}]}).json()
+    plain = post(
+        cast.a, f"/v1/memories/{memory_a.id}/decorate", {"messages": [{"role": "user", "content": "hi"}]}
+    ).json()
     assert "/memories/prefs.md" not in plain["context_text"]
-    asked = post(cast.a, f"/v1/memories/{memory_a.id}/decorate",
-                 {"messages": [{"role": "user", "content": "hi"}], "memory_files": True}).json()
+    asked = post(
+        cast.a,
+        f"/v1/memories/{memory_a.id}/decorate",
+        {"messages": [{"role": "user", "content": "hi"}], "memory_files": True},
+    ).json()
     assert asked["context_text"].startswith("Memory files (notes kept with the memory tool under /memories")
     assert "- /memories/prefs.md (5 bytes, updated " in asked["context_text"]
     assert "/memories/prefs.md" in asked["instructions"]

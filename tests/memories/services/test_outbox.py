@@ -93,11 +93,30 @@ def test_a_report_queues_its_outbox_row_only_after_commit(cast, django_capture_o
     assert len(callbacks) == 1
 
 
-FIELDS = ("seq", "turn", "kind", "role", "content", "parts", "name", "tool_calls", "tool_call_id", "task_id",
-          "key", "value", "committed", "tokens")
+FIELDS = (
+    "seq",
+    "turn",
+    "kind",
+    "role",
+    "content",
+    "parts",
+    "name",
+    "tool_calls",
+    "tool_call_id",
+    "task_id",
+    "key",
+    "value",
+    "committed",
+    "tokens",
+)
 REPLY = [
-    {"role": "assistant", "content": "", "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{\"q\": \"café ☕\"}"}}]},
+    {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"q": "café ☕"}'}}
+        ],
+    },
     {"role": "tool", "tool_call_id": "c1", "name": "f", "content": "42"},
     {"role": "assistant", "content": [{"type": "text", "text": "It is 42."}]},
 ]
@@ -117,14 +136,19 @@ def test_a_reply_joining_the_turn_stores_the_rows_and_counters_the_general_path_
     services.entries_append(memory=locked, items=[entry_fields(m) for m in REPLY])
 
     def stored(memory):
-        return [tuple(getattr(e, f) for f in FIELDS) for e in Entry.objects.filter(memory=memory).order_by("seq")]
+        return [
+            tuple(getattr(e, f) for f in FIELDS) for e in Entry.objects.filter(memory=memory).order_by("seq")
+        ]
 
     assert answer == {"accepted": 3, "turn": 1, "task_errors": []}
     assert stored(fast) == stored(slow)
-    assert stored(fast)[1][7][0]["function"]["arguments"] == "{\"q\": \"café ☕\"}"
+    assert stored(fast)[1][7][0]["function"]["arguments"] == '{"q": "café ☕"}'
     a, b = Memory.objects.get(pk=fast.pk), Memory.objects.get(pk=slow.pk)
-    assert (a.last_seq, a.last_turn, a.message_count, a.token_count) == (
-        b.last_seq, b.last_turn, b.message_count, b.token_count) == (4, 1, 4, b.token_count)
+    assert (
+        (a.last_seq, a.last_turn, a.message_count, a.token_count)
+        == (b.last_seq, b.last_turn, b.message_count, b.token_count)
+        == (4, 1, 4, b.token_count)
+    )
     assert a.last_used_at >= b.last_used_at - timedelta(seconds=5)
     assert Outbox.objects.get(memory=fast).payload == {"from_seq": 1, "to_seq": 4}
 
@@ -133,7 +157,9 @@ def test_a_report_on_a_memory_without_turns_opens_the_first_one(cast):
     from memories.models import Turn
 
     memory, _ = services.memory_create(project=cast.project_a)
-    answer = services.report_accept(memory=memory, messages=[{"role": "assistant", "content": "hello"}], failures=[])
+    answer = services.report_accept(
+        memory=memory, messages=[{"role": "assistant", "content": "hello"}], failures=[]
+    )
     assert answer["turn"] == 1
     assert Turn.objects.filter(memory=memory, number=1).exists()
     assert Outbox.objects.get(memory=memory).payload == {"from_seq": 1, "to_seq": 1}
@@ -180,15 +206,22 @@ def test_a_busy_process_publishes_at_most_once_per_interval_and_a_lone_row_soon(
     publisher.submit(1)
     while not sent and time.monotonic() - started < 5:
         time.sleep(0.001)
-    assert sent and sent[0][0] - started < outbox_module._Publisher.MIN_INTERVAL_SECONDS  # a lone row: after the linger
+    assert (
+        sent and sent[0][0] - started < outbox_module._Publisher.MIN_INTERVAL_SECONDS
+    )  # a lone row: after the linger
     busy = time.monotonic()
     for outbox_id in range(2, 62):  # a report every 2 ms or so
         publisher.submit(outbox_id)
         time.sleep(0.002)
     busy = time.monotonic() - busy
-    while sum(len(ids) if isinstance(ids, list) else 1 for _, ids in sent) < 61 and time.monotonic() - started < 5:
+    while (
+        sum(len(ids) if isinstance(ids, list) else 1 for _, ids in sent) < 61
+        and time.monotonic() - started < 5
+    ):
         time.sleep(0.005)
-    assert sorted(i for _, ids in sent for i in (ids if isinstance(ids, list) else [ids])) == list(range(1, 62))
+    assert sorted(i for _, ids in sent for i in (ids if isinstance(ids, list) else [ids])) == list(
+        range(1, 62)
+    )
     interval = outbox_module._Publisher.MIN_INTERVAL_SECONDS
     gaps = [b[0] - a[0] for a, b in zip(sent, sent[1:], strict=False)]
     assert min(gaps) >= interval * 0.9
@@ -206,4 +239,6 @@ def test_a_batch_message_processes_each_of_its_rows(cast, eager_celery):
         ids.append(Outbox.objects.get(memory=memory).id)
     Outbox.objects.filter(id__in=ids).update(processed_at=None, claimed_at=None, attempts=0)
     assert process_outbox.apply(args=[ids]).get() is True
-    assert all(row.processed_at is not None and row.attempts == 1 for row in Outbox.objects.filter(id__in=ids))
+    assert all(
+        row.processed_at is not None and row.attempts == 1 for row in Outbox.objects.filter(id__in=ids)
+    )

@@ -28,13 +28,17 @@ def memory():
 
 def test_a_report_in_autocommit_commits_its_rows_counters_and_outbox_row(memory):
     assert connection.get_autocommit() and not connection.in_atomic_block
-    answer = services.report_accept(memory=memory, messages=[{"role": "assistant", "content": "hello"}], failures=[])
+    answer = services.report_accept(
+        memory=memory, messages=[{"role": "assistant", "content": "hello"}], failures=[]
+    )
     assert answer == {"accepted": 1, "turn": 1, "task_errors": []}
     assert not _open_transaction()  # committed, nothing left open
     after = Memory.objects.get(pk=memory.pk)
     assert (after.last_seq, after.message_count, after.last_turn) == (2, 2, 1)
     assert list(Entry.objects.filter(memory=memory).order_by("seq").values_list("role", "turn")) == [
-        ("user", 1), ("assistant", 1)]
+        ("user", 1),
+        ("assistant", 1),
+    ]
     assert Outbox.objects.get(memory=memory).payload == {"from_seq": 1, "to_seq": 2}
 
 
@@ -46,7 +50,10 @@ def test_a_statement_failing_inside_the_report_rolls_back_the_counters_too(memor
     assert not _open_transaction()
     after = Memory.objects.get(pk=memory.pk)
     assert (after.last_seq, after.message_count, after.token_count) == (
-        memory.last_seq, memory.message_count, memory.token_count)
+        memory.last_seq,
+        memory.message_count,
+        memory.token_count,
+    )
     assert Entry.objects.filter(memory=memory).count() == 1
     assert not Outbox.objects.filter(memory=memory).exists()
     # The connection is usable afterwards, and the next report lands where the failed one would have.
@@ -59,13 +66,17 @@ def test_the_report_is_one_transaction_that_takes_the_write_lock_first(memory):
     so a concurrent writer waits for the lock instead of failing on the upgrade. PostgreSQL: one
     statement in autocommit (atomic in itself)."""
     with CaptureQueriesContext(connection) as ctx:
-        services.report_accept(memory=memory, messages=[{"role": "assistant", "content": "hello"}], failures=[])
+        services.report_accept(
+            memory=memory, messages=[{"role": "assistant", "content": "hello"}], failures=[]
+        )
     sql = [q["sql"] for q in ctx.captured_queries]
     if connection.vendor == "postgresql":
         assert len(sql) == 1 and sql[0].startswith("WITH"), sql
     else:
         assert sql[0] == "BEGIN IMMEDIATE", sql
-        assert len(sql) == 4, sql  # BEGIN, the memory row's UPDATE, the entry, the outbox row (the commit is the driver's)
+        assert len(sql) == 4, (
+            sql
+        )  # BEGIN, the memory row's UPDATE, the entry, the outbox row (the commit is the driver's)
     assert not _open_transaction()
 
 
@@ -73,7 +84,9 @@ def test_a_report_on_a_memory_of_another_project_writes_nothing(memory):
     other = project_create(name="Other")
     stub = Memory(id=memory.id, project=other)
     with pytest.raises(NotFound):
-        services.report_accept(memory=stub, messages=[{"role": "assistant", "content": "x"}], failures=[], scoped=True)
+        services.report_accept(
+            memory=stub, messages=[{"role": "assistant", "content": "x"}], failures=[], scoped=True
+        )
     assert Memory.objects.get(pk=memory.pk).last_seq == memory.last_seq
     assert not Outbox.objects.filter(memory=memory).exists()
     assert not _open_transaction()
@@ -99,13 +112,19 @@ def test_a_decorate_in_autocommit_stores_in_one_write_transaction_that_takes_the
 
 def test_a_statement_failing_inside_decorates_store_rolls_back_the_turn_and_counters_too(memory):
     bad = entry_fields({"role": "user", "content": "hello"})
-    bad["tokens"] = -1  # the entry INSERT breaks its CHECK after the memory row's UPDATE and the turn's INSERT
+    bad[
+        "tokens"
+    ] = -1  # the entry INSERT breaks its CHECK after the memory row's UPDATE and the turn's INSERT
     with pytest.raises(IntegrityError):
         entries_store_turn(memory=memory, items=[bad], budget_tokens=5000)
     assert not _open_transaction()
     after = Memory.objects.get(pk=memory.pk)
     assert (after.last_seq, after.last_turn, after.message_count, after.last_budget_tokens) == (
-        memory.last_seq, memory.last_turn, memory.message_count, memory.last_budget_tokens)
+        memory.last_seq,
+        memory.last_turn,
+        memory.message_count,
+        memory.last_budget_tokens,
+    )
     assert Turn.objects.filter(memory=memory).count() == 1
     assert Entry.objects.filter(memory=memory).count() == 1
     services.memory_decorate(memory=memory, messages=[{"role": "user", "content": "again"}])

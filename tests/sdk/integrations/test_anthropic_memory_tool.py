@@ -28,8 +28,18 @@ LOOP = [
     {"command": "view", "path": "/memories"},
     {"command": "create", "path": "/memories/user.md", "file_text": "Name: Ada\nCity: Oslo\nCity: Oslo\n"},
     {"command": "create", "path": "/memories/user.md", "file_text": "twice"},
-    {"command": "str_replace", "path": "/memories/user.md", "old_str": "City: Oslo", "new_str": "City: Bergen"},
-    {"command": "str_replace", "path": "/memories/user.md", "old_str": "Oslo\nCity: Oslo", "new_str": "Bergen"},
+    {
+        "command": "str_replace",
+        "path": "/memories/user.md",
+        "old_str": "City: Oslo",
+        "new_str": "City: Bergen",
+    },
+    {
+        "command": "str_replace",
+        "path": "/memories/user.md",
+        "old_str": "Oslo\nCity: Oslo",
+        "new_str": "Bergen",
+    },
     {"command": "insert", "path": "/memories/user.md", "insert_line": 1, "insert_text": "Pet: beagle"},
     {"command": "insert", "path": "/memories/user.md", "insert_line": 42, "insert_text": "far"},
     {"command": "view", "path": "/memories/user.md", "view_range": [1, 3]},
@@ -66,14 +76,29 @@ class StubModel:
                 if stub.on_reply:
                     stub.on_reply(step)
                 if step < len(stub.commands):
-                    content = [{"type": "tool_use", "id": f"toolu_{step:02d}", "name": "memory",
-                                "input": stub.commands[step]}]
+                    content = [
+                        {
+                            "type": "tool_use",
+                            "id": f"toolu_{step:02d}",
+                            "name": "memory",
+                            "input": stub.commands[step],
+                        }
+                    ]
                     stop = "tool_use"
                 else:
                     content, stop = [{"type": "text", "text": "Noted."}], "end_turn"
-                data = json.dumps({"id": f"msg_{step}", "type": "message", "role": "assistant", "model": "stub",
-                                   "content": content, "stop_reason": stop, "stop_sequence": None,
-                                   "usage": {"input_tokens": 1, "output_tokens": 1}}).encode()
+                data = json.dumps(
+                    {
+                        "id": f"msg_{step}",
+                        "type": "message",
+                        "role": "assistant",
+                        "model": "stub",
+                        "content": content,
+                        "stop_reason": stop,
+                        "stop_sequence": None,
+                        "usage": {"input_tokens": 1, "output_tokens": 1},
+                    }
+                ).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -87,6 +112,7 @@ class StubModel:
     def texts(self) -> list[tuple[str, bool]]:
         def text(content) -> str:
             return content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
+
         return [(text(r["content"]), bool(r.get("is_error"))) for r in self.results]
 
     def close(self) -> None:
@@ -98,8 +124,12 @@ def run_loop(commands: list[dict], tool, on_reply=None) -> tuple[list[tuple[str,
     model = StubModel(commands, on_reply)
     try:
         client = Anthropic(api_key="sk-ant-test", base_url=model.url, max_retries=0)
-        runner = client.beta.messages.tool_runner(model="claude-stub", max_tokens=256, tools=[tool],
-                                                  messages=[{"role": "user", "content": "Remember me."}])
+        runner = client.beta.messages.tool_runner(
+            model="claude-stub",
+            max_tokens=256,
+            tools=[tool],
+            messages=[{"role": "user", "content": "Remember me."}],
+        )
         final = runner.until_done()
         return model.texts(), final
     finally:
@@ -113,8 +143,11 @@ def files_of(server, memory_id: str) -> dict[str, str]:
     out = {}
     for item in listing:
         if item["type"] == "file":
-            view = httpx.post(f"{server.url}/v1/memories/{memory_id}/files/command", headers=headers,
-                              json={"command": "view", "path": item["path"]}).json()["result"]
+            view = httpx.post(
+                f"{server.url}/v1/memories/{memory_id}/files/command",
+                headers=headers,
+                json={"command": "view", "path": item["path"]},
+            ).json()["result"]
             out[item["path"]] = "\n".join(line.split("\t", 1)[1] for line in view.split("\n")[1:])
     return out
 
@@ -136,11 +169,15 @@ def test_a_tool_runner_loop_gets_the_reference_backends_texts(live_server_proc, 
     for step, (got, expected) in enumerate(zip(ours, reference, strict=True)):
         assert got == expected, LOOP[step]
     assert ours[2] == ("File /memories/user.md already exists", True)
-    assert ours[3] == ("No replacement was performed. Multiple occurrences of old_str `City: Oslo` in lines: 2, 3. "
-                       "Please ensure it is unique", True)
+    assert ours[3] == (
+        "No replacement was performed. Multiple occurrences of old_str `City: Oslo` in lines: 2, 3. "
+        "Please ensure it is unique",
+        True,
+    )
     assert ours[6] == ("Invalid `insert_line` parameter: 42. It should be within the range [0, 3].", True)
     assert files_of(live_server_proc, memory_id) == {
-        "/memories/user.md": "Name: Ada\nPet: beagle\nCity: Bergen\n"}
+        "/memories/user.md": "Name: Ada\nPet: beagle\nCity: Bergen\n"
+    }
     assert (tmp_path / "memories" / "user.md").read_text() == "Name: Ada\nPet: beagle\nCity: Bergen\n"
 
 
@@ -151,16 +188,19 @@ def test_bad_commands_come_back_as_error_results_and_change_nothing(live_server_
     assert texts[0] == ("Path /memories/../../etc/passwd would escape /memories directory", True)
     assert texts[1] == ("Path /memories/%2e%2e/escape.md would escape /memories directory", True)
     assert texts[2][1] is True and texts[2][0].startswith(
-        "File /memories/huge.md would be 300,000 bytes; a memory file can hold at most 262,144 bytes")
+        "File /memories/huge.md would be 300,000 bytes; a memory file can hold at most 262,144 bytes"
+    )
     assert memory.files.list(external_id=external) == []
 
 
 def test_an_outage_mid_loop_is_an_error_result_and_the_agent_keeps_going(stoppable_server, errors):
     memory = Threadless(api_key=stoppable_server.key, base_url=stoppable_server.url, timeout=5)
     memory_id = memory.create().id
-    commands = [{"command": "create", "path": "/memories/a.md", "file_text": "a\n"},
-                {"command": "view", "path": "/memories/a.md"},
-                {"command": "insert", "path": "/memories/a.md", "insert_line": 1, "insert_text": "b"}]
+    commands = [
+        {"command": "create", "path": "/memories/a.md", "file_text": "a\n"},
+        {"command": "view", "path": "/memories/a.md"},
+        {"command": "insert", "path": "/memories/a.md", "insert_line": 1, "insert_text": "b"},
+    ]
 
     def outage(step: int) -> None:  # the service is down while the model's second command runs
         if step == 1:
@@ -168,9 +208,14 @@ def test_an_outage_mid_loop_is_an_error_result_and_the_agent_keeps_going(stoppab
         elif step == 2:
             stoppable_server.start_web()
 
-    texts, final = run_loop(commands, ThreadlessMemoryTool(memory, memory_id, on_error=errors), on_reply=outage)
+    texts, final = run_loop(
+        commands, ThreadlessMemoryTool(memory, memory_id, on_error=errors), on_reply=outage
+    )
     assert texts[0] == ("File created successfully at: /memories/a.md", False)
-    assert texts[1] == ("Memory is unavailable right now (Threadless: connection_error). Try again later.", True)
+    assert texts[1] == (
+        "Memory is unavailable right now (Threadless: connection_error). Try again later.",
+        True,
+    )
     assert texts[2] == ("The file /memories/a.md has been edited.", False)
     assert final.content[0].text == "Noted."
     assert errors.contexts == [{"operation": "memory.view", "memory_id": memory_id}]
@@ -183,9 +228,12 @@ async def test_the_async_tool_runs_in_the_async_tool_runner(live_server_proc, tm
     model = StubModel(LOOP[:6])
     try:
         client = AsyncAnthropic(api_key="sk-ant-test", base_url=model.url, max_retries=0)
-        runner = client.beta.messages.tool_runner(model="claude-stub", max_tokens=256,
-                                                  tools=[AsyncThreadlessMemoryTool(memory, memory_id)],
-                                                  messages=[{"role": "user", "content": "Remember me."}])
+        runner = client.beta.messages.tool_runner(
+            model="claude-stub",
+            max_tokens=256,
+            tools=[AsyncThreadlessMemoryTool(memory, memory_id)],
+            messages=[{"role": "user", "content": "Remember me."}],
+        )
         await runner.until_done()
     finally:
         model.close()

@@ -35,7 +35,9 @@ class EchoModel(BaseChatModel):
 
 @pytest.fixture
 def memory(live_server_proc, errors):
-    with Threadless(api_key=live_server_proc.key, base_url=live_server_proc.url, timeout=15, on_error=errors) as c:
+    with Threadless(
+        api_key=live_server_proc.key, base_url=live_server_proc.url, timeout=15, on_error=errors
+    ) as c:
         yield c
 
 
@@ -47,25 +49,37 @@ def test_the_history_is_a_langchain_chat_message_history(memory):
 
 def test_runnable_with_message_history_sees_the_previous_turn(memory, errors):
     model = EchoModel(prompts=[])
-    prompt = ChatPromptTemplate.from_messages([("system", "Be kind."), MessagesPlaceholder("history"),
-                                               ("human", "{question}")])
+    prompt = ChatPromptTemplate.from_messages(
+        [("system", "Be kind."), MessagesPlaceholder("history"), ("human", "{question}")]
+    )
     external = "lc-" + uuid.uuid4().hex
     chain = RunnableWithMessageHistory(
-        prompt | model, lambda session_id: ThreadlessChatMessageHistory(external_id=session_id, client=memory),
-        input_messages_key="question", history_messages_key="history")
+        prompt | model,
+        lambda session_id: ThreadlessChatMessageHistory(external_id=session_id, client=memory),
+        input_messages_key="question",
+        history_messages_key="history",
+    )
     config = {"configurable": {"session_id": external}}
     first = chain.invoke({"question": "I have a beagle called Biscuit."}, config=config)
     assert first.content == "reply 1 to I have a beagle called Biscuit."
     chain.invoke({"question": "What is my dog called?"}, config=config)
     seen = model.prompts[1]
     assert [type(m).__name__ for m in seen] == ["SystemMessage", "HumanMessage", "AIMessage", "HumanMessage"]
-    assert [m.content for m in seen[1:]] == ["I have a beagle called Biscuit.", first.content,
-                                             "What is my dog called?"]
+    assert [m.content for m in seen[1:]] == [
+        "I have a beagle called Biscuit.",
+        first.content,
+        "What is my dog called?",
+    ]
     memory.flush(10)
     stored = memory.list(external_id=external).data
     assert len(stored) == 1  # get-or-create: one memory for the session id
     entries = memory.entries.list(stored[0].id)
-    assert [(e.role, e.turn) for e in entries] == [("user", 1), ("assistant", 1), ("user", 2), ("assistant", 2)]
+    assert [(e.role, e.turn) for e in entries] == [
+        ("user", 1),
+        ("assistant", 1),
+        ("user", 2),
+        ("assistant", 2),
+    ]
     assert errors.calls == []
 
 
@@ -73,8 +87,12 @@ def test_tool_calls_and_tool_results_round_trip(memory):
     history = ThreadlessChatMessageHistory(memory.create().id, client=memory)
     sent = [
         HumanMessage(content="What is the weather in Paris?"),
-        AIMessage(content="", tool_calls=[{"name": "weather", "args": {"city": "Paris", "days": 2},
-                                           "id": "call_1", "type": "tool_call"}]),
+        AIMessage(
+            content="",
+            tool_calls=[
+                {"name": "weather", "args": {"city": "Paris", "days": 2}, "id": "call_1", "type": "tool_call"}
+            ],
+        ),
         ToolMessage(content='{"temp": 21}', tool_call_id="call_1", name="weather"),
         AIMessage(content="It is 21 °C in Paris."),
     ]
@@ -82,8 +100,9 @@ def test_tool_calls_and_tool_results_round_trip(memory):
     memory.flush(10)
     back = history.messages
     assert [type(m) for m in back] == [HumanMessage, AIMessage, ToolMessage, AIMessage]
-    assert back[1].tool_calls == [{"name": "weather", "args": {"city": "Paris", "days": 2}, "id": "call_1",
-                                   "type": "tool_call"}]
+    assert back[1].tool_calls == [
+        {"name": "weather", "args": {"city": "Paris", "days": 2}, "id": "call_1", "type": "tool_call"}
+    ]
     assert (back[2].content, back[2].tool_call_id, back[2].name) == ('{"temp": 21}', "call_1", "weather")
     assert [m.content for m in back] == [m.content for m in sent]
 
@@ -98,7 +117,10 @@ def test_the_context_block_leads_the_window_as_a_system_message(memory):
     assert "Biscuit" in window[0].content
     assert window[0].content == history.last_request.context_text
     assert [m.content for m in window[1:]] == ["Hello"]
-    assert ThreadlessChatMessageHistory(m.id, client=memory, context_message=False).messages[0].content == "Hello"
+    assert (
+        ThreadlessChatMessageHistory(m.id, client=memory, context_message=False).messages[0].content
+        == "Hello"
+    )
 
 
 def test_reading_the_history_stores_nothing(memory):
@@ -122,7 +144,9 @@ def test_clear_deletes_the_memory_and_an_external_id_starts_afresh(memory):
 
 
 async def test_the_async_methods_use_the_async_client(live_server_proc, errors):
-    async with AsyncThreadless(api_key=live_server_proc.key, base_url=live_server_proc.url, on_error=errors) as c:
+    async with AsyncThreadless(
+        api_key=live_server_proc.key, base_url=live_server_proc.url, on_error=errors
+    ) as c:
         m = await c.create()
         history = ThreadlessChatMessageHistory(m.id, async_client=c)
         await history.aadd_messages([HumanMessage(content="hi"), AIMessage(content="hello!")])
@@ -135,10 +159,13 @@ async def test_the_async_methods_use_the_async_client(live_server_proc, errors):
 
 
 def test_with_the_service_down_the_chain_still_answers_from_the_local_tail(stoppable_server, errors):
-    with Threadless(api_key=stoppable_server.key, base_url=stoppable_server.url, timeout=2, on_error=errors) as c:
+    with Threadless(
+        api_key=stoppable_server.key, base_url=stoppable_server.url, timeout=2, on_error=errors
+    ) as c:
         model = EchoModel(prompts=[])
         chain = RunnableWithMessageHistory(
-            model, lambda session_id: ThreadlessChatMessageHistory(session_id, client=c, on_error=errors))
+            model, lambda session_id: ThreadlessChatMessageHistory(session_id, client=c, on_error=errors)
+        )
         config = {"configurable": {"session_id": c.create().id}}
         chain.invoke([HumanMessage(content="My name is Ada.")], config=config)
         c.flush(10)
@@ -148,17 +175,25 @@ def test_with_the_service_down_the_chain_still_answers_from_the_local_tail(stopp
             answer = chain.invoke([HumanMessage(content="What is my name?")], config=config)
         assert answer.content == "reply 3 to What is my name?"
         assert [m.content for m in model.prompts[2]] == [
-            "My name is Ada.", "reply 1 to My name is Ada.", "Noted?", "reply 2 to Noted?", "What is my name?"]
+            "My name is Ada.",
+            "reply 1 to My name is Ada.",
+            "Noted?",
+            "reply 2 to Noted?",
+            "What is my name?",
+        ]
         operations = [ctx["operation"] for ctx in errors.contexts]
         assert operations and set(operations) == {"decorate"}
         assert all(e.code == "connection_error" for e in errors.errors)
 
 
 def test_a_new_external_id_answers_during_an_outage_without_a_create_call(stoppable_server, errors):
-    with Threadless(api_key=stoppable_server.key, base_url=stoppable_server.url, timeout=2, on_error=errors) as c:
+    with Threadless(
+        api_key=stoppable_server.key, base_url=stoppable_server.url, timeout=2, on_error=errors
+    ) as c:
         model = EchoModel(prompts=[])
         chain = RunnableWithMessageHistory(
-            model, lambda session_id: ThreadlessChatMessageHistory(external_id=session_id, client=c))
+            model, lambda session_id: ThreadlessChatMessageHistory(external_id=session_id, client=c)
+        )
         config = {"configurable": {"session_id": "lc-new-" + uuid.uuid4().hex}}
         with stoppable_server.down():
             answer = chain.invoke([HumanMessage(content="Hello?")], config=config)

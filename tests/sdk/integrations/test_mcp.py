@@ -31,8 +31,12 @@ ERAS = [("legacy", "2025-11-25"), ("auto", "2026-07-28")]
 
 
 def env_for(server) -> dict:
-    return {**os.environ, "THREADLESS_API_KEY": server.key, "THREADLESS_BASE_URL": server.url,
-            "THREADLESS_MCP_TOKEN": TOKEN}
+    return {
+        **os.environ,
+        "THREADLESS_API_KEY": server.key,
+        "THREADLESS_BASE_URL": server.url,
+        "THREADLESS_MCP_TOKEN": TOKEN,
+    }
 
 
 @asynccontextmanager
@@ -59,11 +63,13 @@ async def test_the_stdio_server_lists_its_tools_each_with_an_output_schema(live_
 
 
 async def notes_round_trip(client: Client, external: str) -> None:
-    written = await client.call_tool("write_note", {"path": "prefs.md", "text": "Tea, no sugar.\n",
-                                                    "memory": external})
+    written = await client.call_tool(
+        "write_note", {"path": "prefs.md", "text": "Tea, no sugar.\n", "memory": external}
+    )
     assert not written.is_error and written.structured_content["created"] is True
-    again = await client.call_tool("write_note", {"path": "/memories/prefs.md", "text": "Coffee.\n",
-                                                  "memory": external})
+    again = await client.call_tool(
+        "write_note", {"path": "/memories/prefs.md", "text": "Coffee.\n", "memory": external}
+    )
     assert again.structured_content == {"path": "/memories/prefs.md", "created": False, "memory_id": None}
     read = await client.call_tool("read_note", {"path": "prefs.md", "memory": external})
     assert read.structured_content == {"path": "/memories/prefs.md", "content": "Coffee.\n"}
@@ -87,7 +93,9 @@ async def test_remember_list_and_forget_a_fact_by_external_id(live_server_proc):
     async with stdio_session(live_server_proc, "--memory", external) as session:
         assert value(await session.call_tool("list_facts", {})) == []  # reading creates nothing
         stored = value(await session.call_tool("remember", {"text": "The user's dog is called Biscuit."}))
-        assert stored["text"] == "The user's dog is called Biscuit." and stored["memory_id"].startswith("mem_")
+        assert stored["text"] == "The user's dog is called Biscuit." and stored["memory_id"].startswith(
+            "mem_"
+        )
         facts = value(await session.call_tool("list_facts", {}))
         assert [f["text"] for f in facts] == ["The user's dog is called Biscuit."]
         gone = value(await session.call_tool("forget", {"fact_id": facts[0]["id"]}))
@@ -101,13 +109,19 @@ async def test_search_memory_finds_what_was_said(live_worker_server):
     server = live_worker_server  # the recall index is built by the worker
     with server.client() as api:
         memory_id = api.post("/memories", json={}).json()["id"]
-        api.post(f"/memories/{memory_id}/decorate",
-                 json={"messages": [{"role": "user", "content": "My beagle Biscuit loves the beach."}]})
-        api.post(f"/memories/{memory_id}/report",
-                 json={"messages": [{"role": "assistant", "content": "Beaches are great for dogs."}]})
+        api.post(
+            f"/memories/{memory_id}/decorate",
+            json={"messages": [{"role": "user", "content": "My beagle Biscuit loves the beach."}]},
+        )
+        api.post(
+            f"/memories/{memory_id}/report",
+            json={"messages": [{"role": "assistant", "content": "Beaches are great for dogs."}]},
+        )
         deadline = time.time() + 60
-        while time.time() < deadline and not api.post(f"/memories/{memory_id}/search",
-                                                      json={"query": "beagle"}).json()["data"]:
+        while (
+            time.time() < deadline
+            and not api.post(f"/memories/{memory_id}/search", json={"query": "beagle"}).json()["data"]
+        ):
             time.sleep(0.2)
     async with stdio_session(server) as session:
         hits = value(await session.call_tool("search_memory", {"query": "beagle", "memory": memory_id}))
@@ -134,8 +148,12 @@ async def test_two_server_processes_sharing_a_memory_lose_no_write(live_server_p
 @asynccontextmanager
 async def http_server(server):
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "threadless", "mcp", "--transport", "http", "--port", str(port)],
-                            env=env_for(server), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "threadless", "mcp", "--transport", "http", "--port", str(port)],
+        env=env_for(server),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     url = f"http://127.0.0.1:{port}/mcp"
     try:
         deadline = time.time() + 60
@@ -154,7 +172,9 @@ async def http_server(server):
 
 
 def authorized(url: str, token: str = TOKEN):
-    return streamable_http_client(url, http_client=httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}))
+    return streamable_http_client(
+        url, http_client=httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
+    )
 
 
 @pytest.mark.parametrize(("mode", "version"), ERAS)
@@ -166,12 +186,22 @@ async def test_http_speaks_both_protocol_versions_with_the_note_tools(live_serve
 
 async def test_http_without_the_bearer_token_is_401_and_no_tool_runs(live_server_proc):
     external = "mcp-" + uuid.uuid4().hex
-    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": "remember", "arguments": {"text": "Planted by an attacker.", "memory": external}}}
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "remember", "arguments": {"text": "Planted by an attacker.", "memory": external}},
+    }
     headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
     async with http_server(live_server_proc) as url:
-        for auth in [None, "Bearer wrong-token-0123456789", f"Bearer {TOKEN}x", TOKEN, f"bearer  {TOKEN}",
-                     f"Basic {TOKEN}"]:
+        for auth in [
+            None,
+            "Bearer wrong-token-0123456789",
+            f"Bearer {TOKEN}x",
+            TOKEN,
+            f"bearer  {TOKEN}",
+            f"Basic {TOKEN}",
+        ]:
             sent = dict(headers, **({"Authorization": auth} if auth else {}))
             answer = httpx.post(url, json=call, headers=sent, timeout=10)
             assert answer.status_code == 401 and answer.headers["www-authenticate"].startswith("Bearer"), auth
@@ -189,8 +219,24 @@ def test_http_refuses_to_start_without_a_token_on_any_host(live_server_proc):
             env.pop("THREADLESS_MCP_TOKEN")
             if token is not None:
                 env["THREADLESS_MCP_TOKEN"] = token
-            done = subprocess.run([sys.executable, "-m", "threadless", "mcp", "--transport", "http", "--host", host,
-                                   "--port", str(free_port())], env=env, capture_output=True, text=True, timeout=60)
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "threadless",
+                    "mcp",
+                    "--transport",
+                    "http",
+                    "--host",
+                    host,
+                    "--port",
+                    str(free_port()),
+                ],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
             assert done.returncode == 2 and "needs THREADLESS_MCP_TOKEN" in done.stderr, (host, token)
 
 

@@ -23,7 +23,9 @@ def weather(city: str) -> str:
 
 @pytest.fixture
 async def client(live_server_proc, errors):
-    async with AsyncThreadless(api_key=live_server_proc.key, base_url=live_server_proc.url, on_error=errors) as c:
+    async with AsyncThreadless(
+        api_key=live_server_proc.key, base_url=live_server_proc.url, on_error=errors
+    ) as c:
         yield c
 
 
@@ -40,8 +42,12 @@ async def test_the_session_satisfies_the_agents_session_protocol(client):
 
 async def test_a_run_with_a_tool_call_round_trips_every_item_exactly(client, errors):
     session = ThreadlessSession(external_id="agents-" + uuid.uuid4().hex, client=client)
-    model = ScriptedModel([[function_call("weather", {"city": "Paris"}, call_id="call_1")],
-                           [assistant_message("It is 21 °C in Paris.")]])
+    model = ScriptedModel(
+        [
+            [function_call("weather", {"city": "Paris"}, call_id="call_1")],
+            [assistant_message("It is 21 °C in Paris.")],
+        ]
+    )
     result = await Runner.run(weather_agent(model, session), "Weather in Paris?", session=session)
     assert result.final_output == "It is 21 °C in Paris."
     await client.flush(10)
@@ -53,7 +59,12 @@ async def test_a_run_with_a_tool_call_round_trips_every_item_exactly(client, err
     assert await session.get_items(limit=2) == items[-2:]
     # The service sees chat messages: the call as tool_calls, its output as a tool message.
     entries = list(await client.entries.list(session.memory_id))
-    assert [(e.role, e.turn) for e in entries] == [("user", 1), ("assistant", 1), ("tool", 1), ("assistant", 1)]
+    assert [(e.role, e.turn) for e in entries] == [
+        ("user", 1),
+        ("assistant", 1),
+        ("tool", 1),
+        ("assistant", 1),
+    ]
     assert entries[2].content[0]["text"] == "21 °C and sunny in Paris"
     assert errors.calls == []
 
@@ -98,8 +109,9 @@ async def test_pop_item_hides_the_newest_item_and_clear_session_starts_afresh(cl
 
 
 async def test_with_the_service_down_the_run_still_answers_from_the_local_tail(stoppable_server, errors):
-    async with AsyncThreadless(api_key=stoppable_server.key, base_url=stoppable_server.url, timeout=2,
-                               on_error=errors) as c:
+    async with AsyncThreadless(
+        api_key=stoppable_server.key, base_url=stoppable_server.url, timeout=2, on_error=errors
+    ) as c:
         session = ThreadlessSession((await c.create()).id, client=c, on_error=errors)
         model = ScriptedModel([[assistant_message("Hello Ada!")], [assistant_message("Ada.")]])
         agent = weather_agent(model, session)

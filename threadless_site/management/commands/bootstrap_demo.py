@@ -55,15 +55,22 @@ class Command(BaseCommand):
         # make run passes HOST/PORT on to the web server: print the address it will listen on.
         origin = f"http://{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
         self.stdout.write(
-            "\n".join([
-                "",
-                "Threadless demo",
-                f"  console:     {origin}/manage/   login {demo['username']} / {demo['password']}",
-                f"  project key: {demo['key']}",
-                f"  project id:  {project.id}",
-                *([f"  demo agent:  {origin}/chat/{demo['agent_slug']}/"
-                   + (f"#key={demo['publishable_key']}" if demo.get("publishable_key") else "")]
-                  if demo.get("agent_slug") else []),
-                "",
-            ])
+            "\n".join(
+                [
+                    "",
+                    "Threadless demo",
+                    f"  console:     {origin}/manage/   login {demo['username']} / {demo['password']}",
+                    f"  project key: {demo['key']}",
+                    f"  project id:  {project.id}",
+                    *(
+                        [
+                            f"  demo agent:  {origin}/chat/{demo['agent_slug']}/"
+                            + (f"#key={demo['publishable_key']}" if demo.get("publishable_key") else "")
+                        ]
+                        if demo.get("agent_slug")
+                        else []
+                    ),
+                    "",
+                ]
+            )
         )

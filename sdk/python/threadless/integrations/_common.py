@@ -26,23 +26,34 @@ def notify(on_error: Any, error: BaseException, context: dict[str, Any]) -> None
 
 def check_ids(memory_id: str | None, external_id: str | None) -> None:
     if (memory_id is None) == (external_id is None):
-        raise ThreadlessError("Pass exactly one of memory_id= or external_id=.", code="invalid_request",
-                              retryable=False)
+        raise ThreadlessError(
+            "Pass exactly one of memory_id= or external_id=.", code="invalid_request", retryable=False
+        )
     for name, value in (("memory_id", memory_id), ("external_id", external_id)):
         if value is not None and (not isinstance(value, str) or not value):
-            raise ThreadlessError(f"{name}: must be a non-empty string.", code="invalid_request", retryable=False)
+            raise ThreadlessError(
+                f"{name}: must be a non-empty string.", code="invalid_request", retryable=False
+            )
 
 
-def sync_client(client: Threadless | None, api_key: str | None, base_url: str | None, timeout: float,
-                on_error: Any) -> Threadless:
-    return client if client is not None else Threadless(api_key=api_key, base_url=base_url, timeout=timeout,
-                                                        on_error=on_error)
+def sync_client(
+    client: Threadless | None, api_key: str | None, base_url: str | None, timeout: float, on_error: Any
+) -> Threadless:
+    return (
+        client
+        if client is not None
+        else Threadless(api_key=api_key, base_url=base_url, timeout=timeout, on_error=on_error)
+    )
 
 
-def async_client(client: AsyncThreadless | None, api_key: str | None, base_url: str | None, timeout: float,
-                 on_error: Any) -> AsyncThreadless:
-    return client if client is not None else AsyncThreadless(api_key=api_key, base_url=base_url, timeout=timeout,
-                                                             on_error=on_error)
+def async_client(
+    client: AsyncThreadless | None, api_key: str | None, base_url: str | None, timeout: float, on_error: Any
+) -> AsyncThreadless:
+    return (
+        client
+        if client is not None
+        else AsyncThreadless(api_key=api_key, base_url=base_url, timeout=timeout, on_error=on_error)
+    )
 
 
 class MemoryRef:

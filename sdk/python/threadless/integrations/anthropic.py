@@ -41,7 +41,9 @@ def _outage_text(error: ThreadlessError) -> str:
 def _answer(data: Any) -> str:
     result = data.get("result") if isinstance(data, dict) else None
     if not isinstance(result, str):
-        raise ToolError("Memory is unavailable right now (Threadless sent an unexpected answer). Try again later.")
+        raise ToolError(
+            "Memory is unavailable right now (Threadless sent an unexpected answer). Try again later."
+        )
     if data.get("is_error"):
         raise ToolError(result)
     return result
@@ -51,13 +53,25 @@ class ThreadlessMemoryTool(BetaAbstractMemoryTool):
     """The memory tool's files in one Threadless memory (``memory_id``, or your ``external_id``:
     created on first use)."""
 
-    def __init__(self, client: Threadless | None = None, memory_id: str | None = None, *,
-                 external_id: str | None = None, on_error: Any = None, api_key: str | None = None,
-                 base_url: str | None = None, timeout: float = 15.0, cache_control: Any = None) -> None:
+    def __init__(
+        self,
+        client: Threadless | None = None,
+        memory_id: str | None = None,
+        *,
+        external_id: str | None = None,
+        on_error: Any = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 15.0,
+        cache_control: Any = None,
+    ) -> None:
         super().__init__(cache_control=cache_control)
         check_ids(memory_id, external_id)
-        self.client = client if client is not None else Threadless(api_key=api_key, base_url=base_url,
-                                                                   timeout=timeout, on_error=on_error)
+        self.client = (
+            client
+            if client is not None
+            else Threadless(api_key=api_key, base_url=base_url, timeout=timeout, on_error=on_error)
+        )
         self.memory_id, self.external_id = memory_id, external_id
         self.on_error = on_error if on_error is not None else self.client.on_error
 
@@ -68,8 +82,14 @@ class ThreadlessMemoryTool(BetaAbstractMemoryTool):
         try:
             data = self.client.files.command(self.memory_id, command, external_id=self.external_id)
         except ThreadlessError as error:
-            notify(self.on_error, error, {"operation": f"memory.{command.get('command')}",
-                                          "memory_id": self.memory_id or self.external_id})
+            notify(
+                self.on_error,
+                error,
+                {
+                    "operation": f"memory.{command.get('command')}",
+                    "memory_id": self.memory_id or self.external_id,
+                },
+            )
             raise ToolError(_outage_text(error)) from error
         return _answer(data)
 
@@ -95,13 +115,25 @@ class ThreadlessMemoryTool(BetaAbstractMemoryTool):
 class AsyncThreadlessMemoryTool(BetaAsyncAbstractMemoryTool):
     """``ThreadlessMemoryTool`` over ``AsyncThreadless``, for ``AsyncAnthropic``'s tool runner."""
 
-    def __init__(self, client: AsyncThreadless | None = None, memory_id: str | None = None, *,
-                 external_id: str | None = None, on_error: Any = None, api_key: str | None = None,
-                 base_url: str | None = None, timeout: float = 15.0, cache_control: Any = None) -> None:
+    def __init__(
+        self,
+        client: AsyncThreadless | None = None,
+        memory_id: str | None = None,
+        *,
+        external_id: str | None = None,
+        on_error: Any = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 15.0,
+        cache_control: Any = None,
+    ) -> None:
         super().__init__(cache_control=cache_control)
         check_ids(memory_id, external_id)
-        self.client = client if client is not None else AsyncThreadless(api_key=api_key, base_url=base_url,
-                                                                        timeout=timeout, on_error=on_error)
+        self.client = (
+            client
+            if client is not None
+            else AsyncThreadless(api_key=api_key, base_url=base_url, timeout=timeout, on_error=on_error)
+        )
         self.memory_id, self.external_id = memory_id, external_id
         self.on_error = on_error if on_error is not None else self.client.on_error
 
@@ -112,8 +144,14 @@ class AsyncThreadlessMemoryTool(BetaAsyncAbstractMemoryTool):
         try:
             data = await self.client.files.command(self.memory_id, command, external_id=self.external_id)
         except ThreadlessError as error:
-            notify(self.on_error, error, {"operation": f"memory.{command.get('command')}",
-                                          "memory_id": self.memory_id or self.external_id})
+            notify(
+                self.on_error,
+                error,
+                {
+                    "operation": f"memory.{command.get('command')}",
+                    "memory_id": self.memory_id or self.external_id,
+                },
+            )
             raise ToolError(_outage_text(error)) from error
         return _answer(data)
 

@@ -37,11 +37,19 @@ def to_openai(message: BaseMessage) -> dict[str, Any] | None:
         out: dict[str, Any] = {"role": "user", "content": content}
     elif isinstance(message, AIMessage):
         out = {"role": "assistant", "content": content or ""}
-        calls = [{"id": call.get("id") or "", "type": "function",
-                  "function": {"name": call["name"],
-                               "arguments": json.dumps(call.get("args") or {}, ensure_ascii=False,
-                                                       separators=(",", ":"))}}
-                 for call in message.tool_calls]
+        calls = [
+            {
+                "id": call.get("id") or "",
+                "type": "function",
+                "function": {
+                    "name": call["name"],
+                    "arguments": json.dumps(
+                        call.get("args") or {}, ensure_ascii=False, separators=(",", ":")
+                    ),
+                },
+            }
+            for call in message.tool_calls
+        ]
         if calls:
             out["tool_calls"] = calls
     elif isinstance(message, ToolMessage):
@@ -72,9 +80,15 @@ def from_openai(message: dict[str, Any]) -> BaseMessage:
         content = ""
     extra: dict[str, Any] = {"name": message["name"]} if message.get("name") else {}
     if role == "assistant":
-        calls = [{"name": (c.get("function") or {}).get("name") or "", "id": c.get("id") or None,
-                  "args": _arguments((c.get("function") or {}).get("arguments")), "type": "tool_call"}
-                 for c in message.get("tool_calls") or ()]
+        calls = [
+            {
+                "name": (c.get("function") or {}).get("name") or "",
+                "id": c.get("id") or None,
+                "args": _arguments((c.get("function") or {}).get("arguments")),
+                "type": "tool_call",
+            }
+            for c in message.get("tool_calls") or ()
+        ]
         return AIMessage(content=content, tool_calls=calls, **extra)
     if role == "tool":
         return ToolMessage(content=content, tool_call_id=message.get("tool_call_id") or "", **extra)
@@ -109,11 +123,22 @@ class ThreadlessChatMessageHistory(BaseChatMessageHistory):
     ``memory_id`` the history then moves to a fresh memory: see ``memory_id``).
     """
 
-    def __init__(self, memory_id: str | None = None, *, external_id: str | None = None,
-                 client: Threadless | None = None, async_client: AsyncThreadless | None = None,
-                 api_key: str | None = None, base_url: str | None = None, timeout: float = 15.0,
-                 instructions: str | None = None, budget_tokens: int | None = None, recall: bool | None = None,
-                 context_message: bool = True, on_error: Any = None) -> None:
+    def __init__(
+        self,
+        memory_id: str | None = None,
+        *,
+        external_id: str | None = None,
+        client: Threadless | None = None,
+        async_client: AsyncThreadless | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 15.0,
+        instructions: str | None = None,
+        budget_tokens: int | None = None,
+        recall: bool | None = None,
+        context_message: bool = True,
+        on_error: Any = None,
+    ) -> None:
         self._ref = MemoryRef(memory_id, external_id)
         self.on_error = on_error
         self._client = client
@@ -155,16 +180,24 @@ class ThreadlessChatMessageHistory(BaseChatMessageHistory):
         return out
 
     def _decorate_kwargs(self, store: bool) -> dict[str, Any]:
-        return {"instructions": self.instructions, "budget_tokens": self.budget_tokens, "recall": self.recall,
-                "store": store}
+        return {
+            "instructions": self.instructions,
+            "budget_tokens": self.budget_tokens,
+            "recall": self.recall,
+            "store": store,
+        }
 
     def _decorate(self, messages: list[dict[str, Any]], store: bool) -> Any:
-        return self._ref.learn(self.client.decorate(messages=messages, **self._ref.target(),
-                                                    **self._decorate_kwargs(store)))
+        return self._ref.learn(
+            self.client.decorate(messages=messages, **self._ref.target(), **self._decorate_kwargs(store))
+        )
 
     async def _adecorate(self, messages: list[dict[str, Any]], store: bool) -> Any:
-        return self._ref.learn(await self.async_client.decorate(messages=messages, **self._ref.target(),
-                                                                **self._decorate_kwargs(store)))
+        return self._ref.learn(
+            await self.async_client.decorate(
+                messages=messages, **self._ref.target(), **self._decorate_kwargs(store)
+            )
+        )
 
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]
@@ -232,5 +265,8 @@ class ThreadlessChatMessageHistory(BaseChatMessageHistory):
     def _clear_failed(self, error: ThreadlessError) -> None:
         if not error.retryable:
             raise error
-        notify(self.on_error, error, {"operation": "clear", "memory_id": self._ref.memory_id,
-                                      "external_id": self._ref.external_id})
+        notify(
+            self.on_error,
+            error,
+            {"operation": "clear", "memory_id": self._ref.memory_id, "external_id": self._ref.external_id},
+        )

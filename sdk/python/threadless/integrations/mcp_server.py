@@ -74,8 +74,9 @@ def _view_content(view: str) -> str:
 
 
 class _Tools:
-    def __init__(self, *, api_key: str | None, base_url: str | None, timeout: float, memory: str | None,
-                 on_error: Any) -> None:
+    def __init__(
+        self, *, api_key: str | None, base_url: str | None, timeout: float, memory: str | None, on_error: Any
+    ) -> None:
         self.default_memory = memory
         self.on_error = on_error
         # Built now, so a missing key or a bad base URL stops the server at start, not at a call.
@@ -90,7 +91,9 @@ class _Tools:
     def _name(self, memory: str | None) -> str:
         name = memory or self.default_memory
         if not name:
-            raise ToolError("memory: pass a memory id (mem_…) or your external id (no --memory default is set).")
+            raise ToolError(
+                "memory: pass a memory id (mem_…) or your external id (no --memory default is set)."
+            )
         return name
 
     async def _find(self, name: str) -> str | None:
@@ -113,8 +116,10 @@ class _Tools:
             hits = await self.client.search(memory_id, query, limit=max(1, min(limit, 50)))
         except ThreadlessError as error:
             raise self._fail(error, "search_memory", name) from error
-        return [{k: hit.get(k) for k in ("snippet", "role", "turn", "date", "score", "entry_id") if k in hit}
-                for hit in hits]
+        return [
+            {k: hit.get(k) for k in ("snippet", "role", "turn", "date", "score", "entry_id") if k in hit}
+            for hit in hits
+        ]
 
     async def list_facts(self, memory: str | None) -> list[dict[str, Any]]:
         name = self._name(memory)
@@ -166,7 +171,6 @@ class _Tools:
             raise self._fail(error, "forget", name) from error
         return {"deleted": True, "fact_id": fact_id}
 
-
     def _target(self, name: str) -> dict[str, Any]:
         return {"memory_id": name} if name.startswith("mem_") else {"memory_id": None, "external_id": name}
 
@@ -187,8 +191,17 @@ class _Tools:
             if error.code == "not_found" and not name.startswith("mem_"):
                 return []  # reading creates nothing
             raise self._fail(error, "list_notes", name) from error
-        return [Note(path=f["path"], size=f["size"], version=f["version"], changed_by=f["changed_by"],
-                     updated_at=f["updated_at"]) for f in listing if f.get("type") == "file"]
+        return [
+            Note(
+                path=f["path"],
+                size=f["size"],
+                version=f["version"],
+                changed_by=f["changed_by"],
+                updated_at=f["updated_at"],
+            )
+            for f in listing
+            if f.get("type") == "file"
+        ]
 
     async def read_note(self, path: str, memory: str | None) -> NoteText:
         name, path = self._name(memory), _note_path(path)
@@ -206,10 +219,15 @@ class _Tools:
         except ToolError as refused:
             if str(refused) != f"File {path} already exists":
                 raise
-            current = _view_content(await self._command(name, {"command": "view", "path": path}, "write_note"))
+            current = _view_content(
+                await self._command(name, {"command": "view", "path": path}, "write_note")
+            )
             if current != text:
-                await self._command(name, {"command": "str_replace", "path": path, "old_str": current,
-                                           "new_str": text}, "write_note")
+                await self._command(
+                    name,
+                    {"command": "str_replace", "path": path, "old_str": current, "new_str": text},
+                    "write_note",
+                )
             created = False
         return NoteWritten(path=path, created=created, memory_id=name if name.startswith("mem_") else None)
 
@@ -221,14 +239,23 @@ def bearer_guard(app: Any, token: str) -> Any:
     expected = f"Bearer {token}".encode()
     refusal = b'{"error": "unauthorized", "message": "Send Authorization: Bearer <THREADLESS_MCP_TOKEN>."}'
 
-    async def guarded(scope: dict[str, Any], receive: Callable[[], Awaitable[Any]],
-                      send: Callable[[Any], Awaitable[None]]) -> None:
+    async def guarded(
+        scope: dict[str, Any], receive: Callable[[], Awaitable[Any]], send: Callable[[Any], Awaitable[None]]
+    ) -> None:
         if scope["type"] == "http":
             given = [value for name, value in scope["headers"] if name.lower() == b"authorization"]
             if len(given) != 1 or not hmac.compare_digest(given[0], expected):
-                await send({"type": "http.response.start", "status": 401, "headers": [
-                    (b"content-type", b"application/json"), (b"www-authenticate", b'Bearer realm="threadless-mcp"'),
-                    (b"content-length", str(len(refusal)).encode())]})
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"www-authenticate", b'Bearer realm="threadless-mcp"'),
+                            (b"content-length", str(len(refusal)).encode()),
+                        ],
+                    }
+                )
                 await send({"type": "http.response.body", "body": refusal})
                 return
         await app(scope, receive, send)
@@ -236,8 +263,14 @@ def bearer_guard(app: Any, token: str) -> Any:
     return guarded
 
 
-def build_server(*, api_key: str | None = None, base_url: str | None = None, timeout: float = 10.0,
-                 memory: str | None = None, on_error: Any = None) -> MCPServer:
+def build_server(
+    *,
+    api_key: str | None = None,
+    base_url: str | None = None,
+    timeout: float = 10.0,
+    memory: str | None = None,
+    on_error: Any = None,
+) -> MCPServer:
     """The MCP server; ``memory`` is the default memory of every tool (an id or an external id)."""
     tools = _Tools(api_key=api_key, base_url=base_url, timeout=timeout, memory=memory, on_error=on_error)
     server = MCPServer(name="threadless", instructions=INSTRUCTIONS)
@@ -258,7 +291,9 @@ def build_server(*, api_key: str | None = None, base_url: str | None = None, tim
         return await tools.remember(text, memory)
 
     @server.tool()
-    async def forget(fact_id: str | None = None, memory: str | None = None, whole_memory: bool = False) -> dict[str, Any]:
+    async def forget(
+        fact_id: str | None = None, memory: str | None = None, whole_memory: bool = False
+    ) -> dict[str, Any]:
         """Delete one fact (fact_id), or the whole memory with everything in it (whole_memory=true)."""
         return await tools.forget(fact_id, memory, whole_memory)
 

@@ -38,8 +38,11 @@ def _text(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, list):
-        return "\n".join(str(p.get("text") or p.get("refusal") or "") for p in value
-                         if isinstance(p, dict) and ("text" in p or "refusal" in p))
+        return "\n".join(
+            str(p.get("text") or p.get("refusal") or "")
+            for p in value
+            if isinstance(p, dict) and ("text" in p or "refusal" in p)
+        )
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -50,11 +53,22 @@ def item_to_message(item: dict[str, Any]) -> dict[str, Any] | None:
     if kind in (None, "message") and role in _INSTRUCTION_ROLES:
         return None  # instructions, not history (a system message would set the memory's instructions)
     if kind in (None, "message"):
-        message: dict[str, Any] = {"role": "user" if role == "user" else "assistant", "text": _text(item.get("content"))}
+        message: dict[str, Any] = {
+            "role": "user" if role == "user" else "assistant",
+            "text": _text(item.get("content")),
+        }
     elif kind == "function_call":
-        message = {"role": "assistant", "text": "", "tool_calls": [{
-            "id": item.get("call_id") or "", "type": "function",
-            "function": {"name": item.get("name") or "", "arguments": item.get("arguments") or ""}}]}
+        message = {
+            "role": "assistant",
+            "text": "",
+            "tool_calls": [
+                {
+                    "id": item.get("call_id") or "",
+                    "type": "function",
+                    "function": {"name": item.get("name") or "", "arguments": item.get("arguments") or ""},
+                }
+            ],
+        }
     elif isinstance(kind, str) and kind.endswith("_output") and item.get("call_id"):
         message = {"role": "tool", "text": _text(item.get("output")), "tool_call_id": item["call_id"]}
     else:  # reasoning, hosted tool calls, …: kept for the Agents SDK, opaque to the rest
@@ -73,13 +87,21 @@ def message_to_items(message: dict[str, Any]) -> list[dict[str, Any]]:
         return [content[0][ITEM_KEY]]
     role, text = message.get("role"), _text(content)
     if role == "tool":
-        return [{"type": "function_call_output", "call_id": message.get("tool_call_id") or "", "output": text}]
+        return [
+            {"type": "function_call_output", "call_id": message.get("tool_call_id") or "", "output": text}
+        ]
     if role == "assistant":
         items: list[dict[str, Any]] = [{"role": "assistant", "content": text}] if text else []
         for call in message.get("tool_calls") or ():
             function = call.get("function") or {}
-            items.append({"type": "function_call", "call_id": call.get("id") or "",
-                          "name": function.get("name") or "", "arguments": function.get("arguments") or ""})
+            items.append(
+                {
+                    "type": "function_call",
+                    "call_id": call.get("id") or "",
+                    "name": function.get("name") or "",
+                    "arguments": function.get("arguments") or "",
+                }
+            )
         return items
     return [{"role": "user", "content": text}]
 
@@ -97,10 +119,19 @@ class ThreadlessSession:
 
     session_settings = None
 
-    def __init__(self, memory_id: str | None = None, *, external_id: str | None = None,
-                 client: AsyncThreadless | None = None, api_key: str | None = None, base_url: str | None = None,
-                 timeout: float = 15.0, budget_tokens: int | None = None, recall: bool | None = None,
-                 on_error: Any = None) -> None:
+    def __init__(
+        self,
+        memory_id: str | None = None,
+        *,
+        external_id: str | None = None,
+        client: AsyncThreadless | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 15.0,
+        budget_tokens: int | None = None,
+        recall: bool | None = None,
+        on_error: Any = None,
+    ) -> None:
         self._ref = MemoryRef(memory_id, external_id)
         self.session_id = self._ref.session_id
         self.on_error = on_error
@@ -117,15 +148,24 @@ class ThreadlessSession:
 
     def instructions(self, base: str = "") -> Callable[[Any, Any], str]:
         """Dynamic instructions for ``Agent(instructions=…)``: ``base`` + the context block."""
+
         def build(_context: Any, _agent: Any) -> str:
             if base and self.context_text:
                 return base + "\n\n" + self.context_text
             return base or self.context_text
+
         return build
 
     async def _decorate(self, messages: list[dict[str, Any]], store: bool) -> Any:
-        return self._ref.learn(await self.client.decorate(
-            messages=messages, **self._ref.target(), budget_tokens=self.budget_tokens, recall=self.recall, store=store))
+        return self._ref.learn(
+            await self.client.decorate(
+                messages=messages,
+                **self._ref.target(),
+                budget_tokens=self.budget_tokens,
+                recall=self.recall,
+                store=store,
+            )
+        )
 
     async def get_items(self, limit: int | None = None) -> list[dict[str, Any]]:
         """Decorate's window as items, oldest first (the newest ``limit`` of them)."""
@@ -188,5 +228,12 @@ class ThreadlessSession:
         except ThreadlessError as error:
             if not error.retryable:
                 raise
-            notify(self.on_error, error, {"operation": "clear", "memory_id": self._ref.memory_id,
-                                          "external_id": self._ref.external_id})
+            notify(
+                self.on_error,
+                error,
+                {
+                    "operation": "clear",
+                    "memory_id": self._ref.memory_id,
+                    "external_id": self._ref.external_id,
+                },
+            )
