@@ -129,7 +129,8 @@ def main() -> None:
     for r in results:
         print(
             f"{r['runtime']:9} load {r['load_s']:.2f} s · one query {r['query_ms']:.1f} ms (p95 "
-            f"{r['query_p95_ms']:.1f}) · batch of {BATCH} {r['batch_s']:.2f} s ({r['per_text_ms']:.1f} ms a text)"
+            f"{r['query_p95_ms']:.1f}) · batch of {BATCH} {r['batch_s']:.2f} s ({r['per_text_ms']:.1f} ms a "
+            "text)"
         )
     if len(results) == 2:
         import numpy

@@ -58,7 +58,8 @@ def wait_for(check, timeout: float, what: str):
 
 
 class EmbeddedStack:
-    """SQLite + threadless-fs + `granian --workers 2` (as `make serve`, without its worker) + a supervised worker."""
+    """SQLite + threadless-fs + `granian --workers 2` (as `make serve`, without its worker) + a supervised
+    worker."""
 
     def __init__(self, *, web_processes: int = 2) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="tl-embedded-"))
@@ -463,15 +464,18 @@ def section(embedded: dict | None) -> list[str]:
     if not embedded:
         return lines + ["Not run.", ""]
     lines += [
-        "SQLite, the `threadless-fs://` broker (kombu's filesystem transport with atomic publishes and a `dead` "
-        "folder for unreadable files: `common/broker.py`) and one Celery worker with beat (prefork, concurrency 2) "
-        "under `threadless_site.supervise`, as `make run` and `make serve` run them; the web tier is "
-        f"`granian --workers 2` (as `make serve`, without its worker) (two processes, each publishing its own reports). "
+        "SQLite, the `threadless-fs://` broker (kombu's filesystem transport with atomic publishes and a "
+        "`dead` folder for unreadable files: `common/broker.py`) and one Celery worker with beat (prefork, "
+        "concurrency 2) under `threadless_site.supervise`, as `make run` and `make serve` run them; the web "
+        "tier is `granian --workers 2` (as `make serve`, without its worker) (two processes, each publishing "
+        "its own reports). "
         f"{embedded['clients']} client threads do decorate → report at full speed, each on its own memory. "
-        "Outbox sweep every 30 s (the default), claims stale after 60 s; worker heartbeat every 1 s, stale after 10 s.",
+        "Outbox sweep every 30 s (the default), claims stale after 60 s; worker heartbeat every 1 s, stale "
+        "after 10 s.",
         "",
-        "| phase | seconds | turns | acknowledged msgs | stored msgs | failed requests | outbox rows (pending, re-run) "
-        "| drained in | worker deaths seen | dead files | /healthz/worker answers (sampled 1/s) | check |",
+        "| phase | seconds | turns | acknowledged msgs | stored msgs | failed requests | outbox rows "
+        "(pending, re-run) | drained in | worker deaths seen | dead files | /healthz/worker answers (sampled "
+        "1/s) | check |",
         "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---|:---:|",
     ]
     soak = None
@@ -482,9 +486,9 @@ def section(embedded: dict | None) -> list[str]:
         ob = r["outbox"]
         health = ", ".join(f"{k}: {v}" for k, v in r["healthz_worker"].items())
         lines.append(
-            f"| {r['tag']} | {r['seconds']} | {r['turns']:,} | {r['acked']:,} | {r['stored']:,} | {r['failed']} "
-            f"| {ob['rows']:,} ({ob['pending']}, {ob['attempts_gt_1']}) | {r['drained_s']:.0f} s "
-            f"| {r['crashes']} | {r['dead']} | {health} | {'✅' if r['ok'] else '❌'} |"
+            f"| {r['tag']} | {r['seconds']} | {r['turns']:,} | {r['acked']:,} | {r['stored']:,} | "
+            f"{r['failed']} | {ob['rows']:,} ({ob['pending']}, {ob['attempts_gt_1']}) | {r['drained_s']:.0f} "
+            f"s | {r['crashes']} | {r['dead']} | {health} | {'✅' if r['ok'] else '❌'} |"
         )
     lines += [""]
     for r in embedded["results"]:
@@ -492,29 +496,30 @@ def section(embedded: dict | None) -> list[str]:
             lines.append(f"* **{r['tag']}**: {event}")
     lines += [
         "",
-        "The outbox rows are cumulative (the second phase's include the first's). In `worker-kill` the supervisor "
-        "logs the death once and starts the worker again after 1 s; the messages the dead worker had taken "
-        "from the folder (prefetched or running) are re-queued by the outbox sweep once their rows count as "
-        "waiting or their claim goes stale, hence the re-runs; every step is idempotent.",
+        "The outbox rows are cumulative (the second phase's include the first's). In `worker-kill` the "
+        "supervisor logs the death once and starts the worker again after 1 s; the messages the dead worker "
+        "had taken from the folder (prefetched or running) are re-queued by the outbox sweep once their rows "
+        "count as waiting or their claim goes stale, hence the re-runs; every step is idempotent.",
         "",
     ]
     if soak:
         lines += [
             f"**Soak**: {soak['messages']:,} publishes of a trivial task (`bench/soak_tasks.py`: append the "
-            f"message's number to a file) from {soak['producers']} processes at full speed while the one worker "
-            f"consumes: published in {soak['published_s']} s, all processed {soak['processed_s']} s after the "
-            f"start; processed {soak['processed']:,}, distinct {soak['distinct']:,}, missing **{soak['missing']}**, "
-            f"processed twice or more **{soak['twice_or_more']}**, worker deaths **{soak['crashes']}** "
-            f'("Unrecoverable error" lines: {soak["unrecoverable"]}), files set aside {soak["dead"]}, publish '
-            f"failures {soak['publish_failures']} {'✅' if soak['ok'] else '❌'}.",
+            f"message's number to a file) from {soak['producers']} processes at full speed while the one "
+            f"worker consumes: published in {soak['published_s']} s, all processed {soak['processed_s']} s "
+            f"after the start; processed {soak['processed']:,}, distinct {soak['distinct']:,}, missing "
+            f"**{soak['missing']}**, processed twice or more **{soak['twice_or_more']}**, worker deaths "
+            f"**{soak['crashes']}** "
+            f'("Unrecoverable error" lines: {soak["unrecoverable"]}), files set aside {soak["dead"]}, '
+            f"publish failures {soak['publish_failures']} {'✅' if soak['ok'] else '❌'}.",
             "",
-            f"The worker took about {soak['messages'] / max(soak['processed_s'], 1):.0f} messages/s: the pace of "
-            "kombu's virtual transport with prefetch 1 × concurrency 2, which sleeps `polling_interval` (0.1 s) "
-            "whenever both slots are full (report work goes up to 50 outbox rows a message, so this is not "
-            "the rows' pace), on a machine shared with other jobs. `tests/common/test_broker.py` has the "
-            "deterministic race (a producer held between open and write while a consumer polls: kombu's transport "
-            "raises the worker-ending `JSONDecodeError`, ours delivers the whole message) and a 600-message "
-            "two-process run.",
+            f"The worker took about {soak['messages'] / max(soak['processed_s'], 1):.0f} messages/s: the "
+            "pace of kombu's virtual transport with prefetch 1 × concurrency 2, which sleeps "
+            "`polling_interval` (0.1 s) whenever both slots are full (report work goes up to 50 outbox rows "
+            "a message, so this is not the rows' pace), on a machine shared with other jobs. "
+            "`tests/common/test_broker.py` has the deterministic race (a producer held between open and "
+            "write while a consumer polls: kombu's transport raises the worker-ending `JSONDecodeError`, "
+            "ours delivers the whole message) and a 600-message two-process run.",
             "",
         ]
     return lines

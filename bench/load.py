@@ -36,9 +36,11 @@ client count (16, 64), the servers' order rotating each round, every block on fr
 server: the median block's turns/s and p99 with their range, and the median of each round's ratio
 to the first server. `make bench-servers` runs only this part.
 
-    python -m bench.load [--phase 6] [--clients 1,16,64] [--stacks floor-sqlite,before,embedded,floor-pg,postgres]
-                         [--pairs 8] [--block PHASE] [--warm 2] [--interleave product:floor,…|none] [--no-sequential]
-                         [--servers threadless-serve,granian-asgi,…|none] [--rounds 5] [--servers-backend embedded]
+    python -m bench.load [--phase 6] [--clients 1,16,64]
+                         [--stacks floor-sqlite,before,embedded,floor-pg,postgres]
+                         [--pairs 8] [--block PHASE] [--warm 2] [--interleave product:floor,…|none]
+                         [--no-sequential] [--servers threadless-serve,granian-asgi,…|none] [--rounds 5]
+                         [--servers-backend embedded]
     python -m bench.load --pair-math [--pairs N] < blocks.json      (the pair-ratio summary of given blocks)
 
 `before` is the code before this work (the merge base with main, or BENCH_BEFORE_REF), extracted
@@ -293,7 +295,8 @@ class Stack:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        # A loaded 2-core machine took over 60 s to import Django in both workers, minutes for several servers.
+        # A loaded 2-core machine took over 60 s to import Django in both workers, minutes for several
+        # servers.
         deadline = time.time() + float(os.environ.get("BENCH_LOAD_START_SECONDS", "600"))
         while time.time() < deadline:
             try:
@@ -703,8 +706,8 @@ def run_servers(
     stacks = {server: server_stack(backend, server, workers, threads) for server in servers}
     stacks["floor"] = server_stack(floor_name, floor_server, workers, threads)
     log(
-        f"servers: {', '.join(stacks)} on {backend}, {workers} processes each, {rounds} rounds of {block:g} s "
-        f"blocks at {clients} clients"
+        f"servers: {', '.join(stacks)} on {backend}, {workers} processes each, {rounds} rounds of {block:g} "
+        f"s blocks at {clients} clients"
     )
     if backend == "postgres":
         flush_redis()
@@ -744,8 +747,8 @@ def run_servers(
                     blocks.append(result)
                     log(
                         f"  round {round_} {n:>2} clients {name:>17}: {result['turns_s']:6.0f} turns/s "
-                        f"p99 {result['p99']:6.1f} ms, server {result['cpu_ms']:.2f} ms CPU per turn, machine busy "
-                        f"{result['busy_share']:.0%}, errors {result['errors']}"
+                        f"p99 {result['p99']:6.1f} ms, server {result['cpu_ms']:.2f} ms CPU per turn, "
+                        f"machine busy {result['busy_share']:.0%}, errors {result['errors']}"
                     )
     finally:
         for stack in reversed(up):
@@ -1097,7 +1100,8 @@ def run_interleaved(
     before the first block), as a sequential phase starts on them: a memory grows by two messages a
     turn and decorate's window with it, so reused memories would make later blocks dearer."""
     log(
-        f"interleaved: {product.name} against {floor.name}, {pairs} pairs of {block:g} s blocks, {clients} clients"
+        f"interleaved: {product.name} against {floor.name}, {pairs} pairs of {block:g} s blocks, {clients} "
+        "clients"
     )
     sides = {"floor": floor, "product": product}
     up: list[Stack] = []
@@ -1125,9 +1129,9 @@ def run_interleaved(
             blocks.append(result)
             log(
                 f"  pair {pair} {side:>7}: {result['turns_s']:.0f} turns/s, server {result['cpu_ms']:.2f} ms "
-                f"+ PostgreSQL {result.get('pg_cpu_ms', 0):.2f} ms + load generator {result['gen_cpu_ms']:.2f} ms "
-                f"per turn; machine busy {result['busy_share']:.0%}; the idle server {result['idle_cpu_s'] * 1000:.0f} "
-                f"ms of CPU; errors {result['errors']}"
+                f"+ PostgreSQL {result.get('pg_cpu_ms', 0):.2f} ms + load generator "
+                f"{result['gen_cpu_ms']:.2f} ms per turn; machine busy {result['busy_share']:.0%}; the idle "
+                f"server {result['idle_cpu_s'] * 1000:.0f} ms of CPU; errors {result['errors']}"
             )
     finally:
         for stack in reversed(up):
@@ -1177,8 +1181,9 @@ def mark(ok: bool) -> str:
 
 def table(results: dict) -> list[str]:
     lines = [
-        "| stack | clients | turns/s | turn p50 / p99 (ms) | p99 ÷ p50 | server CPU per turn | PostgreSQL CPU "
-        "per turn | Redis CPU per turn | load generator CPU per turn | errors | share of floor (this phase) |",
+        "| stack | clients | turns/s | turn p50 / p99 (ms) | p99 ÷ p50 | server CPU per turn | PostgreSQL "
+        "CPU per turn | Redis CPU per turn | load generator CPU per turn | errors | share of floor (this "
+        "phase) |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, res in results["stacks"].items():
@@ -1198,7 +1203,8 @@ def table(results: dict) -> list[str]:
             )
             lines.append(
                 f"| {res['label']} | {row['clients']} | {row['turns_s']:.0f} | {row['p50']:.1f} / "
-                f"{row['p99']:.1f} | {tail_text} | {cpu} | {pg} | {redis} | {gen} | {row['errors']} | {share} |"
+                f"{row['p99']:.1f} | {tail_text} | {cpu} | {pg} | {redis} | {gen} | {row['errors']} | "
+                f"{share} |"
             )
     return lines
 
@@ -1217,9 +1223,9 @@ def interleaved_table(results: dict) -> list[str]:
         return []
     lines = [
         "| stack (against its floor) | blocks | share of the floor: median of the pair ratios (range) | "
-        "pooled ratio | by CPU per turn (range) | turns/s, floor → product (median block) | server CPU per turn | "
-        "PostgreSQL CPU per turn | load generator CPU per turn | load generator's share of the machine | "
-        "machine busy | errors |",
+        "pooled ratio | by CPU per turn (range) | turns/s, floor → product (median block) | server CPU per "
+        "turn | PostgreSQL CPU per turn | load generator CPU per turn | load generator's share of the "
+        "machine | machine busy | errors |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for run in runs.values():
@@ -1232,12 +1238,13 @@ def interleaved_table(results: dict) -> list[str]:
         )
         lines.append(
             f"| {run['label']} ({run['clients']} clients) | {share['pairs']} pairs × {run['block']:g} s | "
-            f"**{share['median']:.0%}** ({share['min']:.0%}–{share['max']:.0%}) {mark(share['median'] >= TARGET_SHARE)} | "
-            f"{share['pooled']:.0%} | {cpu_text} | {_both(floor, product, 'turns_s', '.0f')} | "
-            f"{_both(floor, product, 'cpu_ms', '.2f')} ms | "
+            f"**{share['median']:.0%}** ({share['min']:.0%}–{share['max']:.0%}) "
+            f"{mark(share['median'] >= TARGET_SHARE)} | {share['pooled']:.0%} | {cpu_text} | "
+            f"{_both(floor, product, 'turns_s', '.0f')} | {_both(floor, product, 'cpu_ms', '.2f')} ms | "
             + (f"{_both(floor, product, 'pg_cpu_ms', '.2f')} ms" if "pg_cpu_ms" in floor else "—")
-            + f" | {_both(floor, product, 'gen_cpu_ms', '.2f')} ms | {_both(floor, product, 'gen_share', '.0%')} | "
-            f"{_both(floor, product, 'busy_share', '.0%')} | {floor['errors'] + product['errors']} |"
+            + f" | {_both(floor, product, 'gen_cpu_ms', '.2f')} ms | "
+            f"{_both(floor, product, 'gen_share', '.0%')} | {_both(floor, product, 'busy_share', '.0%')} | "
+            f"{floor['errors'] + product['errors']} |"
         )
     return lines
 
@@ -1374,24 +1381,24 @@ def interleaved(results: dict) -> list[str]:
         return []
     run = next(iter(results["interleaved"].values()))
     text = (
-        f"**The share of the floor at {run['clients']} clients** (the target's figure) comes from interleaved "
-        f"blocks: the floor's and the product's servers both up, as above, then {run['share']['pairs']} pairs of "
-        f"{run['block']:g} s blocks of {run['clients']} clients doing turns against one and then the other, "
-        "in ABBA order (floor, product, product, floor, floor, …), after a "
+        f"**The share of the floor at {run['clients']} clients** (the target's figure) comes from "
+        "interleaved blocks: the floor's and the product's servers both up, as above, then "
+        f"{run['share']['pairs']} pairs of {run['block']:g} s blocks of {run['clients']} clients doing turns "
+        "against one and then the other, in ABBA order (floor, product, product, floor, floor, …), after a "
         f"{run.get('warm', 2):g} s warm-up on each that is not counted; every block on fresh memories of "
         f"{HISTORY} messages, as a phase above starts on. Each pair's ratio is the product's turns/s ÷ the "
-        "floor's; the share is the median of the pair ratios, with their range, and the pooled ratio (all the "
-        "product's turns per second ÷ the floor's). Two adjacent blocks see nearly the same machine, so the "
-        "other work on it, which moved the floor's own turns/s by 2× from one run to the next, cancels in each "
-        "ratio; the phases above are a minute or more apart, so their *share of floor (this phase)* column "
-        "is kept only for the other client counts. Per block: the CPU per turn of the server's processes, of "
-        "the PostgreSQL processes working for its database, and of the load generator (this process, the raw "
-        "asyncio client), each figure the median over the side's blocks; *machine busy* is the whole "
-        "machine's CPU in use over a block (/proc/stat), everyone's work included. *By CPU per turn* is the "
-        "same pairs' floor's server + PostgreSQL CPU per turn ÷ the product's: what the share would be on a "
-        "machine given wholly to the two (Redis, shared with other users, and the load generator left out); "
-        "it moves far less with the machine's other work than turns/s does, and is a cross-check, not the "
-        "target's figure."
+        "floor's; the share is the median of the pair ratios, with their range, and the pooled ratio (all "
+        "the product's turns per second ÷ the floor's). Two adjacent blocks see nearly the same machine, so "
+        "the other work on it, which moved the floor's own turns/s by 2× from one run to the next, cancels "
+        "in each ratio; the phases above are a minute or more apart, so their *share of floor (this phase)* "
+        "column is kept only for the other client counts. Per block: the CPU per turn of the server's "
+        "processes, of the PostgreSQL processes working for its database, and of the load generator (this "
+        "process, the raw asyncio client), each figure the median over the side's blocks; *machine busy* is "
+        "the whole machine's CPU in use over a block (/proc/stat), everyone's work included. *By CPU per "
+        "turn* is the same pairs' floor's server + PostgreSQL CPU per turn ÷ the product's: what the share "
+        "would be on a machine given wholly to the two (Redis, shared with other users, and the load "
+        "generator left out); it moves far less with the machine's other work than turns/s does, and is a "
+        "cross-check, not the target's figure."
     )
     return [text, ""] + rows + [""]
 
@@ -1406,11 +1413,11 @@ def servers_section(results: dict) -> list[str]:
         f"**Web servers, same app** ({result['backend']}): every server up at once with {result['workers']} "
         f"processes (threads per process: {threads}), then {result['rounds']} rounds of one "
         f"{result['block']:g} s block per server and client count, the servers' order rotating each round, "
-        f"each block on fresh memories of {HISTORY} messages, after a {result['warm']:g} s warm-up per server "
-        "that is not counted. Each cell: the median block, with the range over the rounds; *÷ first* is the "
-        "median over the rounds of each block's turns/s and p99 divided by the first server's block of the "
-        "same round. The floor is the bare app of its backend under the floor's server. The machine is shared: "
-        "*machine busy* moved between blocks, so the paired ratios are the figures to read."
+        f"each block on fresh memories of {HISTORY} messages, after a {result['warm']:g} s warm-up per "
+        "server that is not counted. Each cell: the median block, with the range over the rounds; *÷ first* "
+        "is the median over the rounds of each block's turns/s and p99 divided by the first server's block "
+        "of the same round. The floor is the bare app of its backend under the floor's server. The machine "
+        "is shared: *machine busy* moved between blocks, so the paired ratios are the figures to read."
     )
     return ["", text, ""] + servers_table(result)
 
@@ -1422,8 +1429,8 @@ def section(results: dict, charted: bool) -> str:
         "## 8. Under load (`make bench-load`)",
         "",
         f"Generated by `make bench-load` on {info['date']}: {info['cpu']}, {info['cores']} cores, load "
-        f"{info['load']} at the start, shared with other work. {results['workers']} server worker processes for "
-        f"every stack (granian, ASGI, uvloop, as `make serve`; `before`: as it was), threads per process: "
+        f"{info['load']} at the start, shared with other work. {results['workers']} server worker processes "
+        "for every stack (granian, ASGI, uvloop, as `make serve`; `before`: as it was), threads per process: "
         + ", ".join(
             f"{n} {r.get('threads', results['threads'])}"
             for n, r in results["stacks"].items()
@@ -1431,30 +1438,31 @@ def section(results: dict, charted: bool) -> str:
         )
         + f"; {results['phase']:.0f} s per "
         f"phase. Each client is one keep-alive connection on its own memory of {HISTORY} messages; a turn = "
-        "decorate one user message + report the reply. Rate limit on (counted, never reached); no Celery worker "
-        "running (report's background work waits on the broker), so these are the web tier's numbers. The floor "
-        "is a bare ASGI app (`bench/floor.py`) doing the decorate lower bound's SQL with the plain driver, in the "
-        "same process model. Targets: turns/s at 16 clients ≥ 60 % of the floor's (the interleaved blocks' share, "
-        "below); p99 at 64 clients ≤ 3× p50; single-client decorate over HTTP ≤ in-process + 2 ms.",
+        "decorate one user message + report the reply. Rate limit on (counted, never reached); no Celery "
+        "worker running (report's background work waits on the broker), so these are the web tier's numbers. "
+        "The floor is a bare ASGI app (`bench/floor.py`) doing the decorate lower bound's SQL with the plain "
+        "driver, in the same process model. Targets: turns/s at 16 clients ≥ 60 % of the floor's (the "
+        "interleaved blocks' share, below); p99 at 64 clients ≤ 3× p50; single-client decorate over HTTP ≤ "
+        "in-process + 2 ms.",
         "",
         "What the serving path does (details in [deployment.md](deployment.md)): no request writes "
-        "a row the whole project shares (rate limits and usage in Redis, or the embedded default's own counter "
-        "file, flushed to `ApiCall` / `ProjectUsage` by a beat task); decorate updates the memory row once; "
-        "`make serve` runs one process per CPU, each with a thread pool for sync views; database "
-        "connections are persistent on SQLite too (PostgreSQL: health-checked); each process keeps the key rows "
-        "it looked up (revocation still holds from the next request on every process: a key generation in the "
-        "counter store, read per request, on the API in the same round trip as the rate and plan counts); "
-        "no access log unless asked; sync views reach their thread through `serving.syncviews`, "
-        "one hand-off each way instead of a2wsgi's four waits. The `before` row is the code before this issue's "
-        "second round (BENCH_BEFORE_REF), extracted with `git archive` and served as it was (its own "
-        "`threadless-serve`, same processes and threads). *Server CPU per turn* is the CPU time of the server's processes (from /proc) over the turns "
-        "they served: unlike turns/s it hardly moves with what else the machine runs. *PostgreSQL CPU per turn* is "
-        "the same for the PostgreSQL processes working for the bench's database (its backends, plus the server's "
-        "shared checkpointer / WAL writer / background writer); *Redis CPU per turn* for redis-server (shared with "
-        "whatever else uses it: the floor's row, which uses no Redis, shows that background); — on SQLite "
-        "(in process). The HTTP vs in-process "
-        "row times both halves the same way: 50 decorates (after 10 warm-ups), each followed by its report, on "
-        "a fresh memory of 200 messages.",
+        "a row the whole project shares (rate limits and usage in Redis, or the embedded default's own "
+        "counter file, flushed to `ApiCall` / `ProjectUsage` by a beat task); decorate updates the memory "
+        "row once; `make serve` runs one process per CPU, each with a thread pool for sync views; database "
+        "connections are persistent on SQLite too (PostgreSQL: health-checked); each process keeps the key "
+        "rows it looked up (revocation still holds from the next request on every process: a key generation "
+        "in the counter store, read per request, on the API in the same round trip as the rate and plan "
+        "counts); no access log unless asked; sync views reach their thread through `serving.syncviews`, "
+        "one hand-off each way instead of a2wsgi's four waits. The `before` row is the code before this "
+        "issue's second round (BENCH_BEFORE_REF), extracted with `git archive` and served as it was (its own "
+        "`threadless-serve`, same processes and threads). *Server CPU per turn* is the CPU time of the "
+        "server's processes (from /proc) over the turns they served: unlike turns/s it hardly moves with "
+        "what else the machine runs. *PostgreSQL CPU per turn* is the same for the PostgreSQL processes "
+        "working for the bench's database (its backends, plus the server's shared checkpointer / WAL writer "
+        "/ background writer); *Redis CPU per turn* for redis-server (shared with whatever else uses it: the "
+        "floor's row, which uses no Redis, shows that background); — on SQLite (in process). The HTTP vs "
+        "in-process row times both halves the same way: 50 decorates (after 10 warm-ups), each followed by "
+        "its report, on a fresh memory of 200 messages.",
         "",
     ]
     body = table(results) + [""] + interleaved(results) + probes(results) + [""] + http_vs_inproc(results)

@@ -51,8 +51,9 @@ class SqliteLowerBound:
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.execute(
-            "CREATE TABLE IF NOT EXISTS msg (memory INTEGER NOT NULL, seq INTEGER NOT NULL, role TEXT NOT NULL, "
-            "content TEXT NOT NULL, tool_calls TEXT, tool_call_id TEXT NOT NULL, tokens INTEGER NOT NULL)"
+            "CREATE TABLE IF NOT EXISTS msg (memory INTEGER NOT NULL, seq INTEGER NOT NULL, role TEXT NOT "
+            "NULL, content TEXT NOT NULL, tool_calls TEXT, tool_call_id TEXT NOT NULL, tokens INTEGER NOT "
+            "NULL)"
         )
         self.conn.execute("CREATE INDEX IF NOT EXISTS msg_memory_seq ON msg (memory, seq)")
         self.conn.execute(
@@ -60,7 +61,8 @@ class SqliteLowerBound:
             "last_turn INTEGER NOT NULL, message_count INTEGER NOT NULL, token_count INTEGER NOT NULL)"
         )
         self.conn.execute(
-            "CREATE TABLE IF NOT EXISTS outbox (id INTEGER PRIMARY KEY, memory INTEGER NOT NULL, payload TEXT NOT NULL)"
+            "CREATE TABLE IF NOT EXISTS outbox (id INTEGER PRIMARY KEY, memory INTEGER NOT NULL, payload "
+            "TEXT NOT NULL)"
         )
 
     def load(self, memory: int, messages: list[dict], tokens: list[int]) -> None:
@@ -99,8 +101,8 @@ class SqliteLowerBound:
         docstring): one transaction, committed (WAL, synchronous=NORMAL, as the server runs)."""
         self.conn.execute("BEGIN")
         seq, _turn = self.conn.execute(
-            "UPDATE mem SET last_seq = last_seq + 1, message_count = message_count + 1, token_count = token_count + ? "
-            "WHERE id = ? RETURNING last_seq, last_turn",
+            "UPDATE mem SET last_seq = last_seq + 1, message_count = message_count + 1, token_count = "
+            "token_count + ? WHERE id = ? RETURNING last_seq, last_turn",
             (tokens, memory),
         ).fetchone()
         self.conn.execute(
@@ -127,8 +129,9 @@ class PostgresLowerBound:
 
         self.conn = psycopg.connect(url, autocommit=True)
         self.conn.execute(
-            "CREATE TABLE IF NOT EXISTS lb_msg (memory INTEGER NOT NULL, seq INTEGER NOT NULL, role TEXT NOT NULL, "
-            "content TEXT NOT NULL, tool_calls TEXT, tool_call_id TEXT NOT NULL, tokens INTEGER NOT NULL)"
+            "CREATE TABLE IF NOT EXISTS lb_msg (memory INTEGER NOT NULL, seq INTEGER NOT NULL, role TEXT NOT "
+            "NULL, content TEXT NOT NULL, tool_calls TEXT, tool_call_id TEXT NOT NULL, tokens INTEGER NOT "
+            "NULL)"
         )
         self.conn.execute("CREATE INDEX IF NOT EXISTS lb_msg_memory_seq ON lb_msg (memory, seq)")
         self.conn.execute(
@@ -167,7 +170,8 @@ class PostgresLowerBound:
         before = 2**62
         for limit in (*self.CHUNKS, *([self.CHUNKS[-1]] * 1000)):
             rows = self.conn.execute(
-                f"SELECT {COLUMNS}, seq FROM lb_msg WHERE memory = %s AND seq < %s ORDER BY seq DESC LIMIT %s",
+                f"SELECT {COLUMNS}, seq FROM lb_msg WHERE memory = %s AND seq < %s ORDER BY seq DESC LIMIT "
+                "%s",
                 (memory, before, limit),
             ).fetchall()
             yield from rows

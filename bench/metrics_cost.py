@@ -133,12 +133,13 @@ def markdown(rounds: int = 12, block: int = 60) -> str:
     lines = [
         TITLE,
         "",
-        f"Two live servers in one run (`bench/metrics_cost.py`): THREADLESS_METRICS on (with a token; /metrics "
-        f"{'answered' if data['scraped'] else 'did NOT answer'} after the run) and off. {data['rounds']} rounds, "
-        f"each a block of {data['block']} decorate + report pairs to one server and then to the other (order "
-        "alternating), one keep-alive connection each, embedded default (SQLite). Throughput is requests per "
-        "second of the web process's own CPU (utime + stime), which other load on the machine does not change; "
-        "wall-clock throughput beside it. Target: metrics cost ≤ 3 % of throughput.",
+        "Two live servers in one run (`bench/metrics_cost.py`): THREADLESS_METRICS on (with a token; "
+        "/metrics "
+        f"{'answered' if data['scraped'] else 'did NOT answer'} after the run) and off. {data['rounds']} "
+        f"rounds, each a block of {data['block']} decorate + report pairs to one server and then to the "
+        "other (order alternating), one keep-alive connection each, embedded default (SQLite). Throughput is "
+        "requests per second of the web process's own CPU (utime + stime), which other load on the machine "
+        "does not change; wall-clock throughput beside it. Target: metrics cost ≤ 3 % of throughput.",
         "",
         "| server | requests / CPU s | CPU ms / request | requests / wall s | median block (req/s) |",
         "|---|---:|---:|---:|---:|",
@@ -151,13 +152,13 @@ def markdown(rounds: int = 12, block: int = 60) -> str:
         )
     lines += [
         "",
-        f"**Cost of metrics: {cpu_cost * 100:+.1f} % of CPU throughput {'✅' if ok else '❌'} (target ≤ 3 %); "
-        f"{wall_cost * 100:+.1f} % of wall-clock throughput.** A negative figure is noise: the two servers differ "
-        "by less than the run-to-run spread.",
+        f"**Cost of metrics: {cpu_cost * 100:+.1f} % of CPU throughput {'✅' if ok else '❌'} (target ≤ 3 "
+        f"%); {wall_cost * 100:+.1f} % of wall-clock throughput.** A negative figure is noise: the two "
+        "servers differ by less than the run-to-run spread.",
         "",
         f"What a hot request records, timed alone in-process (multi-process files, 20,000 calls): decorate "
-        f"{rec['decorate']:.1f} µs, report {rec['report']:.1f} µs of CPU, against {per_request:.0f} µs of server CPU "
-        f"per request above: {max(rec.values()) / per_request * 100:.2f} % at most.",
+        f"{rec['decorate']:.1f} µs, report {rec['report']:.1f} µs of CPU, against {per_request:.0f} µs of "
+        f"server CPU per request above: {max(rec.values()) / per_request * 100:.2f} % at most.",
     ]
     return "\n".join(lines)
 

@@ -118,8 +118,8 @@ def markdown(url: str, key: str) -> str:
             )
         lines += [
             f"| the demo model's own time | {local['model_ms']:.3f} ms | |",
-            f"| **overhead per turn** | **{overhead:.2f} ms** {'✅' if ok else '❌'} | **{overhead_cpu:.2f} ms** "
-            f"{'✅' if ok_cpu else '❌'} |",
+            f"| **overhead per turn** | **{overhead:.2f} ms** {'✅' if ok else '❌'} | **{overhead_cpu:.2f} "
+            f"ms** {'✅' if ok_cpu else '❌'} |",
             "",
             f"SQL statements per JSON turn: {local.get('queries')}.",
             "",
@@ -143,6 +143,7 @@ def markdown(url: str, key: str) -> str:
         f"| {remote['first_token']['p95']:.1f} ms |",
         f"| whole streamed turn (to `event: done`) | {remote['stream_total']['median']:.1f} ms "
         f"| {remote['stream_total']['p95']:.1f} ms |",
-        f"| JSON say round trip | {remote['json_say']['median']:.1f} ms | {remote['json_say']['p95']:.1f} ms |",
+        f"| JSON say round trip | {remote['json_say']['median']:.1f} ms | {remote['json_say']['p95']:.1f} ms "
+        "|",
     ]
     return "\n".join(lines)

@@ -1,8 +1,8 @@
 """The provider-compatible proxy's added latency (SPEC 4.8) for docs/benchmarks.md.
 
 Same run, same stub upstream (a real socket, harness/proxy_stubs.py), interleaved round by round in
-a shuffled order, for both OpenAI routes (Chat Completions and Responses): the stub called directly, through the
-proxy without memory (`X-Threadless-Memory: none`: only forwarding), and through the proxy with
+a shuffled order, for both OpenAI routes (Chat Completions and Responses): the stub called directly, through
+the proxy without memory (`X-Threadless-Memory: none`: only forwarding), and through the proxy with
 memory (decorate + forward + report through the outbox). Time to first token (the first content
 chunk or `response.output_text.delta` of a stream) and total, streaming and not. Raw HTTP (httpx,
 one keep-alive connection per target), so no client SDK's own time is in the figures.
@@ -165,16 +165,19 @@ def markdown(url: str, key: str, stub, rounds: int = ROUNDS, pid: int | None = N
     lines = [
         "## 6. Provider-compatible proxy (added latency)",
         "",
-        f"`POST /v1/openai/chat/completions` and `POST /v1/openai/responses`, each against the same local stub "
+        "`POST /v1/openai/chat/completions` and `POST /v1/openai/responses`, each against the same local "
+        "stub "
         f"upstream as its direct call, {rounds} rounds after a warm-up, all six targets, JSON and streamed, "
-        "interleaved in a shuffled order each round (`bench/proxy_bench.py`). The stub answers at once, so every "
-        "millisecond beyond *direct* is the proxy's own: auth and rate limit, decorate (stores the user message, reads the window) and the durable report "
-        "(reply + outbox row, written before the stream's last event), plus one more loopback hop; on the "
-        "Responses route also the items translation and the response id it issues (every streamed event that "
-        "carries the response object is rewritten). Time to first token = the first content chunk "
-        "(`response.output_text.delta`) of a stream; for a JSON answer it is the total.",
+        "interleaved in a shuffled order each round (`bench/proxy_bench.py`). The stub answers at once, so "
+        "every millisecond beyond *direct* is the proxy's own: auth and rate limit, decorate (stores the "
+        "user message, reads the window) and the durable report (reply + outbox row, written before the "
+        "stream's last event), plus one more loopback hop; on the Responses route also the items translation "
+        "and the response id it issues (every streamed event that carries the response object is rewritten). "
+        "Time to first token = the first content chunk (`response.output_text.delta`) of a stream; for a "
+        "JSON answer it is the total.",
         "",
-        "| route | target | mode | TTFT median | TTFT p95 | total median | total p95 | added (total median) |",
+        "| route | target | mode | TTFT median | TTFT p95 | total median | total p95 | added (total median) "
+        "|",
         "|---|---|---|---|---|---|---|---|",
     ]
     added: dict = {}

@@ -26,7 +26,8 @@ import time
 QUESTION = "What did we decide about the hotel booking for the trip? ({})"
 POOL = 64  # distinct vectors, reused round the memory
 TURNS = [
-    "We spent the weekend at the lake with the kids. My sister taught me to sail her dinghy. Then we grilled fish.",
+    "We spent the weekend at the lake with the kids. My sister taught me to sail her dinghy. Then we grilled "
+    "fish.",
     "That sounds lovely! Did the kids enjoy the boat?",
     "I have a beagle called Biscuit who sleeps on the sofa all day.",
     "The quarterly budget review moved to Thursday. Remember to send the slides before the board meeting.",
@@ -141,7 +142,8 @@ def markdown(results: dict) -> str:
         "1–4 real MiniLM vectors (2.5 on average), so `local` scans the codes of the whole memory. "
         "Target: local ≤ off + one query embedding + 5 ms (medians).",
         "",
-        "| messages | off p50 / p95 ms | local p50 / p95 ms | query embedding p50 ms | local − off − embedding | target |",
+        "| messages | off p50 / p95 ms | local p50 / p95 ms | query embedding p50 ms | local − off − "
+        "embedding | target |",
         "|---:|---:|---:|---:|---:|:--:|",
     ]
     for size, r in results["sizes"].items():

@@ -367,7 +367,8 @@ class Stack:
         agent = self.slow_agent_id
         rows = self.sql(
             "SELECT t.state, coalesce(t.lease_expires_at < now(), false), count(*) FROM memories_turn t "
-            f"JOIN chat_conversation c ON c.memory_id = t.memory_id WHERE c.agent_id = '{agent}' GROUP BY 1, 2"
+            f"JOIN chat_conversation c ON c.memory_id = t.memory_id WHERE c.agent_id = '{agent}' GROUP BY 1, "
+            "2"
         )
         states: dict[str, int] = {}
         for state, expired, n in rows:
@@ -381,17 +382,17 @@ class Stack:
             "(t.state = 'EXECUTION_INTERRUPTED' OR (t.state = 'IN_PROGRESS' AND t.lease_expires_at < now()))"
         )
         committed, uncommitted = self.sql(
-            "SELECT count(*) FILTER (WHERE e.committed), count(*) FILTER (WHERE NOT e.committed) FROM memories_entry e "
-            "JOIN memories_turn t ON t.memory_id = e.memory_id AND t.number = e.turn "
-            f"JOIN chat_conversation c ON c.memory_id = t.memory_id WHERE c.agent_id = '{agent}' AND {interrupted} "
-            "AND NOT (e.kind = 'message' AND e.role = 'user')"
+            "SELECT count(*) FILTER (WHERE e.committed), count(*) FILTER (WHERE NOT e.committed) FROM "
+            "memories_entry e JOIN memories_turn t ON t.memory_id = e.memory_id AND t.number = e.turn "
+            f"JOIN chat_conversation c ON c.memory_id = t.memory_id WHERE c.agent_id = '{agent}' AND "
+            f"{interrupted} AND NOT (e.kind = 'message' AND e.role = 'user')"
         )[0]
         to_rerun = [
             r[0]
             for r in self.sql(
                 "SELECT c.id FROM chat_conversation c JOIN memories_turn t ON t.memory_id = c.memory_id "
-                f"WHERE c.agent_id = '{agent}' AND t.number = (SELECT max(number) FROM memories_turn WHERE memory_id = "
-                f"c.memory_id) AND (t.state = 'ERROR' OR {interrupted})"
+                f"WHERE c.agent_id = '{agent}' AND t.number = (SELECT max(number) FROM memories_turn WHERE "
+                f"memory_id = c.memory_id) AND (t.state = 'ERROR' OR {interrupted})"
             )
         ]
         return {
@@ -403,8 +404,8 @@ class Stack:
 
     def outbox(self) -> dict:
         total, pending, retried = self.sql(
-            "SELECT count(*), count(*) FILTER (WHERE processed_at IS NULL), count(*) FILTER (WHERE attempts > 1) "
-            "FROM memories_outbox"
+            "SELECT count(*), count(*) FILTER (WHERE processed_at IS NULL), count(*) FILTER (WHERE attempts "
+            "> 1) FROM memories_outbox"
         )[0]
         return {"rows": total, "pending": pending, "attempts_gt_1": retried}
 
@@ -532,8 +533,8 @@ def settle(stack: Stack, result: dict, *, drain_timeout: float = 90) -> dict:
         }
     )
     log(
-        f"{result['tag']}: acknowledged {acked}, stored {stored}; says {say_ok} ok, inputs stored {say_stored}; "
-        f"outbox {result['outbox']}, drained in {drained:.0f}s"
+        f"{result['tag']}: acknowledged {acked}, stored {stored}; says {say_ok} ok, inputs stored "
+        f"{say_stored}; outbox {result['outbox']}, drained in {drained:.0f}s"
     )
     return result
 
@@ -739,14 +740,15 @@ def write_doc(
         f"Total run time {time.time() - started:.0f} s." if started else "",
         "",
         f"* Date: {info['date']}",
-        f"* Machine: {info['cpu']}, {info['cores']} cores, {info['memory']} RAM, load average {info['load']} at the "
-        "start (shared with other jobs: absolute throughput is the machine's, not the service's ceiling)",
-        f"* Python {info['python']}; PostgreSQL {info['postgresql']} (a private cluster started for the run); "
-        f"Redis {info['redis']} (a private server); locust {info['packages']['locust']}; "
+        f"* Machine: {info['cpu']}, {info['cores']} cores, {info['memory']} RAM, load average {info['load']} "
+        "at the start (shared with other jobs: absolute throughput is the machine's, not the service's "
+        "ceiling)",
+        f"* Python {info['python']}; PostgreSQL {info['postgresql']} (a private cluster started for the "
+        f"run); Redis {info['redis']} (a private server); locust {info['packages']['locust']}; "
         f"schemathesis {info['packages']['schemathesis']}",
-        f"* Stack: uvicorn with {args.web_workers} worker processes on PostgreSQL + Redis (broker and cache), one "
-        "Celery worker (prefork, concurrency 2) with beat (outbox sweep every 5 s, claims stale after 15 s); "
-        "rate limit off; all traffic on 127.0.0.1.",
+        f"* Stack: uvicorn with {args.web_workers} worker processes on PostgreSQL + Redis (broker and "
+        "cache), one Celery worker (prefork, concurrency 2) with beat (outbox sweep every 5 s, claims stale "
+        "after 15 s); rate limit off; all traffic on 127.0.0.1.",
         f"* Load: locust headless, {args.users} users; each user creates a memory, then runs turns (decorate "
         "the user's message, then report the reply) with the odd read and a new memory now and then, and "
         "talks to an agent on the `demo` model (JSON say) in its own conversation.",
@@ -754,11 +756,13 @@ def write_doc(
         "## Load and faults",
         "",
         "Each phase ends with a count check: the messages stored equal the messages the server acknowledged "
-        "(200 decorate, 202 report), every say answered 200 stored its input once, and every outbox row was processed; "
-        "whether the SIGKILL caught a job mid-flight shows in the re-run count (the worker re-runs rows whose "
-        "claim went stale, so `attempts > 1` counts re-runs after a crash; each step is idempotent).",
+        "(200 decorate, 202 report), every say answered 200 stored its input once, and every outbox row was "
+        "processed; whether the SIGKILL caught a job mid-flight shows in the re-run count (the worker "
+        "re-runs rows whose claim went stale, so `attempts > 1` counts re-runs after a crash; each step is "
+        "idempotent).",
         "",
-        "| phase | seconds | requests | req/s | failures | p50 ms | p99 ms | acknowledged msgs | stored msgs | says answered / inputs stored | outbox rows (pending, re-run) | drained in | check |",
+        "| phase | seconds | requests | req/s | failures | p50 ms | p99 ms | acknowledged msgs | stored msgs "
+        "| says answered / inputs stored | outbox rows (pending, re-run) | drained in | check |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|:---:|",
     ]
     for r in results:
@@ -766,9 +770,11 @@ def write_doc(
         seconds = args.load_seconds if r["tag"] == "load" else args.fault_seconds
         ob = r["outbox"]
         lines.append(
-            f"| {r['tag']} | {seconds} | {agg.get('requests', 0):,} | {agg.get('rps', 0):.0f} | {agg.get('failures', 0)} "
-            f"| {agg.get('median', 0):.0f} | {agg.get('p99', 0):.0f} | {r['acked']:,} | {r['stored']:,} "
-            f"| {r['say_ok']:,} / {r['say_stored']:,} | {ob['rows']:,} ({ob['pending']}, {ob['attempts_gt_1']}) | {r['drained_s']:.0f} s | {'✅' if r['ok'] else '❌'} |"
+            f"| {r['tag']} | {seconds} | {agg.get('requests', 0):,} | {agg.get('rps', 0):.0f} | "
+            f"{agg.get('failures', 0)} | {agg.get('median', 0):.0f} | {agg.get('p99', 0):.0f} | "
+            f"{r['acked']:,} | {r['stored']:,} | {r['say_ok']:,} / {r['say_stored']:,} | {ob['rows']:,} "
+            f"({ob['pending']}, {ob['attempts_gt_1']}) | {r['drained_s']:.0f} s | "
+            f"{'✅' if r['ok'] else '❌'} |"
         )
     lines += ["", "Per endpoint (median / p99 ms, failures):", ""]
     names = ("create", "decorate", "report", "get memory", "say")
@@ -791,13 +797,14 @@ def write_doc(
         "",
         "Failures during a fault are requests the server refused while a dependency was down (503 "
         "`unavailable` while PostgreSQL restarts; connection refused while the whole web server is down in "
-        "`web-sigterm`, where locust's users retry at once, hence the high request count and the 3 ms median) "
-        "— the client is told, and nothing it was told was stored is "
+        "`web-sigterm`, where locust's users retry at once, hence the high request count and the 3 ms "
+        "median) — the client is told, and nothing it was told was stored is "
         "lost (stored ≥ acknowledged). When stored exceeds acknowledged, a write committed but its answer "
         "failed (the database went away between the commit and the bookkeeping after it, e.g. the usage "
         "counter): the client saw an error for a message that is in fact stored, so a retry without an "
-        "`Idempotency-Key` stores it twice (decorate and report take one; the SDKs pass `idempotency_key`). A broker outage costs no request at all: the outbox row is written in the report's own "
-        "transaction and the sweep re-queues it once the broker is back.",
+        "`Idempotency-Key` stores it twice (decorate and report take one; the SDKs pass `idempotency_key`). "
+        "A broker outage costs no request at all: the outbox row is written in the report's own transaction "
+        "and the sweep re-queues it once the broker is back.",
         "",
     ]
     lines += web_sigterm_section(extra.get("web_sigterm"), args)
@@ -812,12 +819,12 @@ def write_doc(
     else:
         statuses = ", ".join(f"{k}: {v}" for k, v in sorted(fuzz_result.statuses.items()))
         lines += [
-            f"schemathesis against `/v1/openapi.json` with a real project key, {args.fuzz_examples} examples per "
-            f"operation and mode (valid and invalid requests; three in four aimed at ids that exist): "
+            f"schemathesis against `/v1/openapi.json` with a real project key, {args.fuzz_examples} examples "
+            "per operation and mode (valid and invalid requests; three in four aimed at ids that exist): "
             f"{fuzz_result.operations} operations, {fuzz_result.requests:,} requests; statuses {statuses}.",
             "",
-            f"**5xx responses: {sum(v for k, v in fuzz_result.statuses.items() if k >= 500)}; schema violations: "
-            f"{len(fuzz_result.failures)}.**",
+            f"**5xx responses: {sum(v for k, v in fuzz_result.statuses.items() if k >= 500)}; schema "
+            f"violations: {len(fuzz_result.failures)}.**",
             "",
         ]
         for failure in fuzz_result.failures[:30]:
@@ -831,12 +838,13 @@ def write_doc(
         "",
         "## Isolation and secrets",
         "",
-        "* `tests/memories/api/test_access.py` (the one access matrix): every /v1 memory route × project A's key × project B's ids is a 404 "
-        "that changes nothing; a publishable key on every route is a 401; missing, malformed and revoked "
-        "keys are 401; the matrix fails when a route is added without it.",
-        "* `tests/security/test_canaries.py`: fake secrets (OpenAI- and Anthropic-style keys, another project's real "
-        "key, a JWT bearer token, password= and token: values) pushed through reported failures under every "
-        "policy, the failed task's output, digests, the decorate answer, error bodies and the logs: 0 found.",
+        "* `tests/memories/api/test_access.py` (the one access matrix): every /v1 memory route × project A's "
+        "key × project B's ids is a 404 that changes nothing; a publishable key on every route is a 401; "
+        "missing, malformed and revoked keys are 401; the matrix fails when a route is added without it.",
+        "* `tests/security/test_canaries.py`: fake secrets (OpenAI- and Anthropic-style keys, another "
+        "project's real key, a JWT bearer token, password= and token: values) pushed through reported "
+        "failures under every policy, the failed task's output, digests, the decorate answer, error bodies "
+        "and the logs: 0 found.",
     ]
     (DOCS / "reliability.md").write_text("\n".join(lines) + "\n")
 
@@ -851,31 +859,34 @@ def web_sigterm_section(w: dict | None, args) -> list[str]:
 
     before, after = w["before"], w["after"]
     lines += [
-        f"During the `web-sigterm` phase, besides locust, {args.slow_talkers} threads talk to a second agent whose "
-        f"workflow is an `http_call` to a local stub on 127.0.0.1 that answers after {SLOW_SECONDS} s, then the `demo` "
-        "model — so a turn is in flight most of the time. One uvicorn worker gets SIGTERM (the supervisor starts a "
-        "replacement), later the whole server does and is started again (see the events above). A worker that gets "
-        "SIGTERM stops every running turn at its next task boundary (EXECUTION_INTERRUPTED, everything the attempt "
-        "wrote marked uncommitted, the input kept), then finishes its open requests and exits.",
+        f"During the `web-sigterm` phase, besides locust, {args.slow_talkers} threads talk to a second agent "
+        f"whose workflow is an `http_call` to a local stub on 127.0.0.1 that answers after {SLOW_SECONDS} s, "
+        "then the `demo` model — so a turn is in flight most of the time. One uvicorn worker gets SIGTERM "
+        "(the supervisor starts a replacement), later the whole server does and is started again (see the "
+        "events above). A worker that gets SIGTERM stops every running turn at its next task boundary "
+        "(EXECUTION_INTERRUPTED, everything the attempt wrote marked uncommitted, the input kept), then "
+        "finishes its open requests and exits.",
         "",
         "| check | result |",
         "|---|---|",
-        f"| slow-agent conversations opened (one say each; a say refused while the server was down leaves one "
-        f"without a turn) | {w['conversations']:,} |",
+        "| slow-agent conversations opened (one say each; a say refused while the server was down leaves "
+        f"one without a turn) | {w['conversations']:,} |",
         f"| say answers by state | {fmt(w['answered'])} |",
         f"| requests that failed (create conversation or say, while the server was down or restarting) | "
         f"{w['failed_requests']} |",
         f"| turns in the database by state after the phase | {fmt(before['states'])} |",
         f"| entries of interrupted turns other than the input: committed / uncommitted | "
         f"**{before['committed_after_interrupt']}** / {before['uncommitted_after_interrupt']} |",
-        f"| interrupted or failed turns rerun (`POST /v1/conversations/{{id}}/rerun`) | {w['rerun']} → {fmt(w['rerun_outcomes'])} |",
+        f"| interrupted or failed turns rerun (`POST /v1/conversations/{{id}}/rerun`) | {w['rerun']} → "
+        f"{fmt(w['rerun_outcomes'])} |",
         f"| turns by state after the reruns | {fmt(after['states'])} |",
         f"| committed entries of interrupted turns after the reruns (other than the input) | "
         f"**{after['committed_after_interrupt']}** |",
-        f"| check: no turn IN_PROGRESS, nothing half-committed, every rerun READY | {'✅' if w['ok'] else '❌'} |",
+        "| check: no turn IN_PROGRESS, nothing half-committed, every rerun READY | "
+        f"{'✅' if w['ok'] else '❌'} |",
         "",
-        "A rerun is a new attempt of the same turn (same number, same input): a READY count that grows by the "
-        "number rerun, and no interrupted turn left, means each recovered.",
+        "A rerun is a new attempt of the same turn (same number, same input): a READY count that grows by "
+        "the number rerun, and no interrupted turn left, means each recovered.",
         "",
     ]
     return lines
@@ -886,12 +897,14 @@ def sdk_section(counts: dict | None, args) -> list[str]:
     if not counts:
         return lines + ["Not run.", ""]
     lines += [
-        f"{args.sdk_threads} threads with the Python SDK (`Threadless(timeout=2)`, one client shared), each looping "
-        "decorate → report on its own memory (0.5 s pause; paused while each phase's counts are taken), from the start of the first fault phase to the end of "
-        "the last. A degraded turn is one the SDK answered from its local tail because the service did not answer "
-        "in time or at all; report failures go to `on_error` (never raised).",
+        f"{args.sdk_threads} threads with the Python SDK (`Threadless(timeout=2)`, one client shared), each "
+        "looping decorate → report on its own memory (0.5 s pause; paused while each phase's counts are "
+        "taken), from the start of the first fault phase to the end of the last. A degraded turn is one the "
+        "SDK answered from its local tail because the service did not answer in time or at all; report "
+        "failures go to `on_error` (never raised).",
         "",
-        "| phase | turns | degraded | exceptions raised to the caller | report errors (on_error) | slowest decorate s |",
+        "| phase | turns | degraded | exceptions raised to the caller | report errors (on_error) | slowest "
+        "decorate s |",
         "|---|---:|---:|---:|---:|---:|",
     ]
     for phase, row in counts.items():

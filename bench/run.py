@@ -123,7 +123,10 @@ def decorate_table(data: dict) -> tuple[list[str], list[dict]]:
             and check["http_equals_in_process"]
             and check.get("peer_equals_lower_bound", True)
         )
-        line = f"| {int(s):,} | {cell(row['lower_bound'])} | {cell(row['decorate'])} | {t1} | {cell(row['decorate_store'])} | {t2} |"
+        line = (
+            f"| {int(s):,} | {cell(row['lower_bound'])} | {cell(row['decorate'])} | {t1} | "
+            f"{cell(row['decorate_store'])} | {t2} |"
+        )
         if has_peer:
             peer = row.get("peer_read")
             line += f" {cell(peer)} | {peer['median'] / lb:,.1f}× |" if peer else " — | — |"
@@ -144,7 +147,8 @@ def decorate_table(data: dict) -> tuple[list[str], list[dict]]:
 
 def http_table(data: dict) -> tuple[list[str], list[dict]]:
     lines = [
-        "| messages | decorate over HTTP | decorate in process | HTTP cost above in process | GET /v1/memories/{id} round trip | ratio |",
+        "| messages | decorate over HTTP | decorate in process | HTTP cost above in process | GET "
+        "/v1/memories/{id} round trip | ratio |",
         "|---:|---:|---:|---:|---:|---:|",
     ]
     verdicts = []
@@ -259,8 +263,8 @@ def misses(results: dict[str, dict]) -> list[str]:
             if v["ratio"] > TARGET_HTTP:
                 found = True
                 lines.append(
-                    f"* {backend}: over HTTP at {v['size']:,} messages decorate's extra cost is {v['ratio']:.2f}× "
-                    f"a trivial round trip (target {TARGET_HTTP}×)."
+                    f"* {backend}: over HTTP at {v['size']:,} messages decorate's extra cost is "
+                    f"{v['ratio']:.2f}× a trivial round trip (target {TARGET_HTTP}×)."
                 )
         for v in report:
             for key, label in (("ratio", "wall"), ("ratio_cpu", "CPU")):
@@ -293,17 +297,27 @@ CONTENTS = [
     "",
     "| section | measures | floor | command | chart |",
     "|---|---|---|---|---|",
-    "| 1. Decorate read path | decorate in process and over HTTP, 100 to 100,000 messages | raw-SQL lower bound; LangGraph peer | `make bench` | [benchmarks.png](benchmarks.png) |",
-    "| 2. Report accept | report's durable write, 100 to 100,000 messages | the contract's write with the plain driver | `make bench` | [benchmarks.png](benchmarks.png) |",
+    "| 1. Decorate read path | decorate in process and over HTTP, 100 to 100,000 messages | raw-SQL lower "
+    "bound; LangGraph peer | `make bench` | [benchmarks.png](benchmarks.png) |",
+    "| 2. Report accept | report's durable write, 100 to 100,000 messages | the contract's write with the "
+    "plain driver | `make bench` | [benchmarks.png](benchmarks.png) |",
     "| 3. Python SDK | the SDK's own work per call; time to fall back | bare httpx | `make bench` | — |",
-    "| 4. Pipeline | a turn's overhead with the offline `demo` model | the model's own time | `make bench` | — |",
-    "| 5. Redaction | CPU per KB on adversarial input | linear time (a flat row) | `make bench` or `python -m bench.redaction_bench` | — |",
-    "| 6. Proxy | latency the provider-compatible proxy adds | the direct call to the same stub | `make bench` or `python -m bench.proxy_bench` | — |",
-    "| 7. Recall quality | LoCoMo and own-corpus recall, per embedding provider | plain BM25; dense only | `make bench-recall` | [benchmarks-recall.png](benchmarks-recall.png) |",
-    "| Semantic recall's cost | decorate with `local` against `off` | `off` + one query embedding | `make bench` or `python -m bench.recall_cost` | — |",
-    "| Offline fact extractor | precision and recall on every fact-line set | — | `python -m bench.extractor_eval PATH` | — |",
-    "| 8. Under load | turns/s and p99 at 1 / 16 / 64 clients | bare ASGI app doing the lower bound's SQL | `make bench-load` | [benchmarks-load.png](benchmarks-load.png) |",
-    "| 9. Metrics | Prometheus metrics' cost on the hot routes | the same server with metrics off | `make bench` or `python -m bench.metrics_cost` | — |",
+    "| 4. Pipeline | a turn's overhead with the offline `demo` model | the model's own time | `make bench` | "
+    "— |",
+    "| 5. Redaction | CPU per KB on adversarial input | linear time (a flat row) | `make bench` or `python "
+    "-m bench.redaction_bench` | — |",
+    "| 6. Proxy | latency the provider-compatible proxy adds | the direct call to the same stub | `make "
+    "bench` or `python -m bench.proxy_bench` | — |",
+    "| 7. Recall quality | LoCoMo and own-corpus recall, per embedding provider | plain BM25; dense only | "
+    "`make bench-recall` | [benchmarks-recall.png](benchmarks-recall.png) |",
+    "| Semantic recall's cost | decorate with `local` against `off` | `off` + one query embedding | `make "
+    "bench` or `python -m bench.recall_cost` | — |",
+    "| Offline fact extractor | precision and recall on every fact-line set | — | `python -m "
+    "bench.extractor_eval PATH` | — |",
+    "| 8. Under load | turns/s and p99 at 1 / 16 / 64 clients | bare ASGI app doing the lower bound's SQL | "
+    "`make bench-load` | [benchmarks-load.png](benchmarks-load.png) |",
+    "| 9. Metrics | Prometheus metrics' cost on the hot routes | the same server with metrics off | `make "
+    "bench` or `python -m bench.metrics_cost` | — |",
     "| Reliability | faults under load | — | `make reliability` | [reliability.md](reliability.md) |",
 ]
 
@@ -340,9 +354,10 @@ def write_doc(results: dict[str, dict], info: dict, extras: list[str]) -> str:
         "`wall× / CPU×`, each with its own verdict against the target.",
         "",
         f"* Date: {info['date']}",
-        f"* Machine: {info['cpu']}, {info['cores']} cores, {info['memory']} RAM, load average {info['load']} at the start"
-        " (the machine is shared with other jobs)",
-        f"* {info['os']}; Python {info['python']}; SQLite {info['sqlite']}; PostgreSQL {info['postgresql']}; Redis {info['redis']}",
+        f"* Machine: {info['cpu']}, {info['cores']} cores, {info['memory']} RAM, load average {info['load']} "
+        "at the start (the machine is shared with other jobs)",
+        f"* {info['os']}; Python {info['python']}; SQLite {info['sqlite']}; PostgreSQL {info['postgresql']}; "
+        f"Redis {info['redis']}",
         "* Packages: " + ", ".join(f"{k} {v}" for k, v in info["packages"].items()),
         "",
         "![Decorate read path and write cost vs memory size](benchmarks.png)",
@@ -391,8 +406,9 @@ def write_doc(results: dict[str, dict], info: dict, extras: list[str]) -> str:
             flat_cpu = flatness(data, "decorate", "cpu")
             flat_store = flatness(data, "decorate_store")
             lines.append(
-                f"Flatness: decorate at 100,000 / at 1,000 = **{flat:.2f}×** {mark(flat <= TARGET_FLAT)} wall, "
-                f"**{flat_cpu:.2f}×** {mark(flat_cpu <= TARGET_FLAT)} CPU (store=true: {flat_store:.2f}× wall)."
+                f"Flatness: decorate at 100,000 / at 1,000 = **{flat:.2f}×** {mark(flat <= TARGET_FLAT)} "
+                f"wall, **{flat_cpu:.2f}×** {mark(flat_cpu <= TARGET_FLAT)} CPU (store=true: "
+                f"{flat_store:.2f}× wall)."
             )
             sizes = data["sizes"]
             if "10000" in sizes:
@@ -483,10 +499,11 @@ def extra_sections() -> list[str]:
                         "## 3. Python SDK (embedded default)",
                         "",
                         "Targets: fallback on a refused connection ≤ 20 ms "
-                        f"(measured {refused:.2f} ms median {mark(refused <= 20)}); on a hanging server with `timeout=1` "
-                        f"≤ 1.05 s (measured {hanging:.0f} ms worst {mark(hanging <= 1050)}); the SDK's own work per "
-                        "decorate beyond the HTTP call ≤ 1 ms (SPEC 8; JSON decoding of a large answer aside). From "
-                        "`bench/sdk_bench.py` (a stub server with a canned 61-message answer, and this run's live server).",
+                        f"(measured {refused:.2f} ms median {mark(refused <= 20)}); on a hanging server with "
+                        f"`timeout=1` ≤ 1.05 s (measured {hanging:.0f} ms worst {mark(hanging <= 1050)}); "
+                        "the SDK's own work per decorate beyond the HTTP call ≤ 1 ms (SPEC 8; JSON decoding "
+                        "of a large answer aside). From `bench/sdk_bench.py` (a stub server with a canned "
+                        "61-message answer, and this run's live server).",
                         "",
                         sdk_bench.markdown(results),
                     ]

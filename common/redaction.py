@@ -53,7 +53,8 @@ _SECRET_PATTERNS: list[tuple[re.Pattern[str], str]] = [
             (["']?"""
             + _SECRET_KEYS
             + r"""\b["']?\s*+[:=]\s*+)   # the key and separator
-            (?:"[^"\n]*+"?|'[^'\n]*+'?|(?:Bearer|Basic|Token|Digest)\s++[^\s,;"'}]++|[^\s,;"'}&]++)   # the value
+            # the value
+            (?:"[^"\n]*+"?|'[^'\n]*+'?|(?:Bearer|Basic|Token|Digest)\s++[^\s,;"'}]++|[^\s,;"'}&]++)
             """
         ),
         r"\1[redacted]",

@@ -144,7 +144,8 @@ def _status_kib(pid: int | str, field: str) -> int:
 
 
 def peak_reset(pid: int | str = "self") -> int:
-    """Start counting a process's peak resident memory afresh (Linux `clear_refs` 5); its RSS now, in bytes."""
+    """Start counting a process's peak resident memory afresh (Linux `clear_refs` 5); its RSS now, in
+    bytes."""
     with open(f"/proc/{pid}/clear_refs", "w") as f:
         f.write("5")
     return _status_kib(pid, "VmRSS") * 1024

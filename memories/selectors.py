@@ -363,7 +363,10 @@ def _sqlite_reads_ahead_sql(*, before: bool) -> str:
     window = window[: window.rindex(" ORDER BY ")]
     facts = f"SELECT json_group_array(json_array(id, text, tokens)) FROM ({_FACTS_SQL})"
     failures = f"SELECT json_group_array(json_array(turn, kind, task_id, content)) FROM ({_FAILURES_SQL})"
-    return f"SELECT {FIRST_ROW_KEY}, NULL, NULL, ({facts}), NULL, ({failures}) UNION ALL {window} ORDER BY 1 DESC"
+    return (
+        f"SELECT {FIRST_ROW_KEY}, NULL, NULL, ({facts}), NULL, ({failures}) UNION ALL {window} ORDER BY "
+        "1 DESC"
+    )
 
 
 class ContextReads:

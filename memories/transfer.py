@@ -17,8 +17,9 @@ The document is one JSON object per line, each with a `type`:
     end             {"type": "end", "records": n, "sha256": <hex of every line before it>}
 
 Entries and facts refer to each other by sequence number and exported fact id, never by a
-database id, so a document moves between installs. A new kind of record is a new `type` with an exporter and an importer registered below; a reader refuses a type it does
-not know and a `version` newer than its own, rather than drop part of a memory.
+database id, so a document moves between installs. A new kind of record is a new `type` with an exporter and
+an importer registered below; a reader refuses a type it does not know and a `version` newer than its own,
+rather than drop part of a memory.
 
 Export streams: rows are read in chunks in seq order, so a memory of any size is written in
 bounded memory. Import reads the document line by line inside one transaction, checks the

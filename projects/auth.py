@@ -5,8 +5,8 @@ THREADLESS_KEY_CACHE_SECONDS, keyed by its lookup prefix; the secret is still ch
 row's HMAC on every request. Revocation is immediate everywhere: every request reads the
 deployment's key generation from the counter store (common.counters: one GET in Redis, one indexed
 read of the counter file; on rate-limited API views in the same round trip as the request's
-counts, before the view runs: `confirm`), every saved or deleted key or project bumps it (`keys_changed`, at the
-change and again at its commit), and a cached row is used only under the generation it was read
+counts, before the view runs: `confirm`), every saved or deleted key or project bumps it (`keys_changed`, at
+the change and again at its commit), and a cached row is used only under the generation it was read
 in. Code that changes keys with `QuerySet.update()` (no signals) calls `keys_changed()` itself.
 """
 

@@ -1,4 +1,5 @@
-"""What every provider shares: the error type, HTTP error reduction, the outbound pool and the\nbounded JSON and SSE calls."""
+"""What every provider shares: the error type, HTTP error reduction, the outbound pool and the\nbounded JSON
+and SSE calls."""
 
 from __future__ import annotations
 

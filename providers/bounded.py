@@ -88,7 +88,8 @@ class BoundedDecoder:
         encodings = [e for e in encodings if e != "identity"]
         if len(encodings) > 1 or (encodings and encodings[0] not in ("gzip", "x-gzip", "deflate")):
             raise UpstreamEncodingRefused(
-                f"the upstream answered in a content encoding that is not accepted ({', '.join(encodings)[:60]})"
+                "the upstream answered in a content encoding that is not accepted "
+                f"({', '.join(encodings)[:60]})"
             )
         self.encoding = encodings[0] if encodings else "identity"
         self.limit = limit

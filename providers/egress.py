@@ -17,8 +17,8 @@ belong to their vendor, any other name to the task's provider); `NAME@host[:port
 that destination (any port when none is given; calls under the path when one is given, under
 /v1 for an official host named without one); entries for one name add up. The path checked is
 the call's: the base URL's path plus what the provider appends (`CALL_PATHS`); a base URL with
-user info, a query or a fragment (`base_url_refusal`) gets no key at all. `provider_env_refusal` says why a key may not
-go to a `baseUrl` (config validation and the call-time key lookup both ask it).
+user info, a query or a fragment (`base_url_refusal`) gets no key at all. `provider_env_refusal` says why a
+key may not go to a `baseUrl` (config validation and the call-time key lookup both ask it).
 """
 
 from __future__ import annotations

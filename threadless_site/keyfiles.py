@@ -84,7 +84,8 @@ def secret_store_keys(configured: list[str], path: Path) -> list[str]:
             source = "THREADLESS_SECRET_STORE_KEYS" if configured else str(path)
             raise ImproperlyConfigured(
                 f"{source}: key {index + 1} is not a Fernet key (32 url-safe base64-encoded bytes); "
-                "make one with: python -c 'from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())'"
+                "make one with: python -c 'from cryptography.fernet import Fernet; "
+                "print(Fernet.generate_key().decode())'"
             )
     return keys
 

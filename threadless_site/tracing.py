@@ -37,7 +37,8 @@ def setup(*, service: str, span_processor=None) -> bool:
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
     except ImportError as exc:
         raise ImproperlyConfigured(
-            "THREADLESS_TRACING is on but OpenTelemetry is not installed: pip install 'threadless-server[otel]'"
+            "THREADLESS_TRACING is on but OpenTelemetry is not installed: pip install "
+            "'threadless-server[otel]'"
         ) from exc
     provider = TracerProvider(
         resource=Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", service)})

@@ -49,7 +49,8 @@ SSE = {
     "text/event-stream": {
         "schema": {
             "type": "string",
-            "description": "turn_start, task_start, token, task_end, task_failed, rollback, output, done (and error); each with an id",
+            "description": "turn_start, task_start, token, task_end, task_failed, rollback, output, done "
+            "(and error); each with an id",
         }
     }
 }

@@ -1,4 +1,5 @@
-"""orjson for the API: the decorate window is large, and encoding it with stdlib json is half of decorate's cost."""
+"""orjson for the API: the decorate window is large, and encoding it with stdlib json is half of decorate's
+cost."""
 
 import orjson
 from rest_framework.renderers import BaseRenderer

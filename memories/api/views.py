@@ -251,7 +251,8 @@ DecorateIn = inline_serializer(
             required=False,
             default=False,
             help_text=(
-                "Add an index of the memory's files (/memories, Anthropic's memory tool) to the context block."
+                "Add an index of the memory's files (/memories, Anthropic's memory tool) to the context "
+                "block."
             ),
         ),
     },

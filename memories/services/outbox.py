@@ -71,9 +71,10 @@ class _Publisher:
     MAX_BATCH), so a busy process pays one publish per burst, not one per report; and a process
     publishes at most once per MIN_INTERVAL_SECONDS: under load (a report every few ms) rows
     wait for the next publish instead of each burst of one or two paying Celery's message
-    building and a broker round trip (~6–8 % of a loaded web process's samples: docs/tuning/serving.md), while a lone report still goes after LINGER_SECONDS. A row whose
-    publish is lost (the process exits first, the broker is down) stays unprocessed, and the
-    sweep re-queues it. With `task_always_eager` (tests) it publishes inline."""
+    building and a broker round trip (~6–8 % of a loaded web process's samples: docs/tuning/serving.md), while
+    a lone report still goes after LINGER_SECONDS. A row whose publish is lost (the process exits first, the
+    broker is down) stays unprocessed, and the sweep re-queues it. With `task_always_eager` (tests) it
+    publishes inline."""
 
     LINGER_SECONDS = 0.01
     MIN_INTERVAL_SECONDS = 0.05

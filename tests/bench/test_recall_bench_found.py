@@ -31,7 +31,8 @@ wanted = [by_dia["long"]]
 found = {}
 for whole in (1000, 0):  # shown whole / as recall's 240-character window
     context.RECALL_WHOLE_CHARS = whole
-    ctx = context.context_build(memory=memory, new_messages=[{"role": "user", "content": question}], budget_tokens=rb.DECORATE_BUDGET)
+    ctx = context.context_build(memory=memory, new_messages=[{"role": "user", "content": question}],
+                                budget_tokens=rb.DECORATE_BUDGET)
     found[whole] = {"recalled": by_dia["long"] in {h["entry_id"] for h in ctx.recalled},
                     "found": rb._decorate_found(memory, question, wanted, contents)}
 print(json.dumps(found))

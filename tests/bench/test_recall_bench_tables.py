@@ -16,9 +16,10 @@ from pathlib import Path
 from bench import recall_bench as rb
 
 def locomo(x):
-    cats = {n: {"search@5": x, "search@10": x, "decorate@2000": x, "questions": 7} for n in rb.CATEGORIES.values()}
-    return {"questions": 28, "search@5": x, "search@10": x, "decorate@2000": x, "bm25@10": 0.5, "dense@10": None,
-            "search_ms": 1.0, "decorate_ms": 2.0, "categories": cats}
+    cats = {n: {"search@5": x, "search@10": x, "decorate@2000": x, "questions": 7}
+            for n in rb.CATEGORIES.values()}
+    return {"questions": 28, "search@5": x, "search@10": x, "decorate@2000": x, "bm25@10": 0.5,
+            "dense@10": None, "search_ms": 1.0, "decorate_ms": 2.0, "categories": cats}
 
 def corpus(x):
     return {"conversations": 3, "questions": 9, "lines": 10, "facts": 8, "precision": 1.0, "fact_recall": 1.0,
@@ -31,8 +32,9 @@ def results(x):
 tmp = Path(sys.argv[1])
 rb.DOC, rb.CHART = tmp / "benchmarks.md", tmp / "chart.png"
 old = rb.table(results(0.111))
-rb.DOC.write_text("# Benchmarks\n\nbefore\n\n" + rb.START + "\n## 7.\n\nintro prose\n\n" + "\n".join(old[:6])
-                  + "\n\nmiddle prose\n\n" + "\n".join(old[6:]) + "\n\nclosing prose\n" + rb.END + "\n\nafter\n")
+rb.DOC.write_text("# Benchmarks\n\nbefore\n\n" + rb.START + "\n## 7.\n\nintro prose\n\n"
+                  + "\n".join(old[:6]) + "\n\nmiddle prose\n\n" + "\n".join(old[6:])
+                  + "\n\nclosing prose\n" + rb.END + "\n\nafter\n")
 rb.write_tables(results(0.987))
 written = rb.DOC.read_text()
 bare = tmp / "bare.md"

@@ -121,7 +121,10 @@ def test_the_switch_turns_preparing_off(cast):
 
 def _setting(**env) -> str:
     """THREADLESS_DB_PREPARE as the settings module reads it from `env` (a fresh process)."""
-    code = "import django; django.setup(); from django.conf import settings; print(settings.THREADLESS_DB_PREPARE)"
+    code = (
+        "import django; django.setup(); from django.conf import settings; "
+        "print(settings.THREADLESS_DB_PREPARE)"
+    )
     out = subprocess.run(
         [sys.executable, "-c", code],
         env={**os.environ, **env},

@@ -231,7 +231,8 @@ def test_an_access_log_record_keeps_no_query_value():
     RedactingFilter().filter(record)
     assert (
         record.getMessage()
-        == '127.0.0.1:5 - "GET /v1/events?key=[redacted]&client_token=[redacted]&after=[redacted] HTTP/1.1" 401'
+        == '127.0.0.1:5 - "GET /v1/events?key=[redacted]&client_token=[redacted]&after=[redacted] HTTP/1.1" '
+        "401"
     )
 
 

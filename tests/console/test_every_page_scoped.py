@@ -44,7 +44,8 @@ MARKERS = (
 
 
 def console_routes() -> list[str]:
-    """Every route under /manage/ in the URLconf, as a pattern string (`manage/projects/<str:project_id>/`)."""
+    """Every route under /manage/ in the URLconf, as a pattern string
+    (`manage/projects/<str:project_id>/`)."""
     found = []
 
     def walk(patterns, prefix: str) -> None:

@@ -57,7 +57,8 @@ def _digest(value) -> str:
 
 
 def measure(sets: dict[str, list[dict]] | None = None) -> tuple[dict, dict]:
-    """({set: {lines, facts, precision, fact_recall, per_line_sha256, together_sha256}}, {set: facts per line})."""
+    """({set: {lines, facts, precision, fact_recall, per_line_sha256, together_sha256}}, {set: facts per
+    line})."""
     from harness.factscore import score
     from memories.facts import RuleExtractor, UserMessage
 
@@ -101,9 +102,10 @@ def main(argv: list[str] | None = None) -> int:
     GOLDEN.write_text(
         json.dumps(
             {
-                "about": "What the rule extractor gives on every labelled set: precision and fact recall (third decimal) and "
-                "a sha256 of its exact facts per line and for the set as one list of messages. Written by "
-                "tests/data/make_extractor_golden.py; tests/memories/facts/test_golden.py pins it.",
+                "about": "What the rule extractor gives on every labelled set: precision and fact recall "
+                "(third decimal) and a sha256 of its exact facts per line and for the set as one list of "
+                "messages. Written by tests/data/make_extractor_golden.py; "
+                "tests/memories/facts/test_golden.py pins it.",
                 "sets": figures,
             },
             ensure_ascii=False,

@@ -755,7 +755,8 @@ FRESH2_FACTS = [
         ],
     ),
     (
-        "So a bit about me: I grew up in {city2}, moved to {city} for university, and now I work for {employer}.",
+        "So a bit about me: I grew up in {city2}, moved to {city} for university, and now I work for "
+        "{employer}.",
         [("origin", ["{lcity2}"]), ("location", ["{lcity}"]), ("employer", ["{lemployer}"])],
     ),
     (
@@ -1605,5 +1606,6 @@ if __name__ == "__main__":
     data = json.loads(OUT.read_text())
     print(
         f"{OUT.name}: {len(data['conversations'])} conversations, "
-        f"{sum(len(c['messages']) for c in data['conversations'])} messages, {len(data['fact_lines'])} fact lines"
+        f"{sum(len(c['messages']) for c in data['conversations'])} messages, {len(data['fact_lines'])} fact "
+        "lines"
     )

@@ -66,7 +66,8 @@ def test_the_pages_have_one_example_per_framework():
             "mcp",
             [
                 "2026-07-28",
-                "['forget', 'list_facts', 'list_notes', 'read_note', 'remember', 'search_memory', 'write_note']",
+                "['forget', 'list_facts', 'list_notes', 'read_note', 'remember', 'search_memory', "
+                "'write_note']",
                 '["The user\'s dog is called Biscuit."]',
                 "Biscuit, a beagle.",
             ],
@@ -75,7 +76,8 @@ def test_the_pages_have_one_example_per_framework():
             "anthropic-memory",
             [
                 "File created successfully at: /memories/prefs.md",
-                "The memory file has been edited. Here is the snippet showing the change (with line numbers):",
+                "The memory file has been edited. Here is the snippet showing the change (with line "
+                "numbers):",
                 "     1\tCoffee, no sugar.",
                 "     2\t",
                 "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items:",

@@ -94,7 +94,8 @@ def test_every_typescript_block_of_the_pages_is_a_named_example():
             "anthropic-memory-ts",
             [
                 "File created successfully at: /memories/prefs.md",
-                "The memory file has been edited. Here is the snippet showing the change (with line numbers):",
+                "The memory file has been edited. Here is the snippet showing the change (with line "
+                "numbers):",
                 "     1\tCoffee, no sugar.",
                 "     2\t",
                 "Here's the content of /memories/prefs.md with line numbers:",

@@ -24,7 +24,8 @@ MEASURE_JS = """
   const name = (el) => {
     let n = el.tagName.toLowerCase();
     if (el.id) n += '#' + el.id;
-    if (typeof el.className === 'string' && el.className.trim()) n += '.' + el.className.trim().split(/\\s+/).join('.');
+    if (typeof el.className === 'string' && el.className.trim())
+      n += '.' + el.className.trim().split(/\\s+/).join('.');
     return n;
   };
   const offenders = [];
@@ -53,7 +54,9 @@ NARROW_JS = """
 (share) => {
   const vw = document.documentElement.clientWidth;
   const out = [];
-  for (const el of document.querySelectorAll('main input:not([type=hidden]):not([type=checkbox]):not([type=radio]), main textarea, main select, .composer textarea, .composer input')) {
+  const fields = 'main input:not([type=hidden]):not([type=checkbox]):not([type=radio]), main textarea, '
+    + 'main select, .composer textarea, .composer input';
+  for (const el of document.querySelectorAll(fields)) {
     const r = el.getBoundingClientRect();
     if (r.width === 0) continue;
     if (r.width < vw * share) out.push({el: (el.id || el.name), width: Math.round(r.width)});
@@ -202,8 +205,10 @@ CONTRAST_JS = """
     const ratio = (l1 + 0.05) / (l2 + 0.05);
     const size = parseFloat(s.fontSize), bold = parseInt(s.fontWeight) >= 700;
     const need = size >= 24 || (bold && size >= 18.66) ? 3 : 4.5;
-    if (ratio < need) out.push({el: el.tagName.toLowerCase() + (el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\\s+/).join('.') : ''),
-                                ratio: Math.round(ratio * 100) / 100, text: el.textContent.trim().slice(0, 30)});
+    const classes = el.className && typeof el.className === 'string'
+      ? '.' + el.className.trim().split(/\\s+/).join('.') : '';
+    if (ratio < need) out.push({el: el.tagName.toLowerCase() + classes, ratio: Math.round(ratio * 100) / 100,
+                                text: el.textContent.trim().slice(0, 30)});
   }
   return out.slice(0, 10);
 }

@@ -156,7 +156,8 @@ def test_try_again_with_nothing_to_retry_says_so(browser, console_server, agent,
     provider.heal()
     # The turn is rerun elsewhere (another tab) before this page's Try again.
     status = page.evaluate("""async () => {
-        const conv = JSON.parse(sessionStorage.getItem('threadless:' + document.getElementById('widget').dataset.agentId));
+        const agent = document.getElementById('widget').dataset.agentId;
+        const conv = JSON.parse(sessionStorage.getItem('threadless:' + agent));
         const key = new URLSearchParams(location.hash.slice(1)).get('key');
         const r = await fetch('/v1/conversations/' + conv.id + '/rerun', {method: 'POST', body: '{}',
             headers: {'Authorization': 'Bearer ' + key, 'X-Client-Token': conv.clientToken,

@@ -43,8 +43,9 @@ def _store(cast, kind_of, committed_of=lambda seq: True, memories: int = 1) -> s
             )
     with connection.cursor() as cursor:
         cursor.executemany(
-            f"INSERT INTO {Entry._meta.db_table} (memory_id, seq, turn, kind, role, content, name, tool_call_id, "
-            "task_id, key, committed, tokens, created_at) VALUES (%s, %s, %s, %s, %s, %s, '', '', '', %s, %s, %s, %s)",
+            f"INSERT INTO {Entry._meta.db_table} (memory_id, seq, turn, kind, role, content, name, "
+            "tool_call_id, task_id, key, committed, tokens, created_at) VALUES (%s, %s, %s, %s, %s, %s, '', "
+            "'', '', %s, %s, %s, %s)",
             rows,
         )
         if connection.vendor == "postgresql":

@@ -169,7 +169,8 @@ def test_delete_by_metadata_leaves_nothing_findable_with_right_counts(worker_ser
             server,
             (
                 "from django.db import connection; c = connection.cursor(); "
-                "c.execute(\"SELECT count(*) FROM memories_recall WHERE body LIKE '%%Bergen%%'\"); print(c.fetchone()[0])"
+                "c.execute(\"SELECT count(*) FROM memories_recall WHERE body LIKE '%%Bergen%%'\"); "
+                "print(c.fetchone()[0])"
             ),
         )
         assert leftovers == "1"  # only the memory that stays

@@ -96,10 +96,11 @@ def test_the_wheel_installs_into_a_fresh_venv_and_falls_back_there(wheel, tmp_pa
     script = (
         "import importlib.resources, socket, threadless\n"
         "s = socket.socket(); s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]; s.close()\n"
-        "m = threadless.Threadless(api_key='tl_proj_x', base_url=f'http://127.0.0.1:{port}', on_error=lambda e, c: None)\n"
-        "req = m.decorate(external_id='u1', messages=[{'role': 'user', 'content': 'hi'}])\n"
+        "m = threadless.Threadless(api_key='tl_proj_x', base_url=f'http://127.0.0.1:{port}', on_error=lambda "
+        "e, c: None)\nreq = m.decorate(external_id='u1', messages=[{'role': 'user', 'content': 'hi'}])\n"
         "print(threadless.__file__)\n"
-        "print(threadless.__version__, req.degraded, importlib.resources.files('threadless').joinpath('py.typed').is_file())\n"
+        "print(threadless.__version__, req.degraded, "
+        "importlib.resources.files('threadless').joinpath('py.typed').is_file())\n"
     )
     out = subprocess.run(
         [str(python), "-c", script], check=True, capture_output=True, text=True, timeout=60

@@ -1,4 +1,5 @@
-"""The SDK against the shared vectors in sdk/testdata (the server and the TypeScript SDK check the same files)."""
+"""The SDK against the shared vectors in sdk/testdata (the server and the TypeScript SDK check the same
+files)."""
 
 from __future__ import annotations
 

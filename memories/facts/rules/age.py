@@ -159,7 +159,8 @@ AGE_IM_YOUNG = Rule(
 AGE_IM_F = Rule(
     r"(?i:I'm|I\s+am)\s+(\d{1,3}),?\s+(?i:not)\s+\d{1,3}(?=$|[\s,.!;])", _age, 0.8, slot="age", alone=True
 )
-# "im 38 divorsed no kids", "I'm 52 semi retired": an age before a word that is no unit ("I'm 5 minutes away" is none).
+# "im 38 divorsed no kids", "I'm 52 semi retired": an age before a word that is no unit ("I'm 5 minutes away"
+# is none).
 AGE_IM_G = Rule(
     r"(?i:I'm|I\s+am)\s+([1-9]\d)\s++(?!" + _LOWER_AGE_UNITS + r"(?![\w'\-]))(?=[a-z])",
     _age,

@@ -259,7 +259,8 @@ def _run_on(clause: str) -> list[str]:
 # left out. The first part is read alone too ("I'm Ebere"). At most SELF_LIST_PARTS parts.
 _SELF_HEAD = re.compile(
     FILLER
-    + r"(?:I'm|I\s+am|I\s+(?:work|live|do|teach|run|study)(?=\s))\s+(?!(?i:not|no|never)\b)(?:[^\s,]++\s){0,3}[^\s,]++\s*,"
+    + r"(?:I'm|I\s+am|I\s+(?:work|live|do|teach|run|study)(?=\s))\s+(?!(?i:not|no|never)\b)(?:[^\s,]++\s){0,"
+    r"3}[^\s,]++\s*,"
 )
 _SELF_PART = re.compile(
     r"(?:(?i:and|but)\s+)?(?:(an?\s|\d{1,3}(?:\s+(?i:years?\s+old|yrs?\s+old|yo|y/o))?\s*[.!]?$|(?i:from|originally|living|based|staying|residing|working|joining|"
@@ -273,8 +274,9 @@ _SELF_HEAD_HERE = re.compile(FILLER + r"(?:" + NAME + r"\s+(?i:here|po|hapa|tuta
 _SELF_VERB = re.compile(r"(?i:live|work|stay)\s+(?:in|at|for)\s")
 _SELF_IN = re.compile(r"(?:(?i:now|currently|still)\s+)?(?i:in)\s+(" + UPPER + r"[^\W\d_]+)")
 # A profile card with no verb at all ("Haruki, 27, salaryman at Mitsubishi in Okayama", "Quick intro: Csenge,
-# 31, animator at Prezi, …", "Hi, this is Bálint, sexton at St Michael's in Sopron"): a name and an age, or a name and
-# then a job, open it. Its parts may also be a bare place ("Adebayo, 36, saddler, Ogbomoso"), "X originally" or a diet.
+# 31, animator at Prezi, …", "Hi, this is Bálint, sexton at St Michael's in Sopron"): a name and an age, or a
+# name and then a job, open it. Its parts may also be a bare place ("Adebayo, 36, saddler, Ogbomoso"), "X
+# originally" or a diet.
 _SELF_HEAD_CARD = re.compile(
     FILLER + r"(?:(?i:this\s+is|soy|sono|sou|je\s+suis|sunt|jsem|jestem|ja\s+sam|jeg\s+er|jag\s+är|eg\s+er|"
     r"ik\s+ben|olen|ani|ako\s+si|ako\s+po\s+si|my\s+name\s+is|my\s+name's|name's|saya|aku)\s+)?"
@@ -287,7 +289,8 @@ _GLOSS = re.compile(r"[^\W\d_][\w\-]*+\s++\(([A-Za-z][a-z\- ]{1,40})\)")
 
 
 def _unglossed(part: str) -> str:
-    """ "vogelonderzoeker (ornithologist) in Zwolle" -> "ornithologist in Zwolle": a job glossed in English."""
+    """ "vogelonderzoeker (ornithologist) in Zwolle" -> "ornithologist in Zwolle": a job glossed in
+    English."""
     return m.group(1) + part[m.end() :] if (m := _GLOSS.match(part)) and _job_part(m.group(1)) else part
 
 
@@ -298,8 +301,8 @@ _CARD_OF_OTHER = re.compile(
 
 
 def _card_head(clause: str):
-    """`_SELF_HEAD_CARD`'s head and the statements it makes, or None: the name must be no common word, nationality
-    or job, and a head without an age must be followed by a job."""
+    """`_SELF_HEAD_CARD`'s head and the statements it makes, or None: the name must be no common word,
+    nationality or job, and a head without an age must be followed by a job."""
     if not (head := _SELF_HEAD_CARD.match(clause)) or _CARD_OF_OTHER.search(
         clause
     ):  # (the whole sentence: `_self_list`)
@@ -344,8 +347,8 @@ _BASED_PART = re.compile(PLACE + r"[\s\-]+(?i:based)\s*+[.!]?$")
 
 
 def _card_part(part: str, card: bool) -> str | None:
-    """A part of a self-description list that the `_SELF_PART` openings miss: "X originally", a diet, and in a card
-    (see `_SELF_HEAD_CARD`) a bare place."""
+    """A part of a self-description list that the `_SELF_PART` openings miss: "X originally", a diet, and in a
+    card (see `_SELF_HEAD_CARD`) a bare place."""
     if (m := _ORIGIN_PART.match(part)) and _origin_word(m):
         return "I'm originally from " + m.group(1)
     if part.lower() in DIETS:

@@ -1,6 +1,6 @@
-"""Corrections inside one message ("I'm 35, wait no, 36", "I work at Uber. Well, worked."): the clause before the
-marker is taken back and a bare value after it read; a re-spelt name gets its accents back. At most three plain
-passes over parts of a message of at most MAX_CORRECTED characters.
+"""Corrections inside one message ("I'm 35, wait no, 36", "I work at Uber. Well, worked."): the clause before
+the marker is taken back and a bare value after it read; a re-spelt name gets its accents back. At most three
+plain passes over parts of a message of at most MAX_CORRECTED characters.
 """
 
 from __future__ import annotations
@@ -86,7 +86,8 @@ def _plain(extractor: _Reader, message: UserMessage, text: str) -> list[Candidat
 def _corrected(
     extractor: _Reader, message: UserMessage, fix: re.Match, found: list[Candidate]
 ) -> list[Candidate]:
-    """`_CORRECTION`'s note: `found` (one message's facts) without what the marker takes back, plus the new value."""
+    """`_CORRECTION`'s note: `found` (one message's facts) without what the marker takes back, plus the new
+    value."""
     text = message.text
     pieces = [
         _SAID_BEFORE.sub("", p.strip())
@@ -106,7 +107,8 @@ def _corrected(
     after = text[fix.end() :].lstrip(" ,.:;!-–—…")
     lead = _FIX_LEAD.match(after).end()
     if len({slot.split(":")[0] for slot, _ in taken}) > 1:
-        # "I'm keto and allergic to kiwi... wait no, it's mango": only what the new value puts right is taken back.
+        # "I'm keto and allergic to kiwi... wait no, it's mango": only what the new value puts right is taken
+        # back.
         named = {
             slot.split(":")[0]
             for slot, _ in taken
@@ -171,7 +173,8 @@ def _corrected(
 
 
 def _renamed(slot: str, said: str, after: str, lead: int) -> tuple[str, str] | None:
-    """A pet or relative taken back and named again right after the marker: the same fact with the new name."""
+    """A pet or relative taken back and named again right after the marker: the same fact with the new
+    name."""
     old = slot.rsplit(":", 1)[-1]
     m = _FIX_VALUE["name"][0].match(after, lead)
     if slot.count(":") != (1 if slot.startswith("pet:") else 2) or not m or not said.lower().endswith(old):

@@ -1,5 +1,5 @@
-"""Rules that extract the user's relatives: spouses and partners, children, parents, siblings, named kin, and kin
-words of other languages.
+"""Rules that extract the user's relatives: spouses and partners, children, parents, siblings, named kin, and
+kin words of other languages.
 """
 
 from __future__ import annotations
@@ -82,7 +82,10 @@ _FOREIGN_IS_CALLED = (
     r"(?i:se\s+llama|se\s+chama|s'appelle|heißt|heisst|si\s+chiama|chamado|chamada|llamado|llamada|heet)"
 )
 # The kin words a named relative may follow ("my fiancée Lotte").
-_KIN_WORDS = r"(?i:wife|husband|partner|fiancée|fiancee|fiancé|fiance|boyfriend|girlfriend|son|daughter|sister|brother|mum|mom|dad|mother|father)"
+_KIN_WORDS = (
+    r"(?i:wife|husband|partner|fiancée|fiancee|fiancé|fiance|boyfriend|girlfriend|son|daughter|"
+    r"sister|brother|mum|mom|dad|mother|father)"
+)
 
 
 def _kin_named(m):
@@ -134,9 +137,8 @@ RELATIVE_MY_SHE_THEY = Rule(
     r"(?i:my)\s+(" + RELATIVES + r")(?:'?s\s+name\s+is|(?:\s+is|'s)\s+(?:named|called)|\s+is)\s+"
     r"(?:(?i:actually|really|now|still)\s+)?"
     + NAME
-    + r"\s*(?:$|[,.!;]|\s+(?i:and|but)\s+(?i:she|he|they|she's|he's|they're|we|we've|we're|yes|yeah|no|so)\b|\s+(?i:not)\s+(?="
-    + UPPER
-    + r"))",
+    + r"\s*(?:$|[,.!;]|\s+(?i:and|but)\s+(?i:she|he|they|she's|he's|they're|we|we've|we're|yes|yeah|no|so)\b|"
+    r"\s+(?i:not)\s+(?=" + UPPER + r"))",
     _relative,
     0.85,
     slot="family",
@@ -300,7 +302,8 @@ FOREIGN_KIN_TENHO = Rule(
     slot="family",
     alone=True,
 )
-# "I've got a wife Irina and a dog", "I have a husband, Tomasz": a relative after "have", with or without a comma.
+# "I've got a wife Irina and a dog", "I have a husband, Tomasz": a relative after "have", with or without a
+# comma.
 KIN_NAMED_I_HAVE = Rule(
     r"(?i:I\s+have|I've\s+got|I\s+have\s+got|I\s+got)\s+(?i:an?)\s+(?:(?i:lovely|beautiful|wonderful|amazing|little|older|younger)\s+)?("
     + _KIN_WORDS
@@ -330,7 +333,8 @@ ENGAGED = Rule(
     slot="family",
     alone=True,
 )
-# "hubby Cosimo and I hve been vegetarian…", "wifey Dana and me": a spouse named before "and I", the "my" left out.
+# "hubby Cosimo and I hve been vegetarian…", "wifey Dana and me": a spouse named before "and I", the "my" left
+# out.
 KIN_NAMED_HUBBY = Rule(
     r"((?i:hubby|wifey|husband|wife|fiancée|fiancé|fiancee|fiance|boyfriend|girlfriend|bf|gf|other\s+half|better\s+half|partner))\s+"
     + NAME
@@ -349,7 +353,8 @@ RELATIVE_ANYWHERE_BIG = Apposition(
     _relative,
     slot="family",
 )
-# 1: "my wife's Gráinne and we've a collie": the contraction, only before "and we…" ("my dad's Ford" is his car).
+# 1: "my wife's Gráinne and we've a collie": the contraction, only before "and we…" ("my dad's Ford" is his
+# car).
 RELATIVE_ANYWHERE_WEVE = Apposition(
     r"\b(?i:my)\s+(" + RELATIVES + r")'s\s+" + NAME + r"(?=\s+(?i:and)\s+(?:we|we've|we're)\b)",
     _relative,

@@ -1,6 +1,6 @@
-"""Named pieces of the rules' regular expressions: names, places, organisations, the words a statement may open
-with, and the cue phrases of the languages users code-switch into. Every piece runs in linear time on any input:
-no alternative of FILLER is two others in a row, and scans over whitespace are possessive.
+"""Named pieces of the rules' regular expressions: names, places, organisations, the words a statement may
+open with, and the cue phrases of the languages users code-switch into. Every piece runs in linear time on any
+input: no alternative of FILLER is two others in a row, and scans over whitespace are possessive.
 """
 
 from __future__ import annotations
@@ -60,12 +60,13 @@ PETS = (
     "cockapoo|labradoodle|goldendoodle|cavapoo|jack russell|staffie|westie|sausage dog|shepherd|mutt|"
     "cockatoo|macaw|lovebird|parakeet|gerbil|mouse|tortie|calico|rescue dog|rescue cat|"
     "lurcher|staffy|pit bull|pitbull|boxer|mastiff|akita|shiba inu|shiba|samoyed|malamute|vizsla|weimaraner|"
-    "basset hound|basset|bloodhound|cavalier|cavachon|maltipoo|bichon|havanese|papillon|frenchie|french bulldog|"
-    "boston terrier|sheltie|springer spaniel|springer|cocker spaniel|cocker|kelpie|heeler|great dane|newfoundland|"
-    "bernese|ridgeback|saluki|galgo|podenco|borzoi|lhasa apso|yorkie|scottie|doxie|street dog|stray|"
-    "burmese|british shorthair|shorthair|longhair|abyssinian|birman|tomcat|conure|budgerigar|quail|goose|"
-    "lamb|calf|stick insect|snail|hermit crab|crab|frog|toad|newt|python|corn snake|ball python|degu|sugar glider|"
-    "cavy|leopard gecko|chameleon|terrapin|koi|betta|tetra|guppy|guinea pigs|pigeon|dove|tortoiseshell"
+    "basset hound|basset|bloodhound|cavalier|cavachon|maltipoo|bichon|havanese|papillon|frenchie|french "
+    "bulldog|boston terrier|sheltie|springer spaniel|springer|cocker spaniel|cocker|kelpie|heeler|great "
+    "dane|newfoundland|bernese|ridgeback|saluki|galgo|podenco|borzoi|lhasa apso|yorkie|scottie|doxie|street "
+    "dog|stray|burmese|british shorthair|shorthair|longhair|abyssinian|birman|tomcat|conure|budgerigar|quail|"
+    "goose|lamb|calf|stick insect|snail|hermit crab|crab|frog|toad|newt|python|corn snake|ball "
+    "python|degu|sugar glider|cavy|leopard gecko|chameleon|terrapin|koi|betta|tetra|guppy|guinea "
+    "pigs|pigeon|dove|tortoiseshell"
 )
 HEDGES = re.compile(
     r"\b(?:maybe|perhaps|probably|might|would|could|wish|hope|suppose|imagine|pretend|if|"
@@ -147,9 +148,10 @@ _ALLERGEN_FORM = re.compile(
 FIELDS = (
     "IT|tech|finance|marketing|sales|healthcare|education|hospitality|retail|construction|insurance|logistics|"
     "HR|law|publishing|advertising|banking|consulting|research|government|engineering|accounting|journalism|"
-    "nursing|medicine|software|real estate|the arts|fashion|tourism|pharma|biotech|academia|the NHS|IT support|"
-    "customer service|customer support|data science|cybersecurity|security|design|film|television|TV|radio|"
-    "recruitment|manufacturing|agriculture|energy|telecoms|the military|the navy|the army|local government"
+    "nursing|medicine|software|real estate|the arts|fashion|tourism|pharma|biotech|academia|the NHS|IT "
+    "support|customer service|customer support|data "
+    "science|cybersecurity|security|design|film|television|TV|radio|recruitment|manufacturing|agriculture|"
+    "energy|telecoms|the military|the navy|the army|local government"
 )
 # A form field left empty or answered with no value.
 _NO_VALUE = re.compile(r"(?i:none|no|nil|n/a|na|nothing|unknown|tbd|tbc|various|not\s+sure|-)\s*(?:$|[,.!;])")
@@ -164,7 +166,10 @@ _STAY_WORDS = re.compile(
     r"at\s+the\s+moment|visiting|trip|holiday|vacation|conference|layover|airport|hotel|hostel|staying|"
     r"stuck|just\s+landed|landed|arrived|passing\s+through|stopover|transit)\b"
 )
-_FOREIGN_MY = r"(?i:mi|mis|mon|ma|mes|mein|meine|meu|minha|mio|mia|nuestro|nuestra|notre|unser|unsere|nosso|nossa|mijn|onze)"
+_FOREIGN_MY = (
+    r"(?i:mi|mis|mon|ma|mes|mein|meine|meu|minha|mio|mia|nuestro|nuestra|notre|unser|unsere|nosso|"
+    r"nossa|mijn|onze)"
+)
 _FOREIGN_LIVE_CUES = (
     r"(?i:(?:tôi\s+|mình\s+|em\s+)?(?:đang\s+)?sống\s+ở|ninaishi|naishi|ninakaa|nakatira\s+(?:ako\s+)?sa|"
     r"ég\s+bý\s+(?:í|á)|eg\s+by\s+i|dw\s+i'n\s+byw\s+yn|dwi'n\s+byw\s+yn|rwy'n\s+byw\s+yn|jeg\s+bor\s+(?:i|på)|"
@@ -177,20 +182,22 @@ _OTHER_HEAD = re.compile(
     r"(?:kakak|adik|ibu|ayah|bapak|suami|istri|anak|teman|pacar|abang)\s+(?:saya|aku)|"  # Indonesian
     r"(?:my|our|mijn|onze|meri|mera|mere|minun)\s+(?!name\b|naam\b)[\w\-]+)(?![\w'])"
 )
-# Places, origins and ages in another language are read anywhere in a statement, as the possessives are: their cues
-# are words no English sentence uses ("Mình tên là Linh, 24 tuổi, đang sống ở Đà Nẵng").
+# Places, origins and ages in another language are read anywhere in a statement, as the possessives are: their
+# cues are words no English sentence uses ("Mình tên là Linh, 24 tuổi, đang sống ở Đà Nẵng").
 _NOT_LETTER_BEFORE = r"(?<![^\W\d_])"
 _LIVE_CUES = (
     r"(?i:(?:ahora\s+)?(?:vivimos|radico|radicamos|resido|residimos)\s+en|(?:moro|moramos|vivemos|resido)\s+(?:em|no|na)|"
     r"(?:visc|vivim)\s+a|(?:on\s+habite|nous\s+habitons|on\s+vit|nous\s+vivons|je\s+réside|j'habite|je\s+vis)\s+(?:à|a|au|en|dans)|"
     r"(?:abitiamo|viviamo)\s+(?:a|in|ad)|(?:ich\s+|i\s+|wir\s+)?(?:wohne|wohn|lebe|wohnen|leben)\s+(?:jetzt\s+|seit\s+\w+\s+)?(?:in|im)|"
     r"(?:we\s+|wij\s+)wonen\s+in|(?:ek\s+|ons\s+)woon\s+in|(?:jeg\s+|jag\s+|eg\s+|vi\s+)?bor\s+(?:i|på)|mieszkamy\s+w(?:e)?|"
-    r"(?:bydlíme|bydlime|žiju|ziju|žijem|zijem|bývam|byvam)\s+v(?:e)?|(?:živim|zivim|živimo|zivimo)\s+(?:u|you|v)|"  # ("u" read as chat "you")
+    r"(?:bydlíme|bydlime|žiju|ziju|žijem|zijem|bývam|byvam)\s+v(?:e)?|(?:živim|zivim|živimo|zivimo)\s+(?:u|"
+    r"you|v)|"  # ("u" read as chat "you")
     r"(?:locuiesc|locuim|trăiesc|traiesc|stau)\s+(?:în|in|la)|(?:ya\s+)?(?:zhivu|zhyvu)\s+v|jetoj\s+(?:në|ne)|zo\s+st[oi]n?|"
     r"(?:ani\s+)?(?:gar|gara|garah|garim)\s+(?:b[ea]?-?|b'|ב)|(?:aku\s+|kami\s+)?(?:tinggal|menetap|berdomisili|domisili)\s+di|"
     r"nagpuyo\s+(?:ko\s+)?sa|nakatira\s+kami\s+sa|mi\s+loĝas\s+en|(?:mwen|m)\s+(?:rete|abite)\s+(?:nan|an|Okap)?|"
     r"(?:wo|wǒ)\s+(?:zhu|zhù)\s+(?:zai|zài)|ngihlala\s+(?:e|kwa|se)?|ndihlala\s+(?:e|kwa)?|ina\s+zaune\s+a|"
-    r"mo\s+n\s*gbe\s+(?:ni|si)|(?:ma\s+)?elan|"  # (Estonian keeps the stem: "Tartus"; not Finnish, Latvian or Lithuanian)
+    # (Estonian keeps the stem: "Tartus"; not Finnish, Latvian or Lithuanian)
+    r"mo\s+n\s*gbe\s+(?:ni|si)|(?:ma\s+)?elan|"
     r"(?:dar|tu)(?=\s+"
     + UPPER
     + r"[^\W\d_]*+\s+zendegi)|(?:tá\s+mé|táim)\s+i\s+mo\s+chónaí\s+(?:i|in)|i\s+mo\s+chónaí\s+(?:i|in))"
@@ -203,8 +210,9 @@ _NOT_NOW = re.compile(
     r"quería|queria|vorrei|voudrais|gostaria|chciał\w*|chcę|chce|möchte|mochte|will|want|wants)(?![\w'])"
 )
 _DIET_WORDS = re.compile(r"(?i)(?:v|w)[eé][gj](?:e|é)t|(?:v|w)[eé]g[aä]n")
-# Each of them holds one of these words (or a Turkish case ending after an apostrophe): a message with none of them
-# skips the whole group, one search instead of a dozen per clause (cost, not meaning: the group's results are the same).
+# Each of them holds one of these words (or a Turkish case ending after an apostrophe): a message with none of
+# them skips the whole group, one search instead of a dozen per clause (cost, not meaning: the group's results
+# are the same).
 CODE_SWITCH_GATE = re.compile(
     r"(?i)'[dt]|l[ıiuü]y[ıiuü]m|\d{1,2}\s*+-?(?:sal|su)|(?<![^\W\d_])(?:arbeit|schaffe|werk|jobb|arbeider|arbetar|arbejder|vinn|"
     r"pracuj|radim|delam|lucrez|rabotayu|pratsyuyu|travaille|bosse|trabaj|trabalh|treball|traball|lavoro|kerja|bekerja|"

@@ -19,7 +19,8 @@ from .values import _allergy, _diet, _key, _someone_else_before
 
 
 def _intolerance(m):
-    """ "I'm lactose intolerant" is the diet "lactose-intolerant" (see DIETS), others an intolerance of their own."""
+    """ "I'm lactose intolerant" is the diet "lactose-intolerant" (see DIETS), others an intolerance of their
+    own."""
     what = m.group(1).lower()
     if f"{what}-intolerant" in DIETS:
         return "diet", f"User is {what}-intolerant"

@@ -1,6 +1,6 @@
-"""What a whole message says or takes back: a sign-off or email signature that names its writer, a profile line
-of fields between bars, a forwarded message (someone else's words), a message that opens with a laugh or ends
-in "jk".
+"""What a whole message says or takes back: a sign-off or email signature that names its writer, a profile
+line of fields between bars, a forwarded message (someone else's words), a message that opens with a laugh or
+ends in "jk".
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from .lexicons import (
 from .rule import _Groups
 from .values import _job, _job_part, _place, _proper
 
-# A formal closing at the end of a message names its writer ("Kind regards, Mirela Popescu", "Best,\nTadeusz");
-# not "Thanks, Tom", which may thank someone else.
+# A formal closing at the end of a message names its writer ("Kind regards, Mirela Popescu",
+# "Best,\nTadeusz"); not "Thanks, Tom", which may thank someone else.
 _SIGN_OFF = re.compile(
     r"(?:^|[.!\n]\s*)(?i:kind\s+regards|best\s+regards|warm\s+regards|warmest\s+regards|regards|best\s+wishes|"
     r"sincerely|yours\s+sincerely|yours\s+faithfully|yours\s+truly|respectfully|cheers|best|all\s+the\s+best|"
@@ -30,9 +30,10 @@ _SIGN_OFF = re.compile(
     r"[,!.:\-–—]*\s+" + NAME_T + r"\s*[.!]?\s*$"
 )
 # An email signature or profile header, as fields on lines or between bars ("Dr. Aurelio Santangelo |
-# Cardiologist | Ospedale San Raffaele, Milano", "Best,\nAna Souza\nSenior Data Analyst\nNubank, São Paulo"): a name
-# alone on the first field (or after a sign-off), then a job alone, then the organisation and its city. Not in a
-# forwarded or quoted message, and only in a short one (fields are read from the last 400 characters).
+# Cardiologist | Ospedale San Raffaele, Milano", "Best,\nAna Souza\nSenior Data Analyst\nNubank, São Paulo"):
+# a name alone on the first field (or after a sign-off), then a job alone, then the organisation and its city.
+# Not in a forwarded or quoted message, and only in a short one (fields are read from the last 400
+# characters).
 _SIG_FIELDS = re.compile(r"[ \t]*+(?:\n|\|(?!\|)|·|•)[ \t]*+")
 _SIG_NAME = re.compile(
     r"(?:"
@@ -89,7 +90,8 @@ def _signature(text: str) -> list[tuple[str, str]]:
 
 
 # A profile line of fields between bars or bullets with an age among them ("29F | nurse | Cork | dog mum to
-# Biscuit", "Marco • 34 • sommelier • Verona"): the age, a job, a place, a diet, and a name as its first field.
+# Biscuit", "Marco • 34 • sommelier • Verona"): the age, a job, a place, a diet, and a name as its first
+# field.
 _BIO_LABEL = re.compile(r"(?i:bio|about\s+me|profile|me|intro)\s*+:\s*+")
 _BAR_FIELDS = re.compile(r"\s++[|•·/]\s*+|\s*+[|•·]\s++")
 _BAR_AGE = re.compile(r"(\d{2})\s*+(?:[FMfm]|(?i:yo|y/o|yrs?|years?(?:\s+old)?|nb))?")

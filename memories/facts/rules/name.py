@@ -1,5 +1,5 @@
-"""Rules that extract the user's name: introductions, "call me", name fields, and the same in the languages users
-code-switch into.
+"""Rules that extract the user's name: introductions, "call me", name fields, and the same in the languages
+users code-switch into.
 """
 
 from __future__ import annotations
@@ -134,7 +134,10 @@ _FOREIGN_NAME = (
     r"(?i:me\s+llamo|mi\s+nombre\s+es|je\s+m'appelle|je\s+suis|ich\s+heiße|ich\s+heisse|mein\s+name\s+ist|"
     r"meu\s+nome\s+é|mi\s+chiamo|watashi\s+wa|boku\s+wa|ik\s+heet|mam\s+na\s+imię|jag\s+heter|mitt\s+namn\s+är)"
 )
-_FOREIGN_CALL = r"(?i:pero|mais|aber|ma|mas|but)\s+(?i:dime|llámame|llamame|appelle-moi|nenn\s+mich|chiamami|me\s+chame\s+de|call\s+me)"
+_FOREIGN_CALL = (
+    r"(?i:pero|mais|aber|ma|mas|but)\s+(?i:dime|llámame|llamame|appelle-moi|nenn\s+mich|"
+    r"chiamami|me\s+chame\s+de|call\s+me)"
+)
 
 
 def _names_like(first: str, second: str) -> bool:
@@ -187,8 +190,12 @@ _FOREIGN_NAME_CUES = (
 _HERE_WORDS = r"(?i:hapa|tutaj|burada|yma|dw\s+i|ydw\s+i|dwi|đây|aquí|aqui|anseo|desu|dayo)"
 # More of the languages users code-switch into (Dutch, Irish, Finnish, Portuguese, romanised Japanese and
 # Arabic, Hinglish, Yoruba and Nigerian Pidgin), by language, not by line.
-_NAME_IS_PHRASES = r"(?i:is\s+mise|ako\s+po\s+si|my\s+name\s+na|ana\s+ismi|watashi\s+no\s+namae\s+wa|minun\s+nimeni\s+on|az\s+én\s+nevem)"
-# Cues that also open other statements ("ik ben 62", "olen Helsingissä", "sou de Recife"): the name must look like one.
+_NAME_IS_PHRASES = (
+    r"(?i:is\s+mise|ako\s+po\s+si|my\s+name\s+na|ana\s+ismi|watashi\s+no\s+namae\s+wa|"
+    r"minun\s+nimeni\s+on|az\s+én\s+nevem)"
+)
+# Cues that also open other statements ("ik ben 62", "olen Helsingissä", "sou de Recife"): the name must look
+# like one.
 _I_AM_CUES = r"(?i:ik\s+ben|olen|eu\s+sou\s+[oa]|sou\s+[oa]|mimi\s+ni|soy|sono|je\s+suis|sunt)"
 _FINNISH_CASES = ("ssa", "ssä", "sta", "stä", "lla", "llä", "lta", "ltä", "ksi", "lle")
 
@@ -264,8 +271,10 @@ def _cued_name(m):
 NAME_MY_NAME_IS_ACTUALLY_THOUGH = Rule(
     r"(?i:my\s+name\s+is|my\s+name's)\s+"
     + NAME
-    + r",?\s+(?:(?i:but|actually|though|tho|and)\s+)?(?i:everyone|everybody|people|most\s+people|my\s+friends|"
-    r"friends|they)\s+(?i:just\s+|all\s+)?(?i:calls?|know)\s+me\s+(?i:as\s+)?" + NAME + r"(?=$|[\s,.!;])",
+    + r",?\s+(?:(?i:but|actually|though|tho|and)\s+)?(?i:everyone|everybody|people|most\s+people|"
+    r"my\s+friends|friends|they)\s+(?i:just\s+|all\s+)?(?i:calls?|know)\s+me\s+(?i:as\s+)?"
+    + NAME
+    + r"(?=$|[\s,.!;])",
     lambda m: (
         _proper(m.group(1))
         and _proper(m.group(2))
@@ -366,7 +375,8 @@ NAME_ITS_B = Rule(
 NAME_HI_SPEAKING_HAPA = Rule(
     r"(?:(?i:hi|hello|hey)[,!]?\s+)?"
     + NAME_T
-    + r"\s+(?i:speaking|here|po|hapa|tutaj|burada)(?:\s+(?i:again))?\s*(?:$|[,.!]|\s[-–—]\s|\s+(?i:with|from)\b)",
+    + r"\s+(?i:speaking|here|po|hapa|tutaj|burada)(?:\s+(?i:again))?\s*(?:$|[,.!]|\s[-–—]\s|\s+(?i:with|from)"
+    r"\b)",
     _name,
     0.85,
     slot="name",
@@ -421,8 +431,8 @@ INTRO_JOB = Rule(
 INTRO_NAME = Rule(
     r"(?i:I'm|I\s+am)\s+"
     + rf"({UPPER}{WORD_CHARS}{{1,30}})"
-    + r"(?:\s*[.!]?$|\s*[.!]\s|(,\s+(?i:nice|pleased|good|glad|by\s+the\s+way|btw|here|an?\s|from\s|\d{1,3}\b)|"
-    r"\s+(?i:btw|by\s+the\s+way)\b))",
+    + r"(?:\s*[.!]?$|\s*[.!]\s|(,\s+(?i:nice|pleased|good|glad|by\s+the\s+way|btw|here|an?\s|from\s|\d{1,"
+    r"3}\b)|\s+(?i:btw|by\s+the\s+way)\b))",
     _intro_name,
     0.85,
     slot="name",
@@ -498,7 +508,8 @@ RESPELT = Rule(
     + r"{1,30})(?=$|[\s,.!;])",
     _respelt,
     0.8,
-    needs=r"(?is)^(?!.*\b(?:his|her|their|[\w\-]+'s)\s+name\b)"  # "my sister's name keeps being misspelt": hers
+    # "my sister's name keeps being misspelt": hers
+    needs=r"(?is)^(?!.*\b(?:his|her|their|[\w\-]+'s)\s+name\b)"
     r".*\b(?:typo|spell|spelt|spelled|spelling|autocorrect|auto-correct|keyboard|misspel\w*|keeps\s+changing|"
     r"keeps\s+writing|keeps\s+putting|keeps\s+calling\s+me)\b",
     slot="name",
@@ -545,7 +556,8 @@ NAME_IM = Rule(
     slot="name",
     alone=True,
 )
-# "Ngozi is my name", "born in 1988 in Ibadan", "I manage a small team at Ericsson", "I'm the head baker at Crumbs".
+# "Ngozi is my name", "born in 1988 in Ibadan", "I manage a small team at Ericsson", "I'm the head baker at
+# Crumbs".
 NAME_MR = Rule(
     NAME_T + r"\s+(?i:is\s+my\s+(?:first\s+|given\s+)?name)\s*(?:$|[,.!;])",
     _name,
@@ -580,7 +592,8 @@ NAME_TI_L = Rule(
     _FOREIGN_NAME_CUES
     + r"\s+"
     + NAME
-    + r"(?:\s+(?i:imnida|ieyo|iyeyo|yeyo|hai|ni|po))?(?=\s*(?:$|[,.!;(])|\s+(?i:and|but|i|na|y|và|og|ja|und|et|e|och|en|ve|kai|aur|dan|ac)\b)",
+    + r"(?:\s+(?i:imnida|ieyo|iyeyo|yeyo|hai|ni|po))?(?=\s*(?:$|[,.!;(])|\s+(?i:and|but|i|na|y|và|og|ja|und|"
+    r"et|e|och|en|ve|kai|aur|dan|ac)\b)",
     _name,
     0.85,
     slot="name",
@@ -632,7 +645,8 @@ FOREIGN_INTRO = Rule(
     slot="name",
     alone=True,
 )
-# "Gbenga ni orukọ mi", "main Devika hoon", "ana Walid, 3omri 31": the name before the cue, or after a lower-case pronoun.
+# "Gbenga ni orukọ mi", "main Devika hoon", "ana Walid, 3omri 31": the name before the cue, or after a
+# lower-case pronoun.
 NAME_A = Rule(NAME + r"\s+(?i:ni\s+(?:orukọ|oruko|orúkọ)\s+mi)\b", _name, 0.85, slot="name", alone=True)
 NAME_MAIN_HOON_HUN = Rule(r"main\s+" + NAME + r"\s+(?i:hoon|hun|hu)\b", _name, 0.85, slot="name", alone=True)
 NAME_MAIN_ANA = Rule(
@@ -643,7 +657,8 @@ NAME_MAIN_ANA = Rule(
     slot="name",
     alone=True,
 )
-# "Shalom, ani Yael", "Dzień dobry, jestem Bernadeta", "Servus! I bin die Vroni", "Merhaba, ben Ece." (a lower-case "ben").
+# "Shalom, ani Yael", "Dzień dobry, jestem Bernadeta", "Servus! I bin die Vroni", "Merhaba, ben Ece." (a
+# lower-case "ben").
 CUED_NAME_JESTEM = Rule(
     _I_AM_COPULAS
     + r"\s+"

@@ -1,6 +1,6 @@
-"""Text normalisation before any rule reads a message: chat spelling, one swapped or dropped letter in a keyword,
-punctuation said aloud, titles, quoted first-person sentences taken out, and capitals given back to a message
-written without them after the words that introduce a name, place or employer.
+"""Text normalisation before any rule reads a message: chat spelling, one swapped or dropped letter in a
+keyword, punctuation said aloud, titles, quoted first-person sentences taken out, and capitals given back to a
+message written without them after the words that introduce a name, place or employer.
 """
 
 from __future__ import annotations
@@ -163,7 +163,8 @@ def _recapitalise(text: str) -> str:
             continue
         before = text[max(0, m.start() - 40) : m.start()].split()  # bounded: linear in the message
         if m.group(1) and not (before and _is_job(before[-1])):
-            continue  # "at" / "for" / "with" introduce an employer only after a job noun ("an engineer at volvo")
+            # "at" / "for" / "with" introduce an employer only after a job noun ("an engineer at volvo")
+            continue
         cue = m.group(0).lower()
         place = not re.match(r"(?:my|our)\s", cue)
         pos, words = m.end(), 0
@@ -188,7 +189,8 @@ _CHAT_TAIL = re.compile(
 _BASED_OUT_OF = re.compile(r"(?<![\w'])based\s++out\s++of(?=\s)")
 _WITH = re.compile(r"(?<![\w/])w/\s*+(?=\w)")  # "obsessed w/ kimchi"
 # Punctuation said aloud in dictation ("my name is Ugochi comma I live in Nsukka full stop"), not
-# after a word that makes it a noun ("a comma", "the full stop"); a title's full stop ("Dr. Rahel", "St. Albans").
+# after a word that makes it a noun ("a comma", "the full stop"); a title's full stop ("Dr. Rahel", "St.
+# Albans").
 _SPOKEN_MARK = re.compile(
     r"(?<=[^\W\d_])(\s++)((?i:comma|full\s+stop|question\s+mark|exclamation\s+(?:mark|point)))(?![\w'])"
 )
@@ -263,9 +265,9 @@ def _pet_emoji(m: re.Match) -> str:
 
 
 # A message shouted in capitals ("HI IM DAVE I LIVE IN LEEDS") is read as a lower-case one, and
-# a user who types in lower case names themselves in lower case too, in a message with capitals elsewhere ("hi im
-# nurul, kerja di Tokopedia"): after "im" / "my name is" / "call me", one word gets its capital back when it ends
-# the clause or is followed by "and", "from", "here", "i"…, and is no common word, state or adjective.
+# a user who types in lower case names themselves in lower case too, in a message with capitals elsewhere ("hi
+# im nurul, kerja di Tokopedia"): after "im" / "my name is" / "call me", one word gets its capital back when
+# it ends the clause or is followed by "and", "from", "here", "i"…, and is no common word, state or adjective.
 _SHOUT_MIN_LETTERS = 6
 _CAP_NAME_CUE = re.compile(
     r"(?<![\w'])(?:(i'm|im|i\s+am|iam)|my\s+name\s+is|my\s+names|my\s+name's|name's|call\s+me)\s+(?=[a-z])"

@@ -12,8 +12,9 @@ from .fragments import DETERMINERS, DIETS, FILLER, FRAMES, PLACE, WHEN_WORDS
 from .rule import _Groups
 from .values import _job, _job_part
 
-# The place a clause that gave the user's job or employer names ("I'm an osteopath at Reddington in Ijebu-Ode",
-# "goldsmith with my own little workshop in Eger"), unless it says where the user was born, studied or lived before.
+# The place a clause that gave the user's job or employer names ("I'm an osteopath at Reddington in
+# Ijebu-Ode", "goldsmith with my own little workshop in Eger"), unless it says where the user was born,
+# studied or lived before.
 _WORK_IN = re.compile(
     r"(?:((?<![^\W\d_])(?i:born|raised|up|studied|trained|qualified|lived|stayed|was|were|used\s+to\s+\w+|me|him|her|them|family|friends))"
     r"\s+)?(?<![^\W\d_])(?i:in|near|outside|around|just\s+outside)\s+"
@@ -21,8 +22,9 @@ _WORK_IN = re.compile(
     + r"(?=\s*(?:$|[,.!;\-–—(])|\s+(?i:and|but|now|so|as|these\s+days|since|for\s+now|lol|haha)\b)"
 )
 # A message that opens with the user's job or diet and no verb ("conservator at the film archive in Zlín",
-# "bailiff, 22 yrs on the job", "professional thatcher, about 40 roofs a year", "halal only for me please"); not a
-# sentence about someone of that trade ("nurse at the desk was rude", "plumber in Leeds needed") or for someone else.
+# "bailiff, 22 yrs on the job", "professional thatcher, about 40 roofs a year", "halal only for me please");
+# not a sentence about someone of that trade ("nurse at the desk was rude", "plumber in Leeds needed") or for
+# someone else.
 _OPENING_ROLE = re.compile(
     FILLER + r"((?:[A-Za-z\-]+\s+){0,3}?[A-Za-z\-]+)(?=\s*+(?:$|[,.!;])|\s+(?i:with|at|in|for|by\s+day|"
     r"by\s+night|by\s+trade|near|outside|around|since|because|though|only|now|here|btw|lol)\b)"
@@ -42,8 +44,8 @@ _PAST_RANGE = re.compile(r"\b(?:19|20)\d\d\s*+(?:[-–—]|to)\s*+(?:19|20)?\d\d
 
 
 def _opening_role(clause: str, message: str):
-    """`_OPENING_ROLE`'s note; the message's first sentence is read for what makes it no statement of the user's
-    ("Vegetarian for a few years, then I gave it up" is cut into clauses before this)."""
+    """`_OPENING_ROLE`'s note; the message's first sentence is read for what makes it no statement of the
+    user's ("Vegetarian for a few years, then I gave it up" is cut into clauses before this)."""
     if not (m := _OPENING_ROLE.match(clause)) or FRAMES.search(clause):
         return None
     if _NOT_OWN_ROLE.search(_SENTENCE.split(message[:MAX_CLAUSE], 1)[0]):

@@ -1,5 +1,5 @@
-"""Facts that two clauses in a row say together ("meet Noodle, | my axolotl", "my job? | nurse."), and the words
-before an apposition that make it no fact (a negation, a death).
+"""Facts that two clauses in a row say together ("meet Noodle, | my axolotl", "my job? | nurse."), and the
+words before an apposition that make it no fact (a negation, a death).
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ _PET_BEFORE = re.compile(
     + PET_ADJECTIVES
     + r"((?i:"
     + PETS
-    + r"))(?:\s+(?i:last\s+(?:week|month|year|weekend)|this\s+(?:week|month|year|weekend|morning)|yesterday|today|recently))?"
-    r"\s*[.!]*$"
+    + r"))(?:\s+(?i:last\s+(?:week|month|year|weekend)|this\s+(?:week|month|year|weekend|morning)|yesterday|"
+    r"today|recently))?\s*[.!]*$"
 )
 _KIN_BEFORE = re.compile(
     FILLER + r"(?i:my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+)?)(" + RELATIVES + r")\s*[,.!]*$"
@@ -58,12 +58,13 @@ _ALLERGEN_BEFORE = re.compile(
 # "My family is from Tangier, I was born there.": the place of the clause before is the user's origin.
 _BORN_THERE = re.compile(
     FILLER
-    + r"(?:I\s+was\s+(?:born|raised|brought\s+up)|I\s+grew\s+up)\s+there(?:\s+(?:too|as\s+well|myself))?\s*[.!]?$"
+    + r"(?:I\s+was\s+(?:born|raised|brought\s+up)|I\s+grew\s+up)\s+there(?:\s+(?:too|as\s+well|myself))"
+    r"?\s*[.!]?$"
 )
 _FAMILY_FROM = re.compile(
     FILLER
-    + r"(?i:my|our)\s+(?i:family|parents|folks|people|mum|mom|dad|mother|father)\s+(?i:is|are|was|were|comes?)\s+"
-    r"(?:(?i:originally)\s+)?(?i:from)\s+" + PLACE + r"\s*[.!,]?$"
+    + r"(?i:my|our)\s+(?i:family|parents|folks|people|mum|mom|dad|mother|father)\s+(?i:is|are|was|were|"
+    r"comes?)\s+(?:(?i:originally)\s+)?(?i:from)\s+" + PLACE + r"\s*[.!,]?$"
 )
 # "my job? tattoo artist.": the user asks the question and answers it in the next sentence.
 _ASKED = re.compile(FILLER + r"(?:(?i:my)\s+)?((?i:job|occupation|profession|work|name|age))\s*\?")
@@ -92,7 +93,8 @@ def _answer(asked: str, clause: str):
 
 
 def pair_facts(before: str, clause: str, add) -> None:
-    """Call `add(built, confidence)` with what `before` (the clause before, if a statement) and `clause` say together."""
+    """Call `add(built, confidence)` with what `before` (the clause before, if a statement) and `clause` say
+    together."""
     if (kind := _PET_ALONE.match(clause)) and (named := _NAME_BEFORE.match(before)):
         if built := _pet(_Groups(kind.group(1), named.group(1))):
             add(built, 0.75)  # "meet Noodle, | my axolotl"

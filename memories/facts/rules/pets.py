@@ -40,7 +40,8 @@ def _pet_reversed(m):
 
 
 def _adopted(m):
-    """ "we adopted a lurcher called Juniper": what is adopted or rescued and named is a pet, unless a person."""
+    """ "we adopted a lurcher called Juniper": what is adopted or rescued and named is a pet, unless a
+    person."""
     kind = m.group(1).lower()
     if (
         kind.split()[-1] in PEOPLE_NOUNS
@@ -214,8 +215,8 @@ PET_I_LAST_WEEK = Rule(
     + PET_ADJECTIVES
     + r"((?i:"
     + PETS
-    + r"))(?:\s+(?i:last\s+(?:week|month|year|weekend)|this\s+(?:week|month|year|weekend)|yesterday|today|recently))?,?\s+"
-    r"(?:(?i:and)\s+)?(?i:named|called)\s+(?i:him|her|it|them)\s+" + NAME + r"(?=$|[\s,.!;])",
+    + r"))(?:\s+(?i:last\s+(?:week|month|year|weekend)|this\s+(?:week|month|year|weekend)|yesterday|today|"
+    r"recently))?,?\s+(?:(?i:and)\s+)?(?i:named|called)\s+(?i:him|her|it|them)\s+" + NAME + r"(?=$|[\s,.!;])",
     _pet,
     0.8,
     slot="pet",
@@ -243,7 +244,8 @@ PET_ANYWHERE = Apposition(
     _pet,
     slot="pet",
 )
-# "mijn hond Kees", "mi perro Toby", "meri wife Meenakshi": a possessive of another language before a kin word.
+# "mijn hond Kees", "mi perro Toby", "meri wife Meenakshi": a possessive of another language before a kin
+# word.
 FOREIGN_KIN_ANYWHERE = Apposition(
     _NOT_LETTER_BEFORE + _FOREIGN_MY + r"\s+([^\W\d_]{3,12})\s+" + NAME + r"(?=$|[\s,.!;])",
     _foreign_kin,

@@ -42,10 +42,10 @@ def _add(
 
 
 def _one_per_slot(found: list[Candidate]) -> list[Candidate]:
-    """One message's facts with one per slot: the surest, and of equally sure ones the last said. The fact store
-    keeps one fact per slot and message (the first it is given), so "luthier in Cuenca. Actually I moved to
-    Valencia" must give Valencia (a stated home, 0.9, over a work place, 0.75), and "I live in Oslo and work in
-    Bergen" Oslo."""
+    """One message's facts with one per slot: the surest, and of equally sure ones the last said. The fact
+    store keeps one fact per slot and message (the first it is given), so "luthier in Cuenca. Actually I moved
+    to Valencia" must give Valencia (a stated home, 0.9, over a work place, 0.75), and "I live in Oslo and
+    work in Bergen" Oslo."""
     best: dict[str, int] = {}
     for i, c in enumerate(found):
         if c.slot and (c.slot not in best or c.confidence >= found[best[c.slot]].confidence):

@@ -1,5 +1,5 @@
-"""Rules that extract where the user lives (`location`) and where they come from (`origin`), in English and in the
-languages users code-switch into.
+"""Rules that extract where the user lives (`location`) and where they come from (`origin`), in English and in
+the languages users code-switch into.
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ _PLACE_VERB_SUBJECT = (
 
 
 def _job_in_place(m):
-    """ "I'm a pastry chef in Ljubljana": where the user works is where they live ("in Year 6" is no place)."""
+    """ "I'm a pastry chef in Ljubljana": where the user works is where they live ("in Year 6" is no
+    place)."""
     head = m.group(1).split()
     if not _is_job(head[-1]) or any(w.lower() in NOT_JOB_MODIFIERS for w in head[:-1]):
         return None
@@ -111,7 +112,8 @@ def _location_too(m):
 
 _LIVE_IN_CUES = r"(?i:(?:ik\s+)?woon\s+in|sakin(?:a)?\s+fi|sakna\s+fi|ana\s+sakin\s+fi)"
 _FROM_CUES = r"(?i:ana\s+min|ik\s+kom\s+uit)"  # not Finnish: its places are inflected ("Suomesta")
-# The place first, the cue after: "Sapporo ni sunde imasu", "Lucknow mein rehte hain", "Aomori shusshin", "Indore se hoon".
+# The place first, the cue after: "Sapporo ni sunde imasu", "Lucknow mein rehte hain", "Aomori shusshin",
+# "Indore se hoon".
 _LIVE_AFTER_PLACE = (
     r"\s+(?i:ni\s+sunde\s+(?:imasu|iru|masu)|(?:mein|me)\s+(?:rehta|rehti|rehte)\s+(?:hoon|hun|hu|hain))\b"
 )
@@ -166,8 +168,8 @@ def _for_uni(m):
     return _location(_Groups(m.group(1)))
 
 
-# "originally from Heraklion, been in Norwich for 20 years now": the second place is the home (before the origin rule,
-# which ends the clause's rules).
+# "originally from Heraklion, been in Norwich for 20 years now": the second place is the home (before the
+# origin rule, which ends the clause's rules).
 LOCATION_TOO = Rule(
     r"(?:(?i:originally)\s+)?(?i:from)\s+"
     + PLACE_NC
@@ -352,8 +354,8 @@ LOCATION_I_STAY_RESIDE = Rule(
 LOCATION_IM_ONLY_PERMANENTLY = Rule(
     r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:staying|residing)\s+(?i:in|at)\s+(?!(?i:the)\s)"
     + PLACE
-    + r"(?:\s+(?i:only|now|permanently|these\s+days|nowadays|with\s+(?:my|our)\s+(?:family|parents|husband|wife|kids)))?"
-    r"\s*(?:$|[,.!;])",
+    + r"(?:\s+(?i:only|now|permanently|these\s+days|nowadays|with\s+(?:my|our)\s+(?:family|parents|husband|"
+    r"wife|kids)))?\s*(?:$|[,.!;])",
     _location,
     0.75,
     slot="location",
@@ -510,7 +512,8 @@ LOCATION_NOW_A = Rule(
     slot="location",
     alone=True,
 )
-# Places: "I'm in Trujillo, close to the coast", "we're out in Invercargill and it rains", "I'm down in Hobart these days".
+# Places: "I'm in Trujillo, close to the coast", "we're out in Invercargill and it rains", "I'm down in Hobart
+# these days".
 IN_PLACE_IM_WHERE_THESE = Rule(
     r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?:(?i:out|down|up|over|back)\s+)?(?i:in)\s+(?!(?i:the)\s)"
     + PLACE
@@ -564,7 +567,8 @@ ORIGIN_I_WAS = Rule(
     slot="origin",
     alone=True,
 )
-# "soy de Rosario", "I have a daughter, she's called Ife", "got a new kitten last week, named her Miso", "next month we fly to Hanoi".
+# "soy de Rosario", "I have a daughter, she's called Ife", "got a new kitten last week, named her Miso", "next
+# month we fly to Hanoi".
 ORIGIN_SOY_DE = Rule(
     r"(?i:soy\s+de|je\s+suis\s+(?:originaire\s+)?de|ich\s+bin\s+aus|ich\s+komme\s+aus|sou\s+de|vengo\s+de|venho\s+de|"
     r"sono\s+di|vengo\s+da|ik\s+kom\s+uit|jestem\s+z)\s+" + PLACE + r"(?=$|[\s,.!;])",
@@ -596,7 +600,8 @@ JOB_IN_PLACE_IM_NEAR_OUTSIDE = Rule(
 ORIGIN_AN = Rule(
     r"(?:(?i:an?)\s+)?"
     + PLACE
-    + r"\s+(?i:boy|girl|lad|lass|native|guy|gal)\s+(?i:through\s+and\s+through|born\s+and\s+(?:bred|raised)|at\s+heart)\b",
+    + r"\s+(?i:boy|girl|lad|lass|native|guy|gal)\s+(?i:through\s+and\s+through|born\s+and\s+(?:bred|raised)|"
+    r"at\s+heart)\b",
     _origin,
     0.75,
     slot="origin",
@@ -748,8 +753,8 @@ HUNGARIAN_PLACE_ANYWHERE = Apposition(
     _hungarian_place,
     slot="location",
 )
-# "I'm an Eritrean hematologist living in Offenbach", "I'm a Korean adoptee": a nationality before a noun (not alone:
-# "I'm British." is no origin an older test lets through).
+# "I'm an Eritrean hematologist living in Offenbach", "I'm a Korean adoptee": a nationality before a noun (not
+# alone: "I'm British." is no origin an older test lets through).
 ORIGIN_NATIONALITY_ANYWHERE = Apposition(
     r"\b(?:I'm|I\s+am)\s+(?:(?i:an?|half|proudly|proud)\s+)?(" + UPPER + r"[a-z]{2,20})(?=\s+[a-z])",
     lambda m: m.group(1).lower() in NATIONALITIES and _origin_nationality(m),

@@ -158,7 +158,8 @@ PLAN_NEXT_WEEK = Rule(
     slot="plan",
     alone=True,
 )
-# Trips planned: "we're doing a road trip around the Faroe Islands in June", "I'm taking my mum to Halong Bay for her 60th".
+# Trips planned: "we're doing a road trip around the Faroe Islands in June", "I'm taking my mum to Halong Bay
+# for her 60th".
 TRIP_IM_DOING_PLANNING = Rule(
     r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:doing|taking|planning|going\s+on|off\s+on)\s+(?i:a|an|our|my|the)\s+(?:[\w\-]+\s+){0,2}?"
     r"(?i:trip|road\s+trip|roadtrip|tour|holiday|honeymoon|vacation|cruise|trek|hike|pilgrimage|safari|getaway|break)\s+"

@@ -68,7 +68,8 @@ def _like(m):
     return [_one_preference(o, "likes") for o in _each(obj)]
 
 
-# 0: "I love my wife Tala", "I love my kids": a person or pet of the user's, said by the possessive (not a taste).
+# 0: "I love my wife Tala", "I love my kids": a person or pet of the user's, said by the possessive (not a
+# taste).
 _ONES_OWN = re.compile(
     r"(?i:my|our)\s+(?:(?i:little|baby|new|old|two|three|lovely|amazing|wonderful|beautiful)\s+)?(?i:"
     + RELATIVES
@@ -167,8 +168,8 @@ DISLIKE_VERBS = (
     + r"(?:hate|dislike|detest|loathe)|I(?:'ve|\s+have)\s+(?:always\s+)?(?:hated|disliked|loathed)|"
     r"I\s+"
     + PREF_ADVERBS
-    + r"(?:can't|cannot|can\s+not)\s+stand|I\s+(?:really\s+)?(?:don't|do\s+not)\s+(?:really\s+)?(?:like|enjoy|eat|drink)|"
-    r"(?:I'm|I\s+am)\s+(?:really\s+|just\s+|honestly\s+)?not\s+(?:really\s+)?(?:a\s+(?:big\s+|huge\s+|great\s+)?fan\s+of|into|keen\s+on|crazy\s+about)|"
+    + r"(?:can't|cannot|can\s+not)\s+stand|I\s+(?:really\s+)?(?:don't|do\s+not)\s+(?:really\s+)?(?:like|"
+    r"enjoy|eat|drink)|(?:I'm|I\s+am)\s+(?:really\s+|just\s+|honestly\s+)?not\s+(?:really\s+)?(?:a\s+(?:big\s+|huge\s+|great\s+)?fan\s+of|into|keen\s+on|crazy\s+about)|"
     r"(?:I'm|I\s+am)\s+no\s+(?:big\s+)?fan\s+of|I\s+(?:don't|do\s+not)\s+care\s+(?:much\s+)?for|"
     r"(?:I'm|I\s+am)\s+not\s+(?:very\s+|too\s+|that\s+)?(?:fond\s+of|partial\s+to)|I\s+(?:really\s+)?(?:despise|avoid))"
 )
@@ -258,8 +259,8 @@ FAN_OF = Rule(
 )
 # A profile's "love: …" / "hate: …" fields.
 FORM_LIKES = Rule(
-    r"((?i:love|loves|like|likes|into|hate|hates|dislike|dislikes|can't\s+stand))\s*:\s*([a-z][a-z\- ]{1,40}(?:,\s*[a-z][a-z\- ]{1,40}){0,3})"
-    r"\s*(?:$|[.!;])",
+    r"((?i:love|loves|like|likes|into|hate|hates|dislike|dislikes|can't\s+stand))\s*:\s*([a-z][a-z\- "
+    r"]{1,40}(?:,\s*[a-z][a-z\- ]{1,40}){0,3})\s*(?:$|[.!;])",
     _form_likes,
     0.75,
     slot="preference",

@@ -1,6 +1,6 @@
-"""The order the rules are tried in: one list of rules and one of appositions. Order changes results (the first
-rule that gives a slot wins it, and an `alone` rule ends the search on its clause), so a new rule goes where it
-must be tried, not at the end by habit.
+"""The order the rules are tried in: one list of rules and one of appositions. Order changes results (the
+first rule that gives a slot wins it, and an `alone` rule ends the search on its clause), so a new rule goes
+where it must be tried, not at the end by habit.
 """
 
 from __future__ import annotations

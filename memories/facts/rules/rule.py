@@ -1,5 +1,6 @@
-"""What a rule is: `Rule`, a pattern that must open its clause, and `Apposition`, a possessive read anywhere in a
-statement; and `_openings`, where a rule's own pattern may start once the words a statement opens with are read.
+"""What a rule is: `Rule`, a pattern that must open its clause, and `Apposition`, a possessive read anywhere
+in a statement; and `_openings`, where a rule's own pattern may start once the words a statement opens with
+are read.
 """
 
 from __future__ import annotations

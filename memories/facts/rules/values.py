@@ -43,7 +43,9 @@ from .rule import _Groups
 TRAILING = re.compile(
     r"\s+(?:a lot|very much|so much|too|as well|also|though|anyway|actually|really|these days|nowadays|now|"
     r"lately|in general|generally|more than anything|most of all|best|the most|more|on weekends|at weekends|"
-    r"tbh|lol|haha|imo|honestly|right now|with a passion|on the weekends?|on (?:my )?days? off|in my (?:free|spare) time|at night|in the mornings?|in the evenings?|every day|daily|in summer|in winter|there|either|too\s+much)$",
+    r"tbh|lol|haha|imo|honestly|right now|with a passion|on the weekends?|on (?:my )?days? off|in my "
+    r"(?:free|spare) time|at night|in the mornings?|in the evenings?|every day|daily|in summer|in "
+    r"winter|there|either|too\s+much)$",
     re.IGNORECASE,
 )
 CUT = re.compile(
@@ -239,7 +241,8 @@ RELATIVE_FORMS = {
     "mume": "husband",
 }
 # One slot per relative whatever the word ("my grandma Chrysoula" and "my grandmother Guðrún" are both a
-# grandmother, "my stepdad Wouter" a stepfather), as every labelled set names them; the text keeps the user's word.
+# grandmother, "my stepdad Wouter" a stepfather), as every labelled set names them; the text keeps the user's
+# word.
 KIN_SLOTS = {
     "grandma": "grandmother",
     "grandpa": "grandfather",
@@ -460,7 +463,8 @@ def _work_stay(text: str) -> bool:
 
 def _work_place(m, group: int = 1, scoped: bool = False):
     """`scoped`: only what follows the place up to the next comma can make it a stay ("an embryologist at
-    the IVF unit in Leiria, nights this month" works there; "…in Leeds for the summer" does not live there)."""
+    the IVF unit in Leiria, nights this month" works there; "…in Leeds for the summer" does not live
+    there)."""
     place = _place(m.group(group))
     words = place.split()
     if (
@@ -476,7 +480,8 @@ def _work_place(m, group: int = 1, scoped: bool = False):
 
 
 def _someone_else_before(m) -> bool:
-    """Someone else named in the 40 characters before the cue, or a negation, doubt or past in its part of the clause."""
+    """Someone else named in the 40 characters before the cue, or a negation, doubt or past in its part of the
+    clause."""
     head = m.string[max(0, m.start() - 40) : m.start()]
     part = head[max(head.rfind(","), head.rfind(";"), head.rfind("."), head.rfind("!")) + 1 :]
     return bool(

@@ -333,8 +333,9 @@ def _branch(m):
 # The languages users code-switch into, as lexicons of their cue words per slot (not per
 # line): "I work as", "I live in", "I am <name>", "call me", an age without its unit, a diet after the copula.
 # Each cue is a first-person verb form or phrase no English sentence uses; the job after "work as" is whatever
-# 1–3 words come before a preposition or the clause's end, and a place after it is the user's home (as the labels
-# count it). Not after someone else or a negation, doubt or past tense word of the same languages just before it.
+# 1–3 words come before a preposition or the clause's end, and a place after it is the user's home (as the
+# labels count it). Not after someone else or a negation, doubt or past tense word of the same languages just
+# before it.
 _WORK_AS_CUES = (
     r"(?i:(?:ich\s+|i\s+)?(?:arbeite|arbeit|schaffe)\s+als|(?:ik\s+)?werk\s+als|(?:ek\s+)?werk\s+as|"
     r"(?:jeg\s+|jag\s+|eg\s+)?(?:jobber|jobbar|jobbe|arbeider|arbetar|arbejder|jobber)\s+som|(?:ég\s+|eg\s+)?vinn\s+sem|"
@@ -461,7 +462,8 @@ def _german_job(m):
     return "job", f"User works as a {word}"
 
 
-# "kerja di Tokopedia sebagai UX writer", "lucrez la UiPath ca DevOps", "arbeite bei Bosch als Ingenieurin": where, then what.
+# "kerja di Tokopedia sebagai UX writer", "lucrez la UiPath ca DevOps", "arbeite bei Bosch als Ingenieurin":
+# where, then what.
 _WORK_AT_CUES = (
     r"(?i:(?:saya\s+|aku\s+)?(?:bekerja|kerja)\s+di|lucrez\s+la|(?:ich\s+)?arbeite\s+bei|(?:ik\s+)?werk\s+bij|"
     r"(?:jeg\s+)?(?:jobber|arbeider|arbejder)\s+(?:i|hos|på)|(?:jag\s+)?(?:jobbar|arbetar)\s+(?:på|hos|i)|pracuj[eę]\s+w|"
@@ -472,7 +474,8 @@ _AS_WORDS = r"(?i:sebagai|ca|als|som|jako|como|comme|come|bilang)"
 
 
 def _turkish(m):
-    """ "Ankara'da hemşireyim": a place and a job; "Trendyol'da çalışıyorum": an employer; other verbs ("-yorum"): nothing."""
+    """ "Ankara'da hemşireyim": a place and a job; "Trendyol'da çalışıyorum": an employer; other verbs
+    ("-yorum"): nothing."""
     if _someone_else_before(m):
         return None
     if not m.group(2):
@@ -862,7 +865,8 @@ BARE_JOB = Rule(
     slot="job",
     alone=True,
 )
-# Jobs: "I got promoted to data scientist", "I drive a tuk-tuk for a living", "I work on the ferries as a deckhand".
+# Jobs: "I got promoted to data scientist", "I drive a tuk-tuk for a living", "I work on the ferries as a
+# deckhand".
 PROMOTED = Rule(
     r"(?i:I\s+(?:just\s+|recently\s+|finally\s+)?got\s+promoted|I\s+was\s+(?:just\s+|recently\s+)?promoted|"
     r"I've\s+(?:just\s+|recently\s+|finally\s+)?been\s+promoted|I\s+have\s+been\s+promoted)\s+(?i:to)\s+(?:an?\s+)?"
@@ -921,7 +925,8 @@ EMPLOYER_EMPLOYED_BY = Rule(
     slot="employer",
     alone=True,
 )
-# Jobs: "beekeeper by trade", "I drive a tram for the city", "GIS specialist at Wärtsilä", "I'm cabin crew for X".
+# Jobs: "beekeeper by trade", "I drive a tram for the city", "GIS specialist at Wärtsilä", "I'm cabin crew for
+# X".
 JOB_BY_TRADE = Rule(
     r"((?:[A-Za-z\-]+\s+){0,2}[A-Za-z\-]+)\s+(?i:by\s+(?:trade|profession))(?=\s*(?:$|[,.!;]))",
     _job_by_trade,
@@ -1094,7 +1099,8 @@ CV_LINE = Rule(
     slot="job",
     alone=True,
 )
-# "joining platform as a compiler engineer", "joining the data team as an analyst": a team in lower case, then the job.
+# "joining platform as a compiler engineer", "joining the data team as an analyst": a team in lower case, then
+# the job.
 ROLE_AS_IM = Rule(
     r"(?:(?i:I'm|I\s+am|I've|I\s+have|I)\s+)?(?:(?i:just|recently|officially)\s+)?(?:(?i:been)\s+)?(?i:joining|joined)\s+"
     r"(?:(?i:the)\s+)?[a-z][a-z\-]{1,20}(?:\s+(?i:team|squad|group|crew|org|department))?\s+(?i:as)\s+(?:(?i:an?|the|our|your)\s+)?"
@@ -1170,7 +1176,8 @@ ROMANCE_JOB_ANYWHERE = Apposition(
     slot="job",
     gated=True,
 )
-# Turkish: "Ankara'da hemşireyim" (a job in Ankara), "Eskişehir'de yaşıyorum" (I live in), "İzmirliyim" (I'm from).
+# Turkish: "Ankara'da hemşireyim" (a job in Ankara), "Eskişehir'de yaşıyorum" (I live in), "İzmirliyim" (I'm
+# from).
 TURKISH_ANYWHERE = Apposition(
     r"(?<![^\W\d_])("
     + UPPER
@@ -1195,7 +1202,8 @@ ROLE_AS_ANYWHERE_CURRENT_NEW = Apposition(
     _role_as,
     slot="job",
 )
-# "formerly a loss adjuster, now retraining as an embalmer", "I'm retraining as a plumber" (not after someone else).
+# "formerly a loss adjuster, now retraining as an embalmer", "I'm retraining as a plumber" (not after someone
+# else).
 ROLE_AS_ANYWHERE_AFTER_CURRENTLY = Apposition(
     r"(?:^|,\s*+|\b(?:I'm|I\s+am)\s+)(?:(?i:now|currently|also)\s+)?(?i:retraining|re-training|requalifying)\s+(?i:as)\s+"
     r"(?:(?i:an?)\s+)?" + _JOB_WORDS + r"(?=\s*(?:$|[,.!;(])|\s+(?i:at|in|with|and|but|now|after)\b)",

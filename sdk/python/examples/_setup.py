@@ -1,4 +1,5 @@
-"""Where the examples find their key: THREADLESS_API_KEY, else the demo key `make run` keeps in var/demo.json."""
+"""Where the examples find their key: THREADLESS_API_KEY, else the demo key `make run` keeps in
+var/demo.json."""
 
 from __future__ import annotations
 

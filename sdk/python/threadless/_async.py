@@ -321,7 +321,8 @@ class AsyncThreadless:
         if task.cancelled():
             # Not lost silently: typically asyncio.run() ended (cancelling its tasks) before the send.
             error = ThreadlessError(
-                "The report was cancelled before it was sent (its event loop ended, or its task was cancelled).",
+                "The report was cancelled before it was sent (its event loop ended, or its task was "
+                "cancelled).",
                 code="report_cancelled",
                 retryable=False,
                 hint="await memory.flush() (or use `async with`) before the event loop ends.",

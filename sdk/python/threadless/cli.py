@@ -54,8 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     token = os.environ.get("THREADLESS_MCP_TOKEN", "")
     if args.transport == "http" and len(token.strip()) < MIN_TOKEN_CHARS:
         print(
-            f"threadless mcp: --transport http needs THREADLESS_MCP_TOKEN (at least {MIN_TOKEN_CHARS} characters; "
-            "callers send Authorization: Bearer <token>). Make one with: "
+            f"threadless mcp: --transport http needs THREADLESS_MCP_TOKEN (at least {MIN_TOKEN_CHARS} "
+            "characters; callers send Authorization: Bearer <token>). Make one with: "
             "python -c 'import secrets; print(secrets.token_urlsafe(32))'",
             file=sys.stderr,
         )

@@ -200,7 +200,8 @@ ROUTES = [
         answers="application/x-ndjson",
     ),
 ]
-# Its body is an exported document, not a JSON object: tests/memories/api/test_transfer.py has its access cases.
+# Its body is an exported document, not a JSON object: tests/memories/api/test_transfer.py has its access
+# cases.
 NOT_JSON_BODY = {"api-memory-import"}
 BODY_ROUTES = [r for r in ROUTES if r.body is not None]
 SCOPED = [r for r in ROUTES if r.scoped]

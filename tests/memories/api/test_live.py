@@ -99,7 +99,8 @@ def test_reports_accepted_while_the_broker_is_down_are_requeued_by_the_sweep():
                 "-c",
                 "from datetime import timedelta; from django.utils import timezone; "
                 "from memories.models import Outbox; from memories.services import outbox_sweep; "
-                "Outbox.objects.update(created_at=timezone.now() - timedelta(minutes=5)); print(outbox_sweep())",
+                "Outbox.objects.update(created_at=timezone.now() - timedelta(minutes=5)); "
+                "print(outbox_sweep())",
             )
             assert swept.strip().splitlines()[-1] == "1"
             wait_for(lambda: processing(client, memory) == "processed")

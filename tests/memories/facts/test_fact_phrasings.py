@@ -449,7 +449,8 @@ def test_without_a_provider_the_same_message_leaves_the_newest_fact_first(cast):
 
 @pytest.mark.parametrize("half", ["fresh", "fresh2"])
 def test_precision_holds_on_the_fresh_lines(half):
-    """Both halves were tuned on (see docs/benchmarks.md). Precision must hold on both, and recall not fall back below 0.95."""
+    """Both halves were tuned on (see docs/benchmarks.md). Precision must hold on both, and recall not fall
+    back below 0.95."""
     precision, found = extractor_score(half)
     print(f"\n{half.upper()} RULES: precision={precision:.3f} recall={found:.3f}")
     assert precision >= 0.95
@@ -491,8 +492,8 @@ def test_each_rule_reads_filler_once_with_the_same_result(clause):
         assert seen(whole) == seen(part)
 
 
-# A statement before its question, emoji as sentence marks, self-description labels, the answer to the user's own
-# question: one sentence per class, each with the exact facts it must give.
+# A statement before its question, emoji as sentence marks, self-description labels, the answer to the user's
+# own question: one sentence per class, each with the exact facts it must give.
 @pytest.mark.parametrize(
     "text, expected",
     [
@@ -598,9 +599,9 @@ def test_statements_beside_questions_still_skip_questions_other_people_and_instr
     )
 
 
-# Verb lexicons for places, origins, jobs and employers, self-description lists, dictation without punctuation, a
-# message without capitals, chat tags, form fields: sentences of each class (none is a line of a labelled set), each
-# with the exact facts it gives.
+# Verb lexicons for places, origins, jobs and employers, self-description lists, dictation without
+# punctuation, a message without capitals, chat tags, form fields: sentences of each class (none is a line of
+# a labelled set), each with the exact facts it gives.
 @pytest.mark.parametrize(
     "text, expected",
     [
@@ -1096,9 +1097,9 @@ def test_corrections_and_kin_forms_still_skip_other_people_idioms_corrections_an
     assert extract(text) == set()
 
 
-# Titles, spoken punctuation, "I'm in X, …", trades and job phrases, particles in names, cleft corrections, accents
-# restored, favourite and allergen keys, sign-offs, "X is my name", "I manage a team at X", foreign kin and origins:
-# sentences of each class, every one new text.
+# Titles, spoken punctuation, "I'm in X, …", trades and job phrases, particles in names, cleft corrections,
+# accents restored, favourite and allergen keys, sign-offs, "X is my name", "I manage a team at X", foreign
+# kin and origins: sentences of each class, every one new text.
 @pytest.mark.parametrize(
     "text, expected",
     [
@@ -1575,9 +1576,10 @@ def test_titles_and_sign_offs_still_skip_stays_thanks_jokes_and_other_people(tex
     assert extract(text) == set()
 
 
-# One or more sentences of each class (introductions, homes, origins and ages in the languages users code-switch into, the place of a work clause, a name
-# ended by a dash or bracket, corrections said as "no sorry" or "-- sorry,", a new employer after "scratch that", trips,
-# fans, diets, a profile's love:/hate: fields, a pet's emoji, kin words of other languages), each new text.
+# One or more sentences of each class (introductions, homes, origins and ages in the languages users
+# code-switch into, the place of a work clause, a name ended by a dash or bracket, corrections said as "no
+# sorry" or "-- sorry,", a new employer after "scratch that", trips, fans, diets, a profile's love:/hate:
+# fields, a pet's emoji, kin words of other languages), each new text.
 @pytest.mark.parametrize(
     "text, expected",
     [
@@ -1818,8 +1820,8 @@ def test_code_switched_introductions_work_places_trips_and_fans(text, expected):
     assert extract(text) == expected
 
 
-# Negatives of the same shapes: someone else, a tool or language after "in", a stay, a question, a hypothetical, a
-# negation, an empty field, a thank-you before a particle, a fan of nobody in particular.
+# Negatives of the same shapes: someone else, a tool or language after "in", a stay, a question, a
+# hypothetical, a negation, an empty field, a thank-you before a particle, a fan of nobody in particular.
 @pytest.mark.parametrize(
     "text",
     [
@@ -1886,7 +1888,8 @@ def test_code_switched_introductions_still_skip_other_people_tools_stays_and_emp
 
 
 # Sentences of each class: profile cards without a verb, the place a work clause names, a message opening
-# with the user's job or diet, code-switched cues by language, kin named after, re-spelt pets, one slot per relative.
+# with the user's job or diet, code-switched cues by language, kin named after, re-spelt pets, one slot per
+# relative.
 @pytest.mark.parametrize(
     "text, expected",
     [
@@ -2073,8 +2076,9 @@ def test_profile_cards_opening_roles_and_code_switched_cues(text, expected):
     assert extract(text) == expected
 
 
-# Negatives of the same shapes: someone else's card, a trade talked about, a diet asked for, role-play, a laugh, a
-# stay or a field after the place, a car or a planet, a third person in Hindi or Dutch, a number that is no age.
+# Negatives of the same shapes: someone else's card, a trade talked about, a diet asked for, role-play, a
+# laugh, a stay or a field after the place, a car or a planet, a third person in Hindi or Dutch, a number that
+# is no age.
 @pytest.mark.parametrize(
     "text",
     [
@@ -2135,9 +2139,10 @@ def test_profile_cards_and_opening_roles_still_skip_other_people_trades_stays_jo
     assert extract(text) == set()
 
 
-# Sentences of each class (none is a line of a labelled set): a message in capitals, a lower-case name after a lower-case
-# "im", the cue words of more languages for work, home, names, ages and diets, profile cards and bar-separated
-# profile lines, email signatures, CV lines, pet parents, and English phrasings of work, family, plans and corrections.
+# Sentences of each class (none is a line of a labelled set): a message in capitals, a lower-case name after a
+# lower-case "im", the cue words of more languages for work, home, names, ages and diets, profile cards and
+# bar-separated profile lines, email signatures, CV lines, pet parents, and English phrasings of work, family,
+# plans and corrections.
 @pytest.mark.parametrize(
     "text, expected",
     [
@@ -2414,10 +2419,10 @@ def test_cue_lexicons_of_other_languages_signatures_and_profile_lines(text, expe
     assert extract(text) == expected
 
 
-# Negatives of the same shapes: shouting or lower-case words that are no name, someone else in another language (a
-# relative before the cue, a third person, an Indonesian possessive after its noun), a negation, a past or a doubt
-# of the same language, quotes and translations, nationalities and German nouns, someone else's card, forwarded
-# mail, a past CV line, a wish.
+# Negatives of the same shapes: shouting or lower-case words that are no name, someone else in another
+# language (a relative before the cue, a third person, an Indonesian possessive after its noun), a negation, a
+# past or a doubt of the same language, quotes and translations, nationalities and German nouns, someone
+# else's card, forwarded mail, a past CV line, a wish.
 @pytest.mark.parametrize(
     "text",
     [
@@ -2478,8 +2483,8 @@ def test_cue_lexicons_and_signatures_still_skip_other_people_negations_pasts_quo
     assert extract(text) == set()
 
 
-# English phrasing families (engagements, studies, nationalities as origins, roles), written as new sentences (none is
-# a line of any set), each with the exact facts it gives.
+# English phrasing families (engagements, studies, nationalities as origins, roles), written as new sentences
+# (none is a line of any set), each with the exact facts it gives.
 @pytest.mark.parametrize(
     "text, expected",
     [
@@ -2541,9 +2546,9 @@ def test_english_phrasing_families(text, expected):
     assert extract(text) == expected
 
 
-# Negatives of the same shapes: someone else engaged or retraining, an age before a unit, a negated nationality, a
-# favourite team that did something, a truck that may be the user's own car, a past, a hypothetical, a business noun
-# that is no business.
+# Negatives of the same shapes: someone else engaged or retraining, an age before a unit, a negated
+# nationality, a favourite team that did something, a truck that may be the user's own car, a past, a
+# hypothetical, a business noun that is no business.
 @pytest.mark.parametrize(
     "text",
     [

@@ -36,7 +36,7 @@ for provider in ("off", "local"):
     figures = {f"corpus {h}": [corpus[h]["search@3"], corpus[h]["decorate"]] for h in ("dev", "heldout")}
     if out["locomo"] and provider == "off":
         locomo = rb.run_locomo(rb.DEFAULT_LOCOMO, project, provider, ("tune", "heldout"), first=1)
-        figures.update({f"locomo {h}": [locomo[h]["search@5"], locomo[h]["search@10"], locomo[h]["decorate@2000"]]
+        figures.update({f"locomo {h}": [locomo[h][k] for k in ("search@5", "search@10", "decorate@2000")]
                         for h in ("tune", "heldout")})
     out[provider] = figures
 print(json.dumps(out))

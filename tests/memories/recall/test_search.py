@@ -136,7 +136,8 @@ def test_the_extractor_takes_unicode_names_places_and_several_statements():
                 entry_id=1,
                 seq=1,
                 text=(
-                    "Hi, I'm Zoë. I'm originally from Łódź and I work at Ørsted. We adopted a cat called Pierogi."
+                    "Hi, I'm Zoë. I'm originally from Łódź and I work at Ørsted. We adopted a cat called "
+                    "Pierogi."
                 ),
             )
         ]

@@ -1,4 +1,5 @@
-"""Anthropic's memory tool (``memory_20250818``), stored in Threadless (``pip install 'threadless[anthropic]'``).
+"""Anthropic's memory tool (``memory_20250818``), stored in Threadless (``pip install
+'threadless[anthropic]'``).
 
 ``ThreadlessMemoryTool`` / ``AsyncThreadlessMemoryTool`` subclass the ``anthropic`` package's
 ``BetaAbstractMemoryTool`` / ``BetaAsyncAbstractMemoryTool``, so they go where its own

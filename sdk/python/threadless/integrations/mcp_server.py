@@ -5,10 +5,10 @@ or the whole memory), and the memory's notes (the files of Anthropic's memory to
 ``/memories``): ``list_notes``, ``read_note``, ``write_note``. Every result carries structured
 content with an output schema. The server speaks the current protocol (2026-07-28: one
 self-contained request per call, no handshake) and still answers clients that start with the
-2025-11-25 ``initialize`` handshake; the ``mcp`` package routes each era. Every call uses the one project key the server was started with
-(``THREADLESS_API_KEY`` / ``--api-key``), so a client can only reach that project's memories.
-A tool's ``memory`` is a memory id (``mem_…``) or the app's external id (``remember`` creates
-that memory on first use); ``--memory`` sets the default. State lives in the service, not in a
+2025-11-25 ``initialize`` handshake; the ``mcp`` package routes each era. Every call uses the one project key
+the server was started with (``THREADLESS_API_KEY`` / ``--api-key``), so a client can only reach that
+project's memories. A tool's ``memory`` is a memory id (``mem_…``) or the app's external id (``remember``
+creates that memory on first use); ``--memory`` sets the default. State lives in the service, not in a
 local file, so any number of server processes can share a memory without losing writes.
 With the service down a tool answers an error result (never a crash) and ``on_error`` (the
 ``threadless`` logger, on stderr) hears why.
