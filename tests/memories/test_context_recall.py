@@ -16,7 +16,6 @@ from common.tokens import message_tokens, text_tokens
 from memories import context, services
 from memories.models import Entry
 from memories.selectors import memory_window
-
 from tests.fixtures.background import drain
 
 BUDGETS = (150, 250, 400, 700, 1000, 1500, 2000, 3000, 5000)

@@ -16,8 +16,8 @@ import pytest
 from common.tokens import message_tokens
 from memories import embeddings, recall, services
 from memories.models import Entry, Memory, RecallVector
-from tests.fixtures.embed_stub import EmbeddingsStub
 from tests.fixtures.background import CORPUS, converse, drain
+from tests.fixtures.embed_stub import EmbeddingsStub
 
 PET_LINE = "I have a beagle, Biscuit, who sleeps on the sofa all day."
 LONG_TURN = (

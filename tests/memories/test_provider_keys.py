@@ -12,7 +12,6 @@ from django.core.management.base import CommandError
 
 from memories import services
 from memories.models import Fact
-
 from tests.fixtures.background import converse, drain
 from tests.fixtures.stubs import OpenAIStub, chat_reply
 

@@ -7,9 +7,9 @@ import logging
 import pytest
 
 from common.errors import error_body
+from tests.fixtures.api import error_of
 
 from .boom_urls import SECRET
-from tests.fixtures.api import error_of
 
 
 def test_an_unknown_path_under_v1_is_a_json_404(cast):

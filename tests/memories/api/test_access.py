@@ -16,7 +16,6 @@ from memories import services
 from memories.api import urls as memory_urls
 from memories.models import Entry, Fact, Memory
 from projects import services as project_services
-
 from tests.fixtures.api import error_of
 
 

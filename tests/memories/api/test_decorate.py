@@ -8,7 +8,6 @@ from threadless.window import message_tokens
 from memories import services
 from memories.context import FACTS_HEADER, FACTS_TOKEN_CAP, FAILURES_HEADER
 from memories.models import Entry, Memory
-
 from tests.fixtures.api import decorate, error_of, post, report
 
 DIGEST_POLICY = {"strictWriteDiscipline": {"enabled": True, "onFailure": "digest"}}

@@ -6,7 +6,6 @@ from urllib.parse import quote
 
 from memories import services
 from memories.models import Entry, Memory
-
 from tests.fixtures.api import error_of, post
 
 

@@ -14,9 +14,8 @@ from django.test.utils import CaptureQueriesContext
 from harness.servers import ThreadlessServer
 from memories.api import hot
 from memories.models import Entry
-from threadless_site import asgi
-
 from tests.fixtures.api import decorate, report
+from threadless_site import asgi
 
 
 def test_the_hot_paths_are_the_urls_paths():

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from memories import services
 from memories.models import Entry, ErrorDigest, Fact, Memory, Outbox, Turn
-
 from tests.fixtures.api import decorate, error_of, post, report
 
 DEFAULT_POLICY = {

@@ -10,7 +10,6 @@ from django.test.utils import CaptureQueriesContext
 
 from memories import services
 from memories.models import Memory
-
 from tests.fixtures.api import error_of
 
 EVIL = "^(a+)+$"

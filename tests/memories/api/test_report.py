@@ -6,7 +6,6 @@ import pytest
 
 from memories import services
 from memories.models import Entry, ErrorDigest, Outbox
-
 from tests.fixtures.api import decorate, error_of, post, report
 
 RAW = "java.net.ConnectException: Connection refused to https://pay.example.com/v1 with api_key=abc123secret"

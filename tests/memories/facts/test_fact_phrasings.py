@@ -12,8 +12,8 @@ from memories import context, services
 from memories.context import FACTS_TOKEN_CAP
 from memories.facts import RuleExtractor, UserMessage
 from memories.models import Fact
-from tests.fixtures.embed_stub import EmbeddingsStub
 from tests.fixtures.background import converse, drain, extractor_score, own_score
+from tests.fixtures.embed_stub import EmbeddingsStub
 
 
 def extract(text: str) -> set[tuple[str, str]]:

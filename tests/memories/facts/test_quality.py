@@ -9,7 +9,6 @@ import pytest
 from memories import services
 from memories.models import Entry, Fact
 from projects import services as project_services
-
 from tests.fixtures.background import CORPUS, converse, drain
 
 RECALL_BUDGET = 400  # tokens: small enough that every question's answer is outside the window

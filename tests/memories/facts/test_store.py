@@ -14,7 +14,6 @@ from memories.background import extract_facts, process_entries
 from memories.context import context_build
 from memories.facts import UserMessage
 from memories.models import Fact, FactTombstone
-
 from tests.fixtures.background import converse, drain
 from tests.fixtures.stubs import OpenAIStub, chat_reply, http_complete
 

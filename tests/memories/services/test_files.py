@@ -14,7 +14,6 @@ from django.db import connection
 from memories import services
 from memories.models import Memory, MemoryFile, MemoryFileVersion
 from memories.services import files
-
 from tests.fixtures.api import post
 
 # One session of commands, in order: every command, its happy path and each of its refusals.
