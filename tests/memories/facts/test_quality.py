@@ -162,7 +162,7 @@ def test_rule_extractor_on_held_out_lines():
 
     from memories.facts import RuleExtractor, UserMessage
 
-    data = json.loads((Path(__file__).resolve().parents[1] / "data" / "background_heldout.json").read_text())
+    data = json.loads((Path(__file__).resolve().parents[2] / "data" / "background_heldout.json").read_text())
     tp = fp = fn = 0
     for i, line in enumerate(data["lines"]):
         found = RuleExtractor().extract([UserMessage(entry_id=i + 1, seq=i + 1, text=line["text"])])
