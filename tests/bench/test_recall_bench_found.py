@@ -56,7 +56,10 @@ def test_a_recalled_turn_counts_only_when_shown_whole(tmp_path):
         }
         for i in range(300)
     ]
-    env = {**os.environ, "THREADLESS_VAR_DIR": str(tmp_path)}
+    # The child measures on its own SQLite file, never on the database a services run names.
+    services = ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "THREADLESS_SERVICES")
+    env = {k: v for k, v in os.environ.items() if k not in services}
+    env["THREADLESS_VAR_DIR"] = str(tmp_path)
     out = subprocess.run(
         [sys.executable, "-c", CHILD, json.dumps(turns)],
         cwd=ROOT,
