@@ -5,11 +5,12 @@ because tests and bench never import each other."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+
+from tests.fixtures.child_env import sqlite_env
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -56,10 +57,7 @@ def test_a_recalled_turn_counts_only_when_shown_whole(tmp_path):
         }
         for i in range(300)
     ]
-    # The child measures on its own SQLite file, never on the database a services run names.
-    services = ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "THREADLESS_SERVICES")
-    env = {k: v for k, v in os.environ.items() if k not in services}
-    env["THREADLESS_VAR_DIR"] = str(tmp_path)
+    env = sqlite_env(tmp_path)
     out = subprocess.run(
         [sys.executable, "-c", CHILD, json.dumps(turns)],
         cwd=ROOT,

@@ -10,10 +10,11 @@ these were measured with the same code."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.fixtures.child_env import sqlite_env
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -56,11 +57,7 @@ PINNED = {
 
 
 def test_the_recall_figures_on_the_pinned_subset_are_unchanged(tmp_path):
-    # The figures do not depend on the database: the child always measures on its own SQLite file,
-    # never on the PostgreSQL database a services run names.
-    services = ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "THREADLESS_SERVICES")
-    env = {k: v for k, v in os.environ.items() if k not in services}
-    env["THREADLESS_VAR_DIR"] = str(tmp_path)
+    env = sqlite_env(tmp_path)
     done = subprocess.run(
         [sys.executable, "-c", CHILD],
         cwd=ROOT,
