@@ -93,11 +93,12 @@ def worker_state() -> dict:
         error = None
     except Exception as exc:  # noqa: BLE001 - the store is down: the beat is unknown, so stale
         beat, error = None, exc.__class__.__name__
-    age = max(0.0, time.time() - float(beat["at"])) if beat else None
+    # Rounded before the comparison, so the age a probe reads always agrees with its verdict.
+    age = round(max(0.0, time.time() - float(beat["at"])), 1) if beat else None
     state = {
         "worker": "ok" if age is not None and age <= limit else "stale",
         "lastHeartbeat": datetime.fromtimestamp(float(beat["at"]), UTC).isoformat() if beat else None,
-        "ageSeconds": round(age, 1) if age is not None else None,
+        "ageSeconds": age,
         "staleAfterSeconds": limit,
         "hostname": str(beat.get("hostname", ""))[:200] if beat else None,
         "queue": broker_queue(),
