@@ -51,6 +51,13 @@ def test_healthz_worker_is_200_while_the_heartbeat_is_fresh_and_503_once_it_is_o
     assert stale["Cache-Control"] == "no-store"
 
 
+@pytest.mark.parametrize("past_limit", [-0.06, 0.04, 0.06])
+def test_the_age_a_probe_reads_agrees_with_its_verdict_at_the_limit(own_var, past_limit):
+    heartbeat.heartbeat_beat(at=time.time() - 5 - past_limit)
+    body = heartbeat.worker_state()
+    assert (body["worker"] == "stale") == (body["ageSeconds"] > body["staleAfterSeconds"])
+
+
 def test_readyz_reports_a_stale_worker_in_its_body_and_stays_ready(db, own_var):
     heartbeat.heartbeat_beat(at=time.time() - 600)
     response = APIClient().get("/readyz")
