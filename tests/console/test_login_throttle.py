@@ -1,4 +1,4 @@
-"""Finding 15 / item 12: console sign-in is throttled per account and per client address.
+"""Console sign-in is throttled per account and per client address.
 
 The attacker guesses passwords: after five wrong ones the account is locked (the sixth attempt
 is refused even with the right password), while another account signing in from another
@@ -17,8 +17,8 @@ LOGIN = "/manage/login/"
 
 
 class Attempts:
-    """Counters live in the cache (Redis under make test-services, which outlives a test): each
-    test gets its own account names and addresses, so no other test's counts interfere."""
+    """Counts live in the counter store (Redis under make test-services, which outlives a test):
+    each test gets its own account names and addresses, so no other test's counts interfere."""
 
     def __init__(self):
         self.tag = secrets.token_hex(4)

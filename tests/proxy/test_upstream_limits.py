@@ -124,6 +124,7 @@ def test_a_30_mib_json_answer_is_a_502_and_nothing_of_it_is_stored(live, hostile
 def test_a_64_mib_stream_without_a_blank_line_is_cut_early_while_healthz_answers(live, hostile):
     hostile.serve("endless_line", 64)
     user = _user()
+    rss_before = peak_reset(live.web.pid)
     with HealthProbe(live.url) as probe:
         with httpx.Client(timeout=60) as http:
             with http.stream(
@@ -144,6 +145,8 @@ def test_a_64_mib_stream_without_a_blank_line_is_cut_early_while_healthz_answers
     assert len(received) < 4096  # nothing of the endless line was relayed
     assert hostile.peer_closed.wait(15), "the proxy kept reading the endless line"
     assert hostile.sent < 40 * MiB  # stopped at the 4 MiB frame cap (plus what socket buffers took)
+    growth = peak_rss(live.web.pid) - rss_before
+    assert growth < 48 * MiB, f"the web process grew by {growth / MiB:.0f} MiB"  # 64 MiB on offer
     assert probe.answers and all(status == 200 and seconds < 5 for status, seconds in probe.answers)
     failures = [e for e in entries(live, memory_id) if e["kind"] in ("error", "digest")]
     assert failures  # recorded under the memory's policy, like any broken upstream stream
