@@ -185,7 +185,11 @@ class SyncViews:
                 return started["start"], b"".join(iterable)
 
             def push(message) -> None:
-                asyncio.run_coroutine_threadsafe(send(message), loop).result()
+                # `send` may return any awaitable (granian's is not a coroutine): await it in one.
+                async def sending() -> None:
+                    await send(message)
+
+                asyncio.run_coroutine_threadsafe(sending(), loop).result()
 
             push(started["start"])
             for chunk in iterable:

@@ -76,7 +76,12 @@ def _wsgi_stream(calls: list):
     return app
 
 
-async def _call(app, *, body_parts: list[bytes], headers: list | None = None) -> list[dict]:
+async def _call(
+    app, *, body_parts: list[bytes], headers: list | None = None, plain_send: bool = False
+) -> list[dict]:
+    """The ASGI call; `plain_send`: `send` returns a future, not a coroutine (as granian's does)."""
+    import asyncio
+
     incoming = [
         {"type": "http.request", "body": part, "more_body": i < len(body_parts) - 1}
         for i, part in enumerate(body_parts)
@@ -88,6 +93,12 @@ async def _call(app, *, body_parts: list[bytes], headers: list | None = None) ->
 
     async def send(message):
         sent.append(message)
+
+    def plain(message):
+        sent.append(message)
+        done = asyncio.get_running_loop().create_future()
+        done.set_result(None)
+        return done
 
     size = sum(len(p) for p in body_parts)
     scope = {
@@ -103,7 +114,7 @@ async def _call(app, *, body_parts: list[bytes], headers: list | None = None) ->
         "client": ("127.0.0.1", 5),
         "headers": headers if headers is not None else [(b"content-length", str(size).encode())],
     }
-    await app(scope, receive, send)
+    await app(scope, receive, plain if plain_send else send)
     return sent
 
 
@@ -121,6 +132,14 @@ async def test_a_streaming_answer_is_sent_part_by_part():
     sent = await _call(SyncViews(_wsgi_stream(calls), 2, lambda: 100), body_parts=[b""])
     assert [m.get("body") for m in sent[1:]] == [b"one,", b"two", b""]
     assert sent[-1]["more_body"] is False and calls
+
+
+async def test_a_streaming_answer_goes_through_a_send_that_returns_a_plain_awaitable():
+    """granian's `send` returns an awaitable that is not a coroutine (static files and exports stream)."""
+    calls: list = []
+    sent = await _call(SyncViews(_wsgi_stream(calls), 2, lambda: 100), body_parts=[b""], plain_send=True)
+    assert [m.get("body") for m in sent[1:]] == [b"one,", b"two", b""]
+    assert sent[0]["status"] == 200 and calls
 
 
 async def test_the_view_threads_answer_in_the_callers_context_and_raise_its_errors_there():
