@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import threading
@@ -76,7 +77,9 @@ def _wsgi_stream(calls: list):
     return app
 
 
-async def _call(app, *, body_parts: list[bytes], headers: list | None = None) -> list[dict]:
+async def _call(
+    app, *, body_parts: list[bytes], headers: list | None = None, future_send: bool = False
+) -> list[dict]:
     incoming = [
         {"type": "http.request", "body": part, "more_body": i < len(body_parts) - 1}
         for i, part in enumerate(body_parts)
@@ -88,6 +91,13 @@ async def _call(app, *, body_parts: list[bytes], headers: list | None = None) ->
 
     async def send(message):
         sent.append(message)
+
+    def send_future(message):
+        """As granian's `send`: an awaitable that is no coroutine."""
+        sent.append(message)
+        done = asyncio.get_running_loop().create_future()
+        done.set_result(None)
+        return done
 
     size = sum(len(p) for p in body_parts)
     scope = {
@@ -103,7 +113,7 @@ async def _call(app, *, body_parts: list[bytes], headers: list | None = None) ->
         "client": ("127.0.0.1", 5),
         "headers": headers if headers is not None else [(b"content-length", str(size).encode())],
     }
-    await app(scope, receive, send)
+    await app(scope, receive, send_future if future_send else send)
     return sent
 
 
@@ -116,9 +126,12 @@ async def test_a_sync_view_gets_the_whole_body_and_answers_in_one_piece_closed_o
     assert calls and calls[0][1].startswith("web")  # closed in the view's thread (per-thread DB connections)
 
 
-async def test_a_streaming_answer_is_sent_part_by_part():
+@pytest.mark.parametrize("future_send", [False, True])
+async def test_a_streaming_answer_is_sent_part_by_part(future_send):
     calls: list = []
-    sent = await _call(SyncViews(_wsgi_stream(calls), 2, lambda: 100), body_parts=[b""])
+    sent = await _call(
+        SyncViews(_wsgi_stream(calls), 2, lambda: 100), body_parts=[b""], future_send=future_send
+    )
     assert [m.get("body") for m in sent[1:]] == [b"one,", b"two", b""]
     assert sent[-1]["more_body"] is False and calls
 
