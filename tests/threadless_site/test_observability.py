@@ -5,14 +5,24 @@ rule, and the JSON log lines of the same install (THREADLESS_LOG_FORMAT=json).""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from common import metrics
 from harness.servers import ThreadlessServer
+from projects import services as project_services
+from tests.fixtures.api import error_of, report
+from tests.fixtures.metrics import figures
+
+ROOT = Path(__file__).resolve().parents[2]
 
 TOKEN = "metrics-token-for-tests-0123456789"
 LABEL_VALUE = re.compile(r"[A-Za-z0-9_.<>:/+-]{0,80}")
@@ -172,3 +182,127 @@ def test_a_method_nobody_defined_is_counted_as_other(client, settings, db):
     assert "BREW" not in answer
     if "threadless_http_requests_total" in answer:  # recording is on (THREADLESS_METRICS)
         assert 'method="other",route="healthz"' in answer
+
+
+needs_metrics = pytest.mark.skipif(not metrics.ON, reason="THREADLESS_METRICS is off")
+
+
+@needs_metrics
+def test_rate_limit_and_plan_refusals_are_counted_by_code(cast, settings):
+    settings.THREADLESS_RATE_LIMIT_PER_MINUTE = 1
+    client = cast.api(project_services.key_create(project=cast.project_a)[1])
+    before = figures()
+    statuses = [client.get("/v1/memories").status_code for _ in range(3)]
+    limited = statuses.count(429)
+    assert limited >= 1  # three calls at one a minute: at most one minute boundary between two of them
+    settings.THREADLESS_RATE_LIMIT_PER_MINUTE = 0
+    cast.project_b.allowance_memories = 1
+    cast.project_b.save()
+    assert cast.b.post("/v1/memories", {}, format="json").status_code == 201
+    error_of(cast.b.post("/v1/memories", {}, format="json"), 429, "quota_exceeded")
+    after = figures()
+    assert (
+        after.value("threadless_refusals_total", code="rate_limited")
+        - before.value("threadless_refusals_total", code="rate_limited")
+        == limited
+    )
+    assert (
+        after.value("threadless_refusals_total", code="quota_exceeded")
+        - before.value("threadless_refusals_total", code="quota_exceeded")
+        == 1
+    )
+
+
+@needs_metrics
+def test_error_digests_are_counted_by_task_type_and_error_type_never_by_task_id(cast, memory_a):
+    memory_a.policy = {"strictWriteDiscipline": {"enabled": True, "onFailure": "digest"}}
+    memory_a.save(update_fields=["policy"])
+    before = figures()
+    response = report(
+        cast.a,
+        memory_a.id,
+        [{"role": "assistant", "content": "Looking that up."}],
+        failures=[
+            {"task_id": "crm.lookup-customer-4711", "error": "ConnectException: refused"},
+            {"task_id": "billing.charge", "error": "TimeoutError: 30 s"},
+        ],
+    )
+    assert response.status_code == 202, response.content
+    after = figures()
+    assert (
+        after.value("threadless_error_digests_total", task_type="reported", error_type="unknown")
+        - (before.value("threadless_error_digests_total", task_type="reported", error_type="unknown"))
+        == 2
+    )
+    after.assert_bounded_labels(forbidden=("crm.lookup", "billing", "4711"))
+
+
+@needs_metrics
+def test_background_jobs_are_counted_by_kind_and_outcome_with_their_run_time(db, monkeypatch):
+    from memories import services as memory_services
+    from memories.tasks import outbox_sweep
+
+    kind = "memories.tasks.outbox_sweep"
+    before = figures()
+    assert outbox_sweep.apply().successful()
+
+    def broken():
+        raise RuntimeError("sweep failed")
+
+    monkeypatch.setattr(memory_services, "outbox_sweep", broken)
+    assert outbox_sweep.apply().failed()
+    after = figures()
+
+    def delta(name: str, **labels: str) -> float:
+        return after.value(name, **labels) - before.value(name, **labels)
+
+    assert delta("threadless_jobs_total", kind=kind, outcome="success") == 1
+    assert delta("threadless_jobs_total", kind=kind, outcome="failure") == 1
+    assert delta("threadless_job_duration_seconds_count", kind=kind) == 2
+
+
+def test_with_tracing_off_nothing_of_opentelemetry_is_imported(tmp_path):
+    """The web application and the Celery app load without importing OpenTelemetry (installed or not)."""
+    probe = (
+        "import sys, threadless_site.asgi, threadless_site.celery, memories.services; "
+        "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))"
+    )
+    env = {**os.environ, "THREADLESS_VAR_DIR": str(tmp_path), "THREADLESS_TRACING": "false"}
+    env.pop("DATABASE_URL", None)
+    out = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("log_format", ["plain", "json"])
+def test_the_worker_log_lines_pass_the_redacting_filter_and_take_the_log_format(tmp_path, log_format):
+    """Celery replaces the root logger's handlers at worker start: its own handlers redact too, and
+    write JSON lines under THREADLESS_LOG_FORMAT=json."""
+    probe = (
+        "import logging, django\n"
+        "from threadless_site.celery import app\n"
+        "django.setup()\n"
+        "app.log.setup(loglevel='INFO')\n"  # what `celery worker` does before it runs tasks
+        "logging.getLogger('threadless.worker').warning('upstream refused api_key=%s', "
+        "'sk-live-1234567890abcdef1234')\n"
+        "from celery.utils.log import get_task_logger\n"
+        "get_task_logger('memories.tasks').info('token=ghp_abcdefghijklmnopqrstuvwxyz0123456789')\n"
+    )
+    env = {**os.environ, "THREADLESS_VAR_DIR": str(tmp_path), "THREADLESS_LOG_FORMAT": log_format}
+    env.pop("DATABASE_URL", None)
+    out = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    lines = [line for line in out.stderr.splitlines() if "refused" in line or "token=" in line]
+    assert len(lines) == 2, out.stderr
+    assert "sk-live-1234567890abcdef1234" not in out.stderr and "ghp_abcdefghij" not in out.stderr
+    if log_format == "json":
+        first, second = [json.loads(line) for line in lines]
+        assert first["logger"] == "threadless.worker" and first["level"] == "WARNING"
+        assert first["message"] == "upstream refused api_key=[redacted]"
+        assert second["logger"] == "memories.tasks" and "timestamp" in second
+    else:
+        assert not any(line.startswith("{") for line in lines)
