@@ -1,12 +1,13 @@
-"""A live install's operations surface: /metrics after a scripted workload on a real server and
-worker (counters match what was sent, no label carries an id, a key or user text), the token
-rule, and the JSON log lines of the same install (THREADLESS_LOG_FORMAT=json)."""
+"""A live install's operations surface, served as `make serve` serves it (granian with two worker
+processes, a Celery worker with a prefork pool of two): /metrics after a scripted workload (the
+counters of every process added up match what was sent, no label carries an id, a key or user
+text), the token rule, the JSON log lines of the web and worker processes
+(THREADLESS_LOG_FORMAT=json), and the figures recorded where their events happen."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -20,31 +21,17 @@ from common import metrics
 from harness.servers import ThreadlessServer
 from projects import services as project_services
 from tests.fixtures.api import error_of, report
-from tests.fixtures.metrics import figures
+from tests.fixtures.metrics import Figures, figures
 
 ROOT = Path(__file__).resolve().parents[2]
-
 TOKEN = "metrics-token-for-tests-0123456789"
-LABEL_VALUE = re.compile(r"[A-Za-z0-9_.<>:/+-]{0,80}")
 
 
-def scrape(server: ThreadlessServer) -> dict[tuple[str, tuple], float]:
+def scrape(server: ThreadlessServer) -> Figures:
     answer = httpx.get(server.url + "/metrics", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10)
     assert answer.status_code == 200
     assert answer.headers["content-type"].startswith("text/plain")
-    samples = {}
-    for family in text_string_to_metric_families(answer.text):
-        for sample in family.samples:
-            samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
-    return samples
-
-
-def value(samples: dict, name: str, **labels: str) -> float:
-    return sum(
-        v
-        for (n, found), v in samples.items()
-        if n == name and all(dict(found).get(k) == want for k, want in labels.items())
-    )
+    return Figures(answer.text)
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +40,8 @@ def server():
         worker=True,
         env={"THREADLESS_METRICS_TOKEN": TOKEN, "THREADLESS_LOG_FORMAT": "json"},
         log_level="info",
+        web_workers=2,
+        pool_processes=2,
     ).start()
     yield server
     server.stop()
@@ -87,18 +76,27 @@ def test_a_scripted_workload_is_counted_exactly_and_no_label_carries_an_id_or_te
             client.get(f"/memories/{memory}").json()["processing"] != "processed" and time.time() < deadline
         ):
             time.sleep(0.2)
+        # The export streams from a view thread through granian's `send`; the import takes it back.
+        exported = client.get(f"/memories/{memory}/export")
+        assert exported.status_code == 200 and exported.headers["content-type"] == "application/x-ndjson"
+        assert json.loads(exported.text.splitlines()[-1])["type"] == "end"
+        imported = client.post(
+            "/memories/import", content=exported.content, headers={"Content-Type": "application/x-ndjson"}
+        )
+        assert imported.status_code == 201, imported.text
+    kind = "memories.tasks.process_outbox"
     deadline = time.time() + 30
     while time.time() < deadline:  # the worker's job counters land when its task returns
         after = scrape(server)
-        done = value(
-            after, "threadless_jobs_total", kind="memories.tasks.process_outbox", outcome="success"
-        ) - value(before, "threadless_jobs_total", kind="memories.tasks.process_outbox", outcome="success")
-        if done >= 1 and value(after, "threadless_outbox_depth") == 0:
+        done = after.value("threadless_jobs_total", kind=kind, outcome="success") - before.value(
+            "threadless_jobs_total", kind=kind, outcome="success"
+        )
+        if done >= 1 and after.value("threadless_outbox_depth") == 0:
             break
         time.sleep(0.3)
 
     def delta(name: str, **labels: str) -> float:
-        return value(after, name, **labels) - value(before, name, **labels)
+        return after.value(name, **labels) - before.value(name, **labels)
 
     decorate_route = "v1/memories/<str:memory_id>/decorate"
     report_route = "v1/memories/<str:memory_id>/report"
@@ -109,6 +107,10 @@ def test_a_scripted_workload_is_counted_exactly_and_no_label_carries_an_id_or_te
     assert (
         delta("threadless_http_requests_total", route="v1/memories/<str:memory_id>/facts", status="200") == 1
     )
+    assert (
+        delta("threadless_http_requests_total", route="v1/memories/<str:memory_id>/export", status="200") == 1
+    )
+    assert delta("threadless_http_requests_total", route="v1/memories/import", status="201") == 1
     assert delta("threadless_http_request_duration_seconds_count", route=decorate_route) == 5
     assert delta("threadless_decorate_total") == 5
     assert delta("threadless_decorate_window_messages_count") == 5
@@ -116,14 +118,17 @@ def test_a_scripted_workload_is_counted_exactly_and_no_label_carries_an_id_or_te
     assert delta("threadless_report_total", outcome="rejected") == 2
     assert delta("threadless_report_messages_total") == 5
     assert delta("threadless_facts_extracted_total", extractor="rules", outcome="created") >= 1
-    assert done >= 1  # a prefork child's counters are in the same exposition
-    assert value(after, "threadless_outbox_depth") == 0
+    assert done >= 1  # a prefork pool process's counters are in the web process's exposition
+    assert delta("threadless_job_duration_seconds_count", kind=kind) >= done
+    assert after.value("threadless_outbox_depth") == 0
+    after.assert_bounded_labels(forbidden=(memory, "passport", "lisbon", "metrics-1"))
+    # Every process that recorded wrote its own files: web workers and pool processes alike.
+    assert len(list((server.var / "metrics").glob("counter_*.db"))) >= 2
 
-    for (name, labels), _ in after.items():
-        for label, found in labels:
-            assert LABEL_VALUE.fullmatch(found), (name, label, found)
-            assert memory not in found and "mem_" not in found and "tl_" not in found
-            assert "passport" not in found.lower() and "lisbon" not in found.lower()
+    # The worker's lines are JSON too (Celery's own handlers take the format).
+    lines = (server.var / "worker.log").read_text().splitlines()
+    ran = [json.loads(line) for line in lines if "succeeded in" in line]
+    assert ran and all(r["logger"] == "celery.app.trace" and "timestamp" in r for r in ran)
 
 
 @pytest.mark.services
