@@ -363,6 +363,7 @@ class _Import:
     def __init__(self, project: Project) -> None:
         self.project = project
         self.memory: Memory | None = None
+        self.external_id_taken = False  # refused once the document is known not to be imported already
         self.entries: list[Entry] = []
         self.entry_ids: dict[int, int] = {}
         self.turns: list[Turn] = []
@@ -384,18 +385,18 @@ class _Import:
     def memory_record(self, record: dict) -> None:
         if self.memory is not None:
             raise InvalidRequest("The document holds more than one memory record.")
+        fields = _fields(record, MEMORY_FIELDS)
         external_id = record.get("external_id")
         if (
             external_id is not None
             and Memory.objects.filter(project=self.project, external_id=external_id).exists()
         ):
-            raise Conflict(
-                "A memory with this external_id already exists in the project.",
-                hint="Delete that memory first, or import into another project.",
-            )
+            # The memory its own earlier import made, or another one: known at the end record.
+            self.external_id_taken = True
+            fields["external_id"] = None
         self.memory = Memory.objects.create(
             project=self.project,
-            **_fields(record, MEMORY_FIELDS),
+            **fields,
             background_upto_seq=record.get("last_seq", 0),
         )
         self.times.append((Memory, self.memory.pk, {"created_at": _when(record, "created_at")}))
@@ -639,6 +640,11 @@ def memory_import(*, project: Project, lines: Iterable[bytes]) -> tuple[Memory, 
             if earlier is not None:
                 transaction.set_rollback(True)  # nothing of this second run is kept
                 return earlier, False
+            if state.external_id_taken:
+                raise Conflict(
+                    "A memory with this external_id already exists in the project.",
+                    hint="Delete that memory first, or import into another project.",
+                )
             _restore_times(state, memory)
             IdempotencyRecord.objects.filter(project=project, scope=IMPORT_SCOPE, key=digest).delete()
             IdempotencyRecord.objects.create(

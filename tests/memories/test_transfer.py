@@ -349,10 +349,14 @@ def test_an_install_that_does_not_read_file_records_refuses_the_document_by_name
     assert written() == before
 
 
-def test_importing_the_same_document_again_answers_the_first_import(cast, memory_a):
+@pytest.mark.parametrize("external_id", [None, "user-7"])
+def test_importing_the_same_document_again_answers_the_first_import(cast, memory_a, external_id):
+    memory_a.external_id = external_id
+    memory_a.save(update_fields=["external_id"])
     build(cast, memory_a)
     document = export_of(cast.a, memory_a.id)
     first = import_(cast.b, document)
+    assert first.status_code == 201, first.content
     before = written()
     again = import_(cast.b, document)
     assert again.status_code == 200 and again.json()["id"] == first.json()["id"]
