@@ -12,7 +12,7 @@ import orjson
 import pytest
 from django.core.management import CommandError, call_command
 
-from memories import selectors, services, transfer
+from memories import embeddings, selectors, services, transfer
 from memories.models import (
     Entry,
     ErrorDigest,
@@ -22,6 +22,7 @@ from memories.models import (
     MemoryFile,
     MemoryFileVersion,
     Outbox,
+    RecallVector,
     Turn,
 )
 from memories.transfer import memory_export
@@ -245,6 +246,34 @@ def test_an_exported_memory_imported_elsewhere_gives_the_same_decorate_answer_an
     assert probe(cast, cast.b, copy.id) == probe(cast, cast.a, memory_a.id)
     assert probe(cast, cast.b, copy.id)["context"]["facts"]  # the comparison is not of two empty answers
     assert not Outbox.objects.filter(memory=copy).exists()  # nothing to extract again
+
+
+@pytest.fixture
+def eager_celery():
+    """A queued job runs here at once (the worker's backfill of the imported messages' vectors)."""
+    from threadless_site.celery import app
+
+    old = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = old
+
+
+@pytest.mark.skipif(not embeddings.available_local(), reason="the local model is not installed")
+def test_an_imported_memory_gets_its_messages_vectors_and_so_the_same_answer_by_meaning(
+    cast, memory_a, settings, django_capture_on_commit_callbacks, eager_celery
+):
+    settings.THREADLESS_EMBEDDINGS = "local"  # the shipped default: facts are ordered by meaning too
+    build(cast, memory_a)
+    vectors = RecallVector.objects.filter(memory=memory_a)
+    assert vectors.exists()
+    document = export_of(cast.a, memory_a.id)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = import_(cast.b, document)
+    assert response.status_code == 201, response.content
+    copy = Memory.objects.get(pk=response.json()["id"])
+    assert RecallVector.objects.filter(memory=copy).count() == vectors.count()
+    assert probe(cast, cast.b, copy.id) == probe(cast, cast.a, memory_a.id)
 
 
 def test_an_imported_memory_shows_the_same_files_and_versions_through_the_memory_tool(cast, memory_a):
