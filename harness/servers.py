@@ -1,4 +1,5 @@
-"""Real processes for tests: a Threadless web server (uvicorn) and a Celery worker.
+"""Real processes for tests: a Threadless web server (uvicorn, or granian with several worker
+processes as `make serve` runs it) and a Celery worker (solo, or prefork with pool processes).
 
 Each `ThreadlessServer` gets its own var dir and database (a SQLite file on the embedded
 default; a fresh PostgreSQL database under `make test-services`), so tests that talk HTTP to it
@@ -66,8 +67,12 @@ class ThreadlessServer:
         env: dict | None = None,
         port: int | None = None,
         log_level: str = "warning",
+        web_workers: int = 0,
+        pool_processes: int = 0,
     ):
         self.log_level = log_level  # "info" writes uvicorn's access log to web.log
+        self.web_workers = web_workers  # > 0: granian with this many worker processes (`make serve`)
+        self.pool_processes = pool_processes  # > 0: Celery's prefork pool with this many processes
         self.var = Path(tempfile.mkdtemp(prefix="tl-live-"))
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -125,21 +130,44 @@ class ThreadlessServer:
             raise
         return self
 
+    def web_command(self) -> list[str]:
+        if self.web_workers:  # as scripts/run.sh starts it under `make serve`
+            return [
+                str(BIN / "granian"),
+                "--interface",
+                "asgi",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--workers",
+                str(self.web_workers),
+                "--loop",
+                "uvloop",
+                "--http",
+                "1",
+                "--no-ws",
+                "--workers-kill-timeout",
+                "20",
+                "threadless_site.asgi:application",
+            ]
+        return [
+            str(BIN / "uvicorn"),
+            "threadless_site.asgi:application",
+            "--port",
+            str(self.port),
+            "--host",
+            "127.0.0.1",
+            "--timeout-graceful-shutdown",
+            "20",
+            "--log-level",
+            self.log_level,
+        ]
+
     def start_web(self) -> None:
         self.web_log = open(self.var / "web.log", "ab")
         self.web = subprocess.Popen(
-            [
-                str(BIN / "uvicorn"),
-                "threadless_site.asgi:application",
-                "--port",
-                str(self.port),
-                "--host",
-                "127.0.0.1",
-                "--timeout-graceful-shutdown",
-                "20",
-                "--log-level",
-                self.log_level,
-            ],
+            self.web_command(),
             cwd=ROOT,
             env=self.env,
             stdout=self.web_log,
@@ -166,8 +194,8 @@ class ThreadlessServer:
                 "threadless_site",
                 "worker",
                 "--loglevel=INFO",
-                "--concurrency=1",
-                "--pool=solo",
+                f"--concurrency={self.pool_processes or 1}",
+                "--pool=prefork" if self.pool_processes else "--pool=solo",
                 "--without-gossip",
                 "--without-mingle",
                 "--without-heartbeat",

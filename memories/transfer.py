@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import logging
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 
@@ -41,7 +42,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from common.errors import Conflict, InvalidRequest
-from memories import recall
+from memories import embeddings, queue, recall
 from memories.models import (
     Entry,
     ErrorDigest,
@@ -55,6 +56,8 @@ from memories.models import (
 )
 from memories.services import files
 from projects.models import Project
+
+log = logging.getLogger("threadless.transfer")
 
 FORMAT = "threadless.memory"
 VERSION = 1
@@ -363,6 +366,7 @@ class _Import:
     def __init__(self, project: Project) -> None:
         self.project = project
         self.memory: Memory | None = None
+        self.external_id_taken = False  # refused once the document is known not to be imported already
         self.entries: list[Entry] = []
         self.entry_ids: dict[int, int] = {}
         self.turns: list[Turn] = []
@@ -384,18 +388,18 @@ class _Import:
     def memory_record(self, record: dict) -> None:
         if self.memory is not None:
             raise InvalidRequest("The document holds more than one memory record.")
+        fields = _fields(record, MEMORY_FIELDS)
         external_id = record.get("external_id")
         if (
             external_id is not None
             and Memory.objects.filter(project=self.project, external_id=external_id).exists()
         ):
-            raise Conflict(
-                "A memory with this external_id already exists in the project.",
-                hint="Delete that memory first, or import into another project.",
-            )
+            # The memory its own earlier import made, or another one: known at the end record.
+            self.external_id_taken = True
+            fields["external_id"] = None
         self.memory = Memory.objects.create(
             project=self.project,
-            **_fields(record, MEMORY_FIELDS),
+            **fields,
             background_upto_seq=record.get("last_seq", 0),
         )
         self.times.append((Memory, self.memory.pk, {"created_at": _when(record, "created_at")}))
@@ -639,12 +643,19 @@ def memory_import(*, project: Project, lines: Iterable[bytes]) -> tuple[Memory, 
             if earlier is not None:
                 transaction.set_rollback(True)  # nothing of this second run is kept
                 return earlier, False
+            if state.external_id_taken:
+                raise Conflict(
+                    "A memory with this external_id already exists in the project.",
+                    hint="Delete that memory first, or import into another project.",
+                )
             _restore_times(state, memory)
             IdempotencyRecord.objects.filter(project=project, scope=IMPORT_SCOPE, key=digest).delete()
             IdempotencyRecord.objects.create(
                 project=project, scope=IMPORT_SCOPE, key=digest, status=201, body=memory.pk.encode()
             )
             _index(memory)
+            if embeddings.enabled(project):
+                transaction.on_commit(lambda: _queue_vectors(memory.id))
     except (TypeError, ValueError, KeyError) as exc:
         raise InvalidRequest(f"A record does not fit the format ({exc.__class__.__name__}).")
     except IntegrityError:
@@ -662,6 +673,17 @@ def _restore_times(state: _Import, memory: Memory) -> None:
         kept = {name: value for name, value in values.items() if value is not None}
         if kept:
             model.objects.filter(pk=pk).update(**kept)
+
+
+def _queue_vectors(memory_id: str) -> None:
+    """The imported messages' vectors, made by the worker as for any stored message (recall by
+    meaning and the facts' order read them: until they are made, decorate answers as a memory
+    without vectors would). A broker that cannot take the job now leaves them to the memory's
+    next processed report, whose background step embeds what has no vector."""
+    try:
+        queue.send(queue.BACKFILL_VECTORS, memory_id=memory_id)
+    except Exception as exc:  # noqa: BLE001 - the import is committed; the vectors can come later
+        log.warning("import: vectors of %s not queued (%s)", memory_id, exc.__class__.__name__)
 
 
 def _index(memory: Memory) -> None:

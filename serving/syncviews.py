@@ -40,6 +40,12 @@ def _headers(pairs) -> list[tuple[bytes, bytes]]:
     ]
 
 
+async def _sent(send, message) -> None:
+    """`send(message)` as a coroutine: a server's `send` may return any awaitable (granian's is
+    not a coroutine), and `run_coroutine_threadsafe` takes coroutines only."""
+    await send(message)
+
+
 def _deliver(future: asyncio.Future, ok: bool, value) -> None:
     """On the event loop: a view thread's outcome into its future (unless the request was cancelled)."""
     if future.cancelled():
@@ -185,11 +191,7 @@ class SyncViews:
                 return started["start"], b"".join(iterable)
 
             def push(message) -> None:
-                # `send` may return any awaitable (granian's is not a coroutine): await it in one.
-                async def sending() -> None:
-                    await send(message)
-
-                asyncio.run_coroutine_threadsafe(sending(), loop).result()
+                asyncio.run_coroutine_threadsafe(_sent(send, message), loop).result()
 
             push(started["start"])
             for chunk in iterable:

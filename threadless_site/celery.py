@@ -6,6 +6,8 @@ import time
 
 from celery import Celery, bootsteps
 from celery.signals import (
+    after_setup_logger,
+    after_setup_task_logger,
     task_postrun,
     task_prerun,
     worker_init,
@@ -17,8 +19,9 @@ from django.conf import settings
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
 
-from common import broker, metrics  # noqa: E402 - metrics reads the settings: after DJANGO_SETTINGS_MODULE
+from common import broker, logs, metrics  # noqa: E402 - metrics reads the settings: after DJANGO_SETTINGS_MODULE
 from common.heartbeat import heartbeat_beat  # noqa: E402
+from common.redaction import RedactingFilter  # noqa: E402
 from threadless_site import tracing  # noqa: E402
 
 broker.register()  # the embedded default's `threadless-fs://` (common.broker)
@@ -58,6 +61,19 @@ class Heartbeat(bootsteps.StartStopStep):
 
 
 app.steps["consumer"].add(Heartbeat)
+
+
+@after_setup_logger.connect
+@after_setup_task_logger.connect
+def _our_log_lines(logger=None, **kwargs):
+    """The worker's log lines as the web's: Celery replaces the root logger's handlers (settings.LOGGING)
+    with its own, so its handlers get the same redacting and request-context filters, and the JSON
+    line format under THREADLESS_LOG_FORMAT=json (Celery's own line format otherwise)."""
+    for handler in logger.handlers if logger is not None else ():
+        handler.addFilter(RedactingFilter())
+        handler.addFilter(logs.ContextFilter())
+        if settings.THREADLESS_LOG_FORMAT == "json":
+            handler.setFormatter(logs.JsonFormatter())
 
 
 @worker_init.connect

@@ -12,7 +12,7 @@ import orjson
 import pytest
 from django.core.management import CommandError, call_command
 
-from memories import selectors, services, transfer
+from memories import embeddings, selectors, services, transfer
 from memories.models import (
     Entry,
     ErrorDigest,
@@ -22,6 +22,7 @@ from memories.models import (
     MemoryFile,
     MemoryFileVersion,
     Outbox,
+    RecallVector,
     Turn,
 )
 from memories.transfer import memory_export
@@ -247,6 +248,34 @@ def test_an_exported_memory_imported_elsewhere_gives_the_same_decorate_answer_an
     assert not Outbox.objects.filter(memory=copy).exists()  # nothing to extract again
 
 
+@pytest.fixture
+def eager_celery():
+    """A queued job runs here at once (the worker's backfill of the imported messages' vectors)."""
+    from threadless_site.celery import app
+
+    old = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = old
+
+
+@pytest.mark.skipif(not embeddings.available_local(), reason="the local model is not installed")
+def test_an_imported_memory_gets_its_messages_vectors_and_so_the_same_answer_by_meaning(
+    cast, memory_a, settings, django_capture_on_commit_callbacks, eager_celery
+):
+    settings.THREADLESS_EMBEDDINGS = "local"  # the shipped default: facts are ordered by meaning too
+    build(cast, memory_a)
+    vectors = RecallVector.objects.filter(memory=memory_a)
+    assert vectors.exists()
+    document = export_of(cast.a, memory_a.id)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = import_(cast.b, document)
+    assert response.status_code == 201, response.content
+    copy = Memory.objects.get(pk=response.json()["id"])
+    assert RecallVector.objects.filter(memory=copy).count() == vectors.count()
+    assert probe(cast, cast.b, copy.id) == probe(cast, cast.a, memory_a.id)
+
+
 def test_an_imported_memory_shows_the_same_files_and_versions_through_the_memory_tool(cast, memory_a):
     build(cast, memory_a)
     original = snapshot(memory_a)
@@ -349,10 +378,14 @@ def test_an_install_that_does_not_read_file_records_refuses_the_document_by_name
     assert written() == before
 
 
-def test_importing_the_same_document_again_answers_the_first_import(cast, memory_a):
+@pytest.mark.parametrize("external_id", [None, "user-7"])
+def test_importing_the_same_document_again_answers_the_first_import(cast, memory_a, external_id):
+    memory_a.external_id = external_id
+    memory_a.save(update_fields=["external_id"])
     build(cast, memory_a)
     document = export_of(cast.a, memory_a.id)
     first = import_(cast.b, document)
+    assert first.status_code == 201, first.content
     before = written()
     again = import_(cast.b, document)
     assert again.status_code == 200 and again.json()["id"] == first.json()["id"]

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import threading
@@ -77,11 +78,8 @@ def _wsgi_stream(calls: list):
 
 
 async def _call(
-    app, *, body_parts: list[bytes], headers: list | None = None, plain_send: bool = False
+    app, *, body_parts: list[bytes], headers: list | None = None, future_send: bool = False
 ) -> list[dict]:
-    """The ASGI call; `plain_send`: `send` returns a future, not a coroutine (as granian's does)."""
-    import asyncio
-
     incoming = [
         {"type": "http.request", "body": part, "more_body": i < len(body_parts) - 1}
         for i, part in enumerate(body_parts)
@@ -94,7 +92,8 @@ async def _call(
     async def send(message):
         sent.append(message)
 
-    def plain(message):
+    def send_future(message):
+        """As granian's `send`: an awaitable that is no coroutine."""
         sent.append(message)
         done = asyncio.get_running_loop().create_future()
         done.set_result(None)
@@ -114,7 +113,7 @@ async def _call(
         "client": ("127.0.0.1", 5),
         "headers": headers if headers is not None else [(b"content-length", str(size).encode())],
     }
-    await app(scope, receive, plain if plain_send else send)
+    await app(scope, receive, send_future if future_send else send)
     return sent
 
 
@@ -127,19 +126,14 @@ async def test_a_sync_view_gets_the_whole_body_and_answers_in_one_piece_closed_o
     assert calls and calls[0][1].startswith("web")  # closed in the view's thread (per-thread DB connections)
 
 
-async def test_a_streaming_answer_is_sent_part_by_part():
+@pytest.mark.parametrize("future_send", [False, True])
+async def test_a_streaming_answer_is_sent_part_by_part(future_send):
     calls: list = []
-    sent = await _call(SyncViews(_wsgi_stream(calls), 2, lambda: 100), body_parts=[b""])
+    sent = await _call(
+        SyncViews(_wsgi_stream(calls), 2, lambda: 100), body_parts=[b""], future_send=future_send
+    )
     assert [m.get("body") for m in sent[1:]] == [b"one,", b"two", b""]
     assert sent[-1]["more_body"] is False and calls
-
-
-async def test_a_streaming_answer_goes_through_a_send_that_returns_a_plain_awaitable():
-    """granian's `send` returns an awaitable that is not a coroutine (static files and exports stream)."""
-    calls: list = []
-    sent = await _call(SyncViews(_wsgi_stream(calls), 2, lambda: 100), body_parts=[b""], plain_send=True)
-    assert [m.get("body") for m in sent[1:]] == [b"one,", b"two", b""]
-    assert sent[0]["status"] == 200 and calls
 
 
 async def test_the_view_threads_answer_in_the_callers_context_and_raise_its_errors_there():

@@ -1,6 +1,7 @@
 """OpenTelemetry (the `otel` extra): one trace follows a report from the web request through the
-outbox into the worker's fact extraction. A real server and a real Celery worker export over
-OTLP/HTTP to a local receiver (a real socket), which decodes what they sent."""
+outbox into the worker's fact extraction. A real server (granian, two worker processes) and a real
+Celery worker (a prefork pool of two) export over OTLP/HTTP to a local receiver (a real socket),
+which decodes what they sent."""
 
 from __future__ import annotations
 
@@ -77,6 +78,8 @@ def traced():
             "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url,
             "OTEL_BSP_SCHEDULE_DELAY": "100",
         },
+        web_workers=2,  # as `make serve` runs: granian's worker processes and a prefork pool
+        pool_processes=2,
     ).start()
     yield server, receiver
     server.stop()
