@@ -281,6 +281,7 @@ def test_overview_counts_and_chart(staff_client, failed_memory):
 def test_digest_ops_page_filters_and_counts(staff_client, failed_memory, cast):
     html = staff_client.get(f"/manage/digests/?project={cast.project_a.pk}&task=weather").content.decode()
     assert "weather · 1" in html and "?turn=2#turn-2" in html
+    assert '<thead><tr><th scope="col">Digest</th>' in html  # first, so a phone shows it before scrolling
     html = staff_client.get("/manage/digests/?task=other").content.decode()
     assert "No digests match" in html
     html = staff_client.get("/manage/digests/?since=2000-01-01&until=2000-01-02").content.decode()

@@ -235,6 +235,13 @@ def seed_wide(server, *, provider_url: str) -> WideData:
             headers={"Accept": "text/event-stream"},
             timeout=60,
         )
+        # Run again, failing again: the first run's digest stays, hidden from the model (faded).
+        api.post(
+            f"/conversations/{conversation['id']}/rerun",
+            json={},
+            headers={"Accept": "text/event-stream"},
+            timeout=60,
+        )
     labels = [long_token(f"backend-{i}-label", 100) for i in range(15)]
     server.manage(
         "shell",
@@ -255,6 +262,7 @@ def seed_wide(server, *, provider_url: str) -> WideData:
         "memory-files": mem + "?tab=files",
         "memory-model": mem + "?tab=model",
         "memory-delete": mem + "delete/",
+        "memory-retried": f"/manage/memories/{conversation['memoryId']}/",
         "digests": "/manage/digests/",
         "agents": "/manage/agents/",
         "agent-new": "/manage/agents/new/",
