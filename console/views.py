@@ -90,25 +90,25 @@ class LogoutView(auth_views.LogoutView):
 
 
 def _chart(series: list[sel.DayCount]) -> dict:
-    """Bar geometry for the server-rendered SVG chart of digests per day."""
-    width, height, top, bottom, left = 700, 180, 12, 26, 30
+    """Bar geometry for the server-rendered SVG chart of digests per day (its axis and day labels
+    are HTML beside and under it, one grid column per bar)."""
+    width, height, top = 700, 140, 4
     peak = max((d.count for d in series), default=0)
     scale_max = max(peak, 1)
-    slot = (width - left) / max(len(series), 1)
+    slot = width / max(len(series), 1)
     bars = []
     for i, d in enumerate(series):
-        h = 0 if d.count == 0 else max(2.0, (height - top - bottom) * d.count / scale_max)
+        h = 0 if d.count == 0 else max(2.0, (height - top) * d.count / scale_max)
         bars.append(
             {
-                "x": round(left + i * slot + slot * 0.15, 1),
+                "x": round(i * slot + slot * 0.15, 1),
                 "w": round(slot * 0.7, 1),
-                "y": round(height - bottom - (h or 2), 1),
+                "y": round(height - (h or 2), 1),
                 "h": round(h or 2, 1),
                 "count": d.count,
                 "label": d.day.strftime("%b %-d"),
                 "short": d.day.strftime("%-d"),
                 "zero": d.count == 0,
-                "tx": round(left + i * slot + slot / 2, 1),
             }
         )
     return {
@@ -116,9 +116,7 @@ def _chart(series: list[sel.DayCount]) -> dict:
         "height": height,
         "bars": bars,
         "peak": peak,
-        "base": height - bottom,
-        "top": top,
-        "left": left,
+        "base": height - 1,
         "total": sum(d.count for d in series),
     }
 
@@ -346,7 +344,7 @@ def _facts_context(memory: Memory, **extra) -> dict:
 def memory_detail(request, memory_id: str):
     memory = _memory(request, memory_id)
     tab = request.GET.get("tab", "timeline")
-    if tab not in ("timeline", "facts", "files", "model", "settings"):
+    if tab not in ("timeline", "facts", "files", "model"):
         tab = "timeline"
     context = {
         "section": "memories",

@@ -40,16 +40,38 @@ def pages(server, seeded, extra: dict) -> list[tuple[str, str, callable | None]]
             lambda p: p.get_by_role("button", name="Task weather failed", exact=False).first.click(),
         ),
         ("memory-facts", mem + "?tab=facts", None),
+        (
+            "memory-files",
+            mem + "?tab=files",
+            lambda p: p.get_by_text("/memories/trip/oslo.md").first.click(),
+        ),
         ("memory-model", mem + "?tab=model", None),
         ("digests", "/manage/digests/", None),
+        ("proxy", "/manage/proxy/", None),
     ]
     return out + (extra.get("pages") or [("agents", "/manage/agents/", None)])
+
+
+def seed_files(server, memory_id: str) -> None:
+    """A note the memory tool wrote and then edited, for the Files tab."""
+    with server.client() as api:
+        for command in [
+            {"command": "create", "path": "/memories/trip/oslo.md", "file_text": "Dates: March\nHotel: ?\n"},
+            {
+                "command": "str_replace",
+                "path": "/memories/trip/oslo.md",
+                "old_str": "?",
+                "new_str": "near the fjord",
+            },
+        ]:
+            api.post(f"/memories/{memory_id}/files/command", json=command).raise_for_status()
 
 
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     with ThreadlessServer(env={"THREADLESS_EGRESS_ALLOW": "127.0.0.1"}) as server, sync_playwright() as pw:
         seeded = seed_memory(server)
+        seed_files(server, seeded.memory_id)
         extra: dict = {}
         try:
             from tests.e2e.chat_seed import screenshot_pages  # the agents part, when present

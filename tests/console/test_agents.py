@@ -141,6 +141,7 @@ def test_manager_chat_page_shows_a_failed_turn_with_its_raw_reason(staff_client,
     html = staff_client.get(f"/manage/agents/{agent.pk}/chat/?c={conversation.pk}").content.decode()
     assert "msg msg-error" in html
     assert "Task &#x27;llm&#x27; failed: Streaming chat failed: &lt;model&gt; is deprecated" in html
+    assert html.count("Streaming chat failed") == 1  # the raw reason once per failed task
     assert "&lt;b&gt;hi&lt;/b&gt;" in html
 
 
@@ -151,6 +152,15 @@ def test_manager_chat_say_needs_staff_and_csrf(cast, agent):
     client = Client(enforce_csrf_checks=True)
     client.force_login(cast.staff)
     assert client.post(url, {"input": "hi"}).status_code == 403
+
+
+def test_manager_chat_offers_one_button_to_start_a_conversation(staff_client, agent):
+    new = f'action="/manage/agents/{agent.pk}/chat/new/"'
+    html = staff_client.get(f"/manage/agents/{agent.pk}/chat/").content.decode()
+    assert html.count(new) == 1 and "Start a new conversation" in html
+    conversation, _ = conversation_create(agent=agent)
+    html = staff_client.get(f"/manage/agents/{agent.pk}/chat/?c={conversation.pk}").content.decode()
+    assert html.count(new) == 1 and "Start a new conversation" not in html and ">New conversation<" in html
 
 
 def test_starting_a_manager_chat_conversation(staff_client, agent):

@@ -61,6 +61,11 @@ def test_the_timeline_lists_the_newest_turn_first_and_can_show_the_oldest_first(
     assert html.index('id="turn-1"') < html.index('id="turn-2"')
 
 
+def test_an_unknown_tab_shows_the_timeline(staff_client, failed_memory):
+    html = staff_client.get(f"/manage/memories/{failed_memory.pk}/?tab=settings").content.decode()
+    assert re.search(r'aria-current="page">Timeline</a>', html) and 'id="turn-2"' in html
+
+
 def test_oldest_first_pages_start_at_the_first_turn(staff_client, cast):
     memory, _ = memory_create(project=cast.project_a)
     with transaction.atomic():
@@ -112,6 +117,18 @@ def test_a_raw_error_its_digest_carries_is_shown_once(staff_client, failed_memor
     assert f"shown in the error digest #{digest.seq}" in html
 
 
+def test_a_short_digest_text_is_shown_once_and_a_long_one_whole_in_its_panel(staff_client, failed_memory):
+    from django.utils.html import escape
+
+    digest = Entry.objects.get(memory=failed_memory, kind="digest")
+    assert len(digest.content) <= 110
+    html = staff_client.get(f"/manage/memories/{failed_memory.pk}/").content.decode()
+    assert html.count(escape(digest.content)) == 1 and "Digest text" not in html
+    Entry.objects.filter(pk=digest.pk).update(content="Task 'weather' failed: " + "a long reason " * 12)
+    html = staff_client.get(f"/manage/memories/{failed_memory.pk}/").content.decode()
+    assert "Digest text" in html and html.count("a long reason " * 12) == 1
+
+
 def test_a_script_in_a_message_renders_as_text(staff_client, failed_memory):
     html = staff_client.get(f"/manage/memories/{failed_memory.pk}/").content.decode()
     assert "<script>alert(1)</script>" not in html
@@ -141,7 +158,8 @@ def test_a_digest_is_a_disclosure_button_with_its_raw_error(staff_client, failed
     panel = panel[: panel.index("</pre>")]
     assert " hidden>" in panel[:80]
     assert '<svg class="icon"' in html
-    assert digest.text.replace("'", "&#x27;") in panel
+    button = html[match.start() : html.index("</button>", match.start())]
+    assert digest.text.replace("'", "&#x27;") in button  # short: whole in the button, not again in the panel
     assert "java.net.ConnectException" in panel
     assert "sk-abcdefghijklmnopqrstu" not in html  # secrets are redacted even for staff
 
@@ -263,6 +281,7 @@ def test_overview_counts_and_chart(staff_client, failed_memory):
 def test_digest_ops_page_filters_and_counts(staff_client, failed_memory, cast):
     html = staff_client.get(f"/manage/digests/?project={cast.project_a.pk}&task=weather").content.decode()
     assert "weather · 1" in html and "?turn=2#turn-2" in html
+    assert '<thead><tr><th scope="col">Digest</th>' in html  # first, so a phone shows it before scrolling
     html = staff_client.get("/manage/digests/?task=other").content.decode()
     assert "No digests match" in html
     html = staff_client.get("/manage/digests/?since=2000-01-01&until=2000-01-02").content.decode()

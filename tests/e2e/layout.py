@@ -1,5 +1,6 @@
-"""Page-width checks for the browser tests and the screenshot script: wide data (long ids, long
-digests, many rows), the list of every console page, and a measure of what sticks out.
+"""Page checks for the browser tests and the screenshot script: wide data (long ids, long digests,
+many rows), the list of every console page, and measures of what sticks out, what a narrow column
+breaks, text too small to read, contrast and the focus ring.
 
 An element "sticks out" when the part of it a person can see reaches past the viewport: its box
 is clipped by every ancestor that scrolls or hides overflow (a table inside `.table-wrap` may be
@@ -62,6 +63,95 @@ NARROW_JS = """
     if (r.width < vw * share) out.push({el: (el.id || el.name), width: Math.round(r.width)});
   }
   return out;
+}
+"""
+
+
+# Words (up to `maxlen` characters, split at spaces and after hyphens) that a too-narrow column or
+# button breaks across lines: a table squeezed to one letter per line fits the page and is still
+# unreadable. Longer tokens (ids, keys, raw errors) may break anywhere.
+BROKEN_WORDS_JS = """
+(maxlen) => {
+  const out = [];
+  const skip = (el) => el.closest('script, style, textarea, select, option, pre, .visually-hidden, [hidden]');
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const range = document.createRange();
+  for (let node = walker.nextNode(); node && out.length < 8; node = walker.nextNode()) {
+    const parent = node.parentElement;
+    if (!parent || skip(parent) || !parent.getClientRects().length) continue;
+    for (const m of node.textContent.matchAll(/[^\\s-]+-?/g)) {
+      if (m[0].length < 2 || m[0].length > maxlen) continue;
+      range.setStart(node, m.index);
+      range.setEnd(node, m.index + m[0].length);
+      const tops = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.bottom)));
+      if (tops.size > 1) {
+        out.push({word: m[0], el: parent.tagName.toLowerCase() + (parent.className ? '.' + parent.className : '')});
+        break;
+      }
+    }
+  }
+  return out;
+}
+"""
+
+
+# The focused element's own focus ring against what lies under it (just outside the element, or the
+# element itself for an inset ring): a ring below 3:1 (WCAG 1.4.11) is as good as none. A browser's
+# own ring (outline-style auto) is two-coloured and passes.
+FOCUS_RING_JS = """
+() => {
+  const el = document.activeElement;
+  if (!el || el === document.body || !el.matches(':focus-visible')) return null;
+  const parse = (c) => { const m = c.match(/[\\d.]+/g); return m ? m.map(Number) : [0, 0, 0, 0]; };
+  const lum = ([r, g, b]) => {
+    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  const s = getComputedStyle(el);
+  const name = el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + ' ' + (el.innerText || el.value || '').slice(0, 30);
+  if (s.outlineStyle === 'auto') return {el: name, ratio: 21};
+  if (s.outlineStyle === 'none' || parseFloat(s.outlineWidth) < 2) return {el: name, ratio: 0};
+  // What lies under the ring: the element itself for an inset ring, else what is just outside it.
+  const width = parseFloat(s.outlineWidth), offset = parseFloat(s.outlineOffset) || 0;
+  let under = el;
+  if (offset + width > 0) {
+    const r = el.getBoundingClientRect(), d = offset + width / 2;
+    const points = [[r.right + d, r.top + r.height / 2], [r.left - d, r.top + r.height / 2],
+                    [r.left + r.width / 2, r.bottom + d], [r.left + r.width / 2, r.top - d]];
+    under = el.parentElement;
+    for (const [x, y] of points) {
+      if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) continue;
+      const hit = document.elementsFromPoint(x, y).find((h) => h !== el && !el.contains(h));
+      if (hit) { under = hit; break; }
+    }
+  }
+  let bg = [255, 255, 255];
+  for (let a = under; a; a = a.parentElement) {
+    const c = parse(getComputedStyle(a).backgroundColor);
+    if (c.length < 4 || c[3] > 0.9) { bg = c.slice(0, 3); break; }
+  }
+  const [l1, l2] = [lum(parse(s.outlineColor)), lum(bg)].sort((a, b) => b - a);
+  return {el: name, ratio: Math.round((l1 + 0.05) / (l2 + 0.05) * 100) / 100};
+}
+"""
+
+# Text rendered smaller than `min` px: HTML by its font size, SVG text by its size after the SVG is
+# scaled to its box (a wide chart squeezed onto a phone shrinks its labels with it).
+TINY_TEXT_JS = """
+(min) => {
+  const out = [];
+  for (const el of document.body.querySelectorAll('*')) {
+    const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+    if (!own || !el.getClientRects().length || el.closest('.visually-hidden, title, desc')) continue;
+    let size = parseFloat(getComputedStyle(el).fontSize);
+    const svg = el.closest('svg');
+    if (svg && svg.viewBox.baseVal && svg.viewBox.baseVal.width) {
+      size *= svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+    }
+    if (size < min) out.push({el: el.tagName.toLowerCase(), size: Math.round(size * 10) / 10,
+                              text: el.textContent.trim().slice(0, 20)});
+  }
+  return out.slice(0, 8);
 }
 """
 
@@ -131,10 +221,24 @@ def seed_wide(server, *, provider_url: str) -> WideData:
             ).raise_for_status()
         for i in range(8):
             api.post(f"/memories/{memory_id}/facts", json={"text": f"Fact {i} " + "F" * 200})
+        long_path = "/memories/" + "/".join(long_token(f"folder-{i}", 40) for i in range(3)) + "/notes.md"
+        for command in [
+            {"command": "create", "path": long_path, "file_text": "N" * 500 + "\nsecond line\n"},
+            {"command": "str_replace", "path": long_path, "old_str": "second", "new_str": "2nd"},
+            {"command": "create", "path": "/memories/short.md", "file_text": "Prefers tea.\n"},
+        ]:
+            assert api.post(f"/memories/{memory_id}/files/command", json=command).json()["is_error"] is False
         conversation = api.post(f"/agents/{agent['id']}/conversations", json={}).json()
         api.post(
             f"/conversations/{conversation['id']}/say",
             json={"input": "Q" * 400},
+            headers={"Accept": "text/event-stream"},
+            timeout=60,
+        )
+        # Run again, failing again: the first run's digest stays, hidden from the model (faded).
+        api.post(
+            f"/conversations/{conversation['id']}/rerun",
+            json={},
             headers={"Accept": "text/event-stream"},
             timeout=60,
         )
@@ -155,8 +259,10 @@ def seed_wide(server, *, provider_url: str) -> WideData:
         "memories": "/manage/memories/",
         "memory-timeline": mem,
         "memory-facts": mem + "?tab=facts",
+        "memory-files": mem + "?tab=files",
         "memory-model": mem + "?tab=model",
         "memory-delete": mem + "delete/",
+        "memory-retried": f"/manage/memories/{conversation['memoryId']}/",
         "digests": "/manage/digests/",
         "agents": "/manage/agents/",
         "agent-new": "/manage/agents/new/",

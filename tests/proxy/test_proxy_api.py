@@ -301,6 +301,7 @@ def test_the_console_page_saves_an_upstream_for_staff_and_refuses_others(cast):
     staff.force_login(cast.staff)
     page = staff.get(f"/manage/proxy/?project={cast.project_a.pk}")
     assert page.status_code == 200 and b"Proxy upstreams" in page.content
+    assert b"<code>/v1/openai/responses</code>" in page.content  # the Responses route uses these too
     saved = staff.post(
         "/manage/proxy/",
         {
