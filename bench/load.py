@@ -44,8 +44,8 @@ to the first server. `make bench-servers` runs only this part.
     python -m bench.load --pair-math [--pairs N] < blocks.json      (the pair-ratio summary of given blocks)
 
 `before` is the code before this work (the merge base with main, or BENCH_BEFORE_REF), extracted
-with `git archive` and served as it was (its own `threadless-serve` if it has one, else one plain
-uvicorn process), for a before/after in one run; `before-pg` is the same on PostgreSQL + Redis
+with `git archive` and served as it was (its own `threadless-serve` if it has one, else by the
+product's server), for a before/after in one run (`--interleave embedded:before`: in ABBA blocks); `before-pg` is the same on PostgreSQL + Redis
 (not in the default run).
 """
 
@@ -510,13 +510,13 @@ def before_tree(into: str) -> tuple[Path, bool, str]:
     subprocess.run(["tar", "-x", "-C", str(cwd)], input=archive, check=True)
     # Code that has its own production server is served by it, in the same process model.
     served = (cwd / "threadless_site" / "serve.py").exists()
-    how = "threadless-serve" if served else "1 uvicorn process"
+    how = "threadless-serve" if served else "granian, as `make serve`"
     return cwd, served, f"main @{ref[:7]}, {how}"
 
 
 class Before(Embedded):
     """The code before this work, served as it was: by its `threadless-serve` if it has one, else
-    one plain uvicorn process (`before_tree`)."""
+    by the same server as the product (`before_tree`)."""
 
     name = "before"
     inproc = False
@@ -529,23 +529,6 @@ class Before(Embedded):
         if self.served:
             self.server = "threadless-serve"
 
-    def command(self) -> list[str]:
-        if self.served:
-            return super().command()
-        return [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "threadless_site.asgi:application",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(self.port),
-            "--no-access-log",
-            "--log-level",
-            "warning",
-        ]
-
 
 class BeforePostgres(Postgres):
     """`before` on PostgreSQL + Redis (the same database and Redis dbs as `postgres`, fresh)."""
@@ -556,11 +539,10 @@ class BeforePostgres(Postgres):
     def __init__(self, workers: int, threads: int, slot: str = "") -> None:
         super().__init__(workers, threads, slot)
         self.cwd, served, how = before_tree("before-pg-src")
-        if not served:
-            raise RuntimeError("before-pg needs a BENCH_BEFORE_REF with threadless-serve")
         self.label = f"before, PostgreSQL + Redis ({how})"
         self.worker_flag = worker_flag_of(self.cwd)
-        self.server = "threadless-serve"
+        if served:
+            self.server = "threadless-serve"
 
 
 def worker_flag_of(tree: Path) -> list[str]:
