@@ -248,17 +248,6 @@ def test_an_exported_memory_imported_elsewhere_gives_the_same_decorate_answer_an
     assert not Outbox.objects.filter(memory=copy).exists()  # nothing to extract again
 
 
-@pytest.fixture
-def eager_celery():
-    """A queued job runs here at once (the worker's backfill of the imported messages' vectors)."""
-    from threadless_site.celery import app
-
-    old = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = old
-
-
 @pytest.mark.skipif(not embeddings.available_local(), reason="the local model is not installed")
 def test_an_imported_memory_gets_its_messages_vectors_and_so_the_same_answer_by_meaning(
     cast, memory_a, settings, django_capture_on_commit_callbacks, eager_celery

@@ -17,6 +17,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import IO
 
 import httpx
 import pytest
@@ -82,18 +83,17 @@ def _as_from_a_terminal() -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT, signal.SIGTERM])
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_a_signal_to_make_runs_process_group_stops_web_and_worker_and_make_exits(tmp_path, sig):
-    var = tmp_path / "var"
+def _make_from_a_terminal(tmp_path: Path, script: str, **settings: str) -> tuple[subprocess.Popen, IO[bytes]]:
+    """`make run` (a Makefile running scripts/<script>) in a session of its own, as a terminal starts it,
+    on the embedded default whatever the suite runs on; its output goes to tmp_path/run.log."""
     makefile = tmp_path / "Makefile"
-    makefile.write_text(f"run:\n\t@bash {ROOT}/scripts/run.sh\n")
-    port = free_port()
+    makefile.write_text(f"run:\n\t@bash {ROOT}/scripts/{script}\n")
     env = {
         k: v
         for k, v in os.environ.items()
         if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "REDIS_URL", "THREADLESS_SERVICES", "MAKEFLAGS")
     }
-    env.update(THREADLESS_VAR_DIR=str(var), PORT=str(port), HOST="127.0.0.1")
+    env.update(HOST="127.0.0.1", **settings)
     log = open(tmp_path / "run.log", "wb")
     make = subprocess.Popen(
         ["make", "-s", "-f", str(makefile), "run"],
@@ -104,6 +104,26 @@ def test_a_signal_to_make_runs_process_group_stops_web_and_worker_and_make_exits
         start_new_session=True,
         preexec_fn=_as_from_a_terminal,
     )
+    return make, log
+
+
+def _end_session(make: subprocess.Popen, log: IO[bytes]) -> None:
+    """Kill only what the test started: the processes of make's session."""
+    for pid in _session_members(make.pid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    if make.poll() is None:
+        make.kill()
+        make.wait()
+    log.close()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_to_make_runs_process_group_stops_web_and_worker_and_make_exits(tmp_path, sig):
+    var, port = tmp_path / "var", free_port()
+    make, log = _make_from_a_terminal(tmp_path, "run.sh", THREADLESS_VAR_DIR=str(var), PORT=str(port))
     try:
         deadline = time.monotonic() + START_SECONDS
         while not _started(port, var / "worker.log"):
@@ -131,16 +151,7 @@ def test_a_signal_to_make_runs_process_group_stops_web_and_worker_and_make_exits
             httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
         assert "Warm shutdown" in (var / "worker.log").read_text(errors="replace")
     finally:
-        # Only what this test started: the processes of make's session.
-        for pid in _session_members(make.pid):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        if make.poll() is None:
-            make.kill()
-            make.wait()
-        log.close()
+        _end_session(make, log)
 
 
 def _command_line(pid: int) -> str:
@@ -173,32 +184,14 @@ def _beat_pid(var: Path) -> int | None:
 
 @pytest.mark.parametrize("script", ["run.sh", "serve.sh"], ids=["make-run", "make-serve"])
 def test_a_worker_killed_under_make_run_or_make_serve_is_restarted_and_its_death_said_once(tmp_path, script):
-    var = tmp_path / "var"
-    makefile = tmp_path / "Makefile"
-    makefile.write_text(f"run:\n\t@bash {ROOT}/scripts/{script}\n")
-    port = free_port()
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "REDIS_URL", "THREADLESS_SERVICES", "MAKEFLAGS")
-    }
-    env.update(
+    var, port, run_log = tmp_path / "var", free_port(), tmp_path / "run.log"
+    make, log = _make_from_a_terminal(
+        tmp_path,
+        script,
         THREADLESS_VAR_DIR=str(var),
         PORT=str(port),
-        HOST="127.0.0.1",
         THREADLESS_WEB_WORKERS="1",
         THREADLESS_WORKER_HEARTBEAT_SECONDS="0.5",
-    )
-    run_log = tmp_path / "run.log"
-    log = open(run_log, "wb")
-    make = subprocess.Popen(
-        ["make", "-s", "-f", str(makefile), "run"],
-        cwd=tmp_path,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        preexec_fn=_as_from_a_terminal,
     )
     worker_log = var / "worker.log"
     try:
@@ -226,12 +219,4 @@ def test_a_worker_killed_under_make_run_or_make_serve_is_restarted_and_its_death
         assert _session_members(make.pid) == [], "processes outlived make"
         assert worker_log.read_text(errors="replace").count(CRASH_LINE) == 1  # a stop is no death
     finally:
-        for pid in _session_members(make.pid):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        if make.poll() is None:
-            make.kill()
-            make.wait()
-        log.close()
+        _end_session(make, log)

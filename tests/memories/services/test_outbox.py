@@ -14,15 +14,6 @@ from threadless_site.celery import app
 
 
 @pytest.fixture
-def eager_celery():
-    """Publishing runs the task in this process: the sweep's re-queue is observable directly."""
-    old = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = old
-
-
-@pytest.fixture
 def reported(cast):
     memory, _ = services.memory_create(project=cast.project_a)
     services.memory_decorate(memory=memory, messages=[{"role": "user", "content": "hi"}])
