@@ -7,7 +7,8 @@ of the `http.request` messages as Django pulls them and, as soon as the count pa
 sends the 413 itself (with `Connection: close`, so the server stops reading) and tells Django
 the client went away, which makes Django drop the request without a response of its own.
 
-The answer is the SPEC §4.1 error shape (`payload_too_large`), under /v1 and everywhere else.
+The answer is the SPEC §4.1 error shape (`payload_too_large`), under /v1 and everywhere else,
+with the security headers Django's middleware gives every other answer (`serving.headers`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from __future__ import annotations
 import secrets
 
 import orjson
+
+from serving.headers import security_headers
 
 CODE = "payload_too_large"
 
@@ -61,6 +64,7 @@ async def send_too_large(send, scope, limit: int) -> None:
                 (b"content-length", str(len(body)).encode()),
                 (b"x-request-id", request_id.encode()),
                 (b"connection", b"close"),
+                *security_headers(scope.get("path") or "/"),
             ],
         }
     )

@@ -31,6 +31,7 @@ from common.shutdown import begin_shutdown, request_shutdown
 from common.sigterm import install_if_uvicorn
 from serving.bodylimit import BodyLimitMiddleware, request_id_of
 from serving.gctune import tune_gc
+from serving.headers import security_headers
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
 # Before the handlers load their middleware: the Django instrumentation adds its own (when on).
@@ -151,7 +152,7 @@ async def hot_application(scope, receive, send, found) -> None:
         _hot_call, scope, found, headers, body, request_id_of(scope)
     )
     if _static_headers is None:
-        _static_headers = hot.static_headers()
+        _static_headers = security_headers("/v1/memories/x/decorate")
     raw = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in out]
     raw.extend(_static_headers)
     raw.append((b"content-length", str(len(content)).encode()))

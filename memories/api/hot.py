@@ -23,9 +23,9 @@ middleware did, in the same order and through the same functions (no second copy
 It is reached two ways, both running this code: threadless_site.asgi sends a POST to these paths
 straight here (on the sync-view threads, without Django's request cycle), and the Django URLs
 (memories.api.urls → DecorateApi, …) call it for POST too (the test client, a WSGI server,
-THREADLESS_WEB_THREADS=0). Other methods (OPTIONS, a 405) stay on DRF. The headers Django's
-security middleware adds are added here on the ASGI way (`static_headers`, computed by those
-middlewares themselves); the body limit is the caller's (the ASGI reader, or ApiErrorMiddleware).
+THREADLESS_WEB_THREADS=0). Other methods (OPTIONS, a 405) stay on DRF. On the ASGI way the caller adds
+the headers Django's security middleware would (`serving.headers`); the body limit is the
+caller's too (the ASGI reader, or ApiErrorMiddleware).
 """
 
 from __future__ import annotations
@@ -265,24 +265,3 @@ def django_answer(request, operation: str, ident: str, external: bool):
     for name, value in out:
         response[name] = value
     return response
-
-
-def static_headers() -> list[tuple[bytes, bytes]]:
-    """The headers Django's middleware adds to these answers (security, frame options), computed
-    once by those middlewares themselves, for the ASGI way that skips them."""
-    from django.conf import settings
-    from django.http import HttpRequest, HttpResponse
-    from django.middleware.clickjacking import XFrameOptionsMiddleware
-    from django.middleware.security import SecurityMiddleware
-
-    request, response = HttpRequest(), HttpResponse()
-    request.path = request.path_info = "/v1/memories/x/decorate"
-    if "django.middleware.security.SecurityMiddleware" in settings.MIDDLEWARE:
-        response = SecurityMiddleware(lambda r: response).process_response(request, response)
-    if "django.middleware.clickjacking.XFrameOptionsMiddleware" in settings.MIDDLEWARE:
-        response = XFrameOptionsMiddleware(lambda r: response).process_response(request, response)
-    return [
-        (name.lower().encode("latin-1"), value.encode("latin-1"))
-        for name, value in response.items()
-        if name.lower() != "content-type"
-    ]

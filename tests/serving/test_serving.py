@@ -196,6 +196,9 @@ async def test_the_api_answers_its_error_shape_and_headers_through_the_asgi_app(
     assert set(no_key.json()["error"]) == {"code", "message", "hint", "request_id", "retryable"}
     assert no_key.json()["error"]["request_id"] == "req_fromclient1"
     assert too_large.status_code == 413 and too_large.json()["error"]["code"] == "payload_too_large"
+    for answer in (no_key, too_large, missing):  # the security headers, whoever sent the answer
+        assert answer.headers["x-content-type-options"] == "nosniff"
+        assert answer.headers["x-frame-options"] == "DENY"
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
 
 
