@@ -445,5 +445,9 @@ LOGGING = {
         # uvicorn then skips the line altogether (it checks `hasHandlers()`).
         "uvicorn.access": {"handlers": ["console"] if THREADLESS_ACCESS_LOG else [], "propagate": False},
         "uvicorn.error": {"handlers": ["console"], "propagate": False},
+        # granian (`make serve`) sets its own handlers before the app loads; in its worker processes
+        # these replace them (its access log, on with ACCESS_LOG=1, and what its workers report).
+        "_granian": {"handlers": ["console"], "propagate": False},
+        "granian.access": {"handlers": ["console"], "propagate": False},
     },
 }

@@ -850,3 +850,10 @@ def test_a_message_of_5000_statements_gives_5000_facts_without_stalling():
     found = RuleExtractor().extract([UserMessage(entry_id=1, seq=1, text=text)])
     assert len(found) == 5_000
     assert {c.text for c in found} == {f"User likes thing{i}" for i in range(5_000)}
+
+
+@pytest.mark.parametrize("name", ["uvicorn.access", "uvicorn.error", "_granian", "granian.access"])
+def test_the_web_servers_loggers_write_through_the_redacting_handler(name):
+    writers = [h for h in logging.getLogger(name).handlers if type(h) is logging.StreamHandler]  # noqa: E721
+    assert writers, name  # (pytest adds its capture handlers beside them)
+    assert all(any(isinstance(f, RedactingFilter) for f in h.filters) for h in writers), name
