@@ -26,6 +26,11 @@ STOP_SECONDS=${STOP_SECONDS:-25}
 VAR=${THREADLESS_VAR_DIR:-var}
 GRACE=$(( STOP_SECONDS > 5 ? STOP_SECONDS - 5 : 1 ))
 mkdir -p "$VAR"
+# Every process writes its own metric files (prometheus-client's multi-process mode); a fresh start
+# of web and worker together begins from none, as that library asks, so dead processes' files don't
+# pile up from one run to the next. (WORKER=0: the workers elsewhere may still write here.)
+METRICS_DIR=${THREADLESS_METRICS_DIR:-$VAR/metrics}
+[ "${WORKER:-1}" != 0 ] && [ -d "$METRICS_DIR" ] && find "$METRICS_DIR" -maxdepth 1 -name '*.db' -delete
 beat=(-B)
 [ "${BEAT:-1}" = 0 ] && beat=()
 set -m
