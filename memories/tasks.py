@@ -24,7 +24,15 @@ def process_outbox(self, outbox_id: int | list[int]) -> bool:
     """One outbox row, or a batch of them (the request-side publisher sends a burst's rows as one
     message); True when any was processed here."""
     ids = outbox_id if isinstance(outbox_id, list) else [outbox_id]
-    return any([services.outbox_process(outbox_id=i) for i in ids])
+    processed, failed = False, None
+    for i in ids:  # one row's database error does not hold back the rest of its batch
+        try:
+            processed = services.outbox_process(outbox_id=i) or processed
+        except OperationalError as exc:
+            failed = failed or exc
+    if failed is not None:
+        raise failed  # retried with backoff; the rows done already are not claimed again
+    return processed
 
 
 @shared_task(acks_late=True)

@@ -13,7 +13,7 @@ from queue import Empty, SimpleQueue
 
 import orjson
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DatabaseError, OperationalError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -166,21 +166,40 @@ def outbox_claim(*, outbox_id: int) -> Outbox | None:
 
 
 def outbox_process(*, outbox_id: int) -> bool:
-    """Run one outbox row's background work exactly once (idempotent steps, claimed row)."""
+    """Run one outbox row's background work exactly once (idempotent steps, claimed row).
+
+    A database error the task retries (a deadlock between two workers on one memory, a lock
+    timeout) gives the claim back before it propagates, so the retry takes the row at once instead
+    of waiting out THREADLESS_OUTBOX_STALE_SECONDS. Any other error keeps the claim: the row waits
+    for the stale limit and the sweep, so a row that always fails is not retried in a tight loop."""
     row = outbox_claim(outbox_id=outbox_id)
     if row is None:
         return False
-    with tracing.span(
-        "threadless.outbox.process",
-        **{"threadless.outbox.kind": row.kind, "threadless.outbox.attempt": row.attempts},
-    ):
-        process_entries(
-            memory_id=row.memory_id,
-            from_seq=row.payload.get("from_seq", 1),
-            to_seq=row.payload.get("to_seq", 0),
-        )
+    try:
+        with tracing.span(
+            "threadless.outbox.process",
+            **{"threadless.outbox.kind": row.kind, "threadless.outbox.attempt": row.attempts},
+        ):
+            process_entries(
+                memory_id=row.memory_id,
+                from_seq=row.payload.get("from_seq", 1),
+                to_seq=row.payload.get("to_seq", 0),
+            )
+    except OperationalError as exc:
+        _release(row.id, exc)
+        raise
     Outbox.objects.filter(id=row.id, processed_at=None).update(processed_at=timezone.now(), last_error="")
     return True
+
+
+def _release(outbox_id: int, exc: Exception) -> None:
+    """Give a failed row's claim back, naming the error class (never its text: it may quote data)."""
+    try:
+        Outbox.objects.filter(id=outbox_id, processed_at=None).update(
+            claimed_at=None, last_error=exc.__class__.__name__
+        )
+    except DatabaseError:  # the connection itself is gone: the stale limit frees the row instead
+        log.warning("outbox %s: claim not released (%s)", outbox_id, exc.__class__.__name__)
 
 
 def outbox_sweep() -> int:

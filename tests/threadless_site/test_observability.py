@@ -85,7 +85,7 @@ def test_a_scripted_workload_is_counted_exactly_and_no_label_carries_an_id_or_te
         )
         assert imported.status_code == 201, imported.text
     kind = "memories.tasks.process_outbox"
-    deadline = time.time() + 30
+    deadline = time.time() + 90
     while time.time() < deadline:  # the worker's job counters land when its task returns
         after = scrape(server)
         done = after.value("threadless_jobs_total", kind=kind, outcome="success") - before.value(

@@ -233,3 +233,49 @@ def test_a_batch_message_processes_each_of_its_rows(cast, eager_celery):
     assert all(
         row.processed_at is not None and row.attempts == 1 for row in Outbox.objects.filter(id__in=ids)
     )
+
+
+def test_a_database_error_gives_the_claim_back_and_the_retry_finishes_the_batch(
+    cast, eager_celery, monkeypatch
+):
+    from django.db import OperationalError
+
+    from memories.services import outbox as outbox_module
+    from memories.tasks import process_outbox
+
+    ids = []
+    for text in ("one", "two"):
+        memory, _ = services.memory_create(project=cast.project_a)
+        services.memory_decorate(memory=memory, messages=[{"role": "user", "content": text}])
+        services.report_accept(memory=memory, messages=[{"role": "assistant", "content": text}], failures=[])
+        ids.append(Outbox.objects.get(memory=memory).id)
+    Outbox.objects.filter(id__in=ids).update(processed_at=None, claimed_at=None, attempts=0)
+    first_memory = Outbox.objects.get(id=ids[0]).memory_id
+    real, calls = outbox_module.process_entries, []
+
+    def deadlocks_once(**kwargs):
+        calls.append(kwargs["memory_id"])
+        if kwargs["memory_id"] == first_memory and calls.count(first_memory) == 1:
+            raise OperationalError("deadlock detected")
+        return real(**kwargs)
+
+    monkeypatch.setattr(outbox_module, "process_entries", deadlocks_once)
+    assert process_outbox.apply(args=[ids]).get() is True
+    rows = {row.id: row for row in Outbox.objects.filter(id__in=ids)}
+    assert all(row.processed_at is not None for row in rows.values())
+    assert rows[ids[0]].attempts == 2 and rows[ids[1]].attempts == 1  # the second row ran once
+    assert rows[ids[0]].last_error == ""
+
+
+def test_a_row_that_fails_otherwise_keeps_its_claim_until_the_stale_limit(reported, monkeypatch):
+    from memories.services import outbox as outbox_module
+
+    def fails(**kwargs):
+        raise ValueError("not a database error")
+
+    monkeypatch.setattr(outbox_module, "process_entries", fails)
+    with pytest.raises(ValueError):
+        services.outbox_process(outbox_id=reported.id)
+    row = Outbox.objects.get(pk=reported.pk)
+    assert row.claimed_at is not None and row.processed_at is None
+    assert services.outbox_process(outbox_id=reported.id) is False
