@@ -45,8 +45,8 @@ to the first server. `make bench-servers` runs only this part.
 
 `before` is the code before this work (the merge base with main, or BENCH_BEFORE_REF), extracted
 with `git archive` and served as it was (its own `threadless-serve` if it has one, else by the
-product's server), for a before/after in one run (`--interleave embedded:before`: in ABBA blocks); `before-pg` is the same on PostgreSQL + Redis
-(not in the default run).
+product's server), for a before/after in one run (`--interleave embedded:before`: in ABBA
+blocks); `before-pg` is the same on PostgreSQL + Redis (not in the default run).
 """
 
 from __future__ import annotations

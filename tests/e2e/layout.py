@@ -83,9 +83,11 @@ BROKEN_WORDS_JS = """
       if (m[0].length < 2 || m[0].length > maxlen) continue;
       range.setStart(node, m.index);
       range.setEnd(node, m.index + m[0].length);
-      const tops = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.bottom)));
+      const rects = [...range.getClientRects()].filter((r) => r.width > 0);
+      const tops = new Set(rects.map((r) => Math.round(r.bottom)));
       if (tops.size > 1) {
-        out.push({word: m[0], el: parent.tagName.toLowerCase() + (parent.className ? '.' + parent.className : '')});
+        const cls = parent.className ? '.' + parent.className : '';
+        out.push({word: m[0], el: parent.tagName.toLowerCase() + cls});
         break;
       }
     }
@@ -108,7 +110,8 @@ FOCUS_RING_JS = """
     return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
   };
   const s = getComputedStyle(el);
-  const name = el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + ' ' + (el.innerText || el.value || '').slice(0, 30);
+  const label = (el.innerText || el.value || '').slice(0, 30);
+  const name = el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + ' ' + label;
   if (s.outlineStyle === 'auto') return {el: name, ratio: 21};
   if (s.outlineStyle === 'none' || parseFloat(s.outlineWidth) < 2) return {el: name, ratio: 0};
   // What lies under the ring: the element itself for an inset ring, else what is just outside it.

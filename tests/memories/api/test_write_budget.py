@@ -1,4 +1,4 @@
-"""decorate and report write at most 2 rows beyond the rows they store (issue 17).
+"""decorate and report write at most 2 rows beyond the rows they store.
 
 What they store: the turn and entry rows and the report's outbox row. Everything else a request
 writes (the memory row's counters, any bookkeeping) counts against the budget, and none of it
