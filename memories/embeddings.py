@@ -64,7 +64,7 @@ from collections import OrderedDict
 from typing import NamedTuple
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection
 
 from common.messages import text_of
 from memories.models import Entry, Memory, RecallVector
@@ -278,26 +278,29 @@ class VectorStore:
 
     @staticmethod
     def put(*, memory_id: str, model: str, items: list[tuple[int, int, list[float]]]) -> int:
-        """Store (entry_id, seq, vector or [whole, *pieces]) rows, replacing what those entries had."""
+        """Store (entry_id, seq, vector or [whole, *pieces]) rows, replacing what those entries had.
+        One upsert: two workers embedding the same message at once (overlapping outbox rows of one
+        memory) both succeed, and the later write wins."""
         if not items:
             return 0
         rows = [(e, s, _rows_of(v)) for e, s, v in items]
-        with transaction.atomic():
-            RecallVector.objects.filter(entry_id__in=[e for e, _, _ in rows]).delete()
-            RecallVector.objects.bulk_create(
-                [
-                    RecallVector(
-                        entry_id=e,
-                        memory_id=memory_id,
-                        seq=s,
-                        model=model,
-                        dim=len(vs[0]),
-                        vector=_pack(vs),
-                        codes=codes_of(vs),
-                    )
-                    for e, s, vs in rows
-                ]
-            )
+        RecallVector.objects.bulk_create(
+            [
+                RecallVector(
+                    entry_id=e,
+                    memory_id=memory_id,
+                    seq=s,
+                    model=model,
+                    dim=len(vs[0]),
+                    vector=_pack(vs),
+                    codes=codes_of(vs),
+                )
+                for e, s, vs in rows
+            ],
+            update_conflicts=True,
+            unique_fields=["entry"],
+            update_fields=["memory", "seq", "model", "dim", "vector", "codes"],
+        )
         _stale(entry_ids={e for e, _, _ in rows}, memory_id=memory_id)
         return len(rows)
 

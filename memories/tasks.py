@@ -25,13 +25,15 @@ def process_outbox(self, outbox_id: int | list[int]) -> bool:
     message); True when any was processed here."""
     ids = outbox_id if isinstance(outbox_id, list) else [outbox_id]
     processed, failed = False, None
-    for i in ids:  # one row's database error does not hold back the rest of its batch
+    for i in ids:  # one row's error does not hold back the rest of its batch
         try:
             processed = services.outbox_process(outbox_id=i) or processed
-        except OperationalError as exc:
+        except Exception as exc:  # noqa: BLE001 - raised below, once the batch is through
             failed = failed or exc
     if failed is not None:
-        raise failed  # retried with backoff; the rows done already are not claimed again
+        # A database error is retried with backoff (the rows done already are not claimed again);
+        # any other is logged by Celery, and its row waits for the stale limit and the sweep.
+        raise failed
     return processed
 
 

@@ -9,9 +9,12 @@ import array
 import json
 import math
 import sys
+import threading
 from pathlib import Path
 
 import pytest
+from django.db import connection as db_connection
+from django.db import transaction
 
 from common.tokens import message_tokens
 from memories import embeddings, recall, services
@@ -474,3 +477,34 @@ def test_without_the_local_runtime_the_default_is_lexical_with_one_log_line(
         assert not RecallVector.objects.filter(memory=memory).exists()
     finally:
         clients.available_local.cache_clear()
+
+
+def test_two_workers_storing_the_same_messages_vector_at_once_both_succeed(transactional_db, cast):
+    """Two outbox rows of one memory can overlap (a row re-reads from the memory's processed mark),
+    so two pool processes may embed one message at the same moment: the second write waits for the
+    first and replaces it instead of failing on the key."""
+    memory, _ = services.memory_create(project=cast.project_a)
+    entry = Entry.objects.create(memory=memory, seq=1, turn=1, kind="message", role="user", content="hi")
+    store, model = embeddings.VectorStore, "test:race"
+    stored, release, errors = threading.Event(), threading.Event(), []
+
+    def other_worker():
+        try:
+            with transaction.atomic():  # its row is written, not yet committed
+                store.put(memory_id=memory.id, model=model, items=[(entry.id, 1, [1.0, 0.0])])
+                stored.set()
+                release.wait(10)
+        except Exception as exc:  # noqa: BLE001 - reported to the test thread
+            errors.append(exc)
+        finally:
+            db_connection.close()
+
+    worker = threading.Thread(target=other_worker)
+    worker.start()
+    assert stored.wait(10)
+    threading.Timer(0.5, release.set).start()
+    store.put(memory_id=memory.id, model=model, items=[(entry.id, 1, [0.0, 1.0])])
+    worker.join(10)
+    assert errors == []
+    row = RecallVector.objects.get(entry_id=entry.id)
+    assert list(embeddings._unpack(row.vector)) == [0.0, 1.0] and row.model == model
