@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
-import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+
+from bench.django_setup import setup
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCOMO_NAME = Path("shared") / "data" / "locomo" / "locomo-dev.json"
@@ -50,16 +50,7 @@ DECORATE_BUDGET = 2000
 
 
 def setup_django() -> None:
-    os.environ.setdefault("THREADLESS_VAR_DIR", tempfile.mkdtemp(prefix="tl-recall-"))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
-    os.environ["THREADLESS_RATE_LIMIT_PER_MINUTE"] = "0"
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0, interactive=False)
+    setup(temp_var="tl-recall-", log_level="WARNING", migrate=True, THREADLESS_RATE_LIMIT_PER_MINUTE="0")
 
 
 # --- LoCoMo ------------------------------------------------------------------------------------
