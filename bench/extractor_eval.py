@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
+from bench.django_setup import setup
 from harness.factscore import score
 
 __all__ = ["load_lines", "main", "report", "score"]
@@ -63,10 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show-misses", action="store_true", help="print what was missed and what was wrong")
     args = parser.parse_args(argv)
     lines = load_lines(args.path, args.split)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
-    import django
-
-    django.setup()
+    setup()
     print("\n".join(report(score(lines), args.show_misses)))
     return 0
 

@@ -9,13 +9,14 @@ turn, with no HTTP at all), and the SQL writes one decorate / report make throug
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 import time
 
+from bench.django_setup import setup
+
 # Every row write of a statement: a plain one, or each data-modifying CTE of a `WITH …` statement
-# (PostgreSQL's one-statement decorate and report), as tests/load/test_write_budget.py counts them.
+# (PostgreSQL's one-statement decorate and report), as tests/memories/api/test_write_budget.py counts them.
 WRITES = re.compile(
     r'(?<!DO )\b(INSERT\s+(?:OR\s+\w+\s+)?INTO|UPDATE|DELETE\s+FROM|REPLACE\s+INTO)\s+"?(\w+)"?',
     re.IGNORECASE,
@@ -24,10 +25,7 @@ STORED_TABLES = ("memories_entry", "memories_turn", "memories_outbox")
 
 
 def main() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
-    import django
-
-    django.setup()
+    setup()
     import orjson
     from django.db import connection
     from django.test.utils import CaptureQueriesContext

@@ -1,13 +1,36 @@
 """The benchmarks' memory builder: a memory of any size, written straight into the entries table.
 
-    from bench.memory_builder import copy_memory, populate
+    from bench.memory_builder import copy_memory, populate, populate_indexed, word_messages
     populate(memory, conversation(100_000))   # bench.common.conversation: the synthetic history
+    populate_indexed(memory, word_messages(100_000))   # as the worker leaves it: turns, recall index
 
 Needs Django set up (bench.django_setup). The rows are the ones `entries_append` writes, minus
-the Turn rows nothing on the measured paths reads.
+the Turn rows nothing on the measured paths reads; `populate_indexed` adds those and the recall
+index, for the benches that measure recall.
 """
 
 from __future__ import annotations
+
+import random
+
+# Words that occur in many messages, so a question made of them gives the recall index real work.
+WORDS = (
+    "hotel booking flight train museum budget recipe garden invoice meeting project deadline report "
+    "coffee dinner weekend concert ticket doctor appointment lecture exam holiday beach mountain river "
+    "library printer server database migration release sprint review "
+).split()
+NEEDLE = "The hotel booking reference for Lisbon is QX-4471, check-in on May 3."
+
+
+def word_messages(n: int, seed: int = 7) -> list[dict]:
+    """n messages, user and assistant in turn, of twelve random WORDS each; message n // 3 is NEEDLE."""
+    rng = random.Random(seed)
+    messages = []
+    for i in range(n):
+        words = " ".join(rng.choice(WORDS) for _ in range(12))
+        text = NEEDLE if i == n // 3 else f"Message {i}: {words}."
+        messages.append({"role": "user" if i % 2 == 0 else "assistant", "content": text})
+    return messages
 
 
 def populate(memory, messages: list[dict]) -> None:
@@ -110,3 +133,24 @@ def copy_memory(src):
         with connection.cursor() as cursor:
             cursor.execute(f"ANALYZE {table}")
     return Memory.objects.get(pk=dst.pk)
+
+
+def populate_indexed(memory, messages: list[dict]) -> None:
+    """`populate`, plus a Turn row for each user message and the recall index of every entry, with
+    the memory's background work marked done up to its last message."""
+    from memories import recall
+    from memories.models import Entry, Memory, Turn
+
+    populate(memory, messages)
+    turns, number = [], 0
+    for message in messages:
+        if message["role"] == "user" or number == 0:
+            number += 1
+            if message["role"] == "user":
+                turns.append(Turn(memory=memory, number=number, input=message["content"]))
+    for start in range(0, len(turns), 5000):
+        Turn.objects.bulk_create(turns[start : start + 5000])
+    ids = list(Entry.objects.filter(memory=memory).values_list("id", flat=True))
+    for start in range(0, len(ids), 5000):
+        recall.index_entries(memory_id=memory.id, entry_ids=ids[start : start + 5000])
+    Memory.objects.filter(pk=memory.pk).update(background_upto_seq=len(messages))

@@ -26,6 +26,7 @@ from pathlib import Path
 import httpx
 
 from bench.common import ROOT, quantile
+from bench.django_setup import setup
 
 ROUNDS = 40
 WARMUP = 3
@@ -238,15 +239,9 @@ def translation_cpu(iterations: int = 1000) -> dict:
     """CPU µs per call of each route's own protocol work, in-process (no I/O, no database): the
     request's messages, the upstream body built from a 20-message window, the answer (JSON, and a
     stream's frames fed and passed on). Load on the machine moves this far less than the HTTP figures."""
-    import os
-    import tempfile
     from types import SimpleNamespace
 
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
-    os.environ.setdefault("THREADLESS_VAR_DIR", tempfile.mkdtemp(prefix="tl-bench-"))
-    import django
-
-    django.setup()
+    setup(temp_var="tl-bench-")
     import orjson
 
     from harness.proxy_stubs import (

@@ -4,24 +4,25 @@ indexing throughput.
 
     .venv/bin/python -m bench.recall_cost [--sizes 100,10000,100000] [--calls 30] [--json PATH]
 
-Each memory is built in bulk (`bench.recall_measure.build`, a throwaway SQLite database) and every
-message gets a row of vectors: real all-MiniLM-L6-v2 vectors of a pool of the memory's texts and
-their sentences, 1–4 vectors a row (2.5 on average, as chat turns have), so the codes scan covers
-the whole memory. decorate (budget 2,000 tokens, a question not in the window, not stored) runs
-in process, the two providers alternated call by call; `local` embeds its query each call, so
+Each memory is built in bulk (`bench.memory_builder.populate_indexed`, a throwaway SQLite database)
+and every message gets a row of vectors: real all-MiniLM-L6-v2 vectors of a pool of the memory's
+texts and their sentences, 1–4 vectors a row (2.5 on average, as chat turns have), so the codes scan
+covers the whole memory. decorate (budget 2,000 tokens, a question not in the window, not stored)
+runs in process, the two providers alternated call by call; `local` embeds its query each call, so
 its figure includes one model call. Target per size: local ≤ off + one query embedding + 5 ms
-(medians). Indexing: `embeddings.embed_entries` + `recall.index_entries` over fresh chat turns,
-in messages per second.
+(medians). Indexing: `embeddings.embed_entries` + `recall.index_entries` over fresh chat turns, in
+messages per second.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import tempfile
 import time
+
+from bench.django_setup import setup
+from bench.memory_builder import populate_indexed, word_messages
 
 QUESTION = "What did we decide about the hotel booking for the trip? ({})"
 POOL = 64  # distinct vectors, reused round the memory
@@ -32,20 +33,6 @@ TURNS = [
     "I have a beagle called Biscuit who sleeps on the sofa all day.",
     "The quarterly budget review moved to Thursday. Remember to send the slides before the board meeting.",
 ]
-
-
-def _setup() -> None:
-    os.environ.setdefault("THREADLESS_VAR_DIR", tempfile.mkdtemp(prefix="tl-recall-cost-"))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
-    os.environ["THREADLESS_RATE_LIMIT_PER_MINUTE"] = "0"
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0, interactive=False)
-    call_command("createcachetable", verbosity=0)
 
 
 def _vectors(memory, provider) -> None:
@@ -73,7 +60,6 @@ def _ms(values: list[float]) -> dict:
 
 
 def measure(size: int, calls: int) -> dict:
-    from bench.recall_measure import build
     from memories import embeddings, services
     from projects import services as project_services
 
@@ -84,9 +70,10 @@ def measure(size: int, calls: int) -> dict:
         projects[kind].model_config = {"embeddings": {"provider": kind}}
         projects[kind].save(update_fields=["model_config"])
     memory, _ = services.memory_create(project=projects["off"])
-    build(memory, size)
+    populate_indexed(memory, word_messages(size))
     _vectors(memory, provider)
-    memory.refresh_from_db()  # build() counts the messages in the database: decorate sizes its window by them
+    # populate_indexed() counts the messages in the database: decorate sizes its window by them
+    memory.refresh_from_db()
     times: dict[str, list[float]] = {"off": [], "local": [], "embed": []}
     for i in range(calls + 2):
         for kind in ("off", "local"):
@@ -110,14 +97,13 @@ def measure(size: int, calls: int) -> dict:
 
 def indexing(messages: int = 200) -> float:
     """Messages per second through the worker's indexing (vectors and lexical rows)."""
-    from bench.recall_measure import build
     from memories import embeddings, recall, services
     from memories.models import Entry, RecallVector
     from projects import services as project_services
 
     project = project_services.project_create(name="cost-indexing")
     memory, _ = services.memory_create(project=project)
-    build(memory, messages)
+    populate_indexed(memory, word_messages(messages))
     entries = list(Entry.objects.filter(memory=memory).order_by("seq"))
     for n, entry in enumerate(entries):
         entry.content = f"{TURNS[n % len(TURNS)]} ({n})"
@@ -167,7 +153,13 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=30)
     parser.add_argument("--json", default="")
     args = parser.parse_args()
-    _setup()
+    setup(
+        temp_var="tl-recall-cost-",
+        log_level="WARNING",
+        migrate=True,
+        cache_table=True,
+        THREADLESS_RATE_LIMIT_PER_MINUTE="0",
+    )
     results = {"sizes": {}, "indexing": indexing()}
     for size in [int(s) for s in args.sizes.split(",") if s]:
         results["sizes"][str(size)] = measure(size, args.calls)

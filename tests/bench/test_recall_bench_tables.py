@@ -1,5 +1,6 @@
 """`bench.recall_bench --write-tables`: a final run's figures replace the section's tables, its prose
-stays. Run in a child process because tests and bench never import each other."""
+stays, and the per-category table is rewritten at the top of the recall tuning notes. Run in a child
+process because tests and bench never import each other."""
 
 from __future__ import annotations
 
@@ -31,12 +32,16 @@ def results(x):
 
 tmp = Path(sys.argv[1])
 rb.DOC, rb.CHART = tmp / "benchmarks.md", tmp / "chart.png"
+rb.CATEGORY_DOC = tmp / "recall.md"
+rb.CATEGORY_DOC.write_text("# Recall tuning\n\n## An older finding\n\nolder prose\n")
 old = rb.table(results(0.111))
 rb.DOC.write_text("# Benchmarks\n\nbefore\n\n" + rb.START + "\n## 7.\n\nintro prose\n\n"
-                  + "\n".join(old[:6]) + "\n\nmiddle prose\n\n" + "\n".join(old[6:])
+                  + "\n".join(old[:4]) + "\n\nmiddle prose\n\n" + "\n".join(old[5:])
                   + "\n\nclosing prose\n" + rb.END + "\n\nafter\n")
+rb.write_tables(results(0.5))
 rb.write_tables(results(0.987))
 written = rb.DOC.read_text()
+tuning = rb.CATEGORY_DOC.read_text()
 bare = tmp / "bare.md"
 bare.write_text("# Benchmarks\n")
 rb.DOC = bare
@@ -45,7 +50,7 @@ try:
     refused = False
 except SystemExit:
     refused = True
-print(json.dumps({"text": written, "refused": refused}))
+print(json.dumps({"text": written, "tuning": tuning, "refused": refused}))
 """
 
 
@@ -59,14 +64,15 @@ def test_write_tables_replaces_only_the_tables(tmp_path):
         check=True,
     )
     result = json.loads(out.stdout.strip().splitlines()[-1])
-    text = result["text"]
-    assert "0.111" not in text and "0.987" in text and "0.99 / 0.99 / 0.99 (7)" in text
+    text, tuning = result["text"], result["tuning"]
+    assert "0.111" not in text and "0.987" in text
     for prose in ("before", "intro prose", "middle prose", "closing prose", "after"):
         assert prose in text
-    for header in (
-        "| provider | half | questions",
-        "| provider | half | multi-hop",
-        "| provider | half | conversations",
-    ):
+    for header in ("| provider | half | questions", "| provider | half | conversations"):
         assert text.count(header) == 1
+    assert "| provider | half | multi-hop" not in text
+    assert tuning.startswith("# Recall tuning\n\n<!-- recall-categories:start -->")
+    assert tuning.count("| provider | half | multi-hop") == 1
+    assert "0.99 / 0.99 / 0.99 (7)" in tuning and "0.50 / 0.50" not in tuning
+    assert "## An older finding\n\nolder prose" in tuning
     assert result["refused"], "a document without the section is refused, not appended to"

@@ -1,11 +1,11 @@
-"""Issue 11 rows 1, 3 and 4, written as the attack: a local 'attacker' server records what it got.
+"""Outbound calls, written as the attack: a local 'attacker' server records what it got.
 
-* Row 1: an agent config pointing `baseUrl` at the attacker with `apiKeyEnv: OPENAI_API_KEY` is
-  refused at save (400 naming `…baseUrl`) and, written straight into the database, refused at call
-  time; the attacker never sees the server's key.
-* Row 3: DNS rebinding. `socket.getaddrinfo` answers a public address first and 127.0.0.1 on
+* The server's own provider keys: an agent config pointing `baseUrl` at the attacker with
+  `apiKeyEnv: OPENAI_API_KEY` is refused at save (400 naming `…baseUrl`) and, written straight into
+  the database, refused at call time; the attacker never sees the server's key.
+* DNS rebinding: `socket.getaddrinfo` answers a public address first and 127.0.0.1 on
   any later lookup; the loopback server must get nothing.
-* Row 4: addresses that are not global (carrier NAT, 6to4 / NAT64 / IPv4-mapped forms of
+* Addresses that are not global (carrier NAT, 6to4 / NAT64 / IPv4-mapped forms of
   loopback) are refused.
 
 No traffic leaves loopback: the "public" address of the rebinding tests is connected through
@@ -70,7 +70,7 @@ def post_agent(client, config: dict):
     )
 
 
-# --- row 1: the server's own provider keys ----------------------------------------------------
+# --- the server's own provider keys -----------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -223,7 +223,7 @@ def test_the_providers_default_urls_are_the_official_hosts():
         assert httpx.URL(module.DEFAULT_BASE_URL).scheme == "https"
 
 
-# --- row 4: addresses that are not global ------------------------------------------------------
+# --- addresses that are not global -------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -300,7 +300,7 @@ def test_the_allow_list_still_admits_listed_hosts_and_cidrs(settings):
         egress.egress_check("ftp://127.0.0.1/")
 
 
-# --- row 3: DNS rebinding ---------------------------------------------------------------------
+# --- DNS rebinding ----------------------------------------------------------------------------
 
 
 class _Seen(BaseHTTPRequestHandler):

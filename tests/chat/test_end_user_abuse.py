@@ -1,4 +1,4 @@
-"""Issue 11 rows 6 and 12, written as the attack: a stranger holding an agent's publishable key
+"""Written as the attack: a stranger holding an agent's publishable key
 (public by design) tries to farm the tenant's model budget and to lock the real end users out."""
 
 from __future__ import annotations
@@ -340,7 +340,7 @@ def test_a_refused_begin_gives_its_stream_slot_back(settings, make_agent, publis
     assert turnpool.busy() == 0
 
 
-# --- metadata (row 12) -------------------------------------------------------------------------
+# --- metadata ----------------------------------------------------------------------------------
 
 
 def test_an_end_user_cannot_write_memory_metadata(users, cast, agent):

@@ -1,5 +1,5 @@
 """Against a real uvicorn process: streamed turns run on a bounded pool, and the cap on running
-end-user turns per agent holds while turns really run (issue 11 row 6)."""
+end-user turns per agent holds while turns really run."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Seed 000 (memory policy) sentence by sentence, as a new user tries it (issue 14 items 1-5)."""
+"""Seed 000 (memory policy) sentence by sentence, as a new user tries it."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def model_view(conversation, text: str = "and now?", budget: int = 60000):
     )
 
 
-# --- item 1: the seed's behavior rule, pasted as is -------------------------------------------
+# --- the seed's behavior rule, pasted as is ---------------------------------------------------
 
 
 def test_the_seeds_behavior_rule_pasted_unchanged_fires_in_the_turn_after_the_failure(make_agent, stub):
@@ -127,7 +127,7 @@ def test_without_strict_write_the_seeds_rule_has_no_action_to_react_to(make_agen
     assert "fallback_response" not in services.turn_say(conversation=conversation, text="weather?")["actions"]
 
 
-# --- item 2: each attempt's entries follow the policy for that attempt -----------------------
+# --- each attempt's entries follow the policy for that attempt -------------------------------
 
 
 @pytest.mark.parametrize("mode", ["off", "digest", "keep_all"])
@@ -193,7 +193,7 @@ def test_with_continue_on_failure_the_reply_the_caller_got_stays(make_agent):
     assert Entry.objects.get(memory=conversation.memory, kind="message", role="assistant").committed is True
 
 
-# --- item 3: the failures block: newest, capped, counted in the budget ------------------------
+# --- the failures block: newest, capped, counted in the budget --------------------------------
 
 
 def _flaky_memory(cast, mode: str, turns: int, error: str):
@@ -248,7 +248,7 @@ def test_raw_error_rows_are_capped_each_and_the_block_counts_in_the_budget(cast)
     )
 
 
-# --- item 4: the most specific reason in the cause chain ---------------------------------------
+# --- the most specific reason in the cause chain -----------------------------------------------
 
 
 def test_a_reported_java_trace_digests_to_its_last_caused_by(cast):
@@ -345,7 +345,7 @@ def test_an_exception_inside_a_task_names_its_innermost_message(make_agent):
     assert "internal error" not in text and "has no attribute" in text
 
 
-# --- item 5: a streamed failure is rolled back on the page too ---------------------------------
+# --- a streamed failure is rolled back on the page too -----------------------------------------
 
 
 def test_a_stream_failing_midway_sends_rollback_after_its_tokens(make_agent, stub):

@@ -1,4 +1,4 @@
-"""Issue 11, rows 2 and 14 on the agent routes: what a publishable-key caller or an upstream
+"""Redaction on the agent routes: what a publishable-key caller or an upstream
 server can make the server repeat, written as the attack (a real local stub server plays the
 upstream). Timeouts turn a quadratic regression into a failure; no timing assertions."""
 

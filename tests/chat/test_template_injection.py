@@ -1,4 +1,4 @@
-"""Issue 11 row 9: http_call templates are injection-safe — the attacker's input arrives upstream
+"""http_call templates are injection-safe — the attacker's input arrives upstream
 as one string value, never as a new JSON field or a new query parameter (a real stub server
 records what it received)."""
 

@@ -1,4 +1,4 @@
-"""Counters stay exact across real processes (issue 17): the rate limit and the usage totals.
+"""Counters stay exact across real processes: the rate limit and the usage totals.
 
 Two OS processes increment the same keys at once through common.counters (the embedded
 default's counter file, or Redis under THREADLESS_SERVICES); every count must be handed out

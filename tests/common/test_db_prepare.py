@@ -1,6 +1,6 @@
 """Prepared statements on PostgreSQL (common.db.plain_cursor(prepare=True), THREADLESS_DB_PREPARE):
 the hot routes' statements are parsed and planned once per connection, a bounded set of them, and
-the switch turns it off (issue 17: PostgreSQL's planning cost per turn)."""
+the switch turns it off (what it saves: PostgreSQL's planning cost per turn)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """PostgreSQL's per-request connection health check (common.pgbackend): no round trip for a
 connection in steady use, Django's `SELECT 1` past the idle window, and a terminated backend
-replaced before the next request runs (issue 17: persistent connections, health-checked)."""
+replaced before the next request runs (persistent connections, health-checked)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 11, rows 2, 11, 13, 14 written as the attack: adversarial input up to 1 MiB through every
+"""Redaction written as the attack: adversarial input up to 1 MiB through every
 place that redacts or echoes it, deep JSON, and the access log of a real uvicorn process.
 
 Each test has a generous timeout (pytest-timeout): a quadratic regression fails the test instead of
@@ -144,7 +144,7 @@ def test_deeply_nested_json_in_an_error_text_is_just_text():
     assert PROJECT_KEY not in json.dumps(walked, check_circular=False)[:10_000]
 
 
-# --- what redaction covers (row 14) -------------------------------------------------------------
+# --- what redaction covers ----------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -428,7 +428,7 @@ def test_the_access_log_of_a_real_uvicorn_keeps_no_key_nor_client_token(uvicorn_
         "I love " + "a-" * 50_000,
         "I like pizza" + " ," * 50_000 + "x",
         "I like pizza " + "but " * 25_000,
-        # Round 5 (issue 13): each new construct, repeated. "Oh and " x 70 took
+        # Each construct of the rules, repeated. "Oh and " x 70 took
         # 2^n steps before FILLER lost its composite alternatives ("oh and").
         "Oh and " * 70 + "I live in nowhere",
         "So about me, " * 35 + "I live in nowhere",
@@ -451,7 +451,7 @@ def test_the_access_log_of_a_real_uvicorn_keeps_no_key_nor_client_token(uvicorn_
         "I'm Ana, 3" + "1, " * 30_000,
         "My cat, a " * 10_000,
         "I work nights " * 8_000,
-        # Round 6: a statement before its question, emoji, labels, lists after "including".
+        # A statement before its question, emoji, labels, lists after "including".
         "I live in nowhere, is" * 5_000 + "?",
         "I live in nowhere" + ", any" * 20_000 + "?",
         "I'm a " + "\U0001f419 " * 30_000,
@@ -468,7 +468,7 @@ def test_the_access_log_of_a_real_uvicorn_keeps_no_key_nor_client_token(uvicorn_
         "we got a puppy!! a " + "spaniel " * 12_000,
         "my job? " * 12_000,
         "my job? " + "tattoo " * 15_000,
-        # Round 7: run-on dictation, self-description lists, lower-case messages,
+        # Run-on dictation, self-description lists, lower-case messages,
         # chat tags, reported speech at the end, and each new rule family.
         "I'm a nurse " + "I live in " * 10_000,
         "x I'm" * 20_000,
@@ -518,7 +518,7 @@ def test_the_access_log_of_a_real_uvicorn_keeps_no_key_nor_client_token(uvicorn_
         "I'm a resident of " * 8_000,
         "Lagos based " * 10_000,
         "I grew up" + " and moved to" * 8_000,
-        # Round 8: corrections, foreign introductions, and each new rule family.
+        # Corrections, foreign introductions, and each new rule family.
         "wait no, " * 12_000,
         "actually no " * 10_000,
         "I mean I was " * 8_000,
@@ -560,7 +560,7 @@ def test_the_access_log_of_a_real_uvicorn_keeps_no_key_nor_client_token(uvicorn_
         "45, " * 25_000,
         "4, a " * 20_000,
         "here, live in , " * 6_000,
-        # Round 9: titles, spoken punctuation, "I'm in X, …", trades, sign-offs, accents
+        # Titles, spoken punctuation, "I'm in X, …", trades, sign-offs, accents
         # restored, foreign kin and origins, and each new rule family.
         "please just call me " * 6_000,
         "it's me " * 12_000,
@@ -618,7 +618,7 @@ def test_the_access_log_of_a_real_uvicorn_keeps_no_key_nor_client_token(uvicorn_
         "Hi, I'm " + "Ana " * 20_000,
         "just kidding, " * 8_000,
         "not kidding " * 9_000,
-        # Round 10: code-switched cues, work places, dash and bracket ends, trips, fans, profile
+        # Code-switched cues, work places, dash and bracket ends, trips, fans, profile
         # fields, pet emoji, corrections; "I'm at Acme, " took 8.6 s at 52 KB before each
         # rule's `needs` was read once per message instead of once per clause.
         "tôi là " * 14_000,
@@ -666,7 +666,7 @@ def test_the_access_log_of_a_real_uvicorn_keeps_no_key_nor_client_token(uvicorn_
         ", vivo a " * 10_000,
         " und komme aus " * 7_000,
         "I love my " + "little " * 20_000 + "kids x",
-        # Round 11: profile cards, work places, opening roles, code-switched cues (place first
+        # Profile cards, work places, opening roles, code-switched cues (place first
         # too), kin named after, re-spelt pets, laughs, preference keys.
         "Ana, 34, " * 10_000,
         "this is Ana, " * 8_000,
@@ -712,7 +712,7 @@ def test_the_access_log_of_a_real_uvicorn_keeps_no_key_nor_client_token(uvicorn_
         "I'm 25 f " * 10_000,
         "Ako po si " * 8_000,
         "annyeong haseyo~ " * 6_000,
-        # Round 12: shouting, lower-case intros, cue lexicons of more languages, Turkish and
+        # Shouting, lower-case intros, cue lexicons of more languages, Turkish and
         # Hungarian suffixes, cards, signatures, bar lines, CV lines, forwarded mail.
         "HI IM " * 15_000,
         "im x " * 20_000,
@@ -766,7 +766,7 @@ def test_the_access_log_of_a_real_uvicorn_keeps_no_key_nor_client_token(uvicorn_
         "Bio: 34. " * 10_000,
         "x. " * 30_000,
         "ek werk as 'n " * 7_000,
-        # Round 13: English families (engaged, kin before "and I", lower-case ages, nationalities,
+        # English families (engaged, kin before "and I", lower-case ages, nationalities,
         # for uni, retraining / joining as, favourites with no verb, titled relatives, vehicles).
         "got engaged to " * 8_000,
         "hubby Ana and " * 8_000,
@@ -815,7 +815,7 @@ def test_100_kb_of_adversarial_user_text_does_not_stall_the_fact_rules(text):
     ],
 )
 def test_a_message_full_of_corrections_costs_a_few_passes_not_one_per_marker(unit):
-    """Round 8: a correction inside a message ("I'm 35, wait no, 36") re-reads parts of that message,
+    """A correction inside a message ("I'm 35, wait no, 36") re-reads parts of that message,
     at most three plain passes whatever the number of markers (no pass corrects again), and only up
     to MAX_CORRECTED characters; a longer message is read as it is."""
     from memories.facts.base import UserMessage
@@ -841,7 +841,7 @@ def test_no_filler_word_is_two_others_in_a_row():
 
 
 def test_a_message_of_5000_statements_gives_5000_facts_without_stalling():
-    """Round 7 says each fact once per message: the check is a set, not a scan of what was found
+    """The rules say each fact once per message: the check is a set, not a scan of what was found
     (quadratic in the facts of one message)."""
     from memories.facts.base import UserMessage
     from memories.facts.rules import RuleExtractor

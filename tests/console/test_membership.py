@@ -1,4 +1,4 @@
-"""Finding 15 / item 12: a staff account sees and administers only its own projects.
+"""A staff account sees and administers only its own projects.
 
 The attacker is a staff account of project A that knows (or guesses) project B's ids: every
 console page answers 404 for them, exactly like ids that do not exist, and nothing of B leaks

@@ -12,7 +12,7 @@ measured and never tuned on: questions paraphrased so they share few words with 
 ("What's my dog called?" for "I have a beagle, Biscuit."), distractor turns that mention the same
 entities, answers said early in long conversations, corrections where only the newest statement
 holds the answer, and fact phrasings the extractor was not written for. The `dev` half (tuned on)
-is written in the same style since round 5 (DEV_NEEDLES, DEV_SUPPORT, DEV_TWO), from template
+is written in the same style (DEV_NEEDLES, DEV_SUPPORT, DEV_TWO), from template
 families, filler lines and pools of its own (DEV_POOLS), so nothing tuned on dev is fitted to the
 held-out wording; its fact lines (FACT_TEMPLATES + DEV_FACTS) are as before. Editing the dev side
 never moves a held-out conversation: each conversation has its own generator, and the held-out
@@ -966,7 +966,7 @@ DEV_NEGATIVES = [
     "Our supplier {name} lives in {city}.",
 ]
 # --- the dev half's conversations (tuned on) ---------------------------------------------------------
-# Written in round 5 in the held-out half's style: questions paraphrased so they share few or no
+# Written in the held-out half's style: questions paraphrased so they share few or no
 # words with the evidence (4 of 30 templates share one, about the held-out share), distractors
 # naming the same entities after the statement, corrections where only the newest statement
 # holds the answer, answers said early in long conversations. Template families, filler lines

@@ -115,7 +115,7 @@ def test_end_user_chat_shows_the_banner_and_try_again_recovers(
 def test_a_stream_failing_midway_takes_its_partial_reply_off_the_end_user_page(
     browser, console_server, agent, provider, pub_key
 ):
-    """Issue 14 item 5: the rollback reaches the page, and the banner replaces the partial tokens."""
+    """A streamed failure: the rollback reaches the page, and the banner replaces the partial tokens."""
     error = json.dumps({"error": {"message": PROVIDER_TEXT}})
     provider.stub.openai_stream(
         "/v1/chat/completions",

@@ -210,7 +210,7 @@ def test_decorate_embeds_only_the_query_never_stored_text(pet_memory, stub):
 
 
 def _recalled(answer) -> str:
-    """The recall block's snippets and their neighbours (since round 5 the rules also take the pet
+    """The recall block's snippets and their neighbours (the rules also take the pet
     line as a fact, so the facts block holds "Biscuit" whatever recall does)."""
     return " ".join(
         " ".join([hit["snippet"]] + [n["snippet"] for n in hit.get("context", [])])

@@ -214,6 +214,6 @@ def test_the_window_is_an_index_range_read_at_other_mixes_of_rows(mixed):
     """Messages a fifth of the rows, or the newest thousand uncommitted: still an index range read in
     seq order (no sort). Without the window's own index (the unique (memory, seq) index read backwards with a
     filter), PostgreSQL planned the pipeline mix's later ranges as a bitmap scan of the memory's
-    whole entries and a sort (docs/benchmarks.md, issue 17 round 6)."""
+    whole entries and a sort (docs/tuning/serving.md)."""
     for plan in _window_plans(mixed):
         assert _reads_in_index_order(plan), plan

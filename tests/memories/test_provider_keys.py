@@ -1,5 +1,5 @@
-"""Issue 11 row 1 for the background model (`project_background --model`), written as the attack:
-a local 'attacker' server speaking chat completions records every request it receives."""
+"""The server's provider keys and the background model (`project_background --model`), written as
+the attack: a local 'attacker' server speaking chat completions records every request it receives."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Memory.turn_start_seq (migration 0008): the first seq of the memory's newest turn, kept by every
 write that opens a turn, so report's write takes the turn's start from the memory row instead of
-reading the turn's entries (issue 17 round 6)."""
+reading the turn's entries."""
 
 from __future__ import annotations
 

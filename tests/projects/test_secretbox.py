@@ -1,4 +1,4 @@
-"""Finding 7 / item 6: secrets at rest.
+"""Secrets at rest.
 
 The attacker has the repository (so the once-committed SECRET_KEY) and a copy of the database
 file; a provider key stored in the console must not decrypt from those. Keys rotate without

@@ -56,7 +56,7 @@ def reported(fault) -> list[str]:
         ]
 
 
-# --- item 6: AsyncThreadless across asyncio.run() calls --------------------------------------
+# --- AsyncThreadless across asyncio.run() calls ----------------------------------------------
 
 
 def test_an_async_client_keeps_working_in_a_second_asyncio_run(fault, errors):
@@ -136,7 +136,7 @@ async def test_an_unexpected_error_inside_async_decorate_falls_back_like_a_netwo
     assert [e.code for e in errors.errors] == ["client_error"]
 
 
-# --- item 7: os.fork() -----------------------------------------------------------------------
+# --- os.fork() -------------------------------------------------------------------------------
 
 
 def _in_child(work) -> dict:
@@ -232,7 +232,7 @@ def _wait_for(condition, limit: float = 15.0) -> None:
         done.wait(0.02)
 
 
-# --- item 8: the newest decorate's answer wins the tail ------------------------------------------
+# --- the newest decorate's answer wins the tail --------------------------------------------------
 
 
 def test_a_slow_older_decorate_answer_never_replaces_a_newer_tail(fault, errors):

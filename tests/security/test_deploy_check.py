@@ -1,4 +1,4 @@
-"""Finding 8 / item 7: `check --deploy` is clean with the production env of docs/deployment.md.
+"""`check --deploy` is clean with the production env of docs/deployment.md.
 
 The test reads the env block from the doc itself, so the documented settings are the checked ones.
 """

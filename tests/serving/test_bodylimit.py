@@ -1,4 +1,4 @@
-"""Finding 10: the body limit holds while the body is read (a real uvicorn, a raw socket).
+"""The body limit holds while the body is read (a real uvicorn, a raw socket).
 
 The attacker sends a 30 MB body with no key, slowly, in chunks. The 413 must come back while the
 attacker is still sending, so the server never reads (or spools) the rest.

@@ -398,7 +398,7 @@ def test_decorate_records_the_budget_it_was_last_used_with(cast, memory_a):
 
 
 def test_a_decorate_without_messages_is_a_400_naming_messages_and_stores_nothing(cast, memory_a):
-    """Issue 14 item 13: `{}` used to answer 200 with an empty turn."""
+    """A body without messages (`{}`) is refused, not answered 200 with an empty turn."""
     for body in ({}, {"messages": None}, {"instructions": "Be brief."}):
         error = error_of(post(cast.a, f"/v1/memories/{memory_a.id}/decorate", body), 400, "invalid_request")
         assert error["message"].startswith("messages: is required")

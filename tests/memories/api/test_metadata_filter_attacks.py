@@ -1,4 +1,4 @@
-"""Issue 11 row 5: `?metadata.<key>=` keys are literal JSON keys, never ORM lookups (SPEC 4.2)."""
+"""`?metadata.<key>=` keys are literal JSON keys, never ORM lookups (SPEC 4.2)."""
 
 from __future__ import annotations
 

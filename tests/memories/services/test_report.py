@@ -1,6 +1,5 @@
 """report's common case and decorate's store outside any transaction (as the hot routes run
-them): a write transaction of their own, committed, or rolled back whole when a statement fails
-(issue 17, rounds 5 and 10)."""
+them): a write transaction of their own, committed, or rolled back whole when a statement fails."""
 
 from __future__ import annotations
 
