@@ -15,6 +15,7 @@ from django.test.utils import CaptureQueriesContext
 
 from memories.models import Memory
 from projects.models import ApiCall, Project, ProjectUsage, RateCounter
+from tests.fixtures.api import decorate, report
 
 BUDGET = 2
 # Every row write a statement makes, a plain one or the data-modifying CTEs of one `WITH …`
@@ -64,31 +65,13 @@ def warm(cast):
     cast.project_a.save()
     memory_id = cast.a.post("/v1/memories", {}, format="json").json()["id"]
     for i in range(3):
-        assert (
-            cast.a.post(
-                f"/v1/memories/{memory_id}/decorate",
-                {"messages": [{"role": "user", "content": f"hi {i}"}]},
-                format="json",
-            ).status_code
-            == 200
-        )
-        assert (
-            cast.a.post(
-                f"/v1/memories/{memory_id}/report",
-                {"messages": [{"role": "assistant", "content": f"yo {i}"}]},
-                format="json",
-            ).status_code
-            == 202
-        )
+        assert decorate(cast.a, memory_id, [{"role": "user", "content": f"hi {i}"}]).status_code == 200
+        assert report(cast.a, memory_id, [{"role": "assistant", "content": f"yo {i}"}]).status_code == 202
     return memory_id
 
 
 def _decorate(cast, memory_id, **extra):
-    return cast.a.post(
-        f"/v1/memories/{memory_id}/decorate",
-        {"messages": [{"role": "user", "content": "hello there"}], **extra},
-        format="json",
-    )
+    return decorate(cast.a, memory_id, [{"role": "user", "content": "hello there"}], **extra)
 
 
 def test_decorate_writes_at_most_two_rows_beyond_what_it_stores(cast, warm):
@@ -129,14 +112,7 @@ def test_a_report_with_a_failure_stays_within_the_budget_beyond_its_digest_rows(
 def test_no_request_writes_a_row_the_whole_project_shares(cast, warm):
     with CaptureQueriesContext(connection) as ctx:
         assert _decorate(cast, warm).status_code == 200
-        assert (
-            cast.a.post(
-                f"/v1/memories/{warm}/report",
-                {"messages": [{"role": "assistant", "content": "Hi"}]},
-                format="json",
-            ).status_code
-            == 202
-        )
+        assert report(cast.a, warm, [{"role": "assistant", "content": "Hi"}]).status_code == 202
         assert cast.a.get(f"/v1/memories/{warm}").status_code == 200
     shared = [w for w in writes(ctx.captured_queries) if w[1] in SHARED]
     assert shared == []

@@ -222,13 +222,7 @@ def test_a_busy_process_publishes_at_most_once_per_interval_and_a_lone_row_soon(
 def test_a_batch_message_processes_each_of_its_rows(cast, eager_celery):
     from memories.tasks import process_outbox
 
-    ids = []
-    for text in ("one", "two"):
-        memory, _ = services.memory_create(project=cast.project_a)
-        services.memory_decorate(memory=memory, messages=[{"role": "user", "content": text}])
-        services.report_accept(memory=memory, messages=[{"role": "assistant", "content": text}], failures=[])
-        ids.append(Outbox.objects.get(memory=memory).id)
-    Outbox.objects.filter(id__in=ids).update(processed_at=None, claimed_at=None, attempts=0)
+    ids = _unprocessed_rows(cast, 2)
     assert process_outbox.apply(args=[ids]).get() is True
     assert all(
         row.processed_at is not None and row.attempts == 1 for row in Outbox.objects.filter(id__in=ids)
@@ -243,13 +237,7 @@ def test_a_database_error_gives_the_claim_back_and_the_retry_finishes_the_batch(
     from memories.services import outbox as outbox_module
     from memories.tasks import process_outbox
 
-    ids = []
-    for text in ("one", "two"):
-        memory, _ = services.memory_create(project=cast.project_a)
-        services.memory_decorate(memory=memory, messages=[{"role": "user", "content": text}])
-        services.report_accept(memory=memory, messages=[{"role": "assistant", "content": text}], failures=[])
-        ids.append(Outbox.objects.get(memory=memory).id)
-    Outbox.objects.filter(id__in=ids).update(processed_at=None, claimed_at=None, attempts=0)
+    ids = _unprocessed_rows(cast, 2)
     first_memory = Outbox.objects.get(id=ids[0]).memory_id
     real, calls = outbox_module.process_entries, []
 
@@ -279,3 +267,15 @@ def test_a_row_that_fails_otherwise_keeps_its_claim_until_the_stale_limit(report
     row = Outbox.objects.get(pk=reported.pk)
     assert row.claimed_at is not None and row.processed_at is None
     assert services.outbox_process(outbox_id=reported.id) is False
+
+
+def _unprocessed_rows(cast, count: int) -> list[int]:
+    """Outbox rows of `count` reported memories, none processed or claimed yet."""
+    ids = []
+    for i in range(count):
+        memory, _ = services.memory_create(project=cast.project_a)
+        services.memory_decorate(memory=memory, messages=[{"role": "user", "content": f"turn {i}"}])
+        services.report_accept(memory=memory, messages=[{"role": "assistant", "content": "ok"}], failures=[])
+        ids.append(Outbox.objects.get(memory=memory).id)
+    Outbox.objects.filter(id__in=ids).update(processed_at=None, claimed_at=None, attempts=0)
+    return ids
