@@ -183,10 +183,11 @@ def _recall_hits(memory: Memory, query: str, before_seq: int | None, query_vecto
     if not query.strip():
         return []
     # The only embedding on this path: the query's (stored text was embedded by the worker).
-    if query_vector is not None:  # shared with the facts block: one query embedding per decorate
-        vector = query_vector()
-    else:
-        vector = embeddings.embed_query(memory.project, query) if embeddings.enabled(memory.project) else None
+    # Shared with the facts block (one query embedding per decorate) and passed on as a callable:
+    # search reads the words' candidates before it waits for the vector.
+    vector = query_vector
+    if vector is None and embeddings.enabled(memory.project):
+        vector = embeddings.embed_query_soon(memory.project, query)
     return recall_index.search(
         memory_id=memory.id,
         query=query,
@@ -289,15 +290,19 @@ def _failures_block(
     return digests, FAILURES_HEADER + "\n" + "\n".join(line for _, line in kept), used
 
 
-def _query_vector_once(memory: Memory, query: str):
-    """A callable answering the query's embedding, computed at most once (None: embeddings off)."""
+def _query_vector_once(memory: Memory, query: str, start: bool):
+    """A callable answering the query's embedding, computed at most once (None: embeddings off).
+    `start`: recall will search (the history does not fit whole), so the embedding begins now and
+    runs while the window and the index are read (`embeddings.embed_query_soon`); otherwise it is
+    computed when first asked for (the facts block may never ask)."""
     if not query.strip() or not embeddings.enabled(memory.project):
         return None
     memo: list = []
+    pending = embeddings.embed_query_soon(memory.project, query) if start else None
 
     def vector():
         if not memo:
-            memo.append(embeddings.embed_query(memory.project, query))
+            memo.append(pending() if pending else embeddings.embed_query(memory.project, query))
         return memo[0]
 
     return vector
@@ -345,7 +350,9 @@ def context_build(
     query = "\n".join(text_of(m.get("content")) for m in new_messages if m.get("role") == "user")
     # The facts block and the recall block count inside the budget too: the window is read with
     # their room reserved (the recall block's cap, when the history does not fit whole).
-    query_vector = _query_vector_once(memory, query)
+    query_vector = _query_vector_once(
+        memory, query, start=recall and memory.token_count + new_tokens > budget_tokens
+    )
     ctx_facts, facts_text = _facts_block(reads.facts(), query, query_vector)
     facts_tokens = text_tokens(facts_text) + 2 if facts_text else 0
     recall_cap = lookback_cap = 0

@@ -16,7 +16,9 @@ Chosen per project (`Project.model_config["embeddings"] = {"provider", "model", 
 local (default) | off | openai, with `THREADLESS_EMBEDDINGS_MODEL`, `…_BASE_URL`, `…_API_KEY_ENV`).
 
 Stored text is embedded in the worker at indexing time (`embed_entries`, called by
-`background.process_entries`); decorate embeds only its query. Vectors live in the database
+`background.process_entries`); decorate embeds only its query, and begins that in a thread of its
+own as soon as it knows recall will search (`embed_query_soon`): the window and the words'
+candidates are read meanwhile, so decorate waits for the longer of the two, not their sum. Vectors live in the database
 (`RecallVector`: float32 bytes, a blob on SQLite and bytea on PostgreSQL, with the model name and
 dimension), so a model change never mixes spaces: vectors of another model are ignored at once
 and replaced in the background (`backfill`, bounded chunks). `VectorStore` is the one interface
@@ -61,6 +63,8 @@ import re
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import Future
 from typing import NamedTuple
 
 from django.conf import settings
@@ -773,11 +777,42 @@ def embed_query(project, text: str):
     """(model key, unit vector) for a query, or None when embeddings are off or the call fails or
     takes longer than QUERY_TIMEOUT_S (recall then stays lexical: a provider outage never fails or
     stalls a decorate)."""
+    provider = _query_provider(project, text)
+    return _query_embedding(provider, text) if provider is not None else None
+
+
+def embed_query_soon(project, text: str) -> Callable[[], tuple[str, list[float]] | None]:
+    """`embed_query` begun now, in a thread of its own; the callable returned answers it (waiting
+    for it when it is not done). The caller reads the window and the index meanwhile: the local
+    model and a provider's HTTP call both run outside the GIL, so decorate's latency is the longer
+    of the two, not their sum. The provider (and its key) is resolved here, in the caller's thread,
+    so the thread touches no database connection. An error other than EmbeddingFailed is raised
+    by the callable, as `embed_query` would raise it."""
+    provider = _query_provider(project, text)
+    if provider is None:
+        return lambda: None
+    answer: Future = Future()
+
+    def run() -> None:
+        try:
+            answer.set_result(_query_embedding(provider, text))
+        except BaseException as exc:  # handed to the caller, raised where it waits
+            answer.set_exception(exc)
+
+    threading.Thread(target=run, name="threadless-query-embedding", daemon=True).start()
+    return answer.result
+
+
+def _query_provider(project, text: str):
     provider = provider_for(project)
     if provider is None or not text.strip():
         return None
     if isinstance(provider, OpenAIProvider):
         provider = dataclasses.replace(provider, timeout_s=min(provider.timeout_s, QUERY_TIMEOUT_S))
+    return provider
+
+
+def _query_embedding(provider, text: str):
     try:
         return model_key(provider), provider.embed([text[:MAX_TEXT_CHARS]])[0]
     except EmbeddingFailed as exc:

@@ -11,6 +11,8 @@ nothing here calls a model.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from memories.recall import dense, lexical, reads, selection
 from memories.recall.dense import QueryVector
 from memories.recall.hits import Message
@@ -28,7 +30,7 @@ def search(
     limit: int = 5,
     before_seq: int | None = None,
     neighbours: bool = False,
-    query_vector: QueryVector | None = None,
+    query_vector: QueryVector | Callable[[], QueryVector | None] | None = None,
     whole_chars: int = 0,
     ranking: Ranking = RANKING,
 ) -> list[dict]:
@@ -40,7 +42,9 @@ def search(
     messages right before and after it (older than `before_seq`), for evidence that spans turns.
     `query_vector`: (model key, unit vector) of the query (memories.embeddings.embed_query); the
     nearest stored messages of that model join the candidates and add their closeness, so a
-    paraphrase with no word in common can still be found.
+    paraphrase with no word in common can still be found. It may be a callable answering it (or
+    None): it is called only after the words' candidates are read and scored, so an embedding
+    still running (`embeddings.embed_query_soon`) overlaps those reads.
     `whole_chars`: a message up to this many characters is its snippet whole (decorate's block shows
     messages whole); a longer one, and every one by default, is cut around the match.
 
@@ -106,7 +110,7 @@ def _spread(
 
 def _meaning(
     memory_id: str,
-    query_vector: QueryVector | None,
+    query_vector: QueryVector | Callable[[], QueryVector | None] | None,
     before_seq: int | None,
     pool: dict[int, Message],
     names: set[str],
@@ -118,6 +122,8 @@ def _meaning(
     """({seq: closeness 0..1}, the weight of meaning against words). The nearest stored messages
     join the pool (a paraphrase shares no word); a stored question's closeness counts
     dense_question of itself (the answer is a statement)."""
+    if callable(query_vector):
+        query_vector = query_vector()
     if not query_vector:
         return {}, 0.0
     closeness, standout = dense.closeness(

@@ -19,6 +19,7 @@ from django.db import transaction
 from common.tokens import message_tokens
 from memories import embeddings, recall, services
 from memories.models import Entry, Memory, RecallVector
+from memories.recall import reads as recall_reads
 from tests.fixtures.background import CORPUS, converse, drain
 from tests.fixtures.embed_stub import EmbeddingsStub
 
@@ -207,6 +208,54 @@ def test_decorate_embeds_only_the_query_never_stored_text(pet_memory, stub):
     )
     assert stub.inputs() == [QUESTION]
     assert answer["context"]["recalled"]
+
+
+def test_decorate_reads_the_words_candidates_while_the_query_is_embedded(pet_memory, stub, monkeypatch):
+    # The stub answers the query's embedding only once the index's word candidates are read:
+    # decorate finds the paraphrase only if the embedding ran beside those reads, not before them.
+    stub.requests.clear()
+    stub.hold = threading.Event()
+    read_candidates = recall_reads.candidates
+
+    def candidates(**kwargs):
+        stub.hold.set()
+        return read_candidates(**kwargs)
+
+    monkeypatch.setattr(recall_reads, "candidates", candidates)
+    answer = services.memory_decorate(
+        memory=pet_memory,
+        messages=[{"role": "user", "content": "Which puppy lives with me?"}],
+        budget_tokens=300,
+        store=False,
+    )
+    assert stub.inputs() == ["Which puppy lives with me?"]
+    assert PET_LINE in _recalled(answer)
+
+
+def test_a_decorate_whose_history_fits_whole_embeds_nothing(cast, stub):
+    _configure(cast.project_a, stub)
+    memory, _ = services.memory_create(project=cast.project_a)
+    converse(memory, CORPUS["filler"][:2])
+    drain()
+    memory.refresh_from_db()
+    stub.requests.clear()
+    answer = services.memory_decorate(
+        memory=memory, messages=[{"role": "user", "content": QUESTION}], budget_tokens=4000, store=False
+    )
+    assert answer["usage"]["dropped_messages"] == 0 and len(answer["messages"]) == memory.message_count + 1
+    assert stub.inputs() == []
+
+
+def test_an_unexpected_error_in_the_query_embedding_reaches_the_caller(cast, monkeypatch):
+    class Broken:
+        name, model = "broken", "m"
+
+        def embed(self, texts):
+            raise RuntimeError("not an EmbeddingFailed")
+
+    monkeypatch.setattr(embeddings, "provider_for", lambda project: Broken())
+    with pytest.raises(RuntimeError, match="not an EmbeddingFailed"):
+        embeddings.embed_query_soon(cast.project_a, QUESTION)()
 
 
 def _recalled(answer) -> str:
