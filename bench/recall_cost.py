@@ -12,7 +12,8 @@ runs in process, the two providers alternated call by call; `local` embeds its q
 its figure includes one model call, which runs in a thread of its own beside the window's and the
 words' reads (`embeddings.embed_query_soon`). Target per size: local ≤ off + one query embedding +
 5 ms (medians of the time a decorate takes). The CPU the process spends (every thread's, the
-model's included) is reported beside it: the overlap shortens the wait, not the work. Indexing: `embeddings.embed_entries` + `recall.index_entries` over fresh chat turns, in
+model's included) is reported beside it: the overlap shortens the wait, not the work.
+Indexing: `embeddings.embed_entries` + `recall.index_entries` over fresh chat turns, in
 messages per second.
 """
 

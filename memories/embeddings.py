@@ -18,11 +18,12 @@ local (default) | off | openai, with `THREADLESS_EMBEDDINGS_MODEL`, `…_BASE_UR
 Stored text is embedded in the worker at indexing time (`embed_entries`, called by
 `background.process_entries`); decorate embeds only its query, and begins that in a thread of its
 own as soon as it knows recall will search (`embed_query_soon`): the window and the words'
-candidates are read meanwhile, so decorate waits for the longer of the two, not their sum. Vectors live in the database
-(`RecallVector`: float32 bytes, a blob on SQLite and bytea on PostgreSQL, with the model name and
-dimension), so a model change never mixes spaces: vectors of another model are ignored at once
-and replaced in the background (`backfill`, bounded chunks). `VectorStore` is the one interface
-to them, so a pgvector column and index can take over later.
+candidates are read meanwhile, so decorate waits for the longer of the two, not their sum.
+Vectors live in the database (`RecallVector`: float32 bytes, a blob on SQLite and bytea on
+PostgreSQL, with the model name and dimension), so a model change never mixes spaces: vectors
+of another model are ignored at once and replaced in the background (`backfill`, bounded
+chunks). `VectorStore` is the one interface to them, so a pgvector column and index can take
+over later.
 
 Each committed message has one row: the vector of its own text and, when it says two or more
 sentences of three words or more, up to PIECE_MAX more, one per sentence, each prefixed by the
