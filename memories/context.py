@@ -182,19 +182,16 @@ def _recall_hits(memory: Memory, query: str, before_seq: int | None, query_vecto
     """Recall's ranked hits older than `before_seq` for the block (at most RECALL_MAX_SNIPPETS)."""
     if not query.strip():
         return []
-    # The only embedding on this path: the query's (stored text was embedded by the worker).
-    # Shared with the facts block (one query embedding per decorate) and passed on as a callable:
-    # search reads the words' candidates before it waits for the vector.
-    vector = query_vector
-    if vector is None and embeddings.enabled(memory.project):
-        vector = embeddings.embed_query_soon(memory.project, query)
+    # The only embedding on this path: the query's (stored text was embedded by the worker),
+    # `_query_vector_once`'s callable, shared with the facts block (None: embeddings are off).
+    # search reads the words' candidates before it calls it.
     return recall_index.search(
         memory_id=memory.id,
         query=query,
         limit=RECALL_MAX_SNIPPETS,
         before_seq=before_seq,
         neighbours=RECALL_CONTEXT,
-        query_vector=vector,
+        query_vector=query_vector,
         whole_chars=RECALL_WHOLE_CHARS,
     )
 
