@@ -294,12 +294,13 @@ def _query_vector_once(memory: Memory, query: str, start: bool):
     computed when first asked for (the facts block may never ask)."""
     if not query.strip() or not embeddings.enabled(memory.project):
         return None
+    if start:  # the embedding's future answers it, once computed, as often as asked
+        return embeddings.embed_query_soon(memory.project, query)
     memo: list = []
-    pending = embeddings.embed_query_soon(memory.project, query) if start else None
 
     def vector():
         if not memo:
-            memo.append(pending() if pending else embeddings.embed_query(memory.project, query))
+            memo.append(embeddings.embed_query(memory.project, query))
         return memo[0]
 
     return vector
