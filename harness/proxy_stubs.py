@@ -32,6 +32,7 @@ class Answer:
     error_after: int | None = None  # stream: send this many frames, then an error event, then close
     reasoning: str | None = None  # Responses: a reasoning item (with this summary) before the output
     refusal: str | None = None  # Responses: a refusal instead of text
+    frames: list[str] | None = None  # stream: these raw SSE frames instead of the generated ones
 
 
 @dataclass
@@ -105,6 +106,7 @@ class ProviderStub:
                 self.wfile.write(raw)
 
             def _sse(self, frames: list[str], answer: Answer, kind: str):
+                frames = frames if answer.frames is None else answer.frames
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Connection", "close")

@@ -105,7 +105,7 @@ def _tool_call(call: Any) -> dict | None:
     }
 
 
-def _index(value: Any) -> int:
+def stream_index(value: Any) -> int:
     """A stream event's `index`; anything but a small non-negative integer counts as 0."""
     return value if isinstance(value, int) and 0 <= value < 1024 else 0
 
@@ -226,7 +226,7 @@ class OpenAIStream:
                     continue
                 # pieces are joined once, in message(): appending to a string per event is quadratic
                 slot = self.calls.setdefault(
-                    _index(call.get("index")), {"id": "", "name": [], "arguments": []}
+                    stream_index(call.get("index")), {"id": "", "name": [], "arguments": []}
                 )
                 if call.get("id"):
                     slot["id"] = call["id"]
@@ -408,12 +408,15 @@ class AnthropicStream:
             error = payload.get("error") or {}
             self.error = str(error.get("message") if isinstance(error, dict) else error)
         elif kind == "content_block_start":
-            block = dict(payload.get("content_block") or {})
+            start = payload.get("content_block")
+            block = dict(start) if isinstance(start, dict) else {"type": "text"}
             # deltas are kept as pieces and joined once, in message(): a string grown per event is quadratic
             block["_pieces"] = [block["text"]] if isinstance(block.get("text"), str) else []
-            self.blocks[_index(payload.get("index"))] = block
+            self.blocks[stream_index(payload.get("index"))] = block
         elif kind == "content_block_delta":
-            block = self.blocks.setdefault(_index(payload.get("index")), {"type": "text", "_pieces": []})
+            block = self.blocks.setdefault(
+                stream_index(payload.get("index")), {"type": "text", "_pieces": []}
+            )
             delta = payload.get("delta")
             if not isinstance(delta, dict):
                 return

@@ -40,7 +40,7 @@ from common.errors import InvalidRequest, NotFound
 from common.messages import text_of
 from memories.selectors import memory_get
 from projects.auth import ProjectScopedMixin
-from proxy.protocols import Protocol, openai_error_body
+from proxy.protocols import Protocol, openai_error_body, stream_index
 from proxy.views import proxy_call
 
 # Items the memory stores as messages; every other item type passes through unstored (reasoning
@@ -424,10 +424,12 @@ class ResponsesStream:
     """Accumulates the typed Responses events into the assistant message.
 
     The terminal event's response object (completed, incomplete or failed) carries the whole
-    output, which wins; the deltas serve a stream cut before it.
+    output, which wins; the deltas serve a stream cut before it. Deltas are kept as pieces and
+    joined once, in message(): a string grown per event costs quadratic time on the event loop.
+    An index that is not a small non-negative integer counts as 0 (`stream_index`).
     """
 
-    text: dict[tuple, str] = field(default_factory=dict)
+    text: dict[tuple, list[str]] = field(default_factory=dict)
     calls: dict[int, dict] = field(default_factory=dict)
     reasoning: dict[int, dict] = field(default_factory=dict)
     final: dict | None = None
@@ -437,6 +439,9 @@ class ResponsesStream:
     @staticmethod
     def is_terminal(event: str, data: str) -> bool:
         return event in ("response.completed", "response.incomplete", "response.failed")
+
+    def _call(self, payload: dict) -> dict:
+        return self.calls.setdefault(stream_index(payload.get("output_index")), {"arguments": []})
 
     def feed(self, event: str, data: str) -> None:
         if event and event not in FED_EVENTS:
@@ -449,20 +454,19 @@ class ResponsesStream:
             return
         kind = payload.get("type") or event
         if kind in ("response.output_text.delta", "response.refusal.delta"):
-            key = (payload.get("output_index", 0), payload.get("content_index", 0))
-            self.text[key] = self.text.get(key, "") + str(payload.get("delta") or "")
+            key = (stream_index(payload.get("output_index")), stream_index(payload.get("content_index")))
+            self.text.setdefault(key, []).append(str(payload.get("delta") or ""))
         elif kind in ("response.output_item.added", "response.output_item.done"):
             item = payload.get("item") or {}
             if isinstance(item, dict) and item.get("type") == REASONING and kind.endswith(".done"):
-                self.reasoning[int(payload.get("output_index") or 0)] = item
+                self.reasoning[stream_index(payload.get("output_index"))] = item
             elif isinstance(item, dict) and item.get("type") == "function_call":
-                slot = self.calls.setdefault(int(payload.get("output_index") or 0), {"arguments": ""})
-                slot.update({k: item[k] for k in ("call_id", "name") if item.get(k)})
+                slot = self._call(payload)
+                slot.update({k: str(item[k]) for k in ("call_id", "name") if item.get(k)})
                 if kind.endswith(".done") and isinstance(item.get("arguments"), str):
-                    slot["arguments"] = item["arguments"]
+                    slot["arguments"] = [item["arguments"]]
         elif kind == "response.function_call_arguments.delta":
-            slot = self.calls.setdefault(int(payload.get("output_index") or 0), {"arguments": ""})
-            slot["arguments"] += str(payload.get("delta") or "")
+            self._call(payload)["arguments"].append(str(payload.get("delta") or ""))
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
             self.done = True
             response = payload.get("response") or {}
@@ -480,12 +484,12 @@ class ResponsesStream:
         if self.final is not None and self.final.get("output"):
             return output_message(self.final["output"])
         placed = [((index, -1), item) for index, item in self.reasoning.items()]
-        placed += [(key, {"type": "text", "text": text}) for key, text in self.text.items()]
+        placed += [(key, {"type": "text", "text": "".join(pieces)}) for key, pieces in self.text.items()]
         calls = [
             {
                 "id": c.get("call_id", ""),
                 "type": "function",
-                "function": {"name": c.get("name", ""), "arguments": c["arguments"]},
+                "function": {"name": c.get("name", ""), "arguments": "".join(c["arguments"])},
             }
             for _, c in sorted(self.calls.items())
         ]

@@ -400,7 +400,8 @@ async def relay(call: Call, response: httpx.Response):
     """Forward the upstream's SSE frames as they arrive and accumulate the reply.
 
     Frames are split as bytes arrive, each byte scanned once, within the stream's and a frame's
-    caps (providers.bounded); past a cap the stream ends with an error event, like a broken
+    caps (providers.bounded); past a cap, or at an event that cannot be read, the stream ends with
+    an error event and the turn keeps the part received (cut off) and the failure, like a broken
     upstream. The frames of one read are passed on together, in one write (one ASGI message
     instead of one per frame: a Responses stream has many small events). The reply is reported
     before the terminal frame (`data: [DONE]` / `message_stop`) is sent; a call with no memory
@@ -431,17 +432,21 @@ async def relay(call: Call, response: httpx.Response):
                 if out:
                     sent, out = b"".join(out), []
                     yield sent
-        except (httpx.HTTPError, UpstreamUnreadable) as exc:
-            _status, reason = _transport_failure(exc)
+        except Exception as exc:  # noqa: BLE001 - any failure ends the stream with an error event and a failed turn
+            if isinstance(exc, (httpx.HTTPError, UpstreamUnreadable)):
+                reason = _transport_failure(exc)[1]
+            else:
+                log.exception("proxy: an upstream stream event could not be read")
+                reason = "an upstream event could not be read"
             if not reported:
                 reported = True
                 await _report(
                     call, cut_off(acc.message(), CUT_OFF_UPSTREAM), f"Streaming chat failed: {reason}"
                 )
             said = (
-                "Threadless stopped reading the upstream stream"
-                if isinstance(exc, UpstreamUnreadable)
-                else "The upstream stream broke off"
+                "The upstream stream broke off"
+                if isinstance(exc, httpx.HTTPError)
+                else "Threadless stopped reading the upstream stream"
             )
             body = call.protocol.error_body(f"{said}: {reason}", status=502)
             yield (

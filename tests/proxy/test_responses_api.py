@@ -309,3 +309,65 @@ def test_a_conversation_is_named_by_its_memory_id_or_openais_conv_spelling_of_it
     assert conversation_memory_id("mem_AbC1") == conversation_memory_id("conv_AbC1") == "mem_AbC1"
     assert conversation_memory_id({"id": "conv_AbC1"}) == "mem_AbC1"
     assert conversation_memory_id("../etc") is None and conversation_memory_id(7) is None
+
+
+def _frame(kind: str, **data) -> str:
+    return f"event: {kind}\ndata: {orjson.dumps({'type': kind, **data}).decode()}\n\n"
+
+
+async def _streamed(body, headers) -> tuple[str, str]:
+    response = await _post({**body, "stream": True}, headers)
+    text = b"".join([chunk async for chunk in response.streaming_content]).decode()
+    return response["X-Threadless-Memory"], text
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_stream_event_with_a_malformed_index_still_stores_the_reply(cast, upstream):
+    delta = "response.output_text.delta"
+    upstream.push(
+        frames=[
+            _frame(delta, output_index="zzz", content_index=0, delta="Hel"),
+            _frame(delta, output_index=0, content_index=[], delta="lo"),
+            _frame("response.completed", response={"id": "resp_1", "status": "completed", "output": []}),
+        ]
+    )
+    memory_id, text = await _streamed(
+        {"model": "m", "input": "hi"}, _headers(cast, upstream, **{"X-Threadless-External-Id": "u1"})
+    )
+    assert "response.completed" in text
+    said = [e.content async for e in Entry.objects.filter(memory_id=memory_id, role="assistant")]
+    assert said == ["Hello"]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_an_event_the_proxy_cannot_read_ends_the_stream_with_an_error_and_a_failed_turn(
+    cast, upstream, monkeypatch
+):
+    """Whatever goes wrong while a stream is read, the client gets an error event and the turn
+    keeps the part received, marked cut off, and the failure."""
+    from proxy.responses import ResponsesStream
+
+    feed = ResponsesStream.feed
+
+    def feed_that_breaks(self, event, data):
+        if "BREAK" in data:
+            raise ValueError("an accumulator bug")
+        feed(self, event, data)
+
+    monkeypatch.setattr(ResponsesStream, "feed", feed_that_breaks)
+    delta = "response.output_text.delta"
+    upstream.push(
+        frames=[
+            _frame(delta, output_index=0, content_index=0, delta="Half "),
+            _frame(delta, output_index=0, content_index=0, delta="BREAK"),
+            _frame("response.completed", response={"id": "resp_1", "status": "completed", "output": []}),
+        ]
+    )
+    memory_id, text = await _streamed(
+        {"model": "m", "input": "hi"}, _headers(cast, upstream, **{"X-Threadless-External-Id": "u2"})
+    )
+    assert text.rstrip().splitlines()[-1].startswith("data: ") and '"error"' in text.rstrip().splitlines()[-1]
+    assert "response.completed" not in text and "accumulator bug" not in text
+    stored = [(e.kind, e.content) async for e in Entry.objects.filter(memory_id=memory_id).order_by("seq")]
+    assert ("message", "Half \n\n[cut off: the upstream stream ended early]") in stored
+    assert any(kind == "error" and "could not be read" in content for kind, content in stored)
