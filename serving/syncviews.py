@@ -2,8 +2,12 @@
 
 The event loop reads the whole body first (only requests with a Content-Length come here, and the
 body limit holds while it reads), a view thread runs Django and hands back the whole answer, and
-the loop sends it. A streaming answer (a sync iterator, e.g. a static file) is still sent part by
-part as the thread produces it. The environ is a2wsgi's `build_environ`.
+the loop sends it. A streaming answer (a sync iterator: an export, a static file) is written by the
+thread into a spooled file (memory up to SPOOL_IN_MEMORY, then a private temporary file) and sent
+from there by the loop: a view thread never waits on a client, so one that reads slowly or not at
+all holds a socket and a file, never one of the few threads every sync route of the process needs
+(Django's own ASGI handler buffers a sync stream whole for the same reason). The environ is
+a2wsgi's `build_environ`.
 
 The hand-off is a queue of (loop future, function) the view threads take from, and the answer goes
 back with one `call_soon_threadsafe`: no concurrent Future, executor semaphore or per-call signature
@@ -20,11 +24,15 @@ import atexit
 import contextvars
 import io
 import queue
+import tempfile
 import threading
 
 from a2wsgi.wsgi import build_environ
 
 from serving.bodylimit import send_too_large
+
+SPOOL_IN_MEMORY = 1 << 20  # a streamed answer up to this size never touches the disk
+SEND_PIECE = 1 << 16  # a streamed answer goes out in pieces of this size
 
 
 def _declared_length(scope) -> int:
@@ -40,10 +48,15 @@ def _headers(pairs) -> list[tuple[bytes, bytes]]:
     ]
 
 
-async def _sent(send, message) -> None:
-    """`send(message)` as a coroutine: a server's `send` may return any awaitable (granian's is
-    not a coroutine), and `run_coroutine_threadsafe` takes coroutines only."""
-    await send(message)
+async def _send_spooled(spool, send) -> None:
+    """A spooled body, piece by piece, at the client's pace. Each piece is read on the loop's
+    default executor (the spool may be on disk), never on a view thread."""
+    loop = asyncio.get_running_loop()
+    while True:
+        piece = await loop.run_in_executor(None, spool.read, SEND_PIECE)
+        await send({"type": "http.response.body", "body": piece, "more_body": bool(piece)})
+        if not piece:
+            return
 
 
 def _deliver(future: asyncio.Future, ok: bool, value) -> None:
@@ -166,15 +179,19 @@ class SyncViews:
         if body is None:
             return
         environ = build_environ(scope, io.BytesIO(body))
-        loop = asyncio.get_running_loop()
-        answer = await self.run(self._respond, environ, loop, send)
-        if answer is not None:  # not streamed: the whole answer, sent from here
-            start, body = answer
-            await send(start)
-            await send({"type": "http.response.body", "body": body, "more_body": False})
+        start, answer = await self.run(self._respond, environ)
+        await send(start)
+        if isinstance(answer, bytes):
+            await send({"type": "http.response.body", "body": answer, "more_body": False})
+            return
+        try:
+            await _send_spooled(answer, send)
+        finally:
+            answer.close()
 
-    def _respond(self, environ, loop, send):
-        """In a thread: the WSGI call. The whole answer, or None once a streamed one is sent."""
+    def _respond(self, environ):
+        """In a thread: the WSGI call. The start message and the whole body, or a spooled file
+        holding a streamed body (rewound, for the loop to send and close)."""
         started = {}
 
         def start_response(status, headers, exc_info=None):
@@ -189,16 +206,15 @@ class SyncViews:
         try:
             if not getattr(iterable, "streaming", False):
                 return started["start"], b"".join(iterable)
-
-            def push(message) -> None:
-                asyncio.run_coroutine_threadsafe(_sent(send, message), loop).result()
-
-            push(started["start"])
-            for chunk in iterable:
-                if chunk:
-                    push({"type": "http.response.body", "body": chunk, "more_body": True})
-            push({"type": "http.response.body", "body": b"", "more_body": False})
-            return None
+            spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)
+            try:
+                for chunk in iterable:
+                    spool.write(chunk)
+                spool.seek(0)
+            except BaseException:
+                spool.close()
+                raise
+            return started["start"], spool
         finally:
             close = getattr(iterable, "close", None)
             if close is not None:

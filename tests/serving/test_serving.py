@@ -127,13 +127,70 @@ async def test_a_sync_view_gets_the_whole_body_and_answers_in_one_piece_closed_o
 
 
 @pytest.mark.parametrize("future_send", [False, True])
-async def test_a_streaming_answer_is_sent_part_by_part(future_send):
+async def test_a_streaming_answer_is_sent_whole_and_closed_on_its_thread(future_send):
     calls: list = []
     sent = await _call(
         SyncViews(_wsgi_stream(calls), 2, lambda: 100), body_parts=[b""], future_send=future_send
     )
-    assert [m.get("body") for m in sent[1:]] == [b"one,", b"two", b""]
-    assert sent[-1]["more_body"] is False and calls
+    assert b"".join(m["body"] for m in sent[1:]) == b"one,two"
+    assert sent[-1] == {"type": "http.response.body", "body": b"", "more_body": False}
+    assert calls and calls[0][1].startswith("web")
+
+
+async def test_a_client_that_never_reads_a_stream_holds_no_view_thread():
+    """One view thread, a streamed answer far larger than the spool's memory part, and a client
+    whose `send` never completes: the next request is still answered on that one thread."""
+    calls: list = []
+    piece = b"x" * 65536
+
+    def big_stream(environ, start_response):
+        if environ["PATH_INFO"] != "/export":
+            return _wsgi_echo(calls)(environ, start_response)
+        start_response("200 OK", [("Content-Type", "application/x-ndjson")])
+
+        class Stream:
+            streaming = True
+
+            def __iter__(self):
+                return iter([piece] * 40)
+
+            def close(self):
+                calls.append(("stream closed", threading.current_thread().name))
+
+        return Stream()
+
+    app = SyncViews(big_stream, 1, lambda: 100)
+    stuck = asyncio.Event()
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": "/export",
+        "raw_path": b"/export",
+        "query_string": b"",
+        "root_path": "",
+        "http_version": "1.1",
+        "scheme": "http",
+        "server": ("127.0.0.1", 80),
+        "client": ("127.0.0.1", 5),
+        "headers": [],
+    }
+
+    async def receive():
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def never_reads(message):
+        if message["type"] == "http.response.body":
+            stuck.set()
+            await asyncio.Event().wait()
+
+    reader = asyncio.create_task(app(scope, receive, never_reads))
+    await asyncio.wait_for(stuck.wait(), 10)
+    sent = await asyncio.wait_for(_call(app, body_parts=[b"ok"]), 10)
+    assert sent[1]["body"] == b"got ok"
+    assert ("stream closed", "web_0") in calls  # the view finished before the client read a byte
+    reader.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await reader
 
 
 async def test_the_view_threads_answer_in_the_callers_context_and_raise_its_errors_there():
