@@ -331,6 +331,40 @@ def _model_view(memory: Memory, form: WhatModelSeesForm, show_all: bool = False)
     return {"built": built, "budget": budget, "shown_messages": built["messages"][hidden:], "earlier": hidden}
 
 
+def _files_context(memory: Memory, path: str | None, version_id: str | None) -> dict:
+    """The Files tab: every file and kept version by path, size and author, and the content of the
+    one file or version asked for (`path`, `version`) only, so the page stays small whatever the
+    files hold."""
+    history = memory_selectors.file_versions(memory=memory)
+    nodes = memory_selectors.file_list(memory=memory)
+    live = {node.path: node for node in nodes}
+    context: dict = {
+        "files": [(node, history.get(node.path, [])) for node in nodes],
+        "gone_files": [(p, versions) for p, versions in history.items() if p not in live],
+        "shown": None,
+    }
+    if path is None:
+        return context
+    node, versions = live.get(path), history.get(path, [])
+    if (node is None or node.is_dir) and not versions:
+        raise Http404("No such file.")
+    version = None
+    if version_id is not None:
+        version = next((v for v in versions if str(v.pk) == version_id), None)
+        if version is None:
+            raise Http404("No such version.")
+    # One content per page, read here (the rows above were loaded without theirs).
+    content = version.content if version else node.content if node else None
+    context["shown"] = {
+        "path": path,
+        "node": node,
+        "version": version,
+        "versions": versions,
+        "content": content,
+    }
+    return context
+
+
 def _facts_context(memory: Memory, **extra) -> dict:
     return {
         "facts": Fact.objects.filter(memory=memory, active=True).order_by("-updated_at", "-id"),
@@ -367,13 +401,7 @@ def memory_detail(request, memory_id: str):
     elif tab == "facts":
         context.update(_facts_context(memory))
     elif tab == "files":
-        history = memory_selectors.file_versions(memory=memory)
-        context["files"] = [
-            (node, history.get(node.path, []))
-            for node in memory_selectors.file_list(memory=memory, with_content=True)
-        ]
-        live = {node.path for node, _ in context["files"]}
-        context["gone_files"] = [(path, versions) for path, versions in history.items() if path not in live]
+        context.update(_files_context(memory, request.GET.get("path"), request.GET.get("version")))
     elif tab == "model":
         form = WhatModelSeesForm(
             request.GET if "message" in request.GET or "budget_tokens" in request.GET else None

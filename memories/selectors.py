@@ -531,10 +531,13 @@ def file_list(*, memory: Memory, with_content: bool = False) -> list[MemoryFile]
 
 
 def file_versions(*, memory: Memory) -> dict[str, list[MemoryFileVersion]]:
-    """The kept contents of a memory's files, newest first, keyed by path (the console's history)."""
+    """The kept versions of a memory's files, newest first, keyed by path (the console's history);
+    their content is read when asked for, one version at a time."""
     history: dict[str, list[MemoryFileVersion]] = {}
-    for version in MemoryFileVersion.objects.filter(memory=memory).order_by(
-        "path", "-version", "-replaced_at"
+    for version in (
+        MemoryFileVersion.objects.filter(memory=memory)
+        .order_by("path", "-version", "-replaced_at")
+        .defer("content")
     ):
         history.setdefault(version.path, []).append(version)
     return history

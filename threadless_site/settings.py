@@ -206,9 +206,12 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = THREADLESS_MAX_BODY_BYTES + 1024
 THREADLESS_RATE_LIMIT_PER_MINUTE = envint("THREADLESS_RATE_LIMIT_PER_MINUTE", 1200)
 # Memory files (Anthropic's memory tool, memories.services.files): caps per file, per memory (files
 # and directories) and on a memory's total bytes; a command past one is refused with a text saying so.
+# The contents a change replaced are kept as versions within the same total bytes and at most
+# THREADLESS_MEMORY_FILE_VERSIONS_MAX of them per memory: the oldest go first, no write is refused.
 THREADLESS_MEMORY_FILE_MAX_BYTES = envint("THREADLESS_MEMORY_FILE_MAX_BYTES", 256 * 1024)
 THREADLESS_MEMORY_FILES_MAX = envint("THREADLESS_MEMORY_FILES_MAX", 500)
 THREADLESS_MEMORY_FILES_MAX_TOTAL_BYTES = envint("THREADLESS_MEMORY_FILES_MAX_TOTAL_BYTES", 4 * 1024 * 1024)
+THREADLESS_MEMORY_FILE_VERSIONS_MAX = envint("THREADLESS_MEMORY_FILE_VERSIONS_MAX", 100)
 # API keys (projects.auth): each process keeps the rows it looked up for this long, checked on every
 # request against the deployment's key generation in the counter store, which every change of a
 # key or project bumps, so a revocation holds from the next request on every process. 0 = off.

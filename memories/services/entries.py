@@ -25,13 +25,12 @@ log = logging.getLogger("threadless.memories")
 def memory_lock(memory: Memory, *, scoped: bool = False) -> Memory:
     """The memory row, locked until the transaction ends: every write to a memory takes it first.
 
-    `scoped`: `memory` is only an id and its project (not read yet: the hot decorate route,
-    memories.api.hot), so the locked read is also the project scoping, a 404 when it is not there."""
+    A memory deleted since the caller read it is the API's 404 (`memory_missing`), as if it had
+    never been there. `scoped`: `memory` is only an id and its project (not read yet: the hot
+    decorate route, memories.api.hot), so the locked read is also the project scoping."""
     locked = memory_fetch(memory_id=memory.pk, project_id=memory.project_id if scoped else None, lock=True)
     if locked is None:
-        if scoped:
-            raise memory_missing(memory.pk)
-        raise Memory.DoesNotExist(f"Memory {memory.pk} does not exist.")
+        raise memory_missing(memory.pk)
     project_field = Memory.project.field
     if project_field.is_cached(memory) and locked.project_id == memory.project_id:
         # The project row the caller was scoped by (memory_get): reading `locked.project` (the
@@ -459,7 +458,8 @@ def entries_store_turn(
     itself); SQLite: three, in one write transaction (`sqlite_write_transaction`: the caller's, or
     in autocommit one of its own).
     `scoped`: `memory` is an unread stub (id and project): the UPDATE is also the project scoping,
-    a 404 (`memory_missing`) when the memory is not in that project."""
+    a 404 (`memory_missing`) when the memory is not in that project (a deleted one is that 404
+    either way, as in `memory_lock`)."""
     first = items[0]
     assert first.get("kind") == "message" and first.get("role") == "user"
     now = timezone.now()
@@ -534,9 +534,7 @@ def entries_store_turn(
                         _values_sql(Entry._meta.db_table, _ENTRY_COLUMNS, _JSON_COLUMNS, n), entry_rows
                     )
     if row is None:
-        if scoped:
-            raise memory_missing(memory.pk)
-        raise Memory.DoesNotExist(f"Memory {memory.pk} does not exist.")
+        raise memory_missing(memory.pk)
     stored = memory_from_row(row)
     project_field = Memory.project.field
     if project_field.is_cached(memory) and stored.project_id == memory.project_id:

@@ -10,12 +10,13 @@ refusal is a result for the model, never an HTTP error.
 
 Each command runs in one transaction under the memory's row lock (`memory_lock`), so concurrent
 writers apply one after the other and none is lost; a change keeps the content it replaced as a
-MemoryFileVersion row. Nothing here calls a model.
+MemoryFileVersion row. The kept versions share the memory's byte cap with its files and have a
+count cap of their own: after every change the oldest go until both hold, so what a memory stores
+stays bounded however often it is edited. Nothing here calls a model.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
@@ -26,6 +27,7 @@ from django.utils import timezone
 
 from memories.models import Memory, MemoryFile, MemoryFileVersion
 from memories.services.entries import memory_lock
+from memories.services.memories import printable
 
 ROOT = "/memories"
 MAX_LINES = 999999
@@ -33,8 +35,8 @@ LINE_NUMBER_WIDTH = len(str(MAX_LINES))
 MAX_PATH_CHARS = 512
 # A directory's size as the reference shows it on an ext4 disk (its block), so listings read the same.
 DIR_SIZE = 4096
-# C0 controls, DEL and C1 controls: never part of a file name here (NUL crashes the reference).
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# A non-unique str_replace names this many lines: the answer and its work stay small however many match.
+MATCHING_LINES_SHOWN = 10
 COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
 COMMAND_FIELDS = frozenset(
     {
@@ -69,7 +71,8 @@ class Refused(Exception):
 class FileLimits:
     file_bytes: int
     files: int
-    total_bytes: int
+    total_bytes: int  # the files' bytes, and with them those of the kept versions
+    versions: int  # kept versions per memory
 
     @classmethod
     def from_settings(cls) -> FileLimits:
@@ -77,6 +80,7 @@ class FileLimits:
             file_bytes=settings.THREADLESS_MEMORY_FILE_MAX_BYTES,
             files=settings.THREADLESS_MEMORY_FILES_MAX,
             total_bytes=settings.THREADLESS_MEMORY_FILES_MAX_TOTAL_BYTES,
+            versions=settings.THREADLESS_MEMORY_FILE_VERSIONS_MAX,
         )
 
 
@@ -87,14 +91,16 @@ def file_path(path: Any) -> str:
     """The path relative to `/memories` ("" for the folder itself), or Refused."""
     if not isinstance(path, str):
         raise Refused("Path must be a string starting with /memories")
-    if _CONTROL.search(path):
-        raise Refused(f"Path {path!r} contains control characters")
+    # The rule of external ids: no control, format or separator character (NUL crashes the
+    # reference; a bidi override or line separator would disguise the name in listings).
+    if not printable(path):
+        raise Refused(f"Path {path!r} contains control characters or invisible formatting")
     rest = path[len(ROOT) :]
     if not path.startswith(ROOT) or (rest and not rest.startswith("/")):
         raise Refused(f"Path must start with /memories, got: {path}")
     decoded = unquote(rest)
-    if _CONTROL.search(decoded):
-        raise Refused(f"Path {path!r} contains control characters")
+    if not printable(decoded):
+        raise Refused(f"Path {path!r} contains control characters or invisible formatting")
     for form in (rest, decoded):
         if ".." in form.replace("\\", "/").split("/"):
             raise Refused(f"Path {path} would escape /memories directory")
@@ -231,6 +237,21 @@ class _Folder:
         )
         node.save(update_fields=["content", "size", "version", "changed_by", "updated_at"])
 
+    def prune_versions(self) -> None:
+        """Keep the newest versions that fit beside the files: at most `limits.versions` of them,
+        and files plus versions within `limits.total_bytes`. The oldest go first; a write the
+        files have room for never fails for the history's sake."""
+        room, kept = self.limits.total_bytes - self.total_bytes(), []
+        newest_first = MemoryFileVersion.objects.filter(memory=self.memory).order_by("-replaced_at", "-id")
+        rows = list(newest_first.values_list("pk", "size"))
+        for pk, size in rows:
+            if len(kept) == self.limits.versions or size > room:
+                break
+            kept.append(pk)
+            room -= size
+        if len(kept) < len(rows):
+            MemoryFileVersion.objects.filter(memory=self.memory).exclude(pk__in=kept).delete()
+
 
 # --- the six commands ---------------------------------------------------------------------------
 
@@ -326,18 +347,21 @@ def _check_size(folder: _Folder, relative: str, new_content: str, path: str) -> 
     folder.check_room(file_bytes=size, new_bytes=size - folder.nodes[relative].size, path=path)
 
 
-def _matching_lines(content: str, old: str) -> list[int]:
-    """The line of every occurrence of `old`, overlapping ones included (as the reference counts
-    them), in one pass over the text."""
-    lines, start, line, counted_to = [], 0, 1, 0
-    while True:
-        pos = content.find(old, start)
-        if pos == -1:
-            return lines
+def _matching_lines(content: str, old: str, count: int) -> str:
+    """The lines of the first MATCHING_LINES_SHOWN of the `count` occurrences of `old` and how many
+    more there are, reading the text only up to the last one named.
+
+    The occurrences are those `str.count` and `str.replace` see; the reference also lists
+    overlapping ones (`aa` in `aaaa`: lines 1, 1, 1 where this says 1, 1) and lists them all."""
+    lines, line, counted_to = [], 1, 0
+    pos = content.find(old)
+    while pos != -1 and len(lines) < MATCHING_LINES_SHOWN:
         line += content.count("\n", counted_to, pos)
         counted_to = pos
-        lines.append(line)
-        start = pos + 1
+        lines.append(str(line))
+        pos = content.find(old, pos + max(len(old), 1))
+    named = ", ".join(lines)
+    return named if count <= len(lines) else f"{named} and {count - len(lines)} more"
 
 
 def _str_replace(folder: _Folder, command: dict) -> str:
@@ -349,7 +373,7 @@ def _str_replace(folder: _Folder, command: dict) -> str:
     if count == 0:
         raise Refused(f"No replacement was performed, old_str `{old}` did not appear verbatim in {path}.")
     if count > 1:
-        found = ", ".join(map(str, _matching_lines(content, old)))
+        found = _matching_lines(content, old, count)
         raise Refused(
             f"No replacement was performed. Multiple occurrences of old_str `{old}` in lines: {found}. "
             "Please ensure it is unique"
@@ -395,6 +419,7 @@ def _delete(folder: _Folder, command: dict) -> str:
     for node in gone:
         if not node.is_dir:
             folder.keep_version(node, "delete")
+        del folder.nodes[node.path]
     MemoryFile.objects.filter(pk__in=[node.pk for node in gone]).delete()
     return f"Successfully deleted {path}"
 
@@ -412,6 +437,12 @@ def _rename(folder: _Folder, command: dict) -> str:
     if not folder.exists(old):
         raise Refused(f"The path {old_path} does not exist")
     moved = [folder.nodes[old], *folder.below(old)]
+    longest = max((new + node.path[len(old) :] for node in moved), key=len)
+    if len(longest) > MAX_PATH_CHARS:
+        raise Refused(
+            f"Cannot rename {old_path} to {new_path}: the path {display_path(longest)[:80]}… inside it "
+            f"would be too long (at most {MAX_PATH_CHARS} characters)"
+        )
     for node in moved:
         target = new + node.path[len(old) :]
         MemoryFileVersion.objects.filter(memory=folder.memory, path=node.path).update(path=target)
@@ -446,8 +477,10 @@ def file_command(
     try:
         with transaction.atomic():
             locked = memory_lock(memory)
-            text = handler(_Folder(locked, actor[:120], limits), command)
+            folder = _Folder(locked, actor[:120], limits)
+            text = handler(folder, command)
             if command["command"] != "view":
+                folder.prune_versions()
                 Memory.objects.filter(pk=locked.pk).update(updated_at=timezone.now())
     except Refused as refusal:
         return FileResult(str(refusal), True)

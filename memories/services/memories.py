@@ -43,14 +43,20 @@ def _check_metadata(metadata: Any) -> dict:
     return metadata
 
 
+def printable(text: str) -> bool:
+    """The character rule of names that people and models read back (external ids, memory file
+    paths): Unicode's printable characters only, so no newline, NUL, line or paragraph separator,
+    bidi override, zero-width or other control/format character can hide or reorder a name."""
+    return text.isprintable()
+
+
 def external_id_check(external_id: str, *, field: str = "external_id") -> str:
-    """An end user's id as the external-id routes take it: 1 to 200 printable characters (no
-    newlines, NULs, bidi overrides or other control/format characters)."""
+    """An end user's id as the external-id routes take it: 1 to 200 `printable` characters."""
     if (
         not isinstance(external_id, str)
         or not external_id
         or len(external_id) > 200
-        or not external_id.isprintable()
+        or not printable(external_id)
     ):
         raise InvalidRequest(f"{field}: 1 to 200 printable characters.")
     return external_id

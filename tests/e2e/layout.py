@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, field
+from urllib.parse import quote
 
 WIDTHS = (320, 375, 768, 1280)
 
@@ -263,6 +264,7 @@ def seed_wide(server, *, provider_url: str) -> WideData:
         "memory-timeline": mem,
         "memory-facts": mem + "?tab=facts",
         "memory-files": mem + "?tab=files",
+        "memory-file": mem + "?tab=files&path=" + quote(long_path.removeprefix("/memories/")),
         "memory-model": mem + "?tab=model",
         "memory-delete": mem + "delete/",
         "memory-retried": f"/manage/memories/{conversation['memoryId']}/",

@@ -31,8 +31,10 @@ def test_the_files_tab_shows_a_note_and_its_earlier_version(staff_page, console_
     staff_page.get_by_role("link", name="Files").click()
     files = staff_page.get_by_role("region", name="Files under /memories")
     expect(files).to_contain_text("/memories/trip/")
-    staff_page.get_by_text("/memories/trip/oslo.md").click()
+    expect(files).not_to_contain_text("near the fjord")  # contents are read one at a time, when opened
+    staff_page.get_by_role("link", name="/memories/trip/oslo.md").click()
     expect(files).to_contain_text("<b>Hotel</b>: near the fjord")  # shown as text, not markup
-    staff_page.get_by_text("Version 1 ·").click()
+    staff_page.get_by_role("link", name="Version 1").click()
     expect(files).to_contain_text("<b>Hotel</b>: ?")
-    assert "tab=files" in staff_page.url
+    expect(files).not_to_contain_text("near the fjord")
+    assert "tab=files" in staff_page.url and "version=" in staff_page.url

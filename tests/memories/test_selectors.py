@@ -34,10 +34,10 @@ def test_memory_get_is_scoped_to_the_project(cast):
         memory_get(project=cast.project_b, memory_id=memory.id)
 
 
-def test_memory_lock_of_a_deleted_memory_raises_does_not_exist(cast):
+def test_memory_lock_of_a_deleted_memory_is_the_apis_not_found(cast):
     from django.db import transaction
 
     memory, _ = services.memory_create(project=cast.project_a)
     Memory.objects.filter(pk=memory.pk).delete()
-    with pytest.raises(Memory.DoesNotExist), transaction.atomic():
+    with pytest.raises(NotFound, match=memory.pk), transaction.atomic():
         services.memory_lock(memory)

@@ -11,6 +11,7 @@ from anthropic.lib.tools import ToolError
 from anthropic.tools.memory import BetaLocalFilesystemMemoryTool
 from django.db import connection
 
+from common.errors import NotFound
 from memories import services
 from memories.models import Memory, MemoryFile, MemoryFileVersion
 from memories.services import files
@@ -106,7 +107,7 @@ def test_traversal_in_every_spelling_is_refused_and_nothing_is_written(cast, mem
         assert is_error and result == f"Path {path} would escape /memories directory"
     for path in ["/memories/a\x00b", "/memories/a\nb", "/memories/%00b", "/memories/\x1b[31m"]:
         result, is_error = command(cast.a, memory_a.id, {"command": "create", "path": path, "file_text": "x"})
-        assert is_error and result == f"Path {path!r} contains control characters"
+        assert is_error and result == f"Path {path!r} contains control characters or invisible formatting"
     for path in ["/etc/passwd", "memories/x", "/memoriesx", ""]:
         result, is_error = command(cast.a, memory_a.id, {"command": "create", "path": path, "file_text": "x"})
         assert is_error and result == f"Path must start with /memories, got: {path}"
@@ -315,3 +316,110 @@ def test_decorate_lists_the_files_in_the_context_block_only_when_asked(cast, mem
     assert "/memories/prefs.md" in asked["instructions"]
     bad = post(cast.a, f"/v1/memories/{memory_a.id}/decorate", {"messages": [], "memory_files": "yes"})
     assert bad.status_code == 400 and "memory_files" in bad.json()["error"]["message"]
+
+
+def _edit(client, memory_id: str, n: int) -> None:
+    result, is_error = command(
+        client,
+        memory_id,
+        {"command": "insert", "path": "/memories/log.md", "insert_line": 0, "insert_text": f"edit {n}"},
+    )
+    assert not is_error, result
+
+
+def test_kept_versions_share_the_memorys_byte_cap_and_the_oldest_go_first(cast, memory_a, settings):
+    settings.THREADLESS_MEMORY_FILES_MAX_TOTAL_BYTES = 1000
+    command(cast.a, memory_a.id, {"command": "create", "path": "/memories/log.md", "file_text": "x" * 200})
+    for n in range(12):
+        _edit(cast.a, memory_a.id, n)
+    live = MemoryFile.objects.get(memory=memory_a, path="log.md")
+    kept = list(MemoryFileVersion.objects.filter(memory=memory_a).order_by("-version"))
+    assert live.size + sum(v.size for v in kept) <= 1000
+    assert kept and kept[0].version == live.version - 1  # the newest are kept, without gaps
+    assert [v.version for v in kept] == list(range(live.version - 1, live.version - 1 - len(kept), -1))
+
+
+def test_at_most_the_newest_versions_of_a_memory_are_kept(cast, memory_a, settings):
+    settings.THREADLESS_MEMORY_FILE_VERSIONS_MAX = 3
+    command(cast.a, memory_a.id, {"command": "create", "path": "/memories/log.md", "file_text": ""})
+    for n in range(6):
+        _edit(cast.a, memory_a.id, n)
+    command(cast.a, memory_a.id, {"command": "create", "path": "/memories/gone.md", "file_text": "bye"})
+    command(cast.a, memory_a.id, {"command": "delete", "path": "/memories/gone.md"})
+    kept = MemoryFileVersion.objects.filter(memory=memory_a).order_by("-id")
+    assert [(v.path, v.version) for v in kept] == [("gone.md", 1), ("log.md", 6), ("log.md", 5)]
+
+
+def test_a_write_that_fits_the_cap_prunes_history_rather_than_failing(cast, memory_a, settings):
+    settings.THREADLESS_MEMORY_FILES_MAX_TOTAL_BYTES = 300
+    command(cast.a, memory_a.id, {"command": "create", "path": "/memories/a.md", "file_text": "a" * 100})
+    command(
+        cast.a,
+        memory_a.id,
+        {"command": "str_replace", "path": "/memories/a.md", "old_str": "a" * 100, "new_str": "b" * 100},
+    )
+    assert MemoryFileVersion.objects.filter(memory=memory_a).count() == 1
+    result, is_error = command(
+        cast.a, memory_a.id, {"command": "create", "path": "/memories/c.md", "file_text": "c" * 200}
+    )
+    assert (result, is_error) == ("File created successfully at: /memories/c.md", False)
+    assert not MemoryFileVersion.objects.filter(memory=memory_a).exists()
+
+
+def test_renaming_a_directory_never_makes_a_path_longer_than_the_cap(cast, memory_a):
+    long_name = "f" * (files.MAX_PATH_CHARS - len("d/"))
+    command(cast.a, memory_a.id, {"command": "create", "path": f"/memories/d/{long_name}", "file_text": "x"})
+    result, is_error = command(
+        cast.a, memory_a.id, {"command": "rename", "old_path": "/memories/d", "new_path": "/memories/dd"}
+    )
+    assert is_error and f"at most {files.MAX_PATH_CHARS} characters" in result
+    assert sorted(MemoryFile.objects.filter(memory=memory_a).values_list("path", flat=True)) == [
+        "d",
+        f"d/{long_name}",
+    ]
+    assert max(len(p) for p in MemoryFile.objects.values_list("path", flat=True)) <= files.MAX_PATH_CHARS
+
+
+def test_renaming_to_a_path_over_the_cap_is_refused(cast, memory_a):
+    command(cast.a, memory_a.id, {"command": "create", "path": "/memories/a.md", "file_text": "x"})
+    too_long = "/memories/" + "n" * (files.MAX_PATH_CHARS + 1)
+    result, is_error = command(
+        cast.a, memory_a.id, {"command": "rename", "old_path": "/memories/a.md", "new_path": too_long}
+    )
+    assert is_error and f"at most {files.MAX_PATH_CHARS} characters" in result
+    assert list(MemoryFile.objects.filter(memory=memory_a).values_list("path", flat=True)) == ["a.md"]
+
+
+def test_a_non_unique_str_replace_names_the_first_ten_lines_and_counts_the_rest(cast, memory_a):
+    command(cast.a, memory_a.id, {"command": "create", "path": "/memories/a.md", "file_text": "x\n" * 5000})
+    result, is_error = command(
+        cast.a,
+        memory_a.id,
+        {"command": "str_replace", "path": "/memories/a.md", "old_str": "\n", "new_str": ""},
+    )
+    assert is_error and result == (
+        "No replacement was performed. Multiple occurrences of old_str `\n` in lines: "
+        "1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 4990 more. Please ensure it is unique"
+    )
+
+
+def test_a_command_on_a_memory_deleted_meanwhile_is_a_not_found(cast, memory_a):
+    services.memory_delete(memory=memory_a)
+    with pytest.raises(NotFound):
+        files.file_command(memory=memory_a, actor="test", command={"command": "view", "path": "/memories"})
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/memories/evil\u202etxt.md",  # right-to-left override
+        "/memories/a\u2028b.md",  # line separator
+        "/memories/a\u2029b.md",  # paragraph separator
+        "/memories/a\u200bb.md",  # zero-width space
+        "/memories/a%E2%80%AEb.md",  # percent-encoded right-to-left override
+    ],
+)
+def test_paths_with_invisible_or_line_breaking_characters_are_refused(cast, memory_a, path):
+    result, is_error = command(cast.a, memory_a.id, {"command": "create", "path": path, "file_text": "x"})
+    assert is_error and result.startswith(f"Path {path!r} contains")
+    assert not MemoryFile.objects.filter(memory=memory_a).exists()
