@@ -52,6 +52,7 @@ from common.messages import cut_marker, stored_reply_limit, text_of, validate_me
 from common.redaction import echo
 from memories import embeddings, queue, recall, services
 from memories.facts.base import fact_normalize, fact_tokens
+from memories.facts.store import IMPORTED
 from memories.models import (
     Entry,
     ErrorDigest,
@@ -267,7 +268,8 @@ def memory_export(*, memory: Memory) -> Iterator[bytes]:
 # the reading. Each field meets the rule the API holds it to, through the same functions where the
 # API has one (external ids, metadata, policy, messages, fact texts, file paths); a refusal names
 # the line and the field, and nothing is written. What every write derives (a memory's counts, a
-# fact's normalised form and tokens) is derived again, never taken from the document.
+# fact's normalised form and tokens) is derived again, never taken from the document; who wrote
+# a fact or a file is the document's claim, stored behind the "imported:" mark (`_imported`).
 
 INT_MAX = 2**31 - 1  # a PositiveIntegerField (PostgreSQL's integer)
 BIG_MAX = 2**63 - 1  # a PositiveBigIntegerField (bigint)
@@ -371,11 +373,24 @@ def _is_seq(value) -> bool:
     return type(value) is int and 1 <= value <= BIG_MAX
 
 
+def _imported(value: str) -> str:
+    """A document's word for who wrote something, kept only behind the "imported:" mark: the
+    console shows it as the document's claim, never as an actor of this install."""
+    return value if not value or value.startswith(IMPORTED) else IMPORTED + value
+
+
 def _actor(value) -> str:
-    """Who wrote a file or its version: printable (the console shows it), at most 120 characters."""
-    if not isinstance(value, str) or len(value) > 120 or not value.isprintable():
-        raise _Unfit("must be a string of at most 120 printable characters.")
-    return value
+    """Who wrote a file or its version: printable (the console shows it), at most 120 characters
+    with its mark."""
+    if not isinstance(value, str) or not value.isprintable() or len(_imported(value)) > 120:
+        raise _Unfit(f"must be a string of at most {120 - len(IMPORTED)} printable characters.")
+    return _imported(value)
+
+
+def _extractor(value) -> str:
+    if value not in EXTRACTORS and value not in [IMPORTED + e for e in EXTRACTORS]:
+        raise _Unfit(f"must be one of {', '.join(EXTRACTORS)}.")
+    return _imported(value)
 
 
 def _path(kind: str) -> Callable[[Any], str]:
@@ -478,7 +493,7 @@ FACT_RULES: Rules = {
     "text": (_fact_text, _REQUIRED),
     "normalized": (_text(500), ""),  # made again from the text
     "slot": (_text(100), ""),
-    "extractor": (_one_of(EXTRACTORS), "api"),
+    "extractor": (_extractor, "api"),
     "confidence": (_fraction, 1.0),
     "active": (_flag, True),
     "tokens": (_integer(0, INT_MAX), 0),  # counted again from the text

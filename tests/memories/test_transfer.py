@@ -13,6 +13,8 @@ import orjson
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
+from django.test import Client
+from django.urls import reverse
 
 from common.writelock import writer_lock
 from memories import embeddings, selectors, services, transfer
@@ -217,6 +219,24 @@ def snapshot(memory: Memory) -> dict:
     }
 
 
+def marked(who: str) -> str:
+    """Who wrote a fact or a file as an import stores the document's word for it."""
+    return f"imported:{who}" if who else who
+
+
+def as_imported(shot: dict) -> dict:
+    """A snapshot as its memory's import stores it: who wrote each fact and file behind the mark."""
+    return {
+        **shot,
+        "facts": sorted((text, active, marked(by), *rest) for text, active, by, *rest in shot["facts"]),
+        "files": [{**f, "changed_by": marked(f["changed_by"])} for f in shot["files"]],
+        "file_versions": [
+            {**v, "changed_by": marked(v["changed_by"]), "replaced_by": marked(v["replaced_by"])}
+            for v in shot["file_versions"]
+        ],
+    }
+
+
 def written() -> tuple[int, ...]:
     return (
         Memory.objects.count(),
@@ -246,7 +266,7 @@ def test_an_exported_memory_imported_elsewhere_gives_the_same_decorate_answer_an
     copy = Memory.objects.get(pk=response.json()["id"])
     assert copy.project_id == cast.project_b.id and copy.id != memory_a.id
     assert response.json()["counts"] == cast.a.get(f"/v1/memories/{memory_a.id}").json()["counts"]
-    assert snapshot(copy) == snapshot(memory_a)
+    assert snapshot(copy) == as_imported(snapshot(memory_a))
     assert probe(cast, cast.b, copy.id) == probe(cast, cast.a, memory_a.id)
     assert probe(cast, cast.b, copy.id)["context"]["facts"]  # the comparison is not of two empty answers
     assert not Outbox.objects.filter(memory=copy).exists()  # nothing to extract again
@@ -285,11 +305,17 @@ def test_an_imported_memory_shows_the_same_files_and_versions_through_the_memory
     assert not MemoryFile.objects.filter(memory=memory_a, path="scratch.txt").exists()
 
     copy_id = import_(cast.b, export_of(cast.a, memory_a.id)).json()["id"]
-    copied = snapshot(Memory.objects.get(pk=copy_id))
+    copied, original = snapshot(Memory.objects.get(pk=copy_id)), as_imported(original)
     assert copied["files"] == original["files"] and copied["file_versions"] == original["file_versions"]
     assert views(cast.b, copy_id) == views(cast.a, memory_a.id)
     assert "Porto" in views(cast.b, copy_id)[1]["result"] and views(cast.b, copy_id)[-1]["is_error"]
-    assert history(Memory.objects.get(pk=copy_id)) == history(memory_a)  # the console's history of each file
+    assert (
+        history(Memory.objects.get(pk=copy_id))
+        == {  # the console's history of each file
+            path: [(*v[:3], marked(v[3]), *v[4:]) for v in versions]
+            for path, versions in history(memory_a).items()
+        }
+    )
     # the copy is a working folder: the next edit keeps the imported content as its version
     assert not file_command(
         cast.b,
@@ -605,6 +631,34 @@ def test_the_whole_document_is_read_and_checked_before_the_write_transaction_and
     assert _lock_taken_elsewhere() in (False, None)
 
 
+def test_a_document_cannot_make_the_console_show_its_facts_or_files_as_written_by_staff(cast):
+    """Who wrote a fact or a file is the document's claim: stored behind the "imported:" mark, so
+    the console never shows it as this install's console or staff."""
+    forged = {"extractor": "console", "changed_by": "console:admin", "replaced_by": "console:admin"}
+    records = [{**r, **{k: v for k, v in forged.items() if k in r}} for r in SMALL]
+    response = import_(cast.b, sealed(records))
+    assert response.status_code == 201, response.content
+    memory_id = response.json()["id"]
+    assert Fact.objects.get(memory_id=memory_id).extractor == "imported:console"
+    authors = {f.changed_by for f in MemoryFile.objects.filter(memory_id=memory_id)}
+    assert authors == {"imported:console:admin"}
+    version = MemoryFileVersion.objects.get(memory_id=memory_id)
+    assert (version.changed_by, version.replaced_by) == ("imported:console:admin",) * 2
+
+    staff = Client()
+    staff.force_login(cast.staff)
+    page = reverse("console:memory", args=[memory_id])
+    facts = staff.get(page + "?tab=facts").content.decode()
+    assert "imported:console · updated" in facts and ">console · updated" not in facts
+    shown = staff.get(page + "?tab=files").content.decode()
+    assert "by imported:console:admin" in shown
+    assert "by console:admin" not in shown and "from console:admin" not in shown
+    # Exported and imported again: still the one mark.
+    again = import_(cast.a, export_of(cast.b, memory_id)).json()["id"]
+    assert Fact.objects.get(memory_id=again).extractor == "imported:console"
+    assert {f.changed_by for f in MemoryFile.objects.filter(memory_id=again)} == authors
+
+
 def test_files_beyond_this_install_limits_are_refused_with_nothing_written(cast, memory_a, settings):
     build(cast, memory_a)
     document = export_of(cast.a, memory_a.id)
@@ -763,7 +817,7 @@ def test_the_commands_export_a_project_and_import_it_into_another(cast, memory_a
     call_command("import_memories", "--project", cast.project_b.id, str(path), "--json", stdout=out)
     made = json.loads(out.getvalue())
     assert made["created"] is True
-    assert snapshot(Memory.objects.get(pk=made["id"])) == snapshot(memory_a)
+    assert snapshot(Memory.objects.get(pk=made["id"])) == as_imported(snapshot(memory_a))
     (tmp_path / "cut.jsonl").write_bytes(truncated(path.read_bytes()))
     before = written()
     with pytest.raises(CommandError):
