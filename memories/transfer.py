@@ -830,7 +830,9 @@ class _Document:
     def finish(self) -> None:
         """The checks that need the whole document, each naming the line of the record it refuses;
         then the memory's own row, with its counts made from the rows."""
-        memory = self.need_memory("end")
+        memory = self.memory
+        if memory is None:
+            raise InvalidRequest("The document holds no memory record.")
         for path, (line, _is_dir) in self.file_kinds.items():
             folder = path.rpartition("/")[0]
             if folder and self.file_kinds.get(folder, (0, False))[1] is not True:
@@ -999,7 +1001,7 @@ def memory_import(*, project: Project, lines: Iterable[bytes]) -> tuple[Memory, 
     earlier = _previous_import(project, document.digest)
     if earlier is not None:
         return earlier, False
-    external_id = document.memory["external_id"] if document.memory else None
+    external_id = document.memory["external_id"]
     try:
         with write_atomic():
             # Again inside the write: another import may have committed since the reads above.
