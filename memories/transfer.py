@@ -907,7 +907,7 @@ def _message_fields(entry: dict) -> None:
     )
     if message["role"] not in STORED_ROLES:
         raise InvalidRequest(
-            f"entry.role: a stored message is {', '.join(STORED_ROLES)} "
+            "entry.role: a stored message is user, assistant or tool "
             "(a system message becomes the memory's instructions)."
         )
     if entry["key"] or entry["value"] is not None:
