@@ -6,7 +6,7 @@ import contextlib
 import functools
 import re
 
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from psycopg import ClientCursor, Cursor
 from psycopg.errors import FeatureNotSupported
 from psycopg.pq import PipelineStatus, TransactionStatus
@@ -192,6 +192,22 @@ def sqlite_write_transaction(cursor, alias: str = DEFAULT_DB_ALIAS):
                 with db.wrap_database_errors:
                     db.connection.rollback()
             raise
+
+
+@contextlib.contextmanager
+def write_atomic(alias: str = DEFAULT_DB_ALIAS):
+    """`transaction.atomic()` for a write of many statements (an import), in line with the hot
+    paths' writers on SQLite: the writers' lock (common.writelock) first, then BEGIN IMMEDIATE, so
+    they wait for it on the flock and go in the moment it commits, rather than sleeping in
+    SQLite's busy handler; and it waits its turn behind them the same way. Keep what runs inside
+    to the statements themselves: every writer of the file waits for as long as the block lasts.
+    Inside a caller's transaction it is a plain atomic block (the lock is the outer one's)."""
+    db = connections[alias]
+    db.ensure_connection()
+    own = db.vendor == "sqlite" and db.autocommit and not db.in_atomic_block
+    lock = writer_lock(str(db.settings_dict["NAME"])) if own else None
+    with lock if lock is not None else contextlib.nullcontext(), transaction.atomic(using=alias):
+        yield
 
 
 def plain_cursor(alias: str = DEFAULT_DB_ALIAS, *, prepare: bool = False):

@@ -33,54 +33,55 @@ def validate_messages(raw: Any, *, path: str = "messages", allow_empty: bool = F
         _fail(path, "must contain at least one message.")
     if len(raw) > MAX_MESSAGES:
         _fail(path, f"at most {MAX_MESSAGES} messages per call.")
-    out = []
-    for i, message in enumerate(raw):
-        where = f"{path}[{i}]"
-        if not isinstance(message, dict):
-            _fail(where, "must be an object with 'role' and 'content'.")
-        unknown = message.keys() - FIELDS
-        if unknown and message.get("role") == "assistant":
-            unknown -= OPENAI_ASSISTANT_EXTRAS
-        if unknown:
-            _fail(f"{where}.{echo(sorted(unknown)[0])}", "unknown field.")
-        role = message.get("role")
-        if role not in ROLES:
-            _fail(f"{where}.role", "must be one of user, assistant, tool, system.")
-        content = message.get("content")
-        if content is None:
-            content = ""
-        if isinstance(content, list):
-            for j, part in enumerate(content):
-                if not isinstance(part, dict) or not isinstance(part.get("type"), str):
-                    _fail(f"{where}.content[{j}]", "must be an object with a 'type'.")
-                if part["type"] == "text" and not isinstance(part.get("text"), str):
-                    _fail(f"{where}.content[{j}].text", "must be a string.")
-        elif not isinstance(content, str):
-            _fail(f"{where}.content", "must be a string or a list of parts.")
-        clean: dict[str, Any] = {"role": role, "content": content}
-        name = message.get("name")
-        if name is not None:
-            if not isinstance(name, str) or len(name) > 200:
-                _fail(f"{where}.name", "must be a string of at most 200 characters.")
-            clean["name"] = name
-        tool_calls = message.get("tool_calls")
-        if tool_calls is not None:
-            if role != "assistant" or not isinstance(tool_calls, list):
-                _fail(f"{where}.tool_calls", "must be a list, on an assistant message.")
-            for j, call in enumerate(tool_calls):
-                if not isinstance(call, dict):
-                    _fail(f"{where}.tool_calls[{j}]", "must be an object.")
-            if tool_calls:
-                clean["tool_calls"] = tool_calls
-        tool_call_id = message.get("tool_call_id")
-        if tool_call_id is not None:
-            if not isinstance(tool_call_id, str) or len(tool_call_id) > 200:
-                _fail(f"{where}.tool_call_id", "must be a string of at most 200 characters.")
-            clean["tool_call_id"] = tool_call_id
-        if role == "tool" and "tool_call_id" not in clean:
-            _fail(f"{where}.tool_call_id", "is required on a tool message.")
-        out.append(clean)
-    return out
+    return [validate_message(message, where=f"{path}[{i}]") for i, message in enumerate(raw)]
+
+
+def validate_message(message: Any, *, where: str = "message") -> dict:
+    """One message as `validate_messages` takes it (errors name `where`): the clean message."""
+    if not isinstance(message, dict):
+        _fail(where, "must be an object with 'role' and 'content'.")
+    unknown = message.keys() - FIELDS
+    if unknown and message.get("role") == "assistant":
+        unknown -= OPENAI_ASSISTANT_EXTRAS
+    if unknown:
+        _fail(f"{where}.{echo(sorted(unknown)[0])}", "unknown field.")
+    role = message.get("role")
+    if role not in ROLES:
+        _fail(f"{where}.role", "must be one of user, assistant, tool, system.")
+    content = message.get("content")
+    if content is None:
+        content = ""
+    if isinstance(content, list):
+        for j, part in enumerate(content):
+            if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+                _fail(f"{where}.content[{j}]", "must be an object with a 'type'.")
+            if part["type"] == "text" and not isinstance(part.get("text"), str):
+                _fail(f"{where}.content[{j}].text", "must be a string.")
+    elif not isinstance(content, str):
+        _fail(f"{where}.content", "must be a string or a list of parts.")
+    clean: dict[str, Any] = {"role": role, "content": content}
+    name = message.get("name")
+    if name is not None:
+        if not isinstance(name, str) or len(name) > 200:
+            _fail(f"{where}.name", "must be a string of at most 200 characters.")
+        clean["name"] = name
+    tool_calls = message.get("tool_calls")
+    if tool_calls is not None:
+        if role != "assistant" or not isinstance(tool_calls, list):
+            _fail(f"{where}.tool_calls", "must be a list, on an assistant message.")
+        for j, call in enumerate(tool_calls):
+            if not isinstance(call, dict):
+                _fail(f"{where}.tool_calls[{j}]", "must be an object.")
+        if tool_calls:
+            clean["tool_calls"] = tool_calls
+    tool_call_id = message.get("tool_call_id")
+    if tool_call_id is not None:
+        if not isinstance(tool_call_id, str) or len(tool_call_id) > 200:
+            _fail(f"{where}.tool_call_id", "must be a string of at most 200 characters.")
+        clean["tool_call_id"] = tool_call_id
+    if role == "tool" and "tool_call_id" not in clean:
+        _fail(f"{where}.tool_call_id", "is required on a tool message.")
+    return clean
 
 
 def text_of(content: Any) -> str:

@@ -175,7 +175,8 @@ class Fact(models.Model):
     normalized = models.CharField(max_length=500, db_index=True)
     slot = models.CharField(max_length=100, blank=True, default="")
     source_entry_ids = models.JSONField(default=list, blank=True)
-    extractor = models.CharField(max_length=32, default="api")  # api | console | rules | llm
+    # api | console | rules | llm, or one of them behind "imported:" (memories.facts.store.IMPORTED)
+    extractor = models.CharField(max_length=32, default="api")
     confidence = models.FloatField(default=1.0)
     # A superseded fact is kept as history and never shown to the model.
     superseded_by = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL)

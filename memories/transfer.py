@@ -22,10 +22,13 @@ an importer registered below; a reader refuses a type it does not know and a `ve
 rather than drop part of a memory.
 
 Export streams: rows are read in chunks in seq order, so a memory of any size is written in
-bounded memory. Import reads the document line by line inside one transaction, checks the
-`end` record's count and digest last, and rolls everything back on any error: a truncated,
-damaged or newer document leaves nothing behind. Importing the same document again into the same
-project returns the memory the first import made (keyed by the document's digest).
+bounded memory. Import reads and checks the whole document first (each field by the API's rule
+for it, the `end` record's count and digest, the links between records), with nothing written
+and no lock taken, then writes it in one short transaction: a truncated, damaged, newer or
+malformed document leaves nothing behind, and other writers wait for the write alone. An
+imported memory counts against the plan's allowance like any other. Importing the same document
+again into the same project returns the memory the first import made (keyed by the document's
+digest).
 """
 
 from __future__ import annotations
@@ -35,14 +38,21 @@ import itertools
 import logging
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
+from typing import Any
 
 import orjson
-from django.db import DatabaseError, IntegrityError, transaction
+from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from common.db import write_atomic
 from common.errors import Conflict, InvalidRequest
-from memories import embeddings, queue, recall
+from common.http.body import MAX_JSON_DEPTH, json_depth, reject_unknown
+from common.messages import cut_marker, stored_reply_limit, text_of, validate_message
+from common.redaction import echo
+from memories import embeddings, queue, recall, services
+from memories.facts.base import fact_normalize, fact_tokens
+from memories.facts.store import IMPORTED
 from memories.models import (
     Entry,
     ErrorDigest,
@@ -54,6 +64,8 @@ from memories.models import (
     MemoryFileVersion,
     Turn,
 )
+from memories.models import memory_id as new_memory_id
+from memories.policy import policy_parse
 from memories.services import files
 from projects.models import Project
 
@@ -248,11 +260,294 @@ def memory_export(*, memory: Memory) -> Iterator[bytes]:
 
 
 # --- import ------------------------------------------------------------------------------------
+#
+# An import reads and checks the whole document first, with no transaction open and no lock taken,
+# building every row it makes as the parameters of its INSERT (`_Rows`). Only then does it write:
+# one transaction of a few multi-row INSERTs, under the writers' lock on SQLite
+# (common.db.write_atomic), so the other writers of the database wait for the write alone, never for
+# the reading. Each field meets the rule the API holds it to, through the same functions where the
+# API has one (external ids, metadata, policy, messages, fact texts, file paths); a refusal names
+# the line and the field, and nothing is written. What every write derives (a memory's counts, a
+# fact's normalised form and tokens) is derived again, never taken from the document; who wrote
+# a fact or a file is the document's claim, stored behind the "imported:" mark (`_imported`).
+
+INT_MAX = 2**31 - 1  # a PositiveIntegerField (PostgreSQL's integer)
+BIG_MAX = 2**63 - 1  # a PositiveBigIntegerField (bigint)
+MAX_PARAMS = 30_000  # parameters in one INSERT: within SQLite's 32,766 and PostgreSQL's 65,535
+STORED_ROLES = ("user", "assistant", "tool")  # a system message becomes the memory's instructions
+EXTRACTORS = ("api", "console", "rules", "llm")
+FILE_COMMANDS = ("create", "str_replace", "insert", "delete", "rename")
+COUNTS = ("message_count", "token_count", "digest_count")
+_REQUIRED = object()
+
+
+class _Unfit(Exception):
+    """A value breaks its field's rule (the message says how; `_checked` names the field)."""
+
+
+def _stored_text_limit() -> int:
+    """The longest text a write stores: what one request body carries, or a model's reply cut to
+    that with its marker line (common.messages.text_cut)."""
+    limit = stored_reply_limit()
+    return limit + len(cut_marker(limit)) + 2
+
+
+def _integer(low: int, high: int) -> Callable[[Any], int]:
+    def check(value):
+        if type(value) is not int or not low <= value <= high:
+            raise _Unfit(f"must be an integer from {low:,} to {high:,}.")
+        return value
+
+    return check
+
+
+def _text(limit: int | Callable[[], int] | None) -> Callable[[Any], str]:
+    """A string without NUL characters (PostgreSQL's text holds none), of at most `limit`
+    characters (None: any length)."""
+
+    def check(value):
+        most = limit() if callable(limit) else limit
+        if not isinstance(value, str) or "\x00" in value or (most is not None and len(value) > most):
+            raise _Unfit(
+                "must be a string without NUL characters"
+                + (f", at most {most:,} characters." if most else ".")
+            )
+        return value
+
+    return check
+
+
+def _one_of(values: Iterable[str]) -> Callable[[Any], str]:
+    allowed = tuple(values)
+
+    def check(value):
+        if not isinstance(value, str) or value not in allowed:
+            raise _Unfit(f"must be one of {', '.join(allowed)}.")
+        return value
+
+    return check
+
+
+def _list_of(test: Callable[[Any], bool], what: str) -> Callable[[Any], list]:
+    def check(value):
+        if not isinstance(value, list) or not all(test(item) for item in value):
+            raise _Unfit(f"must be a list of {what}.")
+        return value
+
+    return check
+
+
+def _nullable(rule: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    return lambda value: None if value is None else rule(value)
+
+
+def _flag(value) -> bool:
+    if not isinstance(value, bool):
+        raise _Unfit("must be true or false.")
+    return value
+
+
+def _fraction(value) -> float:
+    if type(value) not in (int, float) or not 0 <= value <= 1:
+        raise _Unfit("must be a number from 0 to 1.")
+    return float(value)
+
+
+def _moment(value) -> datetime:
+    parsed = None
+    if isinstance(value, str):
+        try:
+            parsed = parse_datetime(value)
+        except ValueError:  # well formed, but no such day or hour
+            parsed = None
+    if parsed is None or timezone.is_naive(parsed):
+        raise _Unfit("must be an ISO 8601 time with its UTC offset.")
+    return parsed
+
+
+def _any(value):
+    return value
+
+
+def _is_seq(value) -> bool:
+    return type(value) is int and 1 <= value <= BIG_MAX
+
+
+def _imported(value: str) -> str:
+    """A document's word for who wrote something, kept only behind the "imported:" mark: the
+    console shows it as the document's claim, never as an actor of this install."""
+    return value if not value or value.startswith(IMPORTED) else IMPORTED + value
+
+
+def _actor(value) -> str:
+    """Who wrote a file or its version: printable (the console shows it), at most 120 characters
+    with its mark."""
+    if not isinstance(value, str) or not value.isprintable() or len(_imported(value)) > 120:
+        raise _Unfit(f"must be a string of at most {120 - len(IMPORTED)} printable characters.")
+    return _imported(value)
+
+
+def _extractor(value) -> str:
+    if value not in EXTRACTORS and value not in [IMPORTED + e for e in EXTRACTORS]:
+        raise _Unfit(f"must be one of {', '.join(EXTRACTORS)}.")
+    return _imported(value)
+
+
+def _path(kind: str) -> Callable[[Any], str]:
+    """A path relative to /memories, refused unless the memory tool would have made it."""
+
+    def check(path):
+        try:
+            relative = files.file_path(f"{files.ROOT}/{path}") if isinstance(path, str) else None
+        except files.Refused as refusal:
+            raise InvalidRequest(f"{kind}.path: {refusal}")
+        if not relative or relative != path:
+            raise InvalidRequest(
+                f"{kind}.path: {str(path)[:80]!r} is not a path under /memories "
+                "(relative, no empty, '.' or '..' parts)."
+            )
+        return relative
+
+    return check
+
+
+def _external_id(value) -> str | None:
+    return None if value is None else services.external_id_check(value, field="memory.external_id")
+
+
+def _metadata(value) -> dict:
+    return services.metadata_check(value, field="memory.metadata")
+
+
+def _policy(value) -> dict:
+    return policy_parse(value, path="memory.policy").as_json()
+
+
+def _fact_text(value) -> str:
+    return services.fact_text_check(value, field="fact.text")
+
+
+# What each record may hold: field -> (its rule, its value when the record leaves it out). A rule
+# returns the value to store or raises (_Unfit, or the API's own InvalidRequest naming the field).
+Rules = dict[str, tuple[Callable[[Any], Any], Any]]
+MEMORY_RULES: Rules = {
+    "id": (_text(40), ""),
+    "external_id": (_external_id, None),
+    "metadata": (_metadata, None),
+    "instructions": (_text(_stored_text_limit), ""),
+    "policy": (_policy, None),
+    "summary": (_text(_stored_text_limit), ""),
+    "summary_upto_seq": (_integer(0, BIG_MAX), 0),
+    "last_budget_tokens": (_integer(1, services.MAX_BUDGET), 60000),
+    "last_seq": (_integer(0, BIG_MAX), 0),
+    "last_turn": (_integer(0, INT_MAX), 0),
+    "turn_start_seq": (_integer(0, BIG_MAX), 0),
+    # COUNTS: made again from the document's rows, only checked here.
+    "message_count": (_integer(0, INT_MAX), 0),
+    "token_count": (_integer(0, BIG_MAX), 0),
+    "digest_count": (_integer(0, INT_MAX), 0),
+    "created_at": (_nullable(_moment), None),
+}
+TURN_RULES: Rules = {
+    "number": (_integer(1, INT_MAX), _REQUIRED),
+    "state": (_one_of(Turn.State.values), Turn.State.READY),
+    "input": (_text(_stored_text_limit), ""),
+    "actions": (_list_of(lambda a: isinstance(a, str), "strings"), []),
+    "task_errors": (_list_of(lambda e: isinstance(e, dict), "objects"), []),
+    "output": (_list_of(lambda o: isinstance(o, dict), "objects"), []),
+    "attempt": (_integer(0, INT_MAX), 1),
+    "duration_ms": (_nullable(_integer(0, INT_MAX)), None),
+    "created_at": (_nullable(_moment), None),
+    "finished_at": (_nullable(_moment), None),
+}
+ENTRY_RULES: Rules = {
+    "seq": (_integer(1, BIG_MAX), _REQUIRED),
+    "turn": (_integer(1, INT_MAX), _REQUIRED),
+    "kind": (_one_of(Entry.Kind.values), _REQUIRED),
+    "role": (_text(16), ""),  # a message's, by validate_message; no other kind has one
+    "content": (_text(_stored_text_limit), ""),
+    "parts": (_nullable(_list_of(_any, "parts")), None),
+    "name": (_text(200), ""),
+    "tool_calls": (_nullable(_list_of(lambda c: isinstance(c, dict), "objects")), None),
+    "tool_call_id": (_text(200), ""),
+    "task_id": (_text(200), ""),
+    "key": (_text(200), ""),
+    "value": (_any, None),
+    "committed": (_flag, True),
+    "tokens": (_integer(0, INT_MAX), 0),
+    "created_at": (_nullable(_moment), None),
+}
+DIGEST_RULES: Rules = {
+    "turn": (_integer(1, INT_MAX), _REQUIRED),
+    "task_id": (_text(200), _REQUIRED),
+    "task_type": (_text(32), "reported"),
+    "error_type": (_text(32), "unknown"),
+    "agent_id": (_text(40), ""),
+    "text": (_text(250), _REQUIRED),
+    "raw_error": (_text(_stored_text_limit), ""),
+    "entry_seq": (_nullable(_integer(1, BIG_MAX)), None),
+    "created_at": (_nullable(_moment), None),
+}
+FACT_RULES: Rules = {
+    "id": (_text(40), _REQUIRED),
+    "text": (_fact_text, _REQUIRED),
+    "normalized": (_text(500), ""),  # made again from the text
+    "slot": (_text(100), ""),
+    "extractor": (_extractor, "api"),
+    "confidence": (_fraction, 1.0),
+    "active": (_flag, True),
+    "tokens": (_integer(0, INT_MAX), 0),  # counted again from the text
+    "superseded_by": (_nullable(_text(40)), None),
+    "source_entry_seqs": (_list_of(_is_seq, "seqs"), []),
+    "created_at": (_nullable(_moment), None),
+    "updated_at": (_nullable(_moment), None),
+}
+TOMBSTONE_RULES: Rules = {
+    "normalized": (_text(500), _REQUIRED),
+    "slot": (_text(100), ""),
+    "upto_seq": (_integer(0, BIG_MAX), 0),
+}
+FILE_RULES: Rules = {
+    "path": (_path("file"), _REQUIRED),
+    "is_dir": (_flag, False),
+    "content": (_text(None), ""),  # sizes: the install's file limits, checked on the whole folder
+    "version": (_integer(1, INT_MAX), 1),
+    "changed_by": (_actor, ""),
+    "created_at": (_nullable(_moment), None),
+    "updated_at": (_nullable(_moment), None),
+}
+FILE_VERSION_RULES: Rules = {
+    "path": (_path("file_version"), _REQUIRED),
+    "version": (_integer(1, INT_MAX), 1),
+    "content": (_text(None), ""),
+    "changed_by": (_actor, ""),
+    "changed_at": (_moment, _REQUIRED),
+    "command": (_one_of(FILE_COMMANDS), _REQUIRED),
+    "replaced_by": (_actor, ""),
+    "replaced_at": (_nullable(_moment), None),
+}
+HEADER_FIELDS = frozenset({"type", "format", "version", "exported_at", "source"})
+
+
+def _checked(record: dict, rules: Rules) -> dict:
+    """The record's fields, each through its rule (a left-out one through its default's); a field
+    the rules do not name is refused, as the API refuses one."""
+    kind = record["type"]
+    reject_unknown(record, {"type", *rules}, kind)
+    out = {}
+    for name, (rule, default) in rules.items():
+        if name not in record and default is _REQUIRED:
+            raise InvalidRequest(f"{kind}.{name}: required.")
+        try:
+            out[name] = rule(record.get(name, default))
+        except _Unfit as unfit:
+            raise InvalidRequest(f"{kind}.{name}: {unfit}") from None
+    return out
 
 
 class _Reader:
-    """The document's records, one at a time, with the running digest and count the `end`
-    record is checked against."""
+    """The document's records with their line numbers, one at a time, with the running digest and
+    count the `end` record is checked against."""
 
     def __init__(self, lines: Iterable[bytes]) -> None:
         self.lines = iter(lines)
@@ -260,7 +555,7 @@ class _Reader:
         self.count = 0
         self.end: dict | None = None
 
-    def __iter__(self) -> Iterator[dict]:
+    def __iter__(self) -> Iterator[tuple[int, dict]]:
         for number, raw in enumerate(self.lines, start=1):
             if self.end is not None:
                 if raw.strip():
@@ -274,13 +569,16 @@ class _Reader:
                 raise InvalidRequest(f"line {number}: not JSON (the document is damaged).")
             if not isinstance(record, dict) or not isinstance(record.get("type"), str):
                 raise InvalidRequest(f"line {number}: not a record (an object with a type).")
+            if json_depth(record) > MAX_JSON_DEPTH:
+                # as deep as an API body may nest: deeper values break what walks them later
+                raise InvalidRequest(f"line {number}: nested deeper than {MAX_JSON_DEPTH} levels.")
             if record["type"] == "end":
                 self.end = record
                 continue
             line = raw if raw.endswith(b"\n") else raw + b"\n"
             self.digest.update(line)
             self.count += 1
-            yield record
+            yield number, record
 
     def check_end(self) -> str:
         if self.end is None:
@@ -301,9 +599,10 @@ def _check_header(record: dict) -> None:
         raise InvalidRequest(
             f"line 1: not a Threadless memory export (a header record with format {FORMAT!r})."
         )
+    reject_unknown(record, HEADER_FIELDS, "line 1: header")
     version = record.get("version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise InvalidRequest("header: version must be a positive integer.")
+        raise InvalidRequest("line 1: header.version: must be a positive integer.")
     if version > VERSION:
         raise InvalidRequest(
             f"The document is format version {version}, newer than this install reads (up to {VERSION}).",
@@ -311,76 +610,79 @@ def _check_header(record: dict) -> None:
         )
 
 
-def _when(record: dict, name: str) -> datetime | None:
-    value = record.get(name)
-    if value is None:
-        return None
-    parsed = parse_datetime(value) if isinstance(value, str) else None
-    if parsed is None:
-        raise InvalidRequest(f"{record['type']}.{name}: not an ISO 8601 time.")
-    return parsed
+def _refuse(line: int, message: str) -> InvalidRequest:
+    return InvalidRequest(f"line {line}: {message}")
 
 
-def _fields(record: dict, names: tuple[str, ...]) -> dict:
-    return {name: record[name] for name in names if name in record}
+class _Rows:
+    """New rows of one table, each kept as its INSERT's parameters, prepared as Django prepares a
+    save's (but without auto_now: a row keeps the times it was given), so the write only sends them."""
+
+    def __init__(self, model: type[models.Model]) -> None:
+        self.model = model
+        self.fields = [f for f in model._meta.concrete_fields if not f.db_returning]
+        self.rows: list[list] = []
+
+    def add(self, obj: models.Model) -> list:
+        row = [f.get_db_prep_save(getattr(obj, f.attname), connection) for f in self.fields]
+        self.rows.append(row)
+        return row
+
+    def column(self, name: str) -> int:
+        return next(i for i, f in enumerate(self.fields) if f.name == name)
+
+    def insert(self, cursor, returning: tuple[str, ...] = ()) -> list[tuple]:
+        """Write the rows, as many to a statement as MAX_PARAMS allows; the `returning` columns of each."""
+        q = connection.ops.quote_name
+        columns = ", ".join(q(f.column) for f in self.fields)
+        head = f"INSERT INTO {q(self.model._meta.db_table)} ({columns}) VALUES "
+        marks = "(" + ", ".join(["%s"] * len(self.fields)) + ")"
+        tail = f" RETURNING {', '.join(q(c) for c in returning)}" if returning else ""
+        per = max(1, MAX_PARAMS // len(self.fields))
+        made: list[tuple] = []
+        for start in range(0, len(self.rows), per):
+            chunk = self.rows[start : start + per]
+            cursor.execute(head + ", ".join([marks] * len(chunk)) + tail, [p for row in chunk for p in row])
+            if returning:
+                made += cursor.fetchall()
+        return made
 
 
-FILE_COMMANDS = frozenset({"create", "str_replace", "insert", "delete", "rename"})
-
-
-def _file_path(record: dict) -> str:
-    """The record's path relative to /memories, refused unless the memory tool would have made it."""
-    path = record.get("path")
-    try:
-        relative = files.file_path(f"{files.ROOT}/{path}") if isinstance(path, str) else None
-    except files.Refused as refusal:
-        raise InvalidRequest(f"{record['type']}.path: {refusal}")
-    if not relative or relative != path:
-        raise InvalidRequest(
-            f"{record['type']}.path: {str(path)[:80]!r} is not a path under /memories "
-            "(relative, no empty, '.' or '..' parts)."
-        )
-    return relative
-
-
-def _file_text(record: dict, name: str, *, limit: int | None = None) -> str:
-    value = record.get(name, "")
-    if not isinstance(value, str) or "\x00" in value or (limit is not None and len(value) > limit):
-        raise InvalidRequest(
-            f"{record['type']}.{name}: must be a string without NUL characters"
-            + (f", at most {limit} characters." if limit is not None else ".")
-        )
-    return value
-
-
-def _file_version_number(record: dict) -> int:
-    version = record.get("version", 1)
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise InvalidRequest(f"{record['type']}.version: must be a positive integer.")
-    return version
-
-
-class _Import:
-    """One import's state: the new memory, the entry ids by seq, the facts by exported id."""
+class _Document:
+    """One document, read whole and checked, with every row it makes ready to insert: nothing is
+    written before `write`. Entries and facts refer to each other by seq and exported id; the
+    links are checked once the whole document is read (`finish`) and given their new ids when the
+    entries are written."""
 
     def __init__(self, project: Project) -> None:
         self.project = project
-        self.memory: Memory | None = None
-        self.external_id_taken = False  # refused once the document is known not to be imported already
-        self.entries: list[Entry] = []
-        self.entry_ids: dict[int, int] = {}
-        self.turns: list[Turn] = []
-        self.facts: dict[str, Fact] = {}
-        self.superseded: dict[str, str] = {}
-        self.times: list[tuple[type, int | str, dict]] = []
+        self.now = timezone.now()
+        self.line = 0  # of the record being read
+        self.memory_pk = new_memory_id()
+        self.memory: dict | None = None
+        self.memory_line = 0
+        self.memories = _Rows(Memory)
+        self.turns = _Rows(Turn)
+        self.turn_numbers: set[int] = set()
+        self.entries = _Rows(Entry)
+        self.entry_kinds: dict[int, str] = {}  # seq -> kind
+        self.indexed: list[int] = []  # the seqs of committed messages (the recall index's)
+        self.messages = self.tokens = 0
+        self.newest_turn = 0
+        self.digests = _Rows(ErrorDigest)
+        self.digest_links: list[tuple[int, int | None, list]] = []  # line, entry seq, row
+        self.facts = _Rows(Fact)
+        self.fact_ids: dict[str, str] = {}  # exported id -> new id
+        self.fact_links: list[tuple[int, str, str | None, list[int], list]] = []
+        self.tombstones = _Rows(FactTombstone)
+        self.files = _Rows(MemoryFile)
+        self.versions = _Rows(MemoryFileVersion)
         self.limits = files.FileLimits.from_settings()
-        self.file_kinds: dict[str, bool] = {}  # every file's path so far, and whether it is a directory
+        self.file_kinds: dict[str, tuple[int, bool]] = {}  # path -> line, whether a directory
         self.file_bytes = 0
-        self.files: list[tuple[MemoryFile, dict]] = []  # not written yet, with their exported times
-        self.versions: list[tuple[MemoryFileVersion, dict]] = []
-        self.pending_file_bytes = 0
+        self.digest = ""
 
-    def need_memory(self, kind: str) -> Memory:
+    def need_memory(self, kind: str) -> dict:
         if self.memory is None:
             raise InvalidRequest(f"A {kind} record comes before the memory record.")
         return self.memory
@@ -388,98 +690,103 @@ class _Import:
     def memory_record(self, record: dict) -> None:
         if self.memory is not None:
             raise InvalidRequest("The document holds more than one memory record.")
-        fields = _fields(record, MEMORY_FIELDS)
-        external_id = record.get("external_id")
-        if (
-            external_id is not None
-            and Memory.objects.filter(project=self.project, external_id=external_id).exists()
-        ):
-            # The memory its own earlier import made, or another one: known at the end record.
-            self.external_id_taken = True
-            fields["external_id"] = None
-        self.memory = Memory.objects.create(
-            project=self.project,
-            **fields,
-            background_upto_seq=record.get("last_seq", 0),
-        )
-        self.times.append((Memory, self.memory.pk, {"created_at": _when(record, "created_at")}))
+        self.memory = _checked(record, MEMORY_RULES)
+        self.memory_line = self.line
 
     def turn_record(self, record: dict) -> None:
-        memory = self.need_memory("turn")
-        self.turns.append(
-            (
-                Turn(memory=memory, **_fields(record, TURN_FIELDS), finished_at=_when(record, "finished_at")),
-                _when(record, "created_at"),
+        self.need_memory("turn")
+        turn = _checked(record, TURN_RULES)
+        if turn["number"] in self.turn_numbers:
+            raise InvalidRequest(f"turn.number: the document holds turn {turn['number']} twice.")
+        self.turn_numbers.add(turn["number"])
+        self.newest_turn = max(self.newest_turn, turn["number"])
+        self.turns.add(
+            Turn(
+                memory_id=self.memory_pk,
+                **{name: turn[name] for name in TURN_FIELDS},
+                created_at=turn["created_at"] or self.now,
+                finished_at=turn["finished_at"],
             )
         )
-        if len(self.turns) >= CHUNK:
-            self.flush_turns()
 
     def entry_record(self, record: dict) -> None:
-        memory = self.need_memory("entry")
-        if not isinstance(record.get("seq"), int) or record["seq"] in self.entry_ids:
-            raise InvalidRequest("entry.seq: each entry needs its own integer seq.")
-        self.entries.append(
-            (Entry(memory=memory, **_fields(record, ENTRY_FIELDS)), _when(record, "created_at"))
-        )
-        self.entry_ids[record["seq"]] = 0
-        if len(self.entries) >= CHUNK:
-            self.flush_entries()
-
-    def digest_record(self, record: dict) -> None:
-        memory = self.need_memory("digest")
-        self.flush_entries()
-        entry_id = (
-            self.entry_ids.get(record.get("entry_seq")) if record.get("entry_seq") is not None else None
-        )
-        digest = ErrorDigest.objects.create(
-            memory=memory, project=self.project, entry_id=entry_id, **_fields(record, DIGEST_FIELDS)
-        )
-        self.times.append((ErrorDigest, digest.pk, {"created_at": _when(record, "created_at")}))
-
-    def fact_record(self, record: dict) -> None:
-        memory = self.need_memory("fact")
-        self.flush_entries()
-        old_id = record.get("id")
-        if not isinstance(old_id, str) or old_id in self.facts:
-            raise InvalidRequest("fact.id: each fact needs its own id.")
-        seqs = record.get("source_entry_seqs") or []
-        if not isinstance(seqs, list):
-            raise InvalidRequest("fact.source_entry_seqs: must be a list of seqs.")
-        fact = Fact.objects.create(
-            memory=memory,
-            **_fields(record, FACT_FIELDS),
-            source_entry_ids=[self.entry_ids[s] for s in seqs if s in self.entry_ids],
-        )
-        self.facts[old_id] = fact
-        if record.get("superseded_by"):
-            self.superseded[old_id] = record["superseded_by"]
-        self.times.append(
-            (
-                Fact,
-                fact.pk,
-                {"created_at": _when(record, "created_at"), "updated_at": _when(record, "updated_at")},
+        self.need_memory("entry")
+        entry = _checked(record, ENTRY_RULES)
+        seq, kind = entry["seq"], entry["kind"]
+        if seq in self.entry_kinds:
+            raise InvalidRequest(f"entry.seq: the document holds seq {seq} twice.")
+        if kind == Entry.Kind.MESSAGE:
+            _message_fields(entry)
+        else:
+            _other_fields(entry)
+        self.entry_kinds[seq] = kind
+        self.newest_turn = max(self.newest_turn, entry["turn"])
+        if kind == Entry.Kind.MESSAGE and entry["committed"]:
+            self.messages += 1
+            self.tokens += entry["tokens"]
+            self.indexed.append(seq)
+        self.entries.add(
+            Entry(
+                memory_id=self.memory_pk,
+                **{name: entry[name] for name in ENTRY_FIELDS},
+                created_at=entry["created_at"] or self.now,
             )
         )
 
+    def digest_record(self, record: dict) -> None:
+        self.need_memory("digest")
+        digest = _checked(record, DIGEST_RULES)
+        row = self.digests.add(
+            ErrorDigest(
+                memory_id=self.memory_pk,
+                project_id=self.project.pk,
+                entry_id=None,  # given when the entries are written
+                **{name: digest[name] for name in DIGEST_FIELDS},
+                created_at=digest["created_at"] or self.now,
+            )
+        )
+        self.digest_links.append((self.line, digest["entry_seq"], row))
+
+    def fact_record(self, record: dict) -> None:
+        self.need_memory("fact")
+        fact = _checked(record, FACT_RULES)
+        if fact["id"] in self.fact_ids:
+            raise InvalidRequest(f"fact.id: the document holds fact {echo(fact['id'])} twice.")
+        text = fact["text"]
+        made = Fact(
+            memory_id=self.memory_pk,
+            text=text,
+            normalized=fact_normalize(text),
+            slot=fact["slot"],
+            extractor=fact["extractor"],
+            confidence=fact["confidence"],
+            active=fact["active"],
+            tokens=fact_tokens(text),
+            source_entry_ids=[],  # given when the entries are written
+            superseded_by_id=None,  # given once every fact is read
+            created_at=fact["created_at"] or self.now,
+            updated_at=fact["updated_at"] or self.now,
+        )
+        self.fact_ids[fact["id"]] = made.pk
+        row = self.facts.add(made)
+        self.fact_links.append((self.line, fact["id"], fact["superseded_by"], fact["source_entry_seqs"], row))
+
     def tombstone_record(self, record: dict) -> None:
-        memory = self.need_memory("fact_tombstone")
-        FactTombstone.objects.create(memory=memory, **_fields(record, ("normalized", "slot", "upto_seq")))
+        self.need_memory("fact_tombstone")
+        stone = _checked(record, TOMBSTONE_RULES)
+        self.tombstones.add(FactTombstone(memory_id=self.memory_pk, **stone, created_at=self.now))
 
     def file_record(self, record: dict) -> None:
-        memory = self.need_memory("file")
-        path = _file_path(record)
+        self.need_memory("file")
+        node = _checked(record, FILE_RULES)
+        path, is_dir, content = node["path"], node["is_dir"], node["content"]
         if path in self.file_kinds:
             raise InvalidRequest(f"file {path}: the document holds this path twice.")
-        is_dir = record.get("is_dir", False)
-        if not isinstance(is_dir, bool):
-            raise InvalidRequest("file.is_dir: must be true or false.")
-        content = _file_text(record, "content")
         if is_dir and content:
             raise InvalidRequest(f"file {path}: a directory holds no content.")
         size = len(content.encode("utf-8"))
         self.file_bytes += size
-        self.file_kinds[path] = is_dir
+        self.file_kinds[path] = (self.line, is_dir)
         limits = self.limits
         if (
             size > limits.file_bytes
@@ -492,121 +799,178 @@ class _Import:
                 hint="Raise THREADLESS_MEMORY_FILE_MAX_BYTES, THREADLESS_MEMORY_FILES_MAX or "
                 "THREADLESS_MEMORY_FILES_MAX_TOTAL_BYTES here, then import again.",
             )
-        row = MemoryFile(
-            memory=memory,
-            path=path,
-            is_dir=is_dir,
-            content=content,
-            size=size,
-            version=_file_version_number(record),
-            changed_by=_file_text(record, "changed_by", limit=120),
-        )
-        self._pend_file(
-            self.files,
-            row,
-            {"created_at": _when(record, "created_at"), "updated_at": _when(record, "updated_at")},
-            size,
+        self.files.add(
+            MemoryFile(
+                memory_id=self.memory_pk,
+                path=path,
+                is_dir=is_dir,
+                content=content,
+                size=size,
+                version=node["version"],
+                changed_by=node["changed_by"],
+                created_at=node["created_at"] or self.now,
+                updated_at=node["updated_at"] or self.now,
+            )
         )
 
     def file_version_record(self, record: dict) -> None:
-        memory = self.need_memory("file_version")
-        command = record.get("command")
-        if command not in FILE_COMMANDS:
-            raise InvalidRequest(f"file_version.command: one of {', '.join(sorted(FILE_COMMANDS))}.")
-        changed_at = _when(record, "changed_at")
-        if changed_at is None:
-            raise InvalidRequest("file_version.changed_at: required.")
-        content = _file_text(record, "content")
-        size = len(content.encode("utf-8"))
-        row = MemoryFileVersion(
-            memory=memory,
-            path=_file_path(record),
-            version=_file_version_number(record),
-            content=content,
-            size=size,
-            command=command,
-            changed_at=changed_at,
-            changed_by=_file_text(record, "changed_by", limit=120),
-            replaced_by=_file_text(record, "replaced_by", limit=120),
+        self.need_memory("file_version")
+        kept = _checked(record, FILE_VERSION_RULES)
+        self.versions.add(
+            MemoryFileVersion(
+                memory_id=self.memory_pk,
+                **{name: kept[name] for name in FILE_VERSION_FIELDS},
+                size=len(kept["content"].encode("utf-8")),
+                changed_at=kept["changed_at"],
+                replaced_by=kept["replaced_by"],
+                replaced_at=kept["replaced_at"] or self.now,
+            )
         )
-        self._pend_file(self.versions, row, {"replaced_at": _when(record, "replaced_at")}, size)
 
-    def _pend_file(self, pending: list, row, times: dict, size: int) -> None:
-        pending.append((row, times))
-        self.pending_file_bytes += size
-        if len(pending) >= FILE_CHUNK or self.pending_file_bytes >= FILE_FLUSH_BYTES:
-            self.flush_files()
-
-    def flush_files(self) -> None:
-        """Insert the pending files and versions, then give them their exported times (auto_now and
-        auto_now_add set them to now on insert)."""
-        for model, pending in ((MemoryFile, self.files), (MemoryFileVersion, self.versions)):
-            if not pending:
-                continue
-            made = model.objects.bulk_create([row for row, _times in pending])
-            names = set()
-            for row, (_row, times) in zip(made, pending, strict=True):
-                for name, value in times.items():
-                    if value is not None:
-                        setattr(row, name, value)
-                        names.add(name)
-            if names:
-                model.objects.bulk_update(made, sorted(names), batch_size=500)
-            pending.clear()
-        self.pending_file_bytes = 0
-
-    @staticmethod
-    def _bulk(model, pending: list[tuple]) -> list:
-        """Insert a chunk, then give the rows their exported creation times (auto_now_add set
-        them to now on insert)."""
-        made = model.objects.bulk_create([row for row, _when in pending])
-        dated = []
-        for row, (_row, created_at) in zip(made, pending, strict=True):
-            if created_at is not None:
-                row.created_at = created_at
-                dated.append(row)
-        if dated:
-            model.objects.bulk_update(dated, ["created_at"], batch_size=500)
-        return made
-
-    def flush_turns(self) -> None:
-        if self.turns:
-            self._bulk(Turn, self.turns)
-            self.turns = []
-
-    def flush_entries(self) -> None:
-        if self.entries:
-            self.entry_ids.update({e.seq: e.pk for e in self._bulk(Entry, self.entries)})
-            self.entries = []
-
-    def finish(self) -> Memory:
-        memory = self.need_memory("end")
-        self.flush_turns()
-        self.flush_entries()
-        self.flush_files()
-        for path in self.file_kinds:
+    def finish(self) -> None:
+        """The checks that need the whole document, each naming the line of the record it refuses;
+        then the memory's own row, with its counts made from the rows."""
+        memory = self.memory
+        if memory is None:
+            raise InvalidRequest("The document holds no memory record.")
+        for path, (line, _is_dir) in self.file_kinds.items():
             folder = path.rpartition("/")[0]
-            if folder and self.file_kinds.get(folder) is not True:
-                raise InvalidRequest(f"file {path}: the document holds no directory {folder} for it.")
-        for old_id, newer in self.superseded.items():
-            if newer not in self.facts:
-                raise InvalidRequest(f"fact {old_id}: superseded_by names a fact the document does not hold.")
-            Fact.objects.filter(pk=self.facts[old_id].pk).update(superseded_by=self.facts[newer].pk)
-        if memory.last_seq < max(self.entry_ids, default=0):
-            raise InvalidRequest("memory.last_seq: lower than an entry's seq.")
-        return memory
+            if folder and self.file_kinds.get(folder, (0, False))[1] is not True:
+                raise _refuse(line, f"file {path}: the document holds no directory {folder} for it.")
+        linked: set[int] = set()
+        for line, seq, _row in self.digest_links:
+            if seq is None:
+                continue
+            if self.entry_kinds.get(seq) != Entry.Kind.DIGEST or seq in linked:
+                raise _refuse(line, f"digest.entry_seq: {seq} is not a digest entry of the document's own.")
+            linked.add(seq)
+        superseded = self.facts.column("superseded_by")
+        for line, old_id, newer, seqs, row in self.fact_links:
+            if newer is not None:
+                if newer not in self.fact_ids or newer == old_id:
+                    raise _refuse(line, "fact.superseded_by: names no other fact of the document.")
+                row[superseded] = self.fact_ids[newer]
+            if any(seq not in self.entry_kinds for seq in seqs):
+                raise _refuse(line, "fact.source_entry_seqs: names a seq the document holds no entry for.")
+        last_seq = memory["last_seq"]
+        if last_seq < max(self.entry_kinds, default=0):
+            raise _refuse(self.memory_line, "memory.last_seq: lower than an entry's seq.")
+        if memory["last_turn"] < self.newest_turn:
+            raise _refuse(self.memory_line, "memory.last_turn: lower than a turn's or an entry's.")
+        for name in ("turn_start_seq", "summary_upto_seq"):
+            if memory[name] > last_seq:
+                raise _refuse(self.memory_line, f"memory.{name}: higher than memory.last_seq.")
+        self.memories.add(
+            Memory(
+                id=self.memory_pk,
+                project_id=self.project.pk,
+                **{name: memory[name] for name in MEMORY_FIELDS if name not in COUNTS},
+                message_count=self.messages,
+                token_count=self.tokens,
+                digest_count=len(self.digest_links),
+                background_upto_seq=last_seq,  # nothing to index or extract again
+                created_at=memory["created_at"] or self.now,
+                updated_at=self.now,
+                last_used_at=self.now,
+            )
+        )
+
+    def write(self, cursor) -> list[int]:
+        """Insert every row (call inside the write transaction); the ids of the committed messages."""
+        self.memories.insert(cursor)
+        self.turns.insert(cursor)
+        ids = {seq: pk for pk, seq in self.entries.insert(cursor, returning=("id", "seq"))}
+        entry = self.digests.column("entry")
+        for _line, seq, row in self.digest_links:
+            row[entry] = ids[seq] if seq is not None else None
+        sources, field = self.facts.column("source_entry_ids"), Fact._meta.get_field("source_entry_ids")
+        for _line, _old, _newer, seqs, row in self.fact_links:
+            row[sources] = field.get_db_prep_save([ids[seq] for seq in seqs], connection)
+        for rows in (self.digests, self.facts, self.tombstones, self.files, self.versions):
+            rows.insert(cursor)
+        return [ids[seq] for seq in self.indexed]
 
 
-IMPORTERS: dict[str, Callable[[_Import, dict], None]] = {
-    "memory": _Import.memory_record,
-    "turn": _Import.turn_record,
-    "entry": _Import.entry_record,
-    "digest": _Import.digest_record,
-    "fact": _Import.fact_record,
-    "fact_tombstone": _Import.tombstone_record,
-    "file": _Import.file_record,
-    "file_version": _Import.file_version_record,
+def _message_fields(entry: dict) -> None:
+    """A stored message's fields, checked as the API checks a message (common.messages), its text
+    made from its parts as a write makes it."""
+    parts = entry["parts"]
+    message = validate_message(
+        {
+            "role": entry["role"],
+            "content": parts if parts is not None else entry["content"],
+            "name": entry["name"],
+            "tool_calls": entry["tool_calls"],
+            "tool_call_id": entry["tool_call_id"],
+        },
+        where="entry",
+    )
+    if message["role"] not in STORED_ROLES:
+        raise InvalidRequest(
+            "entry.role: a stored message is user, assistant or tool "
+            "(a system message becomes the memory's instructions)."
+        )
+    if entry["key"] or entry["value"] is not None:
+        raise InvalidRequest("entry.key: only a data entry has a key and a value.")
+    entry.update(
+        content=text_of(parts) if parts is not None else entry["content"],
+        name=message.get("name", ""),
+        tool_calls=message.get("tool_calls"),
+        tool_call_id=message.get("tool_call_id", ""),
+    )
+
+
+def _other_fields(entry: dict) -> None:
+    """A data, error, digest or action entry: none of a message's fields; a key and value on data only."""
+    for name in ("role", "name", "tool_call_id"):
+        if entry[name]:
+            raise InvalidRequest(f"entry.{name}: only a message has one.")
+    for name in ("parts", "tool_calls"):
+        if entry[name] is not None:
+            raise InvalidRequest(f"entry.{name}: only a message has them.")
+    if entry["kind"] != Entry.Kind.DATA and (entry["key"] or entry["value"] is not None):
+        raise InvalidRequest("entry.key: only a data entry has a key and a value.")
+
+
+IMPORTERS: dict[str, Callable[[_Document, dict], None]] = {
+    "memory": _Document.memory_record,
+    "turn": _Document.turn_record,
+    "entry": _Document.entry_record,
+    "digest": _Document.digest_record,
+    "fact": _Document.fact_record,
+    "fact_tombstone": _Document.tombstone_record,
+    "file": _Document.file_record,
+    "file_version": _Document.file_version_record,
 }
+
+
+def _read(project: Project, lines: Iterable[bytes]) -> _Document:
+    """The whole document, read and checked (no database access): 400 naming the line and the field."""
+    reader = _Reader(lines)
+    document = _Document(project)
+    records = iter(reader)
+    first = next(records, None)
+    if first is None:
+        raise InvalidRequest("The document is empty.")
+    _check_header(first[1])
+    for number, record in records:
+        handler = IMPORTERS.get(record["type"])
+        if handler is None:
+            raise InvalidRequest(
+                f"line {number}: Unknown record type {str(record['type'])[:40]!r}: the document was "
+                "written by a newer or different Threadless.",
+                hint="Upgrade this install.",
+            )
+        document.line = number
+        try:
+            handler(document, record)
+        except InvalidRequest as refusal:
+            raise InvalidRequest(f"line {number}: {refusal.message}", hint=refusal.hint) from None
+        except (TypeError, ValueError, KeyError) as exc:  # a value no rule foresaw: the document's still
+            raise _refuse(number, f"a {record['type']} record that does not fit ({exc.__class__.__name__}).")
+    document.digest = reader.check_end()
+    document.finish()
+    return document
 
 
 def _previous_import(project: Project, digest: str) -> Memory | None:
@@ -616,63 +980,56 @@ def _previous_import(project: Project, digest: str) -> Memory | None:
     return Memory.objects.filter(project=project, pk=bytes(record.body).decode()).first()
 
 
+def _taken(project: Project, external_id: str | None) -> bool:
+    return (
+        external_id is not None and Memory.objects.filter(project=project, external_id=external_id).exists()
+    )
+
+
+def _external_id_conflict() -> Conflict:
+    return Conflict(
+        "A memory with this external_id already exists in the project.",
+        hint="Delete that memory first, or import into another project.",
+    )
+
+
 def memory_import(*, project: Project, lines: Iterable[bytes]) -> tuple[Memory, bool]:
     """Bring an exported document into `project` as a new memory, all or nothing: (memory,
-    created). The same document imported again answers the memory its first import made."""
-    reader = _Reader(lines)
+    created). The same document imported again answers the memory its first import made. A new
+    memory counts against the plan's allowance, as one made by the API does (429)."""
+    document = _read(project, lines)
+    earlier = _previous_import(project, document.digest)
+    if earlier is not None:
+        return earlier, False
+    external_id = document.memory["external_id"]
     try:
-        with transaction.atomic():
-            state = _Import(project)
-            records = iter(reader)
-            first = next(records, None)
-            if first is None:
-                raise InvalidRequest("The document is empty.")
-            _check_header(first)
-            for record in records:
-                handler = IMPORTERS.get(record["type"])
-                if handler is None:
-                    raise InvalidRequest(
-                        f"Unknown record type {str(record['type'])[:40]!r}: the document was written "
-                        "by a newer or different Threadless.",
-                        hint="Upgrade this install.",
-                    )
-                handler(state, record)
-            memory = state.finish()
-            digest = reader.check_end()
-            earlier = _previous_import(project, digest)
+        with write_atomic():
+            # Again inside the write: another import may have committed since the reads above.
+            earlier = _previous_import(project, document.digest)
             if earlier is not None:
-                transaction.set_rollback(True)  # nothing of this second run is kept
                 return earlier, False
-            if state.external_id_taken:
-                raise Conflict(
-                    "A memory with this external_id already exists in the project.",
-                    hint="Delete that memory first, or import into another project.",
-                )
-            _restore_times(state, memory)
-            IdempotencyRecord.objects.filter(project=project, scope=IMPORT_SCOPE, key=digest).delete()
-            IdempotencyRecord.objects.create(
-                project=project, scope=IMPORT_SCOPE, key=digest, status=201, body=memory.pk.encode()
-            )
-            _index(memory)
+            if _taken(project, external_id):
+                raise _external_id_conflict()
+            services.memory_allowance_check(project=project)
+            with connection.cursor() as cursor:
+                indexed = document.write(cursor)
+            mark = {"project": project, "scope": IMPORT_SCOPE, "key": document.digest}
+            IdempotencyRecord.objects.filter(**mark).delete()  # an earlier import whose memory is gone
+            IdempotencyRecord.objects.create(**mark, status=201, body=document.memory_pk.encode())
+            for start in range(0, len(indexed), CHUNK):
+                recall.index_entries(memory_id=document.memory_pk, entry_ids=indexed[start : start + CHUNK])
             if embeddings.enabled(project):
-                transaction.on_commit(lambda: _queue_vectors(memory.id))
-    except (TypeError, ValueError, KeyError) as exc:
-        raise InvalidRequest(f"A record does not fit the format ({exc.__class__.__name__}).")
+                transaction.on_commit(lambda: _queue_vectors(document.memory_pk))
     except IntegrityError:
-        raise InvalidRequest("The document contradicts itself (a duplicate or a missing reference).")
-    except DatabaseError as exc:
-        if isinstance(exc.__cause__, (TypeError, ValueError)):
-            raise InvalidRequest("A record holds a value of the wrong type.")
+        # PostgreSQL, where imports write side by side: another one committed this document, or a
+        # memory with this external id, first.
+        earlier = _previous_import(project, document.digest)
+        if earlier is not None:
+            return earlier, False
+        if _taken(project, external_id):
+            raise _external_id_conflict()
         raise
-    return memory, True
-
-
-def _restore_times(state: _Import, memory: Memory) -> None:
-    """The exported creation times (auto_now_add set them to now on insert)."""
-    for model, pk, values in state.times:
-        kept = {name: value for name, value in values.items() if value is not None}
-        if kept:
-            model.objects.filter(pk=pk).update(**kept)
+    return Memory.objects.get(pk=document.memory_pk), True
 
 
 def _queue_vectors(memory_id: str) -> None:
@@ -684,12 +1041,3 @@ def _queue_vectors(memory_id: str) -> None:
         queue.send(queue.BACKFILL_VECTORS, memory_id=memory_id)
     except Exception as exc:  # noqa: BLE001 - the import is committed; the vectors can come later
         log.warning("import: vectors of %s not queued (%s)", memory_id, exc.__class__.__name__)
-
-
-def _index(memory: Memory) -> None:
-    """The recall index of the imported messages (facts came with the document: no extraction)."""
-    ids = list(
-        Entry.objects.filter(memory=memory, kind="message", committed=True).values_list("id", flat=True)
-    )
-    for start in range(0, len(ids), CHUNK):
-        recall.index_entries(memory_id=memory.id, entry_ids=ids[start : start + CHUNK])

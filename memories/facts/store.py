@@ -20,6 +20,15 @@ from memories.facts.base import Candidate, fact_normalize, fact_tokens
 from memories.models import Fact, FactTombstone, Memory
 
 PEOPLE = ("api", "console")
+# An imported fact's extractor is the document's, behind this mark (memories.transfer): the server
+# never shows a document's word for who wrote a fact as its own.
+IMPORTED = "imported:"
+
+
+def by_a_person(extractor: str) -> bool:
+    """Whether a fact was written by a person (API, console), here or in the install it was
+    imported from: extraction never changes such a fact."""
+    return extractor.removeprefix(IMPORTED) in PEOPLE
 
 
 def _newest_source(fact: Fact) -> int:
@@ -83,7 +92,7 @@ def facts_apply(*, memory: Memory, candidates: list[Candidate], extractor: str) 
                 else None
             )
             if same is not None and same.active:
-                if same.extractor not in PEOPLE and not set(candidate.source_entry_ids) <= set(
+                if not by_a_person(same.extractor) and not set(candidate.source_entry_ids) <= set(
                     same.source_entry_ids
                 ):
                     same.source_entry_ids = sorted(
@@ -95,7 +104,11 @@ def facts_apply(*, memory: Memory, candidates: list[Candidate], extractor: str) 
                     counts["skipped"] += 1
                 continue
             if same is not None:  # superseded history with the same text
-                if current is not None and newest > _newest_source(current) and same.extractor not in PEOPLE:
+                if (
+                    current is not None
+                    and newest > _newest_source(current)
+                    and not by_a_person(same.extractor)
+                ):
                     Fact.objects.filter(pk=same.pk).update(
                         active=True,
                         superseded_by=None,

@@ -1,12 +1,13 @@
 """Writes of the memory core, one module per concern; import them from here.
 
-    memories    external_id_check / memory_create / memory_update / memory_delete / memory_delete_many /
-                memory_delete_matching / retention_enforce
+    memories    external_id_check / metadata_check / memory_allowance_check / memory_create /
+                memory_update / memory_delete / memory_delete_many / memory_delete_matching /
+                retention_enforce
     entries     memory_lock / entries_append / entries_set_committed
     decorate    memory_decorate / split_instructions
     report      report_accept / validate_failures / failure_record (+ FailureResult)
     outbox      outbox_enqueue / outbox_publish / outbox_claim / outbox_process / outbox_sweep
-    facts       fact_create / fact_update / fact_delete
+    facts       fact_text_check / fact_create / fact_update / fact_delete
     idempotency idempotent_call / idempotent_replay / idempotent_store / check_idempotency_key
 
 Nothing here calls a model, and nothing here queues a task by importing it (memories.queue).
@@ -16,7 +17,7 @@ builds on these.
 
 from memories.services.decorate import MAX_BUDGET, memory_decorate, split_instructions
 from memories.services.entries import entries_append, entries_set_committed, memory_lock
-from memories.services.facts import fact_create, fact_delete, fact_update
+from memories.services.facts import fact_create, fact_delete, fact_text_check, fact_update
 from memories.services.idempotency import (
     check_idempotency_key,
     idempotent_call,
@@ -25,11 +26,13 @@ from memories.services.idempotency import (
 )
 from memories.services.memories import (
     external_id_check,
+    memory_allowance_check,
     memory_create,
     memory_delete,
     memory_delete_many,
     memory_delete_matching,
     memory_update,
+    metadata_check,
     retention_enforce,
 )
 from memories.services.outbox import (
@@ -50,11 +53,13 @@ __all__ = [
     "entries_set_committed",
     "fact_create",
     "fact_delete",
+    "fact_text_check",
     "fact_update",
     "failure_record",
     "idempotent_call",
     "idempotent_replay",
     "idempotent_store",
+    "memory_allowance_check",
     "memory_create",
     "memory_decorate",
     "memory_delete",
@@ -62,6 +67,7 @@ __all__ = [
     "memory_delete_matching",
     "memory_lock",
     "memory_update",
+    "metadata_check",
     "outbox_claim",
     "outbox_enqueue",
     "outbox_process",

@@ -17,11 +17,12 @@ from memories.models import Fact, Memory
 log = logging.getLogger("threadless.memories")
 
 
-def _fact_text(text: Any) -> str:
+def fact_text_check(text: Any, *, field: str = "text") -> str:
+    """A fact's text as a person may write it: 1 to 2,000 characters, its whitespace runs made one space."""
     if not isinstance(text, str) or not text.strip():
-        raise InvalidRequest("text: must be a non-empty string.")
+        raise InvalidRequest(f"{field}: must be a non-empty string.")
     if len(text) > 2000:
-        raise InvalidRequest("text: at most 2,000 characters.")
+        raise InvalidRequest(f"{field}: at most 2,000 characters.")
     return re.sub(r"\s+", " ", text).strip()
 
 
@@ -35,7 +36,7 @@ def fact_create(
     confidence: float = 1.0,
 ) -> tuple[Fact, bool]:
     """Add a fact; an active fact with the same normalised text is returned instead (no duplicate)."""
-    text = _fact_text(text)
+    text = fact_text_check(text)
     normalized = fact_normalize(text)
     existing = Fact.objects.filter(memory=memory, active=True, normalized=normalized).first()
     if existing is not None:
@@ -55,7 +56,7 @@ def fact_create(
 
 def fact_update(*, fact: Fact, text: str, extractor: str = "api") -> Fact:
     """A person's edit: it wins over extraction, which must never bring the old text back."""
-    text = _fact_text(text)
+    text = fact_text_check(text)
     if fact_normalize(text) != fact.normalized:
         tombstone_add(fact=fact)
     fact.text = text

@@ -33,13 +33,14 @@ log = logging.getLogger("threadless.memories")
 _UNSET: Any = object()
 
 
-def _check_metadata(metadata: Any) -> dict:
+def metadata_check(metadata: Any, *, field: str = "metadata") -> dict:
+    """A memory's metadata: an object of at most 16 KiB of JSON (None is {})."""
     if metadata is None:
         return {}
     if not isinstance(metadata, dict):
-        raise InvalidRequest("metadata: must be an object.")
+        raise InvalidRequest(f"{field}: must be an object.")
     if len(orjson.dumps(metadata)) > 16_384:
-        raise InvalidRequest("metadata: at most 16 KiB of JSON.")
+        raise InvalidRequest(f"{field}: at most 16 KiB of JSON.")
     return metadata
 
 
@@ -62,6 +63,14 @@ def external_id_check(external_id: str, *, field: str = "external_id") -> str:
     return external_id
 
 
+def memory_allowance_check(*, project: Project) -> None:
+    """429 when the project already holds as many memories as its plan allows (None: no limit).
+    Every way a memory comes into being checks it: create, an external id's first use, import."""
+    if project.allowance_memories is not None:
+        if Memory.objects.filter(project=project).count() >= project.allowance_memories:
+            raise QuotaExceeded(f"The plan's allowance of {project.allowance_memories} memories is used up.")
+
+
 def memory_create(
     *,
     project: Project,
@@ -75,11 +84,9 @@ def memory_create(
         existing = Memory.objects.filter(project=project, external_id=external_id).first()
         if existing is not None:
             return existing, False
-    metadata = _check_metadata(metadata)
+    metadata = metadata_check(metadata)
     parsed = policy_parse(policy)
-    if project.allowance_memories is not None:
-        if Memory.objects.filter(project=project).count() >= project.allowance_memories:
-            raise QuotaExceeded(f"The plan's allowance of {project.allowance_memories} memories is used up.")
+    memory_allowance_check(project=project)
     try:
         with transaction.atomic():
             memory = Memory.objects.create(
@@ -102,7 +109,7 @@ def memory_update(
 ) -> Memory:
     fields = ["updated_at"]
     if metadata is not _UNSET:
-        memory.metadata = _check_metadata(metadata)
+        memory.metadata = metadata_check(metadata)
         fields.append("metadata")
     if instructions is not _UNSET:
         memory.instructions = instructions or ""

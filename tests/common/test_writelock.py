@@ -15,7 +15,7 @@ import pytest
 from django.db import connection
 
 from common import counters
-from common.db import plain_cursor, sqlite_write_transaction
+from common.db import plain_cursor, sqlite_write_transaction, write_atomic
 from common.writelock import WriterLock, writer_lock
 
 HOLD = """
@@ -117,6 +117,24 @@ def test_the_hot_paths_write_transaction_holds_the_lock_and_lets_go_after_commit
     with pytest.raises(RuntimeError), plain_cursor() as cursor, sqlite_write_transaction(cursor):
         raise RuntimeError("boom")
     assert not _taken_elsewhere(path)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_write_of_many_statements_holds_the_lock_for_its_transaction_and_lets_go_after_it():
+    if connection.vendor != "sqlite":
+        pytest.skip("SQLite's write transaction")
+    path = str(connection.settings_dict["NAME"])
+    if writer_lock(path) is None:
+        pytest.skip("an in-memory test database")
+    with write_atomic():
+        assert connection.in_atomic_block and _taken_elsewhere(path)
+        with write_atomic():  # nested: a savepoint, and the outer block's hold
+            pass
+        assert _taken_elsewhere(path)
+    assert not _taken_elsewhere(path)
+    with pytest.raises(RuntimeError), write_atomic():
+        raise RuntimeError("boom")
+    assert not _taken_elsewhere(path) and not connection.in_atomic_block
 
 
 def test_a_counter_write_waits_for_the_lock_and_then_counts(tmp_path):

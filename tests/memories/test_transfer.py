@@ -4,6 +4,7 @@ and the same counts; a damaged, truncated or newer document is refused with noth
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import io
 import json
@@ -11,7 +12,11 @@ import json
 import orjson
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
+from django.test import Client
+from django.urls import reverse
 
+from common.writelock import writer_lock
 from memories import embeddings, selectors, services, transfer
 from memories.models import (
     Entry,
@@ -34,8 +39,9 @@ NDJSON = "application/x-ndjson"
 def build(cast, memory) -> None:
     """A memory with a bit of everything: turns, tool calls, a failure digest, an uncommitted raw
     error, extracted facts, a person's edit (a tombstone) and a superseded fact."""
-    memory.policy = {"strictWriteDiscipline": {"enabled": True, "onFailure": "digest"}}
-    memory.save(update_fields=["policy"])
+    services.memory_update(
+        memory=memory, policy={"strictWriteDiscipline": {"enabled": True, "onFailure": "digest"}}
+    )
     decorate(
         cast.a,
         memory.id,
@@ -213,6 +219,24 @@ def snapshot(memory: Memory) -> dict:
     }
 
 
+def marked(who: str) -> str:
+    """Who wrote a fact or a file as an import stores the document's word for it."""
+    return f"imported:{who}" if who else who
+
+
+def as_imported(shot: dict) -> dict:
+    """A snapshot as its memory's import stores it: who wrote each fact and file behind the mark."""
+    return {
+        **shot,
+        "facts": sorted((text, active, marked(by), *rest) for text, active, by, *rest in shot["facts"]),
+        "files": [{**f, "changed_by": marked(f["changed_by"])} for f in shot["files"]],
+        "file_versions": [
+            {**v, "changed_by": marked(v["changed_by"]), "replaced_by": marked(v["replaced_by"])}
+            for v in shot["file_versions"]
+        ],
+    }
+
+
 def written() -> tuple[int, ...]:
     return (
         Memory.objects.count(),
@@ -242,7 +266,7 @@ def test_an_exported_memory_imported_elsewhere_gives_the_same_decorate_answer_an
     copy = Memory.objects.get(pk=response.json()["id"])
     assert copy.project_id == cast.project_b.id and copy.id != memory_a.id
     assert response.json()["counts"] == cast.a.get(f"/v1/memories/{memory_a.id}").json()["counts"]
-    assert snapshot(copy) == snapshot(memory_a)
+    assert snapshot(copy) == as_imported(snapshot(memory_a))
     assert probe(cast, cast.b, copy.id) == probe(cast, cast.a, memory_a.id)
     assert probe(cast, cast.b, copy.id)["context"]["facts"]  # the comparison is not of two empty answers
     assert not Outbox.objects.filter(memory=copy).exists()  # nothing to extract again
@@ -281,11 +305,17 @@ def test_an_imported_memory_shows_the_same_files_and_versions_through_the_memory
     assert not MemoryFile.objects.filter(memory=memory_a, path="scratch.txt").exists()
 
     copy_id = import_(cast.b, export_of(cast.a, memory_a.id)).json()["id"]
-    copied = snapshot(Memory.objects.get(pk=copy_id))
+    copied, original = snapshot(Memory.objects.get(pk=copy_id)), as_imported(original)
     assert copied["files"] == original["files"] and copied["file_versions"] == original["file_versions"]
     assert views(cast.b, copy_id) == views(cast.a, memory_a.id)
     assert "Porto" in views(cast.b, copy_id)[1]["result"] and views(cast.b, copy_id)[-1]["is_error"]
-    assert history(Memory.objects.get(pk=copy_id)) == history(memory_a)  # the console's history of each file
+    assert (
+        history(Memory.objects.get(pk=copy_id))
+        == {  # the console's history of each file
+            path: [(*v[:3], marked(v[3]), *v[4:]) for v in versions]
+            for path, versions in history(memory_a).items()
+        }
+    )
     # the copy is a working folder: the next edit keeps the imported content as its version
     assert not file_command(
         cast.b,
@@ -342,6 +372,291 @@ def test_a_file_record_the_memory_tool_could_not_have_written_is_refused_with_no
     before = written()
     assert says in error_of(import_(cast.b, document), 400, "invalid_request")["message"]
     assert written() == before
+
+
+# A small document written by hand, one record of each type, each on a line of its own.
+T0 = "2026-01-02T03:04:05+00:00"
+SMALL = [
+    {"type": "header", "format": "threadless.memory", "version": 1, "exported_at": T0, "source": {}},
+    {
+        "type": "memory",
+        "id": "mem_x",
+        "external_id": "user-7",
+        "metadata": {"plan": "pro"},
+        "last_seq": 3,
+        "last_turn": 1,
+        "turn_start_seq": 1,
+        "created_at": T0,
+    },
+    {
+        "type": "turn",
+        "number": 1,
+        "state": "ENDED",
+        "input": "Hi",
+        "actions": ["task_failed_crm"],
+        "created_at": T0,
+    },
+    {
+        "type": "entry",
+        "seq": 1,
+        "turn": 1,
+        "kind": "message",
+        "role": "user",
+        "content": "I live in Porto.",
+        "tokens": 7,
+        "created_at": T0,
+    },
+    {
+        "type": "entry",
+        "seq": 2,
+        "turn": 1,
+        "kind": "message",
+        "role": "assistant",
+        "content": "",
+        "parts": [{"type": "text", "text": "Noted."}],
+        "tokens": 5,
+        "created_at": T0,
+    },
+    {
+        "type": "entry",
+        "seq": 3,
+        "turn": 1,
+        "kind": "digest",
+        "task_id": "crm",
+        "content": "crm failed",
+        "tokens": 3,
+        "created_at": T0,
+    },
+    {"type": "digest", "turn": 1, "task_id": "crm", "text": "crm failed", "entry_seq": 3, "created_at": T0},
+    {
+        "type": "fact",
+        "id": "f1",
+        "text": "Lives in Porto",
+        "extractor": "rules",
+        "confidence": 0.9,
+        "source_entry_seqs": [1],
+        "created_at": T0,
+        "updated_at": T0,
+    },
+    {"type": "fact_tombstone", "normalized": "lives in lisbon", "upto_seq": 1},
+    {"type": "file", "path": "notes", "is_dir": True, "changed_by": "tl_proj_AbCd1234", "created_at": T0},
+    {
+        "type": "file",
+        "path": "notes/a.md",
+        "content": "Porto",
+        "version": 2,
+        "changed_by": "tl_proj_AbCd1234",
+    },
+    {
+        "type": "file_version",
+        "path": "notes/a.md",
+        "version": 1,
+        "content": "Lisbon",
+        "changed_by": "tl_proj_AbCd1234",
+        "changed_at": T0,
+        "command": "str_replace",
+        "replaced_by": "tl_proj_AbCd1234",
+        "replaced_at": T0,
+    },
+]
+
+
+def sealed(records: list) -> bytes:
+    """Records (dicts, or a line's bytes as they are) with a correct end record."""
+    return resealed([r if isinstance(r, bytes) else orjson.dumps(r) + b"\n" for r in records])
+
+
+def test_the_small_hand_written_document_imports(cast):
+    response = import_(cast.b, sealed(SMALL))
+    assert response.status_code == 201, response.content
+    assert response.json()["counts"] == {"messages": 2, "facts": 1, "digests": 1, "tokens": 12}
+    assert Entry.objects.get(memory_id=response.json()["id"], seq=2).content == "Noted."
+
+
+def nested(depth: int) -> bytes:
+    """The memory record with metadata nested `depth` levels deep (deeper than orjson writes)."""
+    record = orjson.dumps({**SMALL[1], "metadata": {}})
+    return record.replace(b'"metadata":{}', b'"metadata":' + b'{"a":' * depth + b"1" + b"}" * depth) + b"\n"
+
+
+# Each: the line's record type, a change to it, what the 400 names. Every value here got into the
+# database before import checked fields as the API does.
+SPOILED = {
+    "metadata nested 900 levels": ("memory", lambda r: nested(900), "nested deeper than 64 levels"),
+    "metadata not an object": (
+        "memory",
+        lambda r: {**r, "metadata": [1]},
+        "memory.metadata: must be an object",
+    ),
+    "policy malformed": (
+        "memory",
+        lambda r: {**r, "policy": {"strictWriteDiscipline": "on"}},
+        "memory.policy.strictWriteDiscipline: must be an object",
+    ),
+    "policy with an unknown mode": (
+        "memory",
+        lambda r: {**r, "policy": {"strictWriteDiscipline": {"onFailure": "shrug"}}},
+        "memory.policy.strictWriteDiscipline.onFailure",
+    ),
+    "external id with a bidi override": (
+        "memory",
+        lambda r: {**r, "external_id": "user\u202e7"},
+        "memory.external_id",
+    ),
+    "external id with a newline": ("memory", lambda r: {**r, "external_id": "user\n7"}, "memory.external_id"),
+    "external id of 5,000 characters": (
+        "memory",
+        lambda r: {**r, "external_id": "u" * 5000},
+        "memory.external_id",
+    ),
+    "budget of zero": ("memory", lambda r: {**r, "last_budget_tokens": 0}, "memory.last_budget_tokens"),
+    "last turn below the entries'": ("memory", lambda r: {**r, "last_turn": 0}, "memory.last_turn"),
+    "instructions with a NUL": ("memory", lambda r: {**r, "instructions": "a\x00b"}, "memory.instructions"),
+    "turn number negative": ("turn", lambda r: {**r, "number": -1}, "turn.number"),
+    "turn in a state of its own": ("turn", lambda r: {**r, "state": "HACKED"}, "turn.state"),
+    "turn errors that are not objects": ("turn", lambda r: {**r, "task_errors": ["x"]}, "turn.task_errors"),
+    "a system message": ("entry", lambda r: {**r, "role": "system"}, "entry.role"),
+    "a role of its own": ("entry", lambda r: {**r, "role": "root"}, "entry.role"),
+    "a kind of its own": ("entry", lambda r: {**r, "kind": "hologram"}, "entry.kind"),
+    "seq of 2^64 - 1": ("entry", lambda r: {**r, "seq": 2**64 - 1}, "entry.seq"),
+    "seq of 2^64 (read as a float)": (
+        "entry",
+        lambda r: orjson.dumps({**r, "seq": 0}).replace(b'"seq":0', b'"seq":18446744073709551616') + b"\n",
+        "entry.seq",
+    ),
+    "tokens past an integer column": ("entry", lambda r: {**r, "tokens": 2**40}, "entry.tokens"),
+    "tokens negative": ("entry", lambda r: {**r, "tokens": -5}, "entry.tokens"),
+    "a tool call id of 300 characters": (
+        "entry",
+        lambda r: {**r, "role": "tool", "tool_call_id": "c" * 300},
+        "entry.tool_call_id",
+    ),
+    "tool calls on a user message": ("entry", lambda r: {**r, "tool_calls": [{}]}, "entry.tool_calls"),
+    "a part without a type": ("entry", lambda r: {**r, "parts": [{"text": "x"}]}, "entry.content[0]"),
+    "a field the format has not": ("entry", lambda r: {**r, "admin": True}, "entry.admin: unknown field"),
+    "a time without its offset": (
+        "entry",
+        lambda r: {**r, "created_at": "2026-01-02T03:04:05"},
+        "entry.created_at",
+    ),
+    "a day that is not": (
+        "entry",
+        lambda r: {**r, "created_at": "2026-02-31T00:00:00+00:00"},
+        "entry.created_at",
+    ),
+    "digest text past its column": ("digest", lambda r: {**r, "text": "x" * 300}, "digest.text"),
+    "digest of a message": ("digest", lambda r: {**r, "entry_seq": 1}, "digest.entry_seq"),
+    "fact text of 3,000 characters": ("fact", lambda r: {**r, "text": "x" * 3000}, "fact.text"),
+    "fact text empty": ("fact", lambda r: {**r, "text": "  "}, "fact.text"),
+    "fact from an extractor of its own": ("fact", lambda r: {**r, "extractor": "staff"}, "fact.extractor"),
+    "fact confidence past one": ("fact", lambda r: {**r, "confidence": 7}, "fact.confidence"),
+    "fact from an entry not there": (
+        "fact",
+        lambda r: {**r, "source_entry_seqs": [99]},
+        "fact.source_entry_seqs",
+    ),
+    "fact superseded by itself": ("fact", lambda r: {**r, "superseded_by": "f1"}, "fact.superseded_by"),
+    "tombstone seq as a string": (
+        "fact_tombstone",
+        lambda r: {**r, "upto_seq": "9"},
+        "fact_tombstone.upto_seq",
+    ),
+    "file author with a bidi override": (
+        "file",
+        lambda r: {**r, "changed_by": "tl_\u202eadmin"},
+        "file.changed_by",
+    ),
+    "file version past an integer column": ("file", lambda r: {**r, "version": 2**31}, "file.version"),
+    "file version of a command of its own": (
+        "file_version",
+        lambda r: {**r, "command": "chmod"},
+        "file_version.command",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind, change, says", SPOILED.values(), ids=SPOILED.keys())
+def test_a_record_the_api_would_refuse_is_a_400_naming_its_line_and_field_with_nothing_written(
+    cast, kind, change, says
+):
+    number = next(i for i, r in enumerate(SMALL, start=1) if r["type"] == kind)
+    records = [change(dict(r)) if i == number else r for i, r in enumerate(SMALL, start=1)]
+    before = written()
+    message = error_of(import_(cast.b, sealed(records)), 400, "invalid_request")["message"]
+    assert message.startswith(f"line {number}: ") and says in message, message
+    assert written() == before
+    assert cast.b.get("/v1/memories").status_code == 200
+
+
+def _lock_taken_elsewhere() -> bool | None:
+    """Whether another open file holds the SQLite writers' lock now (None: there is none)."""
+    path = str(connection.settings_dict["NAME"])
+    if connection.vendor != "sqlite" or writer_lock(path) is None:
+        return None
+    with open(path + ".lock", "ab") as f:
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+        return False
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_whole_document_is_read_and_checked_before_the_write_transaction_and_its_lock(cast):
+    """The write is a few multi-row INSERTs in one transaction, under the writers' lock on SQLite;
+    reading, checking and building the rows happen before it, so other writers never wait for them."""
+    reading, writing = [], []
+
+    def lines():
+        for line in sealed(SMALL).splitlines(keepends=True):
+            reading.append((connection.in_atomic_block, _lock_taken_elsewhere(), len(writing)))
+            yield line
+
+    def watch(execute, sql, params, many, context):
+        if sql.startswith("INSERT"):
+            writing.append((sql.split()[2], connection.in_atomic_block, _lock_taken_elsewhere()))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(watch):
+        memory, created = transfer.memory_import(project=cast.project_b, lines=lines())
+    assert created and Entry.objects.filter(memory=memory).count() == 3
+    assert all(
+        not in_transaction and lock is not True and not inserts for in_transaction, lock, inserts in reading
+    )
+    assert writing and all(in_transaction and lock in (True, None) for _, in_transaction, lock in writing)
+    # one statement a table (a large document: one per MAX_PARAMS parameters)
+    tables = [table for table, _, _ in writing if "recall" not in table]
+    assert len(tables) == len(set(tables)), tables
+    assert _lock_taken_elsewhere() in (False, None)
+
+
+def test_a_document_cannot_make_the_console_show_its_facts_or_files_as_written_by_staff(cast):
+    """Who wrote a fact or a file is the document's claim: stored behind the "imported:" mark, so
+    the console never shows it as this install's console or staff."""
+    forged = {"extractor": "console", "changed_by": "console:admin", "replaced_by": "console:admin"}
+    records = [{**r, **{k: v for k, v in forged.items() if k in r}} for r in SMALL]
+    response = import_(cast.b, sealed(records))
+    assert response.status_code == 201, response.content
+    memory_id = response.json()["id"]
+    assert Fact.objects.get(memory_id=memory_id).extractor == "imported:console"
+    authors = {f.changed_by for f in MemoryFile.objects.filter(memory_id=memory_id)}
+    assert authors == {"imported:console:admin"}
+    version = MemoryFileVersion.objects.get(memory_id=memory_id)
+    assert (version.changed_by, version.replaced_by) == ("imported:console:admin",) * 2
+
+    staff = Client()
+    staff.force_login(cast.staff)
+    page = reverse("console:memory", args=[memory_id])
+    facts = staff.get(page + "?tab=facts").content.decode()
+    assert "imported:console · updated" in facts and ">console · updated" not in facts
+    shown = staff.get(page + "?tab=files").content.decode()
+    assert "by imported:console:admin" in shown
+    assert "by console:admin" not in shown and "from console:admin" not in shown
+    # Exported and imported again: still the one mark.
+    again = import_(cast.a, export_of(cast.b, memory_id)).json()["id"]
+    assert Fact.objects.get(memory_id=again).extractor == "imported:console"
+    assert {f.changed_by for f in MemoryFile.objects.filter(memory_id=again)} == authors
 
 
 def test_files_beyond_this_install_limits_are_refused_with_nothing_written(cast, memory_a, settings):
@@ -471,6 +786,25 @@ def test_an_import_whose_external_id_is_taken_in_the_project_is_a_409(cast, memo
     assert import_(cast.b, document).status_code == 201
 
 
+def test_an_import_past_the_plan_memory_allowance_is_the_same_429_as_creating_one(cast, memory_a):
+    build(cast, memory_a)
+    document = export_of(cast.a, memory_a.id)
+    other = export_of(cast.a, services.memory_create(project=cast.project_a)[0].id)
+    cast.project_b.allowance_memories = 1
+    cast.project_b.save()
+    first = import_(cast.b, document)
+    assert first.status_code == 201, first.content
+    created = error_of(post(cast.b, "/v1/memories", {}), 429, "quota_exceeded")
+    before = written()
+    for _ in range(3):
+        refused = error_of(import_(cast.b, other), 429, "quota_exceeded")
+        assert (refused["message"], refused["hint"]) == (created["message"], created["hint"])
+    assert written() == before
+    # The document its first import made is no new memory: answered as before.
+    again = import_(cast.b, document)
+    assert again.status_code == 200 and again.json()["id"] == first.json()["id"]
+
+
 def test_the_commands_export_a_project_and_import_it_into_another(cast, memory_a, tmp_path):
     build(cast, memory_a)
     call_command("export_memories", "--project", cast.project_a.id, "--output", str(tmp_path))
@@ -483,7 +817,7 @@ def test_the_commands_export_a_project_and_import_it_into_another(cast, memory_a
     call_command("import_memories", "--project", cast.project_b.id, str(path), "--json", stdout=out)
     made = json.loads(out.getvalue())
     assert made["created"] is True
-    assert snapshot(Memory.objects.get(pk=made["id"])) == snapshot(memory_a)
+    assert snapshot(Memory.objects.get(pk=made["id"])) == as_imported(snapshot(memory_a))
     (tmp_path / "cut.jsonl").write_bytes(truncated(path.read_bytes()))
     before = written()
     with pytest.raises(CommandError):

@@ -143,6 +143,17 @@ def test_a_fact_added_through_the_api_is_never_touched_by_extraction(memory, cas
     assert (fact.extractor, fact.source_entry_ids) == ("api", [])
 
 
+@pytest.mark.parametrize("extractor", ["imported:api", "imported:console"])
+def test_a_persons_fact_brought_by_an_import_is_still_never_touched_by_extraction(memory, extractor):
+    Fact.objects.create(
+        memory=memory, text="User likes hiking", normalized="user likes hiking", extractor=extractor
+    )
+    converse(memory, [["I love hiking.", "ok"]])
+    drain()
+    fact = Fact.objects.get(memory=memory)
+    assert (fact.extractor, fact.source_entry_ids) == (extractor, [])
+
+
 def test_deleting_a_fact_also_forgets_the_history_it_replaced(memory, cast):
     converse(memory, [["I live in Paris.", "ok"], ["I moved to Berlin.", "ok"]])
     drain()
