@@ -677,6 +677,7 @@ class _Document:
         self.tombstones = _Rows(FactTombstone)
         self.files = _Rows(MemoryFile)
         self.versions = _Rows(MemoryFileVersion)
+        self.version_times: list[datetime] = []
         self.limits = files.FileLimits.from_settings()
         self.file_kinds: dict[str, tuple[int, bool]] = {}  # path -> line, whether a directory
         self.file_bytes = 0
@@ -816,6 +817,8 @@ class _Document:
     def file_version_record(self, record: dict) -> None:
         self.need_memory("file_version")
         kept = _checked(record, FILE_VERSION_RULES)
+        replaced_at = kept["replaced_at"] or self.now
+        self.version_times.append(replaced_at)
         self.versions.add(
             MemoryFileVersion(
                 memory_id=self.memory_pk,
@@ -823,7 +826,7 @@ class _Document:
                 size=len(kept["content"].encode("utf-8")),
                 changed_at=kept["changed_at"],
                 replaced_by=kept["replaced_by"],
-                replaced_at=kept["replaced_at"] or self.now,
+                replaced_at=replaced_at,
             )
         )
 
@@ -852,6 +855,7 @@ class _Document:
                 row[superseded] = self.fact_ids[newer]
             if any(seq not in self.entry_kinds for seq in seqs):
                 raise _refuse(line, "fact.source_entry_seqs: names a seq the document holds no entry for.")
+        self.keep_newest_versions()
         last_seq = memory["last_seq"]
         if last_seq < max(self.entry_kinds, default=0):
             raise _refuse(self.memory_line, "memory.last_seq: lower than an entry's seq.")
@@ -874,6 +878,19 @@ class _Document:
                 last_used_at=self.now,
             )
         )
+
+    def keep_newest_versions(self) -> None:
+        """The file versions this install keeps beside the document's files, as a change's pruning
+        would leave them (`files.versions_kept`)."""
+        size = self.versions.column("size")
+        order = sorted(range(len(self.versions.rows)), key=lambda i: self.version_times[i], reverse=True)
+        kept = files.versions_kept(
+            [self.versions.rows[i][size] for i in order],
+            room=self.limits.total_bytes - self.file_bytes,
+            limits=self.limits,
+        )
+        keep = set(order[:kept])
+        self.versions.rows = [row for i, row in enumerate(self.versions.rows) if i in keep]
 
     def write(self, cursor) -> list[int]:
         """Insert every row (call inside the write transaction); the ids of the committed messages."""

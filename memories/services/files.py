@@ -238,19 +238,31 @@ class _Folder:
         node.save(update_fields=["content", "size", "version", "changed_by", "updated_at"])
 
     def prune_versions(self) -> None:
-        """Keep the newest versions that fit beside the files: at most `limits.versions` of them,
-        and files plus versions within `limits.total_bytes`. The oldest go first; a write the
-        files have room for never fails for the history's sake."""
-        room, kept = self.limits.total_bytes - self.total_bytes(), []
+        """Keep the newest versions that fit beside the files (`versions_kept`)."""
         newest_first = MemoryFileVersion.objects.filter(memory=self.memory).order_by("-replaced_at", "-id")
         rows = list(newest_first.values_list("pk", "size"))
-        for pk, size in rows:
-            if len(kept) == self.limits.versions or size > room:
-                break
-            kept.append(pk)
-            room -= size
-        if len(kept) < len(rows):
-            MemoryFileVersion.objects.filter(memory=self.memory).exclude(pk__in=kept).delete()
+        kept = versions_kept(
+            [size for _pk, size in rows],
+            room=self.limits.total_bytes - self.total_bytes(),
+            limits=self.limits,
+        )
+        if kept < len(rows):
+            MemoryFileVersion.objects.filter(memory=self.memory).exclude(
+                pk__in=[pk for pk, _size in rows[:kept]]
+            ).delete()
+
+
+def versions_kept(sizes_newest_first: list[int], *, room: int, limits: FileLimits) -> int:
+    """How many of a memory's versions, newest first, stay: at most `limits.versions`, and within
+    the `room` the files leave of `limits.total_bytes`. The oldest go first; a write the files have
+    room for never fails for the history's sake."""
+    kept = 0
+    for size in sizes_newest_first:
+        if kept == limits.versions or size > room:
+            break
+        kept += 1
+        room -= size
+    return kept
 
 
 # --- the six commands ---------------------------------------------------------------------------

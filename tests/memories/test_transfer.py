@@ -669,6 +669,19 @@ def test_files_beyond_this_install_limits_are_refused_with_nothing_written(cast,
     assert written() == before
 
 
+def test_an_import_keeps_only_the_newest_file_versions_this_install_allows(cast, settings):
+    settings.THREADLESS_MEMORY_FILE_VERSIONS_MAX = 2
+    old = SMALL[-1]
+    versions = [
+        {**old, "version": n, "content": f"v{n}", "replaced_at": f"2026-0{n}-01T00:00:00+00:00"}
+        for n in (1, 3, 2, 4)
+    ]
+    response = import_(cast.b, sealed(SMALL[:-1] + versions))
+    assert response.status_code == 201, response.content
+    kept = MemoryFileVersion.objects.filter(memory_id=response.json()["id"])
+    assert sorted(kept.values_list("content", flat=True)) == ["v3", "v4"]
+
+
 def test_an_install_that_does_not_read_file_records_refuses_the_document_by_name(cast, memory_a, monkeypatch):
     """File records are new record types in format version 1: a reader without them stops at the
     first one with the unknown-type error, rather than import the memory without its files."""
