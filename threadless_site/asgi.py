@@ -60,7 +60,12 @@ if settings.THREADLESS_WEB_THREADS > 0:
 
     from serving.syncviews import SyncViews
 
-    sync_application = SyncViews(get_wsgi_application(), settings.THREADLESS_WEB_THREADS, _body_limit)
+    sync_application = SyncViews(
+        get_wsgi_application(),
+        settings.THREADLESS_WEB_THREADS,
+        _body_limit,
+        aside=settings.THREADLESS_WEB_THREADS_ASIDE,
+    )
 
 
 @lru_cache(maxsize=4096)

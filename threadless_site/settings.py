@@ -119,6 +119,12 @@ IS_SQLITE = DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
 # a second thread there only queues on its write lock and contends for the GIL, 1.13-1.36x the CPU
 # per turn of one thread under load (bench/load.py, docs/tuning/serving.md).
 THREADLESS_WEB_THREADS = envint("THREADLESS_WEB_THREADS", 1 if IS_SQLITE else 8)
+# A request waiting on work done elsewhere with no transaction open (a decorate waiting for its
+# query's embedding) lends its place to one more thread meanwhile, up to this many at once per
+# process (serving.syncviews, common.aside): on SQLite's one thread, concurrent decorates then
+# reach the embedding batcher together. 0 on PostgreSQL by default: its 8 threads already do, and
+# each extra thread holds a connection.
+THREADLESS_WEB_THREADS_ASIDE = envint("THREADLESS_WEB_THREADS_ASIDE", 8 if IS_SQLITE else 0)
 # decorate and report (POST) go from the ASGI entry point straight to their handler on those
 # threads, without Django's request cycle (memories.api.hot); 0 sends them through Django (same handler).
 THREADLESS_HOT_ROUTES = envbool("THREADLESS_HOT_ROUTES", True)
