@@ -310,3 +310,69 @@ async def test_the_server_process_tunes_the_garbage_collector_at_startup():
     finally:
         asgi.begin_shutdown = original
     assert sent == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+
+
+# --- serving.syncviews: a call waiting aside lends its place ----------------------------------------
+
+
+def _waits_aside(started: threading.Event, release: threading.Event):
+    from common.aside import waiting_aside
+
+    def call():
+        started.set()
+        with waiting_aside():
+            assert release.wait(5)
+        return threading.current_thread().name
+
+    return call
+
+
+async def test_a_call_waiting_aside_lets_the_next_call_run_on_a_pool_of_one():
+    threads = ViewThreads(1, "web", aside=4)
+    started, release = threading.Event(), threading.Event()
+    first = threads.run(_waits_aside(started, release))
+    await asyncio.to_thread(started.wait, 5)
+    # The one thread waits aside: the next call runs on a thread lent meanwhile, and answers first.
+    second = await asyncio.wait_for(threads.run(threading.current_thread), 5)
+    assert second.name != "web_0" and not first.done()
+    release.set()
+    assert await first == "web_0"
+    # Once the wait has ended the pool is back to one thread taking calls; the lent one is parked.
+    names = {(await threads.run(threading.current_thread)).name for _ in range(5)}
+    assert len(names) == 1
+    assert len(threads._running) - len(threads._reserve) == 1
+    threads.stop()
+
+
+async def test_a_pool_that_lends_nothing_keeps_the_next_call_waiting():
+    threads = ViewThreads(1, "web", aside=0)
+    started, release = threading.Event(), threading.Event()
+    first = threads.run(_waits_aside(started, release))
+    await asyncio.to_thread(started.wait, 5)
+    second = threads.run(threading.current_thread)
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(second), 0.2)
+    release.set()
+    assert await first == "web_0" and (await second).name == "web_0"
+    threads.stop()
+
+
+async def test_a_call_waiting_aside_takes_a_call_already_in_line_and_a_parked_thread_comes_back():
+    threads = ViewThreads(1, "web", aside=2)
+    for _ in range(2):  # the second round is served by the thread the first one parked
+        started, release = threading.Event(), threading.Event()
+        gate = threading.Event()
+        blocked = threads.run(gate.wait, 5)  # holds the one thread: the next calls wait in line
+        first = threads.run(_waits_aside(started, release))
+        queued = threads.run(threading.current_thread)
+        gate.set()
+        await blocked
+        await asyncio.to_thread(started.wait, 5)
+        await asyncio.wait_for(queued, 5)  # answered while the first call still waits aside
+        assert not first.done()
+        release.set()
+        await first
+    running = list(threads._running)
+    assert len(running) == 2  # one thread lent in each round: the same one
+    threads.stop()
+    assert not any(thread.is_alive() for thread in running)
