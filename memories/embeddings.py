@@ -21,8 +21,7 @@ Stored text is embedded in the worker at indexing time (`embed_entries`, called 
 recall will search (`embed_query_soon`): the window and the words' candidates are read meanwhile,
 so decorate waits for the longer of the two, not their sum. The local model's queries of a
 process go through one batcher (`providers.embeddings.QueryBatcher`): concurrent decorates share
-a model call, and a decorate waiting for it lends its view thread to the next request
-(`common.aside`), so on SQLite's one view thread the next decorate reaches the batcher too.
+a model call.
 Vectors live in the database (`RecallVector`: float32 bytes, a blob on SQLite and bytea on
 PostgreSQL, with the model name and dimension), so a model change never mixes spaces: vectors
 of another model are ignored at once and replaced in the background (`backfill`, bounded
@@ -75,7 +74,6 @@ from typing import NamedTuple
 from django.conf import settings
 from django.db import connection
 
-from common.aside import waiting_aside
 from common.messages import text_of
 from memories.models import Entry, Memory, RecallVector
 from memories.provider_keys import provider_api_key
@@ -798,9 +796,7 @@ def embed_query_soon(project, text: str) -> Callable[[], tuple[str, list[float]]
     The local model's query joins the process's batcher (`LocalProvider.embed_soon`: the queries of
     concurrent decorates share one model call); another provider's runs in a thread of its own. The
     provider (and its key) is resolved here, in the caller's thread, so no other thread touches a
-    database connection. While the caller waits, its thread may serve another request
-    (`common.aside`): on SQLite that is how a second decorate of the process reaches the batcher
-    while the first waits. An error other than EmbeddingFailed is raised by the callable, as
+    database connection. An error other than EmbeddingFailed is raised by the callable, as
     `embed_query` would raise it."""
     provider = _query_provider(project, text)
     if provider is None:
@@ -821,9 +817,6 @@ def embed_query_soon(project, text: str) -> Callable[[], tuple[str, list[float]]
 
 
 def _wait(future: Future):
-    if not future.done():
-        with waiting_aside():
-            return future.result()
     return future.result()
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import contextlib
 import contextvars
 import io
 import queue
@@ -30,7 +29,6 @@ import threading
 
 from a2wsgi.wsgi import build_environ
 
-from common.aside import LEND
 from serving.bodylimit import send_too_large
 
 SPOOL_IN_MEMORY = 1 << 20  # a streamed answer up to this size never touches the disk
@@ -75,35 +73,19 @@ class ViewThreads:
     """`threads` threads running calls handed over from an event loop, each answered through the
     loop's own future. Threads start as needed (none free), up to `threads`. At exit, as
     ThreadPoolExecutor's threads are, they finish what was handed to them before the interpreter
-    goes (atexit: a stop per thread, then each joined).
+    goes (atexit: a stop per thread, then each joined)."""
 
-    A call that waits on work done elsewhere (`common.aside.waiting_aside`: a decorate waiting for
-    its query's embedding, with no transaction open) lends its place meanwhile: up to `aside` calls
-    at once may, and while they wait one more thread each may take calls. So on SQLite's one thread,
-    the next decorate reaches the model's batcher while the first waits, and both share a model
-    call. A thread past the limit once the waits end parks in a reserve (with its database
-    connection) until a wait lends a place again, so a busy process does not start a thread per wait."""
-
-    def __init__(self, threads: int, name: str = "web", aside: int = 0) -> None:
+    def __init__(self, threads: int, name: str = "web") -> None:
         self.threads = max(1, threads)
         self.name = name
-        self.aside = max(0, aside)
         self._work: queue.SimpleQueue = queue.SimpleQueue()
         self._running: list[threading.Thread] = []
-        self._reserve: list[threading.Event] = []  # threads parked past the limit, each woken by its event
         self._idle = 0  # threads free for a call not yet handed over (under _lock)
-        self._unclaimed = 0  # calls handed over that no thread has taken on yet (under _lock)
-        self._lent = 0  # calls waiting aside now (under _lock)
-        self._stopping = False
         self._lock = threading.Lock()
         self._exit_registered = False
 
-    def _more(self) -> threading.Thread | None:
-        """A thread for one more call (under _lock): one from the reserve (woken, None returned), else a
-        new one, not started yet."""
-        if self._reserve:
-            self._reserve.pop().set()
-            return None
+    def _more(self) -> threading.Thread:
+        """One thread more, not started yet (called under _lock)."""
         thread = threading.Thread(target=self._serve, name=f"{self.name}_{len(self._running)}", daemon=True)
         self._running.append(thread)
         if not self._exit_registered:
@@ -111,43 +93,13 @@ class ViewThreads:
             self._exit_registered = True
         return thread
 
-    def _room(self) -> bool:
-        """May one more thread take calls now (under _lock)?"""
-        return len(self._running) - len(self._reserve) < self.threads + self._lent
-
     def stop(self) -> None:
         """Let the threads finish the calls handed over so far, then end them."""
-        with self._lock:
-            self._stopping = True
-            running, self._running = self._running, []
-            parked, self._reserve = self._reserve, []
-        for wake in parked:
-            wake.set()
-        for _ in range(len(running) - len(parked)):
+        running, self._running = self._running, []
+        for _ in running:
             self._work.put(None)
         for thread in running:
             thread.join()
-
-    @contextlib.contextmanager
-    def _lend(self):
-        """Around a call's wait on other work: one more thread may take calls meanwhile (and takes one
-        at once when a call is waiting for a thread)."""
-        new = None
-        with self._lock:
-            lent = self._lent < self.aside
-            if lent:
-                self._lent += 1
-                if self._unclaimed and self._room():
-                    self._unclaimed -= 1
-                    new = self._more()
-        if new is not None:
-            new.start()
-        try:
-            yield
-        finally:
-            if lent:
-                with self._lock:
-                    self._lent -= 1
 
     def _serve(self) -> None:
         work, lock = self._work, self._lock
@@ -157,48 +109,31 @@ class ViewThreads:
                 return
             loop, future, context, function, args = item
             try:
-                if self.aside:
-                    context.run(LEND.set, self._lend)
                 value, ok = context.run(function, *args), True
             except BaseException as exc:  # noqa: BLE001 - handed to the awaiting request, raised there
                 value, ok = exc, False
-            wake = None
             with lock:  # free from now on: the answer's next call may count on this thread
-                if self._stopping:
-                    pass
-                elif len(self._running) - len(self._reserve) > self.threads + self._lent:
-                    wake = threading.Event()  # past the limit (a wait it stood in for ended): parked
-                    self._reserve.append(wake)
-                elif self._unclaimed:
-                    self._unclaimed -= 1  # takes on a call that waits for a thread
-                else:
-                    self._idle += 1
+                self._idle += 1
             try:
                 loop.call_soon_threadsafe(_deliver, future, ok, value)
             except RuntimeError:  # the loop closed meanwhile: nobody is waiting
                 pass
             del item, loop, future, context, function, args, value
-            if wake is not None:
-                wake.wait()
-                if self._stopping:
-                    return
 
     def run(self, function, *args) -> asyncio.Future:
         """A future of `function(*args)` run on one of the threads, in the caller's context."""
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         # As ThreadPoolExecutor grows: an idle thread is taken for this call (so two calls in a row
-        # never count on the same one), else a thread more, up to `threads` (and one per call
-        # waiting aside), else the call waits for the next thread free. A lightly used process
-        # keeps to a few threads, and so to a few database connections.
+        # never count on the same one), else a thread more, up to `threads`, else the call waits
+        # for the next thread free. A lightly used process keeps to a few threads, and so to a
+        # few database connections.
         new = None
         with self._lock:
             if self._idle:
                 self._idle -= 1
-            elif self._room():
+            elif len(self._running) < self.threads:
                 new = self._more()
-            else:
-                self._unclaimed += 1
         self._work.put((loop, future, contextvars.copy_context(), function, args))
         if new is not None:
             new.start()
@@ -208,10 +143,10 @@ class ViewThreads:
 class SyncViews:
     """An ASGI app running a WSGI app (Django's) on `threads` threads; `limit()` is the body limit."""
 
-    def __init__(self, app, threads: int, limit, aside: int = 0) -> None:
+    def __init__(self, app, threads: int, limit) -> None:
         self.app = app
         self.limit = limit
-        self.executor = ViewThreads(threads, "web", aside)
+        self.executor = ViewThreads(threads, "web")
 
     async def read_body(self, scope, receive, send) -> bytes | None:
         """The whole request body, or None once a 413 is sent (or the client went away)."""

@@ -60,12 +60,7 @@ if settings.THREADLESS_WEB_THREADS > 0:
 
     from serving.syncviews import SyncViews
 
-    sync_application = SyncViews(
-        get_wsgi_application(),
-        settings.THREADLESS_WEB_THREADS,
-        _body_limit,
-        aside=settings.THREADLESS_WEB_THREADS_ASIDE,
-    )
+    sync_application = SyncViews(get_wsgi_application(), settings.THREADLESS_WEB_THREADS, _body_limit)
 
 
 @lru_cache(maxsize=4096)

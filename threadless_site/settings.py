@@ -119,12 +119,6 @@ IS_SQLITE = DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
 # a second thread there only queues on its write lock and contends for the GIL, 1.13-1.36x the CPU
 # per turn of one thread under load (bench/load.py, docs/tuning/serving.md).
 THREADLESS_WEB_THREADS = envint("THREADLESS_WEB_THREADS", 1 if IS_SQLITE else 8)
-# A request waiting on work done elsewhere with no transaction open (a decorate waiting for its
-# query's embedding) lends its place to one more thread meanwhile, up to this many at once per
-# process (serving.syncviews, common.aside): on SQLite's one thread, concurrent decorates then
-# reach the embedding batcher together. 0 on PostgreSQL by default: its 8 threads already do, and
-# each extra thread holds a connection.
-THREADLESS_WEB_THREADS_ASIDE = envint("THREADLESS_WEB_THREADS_ASIDE", 8 if IS_SQLITE else 0)
 # decorate and report (POST) go from the ASGI entry point straight to their handler on those
 # threads, without Django's request cycle (memories.api.hot); 0 sends them through Django (same handler).
 THREADLESS_HOT_ROUTES = envbool("THREADLESS_HOT_ROUTES", True)
@@ -212,9 +206,12 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = THREADLESS_MAX_BODY_BYTES + 1024
 THREADLESS_RATE_LIMIT_PER_MINUTE = envint("THREADLESS_RATE_LIMIT_PER_MINUTE", 1200)
 # Memory files (Anthropic's memory tool, memories.services.files): caps per file, per memory (files
 # and directories) and on a memory's total bytes; a command past one is refused with a text saying so.
+# The contents a change replaced are kept as versions within the same total bytes and at most
+# THREADLESS_MEMORY_FILE_VERSIONS_MAX of them per memory: the oldest go first, no write is refused.
 THREADLESS_MEMORY_FILE_MAX_BYTES = envint("THREADLESS_MEMORY_FILE_MAX_BYTES", 256 * 1024)
 THREADLESS_MEMORY_FILES_MAX = envint("THREADLESS_MEMORY_FILES_MAX", 500)
 THREADLESS_MEMORY_FILES_MAX_TOTAL_BYTES = envint("THREADLESS_MEMORY_FILES_MAX_TOTAL_BYTES", 4 * 1024 * 1024)
+THREADLESS_MEMORY_FILE_VERSIONS_MAX = envint("THREADLESS_MEMORY_FILE_VERSIONS_MAX", 100)
 # API keys (projects.auth): each process keeps the rows it looked up for this long, checked on every
 # request against the deployment's key generation in the counter store, which every change of a
 # key or project bumps, so a revocation holds from the next request on every process. 0 = off.
