@@ -42,6 +42,7 @@ django_application = get_asgi_application()
 
 from asgiref.sync import iscoroutinefunction  # noqa: E402 - after Django is set up
 from django.core import signals  # noqa: E402
+from django.core.exceptions import DisallowedHost  # noqa: E402
 from django.core.handlers.asgi import ASGIRequest  # noqa: E402
 from django.http import HttpResponse  # noqa: E402
 from django.urls import Resolver404, resolve  # noqa: E402
@@ -85,10 +86,11 @@ def _sized(scope) -> bool:
 guarded_application = BodyLimitMiddleware(django_application, _body_limit)
 
 # The hot routes (decorate, report): a POST goes straight to memories.api.hot on a view thread,
-# without Django's request cycle (the Django URLs of these paths run the same handler). Off when
-# the security middleware answers differently per request (SSL redirect, HSTS): Django's way then;
-# so does a request with a query string (DRF's `?format=` override, memories.api.views.HotRoute),
-# and every request while tracing is on (the Django instrumentation's server span is the trace's root).
+# without Django's request cycle (the Django URLs of these paths run the same handler), once its
+# Host header passes ALLOWED_HOSTS (`_allowed_host`). Off when the security middleware answers
+# differently per request (SSL redirect, HSTS): Django's way then; so does a request with a query
+# string (DRF's `?format=` override, memories.api.views.HotRoute), and every request while tracing
+# is on (the Django instrumentation's server span is the trace's root).
 HOT_ROUTES = (
     settings.THREADLESS_HOT_ROUTES
     and sync_application is not None
@@ -96,6 +98,19 @@ HOT_ROUTES = (
     and not settings.SECURE_HSTS_SECONDS
     and not TRACING
 )
+
+
+def _allowed_host(scope) -> bool:
+    """Django's own ALLOWED_HOSTS check (`HttpRequest.get_host`) for a hot request, which skips the
+    middleware that makes it (CommonMiddleware). A refused one goes Django's way, which answers it
+    as it answers every other route: the same 400 and the same one-line log."""
+    try:
+        ASGIRequest(scope, io.BytesIO()).get_host()
+    except DisallowedHost:
+        return False
+    return True
+
+
 _HOT_HEADERS = {
     b"authorization": "authorization",
     b"content-type": "content-type",
@@ -205,6 +220,7 @@ async def application(scope, receive, send):
         and not scope.get("query_string")
         and _sized(scope)
         and (found := hot.route(scope["path"])) is not None
+        and _allowed_host(scope)
     ):
         await hot_application(scope, receive, send, found)
     elif (
