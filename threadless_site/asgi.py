@@ -8,6 +8,9 @@ report) go from the event loop straight to memories.api.hot on those threads. As
 conversation routes and their SSE streams) stay on Django's ASGI handler. THREADLESS_WEB_THREADS=0
 sends everything to the ASGI handler.
 
+A request that gives its body's length both ways (Transfer-Encoding and Content-Length) is refused
+400 before any of them (serving.framing).
+
 Graceful shutdown: the ASGI lifespan shutdown tells running turns to stop at their next task
 boundary (see common.shutdown), so they end EXECUTION_INTERRUPTED; under uvicorn the signal itself
 raises that flag (common.sigterm). Request bodies pass the body limit first (serving.bodylimit,
@@ -30,6 +33,7 @@ from common import logs
 from common.shutdown import begin_shutdown, request_shutdown
 from common.sigterm import install_if_uvicorn
 from serving.bodylimit import BodyLimitMiddleware, request_id_of
+from serving.framing import ambiguous_length, send_refusal
 from serving.gctune import tune_gc
 from serving.headers import security_headers
 
@@ -212,6 +216,8 @@ async def application(scope, receive, send):
                 await begin_shutdown()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+    elif scope["type"] == "http" and ambiguous_length(scope):
+        await send_refusal(send, scope)  # request smuggling's shape: refused before any view
     elif (
         HOT_ROUTES
         and scope["type"] == "http"
