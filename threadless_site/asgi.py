@@ -15,7 +15,8 @@ Graceful shutdown: the ASGI lifespan shutdown tells running turns to stop at the
 boundary (see common.shutdown), so they end EXECUTION_INTERRUPTED; under uvicorn the signal itself
 raises that flag (common.sigterm). Request bodies pass the body limit first (serving.bodylimit,
 also in syncviews): 413 as soon as the limit is passed. The server process tunes the cyclic GC at
-startup (serving.gctune).
+startup (serving.gctune). With tracing on, every HTTP request gets its server span here
+(threadless_site.tracing.traced_asgi).
 """
 
 import io
@@ -40,6 +41,7 @@ from serving.headers import security_headers
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
 # Before the handlers load their middleware: the Django instrumentation adds its own (when on).
 from threadless_site.tracing import setup as tracing_setup  # noqa: E402
+from threadless_site.tracing import traced_asgi  # noqa: E402
 
 TRACING = tracing_setup(service="threadless-web")
 django_application = get_asgi_application()
@@ -69,6 +71,19 @@ if settings.THREADLESS_WEB_THREADS > 0:
 
 
 @lru_cache(maxsize=4096)
+def route_of(path: str) -> str | None:
+    """The URL pattern `path` resolves to (`v1/memories/<str:memory_id>/report`), None for none:
+    the name of its trace span."""
+    found = hot.route(path)
+    if found is not None:
+        return hot.route_pattern(found[0], found[2])
+    try:
+        return resolve(path).route or None
+    except Resolver404:
+        return None
+
+
+@lru_cache(maxsize=4096)
 def is_async_route(path: str) -> bool:
     """Whether `path` resolves to an async view (those stay on the ASGI handler)."""
     try:
@@ -93,14 +108,12 @@ guarded_application = BodyLimitMiddleware(django_application, _body_limit)
 # without Django's request cycle (the Django URLs of these paths run the same handler), once its
 # Host header passes ALLOWED_HOSTS (`_allowed_host`). Off when the security middleware answers
 # differently per request (SSL redirect, HSTS): Django's way then; so does a request with a query
-# string (DRF's `?format=` override, memories.api.views.HotRoute), and every request while tracing
-# is on (the Django instrumentation's server span is the trace's root).
+# string (DRF's `?format=` override, memories.api.views.HotRoute).
 HOT_ROUTES = (
     settings.THREADLESS_HOT_ROUTES
     and sync_application is not None
     and not settings.SECURE_SSL_REDIRECT
     and not settings.SECURE_HSTS_SECONDS
-    and not TRACING
 )
 
 
@@ -238,3 +251,7 @@ async def application(scope, receive, send):
         await sync_application(scope, receive, send)
     else:
         await guarded_application(scope, receive, send)
+
+
+if TRACING:  # a server span per request, at the entry, whichever way it is then served
+    application = traced_asgi(application, route_of=route_of)
