@@ -5,7 +5,9 @@
 to its message, secrets redacted, URLs replaced with [url], stack frames and fully-qualified
 exception class names stripped, whitespace collapsed, at most 200 characters.
 `raw_error_text` is the staff-only raw error: secrets, URL credentials and query values removed,
-host and path kept. `echo` is the short, cut prefix of request input an error message may repeat.
+host and path kept. `redact_query_values` is that for one URL or request path (the access log);
+`url_without_query` drops the whole query (trace attributes, whose queries may come decoded).
+`echo` is the short, cut prefix of request input an error message may repeat.
 
 Every pattern here runs in linear time (Python's `re` backtracks, so this is by construction):
 * a pattern that starts with a run of some class has a lookbehind that forbids starting inside
@@ -153,8 +155,9 @@ def redact_secrets(text: str, limit: int | None = RAW_LIMIT) -> str:
     return text if limit is None else cut(text, limit)
 
 
-def _query_values_removed(match: re.Match[str]) -> str:
-    url = match.group(0)
+def redact_query_values(url: str) -> str:
+    """One URL or request path (`https://h/p?key=…`, `/v1/x?key=…#k=…`) with every query and
+    fragment value replaced by [redacted]; scheme, host, path and parameter names kept."""
     cut_at = min((i for i in (url.find("?"), url.find("#")) if i != -1), default=-1)
     if cut_at == -1:
         return url
@@ -165,6 +168,18 @@ def _query_values_removed(match: re.Match[str]) -> str:
         name, sep, _ = part.partition("=")
         out.append(f"{name}=[redacted]" if sep else part)
     return head + "".join(out)
+
+
+def url_without_query(url: str) -> str:
+    """One URL or request path with its whole query and fragment replaced by `?[redacted]`. For a
+    URL whose query may have been percent-decoded (OpenTelemetry's ASGI instrumentation decodes
+    it), where `%26` has become `&` and no split into names and values can be trusted."""
+    cut_at = min((i for i in (url.find("?"), url.find("#")) if i != -1), default=-1)
+    return url if cut_at == -1 else url[:cut_at] + "?[redacted]"
+
+
+def _query_values_removed(match: re.Match[str]) -> str:
+    return redact_query_values(match.group(0))
 
 
 def redact_urls(text: str) -> str:
@@ -347,11 +362,7 @@ def _redact_log_text(text: str) -> str:
 
 def _access_path(path: Any) -> Any:
     """An access-log request path with every query value redacted (`/v1/x?key=[redacted]`)."""
-    if not isinstance(path, str) or "?" not in path:
-        return path
-    head, _, query = path.partition("?")
-    parts = [p.partition("=") for p in query.split("&")]
-    return head + "?" + "&".join(f"{name}=[redacted]" if sep else name for name, sep, _ in parts)
+    return redact_query_values(path) if isinstance(path, str) else path
 
 
 class OneLineFilter(logging.Filter):

@@ -87,12 +87,16 @@ def _issued(memory_id: str, upstream_id: str, turn: int | None, secret: str) -> 
 
 
 def memory_of_response_id(value: Any) -> str | None:
-    """The memory id an issued response id names; None for any id this proxy did not issue."""
+    """The memory id an issued response id names; None for any id this proxy did not issue. An id
+    issued before a key rotation verifies while its key is in SECRET_KEY_FALLBACKS."""
     match = ISSUED_ID.match(value) if isinstance(value, str) else None
     if match is None:
         return None
     memory_id = f"mem_{match[1]}"
-    return memory_id if hmac.compare_digest(_mac(memory_id, match[2]), match[3]) else None
+    for secret in (settings.SECRET_KEY, *settings.SECRET_KEY_FALLBACKS):
+        if hmac.compare_digest(_mac(memory_id, match[2], secret), match[3]):
+            return memory_id
+    return None
 
 
 def conversation_memory_id(value: Any) -> str | None:

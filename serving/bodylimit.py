@@ -42,14 +42,17 @@ def _declared_length(scope) -> int | None:
     return None
 
 
-async def send_too_large(send, scope, limit: int) -> None:
+async def send_error(send, scope, *, status: int, code: str, message: str, hint: str) -> None:
+    """An answer the serving layer gives before Django sees the request: the SPEC §4.1 error shape,
+    the security headers, and `Connection: close` (the server reads nothing more of this
+    connection)."""
     request_id = request_id_of(scope)
     body = orjson.dumps(
         {
             "error": {
-                "code": CODE,
-                "message": f"The body is larger than the limit of {limit} bytes.",
-                "hint": "Send a smaller body, or split the messages over several calls.",
+                "code": code,
+                "message": message,
+                "hint": hint,
                 "request_id": request_id,
                 "retryable": False,
             }
@@ -58,7 +61,7 @@ async def send_too_large(send, scope, limit: int) -> None:
     await send(
         {
             "type": "http.response.start",
-            "status": 413,
+            "status": status,
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
@@ -69,6 +72,17 @@ async def send_too_large(send, scope, limit: int) -> None:
         }
     )
     await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+async def send_too_large(send, scope, limit: int) -> None:
+    await send_error(
+        send,
+        scope,
+        status=413,
+        code=CODE,
+        message=f"The body is larger than the limit of {limit} bytes.",
+        hint="Send a smaller body, or split the messages over several calls.",
+    )
 
 
 class BodyLimitMiddleware:

@@ -1,5 +1,6 @@
-/* Threadless console behaviour: disclosure panels and copy buttons. Delegated, so content
-   swapped in by htmx works without re-binding. No framework. */
+/* Threadless console behaviour: disclosure panels, copy buttons and select-on-focus fields.
+   Delegated, so content swapped in by htmx works without re-binding. No framework, and nothing
+   inline in the pages (their Content-Security-Policy runs no inline script). */
 (function () {
   "use strict";
   document.addEventListener("click", function (event) {
@@ -27,6 +28,10 @@
         source.select(); document.execCommand("copy"); done();
       }
     }
+  });
+  /* A read-only field to copy from (a new key) selects its whole value when focused. */
+  document.addEventListener("focusin", function (event) {
+    if (event.target.matches && event.target.matches("[data-select-on-focus]")) event.target.select();
   });
   /* After an htmx swap, move focus to the new region's heading when it asks for it. */
   document.addEventListener("htmx:afterSettle", function (event) {

@@ -8,11 +8,15 @@ report) go from the event loop straight to memories.api.hot on those threads. As
 conversation routes and their SSE streams) stay on Django's ASGI handler. THREADLESS_WEB_THREADS=0
 sends everything to the ASGI handler.
 
+A request that gives its body's length both ways (Transfer-Encoding and Content-Length) is refused
+400 before any of them (serving.framing).
+
 Graceful shutdown: the ASGI lifespan shutdown tells running turns to stop at their next task
 boundary (see common.shutdown), so they end EXECUTION_INTERRUPTED; under uvicorn the signal itself
 raises that flag (common.sigterm). Request bodies pass the body limit first (serving.bodylimit,
 also in syncviews): 413 as soon as the limit is passed. The server process tunes the cyclic GC at
-startup (serving.gctune).
+startup (serving.gctune). With tracing on, every HTTP request gets its server span here
+(threadless_site.tracing.traced_asgi).
 """
 
 import io
@@ -30,18 +34,21 @@ from common import logs
 from common.shutdown import begin_shutdown, request_shutdown
 from common.sigterm import install_if_uvicorn
 from serving.bodylimit import BodyLimitMiddleware, request_id_of
+from serving.framing import ambiguous_length, send_refusal
 from serving.gctune import tune_gc
 from serving.headers import security_headers
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
 # Before the handlers load their middleware: the Django instrumentation adds its own (when on).
 from threadless_site.tracing import setup as tracing_setup  # noqa: E402
+from threadless_site.tracing import traced_asgi  # noqa: E402
 
 TRACING = tracing_setup(service="threadless-web")
 django_application = get_asgi_application()
 
 from asgiref.sync import iscoroutinefunction  # noqa: E402 - after Django is set up
 from django.core import signals  # noqa: E402
+from django.core.exceptions import DisallowedHost  # noqa: E402
 from django.core.handlers.asgi import ASGIRequest  # noqa: E402
 from django.http import HttpResponse  # noqa: E402
 from django.urls import Resolver404, resolve  # noqa: E402
@@ -61,6 +68,19 @@ if settings.THREADLESS_WEB_THREADS > 0:
     from serving.syncviews import SyncViews
 
     sync_application = SyncViews(get_wsgi_application(), settings.THREADLESS_WEB_THREADS, _body_limit)
+
+
+@lru_cache(maxsize=4096)
+def route_of(path: str) -> str | None:
+    """The URL pattern `path` resolves to (`v1/memories/<str:memory_id>/report`), None for none:
+    the name of its trace span."""
+    found = hot.route(path)
+    if found is not None:
+        return hot.route_pattern(found[0], found[2])
+    try:
+        return resolve(path).route or None
+    except Resolver404:
+        return None
 
 
 @lru_cache(maxsize=4096)
@@ -85,17 +105,29 @@ def _sized(scope) -> bool:
 guarded_application = BodyLimitMiddleware(django_application, _body_limit)
 
 # The hot routes (decorate, report): a POST goes straight to memories.api.hot on a view thread,
-# without Django's request cycle (the Django URLs of these paths run the same handler). Off when
-# the security middleware answers differently per request (SSL redirect, HSTS): Django's way then;
-# so does a request with a query string (DRF's `?format=` override, memories.api.views.HotRoute),
-# and every request while tracing is on (the Django instrumentation's server span is the trace's root).
+# without Django's request cycle (the Django URLs of these paths run the same handler), once its
+# Host header passes ALLOWED_HOSTS (`_allowed_host`). Off when the security middleware answers
+# differently per request (SSL redirect, HSTS): Django's way then; so does a request with a query
+# string (DRF's `?format=` override, memories.api.views.HotRoute).
 HOT_ROUTES = (
     settings.THREADLESS_HOT_ROUTES
     and sync_application is not None
     and not settings.SECURE_SSL_REDIRECT
     and not settings.SECURE_HSTS_SECONDS
-    and not TRACING
 )
+
+
+def _allowed_host(scope) -> bool:
+    """Django's own ALLOWED_HOSTS check (`HttpRequest.get_host`) for a hot request, which skips the
+    middleware that makes it (CommonMiddleware). A refused one goes Django's way, which answers it
+    as it answers every other route: the same 400 and the same one-line log."""
+    try:
+        ASGIRequest(scope, io.BytesIO()).get_host()
+    except DisallowedHost:
+        return False
+    return True
+
+
 _HOT_HEADERS = {
     b"authorization": "authorization",
     b"content-type": "content-type",
@@ -197,6 +229,8 @@ async def application(scope, receive, send):
                 await begin_shutdown()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+    elif scope["type"] == "http" and ambiguous_length(scope):
+        await send_refusal(send, scope)  # request smuggling's shape: refused before any view
     elif (
         HOT_ROUTES
         and scope["type"] == "http"
@@ -205,6 +239,7 @@ async def application(scope, receive, send):
         and not scope.get("query_string")
         and _sized(scope)
         and (found := hot.route(scope["path"])) is not None
+        and _allowed_host(scope)
     ):
         await hot_application(scope, receive, send, found)
     elif (
@@ -216,3 +251,7 @@ async def application(scope, receive, send):
         await sync_application(scope, receive, send)
     else:
         await guarded_application(scope, receive, send)
+
+
+if TRACING:  # a server span per request, at the entry, whichever way it is then served
+    application = traced_asgi(application, route_of=route_of)

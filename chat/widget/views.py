@@ -3,7 +3,8 @@
 The page is static HTML + a script that talks to /v1 with the agent's publishable key and the
 conversation's client token (fetch, no cookies). It never receives provider text: the API
 strips it for publishable keys, and this view renders nothing but the agent's name.
-Framing: only the agent's `allowedOrigins` may embed it (CSP frame-ancestors).
+Framing: only the agent's `allowedOrigins` may embed it (the HTML pages' Content-Security-Policy,
+common.http.csp, with those origins as its frame ancestors).
 """
 
 from __future__ import annotations
@@ -14,14 +15,7 @@ from django.shortcuts import render
 from django.views.decorators.clickjacking import xframe_options_exempt
 
 from chat.selectors import agent_by_slug
-
-
-def _csp(origins: list[str]) -> str:
-    ancestors = " ".join(origins) if origins else "'none'"
-    return (
-        "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
-        f"base-uri 'none'; form-action 'self'; frame-ancestors {ancestors}"
-    )
+from common.http import csp
 
 
 def _agent(slug: str):
@@ -44,7 +38,8 @@ def chat_page(request, slug: str):
             "max_input": settings.THREADLESS_END_USER_MAX_INPUT_CHARS,
         },
     )
-    response["Content-Security-Policy"] = _csp(agent.allowed_origins)
+    ancestors = " ".join(agent.allowed_origins) if agent.allowed_origins else "'none'"
+    response[csp.HEADER] = csp.policy(frame_ancestors=ancestors)
     response["Referrer-Policy"] = "no-referrer"
     response["Cache-Control"] = "no-store"
     return response

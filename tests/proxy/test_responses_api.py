@@ -128,6 +128,17 @@ def test_an_issued_response_id_names_its_memory_and_cannot_be_forged(settings):
     assert memory_of_response_id(issued) is None
 
 
+def test_an_issued_response_id_still_names_its_memory_after_a_secret_key_rotation(settings):
+    settings.SECRET_KEY = "the-key-before-rotation"
+    issued = issued_response_id("mem_AbC123", "resp_upstream")
+    settings.SECRET_KEY = "the-key-after-rotation"
+    settings.SECRET_KEY_FALLBACKS = ["an-older-key", "the-key-before-rotation"]
+    assert memory_of_response_id(issued) == "mem_AbC123"
+    assert issued_response_id("mem_AbC123", "resp_upstream") != issued  # new ids: the current key
+    settings.SECRET_KEY_FALLBACKS = []  # the old key retired: its ids no longer verify
+    assert memory_of_response_id(issued) is None
+
+
 def test_function_calls_join_the_assistant_message_and_outputs_become_tool_messages():
     messages = items_to_messages(
         [

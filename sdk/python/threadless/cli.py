@@ -1,6 +1,7 @@
 """The ``threadless`` command (also ``python -m threadless``): ``threadless mcp`` runs the MCP
 server (``pip install 'threadless[mcp]'``). Over HTTP it requires callers to send
-``Authorization: Bearer <THREADLESS_MCP_TOKEN>`` and does not start without that token, on any host."""
+``Authorization: Bearer <THREADLESS_MCP_TOKEN>`` and does not start without that token, on any host;
+a request's Host and Origin must name the listening address or an ``--allowed-host``."""
 
 from __future__ import annotations
 
@@ -8,6 +9,14 @@ import argparse
 import logging
 import os
 import sys
+
+
+def _envbool(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _envlist(name: str) -> list[str]:
+    return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -31,6 +40,22 @@ def _parser() -> argparse.ArgumentParser:
         default=os.environ.get("THREADLESS_MCP_MEMORY"),
         help="Default memory of every tool: a memory id or your external id (env THREADLESS_MCP_MEMORY).",
     )
+    mcp.add_argument(
+        "--memory-only",
+        action="store_true",
+        default=_envbool("THREADLESS_MCP_MEMORY_ONLY"),
+        help="Keep every tool to --memory: a call naming another memory is refused "
+        "(env THREADLESS_MCP_MEMORY_ONLY=1).",
+    )
+    mcp.add_argument(
+        "--allowed-host",
+        action="append",
+        default=_envlist("THREADLESS_MCP_ALLOWED_HOSTS"),
+        metavar="HOST",
+        help="HTTP: a host name clients reach the server by, besides --host (repeatable; env "
+        "THREADLESS_MCP_ALLOWED_HOSTS, comma-separated). Other Host headers are refused (421), and "
+        "browser Origins on other hosts (403).",
+    )
     mcp.add_argument("--api-key", default=None, help="A project key (default: env THREADLESS_API_KEY).")
     mcp.add_argument(
         "--base-url", default=None, help="The server's origin (default: env THREADLESS_BASE_URL)."
@@ -49,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"threadless mcp needs the mcp package ({exc}): pip install 'threadless[mcp]'", file=sys.stderr)
         return 2
     from . import ThreadlessError
-    from .integrations.mcp_server import MIN_TOKEN_CHARS, bearer_guard
+    from .integrations.mcp_server import MIN_TOKEN_CHARS, http_app
 
     token = os.environ.get("THREADLESS_MCP_TOKEN", "")
     if args.transport == "http" and len(token.strip()) < MIN_TOKEN_CHARS:
@@ -60,9 +85,18 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.memory_only and not args.memory:
+        print(
+            "threadless mcp: --memory-only needs --memory (the one memory the tools take).", file=sys.stderr
+        )
+        return 2
     try:
         server = build_server(
-            api_key=args.api_key, base_url=args.base_url, timeout=args.timeout, memory=args.memory
+            api_key=args.api_key,
+            base_url=args.base_url,
+            timeout=args.timeout,
+            memory=args.memory,
+            memory_only=args.memory_only,
         )
     except ThreadlessError as error:
         print(f"threadless mcp: {error}", file=sys.stderr)
@@ -72,8 +106,10 @@ def main(argv: list[str] | None = None) -> int:
     else:
         import uvicorn
 
-        app = server.streamable_http_app(streamable_http_path=args.path, host=args.host)
-        uvicorn.run(bearer_guard(app, token.strip()), host=args.host, port=args.port, log_level="warning")
+        app = http_app(
+            server, token=token.strip(), host=args.host, path=args.path, extra_hosts=args.allowed_host
+        )
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
 
 

@@ -82,6 +82,31 @@ async def test_other_methods_and_paths_still_go_to_django(monkeypatch):
     assert other_format.status_code == 404  # DRF's format override: no such renderer
 
 
+async def test_a_hot_post_for_a_host_outside_allowed_hosts_is_the_400_every_other_route_gives(
+    monkeypatch, caplog
+):
+    monkeypatch.setattr(hot, "answer", lambda *a: pytest.fail("the hot handler answered a disallowed host"))
+    transport = httpx.ASGITransport(app=asgi.application)
+    evil = {"Host": "evil.example"}
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        elsewhere = await client.post("/v1/memories", json={}, headers=evil)
+        caplog.clear()
+        answers = [
+            await client.post("/v1/memories/mem_x/decorate", json={"messages": []}, headers=evil),
+            await client.post("/v1/memories/external/u1/report", json={"messages": []}, headers=evil),
+        ]
+    assert elsewhere.status_code == 400
+    for answer in answers:
+        assert (answer.status_code, answer.headers["content-type"], answer.content) == (
+            400,
+            elsewhere.headers["content-type"],
+            elsewhere.content,
+        )
+    # Django's own check refused them: its one log line per request.
+    refused = [r for r in caplog.records if r.name == "django.security.DisallowedHost"]
+    assert len(refused) == 2 and all("evil.example" in r.getMessage() for r in refused)
+
+
 def _memory_reads(queries) -> list[str]:
     return [
         q["sql"]

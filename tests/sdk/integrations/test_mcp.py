@@ -19,6 +19,9 @@ from mcp import Client
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from starlette.testclient import TestClient
+from threadless import cli
+from threadless.integrations.mcp_server import build_server, http_app
 
 from harness.servers import free_port
 
@@ -103,6 +106,47 @@ async def test_remember_list_and_forget_a_fact_by_external_id(live_server_proc):
         assert value(await session.call_tool("list_facts", {})) == []
         whole = value(await session.call_tool("forget", {"whole_memory": True}))
         assert whole == {"deleted": True, "memory_id": stored["memory_id"]}
+
+
+async def test_memory_only_keeps_every_tool_to_the_one_memory(live_server_proc):
+    mine, other = "mcp-" + uuid.uuid4().hex, "mcp-" + uuid.uuid4().hex
+    env = dict(env_for(live_server_proc), THREADLESS_MCP_MEMORY_ONLY="1")
+    params = StdioServerParameters(command=THREADLESS, args=["mcp", "--memory", mine], env=env)
+    async with Client(params, mode="legacy") as client:
+        assert not (await client.call_tool("remember", {"text": "Likes tea."})).is_error
+        assert not (await client.call_tool("remember", {"text": "Has a cat.", "memory": mine})).is_error
+        refused = await client.call_tool("remember", {"text": "Planted.", "memory": other})
+        assert refused.is_error and "kept to the memory" in refused.content[0].text
+    with live_server_proc.client() as api:
+        assert api.get("/memories", params={"external_id": other}).json()["data"] == []
+
+
+async def test_memory_only_refuses_another_memory_in_every_tool_before_any_call():
+    # Nothing listens at this base URL: a tool that called the service would answer a connection error.
+    server = build_server(
+        api_key="tl_proj_" + "a" * 40, base_url="http://127.0.0.1:9", memory="user-42", memory_only=True
+    )
+    calls = {
+        "search_memory": {"query": "x"},
+        "list_facts": {},
+        "remember": {"text": "x"},
+        "forget": {"whole_memory": True},
+        "list_notes": {},
+        "read_note": {"path": "a.md"},
+        "write_note": {"path": "a.md", "text": "x"},
+    }
+    assert set(calls) == TOOLS
+    async with Client(server, mode="legacy") as client:
+        for name, arguments in calls.items():
+            for memory in ("user-43", "mem_someoneelse"):
+                result = await client.call_tool(name, {**arguments, "memory": memory})
+                assert result.is_error and "kept to the memory 'user-42'" in result.content[0].text, name
+
+
+def test_memory_only_without_a_memory_does_not_start(monkeypatch, capsys):
+    monkeypatch.delenv("THREADLESS_MCP_MEMORY", raising=False)
+    assert cli.main(["mcp", "--memory-only"]) == 2
+    assert "--memory-only needs --memory" in capsys.readouterr().err
 
 
 async def test_search_memory_finds_what_was_said(live_worker_server):
@@ -238,6 +282,53 @@ def test_http_refuses_to_start_without_a_token_on_any_host(live_server_proc):
                 timeout=60,
             )
             assert done.returncode == 2 and "needs THREADLESS_MCP_TOKEN" in done.stderr, (host, token)
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+
+
+@pytest.mark.parametrize("bind", ["0.0.0.0", "192.0.2.10", "127.0.0.1", "::"])
+def test_http_checks_host_and_origin_on_every_bind_address(bind):
+    """DNS rebinding: a page on evil.example whose name now points at the server's address sends
+    Host: evil.example and Origin: http://evil.example. Refused on any listening address, not only
+    loopback; the names clients use for the server are allowed with --allowed-host."""
+    server = build_server(api_key="tl_proj_" + "a" * 40, base_url="http://127.0.0.1:9")
+    app = http_app(server, token=TOKEN, host=bind, extra_hosts=["mcp.example.com"])
+    headers = {
+        "Authorization": f"Bearer {TOKEN}",
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+    }
+    own = f"[{bind}]" if ":" in bind else bind
+    with TestClient(app, base_url="http://testserver") as client:
+
+        def status(host: str, origin: str | None = None) -> int:
+            sent = dict(headers, Host=host, **({"Origin": origin} if origin else {}))
+            return client.post("/mcp", json=INITIALIZE, headers=sent).status_code
+
+        assert status("evil.example:8765") == 421
+        assert status("evil.example") == 421
+        assert status("mcp.example.com", origin="http://evil.example:8765") == 403
+        assert status("mcp.example.com") == 200
+        assert status("mcp.example.com:443", origin="https://mcp.example.com") == 200
+        assert status(f"{own}:8765") == 200
+        assert status("127.0.0.1:8765") == (421 if bind == "192.0.2.10" else 200)
+
+
+def test_the_allowed_hosts_come_from_the_flag_and_the_environment(monkeypatch):
+    monkeypatch.setenv("THREADLESS_MCP_ALLOWED_HOSTS", "a.example, b.example")
+    monkeypatch.setenv("THREADLESS_MCP_MEMORY_ONLY", "true")
+    args = cli._parser().parse_args(["mcp", "--allowed-host", "c.example", "--memory", "m"])
+    assert args.allowed_host == ["a.example", "b.example", "c.example"] and args.memory_only
 
 
 async def test_the_streamable_http_server_answers_the_same_tools(live_server_proc):

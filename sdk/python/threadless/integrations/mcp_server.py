@@ -8,8 +8,10 @@ self-contained request per call, no handshake) and still answers clients that st
 2025-11-25 ``initialize`` handshake; the ``mcp`` package routes each era. Every call uses the one project key
 the server was started with (``THREADLESS_API_KEY`` / ``--api-key``), so a client can only reach that
 project's memories. A tool's ``memory`` is a memory id (``mem_…``) or the app's external id (``remember``
-creates that memory on first use); ``--memory`` sets the default. State lives in the service, not in a
-local file, so any number of server processes can share a memory without losing writes.
+creates that memory on first use); ``--memory`` sets the default, and ``--memory-only`` makes it the only
+memory a tool takes. State lives in the service, not in a local file, so any number of server processes
+can share a memory without losing writes. Over HTTP, besides the bearer token, the Host and Origin
+headers must name the address the server listens on or an extra allowed host (DNS rebinding).
 With the service down a tool answers an error result (never a crash) and ``on_error`` (the
 ``threadless`` logger, on stderr) hears why.
 """
@@ -18,17 +20,25 @@ from __future__ import annotations
 
 import hmac
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
 from typing_extensions import TypedDict
 
 from .. import AsyncThreadless, Fact, ThreadlessError
 from ._common import notify
 
-__all__ = ["MIN_TOKEN_CHARS", "bearer_guard", "build_server"]
+__all__ = [
+    "MIN_TOKEN_CHARS",
+    "allowed_hosts",
+    "bearer_guard",
+    "build_server",
+    "http_app",
+    "transport_security",
+]
 
 log = logging.getLogger("threadless")
 
@@ -75,9 +85,19 @@ def _view_content(view: str) -> str:
 
 class _Tools:
     def __init__(
-        self, *, api_key: str | None, base_url: str | None, timeout: float, memory: str | None, on_error: Any
+        self,
+        *,
+        api_key: str | None,
+        base_url: str | None,
+        timeout: float,
+        memory: str | None,
+        memory_only: bool,
+        on_error: Any,
     ) -> None:
+        if memory_only and not memory:
+            raise ValueError("memory_only needs a memory (--memory) to keep the tools to.")
         self.default_memory = memory
+        self.memory_only = memory_only
         self.on_error = on_error
         # Built now, so a missing key or a bad base URL stops the server at start, not at a call.
         self.client = AsyncThreadless(api_key=api_key, base_url=base_url, timeout=timeout, on_error=on_error)
@@ -89,6 +109,10 @@ class _Tools:
         return ToolError(str(error))
 
     def _name(self, memory: str | None) -> str:
+        if self.memory_only and memory and memory != self.default_memory:
+            raise ToolError(
+                f"memory: this server is kept to the memory {self.default_memory!r}; leave memory out."
+            )
         name = memory or self.default_memory
         if not name:
             raise ToolError(
@@ -263,16 +287,69 @@ def bearer_guard(app: Any, token: str) -> Any:
     return guarded
 
 
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+WILDCARD_HOSTS = ("0.0.0.0", "::", "")
+
+
+def allowed_hosts(bind_host: str, extra: Sequence[str] = ()) -> list[str]:
+    """The host names a request's Host header may give: the address the server listens on (the
+    loopback names for a loopback or wildcard address, which is reachable through loopback too),
+    plus ``extra`` (the names clients use for a wildcard or public address)."""
+    host = bind_host.strip()
+    names = [f"[{host}]" if ":" in host and not host.startswith("[") else host]
+    if host in (*LOOPBACK_HOSTS, "::1", *WILDCARD_HOSTS):
+        names.extend(LOOPBACK_HOSTS)
+    names.extend(name.strip().lower() for name in extra if name.strip())
+    return list(dict.fromkeys(name for name in names if name))
+
+
+def transport_security(bind_host: str, extra_hosts: Sequence[str] = ()) -> TransportSecuritySettings:
+    """The mcp package's DNS-rebinding check (Host: 421, Origin: 403) for every address, not only
+    loopback: each allowed host with any port or none, and browser origins on those hosts. A
+    request without Origin (a non-browser client) passes the Origin check."""
+    hosts = allowed_hosts(bind_host, extra_hosts)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[form for host in hosts for form in (host, f"{host}:*")],
+        allowed_origins=[
+            form
+            for host in hosts
+            for scheme in ("http", "https")
+            for form in (f"{scheme}://{host}", f"{scheme}://{host}:*")
+        ],
+    )
+
+
+def http_app(
+    server: MCPServer, *, token: str, host: str, path: str = "/mcp", extra_hosts: Sequence[str] = ()
+) -> Any:
+    """The streamable HTTP app as ``threadless mcp --transport http`` serves it: the bearer token
+    first, then the Host and Origin checks, then the MCP endpoint at ``path``."""
+    app = server.streamable_http_app(
+        streamable_http_path=path, host=host, transport_security=transport_security(host, extra_hosts)
+    )
+    return bearer_guard(app, token)
+
+
 def build_server(
     *,
     api_key: str | None = None,
     base_url: str | None = None,
     timeout: float = 10.0,
     memory: str | None = None,
+    memory_only: bool = False,
     on_error: Any = None,
 ) -> MCPServer:
-    """The MCP server; ``memory`` is the default memory of every tool (an id or an external id)."""
-    tools = _Tools(api_key=api_key, base_url=base_url, timeout=timeout, memory=memory, on_error=on_error)
+    """The MCP server; ``memory`` is the default memory of every tool (an id or an external id).
+    With ``memory_only`` it is the only one: a tool given another memory refuses the call."""
+    tools = _Tools(
+        api_key=api_key,
+        base_url=base_url,
+        timeout=timeout,
+        memory=memory,
+        memory_only=memory_only,
+        on_error=on_error,
+    )
     server = MCPServer(name="threadless", instructions=INSTRUCTIONS)
 
     @server.tool()
