@@ -8,6 +8,7 @@
     outbox      outbox_enqueue / outbox_publish / outbox_claim / outbox_process / outbox_sweep
     facts       fact_create / fact_update / fact_delete
     idempotency idempotent_call / idempotent_replay / idempotent_store / check_idempotency_key
+    threads     thread_delete / messages_import (the history import)
 
 Nothing here calls a model, and nothing here queues a task by importing it (memories.queue).
 Projects and keys are `projects.services`; export and import are `memories.transfer`, which
@@ -40,6 +41,7 @@ from memories.services.outbox import (
     outbox_sweep,
 )
 from memories.services.report import FailureResult, failure_record, report_accept, validate_failures
+from memories.services.threads import messages_import, thread_delete
 
 __all__ = [
     "MAX_BUDGET",
@@ -62,6 +64,7 @@ __all__ = [
     "memory_delete_matching",
     "memory_lock",
     "memory_update",
+    "messages_import",
     "outbox_claim",
     "outbox_enqueue",
     "outbox_process",
@@ -70,5 +73,6 @@ __all__ = [
     "report_accept",
     "retention_enforce",
     "split_instructions",
+    "thread_delete",
     "validate_failures",
 ]

@@ -15,7 +15,7 @@ from django.utils import timezone
 from common.db import plain_cursor, sqlite_write_transaction
 from memories import recall
 from memories.embeddings import VectorStore
-from memories.models import Entry, Memory, Outbox, Turn
+from memories.models import DEFAULT_THREAD, Entry, Memory, Outbox, Thread, Turn
 from memories.selectors import MEMORY_COLUMNS, memory_fetch, memory_from_row, memory_missing
 from memories.services.outbox import outbox_insert_sql
 
@@ -62,6 +62,9 @@ _ENTRY_COLUMNS = (
     "created_at",
 )
 _JSON_COLUMNS = frozenset({"parts", "tool_calls", "value"})
+# The writes that name a thread (entries_append); the default thread's one-statement paths leave
+# the column to its database default.
+_THREAD_ENTRY_COLUMNS = (*_ENTRY_COLUMNS, "thread")
 _ITEM_COLUMNS = _ENTRY_COLUMNS[3:-1]  # an entry's own columns: all but memory, seq, turn and the stamp
 _ITEM_FIELDS = frozenset(_ITEM_COLUMNS)
 _TURN_COLUMNS = (
@@ -76,6 +79,9 @@ _TURN_COLUMNS = (
     "lease_expires_at",
     "created_at",
 )
+_THREAD_TURN_COLUMNS = (*_TURN_COLUMNS, "thread")
+# Rows per INSERT statement: SQLite binds at most 32,766 parameters to one statement.
+INSERT_CHUNK = 500
 
 
 @functools.lru_cache(maxsize=256)
@@ -153,6 +159,30 @@ def _memory_save(memory: Memory, names: tuple[str, ...]) -> None:
         )
 
 
+def thread_for_write(*, memory: Memory, name: str | None) -> Thread | None:
+    """The named thread's row for a write to a locked memory, created on first use (None for the
+    default thread, whose counters are the memory row's). The memory's row lock serialises every
+    write to the memory, so two writers never both create it."""
+    if name is None or name == DEFAULT_THREAD:
+        return None
+    thread = Thread.objects.filter(memory_id=memory.pk, name=name).first()
+    if thread is None:
+        thread = Thread.objects.create(memory_id=memory.pk, name=name)
+        memory.thread_count += 1
+        Memory.objects.filter(pk=memory.pk).update(thread_count=F("thread_count") + 1)
+    return thread
+
+
+def _insert_chunked(
+    cursor, table: str, columns: tuple[str, ...], json_columns: frozenset, rows: list
+) -> None:
+    """INSERT `rows` (a flat parameter list, len(columns) a row) INSERT_CHUNK rows a statement."""
+    width = len(columns) * INSERT_CHUNK
+    for at in range(0, len(rows), width):
+        part = rows[at : at + width]
+        cursor.execute(_values_sql(table, columns, json_columns, len(part) // len(columns)), part)
+
+
 def entries_append(
     *,
     memory: Memory,
@@ -160,26 +190,35 @@ def entries_append(
     turn_input: str | None = None,
     also_save: tuple[str, ...] = (),
     turn_state: dict | None = None,
+    thread: Thread | None = None,
+    stamps: list | None = None,
 ) -> list[Entry]:
     """Append entries to a locked memory (call inside a transaction, after `memory_lock`).
 
-    Each user message opens a new turn; everything else joins the newest turn. Updates the
-    memory's sequence, turn and count columns, the newest turn's first seq when one opens (and
-    the caller's `also_save` fields, in the same UPDATE). `turn_state` (state, attempt,
-    lease_expires_at) is what a turn it opens starts with (the pipeline opens its turns
-    IN_PROGRESS); by default READY.
+    Each user message opens a new turn of the thread (`thread`: a named thread's row from
+    `thread_for_write`; None, the default thread, whose counters are the memory row's); everything
+    else joins the thread's newest turn. Updates the memory's sequence and count columns, the
+    thread's turn counter and the newest turn's first seq when one opens (and the caller's
+    `also_save` fields, in the same UPDATE). `turn_state` (state, attempt, lease_expires_at) is
+    what a turn it opens starts with (the pipeline opens its turns IN_PROGRESS); by default READY.
+    `stamps`: each item's time (the history import), else now.
     """
     now = timezone.now()
-    stamp = connection.ops.adapt_datetimefield_value(now)
+    adapt = connection.ops.adapt_datetimefield_value
+    stamp = adapt(now)
     opened = {"state": Turn.State.READY, "attempt": 1, "lease_expires_at": None, **(turn_state or {})}
-    lease = connection.ops.adapt_datetimefield_value(opened["lease_expires_at"])
+    lease = adapt(opened["lease_expires_at"])
+    holder = memory if thread is None else thread  # whose turn counters these items follow
+    name = DEFAULT_THREAD if thread is None else thread.name
     entries: list[Entry] = []
     turn_rows: list = []
     entry_rows: list = []
-    seq, turn = memory.last_seq, memory.last_turn
+    seq, turn = memory.last_seq, holder.last_turn
     messages = tokens = 0
     opened_at = None  # the first seq of the newest turn these items open
-    for item in items:
+    for position, item in enumerate(items):
+        at = now if stamps is None else stamps[position]
+        at_db = stamp if stamps is None else adapt(at)
         if item.get("kind") == "message" and item.get("role") == "user" or turn == 0:
             turn += 1
             opened_at = seq + 1
@@ -194,51 +233,65 @@ def entries_append(
                 "[]",
                 opened["attempt"],
                 lease,
-                stamp,
+                at_db,
+                name,
             ]
         seq += 1
-        entry_rows += _entry_params(memory.pk, seq, turn, item, stamp)
-        entry = Entry(memory=memory, seq=seq, turn=turn, created_at=now, **item)
+        entry_rows += _entry_params(memory.pk, seq, turn, item, at_db)
+        entry_rows.append(name)
+        entry = Entry(memory=memory, thread=name, seq=seq, turn=turn, created_at=at, **item)
         entries.append(entry)
         if entry.kind == "message" and entry.committed:
             messages += 1
             tokens += entry.tokens
     with plain_cursor() as cursor:
         if turn_rows:
-            cursor.execute(
-                _values_sql(
-                    Turn._meta.db_table,
-                    _TURN_COLUMNS,
-                    frozenset({"actions", "task_errors", "output"}),
-                    len(turn_rows) // len(_TURN_COLUMNS),
-                ),
+            _insert_chunked(
+                cursor,
+                Turn._meta.db_table,
+                _THREAD_TURN_COLUMNS,
+                frozenset({"actions", "task_errors", "output"}),
                 turn_rows,
             )
-        if entries:
+        ids: dict[int, int] = {}
+        width = len(_THREAD_ENTRY_COLUMNS) * INSERT_CHUNK
+        for at in range(0, len(entry_rows), width):
+            part = entry_rows[at : at + width]
             cursor.execute(
-                _values_sql(Entry._meta.db_table, _ENTRY_COLUMNS, _JSON_COLUMNS, len(entries), "id, seq"),
-                entry_rows,
+                _values_sql(
+                    Entry._meta.db_table,
+                    _THREAD_ENTRY_COLUMNS,
+                    _JSON_COLUMNS,
+                    len(part) // len(_THREAD_ENTRY_COLUMNS),
+                    "id, seq",
+                ),
+                part,
             )
-            ids = dict((s, i) for i, s in cursor.fetchall())  # RETURNING's row order is not promised
-            for entry in entries:
-                entry.id = ids[entry.seq]
-                entry._state.adding, entry._state.db = False, connection.alias
-    memory.last_seq, memory.last_turn = seq, turn
+            ids.update((s, i) for i, s in cursor.fetchall())  # RETURNING's row order is not promised
+        for entry in entries:
+            entry.id = ids[entry.seq]
+            entry._state.adding, entry._state.db = False, connection.alias
+    memory.last_seq = seq
     memory.message_count += messages
     memory.token_count += tokens
     memory.last_used_at = memory.updated_at = now
-    names = (
-        "last_seq",
-        "last_turn",
-        "message_count",
-        "token_count",
-        "last_used_at",
-        "updated_at",
-        *also_save,
-    )
+    names = ("last_seq", "message_count", "token_count", "last_used_at", "updated_at", *also_save)
+    holder.last_turn = turn
     if opened_at is not None:
-        memory.turn_start_seq = opened_at
-        names += ("turn_start_seq",)
+        holder.turn_start_seq = opened_at
+    if thread is None:
+        names += ("last_turn",) + (("turn_start_seq",) if opened_at is not None else ())
+    else:
+        memory.threads_message_count += messages
+        memory.threads_token_count += tokens
+        names += ("threads_message_count", "threads_token_count")
+        thread.message_count += messages
+        thread.token_count += tokens
+        if entries:  # its activity: when its newest entry was said
+            thread.updated_at = entries[-1].created_at
+        thread.save(
+            update_fields=["last_turn", "turn_start_seq", "message_count", "token_count", "updated_at"]
+        )
     _memory_save(memory, tuple(dict.fromkeys(names)))
     return entries
 
@@ -275,7 +328,7 @@ def entries_set_committed(*, memory: Memory, entry_ids: list[int], committed: bo
     rows = list(
         Entry.objects.filter(memory=memory, id__in=entry_ids)
         .exclude(committed=committed)
-        .values_list("id", "kind", "tokens")
+        .values_list("id", "kind", "tokens", "thread")
     )
     if not rows:
         return 0
@@ -291,6 +344,19 @@ def entries_set_committed(*, memory: Memory, entry_ids: list[int], committed: bo
             message_count=F("message_count") + sign * len(msg),
             token_count=F("token_count") + sign * sum(r[2] for r in msg),
         )
+        named: dict[str, list] = {}
+        for row in msg:
+            if row[3] != DEFAULT_THREAD:
+                named.setdefault(row[3], []).append(row)
+        for name, found in named.items():
+            count, tokens = sign * len(found), sign * sum(r[2] for r in found)
+            Thread.objects.filter(memory=memory, name=name).update(
+                message_count=F("message_count") + count, token_count=F("token_count") + tokens
+            )
+            Memory.objects.filter(pk=memory.pk).update(
+                threads_message_count=F("threads_message_count") + count,
+                threads_token_count=F("threads_token_count") + tokens,
+            )
     return len(rows)
 
 
