@@ -37,7 +37,7 @@ MAX_ENTRIES_PER_RUN = 5000
 def _user_messages(rows: list[tuple]) -> list[UserMessage]:
     """The only input an extractor ever gets: committed user messages, text parts only."""
     out = []
-    for entry_id, seq, kind, role, committed, content, parts, _thread in rows:
+    for entry_id, seq, kind, role, committed, content, parts, *_rest in rows:
         if kind != "message" or role != "user" or not committed:
             continue
         text = text_of(parts) if parts else content

@@ -47,9 +47,8 @@ class Memory(models.Model):
     # Background work (recall index, facts) has covered entries up to here; a later run starts
     # from the first gap, so turns stored without a report are caught up too.
     background_upto_seq = models.PositiveBigIntegerField(default=0)
-    # The named threads (`Thread` rows) and what they hold of the counts above: the row itself is
-    # the default thread's (its turn counters and summary above), whose counts are the rest.
-    thread_count = models.PositiveIntegerField(default=0)
+    # What the named threads (`Thread` rows) hold of the counts above: the row itself is the
+    # default thread's (its turn counters and summary above), whose counts are the rest.
     threads_message_count = models.PositiveIntegerField(default=0)
     threads_token_count = models.PositiveBigIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)

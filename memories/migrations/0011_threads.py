@@ -74,11 +74,6 @@ class Migration(migrations.Migration):
         ),
         migrations.AddField(
             model_name="memory",
-            name="thread_count",
-            field=models.PositiveIntegerField(default=0),
-        ),
-        migrations.AddField(
-            model_name="memory",
             name="threads_message_count",
             field=models.PositiveIntegerField(default=0),
         ),

@@ -159,18 +159,65 @@ def _memory_save(memory: Memory, names: tuple[str, ...]) -> None:
         )
 
 
+_THREAD_FIELDS = Thread._meta.concrete_fields
+
+
+@functools.lru_cache(maxsize=2)
+def _thread_upsert_sql(vendor: str) -> str:
+    """The named thread's row, inserted when missing (a no-op update otherwise), returned whole:
+    one statement either way (SQLite 3.35+ and PostgreSQL both have ON CONFLICT … RETURNING)."""
+    q = connection.ops.quote_name
+    columns = [f.column for f in _THREAD_FIELDS if f.column != "id"]
+    return (
+        f"INSERT INTO {q(Thread._meta.db_table)} ({', '.join(map(q, columns))}) "
+        f"VALUES ({', '.join(['%s'] * len(columns))}) "
+        "ON CONFLICT (memory_id, name) DO UPDATE SET name = excluded.name "
+        f"RETURNING {', '.join(q(f.column) for f in _THREAD_FIELDS)}"
+    )
+
+
 def thread_for_write(*, memory: Memory, name: str | None) -> Thread | None:
     """The named thread's row for a write to a locked memory, created on first use (None for the
     default thread, whose counters are the memory row's). The memory's row lock serialises every
     write to the memory, so two writers never both create it."""
     if name is None or name == DEFAULT_THREAD:
         return None
-    thread = Thread.objects.filter(memory_id=memory.pk, name=name).first()
-    if thread is None:
-        thread = Thread.objects.create(memory_id=memory.pk, name=name)
-        memory.thread_count += 1
-        Memory.objects.filter(pk=memory.pk).update(thread_count=F("thread_count") + 1)
-    return thread
+    now = timezone.now()
+    fresh = Thread(memory_id=memory.pk, name=name, created_at=now, updated_at=now)
+    values = [
+        f.get_db_prep_save(getattr(fresh, f.attname), connection) for f in _THREAD_FIELDS if f.column != "id"
+    ]
+    with plain_cursor() as cursor:
+        cursor.execute(_thread_upsert_sql(connection.vendor), values)
+        row = cursor.fetchone()
+    converters = connection.ops.get_db_converters
+    out = []
+    for field, value in zip(_THREAD_FIELDS, row, strict=True):
+        for convert in converters(field.get_col(Thread._meta.db_table)):
+            value = convert(value, field.get_col(Thread._meta.db_table), connection)
+        out.append(value)
+    return Thread.from_db(connection.alias, None, out)
+
+
+_THREAD_COUNTERS = ("last_turn", "turn_start_seq", "message_count", "token_count", "updated_at")
+
+
+@functools.lru_cache(maxsize=2)
+def _thread_save_sql(vendor: str) -> str:
+    q = connection.ops.quote_name
+    return (
+        f"UPDATE {q(Thread._meta.db_table)} SET {', '.join(f'{q(c)} = %s' for c in _THREAD_COUNTERS)} "
+        f"WHERE {q('id')} = %s"
+    )
+
+
+def _thread_save(cursor, thread: Thread) -> None:
+    """`thread.save(update_fields=_THREAD_COUNTERS)` as one plain UPDATE."""
+    fields = [Thread._meta.get_field(n) for n in _THREAD_COUNTERS]
+    cursor.execute(
+        _thread_save_sql(connection.vendor),
+        [f.get_db_prep_save(getattr(thread, f.attname), connection) for f in fields] + [thread.pk],
+    )
 
 
 def _insert_chunked(
@@ -289,9 +336,8 @@ def entries_append(
         thread.token_count += tokens
         if entries:  # its activity: when its newest entry was said
             thread.updated_at = entries[-1].created_at
-        thread.save(
-            update_fields=["last_turn", "turn_start_seq", "message_count", "token_count", "updated_at"]
-        )
+        with plain_cursor() as cursor:
+            _thread_save(cursor, thread)
     _memory_save(memory, tuple(dict.fromkeys(names)))
     return entries
 

@@ -83,7 +83,6 @@ def thread_delete(*, memory: Memory, name: str) -> dict[str, int]:
             update.update(last_turn=0, turn_start_seq=0, summary="", summary_upto_seq=0)
         else:
             update.update(
-                thread_count=F("thread_count") - 1,
                 threads_message_count=F("threads_message_count") - messages,
                 threads_token_count=F("threads_token_count") - tokens,
             )
