@@ -16,7 +16,13 @@ from common.tokens import text_tokens
 from memories.context import context_build
 from memories.models import DEFAULT_THREAD, Memory
 from memories.selectors import file_index_text, thread_view
-from memories.services.entries import entries_append, entries_store_turn, memory_lock, thread_for_write
+from memories.services.entries import (
+    entries_append,
+    entries_store_thread_turn,
+    entries_store_turn,
+    memory_lock,
+    thread_for_write,
+)
 
 log = logging.getLogger("threadless.memories")
 
@@ -65,8 +71,22 @@ def memory_decorate(
     new_messages, instructions = split_instructions(messages, instructions)
     named = thread is not None and thread != DEFAULT_THREAD
     view = None  # the thread as the context builder reads it, when the write did not give it
-    if store and named:
-        # A named thread's write locks the memory row and then finds (or creates) the thread's.
+    if store and named and new_messages and new_messages[0]["role"] == "user":
+        # The common decorate in a named thread: the same one statement (three plus the thread's
+        # row on SQLite), the thread's row found or created and advanced in it.
+        items = [entry_fields(m) for m in new_messages]
+        memory, view = entries_store_thread_turn(
+            memory=memory,
+            thread=thread,
+            items=items,
+            budget_tokens=budget_tokens,
+            instructions=instructions,
+            scoped=scoped,
+        )
+        before_seq = memory.last_seq - len(items) + 1
+        turn = view.last_turn
+    elif store and named:
+        # A named thread's other writes lock the memory row and then find (or create) the thread's.
         with transaction.atomic():
             locked = memory_lock(memory, scoped=scoped)
             view = thread_for_write(memory=locked, name=thread)

@@ -189,14 +189,7 @@ def thread_for_write(*, memory: Memory, name: str | None) -> Thread | None:
     ]
     with plain_cursor() as cursor:
         cursor.execute(_thread_upsert_sql(connection.vendor), values)
-        row = cursor.fetchone()
-    converters = connection.ops.get_db_converters
-    out = []
-    for field, value in zip(_THREAD_FIELDS, row, strict=True):
-        for convert in converters(field.get_col(Thread._meta.db_table)):
-            value = convert(value, field.get_col(Thread._meta.db_table), connection)
-        out.append(value)
-    return Thread.from_db(connection.alias, None, out)
+        return _thread_from_row(cursor.fetchone())
 
 
 _THREAD_COUNTERS = ("last_turn", "turn_start_seq", "message_count", "token_count", "updated_at")
@@ -417,8 +410,9 @@ def entries_set_committed(*, memory: Memory, entry_ids: list[int], committed: bo
 # decorate's store and report's common case are prepared on PostgreSQL (common.db.plain_cursor) for up
 # to this many items, their common shapes (a user message, a reply and its tool calls): their text
 # grows with the items, so this bounds what a connection prepares (store: 10 shapes of items and the
-# turns they open, report: 4, each scoped or not: 28, the reads and lookups 11 more, under psycopg's
-# prepared_max of 100, so none is ever evicted). Larger ones are planned each time, as before.
+# turns they open, in the default thread or a named one, report: 4, each scoped or not: 48, the reads
+# and lookups 11 more, under psycopg's prepared_max of 100, so none is ever evicted). Larger ones are
+# planned each time, as before.
 PREPARED_ROWS = 4
 
 
@@ -436,12 +430,16 @@ def _item_values_sql(rows: int, lead: tuple[str, ...]) -> str:
     return f"(VALUES {', '.join([row] * rows)}) AS v({', '.join(lead + _ITEM_COLUMNS)})"
 
 
-def _entries_insert_cte(rows: int, turn_expr: str, lead: tuple[str, ...]) -> str:
+def _entries_insert_cte(rows: int, turn_expr: str, lead: tuple[str, ...], named: bool = False) -> str:
+    """The entries' INSERT of a one-statement write; `named`: in the thread row `th` of the
+    statement (its name in the thread column), else in the default thread (the column's default)."""
     entry = Entry._meta.db_table
+    columns = _THREAD_ENTRY_COLUMNS if named else _ENTRY_COLUMNS
     return (
-        f"INSERT INTO {entry} ({', '.join(_ENTRY_COLUMNS)}) "
+        f"INSERT INTO {entry} ({', '.join(columns)}) "
         f"SELECT m.id, m.last_seq - %s + v.ord, {turn_expr}, {', '.join('v.' + c for c in _ITEM_COLUMNS)}, "
-        f"%s::timestamptz FROM m, {_item_values_sql(rows, lead)}"
+        f"%s::timestamptz{', th.name' if named else ''} FROM m, {'th, ' if named else ''}"
+        f"{_item_values_sql(rows, lead)}"
     )
 
 
@@ -654,3 +652,170 @@ def entries_store_turn(
     if project_field.is_cached(memory) and stored.project_id == memory.project_id:
         project_field.set_cached_value(stored, project_field.get_cached_value(memory))
     return stored
+
+
+# --- a named thread's decorate store ---------------------------------------------------------------
+# The same write as `entries_store_turn`, with the thread's row found or created and its counters
+# advanced in the same statement (PostgreSQL) or write transaction (SQLite): a decorate in one of a
+# memory's threads costs the default thread's one statement, whatever the number of threads.
+
+_THREAD_COLUMNS = tuple(f.column for f in _THREAD_FIELDS)
+
+
+def _thread_store_update(scoped: bool) -> str:
+    memory = Memory._meta.db_table
+    return (
+        f"UPDATE {memory} SET last_seq = last_seq + %s, message_count = message_count + %s, "
+        "token_count = token_count + %s, threads_message_count = threads_message_count + %s, "
+        "threads_token_count = threads_token_count + %s, last_used_at = %s, updated_at = %s, "
+        "last_budget_tokens = %s, instructions = COALESCE(%s, instructions) WHERE id = %s "
+        + ("AND project_id = %s " if scoped else "")
+        + f"RETURNING {', '.join(MEMORY_COLUMNS)}"
+    )
+
+
+def _thread_upsert(values: str) -> str:
+    """The thread's row with `values` (memory_id, name, the turns opened, the newest turn's first
+    seq, messages, tokens, the time twice), added to it when it exists, returned whole."""
+    thread = Thread._meta.db_table
+    return (
+        f"INSERT INTO {thread} (memory_id, name, last_turn, turn_start_seq, message_count, token_count, "
+        f"created_at, updated_at, summary, summary_upto_seq) {values} "
+        f"ON CONFLICT (memory_id, name) DO UPDATE SET last_turn = {thread}.last_turn + excluded.last_turn, "
+        "turn_start_seq = excluded.turn_start_seq, "
+        f"message_count = {thread}.message_count + excluded.message_count, "
+        f"token_count = {thread}.token_count + excluded.token_count, updated_at = excluded.updated_at "
+        f"RETURNING {', '.join(_THREAD_COLUMNS)}"
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _thread_store_sql(vendor: str, rows: int, turns: int, scoped: bool) -> str:
+    if vendor != "postgresql":
+        return _thread_store_update(scoped)
+    turn = Turn._meta.db_table
+    turn_cols = ", ".join(_THREAD_TURN_COLUMNS)
+    turns_values = ", ".join(["(%s::bigint, %s::text)"] * turns)
+    upsert = _thread_upsert(
+        "SELECT m.id, %s, %s, m.last_seq - %s + %s, %s, %s, %s::timestamptz, %s::timestamptz, '', 0 FROM m"
+    )
+    return (
+        f"WITH m AS ({_thread_store_update(scoped)}), th AS ({upsert}), "
+        f"t AS (INSERT INTO {turn} ({turn_cols}) SELECT m.id, th.last_turn - %s + v.u, %s, v.input, "
+        "'[]'::jsonb, '[]'::jsonb, '[]'::jsonb, 1, NULL, %s::timestamptz, th.name "
+        f"FROM m, th, (VALUES {turns_values}) AS v(u, input)), "
+        f"e AS ({_entries_insert_cte(rows, 'th.last_turn - %s + v.u', ('ord', 'u'), named=True)}) "
+        f"SELECT {', '.join(['m.' + c for c in MEMORY_COLUMNS] + ['th.' + c for c in _THREAD_COLUMNS])} "
+        "FROM m, th"
+    )
+
+
+def _thread_from_row(row) -> Thread:
+    table = Thread._meta.db_table
+    values = []
+    for field, value in zip(_THREAD_FIELDS, row, strict=True):
+        column = field.get_col(table)
+        for convert in connection.ops.get_db_converters(column):
+            value = convert(value, column, connection)
+        values.append(value)
+    return Thread.from_db(connection.alias, None, values)
+
+
+def entries_store_thread_turn(
+    *,
+    memory: Memory,
+    thread: str,
+    items: list[dict],
+    budget_tokens: int,
+    instructions: str | None = None,
+    scoped: bool = False,
+) -> tuple[Memory, Thread]:
+    """decorate's store in a named thread: `entries_store_turn`'s write (the first item a user
+    message; every user message opens a turn of the thread), the thread's row created on first
+    use and its counters advanced with the memory's. PostgreSQL: one statement; SQLite: four in
+    one write transaction. Returns the memory and the thread as they now are. `scoped` as there."""
+    first = items[0]
+    assert first.get("kind") == "message" and first.get("role") == "user"
+    now = timezone.now()
+    vendor = connection.vendor
+    n = len(items)
+    users: list[int] = []
+    opened: list = []
+    count = messages = tokens = 0
+    newest_at = 1
+    for position, item in enumerate(items, start=1):
+        if item.get("kind") == "message" and item.get("role") == "user":
+            count += 1
+            newest_at = position
+            opened.append((count, item.get("content", "")))
+        users.append(count)
+        if item.get("kind") == "message" and item.get("committed", True):
+            messages += 1
+            tokens += item.get("tokens", 0)
+    stamp = now if vendor == "postgresql" else connection.ops.adapt_datetimefield_value(now)
+    params: list = [
+        *(n, messages, tokens, messages, tokens, stamp, stamp, budget_tokens, instructions, memory.pk),
+        *([memory.project_id] if scoped else []),
+    ]
+    with plain_cursor(prepare=n <= PREPARED_ROWS) as cursor:
+        if vendor == "postgresql":
+            params += [thread, count, n, newest_at, messages, tokens, stamp, stamp]
+            params += [count, Turn.State.READY, stamp]
+            for offset, text in opened:
+                params += [offset, text]
+            params += [n, count, stamp]
+            for ord_, (item, offset) in enumerate(zip(items, users, strict=True), start=1):
+                params += [ord_, offset, *_item_params(item)]
+            cursor.execute(_thread_store_sql(vendor, n, len(opened), scoped), params)
+            row = cursor.fetchone()
+            found = None if row is None else (row[: len(MEMORY_COLUMNS)], row[len(MEMORY_COLUMNS) :])
+        else:
+            found = None
+            with sqlite_write_transaction(cursor):
+                cursor.execute(_thread_store_sql(vendor, n, len(opened), scoped), params)
+                row = cursor.fetchone()
+                if row is not None:
+                    last_seq = row[_LAST_SEQ]
+                    cursor.execute(
+                        _thread_upsert("VALUES (%s, %s, %s, %s, %s, %s, %s, %s, '', 0)"),
+                        [memory.pk, thread, count, last_seq - n + newest_at, messages, tokens, stamp, stamp],
+                    )
+                    thread_row = cursor.fetchone()
+                    last_turn = thread_row[_THREAD_COLUMNS.index("last_turn")]
+                    turn_rows: list = []
+                    for offset, text in opened:
+                        turn_rows += [
+                            *(
+                                memory.pk,
+                                last_turn - count + offset,
+                                Turn.State.READY,
+                                text,
+                                "[]",
+                                "[]",
+                                "[]",
+                            ),
+                            *(1, None, stamp, thread),
+                        ]
+                    cursor.execute(
+                        _values_sql(Turn._meta.db_table, _THREAD_TURN_COLUMNS, frozenset(), len(opened)),
+                        turn_rows,
+                    )
+                    entry_rows: list = []
+                    for seq, (item, offset) in enumerate(
+                        zip(items, users, strict=True), start=last_seq - n + 1
+                    ):
+                        entry_rows += _entry_params(memory.pk, seq, last_turn - count + offset, item, stamp)
+                        entry_rows.append(thread)
+                    cursor.execute(
+                        _values_sql(Entry._meta.db_table, _THREAD_ENTRY_COLUMNS, _JSON_COLUMNS, n), entry_rows
+                    )
+                    found = (row, thread_row)
+    if found is None:
+        if scoped:
+            raise memory_missing(memory.pk)
+        raise Memory.DoesNotExist(f"Memory {memory.pk} does not exist.")
+    stored = memory_from_row(found[0])
+    project_field = Memory.project.field
+    if project_field.is_cached(memory) and stored.project_id == memory.project_id:
+        project_field.set_cached_value(stored, project_field.get_cached_value(memory))
+    return stored, _thread_from_row(found[1])
