@@ -7,6 +7,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from memories.models import Entry, Fact, Memory, Thread, Turn
 from tests.fixtures.api import decorate, error_of, post, report
@@ -59,6 +61,21 @@ def test_the_window_and_the_failures_are_the_threads_own(cast, memory_a):
     default = decorate(cast.a, memory_a.id, [{"role": USER, "content": "again"}], recall=False).json()
     assert [m["content"] for m in default["messages"]] == ["default: the blue folder", "Noted.", "again"]
     assert "payments down" not in default["context_text"]
+
+
+def test_a_decorate_in_a_named_thread_makes_as_many_statements_as_in_the_default_thread(cast):
+    counts = {}
+    for thread in (None, "t1"):
+        memory_id = cast.a.post("/v1/memories", {}, format="json").json()["id"]
+        for i in range(3):
+            say(cast.a, memory_id, f"hello {i}", thread=thread)
+        with CaptureQueriesContext(connection) as ctx:
+            extra = {} if thread is None else {"thread": thread}
+            assert decorate(cast.a, memory_id, [{"role": USER, "content": "hi"}], **extra).status_code == 200
+        counts[thread] = len(ctx.captured_queries)
+    # PostgreSQL: the thread's row is a part of decorate's one statement; SQLite (no round trips)
+    # writes it with a statement of its own in the same write transaction.
+    assert counts["t1"] == counts[None] + (0 if connection.vendor == "postgresql" else 1), counts
 
 
 def test_a_thread_must_follow_the_external_id_rules(cast, memory_a):
