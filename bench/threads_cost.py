@@ -7,9 +7,11 @@ Builds (in a throwaway database: SQLite, or PostgreSQL when DATABASE_URL is set)
 `threads` threads of `per-thread` messages each, imported through `messages_import` (the route's
 service, with its validation and its JSON body parsed as the view does) 2,000 messages a call
 where a thread allows, and a one-thread memory of as many messages; both get their recall index
-as the worker leaves it. Then decorate (stored, recall on) in the middle thread of the first and
-in the second, with a budget that holds about `per-thread` messages, so both windows are the same
-size and both search the whole memory. Prints each decorate's median and p90 (ms) and the import's
+as the worker leaves it. Then decorate (stored; recall off, then on) in the middle thread of the
+first and in the second, called in turn, with a budget that holds about `per-thread` messages, so
+both windows are the same size and, with recall, both search the whole memory (the thread's best
+match usually lies in another thread, so its recall block takes the larger, looking-back share:
+decorate's third window fit at most). Prints each decorate's median and p90 (ms) and the import's
 seconds for every 10,000 messages.
 """
 
@@ -64,23 +66,26 @@ def _index(memory) -> None:
         recall.index_entries(memory_id=memory.id, entry_ids=ids[at : at + 5000])
 
 
-def _decorate_ms(memory, thread: str | None, budget: int, calls: int) -> tuple[float, float]:
+def _decorate_ms(cases: list[tuple], budget: int, calls: int, recall: bool) -> list[tuple[float, float]]:
+    """(p50, p90) ms of decorate in each (memory, thread) of `cases`, called in turn (so the
+    machine's load weighs on each alike)."""
     from memories.models import Memory
     from memories.services import memory_decorate
 
-    times = []
+    times: list[list[float]] = [[] for _ in cases]
     for i in range(calls):
-        current = Memory.objects.get(pk=memory.pk)
-        began = time.perf_counter()
-        memory_decorate(
-            memory=current,
-            messages=[{"role": "user", "content": f"what did we say about the hotel booking? ({i})"}],
-            budget_tokens=budget,
-            thread=thread,
-        )
-        times.append((time.perf_counter() - began) * 1000)
-    times.sort()
-    return statistics.median(times), times[int(len(times) * 0.9)]
+        for (memory, thread), out in zip(cases, times, strict=True):
+            current = Memory.objects.get(pk=memory.pk)
+            began = time.perf_counter()
+            memory_decorate(
+                memory=current,
+                messages=[{"role": "user", "content": f"what did we say about the hotel booking? ({i})"}],
+                budget_tokens=budget,
+                thread=thread,
+                recall=recall,
+            )
+            out.append((time.perf_counter() - began) * 1000)
+    return [(statistics.median(t), sorted(t)[int(len(t) * 0.9)]) for t in times]
 
 
 def main() -> None:
@@ -111,11 +116,14 @@ def main() -> None:
     tokens = Memory.objects.get(pk=one.pk).token_count / total
     budget = int(tokens * args.per_thread * 1.5)  # the window holds about per-thread messages
     middle = f"t{args.threads // 2}"
-    many_ms = _decorate_ms(many, middle, budget, args.calls)
-    one_ms = _decorate_ms(one, None, budget, args.calls)
     print(f"database: {connection.vendor}; {total:,} messages; budget {budget} tokens")
-    print(f"decorate in {middle} of {args.threads:,} threads: p50 {many_ms[0]:.2f}, p90 {many_ms[1]:.2f} ms")
-    print(f"decorate in a one-thread memory: p50 {one_ms[0]:.2f}, p90 {one_ms[1]:.2f} ms")
+    cases = [(many, middle), (one, None)]
+    _decorate_ms(cases, budget, 3, True)  # warm: the query embedding's model, the statements
+    for recall in (False, True):
+        (many_ms, one_ms) = _decorate_ms(cases, budget, args.calls, recall)
+        label = "with recall" if recall else "window only"
+        for where, (p50, p90) in ((f"{middle} of {args.threads:,} threads", many_ms), ("one thread", one_ms)):
+            print(f"decorate {label}, in {where}: p50 {p50:.2f}, p90 {p90:.2f} ms")
     per_10k = imported / total * 10_000
     print(f"import, {args.per_thread} a call into {args.threads:,} threads: {per_10k:.2f} s per 10,000")
     print(f"import, 2,000 a call into one thread: {one_took / total * 10_000:.2f} s per 10,000")
