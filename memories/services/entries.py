@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+from dataclasses import dataclass
 
 import orjson
 from django.db import connection
@@ -223,6 +224,16 @@ def _insert_chunked(
         cursor.execute(_values_sql(table, columns, json_columns, len(part) // len(columns)), part)
 
 
+@dataclass(frozen=True)
+class Appended:
+    """Where a write's entries went: their seqs and the turns of the first and the last."""
+
+    first_seq: int
+    last_seq: int
+    first_turn: int
+    last_turn: int
+
+
 def entries_append(
     *,
     memory: Memory,
@@ -231,7 +242,6 @@ def entries_append(
     also_save: tuple[str, ...] = (),
     turn_state: dict | None = None,
     thread: Thread | None = None,
-    stamps: list | None = None,
 ) -> list[Entry]:
     """Append entries to a locked memory (call inside a transaction, after `memory_lock`).
 
@@ -241,8 +251,27 @@ def entries_append(
     thread's turn counter and the newest turn's first seq when one opens (and the caller's
     `also_save` fields, in the same UPDATE). `turn_state` (state, attempt, lease_expires_at) is
     what a turn it opens starts with (the pipeline opens its turns IN_PROGRESS); by default READY.
-    `stamps`: each item's time (the history import), else now.
     """
+    return _entries_write(memory, items, turn_input, also_save, turn_state, thread, None, instances=True)[0]
+
+
+def entries_import(*, memory: Memory, items: list[dict], thread: Thread | None, stamps: list) -> Appended:
+    """`entries_append` for the history import: each item said at its `stamps` time, and no
+    model instances made (an import is up to thousands of rows: they cost more than the INSERTs)."""
+    return _entries_write(memory, items, None, (), None, thread, stamps, instances=False)[1]
+
+
+def _entries_write(
+    memory: Memory,
+    items: list[dict],
+    turn_input: str | None,
+    also_save: tuple[str, ...],
+    turn_state: dict | None,
+    thread: Thread | None,
+    stamps: list | None,
+    *,
+    instances: bool,
+) -> tuple[list[Entry], Appended]:
     now = timezone.now()
     adapt = connection.ops.adapt_datetimefield_value
     stamp = adapt(now)
@@ -254,6 +283,7 @@ def entries_append(
     turn_rows: list = []
     entry_rows: list = []
     seq, turn = memory.last_seq, holder.last_turn
+    first_turn = turn + 1 if turn == 0 or items and items[0].get("role") == "user" else turn
     messages = tokens = 0
     opened_at = None  # the first seq of the newest turn these items open
     for position, item in enumerate(items):
@@ -279,11 +309,11 @@ def entries_append(
         seq += 1
         entry_rows += _entry_params(memory.pk, seq, turn, item, at_db)
         entry_rows.append(name)
-        entry = Entry(memory=memory, thread=name, seq=seq, turn=turn, created_at=at, **item)
-        entries.append(entry)
-        if entry.kind == "message" and entry.committed:
+        if instances:
+            entries.append(Entry(memory=memory, thread=name, seq=seq, turn=turn, created_at=at, **item))
+        if item["kind"] == "message" and item.get("committed", True):
             messages += 1
-            tokens += entry.tokens
+            tokens += item.get("tokens", 0)
     with plain_cursor() as cursor:
         if turn_rows:
             _insert_chunked(
@@ -303,11 +333,12 @@ def entries_append(
                     _THREAD_ENTRY_COLUMNS,
                     _JSON_COLUMNS,
                     len(part) // len(_THREAD_ENTRY_COLUMNS),
-                    "id, seq",
+                    "id, seq" if instances else "",
                 ),
                 part,
             )
-            ids.update((s, i) for i, s in cursor.fetchall())  # RETURNING's row order is not promised
+            if instances:
+                ids.update((s, i) for i, s in cursor.fetchall())  # RETURNING's row order is not promised
         for entry in entries:
             entry.id = ids[entry.seq]
             entry._state.adding, entry._state.db = False, connection.alias
@@ -327,12 +358,12 @@ def entries_append(
         names += ("threads_message_count", "threads_token_count")
         thread.message_count += messages
         thread.token_count += tokens
-        if entries:  # its activity: when its newest entry was said
-            thread.updated_at = entries[-1].created_at
+        if items:  # its activity: when its newest entry was said
+            thread.updated_at = now if stamps is None else stamps[-1]
         with plain_cursor() as cursor:
             _thread_save(cursor, thread)
     _memory_save(memory, tuple(dict.fromkeys(names)))
-    return entries
+    return entries, Appended(memory.last_seq - len(items) + 1, memory.last_seq, first_turn, turn)
 
 
 # The report's common case (assistant messages, tool calls and results joining the newest turn):

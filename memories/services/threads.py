@@ -19,7 +19,7 @@ from common.messages import entry_fields
 from memories import recall
 from memories.models import DEFAULT_THREAD, Entry, ErrorDigest, Fact, Memory, RecallVector, Thread, Turn
 from memories.selectors import thread_newest_at
-from memories.services.entries import entries_append, memory_lock, thread_for_write
+from memories.services.entries import entries_import, memory_lock, thread_for_write
 from memories.services.outbox import outbox_enqueue
 
 log = logging.getLogger("threadless.memories")
@@ -149,11 +149,8 @@ def messages_import(*, memory: Memory, thread: str | None, raw_messages: list, v
                 "import a thread's history oldest first."
             )
         row = thread_for_write(memory=locked, name=name)
-        entries = entries_append(
-            memory=locked,
-            items=[entry_fields(m) for m, _ in kept],
-            thread=row,
-            stamps=[t for _, t in kept],
+        done = entries_import(
+            memory=locked, items=[entry_fields(m) for m, _ in kept], thread=row, stamps=[t for _, t in kept]
         )
-        outbox_enqueue(memory_id=locked.id, payload={"from_seq": entries[0].seq, "to_seq": entries[-1].seq})
-    return {"accepted": len(entries), "thread": name, "turns": [entries[0].turn, entries[-1].turn]}
+        outbox_enqueue(memory_id=locked.id, payload={"from_seq": done.first_seq, "to_seq": done.last_seq})
+    return {"accepted": len(kept), "thread": name, "turns": [done.first_turn, done.last_turn]}
