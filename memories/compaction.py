@@ -85,11 +85,11 @@ def memory_compact(
     memory = Memory.objects.filter(pk=memory_id).first()
     if memory is None:
         return {"folded": 0}
-    budget = memory.last_budget_tokens
     if thread != DEFAULT_THREAD:
         memory = Thread.objects.filter(memory_id=memory_id, name=thread).first()  # the summary's holder
         if memory is None:
             return {"folded": 0}
+    budget = memory.last_budget_tokens  # the thread's last decorate's
     window = memory_window(
         memory_id=memory_id, thread=thread, before_seq=None, budget=budget, reserved=0, new_has_user=True
     )

@@ -30,6 +30,7 @@ class Migration(migrations.Migration):
                 ("turn_start_seq", models.PositiveBigIntegerField(default=0)),
                 ("summary", models.TextField(blank=True, default="")),
                 ("summary_upto_seq", models.PositiveBigIntegerField(default=0)),
+                ("last_budget_tokens", models.PositiveIntegerField(default=60000)),
                 ("message_count", models.PositiveIntegerField(default=0)),
                 ("token_count", models.PositiveBigIntegerField(default=0)),
                 ("created_at", models.DateTimeField(default=django.utils.timezone.now)),

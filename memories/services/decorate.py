@@ -91,12 +91,12 @@ def memory_decorate(
             locked = memory_lock(memory, scoped=scoped)
             view = thread_for_write(memory=locked, name=thread)
             before_seq = locked.last_seq + 1
-            fields = ["last_budget_tokens"]
-            locked.last_budget_tokens = budget_tokens
+            view.last_budget_tokens = budget_tokens  # the thread's compaction folds by it
+            fields = []
             if instructions is not None and instructions != locked.instructions:
                 locked.instructions = instructions
                 fields.append("instructions")
-            if new_messages:
+            if new_messages:  # saves the thread's row too
                 entries_append(
                     memory=locked,
                     items=[entry_fields(m) for m in new_messages],
@@ -104,7 +104,9 @@ def memory_decorate(
                     thread=view,
                 )
             else:
-                locked.save(update_fields=fields)
+                view.save(update_fields=["last_budget_tokens"])
+                if fields:
+                    locked.save(update_fields=fields)
             turn = view.last_turn
             memory = locked
     elif store and new_messages and new_messages[0]["role"] == "user":

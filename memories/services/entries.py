@@ -193,7 +193,14 @@ def thread_for_write(*, memory: Memory, name: str | None) -> Thread | None:
         return _thread_from_row(cursor.fetchone())
 
 
-_THREAD_COUNTERS = ("last_turn", "turn_start_seq", "message_count", "token_count", "updated_at")
+_THREAD_COUNTERS = (
+    "last_turn",
+    "turn_start_seq",
+    "message_count",
+    "token_count",
+    "updated_at",
+    "last_budget_tokens",
+)
 
 
 @functools.lru_cache(maxsize=2)
@@ -699,7 +706,7 @@ def _thread_store_update(scoped: bool) -> str:
         f"UPDATE {memory} SET last_seq = last_seq + %s, message_count = message_count + %s, "
         "token_count = token_count + %s, threads_message_count = threads_message_count + %s, "
         "threads_token_count = threads_token_count + %s, last_used_at = %s, updated_at = %s, "
-        "last_budget_tokens = %s, instructions = COALESCE(%s, instructions) WHERE id = %s "
+        "instructions = COALESCE(%s, instructions) WHERE id = %s "
         + ("AND project_id = %s " if scoped else "")
         + f"RETURNING {', '.join(MEMORY_COLUMNS)}"
     )
@@ -707,13 +714,13 @@ def _thread_store_update(scoped: bool) -> str:
 
 def _thread_upsert(values: str) -> str:
     """The thread's row with `values` (memory_id, name, the turns opened, the newest turn's first
-    seq, messages, tokens, the time twice), added to it when it exists, returned whole."""
+    seq, messages, tokens, the time twice, the budget), added to it when it exists, returned whole."""
     thread = Thread._meta.db_table
     return (
         f"INSERT INTO {thread} (memory_id, name, last_turn, turn_start_seq, message_count, token_count, "
-        f"created_at, updated_at, summary, summary_upto_seq) {values} "
+        f"created_at, updated_at, last_budget_tokens, summary, summary_upto_seq) {values} "
         f"ON CONFLICT (memory_id, name) DO UPDATE SET last_turn = {thread}.last_turn + excluded.last_turn, "
-        "turn_start_seq = excluded.turn_start_seq, "
+        "turn_start_seq = excluded.turn_start_seq, last_budget_tokens = excluded.last_budget_tokens, "
         f"message_count = {thread}.message_count + excluded.message_count, "
         f"token_count = {thread}.token_count + excluded.token_count, updated_at = excluded.updated_at "
         f"RETURNING {', '.join(_THREAD_COLUMNS)}"
@@ -728,7 +735,8 @@ def _thread_store_sql(vendor: str, rows: int, turns: int, scoped: bool) -> str:
     turn_cols = ", ".join(_THREAD_TURN_COLUMNS)
     turns_values = ", ".join(["(%s::bigint, %s::text)"] * turns)
     upsert = _thread_upsert(
-        "SELECT m.id, %s, %s, m.last_seq - %s + %s, %s, %s, %s::timestamptz, %s::timestamptz, '', 0 FROM m"
+        "SELECT m.id, %s, %s, m.last_seq - %s + %s, %s, %s, %s::timestamptz, %s::timestamptz, %s, '', 0 "
+        "FROM m"
     )
     return (
         f"WITH m AS ({_thread_store_update(scoped)}), th AS ({upsert}), "
@@ -785,12 +793,12 @@ def entries_store_thread_turn(
             tokens += item.get("tokens", 0)
     stamp = now if vendor == "postgresql" else connection.ops.adapt_datetimefield_value(now)
     params: list = [
-        *(n, messages, tokens, messages, tokens, stamp, stamp, budget_tokens, instructions, memory.pk),
+        *(n, messages, tokens, messages, tokens, stamp, stamp, instructions, memory.pk),
         *([memory.project_id] if scoped else []),
     ]
     with plain_cursor(prepare=n <= PREPARED_ROWS) as cursor:
         if vendor == "postgresql":
-            params += [thread, count, n, newest_at, messages, tokens, stamp, stamp]
+            params += [thread, count, n, newest_at, messages, tokens, stamp, stamp, budget_tokens]
             params += [count, Turn.State.READY, stamp]
             for offset, text in opened:
                 params += [offset, text]
@@ -808,8 +816,11 @@ def entries_store_thread_turn(
                 if row is not None:
                     last_seq = row[_LAST_SEQ]
                     cursor.execute(
-                        _thread_upsert("VALUES (%s, %s, %s, %s, %s, %s, %s, %s, '', 0)"),
-                        [memory.pk, thread, count, last_seq - n + newest_at, messages, tokens, stamp, stamp],
+                        _thread_upsert("VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, '', 0)"),
+                        [
+                            *(memory.pk, thread, count, last_seq - n + newest_at, messages, tokens),
+                            *(stamp, stamp, budget_tokens),
+                        ],
                     )
                     thread_row = cursor.fetchone()
                     last_turn = thread_row[_THREAD_COLUMNS.index("last_turn")]

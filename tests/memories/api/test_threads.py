@@ -227,3 +227,34 @@ def test_the_thread_routes_404_for_another_projects_memory(cast, memory_b, path)
     body = {"messages": [{"role": USER, "content": "hi"}]} if path == "messages" else None
     error_of(method(f"/v1/memories/{memory_b.id}/{path}", body, format="json"), 404, "not_found")
     assert not Entry.objects.filter(memory=memory_b).exists()
+
+
+def test_each_thread_folds_its_own_history_into_its_own_summary(cast, memory_a):
+    from tests.fixtures.background import CORPUS
+
+    long = [["We booked the Hotel Adler in Innsbruck for March 3.", "Noted."], *CORPUS["filler"] * 3]
+    for user, assistant in long:
+        decorate(cast.a, memory_a.id, [{"role": USER, "content": user}], thread="t1", budget_tokens=200)
+        report(cast.a, memory_a.id, [{"role": "assistant", "content": assistant}], thread="t1")
+    say(cast.a, memory_a.id, "a short default thread")
+    drain()
+    thread = Thread.objects.get(memory=memory_a, name="t1")
+    assert thread.summary and thread.summary_upto_seq > 0
+    assert Memory.objects.get(pk=memory_a.pk).summary == ""  # the default thread had nothing to fold
+    ask = [{"role": USER, "content": "hi"}]
+    in_t1 = decorate(cast.a, memory_a.id, ask, thread="t1", budget_tokens=200, store=False).json()
+    assert in_t1["context"]["summary"] == thread.summary
+    assert (
+        decorate(cast.a, memory_a.id, ask, budget_tokens=200, store=False).json()["context"]["summary"] == ""
+    )
+
+
+def test_deleting_the_default_thread_starts_it_afresh_and_keeps_the_others(cast, memory_a):
+    say(cast.a, memory_a.id, "in default")
+    say(cast.a, memory_a.id, "in t1", thread="t1")
+    receipt = cast.a.delete(f"/v1/memories/{memory_a.id}/threads/default").json()["deleted"]
+    assert (receipt["entries"], receipt["turns"]) == (2, 1)
+    assert [t["id"] for t in cast.a.get(f"/v1/memories/{memory_a.id}/threads").json()["data"]] == ["t1"]
+    assert say(cast.a, memory_a.id, "default again")["turn"] == 1
+    memory = Memory.objects.get(pk=memory_a.pk)
+    assert (memory.message_count, memory.threads_message_count) == (4, 2)
