@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from common import metrics
 from memories import selectors as memory_selectors
-from memories.models import Entry, ErrorDigest, Memory, Turn
+from memories.models import DEFAULT_THREAD, Entry, ErrorDigest, Memory, Turn
 from projects.models import ApiCall, Project
 
 TURNS_PER_PAGE = 20
@@ -260,7 +260,8 @@ def _mark_raw_errors_shown_in_digests(entries: list[Entry]) -> None:
 def timeline_page(
     *, memory: Memory, page: int = 1, per_page: int = TURNS_PER_PAGE, newest_first: bool = True
 ) -> TimelinePage:
-    """One page of turns, newest first (or oldest first); entries in order inside a turn, capped per page."""
+    """One page of the default thread's turns, newest first (or oldest first); entries in order
+    inside a turn, capped per page."""
     last = memory.last_turn
     pages = max(1, -(-last // per_page))
     page = min(max(page, 1), pages)
@@ -275,7 +276,7 @@ def timeline_page(
         lo = (page - 1) * per_page + 1
         hi = min(last, lo + per_page - 1)
     entries = list(
-        Entry.objects.filter(memory=memory, turn__gte=lo, turn__lte=hi)
+        Entry.objects.filter(memory=memory, thread=DEFAULT_THREAD, turn__gte=lo, turn__lte=hi)
         .select_related("errordigest")
         .order_by("-turn" if newest_first else "turn", "seq")[: ENTRIES_PER_PAGE_CAP + 1]
     )
@@ -287,7 +288,10 @@ def timeline_page(
         except ObjectDoesNotExist:
             entry.digest_row = None
     _mark_raw_errors_shown_in_digests(entries)
-    turns = {t.number: t for t in Turn.objects.filter(memory=memory, number__gte=lo, number__lte=hi)}
+    turns = {
+        t.number: t
+        for t in Turn.objects.filter(memory=memory, thread=DEFAULT_THREAD, number__gte=lo, number__lte=hi)
+    }
     views: dict[int, TurnView] = {n: TurnView(number=n, turn=turns.get(n)) for n in range(lo, hi + 1)}
     for entry in entries:
         views.setdefault(entry.turn, TurnView(number=entry.turn, turn=turns.get(entry.turn))).entries.append(

@@ -27,7 +27,7 @@ from memories.compaction import memory_compact
 from memories.facts import RuleExtractor, UserMessage
 from memories.facts.llm import ExtractorFailed, LLMExtractor, complete_for_project
 from memories.facts.store import facts_apply
-from memories.models import Entry, Memory
+from memories.models import DEFAULT_THREAD, Entry, Memory
 
 log = logging.getLogger("threadless.background")
 
@@ -37,7 +37,7 @@ MAX_ENTRIES_PER_RUN = 5000
 def _user_messages(rows: list[tuple]) -> list[UserMessage]:
     """The only input an extractor ever gets: committed user messages, text parts only."""
     out = []
-    for entry_id, seq, kind, role, committed, content, parts in rows:
+    for entry_id, seq, kind, role, committed, content, parts, *_rest in rows:
         if kind != "message" or role != "user" or not committed:
             continue
         text = text_of(parts) if parts else content
@@ -82,7 +82,7 @@ def process_entries(*, memory_id: str, from_seq: int, to_seq: int) -> dict:
     rows = list(
         Entry.objects.filter(memory_id=memory_id, seq__gte=start, seq__lte=end)
         .order_by("seq")
-        .values_list("id", "seq", "kind", "role", "committed", "content", "parts")
+        .values_list("id", "seq", "kind", "role", "committed", "content", "parts", "thread")
     )
     message_ids = [r[0] for r in rows if r[2] == "message"]
     indexed = recall.index_entries(memory_id=memory_id, entry_ids=message_ids) if message_ids else 0
@@ -90,7 +90,10 @@ def process_entries(*, memory_id: str, from_seq: int, to_seq: int) -> dict:
     complete = complete_for_project(memory.project)
     with tracing.span("threadless.facts.extract", **{"threadless.facts.model": complete is not None}):
         facts = extract_facts(memory=memory, messages=_user_messages(rows), complete=complete)
-    compacted = memory_compact(memory_id=memory_id, complete=complete)
+    # Each thread these entries belong to folds its own history.
+    compacted = {"folded": 0}
+    for thread in dict.fromkeys(r[7] for r in rows) or (DEFAULT_THREAD,):
+        compacted["folded"] += memory_compact(memory_id=memory_id, complete=complete, thread=thread)["folded"]
     Memory.objects.filter(pk=memory_id).update(background_upto_seq=Greatest(F("background_upto_seq"), end))
     return {"indexed": indexed, "vectors": vectors, "facts": facts, "compacted": compacted}
 

@@ -1,8 +1,9 @@
 """Compaction: fold committed history that no longer fits the window into the rolling summary.
 
-"Outside the window" is judged with the memory's last used `budget_tokens` (stored on each
-decorate). The raw entries stay for recall and inspection; only `Memory.summary` and
-`summary_upto_seq` change, so a re-run finds nothing new to fold (idempotent).
+Each thread folds its own history (SPEC 4.10): the default thread's summary is the memory row's,
+a named thread's its `Thread` row's. "Outside the window" is judged with the memory's last used
+`budget_tokens` (stored on each decorate). The raw entries stay for recall and inspection; only
+the summary and its `summary_upto_seq` change, so a re-run finds nothing new to fold (idempotent).
 The summary is extractive offline (the most informative sentences, with their turns) and
 written by the project's model when one is configured.
 """
@@ -15,7 +16,7 @@ import re
 from django.db import transaction
 
 from memories.facts.llm import summarize_with
-from memories.models import Entry, Memory
+from memories.models import DEFAULT_THREAD, Entry, Memory, Thread
 from memories.recall import STOPWORDS
 from memories.selectors import memory_window
 
@@ -76,18 +77,27 @@ def _trim(summary: str) -> str:
     return "\n".join(lines)
 
 
-def memory_compact(*, memory_id: str, complete=None, min_tokens: int = COMPACT_MIN_TOKENS) -> dict:
-    """Fold unsummarised history outside the window into the summary. Returns what it did."""
+def memory_compact(
+    *, memory_id: str, complete=None, min_tokens: int = COMPACT_MIN_TOKENS, thread: str = DEFAULT_THREAD
+) -> dict:
+    """Fold the thread's unsummarised history outside its window into its summary. Returns what
+    it did."""
     memory = Memory.objects.filter(pk=memory_id).first()
     if memory is None:
         return {"folded": 0}
+    if thread != DEFAULT_THREAD:
+        memory = Thread.objects.filter(memory_id=memory_id, name=thread).first()  # the summary's holder
+        if memory is None:
+            return {"folded": 0}
+    budget = memory.last_budget_tokens  # the thread's last decorate's
     window = memory_window(
-        memory_id=memory.id, before_seq=None, budget=memory.last_budget_tokens, reserved=0, new_has_user=True
+        memory_id=memory_id, thread=thread, before_seq=None, budget=budget, reserved=0, new_has_user=True
     )
     if window.first_seq is None:
         return {"folded": 0}
     outside = Entry.objects.filter(
-        memory_id=memory.id,
+        memory_id=memory_id,
+        thread=thread,
         kind="message",
         committed=True,
         seq__gt=memory.summary_upto_seq,
@@ -111,15 +121,17 @@ def memory_compact(*, memory_id: str, complete=None, min_tokens: int = COMPACT_M
                 ]
                 summary = summarize_with(complete, summary, lines, SUMMARY_MAX_CHARS)
             except Exception as exc:  # noqa: BLE001 - the extractive summary is always there
-                log.warning("memory %s: model summary failed (%s); using the extractive one", memory.id, exc)
+                log.warning("memory %s: model summary failed (%s); using the extractive one", memory_id, exc)
                 summary = _trim("\n".join(x for x in [summary, *extractive_lines(text_rows)] if x))
         else:
             summary = _trim("\n".join(x for x in [summary, *extractive_lines(text_rows)] if x))
         upto = rows[-1][0]
         with transaction.atomic():
             # Conditional update: a concurrent run that already folded this stretch wins.
-            changed = Memory.objects.filter(pk=memory.id, summary_upto_seq=memory.summary_upto_seq).update(
-                summary=summary, summary_upto_seq=upto
+            changed = (
+                type(memory)
+                .objects.filter(pk=memory.pk, summary_upto_seq=memory.summary_upto_seq)
+                .update(summary=summary, summary_upto_seq=upto)
             )
         if not changed:
             break

@@ -34,8 +34,8 @@ from common.messages import text_of
 from common.tokens import message_tokens, text_tokens
 from memories import embeddings
 from memories import recall as recall_index
-from memories.models import Memory
-from memories.selectors import ContextReads, fact_sources
+from memories.models import Memory, Thread
+from memories.selectors import ContextReads, fact_sources, thread_view
 
 FACTS_TOKEN_CAP = 1000
 FAILURES_TOKEN_CAP = 1000
@@ -150,8 +150,11 @@ def recall_token_cap(budget_tokens: int, share: float | None = None) -> int:
     return cap if cap >= RECALL_MIN_TOKENS else 0
 
 
-def _recall_line(hit: dict) -> str:
-    return f"- {hit['role']}: {hit['snippet']}"
+def _recall_line(hit: dict, thread: str | None = None) -> str:
+    """One snippet: its speaker, and the thread it was said in when that is not `thread` (the
+    conversation being decorated)."""
+    where = f"(thread {hit['thread']}) " if hit.get("thread", thread) != thread else ""
+    return f"- {where}{hit['role']}: {hit['snippet']}"
 
 
 def _last_turn_tokens(history: list[dict]) -> int:
@@ -166,15 +169,16 @@ def _day_line(date: str) -> str:
     return f"{date}:"
 
 
-def _recall_render(items: list[dict]) -> str:
+def _recall_render(items: list[dict], thread: str | None = None) -> str:
     """The block's text: the recalled messages in the order they were said, one heading per day
-    (a date said once for all of that day's lines leaves room for more of them)."""
+    (a date said once for all of that day's lines leaves room for more of them), a snippet from
+    another thread than `thread` naming it."""
     lines, day = [RECALL_HEADER], None
     for item in sorted(items, key=lambda i: i["seq"]):
         if item["date"] != day:
             day = item["date"]
             lines.append(_day_line(day))
-        lines.append(_recall_line(item))
+        lines.append(_recall_line(item, thread))
     return "\n".join(lines)
 
 
@@ -196,14 +200,19 @@ def _recall_hits(memory: Memory, query: str, before_seq: int | None, query_vecto
     )
 
 
+def _in_window(item: dict, thread: str | None, before_seq: int | None) -> bool:
+    """The window shows it: said in `thread` (the one decorated) at or after `before_seq`."""
+    return before_seq is not None and item["seq"] >= before_seq and item.get("thread", thread) == thread
+
+
 def _recall_assemble(
-    hits: list[dict], cap: int, before_seq: int | None = None
+    hits: list[dict], cap: int, before_seq: int | None = None, thread: str | None = None
 ) -> tuple[list[dict], str, int]:
-    """As many of `hits` (older than `before_seq`, when given) as fit `cap` tokens and score well
-    enough, chosen best first; each with the messages right before and after it when they fit too
-    (neighbours already shown are not repeated). Shown in the order they were said, under a
-    heading per day (`_recall_render`); a line's cost includes its day's heading when it is the
-    first of that day. Returns (recalled, text, tokens used)."""
+    """As many of `hits` (but those the window shows: `thread`'s from `before_seq` on) as fit
+    `cap` tokens and score well enough, chosen best first; each with the messages right before
+    and after it when they fit too (neighbours already shown are not repeated). Shown in the
+    order they were said, under a heading per day (`_recall_render`); a line's cost includes its
+    day's heading when it is the first of that day. Returns (recalled, text, tokens used)."""
     if not hits:
         return [], "", 0
     used = text_tokens(RECALL_HEADER) + 1
@@ -212,10 +221,10 @@ def _recall_assemble(
 
     def cost(item: dict) -> int:
         day = 0 if item["date"] in days else text_tokens(_day_line(item["date"])) + 1
-        return text_tokens(_recall_line(item)) + 1 + day
+        return text_tokens(_recall_line(item, thread)) + 1 + day
 
     for hit in hits:
-        if hit["score"] < floor or (before_seq is not None and hit["seq"] >= before_seq):
+        if hit["score"] < floor or _in_window(hit, thread, before_seq):
             continue
         if used >= cap:
             break
@@ -233,7 +242,7 @@ def _recall_assemble(
         items.append(hit)
         kept = []
         for near in hit.get("context", []):
-            if near["entry_id"] in shown or (before_seq is not None and near["seq"] >= before_seq):
+            if near["entry_id"] in shown or _in_window(near, thread, before_seq):
                 continue
             spend = cost(near)
             if used + spend > cap:
@@ -241,12 +250,18 @@ def _recall_assemble(
             used += spend
             shown.add(near["entry_id"])
             days.add(near["date"])
-            kept.append({k: near[k] for k in ("entry_id", "seq", "turn", "date", "role", "snippet")})
+            kept.append(
+                {
+                    k: near[k]
+                    for k in ("entry_id", "seq", "turn", "date", "role", "snippet", "thread")
+                    if k in near
+                }
+            )
             items.append(near)
         recalled.append({**hit, "context": kept})
     if not items:
         return [], "", 0
-    return recalled, _recall_render(items), used
+    return recalled, _recall_render(items, thread), used
 
 
 def _failure_line(turn: int, kind: str, task_id: str, content: str) -> str:
@@ -306,9 +321,20 @@ def _query_vector_once(memory: Memory, query: str, start: bool):
     return vector
 
 
+def _with_threads(memory: Memory, hits: list[dict], thread: str, others: bool) -> list[dict]:
+    """Each hit (and its context) with the thread it was said in: `thread` itself when no other
+    thread holds a message, else read by seq (one read of at most the hits' rows)."""
+    every = [item for hit in hits for item in (hit, *hit.get("context", ()))]
+    found = recall_index.threads_of(memory.id, [item["seq"] for item in every]) if others and every else {}
+    for item in every:
+        item["thread"] = found.get(item["seq"], thread)
+    return hits
+
+
 def context_build(
     *,
     memory: Memory,
+    thread: Thread | None = None,
     new_messages: list[dict],
     budget_tokens: int,
     recall: bool = True,
@@ -317,10 +343,16 @@ def context_build(
 ) -> Context:
     """Build what the model sees for `new_messages` on top of `memory`.
 
+    `thread`: the conversation decorated (`selectors.thread_view`; None: the default thread):
+    the window, its failures and the summary are its own; facts and recall span the memory.
     `before_seq`: read history strictly before this sequence number (the first stored new
     message), so freshly stored new messages are not counted twice. `new_turn`: the turn the new
     messages belong to, so its failures show even when no history fits.
     """
+    thread = thread if thread is not None else thread_view(memory=memory)
+    # Another thread holds messages: recall has something outside the window even when this
+    # thread's history fits it whole.
+    others = memory.message_count > thread.message_count
     new_tokens = sum(message_tokens(m) for m in new_messages)
     new_has_user = any(m.get("role") == "user" for m in new_messages)
     # Size the first index read from the memory's average message, so a typical window is one read.
@@ -331,10 +363,11 @@ def context_build(
     # The facts, the window's first read and the failures: one round trip on PostgreSQL.
     reads = ContextReads(
         memory_id=memory.id,
+        thread=thread.name,
         before_seq=before_seq,
         expected_rows=min(expected, 4096) if expected else None,
         new_turn=new_turn,
-        message_count=memory.message_count,
+        message_count=thread.message_count,
     )
 
     def read(reserved: int):
@@ -349,12 +382,16 @@ def context_build(
     # The facts block and the recall block count inside the budget too: the window is read with
     # their room reserved (the recall block's cap, when the history does not fit whole).
     query_vector = _query_vector_once(
-        memory, query, start=recall and memory.token_count + new_tokens > budget_tokens
+        memory, query, start=recall and (others or thread.token_count + new_tokens > budget_tokens)
     )
     ctx_facts, facts_text = _facts_block(reads.facts(), query, query_vector)
     facts_tokens = text_tokens(facts_text) + 2 if facts_text else 0
     recall_cap = lookback_cap = 0
-    if recall and query.strip() and memory.token_count + new_tokens + facts_tokens > budget_tokens:
+    if (
+        recall
+        and query.strip()
+        and (others or thread.token_count + new_tokens + facts_tokens > budget_tokens)
+    ):
         recall_cap = recall_token_cap(budget_tokens - new_tokens - facts_tokens)
         lookback_cap = recall_token_cap(budget_tokens - new_tokens - facts_tokens, RECALL_LOOKBACK_SHARE)
 
@@ -372,15 +409,17 @@ def context_build(
     window, digests, failures_text, failures_tokens = fit(new_tokens + facts_tokens + recall_cap)
     recall_text = ""
     # When the whole history fits the window there is nothing outside it to recall: skip the index.
-    if recall_cap and not window.complete:
+    if recall_cap and (others or not window.complete):
         outside = window.first_seq if window.first_seq is not None else before_seq
         if lookback_cap > recall_cap:
             # A small budget: the question may look back (its best match is older than the newest
             # turns the window shows), and then the recall block takes more of the budget. One
             # search over all the history before the new messages tells: its hits inside the
             # window that is kept are left out of the block (the window shows them whole).
-            hits = _recall_hits(memory, query, before_seq, query_vector)
-            if hits and outside is not None and hits[0]["seq"] < outside:
+            hits = _with_threads(
+                memory, _recall_hits(memory, query, before_seq, query_vector), thread.name, others
+            )
+            if hits and outside is not None and not _in_window(hits[0], thread.name, outside):
                 # The newest exchange stays in the window whatever the share: the block grows only
                 # into what is left after it (and its failures), so the model still sees what it
                 # just said.
@@ -399,8 +438,11 @@ def context_build(
                     )
                     outside = window.first_seq if window.first_seq is not None else before_seq
         else:
-            hits = _recall_hits(memory, query, outside, query_vector)
-        ctx_recalled, recall_text, used = _recall_assemble(hits, recall_cap, outside)
+            # Other threads' messages can be newer than this thread's window: search all the
+            # history before the new messages, and leave out what the window shows.
+            hits = _recall_hits(memory, query, before_seq if others else outside, query_vector)
+            hits = _with_threads(memory, hits, thread.name, others)
+        ctx_recalled, recall_text, used = _recall_assemble(hits, recall_cap, outside, thread.name)
         spare = recall_cap - (used if recall_text else 0)
         if spare > 0 and spare >= RECALL_REFILL_SHARE * window.tokens:
             # The block left room: the window takes it back (one more read of the window's index;
@@ -408,9 +450,11 @@ def context_build(
             grown = fit(new_tokens + facts_tokens + recall_cap - spare)
             if grown[0].tokens >= window.tokens:  # (more failures to show could make it shorter instead)
                 window, digests, failures_text, failures_tokens = grown
-                if window.first_seq is not None and any(h["seq"] >= window.first_seq for h in ctx_recalled):
+                if window.first_seq is not None and any(
+                    _in_window(h, thread.name, window.first_seq) for h in ctx_recalled
+                ):
                     ctx_recalled, recall_text, _ = _recall_assemble(
-                        hits, recall_cap - spare, window.first_seq
+                        hits, recall_cap - spare, window.first_seq, thread.name
                     )
     else:
         ctx_recalled = []
@@ -424,7 +468,7 @@ def context_build(
     )
     ctx.facts = ctx_facts
     ctx.recalled = ctx_recalled
-    ctx.summary = memory.summary or ""
+    ctx.summary = thread.summary or ""
     summary_text = (SUMMARY_HEADER + "\n" + ctx.summary) if ctx.summary else ""
     ctx.digests = digests
     ctx.context_text = "\n\n".join(t for t in (facts_text, summary_text, recall_text, failures_text) if t)

@@ -47,6 +47,10 @@ class Memory(models.Model):
     # Background work (recall index, facts) has covered entries up to here; a later run starts
     # from the first gap, so turns stored without a report are caught up too.
     background_upto_seq = models.PositiveBigIntegerField(default=0)
+    # What the named threads (`Thread` rows) hold of the counts above: the row itself is the
+    # default thread's (its turn counters and summary above), whose counts are the rest.
+    threads_message_count = models.PositiveIntegerField(default=0)
+    threads_token_count = models.PositiveBigIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     last_used_at = models.DateTimeField(auto_now_add=True)
@@ -65,6 +69,38 @@ class Memory(models.Model):
         return self.id
 
 
+DEFAULT_THREAD = "default"
+
+
+class Thread(models.Model):
+    """A named thread: one conversation of the memory's subject, with its own turn counters,
+    rolling summary and counts (kept in step by the writes, so a list or a detail counts nothing).
+
+    The default thread has no row: its turn counters and summary are the memory row's own (every
+    memory had exactly that before threads), and its counts are the memory's less its threads'."""
+
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="threads", db_index=False)
+    name = models.CharField(max_length=200)
+    last_turn = models.PositiveIntegerField(default=0)
+    turn_start_seq = models.PositiveBigIntegerField(default=0)
+    summary = models.TextField(blank=True, default="")
+    summary_upto_seq = models.PositiveBigIntegerField(default=0)
+    last_budget_tokens = models.PositiveIntegerField(
+        default=60000
+    )  # its last decorate's: what compaction keeps
+    message_count = models.PositiveIntegerField(default=0)
+    token_count = models.PositiveBigIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)  # the newest entry's time: the list's order
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["memory", "name"], name="thread_memory_name")]
+        indexes = [models.Index(fields=["memory", "-updated_at", "-name"], name="thread_activity_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.memory_id}/{self.name}"
+
+
 class Turn(models.Model):
     class State(models.TextChoices):
         READY = "READY"
@@ -75,6 +111,9 @@ class Turn(models.Model):
 
     # No index of its own: the unique (memory, number) constraint's index serves every memory_id lookup.
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="turns", db_index=False)
+    # Turn numbers count per thread. A database default as well, so a write that names no thread
+    # (the default thread's one-statement paths) stores "default".
+    thread = models.CharField(max_length=200, default=DEFAULT_THREAD, db_default=DEFAULT_THREAD)
     number = models.PositiveIntegerField()
     state = models.CharField(max_length=24, choices=State.choices, default=State.READY)
     input = models.TextField(blank=True, default="")
@@ -88,7 +127,9 @@ class Turn(models.Model):
     duration_ms = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["memory", "number"], name="turn_memory_number")]
+        constraints = [
+            models.UniqueConstraint(fields=["memory", "thread", "number"], name="turn_memory_thread_number")
+        ]
 
     # The pipeline (chat.runner) holds a running turn by its lease; these are the one place that
     # decides whether a lease is still live.
@@ -118,6 +159,9 @@ class Entry(models.Model):
 
     # No index of its own: the unique (memory, seq) constraint's index serves every memory_id lookup.
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="entries", db_index=False)
+    # The conversation it belongs to (a database default too: see Turn.thread); seq stays unique
+    # and ordered across the memory, `turn` counts in the thread.
+    thread = models.CharField(max_length=200, default=DEFAULT_THREAD, db_default=DEFAULT_THREAD)
     seq = models.PositiveBigIntegerField()
     turn = models.PositiveIntegerField()
     kind = models.CharField(max_length=8, choices=Kind.choices)
@@ -143,7 +187,7 @@ class Entry(models.Model):
             # a b-tree, ~12 µs of PostgreSQL's CPU, but where messages are a minority of a table's
             # rows the planner reads a memory's whole entries and sorts instead: docs/tuning/serving.md.)
             models.Index(
-                fields=["memory", "-seq"],
+                fields=["memory", "thread", "-seq"],
                 condition=Q(kind="message", committed=True),
                 name="entry_window_idx",
             ),
@@ -151,7 +195,7 @@ class Entry(models.Model):
             # like the window's, so a message (nearly every insert) enters neither: one b-tree less
             # per report and per stored decorate (docs/tuning/serving.md).
             models.Index(
-                fields=["memory", "turn"],
+                fields=["memory", "thread", "turn"],
                 condition=Q(kind__in=("digest", "error"), committed=True),
                 name="entry_failure_idx",
             ),
@@ -160,7 +204,7 @@ class Entry(models.Model):
                 fields=["memory", "-seq"], condition=Q(kind="data", committed=True), name="entry_data_idx"
             ),
             # console timeline, a turn's entries: by turn (also the pipeline's reads of one turn).
-            models.Index(fields=["memory", "turn", "seq"], name="entry_turn_idx"),
+            models.Index(fields=["memory", "thread", "turn", "seq"], name="entry_turn_idx"),
         ]
 
     @property
@@ -182,6 +226,10 @@ class Fact(models.Model):
     superseded_by = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL)
     active = models.BooleanField(default=True)
     tokens = models.PositiveIntegerField(default=0)
+    # When it held: from the time of the message that said it (null for a fact a person wrote)
+    # until the time of the message that superseded it (null while it holds).
+    valid_from = models.DateTimeField(null=True, blank=True)
+    valid_to = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -212,6 +260,7 @@ class ErrorDigest(models.Model):
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="digests")
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="digests")
     entry = models.OneToOneField(Entry, null=True, blank=True, on_delete=models.CASCADE)
+    thread = models.CharField(max_length=200, default=DEFAULT_THREAD, db_default=DEFAULT_THREAD)
     turn = models.PositiveIntegerField()
     task_id = models.CharField(max_length=200)
     task_type = models.CharField(max_length=32, blank=True, default="reported")

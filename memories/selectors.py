@@ -12,7 +12,7 @@ from operator import itemgetter
 
 import orjson
 from django.db import DEFAULT_DB_ALIAS, connections
-from django.db.models import Count, Min, QuerySet
+from django.db.models import Count, Min, Q, QuerySet
 from django.db.models.fields.json import KeyTransform
 from django.utils import timezone
 from threadless.window import WindowFitter
@@ -20,7 +20,17 @@ from threadless.window import WindowFitter
 from common.db import plain_cursor
 from common.errors import InvalidRequest, NotFound
 from common.messages import row_to_message
-from memories.models import Entry, ErrorDigest, Fact, Memory, MemoryFile, MemoryFileVersion, Outbox
+from memories.models import (
+    DEFAULT_THREAD,
+    Entry,
+    ErrorDigest,
+    Fact,
+    Memory,
+    MemoryFile,
+    MemoryFileVersion,
+    Outbox,
+    Thread,
+)
 from projects.models import Project
 
 # A window row: seq, turn, role, content, tokens, and the rarely set columns (parts, name,
@@ -154,7 +164,9 @@ class Window:
 
 
 def _window_where(before: bool) -> str:
-    return "memory_id = %s AND committed AND kind = 'message'" + (" AND seq < %s" if before else "")
+    return "memory_id = %s AND thread = %s AND committed AND kind = 'message'" + (
+        " AND seq < %s" if before else ""
+    )
 
 
 @functools.lru_cache(maxsize=8)
@@ -191,7 +203,9 @@ def window_first_chunk(expected_rows: int | None) -> int:
     return max(FIRST_CHUNK, expected_rows or 0)
 
 
-def _window_chunks(memory_id: str, before_seq: int | None, first_chunk: int, first_rows: list | None = None):
+def _window_chunks(
+    memory_id: str, thread: str, before_seq: int | None, first_chunk: int, first_rows: list | None = None
+):
     """Window rows newest first, a list of rows at a time (JSON columns still as the driver gives
     them). SQLite steps one statement only as far as it is read; elsewhere index range reads of
     growing size (a client-side cursor would fetch everything). `first_rows`: the first range
@@ -208,7 +222,7 @@ def _window_chunks(memory_id: str, before_seq: int | None, first_chunk: int, fir
         chunk = min(chunk * 4, 4096)
     with plain_cursor(prepare=True) as cursor:
         while True:
-            params: list = [memory_id]
+            params: list = [memory_id, thread]
             if cursor_seq is not None:
                 params.append(cursor_seq)
             if not lazy:
@@ -231,6 +245,7 @@ def _window_chunks(memory_id: str, before_seq: int | None, first_chunk: int, fir
 def memory_window(
     *,
     memory_id: str,
+    thread: str = DEFAULT_THREAD,
     before_seq: int | None,
     budget: int,
     reserved: int,
@@ -238,7 +253,7 @@ def memory_window(
     expected_rows: int | None = None,
     first_rows: list | None = None,
 ) -> Window:
-    """The newest committed messages that fit (SPEC 4.3), oldest first.
+    """The newest committed messages of `thread` that fit (SPEC 4.3, 4.10), oldest first.
 
     Plain rows straight from the cursor (no ORM row machinery: this is decorate's hot path).
     `expected_rows` (from the memory's average message size) sizes the first read, so a typical
@@ -248,7 +263,7 @@ def memory_window(
     fitter = WindowFitter(budget, reserved, new_has_user)
     fetched: list[tuple] = []
     exhausted = True
-    for rows in _window_chunks(memory_id, before_seq, window_first_chunk(expected_rows), first_rows):
+    for rows in _window_chunks(memory_id, thread, before_seq, window_first_chunk(expected_rows), first_rows):
         fetched += rows
         # The rows' costs and roles as two lists: the fitter takes what fits at once.
         if not fitter.push_many(list(map(_TOKENS, rows)), list(map(_ROLE, rows))):
@@ -275,7 +290,9 @@ def _rows(sql: str, params: list) -> list[tuple]:
 
 # The two small reads of every decorate run as plain SQL: compiling an ORM query costs more
 # Python than a 100-message window (see docs/tuning/serving.md).
-_FAILURES_WHERE = "memory_id = %s AND kind IN ('digest', 'error') AND committed AND turn >= {from_turn}"
+_FAILURES_WHERE = (
+    "memory_id = %s AND thread = %s AND kind IN ('digest', 'error') AND committed AND turn >= {from_turn}"
+)
 _FAILURES_SQL = (
     f"SELECT turn, kind, task_id, content FROM {Entry._meta.db_table} "
     f"WHERE {_FAILURES_WHERE.format(from_turn='%s')} ORDER BY seq DESC LIMIT %s"
@@ -290,10 +307,12 @@ FAILURES_LIMIT = 50
 FACTS_LIMIT = 200
 
 
-def failures_in_turns(*, memory_id: str, from_turn: int, limit: int = FAILURES_LIMIT) -> list[tuple]:
-    """The newest `limit` committed digest and error entries of turns from `from_turn` on, oldest
-    first: (turn, kind, task_id, content)."""
-    return list(reversed(_rows(_FAILURES_SQL, [memory_id, from_turn, limit])))
+def failures_in_turns(
+    *, memory_id: str, thread: str = DEFAULT_THREAD, from_turn: int, limit: int = FAILURES_LIMIT
+) -> list[tuple]:
+    """The newest `limit` committed digest and error entries of the thread's turns from
+    `from_turn` on, oldest first: (turn, kind, task_id, content)."""
+    return list(reversed(_rows(_FAILURES_SQL, [memory_id, thread, from_turn, limit])))
 
 
 def active_facts(*, memory_id: str, limit: int = FACTS_LIMIT) -> list[tuple]:
@@ -391,12 +410,14 @@ class ContextReads:
         self,
         *,
         memory_id: str,
+        thread: str = DEFAULT_THREAD,
         before_seq: int | None,
         expected_rows: int | None,
         new_turn: int | None,
         message_count: int | None = None,
     ) -> None:
         self.memory_id = memory_id
+        self.thread = thread
         self.before_seq = before_seq
         self.expected_rows = expected_rows
         self.message_count = message_count
@@ -422,9 +443,11 @@ class ContextReads:
                     self.memory_id,
                     FACTS_LIMIT,
                     self.memory_id,
+                    self.thread,
                     0,
                     FAILURES_LIMIT,
                     self.memory_id,
+                    self.thread,
                     *([self.before_seq] if before else []),
                 ],
             )
@@ -437,7 +460,12 @@ class ContextReads:
     def _read_ahead(self, db, new_turn: int | None) -> None:
         before = self.before_seq is not None
         first_chunk = window_first_chunk(self.expected_rows)
-        window_params: list = [self.memory_id, *([self.before_seq] if before else []), first_chunk]
+        window_params: list = [
+            self.memory_id,
+            self.thread,
+            *([self.before_seq] if before else []),
+            first_chunk,
+        ]
         # Every message in the first range (a turn is never below 0): the failures of all turns.
         bounded = self.message_count is None or first_chunk < self.message_count
         with plain_cursor(prepare=True) as cursor:
@@ -449,6 +477,7 @@ class ContextReads:
                     self.memory_id,
                     FACTS_LIMIT,
                     self.memory_id,
+                    self.thread,
                     FAILURES_LIMIT,
                 ],
             )
@@ -472,6 +501,7 @@ class ContextReads:
         first, self._first_rows = self._first_rows, None
         return memory_window(
             memory_id=self.memory_id,
+            thread=self.thread,
             before_seq=self.before_seq,
             budget=budget,
             reserved=reserved,
@@ -490,7 +520,82 @@ class ContextReads:
                 # of the turns asked for only if none was dropped.
                 if len(rows) < FAILURES_LIMIT or len(kept) == len(rows):
                     return kept[::-1]
-        return failures_in_turns(memory_id=self.memory_id, from_turn=from_turn)
+        return failures_in_turns(memory_id=self.memory_id, thread=self.thread, from_turn=from_turn)
+
+
+def thread_view(*, memory: Memory, name: str | None = None) -> Thread:
+    """A thread as decorate and the thread routes read it: a named thread's row (unsaved and empty
+    when it has none yet), or for the default thread (`name` None or "default") an unsaved row
+    made from the memory's own counters, its counts the memory's less its named threads'."""
+    if name is None or name == DEFAULT_THREAD:
+        return Thread(
+            memory=memory,
+            name=DEFAULT_THREAD,
+            last_turn=memory.last_turn,
+            turn_start_seq=memory.turn_start_seq,
+            summary=memory.summary,
+            summary_upto_seq=memory.summary_upto_seq,
+            message_count=max(0, memory.message_count - memory.threads_message_count),
+            token_count=max(0, memory.token_count - memory.threads_token_count),
+            created_at=memory.created_at,
+            updated_at=memory.created_at,
+        )
+    found = Thread.objects.filter(memory_id=memory.pk, name=name).first()
+    return found if found is not None else Thread(memory=memory, name=name)
+
+
+def entries_said(*, memory: Memory, seqs: list[int]) -> dict[int, tuple[str, object]]:
+    """{seq: (thread, created_at)} of these entries (search's hits), by the (memory, seq) index."""
+    return {
+        seq: (thread, at)
+        for seq, thread, at in Entry.objects.filter(memory_id=memory.pk, seq__in=seqs).values_list(
+            "seq", "thread", "created_at"
+        )
+    }
+
+
+def thread_newest_at(*, memory: Memory, name: str):
+    """When the thread's newest entry was said (None: it has none): its last row by (turn, seq),
+    which grow together inside a thread, so the (memory, thread, turn, seq) index answers it."""
+    return (
+        Entry.objects.filter(memory_id=memory.pk, thread=name)
+        .order_by("-turn", "-seq")
+        .values_list("created_at", flat=True)
+        .first()
+    )
+
+
+def thread_list(*, memory: Memory, limit: int, after: tuple | None = None) -> tuple[list[Thread], bool]:
+    """One page of the memory's threads, newest activity first by (updated_at, name), after the
+    cursor `after` ((updated_at, name) of the last one shown): (threads, whether more follow).
+    The default thread is one of them once it has had a turn (`thread_view`, its activity its
+    newest message's time)."""
+    qs = Thread.objects.filter(memory_id=memory.pk).order_by("-updated_at", "-name")
+    if after is not None:
+        qs = qs.filter(Q(updated_at__lt=after[0]) | Q(updated_at=after[0], name__lt=after[1]))
+    rows = list(qs[: limit + 1])
+    if memory.last_turn:
+        default = thread_view(memory=memory)
+        newest = thread_newest_at(memory=memory, name=DEFAULT_THREAD)
+        default.updated_at = newest or memory.created_at
+        if after is None or (default.updated_at, default.name) < after:
+            rows.append(default)
+            rows.sort(key=lambda t: (t.updated_at, t.name), reverse=True)
+    return rows[:limit], len(rows) > limit
+
+
+def thread_get(*, memory: Memory, name: str) -> Thread:
+    """One thread of the memory (the default one once it has had a turn), else 404."""
+    if name == DEFAULT_THREAD:
+        if memory.last_turn:
+            found = thread_view(memory=memory)
+            found.updated_at = thread_newest_at(memory=memory, name=name) or memory.created_at
+            return found
+    else:
+        found = Thread.objects.filter(memory_id=memory.pk, name=name).first()
+        if found is not None:
+            return found
+    raise NotFound(f"No thread '{name}' in this memory.", hint="Use a thread id that GET …/threads returned.")
 
 
 def fact_sources(*, fact_ids: list[str]) -> dict[str, list[int]]:

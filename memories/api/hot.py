@@ -108,6 +108,13 @@ def _bool(data: dict, name: str, default: bool) -> bool:
     return value
 
 
+def thread_input(data: dict) -> str | None:
+    """The body's `thread` (SPEC 4.10): absent is the default thread; else external_id's rules,
+    400 naming the field."""
+    thread = data.get("thread")
+    return None if thread is None else services.external_id_check(thread, field="thread")
+
+
 def _external_memory(project, external_id: str) -> Memory:
     """The memory with this `external_id` in the project, created on first use (get-or-create)."""
     services.external_id_check(external_id)
@@ -117,8 +124,11 @@ def _external_memory(project, external_id: str) -> Memory:
 
 def decorate_input(idempotency_key: str | None, data: dict) -> tuple[str | None, dict, list, bool, bool]:
     key = services.check_idempotency_key(idempotency_key)
-    reject_unknown(data, {"instructions", "messages", "budget_tokens", "recall", "store", "memory_files"})
+    reject_unknown(
+        data, {"instructions", "messages", "budget_tokens", "recall", "store", "memory_files", "thread"}
+    )
     _bool(data, "memory_files", False)
+    thread_input(data)
     if data.get("messages") is None:
         raise InvalidRequest(
             "messages: is required (the new messages of this turn; [] builds the request from memory alone).",
@@ -128,11 +138,12 @@ def decorate_input(idempotency_key: str | None, data: dict) -> tuple[str | None,
     return key, data, messages, _bool(data, "store", True), _bool(data, "recall", True)
 
 
-def report_input(idempotency_key: str | None, data: dict) -> tuple[str | None, list, list]:
+def report_input(idempotency_key: str | None, data: dict) -> tuple[str | None, list, list, str | None]:
     key = services.check_idempotency_key(idempotency_key)
-    reject_unknown(data, {"messages", "failures"})
+    reject_unknown(data, {"messages", "failures", "thread"})
+    thread = thread_input(data)
     messages = validate_messages(data.get("messages"), allow_empty=True)
-    return key, messages, services.validate_failures(data.get("failures"))
+    return key, messages, services.validate_failures(data.get("failures")), thread
 
 
 def _decorate(
@@ -155,6 +166,7 @@ def _decorate(
             store=store,
             scoped=scoped,
             memory_files=data.get("memory_files", False),
+            thread=data.get("thread"),
         )
         return 200, orjson.dumps(answer), store  # a dry run records nothing
 
@@ -164,10 +176,18 @@ def _decorate(
 
 
 def _report(
-    project, memory: Memory, scoped: bool, key: str | None, messages: list, failures: list
+    project,
+    memory: Memory,
+    scoped: bool,
+    key: str | None,
+    messages: list,
+    failures: list,
+    thread: str | None,
 ) -> tuple[int, bytes]:
     def run():
-        answer = services.report_accept(memory=memory, messages=messages, failures=failures, scoped=scoped)
+        answer = services.report_accept(
+            memory=memory, messages=messages, failures=failures, scoped=scoped, thread=thread
+        )
         metrics.report(accepted=True, messages=answer["accepted"])
         return 202, orjson.dumps(answer), True
 

@@ -26,7 +26,27 @@ urlpatterns = [
         views.ExternalMemoryFileCommandApi.as_view(),
         name="api-files-command-external",
     ),
+    path(
+        "memories/external/<path:external_id>/threads",
+        views.ExternalThreadListApi.as_view(),
+        name="api-threads-external",
+    ),
+    path(
+        "memories/external/<path:external_id>/threads/<str:thread>",
+        views.ExternalThreadDetailApi.as_view(),
+        name="api-thread-external",
+    ),
+    path(
+        "memories/external/<path:external_id>/messages",
+        views.ExternalMessagesImportApi.as_view(),
+        name="api-messages-external",
+    ),
     path("memories/<str:memory_id>", views.MemoryDetailApi.as_view(), name="api-memory"),
+    path("memories/<str:memory_id>/threads", views.ThreadListApi.as_view(), name="api-threads"),
+    path(
+        "memories/<str:memory_id>/threads/<path:thread>", views.ThreadDetailApi.as_view(), name="api-thread"
+    ),
+    path("memories/<str:memory_id>/messages", views.MessagesImportApi.as_view(), name="api-messages"),
     path("memories/<str:memory_id>/decorate", views.DecorateApi.as_view(), name="api-decorate"),
     path("memories/<str:memory_id>/report", views.ReportApi.as_view(), name="api-report"),
     path("memories/<str:memory_id>/export", views.MemoryExportApi.as_view(), name="api-memory-export"),

@@ -7,7 +7,12 @@ Rules, in order, for each candidate (oldest statement first):
    As a superseded fact: it comes back only when the statement is newer than the slot's
    current fact ("I moved back to Paris").
 3. The same slot as an active fact: a newer statement supersedes it (the old one is kept with
-   active=False and superseded_by, never shown to the model); an older one (a re-run) is dropped.
+   active=False and superseded_by, never shown to the model); an older one (a re-run, or history
+   imported after newer history) is dropped.
+"Newer" compares the times the messages were said (their entries' `created_at`, which an import
+sets from the history's own times), not the order they were stored or processed, so importing
+threads in any order leaves the statement said last as the current fact. A fact holds from its
+message's time (`valid_from`) until its superseding message's (`valid_to`).
 Run inside the memory's row lock so two workers never race into a duplicate.
 """
 
@@ -17,7 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from memories.facts.base import Candidate, fact_normalize, fact_tokens
-from memories.models import Fact, FactTombstone, Memory
+from memories.models import Entry, Fact, FactTombstone, Memory
 
 PEOPLE = ("api", "console")
 # An imported fact's extractor is the document's, behind this mark (memories.transfer): the server
@@ -35,6 +40,14 @@ def _newest_source(fact: Fact) -> int:
     return max((int(x) for x in fact.source_entry_ids or [] if str(x).isdigit()), default=0)
 
 
+def _is_newer(said_at, newest: int, fact: Fact) -> bool:
+    """A statement said at `said_at` (its newest source entry id `newest`) is newer than `fact`:
+    by the messages' times, ties (and facts without one) by the entries' order."""
+    if said_at is None or fact.valid_from is None:
+        return newest > _newest_source(fact)
+    return (said_at, newest) > (fact.valid_from, _newest_source(fact))
+
+
 def _blocked(memory: Memory, normalized: str, candidate: Candidate) -> bool:
     stones = FactTombstone.objects.filter(memory=memory)
     if stones.filter(normalized=normalized).exists():
@@ -45,8 +58,9 @@ def _blocked(memory: Memory, normalized: str, candidate: Candidate) -> bool:
     )
 
 
-def _create(memory: Memory, candidate: Candidate, normalized: str, extractor: str) -> Fact:
+def _create(memory: Memory, candidate: Candidate, normalized: str, extractor: str, said_at) -> Fact:
     return Fact.objects.create(
+        valid_from=said_at,
         memory=memory,
         text=candidate.text[:2000],
         normalized=normalized,
@@ -59,7 +73,9 @@ def _create(memory: Memory, candidate: Candidate, normalized: str, extractor: st
 
 
 def _supersede(old: Fact, new: Fact) -> None:
-    Fact.objects.filter(pk=old.pk).update(active=False, superseded_by=new, updated_at=timezone.now())
+    Fact.objects.filter(pk=old.pk).update(
+        active=False, superseded_by=new, valid_to=new.valid_from, updated_at=timezone.now()
+    )
 
 
 def facts_apply(*, memory: Memory, candidates: list[Candidate], extractor: str) -> dict:
@@ -71,6 +87,12 @@ def facts_apply(*, memory: Memory, candidates: list[Candidate], extractor: str) 
         memory = Memory.objects.select_for_update().filter(pk=memory.pk).first()
         if memory is None:  # deleted meanwhile: nothing to remember
             return counts
+        # When each source was said (one read for all the candidates).
+        said = dict(
+            Entry.objects.filter(
+                memory_id=memory.pk, id__in={i for c in candidates for i in c.source_entry_ids}
+            ).values_list("id", "created_at")
+        )
         for candidate in sorted(candidates, key=lambda c: c.source_seq):
             text = " ".join(candidate.text.split())
             normalized = fact_normalize(text)
@@ -79,6 +101,7 @@ def facts_apply(*, memory: Memory, candidates: list[Candidate], extractor: str) 
                 continue
             candidate.text = text
             newest = max(candidate.source_entry_ids, default=0)
+            said_at = max((said[i] for i in candidate.source_entry_ids if i in said), default=None)
             same = (
                 Fact.objects.filter(memory=memory, normalized=normalized)
                 .order_by("-active", "-updated_at")
@@ -106,12 +129,14 @@ def facts_apply(*, memory: Memory, candidates: list[Candidate], extractor: str) 
             if same is not None:  # superseded history with the same text
                 if (
                     current is not None
-                    and newest > _newest_source(current)
+                    and _is_newer(said_at, newest, current)
                     and not by_a_person(same.extractor)
                 ):
                     Fact.objects.filter(pk=same.pk).update(
                         active=True,
                         superseded_by=None,
+                        valid_from=said_at,
+                        valid_to=None,
                         updated_at=timezone.now(),
                         source_entry_ids=sorted(set(same.source_entry_ids) | set(candidate.source_entry_ids)),
                     )
@@ -122,15 +147,15 @@ def facts_apply(*, memory: Memory, candidates: list[Candidate], extractor: str) 
                     counts["skipped"] += 1
                 continue
             if current is not None:
-                if newest <= _newest_source(current):
+                if not _is_newer(said_at, newest, current):
                     counts["skipped"] += 1  # an older statement (a re-run): the newer fact stands
                     continue
-                fact = _create(memory, candidate, normalized, extractor)
+                fact = _create(memory, candidate, normalized, extractor, said_at)
                 _supersede(current, fact)
                 counts["created"] += 1
                 counts["superseded"] += 1
                 continue
-            _create(memory, candidate, normalized, extractor)
+            _create(memory, candidate, normalized, extractor, said_at)
             counts["created"] += 1
     return counts
 

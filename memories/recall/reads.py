@@ -106,6 +106,20 @@ def neighbours(memory_id: str, seqs: list[int], before_seq: int | None, reach: i
     return messages_by_seq(memory_id, wanted)
 
 
+def threads_of(memory_id: str, seqs: list[int]) -> dict[int, str]:
+    """{seq: the thread it was said in} for these seqs (through the unique (memory, seq) index)."""
+    if not seqs:
+        return {}
+    wanted = sorted(set(seqs))
+    marks = ",".join(["%s"] * len(wanted))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT seq, thread FROM {Entry._meta.db_table} WHERE memory_id = %s AND seq IN ({marks})",
+            [memory_id, *wanted],
+        )
+        return dict(cursor.fetchall())
+
+
 def messages_by_seq(memory_id: str, seqs: list[int]) -> dict[int, Message]:
     """{seq: message} of the committed user/assistant messages at these seqs."""
     if not seqs:

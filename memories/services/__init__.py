@@ -9,6 +9,7 @@
     outbox      outbox_enqueue / outbox_publish / outbox_claim / outbox_process / outbox_sweep
     facts       fact_text_check / fact_create / fact_update / fact_delete
     idempotency idempotent_call / idempotent_replay / idempotent_store / check_idempotency_key
+    threads     thread_delete / messages_import (the history import)
 
 Nothing here calls a model, and nothing here queues a task by importing it (memories.queue).
 Projects and keys are `projects.services`; export and import are `memories.transfer`, which
@@ -43,6 +44,7 @@ from memories.services.outbox import (
     outbox_sweep,
 )
 from memories.services.report import FailureResult, failure_record, report_accept, validate_failures
+from memories.services.threads import messages_import, thread_delete
 
 __all__ = [
     "MAX_BUDGET",
@@ -68,6 +70,7 @@ __all__ = [
     "memory_lock",
     "memory_update",
     "metadata_check",
+    "messages_import",
     "outbox_claim",
     "outbox_enqueue",
     "outbox_process",
@@ -76,5 +79,6 @@ __all__ = [
     "report_accept",
     "retention_enforce",
     "split_instructions",
+    "thread_delete",
     "validate_failures",
 ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+from dataclasses import dataclass
 
 import orjson
 from django.db import connection
@@ -15,7 +16,7 @@ from django.utils import timezone
 from common.db import plain_cursor, sqlite_write_transaction
 from memories import recall
 from memories.embeddings import VectorStore
-from memories.models import Entry, Memory, Outbox, Turn
+from memories.models import DEFAULT_THREAD, Entry, Memory, Outbox, Thread, Turn
 from memories.selectors import MEMORY_COLUMNS, memory_fetch, memory_from_row, memory_missing
 from memories.services.outbox import outbox_insert_sql
 
@@ -61,6 +62,9 @@ _ENTRY_COLUMNS = (
     "created_at",
 )
 _JSON_COLUMNS = frozenset({"parts", "tool_calls", "value"})
+# The writes that name a thread (entries_append); the default thread's one-statement paths leave
+# the column to its database default.
+_THREAD_ENTRY_COLUMNS = (*_ENTRY_COLUMNS, "thread")
 _ITEM_COLUMNS = _ENTRY_COLUMNS[3:-1]  # an entry's own columns: all but memory, seq, turn and the stamp
 _ITEM_FIELDS = frozenset(_ITEM_COLUMNS)
 _TURN_COLUMNS = (
@@ -75,6 +79,9 @@ _TURN_COLUMNS = (
     "lease_expires_at",
     "created_at",
 )
+_THREAD_TURN_COLUMNS = (*_TURN_COLUMNS, "thread")
+# Rows per INSERT statement: SQLite binds at most 32,766 parameters to one statement.
+INSERT_CHUNK = 500
 
 
 @functools.lru_cache(maxsize=256)
@@ -152,6 +159,87 @@ def _memory_save(memory: Memory, names: tuple[str, ...]) -> None:
         )
 
 
+_THREAD_FIELDS = Thread._meta.concrete_fields
+
+
+@functools.lru_cache(maxsize=2)
+def _thread_upsert_sql(vendor: str) -> str:
+    """The named thread's row, inserted when missing (a no-op update otherwise), returned whole:
+    one statement either way (SQLite 3.35+ and PostgreSQL both have ON CONFLICT … RETURNING)."""
+    q = connection.ops.quote_name
+    columns = [f.column for f in _THREAD_FIELDS if f.column != "id"]
+    return (
+        f"INSERT INTO {q(Thread._meta.db_table)} ({', '.join(map(q, columns))}) "
+        f"VALUES ({', '.join(['%s'] * len(columns))}) "
+        "ON CONFLICT (memory_id, name) DO UPDATE SET name = excluded.name "
+        f"RETURNING {', '.join(q(f.column) for f in _THREAD_FIELDS)}"
+    )
+
+
+def thread_for_write(*, memory: Memory, name: str | None) -> Thread | None:
+    """The named thread's row for a write to a locked memory, created on first use (None for the
+    default thread, whose counters are the memory row's). The memory's row lock serialises every
+    write to the memory, so two writers never both create it."""
+    if name is None or name == DEFAULT_THREAD:
+        return None
+    now = timezone.now()
+    fresh = Thread(memory_id=memory.pk, name=name, created_at=now, updated_at=now)
+    values = [
+        f.get_db_prep_save(getattr(fresh, f.attname), connection) for f in _THREAD_FIELDS if f.column != "id"
+    ]
+    with plain_cursor() as cursor:
+        cursor.execute(_thread_upsert_sql(connection.vendor), values)
+        return _thread_from_row(cursor.fetchone())
+
+
+_THREAD_COUNTERS = (
+    "last_turn",
+    "turn_start_seq",
+    "message_count",
+    "token_count",
+    "updated_at",
+    "last_budget_tokens",
+)
+
+
+@functools.lru_cache(maxsize=2)
+def _thread_save_sql(vendor: str) -> str:
+    q = connection.ops.quote_name
+    return (
+        f"UPDATE {q(Thread._meta.db_table)} SET {', '.join(f'{q(c)} = %s' for c in _THREAD_COUNTERS)} "
+        f"WHERE {q('id')} = %s"
+    )
+
+
+def _thread_save(cursor, thread: Thread) -> None:
+    """`thread.save(update_fields=_THREAD_COUNTERS)` as one plain UPDATE."""
+    fields = [Thread._meta.get_field(n) for n in _THREAD_COUNTERS]
+    cursor.execute(
+        _thread_save_sql(connection.vendor),
+        [f.get_db_prep_save(getattr(thread, f.attname), connection) for f in fields] + [thread.pk],
+    )
+
+
+def _insert_chunked(
+    cursor, table: str, columns: tuple[str, ...], json_columns: frozenset, rows: list
+) -> None:
+    """INSERT `rows` (a flat parameter list, len(columns) a row) INSERT_CHUNK rows a statement."""
+    width = len(columns) * INSERT_CHUNK
+    for at in range(0, len(rows), width):
+        part = rows[at : at + width]
+        cursor.execute(_values_sql(table, columns, json_columns, len(part) // len(columns)), part)
+
+
+@dataclass(frozen=True)
+class Appended:
+    """Where a write's entries went: their seqs and the turns of the first and the last."""
+
+    first_seq: int
+    last_seq: int
+    first_turn: int
+    last_turn: int
+
+
 def entries_append(
     *,
     memory: Memory,
@@ -159,26 +247,54 @@ def entries_append(
     turn_input: str | None = None,
     also_save: tuple[str, ...] = (),
     turn_state: dict | None = None,
+    thread: Thread | None = None,
 ) -> list[Entry]:
     """Append entries to a locked memory (call inside a transaction, after `memory_lock`).
 
-    Each user message opens a new turn; everything else joins the newest turn. Updates the
-    memory's sequence, turn and count columns, the newest turn's first seq when one opens (and
-    the caller's `also_save` fields, in the same UPDATE). `turn_state` (state, attempt,
-    lease_expires_at) is what a turn it opens starts with (the pipeline opens its turns
-    IN_PROGRESS); by default READY.
+    Each user message opens a new turn of the thread (`thread`: a named thread's row from
+    `thread_for_write`; None, the default thread, whose counters are the memory row's); everything
+    else joins the thread's newest turn. Updates the memory's sequence and count columns, the
+    thread's turn counter and the newest turn's first seq when one opens (and the caller's
+    `also_save` fields, in the same UPDATE). `turn_state` (state, attempt, lease_expires_at) is
+    what a turn it opens starts with (the pipeline opens its turns IN_PROGRESS); by default READY.
     """
+    return _entries_write(memory, items, turn_input, also_save, turn_state, thread, None, instances=True)[0]
+
+
+def entries_import(*, memory: Memory, items: list[dict], thread: Thread | None, stamps: list) -> Appended:
+    """`entries_append` for the history import: each item said at its `stamps` time, and no
+    model instances made (an import is up to thousands of rows: they cost more than the INSERTs)."""
+    return _entries_write(memory, items, None, (), None, thread, stamps, instances=False)[1]
+
+
+def _entries_write(
+    memory: Memory,
+    items: list[dict],
+    turn_input: str | None,
+    also_save: tuple[str, ...],
+    turn_state: dict | None,
+    thread: Thread | None,
+    stamps: list | None,
+    *,
+    instances: bool,
+) -> tuple[list[Entry], Appended]:
     now = timezone.now()
-    stamp = connection.ops.adapt_datetimefield_value(now)
+    adapt = connection.ops.adapt_datetimefield_value
+    stamp = adapt(now)
     opened = {"state": Turn.State.READY, "attempt": 1, "lease_expires_at": None, **(turn_state or {})}
-    lease = connection.ops.adapt_datetimefield_value(opened["lease_expires_at"])
+    lease = adapt(opened["lease_expires_at"])
+    holder = memory if thread is None else thread  # whose turn counters these items follow
+    name = DEFAULT_THREAD if thread is None else thread.name
     entries: list[Entry] = []
     turn_rows: list = []
     entry_rows: list = []
-    seq, turn = memory.last_seq, memory.last_turn
+    seq, turn = memory.last_seq, holder.last_turn
+    first_turn = turn + 1 if turn == 0 or items and items[0].get("role") == "user" else turn
     messages = tokens = 0
     opened_at = None  # the first seq of the newest turn these items open
-    for item in items:
+    for position, item in enumerate(items):
+        at = now if stamps is None else stamps[position]
+        at_db = stamp if stamps is None else adapt(at)
         if item.get("kind") == "message" and item.get("role") == "user" or turn == 0:
             turn += 1
             opened_at = seq + 1
@@ -193,53 +309,67 @@ def entries_append(
                 "[]",
                 opened["attempt"],
                 lease,
-                stamp,
+                at_db,
+                name,
             ]
         seq += 1
-        entry_rows += _entry_params(memory.pk, seq, turn, item, stamp)
-        entry = Entry(memory=memory, seq=seq, turn=turn, created_at=now, **item)
-        entries.append(entry)
-        if entry.kind == "message" and entry.committed:
+        entry_rows += _entry_params(memory.pk, seq, turn, item, at_db)
+        entry_rows.append(name)
+        if instances:
+            entries.append(Entry(memory=memory, thread=name, seq=seq, turn=turn, created_at=at, **item))
+        if item["kind"] == "message" and item.get("committed", True):
             messages += 1
-            tokens += entry.tokens
+            tokens += item.get("tokens", 0)
     with plain_cursor() as cursor:
         if turn_rows:
-            cursor.execute(
-                _values_sql(
-                    Turn._meta.db_table,
-                    _TURN_COLUMNS,
-                    frozenset({"actions", "task_errors", "output"}),
-                    len(turn_rows) // len(_TURN_COLUMNS),
-                ),
+            _insert_chunked(
+                cursor,
+                Turn._meta.db_table,
+                _THREAD_TURN_COLUMNS,
+                frozenset({"actions", "task_errors", "output"}),
                 turn_rows,
             )
-        if entries:
+        ids: dict[int, int] = {}
+        width = len(_THREAD_ENTRY_COLUMNS) * INSERT_CHUNK
+        for at in range(0, len(entry_rows), width):
+            part = entry_rows[at : at + width]
             cursor.execute(
-                _values_sql(Entry._meta.db_table, _ENTRY_COLUMNS, _JSON_COLUMNS, len(entries), "id, seq"),
-                entry_rows,
+                _values_sql(
+                    Entry._meta.db_table,
+                    _THREAD_ENTRY_COLUMNS,
+                    _JSON_COLUMNS,
+                    len(part) // len(_THREAD_ENTRY_COLUMNS),
+                    "id, seq" if instances else "",
+                ),
+                part,
             )
-            ids = dict((s, i) for i, s in cursor.fetchall())  # RETURNING's row order is not promised
-            for entry in entries:
-                entry.id = ids[entry.seq]
-                entry._state.adding, entry._state.db = False, connection.alias
-    memory.last_seq, memory.last_turn = seq, turn
+            if instances:
+                ids.update((s, i) for i, s in cursor.fetchall())  # RETURNING's row order is not promised
+        for entry in entries:
+            entry.id = ids[entry.seq]
+            entry._state.adding, entry._state.db = False, connection.alias
+    memory.last_seq = seq
     memory.message_count += messages
     memory.token_count += tokens
     memory.last_used_at = memory.updated_at = now
-    names = (
-        "last_seq",
-        "last_turn",
-        "message_count",
-        "token_count",
-        "last_used_at",
-        "updated_at",
-        *also_save,
-    )
+    names = ("last_seq", "message_count", "token_count", "last_used_at", "updated_at", *also_save)
+    holder.last_turn = turn
     if opened_at is not None:
-        memory.turn_start_seq = opened_at
-        names += ("turn_start_seq",)
+        holder.turn_start_seq = opened_at
+    if thread is None:
+        names += ("last_turn",) + (("turn_start_seq",) if opened_at is not None else ())
+    else:
+        memory.threads_message_count += messages
+        memory.threads_token_count += tokens
+        names += ("threads_message_count", "threads_token_count")
+        thread.message_count += messages
+        thread.token_count += tokens
+        if items:  # its activity: when its newest entry was said
+            thread.updated_at = now if stamps is None else stamps[-1]
+        with plain_cursor() as cursor:
+            _thread_save(cursor, thread)
     _memory_save(memory, tuple(dict.fromkeys(names)))
-    return entries
+    return entries, Appended(memory.last_seq - len(items) + 1, memory.last_seq, first_turn, turn)
 
 
 # The report's common case (assistant messages, tool calls and results joining the newest turn):
@@ -274,7 +404,7 @@ def entries_set_committed(*, memory: Memory, entry_ids: list[int], committed: bo
     rows = list(
         Entry.objects.filter(memory=memory, id__in=entry_ids)
         .exclude(committed=committed)
-        .values_list("id", "kind", "tokens")
+        .values_list("id", "kind", "tokens", "thread")
     )
     if not rows:
         return 0
@@ -290,6 +420,19 @@ def entries_set_committed(*, memory: Memory, entry_ids: list[int], committed: bo
             message_count=F("message_count") + sign * len(msg),
             token_count=F("token_count") + sign * sum(r[2] for r in msg),
         )
+        named: dict[str, list] = {}
+        for row in msg:
+            if row[3] != DEFAULT_THREAD:
+                named.setdefault(row[3], []).append(row)
+        for name, found in named.items():
+            count, tokens = sign * len(found), sign * sum(r[2] for r in found)
+            Thread.objects.filter(memory=memory, name=name).update(
+                message_count=F("message_count") + count, token_count=F("token_count") + tokens
+            )
+            Memory.objects.filter(pk=memory.pk).update(
+                threads_message_count=F("threads_message_count") + count,
+                threads_token_count=F("threads_token_count") + tokens,
+            )
     return len(rows)
 
 
@@ -304,8 +447,9 @@ def entries_set_committed(*, memory: Memory, entry_ids: list[int], committed: bo
 # decorate's store and report's common case are prepared on PostgreSQL (common.db.plain_cursor) for up
 # to this many items, their common shapes (a user message, a reply and its tool calls): their text
 # grows with the items, so this bounds what a connection prepares (store: 10 shapes of items and the
-# turns they open, report: 4, each scoped or not: 28, the reads and lookups 11 more, under psycopg's
-# prepared_max of 100, so none is ever evicted). Larger ones are planned each time, as before.
+# turns they open, in the default thread or a named one, report: 4, each scoped or not: 48, the reads
+# and lookups 11 more, under psycopg's prepared_max of 100, so none is ever evicted). Larger ones are
+# planned each time, as before.
 PREPARED_ROWS = 4
 
 
@@ -323,12 +467,16 @@ def _item_values_sql(rows: int, lead: tuple[str, ...]) -> str:
     return f"(VALUES {', '.join([row] * rows)}) AS v({', '.join(lead + _ITEM_COLUMNS)})"
 
 
-def _entries_insert_cte(rows: int, turn_expr: str, lead: tuple[str, ...]) -> str:
+def _entries_insert_cte(rows: int, turn_expr: str, lead: tuple[str, ...], named: bool = False) -> str:
+    """The entries' INSERT of a one-statement write; `named`: in the thread row `th` of the
+    statement (its name in the thread column), else in the default thread (the column's default)."""
     entry = Entry._meta.db_table
+    columns = _THREAD_ENTRY_COLUMNS if named else _ENTRY_COLUMNS
     return (
-        f"INSERT INTO {entry} ({', '.join(_ENTRY_COLUMNS)}) "
+        f"INSERT INTO {entry} ({', '.join(columns)}) "
         f"SELECT m.id, m.last_seq - %s + v.ord, {turn_expr}, {', '.join('v.' + c for c in _ITEM_COLUMNS)}, "
-        f"%s::timestamptz FROM m, {_item_values_sql(rows, lead)}"
+        f"%s::timestamptz{', th.name' if named else ''} FROM m, {'th, ' if named else ''}"
+        f"{_item_values_sql(rows, lead)}"
     )
 
 
@@ -540,3 +688,174 @@ def entries_store_turn(
     if project_field.is_cached(memory) and stored.project_id == memory.project_id:
         project_field.set_cached_value(stored, project_field.get_cached_value(memory))
     return stored
+
+
+# --- a named thread's decorate store ---------------------------------------------------------------
+# The same write as `entries_store_turn`, with the thread's row found or created and its counters
+# advanced in the same statement (PostgreSQL) or write transaction (SQLite): a decorate in one of a
+# memory's threads costs the default thread's one statement, whatever the number of threads.
+
+_THREAD_COLUMNS = tuple(f.column for f in _THREAD_FIELDS)
+
+
+def _thread_store_update(scoped: bool) -> str:
+    memory = Memory._meta.db_table
+    return (
+        f"UPDATE {memory} SET last_seq = last_seq + %s, message_count = message_count + %s, "
+        "token_count = token_count + %s, threads_message_count = threads_message_count + %s, "
+        "threads_token_count = threads_token_count + %s, last_used_at = %s, updated_at = %s, "
+        "instructions = COALESCE(%s, instructions) WHERE id = %s "
+        + ("AND project_id = %s " if scoped else "")
+        + f"RETURNING {', '.join(MEMORY_COLUMNS)}"
+    )
+
+
+def _thread_upsert(values: str) -> str:
+    """The thread's row with `values` (memory_id, name, the turns opened, the newest turn's first
+    seq, messages, tokens, the time twice, the budget), added to it when it exists, returned whole."""
+    thread = Thread._meta.db_table
+    return (
+        f"INSERT INTO {thread} (memory_id, name, last_turn, turn_start_seq, message_count, token_count, "
+        f"created_at, updated_at, last_budget_tokens, summary, summary_upto_seq) {values} "
+        f"ON CONFLICT (memory_id, name) DO UPDATE SET last_turn = {thread}.last_turn + excluded.last_turn, "
+        "turn_start_seq = excluded.turn_start_seq, last_budget_tokens = excluded.last_budget_tokens, "
+        f"message_count = {thread}.message_count + excluded.message_count, "
+        f"token_count = {thread}.token_count + excluded.token_count, updated_at = excluded.updated_at "
+        f"RETURNING {', '.join(_THREAD_COLUMNS)}"
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _thread_store_sql(vendor: str, rows: int, turns: int, scoped: bool) -> str:
+    if vendor != "postgresql":
+        return _thread_store_update(scoped)
+    turn = Turn._meta.db_table
+    turn_cols = ", ".join(_THREAD_TURN_COLUMNS)
+    turns_values = ", ".join(["(%s::bigint, %s::text)"] * turns)
+    upsert = _thread_upsert(
+        "SELECT m.id, %s, %s, m.last_seq - %s + %s, %s, %s, %s::timestamptz, %s::timestamptz, %s, '', 0 "
+        "FROM m"
+    )
+    return (
+        f"WITH m AS ({_thread_store_update(scoped)}), th AS ({upsert}), "
+        f"t AS (INSERT INTO {turn} ({turn_cols}) SELECT m.id, th.last_turn - %s + v.u, %s, v.input, "
+        "'[]'::jsonb, '[]'::jsonb, '[]'::jsonb, 1, NULL, %s::timestamptz, th.name "
+        f"FROM m, th, (VALUES {turns_values}) AS v(u, input)), "
+        f"e AS ({_entries_insert_cte(rows, 'th.last_turn - %s + v.u', ('ord', 'u'), named=True)}) "
+        f"SELECT {', '.join(['m.' + c for c in MEMORY_COLUMNS] + ['th.' + c for c in _THREAD_COLUMNS])} "
+        "FROM m, th"
+    )
+
+
+def _thread_from_row(row) -> Thread:
+    table = Thread._meta.db_table
+    values = []
+    for field, value in zip(_THREAD_FIELDS, row, strict=True):
+        column = field.get_col(table)
+        for convert in connection.ops.get_db_converters(column):
+            value = convert(value, column, connection)
+        values.append(value)
+    return Thread.from_db(connection.alias, None, values)
+
+
+def entries_store_thread_turn(
+    *,
+    memory: Memory,
+    thread: str,
+    items: list[dict],
+    budget_tokens: int,
+    instructions: str | None = None,
+    scoped: bool = False,
+) -> tuple[Memory, Thread]:
+    """decorate's store in a named thread: `entries_store_turn`'s write (the first item a user
+    message; every user message opens a turn of the thread), the thread's row created on first
+    use and its counters advanced with the memory's. PostgreSQL: one statement; SQLite: four in
+    one write transaction. Returns the memory and the thread as they now are. `scoped` as there."""
+    first = items[0]
+    assert first.get("kind") == "message" and first.get("role") == "user"
+    now = timezone.now()
+    vendor = connection.vendor
+    n = len(items)
+    users: list[int] = []
+    opened: list = []
+    count = messages = tokens = 0
+    newest_at = 1
+    for position, item in enumerate(items, start=1):
+        if item.get("kind") == "message" and item.get("role") == "user":
+            count += 1
+            newest_at = position
+            opened.append((count, item.get("content", "")))
+        users.append(count)
+        if item.get("kind") == "message" and item.get("committed", True):
+            messages += 1
+            tokens += item.get("tokens", 0)
+    stamp = now if vendor == "postgresql" else connection.ops.adapt_datetimefield_value(now)
+    params: list = [
+        *(n, messages, tokens, messages, tokens, stamp, stamp, instructions, memory.pk),
+        *([memory.project_id] if scoped else []),
+    ]
+    with plain_cursor(prepare=n <= PREPARED_ROWS) as cursor:
+        if vendor == "postgresql":
+            params += [thread, count, n, newest_at, messages, tokens, stamp, stamp, budget_tokens]
+            params += [count, Turn.State.READY, stamp]
+            for offset, text in opened:
+                params += [offset, text]
+            params += [n, count, stamp]
+            for ord_, (item, offset) in enumerate(zip(items, users, strict=True), start=1):
+                params += [ord_, offset, *_item_params(item)]
+            cursor.execute(_thread_store_sql(vendor, n, len(opened), scoped), params)
+            row = cursor.fetchone()
+            found = None if row is None else (row[: len(MEMORY_COLUMNS)], row[len(MEMORY_COLUMNS) :])
+        else:
+            found = None
+            with sqlite_write_transaction(cursor):
+                cursor.execute(_thread_store_sql(vendor, n, len(opened), scoped), params)
+                row = cursor.fetchone()
+                if row is not None:
+                    last_seq = row[_LAST_SEQ]
+                    cursor.execute(
+                        _thread_upsert("VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, '', 0)"),
+                        [
+                            *(memory.pk, thread, count, last_seq - n + newest_at, messages, tokens),
+                            *(stamp, stamp, budget_tokens),
+                        ],
+                    )
+                    thread_row = cursor.fetchone()
+                    last_turn = thread_row[_THREAD_COLUMNS.index("last_turn")]
+                    turn_rows: list = []
+                    for offset, text in opened:
+                        turn_rows += [
+                            *(
+                                memory.pk,
+                                last_turn - count + offset,
+                                Turn.State.READY,
+                                text,
+                                "[]",
+                                "[]",
+                                "[]",
+                            ),
+                            *(1, None, stamp, thread),
+                        ]
+                    cursor.execute(
+                        _values_sql(Turn._meta.db_table, _THREAD_TURN_COLUMNS, frozenset(), len(opened)),
+                        turn_rows,
+                    )
+                    entry_rows: list = []
+                    for seq, (item, offset) in enumerate(
+                        zip(items, users, strict=True), start=last_seq - n + 1
+                    ):
+                        entry_rows += _entry_params(memory.pk, seq, last_turn - count + offset, item, stamp)
+                        entry_rows.append(thread)
+                    cursor.execute(
+                        _values_sql(Entry._meta.db_table, _THREAD_ENTRY_COLUMNS, _JSON_COLUMNS, n), entry_rows
+                    )
+                    found = (row, thread_row)
+    if found is None:
+        if scoped:
+            raise memory_missing(memory.pk)
+        raise Memory.DoesNotExist(f"Memory {memory.pk} does not exist.")
+    stored = memory_from_row(found[0])
+    project_field = Memory.project.field
+    if project_field.is_cached(memory) and stored.project_id == memory.project_id:
+        project_field.set_cached_value(stored, project_field.get_cached_value(memory))
+    return stored, _thread_from_row(found[1])

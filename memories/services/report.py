@@ -22,12 +22,13 @@ from common.http.body import reject_unknown
 from common.messages import entry_fields
 from common.redaction import digest_text, raw_error_text, redact_value
 from common.tokens import text_tokens
-from memories.models import Entry, ErrorDigest, Memory
+from memories.models import DEFAULT_THREAD, Entry, ErrorDigest, Memory, Thread
 from memories.policy import Policy, failed_action, failure_rules, plain_task_id, policy_parse
 from memories.services.entries import (
     entries_append,
     memory_lock,
     messages_join_turn_enqueue,
+    thread_for_write,
 )
 from memories.services.outbox import outbox_enqueue, outbox_on_commit
 
@@ -57,12 +58,14 @@ def failure_record(
     task_type: str = "reported",
     error_type: str = "unknown",
     agent_id: str = "",
+    thread: Thread | None = None,
 ) -> FailureResult:
     """Write what a failed task leaves behind, as the policy's row of SPEC 6.2 says.
 
     Call inside a transaction with the memory locked. `error` is the raw failure (secrets are
     redacted here); `text` the digest/taskErrors text (built from `error` when not given).
     The caller rolls back the task's own conversation output when `failure_rules(policy)` says so.
+    `thread`: a named thread's row (`thread_for_write`), whose turn `turn` is; None, the default.
     """
     rules = failure_rules(policy)
     plain = plain_task_id(task_id)
@@ -104,18 +107,17 @@ def failure_record(
     action = failed_action(task_id) if rules.action else None
     if action:
         items.append({"kind": "action", "task_id": plain, "content": action, "committed": True})
-    saved_turn = memory.last_turn
-    memory.last_turn = turn  # failures join the given turn
+    holder = memory if thread is None else thread  # whose turn counters the failures follow
+    saved_turn = holder.last_turn
+    holder.last_turn = turn  # failures join the given turn
     also_save: tuple[str, ...] = ()
-    if (
-        turn > saved_turn
-    ):  # they open the memory's newest turn (a report of failures only, say, on a new memory)
-        memory.turn_start_seq = memory.last_seq + 1
-        also_save = ("turn_start_seq",)
-    entries = entries_append(memory=memory, items=items, also_save=also_save)
-    memory.last_turn = max(saved_turn, turn)
-    if memory.last_turn != turn:
-        Memory.objects.filter(pk=memory.pk).update(last_turn=memory.last_turn)
+    if turn > saved_turn:  # they open the thread's newest turn (a report of failures only, say)
+        holder.turn_start_seq = memory.last_seq + 1
+        also_save = ("turn_start_seq",) if thread is None else ()
+    entries = entries_append(memory=memory, items=items, also_save=also_save, thread=thread)
+    holder.last_turn = max(saved_turn, turn)
+    if holder.last_turn != turn:
+        type(holder).objects.filter(pk=holder.pk).update(last_turn=holder.last_turn)
     digest = None
     if rules.digest:
         digest_entry = next(e for e in entries if e.kind == "digest")
@@ -123,6 +125,7 @@ def failure_record(
             memory=memory,
             project_id=memory.project_id,
             entry=digest_entry,
+            thread=DEFAULT_THREAD if thread is None else thread.name,
             turn=turn,
             task_id=plain,
             task_type=task_type,
@@ -180,9 +183,15 @@ def validate_failures(raw: Any) -> list[dict]:
 
 
 def report_accept(
-    *, memory: Memory, messages: list[dict], failures: list[dict], scoped: bool = False
+    *,
+    memory: Memory,
+    messages: list[dict],
+    failures: list[dict],
+    scoped: bool = False,
+    thread: str | None = None,
 ) -> dict:
     """Store a report durably (messages, failures per policy) and queue its background work.
+    They join the newest turn of `thread` (None: the default thread).
 
     `scoped`: `memory` is an unread stub (id and project): the memory row's first statement
     (the join's UPDATE, or the locked read) scopes it, 404 when it is not in the project."""
@@ -190,7 +199,8 @@ def report_accept(
         raise InvalidRequest("messages: send at least one message or one failure.")
     messages = [m for m in messages if m["role"] != "system"]
     items = [entry_fields(m) for m in messages]
-    if items and not failures and all(i["role"] != "user" for i in items):
+    named = thread is not None and thread != DEFAULT_THREAD
+    if items and not failures and not named and all(i["role"] != "user" for i in items):
         # The common report: the counters, the rows and the outbox row, atomically (PostgreSQL:
         # one statement; SQLite: three in one transaction), no lock read.
         queued = messages_join_turn_enqueue(
@@ -202,9 +212,10 @@ def report_accept(
             return {"accepted": len(items), "turn": turn, "task_errors": []}
     with transaction.atomic():
         locked = memory_lock(memory, scoped=scoped)
+        row = thread_for_write(memory=locked, name=thread)
         first_seq = locked.last_seq + 1
-        entries = entries_append(memory=locked, items=items) if items else []
-        turn = locked.last_turn or 1
+        entries = entries_append(memory=locked, items=items, thread=row) if items else []
+        turn = (locked if row is None else row).last_turn or 1
         policy = policy_parse(locked.policy)
         task_errors = []
         for failure in failures:
@@ -216,12 +227,13 @@ def report_accept(
                 policy=policy,
                 output=failure["output"],
                 has_output=failure["has_output"],
+                thread=row,
             )
             if result.task_error:
                 task_errors.append(result.task_error)
         # The turn's user message was stored by decorate: process from the turn's start.
         turn_start = (
-            Entry.objects.filter(memory=locked, turn=turn)
+            Entry.objects.filter(memory=locked, thread=row.name if row else DEFAULT_THREAD, turn=turn)
             .order_by("seq")
             .values_list("seq", flat=True)
             .first()

@@ -223,13 +223,14 @@ def _nodes(plan: dict):
 @pytest.mark.parametrize("bounded", [False, True])
 def test_the_reads_ahead_merge_their_three_parts_and_read_the_window_range_once_or_twice(cast, bounded):
     memory = _memory(cast, CASES["a window longer than its first range read"][0])
-    window = [memory.id, window_first_chunk(None)]
+    window = [memory.id, "default", window_first_chunk(None)]
     params = [
         *(window + [memory.last_turn + 1] if bounded else [0]),
         *window,
         memory.id,
         200,
         memory.id,
+        "default",
         FAILURES_LIMIT,
     ]
     plan = _plan(_reads_ahead_sql(before=False, bounded=bounded), params)
@@ -248,9 +249,11 @@ def test_sqlites_reads_ahead_merge_the_window_in_its_index_order_without_sorting
         memory.id,
         200,
         memory.id,
+        "default",
         0,
         FAILURES_LIMIT,
         memory.id,
+        "default",
         *([memory.last_seq + 1] if before else []),
     ]
     sql = _sqlite_reads_ahead_sql(before=before).replace("%s", "?")

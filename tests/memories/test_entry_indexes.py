@@ -117,7 +117,7 @@ def test_the_kind_and_turn_index_is_two_partial_ones_no_message_enters():
         "entry_turn_idx",
         "entry_memory_seq",
     } <= set(found)
-    assert found["entry_failure_idx"]["columns"] == ["memory_id", "turn"]
+    assert found["entry_failure_idx"]["columns"] == ["memory_id", "thread", "turn"]
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             cursor.execute(
@@ -134,7 +134,7 @@ def test_the_kind_and_turn_index_is_two_partial_ones_no_message_enters():
 
 
 def test_the_failures_block_reads_its_partial_index(history):
-    plan = _plan(_FAILURES_SQL, [history, 1200, 50])
+    plan = _plan(_FAILURES_SQL, [history, "default", 1200, 50])
     assert "entry_failure_idx" in plan, plan
 
 
@@ -152,7 +152,7 @@ def test_the_pipelines_stored_data_reads_its_partial_index(history):
 
 def test_the_console_timeline_reads_a_turn_range_through_an_index(history):
     qs = (
-        Entry.objects.filter(memory_id=history, turn__gte=1400, turn__lte=1420)
+        Entry.objects.filter(memory_id=history, thread="default", turn__gte=1400, turn__lte=1420)
         .select_related("errordigest")
         .order_by("turn", "seq")[:501]
     )
@@ -169,18 +169,22 @@ def _window_plans(memory_id: str) -> list[str]:
     plans = [
         _plan(
             _window_sql(vendor, before=True, limit=vendor != "sqlite"),
-            [memory_id, 2900, *([64] if vendor != "sqlite" else [])],
+            [memory_id, "default", 2900, *([64] if vendor != "sqlite" else [])],
         ),
         _plan(
             _window_sql(vendor, before=False, limit=vendor != "sqlite"),
-            [memory_id, *([256] if vendor != "sqlite" else [])],
+            [memory_id, "default", *([256] if vendor != "sqlite" else [])],
         ),
     ]
     if vendor == "postgresql":
         plans.append(
             _plan(
                 _reads_ahead_sql(before=True, bounded=True),
-                [memory_id, 2900, 64, 1400, memory_id, 2900, 64, memory_id, 200, memory_id, 50],
+                [
+                    *(memory_id, "default", 2900, 64, 1400),
+                    *(memory_id, "default", 2900, 64),
+                    *(memory_id, 200, memory_id, "default", 50),
+                ],
             )
         )
     return plans

@@ -19,6 +19,12 @@ SCHEMA_PATHS = {
     "/v1/memories/{memory_id}/search": {"post"},
     "/v1/memories/external/{external_id}/decorate": {"post"},
     "/v1/memories/external/{external_id}/report": {"post"},
+    "/v1/memories/{memory_id}/threads": {"get"},
+    "/v1/memories/{memory_id}/threads/{thread}": {"get", "delete"},
+    "/v1/memories/{memory_id}/messages": {"post"},
+    "/v1/memories/external/{external_id}/threads": {"get"},
+    "/v1/memories/external/{external_id}/threads/{thread}": {"get", "delete"},
+    "/v1/memories/external/{external_id}/messages": {"post"},
 }
 
 
@@ -36,6 +42,8 @@ def _schema_path(route_path: str) -> str:
         .replace("{m}", "{memory_id}")
         .replace("{f}", "{fact_id}")
         .replace("/external/user-b/", "/external/{external_id}/")
+        .replace("/external/user-a/", "/external/{external_id}/")
+        .replace("/threads/t1", "/threads/{thread}")
     )
 
 

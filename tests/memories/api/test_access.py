@@ -198,6 +198,59 @@ ROUTES = [
         200,
         answers="application/x-ndjson",
     ),
+    Route("list threads", "api-threads", "get", "/v1/memories/{m}/threads", None, 200, "limit=0", "limit"),
+    Route("get thread", "api-thread", "get", "/v1/memories/{m}/threads/t1", None, 200),
+    Route("delete thread", "api-thread", "delete", "/v1/memories/{m}/threads/t1", None, 200),
+    Route(
+        "import messages",
+        "api-messages",
+        "post",
+        "/v1/memories/{m}/messages",
+        {"thread": "t2", "messages": USER_HI},
+        202,
+        {"messages": [{"role": "user", "content": "x", "created_at": "yesterday"}]},
+        "messages[0].created_at",
+    ),
+    Route(
+        "list threads by external id",
+        "api-threads-external",
+        "get",
+        "/v1/memories/external/user-a/threads",
+        None,
+        200,
+        "limit=0",
+        "limit",
+        scoped=False,
+    ),
+    Route(
+        "get thread by external id",
+        "api-thread-external",
+        "get",
+        "/v1/memories/external/user-a/threads/t1",
+        None,
+        200,
+        scoped=False,
+    ),
+    Route(
+        "delete thread by external id",
+        "api-thread-external",
+        "delete",
+        "/v1/memories/external/user-a/threads/t1",
+        None,
+        200,
+        scoped=False,
+    ),
+    Route(
+        "import messages by external id",
+        "api-messages-external",
+        "post",
+        "/v1/memories/external/user-b/messages",
+        {"messages": USER_HI},
+        202,
+        {"thread": "a\nb", "messages": USER_HI},
+        "thread",
+        scoped=False,
+    ),
 ]
 # Its body is an exported document, not a JSON object: tests/memories/api/test_transfer.py has its access
 # cases.
@@ -210,9 +263,13 @@ IDS = [r.name for r in ROUTES]
 
 @pytest.fixture
 def world(cast):
-    """Project A's memory and fact; project B's memory (external id `user-b`) with history and a fact."""
+    """Project A's memory with a fact and a thread `t1`, and its memory with external id `user-a`
+    and a thread `t1`; project B's memory (external id `user-b`) with history and a fact."""
     memory_a, _ = services.memory_create(project=cast.project_a, metadata={"user": "42", "owner": "a"})
     fact_a, _ = services.fact_create(memory=memory_a, text="Has a beagle called Biscuit")
+    services.memory_decorate(memory=memory_a, messages=[{"role": "user", "content": "hi"}], thread="t1")
+    own, _ = services.memory_create(project=cast.project_a, external_id="user-a")
+    services.memory_decorate(memory=own, messages=[{"role": "user", "content": "hi"}], thread="t1")
     memory_b, _ = services.memory_create(
         project=cast.project_b, metadata={"user": "42", "owner": "b"}, external_id="user-b"
     )

@@ -82,6 +82,15 @@ def test_decorate_writes_at_most_two_rows_beyond_what_it_stores(cast, warm):
     assert ("INSERT", "memories_entry") in stored(ctx.captured_queries), "the new message was stored"
 
 
+def test_decorate_in_a_named_thread_writes_at_most_two_rows_beyond_what_it_stores(cast, warm):
+    assert _decorate(cast, warm, thread="t1").status_code == 200  # the thread's row is made
+    with CaptureQueriesContext(connection) as ctx:
+        assert _decorate(cast, warm, thread="t1").status_code == 200
+    extra = bookkeeping(ctx.captured_queries)
+    assert len(extra) <= BUDGET, extra  # the memory's counters and the thread's
+    assert ("INSERT", "memories_entry") in stored(ctx.captured_queries), "the new message was stored"
+
+
 def test_report_writes_at_most_two_rows_beyond_what_it_stores(cast, warm):
     with CaptureQueriesContext(connection) as ctx:
         answer = cast.a.post(
