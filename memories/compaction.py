@@ -9,6 +9,7 @@ written by the project's model when one is configured.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 
@@ -76,8 +77,11 @@ def _trim(summary: str) -> str:
     return "\n".join(lines)
 
 
-def memory_compact(*, memory_id: str, complete=None, min_tokens: int = COMPACT_MIN_TOKENS) -> dict:
-    """Fold unsummarised history outside the window into the summary. Returns what it did."""
+def memory_compact(
+    *, memory_id: str, complete=None, min_tokens: int = COMPACT_MIN_TOKENS, passes: int | None = None
+) -> dict:
+    """Fold unsummarised history outside the window into the summary, COMPACT_CHUNK messages a pass
+    (at most `passes` of them: `more` says the rest waits for the next run). Returns what it did."""
     memory = Memory.objects.filter(pk=memory_id).first()
     if memory is None:
         return {"folded": 0}
@@ -94,7 +98,9 @@ def memory_compact(*, memory_id: str, complete=None, min_tokens: int = COMPACT_M
         seq__lt=window.first_seq,
     )
     folded = 0
-    while True:
+    for done in itertools.count():
+        if passes is not None and done == passes:
+            return {"folded": folded, "more": True}
         rows = list(
             outside.filter(seq__gt=memory.summary_upto_seq)
             .order_by("seq")

@@ -231,7 +231,9 @@ class ErrorDigest(models.Model):
 
 
 class Outbox(models.Model):
-    """Background work queued in the same transaction as the write that needs it."""
+    """Background work queued in the same transaction as the write that needs it: a `report` job
+    (index, facts, compaction, the new messages' vectors over `payload`'s seq range) or a `vectors`
+    job (one chunk of the memory's missing vectors: an import, a model change)."""
 
     # No index of its own: outbox_memory_idx (memory, processed_at) serves every memory_id lookup.
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="outbox", db_index=False)
@@ -248,6 +250,15 @@ class Outbox(models.Model):
             models.Index(fields=["processed_at", "claimed_at"], name="outbox_pending_idx"),
             models.Index(fields=["memory", "processed_at"], name="outbox_memory_idx"),
         ]
+
+
+class OutboxTurn(models.Model):
+    """When the worker last started a job of this project: the next job is the oldest waiting one
+    of the project whose turn is the oldest (never served first), round-robin across projects
+    (memories.services.outbox.outbox_claim_next)."""
+
+    project = models.OneToOneField(Project, primary_key=True, on_delete=models.CASCADE, related_name="+")
+    served_at = models.DateTimeField(null=True)
 
 
 class IdempotencyRecord(models.Model):

@@ -15,7 +15,6 @@ import threading
 from celery import current_app
 
 PROCESS_OUTBOX = "memories.tasks.process_outbox"
-BACKFILL_VECTORS = "memories.tasks.backfill_vectors"
 
 _loaded: set[int] = set()
 _loading = threading.Lock()

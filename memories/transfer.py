@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import logging
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 
@@ -42,7 +41,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from common.errors import Conflict, InvalidRequest
-from memories import embeddings, queue, recall
+from memories import embeddings, recall
 from memories.models import (
     Entry,
     ErrorDigest,
@@ -55,9 +54,8 @@ from memories.models import (
     Turn,
 )
 from memories.services import files
+from memories.services.outbox import outbox_enqueue
 from projects.models import Project
-
-log = logging.getLogger("threadless.transfer")
 
 FORMAT = "threadless.memory"
 VERSION = 1
@@ -655,7 +653,10 @@ def memory_import(*, project: Project, lines: Iterable[bytes]) -> tuple[Memory, 
             )
             _index(memory)
             if embeddings.enabled(project):
-                transaction.on_commit(lambda: _queue_vectors(memory.id))
+                # The imported messages' vectors, made by the worker in bounded chunks (vectors jobs,
+                # each taking its turn with other projects' work): until then decorate answers as a
+                # memory without vectors would.
+                outbox_enqueue(memory_id=memory.id, kind="vectors", payload={})
     except (TypeError, ValueError, KeyError) as exc:
         raise InvalidRequest(f"A record does not fit the format ({exc.__class__.__name__}).")
     except IntegrityError:
@@ -673,17 +674,6 @@ def _restore_times(state: _Import, memory: Memory) -> None:
         kept = {name: value for name, value in values.items() if value is not None}
         if kept:
             model.objects.filter(pk=pk).update(**kept)
-
-
-def _queue_vectors(memory_id: str) -> None:
-    """The imported messages' vectors, made by the worker as for any stored message (recall by
-    meaning and the facts' order read them: until they are made, decorate answers as a memory
-    without vectors would). A broker that cannot take the job now leaves them to the memory's
-    next processed report, whose background step embeds what has no vector."""
-    try:
-        queue.send(queue.BACKFILL_VECTORS, memory_id=memory_id)
-    except Exception as exc:  # noqa: BLE001 - the import is committed; the vectors can come later
-        log.warning("import: vectors of %s not queued (%s)", memory_id, exc.__class__.__name__)
 
 
 def _index(memory: Memory) -> None:

@@ -1,5 +1,9 @@
 """The outbox: background work queued in the same transaction as the write that needs it,
-handed to the broker after commit, claimed once, swept when a worker dies or the broker was down."""
+handed to the broker after commit, claimed once, swept when a worker dies or the broker was down.
+
+The outbox is the queue and the broker only wakes workers: each message asks for one job, and the
+worker takes the next one in turn across projects (`outbox_claim_next`, whose docstring states
+the bound), so one project's backlog never holds another project's report behind it."""
 
 from __future__ import annotations
 
@@ -13,15 +17,15 @@ from queue import Empty, SimpleQueue
 
 import orjson
 from django.conf import settings
-from django.db import DatabaseError, OperationalError, connection, transaction
-from django.db.models import F, Q
+from django.db import DatabaseError, IntegrityError, OperationalError, connection, transaction
+from django.db.models import F, Min, Q, QuerySet
 from django.utils import timezone
 
 from common import tracing
 from common.db import plain_cursor
 from memories import queue
-from memories.background import process_entries
-from memories.models import Outbox
+from memories.background import embed_missing, process_entries
+from memories.models import Outbox, OutboxTurn
 
 log = logging.getLogger("threadless.memories")
 
@@ -153,43 +157,135 @@ def outbox_publish(*, outbox_id: int | list[int]) -> bool:
         return False
 
 
-def outbox_claim(*, outbox_id: int) -> Outbox | None:
-    """Claim a row for processing: unclaimed, or claimed so long ago that its worker died."""
-    now = timezone.now()
+def _claimable(now) -> QuerySet[Outbox]:
+    """Rows a worker may take: not processed, and unclaimed or claimed so long ago that its worker died."""
     stale = now - timedelta(seconds=settings.THREADLESS_OUTBOX_STALE_SECONDS)
-    claimed = (
-        Outbox.objects.filter(id=outbox_id, processed_at=None)
-        .filter(Q(claimed_at__isnull=True) | Q(claimed_at__lt=stale))
-        .update(claimed_at=now, attempts=F("attempts") + 1)
+    return Outbox.objects.filter(processed_at=None).filter(
+        Q(claimed_at__isnull=True) | Q(claimed_at__lt=stale)
     )
+
+
+def outbox_claim(*, outbox_id: int) -> Outbox | None:
+    """Claim this row for processing, if it is claimable."""
+    now = timezone.now()
+    claimed = _claimable(now).filter(id=outbox_id).update(claimed_at=now, attempts=F("attempts") + 1)
     return Outbox.objects.filter(id=outbox_id).first() if claimed else None
 
 
+CLAIM_TRIES = 10  # picks a worker makes when other workers keep taking the turn it chose
+
+
+def outbox_claim_next() -> Outbox | None:
+    """Claim the next job, round-robin across projects: the oldest claimable row of the project
+    whose turn (`OutboxTurn.served_at`) is the oldest, a project never served first.
+
+    The bound: a project's turn is taken with a compare-and-set of its `served_at` before its row
+    is claimed, so once a row is queued every other project takes at most one turn before the
+    row's project does. With P projects waiting, at most P − 1 jobs of other projects start between
+    a project's oldest row being queued and its start (besides the jobs already running then:
+    at most the workers' concurrency), whatever the size of their backlogs; each of those jobs is
+    bounded (memories.background: ENTRIES_PER_RUN entries, embeddings.CHUNK_CHARS of text). A
+    project's own rows go oldest first. Works the same on SQLite and PostgreSQL, whatever the broker:
+    a broker message only says that a job is waiting (`outbox_process_next`)."""
+    for _ in range(CLAIM_TRIES):
+        now = timezone.now()
+        heads = dict(
+            _claimable(now)
+            .values("memory__project_id")
+            .annotate(head=Min("id"))
+            .values_list("memory__project_id", "head")
+            .order_by()
+        )
+        if not heads:
+            return None
+        turns = dict(OutboxTurn.objects.filter(project_id__in=heads).values_list("project_id", "served_at"))
+        if len(turns) < len(heads):
+            OutboxTurn.objects.bulk_create(
+                [OutboxTurn(project_id=p) for p in heads if p not in turns], ignore_conflicts=True
+            )
+        project = min(heads, key=lambda p: (turns.get(p) is not None, turns.get(p) or now, heads[p]))
+        if not OutboxTurn.objects.filter(project_id=project, served_at=turns.get(project)).update(
+            served_at=now
+        ):
+            continue  # another worker took this project's turn first
+        row = outbox_claim(outbox_id=heads[project])
+        if row is not None:
+            return row
+    return None
+
+
+def outbox_process_next() -> bool:
+    """Run the next job in turn (`outbox_claim_next`): what each broker message asks a worker to do,
+    whichever row it was published for. False when no row is waiting."""
+    row = outbox_claim_next()
+    if row is None:
+        return False
+    _run(row)
+    return True
+
+
 def outbox_process(*, outbox_id: int) -> bool:
-    """Run one outbox row's background work exactly once (idempotent steps, claimed row).
+    """Run this outbox row's background work exactly once (idempotent steps, claimed row)."""
+    row = outbox_claim(outbox_id=outbox_id)
+    if row is None:
+        return False
+    _run(row)
+    return True
+
+
+def _run(row: Outbox) -> None:
+    """Do a claimed row's job, queue what it left (the rest of a long range, the vectors still
+    missing: jobs of their own, behind the other projects' turns) and mark it processed, both in
+    one transaction.
 
     A database error the task retries (a deadlock between two workers on one memory, a lock
     timeout) gives the claim back before it propagates, so the retry takes the row at once instead
     of waiting out THREADLESS_OUTBOX_STALE_SECONDS. Any other error keeps the claim: the row waits
     for the stale limit and the sweep, so a row that always fails is not retried in a tight loop."""
-    row = outbox_claim(outbox_id=outbox_id)
-    if row is None:
-        return False
     try:
         with tracing.span(
             "threadless.outbox.process",
             **{"threadless.outbox.kind": row.kind, "threadless.outbox.attempt": row.attempts},
         ):
-            process_entries(
-                memory_id=row.memory_id,
-                from_seq=row.payload.get("from_seq", 1),
-                to_seq=row.payload.get("to_seq", 0),
-            )
+            follow_ups = _work(row)
     except OperationalError as exc:
         _release(row.id, exc)
         raise
-    Outbox.objects.filter(id=row.id, processed_at=None).update(processed_at=timezone.now(), last_error="")
-    return True
+    try:
+        with transaction.atomic():
+            for kind, payload in follow_ups:
+                outbox_enqueue(memory_id=row.memory_id, kind=kind, payload=payload)
+            Outbox.objects.filter(id=row.id, processed_at=None).update(
+                processed_at=timezone.now(), last_error=""
+            )
+    except IntegrityError:
+        # The memory was deleted meanwhile: its rows, this one included, went with it.
+        log.info("outbox %s: memory %s deleted during its job", row.id, row.memory_id)
+
+
+def _work(row: Outbox) -> list[tuple[str, dict]]:
+    """Run the row's job; the jobs it leaves, as (kind, payload)."""
+    if row.kind == "vectors":
+        step = embed_missing(memory_id=row.memory_id)
+        return [("vectors", {})] if step["remaining"] and step["embedded"] else []
+    done = process_entries(
+        memory_id=row.memory_id,
+        from_seq=row.payload.get("from_seq", 1),
+        to_seq=row.payload.get("to_seq", 0),
+    )
+    follow_ups = [("report", done["rest"])] if done["rest"] else []
+    if done.get("vectors", {}).get("due") and not _vectors_queued(row):
+        follow_ups.append(("vectors", {}))
+    return follow_ups
+
+
+def _vectors_queued(row: Outbox) -> bool:
+    """Whether a vectors job of the row's memory is waiting already (one is enough: it continues itself)."""
+    return (
+        Outbox.objects.filter(memory_id=row.memory_id, kind="vectors", processed_at=None)
+        .exclude(id=row.id)
+        .exists()
+    )
 
 
 def _release(outbox_id: int, exc: Exception) -> None:

@@ -8,7 +8,7 @@ from memories import queue, services
 from memories.models import Outbox
 from threadless_site.celery import app
 
-NAMES = [queue.PROCESS_OUTBOX, queue.BACKFILL_VECTORS]
+NAMES = [queue.PROCESS_OUTBOX]
 
 
 @pytest.fixture
@@ -50,9 +50,9 @@ def test_a_task_sent_by_name_goes_to_the_broker_with_its_keyword_arguments(eager
         "send_task_message",
         lambda producer, name, message, **options: published.append((name, message)),
     )
-    queue.send(queue.BACKFILL_VECTORS, memory_id="mem_1")
+    queue.send(queue.PROCESS_OUTBOX, outbox_id=7)
     assert len(published) == 1
     name, message = published[0]
-    assert name == queue.BACKFILL_VECTORS
-    assert message.headers["task"] == queue.BACKFILL_VECTORS
-    assert message.body[1] == {"memory_id": "mem_1"}  # (args, kwargs, embed)
+    assert name == queue.PROCESS_OUTBOX
+    assert message.headers["task"] == queue.PROCESS_OUTBOX
+    assert message.body[1] == {"outbox_id": 7}  # (args, kwargs, embed)

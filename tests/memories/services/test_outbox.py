@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from common.errors import InvalidRequest
 from memories import services
-from memories.models import Outbox
+from memories.models import Fact, Outbox
 from threadless_site.celery import app
 
 
@@ -279,3 +279,70 @@ def _unprocessed_rows(cast, count: int) -> list[int]:
         ids.append(Outbox.objects.get(memory=memory).id)
     Outbox.objects.filter(id__in=ids).update(processed_at=None, claimed_at=None, attempts=0)
     return ids
+
+
+def _report(project, user: str, replies: list[str]):
+    """A memory of `project` with one turn: the user's message, then a report of `replies`."""
+    memory, _ = services.memory_create(project=project)
+    services.memory_decorate(memory=memory, messages=[{"role": "user", "content": user}])
+    services.report_accept(
+        memory=memory, messages=[{"role": "assistant", "content": r} for r in replies], failures=[]
+    )
+    return memory
+
+
+def test_one_projects_backlog_does_not_hold_back_another_projects_report(cast, monkeypatch):
+    """Project A queues 20 reports, one of them 700 messages long; project B then reports one
+    message. With the broker's messages delivered in the order they were published (both brokers
+    are FIFO queues), B's job is among the first two jobs run: at most P - 1 = 1 job of A before it
+    (outbox_claim_next's bound for P = 2 projects waiting). A's long report runs as bounded jobs
+    that take turns too, and none of it is lost."""
+    from memories.background import ENTRIES_PER_RUN
+    from memories.services import outbox as outbox_module
+    from memories.tasks import process_outbox
+
+    long = _report(
+        cast.project_a, "Here is our whole history.", [f"Line {i} of the log." for i in range(700)]
+    )
+    backlog = [long] + [_report(cast.project_a, f"I like tea number {i}.", ["ok"]) for i in range(19)]
+    small = _report(cast.project_b, "I live in Oslo.", ["Noted."])
+    project_of = {m.id: "A" for m in backlog} | {small.id: "B"}
+    runs: list[tuple[str, int]] = []  # (project, messages indexed) of each job, in the order they ran
+    real = outbox_module.process_entries
+
+    def recording(**kwargs):
+        done = real(**kwargs)
+        runs.append((project_of[kwargs["memory_id"]], done["indexed"]))
+        return done
+
+    monkeypatch.setattr(outbox_module, "process_entries", recording)
+    published = list(Outbox.objects.order_by("id").values_list("id", flat=True))  # the broker's order
+    assert published[-1] == Outbox.objects.get(memory=small).id
+    for outbox_id in published:
+        process_outbox.apply(args=[outbox_id])
+    while process_outbox.apply(args=[published[0]]).get():  # the sweep's wake-ups, for the rest
+        pass
+
+    assert [p for p, _ in runs].index("B") <= 1
+    assert max(indexed for _, indexed in runs) <= ENTRIES_PER_RUN
+    long.refresh_from_db()
+    assert long.background_upto_seq == long.last_seq == 701
+    assert Outbox.objects.filter(processed_at=None).count() == 0
+    assert Fact.objects.filter(memory=small).exists()
+
+
+def test_a_project_that_reports_again_is_served_before_a_busy_project_goes_twice(cast):
+    """Round-robin, not first come first served: once A has had its turns, B's new report waits for
+    at most one more job of A, however many A has waiting."""
+    for i in range(6):
+        _report(cast.project_a, f"I like tea number {i}.", ["ok"])
+    _report(cast.project_b, "I live in Oslo.", ["Noted."])
+    served = []
+    for _ in range(4):
+        row = services.outbox_claim_next()
+        served.append(row.memory.project_id)
+        Outbox.objects.filter(pk=row.pk).update(processed_at=timezone.now())
+    a, b = cast.project_a.id, cast.project_b.id
+    assert served == [a, b, a, a]
+    again = _report(cast.project_b, "I work as a pharmacist.", ["Noted."])
+    assert services.outbox_claim_next().memory_id == again.id
