@@ -237,6 +237,11 @@ class Outbox(models.Model):
 
     # No index of its own: outbox_memory_idx (memory, processed_at) serves every memory_id lookup.
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="outbox", db_index=False)
+    # The memory's project, written with the row: the worker takes waiting rows project by project
+    # (outbox_waiting_idx). NULL only on rows processed before the column existed.
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, null=True, related_name="+", db_index=False
+    )
     kind = models.CharField(max_length=32, default="report")
     payload = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -249,6 +254,9 @@ class Outbox(models.Model):
         indexes = [
             models.Index(fields=["processed_at", "claimed_at"], name="outbox_pending_idx"),
             models.Index(fields=["memory", "processed_at"], name="outbox_memory_idx"),
+            # Waiting rows only, by project: the worker's turn-taking reads which projects wait and
+            # each one's oldest row from it, never the whole backlog (outbox_claim_next).
+            models.Index(fields=["project", "id"], name="outbox_waiting_idx", condition=Q(processed_at=None)),
         ]
 
 

@@ -656,7 +656,7 @@ def memory_import(*, project: Project, lines: Iterable[bytes]) -> tuple[Memory, 
                 # The imported messages' vectors, made by the worker in bounded chunks (vectors jobs,
                 # each taking its turn with other projects' work): until then decorate answers as a
                 # memory without vectors would.
-                outbox_enqueue(memory_id=memory.id, kind="vectors", payload={})
+                outbox_enqueue(memory_id=memory.id, project_id=project.id, kind="vectors", payload={})
     except (TypeError, ValueError, KeyError) as exc:
         raise InvalidRequest(f"A record does not fit the format ({exc.__class__.__name__}).")
     except IntegrityError:

@@ -18,31 +18,31 @@ from queue import Empty, SimpleQueue
 import orjson
 from django.conf import settings
 from django.db import DatabaseError, IntegrityError, OperationalError, connection, transaction
-from django.db.models import F, Min, Q, QuerySet
+from django.db.models import F, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from common import tracing
 from common.db import plain_cursor
 from memories import queue
 from memories.background import embed_missing, process_entries
-from memories.models import Outbox, OutboxTurn
+from memories.models import Memory, Outbox, OutboxTurn
 
 log = logging.getLogger("threadless.memories")
 
 
 _INSERT_SQL = (
-    f"INSERT INTO {Outbox._meta.db_table} (memory_id, kind, payload, created_at, attempts, last_error) "
-    "VALUES (%s, %s, %s{cast}, %s, 0, '') RETURNING id"
+    f"INSERT INTO {Outbox._meta.db_table} (memory_id, project_id, kind, payload, created_at, attempts, "
+    "last_error) VALUES (%s, %s, %s, %s{cast}, %s, 0, '') RETURNING id"
 )
 
 
 def outbox_insert_sql() -> str:
-    """The outbox row's INSERT (memory id, kind, payload JSON text, created_at) RETURNING its id:
-    also SQLite's report (services.entries), inside its transaction."""
+    """The outbox row's INSERT (memory id, its project's id, kind, payload JSON text, created_at)
+    RETURNING its id: also SQLite's report (services.entries), inside its transaction."""
     return _INSERT_SQL.format(cast="::jsonb" if connection.vendor == "postgresql" else "")
 
 
-def outbox_enqueue(*, memory_id: str, payload: dict, kind: str = "report") -> int:
+def outbox_enqueue(*, memory_id: str, project_id: str, payload: dict, kind: str = "report") -> int:
     """Queue background work in the caller's transaction (one plain INSERT: this is on report's
     hot path); the row goes to the broker once the transaction commits. Returns the row's id."""
     with plain_cursor(prepare=True) as cursor:
@@ -50,6 +50,7 @@ def outbox_enqueue(*, memory_id: str, payload: dict, kind: str = "report") -> in
             outbox_insert_sql(),
             [
                 memory_id,
+                project_id,
                 kind,
                 orjson.dumps(payload).decode(),
                 connection.ops.adapt_datetimefield_value(timezone.now()),
@@ -174,10 +175,31 @@ def outbox_claim(*, outbox_id: int) -> Outbox | None:
 
 CLAIM_TRIES = 10  # picks a worker makes when other workers keep taking the turn it chose
 
+# The projects with waiting rows, one index probe each through outbox_waiting_idx (a "loose index
+# scan": each step asks for the next project id after the last one), never a pass over the backlog.
+# SQLite's planner prefers outbox_pending_idx here (a scan of every waiting row): `INDEXED BY` says which.
+_WAITING_PROJECTS_SQL = (
+    "WITH RECURSIVE waiting(project_id) AS ("
+    "SELECT MIN(o.project_id) FROM {outbox} WHERE o.processed_at IS NULL "
+    "UNION ALL SELECT (SELECT MIN(o.project_id) FROM {outbox} "
+    "WHERE o.processed_at IS NULL AND o.project_id > w.project_id) "
+    "FROM waiting w WHERE w.project_id IS NOT NULL"
+    ") SELECT project_id FROM waiting WHERE project_id IS NOT NULL"
+)
+
+
+def _waiting_projects() -> list[str]:
+    outbox = f"{Outbox._meta.db_table} o" + (
+        " INDEXED BY outbox_waiting_idx" if connection.vendor == "sqlite" else ""
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(_WAITING_PROJECTS_SQL.replace("{outbox}", outbox))
+        return [project_id for (project_id,) in cursor.fetchall()]
+
 
 def outbox_claim_next() -> Outbox | None:
-    """Claim the next job, round-robin across projects: the oldest claimable row of the project
-    whose turn (`OutboxTurn.served_at`) is the oldest, a project never served first.
+    """Claim the next job, round-robin across projects: the oldest claimable row of the waiting
+    project whose turn (`OutboxTurn.served_at`) is the oldest, a project never served first.
 
     The bound: a project's turn is taken with a compare-and-set of its `served_at` before its row
     is claimed, so once a row is queued every other project takes at most one turn before the
@@ -185,30 +207,33 @@ def outbox_claim_next() -> Outbox | None:
     a project's oldest row being queued and its start (besides the jobs already running then:
     at most the workers' concurrency), whatever the size of their backlogs; each of those jobs is
     bounded (memories.background: ENTRIES_PER_RUN entries, embeddings.CHUNK_CHARS of text). A
-    project's own rows go oldest first. Works the same on SQLite and PostgreSQL, whatever the broker:
-    a broker message only says that a job is waiting (`outbox_process_next`)."""
+    project's own rows go oldest first. The order lives in the database, so it is the same on
+    SQLite and PostgreSQL whatever the broker: a broker message only says that a job waits
+    (`outbox_process_next`). Cost: one index probe per waiting project and a few more for the
+    chosen one's row, whatever the number of rows waiting."""
     for _ in range(CLAIM_TRIES):
         now = timezone.now()
-        heads = dict(
-            _claimable(now)
-            .values("memory__project_id")
-            .annotate(head=Min("id"))
-            .values_list("memory__project_id", "head")
-            .order_by()
-        )
-        if not heads:
+        waiting = _waiting_projects()
+        if not waiting:
             return None
-        turns = dict(OutboxTurn.objects.filter(project_id__in=heads).values_list("project_id", "served_at"))
-        if len(turns) < len(heads):
+        turns = dict(OutboxTurn.objects.filter(project_id__in=waiting).values_list("project_id", "served_at"))
+        if len(turns) < len(waiting):
             OutboxTurn.objects.bulk_create(
-                [OutboxTurn(project_id=p) for p in heads if p not in turns], ignore_conflicts=True
+                [OutboxTurn(project_id=p) for p in waiting if p not in turns], ignore_conflicts=True
             )
-        project = min(heads, key=lambda p: (turns.get(p) is not None, turns.get(p) or now, heads[p]))
-        if not OutboxTurn.objects.filter(project_id=project, served_at=turns.get(project)).update(
-            served_at=now
-        ):
-            continue  # another worker took this project's turn first
-        row = outbox_claim(outbox_id=heads[project])
+        for project in sorted(waiting, key=lambda p: (turns.get(p) is not None, turns.get(p) or now, p)):
+            head = (
+                _claimable(now).filter(project_id=project).order_by("id").values_list("id", flat=True).first()
+            )
+            if head is not None:  # else its waiting rows are all being worked on: the next project
+                break
+        else:
+            return None
+        with transaction.atomic():  # the turn and the claim: one commit
+            turn = OutboxTurn.objects.filter(project_id=project, served_at=turns.get(project))
+            if not turn.update(served_at=now):
+                continue  # another worker took this project's turn first
+            row = outbox_claim(outbox_id=head)
         if row is not None:
             return row
     return None
@@ -254,7 +279,7 @@ def _run(row: Outbox) -> None:
     try:
         with transaction.atomic():
             for kind, payload in follow_ups:
-                outbox_enqueue(memory_id=row.memory_id, kind=kind, payload=payload)
+                outbox_enqueue(memory_id=row.memory_id, project_id=row.project_id, kind=kind, payload=payload)
             Outbox.objects.filter(id=row.id, processed_at=None).update(
                 processed_at=timezone.now(), last_error=""
             )
@@ -299,7 +324,12 @@ def _release(outbox_id: int, exc: Exception) -> None:
 
 
 def outbox_sweep() -> int:
-    """Re-queue rows never picked up and rows whose claim went stale (a worker died mid-job)."""
+    """Re-queue rows never picked up and rows whose claim went stale (a worker died mid-job). A
+    waiting row with no project (written by a process that predates the column, during an upgrade)
+    gets its memory's, so the worker's turns see it."""
+    Outbox.objects.filter(processed_at=None, project=None).update(
+        project_id=Subquery(Memory.objects.filter(pk=OuterRef("memory_id")).values("project_id")[:1])
+    )
     now = timezone.now()
     stale = now - timedelta(seconds=settings.THREADLESS_OUTBOX_STALE_SECONDS)
     waiting = now - timedelta(seconds=max(5, settings.THREADLESS_OUTBOX_SWEEP_SECONDS))

@@ -340,9 +340,9 @@ def test_a_project_that_reports_again_is_served_before_a_busy_project_goes_twice
     served = []
     for _ in range(4):
         row = services.outbox_claim_next()
-        served.append(row.memory.project_id)
+        served.append(row.project_id)
         Outbox.objects.filter(pk=row.pk).update(processed_at=timezone.now())
     a, b = cast.project_a.id, cast.project_b.id
-    assert served == [a, b, a, a]
+    assert sorted(served[:2]) == sorted([a, b]) and served[2:] == [a, a]  # B had one turn, A three
     again = _report(cast.project_b, "I work as a pharmacist.", ["Noted."])
     assert services.outbox_claim_next().memory_id == again.id
