@@ -248,6 +248,9 @@ class Outbox(models.Model):
     claimed_at = models.DateTimeField(null=True, blank=True)
     processed_at = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveIntegerField(default=0)
+    # Set when the row failed THREADLESS_OUTBOX_MAX_ATTEMPTS times: no worker takes it again, and
+    # `last_error` holds the last failure's reason, redacted (the console's Overview shows both).
+    parked_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True, default="")
 
     class Meta:
@@ -256,7 +259,11 @@ class Outbox(models.Model):
             models.Index(fields=["memory", "processed_at"], name="outbox_memory_idx"),
             # Waiting rows only, by project: the worker's turn-taking reads which projects wait and
             # each one's oldest row from it, never the whole backlog (outbox_claim_next).
-            models.Index(fields=["project", "id"], name="outbox_waiting_idx", condition=Q(processed_at=None)),
+            models.Index(
+                fields=["project", "id"],
+                name="outbox_waiting_idx",
+                condition=Q(processed_at=None, parked_at=None),
+            ),
         ]
 
 

@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from common import tracing
 from common.db import plain_cursor
+from common.redaction import raw_error_text
 from memories import queue
 from memories.background import embed_missing, process_entries
 from memories.models import Memory, Outbox, OutboxTurn
@@ -159,11 +160,12 @@ def outbox_publish(*, outbox_id: int | list[int]) -> bool:
 
 
 def _claimable(now) -> QuerySet[Outbox]:
-    """Rows a worker may take: not processed, and unclaimed or claimed so long ago that its worker died."""
+    """Rows a worker may take: waiting (neither processed nor parked), with attempts left, and
+    unclaimed or claimed so long ago that its worker died."""
     stale = now - timedelta(seconds=settings.THREADLESS_OUTBOX_STALE_SECONDS)
-    return Outbox.objects.filter(processed_at=None).filter(
-        Q(claimed_at__isnull=True) | Q(claimed_at__lt=stale)
-    )
+    return Outbox.objects.filter(
+        processed_at=None, parked_at=None, attempts__lt=settings.THREADLESS_OUTBOX_MAX_ATTEMPTS
+    ).filter(Q(claimed_at__isnull=True) | Q(claimed_at__lt=stale))
 
 
 def outbox_claim(*, outbox_id: int) -> Outbox | None:
@@ -180,9 +182,9 @@ CLAIM_TRIES = 10  # picks a worker makes when other workers keep taking the turn
 # SQLite's planner prefers outbox_pending_idx here (a scan of every waiting row): `INDEXED BY` says which.
 _WAITING_PROJECTS_SQL = (
     "WITH RECURSIVE waiting(project_id) AS ("
-    "SELECT MIN(o.project_id) FROM {outbox} WHERE o.processed_at IS NULL "
+    "SELECT MIN(o.project_id) FROM {outbox} WHERE o.processed_at IS NULL AND o.parked_at IS NULL "
     "UNION ALL SELECT (SELECT MIN(o.project_id) FROM {outbox} "
-    "WHERE o.processed_at IS NULL AND o.project_id > w.project_id) "
+    "WHERE o.processed_at IS NULL AND o.parked_at IS NULL AND o.project_id > w.project_id) "
     "FROM waiting w WHERE w.project_id IS NOT NULL"
     ") SELECT project_id FROM waiting WHERE project_id IS NOT NULL"
 )
@@ -266,15 +268,19 @@ def _run(row: Outbox) -> None:
     A database error the task retries (a deadlock between two workers on one memory, a lock
     timeout) gives the claim back before it propagates, so the retry takes the row at once instead
     of waiting out THREADLESS_OUTBOX_STALE_SECONDS. Any other error keeps the claim: the row waits
-    for the stale limit and the sweep, so a row that always fails is not retried in a tight loop."""
+    for the stale limit and the sweep, so a row that always fails is not retried in a tight loop.
+    The attempt that reaches THREADLESS_OUTBOX_MAX_ATTEMPTS parks the row instead (`_park`)."""
     try:
         with tracing.span(
             "threadless.outbox.process",
             **{"threadless.outbox.kind": row.kind, "threadless.outbox.attempt": row.attempts},
         ):
             follow_ups = _work(row)
-    except OperationalError as exc:
-        _release(row.id, exc)
+    except Exception as exc:
+        if row.attempts >= settings.THREADLESS_OUTBOX_MAX_ATTEMPTS:
+            _park(row, f"{exc.__class__.__name__}: {exc}")
+        elif isinstance(exc, OperationalError):
+            _release(row.id, exc)
         raise
     try:
         with transaction.atomic():
@@ -307,7 +313,7 @@ def _work(row: Outbox) -> list[tuple[str, dict]]:
 def _vectors_queued(row: Outbox) -> bool:
     """Whether a vectors job of the row's memory is waiting already (one is enough: it continues itself)."""
     return (
-        Outbox.objects.filter(memory_id=row.memory_id, kind="vectors", processed_at=None)
+        Outbox.objects.filter(memory_id=row.memory_id, kind="vectors", processed_at=None, parked_at=None)
         .exclude(id=row.id)
         .exists()
     )
@@ -323,19 +329,56 @@ def _release(outbox_id: int, exc: Exception) -> None:
         log.warning("outbox %s: claim not released (%s)", outbox_id, exc.__class__.__name__)
 
 
+PARKED_REASON_CHARS = 500  # of the last failure's text, kept with a parked row
+
+
+def _park(row: Outbox, reason: str) -> None:
+    """Stop retrying a row whose job failed THREADLESS_OUTBOX_MAX_ATTEMPTS times: no worker takes
+    it again, it no longer counts as waiting (the backlog, the memory's `processing`), and it stays
+    in the table, deleted with its memory. `last_error` keeps the reason with secrets, URL
+    credentials and query values removed (`raw_error_text`, what staff see of raw errors): the
+    console's Overview shows it to the project's staff. Logged once, by the update that parks it."""
+    reason = raw_error_text(reason, PARKED_REASON_CHARS)
+    try:
+        parked = Outbox.objects.filter(id=row.id, processed_at=None, parked_at=None).update(
+            parked_at=timezone.now(), claimed_at=None, last_error=reason
+        )
+    except DatabaseError as exc:  # the connection itself is gone: the sweep parks it later
+        log.warning("outbox %s: not parked (%s)", row.id, exc.__class__.__name__)
+        return
+    if parked:
+        log.error(
+            "outbox %s (%s job of memory %s) parked after %d attempts: %s",
+            row.id,
+            row.kind,
+            row.memory_id,
+            row.attempts,
+            reason,
+        )
+
+
 def outbox_sweep() -> int:
-    """Re-queue rows never picked up and rows whose claim went stale (a worker died mid-job). A
-    waiting row with no project (written by a process that predates the column, during an upgrade)
-    gets its memory's, so the worker's turns see it."""
+    """Re-queue rows never picked up and rows whose claim went stale (a worker died mid-job); park
+    the stale ones whose attempts are spent (their worker stopped every time: a crash or the time
+    limit). A waiting row with no project (written by a process that predates the column, during
+    an upgrade) gets its memory's, so the worker's turns see it."""
     Outbox.objects.filter(processed_at=None, project=None).update(
         project_id=Subquery(Memory.objects.filter(pk=OuterRef("memory_id")).values("project_id")[:1])
     )
     now = timezone.now()
     stale = now - timedelta(seconds=settings.THREADLESS_OUTBOX_STALE_SECONDS)
     waiting = now - timedelta(seconds=max(5, settings.THREADLESS_OUTBOX_SWEEP_SECONDS))
+    free = Outbox.objects.filter(processed_at=None, parked_at=None).filter(
+        Q(claimed_at__isnull=True) | Q(claimed_at__lt=stale)
+    )
+    for row in free.filter(attempts__gte=settings.THREADLESS_OUTBOX_MAX_ATTEMPTS)[:500]:
+        _park(
+            row,
+            f"the job did not finish in {row.attempts} attempts (its worker stopped: crash or time limit)",
+        )
     ids = list(
-        Outbox.objects.filter(processed_at=None)
-        .filter(Q(claimed_at__isnull=True, created_at__lt=waiting) | Q(claimed_at__lt=stale))
+        free.filter(attempts__lt=settings.THREADLESS_OUTBOX_MAX_ATTEMPTS)
+        .filter(Q(claimed_at__isnull=False) | Q(created_at__lt=waiting))
         .order_by("id")
         .values_list("id", flat=True)[:500]
     )

@@ -346,3 +346,77 @@ def test_a_project_that_reports_again_is_served_before_a_busy_project_goes_twice
     assert sorted(served[:2]) == sorted([a, b]) and served[2:] == [a, a]  # B had one turn, A three
     again = _report(cast.project_b, "I work as a pharmacist.", ["Noted."])
     assert services.outbox_claim_next().memory_id == again.id
+
+
+def test_a_row_that_always_fails_is_parked_after_its_attempts_and_never_retried(
+    reported, monkeypatch, settings, caplog
+):
+    from memories.services import outbox as outbox_module
+
+    settings.THREADLESS_OUTBOX_MAX_ATTEMPTS = 3
+    runs = []
+
+    def fails(**kwargs):
+        runs.append(kwargs["memory_id"])
+        raise ValueError("the extractor choked on api_key=sk-live-4f9a8b7c6d5e")
+
+    monkeypatch.setattr(outbox_module, "process_entries", fails)
+    for _ in range(3):
+        with pytest.raises(ValueError):
+            services.outbox_process_next()
+        age(reported, created=600, claimed=settings.THREADLESS_OUTBOX_STALE_SECONDS + 5)  # as if stale
+    assert len(runs) == 3
+    row = Outbox.objects.get(pk=reported.pk)
+    assert row.parked_at is not None and row.processed_at is None and row.attempts == 3
+    assert row.last_error.startswith("ValueError: the extractor choked on api_key=")
+    assert "sk-live" not in row.last_error
+    assert services.outbox_claim_next() is None and services.outbox_process(outbox_id=row.id) is False
+    assert services.outbox_sweep() == 0
+    assert len(runs) == 3
+    parked_lines = [r for r in caplog.records if "parked after 3 attempts" in r.getMessage()]
+    assert len(parked_lines) == 1 and parked_lines[0].levelname == "ERROR"
+
+
+def test_a_row_whose_database_error_never_clears_is_parked_too(reported, monkeypatch, settings):
+    from django.db import OperationalError
+
+    from memories.services import outbox as outbox_module
+
+    settings.THREADLESS_OUTBOX_MAX_ATTEMPTS = 2
+
+    def fails(**kwargs):
+        raise OperationalError("too many SQL variables")
+
+    monkeypatch.setattr(outbox_module, "process_entries", fails)
+    for _ in range(2):  # each failure gives the claim back: the task's retry takes it at once
+        with pytest.raises(OperationalError):
+            services.outbox_process_next()
+    row = Outbox.objects.get(pk=reported.pk)
+    assert row.parked_at is not None and row.last_error == "OperationalError: too many SQL variables"
+    assert services.outbox_claim_next() is None
+
+
+def test_the_sweep_parks_a_row_whose_worker_stopped_on_every_attempt(reported, settings):
+    settings.THREADLESS_OUTBOX_MAX_ATTEMPTS = 3
+    Outbox.objects.filter(pk=reported.pk).update(attempts=3)
+    age(reported, created=900, claimed=settings.THREADLESS_OUTBOX_STALE_SECONDS + 5)
+    assert services.outbox_sweep() == 0  # not re-queued
+    row = Outbox.objects.get(pk=reported.pk)
+    assert row.parked_at is not None and "did not finish in 3 attempts" in row.last_error
+
+
+def test_a_parked_row_leaves_the_memory_processed_and_out_of_the_backlog(reported, cast):
+    from memories.selectors import outbox_backlog
+
+    memory_id = reported.memory_id
+    assert cast.a.get(f"/v1/memories/{memory_id}").json()["processing"] == "pending"
+    Outbox.objects.filter(pk=reported.pk).update(parked_at=timezone.now(), last_error="ValueError: x")
+    assert cast.a.get(f"/v1/memories/{memory_id}").json()["processing"] == "processed"
+    assert outbox_backlog(project=cast.project_a).depth == 0
+
+
+def test_the_sweep_gives_a_waiting_row_without_a_project_its_memorys(reported, cast):
+    Outbox.objects.filter(pk=reported.pk).update(project=None)
+    assert services.outbox_claim_next() is None  # the turns see rows by project
+    services.outbox_sweep()
+    assert services.outbox_claim_next().id == reported.id
