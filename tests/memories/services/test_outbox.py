@@ -229,6 +229,17 @@ def test_a_batch_message_processes_each_of_its_rows(cast, eager_celery):
     )
 
 
+def test_a_batch_message_hands_the_rest_back_to_the_broker_once_its_time_is_spent(cast, monkeypatch):
+    from memories.tasks import process_outbox
+
+    ids = _unprocessed_rows(cast, 3)
+    handed = []
+    monkeypatch.setattr(services, "outbox_publish", lambda *, outbox_id: handed.append(outbox_id) or True)
+    assert process_outbox.apply(kwargs={"outbox_id": ids, "budget_seconds": 0}).get() is True
+    assert handed == [ids[1:]]  # two wake-ups, as one message
+    assert Outbox.objects.filter(id__in=ids, processed_at__isnull=False).count() == 1
+
+
 def test_a_database_error_gives_the_claim_back_and_the_retry_finishes_the_batch(
     cast, eager_celery, monkeypatch
 ):
