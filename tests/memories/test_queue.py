@@ -56,3 +56,16 @@ def test_a_task_sent_by_name_goes_to_the_broker_with_its_keyword_arguments(eager
     assert name == queue.PROCESS_OUTBOX
     assert message.headers["task"] == queue.PROCESS_OUTBOX
     assert message.body[1] == {"outbox_id": 7}  # (args, kwargs, embed)
+
+
+@pytest.mark.parametrize("eager", [False], indirect=True)
+def test_a_process_that_has_its_tasks_already_does_not_load_them_again(eager, monkeypatch):
+    # A worker imported its task modules at start; loading them again runs Django's setup again
+    # (Celery's Django fixup), whose logging configuration silences the worker's log lines.
+    app.loader.import_default_modules()  # what the worker does at start
+    monkeypatch.setattr(queue, "_loaded", set())  # a pool child that has not queued anything yet
+    loads = []
+    monkeypatch.setattr(app.loader, "import_default_modules", lambda: loads.append(1))
+    monkeypatch.setattr(app.amqp, "send_task_message", lambda producer, name, message, **options: None)
+    queue.send(queue.PROCESS_OUTBOX, outbox_id=7)
+    assert loads == []
