@@ -105,8 +105,8 @@ LAYOUT = "#pieces"  # what a row holds, in the model key: a change re-embeds lik
 BACKFILL_CHUNK = 500  # entries embedded per background step at most
 # Text one background job embeds at most (the characters of its messages and their sentences, each
 # cut at MAX_TEXT_CHARS), plus the one message that crosses it (at most (1 + PIECE_MAX)·MAX_TEXT_CHARS):
-# ~1–2 CPU-seconds with the local model (docs/background-memory.md), so a long report or an import
-# becomes many short jobs that take turns with other projects' work instead of one long one.
+# about 2 CPU-seconds with the local model on a 2-core machine (docs/background-memory.md), so a
+# long report or an import becomes many short jobs that take turns with other projects' work.
 CHUNK_CHARS = 10_000
 EMBED_BATCH = 64  # texts per provider request
 # The query's embedding is on decorate's path: a provider that does not answer within this long (or
