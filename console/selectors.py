@@ -162,16 +162,22 @@ class Operations:
 
     outbox_depth: int
     worker_lag_seconds: float  # how long the oldest waiting outbox row has waited
+    parked_jobs: int  # outbox rows whose job failed every attempt (not retried)
+    parked_reason: str  # the newest parked row's reason, redacted when it was parked
     degraded_decorates: int | None  # since the metrics files were started; None with metrics off
     metrics_on: bool
 
 
 def operations(*, project: Project | None, within: QuerySet[Project] | None = None) -> Operations:
-    backlog = memory_selectors.outbox_backlog(project=project, projects=within if project is None else None)
+    scope = {"project": project, "projects": within if project is None else None}
+    backlog = memory_selectors.outbox_backlog(**scope)
+    parked = memory_selectors.outbox_parked(**scope)
     degraded = metrics.counter_total(metrics.DECORATE_DEGRADED) if metrics.ON else None
     return Operations(
         outbox_depth=backlog.depth,
         worker_lag_seconds=backlog.oldest_age_seconds,
+        parked_jobs=parked.count,
+        parked_reason=parked.newest_reason,
         degraded_decorates=int(degraded) if degraded is not None else None,
         metrics_on=metrics.ON,
     )

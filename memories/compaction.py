@@ -10,6 +10,7 @@ written by the project's model when one is configured.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 
@@ -78,10 +79,16 @@ def _trim(summary: str) -> str:
 
 
 def memory_compact(
-    *, memory_id: str, complete=None, min_tokens: int = COMPACT_MIN_TOKENS, thread: str = DEFAULT_THREAD
+    *,
+    memory_id: str,
+    complete=None,
+    min_tokens: int = COMPACT_MIN_TOKENS,
+    thread: str = DEFAULT_THREAD,
+    passes: int | None = None,
 ) -> dict:
-    """Fold the thread's unsummarised history outside its window into its summary. Returns what
-    it did."""
+    """Fold the thread's unsummarised history outside its window into its summary, COMPACT_CHUNK
+    messages a pass (at most `passes` of them: `more` says the rest waits for the next run).
+    Returns what it did."""
     memory = Memory.objects.filter(pk=memory_id).first()
     if memory is None:
         return {"folded": 0}
@@ -104,7 +111,9 @@ def memory_compact(
         seq__lt=window.first_seq,
     )
     folded = 0
-    while True:
+    for done in itertools.count():
+        if passes is not None and done == passes:
+            return {"folded": folded, "more": True}
         rows = list(
             outside.filter(seq__gt=memory.summary_upto_seq)
             .order_by("seq")

@@ -281,23 +281,49 @@ class ErrorDigest(models.Model):
 
 
 class Outbox(models.Model):
-    """Background work queued in the same transaction as the write that needs it."""
+    """Background work queued in the same transaction as the write that needs it: a `report` job
+    (index, facts, compaction, the new messages' vectors over `payload`'s seq range) or a `vectors`
+    job (one chunk of the memory's missing vectors: an import, a model change)."""
 
     # No index of its own: outbox_memory_idx (memory, processed_at) serves every memory_id lookup.
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="outbox", db_index=False)
+    # The memory's project, written with the row: the worker takes waiting rows project by project
+    # (outbox_waiting_idx). NULL only on rows processed before the column existed.
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, null=True, related_name="+", db_index=False
+    )
     kind = models.CharField(max_length=32, default="report")
     payload = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     claimed_at = models.DateTimeField(null=True, blank=True)
     processed_at = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveIntegerField(default=0)
+    # Set when the row failed THREADLESS_OUTBOX_MAX_ATTEMPTS times: no worker takes it again, and
+    # `last_error` holds the last failure's reason, redacted (the console's Overview shows both).
+    parked_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True, default="")
 
     class Meta:
         indexes = [
             models.Index(fields=["processed_at", "claimed_at"], name="outbox_pending_idx"),
             models.Index(fields=["memory", "processed_at"], name="outbox_memory_idx"),
+            # Waiting rows only, by project: the worker's turn-taking reads which projects wait and
+            # each one's oldest row from it, never the whole backlog (outbox_claim_next).
+            models.Index(
+                fields=["project", "id"],
+                name="outbox_waiting_idx",
+                condition=Q(processed_at=None, parked_at=None),
+            ),
         ]
+
+
+class OutboxTurn(models.Model):
+    """When the worker last started a job of this project: the next job is the oldest waiting one
+    of the project whose turn is the oldest (never served first), round-robin across projects
+    (memories.services.outbox.outbox_claim_next)."""
+
+    project = models.OneToOneField(Project, primary_key=True, on_delete=models.CASCADE, related_name="+")
+    served_at = models.DateTimeField(null=True)
 
 
 class IdempotencyRecord(models.Model):

@@ -15,15 +15,17 @@ import threading
 from celery import current_app
 
 PROCESS_OUTBOX = "memories.tasks.process_outbox"
-BACKFILL_VECTORS = "memories.tasks.backfill_vectors"
 
 _loaded: set[int] = set()
 _loading = threading.Lock()
 
 
-def _tasks(app):
-    """The app's task registry, its task modules imported (Celery's autodiscovery) on first use."""
-    if id(app) not in _loaded:
+def _tasks(app, task_name: str):
+    """The app's task registry, its task modules imported (Celery's autodiscovery) on first use,
+    unless it holds the task already: a worker process imported them at start, and importing them
+    again there runs Django's setup again (Celery's Django fixup), whose logging configuration
+    replaces the worker's own: its log lines would stop."""
+    if id(app) not in _loaded and task_name not in app.tasks:
         with _loading:
             if id(app) not in _loaded:
                 app.loader.import_default_modules()
@@ -34,7 +36,7 @@ def _tasks(app):
 def send(task_name: str, /, **kwargs) -> None:
     """Queue `task_name` with these keyword arguments. Publishing follows the app's settings
     (CELERY_TASK_PUBLISH_RETRY is off: a broker outage raises here at once)."""
-    _tasks(current_app)[task_name].apply_async(kwargs=kwargs)
+    _tasks(current_app, task_name)[task_name].apply_async(kwargs=kwargs)
 
 
 def is_eager() -> bool:

@@ -679,16 +679,35 @@ class OutboxBacklog:
     oldest_age_seconds: float  # how long the oldest of them has waited (0 when none): the worker's lag
 
 
+def _outbox_scope(
+    rows: QuerySet[Outbox], project: Project | None, projects: QuerySet[Project] | None
+) -> QuerySet[Outbox]:
+    if project is not None:
+        return rows.filter(memory__project=project)
+    if projects is not None:
+        return rows.filter(memory__project__in=projects)
+    return rows
+
+
 def outbox_backlog(
     *, project: Project | None = None, projects: QuerySet[Project] | None = None
 ) -> OutboxBacklog:
-    """The outbox rows waiting for the worker (through outbox_pending_idx), optionally of one
-    project or a set of them (the console's scope)."""
-    rows = Outbox.objects.filter(processed_at=None)
-    if project is not None:
-        rows = rows.filter(memory__project=project)
-    elif projects is not None:
-        rows = rows.filter(memory__project__in=projects)
+    """The outbox rows waiting for the worker (through outbox_pending_idx; parked rows do not
+    wait), optionally of one project or a set of them (the console's scope)."""
+    rows = _outbox_scope(Outbox.objects.filter(processed_at=None, parked_at=None), project, projects)
     found = rows.aggregate(depth=Count("id"), oldest=Min("created_at"))
     age = (timezone.now() - found["oldest"]).total_seconds() if found["oldest"] else 0.0
     return OutboxBacklog(depth=found["depth"], oldest_age_seconds=max(0.0, age))
+
+
+@dataclass
+class ParkedJobs:
+    count: int  # outbox rows parked: their job failed every attempt, no worker takes them again
+    newest_reason: str  # the newest one's reason, redacted when it was parked ("" when none)
+
+
+def outbox_parked(*, project: Project | None = None, projects: QuerySet[Project] | None = None) -> ParkedJobs:
+    """The parked outbox rows (memories.services.outbox), optionally of one project or a set of them."""
+    rows = _outbox_scope(Outbox.objects.filter(processed_at=None, parked_at__isnull=False), project, projects)
+    newest = rows.order_by("-parked_at", "-id").values_list("last_error", flat=True).first()
+    return ParkedJobs(count=rows.count(), newest_reason=newest or "")

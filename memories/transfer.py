@@ -35,13 +35,12 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import logging
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
 import orjson
-from django.db import IntegrityError, connection, models, transaction
+from django.db import IntegrityError, connection, models
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -50,7 +49,7 @@ from common.errors import Conflict, InvalidRequest
 from common.http.body import MAX_JSON_DEPTH, json_depth, reject_unknown
 from common.messages import cut_marker, stored_reply_limit, text_of, validate_message
 from common.redaction import echo
-from memories import embeddings, queue, recall, services
+from memories import embeddings, recall, services
 from memories.facts.base import fact_normalize, fact_tokens
 from memories.facts.store import IMPORTED
 from memories.models import (
@@ -67,9 +66,8 @@ from memories.models import (
 from memories.models import memory_id as new_memory_id
 from memories.policy import policy_parse
 from memories.services import files
+from memories.services.outbox import outbox_enqueue
 from projects.models import Project
-
-log = logging.getLogger("threadless.transfer")
 
 FORMAT = "threadless.memory"
 VERSION = 1
@@ -1036,7 +1034,12 @@ def memory_import(*, project: Project, lines: Iterable[bytes]) -> tuple[Memory, 
             for start in range(0, len(indexed), CHUNK):
                 recall.index_entries(memory_id=document.memory_pk, entry_ids=indexed[start : start + CHUNK])
             if embeddings.enabled(project):
-                transaction.on_commit(lambda: _queue_vectors(document.memory_pk))
+                # The imported messages' vectors, made by the worker in bounded chunks (vectors jobs,
+                # each taking its turn with other projects' work): until then decorate answers as a
+                # memory without vectors would.
+                outbox_enqueue(
+                    memory_id=document.memory_pk, project_id=project.id, kind="vectors", payload={}
+                )
     except IntegrityError:
         # PostgreSQL, where imports write side by side: another one committed this document, or a
         # memory with this external id, first.
@@ -1047,14 +1050,3 @@ def memory_import(*, project: Project, lines: Iterable[bytes]) -> tuple[Memory, 
             raise _external_id_conflict()
         raise
     return Memory.objects.get(pk=document.memory_pk), True
-
-
-def _queue_vectors(memory_id: str) -> None:
-    """The imported messages' vectors, made by the worker as for any stored message (recall by
-    meaning and the facts' order read them: until they are made, decorate answers as a memory
-    without vectors would). A broker that cannot take the job now leaves them to the memory's
-    next processed report, whose background step embeds what has no vector."""
-    try:
-        queue.send(queue.BACKFILL_VECTORS, memory_id=memory_id)
-    except Exception as exc:  # noqa: BLE001 - the import is committed; the vectors can come later
-        log.warning("import: vectors of %s not queued (%s)", memory_id, exc.__class__.__name__)

@@ -276,11 +276,12 @@ THREADLESS_STREAM_WORKERS = envint("THREADLESS_STREAM_WORKERS", 32)
 THREADLESS_TURN_LEASE_SECONDS = envint("THREADLESS_TURN_LEASE_SECONDS", 30)
 THREADLESS_SSE_KEEPALIVE_SECONDS = envfloat("THREADLESS_SSE_KEEPALIVE_SECONDS", 15)
 # Background memory: the outbox (a claim older than STALE is re-queued; the sweep runs every
-# SWEEP seconds), optional per-project retention (Project.retention_days) swept every
-# RETENTION_SWEEP seconds, and an optional custom fact extractor class (dotted path) used when a
-# project has no model configured.
+# SWEEP seconds; a row that failed MAX_ATTEMPTS times is parked, not retried), optional
+# per-project retention (Project.retention_days) swept every RETENTION_SWEEP seconds, and an
+# optional custom fact extractor class (dotted path) used when a project has no model configured.
 THREADLESS_OUTBOX_STALE_SECONDS = envint("THREADLESS_OUTBOX_STALE_SECONDS", 300)
 THREADLESS_OUTBOX_SWEEP_SECONDS = envint("THREADLESS_OUTBOX_SWEEP_SECONDS", 30)
+THREADLESS_OUTBOX_MAX_ATTEMPTS = envint("THREADLESS_OUTBOX_MAX_ATTEMPTS", 10)
 THREADLESS_RETENTION_SWEEP_SECONDS = envint("THREADLESS_RETENTION_SWEEP_SECONDS", 3600)
 THREADLESS_FACT_EXTRACTOR = envstr("THREADLESS_FACT_EXTRACTOR", "")
 # Semantic recall (memories/embeddings.py): local (the default: MiniLM in-process, lexical when its runtime is

@@ -55,7 +55,8 @@ def _metadata_filter(request) -> dict:
 
 
 def memory_json(memory: Memory) -> dict:
-    pending = Outbox.objects.filter(memory_id=memory.id, processed_at=None).exists()
+    # A parked row (its job failed every attempt) is not waiting any more: the console shows it.
+    pending = Outbox.objects.filter(memory_id=memory.id, processed_at=None, parked_at=None).exists()
     return {
         "id": memory.id,
         "external_id": memory.external_id,

@@ -6,7 +6,8 @@
     entries     memory_lock / entries_append / entries_set_committed
     decorate    memory_decorate / split_instructions
     report      report_accept / validate_failures / failure_record (+ FailureResult)
-    outbox      outbox_enqueue / outbox_publish / outbox_claim / outbox_process / outbox_sweep
+    outbox      outbox_enqueue / outbox_publish / outbox_claim / outbox_claim_next / outbox_process /
+                outbox_process_next / outbox_sweep
     facts       fact_text_check / fact_create / fact_update / fact_delete
     idempotency idempotent_call / idempotent_replay / idempotent_store / check_idempotency_key
     threads     thread_delete / messages_import (the history import)
@@ -38,8 +39,10 @@ from memories.services.memories import (
 )
 from memories.services.outbox import (
     outbox_claim,
+    outbox_claim_next,
     outbox_enqueue,
     outbox_process,
+    outbox_process_next,
     outbox_publish,
     outbox_sweep,
 )
@@ -72,8 +75,10 @@ __all__ = [
     "metadata_check",
     "messages_import",
     "outbox_claim",
+    "outbox_claim_next",
     "outbox_enqueue",
     "outbox_process",
+    "outbox_process_next",
     "outbox_publish",
     "outbox_sweep",
     "report_accept",

@@ -396,7 +396,7 @@ def _join_turn_params(memory_id: str, project_id: str | None, rows: int, tokens:
 
 @functools.lru_cache(maxsize=2)
 def _join_turn_sql(scoped: bool) -> str:
-    return _join_turn_update(scoped, "last_seq, last_turn")
+    return _join_turn_update(scoped, "last_seq, last_turn, project_id")
 
 
 def entries_set_committed(*, memory: Memory, entry_ids: list[int], committed: bool) -> int:
@@ -484,11 +484,12 @@ def _entries_insert_cte(rows: int, turn_expr: str, lead: tuple[str, ...], named:
 def _report_sql(rows: int, scoped: bool) -> str:
     outbox = Outbox._meta.db_table
     return (
-        f"WITH m AS ({_join_turn_update(scoped, 'id, last_seq, last_turn')} AS turn_start), "
+        f"WITH m AS ({_join_turn_update(scoped, 'id, project_id, last_seq, last_turn')} AS turn_start), "
         f"e AS ({_entries_insert_cte(rows, 'm.last_turn', ('ord',))}), "
-        f"o AS (INSERT INTO {outbox} (memory_id, kind, payload, created_at, attempts, last_error) "
-        "SELECT m.id, %s, jsonb_build_object('from_seq', COALESCE(m.turn_start, m.last_seq - %s + 1), "
-        "'to_seq', m.last_seq), %s::timestamptz, 0, '' FROM m RETURNING id) "
+        f"o AS (INSERT INTO {outbox} (memory_id, project_id, kind, payload, created_at, attempts, "
+        "last_error) SELECT m.id, m.project_id, %s, jsonb_build_object('from_seq', "
+        "COALESCE(m.turn_start, m.last_seq - %s + 1), 'to_seq', m.last_seq), %s::timestamptz, 0, '' "
+        "FROM m RETURNING id) "
         "SELECT o.id, m.last_seq, m.last_turn, m.turn_start FROM m, o"
     )
 
@@ -546,7 +547,7 @@ def _sqlite_join_turn_enqueue(
         found = cursor.fetchone()
         if found is None:
             return None
-        last_seq, turn, turn_start = found
+        last_seq, turn, project, turn_start = found
         first = last_seq - n + 1
         params: list = []
         for seq, item in enumerate(items, start=first):
@@ -555,7 +556,13 @@ def _sqlite_join_turn_enqueue(
         turn_start = turn_start if turn_start is not None else first
         cursor.execute(
             outbox_insert_sql(),
-            [memory_id, kind, orjson.dumps({"from_seq": turn_start, "to_seq": last_seq}).decode(), stamp],
+            [
+                memory_id,
+                project,
+                kind,
+                orjson.dumps({"from_seq": turn_start, "to_seq": last_seq}).decode(),
+                stamp,
+            ],
         )
         return cursor.fetchone()[0], last_seq, turn, turn_start
 

@@ -240,6 +240,7 @@ def report_accept(
         )
         outbox_enqueue(
             memory_id=locked.id,
+            project_id=locked.project_id,
             payload={"from_seq": min(first_seq, turn_start or first_seq), "to_seq": locked.last_seq},
         )
     return {"accepted": len(entries), "turn": turn, "task_errors": task_errors}

@@ -18,7 +18,7 @@ from django.db import transaction
 
 from common.tokens import message_tokens
 from memories import embeddings, recall, services
-from memories.models import Entry, Memory, RecallVector
+from memories.models import Entry, Memory, Outbox, RecallVector
 from memories.recall import reads as recall_reads
 from tests.fixtures.background import CORPUS, converse, drain
 from tests.fixtures.embed_stub import EmbeddingsStub
@@ -307,6 +307,31 @@ def test_a_model_change_re_embeds_in_the_background_without_mixing_spaces(pet_me
         memory=pet_memory, messages=[{"role": "user", "content": QUESTION}], budget_tokens=300, store=False
     )
     assert "Biscuit" in _recalled(again)
+
+
+def test_a_background_step_embeds_no_more_than_its_share_of_text(pet_memory, stub, cast):
+    _configure(cast.project_a, stub, model="stub-embed-2")
+    stub.requests.clear()
+    step = embeddings.backfill(memory_id=pet_memory.id, max_chars=300)
+    assert step["embedded"] >= 2 and step["remaining"] > 0
+    assert embeddings.text_chars(stub.inputs()) <= 300
+
+
+def test_a_long_report_is_embedded_by_bounded_jobs_that_queue_the_rest(pet_memory, stub):
+    lines = [f"Entry {i}: the harbour crane lifted container {i} onto the ship. " * 4 for i in range(60)]
+    services.memory_decorate(memory=pet_memory, messages=[{"role": "user", "content": "The crane log:"}])
+    services.report_accept(
+        memory=pet_memory, messages=[{"role": "assistant", "content": line} for line in lines], failures=[]
+    )
+    stub.requests.clear()
+    per_job = []
+    while services.outbox_process_next():
+        per_job.append(embeddings.text_chars(stub.inputs()) - sum(per_job))
+    assert sum(per_job) > 2 * embeddings.CHUNK_CHARS and len(per_job) >= 3
+    assert max(per_job) <= embeddings.CHUNK_CHARS
+    assert Outbox.objects.filter(memory=pet_memory, kind="vectors").count() == len(per_job) - 1
+    model = embeddings.model_key(embeddings.provider_for(pet_memory.project))
+    assert not embeddings.VectorStore.missing(memory_id=pet_memory.id, model=model, limit=1)
 
 
 def test_vectors_of_the_old_one_vector_layout_are_replaced_in_the_background(pet_memory, stub):

@@ -8,7 +8,7 @@ from memories import queue, services
 from memories.models import Outbox
 from threadless_site.celery import app
 
-NAMES = [queue.PROCESS_OUTBOX, queue.BACKFILL_VECTORS]
+NAMES = [queue.PROCESS_OUTBOX]
 
 
 @pytest.fixture
@@ -50,9 +50,22 @@ def test_a_task_sent_by_name_goes_to_the_broker_with_its_keyword_arguments(eager
         "send_task_message",
         lambda producer, name, message, **options: published.append((name, message)),
     )
-    queue.send(queue.BACKFILL_VECTORS, memory_id="mem_1")
+    queue.send(queue.PROCESS_OUTBOX, outbox_id=7)
     assert len(published) == 1
     name, message = published[0]
-    assert name == queue.BACKFILL_VECTORS
-    assert message.headers["task"] == queue.BACKFILL_VECTORS
-    assert message.body[1] == {"memory_id": "mem_1"}  # (args, kwargs, embed)
+    assert name == queue.PROCESS_OUTBOX
+    assert message.headers["task"] == queue.PROCESS_OUTBOX
+    assert message.body[1] == {"outbox_id": 7}  # (args, kwargs, embed)
+
+
+@pytest.mark.parametrize("eager", [False], indirect=True)
+def test_a_process_that_has_its_tasks_already_does_not_load_them_again(eager, monkeypatch):
+    # A worker imported its task modules at start; loading them again runs Django's setup again
+    # (Celery's Django fixup), whose logging configuration silences the worker's log lines.
+    app.loader.import_default_modules()  # what the worker does at start
+    monkeypatch.setattr(queue, "_loaded", set())  # a pool child that has not queued anything yet
+    loads = []
+    monkeypatch.setattr(app.loader, "import_default_modules", lambda: loads.append(1))
+    monkeypatch.setattr(app.amqp, "send_task_message", lambda producer, name, message, **options: None)
+    queue.send(queue.PROCESS_OUTBOX, outbox_id=7)
+    assert loads == []

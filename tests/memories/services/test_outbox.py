@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from common.errors import InvalidRequest
 from memories import services
-from memories.models import Outbox
+from memories.models import Fact, Outbox
 from threadless_site.celery import app
 
 
@@ -229,6 +229,17 @@ def test_a_batch_message_processes_each_of_its_rows(cast, eager_celery):
     )
 
 
+def test_a_batch_message_hands_the_rest_back_to_the_broker_once_its_time_is_spent(cast, monkeypatch):
+    from memories.tasks import process_outbox
+
+    ids = _unprocessed_rows(cast, 3)
+    handed = []
+    monkeypatch.setattr(services, "outbox_publish", lambda *, outbox_id: handed.append(outbox_id) or True)
+    assert process_outbox.apply(kwargs={"outbox_id": ids, "budget_seconds": 0}).get() is True
+    assert handed == [ids[1:]]  # two wake-ups, as one message
+    assert Outbox.objects.filter(id__in=ids, processed_at__isnull=False).count() == 1
+
+
 def test_a_database_error_gives_the_claim_back_and_the_retry_finishes_the_batch(
     cast, eager_celery, monkeypatch
 ):
@@ -279,3 +290,144 @@ def _unprocessed_rows(cast, count: int) -> list[int]:
         ids.append(Outbox.objects.get(memory=memory).id)
     Outbox.objects.filter(id__in=ids).update(processed_at=None, claimed_at=None, attempts=0)
     return ids
+
+
+def _report(project, user: str, replies: list[str]):
+    """A memory of `project` with one turn: the user's message, then a report of `replies`."""
+    memory, _ = services.memory_create(project=project)
+    services.memory_decorate(memory=memory, messages=[{"role": "user", "content": user}])
+    services.report_accept(
+        memory=memory, messages=[{"role": "assistant", "content": r} for r in replies], failures=[]
+    )
+    return memory
+
+
+def test_one_projects_backlog_does_not_hold_back_another_projects_report(cast, monkeypatch):
+    """Project A queues 20 reports, one of them 700 messages long; project B then reports one
+    message. With the broker's messages delivered in the order they were published (both brokers
+    are FIFO queues), B's job is among the first two jobs run: at most P - 1 = 1 job of A before it
+    (outbox_claim_next's bound for P = 2 projects waiting). A's long report runs as bounded jobs
+    that take turns too, and none of it is lost."""
+    from memories.background import ENTRIES_PER_RUN
+    from memories.services import outbox as outbox_module
+    from memories.tasks import process_outbox
+
+    long = _report(
+        cast.project_a, "Here is our whole history.", [f"Line {i} of the log." for i in range(700)]
+    )
+    backlog = [long] + [_report(cast.project_a, f"I like tea number {i}.", ["ok"]) for i in range(19)]
+    small = _report(cast.project_b, "I live in Oslo.", ["Noted."])
+    project_of = {m.id: "A" for m in backlog} | {small.id: "B"}
+    runs: list[tuple[str, int]] = []  # (project, messages indexed) of each job, in the order they ran
+    real = outbox_module.process_entries
+
+    def recording(**kwargs):
+        done = real(**kwargs)
+        runs.append((project_of[kwargs["memory_id"]], done["indexed"]))
+        return done
+
+    monkeypatch.setattr(outbox_module, "process_entries", recording)
+    published = list(Outbox.objects.order_by("id").values_list("id", flat=True))  # the broker's order
+    assert published[-1] == Outbox.objects.get(memory=small).id
+    for outbox_id in published:
+        process_outbox.apply(args=[outbox_id])
+    while process_outbox.apply(args=[published[0]]).get():  # the sweep's wake-ups, for the rest
+        pass
+
+    assert [p for p, _ in runs].index("B") <= 1
+    assert max(indexed for _, indexed in runs) <= ENTRIES_PER_RUN
+    long.refresh_from_db()
+    assert long.background_upto_seq == long.last_seq == 701
+    assert Outbox.objects.filter(processed_at=None).count() == 0
+    assert Fact.objects.filter(memory=small).exists()
+
+
+def test_a_project_that_reports_again_is_served_before_a_busy_project_goes_twice(cast):
+    """Round-robin, not first come first served: once A has had its turns, B's new report waits for
+    at most one more job of A, however many A has waiting."""
+    for i in range(6):
+        _report(cast.project_a, f"I like tea number {i}.", ["ok"])
+    _report(cast.project_b, "I live in Oslo.", ["Noted."])
+    served = []
+    for _ in range(4):
+        row = services.outbox_claim_next()
+        served.append(row.project_id)
+        Outbox.objects.filter(pk=row.pk).update(processed_at=timezone.now())
+    a, b = cast.project_a.id, cast.project_b.id
+    assert sorted(served[:2]) == sorted([a, b]) and served[2:] == [a, a]  # B had one turn, A three
+    again = _report(cast.project_b, "I work as a pharmacist.", ["Noted."])
+    assert services.outbox_claim_next().memory_id == again.id
+
+
+def test_a_row_that_always_fails_is_parked_after_its_attempts_and_never_retried(
+    reported, monkeypatch, settings, caplog
+):
+    from memories.services import outbox as outbox_module
+
+    settings.THREADLESS_OUTBOX_MAX_ATTEMPTS = 3
+    runs = []
+
+    def fails(**kwargs):
+        runs.append(kwargs["memory_id"])
+        raise ValueError("the extractor choked on api_key=sk-live-4f9a8b7c6d5e")
+
+    monkeypatch.setattr(outbox_module, "process_entries", fails)
+    for _ in range(3):
+        with pytest.raises(ValueError):
+            services.outbox_process_next()
+        age(reported, created=600, claimed=settings.THREADLESS_OUTBOX_STALE_SECONDS + 5)  # as if stale
+    assert len(runs) == 3
+    row = Outbox.objects.get(pk=reported.pk)
+    assert row.parked_at is not None and row.processed_at is None and row.attempts == 3
+    assert row.last_error.startswith("ValueError: the extractor choked on api_key=")
+    assert "sk-live" not in row.last_error
+    assert services.outbox_claim_next() is None and services.outbox_process(outbox_id=row.id) is False
+    assert services.outbox_sweep() == 0
+    assert len(runs) == 3
+    parked_lines = [r for r in caplog.records if "parked after 3 attempts" in r.getMessage()]
+    assert len(parked_lines) == 1 and parked_lines[0].levelname == "ERROR"
+
+
+def test_a_row_whose_database_error_never_clears_is_parked_too(reported, monkeypatch, settings):
+    from django.db import OperationalError
+
+    from memories.services import outbox as outbox_module
+
+    settings.THREADLESS_OUTBOX_MAX_ATTEMPTS = 2
+
+    def fails(**kwargs):
+        raise OperationalError("too many SQL variables")
+
+    monkeypatch.setattr(outbox_module, "process_entries", fails)
+    for _ in range(2):  # each failure gives the claim back: the task's retry takes it at once
+        with pytest.raises(OperationalError):
+            services.outbox_process_next()
+    row = Outbox.objects.get(pk=reported.pk)
+    assert row.parked_at is not None and row.last_error == "OperationalError: too many SQL variables"
+    assert services.outbox_claim_next() is None
+
+
+def test_the_sweep_parks_a_row_whose_worker_stopped_on_every_attempt(reported, settings):
+    settings.THREADLESS_OUTBOX_MAX_ATTEMPTS = 3
+    Outbox.objects.filter(pk=reported.pk).update(attempts=3)
+    age(reported, created=900, claimed=settings.THREADLESS_OUTBOX_STALE_SECONDS + 5)
+    assert services.outbox_sweep() == 0  # not re-queued
+    row = Outbox.objects.get(pk=reported.pk)
+    assert row.parked_at is not None and "did not finish in 3 attempts" in row.last_error
+
+
+def test_a_parked_row_leaves_the_memory_processed_and_out_of_the_backlog(reported, cast):
+    from memories.selectors import outbox_backlog
+
+    memory_id = reported.memory_id
+    assert cast.a.get(f"/v1/memories/{memory_id}").json()["processing"] == "pending"
+    Outbox.objects.filter(pk=reported.pk).update(parked_at=timezone.now(), last_error="ValueError: x")
+    assert cast.a.get(f"/v1/memories/{memory_id}").json()["processing"] == "processed"
+    assert outbox_backlog(project=cast.project_a).depth == 0
+
+
+def test_the_sweep_gives_a_waiting_row_without_a_project_its_memorys(reported, cast):
+    Outbox.objects.filter(pk=reported.pk).update(project=None)
+    assert services.outbox_claim_next() is None  # the turns see rows by project
+    services.outbox_sweep()
+    assert services.outbox_claim_next().id == reported.id
