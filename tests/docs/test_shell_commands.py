@@ -8,8 +8,10 @@ A marker comment on the line before each ```bash block says how it is checked:
   order in one shell, so a later block uses what an earlier one set (`$KEY`, `$MEM`).
   `server local-model` blocks talk to a model server on 127.0.0.1:11434: a local stub here.
 * `<!-- shell: fresh -->`: on a fresh database with no server.
-* `<!-- shell: skip (why) -->`: not run (it serves until Ctrl-C, installs packages, needs your
-  production hosts or a provider key).
+* `<!-- shell: install -->`: installs packages; test_install_lines.py runs it in a fresh clone with
+  a fresh virtualenv and npm project.
+* `<!-- shell: skip (why) -->`: not run (it serves until Ctrl-C, needs your production hosts or a
+  provider key).
 
 Each script runs under `set -euo pipefail` with `curl` failing on an HTTP error status, so a
 command that answers 4xx or 5xx fails the test.
@@ -60,7 +62,7 @@ def test_every_shell_block_says_how_it_is_checked():
     unmarked = [
         f"{path.name}:{line}"
         for path, line, marker, _ in blocks()
-        if marker.split(" ")[0] not in {"server", "fresh", "skip"}
+        if marker.split(" ")[0] not in {"server", "fresh", "install", "skip"}
     ]
     assert unmarked == []
     assert sum(marker.startswith("server") for _, _, marker, _ in blocks()) >= 10
