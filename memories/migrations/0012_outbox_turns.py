@@ -16,7 +16,7 @@ def fill_waiting_projects(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memories", "0010_recall_vector_codes"),
+        ("memories", "0011_threads"),
         ("projects", "0001_initial"),
     ]
 

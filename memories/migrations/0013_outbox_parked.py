@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memories", "0011_outbox_turns"),
+        ("memories", "0012_outbox_turns"),
         ("projects", "0001_initial"),
     ]
 
