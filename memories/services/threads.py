@@ -152,5 +152,9 @@ def messages_import(*, memory: Memory, thread: str | None, raw_messages: list, v
         done = entries_import(
             memory=locked, items=[entry_fields(m) for m, _ in kept], thread=row, stamps=[t for _, t in kept]
         )
-        outbox_enqueue(memory_id=locked.id, payload={"from_seq": done.first_seq, "to_seq": done.last_seq})
+        outbox_enqueue(
+            memory_id=locked.id,
+            project_id=locked.project_id,
+            payload={"from_seq": done.first_seq, "to_seq": done.last_seq},
+        )
     return {"accepted": len(kept), "thread": name, "turns": [done.first_turn, done.last_turn]}
