@@ -597,6 +597,35 @@ def _store_turn_sql(vendor: str, rows: int, turns: int, scoped: bool) -> str:
     )
 
 
+@dataclass(frozen=True)
+class _TurnCounts:
+    """What a run of new entries does to the turn and message counters."""
+
+    users: list[int]  # per item: how many user messages up to and including it (its turn's offset)
+    opened: list  # (offset, input) of each turn it opens
+    count: int  # user messages
+    newest_at: int  # the position (from 1) of the item opening the newest turn
+    messages: int  # committed messages
+    tokens: int  # their tokens
+
+    @classmethod
+    def of(cls, items: list[dict]) -> _TurnCounts:
+        users: list[int] = []
+        opened: list = []
+        count = messages = tokens = 0
+        newest_at = 1
+        for position, item in enumerate(items, start=1):
+            if item.get("kind") == "message" and item.get("role") == "user":
+                count += 1
+                newest_at = position
+                opened.append((count, item.get("content", "")))
+            users.append(count)
+            if item.get("kind") == "message" and item.get("committed", True):
+                messages += 1
+                tokens += item.get("tokens", 0)
+        return cls(users, opened, count, newest_at, messages, tokens)
+
+
 def entries_store_turn(
     *,
     memory: Memory,
@@ -620,19 +649,9 @@ def entries_store_turn(
     now = timezone.now()
     vendor = connection.vendor
     n = len(items)
-    users: list[int] = []  # per item: how many user messages up to and including it (its turn's offset)
-    opened: list = []  # (offset, input) of each turn it opens
-    count = messages = tokens = 0
-    newest_at = 1  # the position (from 1) of the item opening the newest turn
-    for position, item in enumerate(items, start=1):
-        if item.get("kind") == "message" and item.get("role") == "user":
-            count += 1
-            newest_at = position
-            opened.append((count, item.get("content", "")))
-        users.append(count)
-        if item.get("kind") == "message" and item.get("committed", True):
-            messages += 1
-            tokens += item.get("tokens", 0)
+    turns = _TurnCounts.of(items)
+    users, opened, count, newest_at = turns.users, turns.opened, turns.count, turns.newest_at
+    messages, tokens = turns.messages, turns.tokens
     stamp = now if vendor == "postgresql" else connection.ops.adapt_datetimefield_value(now)
     params: list = [
         n,
@@ -783,19 +802,9 @@ def entries_store_thread_turn(
     now = timezone.now()
     vendor = connection.vendor
     n = len(items)
-    users: list[int] = []
-    opened: list = []
-    count = messages = tokens = 0
-    newest_at = 1
-    for position, item in enumerate(items, start=1):
-        if item.get("kind") == "message" and item.get("role") == "user":
-            count += 1
-            newest_at = position
-            opened.append((count, item.get("content", "")))
-        users.append(count)
-        if item.get("kind") == "message" and item.get("committed", True):
-            messages += 1
-            tokens += item.get("tokens", 0)
+    turns = _TurnCounts.of(items)
+    users, opened, count, newest_at = turns.users, turns.opened, turns.count, turns.newest_at
+    messages, tokens = turns.messages, turns.tokens
     stamp = now if vendor == "postgresql" else connection.ops.adapt_datetimefield_value(now)
     params: list = [
         *(n, messages, tokens, messages, tokens, stamp, stamp, instructions, memory.pk),
