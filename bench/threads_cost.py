@@ -11,8 +11,9 @@ as the worker leaves it. Then decorate (stored; recall off, then on) in the midd
 first and in the second, called in turn, with a budget that holds about `per-thread` messages, so
 both windows are the same size and, with recall, both search the whole memory (the thread's best
 match usually lies in another thread, so its recall block takes the larger, looking-back share:
-decorate's third window fit at most). Prints each decorate's median and p90 (ms) and the import's
-seconds for every 10,000 messages.
+decorate's third window fit at most). Prints each decorate's median and p90 (ms; and the
+median CPU of the measuring thread, which leaves out the wait for a core on a shared machine) and
+the import's seconds for every 10,000 messages.
 """
 
 from __future__ import annotations
@@ -73,10 +74,11 @@ def _decorate_ms(cases: list[tuple], budget: int, calls: int, recall: bool) -> l
     from memories.services import memory_decorate
 
     times: list[list[float]] = [[] for _ in cases]
+    cpu: list[list[float]] = [[] for _ in cases]
     for i in range(calls):
-        for (memory, thread), out in zip(cases, times, strict=True):
+        for (memory, thread), out, spent in zip(cases, times, cpu, strict=True):
             current = Memory.objects.get(pk=memory.pk)
-            began = time.perf_counter()
+            began, began_cpu = time.perf_counter(), time.thread_time()
             memory_decorate(
                 memory=current,
                 messages=[{"role": "user", "content": f"what did we say about the hotel booking? ({i})"}],
@@ -85,7 +87,11 @@ def _decorate_ms(cases: list[tuple], budget: int, calls: int, recall: bool) -> l
                 recall=recall,
             )
             out.append((time.perf_counter() - began) * 1000)
-    return [(statistics.median(t), sorted(t)[int(len(t) * 0.9)]) for t in times]
+            spent.append((time.thread_time() - began_cpu) * 1000)
+    return [
+        (statistics.median(t), sorted(t)[int(len(t) * 0.9)], statistics.median(c))
+        for t, c in zip(times, cpu, strict=True)
+    ]
 
 
 def main() -> None:
@@ -122,8 +128,11 @@ def main() -> None:
     for recall in (False, True):
         (many_ms, one_ms) = _decorate_ms(cases, budget, args.calls, recall)
         label = "with recall" if recall else "window only"
-        for where, (p50, p90) in ((f"{middle} of {args.threads:,} threads", many_ms), ("one thread", one_ms)):
-            print(f"decorate {label}, in {where}: p50 {p50:.2f}, p90 {p90:.2f} ms")
+        for where, (p50, p90, cpu) in (
+            (f"{middle} of {args.threads:,} threads", many_ms),
+            ("one thread", one_ms),
+        ):
+            print(f"decorate {label}, in {where}: p50 {p50:.2f}, p90 {p90:.2f} ms (CPU p50 {cpu:.2f} ms)")
     per_10k = imported / total * 10_000
     print(f"import, {args.per_thread} a call into {args.threads:,} threads: {per_10k:.2f} s per 10,000")
     print(f"import, 2,000 a call into one thread: {one_took / total * 10_000:.2f} s per 10,000")
