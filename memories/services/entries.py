@@ -597,6 +597,16 @@ def _store_turn_sql(vendor: str, rows: int, turns: int, scoped: bool) -> str:
     )
 
 
+def _new_turn_rows(memory_pk, before: int, opened: list, stamp, *thread) -> list:
+    """The INSERT parameters of the turns a store opens, numbered after `before` (`_TURN_COLUMNS`,
+    then the thread when one is given: `_THREAD_TURN_COLUMNS`)."""
+    rows: list = []
+    for offset, text in opened:
+        rows += [memory_pk, before + offset, Turn.State.READY, text, "[]", "[]", "[]"]
+        rows += [1, None, stamp, *thread]
+    return rows
+
+
 @dataclass(frozen=True)
 class _TurnCounts:
     """What a run of new entries does to the turn and message counters."""
@@ -682,20 +692,7 @@ def entries_store_turn(
                 row = cursor.fetchone()
                 if row is not None:
                     last_seq, last_turn = row[_LAST_SEQ], row[_LAST_TURN]
-                    turn_rows: list = []
-                    for offset, text in opened:
-                        turn_rows += [
-                            memory.pk,
-                            last_turn - count + offset,
-                            Turn.State.READY,
-                            text,
-                            "[]",
-                            "[]",
-                            "[]",
-                            1,
-                            None,
-                            stamp,
-                        ]
+                    turn_rows = _new_turn_rows(memory.pk, last_turn - count, opened, stamp)
                     cursor.execute(
                         _values_sql(Turn._meta.db_table, _TURN_COLUMNS, frozenset(), len(opened)), turn_rows
                     )
@@ -838,20 +835,7 @@ def entries_store_thread_turn(
                     )
                     thread_row = cursor.fetchone()
                     last_turn = thread_row[_THREAD_COLUMNS.index("last_turn")]
-                    turn_rows: list = []
-                    for offset, text in opened:
-                        turn_rows += [
-                            *(
-                                memory.pk,
-                                last_turn - count + offset,
-                                Turn.State.READY,
-                                text,
-                                "[]",
-                                "[]",
-                                "[]",
-                            ),
-                            *(1, None, stamp, thread),
-                        ]
+                    turn_rows = _new_turn_rows(memory.pk, last_turn - count, opened, stamp, thread)
                     cursor.execute(
                         _values_sql(Turn._meta.db_table, _THREAD_TURN_COLUMNS, frozenset(), len(opened)),
                         turn_rows,
