@@ -3,7 +3,7 @@
     memories    external_id_check / metadata_check / memory_allowance_check / memory_create /
                 memory_update / memory_delete / memory_delete_many / memory_delete_matching /
                 retention_enforce
-    entries     memory_lock / entries_append / entries_set_committed
+    entries     memory_lock / entries_append / entries_set_committed / thread_for_write
     decorate    memory_decorate / split_instructions
     report      report_accept / validate_failures / failure_record (+ FailureResult)
     outbox      outbox_enqueue / outbox_publish / outbox_claim / outbox_claim_next / outbox_process /
@@ -18,7 +18,7 @@ builds on these.
 """
 
 from memories.services.decorate import MAX_BUDGET, memory_decorate, split_instructions
-from memories.services.entries import entries_append, entries_set_committed, memory_lock
+from memories.services.entries import entries_append, entries_set_committed, memory_lock, thread_for_write
 from memories.services.facts import fact_create, fact_delete, fact_text_check, fact_update
 from memories.services.idempotency import (
     check_idempotency_key,
@@ -85,5 +85,6 @@ __all__ = [
     "retention_enforce",
     "split_instructions",
     "thread_delete",
+    "thread_for_write",
     "validate_failures",
 ]

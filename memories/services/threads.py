@@ -21,6 +21,7 @@ from memories.models import DEFAULT_THREAD, Entry, ErrorDigest, Fact, Memory, Re
 from memories.selectors import thread_newest_at
 from memories.services.entries import entries_import, memory_lock, thread_for_write
 from memories.services.outbox import outbox_enqueue
+from memories.signals import thread_deleted
 
 log = logging.getLogger("threadless.memories")
 
@@ -52,7 +53,8 @@ def _facts_forget(memory: Memory, gone: set[int]) -> int:
 
 def thread_delete(*, memory: Memory, name: str) -> dict[str, int]:
     """Remove a thread and everything derived from it only; returns the receipt (counts of
-    every kind of row removed). The caller has checked that the thread exists."""
+    every kind of row removed). The caller has checked that the thread exists. What is that
+    thread in the apps above (an agent's conversation) goes too (`signals.thread_deleted`)."""
     with transaction.atomic():
         locked = memory_lock(memory)
         row = None if name == DEFAULT_THREAD else Thread.objects.filter(memory=locked, name=name).first()
@@ -88,6 +90,7 @@ def thread_delete(*, memory: Memory, name: str) -> dict[str, int]:
             )
             row.delete()
         Memory.objects.filter(pk=locked.pk).update(**update)
+        thread_deleted.send(sender=Thread, memory_id=locked.id, thread=name)
     log.info("deleted thread %s of memory %s: %s", name, locked.id, receipt)
     return receipt
 
