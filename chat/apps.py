@@ -13,5 +13,10 @@ class ChatConfig(AppConfig):
         # Under uvicorn the app is loaded after its signal handlers are set: chain ours in front.
 
         install_if_uvicorn()
+        # A conversation that is a memory's thread goes when that thread is deleted (models load first).
+        from chat.services import conversation_thread_deleted
+        from memories.signals import thread_deleted
+
+        thread_deleted.connect(conversation_thread_deleted, dispatch_uid="chat.conversation_thread_deleted")
         # httpx logs every provider/API request at INFO: too chatty for a server log.
         logging.getLogger("httpx").setLevel(logging.WARNING)

@@ -104,9 +104,9 @@ def running_end_user_turns(agent_id: str) -> int:
     return (
         Turn.objects.filter(
             Turn.running(),
-            memory__conversation__agent_id=agent_id,
+            memory__conversations__agent_id=agent_id,
         )
-        .exclude(memory__conversation__client_token_hash="")
+        .exclude(memory__conversations__client_token_hash="")
         .count()
     )
 

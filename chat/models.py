@@ -1,8 +1,8 @@
 """Agents, conversations, task runs and turn events (the secret store is `projects.models.Secret`).
 
-A conversation's turns are the memory's turns (`memories.models.Turn`): the user message that opens a
-turn is stored by `entries_append`, and the pipeline keeps the turn's state, actions, task
-errors and output on that row. Everything here only adds what the memory app does not know.
+A conversation's turns are its thread's turns in its memory (`memories.models.Turn`): the user
+message that opens a turn is stored by `entries_append`, and the pipeline keeps the turn's state,
+actions, task errors and output on that row. Everything here only adds what the memory app does not know.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.db import models
 
 from common.ids import make_id
-from memories.models import Memory
+from memories.models import DEFAULT_THREAD, Memory
 from projects.models import Project
 
 
@@ -48,7 +48,11 @@ class Conversation(models.Model):
     id = models.CharField(primary_key=True, max_length=40, default=conversation_id, editable=False)
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="conversations")
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="conversations")
-    memory = models.OneToOneField(Memory, on_delete=models.CASCADE, related_name="conversation")
+    # Either a memory of its own (thread "default"), or a thread of its subject's memory (a project
+    # key's `external_id`; the thread is named after the conversation), which other conversations share.
+    # No index of its own: the unique (memory, thread) constraint's serves every memory_id lookup.
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="conversations", db_index=False)
+    thread = models.CharField(max_length=200, default=DEFAULT_THREAD)
     metadata = models.JSONField(default=dict, blank=True)
     # Conversations started with a publishable key: the hash of the end user's client token.
     client_token_hash = models.CharField(max_length=64, blank=True, default="")
@@ -58,7 +62,15 @@ class Conversation(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["memory", "thread"], name="conversation_memory_thread")
+        ]
         indexes = [models.Index(fields=["agent", "-created_at"], name="conversation_agent_idx")]
+
+    @property
+    def owns_memory(self) -> bool:
+        """The memory is this conversation's alone (not a thread of a subject's shared memory)."""
+        return self.thread == DEFAULT_THREAD
 
 
 class TaskRun(models.Model):

@@ -1,6 +1,8 @@
 """The turn runner: one attempt of one turn, task by task, under the memory policy (SPEC 6.2).
 
-* `turn_begin` stores the user's input (it opens the memory's turn, committed, and stays
+* A conversation's turns are those of its thread in its memory (`Conversation.thread`: "default"
+  for a memory of its own, or a thread of its subject's shared memory).
+* `turn_begin` stores the user's input (it opens the thread's turn, committed, and stays
   committed whatever happens next) and marks the turn IN_PROGRESS with a lease; a second say
   while a turn holds a live lease is a 409. `turn_begin_rerun` starts a new attempt of the last
   turn when it ended ERROR or EXECUTION_INTERRUPTED.
@@ -44,9 +46,16 @@ from common.messages import entry_fields
 from common.redaction import digest_text, raw_error_text
 from common.shutdown import shutting_down
 from common.tokens import message_tokens, text_tokens
-from memories.models import Entry, Turn
+from memories.models import DEFAULT_THREAD, Entry, Memory, Turn
 from memories.policy import failure_rules, plain_task_id
-from memories.services import entries_append, entries_set_committed, failure_record, memory_lock
+from memories.services import (
+    entries_append,
+    entries_set_committed,
+    failure_record,
+    memory_lock,
+    outbox_enqueue,
+    thread_for_write,
+)
 
 log = logging.getLogger("threadless.chat")
 
@@ -75,6 +84,7 @@ class TurnHandle:
     input: str
     input_seq: int
     first_event_seq: int
+    thread: str = DEFAULT_THREAD
 
 
 def _next_event_seq(conversation_id: str, turn: int) -> int:
@@ -88,19 +98,19 @@ Admit = Callable[[Conversation], None]
 # mostly the ORM compiling them).
 _LAST_TURN_SQL = (
     f"SELECT id, lease_expires_at IS NULL OR lease_expires_at >= %s FROM {Turn._meta.db_table} "
-    "WHERE memory_id = %s AND state = 'IN_PROGRESS' AND number = "
-    f"(SELECT MAX(number) FROM {Turn._meta.db_table} WHERE memory_id = %s)"
+    "WHERE memory_id = %s AND thread = %s AND state = 'IN_PROGRESS' AND number = "
+    f"(SELECT MAX(number) FROM {Turn._meta.db_table} WHERE memory_id = %s AND thread = %s)"
 )
 _CONVERSATION_STATE_SQL = (
     f"UPDATE {Conversation._meta.db_table} SET state = %s, updated_at = %s WHERE id = %s"
 )
 
 
-def _last_turn_running(memory_id: str) -> tuple[int, bool] | None:
-    """(id, lease live?) of the memory's newest turn when it is IN_PROGRESS, else None."""
+def _last_turn_running(memory_id: str, thread: str) -> tuple[int, bool] | None:
+    """(id, lease live?) of the thread's newest turn when it is IN_PROGRESS, else None."""
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     with connection.cursor() as cursor:
-        cursor.execute(_LAST_TURN_SQL, [now, memory_id, memory_id])
+        cursor.execute(_LAST_TURN_SQL, [now, memory_id, thread, memory_id, thread])
         row = cursor.fetchone()
     return (row[0], bool(row[1])) if row else None
 
@@ -125,9 +135,10 @@ def _turn_finish(
     sets = ", ".join(f"{q(f.column)} = %s" for f in fields)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"UPDATE {q(Turn._meta.db_table)} SET {sets} WHERE memory_id = %s AND number = %s",
+            f"UPDATE {q(Turn._meta.db_table)} SET {sets} "
+            "WHERE memory_id = %s AND thread = %s AND number = %s",
             [f.get_db_prep_save(v, connection) for f, v in zip(fields, values, strict=True)]
-            + [handle.memory_id, handle.turn],
+            + [handle.memory_id, handle.thread, handle.turn],
         )
 
 
@@ -178,9 +189,10 @@ def turn_begin(*, conversation: Conversation, text: str, admit: Admit | None = N
     if shutting_down():
         raise Unavailable("The server is shutting down; say again in a moment.", headers={"Retry-After": "2"})
     policy = policy_of(conversation.agent.config)
+    name = conversation.thread
     with transaction.atomic():
         memory = memory_lock(conversation.memory)
-        running = _last_turn_running(memory.id)
+        running = _last_turn_running(memory.id, name)
         if running is not None:
             turn_id, lease_live = running
             if lease_live:
@@ -194,20 +206,24 @@ def turn_begin(*, conversation: Conversation, text: str, admit: Admit | None = N
         if admit is not None:
             admit(conversation)
         also_save = ()
-        if memory.policy != policy.as_json():
+        # A memory of its own carries the agent's policy; a subject's shared memory keeps its own
+        # (the turn follows the agent's either way: it is passed to failure_record).
+        if conversation.owns_memory and memory.policy != policy.as_json():
             memory.policy = policy.as_json()
             also_save = ("policy",)
+        thread = thread_for_write(memory=memory, name=name)
         # The input opens the turn, IN_PROGRESS under its lease from the start (one write).
         entries = entries_append(
             memory=memory,
             items=[entry_fields({"role": "user", "content": text})],
             also_save=also_save,
             turn_state={"state": Turn.State.IN_PROGRESS, "attempt": 1, "lease_expires_at": lease_deadline()},
+            thread=thread,
         )
-        number = memory.last_turn
+        number = (memory if thread is None else thread).last_turn
         _conversation_state(conversation.pk, Turn.State.IN_PROGRESS)
         # A new turn has no events yet: its ids start at 1.
-        return TurnHandle(conversation.id, memory.id, number, 1, text, entries[0].seq, 1)
+        return TurnHandle(conversation.id, memory.id, number, 1, text, entries[0].seq, 1, thread=name)
 
 
 def turn_begin_rerun(*, conversation: Conversation, admit: Admit | None = None) -> TurnHandle:
@@ -216,9 +232,10 @@ def turn_begin_rerun(*, conversation: Conversation, admit: Admit | None = None) 
     `admit` as in `turn_begin`."""
     if shutting_down():
         raise Unavailable("The server is shutting down; try again in a moment.", headers={"Retry-After": "2"})
+    name = conversation.thread
     with transaction.atomic():
         memory = memory_lock(conversation.memory)
-        last = Turn.objects.filter(memory=memory).order_by("-number").first()
+        last = Turn.objects.filter(memory=memory, thread=name).order_by("-number").first()
         state = last.state if last else None
         if last is not None and state == Turn.State.IN_PROGRESS and last.lease_expired:
             state = Turn.State.EXECUTION_INTERRUPTED
@@ -233,7 +250,7 @@ def turn_begin_rerun(*, conversation: Conversation, admit: Admit | None = None) 
         if admit is not None:
             admit(conversation)
         first = (
-            Entry.objects.filter(memory=memory, turn=last.number, kind="message", role="user")
+            Entry.objects.filter(memory=memory, thread=name, turn=last.number, kind="message", role="user")
             .order_by("seq")
             .values_list("seq", flat=True)
             .first()
@@ -241,7 +258,7 @@ def turn_begin_rerun(*, conversation: Conversation, admit: Admit | None = None) 
         # A new attempt replaces the earlier ones: what they left (digests, actions, data, partial
         # replies) leaves the model's view, so a rerun that works shows no failure and no duplicate.
         earlier = list(
-            Entry.objects.filter(memory=memory, turn=last.number, committed=True)
+            Entry.objects.filter(memory=memory, thread=name, turn=last.number, committed=True)
             .exclude(kind="message", role="user")
             .values_list("id", flat=True)
         )
@@ -273,6 +290,7 @@ def turn_begin_rerun(*, conversation: Conversation, admit: Admit | None = None) 
             last.input,
             first or memory.last_seq + 1,
             _next_event_seq(conversation.id, last.number),
+            thread=name,
         )
 
 
@@ -322,12 +340,12 @@ class _Leases:
     start per turn."""
 
     def __init__(self) -> None:
-        self._held: dict[tuple[str, int], int] = {}
+        self._held: dict[tuple[str, str, int], int] = {}
         self._lock = threading.Lock()
         self._pid = 0
 
-    def hold(self, memory_id: str, turn: int) -> tuple[str, int]:
-        key = (memory_id, turn)
+    def hold(self, memory_id: str, turn: int, thread: str = DEFAULT_THREAD) -> tuple[str, str, int]:
+        key = (memory_id, thread, turn)
         with self._lock:
             self._held[key] = self._held.get(key, 0) + 1
             if self._pid != os.getpid():
@@ -335,7 +353,7 @@ class _Leases:
                 threading.Thread(target=self._run, daemon=True, name="turn-leases").start()
         return key
 
-    def release(self, key: tuple[str, int]) -> None:
+    def release(self, key: tuple[str, str, int]) -> None:
         with self._lock:
             left = self._held.get(key, 0) - 1
             if left > 0:
@@ -348,13 +366,13 @@ class _Leases:
         with self._lock:
             held = list(self._held)
         renewed = 0
-        for memory_id, turn in held:
+        for memory_id, thread, turn in held:
             try:
                 renewed += Turn.objects.filter(
-                    memory_id=memory_id, number=turn, state=Turn.State.IN_PROGRESS
+                    memory_id=memory_id, thread=thread, number=turn, state=Turn.State.IN_PROGRESS
                 ).update(lease_expires_at=lease_deadline())
             except Exception:  # noqa: BLE001 - a missed renewal only risks an early "interrupted" read
-                log.warning("lease renewal failed for %s turn %s", memory_id, turn, exc_info=True)
+                log.warning("lease renewal failed for %s/%s turn %s", memory_id, thread, turn, exc_info=True)
         return renewed
 
     def _run(self) -> None:
@@ -380,7 +398,7 @@ def turn_execute(
     if conversation is None or conversation.pk != handle.conversation_id:
         conversation = Conversation.objects.select_related("agent", "memory").get(pk=handle.conversation_id)
     events = _EventLog(handle, listener)
-    lease = _leases.hold(handle.memory_id, handle.turn)
+    lease = _leases.hold(handle.memory_id, handle.turn, handle.thread)
     started = time.monotonic()
     try:
         state, actions, output, task_errors, runs = _run_tasks(conversation, handle, events, stream)
@@ -393,7 +411,7 @@ def turn_execute(
             request_id or "-",
             exc_info=True,
         )
-        Turn.objects.filter(memory_id=handle.memory_id, number=handle.turn).update(
+        Turn.objects.filter(memory_id=handle.memory_id, thread=handle.thread, number=handle.turn).update(
             state=Turn.State.ERROR, lease_expires_at=None, finished_at=timezone.now()
         )
         Conversation.objects.filter(pk=handle.conversation_id).update(state=Turn.State.ERROR)
@@ -410,8 +428,9 @@ def turn_execute(
         actions=actions,
         task_errors=task_errors,
     )
-    # The turn's end is one transaction (task runs, state, the last events); the last events are
-    # delivered after it commits, so a client that sees `done` reads the finished turn.
+    # The turn's end is one transaction (task runs, state, the last events, the background work on
+    # what it stored: facts, recall, compaction); the last events are delivered after it commits,
+    # so a client that sees `done` reads the finished turn.
     final = [
         events.emit("output", {"items": output}, deliver=False),
         events.emit("done", {"snapshot": snapshot}, deliver=False),
@@ -423,15 +442,30 @@ def turn_execute(
         )
         _conversation_state(handle.conversation_id, state)
         events.flush()
+        _background_enqueue(handle)
     for event in final:
         events.deliver(event)
     return snapshot
 
 
-def _store(memory, items: list[dict]) -> list[int]:
+def _background_enqueue(handle: TurnHandle) -> None:
+    """Queue the memory's background work over the turn's entries (as report does), in the
+    caller's transaction: what the user said here becomes facts every thread of the memory sees."""
+    last_seq, project_id = (
+        Memory.objects.filter(pk=handle.memory_id).values_list("last_seq", "project_id").get()
+    )
+    outbox_enqueue(
+        memory_id=handle.memory_id,
+        project_id=project_id,
+        payload={"from_seq": handle.input_seq, "to_seq": last_seq},
+    )
+
+
+def _store(memory, thread: str, items: list[dict]) -> list[int]:
     with transaction.atomic():
         locked = memory_lock(memory)
-        return [e.id for e in entries_append(memory=locked, items=items)]
+        row = thread_for_write(memory=locked, name=thread)
+        return [e.id for e in entries_append(memory=locked, items=items, thread=row)]
 
 
 def _run_tasks(conversation: Conversation, handle: TurnHandle, events: _EventLog, stream: bool):
@@ -449,6 +483,7 @@ def _run_tasks(conversation: Conversation, handle: TurnHandle, events: _EventLog
     failed = interrupted = answered_after_failure = False
     ctx = TaskContext(
         memory=memory,
+        thread=handle.thread,
         project_id=conversation.project_id,
         agent_id=agent.id,
         turn=handle.turn,
@@ -493,6 +528,7 @@ def _run_tasks(conversation: Conversation, handle: TurnHandle, events: _EventLog
             if exc.partial:
                 written += _store(
                     memory,
+                    handle.thread,
                     [
                         {
                             "kind": "message",
@@ -519,6 +555,7 @@ def _run_tasks(conversation: Conversation, handle: TurnHandle, events: _EventLog
             text = digest_text(task["id"], exc.reason)
             with transaction.atomic():
                 locked = memory_lock(memory)
+                thread = thread_for_write(memory=locked, name=handle.thread)
                 if exc.partial:
                     # The failed task's own conversation output: kept or rolled back as 6.2 says.
                     ids = [
@@ -534,6 +571,7 @@ def _run_tasks(conversation: Conversation, handle: TurnHandle, events: _EventLog
                                     "tokens": message_tokens({"content": exc.partial}),
                                 }
                             ],
+                            thread=thread,
                         )
                     ]
                     if not rules.keep_output:
@@ -551,6 +589,7 @@ def _run_tasks(conversation: Conversation, handle: TurnHandle, events: _EventLog
                     task_type=kind,
                     error_type=exc.error_type,
                     agent_id=agent.id,
+                    thread=thread,
                 )
                 written += [e.id for e in result.entries]
             runs.append(
@@ -589,7 +628,7 @@ def _run_tasks(conversation: Conversation, handle: TurnHandle, events: _EventLog
         new_actions = [a for a in result.actions if a not in actions]
         items += [{"kind": "action", "task_id": plain, "content": a} for a in new_actions]
         if items:
-            ids = _store(memory, items)
+            ids = _store(memory, handle.thread, items)
             written += ids
             if result.output:
                 replied.append(

@@ -114,11 +114,13 @@ def public_event(event: dict) -> dict:
 
 
 def conversation_turns(*, conversation: Conversation) -> QuerySet[Turn]:
-    return Turn.objects.filter(memory_id=conversation.memory_id).order_by("number")
+    """The turns of the conversation's thread in its memory."""
+    turns = Turn.objects.filter(memory_id=conversation.memory_id, thread=conversation.thread)
+    return turns.order_by("number")
 
 
 def conversation_state(*, conversation: Conversation) -> str:
-    last = Turn.objects.filter(memory_id=conversation.memory_id).order_by("-number").first()
+    last = conversation_turns(conversation=conversation).order_by("-number").first()
     return turn_state(last) if last is not None else "READY"
 
 
@@ -127,6 +129,7 @@ def conversation_json(*, conversation: Conversation, turns: bool = False, public
         "id": conversation.id,
         "agentId": conversation.agent_id,
         "memoryId": conversation.memory_id,
+        "thread": conversation.thread,
         "conversationState": conversation_state(conversation=conversation),
     }
     if turns:
@@ -139,7 +142,7 @@ def conversation_json(*, conversation: Conversation, turns: bool = False, public
 
 
 def turn_get(*, conversation: Conversation, number: int) -> Turn:
-    turn = Turn.objects.filter(memory_id=conversation.memory_id, number=number).first()
+    turn = conversation_turns(conversation=conversation).filter(number=number).first()
     if turn is None:
         raise NotFound(f"No turn {number} in this conversation.", hint="Turn numbers start at 1.")
     return turn

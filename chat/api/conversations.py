@@ -223,7 +223,7 @@ def _wants_sse(request) -> bool:
 
 
 def _create(request, key: ApiKey, agent_id: str) -> dict:
-    data = json_object_body(request.body, {"metadata"})
+    data = json_object_body(request.body, {"metadata", "external_id"})
     agent = Agent.objects.select_related("project").filter(project=key.project, pk=agent_id).first()
     if agent is None or (_public(key) and key.agent_id != agent.id):
         raise NotFound(
@@ -231,8 +231,20 @@ def _create(request, key: ApiKey, agent_id: str) -> dict:
         )
     if _public(key):
         limits.check_no_metadata(data)
+        if "external_id" in data:
+            # Whoever holds a publishable key (it sits in a web page) could otherwise read and
+            # write any subject's memory by naming it.
+            raise InvalidRequest(
+                "external_id: a publishable key cannot choose whose memory a conversation uses; "
+                "an end user's conversation has a memory of its own.",
+                hint="Create the conversation from your server with a project key and its external_id, "
+                "then hand the end user its id.",
+            )
     conversation, token = services.conversation_create(
-        agent=agent, metadata=data.get("metadata"), with_client_token=_public(key)
+        agent=agent,
+        metadata=data.get("metadata"),
+        with_client_token=_public(key),
+        external_id=data.get("external_id"),
     )
     out = selectors.conversation_json(conversation=conversation)
     if token:
@@ -245,12 +257,26 @@ async def conversation_create(request, key, agent_id: str):
     return _json(await sync_to_async(_create)(request, key, agent_id), status=201)
 
 
-@endpoint("GET")
+@endpoint("GET", "DELETE")
 async def conversation_detail(request, key, conversation_id: str):
+    """GET: the conversation with its turns. DELETE (project keys): the conversation and what it
+    stored (`services.conversation_delete`), answering its receipt."""
+
     def read():
         conversation = _conversation(request, key, conversation_id)
         return selectors.conversation_json(conversation=conversation, turns=True, public=_public(key))
 
+    def delete():
+        if _public(key):
+            raise Unauthorized(
+                "Deleting a conversation takes a project key.",
+                hint="Delete end users' conversations from your server with a project key.",
+            )
+        conversation = _conversation(request, key, conversation_id)
+        return {"deleted": services.conversation_delete(conversation=conversation)}
+
+    if request.method == "DELETE":
+        return _json(await sync_to_async(delete)())
     return _json(await sync_to_async(read)())
 
 

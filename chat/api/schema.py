@@ -40,6 +40,11 @@ CONVERSATION = {
         "id": {"type": "string"},
         "agentId": {"type": "string"},
         "memoryId": {"type": "string"},
+        "thread": {
+            "type": "string",
+            "description": "the conversation's thread in its memory: default (a memory of its own) or, "
+            "created with external_id, the conversation's id",
+        },
         "conversationState": {"type": "string"},
         "clientToken": {"type": "string", "description": "only when created with a publishable key"},
         "turns": {"type": "array", "items": SNAPSHOT},
@@ -114,16 +119,38 @@ def conversation_paths(result, generator, request, public):
                     "metadata": {
                         "type": "object",
                         "description": "Project keys only: with a publishable key, metadata is 400.",
-                    }
+                    },
+                    "external_id": {
+                        "type": "string",
+                        "description": "Project keys only (with a publishable key it is 400): the "
+                        "subject whose memory the conversation is a new thread of (created on first use).",
+                    },
                 },
             },
             [_path_param("agent_id")],
         )
     }
+    receipt = {
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "properties": {"deleted": {"type": "object", "additionalProperties": {"type": "integer"}}},
+            }
+        }
+    }
     paths["/v1/conversations/{conversation_id}"] = {
         "get": _op(
             "conversations_get", "The conversation with its turn snapshots", 200, json_of, (404,), None, conv
-        )
+        ),
+        "delete": _op(
+            "conversations_delete",
+            "Delete the conversation (project keys): its own memory, or its thread of a subject's memory",
+            200,
+            receipt,
+            (404,),
+            None,
+            conv,
+        ),
     }
     paths["/v1/conversations/{conversation_id}/say"] = {
         "post": _op(

@@ -1,5 +1,6 @@
 """Agents: create, update (400 names the JSON path of a bad config), delete (with their
-conversations' memories; their publishable keys are revoked) and the demo agent."""
+conversations: a memory of its own whole, a thread of a subject's memory only that thread; their
+publishable keys are revoked) and the demo agent."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from django.utils.text import slugify
 
 from chat.config import config_validate
 from chat.models import Agent, Conversation
+from chat.services.turns import conversation_delete
 from common.errors import InvalidRequest, Unauthorized
+from memories.models import DEFAULT_THREAD
 from memories.services import memory_delete_many
 from projects.auth import key_from_plaintext, keys_changed
 from projects.models import ApiKey, Project
@@ -76,14 +79,20 @@ def agent_update(*, agent: Agent, name=_UNSET, config=_UNSET, slug=_UNSET) -> Ag
 
 
 def agent_delete(*, agent: Agent) -> dict:
-    """Delete an agent, its conversations and their memories; revoke its publishable keys."""
-    memory_ids = list(Conversation.objects.filter(agent=agent).values_list("memory_id", flat=True))
+    """Delete an agent and its conversations (`conversation_delete`: their own memories whole, a
+    subject's memory keeps everything but their threads); revoke its publishable keys."""
+    conversations = Conversation.objects.filter(agent=agent)
+    memory_ids = list(conversations.filter(thread=DEFAULT_THREAD).values_list("memory_id", flat=True))
+    threads = list(conversations.exclude(thread=DEFAULT_THREAD).select_related("memory"))
     with transaction.atomic():
         ApiKey.objects.filter(agent_id=agent.id, revoked_at=None).update(revoked_at=timezone.now())
         keys_changed()  # update() sends no signal: the key caches must drop them now
         receipt = memory_delete_many(memory_ids=memory_ids) if memory_ids else {"memories": 0}
+        for conversation in threads:
+            for name, count in conversation_delete(conversation=conversation).items():
+                receipt[name] = receipt.get(name, 0) + count
         agent.delete()
-    return {"conversations": len(memory_ids), **receipt}
+    return {**receipt, "conversations": len(memory_ids) + len(threads)}
 
 
 DEMO_CONFIG = {

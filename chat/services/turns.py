@@ -23,36 +23,90 @@ from chat.config import policy_of
 from chat.models import Agent, Conversation
 from chat.selectors import client_token_hash
 from common.errors import InvalidRequest
-from memories.services import memory_create
+from memories.selectors import thread_view
+from memories.services import (
+    external_id_check,
+    memory_create,
+    memory_delete,
+    memory_lock,
+    thread_delete,
+)
 
 log = logging.getLogger("threadless.chat")
 
 
 def conversation_create(
-    *, agent: Agent, metadata: dict | None = None, with_client_token: bool = False
+    *,
+    agent: Agent,
+    metadata: dict | None = None,
+    with_client_token: bool = False,
+    external_id: str | None = None,
 ) -> tuple[Conversation, str | None]:
-    """A conversation = the agent + a fresh memory carrying the agent's policy.
+    """A conversation = the agent + a fresh memory carrying the agent's policy, or, with
+    `external_id` (project keys only: the caller says whose conversation it is), a new thread of
+    that subject's memory (created on first use, like the external-id routes), named after the
+    conversation: the subject's facts and recall span its conversations, each window is its own.
 
     With `with_client_token` (publishable-key callers) a client token is returned once; only its
-    hash is kept, and every later publishable-key call must present it.
+    hash is kept, and every later publishable-key call must present it. A client token and an
+    `external_id` never go together: an end user cannot choose a subject.
     """
     if metadata is not None and not isinstance(metadata, dict):
         raise InvalidRequest("metadata: must be an object.")
+    if external_id is not None:
+        if with_client_token:
+            raise InvalidRequest(
+                "external_id: an end user's conversation has a memory of its own; "
+                "only a project key chooses a subject."
+            )
+        external_id_check(external_id)
     token = secrets.token_urlsafe(24) if with_client_token else None
     with transaction.atomic():
-        memory, _ = memory_create(
-            project=agent.project,
-            metadata={**(metadata or {}), "agent": agent.id},
-            policy=policy_of(agent.config).as_json(),
-        )
-        conversation = Conversation.objects.create(
+        if external_id is None:
+            memory, _ = memory_create(
+                project=agent.project,
+                metadata={**(metadata or {}), "agent": agent.id},
+                policy=policy_of(agent.config).as_json(),
+            )
+        else:
+            memory, _ = memory_create(
+                project=agent.project, external_id=external_id, policy=policy_of(agent.config).as_json()
+            )
+        conversation = Conversation(
             project=agent.project,
             agent=agent,
             memory=memory,
             metadata=metadata or {},
             client_token_hash=client_token_hash(token) if token else "",
         )
+        if external_id is not None:
+            conversation.thread = conversation.id
+        conversation.save(force_insert=True)
     return conversation, token
+
+
+def conversation_delete(*, conversation: Conversation) -> dict:
+    """Delete a conversation and what it stored; returns the receipt (counts of the rows removed).
+
+    A memory of its own goes whole (as with its agent). A thread of a subject's memory goes as
+    `thread_delete` says (its entries, turns, digests, index rows, summary, and the facts learned
+    only in it): the subject's other conversations and what they taught stay.
+    """
+    if conversation.owns_memory:
+        return {"conversations": 1, **memory_delete(memory=conversation.memory)}
+    with transaction.atomic():
+        memory = memory_lock(conversation.memory)
+        # A conversation that never said anything has no thread row yet: nothing of it is stored.
+        used = thread_view(memory=memory, name=conversation.thread).pk is not None
+        receipt = thread_delete(memory=memory, name=conversation.thread) if used else {"threads": 0}
+        Conversation.objects.filter(pk=conversation.pk).delete()  # `thread_deleted` may have done it
+    return {"conversations": 1, **receipt}
+
+
+def conversation_thread_deleted(sender, *, memory_id: str, thread: str, **kwargs) -> None:
+    """`memories.signals.thread_deleted`: a conversation whose thread is deleted goes with it (its
+    turns are gone; its recorded events would otherwise meet the thread's next turn 1)."""
+    Conversation.objects.filter(memory_id=memory_id, thread=thread).delete()
 
 
 def turn_say(

@@ -59,6 +59,7 @@ class TaskInterrupted(Exception):
 @dataclass
 class TaskContext:
     memory: Memory
+    thread: str  # the conversation's thread in `memory` ("default" for a memory of its own)
     project_id: str
     agent_id: str
     turn: int
@@ -74,10 +75,12 @@ class TaskContext:
     turn_data: list[dict] = field(default_factory=list)  # data entries stored this turn: {key, value}
 
     def data(self) -> dict:
-        """storeAs key → latest committed value (earlier turns), updated with this turn's data."""
+        """storeAs key → latest committed value (earlier turns of this thread), updated with this
+        turn's data."""
         if self._data is None:
             rows = (
-                Entry.objects.filter(memory=self.memory, kind="data", committed=True, seq__lt=self.input_seq)
+                Entry.objects.filter(memory=self.memory, thread=self.thread, kind="data", committed=True)
+                .filter(seq__lt=self.input_seq)
                 .exclude(key="")
                 .order_by("-seq")
                 .values_list("key", "value")[:200]
@@ -97,10 +100,10 @@ class TaskContext:
         return [a for a in history[-1] if a.startswith(FAILED_PREFIX)] if history else []
 
     def history_actions(self) -> list[list[str]]:
-        """Actions of earlier turns, oldest first (the newest 500)."""
+        """Actions of earlier turns of this thread, oldest first (the newest 500)."""
         if self._history is None:
             rows = (
-                Turn.objects.filter(memory=self.memory, number__lt=self.turn)
+                Turn.objects.filter(memory=self.memory, thread=self.thread, number__lt=self.turn)
                 .order_by("-number")
                 .values_list("actions", flat=True)[:500]
             )

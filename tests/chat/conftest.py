@@ -47,3 +47,14 @@ def policy(mode: str | None, cont: bool = False) -> dict:
             "strictWriteDiscipline": {"enabled": True, "onFailure": mode, "continueOnFailure": cont}
         }
     }
+
+
+@pytest.fixture
+def eager_celery():
+    """Background work (facts, recall) runs inline once its turn commits, so its effect is observable."""
+    from threadless_site.celery import app
+
+    old = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = old

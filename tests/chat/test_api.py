@@ -174,8 +174,9 @@ def test_say_answers_a_turn_snapshot_and_the_conversation_lists_turns(cast):
     agent = create_agent(cast.a)
     conv = post(cast.a, f"/agents/{agent['id']}/conversations", {}).json()
     assert (
-        set(conv) == {"id", "agentId", "memoryId", "conversationState"}
+        set(conv) == {"id", "agentId", "memoryId", "thread", "conversationState"}
         and conv["conversationState"] == "READY"
+        and conv["thread"] == "default"
     )
     snap = post(cast.a, f"/conversations/{conv['id']}/say", {"input": "Hello!"}).json()
     assert set(snap) == {"conversationId", "turn", "conversationState", "output", "actions", "taskErrors"}
@@ -340,3 +341,89 @@ def test_the_openapi_schema_lists_the_agent_and_conversation_routes(cast):
     assert {"200", "400", "401", "404", "409", "429"} <= set(say["responses"])
     assert "text/event-stream" in say["responses"]["200"]["content"]
     assert "/v1/conversations/{conversation_id}/turns/{number}/events" in schema["paths"]
+
+
+# --- a subject's conversations: threads of its memory -------------------------------------------
+
+
+def llm_config(stub) -> dict:
+    reply = {"choices": [{"message": {"role": "assistant", "content": "Ok."}}]}
+    stub.set("/v1/chat/completions", json_body=reply)
+    llm = {"id": "llm", "type": "llm", "provider": "openai", "model": "x", "baseUrl": stub.url + "/v1"}
+    return {"workflow": [llm]}
+
+
+def subject_conversations(cast, agent_id: str, external_id: str = "user-42") -> list[dict]:
+    """Two conversations of one subject (its memory: the external id's)."""
+    body = {"external_id": external_id}
+    return [post(cast.a, f"/agents/{agent_id}/conversations", body).json() for _ in range(2)]
+
+
+def say_and_process(cast, capture, conversation: dict, text: str) -> None:
+    """Say, then run the turn's background work (facts, recall) as the worker would once it commits."""
+    with capture(execute=True):
+        assert post(cast.a, f"/conversations/{conversation['id']}/say", {"input": text}).status_code == 200
+
+
+def test_a_subjects_conversations_share_its_facts_and_keep_their_own_windows(
+    cast, stub, eager_celery, django_capture_on_commit_callbacks
+):
+    agent = create_agent(cast.a, llm_config(stub))
+    first, second = subject_conversations(cast, agent["id"])
+    assert first["memoryId"] == second["memoryId"]
+    assert (first["thread"], second["thread"]) == (first["id"], second["id"])
+    memory = cast.a.get(f"/v1/memories/{first['memoryId']}").json()
+    assert memory["external_id"] == "user-42"
+    say_and_process(cast, django_capture_on_commit_callbacks, first, "My dog is called Biscuit.")
+    stub.requests.clear()
+    snap = post(cast.a, f"/conversations/{second['id']}/say", {"input": "What is my dog called?"}).json()
+    assert snap["turn"] == 1 and snap["conversationState"] == "READY"
+    sent = stub.requests[-1].json["messages"]
+    system = "\n".join(m["content"] for m in sent if m["role"] == "system")
+    assert "What you know" in system and "User has a dog named Biscuit" in system
+    assert [m["content"] for m in sent if m["role"] != "system"] == ["What is my dog called?"]
+    post(cast.a, f"/conversations/{first['id']}/say", {"input": "And my cat?"})
+    window = [m["content"] for m in stub.requests[-1].json["messages"] if m["role"] != "system"]
+    assert window == ["My dog is called Biscuit.", "Ok.", "And my cat?"]
+    detail = cast.a.get(f"/v1/conversations/{second['id']}").json()
+    assert (detail["memoryId"], detail["thread"], len(detail["turns"])) == (memory["id"], second["id"], 1)
+    # Another project neither sees the conversation nor can start one on this agent.
+    assert cast.b.get(f"/v1/conversations/{second['id']}").status_code == 404
+    other = post(cast.b, f"/agents/{agent['id']}/conversations", {"external_id": "user-42"})
+    assert other.status_code == 404
+
+
+def test_a_publishable_key_cannot_choose_a_subject(cast, make_agent, publishable):
+    agent = make_agent(DEMO)
+    client = cast.api(publishable(agent))
+    refused = post(client, f"/agents/{agent.id}/conversations", {"external_id": "user-42"})
+    assert refused.status_code == 400
+    assert refused.json()["error"]["message"].startswith("external_id: a publishable key cannot choose")
+    own = post(client, f"/agents/{agent.id}/conversations", {}).json()
+    assert own["thread"] == "default"
+    assert cast.a.get("/v1/memories?external_id=user-42").json()["data"] == []
+
+
+def test_deleting_a_subjects_conversation_deletes_only_its_thread(
+    cast, stub, eager_celery, django_capture_on_commit_callbacks
+):
+    agent = create_agent(cast.a, llm_config(stub))
+    first, second = subject_conversations(cast, agent["id"])
+    for text in ("My dog is called Biscuit.", "I live in Oslo."):
+        say_and_process(cast, django_capture_on_commit_callbacks, first, text)
+    say_and_process(cast, django_capture_on_commit_callbacks, second, "My dog is called Biscuit.")
+    mem = f"/v1/memories/{first['memoryId']}"
+    response = cast.a.delete(f"/v1/conversations/{first['id']}")
+    assert response.status_code == 200, response.content
+    receipt = response.json()["deleted"]
+    assert (receipt["conversations"], receipt["threads"], receipt["turns"], receipt["facts"]) == (1, 1, 2, 1)
+    assert cast.a.get(f"/v1/conversations/{first['id']}").status_code == 404
+    assert cast.a.get(f"{mem}/threads/{first['id']}").status_code == 404
+    assert cast.a.get(f"{mem}/threads/{second['id']}").json()["turns"] == 1
+    facts = [f["text"] for f in cast.a.get(f"{mem}/facts").json()["data"]]
+    assert facts == ["User has a dog named Biscuit"]  # taught in both; Oslo only in the deleted one
+    # The agent goes with its conversations, the subject's memory stays.
+    assert cast.a.delete(f"/v1/agents/{agent['id']}").status_code == 204
+    assert cast.a.get(f"{mem}/threads/{second['id']}").status_code == 404
+    assert [f["text"] for f in cast.a.get(f"{mem}/facts").json()["data"]] == []
+    assert cast.a.get(mem).status_code == 200

@@ -230,7 +230,7 @@ def test_the_cap_on_running_end_user_turns_per_agent_holds(make_agent, publishab
         == 200
     )
     # One running turn ends: there is room again.
-    memory = Memory.objects.get(conversation__pk=convs[0]["id"])
+    memory = Memory.objects.get(conversations__pk=convs[0]["id"])
     memory.turns.filter(state="IN_PROGRESS").update(state="READY", lease_expires_at=None)
     assert strangers[2].say(convs[2]).status_code == 200
 
