@@ -337,6 +337,7 @@ def test_the_openapi_schema_lists_the_agent_and_conversation_routes(cast):
     schema = cast.api().get("/v1/openapi.json").json()
     assert {"get", "post"} <= set(schema["paths"]["/v1/agents"])
     assert {"get", "put", "delete"} <= set(schema["paths"]["/v1/agents/{agent_id}"])
+    assert {"get", "delete"} <= set(schema["paths"]["/v1/conversations/{conversation_id}"])
     say = schema["paths"]["/v1/conversations/{conversation_id}/say"]["post"]
     assert {"200", "400", "401", "404", "409", "429"} <= set(say["responses"])
     assert "text/event-stream" in say["responses"]["200"]["content"]
@@ -401,6 +402,8 @@ def test_a_publishable_key_cannot_choose_a_subject(cast, make_agent, publishable
     assert refused.json()["error"]["message"].startswith("external_id: a publishable key cannot choose")
     own = post(client, f"/agents/{agent.id}/conversations", {}).json()
     assert own["thread"] == "default"
+    token = own["clientToken"]
+    assert client.delete(f"/v1/conversations/{own['id']}", HTTP_X_CLIENT_TOKEN=token).status_code == 401
     assert cast.a.get("/v1/memories?external_id=user-42").json()["data"] == []
 
 
@@ -413,6 +416,7 @@ def test_deleting_a_subjects_conversation_deletes_only_its_thread(
         say_and_process(cast, django_capture_on_commit_callbacks, first, text)
     say_and_process(cast, django_capture_on_commit_callbacks, second, "My dog is called Biscuit.")
     mem = f"/v1/memories/{first['memoryId']}"
+    assert cast.b.delete(f"/v1/conversations/{first['id']}").status_code == 404
     response = cast.a.delete(f"/v1/conversations/{first['id']}")
     assert response.status_code == 200, response.content
     receipt = response.json()["deleted"]
@@ -422,6 +426,11 @@ def test_deleting_a_subjects_conversation_deletes_only_its_thread(
     assert cast.a.get(f"{mem}/threads/{second['id']}").json()["turns"] == 1
     facts = [f["text"] for f in cast.a.get(f"{mem}/facts").json()["data"]]
     assert facts == ["User has a dog named Biscuit"]  # taught in both; Oslo only in the deleted one
+    # Deleting a conversation's thread through the memory deletes the conversation too.
+    third = post(cast.a, f"/agents/{agent['id']}/conversations", {"external_id": "user-42"}).json()
+    post(cast.a, f"/conversations/{third['id']}/say", {"input": "Hello"})
+    assert cast.a.delete(f"{mem}/threads/{third['id']}").status_code == 200
+    assert cast.a.get(f"/v1/conversations/{third['id']}").status_code == 404
     # The agent goes with its conversations, the subject's memory stays.
     assert cast.a.delete(f"/v1/agents/{agent['id']}").status_code == 204
     assert cast.a.get(f"{mem}/threads/{second['id']}").status_code == 404
