@@ -391,10 +391,12 @@ def _facts_context(memory: Memory, **extra) -> dict:
 
 
 def _thread_name(request) -> str:
-    """The thread the timeline and the dry run are in: `?thread=` (the default one when absent,
-    blank or longer than a thread id may be)."""
-    name = request.GET.get("thread", "").strip()
-    return name if name and len(name) <= 200 else DEFAULT_THREAD
+    """The thread the timeline and the dry run are in: `?thread=`, the default one when absent or
+    not a thread id by the API's rule (so no such value reaches a query)."""
+    try:
+        return services.external_id_check(request.GET.get("thread", DEFAULT_THREAD), field="thread")
+    except ApiError:
+        return DEFAULT_THREAD
 
 
 @staff_required

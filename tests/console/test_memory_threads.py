@@ -97,6 +97,16 @@ def test_the_timeline_shows_the_thread_named_in_the_url_and_keeps_it_in_its_link
 
     html = staff_client.get(base + "?tab=timeline&thread=nope").content.decode()
     assert "This memory has no thread “nope”" in html and "Default thread question" not in html
+    html = staff_client.get(base + "?tab=timeline&thread=a%00b").content.decode()  # no thread id
+    assert "Default thread question" in html
+
+
+def test_what_the_model_sees_is_built_in_the_thread_named_in_the_url(staff_client, threaded):
+    before = Entry.objects.filter(memory=threaded).count()
+    html = staff_client.get(f"/manage/memories/{threaded.pk}/?tab=model&thread=trip").content.decode()
+    assert "I live in Lisbon" in html and "Default thread question" not in html
+    assert '<input type="hidden" name="thread" value="trip">' in html
+    assert Entry.objects.filter(memory=threaded).count() == before
 
 
 def test_a_fact_links_to_the_message_it_was_learned_from_with_its_thread_and_date(staff_client, threaded):
