@@ -390,19 +390,20 @@ class FactSource:
 
 def fact_sources(*, memory: Memory, facts: list[Fact]) -> dict[str, tuple[list[FactSource], int]]:
     """For each fact, its source messages in the timeline's terms (thread, turn, seq, when said),
-    oldest first, and how many of its sources are no longer stored: one read of the entries."""
+    in seq order, and how many of its sources are no longer stored: one read of the facts'
+    sources, one of their entries."""
     ids = memory_selectors.fact_sources(fact_ids=[f.pk for f in facts])
     wanted = {i for sources in ids.values() for i in sources}
-    found = (
-        {
-            pk: FactSource(thread=thread, turn=turn, seq=seq, said_at=said_at)
-            for pk, thread, turn, seq, said_at in Entry.objects.filter(
-                memory=memory, pk__in=wanted
-            ).values_list("id", "thread", "turn", "seq", "created_at")
-        }
+    rows = (
+        Entry.objects.filter(memory=memory, pk__in=wanted).values_list(
+            "id", "thread", "turn", "seq", "created_at"
+        )
         if wanted
-        else {}
+        else []
     )
+    found = {
+        pk: FactSource(thread=thread, turn=turn, seq=seq, said_at=at) for pk, thread, turn, seq, at in rows
+    }
     out = {}
     for fact in facts:
         sources = [found[i] for i in ids.get(fact.pk, []) if i in found]
