@@ -2,8 +2,9 @@
 
 `within` is the queryset of those projects (`access.visible_projects`); None means every project.
 
-The memory timeline is read one page of turns at a time through `entry_turn_idx`, so a memory
-of any size costs the same to open; nothing here loads a whole memory.
+The memory timeline is read one page of one thread's turns at a time through `entry_turn_idx`,
+and the threads list a page at a time through `thread_activity_idx`, so a memory of any size costs
+the same to open; nothing here loads a whole memory.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from django.utils import timezone
 
 from common import metrics
 from memories import selectors as memory_selectors
-from memories.models import DEFAULT_THREAD, Entry, ErrorDigest, Memory, Turn
+from memories.models import DEFAULT_THREAD, Entry, ErrorDigest, Fact, Memory, Thread, Turn
 from projects.models import ApiCall, Project
 
 TURNS_PER_PAGE = 20
@@ -231,6 +232,7 @@ class TimelinePage:
     first_turn: int
     last_turn: int
     newest_first: bool = True
+    thread: str = DEFAULT_THREAD
 
     @property
     def has_previous(self) -> bool:
@@ -242,10 +244,11 @@ class TimelinePage:
 
 
 def timeline_page_for_turn(
-    *, memory: Memory, turn: int, per_page: int = TURNS_PER_PAGE, newest_first: bool = True
+    *, thread: Thread, turn: int, per_page: int = TURNS_PER_PAGE, newest_first: bool = True
 ) -> int:
-    """The page that holds `turn` (page 1 holds the newest turns, or the oldest)."""
-    last = max(memory.last_turn, 1)
+    """The page of the thread's timeline that holds `turn` (page 1 holds the newest turns, or the
+    oldest). `thread` as `memories.selectors.thread_view` gives it (the default thread's too)."""
+    last = max(thread.last_turn, 1)
     turn = min(max(turn, 1), last)
     return (last - turn) // per_page + 1 if newest_first else (turn - 1) // per_page + 1
 
@@ -264,16 +267,28 @@ def _mark_raw_errors_shown_in_digests(entries: list[Entry]) -> None:
 
 
 def timeline_page(
-    *, memory: Memory, page: int = 1, per_page: int = TURNS_PER_PAGE, newest_first: bool = True
+    *,
+    memory: Memory,
+    thread: Thread,
+    page: int = 1,
+    per_page: int = TURNS_PER_PAGE,
+    newest_first: bool = True,
 ) -> TimelinePage:
-    """One page of the default thread's turns, newest first (or oldest first); entries in order
-    inside a turn, capped per page."""
-    last = memory.last_turn
+    """One page of one thread's turns, newest first (or oldest first); entries in order inside a
+    turn, capped per page. `thread` as `memories.selectors.thread_view` gives it."""
+    name, last = thread.name, thread.last_turn
     pages = max(1, -(-last // per_page))
     page = min(max(page, 1), pages)
     if last == 0:
         return TimelinePage(
-            turns=[], page=1, pages=1, total_turns=0, first_turn=0, last_turn=0, newest_first=newest_first
+            turns=[],
+            page=1,
+            pages=1,
+            total_turns=0,
+            first_turn=0,
+            last_turn=0,
+            newest_first=newest_first,
+            thread=name,
         )
     if newest_first:
         hi = last - (page - 1) * per_page
@@ -282,7 +297,7 @@ def timeline_page(
         lo = (page - 1) * per_page + 1
         hi = min(last, lo + per_page - 1)
     entries = list(
-        Entry.objects.filter(memory=memory, thread=DEFAULT_THREAD, turn__gte=lo, turn__lte=hi)
+        Entry.objects.filter(memory=memory, thread=name, turn__gte=lo, turn__lte=hi)
         .select_related("errordigest")
         .order_by("-turn" if newest_first else "turn", "seq")[: ENTRIES_PER_PAGE_CAP + 1]
     )
@@ -295,8 +310,7 @@ def timeline_page(
             entry.digest_row = None
     _mark_raw_errors_shown_in_digests(entries)
     turns = {
-        t.number: t
-        for t in Turn.objects.filter(memory=memory, thread=DEFAULT_THREAD, number__gte=lo, number__lte=hi)
+        t.number: t for t in Turn.objects.filter(memory=memory, thread=name, number__gte=lo, number__lte=hi)
     }
     views: dict[int, TurnView] = {n: TurnView(number=n, turn=turns.get(n)) for n in range(lo, hi + 1)}
     for entry in entries:
@@ -316,7 +330,85 @@ def timeline_page(
         first_turn=lo,
         last_turn=hi,
         newest_first=newest_first,
+        thread=name,
     )
+
+
+class ThreadActivity:
+    """A memory's threads, newest activity first, as a sequence Django's Paginator pages through:
+    the named threads' rows a page at a time (`thread_activity_idx`), with the default thread (once
+    it has had a turn; it has no row) placed among them by its newest entry's time, in the order
+    `memories.selectors.thread_list` gives the API."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.rows = Thread.objects.filter(memory_id=memory.pk).order_by("-updated_at", "-name")
+        self.default: Thread | None = None
+        self.default_at = 0  # the default thread's place in the order
+        if memory.last_turn:
+            self.default = memory_selectors.thread_get(memory=memory, name=DEFAULT_THREAD)
+            newer = Q(updated_at__gt=self.default.updated_at) | Q(
+                updated_at=self.default.updated_at, name__gt=DEFAULT_THREAD
+            )
+            self.default_at = self.rows.filter(newer).count()
+
+    def count(self) -> int:
+        return self.rows.count() + (self.default is not None)
+
+    def __getitem__(self, span: slice) -> list[Thread]:
+        start, stop = span.start or 0, span.stop
+        if self.default is None:
+            return list(self.rows[start:stop])
+        at = self.default_at  # rows before it keep their index; rows after it are one further on
+        found = list(self.rows[start : min(stop, at)]) if start < at else []
+        if start <= at < stop:
+            found.append(self.default)
+        if stop > at + 1:
+            found += list(self.rows[max(start, at + 1) - 1 : stop - 1])
+        return found
+
+
+def thread_choices(*, memory: Memory, current: str, limit: int = 50) -> tuple[list[Thread], bool]:
+    """The threads the timeline's filter offers: the `limit` most recently active, the one shown
+    (`current`) among them; and whether the memory has more (the Threads tab lists them all)."""
+    rows, more = memory_selectors.thread_list(memory=memory, limit=limit)
+    if current not in {t.name for t in rows}:
+        shown = memory_selectors.thread_view(memory=memory, name=current)
+        if current == DEFAULT_THREAD or shown.pk is not None:
+            rows.append(shown)
+    return rows, more
+
+
+@dataclass(frozen=True)
+class FactSource:
+    """A message a fact was learned from, by the numbers the timeline shows it under."""
+
+    thread: str
+    turn: int
+    seq: int
+    said_at: datetime
+
+
+def fact_sources(*, memory: Memory, facts: list[Fact]) -> dict[str, tuple[list[FactSource], int]]:
+    """For each fact, its source messages in the timeline's terms (thread, turn, seq, when said),
+    in seq order, and how many of its sources are no longer stored: one read of the facts'
+    sources, one of their entries."""
+    ids = memory_selectors.fact_sources(fact_ids=[f.pk for f in facts])
+    wanted = {i for sources in ids.values() for i in sources}
+    rows = (
+        Entry.objects.filter(memory=memory, pk__in=wanted).values_list(
+            "id", "thread", "turn", "seq", "created_at"
+        )
+        if wanted
+        else []
+    )
+    found = {
+        pk: FactSource(thread=thread, turn=turn, seq=seq, said_at=at) for pk, thread, turn, seq, at in rows
+    }
+    out = {}
+    for fact in facts:
+        sources = [found[i] for i in ids.get(fact.pk, []) if i in found]
+        out[fact.pk] = (sorted(sources, key=lambda s: s.seq), len(ids.get(fact.pk, [])) - len(sources))
+    return out
 
 
 @dataclass

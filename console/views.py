@@ -19,6 +19,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 
@@ -38,7 +39,7 @@ from console.forms import (
 )
 from memories import selectors as memory_selectors
 from memories import services
-from memories.models import Fact, Memory
+from memories.models import DEFAULT_THREAD, Fact, Memory
 from memories.policy import policy_parse
 from projects import services as project_services
 from projects.models import ApiKey, Project
@@ -315,15 +316,19 @@ def _memory(request, memory_id: str) -> Memory:
 MODEL_MESSAGES_SHOWN = 60
 
 
-def _model_view(memory: Memory, form: WhatModelSeesForm, show_all: bool = False) -> dict:
-    """A dry-run decorate: exactly what decorate would build now, storing nothing."""
+def _model_view(
+    memory: Memory, form: WhatModelSeesForm, show_all: bool = False, thread: str = DEFAULT_THREAD
+) -> dict:
+    """A dry-run decorate in `thread`: exactly what decorate would build now, storing nothing."""
     message = (form.cleaned_data.get("message") or "") if form.is_valid() else ""
     budget = (
         form.cleaned_data.get("budget_tokens") if form.is_valid() else None
     ) or memory.last_budget_tokens
     new = [{"role": "user", "content": message}] if message.strip() else []
     try:
-        built = services.memory_decorate(memory=memory, messages=new, budget_tokens=budget, store=False)
+        built = services.memory_decorate(
+            memory=memory, messages=new, budget_tokens=budget, store=False, thread=thread
+        )
     except ApiError as exc:
         return {"error": exc.message}
     # A 60,000-token window can hold thousands of messages: show the newest unless asked for all.
@@ -365,12 +370,33 @@ def _files_context(memory: Memory, path: str | None, version_id: str | None) -> 
     return context
 
 
+def timeline_href(memory: Memory, thread: str = DEFAULT_THREAD, **params) -> str:
+    """The memory's timeline link, in `thread` (left out for the default one), with `params`
+    (`order`, `page`, `turn`); the thread's name is encoded, whatever characters it holds."""
+    query = {"tab": "timeline", **({"thread": thread} if thread != DEFAULT_THREAD else {}), **params}
+    return reverse("console:memory", args=[memory.pk]) + "?" + urlencode(query)
+
+
 def _facts_context(memory: Memory, **extra) -> dict:
-    return {
-        "facts": Fact.objects.filter(memory=memory, active=True).order_by("-updated_at", "-id"),
-        "fact_form": extra.pop("fact_form", None) or FactForm(),
-        **extra,
-    }
+    facts = list(Fact.objects.filter(memory=memory, active=True).order_by("-updated_at", "-id"))
+    provenance = sel.fact_sources(memory=memory, facts=facts)
+    for fact in facts:
+        sources, fact.sources_gone = provenance[fact.pk]
+        # Each source links to its message in the timeline: the page of its turn, at its entry.
+        fact.sources = [
+            (source, timeline_href(memory, source.thread, turn=source.turn) + f"#entry-{source.seq}")
+            for source in sources
+        ]
+    return {"facts": facts, "fact_form": extra.pop("fact_form", None) or FactForm(), **extra}
+
+
+def _thread_name(request) -> str:
+    """The thread the timeline and the dry run are in: `?thread=`, the default one when absent or
+    not a thread id by the API's rule (so no such value reaches a query)."""
+    try:
+        return services.external_id_check(request.GET.get("thread", DEFAULT_THREAD), field="thread")
+    except ApiError:
+        return DEFAULT_THREAD
 
 
 @staff_required
@@ -378,26 +404,49 @@ def _facts_context(memory: Memory, **extra) -> dict:
 def memory_detail(request, memory_id: str):
     memory = _memory(request, memory_id)
     tab = request.GET.get("tab", "timeline")
-    if tab not in ("timeline", "facts", "files", "model"):
+    if tab not in ("timeline", "threads", "facts", "files", "model"):
         tab = "timeline"
+    name = _thread_name(request)
+    threads = sel.ThreadActivity(memory)
     context = {
         "section": "memories",
         "memory": memory,
         "tab": tab,
+        "thread_count": threads.count(),
+        "thread_name": name,
+        # What the timeline and dry-run tab links keep of the URL: the thread shown.
+        "thread_query": "&" + urlencode({"thread": name}) if name != DEFAULT_THREAD else "",
         "policy": policy_parse(memory.policy) if isinstance(memory.policy, dict) else None,
     }
     if tab == "timeline":
+        thread = memory_selectors.thread_view(memory=memory, name=name)
         newest_first = request.GET.get("order") != "oldest"
         if "turn" in request.GET and "page" not in request.GET:
             try:
                 page = sel.timeline_page_for_turn(
-                    memory=memory, turn=int(request.GET["turn"]), newest_first=newest_first
+                    thread=thread, turn=int(request.GET["turn"]), newest_first=newest_first
                 )
             except ValueError:
                 page = 1
         else:
             page = _page_number(request)
-        context["timeline"] = sel.timeline_page(memory=memory, page=page, newest_first=newest_first)
+        choices, more = sel.thread_choices(memory=memory, current=name)
+        order = {} if newest_first else {"order": "oldest"}
+        context.update(
+            timeline=sel.timeline_page(memory=memory, thread=thread, page=page, newest_first=newest_first),
+            thread_choices=choices,
+            more_threads=more,
+            unknown_thread=name != DEFAULT_THREAD and thread.pk is None,
+            # The pager's links keep the thread and the order; the order switch keeps the thread.
+            timeline_base=timeline_href(memory, name, **order),
+            newest_href=timeline_href(memory, name),
+            oldest_href=timeline_href(memory, name, order="oldest"),
+        )
+    elif tab == "threads":
+        page = Paginator(threads, 25).get_page(_page_number(request))
+        for row in page.object_list:
+            row.timeline = timeline_href(memory, row.name)
+        context.update(page=page, params="tab=threads")
     elif tab == "facts":
         context.update(_facts_context(memory))
     elif tab == "files":
@@ -406,7 +455,7 @@ def memory_detail(request, memory_id: str):
         form = WhatModelSeesForm(
             request.GET if "message" in request.GET or "budget_tokens" in request.GET else None
         )
-        context.update({"model_form": form, **_model_view(memory, form, request.GET.get("all") == "1")})
+        context.update({"model_form": form, **_model_view(memory, form, request.GET.get("all") == "1", name)})
     return render(request, _partial(request, "console/memory_detail.html", "tab"), context)
 
 

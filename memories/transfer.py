@@ -3,13 +3,16 @@
 
 The document is one JSON object per line, each with a `type`:
 
-    header          {"type": "header", "format": "threadless.memory", "version": 1, "exported_at", "source"}
-    memory          the memory's own fields (metadata, instructions, policy, summary, counters)
-    turn            one per turn (state, input, actions, task errors, timings)
-    entry           one per entry, in seq order (kind, role, content or parts, tool calls,
-                    commit flag, tokens, created_at)
-    digest          an error digest, tied to its entry by `entry_seq`
-    fact            a fact with its provenance (`source_entry_seqs`) and history (`superseded_by`)
+    header          {"type": "header", "format": "threadless.memory", "version": 2, "exported_at", "source"}
+    memory          the memory's own fields (metadata, instructions, policy, summary, counters:
+                    the default thread's turn counters and summary are the memory's)
+    thread          a named thread, by name (turn counters, rolling summary, times)
+    turn            one per turn, with its thread (state, input, actions, task errors, timings)
+    entry           one per entry, in seq order, with its thread (kind, role, content or parts,
+                    tool calls, commit flag, tokens, created_at: when it was said)
+    digest          an error digest, with its thread, tied to its entry by `entry_seq`
+    fact            a fact with its provenance (`source_entry_seqs`), history (`superseded_by`)
+                    and when it held (`valid_from`, `valid_to`)
     fact_tombstone  a statement a person removed (extraction must not bring it back)
     file            a memory file or directory under /memories, by path (content, version, who
                     changed it, times), in path order so a folder comes before what it holds
@@ -19,7 +22,9 @@ The document is one JSON object per line, each with a `type`:
 Entries and facts refer to each other by sequence number and exported fact id, never by a
 database id, so a document moves between installs. A new kind of record is a new `type` with an exporter and
 an importer registered below; a reader refuses a type it does not know and a `version` newer than its own,
-rather than drop part of a memory.
+rather than drop part of a memory. Version 2 added threads (the `thread` record, `thread` on turns,
+entries and digests) and facts' `valid_from`/`valid_to`; a version 1 document has none of them and
+imports as it was exported, every row in the default thread.
 
 Export streams: rows are read in chunks in seq order, so a memory of any size is written in
 bounded memory. Import reads and checks the whole document first (each field by the API's rule
@@ -53,6 +58,7 @@ from memories import embeddings, recall, services
 from memories.facts.base import fact_normalize, fact_tokens
 from memories.facts.store import IMPORTED
 from memories.models import (
+    DEFAULT_THREAD,
     Entry,
     ErrorDigest,
     Fact,
@@ -61,6 +67,7 @@ from memories.models import (
     Memory,
     MemoryFile,
     MemoryFileVersion,
+    Thread,
     Turn,
 )
 from memories.models import memory_id as new_memory_id
@@ -70,7 +77,7 @@ from memories.services.outbox import outbox_enqueue
 from projects.models import Project
 
 FORMAT = "threadless.memory"
-VERSION = 1
+VERSION = 2
 CHUNK = 2000
 MAX_LINE_BYTES = 16 * 1024 * 1024
 IMPORT_SCOPE = "memory-import"
@@ -90,8 +97,21 @@ MEMORY_FIELDS = (
     "token_count",
     "digest_count",
 )
-TURN_FIELDS = ("number", "state", "input", "actions", "task_errors", "output", "attempt", "duration_ms")
+THREAD_FIELDS = ("name", "last_turn", "turn_start_seq", "summary", "summary_upto_seq", "last_budget_tokens")
+THREAD_COUNTS = ("message_count", "token_count")
+TURN_FIELDS = (
+    "thread",
+    "number",
+    "state",
+    "input",
+    "actions",
+    "task_errors",
+    "output",
+    "attempt",
+    "duration_ms",
+)
 ENTRY_FIELDS = (
+    "thread",
     "seq",
     "turn",
     "kind",
@@ -107,7 +127,7 @@ ENTRY_FIELDS = (
     "committed",
     "tokens",
 )
-DIGEST_FIELDS = ("turn", "task_id", "task_type", "error_type", "agent_id", "text", "raw_error")
+DIGEST_FIELDS = ("thread", "turn", "task_id", "task_type", "error_type", "agent_id", "text", "raw_error")
 FACT_FIELDS = ("text", "normalized", "slot", "extractor", "confidence", "active", "tokens")
 FILE_FIELDS = ("path", "is_dir", "content", "version", "changed_by")
 FILE_VERSION_FIELDS = ("path", "version", "content", "changed_by", "command")
@@ -137,10 +157,25 @@ def _memory_records(memory: Memory) -> Iterator[dict]:
     }
 
 
+def _thread_records(memory: Memory) -> Iterator[dict]:
+    rows = (
+        Thread.objects.filter(memory_id=memory.id)
+        .order_by("created_at", "name")
+        .values(*THREAD_FIELDS, *THREAD_COUNTS, "created_at", "updated_at")
+    )
+    for row in rows.iterator(chunk_size=CHUNK):
+        yield {
+            "type": "thread",
+            **row,
+            "created_at": _time(row["created_at"]),
+            "updated_at": _time(row["updated_at"]),
+        }
+
+
 def _turn_records(memory: Memory) -> Iterator[dict]:
     rows = (
         Turn.objects.filter(memory_id=memory.id)
-        .order_by("number")
+        .order_by("thread", "number")
         .values(*TURN_FIELDS, "created_at", "finished_at")
     )
     for row in rows.iterator(chunk_size=CHUNK):
@@ -178,7 +213,16 @@ def _fact_records(memory: Memory) -> Iterator[dict]:
     facts = list(
         Fact.objects.filter(memory_id=memory.id)
         .order_by("created_at", "id")
-        .values("id", *FACT_FIELDS, "source_entry_ids", "superseded_by_id", "created_at", "updated_at")
+        .values(
+            "id",
+            *FACT_FIELDS,
+            "source_entry_ids",
+            "superseded_by_id",
+            "valid_from",
+            "valid_to",
+            "created_at",
+            "updated_at",
+        )
     )
     seqs = _seq_of(memory, {i for f in facts for i in f["source_entry_ids"] if isinstance(i, int)})
     for fact in facts:
@@ -188,6 +232,8 @@ def _fact_records(memory: Memory) -> Iterator[dict]:
             **{k: v for k, v in fact.items() if k != "superseded_by_id"},
             "superseded_by": fact["superseded_by_id"],
             "source_entry_seqs": [seqs[i] for i in sources if i in seqs],
+            "valid_from": _time(fact["valid_from"]),
+            "valid_to": _time(fact["valid_to"]),
             "created_at": _time(fact["created_at"]),
             "updated_at": _time(fact["updated_at"]),
         }
@@ -230,6 +276,7 @@ def _file_records(memory: Memory) -> Iterator[dict]:
 # (and its reader to IMPORTERS).
 EXPORTERS: list[Callable[[Memory], Iterator[dict]]] = [
     _memory_records,
+    _thread_records,
     _turn_records,
     _entry_records,
     _digest_records,
@@ -425,6 +472,15 @@ def _fact_text(value) -> str:
     return services.fact_text_check(value, field="fact.text")
 
 
+def _thread_name(value) -> str:
+    return services.external_id_check(value, field="thread.name")
+
+
+def _thread_of(kind: str) -> Callable[[Any], str]:
+    """The thread a turn, entry or digest belongs to, by the API's rule for a thread id."""
+    return lambda value: services.external_id_check(value, field=f"{kind}.thread")
+
+
 # What each record may hold: field -> (its rule, its value when the record leaves it out). A rule
 # returns the value to store or raises (_Unfit, or the API's own InvalidRequest naming the field).
 Rules = dict[str, tuple[Callable[[Any], Any], Any]]
@@ -446,7 +502,21 @@ MEMORY_RULES: Rules = {
     "digest_count": (_integer(0, INT_MAX), 0),
     "created_at": (_nullable(_moment), None),
 }
+THREAD_RULES: Rules = {
+    "name": (_thread_name, _REQUIRED),
+    "last_turn": (_integer(0, INT_MAX), 0),
+    "turn_start_seq": (_integer(0, BIG_MAX), 0),
+    "summary": (_text(_stored_text_limit), ""),
+    "summary_upto_seq": (_integer(0, BIG_MAX), 0),
+    "last_budget_tokens": (_integer(1, services.MAX_BUDGET), 60000),
+    # THREAD_COUNTS: made again from the document's entries, only checked here.
+    "message_count": (_integer(0, INT_MAX), 0),
+    "token_count": (_integer(0, BIG_MAX), 0),
+    "created_at": (_nullable(_moment), None),
+    "updated_at": (_nullable(_moment), None),
+}
 TURN_RULES: Rules = {
+    "thread": (_thread_of("turn"), DEFAULT_THREAD),
     "number": (_integer(1, INT_MAX), _REQUIRED),
     "state": (_one_of(Turn.State.values), Turn.State.READY),
     "input": (_text(_stored_text_limit), ""),
@@ -459,6 +529,7 @@ TURN_RULES: Rules = {
     "finished_at": (_nullable(_moment), None),
 }
 ENTRY_RULES: Rules = {
+    "thread": (_thread_of("entry"), DEFAULT_THREAD),
     "seq": (_integer(1, BIG_MAX), _REQUIRED),
     "turn": (_integer(1, INT_MAX), _REQUIRED),
     "kind": (_one_of(Entry.Kind.values), _REQUIRED),
@@ -476,6 +547,7 @@ ENTRY_RULES: Rules = {
     "created_at": (_nullable(_moment), None),
 }
 DIGEST_RULES: Rules = {
+    "thread": (_thread_of("digest"), DEFAULT_THREAD),
     "turn": (_integer(1, INT_MAX), _REQUIRED),
     "task_id": (_text(200), _REQUIRED),
     "task_type": (_text(32), "reported"),
@@ -497,6 +569,8 @@ FACT_RULES: Rules = {
     "tokens": (_integer(0, INT_MAX), 0),  # counted again from the text
     "superseded_by": (_nullable(_text(40)), None),
     "source_entry_seqs": (_list_of(_is_seq, "seqs"), []),
+    "valid_from": (_nullable(_moment), None),
+    "valid_to": (_nullable(_moment), None),
     "created_at": (_nullable(_moment), None),
     "updated_at": (_nullable(_moment), None),
 }
@@ -614,11 +688,12 @@ def _refuse(line: int, message: str) -> InvalidRequest:
 
 class _Rows:
     """New rows of one table, each kept as its INSERT's parameters, prepared as Django prepares a
-    save's (but without auto_now: a row keeps the times it was given), so the write only sends them."""
+    save's (but without auto_now: a row keeps the times it was given), so the write only sends them.
+    Every column but an automatic id is sent, those with a database default (`thread`) included."""
 
     def __init__(self, model: type[models.Model]) -> None:
         self.model = model
-        self.fields = [f for f in model._meta.concrete_fields if not f.db_returning]
+        self.fields = [f for f in model._meta.concrete_fields if f is not model._meta.auto_field]
         self.rows: list[list] = []
 
     def add(self, obj: models.Model) -> list:
@@ -660,15 +735,21 @@ class _Document:
         self.memory: dict | None = None
         self.memory_line = 0
         self.memories = _Rows(Memory)
+        self.threads: dict[str, tuple[int, dict]] = {}  # name -> line, the thread record's fields
+        self.thread_rows = _Rows(Thread)
+        self.thread_uses: dict[str, tuple[int, str]] = {}  # name -> the first line and record naming it
         self.turns = _Rows(Turn)
-        self.turn_numbers: set[int] = set()
+        self.turn_numbers: set[tuple[str, int]] = set()  # (thread, number)
         self.entries = _Rows(Entry)
         self.entry_kinds: dict[int, str] = {}  # seq -> kind
+        self.entry_threads: dict[int, str] = {}  # seq -> thread
         self.indexed: list[int] = []  # the seqs of committed messages (the recall index's)
         self.messages = self.tokens = 0
-        self.newest_turn = 0
+        self.thread_counts: dict[str, list[int]] = {}  # thread -> [messages, tokens]
+        self.newest_turn: dict[str, int] = {}  # thread -> its highest turn number
+        self.newest_said: dict[str, datetime] = {}  # thread -> its newest entry's time
         self.digests = _Rows(ErrorDigest)
-        self.digest_links: list[tuple[int, int | None, list]] = []  # line, entry seq, row
+        self.digest_links: list[tuple[int, int | None, str, list]] = []  # line, entry seq, thread, row
         self.facts = _Rows(Fact)
         self.fact_ids: dict[str, str] = {}  # exported id -> new id
         self.fact_links: list[tuple[int, str, str | None, list[int], list]] = []
@@ -692,13 +773,33 @@ class _Document:
         self.memory = _checked(record, MEMORY_RULES)
         self.memory_line = self.line
 
+    def thread_record(self, record: dict) -> None:
+        self.need_memory("thread")
+        thread = _checked(record, THREAD_RULES)
+        name = thread["name"]
+        if name == DEFAULT_THREAD:
+            raise InvalidRequest(
+                "thread.name: 'default' is the memory's own thread; its counters are the memory record's."
+            )
+        if name in self.threads:
+            raise InvalidRequest(f"thread.name: the document holds thread {echo(name)!r} twice.")
+        self.threads[name] = (self.line, thread)
+
+    def use_thread(self, name: str, turn: int, kind: str) -> None:
+        """A turn, entry or digest of thread `name`: its turn number counts in that thread."""
+        self.thread_uses.setdefault(name, (self.line, kind))
+        self.newest_turn[name] = max(self.newest_turn.get(name, 0), turn)
+
     def turn_record(self, record: dict) -> None:
         self.need_memory("turn")
         turn = _checked(record, TURN_RULES)
-        if turn["number"] in self.turn_numbers:
-            raise InvalidRequest(f"turn.number: the document holds turn {turn['number']} twice.")
-        self.turn_numbers.add(turn["number"])
-        self.newest_turn = max(self.newest_turn, turn["number"])
+        key = (turn["thread"], turn["number"])
+        if key in self.turn_numbers:
+            raise InvalidRequest(
+                f"turn.number: the document holds turn {turn['number']} of thread {echo(key[0])!r} twice."
+            )
+        self.turn_numbers.add(key)
+        self.use_thread(turn["thread"], turn["number"], "turn")
         self.turns.add(
             Turn(
                 memory_id=self.memory_pk,
@@ -718,18 +819,20 @@ class _Document:
             _message_fields(entry)
         else:
             _other_fields(entry)
+        thread, said = entry["thread"], entry["created_at"] or self.now
         self.entry_kinds[seq] = kind
-        self.newest_turn = max(self.newest_turn, entry["turn"])
+        self.entry_threads[seq] = thread
+        self.use_thread(thread, entry["turn"], "entry")
+        self.newest_said[thread] = max(self.newest_said.get(thread, said), said)
         if kind == Entry.Kind.MESSAGE and entry["committed"]:
             self.messages += 1
             self.tokens += entry["tokens"]
+            counts = self.thread_counts.setdefault(thread, [0, 0])
+            counts[0] += 1
+            counts[1] += entry["tokens"]
             self.indexed.append(seq)
         self.entries.add(
-            Entry(
-                memory_id=self.memory_pk,
-                **{name: entry[name] for name in ENTRY_FIELDS},
-                created_at=entry["created_at"] or self.now,
-            )
+            Entry(memory_id=self.memory_pk, **{name: entry[name] for name in ENTRY_FIELDS}, created_at=said)
         )
 
     def digest_record(self, record: dict) -> None:
@@ -744,7 +847,8 @@ class _Document:
                 created_at=digest["created_at"] or self.now,
             )
         )
-        self.digest_links.append((self.line, digest["entry_seq"], row))
+        self.use_thread(digest["thread"], digest["turn"], "digest")
+        self.digest_links.append((self.line, digest["entry_seq"], digest["thread"], row))
 
     def fact_record(self, record: dict) -> None:
         self.need_memory("fact")
@@ -763,6 +867,8 @@ class _Document:
             tokens=fact_tokens(text),
             source_entry_ids=[],  # given when the entries are written
             superseded_by_id=None,  # given once every fact is read
+            valid_from=fact["valid_from"],
+            valid_to=fact["valid_to"],
             created_at=fact["created_at"] or self.now,
             updated_at=fact["updated_at"] or self.now,
         )
@@ -838,12 +944,17 @@ class _Document:
             folder = path.rpartition("/")[0]
             if folder and self.file_kinds.get(folder, (0, False))[1] is not True:
                 raise _refuse(line, f"file {path}: the document holds no directory {folder} for it.")
+        for name, (line, kind) in self.thread_uses.items():
+            if name != DEFAULT_THREAD and name not in self.threads:
+                raise _refuse(line, f"{kind}.thread: the document holds no thread record {echo(name)!r}.")
         linked: set[int] = set()
-        for line, seq, _row in self.digest_links:
+        for line, seq, thread, _row in self.digest_links:
             if seq is None:
                 continue
             if self.entry_kinds.get(seq) != Entry.Kind.DIGEST or seq in linked:
                 raise _refuse(line, f"digest.entry_seq: {seq} is not a digest entry of the document's own.")
+            if self.entry_threads[seq] != thread:
+                raise _refuse(line, f"digest.thread: not the thread of its entry {seq}.")
             linked.add(seq)
         superseded = self.facts.column("superseded_by")
         for line, old_id, newer, seqs, row in self.fact_links:
@@ -857,11 +968,31 @@ class _Document:
         last_seq = memory["last_seq"]
         if last_seq < max(self.entry_kinds, default=0):
             raise _refuse(self.memory_line, "memory.last_seq: lower than an entry's seq.")
-        if memory["last_turn"] < self.newest_turn:
+        if memory["last_turn"] < self.newest_turn.get(DEFAULT_THREAD, 0):
             raise _refuse(self.memory_line, "memory.last_turn: lower than a turn's or an entry's.")
         for name in ("turn_start_seq", "summary_upto_seq"):
             if memory[name] > last_seq:
                 raise _refuse(self.memory_line, f"memory.{name}: higher than memory.last_seq.")
+        in_threads = [0, 0]  # what the named threads hold of the memory's messages and tokens
+        for name, (line, thread) in self.threads.items():
+            if thread["last_turn"] < self.newest_turn.get(name, 0):
+                raise _refuse(line, "thread.last_turn: lower than a turn's or an entry's of the thread.")
+            for field in ("turn_start_seq", "summary_upto_seq"):
+                if thread[field] > last_seq:
+                    raise _refuse(line, f"thread.{field}: higher than memory.last_seq.")
+            messages, tokens = self.thread_counts.get(name, (0, 0))
+            in_threads = [in_threads[0] + messages, in_threads[1] + tokens]
+            created = thread["created_at"] or self.now
+            self.thread_rows.add(
+                Thread(
+                    memory_id=self.memory_pk,
+                    **{field: thread[field] for field in THREAD_FIELDS},
+                    message_count=messages,
+                    token_count=tokens,
+                    created_at=created,
+                    updated_at=thread["updated_at"] or self.newest_said.get(name, created),
+                )
+            )
         self.memories.add(
             Memory(
                 id=self.memory_pk,
@@ -870,6 +1001,8 @@ class _Document:
                 message_count=self.messages,
                 token_count=self.tokens,
                 digest_count=len(self.digest_links),
+                threads_message_count=in_threads[0],
+                threads_token_count=in_threads[1],
                 background_upto_seq=last_seq,  # nothing to index or extract again
                 created_at=memory["created_at"] or self.now,
                 updated_at=self.now,
@@ -893,10 +1026,11 @@ class _Document:
     def write(self, cursor) -> list[int]:
         """Insert every row (call inside the write transaction); the ids of the committed messages."""
         self.memories.insert(cursor)
+        self.thread_rows.insert(cursor)
         self.turns.insert(cursor)
         ids = {seq: pk for pk, seq in self.entries.insert(cursor, returning=("id", "seq"))}
         entry = self.digests.column("entry")
-        for _line, seq, row in self.digest_links:
+        for _line, seq, _thread, row in self.digest_links:
             row[entry] = ids[seq] if seq is not None else None
         sources, field = self.facts.column("source_entry_ids"), Fact._meta.get_field("source_entry_ids")
         for _line, _old, _newer, seqs, row in self.fact_links:
@@ -949,6 +1083,7 @@ def _other_fields(entry: dict) -> None:
 
 IMPORTERS: dict[str, Callable[[_Document, dict], None]] = {
     "memory": _Document.memory_record,
+    "thread": _Document.thread_record,
     "turn": _Document.turn_record,
     "entry": _Document.entry_record,
     "digest": _Document.digest_record,

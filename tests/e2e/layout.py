@@ -262,6 +262,7 @@ def seed_wide(server, *, provider_url: str) -> WideData:
         "project-keys": f"/manage/projects/{project_id}/",
         "memories": "/manage/memories/",
         "memory-timeline": mem,
+        "memory-threads": mem + "?tab=threads",
         "memory-facts": mem + "?tab=facts",
         "memory-files": mem + "?tab=files",
         "memory-file": mem + "?tab=files&path=" + quote(long_path.removeprefix("/memories/")),

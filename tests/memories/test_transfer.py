@@ -8,6 +8,7 @@ import fcntl
 import hashlib
 import io
 import json
+from pathlib import Path
 
 import orjson
 import pytest
@@ -28,6 +29,7 @@ from memories.models import (
     MemoryFileVersion,
     Outbox,
     RecallVector,
+    Thread,
     Turn,
 )
 from memories.transfer import memory_export
@@ -146,6 +148,7 @@ def snapshot(memory: Memory) -> dict:
         Entry.objects.filter(memory=memory)
         .order_by("seq")
         .values(
+            "thread",
             "seq",
             "turn",
             "kind",
@@ -168,6 +171,8 @@ def snapshot(memory: Memory) -> dict:
             f.slot,
             f.superseded_by.text if f.superseded_by else None,
             tuple(Entry.objects.get(pk=i).seq for i in f.source_entry_ids),
+            f.valid_from,
+            f.valid_to,
             f.created_at,
         )
         for f in Fact.objects.filter(memory=memory).select_related("superseded_by")
@@ -175,11 +180,27 @@ def snapshot(memory: Memory) -> dict:
     return {
         "entries": entries,
         "facts": facts,
+        "threads": list(
+            Thread.objects.filter(memory=memory)
+            .order_by("name")
+            .values(
+                "name",
+                "last_turn",
+                "turn_start_seq",
+                "summary",
+                "message_count",
+                "token_count",
+                "created_at",
+                "updated_at",
+            )
+        ),
         "turns": list(
-            Turn.objects.filter(memory=memory).order_by("number").values_list("number", "state", "created_at")
+            Turn.objects.filter(memory=memory)
+            .order_by("thread", "number")
+            .values_list("thread", "number", "state", "created_at")
         ),
         "digests": list(
-            ErrorDigest.objects.filter(memory=memory).values_list("task_id", "text", "entry__seq")
+            ErrorDigest.objects.filter(memory=memory).values_list("thread", "task_id", "text", "entry__seq")
         ),
         "tombstones": list(FactTombstone.objects.filter(memory=memory).values_list("normalized", "upto_seq")),
         "files": list(
@@ -207,6 +228,8 @@ def snapshot(memory: Memory) -> dict:
             "message_count",
             "token_count",
             "digest_count",
+            "threads_message_count",
+            "threads_token_count",
             "last_seq",
             "last_turn",
             "instructions",
@@ -256,7 +279,11 @@ def test_an_exported_memory_imported_elsewhere_gives_the_same_decorate_answer_an
     assert FactTombstone.objects.filter(memory=memory_a).exists()
     document = export_of(cast.a, memory_a.id)
     records = [orjson.loads(line) for line in document.splitlines()]
-    assert records[0]["type"] == "header" and records[0]["version"] == 1 and records[-1]["type"] == "end"
+    assert (
+        records[0]["type"] == "header"
+        and records[0]["version"] == transfer.VERSION
+        and records[-1]["type"] == "end"
+    )
     assert {"memory", "turn", "entry", "digest", "fact", "fact_tombstone", "file", "file_version"} <= {
         r["type"] for r in records
     }
@@ -270,6 +297,93 @@ def test_an_exported_memory_imported_elsewhere_gives_the_same_decorate_answer_an
     assert probe(cast, cast.b, copy.id) == probe(cast, cast.a, memory_a.id)
     assert probe(cast, cast.b, copy.id)["context"]["facts"]  # the comparison is not of two empty answers
     assert not Outbox.objects.filter(memory=copy).exists()  # nothing to extract again
+
+
+# Two conversations of one subject, imported with their own times (SPEC 4.11): the second, a month
+# later, supersedes a fact the first taught.
+THREADED_HISTORY = {
+    "trip-planning": [
+        {
+            "role": "user",
+            "content": "Hi, I'm Dana. I live in Lisbon.",
+            "created_at": "2025-03-01T09:30:00+00:00",
+        },
+        {"role": "assistant", "content": "Hello Dana!", "created_at": "2025-03-01T09:31:00+00:00"},
+        {"role": "user", "content": "Find me a hotel in Rome.", "created_at": "2025-03-01T09:32:00+00:00"},
+    ],
+    "ticket-981": [
+        {
+            "role": "user",
+            "content": "Actually I live in Porto now.",
+            "created_at": "2025-04-02T10:00:00+00:00",
+        },
+        {"role": "assistant", "content": "Noted, Porto.", "created_at": "2025-04-02T10:01:00+00:00"},
+    ],
+}
+
+
+def threads_of(client, memory_id: str) -> list[dict]:
+    response = client.get(f"/v1/memories/{memory_id}/threads")
+    assert response.status_code == 200, response.content
+    return response.json()["data"]
+
+
+def test_named_threads_and_message_times_come_back_from_an_export(cast, memory_a):
+    for thread, messages in THREADED_HISTORY.items():
+        response = post(
+            cast.a, f"/v1/memories/{memory_a.id}/messages", {"thread": thread, "messages": messages}
+        )
+        assert response.status_code == 202, response.content
+    decorate(cast.a, memory_a.id, [{"role": "user", "content": "And today?"}])
+    for row in Outbox.objects.filter(memory=memory_a, processed_at=None):
+        services.outbox_process(outbox_id=row.id)
+    lisbon = Fact.objects.get(memory=memory_a, text="User lives in Lisbon")
+    assert lisbon.valid_from.isoformat() == "2025-03-01T09:30:00+00:00"
+    assert lisbon.valid_to.isoformat() == "2025-04-02T10:00:00+00:00"
+
+    document = export_of(cast.a, memory_a.id)
+    records = [orjson.loads(line) for line in document.splitlines()]
+    assert [r["name"] for r in records if r["type"] == "thread"] == ["trip-planning", "ticket-981"]
+    response = import_(cast.b, document)
+    assert response.status_code == 201, response.content
+    copy = Memory.objects.get(pk=response.json()["id"])
+    shot = snapshot(copy)
+    assert shot == as_imported(snapshot(memory_a))
+    assert {(t, n) for t, n, *_ in shot["turns"]} == {
+        ("default", 1),
+        ("trip-planning", 1),
+        ("trip-planning", 2),
+        ("ticket-981", 1),
+    }
+    assert shot["entries"][0]["created_at"].isoformat() == "2025-03-01T09:30:00+00:00"
+    assert threads_of(cast.b, copy.id) == threads_of(cast.a, memory_a.id)
+    assert len(threads_of(cast.b, copy.id)) == 3
+    in_thread = {"thread": "trip-planning", "store": False}
+    ask = [{"role": "user", "content": "Which hotel?"}]
+    assert same_answer(decorate(cast.b, copy.id, ask, **in_thread).json()) == same_answer(
+        decorate(cast.a, memory_a.id, ask, **in_thread).json()
+    )
+
+
+def test_a_document_of_the_format_before_threads_imports_into_the_default_thread(cast):
+    document = (Path(__file__).parents[1] / "data" / "memory_export_v1.jsonl").read_bytes()
+    records = [orjson.loads(line) for line in document.splitlines()]
+    assert records[0]["version"] == 1 and not any("thread" in r for r in records)
+    response = import_(cast.b, document)
+    assert response.status_code == 201, response.content
+    copy = Memory.objects.get(pk=response.json()["id"])
+    assert set(Entry.objects.filter(memory=copy).values_list("thread", flat=True)) == {"default"}
+    assert set(Turn.objects.filter(memory=copy).values_list("thread", flat=True)) == {"default"}
+    assert not Thread.objects.filter(memory=copy).exists()
+    [default] = threads_of(cast.b, copy.id)
+    assert (default["id"], default["turns"], default["messages"]) == ("default", 2, 6)
+    said = [r["created_at"] for r in records if r["type"] == "entry"]
+    assert [
+        e.isoformat()
+        for e in Entry.objects.filter(memory=copy).order_by("seq").values_list("created_at", flat=True)
+    ] == said
+    answer = decorate(cast.b, copy.id, [{"role": "user", "content": "Where do I live?"}], store=False).json()
+    assert "User lives in Porto" in [f["text"] for f in answer["context"]["facts"]]
 
 
 @pytest.mark.skipif(not embeddings.available_local(), reason="the local model is not installed")
@@ -377,7 +491,7 @@ def test_a_file_record_the_memory_tool_could_not_have_written_is_refused_with_no
 # A small document written by hand, one record of each type, each on a line of its own.
 T0 = "2026-01-02T03:04:05+00:00"
 SMALL = [
-    {"type": "header", "format": "threadless.memory", "version": 1, "exported_at": T0, "source": {}},
+    {"type": "header", "format": "threadless.memory", "version": 2, "exported_at": T0, "source": {}},
     {
         "type": "memory",
         "id": "mem_x",
@@ -388,6 +502,7 @@ SMALL = [
         "turn_start_seq": 1,
         "created_at": T0,
     },
+    {"type": "thread", "name": "ticket-981", "created_at": T0},
     {
         "type": "turn",
         "number": 1,
@@ -515,6 +630,14 @@ SPOILED = {
     "turn number negative": ("turn", lambda r: {**r, "number": -1}, "turn.number"),
     "turn in a state of its own": ("turn", lambda r: {**r, "state": "HACKED"}, "turn.state"),
     "turn errors that are not objects": ("turn", lambda r: {**r, "task_errors": ["x"]}, "turn.task_errors"),
+    "turn in a thread of 300 characters": ("turn", lambda r: {**r, "thread": "t" * 300}, "turn.thread"),
+    "thread named with a bidi override": ("thread", lambda r: {**r, "name": "t\u202e1"}, "thread.name"),
+    "thread named default": ("thread", lambda r: {**r, "name": "default"}, "thread.name"),
+    "an entry in a thread the document holds no record of": (
+        "entry",
+        lambda r: {**r, "thread": "elsewhere"},
+        "entry.thread: the document holds no thread record",
+    ),
     "a system message": ("entry", lambda r: {**r, "role": "system"}, "entry.role"),
     "a role of its own": ("entry", lambda r: {**r, "role": "root"}, "entry.role"),
     "a kind of its own": ("entry", lambda r: {**r, "kind": "hologram"}, "entry.kind"),
@@ -556,6 +679,7 @@ SPOILED = {
         "fact.source_entry_seqs",
     ),
     "fact superseded by itself": ("fact", lambda r: {**r, "superseded_by": "f1"}, "fact.superseded_by"),
+    "fact valid from no time": ("fact", lambda r: {**r, "valid_from": "yesterday"}, "fact.valid_from"),
     "tombstone seq as a string": (
         "fact_tombstone",
         lambda r: {**r, "upto_seq": "9"},
@@ -720,10 +844,11 @@ def truncated(document: bytes) -> bytes:
 
 
 def newer(document: bytes) -> bytes:
-    """A version-2 document that is otherwise whole (its end record recomputed)."""
+    """A document of the version after this install's that is otherwise whole (its end record
+    recomputed)."""
     lines = document.splitlines(keepends=True)[:-1]
     header = orjson.loads(lines[0])
-    lines[0] = orjson.dumps({**header, "version": 2}) + b"\n"
+    lines[0] = orjson.dumps({**header, "version": transfer.VERSION + 1}) + b"\n"
     digest = hashlib.sha256(b"".join(lines)).hexdigest()
     return b"".join(lines) + orjson.dumps({"type": "end", "records": len(lines), "sha256": digest}) + b"\n"
 

@@ -38,4 +38,35 @@
     var target = event.detail.target && event.detail.target.querySelector("[data-autofocus]");
     if (target) target.focus();
   });
+  /* A table wider than its box scrolls inside it: mark the box (data-overflow: which sides hide
+     more) so the CSS shows that it scrolls, and give it a Tab stop so a keyboard can scroll it. */
+  function markScrollBox(box) {
+    var more = box.scrollWidth - box.clientWidth;
+    if (more <= 1) {
+      box.removeAttribute("data-overflow");
+      if (box.hasAttribute("data-scroll-stop")) {
+        box.removeAttribute("tabindex");
+        box.removeAttribute("data-scroll-stop");
+      }
+      return;
+    }
+    var at = box.scrollLeft;
+    box.setAttribute("data-overflow", at <= 1 ? "start" : at >= more - 1 ? "end" : "middle");
+    if (!box.hasAttribute("tabindex")) {
+      box.setAttribute("tabindex", "0");
+      box.setAttribute("data-scroll-stop", "");
+    }
+  }
+  function markScrollBoxes() {
+    var boxes = document.querySelectorAll(".table-wrap");
+    for (var i = 0; i < boxes.length; i++) markScrollBox(boxes[i]);
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", markScrollBoxes);
+  else markScrollBoxes();
+  window.addEventListener("resize", markScrollBoxes);
+  document.addEventListener("htmx:afterSettle", markScrollBoxes);
+  document.addEventListener("scroll", function (event) {
+    var box = event.target;
+    if (box.classList && box.classList.contains("table-wrap")) markScrollBox(box);
+  }, true);
 })();
