@@ -85,19 +85,27 @@ def _message(request, error: dict, status: int) -> str:
     return f"{message} {hint}".strip() if hint and hint not in message else message
 
 
-class ProviderErrorMiddleware(SyncAndAsyncMiddleware):
-    def after(self, request, answer):
-        provider = _provider(request.path)
-        error = _threadless_error(answer) if provider else None
-        if error is None:
-            return answer
-        status = answer.status_code
-        body = provider_error(
-            provider,
-            status=status,
-            code=str(error.get("code") or ""),
-            message=_message(request, error, status),
-        )
-        answer.content = orjson.dumps(body)
-        answer["Content-Length"] = str(len(answer.content))
+def in_provider_shape(request, answer):
+    """`answer` with a Threadless error under a provider's prefix rewritten into that provider's
+    shape (status and headers kept); any other answer as it is."""
+    provider = _provider(request.path)
+    error = _threadless_error(answer) if provider else None
+    if error is None:
         return answer
+    status = answer.status_code
+    body = provider_error(
+        provider,
+        status=status,
+        code=str(error.get("code") or ""),
+        message=_message(request, error, status),
+    )
+    answer.content = orjson.dumps(body)
+    answer["Content-Length"] = str(len(answer.content))
+    return answer
+
+
+class ProviderErrorMiddleware(SyncAndAsyncMiddleware):
+    """`in_provider_shape` on Django's way (serving.proxyroutes calls it on its own)."""
+
+    def after(self, request, answer):
+        return in_provider_shape(request, answer)

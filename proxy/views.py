@@ -17,7 +17,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 
 import httpx
 import orjson
@@ -76,6 +77,16 @@ class RelayResponse(StreamingHttpResponse):
             super().close()
 
 
+# Runs a sync function (the database work before and after the upstream call) off the event loop:
+# `await offload(function, *args)`. Django's handler uses asgiref's sync_to_async; the serving layer's
+# route for these views (serving.proxyroutes) passes its view threads.
+Offload = Callable[..., Awaitable]
+
+
+async def _sync_to_async(function, *args):
+    return await sync_to_async(function)(*args)
+
+
 @dataclass
 class Call:
     protocol: Protocol
@@ -88,6 +99,7 @@ class Call:
     turn: int | None = None
     degraded: bool = False
     conversation: str | None = None  # the Responses route's `conversation`, answered back
+    offload: Offload = field(default=_sync_to_async, repr=False)  # how the report runs off the loop
 
     def headers(self) -> dict:
         out = {"X-Threadless-Memory": self.memory.id if self.memory is not None else "none"}
@@ -223,7 +235,7 @@ async def _report(call: Call, reply: dict | None, error: str | None) -> None:
     """Report, shielded: a client disconnect while it runs does not stop the write."""
     if call.memory is None or call.degraded:
         return
-    await asyncio.shield(asyncio.ensure_future(sync_to_async(_report_sync)(call, reply, error)))
+    await asyncio.shield(asyncio.ensure_future(call.offload(_report_sync, call, reply, error)))
 
 
 def _back_headers(response: httpx.Response) -> dict:
@@ -296,12 +308,32 @@ def _error(request, exc: Exception, call: Call | None = None) -> HttpResponse:
 # --- the call ---------------------------------------------------------------------------------
 
 
-async def proxy_call(request, protocol: Protocol) -> HttpResponse:
+async def _prepared(offload: Offload, request, protocol: Protocol) -> Call:
+    """`_prepare` off the loop. Cancelled meanwhile (the client went away), the thread still
+    finishes; the slot its call took is then released as soon as it has."""
+    prepared = asyncio.ensure_future(offload(_prepare, request, protocol))
+    try:
+        call = await asyncio.shield(prepared)
+    except asyncio.CancelledError:
+        prepared.add_done_callback(_release_orphan)
+        raise
+    call.offload = offload
+    return call
+
+
+def _release_orphan(prepared: asyncio.Future) -> None:
+    if not prepared.cancelled() and prepared.exception() is None:
+        prepared.result().slot.release()
+
+
+async def proxy_call(request, protocol: Protocol, *, offload: Offload = _sync_to_async) -> HttpResponse:
+    """One call of a provider route (`request`: Django's request, or serving.proxyroutes' own with
+    the same attributes); `offload` runs the database work before and after the upstream call."""
     started = time.perf_counter()
     try:
         if request.method != "POST":
             raise MethodNotAllowed(f"Method {request.method} is not allowed on this path.")
-        call = await sync_to_async(_prepare)(request, protocol)
+        call = await _prepared(offload, request, protocol)
     except ProjectBusy as exc:
         return _busy(protocol, exc)
     except Exception as exc:  # noqa: BLE001 - Threadless's own errors in the one error shape
