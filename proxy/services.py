@@ -13,6 +13,7 @@ from typing import Any
 
 from django.conf import settings
 
+from common.db import plain_cursor
 from common.errors import InvalidRequest, NotFound
 from common.messages import reply_cut, stored_reply_limit, validate_messages
 from memories.models import Entry
@@ -124,6 +125,27 @@ def upstream_setting_set(
 
 
 @dataclass(frozen=True)
+class UpstreamRow:
+    base_url: str
+    api_key_env: str
+
+
+_UPSTREAM_SQL = (
+    f"SELECT base_url, api_key_env FROM {UpstreamSetting._meta.db_table} "
+    "WHERE project_id = %s AND provider = %s"
+)
+
+
+def _upstream_row(*, project_id: str, provider: str) -> UpstreamRow | None:
+    """The project's setting for a provider, read on every call: a plain query by the unique
+    (project, provider) pair (the ORM's query compilation cost more than the read)."""
+    with plain_cursor(prepare=True) as cursor:
+        cursor.execute(_UPSTREAM_SQL, [project_id, provider])
+        row = cursor.fetchone()
+    return UpstreamRow(*row) if row is not None else None
+
+
+@dataclass(frozen=True)
 class Upstream:
     url: str
     headers: dict
@@ -134,7 +156,7 @@ def upstream_resolve(
 ) -> Upstream:
     """Where this call goes and with which key: the request's headers win over the project's
     settings; a key from the environment only goes where THREADLESS_PROVIDER_ENV_ALLOW pins it."""
-    row = UpstreamSetting.objects.filter(project=project, provider=protocol.name).first()
+    row = _upstream_row(project_id=project.pk, provider=protocol.name)
     configured = row.base_url if row and row.base_url else protocol.default_base_url
     base = _check_base_url(base_url, "X-Upstream-Base-Url") if base_url else configured
     if base == configured and base_url_refusal(configured):  # a setting saved before the rule
