@@ -38,7 +38,7 @@ from providers.bounded import SSEFramer, UpstreamUnreadable, aiter_body, aread_b
 from providers.egress import EgressRefused
 from proxy import services
 from proxy.protocols import ANTHROPIC, CUT_OFF_CLIENT, CUT_OFF_UPSTREAM, OPENAI, Protocol, cut_off
-from proxy.upstream import ProjectSlot, project_slot_take, upstream_client
+from proxy.upstream import ProjectSlot, project_slot_take, upstream_request, upstream_send
 
 log = logging.getLogger("threadless.proxy")
 
@@ -352,21 +352,19 @@ async def _forward(request, call: Call, *, added: float) -> HttpResponse:
     """Send the call upstream and answer with what comes back (`added`: the seconds Threadless spent
     before it); a streamed answer releases the call's slot when its stream ends or the response is closed."""
     forwarded = {k: v for k, v in request.headers.items() if k.lower().startswith(FORWARD_PREFIXES)}
-    client = upstream_client()
-    upstream_request = client.build_request(
-        "POST",
-        call.upstream.url,
-        content=orjson.dumps(call.body),
-        headers={
-            **forwarded,
-            **call.upstream.headers,
-            "Content-Type": "application/json",
-            "Accept": "text/event-stream" if call.stream else "application/json",
-        },
-    )
     operation = "Streaming chat" if call.stream else "Chat model execution"
     try:
-        response = await client.send(upstream_request, stream=True)
+        sent = upstream_request(
+            call.upstream.url,
+            content=orjson.dumps(call.body),
+            headers={
+                **forwarded,
+                **call.upstream.headers,
+                "Content-Type": "application/json",
+                "Accept": "text/event-stream" if call.stream else "application/json",
+            },
+        )
+        response = await upstream_send(sent)
     except Exception as exc:  # noqa: BLE001 - unreachable upstream: the provider's error shape, recorded
         status, reason = _transport_failure(exc)
         metrics.proxy_call(call.protocol.name, "unreachable", added)
