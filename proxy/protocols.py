@@ -155,14 +155,17 @@ def openai_body(body: dict, *, instructions: str, messages: list[dict]) -> dict:
         else "system"
     )
     chat = ([{"role": role, "content": instructions}] if instructions else []) + [
-        _openai_out(m) for m in messages
+        m if m["role"] != "assistant" else _openai_assistant(m) for m in messages
     ]
     return {**body, "messages": chat}
 
 
-def _openai_out(message: dict) -> dict:
-    message = without_reasoning(message) if message["role"] == "assistant" else message
-    if message["role"] == "assistant" and message.get("tool_calls") and not message.get("content"):
+def _openai_assistant(message: dict) -> dict:
+    """An assistant message of the window as OpenAI takes it (the window's other messages are in
+    its form already, and go as they are: a window is up to a thousand messages per call)."""
+    if isinstance(message.get("content"), list):
+        message = without_reasoning(message)
+    if message.get("tool_calls") and not message.get("content"):
         return {**message, "content": None}  # OpenAI's form of a tool-call-only turn
     return message
 

@@ -327,7 +327,18 @@ def forwardable(body: dict) -> dict:
 def responses_body(body: dict, *, instructions: str, messages: list[dict]) -> dict:
     """The upstream request: decorate's instructions and window as input items, plus the caller's
     reasoning (and other unmodelled) items where they stood."""
-    items = [item for message in messages if message["role"] != "system" for item in message_items(message)]
+    items: list[dict] = []
+    for message in messages:
+        role, content = message["role"], message.get("content")
+        if (
+            role in ("user", "assistant")
+            and isinstance(content, str)
+            and content
+            and not message.get("tool_calls")
+        ):
+            items.append({"type": "message", "role": role, "content": content})  # most of a window
+        elif role != "system":
+            items.extend(message_items(message))
     items = _with_passthrough(items, input_items(body))
     upstream = {**forwardable(body), "input": items}
     if instructions:

@@ -311,7 +311,7 @@ def _error(request, exc: Exception, call: Call | None = None) -> HttpResponse:
 async def _prepared(offload: Offload, request, protocol: Protocol) -> Call:
     """`_prepare` off the loop. Cancelled meanwhile (the client went away), the thread still
     finishes; the slot its call took is then released as soon as it has."""
-    prepared = asyncio.ensure_future(offload(_prepare, request, protocol))
+    prepared = asyncio.ensure_future(offload(_prepare, request, protocol))  # a future as it is, else a task
     try:
         call = await asyncio.shield(prepared)
     except asyncio.CancelledError:

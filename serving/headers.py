@@ -6,6 +6,8 @@ routes must pass first (`host_allowed`), by Django's own `get_host`."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 
 def security_headers(path: str = "/") -> list[tuple[bytes, bytes]]:
     from django.conf import settings
@@ -27,20 +29,40 @@ def security_headers(path: str = "/") -> list[tuple[bytes, bytes]]:
 
 
 def host_allowed(scope) -> bool:
-    """Whether Django would take this request's Host (ALLOWED_HOSTS, USE_X_FORWARDED_HOST), asked
-    of Django's own `HttpRequest.get_host` with the headers an ASGIRequest would give it."""
+    """Whether Django would take this request's Host (ALLOWED_HOSTS, USE_X_FORWARDED_HOST, DEBUG),
+    asked of Django's own `HttpRequest.get_host` with the headers an ASGIRequest would give it."""
+    from django.conf import settings
+
+    server = scope.get("server") or ("unknown", "0")
+    host = forwarded = None
+    for name, value in scope.get("headers") or ():
+        if name == b"host":
+            host = value if host is None else host + b"," + value
+        elif name == b"x-forwarded-host":
+            forwarded = value if forwarded is None else forwarded + b"," + value
+    return _host_verdict(
+        host,
+        forwarded,
+        (str(server[0]), str(server[1])),
+        tuple(settings.ALLOWED_HOSTS),
+        settings.USE_X_FORWARDED_HOST,
+        settings.DEBUG,
+    )
+
+
+@lru_cache(maxsize=256)
+def _host_verdict(host, forwarded, server, allowed, use_forwarded, debug) -> bool:
+    """`host_allowed` for one set of inputs (the settings among them): a client sends the same Host
+    on every call, and Django's request object costs more than the rest of the check."""
     from django.core.exceptions import DisallowedHost
     from django.http import HttpRequest
 
-    server = scope.get("server") or ("unknown", "0")
-    meta = {"SERVER_NAME": str(server[0]), "SERVER_PORT": str(server[1])}
-    for name, value in scope.get("headers") or ():
-        if name in (b"host", b"x-forwarded-host"):
-            key = "HTTP_" + name.decode("latin-1").upper().replace("-", "_")
-            text = value.decode("latin-1")
-            meta[key] = f"{meta[key]},{text}" if key in meta else text
     request = HttpRequest()
-    request.META = meta
+    request.META = {"SERVER_NAME": server[0], "SERVER_PORT": server[1]}
+    if host is not None:
+        request.META["HTTP_HOST"] = host.decode("latin-1")
+    if forwarded is not None:
+        request.META["HTTP_X_FORWARDED_HOST"] = forwarded.decode("latin-1")
     try:
         request.get_host()
     except DisallowedHost:

@@ -124,8 +124,9 @@ class ProxyRoutes:
         self.threads = threads
         self._static: dict[str, list[tuple[bytes, bytes]]] = {}
 
-    async def offload(self, function, *args):
-        return await self.threads.run(_in_request_cycle, function, *args)
+    def offload(self, function, *args) -> asyncio.Future:
+        """`function(*args)` on a view thread: the future of its result."""
+        return self.threads.executor.run(_in_request_cycle, function, *args)
 
     async def __call__(self, scope, receive, send, found: Route) -> None:
         body = await self.threads.read_body(scope, receive, send)
@@ -176,7 +177,8 @@ class ProxyRoutes:
                     await send({"type": "http.response.body", "body": part, "more_body": True})
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
-            answer.close()  # a relayed stream's slot and upstream connection, however it ended
+            if answer.streaming:
+                answer.close()  # the relay's slot and upstream connection, however the stream ended
 
     def _headers(self, request: ProxyRequest, answer) -> list[tuple[bytes, bytes]]:
         """The answer's headers, then what Django's middlewares add when the answer has none of
