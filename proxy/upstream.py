@@ -17,6 +17,7 @@ the client added to each request is added here: its headers (`upstream_request`)
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import threading
 import weakref
 from functools import lru_cache
@@ -47,8 +48,13 @@ class AsyncPinnedBackend(httpcore.AsyncNetworkBackend):
         self._backend = httpcore.AnyIOBackend()
 
     async def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
-        # getaddrinfo blocks: resolve in a thread, then connect to what was checked.
-        addresses = await asyncio.to_thread(egress_addresses, host, port)
+        # getaddrinfo blocks: resolve in a thread, then connect to what was checked. An address
+        # needs no lookup: checked here, without the thread.
+        addresses = (
+            egress_addresses(host, port)
+            if _is_address(host)
+            else await asyncio.to_thread(egress_addresses, host, port)
+        )
         last: Exception | None = None
         for addr in addresses:
             target = addr.ipv4_mapped if addr.version == 6 and addr.ipv4_mapped else addr
@@ -69,6 +75,14 @@ class AsyncPinnedBackend(httpcore.AsyncNetworkBackend):
 
     async def sleep(self, seconds: float) -> None:
         await self._backend.sleep(seconds)
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
 
 
 class AsyncPinnedTransport(httpx.AsyncHTTPTransport):
