@@ -16,6 +16,7 @@ from proxy.protocols import ANTHROPIC, OPENAI
 from proxy.responses import RESPONSES
 from proxy.upstream import project_calls_open
 from serving import proxyroutes
+from serving.syncviews import SyncViews
 from threadless_site import asgi
 
 CHAT = "/v1/openai/chat/completions"
@@ -34,6 +35,17 @@ def upstream():
 @pytest.fixture(autouse=True)
 def _loopback_egress(settings):
     settings.THREADLESS_EGRESS_ALLOW = ["127.0.0.1"]  # the stub's address
+
+
+@pytest.fixture(autouse=True)
+def _own_view_threads(monkeypatch):
+    """The proxy route on view threads of its own, ended after the test: the database connections
+    they open go with them, and the process's shared view threads (which later tests without a
+    database use) never hold one."""
+    threads = SyncViews(asgi.sync_application.app, 2, asgi.sync_application.limit)
+    monkeypatch.setattr(asgi, "proxy_application", proxyroutes.ProxyRoutes(threads))
+    yield
+    threads.executor.stop()
 
 
 def test_the_proxy_paths_are_the_urls_paths():
