@@ -148,8 +148,10 @@ def server_cpu(url: str, key: str, stub, pid: int, blocks: int = 10, per_block: 
     """The server's CPU ms per call of each proxied target, and of one decorate + report over the
     hot API (`DECORATE_REPORT`, what the proxy's with-memory call is held against): `per_block`
     calls of one target between two readings of the server's CPU time, the targets' blocks
-    interleaved, `blocks` times over."""
+    interleaved, `blocks` times over. Each with-memory target (route and mode) and the decorate +
+    report turns have a fresh memory of their own, so their windows grow alike, one turn a call."""
     targets = {t: v for t, v in _targets(url, key, stub).items() if t[1] != "direct"}
+    fresh = "bench-cpu-" + uuid.uuid4().hex[:8]
     clients = {name: httpx.Client(timeout=30) for name in targets}
     spent: dict[tuple, float] = {(*t, s): 0.0 for t in targets for s in (False, True)}
     hot_client, hot_memory, hot_spent = httpx.Client(timeout=30), "bench-hot-" + uuid.uuid4().hex[:8], 0.0
@@ -162,6 +164,9 @@ def server_cpu(url: str, key: str, stub, pid: int, blocks: int = 10, per_block: 
                 hot_spent += _cpu_seconds(pid) - before
             for stream in (False, True):
                 for (route, name), (target, headers) in targets.items():
+                    if name == "proxy, with memory":
+                        memory = f"{fresh}-{route.replace('/', '-')}-{'stream' if stream else 'json'}"
+                        headers = {**headers, "X-Threadless-External-Id": memory}
                     before = _cpu_seconds(pid)
                     for i in range(per_block):
                         _call(
