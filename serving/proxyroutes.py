@@ -134,21 +134,23 @@ class ProxyRoutes:
             return
         request = ProxyRequest(scope, body, found.match, request_id_of(scope))
         token = logs.start(request.request_id, found.pattern)
+        # As Django's handler: the answer in one task, a client disconnect cancels it.
+        answering = asyncio.ensure_future(self._answer(scope, request, found, send))
+        listening = asyncio.ensure_future(_disconnect(receive))
         try:
-            # As Django's handler: the answer in one task, a client disconnect cancels it.
-            answering = asyncio.ensure_future(self._answer(scope, request, found, send))
-            listening = asyncio.ensure_future(_disconnect(receive))
             await asyncio.wait((answering, listening), return_when=asyncio.FIRST_COMPLETED)
-            if not listening.done():
-                listening.cancel()
+        finally:
+            # The answer is sent, the client went away, or this request itself was cancelled (the
+            # server stopping): either way nothing of it outlives this call.
+            listening.cancel()
             if not answering.done():
                 answering.cancel()
             try:
                 await answering
             except asyncio.CancelledError:
                 pass
-        finally:
-            logs.end(token)
+            finally:
+                logs.end(token)
 
     async def _answer(self, scope, request: ProxyRequest, found: Route, send) -> None:
         started = time.perf_counter()

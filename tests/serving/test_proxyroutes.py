@@ -203,3 +203,54 @@ async def test_a_call_cancelled_while_its_database_work_runs_gives_its_slot_back
 
 def views_done() -> bool:
     return all(task.done() for task in asyncio.all_tasks() if task is not asyncio.current_task())
+
+
+# --- the server stopping mid-stream ---------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_stream_cancelled_by_the_server_ends_with_its_request(cast, upstream):
+    """The server cancels a request it stops serving: the relayed stream ends with it (the upstream
+    connection closed, the project's slot given back), not in a task left running on its own."""
+    upstream.reset()
+    upstream.push(hold_after=2)  # two frames, then the upstream waits for the proxy to hang up
+    raw = orjson.dumps({**ASK, "stream": True})
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": CHAT,
+        "raw_path": CHAT.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "http_version": "1.1",
+        "scheme": "http",
+        "server": ("127.0.0.1", 80),
+        "client": ("127.0.0.1", 5),
+        "headers": [
+            (b"host", b"127.0.0.1"),
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(raw)).encode()),
+            (b"authorization", f"Bearer {cast.key_a}".encode()),
+            (b"x-upstream-base-url", upstream.openai_url.encode()),
+            (b"x-threadless-memory", b"none"),
+        ],
+    }
+    messages = [{"type": "http.request", "body": raw, "more_body": False}]
+    streaming = asyncio.Event()
+
+    async def receive():
+        if messages:
+            return messages.pop(0)
+        await asyncio.Event().wait()  # the client stays
+
+    async def send(message):
+        if message.get("body"):
+            streaming.set()
+
+    request = asyncio.ensure_future(asgi.application(scope, receive, send))
+    await asyncio.wait_for(streaming.wait(), 10)
+    request.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await request
+    assert await asyncio.to_thread(upstream.closed.wait, 10)  # the upstream connection was closed
+    assert project_calls_open(cast.project_a.pk) == 0
