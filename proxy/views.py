@@ -1,7 +1,7 @@
 """`POST /v1/openai/chat/completions` and `POST /v1/anthropic/v1/messages` (SPEC 4.8).
 
 Per call: authenticate (the Threadless key), decorate the request's new messages into the named
-memory, forward the decorated request upstream (the egress-pinned async client), stream the
+memory, forward the decorated request upstream (the egress-pinned transport, proxy.upstream), stream the
 reply back as it arrives, then report it durably (before the client sees the stream's last
 event, so a client that reads the memory right after the call finds the reply). A client
 disconnect mid-stream stores the part received so far once, ending with the `[cut off: …]`
