@@ -23,7 +23,7 @@ do), and this module does for these routes what the request cycle did, with the 
   then stores the part received, cut off; proxy.views.relay).
 
 threadless_site.asgi routes here under the same conditions as the hot routes
-(THREADLESS_HOT_ROUTES; off while tracing, SSL redirect or HSTS are on). Nothing here decides
+(THREADLESS_HOT_ROUTES; off while SSL redirect or HSTS are on). Nothing here decides
 anything about the call itself: that stays in proxy.views.
 """
 
