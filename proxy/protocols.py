@@ -448,6 +448,17 @@ class AnthropicStream:
 
 
 @dataclass(frozen=True)
+class Reference:
+    """A memory and thread a request's body names (a previous response or message this proxy issued,
+    a conversation), with the fields a server-side thread was created with that the request leaves
+    out (`restored`: they go upstream unless the request sets them)."""
+
+    memory: Any
+    thread: str | None
+    restored: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Protocol:
     """What differs between the two routes."""
 
@@ -498,9 +509,17 @@ class Protocol:
         """The caller's body as it may go upstream when the memory adds nothing."""
         return body
 
-    def referenced_memory(self, *, project, body: dict):
-        """A memory the body itself names (besides the headers and the end-user id)."""
+    def referenced(self, *, project, body: dict, memory_named: bool) -> Reference | None:
+        """What the body itself names (besides the headers and the end-user id); `memory_named`:
+        whether the headers or the end-user id name a memory."""
         return None
+
+    def hold(self, *, memory, thread: str | None, body: dict) -> None:
+        """Keep what the body asks the server to hold for later calls (a call with memory)."""
+
+    def issues_ids(self, body: dict) -> bool:
+        """Whether the answer's ids are rewritten into ids that name the call's memory and thread."""
+        return False
 
     def conversation_of(self, body: dict) -> str | None:
         return None

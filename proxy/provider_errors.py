@@ -39,6 +39,8 @@ ANTHROPIC_TYPES = {
     429: "rate_limit_error",
     529: "overloaded_error",
 }
+# Codes Anthropic's clients act on, given as `error.details.error_code` (a thread they then replay).
+ANTHROPIC_DETAILED = frozenset({"thread_not_found"})
 
 
 def _provider(path: str) -> str | None:
@@ -68,7 +70,10 @@ def provider_error(provider: str, *, status: int, code: str, message: str) -> di
             "error": {"message": message, "type": kind, "param": match[1] if match else None, "code": code}
         }
     kind = ANTHROPIC_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
-    return {"type": "error", "error": {"type": kind, "message": message}}
+    error = {"type": kind, "message": message}
+    if code in ANTHROPIC_DETAILED:
+        error["details"] = {"error_code": code}
+    return {"type": "error", "error": error}
 
 
 def _message(request, error: dict, status: int) -> str:

@@ -16,9 +16,9 @@ from django.conf import settings
 from common.db import plain_cursor
 from common.errors import InvalidRequest, NotFound
 from common.messages import reply_cut, stored_reply_limit, validate_messages
-from memories.models import Entry
+from memories.models import DEFAULT_THREAD, Entry
 from memories.policy import policy_parse
-from memories.selectors import memory_get
+from memories.selectors import memory_get, thread_view
 from memories.services import external_id_check, memory_create, memory_decorate, report_accept
 from projects.services import PROXY_SECRET_PREFIX, secret_delete, secret_set, secret_value, usage_count
 from providers.egress import base_url_refusal, provider_env_names, provider_env_refusal
@@ -203,6 +203,13 @@ def proxy_memory(*, project, memory_id: str | None, external_id: str | None, use
     return memory
 
 
+def thread_of(raw: str | None) -> str | None:
+    """X-Threadless-Thread: the thread of the named memory (SPEC 4.10; absent: its default one)."""
+    if raw is None or not raw.strip():
+        return None
+    return external_id_check(raw.strip(), field="X-Threadless-Thread")
+
+
 def budget_of(raw: str | None) -> int:
     if raw is None or raw == "":
         return 60000
@@ -215,13 +222,13 @@ def budget_of(raw: str | None) -> int:
     return value
 
 
-def _already_stored(memory, messages: list[dict]) -> bool:
-    """A client's retry of a call whose user message is already the memory's newest message."""
+def _already_stored(memory, thread: str | None, messages: list[dict]) -> bool:
+    """A client's retry of a call whose user message is already the thread's newest message."""
     users = [m for m in messages if m["role"] == "user"]
     if len(users) != 1 or messages[-1]["role"] != "user":
         return False
     newest = (
-        Entry.objects.filter(memory=memory, kind="message", committed=True)
+        Entry.objects.filter(memory=memory, thread=thread or DEFAULT_THREAD, kind="message", committed=True)
         .order_by("-seq")
         .values_list("role", "content", "parts")
         .first()
@@ -233,24 +240,36 @@ def _already_stored(memory, messages: list[dict]) -> bool:
 
 
 def proxy_decorate(
-    *, memory, project, protocol: Protocol, body: dict, budget_tokens: int, retry: bool = False
+    *,
+    memory,
+    project,
+    protocol: Protocol,
+    body: dict,
+    budget_tokens: int,
+    retry: bool = False,
+    thread: str | None = None,
 ) -> dict:
-    """decorate the request's new messages into the memory (its system part = the instructions).
+    """decorate the request's new messages into the memory's thread (its system part = the
+    instructions). A thread with no history yet takes the request's whole conversation.
 
     `retry`: the client's SDK says this is a retry (`x-stainless-retry-count` > 0) — when the
     first attempt already stored the user message, it is not stored a second time.
     """
+    # The default thread's count is the memory row's own; a named thread's is its row's (one read).
+    has_history = memory.message_count > 0 and thread_view(memory=memory, name=thread).message_count > 0
     messages = validate_messages(
-        new_messages(protocol.messages_in(body), has_history=memory.message_count > 0), allow_empty=True
+        new_messages(protocol.messages_in(body), has_history=has_history), allow_empty=True
     )
-    if retry and _already_stored(memory, messages):
+    if retry and _already_stored(memory, thread, messages):
         messages = [m for m in messages if m["role"] == "system"]
-    answer = memory_decorate(memory=memory, messages=messages, budget_tokens=budget_tokens)
+    answer = memory_decorate(memory=memory, messages=messages, budget_tokens=budget_tokens, thread=thread)
     usage_count(project=project, operation="proxy")
     return answer
 
 
-def proxy_report(*, memory, protocol: Protocol, reply: dict | None, error: str | None) -> dict | None:
+def proxy_report(
+    *, memory, protocol: Protocol, reply: dict | None, error: str | None, thread: str | None = None
+) -> dict | None:
     """Report the reply (and tool calls) durably, cut to what one report body could hold; an
     upstream failure as a reported failure of task `proxy.<provider>`, so the memory's policy
     decides what it leaves (digest, raw error…). A reply's reasoning items are stored with it only
@@ -269,4 +288,4 @@ def proxy_report(*, memory, protocol: Protocol, reply: dict | None, error: str |
     )
     if not messages and not failures:
         return None
-    return report_accept(memory=memory, messages=messages, failures=failures)
+    return report_accept(memory=memory, messages=messages, failures=failures, thread=thread)

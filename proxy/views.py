@@ -37,7 +37,8 @@ from projects.ratelimit import check_quota, check_rate
 from providers.bounded import SSEFramer, UpstreamUnreadable, aiter_body, aread_body, sse_parse, stream_cap
 from providers.egress import EgressRefused
 from proxy import services
-from proxy.protocols import ANTHROPIC, CUT_OFF_CLIENT, CUT_OFF_UPSTREAM, OPENAI, Protocol, cut_off
+from proxy.messages import MESSAGES
+from proxy.protocols import CUT_OFF_CLIENT, CUT_OFF_UPSTREAM, OPENAI, Protocol, cut_off
 from proxy.upstream import ProjectSlot, project_slot_take, upstream_request, upstream_send
 
 log = logging.getLogger("threadless.proxy")
@@ -98,7 +99,9 @@ class Call:
     slot: ProjectSlot  # released when the answer is sent or the stream ends, however it ends
     turn: int | None = None
     degraded: bool = False
+    thread: str | None = None  # the memory's thread (None: its default one)
     conversation: str | None = None  # the Responses route's `conversation`, answered back
+    issues_ids: bool = False  # the answer's ids are rewritten into ids naming memory and thread
     offload: Offload = field(default=_sync_to_async, repr=False)  # how the report runs off the loop
 
     def headers(self) -> dict:
@@ -117,7 +120,7 @@ def _authenticate(request, protocol: Protocol) -> ApiKey:
     """The same key check and limits as every /v1 route (projects.auth, projects.ratelimit); the
     Anthropic clients send their key as x-api-key instead of a Bearer header."""
     token = bearer_token(request.headers.get("Authorization", ""))
-    if token is None and protocol is ANTHROPIC:
+    if token is None and protocol.name == "anthropic":
         token = request.headers.get("x-api-key", "").strip()
     if not token:
         raise Unauthorized(
@@ -174,6 +177,8 @@ def _prepare_call(request, protocol: Protocol, key: ApiKey, slot: ProjectSlot) -
     )
     budget = services.budget_of(request.headers.get("X-Threadless-Budget"))
     named = request.headers.get("X-Threadless-Memory", "").strip()
+    named = named if named.lower() != "none" else ""
+    external = request.headers.get("X-Threadless-External-Id")
     call = Call(
         protocol=protocol,
         project=project,
@@ -182,17 +187,23 @@ def _prepare_call(request, protocol: Protocol, key: ApiKey, slot: ProjectSlot) -
         body=body,
         stream=body.get("stream") is True,
         slot=slot,
+        thread=services.thread_of(request.headers.get("X-Threadless-Thread")),
         conversation=protocol.conversation_of(sent),
+        issues_ids=protocol.issues_ids(sent),
     )
     try:
-        call.memory = protocol.referenced_memory(project=project, body=sent) or services.proxy_memory(
-            project=project,
-            memory_id=named if named.lower() != "none" else None,
-            external_id=request.headers.get("X-Threadless-External-Id"),
-            user=protocol.user_of(body),
-        )
+        memory_named = bool(named or (external and external.strip()) or protocol.user_of(body))
+        reference = protocol.referenced(project=project, body=sent, memory_named=memory_named)
+        if reference is not None:  # the body's own reference wins over the headers
+            call.memory, call.thread = reference.memory, reference.thread
+            body = call.body = {**reference.restored, **body}
+        else:
+            call.memory = services.proxy_memory(
+                project=project, memory_id=named or None, external_id=external, user=protocol.user_of(body)
+            )
         if call.memory is None:
             return call
+        protocol.hold(memory=call.memory, thread=call.thread, body=sent)
         answer = services.proxy_decorate(
             memory=call.memory,
             project=project,
@@ -200,6 +211,7 @@ def _prepare_call(request, protocol: Protocol, key: ApiKey, slot: ProjectSlot) -
             body=body,
             budget_tokens=budget,
             retry=_is_retry(request),
+            thread=call.thread,
         )
     except ApiError as exc:
         if exc.status < 500:
@@ -226,7 +238,9 @@ def _report_sync(call: Call, reply: dict | None, error: str | None) -> None:
     if call.memory is None or call.degraded:
         return
     try:
-        services.proxy_report(memory=call.memory, protocol=call.protocol, reply=reply, error=error)
+        services.proxy_report(
+            memory=call.memory, protocol=call.protocol, reply=reply, error=error, thread=call.thread
+        )
     except Exception as exc:  # noqa: BLE001 - the client has its answer; the failure goes to the log
         log.error("proxy: report for %s failed: %s", call.memory.id, exc.__class__.__name__, exc_info=exc)
 
@@ -513,4 +527,4 @@ async def openai_chat_completions(request):
 @csrf_exempt
 async def anthropic_messages(request):
     """Anthropic Messages, with memory: `Anthropic(base_url="<origin>/v1/anthropic")`."""
-    return await proxy_call(request, ANTHROPIC)
+    return await proxy_call(request, MESSAGES)

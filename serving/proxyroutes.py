@@ -42,7 +42,8 @@ from django.utils.datastructures import CaseInsensitiveMapping
 from common import logs
 from common.errors import exception_response
 from proxy import responses, views
-from proxy.protocols import ANTHROPIC, OPENAI, Protocol
+from proxy.messages import MESSAGES
+from proxy.protocols import OPENAI, Protocol
 from proxy.provider_errors import in_provider_shape
 from serving.bodylimit import request_id_of
 from serving.headers import security_headers
@@ -51,7 +52,7 @@ from serving.requestlog import log_error_answer
 VIEWS = {
     views.openai_chat_completions: OPENAI,
     responses.openai_responses: responses.RESPONSES,
-    views.anthropic_messages: ANTHROPIC,
+    views.anthropic_messages: MESSAGES,
 }
 
 

@@ -12,7 +12,8 @@ import pytest
 
 from harness.proxy_stubs import ProviderStub
 from proxy import views
-from proxy.protocols import ANTHROPIC, OPENAI
+from proxy.messages import MESSAGES as MESSAGES_PROTOCOL
+from proxy.protocols import OPENAI
 from proxy.responses import RESPONSES
 from proxy.upstream import project_calls_open
 from serving import proxyroutes
@@ -51,7 +52,7 @@ def _own_view_threads(monkeypatch):
 def test_the_proxy_paths_are_the_urls_paths():
     assert proxyroutes.route(CHAT).protocol is OPENAI
     assert proxyroutes.route(RESPONSES_PATH).protocol is RESPONSES
-    assert proxyroutes.route(MESSAGES).protocol is ANTHROPIC
+    assert proxyroutes.route(MESSAGES).protocol is MESSAGES_PROTOCOL
     assert proxyroutes.route(CHAT).pattern == "v1/openai/chat/completions"  # the metrics' route label
     for path in (
         "/v1/openai/chat/completions/",
