@@ -32,6 +32,7 @@ ROUNDS = 40
 WARMUP = 3
 ROUTES = ("chat/completions", "responses")
 TARGETS = ("direct", "proxy, no memory", "proxy, with memory")
+DECORATE_REPORT = "decorate + report"  # server_cpu's key for one turn over the hot API
 ORDER_SEED = 6  # the calls of each round run in a shuffled order; fixed, so runs are comparable
 
 
@@ -132,16 +133,40 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _decorate_and_report(client: httpx.Client, url: str, key: str, memory: str, i: int) -> None:
+    """One turn over the hot API, as an agent without the proxy makes it: decorate the user's
+    message, then report the model's reply."""
+    headers = {"Authorization": f"Bearer {key}"}
+    base = f"{url}/v1/memories/external/{memory}"
+    question = {"role": "user", "content": f"Question number {i}?"}
+    client.post(f"{base}/decorate", json={"messages": [question]}, headers=headers).raise_for_status()
+    reply = {"role": "assistant", "content": "Hello from the stub."}
+    client.post(f"{base}/report", json={"messages": [reply]}, headers=headers).raise_for_status()
+
+
 def server_cpu(url: str, key: str, stub, pid: int, blocks: int = 10, per_block: int = 10) -> dict:
-    """The server's CPU ms per call of each proxied target: `per_block` calls of one target between
-    two readings of the server's CPU time, the targets' blocks interleaved, `blocks` times over."""
+    """The server's CPU ms per call of each proxied target, and of one decorate + report over the
+    hot API (`DECORATE_REPORT`, what the proxy's with-memory call is held against): `per_block`
+    calls of one target between two readings of the server's CPU time, the targets' blocks
+    interleaved, `blocks` times over. Each with-memory target (route and mode) and the decorate +
+    report turns have a fresh memory of their own, so their windows grow alike, one turn a call."""
     targets = {t: v for t, v in _targets(url, key, stub).items() if t[1] != "direct"}
+    fresh = "bench-cpu-" + uuid.uuid4().hex[:8]
     clients = {name: httpx.Client(timeout=30) for name in targets}
     spent: dict[tuple, float] = {(*t, s): 0.0 for t in targets for s in (False, True)}
+    hot_client, hot_memory, hot_spent = httpx.Client(timeout=30), "bench-hot-" + uuid.uuid4().hex[:8], 0.0
     try:
         for block in range(blocks + 1):  # the first round warms up
+            before = _cpu_seconds(pid)
+            for i in range(per_block):
+                _decorate_and_report(hot_client, url, key, hot_memory, block * per_block + i)
+            if block:
+                hot_spent += _cpu_seconds(pid) - before
             for stream in (False, True):
                 for (route, name), (target, headers) in targets.items():
+                    if name == "proxy, with memory":
+                        memory = f"{fresh}-{route.replace('/', '-')}-{'stream' if stream else 'json'}"
+                        headers = {**headers, "X-Threadless-External-Id": memory}
                     before = _cpu_seconds(pid)
                     for i in range(per_block):
                         _call(
@@ -153,11 +178,15 @@ def server_cpu(url: str, key: str, stub, pid: int, blocks: int = 10, per_block: 
                     if block:
                         spent[(route, name, stream)] += _cpu_seconds(pid) - before
     finally:
+        hot_client.close()
         for client in clients.values():
             client.close()
     return {
-        f"{route}|{name}|{'stream' if stream else 'json'}": value * 1000 / (blocks * per_block)
-        for (route, name, stream), value in spent.items()
+        DECORATE_REPORT: hot_spent * 1000 / (blocks * per_block),
+        **{
+            f"{route}|{name}|{'stream' if stream else 'json'}": value * 1000 / (blocks * per_block)
+            for (route, name, stream), value in spent.items()
+        },
     }
 
 
@@ -221,6 +250,24 @@ def markdown(url: str, key: str, stub, rounds: int = ROUNDS, pid: int | None = N
             for mode in ("json", "stream"):
                 chat, resp = used[f"chat/completions|{name}|{mode}"], used[f"responses|{name}|{mode}"]
                 lines.append(f"| {name} | {mode} | {chat:.1f} ms | {resp:.1f} ms | {resp / chat:.2f}× |")
+        hot = used[DECORATE_REPORT]
+        lines += [
+            "",
+            "Against what the same turn costs without the proxy, in the same run: one decorate + report over "
+            f"the hot API (`/v1/memories/external/<id>/decorate` then `/report`) took **{hot:.1f} ms** of "
+            "the server's CPU. The targets: a proxied call with memory within decorate + report + 1 ms, "
+            "one without memory within 1 ms.",
+            "",
+            "| target | mode | chat completions | responses | target | met |",
+            "|---|---|---|---|---|---|",
+        ]
+        for name, limit in (("proxy, no memory", 1.0), ("proxy, with memory", hot + 1.0)):
+            for mode in ("json", "stream"):
+                chat, resp = used[f"chat/completions|{name}|{mode}"], used[f"responses|{name}|{mode}"]
+                met = "yes" if max(chat, resp) <= limit else "no"
+                lines.append(
+                    f"| {name} | {mode} | {chat:.1f} ms | {resp:.1f} ms | ≤ {limit:.1f} ms | {met} |"
+                )
     cpu = translation_cpu()
     lines += [
         "",
@@ -303,13 +350,15 @@ def translation_cpu(iterations: int = 1000) -> dict:
 
 
 def main() -> None:
+    """`--port N`: the server listens on N and the stub upstream on N + 1 (default: free ports)."""
     sys.path.insert(0, str(ROOT))
     from harness.proxy_stubs import ProviderStub
     from harness.servers import ThreadlessServer
 
-    stub = ProviderStub()
+    port = int(sys.argv[sys.argv.index("--port") + 1]) if "--port" in sys.argv else None
+    stub = ProviderStub(port=port + 1 if port else 0)
     server = ThreadlessServer(
-        env={"THREADLESS_RATE_LIMIT_PER_MINUTE": "0", "THREADLESS_EGRESS_ALLOW": "127.0.0.1"}
+        env={"THREADLESS_RATE_LIMIT_PER_MINUTE": "0", "THREADLESS_EGRESS_ALLOW": "127.0.0.1"}, port=port
     )
     try:
         server.start()

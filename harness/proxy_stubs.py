@@ -53,7 +53,7 @@ def _words(text: str) -> list[str]:
 
 
 class ProviderStub:
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self.requests: list[Seen] = []
         self.queue: list[Answer] = []
         self.closed_early = 0
@@ -166,7 +166,7 @@ class ProviderStub:
                             return
                 self.close_connection = True
 
-        self.server = _Server(("127.0.0.1", 0), Handler)
+        self.server = _Server(("127.0.0.1", port), Handler)
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()

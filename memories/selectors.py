@@ -84,6 +84,24 @@ def memory_fetch(*, memory_id: str, project_id: str | None = None, lock: bool = 
     return None if row is None else memory_from_row(row, db)
 
 
+def memory_by_external_id(*, project: Project, external_id: str) -> Memory | None:
+    """The project's memory with this `external_id`, or None: `memory_fetch`'s plain query by
+    the (project, external_id) unique pair, the project set on it (no second read)."""
+    db = connections[DEFAULT_DB_ALIAS]
+    with plain_cursor(prepare=True) as cursor:
+        cursor.execute(_MEMORY_BY_EXTERNAL_SQL, [project.pk, external_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    memory = memory_from_row(row, db)
+    Memory.project.field.set_cached_value(memory, project)
+    return memory
+
+
+_MEMORY_BY_EXTERNAL_SQL = (
+    f"SELECT {', '.join(f.column for f in _MEMORY_FIELDS)} FROM {Memory._meta.db_table} "
+    "WHERE project_id = %s AND external_id = %s"
+)
 MEMORY_COLUMNS = tuple(f.column for f in _MEMORY_FIELDS)  # a row's order for `memory_from_row`
 
 

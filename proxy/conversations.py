@@ -1,18 +1,24 @@
-"""OpenAI's Conversations API, backed by memories (SPEC 4.8): `/v1/openai/conversations…`.
+"""OpenAI's Conversations API, backed by memories (SPEC 4.8, 4.10): `/v1/openai/conversations…`.
 
-A conversation **is** a Threadless memory: its id is the memory's id (OpenAI's `conv_` spelling of
-it is accepted), its `metadata` the memory's metadata, and its items the memory's committed
-messages, one item per message, an assistant message with tool calls one item per call besides
-its text. Item ids carry the message's sequence number (`msg_12`, `fc_12_0`, `fco_13`), so they
-stay stable and list in the memory's order. Items added here are stored like a report (durably,
-with the background work that extracts facts); deleting an item takes its message out of the
-memory (uncommitted: out of the window, lists, search and recall); deleting a conversation
-deletes the memory and answers the deletion receipt beside OpenAI's fields.
+A conversation **is** one thread of a Threadless memory. Created plainly, it is a new memory's
+default thread and its id is the memory's id (OpenAI's `conv_` spelling of it is accepted); created
+with `X-Threadless-Memory` or `X-Threadless-External-Id`, it is a new thread of that memory (named
+by `X-Threadless-Thread`, else a fresh name) and its id names both (proxy.ids). Its `metadata` is
+the memory's (set on a thread's conversation: a 400, as it would change every thread's), and its
+items are the thread's committed messages, one item per message, an assistant message with tool
+calls one item per call besides its text. Item ids carry the message's sequence number (`msg_12`,
+`fc_12_0`, `fco_13`), so they stay stable and list in the memory's order. Items added here are
+stored like a report (durably, with the background work that extracts facts); deleting an item
+takes its message out of the memory (uncommitted: out of the window, lists, search and recall);
+deleting a memory's default conversation deletes the memory, a thread's deletes that thread, each
+answering its deletion receipt beside OpenAI's fields.
 """
 
 from __future__ import annotations
 
 import re
+import secrets
+from dataclasses import dataclass
 from typing import Any
 
 from drf_spectacular.utils import extend_schema
@@ -22,17 +28,21 @@ from rest_framework.views import APIView
 from common.errors import InvalidRequest, NotFound
 from common.http.body import json_object, reject_unknown
 from common.messages import validate_messages
-from memories.models import Entry, Memory
-from memories.selectors import memory_get
+from memories.models import DEFAULT_THREAD, Entry, Memory, Thread
+from memories.selectors import memory_get, thread_get
 from memories.services import (
     entries_set_committed,
     memory_create,
     memory_delete,
     memory_update,
     report_accept,
+    thread_delete,
+    thread_open,
 )
 from projects.auth import ProjectScopedMixin
-from proxy.responses import REASONING, conversation_memory_id, items_to_messages, part_out
+from proxy.ids import conversation_id, conversation_target
+from proxy.responses import REASONING, items_to_messages, part_out
+from proxy.services import proxy_memory, thread_of
 
 ITEM_ID = re.compile(r"\A(?:(msg|fco)_(\d{1,18})|(fc|rs)_(\d{1,18})_(\d{1,4}))\Z")
 MAX_NEW_ITEMS = 20  # OpenAI's limit per create call
@@ -43,11 +53,27 @@ ENTRY_FIELDS = ("seq", "role", "content", "parts", "tool_calls", "tool_call_id")
 # --- shapes ----------------------------------------------------------------------------------------
 
 
-def conversation_json(memory: Memory) -> dict:
+@dataclass(frozen=True)
+class Conversation:
+    memory: Memory
+    thread: Thread | None  # None: the memory's default thread
+
+    @property
+    def thread_name(self) -> str:
+        return DEFAULT_THREAD if self.thread is None else self.thread.name
+
+    @property
+    def id(self) -> str:
+        return conversation_id(self.memory.id, None if self.thread is None else self.thread.name)
+
+
+def conversation_json(conversation: Conversation) -> dict:
+    memory = conversation.memory
+    created = (conversation.thread or memory).created_at
     return {
-        "id": memory.id,
+        "id": conversation.id,
         "object": "conversation",
-        "created_at": int(memory.created_at.timestamp()),
+        "created_at": int(created.timestamp()),
         "metadata": {k: v for k, v in (memory.metadata or {}).items() if isinstance(v, str)},
     }
 
@@ -141,42 +167,70 @@ def _new_messages(raw: Any) -> list[dict]:
     return validate_messages(messages, path="items", allow_empty=True)
 
 
-def conversation_get(*, project, conversation_id: str) -> Memory:
-    memory_id = conversation_memory_id(conversation_id)
-    if memory_id is None:
+def conversation_get(*, project, conversation_id: str) -> Conversation:
+    target = conversation_target(conversation_id)
+    if target is None:
         raise NotFound(
             f"No conversation '{conversation_id[:80]}' in this project.",
-            hint="Use an id that POST /v1/openai/conversations returned (a memory id).",
+            hint="Use an id that POST /v1/openai/conversations returned.",
         )
-    return memory_get(project=project, memory_id=memory_id)
+    memory = memory_get(project=project, memory_id=target.memory_id)
+    thread = None if target.thread is None else thread_get(memory=memory, name=target.thread)
+    return Conversation(memory, thread)
 
 
-def conversation_create(*, project, items: Any = None, metadata: Any = None) -> Memory:
+def conversation_create(
+    *,
+    project,
+    items: Any = None,
+    metadata: Any = None,
+    memory: Memory | None = None,
+    thread: str | None = None,
+) -> Conversation:
+    """A new memory's default thread; or, given a `memory`, a thread of it (`thread`, else a fresh name)."""
     messages = _new_messages(items)
-    memory, _created = memory_create(project=project, metadata=_metadata(metadata))
+    if memory is None and thread is None:
+        memory, _created = memory_create(project=project, metadata=_metadata(metadata))
+        opened = None
+    else:
+        if metadata is not None:
+            raise InvalidRequest(_THREAD_METADATA)
+        if memory is None:
+            memory, _created = memory_create(project=project)
+        opened = thread_open(memory=memory, name=thread or f"conversation-{secrets.token_hex(6)}")
+    conversation = Conversation(memory, opened)
     if messages:
-        report_accept(memory=memory, messages=messages, failures=[])
-    return memory
+        report_accept(memory=memory, messages=messages, failures=[], thread=conversation.thread_name)
+    return conversation
 
 
-def conversation_items_add(*, memory: Memory, items: Any) -> list[dict]:
+_THREAD_METADATA = (
+    "metadata: a conversation that is a thread of a memory shares the memory's metadata; "
+    "set it on the memory (PATCH /v1/memories/{id})."
+)
+
+
+def conversation_items_add(*, conversation: Conversation, items: Any) -> list[dict]:
     """Append items (stored as a report: durable, background work queued); the items as stored."""
     messages = _new_messages(items)
     if not messages:
         raise InvalidRequest("items: send at least one message, function_call or function_call_output item.")
+    memory = conversation.memory
     after = Memory.objects.filter(pk=memory.pk).values_list("last_seq", flat=True).first() or 0
-    report_accept(memory=memory, messages=messages, failures=[])
-    rows = (
-        Entry.objects.filter(memory=memory, kind="message", committed=True, seq__gt=after)
-        .order_by("seq")
-        .values_list(*ENTRY_FIELDS)
-    )
+    report_accept(memory=memory, messages=messages, failures=[], thread=conversation.thread_name)
+    rows = _messages(conversation).filter(seq__gt=after).order_by("seq").values_list(*ENTRY_FIELDS)
     return [item for row in rows for item in entry_items(*row)]
 
 
-def conversation_items(*, memory: Memory, after: str | None, order: str, limit: int) -> dict:
+def _messages(conversation: Conversation):
+    return Entry.objects.filter(
+        memory=conversation.memory, thread=conversation.thread_name, kind="message", committed=True
+    )
+
+
+def conversation_items(*, conversation: Conversation, after: str | None, order: str, limit: int) -> dict:
     """One page of items, oldest first (`asc`) or newest first (`desc`), after the item `after`."""
-    rows = Entry.objects.filter(memory=memory, kind="message", committed=True)
+    rows = _messages(conversation)
     anchor = None
     if after:
         anchor = _parse_item_id(after)
@@ -214,9 +268,9 @@ def _parse_item_id(item_id: str) -> tuple[int, str]:
     return (int(match[2]), match[1]) if match[1] else (int(match[4]), match[3])
 
 
-def _item_entry(memory: Memory, item_id: str) -> tuple[Entry, dict]:
+def _item_entry(conversation: Conversation, item_id: str) -> tuple[Entry, dict]:
     seq, _kind = _parse_item_id(item_id)
-    entry = Entry.objects.filter(memory=memory, kind="message", committed=True, seq=seq).first()
+    entry = _messages(conversation).filter(seq=seq).first()
     found = [
         i
         for i in (entry_items(*[getattr(entry, f) for f in ENTRY_FIELDS]) if entry else [])
@@ -227,15 +281,22 @@ def _item_entry(memory: Memory, item_id: str) -> tuple[Entry, dict]:
     return entry, found[0]
 
 
-def conversation_item_get(*, memory: Memory, item_id: str) -> dict:
-    return _item_entry(memory, item_id)[1]
+def conversation_item_get(*, conversation: Conversation, item_id: str) -> dict:
+    return _item_entry(conversation, item_id)[1]
 
 
-def conversation_item_delete(*, memory: Memory, item_id: str) -> Memory:
+def conversation_item_delete(*, conversation: Conversation, item_id: str) -> Conversation:
     """Take the item's message out of the memory (an assistant message goes with all its calls)."""
-    entry, _item = _item_entry(memory, item_id)
-    entries_set_committed(memory=memory, entry_ids=[entry.pk], committed=False)
-    return memory
+    entry, _item = _item_entry(conversation, item_id)
+    entries_set_committed(memory=conversation.memory, entry_ids=[entry.pk], committed=False)
+    return conversation
+
+
+def conversation_delete(*, conversation: Conversation) -> dict:
+    """The memory, for its default thread's conversation; else only the thread. The receipt."""
+    if conversation.thread is None:
+        return memory_delete(memory=conversation.memory)
+    return thread_delete(memory=conversation.memory, name=conversation.thread.name)
 
 
 # --- views (OpenAI's shapes; errors become OpenAI's shape in proxy.provider_errors) -----------------
@@ -260,10 +321,22 @@ class ConversationListApi(ProjectScopedMixin, APIView):
     def post(self, request):
         data = json_object(request.data)
         reject_unknown(data, {"items", "metadata"})
-        memory = conversation_create(
-            project=self.project, items=data.get("items"), metadata=data.get("metadata")
+        thread = thread_of(request.headers.get("X-Threadless-Thread"))
+        named = request.headers.get("X-Threadless-Memory", "").strip()
+        memory = proxy_memory(
+            project=self.project,
+            memory_id=named if named.lower() != "none" else None,
+            external_id=request.headers.get("X-Threadless-External-Id"),
+            user=None,
         )
-        return Response(conversation_json(memory))
+        conversation = conversation_create(
+            project=self.project,
+            items=data.get("items"),
+            metadata=data.get("metadata"),
+            memory=memory,
+            thread=thread,
+        )
+        return Response(conversation_json(conversation))
 
 
 @extend_schema(exclude=True)
@@ -274,16 +347,19 @@ class ConversationDetailApi(ProjectScopedMixin, APIView):
         )
 
     def post(self, request, conversation_id: str):
-        memory = conversation_get(project=self.project, conversation_id=conversation_id)
+        conversation = conversation_get(project=self.project, conversation_id=conversation_id)
         data = json_object(request.data)
         reject_unknown(data, {"metadata"})
         if "metadata" not in data:
             raise InvalidRequest("metadata: required.")
-        return Response(conversation_json(memory_update(memory=memory, metadata=_metadata(data["metadata"]))))
+        if conversation.thread is not None:
+            raise InvalidRequest(_THREAD_METADATA)
+        memory = memory_update(memory=conversation.memory, metadata=_metadata(data["metadata"]))
+        return Response(conversation_json(Conversation(memory, None)))
 
     def delete(self, request, conversation_id: str):
-        memory = conversation_get(project=self.project, conversation_id=conversation_id)
-        receipt = memory_delete(memory=memory)
+        conversation = conversation_get(project=self.project, conversation_id=conversation_id)
+        receipt = conversation_delete(conversation=conversation)
         return Response(
             {"id": conversation_id, "object": "conversation.deleted", "deleted": True, "receipt": receipt}
         )
@@ -292,10 +368,10 @@ class ConversationDetailApi(ProjectScopedMixin, APIView):
 @extend_schema(exclude=True)
 class ConversationItemListApi(ProjectScopedMixin, APIView):
     def get(self, request, conversation_id: str):
-        memory = conversation_get(project=self.project, conversation_id=conversation_id)
+        conversation = conversation_get(project=self.project, conversation_id=conversation_id)
         return Response(
             conversation_items(
-                memory=memory,
+                conversation=conversation,
                 after=request.query_params.get("after") or None,
                 order=_query_order(request),
                 limit=_query_limit(request),
@@ -303,18 +379,21 @@ class ConversationItemListApi(ProjectScopedMixin, APIView):
         )
 
     def post(self, request, conversation_id: str):
-        memory = conversation_get(project=self.project, conversation_id=conversation_id)
+        conversation = conversation_get(project=self.project, conversation_id=conversation_id)
         data = json_object(request.data)
         reject_unknown(data, {"items"})
-        return Response(_item_list(conversation_items_add(memory=memory, items=data.get("items")), False))
+        added = conversation_items_add(conversation=conversation, items=data.get("items"))
+        return Response(_item_list(added, False))
 
 
 @extend_schema(exclude=True)
 class ConversationItemApi(ProjectScopedMixin, APIView):
     def get(self, request, conversation_id: str, item_id: str):
-        memory = conversation_get(project=self.project, conversation_id=conversation_id)
-        return Response(conversation_item_get(memory=memory, item_id=item_id))
+        conversation = conversation_get(project=self.project, conversation_id=conversation_id)
+        return Response(conversation_item_get(conversation=conversation, item_id=item_id))
 
     def delete(self, request, conversation_id: str, item_id: str):
-        memory = conversation_get(project=self.project, conversation_id=conversation_id)
-        return Response(conversation_json(conversation_item_delete(memory=memory, item_id=item_id)))
+        conversation = conversation_get(project=self.project, conversation_id=conversation_id)
+        return Response(
+            conversation_json(conversation_item_delete(conversation=conversation, item_id=item_id))
+        )

@@ -30,3 +30,23 @@ class UpstreamSetting(models.Model):
 
     def __str__(self) -> str:
         return f"{self.provider} upstream of {self.project_id}"
+
+
+class MessagesThread(models.Model):
+    """The fields an Anthropic Messages server-side thread was created with (`system`, `tools`),
+    which the requests that continue it leave out (anthropic ≥ 2.17's `tool_runner`): held per
+    memory and thread, as Anthropic's server holds them per thread, and sent upstream again with
+    each continuation."""
+
+    memory = models.ForeignKey("memories.Memory", on_delete=models.CASCADE, db_index=False)
+    thread = models.CharField(max_length=200)
+    fields = models.JSONField(default=dict)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["memory", "thread"], name="proxy_messages_thread_memory_thread")
+        ]
+
+    def __str__(self) -> str:
+        return f"messages thread {self.thread} of {self.memory_id}"

@@ -155,14 +155,17 @@ def openai_body(body: dict, *, instructions: str, messages: list[dict]) -> dict:
         else "system"
     )
     chat = ([{"role": role, "content": instructions}] if instructions else []) + [
-        _openai_out(m) for m in messages
+        m if m["role"] != "assistant" else _openai_assistant(m) for m in messages
     ]
     return {**body, "messages": chat}
 
 
-def _openai_out(message: dict) -> dict:
-    message = without_reasoning(message) if message["role"] == "assistant" else message
-    if message["role"] == "assistant" and message.get("tool_calls") and not message.get("content"):
+def _openai_assistant(message: dict) -> dict:
+    """An assistant message of the window as OpenAI takes it (the window's other messages are in
+    its form already, and go as they are: a window is up to a thousand messages per call)."""
+    if isinstance(message.get("content"), list):
+        message = without_reasoning(message)
+    if message.get("tool_calls") and not message.get("content"):
         return {**message, "content": None}  # OpenAI's form of a tool-call-only turn
     return message
 
@@ -445,6 +448,17 @@ class AnthropicStream:
 
 
 @dataclass(frozen=True)
+class Reference:
+    """A memory and thread a request's body names (a previous response or message this proxy issued,
+    a conversation), with the fields a server-side thread was created with that the request leaves
+    out (`restored`: they go upstream unless the request sets them)."""
+
+    memory: Any
+    thread: str | None
+    restored: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Protocol:
     """What differs between the two routes."""
 
@@ -495,9 +509,17 @@ class Protocol:
         """The caller's body as it may go upstream when the memory adds nothing."""
         return body
 
-    def referenced_memory(self, *, project, body: dict):
-        """A memory the body itself names (besides the headers and the end-user id)."""
+    def referenced(self, *, project, body: dict, memory_named: bool) -> Reference | None:
+        """What the body itself names (besides the headers and the end-user id); `memory_named`:
+        whether the headers or the end-user id name a memory."""
         return None
+
+    def hold(self, *, memory, thread: str | None, body: dict) -> None:
+        """Keep what the body asks the server to hold for later calls (a call with memory)."""
+
+    def issues_ids(self, body: dict) -> bool:
+        """Whether the answer's ids are rewritten into ids that name the call's memory and thread."""
+        return False
 
     def conversation_of(self, body: dict) -> str | None:
         return None

@@ -39,6 +39,8 @@ ANTHROPIC_TYPES = {
     429: "rate_limit_error",
     529: "overloaded_error",
 }
+# Codes Anthropic's clients act on, given as `error.details.error_code` (a thread they then replay).
+ANTHROPIC_DETAILED = frozenset({"thread_not_found"})
 
 
 def _provider(path: str) -> str | None:
@@ -68,7 +70,10 @@ def provider_error(provider: str, *, status: int, code: str, message: str) -> di
             "error": {"message": message, "type": kind, "param": match[1] if match else None, "code": code}
         }
     kind = ANTHROPIC_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
-    return {"type": "error", "error": {"type": kind, "message": message}}
+    error = {"type": kind, "message": message}
+    if code in ANTHROPIC_DETAILED:
+        error["details"] = {"error_code": code}
+    return {"type": "error", "error": error}
 
 
 def _message(request, error: dict, status: int) -> str:
@@ -85,19 +90,27 @@ def _message(request, error: dict, status: int) -> str:
     return f"{message} {hint}".strip() if hint and hint not in message else message
 
 
-class ProviderErrorMiddleware(SyncAndAsyncMiddleware):
-    def after(self, request, answer):
-        provider = _provider(request.path)
-        error = _threadless_error(answer) if provider else None
-        if error is None:
-            return answer
-        status = answer.status_code
-        body = provider_error(
-            provider,
-            status=status,
-            code=str(error.get("code") or ""),
-            message=_message(request, error, status),
-        )
-        answer.content = orjson.dumps(body)
-        answer["Content-Length"] = str(len(answer.content))
+def in_provider_shape(request, answer):
+    """`answer` with a Threadless error under a provider's prefix rewritten into that provider's
+    shape (status and headers kept); any other answer as it is."""
+    provider = _provider(request.path)
+    error = _threadless_error(answer) if provider else None
+    if error is None:
         return answer
+    status = answer.status_code
+    body = provider_error(
+        provider,
+        status=status,
+        code=str(error.get("code") or ""),
+        message=_message(request, error, status),
+    )
+    answer.content = orjson.dumps(body)
+    answer["Content-Length"] = str(len(answer.content))
+    return answer
+
+
+class ProviderErrorMiddleware(SyncAndAsyncMiddleware):
+    """`in_provider_shape` on Django's way (serving.proxyroutes calls it on its own)."""
+
+    def after(self, request, answer):
+        return in_provider_shape(request, answer)

@@ -5,10 +5,10 @@ report) with this protocol plugged in. What differs lives here:
 
 * translation between Responses items and the memory's chat-shaped messages (input items in,
   window messages out as input items, a response's output items into the reported message);
-* which memory a call uses: besides the headers and `user`, a `conversation` (a memory id) or a
-  `previous_response_id` this proxy issued (it encodes its memory under an HMAC; one that does
-  not verify is a 400 that says what to do). Neither goes upstream; `store` goes as `false`
-  unless the caller set it, since the memory is the state;
+* which memory and thread a call uses: besides the headers and `user`, a `conversation` (proxy.ids)
+  or a `previous_response_id` this proxy issued (it encodes its memory and thread under an HMAC;
+  one that does not verify is a 400 that says what to do). Neither goes upstream; `store` goes
+  as `false` unless the caller set it, since the memory is the state;
 * the response ids handed to the client are rewritten into such ids, in the JSON answer and in
   every streamed event that carries the response object.
 
@@ -22,33 +22,27 @@ view never contains them. Facts and recall read text only, so they never see the
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import hmac
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from django.conf import settings
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import extend_schema
 from rest_framework.views import APIView
 
 from common.errors import InvalidRequest, NotFound
 from common.messages import text_of
-from memories.selectors import memory_get
+from memories.selectors import memory_get, thread_get
 from projects.auth import ProjectScopedMixin
-from proxy.protocols import Protocol, openai_error_body, stream_index
+from proxy.ids import conversation_id, conversation_target, issued_id, issued_target
+from proxy.protocols import Protocol, Reference, openai_error_body, stream_index
 from proxy.views import proxy_call
 
 # Items the memory stores as messages; every other item type passes through unstored (reasoning
 # items of a reply are kept with it when the memory's policy says so).
 MODELLED = frozenset({"message", "function_call", "function_call_output"})
 REASONING = "reasoning"
-ISSUED_ID = re.compile(r"\Aresp_tl([A-Za-z0-9]{1,40})x([0-9a-f]{8})x([0-9a-f]{16})\Z")
-CONVERSATION_ID = re.compile(r"\A(?:mem|conv)_([A-Za-z0-9]{1,40})\Z")
 
 
 class UnknownPreviousResponse(InvalidRequest):
@@ -60,51 +54,20 @@ class UnknownPreviousResponse(InvalidRequest):
     )
 
 
-# --- response ids the proxy issues -----------------------------------------------------------
+# --- response ids the proxy issues (proxy.ids) ------------------------------------------------
 
 
-@functools.lru_cache(maxsize=4)
-def _id_key(secret: str) -> bytes:
-    return hashlib.sha256(b"threadless.proxy.response-id:" + secret.encode()).digest()
-
-
-def _mac(memory_id: str, unique: str, secret: str | None = None) -> str:
-    key = _id_key(settings.SECRET_KEY if secret is None else secret)
-    return hmac.new(key, f"{memory_id}:{unique}".encode(), hashlib.sha256).hexdigest()[:16]
-
-
-def issued_response_id(memory_id: str, upstream_id: str, turn: int | None = None) -> str:
-    """The response id the client sees: names its memory, verifiable, stable for one response
-    (the same in every event of a stream), distinct per upstream response and turn."""
-    return _issued(memory_id, upstream_id, turn, settings.SECRET_KEY)
-
-
-@functools.lru_cache(maxsize=256)  # a stream's events carry the same response id several times
-def _issued(memory_id: str, upstream_id: str, turn: int | None, secret: str) -> str:
-    unique = hashlib.sha256(f"{upstream_id}:{turn}".encode()).hexdigest()[:8]
-    suffix = memory_id.split("_", 1)[1]
-    return f"resp_tl{suffix}x{unique}x{_mac(memory_id, unique, secret)}"
+def issued_response_id(
+    memory_id: str, upstream_id: str, turn: int | None = None, thread: str | None = None
+) -> str:
+    """The response id the client sees: names its memory and thread (proxy.ids)."""
+    return issued_id("resp", memory_id, upstream_id, turn, thread)
 
 
 def memory_of_response_id(value: Any) -> str | None:
-    """The memory id an issued response id names; None for any id this proxy did not issue. An id
-    issued before a key rotation verifies while its key is in SECRET_KEY_FALLBACKS."""
-    match = ISSUED_ID.match(value) if isinstance(value, str) else None
-    if match is None:
-        return None
-    memory_id = f"mem_{match[1]}"
-    for secret in (settings.SECRET_KEY, *settings.SECRET_KEY_FALLBACKS):
-        if hmac.compare_digest(_mac(memory_id, match[2], secret), match[3]):
-            return memory_id
-    return None
-
-
-def conversation_memory_id(value: Any) -> str | None:
-    """The memory id of a `conversation` value (an id or `{"id": …}`; `conv_…` spelling accepted)."""
-    if isinstance(value, dict):
-        value = value.get("id")
-    match = CONVERSATION_ID.match(value.strip()) if isinstance(value, str) else None
-    return f"mem_{match[1]}" if match else None
+    """The memory id an issued response id names; None for any id this proxy did not issue."""
+    target = issued_target("resp", value)
+    return target.memory_id if target else None
 
 
 # --- items in ------------------------------------------------------------------------------------
@@ -327,7 +290,18 @@ def forwardable(body: dict) -> dict:
 def responses_body(body: dict, *, instructions: str, messages: list[dict]) -> dict:
     """The upstream request: decorate's instructions and window as input items, plus the caller's
     reasoning (and other unmodelled) items where they stood."""
-    items = [item for message in messages if message["role"] != "system" for item in message_items(message)]
+    items: list[dict] = []
+    for message in messages:
+        role, content = message["role"], message.get("content")
+        if (
+            role in ("user", "assistant")
+            and isinstance(content, str)
+            and content
+            and not message.get("tool_calls")
+        ):
+            items.append({"type": "message", "role": role, "content": content})  # most of a window
+        elif role != "system":
+            items.extend(message_items(message))
     items = _with_passthrough(items, input_items(body))
     upstream = {**forwardable(body), "input": items}
     if instructions:
@@ -506,7 +480,7 @@ class ResponsesStream:
 def _rewrite_response(response: dict, call) -> dict:
     if call.memory is None or call.degraded or not isinstance(response.get("id"), str):
         return response
-    out = {**response, "id": issued_response_id(call.memory.id, response["id"], call.turn)}
+    out = {**response, "id": issued_response_id(call.memory.id, response["id"], call.turn, call.thread)}
     if call.conversation is not None:
         out["conversation"] = {"id": call.conversation}
     return out
@@ -538,29 +512,35 @@ class ResponsesProtocol(Protocol):
     def forwardable(self, body: dict) -> dict:
         return forwardable(body)
 
-    def referenced_memory(self, *, project, body: dict):
-        """The memory a `conversation` or an issued `previous_response_id` names, or None."""
+    def referenced(self, *, project, body: dict, memory_named: bool) -> Reference | None:
+        """The memory and thread a `conversation` or an issued `previous_response_id` names."""
         if body.get("conversation") is not None:
-            memory_id = conversation_memory_id(body["conversation"])
-            if memory_id is None:
+            target = conversation_target(body["conversation"])
+            if target is None:
                 raise NotFound(
                     "conversation: no such conversation.",
                     hint="Use an id that POST /v1/openai/conversations returned.",
                 )
-            return memory_get(project=project, memory_id=memory_id)
+            memory = memory_get(project=project, memory_id=target.memory_id)
+            if target.thread is not None:
+                thread_get(memory=memory, name=target.thread)  # a deleted conversation is gone
+            return Reference(memory, target.thread)
         previous = body.get("previous_response_id")
         if previous is None:
             return None
-        memory_id = memory_of_response_id(previous)
+        target = issued_target("resp", previous)
         unknown = UnknownPreviousResponse(
             f"previous_response_id: '{str(previous)[:80]}' was not issued by this Threadless proxy."
         )
-        if memory_id is None:
+        if target is None:
             raise unknown
         try:
-            return memory_get(project=project, memory_id=memory_id)
+            return Reference(memory_get(project=project, memory_id=target.memory_id), target.thread)
         except NotFound:
             raise unknown from None
+
+    def issues_ids(self, body: dict) -> bool:
+        return True
 
     def conversation_of(self, body: dict) -> str | None:
         value = body.get("conversation")
@@ -615,10 +595,10 @@ def response_lookup(*, project, response_id: str):
     `store`) and keeps the conversation in the memory the id names. So an id it issued leads to that
     memory's conversation routes; any other id was never seen here.
     """
-    memory_id = memory_of_response_id(response_id)
+    target = issued_target("resp", response_id)
     shown = str(response_id)[:80]
     try:
-        memory = memory_get(project=project, memory_id=memory_id) if memory_id else None
+        memory = memory_get(project=project, memory_id=target.memory_id) if target else None
     except NotFound:
         memory = None
     if memory is None:
@@ -627,13 +607,14 @@ def response_lookup(*, project, response_id: str):
             hint="Response ids the proxy answers (resp_tl…) name the memory that holds the conversation; "
             "OpenAI's own ids are only known to OpenAI.",
         )
+    conversation = conversation_id(memory.id, target.thread)
     raise ResponseNotStored(
         f"Response '{shown}' is not stored as a response object: this proxy keeps the conversation in "
         f"memory {memory.id} instead (the upstream gets store: false).",
-        hint=f"Read its items with GET /v1/openai/conversations/{memory.id}/items "
-        f"(client.conversations.items.list('{memory.id}')), continue it with previous_response_id or "
-        f"conversation='{memory.id}', delete one item with DELETE …/items/{{item_id}} or all of it with "
-        f"DELETE /v1/openai/conversations/{memory.id}.",
+        hint=f"Read its items with GET /v1/openai/conversations/{conversation}/items "
+        f"(client.conversations.items.list('{conversation}')), continue it with previous_response_id or "
+        f"conversation='{conversation}', delete one item with DELETE …/items/{{item_id}} or all of it with "
+        f"DELETE /v1/openai/conversations/{conversation}.",
     )
 
 

@@ -13,11 +13,12 @@ from typing import Any
 
 from django.conf import settings
 
+from common.db import plain_cursor
 from common.errors import InvalidRequest, NotFound
 from common.messages import reply_cut, stored_reply_limit, validate_messages
-from memories.models import Entry
+from memories.models import DEFAULT_THREAD, Entry
 from memories.policy import policy_parse
-from memories.selectors import memory_get
+from memories.selectors import memory_get, thread_view
 from memories.services import external_id_check, memory_create, memory_decorate, report_accept
 from projects.services import PROXY_SECRET_PREFIX, secret_delete, secret_set, secret_value, usage_count
 from providers.egress import base_url_refusal, provider_env_names, provider_env_refusal
@@ -124,6 +125,27 @@ def upstream_setting_set(
 
 
 @dataclass(frozen=True)
+class UpstreamRow:
+    base_url: str
+    api_key_env: str
+
+
+_UPSTREAM_SQL = (
+    f"SELECT base_url, api_key_env FROM {UpstreamSetting._meta.db_table} "
+    "WHERE project_id = %s AND provider = %s"
+)
+
+
+def _upstream_row(*, project_id: str, provider: str) -> UpstreamRow | None:
+    """The project's setting for a provider, read on every call: a plain query by the unique
+    (project, provider) pair (the ORM's query compilation cost more than the read)."""
+    with plain_cursor(prepare=True) as cursor:
+        cursor.execute(_UPSTREAM_SQL, [project_id, provider])
+        row = cursor.fetchone()
+    return UpstreamRow(*row) if row is not None else None
+
+
+@dataclass(frozen=True)
 class Upstream:
     url: str
     headers: dict
@@ -134,7 +156,7 @@ def upstream_resolve(
 ) -> Upstream:
     """Where this call goes and with which key: the request's headers win over the project's
     settings; a key from the environment only goes where THREADLESS_PROVIDER_ENV_ALLOW pins it."""
-    row = UpstreamSetting.objects.filter(project=project, provider=protocol.name).first()
+    row = _upstream_row(project_id=project.pk, provider=protocol.name)
     configured = row.base_url if row and row.base_url else protocol.default_base_url
     base = _check_base_url(base_url, "X-Upstream-Base-Url") if base_url else configured
     if base == configured and base_url_refusal(configured):  # a setting saved before the rule
@@ -181,6 +203,13 @@ def proxy_memory(*, project, memory_id: str | None, external_id: str | None, use
     return memory
 
 
+def thread_of(raw: str | None) -> str | None:
+    """X-Threadless-Thread: the thread of the named memory (SPEC 4.10; absent: its default one)."""
+    if raw is None or not raw.strip():
+        return None
+    return external_id_check(raw.strip(), field="X-Threadless-Thread")
+
+
 def budget_of(raw: str | None) -> int:
     if raw is None or raw == "":
         return 60000
@@ -193,13 +222,13 @@ def budget_of(raw: str | None) -> int:
     return value
 
 
-def _already_stored(memory, messages: list[dict]) -> bool:
-    """A client's retry of a call whose user message is already the memory's newest message."""
+def _already_stored(memory, thread: str | None, messages: list[dict]) -> bool:
+    """A client's retry of a call whose user message is already the thread's newest message."""
     users = [m for m in messages if m["role"] == "user"]
     if len(users) != 1 or messages[-1]["role"] != "user":
         return False
     newest = (
-        Entry.objects.filter(memory=memory, kind="message", committed=True)
+        Entry.objects.filter(memory=memory, thread=thread or DEFAULT_THREAD, kind="message", committed=True)
         .order_by("-seq")
         .values_list("role", "content", "parts")
         .first()
@@ -211,24 +240,36 @@ def _already_stored(memory, messages: list[dict]) -> bool:
 
 
 def proxy_decorate(
-    *, memory, project, protocol: Protocol, body: dict, budget_tokens: int, retry: bool = False
+    *,
+    memory,
+    project,
+    protocol: Protocol,
+    body: dict,
+    budget_tokens: int,
+    retry: bool = False,
+    thread: str | None = None,
 ) -> dict:
-    """decorate the request's new messages into the memory (its system part = the instructions).
+    """decorate the request's new messages into the memory's thread (its system part = the
+    instructions). A thread with no history yet takes the request's whole conversation.
 
     `retry`: the client's SDK says this is a retry (`x-stainless-retry-count` > 0) — when the
     first attempt already stored the user message, it is not stored a second time.
     """
+    # The default thread's count is the memory row's own; a named thread's is its row's (one read).
+    has_history = memory.message_count > 0 and thread_view(memory=memory, name=thread).message_count > 0
     messages = validate_messages(
-        new_messages(protocol.messages_in(body), has_history=memory.message_count > 0), allow_empty=True
+        new_messages(protocol.messages_in(body), has_history=has_history), allow_empty=True
     )
-    if retry and _already_stored(memory, messages):
+    if retry and _already_stored(memory, thread, messages):
         messages = [m for m in messages if m["role"] == "system"]
-    answer = memory_decorate(memory=memory, messages=messages, budget_tokens=budget_tokens)
+    answer = memory_decorate(memory=memory, messages=messages, budget_tokens=budget_tokens, thread=thread)
     usage_count(project=project, operation="proxy")
     return answer
 
 
-def proxy_report(*, memory, protocol: Protocol, reply: dict | None, error: str | None) -> dict | None:
+def proxy_report(
+    *, memory, protocol: Protocol, reply: dict | None, error: str | None, thread: str | None = None
+) -> dict | None:
     """Report the reply (and tool calls) durably, cut to what one report body could hold; an
     upstream failure as a reported failure of task `proxy.<provider>`, so the memory's policy
     decides what it leaves (digest, raw error…). A reply's reasoning items are stored with it only
@@ -247,4 +288,4 @@ def proxy_report(*, memory, protocol: Protocol, reply: dict | None, error: str |
     )
     if not messages and not failures:
         return None
-    return report_accept(memory=memory, messages=messages, failures=failures)
+    return report_accept(memory=memory, messages=messages, failures=failures, thread=thread)

@@ -1,18 +1,26 @@
-"""The proxy's outbound connection: an httpx.AsyncClient through the egress policy, and the cap on
+"""The proxy's outbound connection: an httpx transport through the egress policy, and the cap on
 each project's calls in flight.
 
 The async twin of `providers.egress.PinnedTransport`: the host is resolved once at connect time by
 `providers.egress.egress_addresses` (the same check, the same THREADLESS_EGRESS_ALLOW), and the TCP
 connection goes to one of the checked addresses, while the Host header and TLS server name stay
-the URL's hostname. No proxies from the environment, no redirects. One client per event loop
-(an httpx.AsyncClient belongs to the loop it was first used on), one SSL context per process.
+the URL's hostname. No proxies from the environment, no redirects. One transport (its connection
+pool) per event loop (a pool belongs to the loop it was first used on), one SSL context per process.
+
+Calls go to the transport itself (`upstream_send`), not through an httpx.AsyncClient: the client's
+layers (auth and redirect flows, event hooks, URL merging, a cookie jar filled from every answer)
+did nothing the proxy wants and cost about a fifth of a forwarded call's CPU (docs/tuning/proxy.md);
+without the jar, no cookie an upstream sets for one project is sent on another project's call. What
+the client added to each request is added here: its headers (`upstream_request`) and the timeouts.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import threading
 import weakref
+from functools import lru_cache
 
 import httpcore
 import httpx
@@ -23,7 +31,14 @@ from providers.egress import egress_addresses
 
 _ssl_context = None
 _ssl_lock = threading.Lock()
-_clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_transports: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# The headers an httpx client sent on every request besides the call's own.
+DEFAULT_HEADERS = {
+    "Accept": "*/*",
+    "Accept-Encoding": ACCEPT_ENCODING,  # what providers.bounded decodes
+    "Connection": "keep-alive",
+    "User-Agent": f"python-httpx/{httpx.__version__}",
+}
 
 
 class AsyncPinnedBackend(httpcore.AsyncNetworkBackend):
@@ -33,8 +48,13 @@ class AsyncPinnedBackend(httpcore.AsyncNetworkBackend):
         self._backend = httpcore.AnyIOBackend()
 
     async def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
-        # getaddrinfo blocks: resolve in a thread, then connect to what was checked.
-        addresses = await asyncio.to_thread(egress_addresses, host, port)
+        # getaddrinfo blocks: resolve in a thread, then connect to what was checked. An address
+        # needs no lookup: checked here, without the thread.
+        addresses = (
+            egress_addresses(host, port)
+            if _is_address(host)
+            else await asyncio.to_thread(egress_addresses, host, port)
+        )
         last: Exception | None = None
         for addr in addresses:
             target = addr.ipv4_mapped if addr.version == 6 and addr.ipv4_mapped else addr
@@ -55,6 +75,14 @@ class AsyncPinnedBackend(httpcore.AsyncNetworkBackend):
 
     async def sleep(self, seconds: float) -> None:
         await self._backend.sleep(seconds)
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
 
 
 class AsyncPinnedTransport(httpx.AsyncHTTPTransport):
@@ -78,33 +106,50 @@ def _ssl():
     return _ssl_context
 
 
-def upstream_client() -> httpx.AsyncClient:
-    """This event loop's pooled client for upstream calls; a changed egress allow list (or pool
-    setting) gets a fresh pool, so no connection opened under the old policy is reused.
-
-    A call waits at most THREADLESS_PROXY_POOL_TIMEOUT for a free connection (httpx.PoolTimeout),
-    so a full pool answers quickly instead of holding every tenant's call for minutes.
-    """
+def _transport() -> AsyncPinnedTransport:
+    """This event loop's pooled transport; a changed egress allow list (or pool setting) gets a
+    fresh pool, so no connection opened under the old policy is reused."""
     loop = asyncio.get_running_loop()
     policy = (
         tuple(settings.THREADLESS_EGRESS_ALLOW),
         settings.THREADLESS_PROXY_MAX_CONNECTIONS,
-        settings.THREADLESS_PROXY_POOL_TIMEOUT,
     )
-    held = _clients.get(loop)
+    held = _transports.get(loop)
     if held is not None and held[0] == policy:
         return held[1]
     size = settings.THREADLESS_PROXY_MAX_CONNECTIONS
     limits = httpx.Limits(max_connections=size, max_keepalive_connections=min(40, size))
-    client = httpx.AsyncClient(
-        transport=AsyncPinnedTransport(ssl_context=_ssl(), limits=limits),
-        follow_redirects=False,
-        trust_env=False,
-        headers={"Accept-Encoding": ACCEPT_ENCODING},  # what providers.bounded decodes
-        timeout=httpx.Timeout(600, connect=10, pool=settings.THREADLESS_PROXY_POOL_TIMEOUT),
+    transport = AsyncPinnedTransport(ssl_context=_ssl(), limits=limits)
+    _transports[loop] = (policy, transport)
+    return transport
+
+
+@lru_cache(maxsize=256)
+def _url(url: str) -> httpx.URL:
+    return httpx.URL(url)  # parsed once per upstream URL (httpx.URL is immutable)
+
+
+def upstream_request(url: str, *, content: bytes, headers: dict) -> httpx.Request:
+    """A POST to `url` with the default headers under the call's own, and the timeouts: 600 s to
+    read (a model may think for minutes), 10 s to connect, and at most
+    THREADLESS_PROXY_POOL_TIMEOUT for a free connection (httpx.PoolTimeout), so a full pool
+    answers quickly instead of holding every tenant's call for minutes."""
+    timeout = {"connect": 10.0, "read": 600.0, "write": 600.0, "pool": settings.THREADLESS_PROXY_POOL_TIMEOUT}
+    return httpx.Request(
+        "POST",
+        _url(url),
+        content=content,
+        headers={**DEFAULT_HEADERS, **headers},
+        extensions={"timeout": timeout},
     )
-    _clients[loop] = (policy, client)
-    return client
+
+
+async def upstream_send(request: httpx.Request) -> httpx.Response:
+    """Send `request` on this loop's pinned transport; the answer's body is not read yet (read it
+    through providers.bounded, then `aclose()` it). No redirect is followed and no cookie kept."""
+    response = await _transport().handle_async_request(request)
+    response.request = request
+    return response
 
 
 # --- calls in flight per project ------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """`POST /v1/openai/chat/completions` and `POST /v1/anthropic/v1/messages` (SPEC 4.8).
 
 Per call: authenticate (the Threadless key), decorate the request's new messages into the named
-memory, forward the decorated request upstream (the egress-pinned async client), stream the
+memory, forward the decorated request upstream (the egress-pinned transport, proxy.upstream), stream the
 reply back as it arrives, then report it durably (before the client sees the stream's last
 event, so a client that reads the memory right after the call finds the reply). A client
 disconnect mid-stream stores the part received so far once, ending with the `[cut off: …]`
@@ -17,7 +17,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 
 import httpx
 import orjson
@@ -36,8 +37,9 @@ from projects.ratelimit import check_quota, check_rate
 from providers.bounded import SSEFramer, UpstreamUnreadable, aiter_body, aread_body, sse_parse, stream_cap
 from providers.egress import EgressRefused
 from proxy import services
-from proxy.protocols import ANTHROPIC, CUT_OFF_CLIENT, CUT_OFF_UPSTREAM, OPENAI, Protocol, cut_off
-from proxy.upstream import ProjectSlot, project_slot_take, upstream_client
+from proxy.messages import MESSAGES
+from proxy.protocols import CUT_OFF_CLIENT, CUT_OFF_UPSTREAM, OPENAI, Protocol, cut_off
+from proxy.upstream import ProjectSlot, project_slot_take, upstream_request, upstream_send
 
 log = logging.getLogger("threadless.proxy")
 
@@ -76,6 +78,16 @@ class RelayResponse(StreamingHttpResponse):
             super().close()
 
 
+# Runs a sync function (the database work before and after the upstream call) off the event loop:
+# `await offload(function, *args)`. Django's handler uses asgiref's sync_to_async; the serving layer's
+# route for these views (serving.proxyroutes) passes its view threads.
+Offload = Callable[..., Awaitable]
+
+
+async def _sync_to_async(function, *args):
+    return await sync_to_async(function)(*args)
+
+
 @dataclass
 class Call:
     protocol: Protocol
@@ -87,7 +99,10 @@ class Call:
     slot: ProjectSlot  # released when the answer is sent or the stream ends, however it ends
     turn: int | None = None
     degraded: bool = False
+    thread: str | None = None  # the memory's thread (None: its default one)
     conversation: str | None = None  # the Responses route's `conversation`, answered back
+    issues_ids: bool = False  # the answer's ids are rewritten into ids naming memory and thread
+    offload: Offload = field(default=_sync_to_async, repr=False)  # how the report runs off the loop
 
     def headers(self) -> dict:
         out = {"X-Threadless-Memory": self.memory.id if self.memory is not None else "none"}
@@ -105,7 +120,7 @@ def _authenticate(request, protocol: Protocol) -> ApiKey:
     """The same key check and limits as every /v1 route (projects.auth, projects.ratelimit); the
     Anthropic clients send their key as x-api-key instead of a Bearer header."""
     token = bearer_token(request.headers.get("Authorization", ""))
-    if token is None and protocol is ANTHROPIC:
+    if token is None and protocol.name == "anthropic":
         token = request.headers.get("x-api-key", "").strip()
     if not token:
         raise Unauthorized(
@@ -162,6 +177,8 @@ def _prepare_call(request, protocol: Protocol, key: ApiKey, slot: ProjectSlot) -
     )
     budget = services.budget_of(request.headers.get("X-Threadless-Budget"))
     named = request.headers.get("X-Threadless-Memory", "").strip()
+    named = named if named.lower() != "none" else ""
+    external = request.headers.get("X-Threadless-External-Id")
     call = Call(
         protocol=protocol,
         project=project,
@@ -170,17 +187,23 @@ def _prepare_call(request, protocol: Protocol, key: ApiKey, slot: ProjectSlot) -
         body=body,
         stream=body.get("stream") is True,
         slot=slot,
+        thread=services.thread_of(request.headers.get("X-Threadless-Thread")),
         conversation=protocol.conversation_of(sent),
+        issues_ids=protocol.issues_ids(sent),
     )
     try:
-        call.memory = protocol.referenced_memory(project=project, body=sent) or services.proxy_memory(
-            project=project,
-            memory_id=named if named.lower() != "none" else None,
-            external_id=request.headers.get("X-Threadless-External-Id"),
-            user=protocol.user_of(body),
-        )
+        memory_named = bool(named or (external and external.strip()) or protocol.user_of(body))
+        reference = protocol.referenced(project=project, body=sent, memory_named=memory_named)
+        if reference is not None:  # the body's own reference wins over the headers
+            call.memory, call.thread = reference.memory, reference.thread
+            body = call.body = {**reference.restored, **body}
+        else:
+            call.memory = services.proxy_memory(
+                project=project, memory_id=named or None, external_id=external, user=protocol.user_of(body)
+            )
         if call.memory is None:
             return call
+        protocol.hold(memory=call.memory, thread=call.thread, body=sent)
         answer = services.proxy_decorate(
             memory=call.memory,
             project=project,
@@ -188,6 +211,7 @@ def _prepare_call(request, protocol: Protocol, key: ApiKey, slot: ProjectSlot) -
             body=body,
             budget_tokens=budget,
             retry=_is_retry(request),
+            thread=call.thread,
         )
     except ApiError as exc:
         if exc.status < 500:
@@ -214,7 +238,9 @@ def _report_sync(call: Call, reply: dict | None, error: str | None) -> None:
     if call.memory is None or call.degraded:
         return
     try:
-        services.proxy_report(memory=call.memory, protocol=call.protocol, reply=reply, error=error)
+        services.proxy_report(
+            memory=call.memory, protocol=call.protocol, reply=reply, error=error, thread=call.thread
+        )
     except Exception as exc:  # noqa: BLE001 - the client has its answer; the failure goes to the log
         log.error("proxy: report for %s failed: %s", call.memory.id, exc.__class__.__name__, exc_info=exc)
 
@@ -223,7 +249,7 @@ async def _report(call: Call, reply: dict | None, error: str | None) -> None:
     """Report, shielded: a client disconnect while it runs does not stop the write."""
     if call.memory is None or call.degraded:
         return
-    await asyncio.shield(asyncio.ensure_future(sync_to_async(_report_sync)(call, reply, error)))
+    await asyncio.shield(asyncio.ensure_future(call.offload(_report_sync, call, reply, error)))
 
 
 def _back_headers(response: httpx.Response) -> dict:
@@ -296,12 +322,32 @@ def _error(request, exc: Exception, call: Call | None = None) -> HttpResponse:
 # --- the call ---------------------------------------------------------------------------------
 
 
-async def proxy_call(request, protocol: Protocol) -> HttpResponse:
+async def _prepared(offload: Offload, request, protocol: Protocol) -> Call:
+    """`_prepare` off the loop. Cancelled meanwhile (the client went away), the thread still
+    finishes; the slot its call took is then released as soon as it has."""
+    prepared = asyncio.ensure_future(offload(_prepare, request, protocol))  # a future as it is, else a task
+    try:
+        call = await asyncio.shield(prepared)
+    except asyncio.CancelledError:
+        prepared.add_done_callback(_release_orphan)
+        raise
+    call.offload = offload
+    return call
+
+
+def _release_orphan(prepared: asyncio.Future) -> None:
+    if not prepared.cancelled() and prepared.exception() is None:
+        prepared.result().slot.release()
+
+
+async def proxy_call(request, protocol: Protocol, *, offload: Offload = _sync_to_async) -> HttpResponse:
+    """One call of a provider route (`request`: Django's request, or serving.proxyroutes' own with
+    the same attributes); `offload` runs the database work before and after the upstream call."""
     started = time.perf_counter()
     try:
         if request.method != "POST":
             raise MethodNotAllowed(f"Method {request.method} is not allowed on this path.")
-        call = await sync_to_async(_prepare)(request, protocol)
+        call = await _prepared(offload, request, protocol)
     except ProjectBusy as exc:
         return _busy(protocol, exc)
     except Exception as exc:  # noqa: BLE001 - Threadless's own errors in the one error shape
@@ -320,21 +366,19 @@ async def _forward(request, call: Call, *, added: float) -> HttpResponse:
     """Send the call upstream and answer with what comes back (`added`: the seconds Threadless spent
     before it); a streamed answer releases the call's slot when its stream ends or the response is closed."""
     forwarded = {k: v for k, v in request.headers.items() if k.lower().startswith(FORWARD_PREFIXES)}
-    client = upstream_client()
-    upstream_request = client.build_request(
-        "POST",
-        call.upstream.url,
-        content=orjson.dumps(call.body),
-        headers={
-            **forwarded,
-            **call.upstream.headers,
-            "Content-Type": "application/json",
-            "Accept": "text/event-stream" if call.stream else "application/json",
-        },
-    )
     operation = "Streaming chat" if call.stream else "Chat model execution"
     try:
-        response = await client.send(upstream_request, stream=True)
+        sent = upstream_request(
+            call.upstream.url,
+            content=orjson.dumps(call.body),
+            headers={
+                **forwarded,
+                **call.upstream.headers,
+                "Content-Type": "application/json",
+                "Accept": "text/event-stream" if call.stream else "application/json",
+            },
+        )
+        response = await upstream_send(sent)
     except Exception as exc:  # noqa: BLE001 - unreachable upstream: the provider's error shape, recorded
         status, reason = _transport_failure(exc)
         metrics.proxy_call(call.protocol.name, "unreachable", added)
@@ -483,4 +527,4 @@ async def openai_chat_completions(request):
 @csrf_exempt
 async def anthropic_messages(request):
     """Anthropic Messages, with memory: `Anthropic(base_url="<origin>/v1/anthropic")`."""
-    return await proxy_call(request, ANTHROPIC)
+    return await proxy_call(request, MESSAGES)

@@ -4,9 +4,10 @@ Sync views (the /v1 memory API, the console) run on a pool of THREADLESS_WEB_THR
 process through Django's WSGI handler (serving.syncviews: one hand-off to the thread and one back
 per request), so one process has several requests in flight while they wait on the database; under
 plain ASGI Django runs every sync view of a process on one thread. The hot routes (decorate,
-report) go from the event loop straight to memories.api.hot on those threads. Async views (the
-conversation routes and their SSE streams) stay on Django's ASGI handler. THREADLESS_WEB_THREADS=0
-sends everything to the ASGI handler.
+report) go from the event loop straight to memories.api.hot on those threads, and the proxy's
+model calls (serving.proxyroutes) run in the event loop without Django's request cycle, their
+database work on those threads. Other async views (the conversation routes and their SSE streams)
+stay on Django's ASGI handler. THREADLESS_WEB_THREADS=0 sends everything to the ASGI handler.
 
 A request that gives its body's length both ways (Transfer-Encoding and Content-Length) is refused
 400 before any of them (serving.framing).
@@ -19,8 +20,6 @@ startup (serving.gctune). With tracing on, every HTTP request gets its server sp
 (threadless_site.tracing.traced_asgi).
 """
 
-import io
-import logging
 import os
 import signal
 import threading
@@ -48,13 +47,12 @@ django_application = get_asgi_application()
 
 from asgiref.sync import iscoroutinefunction  # noqa: E402 - after Django is set up
 from django.core import signals  # noqa: E402
-from django.core.exceptions import DisallowedHost  # noqa: E402
-from django.core.handlers.asgi import ASGIRequest  # noqa: E402
-from django.http import HttpResponse  # noqa: E402
 from django.urls import Resolver404, resolve  # noqa: E402
-from django.utils.log import log_response, request_logger  # noqa: E402
 
 from memories.api import hot  # noqa: E402
+from serving import proxyroutes  # noqa: E402
+from serving.headers import host_allowed  # noqa: E402
+from serving.requestlog import log_error_answer  # noqa: E402
 
 
 def _body_limit() -> int:
@@ -106,28 +104,17 @@ guarded_application = BodyLimitMiddleware(django_application, _body_limit)
 
 # The hot routes (decorate, report): a POST goes straight to memories.api.hot on a view thread,
 # without Django's request cycle (the Django URLs of these paths run the same handler), once its
-# Host header passes ALLOWED_HOSTS (`_allowed_host`). Off when the security middleware answers
-# differently per request (SSL redirect, HSTS): Django's way then; so does a request with a query
-# string (DRF's `?format=` override, memories.api.views.HotRoute).
+# Host header passes ALLOWED_HOSTS (serving.headers.host_allowed). Off when the security
+# middleware answers differently per request (SSL redirect, HSTS): Django's way then; so does a
+# request with a query string (DRF's `?format=` override, memories.api.views.HotRoute).
 HOT_ROUTES = (
     settings.THREADLESS_HOT_ROUTES
     and sync_application is not None
     and not settings.SECURE_SSL_REDIRECT
     and not settings.SECURE_HSTS_SECONDS
 )
-
-
-def _allowed_host(scope) -> bool:
-    """Django's own ALLOWED_HOSTS check (`HttpRequest.get_host`) for a hot request, which skips the
-    middleware that makes it (CommonMiddleware). A refused one goes Django's way, which answers it
-    as it answers every other route: the same 400 and the same one-line log."""
-    try:
-        ASGIRequest(scope, io.BytesIO()).get_host()
-    except DisallowedHost:
-        return False
-    return True
-
-
+# The proxy's model calls (serving.proxyroutes) take the same way, under the same conditions.
+proxy_application = proxyroutes.ProxyRoutes(sync_application) if HOT_ROUTES else None
 _HOT_HEADERS = {
     b"authorization": "authorization",
     b"content-type": "content-type",
@@ -149,25 +136,12 @@ def _hot_call(scope, found, headers: dict, body: bytes, request_id: str):
     try:
         answered = hot.answer(*found, headers, body, request_id)
         status = answered[0]
-        if status >= 400:
-            _log_response(scope, body, status)
+        log_error_answer(scope, body, status)
         return answered
     finally:
         signals.request_finished.send(sender=_hot_call)
         logs.request_done(route=route, method="POST", status=status, seconds=time.perf_counter() - started)
         logs.end(token)
-
-
-def _log_response(scope, body: bytes, status: int) -> None:
-    """The `django.request` line Django's handler writes for an answer of 400 and up (an error for
-    a 5xx, a warning for a 4xx: settings.LOGGING lets errors through), with the same message,
-    level and extras (status_code, the request), through Django's own `log_response`. The
-    request is only built when the line will be written."""
-    if not request_logger.isEnabledFor(logging.ERROR if status >= 500 else logging.WARNING):
-        return
-    response = HttpResponse(status=status)
-    request = ASGIRequest(scope, io.BytesIO(body))
-    log_response("%s: %s", response.reason_phrase, request.path, response=response, request=request)
 
 
 async def hot_application(scope, receive, send, found) -> None:
@@ -238,10 +212,13 @@ async def application(scope, receive, send):
         and not scope.get("root_path")
         and not scope.get("query_string")
         and _sized(scope)
-        and (found := hot.route(scope["path"])) is not None
-        and _allowed_host(scope)
+        and (found := hot.route(scope["path"]) or proxyroutes.route(scope["path"])) is not None
+        and host_allowed(scope)  # a Host Django refuses gets Django's answer (400, one log line)
     ):
-        await hot_application(scope, receive, send, found)
+        if isinstance(found, proxyroutes.Route):
+            await proxy_application(scope, receive, send, found)
+        else:
+            await hot_application(scope, receive, send, found)
     elif (
         scope["type"] == "http"
         and sync_application is not None

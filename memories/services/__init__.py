@@ -10,7 +10,7 @@
                 outbox_process_next / outbox_sweep
     facts       fact_text_check / fact_create / fact_update / fact_delete
     idempotency idempotent_call / idempotent_replay / idempotent_store / check_idempotency_key
-    threads     thread_delete / messages_import (the history import)
+    threads     thread_open / thread_delete / messages_import (the history import)
 
 Nothing here calls a model, and nothing here queues a task by importing it (memories.queue).
 Projects and keys are `projects.services`; export and import are `memories.transfer`, which
@@ -47,7 +47,7 @@ from memories.services.outbox import (
     outbox_sweep,
 )
 from memories.services.report import FailureResult, failure_record, report_accept, validate_failures
-from memories.services.threads import messages_import, thread_delete
+from memories.services.threads import messages_import, thread_delete, thread_open
 
 __all__ = [
     "MAX_BUDGET",
@@ -86,5 +86,6 @@ __all__ = [
     "split_instructions",
     "thread_delete",
     "thread_for_write",
+    "thread_open",
     "validate_failures",
 ]

@@ -25,7 +25,7 @@ from memories.models import (
     Turn,
 )
 from memories.policy import policy_parse
-from memories.selectors import memory_list
+from memories.selectors import memory_by_external_id, memory_list
 from projects.models import Project
 
 log = logging.getLogger("threadless.memories")
@@ -79,9 +79,10 @@ def memory_create(
     instructions: str = "",
     policy: dict | None = None,
 ) -> tuple[Memory, bool]:
-    """Create a memory, or return the existing one for an `external_id` (get-or-create)."""
+    """Create a memory, or return the existing one for an `external_id` (get-or-create; its
+    project is the one given, not read again)."""
     if external_id is not None:
-        existing = Memory.objects.filter(project=project, external_id=external_id).first()
+        existing = memory_by_external_id(project=project, external_id=external_id)
         if existing is not None:
             return existing, False
     metadata = metadata_check(metadata)
@@ -97,7 +98,7 @@ def memory_create(
                 policy=parsed.as_json(),
             )
     except IntegrityError:
-        existing = Memory.objects.filter(project=project, external_id=external_id).first()
+        existing = memory_by_external_id(project=project, external_id=external_id) if external_id else None
         if existing is None:
             raise
         return existing, False

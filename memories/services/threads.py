@@ -51,6 +51,13 @@ def _facts_forget(memory: Memory, gone: set[int]) -> int:
     return len(doomed)
 
 
+def thread_open(*, memory: Memory, name: str) -> Thread:
+    """A named thread's row, created now when it has none yet (a conversation opened before its
+    first message: it lists, and reads back, before anything is said in it)."""
+    with transaction.atomic():
+        return thread_for_write(memory=memory_lock(memory), name=name)
+
+
 def thread_delete(*, memory: Memory, name: str) -> dict[str, int]:
     """Remove a thread and everything derived from it only; returns the receipt (counts of
     every kind of row removed). The caller has checked that the thread exists. What is that

@@ -8,7 +8,7 @@ import pytest
 from common.errors import NotFound
 from memories import services
 from memories.models import Memory
-from memories.selectors import memory_get
+from memories.selectors import memory_by_external_id, memory_get
 
 
 def test_memory_get_builds_the_instance_the_orm_builds_and_keeps_the_project_it_was_scoped_by(
@@ -32,6 +32,20 @@ def test_memory_get_is_scoped_to_the_project(cast):
     memory, _ = services.memory_create(project=cast.project_a)
     with pytest.raises(NotFound):
         memory_get(project=cast.project_b, memory_id=memory.id)
+
+
+def test_an_external_id_finds_its_memory_in_one_read_and_only_in_its_project(cast, django_assert_num_queries):
+    memory, _ = services.memory_create(project=cast.project_a, external_id="user-7", metadata={"n": 1})
+    with django_assert_num_queries(1):
+        found = memory_by_external_id(project=cast.project_a, external_id="user-7")
+        assert found.project.pk == cast.project_a.pk  # the project it was scoped by: no second read
+    assert (found.pk, found.metadata, found.external_id) == (memory.pk, {"n": 1}, "user-7")
+    assert memory_by_external_id(project=cast.project_b, external_id="user-7") is None
+    assert memory_by_external_id(project=cast.project_a, external_id="user-8") is None
+    with django_assert_num_queries(1):  # get-or-create of an existing one: the same one read
+        again, created = services.memory_create(project=cast.project_a, external_id="user-7")
+        assert again.project.pk == cast.project_a.pk
+    assert again.pk == memory.pk and not created
 
 
 def test_memory_lock_of_a_deleted_memory_is_the_apis_not_found(cast):

@@ -12,9 +12,9 @@ from common.errors import InvalidRequest
 from memories.models import Entry, Memory
 from memories.policy import policy_parse
 from proxy import services as proxy_services
+from proxy.ids import Target, conversation_id, conversation_target, issued_id, issued_target
 from proxy.protocols import anthropic_body, openai_body, without_reasoning
 from proxy.responses import (
-    conversation_memory_id,
     forwardable,
     issued_response_id,
     items_to_messages,
@@ -317,9 +317,23 @@ def test_the_reasoning_items_policy_is_set_through_the_memories_api(cast):
 
 
 def test_a_conversation_is_named_by_its_memory_id_or_openais_conv_spelling_of_it():
-    assert conversation_memory_id("mem_AbC1") == conversation_memory_id("conv_AbC1") == "mem_AbC1"
-    assert conversation_memory_id({"id": "conv_AbC1"}) == "mem_AbC1"
-    assert conversation_memory_id("../etc") is None and conversation_memory_id(7) is None
+    assert conversation_target("mem_AbC1") == conversation_target("conv_AbC1") == Target("mem_AbC1", None)
+    assert conversation_target({"id": "conv_AbC1"}) == Target("mem_AbC1", None)
+    assert conversation_target("../etc") is None and conversation_target(7) is None
+
+
+def test_a_threads_conversation_and_issued_ids_name_memory_and_thread():
+    named = conversation_id("mem_AbC1", "chat 7 – ümlaut")
+    assert named.startswith("conv_AbC1_") and conversation_target(named) == Target(
+        "mem_AbC1", "chat 7 – ümlaut"
+    )
+    assert conversation_id("mem_AbC1", "default") == "mem_AbC1"
+    assert conversation_target("conv_AbC1_%%") is None and conversation_target("conv_AbC1_AA") is None
+    issued = issued_id("msg", "mem_AbC1", "msg_up", 3, "chat-7")
+    assert issued_target("msg", issued) == Target("mem_AbC1", "chat-7")
+    assert issued_target("resp", issued) is None  # a message id is no response id
+    forged = issued[: issued.rindex("t")] + "t" + "Y2hhdC04"  # the same id naming another thread
+    assert issued_target("msg", forged) is None
 
 
 def _frame(kind: str, **data) -> str:

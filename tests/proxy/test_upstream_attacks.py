@@ -279,6 +279,21 @@ def test_an_egress_refusal_reads_the_same_whether_the_name_resolves_or_not(
     assert "could not be resolved" in caplog.text and "10.20.30.40" in caplog.text  # the staff log has why
 
 
+async def test_a_cookie_an_upstream_sets_on_one_projects_call_is_never_sent_on_anothers(
+    cast, bravo, upstream
+):
+    """Both projects' calls share the server's upstream connections, and nothing else: a cookie
+    the upstream sets on A's call (a session, a tracking id) does not ride along on B's."""
+    upstream.push(headers={"Set-Cookie": "session=alpha-secret; Path=/"})
+    alpha = await _call(
+        cast.key_a, **{"X-Upstream-Base-Url": upstream.openai_url, "X-Upstream-Authorization": "sk-alpha"}
+    )
+    bravo_call = await _call(cast.key_b)  # B's stored upstream: the same stub
+    assert alpha.status_code == bravo_call.status_code == 200
+    assert "set-cookie" not in alpha  # not passed back to A's client either
+    assert [r.headers.get("cookie") for r in upstream.requests] == [None, None]
+
+
 def test_a_2xx_html_upstream_answer_is_not_served_from_our_origin(cast, attacker):
     attacker.reply(b"<html><script>steal(document.cookie)</script></html>", content_type="text/html")
     answer = async_call(
