@@ -47,6 +47,12 @@ def held_fields(*, memory, thread: str | None) -> dict:
     return next(iter(row), None) or {}
 
 
+def messages_thread_deleted(sender, *, memory_id: str, thread: str, **kwargs) -> None:
+    """`memories.signals.thread_deleted`: the fields held for a deleted thread go with it."""
+    names = [thread, ""] if thread == "default" else [thread]
+    MessagesThread.objects.filter(memory_id=memory_id, thread__in=names).delete()
+
+
 @dataclass(frozen=True)
 class MessagesProtocol(Protocol):
     """Anthropic Messages with its server-side threads held by the memory."""

@@ -186,3 +186,15 @@ def test_a_streamed_message_start_carries_an_id_naming_memory_and_thread():
     issued = json.loads(MESSAGES.answer_frame(frame, call).split(b"data: ")[1])["message"]["id"]
     assert issued_target("msg", issued) == Target("mem_AbC1", "t")
     assert MESSAGES.answer_frame(frame, SimpleNamespace(**{**vars(call), "issues_ids": False})) == frame
+
+
+@pytest.mark.django_db
+def test_deleting_a_thread_drops_the_fields_held_for_its_anthropic_thread(cast):
+    from memories import services
+    from proxy.models import MessagesThread
+
+    memory, _ = services.memory_create(project=cast.project_a)
+    for name in ("trip", "work"):
+        MessagesThread.objects.create(memory=memory, thread=name, fields={"system": "Be brief."})
+    services.thread_delete(memory=memory, name="trip")
+    assert list(MessagesThread.objects.filter(memory=memory).values_list("thread", flat=True)) == ["work"]
