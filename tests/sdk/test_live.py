@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import time
 import uuid
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from threadless import AsyncThreadless, Threadless, ThreadlessError
@@ -185,3 +187,146 @@ def test_the_agent_keeps_answering_while_the_server_is_stopped(live_server_proc,
             "Hello Ada!",
             "Good, you're back.",
         ]
+
+
+# --- threads, history import and reads by external id ---------------------------------------------
+
+
+def wait_until_processed(memory, memory_id, timeout=90.0):
+    deadline = time.monotonic() + timeout
+    while memory.get(memory_id).processing != "processed":
+        assert time.monotonic() < deadline, "the worker did not process the memory in time"
+        time.sleep(0.2)
+
+
+def test_two_threads_of_one_memory_have_their_own_windows_and_share_its_facts(live_worker_server, errors):
+    server = live_worker_server  # facts and the recall index are the worker's
+    user_id = "user-" + uuid.uuid4().hex
+    with Threadless(api_key=server.key, base_url=server.url, on_error=errors) as memory:
+        memory.decorate(external_id=user_id, thread="pets", messages=[user("I have a beagle named Biscuit.")])
+        memory.report(external_id=user_id, thread="pets", messages=[assistant("Lovely!")])
+        memory.decorate(external_id=user_id, thread="trip", messages=[user("Book a train to Lyon.")])
+        memory.report(external_id=user_id, thread="trip", messages=[assistant("Booked.")])
+        assert memory.flush(10)
+        wait_until_processed(memory, memory.get(external_id=user_id).id)
+        trip = memory.decorate(external_id=user_id, thread="trip", messages=[user("What is my dog called?")])
+        in_trip = memory.search(external_id=user_id, query="Lyon", thread="trip")
+        in_pets = memory.search(external_id=user_id, query="Lyon", thread="pets")
+    assert trip.thread == "trip" and trip.turn == 2
+    assert [m["content"] for m in trip.messages] == [
+        "Book a train to Lyon.",
+        "Booked.",
+        "What is my dog called?",
+    ]
+    assert "beagle named Biscuit" in trip.context_text  # learned in "pets", known in "trip"
+    assert "Lyon" in in_trip[0]["snippet"] and in_trip[0]["created_at"]
+    assert {h["thread"] for h in in_trip} == {"trip"}
+    assert "Lyon" not in str(in_pets) and {h["thread"] for h in in_pets} <= {"pets"}
+    assert errors.calls == []
+
+
+def test_threads_are_listed_read_and_deleted_by_external_id(memory, errors):
+    user_id = "user-" + uuid.uuid4().hex
+    for thread in ("a", "b/2"):
+        memory.decorate(external_id=user_id, thread=thread, messages=[user(f"hello from {thread}")])
+        memory.report(external_id=user_id, thread=thread, messages=[assistant(f"hi in {thread}")])
+    assert memory.flush(10)
+    listed = memory.threads.list(external_id=user_id)
+    assert [t.id for t in listed] == ["b/2", "a"]  # newest activity first
+    assert listed.next_cursor is None
+    one = memory.threads.get(external_id=user_id, thread="a")
+    assert (one.id, one.turns, one.messages) == ("a", 1, 2) and one.tokens > 0
+    receipt = memory.threads.delete(external_id=user_id, thread="a")
+    assert (receipt["threads"], receipt["entries"], receipt["turns"]) == (1, 2, 1)
+    with pytest.raises(ThreadlessError) as info:
+        memory.threads.get(external_id=user_id, thread="a")
+    assert info.value.code == "not_found"
+    m = memory.get(external_id=user_id)
+    assert [t.id for t in memory.threads.list(m.id)] == ["b/2"]
+    assert [(e.thread, e.content) for e in memory.entries.list(m.id)] == [
+        ("b/2", "hello from b/2"),
+        ("b/2", "hi in b/2"),
+    ]
+    assert errors.calls == []
+
+
+def test_import_messages_keeps_the_times_given_and_raises_instead_of_falling_back(memory, errors):
+    user_id = "user-" + uuid.uuid4().hex
+    said = datetime(2025, 3, 1, 9, 30, tzinfo=UTC)
+    answer = memory.import_messages(
+        external_id=user_id,
+        thread="ticket-981",
+        messages=[
+            {"role": "user", "content": "My order arrived broken", "created_at": said},
+            {"role": "assistant", "content": "Sorry!", "created_at": "2025-03-01T10:31:00+01:00"},
+        ],
+        idempotency_key=uuid.uuid4().hex,
+    )
+    assert answer == {"accepted": 2, "thread": "ticket-981", "turns": [1, 1]}
+    entries = memory.entries.list(external_id=user_id, thread="ticket-981")
+    assert [datetime.fromisoformat(e.created_at) for e in entries] == [said, said + timedelta(minutes=1)]
+    assert [e.turn for e in entries] == [1, 1]
+    with pytest.raises(ThreadlessError) as older:
+        memory.import_messages(
+            external_id=user_id,
+            thread="ticket-981",
+            messages=[{"role": "user", "content": "Earlier?", "created_at": "2024-01-01T00:00:00+00:00"}],
+        )
+    assert (older.value.status, older.value.code) == (400, "invalid_request")
+    assert "messages[0].created_at" in older.value.message
+    with pytest.raises(ThreadlessError) as naive:
+        memory.import_messages(
+            external_id=user_id,
+            messages=[{"role": "user", "content": "x", "created_at": datetime(2025, 1, 2)}],
+        )
+    assert naive.value.code == "invalid_request" and naive.value.status is None  # refused before sending
+    assert len(memory.entries.list(external_id=user_id)) == 2
+    assert errors.calls == []
+
+
+def test_reads_by_external_id_find_the_memory_and_create_none(memory):
+    user_id = "user-" + uuid.uuid4().hex
+    memory.decorate(external_id=user_id, messages=[user("I have a beagle called Biscuit.")])
+    m = memory.get(external_id=user_id)
+    assert m.external_id == user_id
+    fact = memory.facts.create(m.id, "The user's dog is called Biscuit.")
+    assert [f.id for f in memory.facts.list(external_id=user_id)] == [fact.id]
+    said = ["I have a beagle called Biscuit."]
+    assert [e.content for e in memory.entries.list(external_id=user_id)] == said
+    assert [e.content for e in memory.entries.all(external_id=user_id)] == said
+    assert isinstance(memory.search(external_id=user_id, query="beagle"), list)
+    assert memory.files.command(
+        {"command": "create", "path": "/memories/dog.md", "file_text": "Biscuit\n"}, external_id=user_id
+    ) == {"result": "File created successfully at: /memories/dog.md", "is_error": False}
+    nobody = "nobody-" + uuid.uuid4().hex
+    with pytest.raises(ThreadlessError) as info:
+        memory.get(external_id=nobody)
+    assert (info.value.status, info.value.code) == (404, "not_found")
+    assert memory.search(external_id=nobody, query="beagle") == []
+    assert list(memory.facts.list(external_id=nobody)) == []
+    assert list(memory.entries.list(external_id=nobody)) == []
+    assert list(memory.threads.list(external_id=nobody)) == []
+    assert list(memory.list(external_id=nobody)) == []  # reading created nothing
+
+
+async def test_the_async_client_has_threads_import_and_reads_by_external_id(live_server_proc, errors):
+    user_id = "user-" + uuid.uuid4().hex
+    async with AsyncThreadless(
+        api_key=live_server_proc.key, base_url=live_server_proc.url, on_error=errors
+    ) as memory:
+        answer = await memory.import_messages(
+            external_id=user_id,
+            thread="old",
+            messages=[{"role": "user", "content": "hi, in 2025", "created_at": "2025-01-02T03:04:05+00:00"}],
+        )
+        assert answer["accepted"] == 1
+        new = await memory.decorate(external_id=user_id, thread="new", messages=[user("hello now")])
+        assert [m["content"] for m in new.messages] == ["hello now"]
+        assert [t.id for t in await memory.threads.list(external_id=user_id)] == ["new", "old"]
+        assert (await memory.threads.get(external_id=user_id, thread="old")).messages == 1
+        assert (await memory.get(external_id=user_id)).id == new.memory_id
+        assert [e.thread async for e in memory.entries.all(external_id=user_id)] == ["old", "new"]
+        assert list(await memory.facts.list(external_id=user_id)) == []
+        assert isinstance(await memory.search(external_id=user_id, query="hello", thread="old"), list)
+        assert (await memory.threads.delete(external_id=user_id, thread="old"))["entries"] == 1
+    assert errors.calls == []

@@ -253,6 +253,58 @@ def test_delete_forgets_the_tail(fault, errors):
         assert memory.decorate("mem_1", [user("?")]).messages == [user("?")]
 
 
+def test_each_thread_of_a_memory_has_its_own_tail(fault, errors):
+    fault.responder = service = Service(context_text="CTX")
+    with client(fault, errors) as memory:
+        memory.decorate("mem_1", [user("in a")], thread="a", instructions="R")
+        memory.report("mem_1", [assistant("reply in a")], thread="a")
+        memory.decorate("mem_1", [user("in b")], thread="b", instructions="R")
+        memory.decorate("mem_1", [user("in default")], instructions="R")
+        assert memory.flush(5)
+        service.up = False
+        in_b = memory.decorate("mem_1", [user("b?")], thread="b")
+        in_new = memory.decorate("mem_1", [user("c?")], thread="c")
+        in_default = memory.decorate("mem_1", [user("?")], thread="default")
+        service.up = True
+        memory.report("mem_1", [assistant("skipped: b fell back")], thread="b")
+        memory.report("mem_1", [assistant("sent: a did not")], thread="a")
+        assert memory.flush(5)
+        service.up = False
+        in_a = memory.decorate("mem_1", [user("a?")], thread="a")
+    assert in_b.degraded and in_b.thread == "b"
+    assert in_b.messages == [user("in b"), user("b?")]  # never another thread's messages
+    assert in_b.instructions == "R\n\nCTX"
+    assert in_new.messages == [user("c?")] and in_new.instructions == ""
+    assert in_default.messages == [user("in default"), user("?")]  # "default" is the memory's own
+    assert in_a.messages == [user("in a"), assistant("reply in a"), assistant("sent: a did not"), user("a?")]
+    reports = [r.body for r in fault.requests if r.path.endswith("/report")]
+    assert reports == [
+        {"messages": [assistant("reply in a")], "thread": "a"},
+        {"messages": [assistant("sent: a did not")], "thread": "a"},
+    ]
+    assert [c.get("thread") for c in errors.contexts] == ["b", "c", "default", "a"]
+
+
+def test_deleting_a_thread_forgets_its_tail_and_deleting_the_memory_every_threads(fault, errors):
+    def responder(request):
+        if request.method == "DELETE":
+            return Respond(200, {"deleted": {"threads": 1}}) if "/threads/" in request.path else Respond(204)
+        return echo_decorate(request) if service.up else Respond(503, error_body("unavailable", "x"))
+
+    service = Service()
+    fault.responder = responder
+    with client(fault, errors) as memory:
+        for thread in ("a", "b", "c"):
+            memory.decorate("mem_1", [user(f"in {thread}")], thread=thread)
+        assert memory.threads.delete("mem_1", "a") == {"threads": 1}
+        service.up = False
+        assert memory.decorate("mem_1", [user("?")], thread="a").messages == [user("?")]
+        assert memory.decorate("mem_1", [user("?")], thread="b").messages == [user("in b"), user("?")]
+        memory.delete("mem_1")
+        assert memory.decorate("mem_1", [user("?")], thread="c").messages == [user("?")]
+    assert fault.paths("DELETE") == ["/v1/memories/mem_1/threads/a", "/v1/memories/mem_1"]
+
+
 async def test_async_client_keeps_the_same_tail_rules(fault, errors):
     fault.responder = service = Service(context_text="CTX")
     async with AsyncThreadless(api_key="k", base_url=fault.url, timeout=2, on_error=errors) as memory:

@@ -13,7 +13,7 @@ imports it too.
 from ._async import AsyncThreadless
 from ._errors import ThreadlessConnectionError, ThreadlessError, ThreadlessTimeoutError
 from ._sync import Threadless
-from ._types import DecoratedRequest, Entry, Fact, Memory, Page
+from ._types import DecoratedRequest, Entry, Fact, Memory, Page, Thread
 from ._version import __version__
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "Fact",
     "Memory",
     "Page",
+    "Thread",
     "Threadless",
     "ThreadlessConnectionError",
     "ThreadlessError",

@@ -18,7 +18,7 @@ import httpx
 from . import _base as b
 from ._convert import from_anthropic, from_openai
 from ._errors import ThreadlessConnectionError, ThreadlessError, ThreadlessTimeoutError
-from ._helpers import AsyncEntries, AsyncFacts, AsyncFiles
+from ._helpers import AsyncEntries, AsyncFacts, AsyncFiles, AsyncThreads
 from ._tail import TailStore
 from ._types import DecoratedRequest, Memory, Page
 
@@ -57,6 +57,7 @@ class AsyncThreadless:
         self.facts = AsyncFacts(self)
         self.entries = AsyncEntries(self)
         self.files = AsyncFiles(self)
+        self.threads = AsyncThreads(self)
         b.reset_after_fork(self)
 
     @property
@@ -175,15 +176,16 @@ class AsyncThreadless:
         instructions: str | None = None,
         *,
         external_id: str | None = None,
+        thread: str | None = None,
         budget_tokens: int | None = None,
         recall: bool | None = None,
         store: bool | None = None,
         idempotency_key: str | None = None,
     ) -> DecoratedRequest:
         """See :meth:`threadless.Threadless.decorate`."""
-        key, base_path = b.target(memory_id, external_id)
+        key, base_path = b.target(memory_id, external_id, thread)
         messages = b.as_messages(messages)
-        content = b.encode(b.decorate_body(messages, instructions, budget_tokens, recall, store))
+        content = b.encode(b.decorate_body(messages, instructions, budget_tokens, recall, store, thread))
         seq = self._tails.next_seq()
         try:
             try:
@@ -194,7 +196,7 @@ class AsyncThreadless:
                 data = await self._request(
                     "POST", base_path + "/decorate", content=content, headers=b.json_headers(idempotency_key)
                 )
-                request = b.decorated_from(memory_id, data, 200, {}, external_id)
+                request = b.decorated_from(memory_id, data, 200, {}, external_id, thread)
             except ThreadlessError:
                 raise
             except Exception as exc:  # a bug below us must not stop the agent either
@@ -203,9 +205,9 @@ class AsyncThreadless:
             if not b.should_fall_back(error):
                 raise
             request = b.degraded_request(
-                self._tails, key, messages, instructions, error, seq, memory_id, external_id
+                self._tails, key, messages, instructions, error, seq, memory_id, external_id, thread
             )
-            await self._notify(error, b.error_context("decorate", request.memory_id, external_id))
+            await self._notify(error, b.error_context("decorate", request.memory_id, external_id, thread))
             return request
         b.refresh_tail(self._tails, key, request, store, seq)
         return request
@@ -216,6 +218,7 @@ class AsyncThreadless:
         messages: Sequence[Mapping[str, Any]] | None = None,
         *,
         external_id: str | None = None,
+        thread: str | None = None,
         failures: Sequence[Mapping[str, Any]] | None = None,
         idempotency_key: str | None = None,
     ) -> asyncio.Task[Any] | None:
@@ -224,16 +227,13 @@ class AsyncThreadless:
         Returns the background task (awaiting it waits for the send and never raises), or None
         when the report was skipped or could not be scheduled (then on_error was told).
         """
-        context = b.error_context("report", memory_id, external_id)
+        context = b.error_context("report", memory_id, external_id, thread)
         try:
-            key, base_path = b.target(memory_id, external_id)
+            key, base_path = b.target(memory_id, external_id, thread)
             messages = b.as_messages(messages)
             if self._tails.is_degraded(key):
                 return None  # its user message was never stored: nothing to attach the reply to
-            body: dict[str, Any] = {"messages": messages}
-            if failures:
-                body["failures"] = list(failures)
-            content = b.encode(body)
+            content = b.encode(b.report_body(messages, failures, thread))
             loop = self._on_loop()  # before the coroutine exists, so none is left un-awaited
             previous = self._latest.get(key)
             task = loop.create_task(
@@ -263,6 +263,7 @@ class AsyncThreadless:
         completion: Any = None,
         *,
         external_id: str | None = None,
+        thread: str | None = None,
         failures: Sequence[Mapping[str, Any]] | None = None,
         idempotency_key: str | None = None,
     ) -> asyncio.Task[Any] | None:
@@ -270,10 +271,15 @@ class AsyncThreadless:
         try:
             messages = from_openai(completion)
         except Exception as error:
-            b.call_on_error(self.on_error, error, b.error_context("report", memory_id, external_id))
+            b.call_on_error(self.on_error, error, b.error_context("report", memory_id, external_id, thread))
             return None
         return self.report(
-            memory_id, messages, external_id=external_id, failures=failures, idempotency_key=idempotency_key
+            memory_id,
+            messages,
+            external_id=external_id,
+            thread=thread,
+            failures=failures,
+            idempotency_key=idempotency_key,
         )
 
     def report_anthropic(
@@ -282,6 +288,7 @@ class AsyncThreadless:
         message: Any = None,
         *,
         external_id: str | None = None,
+        thread: str | None = None,
         failures: Sequence[Mapping[str, Any]] | None = None,
         idempotency_key: str | None = None,
     ) -> asyncio.Task[Any] | None:
@@ -289,35 +296,40 @@ class AsyncThreadless:
         try:
             messages = from_anthropic(message)
         except Exception as error:
-            b.call_on_error(self.on_error, error, b.error_context("report", memory_id, external_id))
+            b.call_on_error(self.on_error, error, b.error_context("report", memory_id, external_id, thread))
             return None
         return self.report(
-            memory_id, messages, external_id=external_id, failures=failures, idempotency_key=idempotency_key
+            memory_id,
+            messages,
+            external_id=external_id,
+            thread=thread,
+            failures=failures,
+            idempotency_key=idempotency_key,
         )
 
     async def _report_job(
         self,
         previous: asyncio.Task[Any] | None,
-        memory_id: str,
+        key: str,
         path: str,
         content: bytes,
         headers: dict[str, Any],
         messages: list[Any],
         context: dict[str, Any],
     ) -> None:
-        # Reports on one memory go out one at a time, in order; other memories run concurrently.
+        # Reports in one thread go out one at a time, in order; other threads run concurrently.
         if previous is not None and not previous.done():
             await asyncio.wait({previous})
         try:
             await self._request("POST", path, content=content, headers=headers)
-            self._tails.append(memory_id, messages)
+            self._tails.append(key, messages)
         except Exception as error:
             await self._notify(error, context)
 
-    def _report_done(self, memory_id: str, task: asyncio.Task[Any], context: dict[str, Any]) -> None:
+    def _report_done(self, key: str, task: asyncio.Task[Any], context: dict[str, Any]) -> None:
         self._tasks.discard(task)
-        if self._latest.get(memory_id) is task:
-            del self._latest[memory_id]
+        if self._latest.get(key) is task:
+            del self._latest[key]
         if task.cancelled():
             # Not lost silently: typically asyncio.run() ended (cancelling its tasks) before the send.
             error = ThreadlessError(
@@ -360,8 +372,12 @@ class AsyncThreadless:
             await self._request("POST", "/memories", content=b.encode(body), headers=b.json_headers())
         )
 
-    async def get(self, memory_id: str) -> Memory:
-        return Memory.from_json(await self._request("GET", b.path_of(memory_id)))
+    async def get(self, memory_id: str | None = None, *, external_id: str | None = None) -> Memory:
+        """See :meth:`threadless.Threadless.get`."""
+        path = await self._read_path(memory_id, external_id)
+        if path is None:
+            raise b.no_memory(str(external_id))
+        return Memory.from_json(await self._request("GET", path))
 
     async def update(
         self,
@@ -380,7 +396,7 @@ class AsyncThreadless:
 
     async def delete(self, memory_id: str) -> None:
         await self._request("DELETE", b.path_of(memory_id))
-        self._tails.forget(memory_id)
+        self._tails.forget_memory(memory_id)
 
     async def list(
         self,
@@ -406,15 +422,48 @@ class AsyncThreadless:
         return deleted
 
     async def search(
-        self, memory_id: str, query: str, *, limit: int | None = None
+        self,
+        memory_id: str | None = None,
+        query: str | None = None,
+        *,
+        external_id: str | None = None,
+        thread: str | None = None,
+        limit: int | None = None,
     ) -> builtins.list[dict[str, Any]]:
-        body: dict[str, Any] = {"query": query}
-        if limit is not None:
-            body["limit"] = limit
-        data = await self._request(
-            "POST", b.path_of(memory_id, "/search"), content=b.encode(body), headers=b.json_headers()
-        )
+        """See :meth:`threadless.Threadless.search`."""
+        body = b.search_body(query, limit, thread)
+        path = await self._read_path(memory_id, external_id)
+        if path is None:
+            return []
+        data = await self._request("POST", path + "/search", content=b.encode(body), headers=b.json_headers())
         return data.get("data") or []
+
+    # --- history import ------------------------------------------------------------------------------
+
+    async def import_messages(
+        self,
+        memory_id: str | None = None,
+        messages: Sequence[Mapping[str, Any]] | None = None,
+        *,
+        external_id: str | None = None,
+        thread: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> dict[str, Any]:
+        """See :meth:`threadless.Threadless.import_messages` (raises, never falls back)."""
+        _, base_path = b.target(memory_id, external_id, thread)
+        content = b.encode(b.import_body(messages, thread))
+        answer: dict[str, Any] = await self._request(
+            "POST", base_path + "/messages", content=content, headers=b.json_headers(idempotency_key)
+        )
+        return answer
+
+    async def _read_path(self, memory_id: str | None, external_id: str | None) -> str | None:
+        """See :meth:`threadless.Threadless._read_path`."""
+        _, path = b.target(memory_id, external_id)
+        if external_id is None:
+            return path
+        found = (await self.list(external_id=external_id, limit=1)).data
+        return b.path_of(found[0].id) if found else None
 
     # --- lifecycle ---------------------------------------------------------------------------------
 

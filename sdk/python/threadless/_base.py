@@ -7,11 +7,12 @@ import logging
 import os
 import weakref
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
 from ._errors import ThreadlessConnectionError, ThreadlessError, is_fallback_status
-from ._tail import TailStore, split_system
+from ._tail import TailStore, split_system, tail_key
 from ._types import DecoratedRequest, Memory, Page
 from ._version import __version__
 
@@ -96,12 +97,14 @@ def path_of(memory_id: str, suffix: str = "") -> str:
     return "/memories/" + quote(memory_id, safe="") + suffix
 
 
-def target(memory_id: str | None, external_id: str | None) -> tuple[str, str]:
-    """(tail key, path of the memory) for a memory id or an app's own external id.
+def target(memory_id: str | None, external_id: str | None, thread: str | None = None) -> tuple[str, str]:
+    """(tail key, path of the memory) for a memory id or an app's own external id, and a thread.
 
     External ids use the get-or-create routes (``/memories/external/{external_id}/…``), and their
     tail is keyed ``ext:{external_id}`` (server ids start with ``mem_``, so the two never meet).
+    Each thread has its own tail (``threadless._tail.tail_key``).
     """
+    check_thread(thread)
     if external_id is not None:
         if memory_id is not None:
             raise ThreadlessError(
@@ -113,20 +116,54 @@ def target(memory_id: str | None, external_id: str | None) -> tuple[str, str]:
                 code="invalid_request",
                 retryable=False,
             )
-        return "ext:" + external_id, "/memories/external/" + quote(external_id, safe="")
+        key, path = "ext:" + external_id, "/memories/external/" + quote(external_id, safe="")
+        return tail_key(key, thread), path
     if memory_id is None:
         raise ThreadlessError(
             "Pass memory_id (the id create() returned) or external_id= (your own id).",
             code="invalid_request",
             retryable=False,
         )
-    return memory_id, path_of(memory_id)
+    return tail_key(memory_id, thread), path_of(memory_id)
 
 
-def error_context(operation: str, memory_id: str | None, external_id: str | None) -> dict[str, Any]:
+def check_thread(thread: str | None) -> None:
+    if thread is not None and (not isinstance(thread, str) or not thread):
+        raise ThreadlessError(
+            "thread: must be a non-empty string (your own id for the conversation), or None for the "
+            "memory's default thread.",
+            code="invalid_request",
+            retryable=False,
+        )
+
+
+def thread_path(base_path: str, thread: str | None) -> str:
+    """``…/threads`` of a memory, or ``…/threads/{thread}``."""
+    if thread is None:
+        return base_path + "/threads"
+    check_thread(thread)
+    return base_path + "/threads/" + quote(thread, safe="")
+
+
+def no_memory(external_id: str) -> ThreadlessError:
+    """What reading a memory by an external id that no memory has yet answers (reading creates none)."""
+    return ThreadlessError(
+        f"No memory has external_id {external_id!r} yet.",
+        status=404,
+        code="not_found",
+        hint="decorate, report or create(external_id=…) create it on first use.",
+        retryable=False,
+    )
+
+
+def error_context(
+    operation: str, memory_id: str | None, external_id: str | None, thread: str | None = None
+) -> dict[str, Any]:
     context = {"operation": operation, "memory_id": memory_id}
     if external_id is not None:
         context["external_id"] = external_id
+    if thread is not None:
+        context["thread"] = thread
     return context
 
 
@@ -167,8 +204,11 @@ def decorate_body(
     budget_tokens: int | None,
     recall: bool | None,
     store: bool | None,
+    thread: str | None = None,
 ) -> dict[str, Any]:
     body: dict[str, Any] = {"messages": messages}
+    if thread is not None:
+        body["thread"] = thread
     if instructions is not None:
         body["instructions"] = instructions
     if budget_tokens is not None:
@@ -177,6 +217,52 @@ def decorate_body(
         body["recall"] = recall
     if store is not None:
         body["store"] = store
+    return body
+
+
+def report_body(
+    messages: list[Any], failures: Sequence[Mapping[str, Any]] | None, thread: str | None
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"messages": messages}
+    if failures:
+        body["failures"] = list(failures)
+    if thread is not None:
+        body["thread"] = thread
+    return body
+
+
+def search_body(query: Any, limit: int | None, thread: str | None) -> dict[str, Any]:
+    if not isinstance(query, str) or not query:
+        raise ThreadlessError("query: must be a non-empty string.", code="invalid_request", retryable=False)
+    check_thread(thread)
+    body: dict[str, Any] = {"query": query}
+    if limit is not None:
+        body["limit"] = limit
+    if thread is not None:
+        body["thread"] = thread
+    return body
+
+
+def import_body(messages: Any, thread: str | None) -> dict[str, Any]:
+    """The history import's body: each message's ``created_at`` (an aware ``datetime`` or an ISO
+    8601 string with its offset) as the server reads it; the caller's dicts are left unchanged."""
+    check_thread(thread)
+    out = []
+    for i, message in enumerate(as_messages(messages)):
+        at = message.get("created_at") if isinstance(message, Mapping) else None
+        if isinstance(at, datetime):
+            if at.tzinfo is None or at.utcoffset() is None:
+                raise ThreadlessError(
+                    f"messages[{i}].created_at: a datetime without a time zone; pass an aware one "
+                    "(e.g. datetime.now(timezone.utc)).",
+                    code="invalid_request",
+                    retryable=False,
+                )
+            message = {**message, "created_at": at.isoformat()}
+        out.append(message)
+    body: dict[str, Any] = {"messages": out}
+    if thread is not None:
+        body["thread"] = thread
     return body
 
 
@@ -226,7 +312,12 @@ def should_fall_back(error: ThreadlessError) -> bool:
 
 
 def decorated_from(
-    memory_id: str | None, data: Any, status: int, headers: Any, external_id: str | None = None
+    memory_id: str | None,
+    data: Any,
+    status: int,
+    headers: Any,
+    external_id: str | None = None,
+    thread: str | None = None,
 ) -> DecoratedRequest:
     if not (
         isinstance(data, dict)
@@ -251,6 +342,7 @@ def decorated_from(
         context=data.get("context") or {},
         usage=data.get("usage") or {},
         degraded=False,
+        thread=thread,
     )
 
 
@@ -263,6 +355,7 @@ def degraded_request(
     seq: int,
     memory_id: str | None = None,
     external_id: str | None = None,
+    thread: str | None = None,
 ) -> DecoratedRequest:
     new, own = split_system(messages, instructions)
     text, context_text, window = tails.fallback(key, new, own, seq=seq)
@@ -277,6 +370,7 @@ def degraded_request(
         degraded=True,
         error=error,
         external_id=external_id,
+        thread=thread,
     )
 
 

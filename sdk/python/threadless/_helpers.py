@@ -1,21 +1,27 @@
-"""``client.facts`` and ``client.entries``: the per-memory facts and entries endpoints."""
+"""``client.facts``, ``client.entries``, ``client.threads`` and ``client.files``: a memory's sub-resources."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 from urllib.parse import quote
 
 from . import _base as b
-from ._types import Entry, Fact, Page
+from ._errors import ThreadlessError
+from ._types import Entry, Fact, Page, Thread
 
 
 def _fact_path(memory_id: str, fact_id: str = "") -> str:
     return b.path_of(memory_id, "/facts" + ("/" + quote(fact_id, safe="") if fact_id else ""))
 
 
-def _entry_params(include_uncommitted: bool, limit: int | None, cursor: str | None) -> dict[str, Any]:
+def _entry_params(
+    include_uncommitted: bool, thread: str | None, limit: int | None, cursor: str | None
+) -> dict[str, Any]:
     params: dict[str, Any] = {"include_uncommitted": "true" if include_uncommitted else "false"}
+    if thread is not None:
+        b.check_thread(thread)
+        params["thread"] = thread
     params.update(b.list_params(limit, cursor, None, None))
     return params
 
@@ -30,11 +36,20 @@ class Facts:
     def __init__(self, client: Any) -> None:
         self._client = client
 
-    def list(self, memory_id: str, *, limit: int | None = None, cursor: str | None = None) -> Page:
+    def list(
+        self,
+        memory_id: str | None = None,
+        *,
+        external_id: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> Page:
+        """Newest first. By an external id no memory has yet: an empty page (nothing is created)."""
+        path = self._client._read_path(memory_id, external_id)
+        if path is None:
+            return Page([])
         return _page(
-            self._client._request(
-                "GET", _fact_path(memory_id), params=b.list_params(limit, cursor, None, None)
-            ),
+            self._client._request("GET", path + "/facts", params=b.list_params(limit, cursor, None, None)),
             Fact,
         )
 
@@ -60,32 +75,41 @@ class Facts:
 
 
 class Entries:
-    """Entries of a memory, oldest first: one ``list`` page, or ``all`` of them."""
+    """Entries of a memory, oldest first (every thread's, or ``thread``'s): one ``list`` page, or
+    ``all`` of them. By an external id no memory has yet: none (nothing is created)."""
 
     def __init__(self, client: Any) -> None:
         self._client = client
 
     def list(
         self,
-        memory_id: str,
+        memory_id: str | None = None,
         *,
+        external_id: str | None = None,
+        thread: str | None = None,
         include_uncommitted: bool = False,
         limit: int | None = None,
         cursor: str | None = None,
     ) -> Page:
-        return _page(
-            self._client._request(
-                "GET",
-                b.path_of(memory_id, "/entries"),
-                params=_entry_params(include_uncommitted, limit, cursor),
-            ),
-            Entry,
-        )
+        params = _entry_params(include_uncommitted, thread, limit, cursor)
+        path = self._client._read_path(memory_id, external_id)
+        if path is None:
+            return Page([])
+        return _page(self._client._request("GET", path + "/entries", params=params), Entry)
 
-    def all(self, memory_id: str, *, include_uncommitted: bool = False) -> Iterator[Entry]:
+    def all(
+        self,
+        memory_id: str | None = None,
+        *,
+        external_id: str | None = None,
+        thread: str | None = None,
+        include_uncommitted: bool = False,
+    ) -> Iterator[Entry]:
+        path = self._client._read_path(memory_id, external_id)
         cursor = None
-        while True:
-            page = self.list(memory_id, include_uncommitted=include_uncommitted, limit=1000, cursor=cursor)
+        while path is not None:
+            params = _entry_params(include_uncommitted, thread, 1000, cursor)
+            page = _page(self._client._request("GET", path + "/entries", params=params), Entry)
             yield from page.data
             if not page.next_cursor:
                 return
@@ -98,10 +122,20 @@ class AsyncFacts:
     def __init__(self, client: Any) -> None:
         self._client = client
 
-    async def list(self, memory_id: str, *, limit: int | None = None, cursor: str | None = None) -> Page:
+    async def list(
+        self,
+        memory_id: str | None = None,
+        *,
+        external_id: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> Page:
+        path = await self._client._read_path(memory_id, external_id)
+        if path is None:
+            return Page([])
         return _page(
             await self._client._request(
-                "GET", _fact_path(memory_id), params=b.list_params(limit, cursor, None, None)
+                "GET", path + "/facts", params=b.list_params(limit, cursor, None, None)
             ),
             Fact,
         )
@@ -135,27 +169,33 @@ class AsyncEntries:
 
     async def list(
         self,
-        memory_id: str,
+        memory_id: str | None = None,
         *,
+        external_id: str | None = None,
+        thread: str | None = None,
         include_uncommitted: bool = False,
         limit: int | None = None,
         cursor: str | None = None,
     ) -> Page:
-        return _page(
-            await self._client._request(
-                "GET",
-                b.path_of(memory_id, "/entries"),
-                params=_entry_params(include_uncommitted, limit, cursor),
-            ),
-            Entry,
-        )
+        params = _entry_params(include_uncommitted, thread, limit, cursor)
+        path = await self._client._read_path(memory_id, external_id)
+        if path is None:
+            return Page([])
+        return _page(await self._client._request("GET", path + "/entries", params=params), Entry)
 
-    async def all(self, memory_id: str, *, include_uncommitted: bool = False) -> AsyncIterator[Entry]:
+    async def all(
+        self,
+        memory_id: str | None = None,
+        *,
+        external_id: str | None = None,
+        thread: str | None = None,
+        include_uncommitted: bool = False,
+    ) -> AsyncIterator[Entry]:
+        path = await self._client._read_path(memory_id, external_id)
         cursor = None
-        while True:
-            page = await self.list(
-                memory_id, include_uncommitted=include_uncommitted, limit=1000, cursor=cursor
-            )
+        while path is not None:
+            params = _entry_params(include_uncommitted, thread, 1000, cursor)
+            page = _page(await self._client._request("GET", path + "/entries", params=params), Entry)
             for entry in page.data:
                 yield entry
             if not page.next_cursor:
@@ -163,8 +203,101 @@ class AsyncEntries:
             cursor = page.next_cursor
 
 
+class Threads:
+    """A memory's conversations (``memory_id`` or ``external_id=``): ``list`` (newest activity
+    first), ``get`` and ``delete`` one. Reading by an external id creates no memory."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+
+    def list(
+        self,
+        memory_id: str | None = None,
+        *,
+        external_id: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> Page:
+        path = b.thread_path(b.target(memory_id, external_id)[1], None)
+        return _page(
+            self._client._request("GET", path, params=b.list_params(limit, cursor, None, None)), Thread
+        )
+
+    def get(
+        self, memory_id: str | None = None, thread: str | None = None, *, external_id: str | None = None
+    ) -> Thread:
+        return Thread.from_json(self._client._request("GET", _thread_path(memory_id, external_id, thread)))
+
+    def delete(
+        self, memory_id: str | None = None, thread: str | None = None, *, external_id: str | None = None
+    ) -> dict[str, Any]:
+        """Remove the thread (its entries, turns, digests, index rows, summary, the facts learned
+        only in it) and its local tail; answers the receipt's counts (``{"threads": 1, "entries": n,
+        …}``)."""
+        path = _thread_path(memory_id, external_id, thread)
+        data = self._client._request("DELETE", path)
+        self._client._tails.forget(b.target(memory_id, external_id, thread)[0])
+        deleted: dict[str, Any] = data.get("deleted", {})
+        return deleted
+
+
+class AsyncThreads:
+    """A memory's conversations (awaitable): ``list``, ``get``, ``delete``, as ``Threads``."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+
+    async def list(
+        self,
+        memory_id: str | None = None,
+        *,
+        external_id: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> Page:
+        path = b.thread_path(b.target(memory_id, external_id)[1], None)
+        return _page(
+            await self._client._request("GET", path, params=b.list_params(limit, cursor, None, None)),
+            Thread,
+        )
+
+    async def get(
+        self, memory_id: str | None = None, thread: str | None = None, *, external_id: str | None = None
+    ) -> Thread:
+        return Thread.from_json(
+            await self._client._request("GET", _thread_path(memory_id, external_id, thread))
+        )
+
+    async def delete(
+        self, memory_id: str | None = None, thread: str | None = None, *, external_id: str | None = None
+    ) -> dict[str, Any]:
+        path = _thread_path(memory_id, external_id, thread)
+        data = await self._client._request("DELETE", path)
+        self._client._tails.forget(b.target(memory_id, external_id, thread)[0])
+        deleted: dict[str, Any] = data.get("deleted", {})
+        return deleted
+
+
+def _thread_path(memory_id: str | None, external_id: str | None, thread: str | None) -> str:
+    if thread is None:
+        raise ThreadlessError(
+            "thread: name the thread (the id you passed to decorate).",
+            code="invalid_request",
+            retryable=False,
+        )
+    return b.thread_path(b.target(memory_id, external_id)[1], thread)
+
+
 def _files_path(memory_id: str | None, external_id: str | None, suffix: str) -> str:
     return b.target(memory_id, external_id)[1] + "/files" + suffix
+
+
+def _command_args(memory_id: Any, command: Any) -> tuple[str | None, Any]:
+    """``command(cmd, external_id=…)`` as well as ``command(memory_id, cmd)``: a dict given first
+    and alone is the command."""
+    if isinstance(memory_id, Mapping) and command is None:
+        return None, dict(memory_id)
+    return memory_id, command
 
 
 class Files:
@@ -176,11 +309,14 @@ class Files:
 
     def command(
         self,
-        memory_id: str | None = None,
-        command: dict[str, Any] | None = None,
+        memory_id: str | Mapping[str, Any] | None = None,
+        command: Mapping[str, Any] | None = None,
         *,
         external_id: str | None = None,
     ) -> dict[str, Any]:
+        """Run one command; name the memory by ``memory_id`` or ``external_id=`` (get-or-create):
+        ``command(memory_id, cmd)``, ``command(cmd, external_id="u1")`` or keywords only."""
+        memory_id, command = _command_args(memory_id, command)
         answer: dict[str, Any] = self._client._request(
             "POST",
             _files_path(memory_id, external_id, "/command"),
@@ -201,11 +337,14 @@ class AsyncFiles:
 
     async def command(
         self,
-        memory_id: str | None = None,
-        command: dict[str, Any] | None = None,
+        memory_id: str | Mapping[str, Any] | None = None,
+        command: Mapping[str, Any] | None = None,
         *,
         external_id: str | None = None,
     ) -> dict[str, Any]:
+        """Run one command; name the memory by ``memory_id`` or ``external_id=`` (get-or-create):
+        ``command(memory_id, cmd)``, ``command(cmd, external_id="u1")`` or keywords only."""
+        memory_id, command = _command_args(memory_id, command)
         answer: dict[str, Any] = await self._client._request(
             "POST",
             _files_path(memory_id, external_id, "/command"),

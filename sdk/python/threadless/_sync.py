@@ -26,7 +26,7 @@ from . import _base as b
 from ._convert import from_anthropic, from_openai
 from ._deadline import install as install_deadline
 from ._errors import ThreadlessConnectionError, ThreadlessError, ThreadlessTimeoutError
-from ._helpers import Entries, Facts, Files
+from ._helpers import Entries, Facts, Files, Threads
 from ._tail import TailStore
 from ._types import DecoratedRequest, Memory, Page
 
@@ -113,6 +113,7 @@ class Threadless:
         self.facts = Facts(self)
         self.entries = Entries(self)
         self.files = Files(self)
+        self.threads = Threads(self)
         ref = weakref.ref(self)
 
         def flush_at_exit() -> None:
@@ -216,6 +217,7 @@ class Threadless:
         instructions: str | None = None,
         *,
         external_id: str | None = None,
+        thread: str | None = None,
         budget_tokens: int | None = None,
         recall: bool | None = None,
         store: bool | None = None,
@@ -226,11 +228,13 @@ class Threadless:
 
         Name the memory by ``memory_id`` or by ``external_id=`` (your own id: the memory is created
         on first use, and the local tail is keyed by it, so a new user's first turn needs no create
-        call and still gets an answer during an outage).
+        call and still gets an answer during an outage). ``thread=`` names the conversation (your
+        own id, created on first use; None: the memory's default thread): the window is that
+        thread's, facts and recall the whole memory's, and the local tail is the thread's own.
         """
-        key, base_path = b.target(memory_id, external_id)
+        key, base_path = b.target(memory_id, external_id, thread)
         messages = b.as_messages(messages)
-        content = b.encode(b.decorate_body(messages, instructions, budget_tokens, recall, store))
+        content = b.encode(b.decorate_body(messages, instructions, budget_tokens, recall, store, thread))
         self._wait_for_reports(key, b.REPORT_WAIT_SECONDS)
         seq = self._tails.next_seq()
         try:
@@ -238,7 +242,7 @@ class Threadless:
                 data = self._request(
                     "POST", base_path + "/decorate", content=content, headers=b.json_headers(idempotency_key)
                 )
-                request = b.decorated_from(memory_id, data, 200, {}, external_id)
+                request = b.decorated_from(memory_id, data, 200, {}, external_id, thread)
             except ThreadlessError:
                 raise
             except Exception as exc:  # a bug below us must not stop the agent either
@@ -247,9 +251,11 @@ class Threadless:
             if not b.should_fall_back(error):
                 raise
             request = b.degraded_request(
-                self._tails, key, messages, instructions, error, seq, memory_id, external_id
+                self._tails, key, messages, instructions, error, seq, memory_id, external_id, thread
             )
-            b.call_on_error(self.on_error, error, b.error_context("decorate", request.memory_id, external_id))
+            b.call_on_error(
+                self.on_error, error, b.error_context("decorate", request.memory_id, external_id, thread)
+            )
             return request
         b.refresh_tail(self._tails, key, request, store, seq)
         return request
@@ -260,24 +266,24 @@ class Threadless:
         messages: Sequence[Mapping[str, Any]] | None = None,
         *,
         external_id: str | None = None,
+        thread: str | None = None,
         failures: Sequence[Mapping[str, Any]] | None = None,
         idempotency_key: str | None = None,
     ) -> None:
         """Send what came after decorate (the reply, tool calls and results) in the background.
 
         Never raises and is not retried; a failure goes to on_error. Skipped (silently) after a
-        degraded decorate on the same memory, until the next successful one. ``external_id=``
-        instead of ``memory_id`` names the memory by your own id (get-or-create).
+        degraded decorate in the same thread, until the next successful one there. ``external_id=``
+        instead of ``memory_id`` names the memory by your own id (get-or-create); ``thread=`` the
+        conversation, as on decorate.
         """
-        context = b.error_context("report", memory_id, external_id)
+        context = b.error_context("report", memory_id, external_id, thread)
         try:
-            key, base_path = b.target(memory_id, external_id)
+            key, base_path = b.target(memory_id, external_id, thread)
             messages = b.as_messages(messages)
             if self._tails.is_degraded(key):
                 return  # its user message was never stored: nothing to attach the reply to
-            body: dict[str, Any] = {"messages": messages}
-            if failures:
-                body["failures"] = list(failures)
+            body = b.report_body(messages, failures, thread)
             job = (base_path + "/report", b.encode(body), b.json_headers(idempotency_key), messages, context)
             with self._cond:
                 jobs = self._pending.get(key)
@@ -302,6 +308,7 @@ class Threadless:
         completion: Any = None,
         *,
         external_id: str | None = None,
+        thread: str | None = None,
         failures: Sequence[Mapping[str, Any]] | None = None,
         idempotency_key: str | None = None,
     ) -> None:
@@ -311,10 +318,15 @@ class Threadless:
         try:
             messages = from_openai(completion)
         except Exception as error:
-            b.call_on_error(self.on_error, error, b.error_context("report", memory_id, external_id))
+            b.call_on_error(self.on_error, error, b.error_context("report", memory_id, external_id, thread))
             return
         self.report(
-            memory_id, messages, external_id=external_id, failures=failures, idempotency_key=idempotency_key
+            memory_id,
+            messages,
+            external_id=external_id,
+            thread=thread,
+            failures=failures,
+            idempotency_key=idempotency_key,
         )
 
     def report_anthropic(
@@ -323,6 +335,7 @@ class Threadless:
         message: Any = None,
         *,
         external_id: str | None = None,
+        thread: str | None = None,
         failures: Sequence[Mapping[str, Any]] | None = None,
         idempotency_key: str | None = None,
     ) -> None:
@@ -331,34 +344,39 @@ class Threadless:
         try:
             messages = from_anthropic(message)
         except Exception as error:
-            b.call_on_error(self.on_error, error, b.error_context("report", memory_id, external_id))
+            b.call_on_error(self.on_error, error, b.error_context("report", memory_id, external_id, thread))
             return
         self.report(
-            memory_id, messages, external_id=external_id, failures=failures, idempotency_key=idempotency_key
+            memory_id,
+            messages,
+            external_id=external_id,
+            thread=thread,
+            failures=failures,
+            idempotency_key=idempotency_key,
         )
 
-    def _drain(self, memory_id: str) -> None:
-        # Reports on one memory go out one at a time, in order; other memories run in parallel.
+    def _drain(self, key: str) -> None:
+        # Reports in one thread go out one at a time, in order; other threads run in parallel.
         while True:
             with self._cond:
-                jobs = self._pending[memory_id]
+                jobs = self._pending[key]
                 path, content, headers, messages, context = jobs[0]
             try:
                 self._request("POST", path, content=content, headers=headers)
-                self._tails.append(memory_id, messages)
+                self._tails.append(key, messages)
             except Exception as error:
                 b.call_on_error(self.on_error, error, context)
             with self._cond:
                 jobs.popleft()
                 if not jobs:
-                    del self._pending[memory_id]
+                    del self._pending[key]
                     self._cond.notify_all()
                     return
 
-    def _wait_for_reports(self, memory_id: str, timeout: float) -> None:
-        if memory_id in self._pending:
+    def _wait_for_reports(self, key: str, timeout: float) -> None:
+        if key in self._pending:
             with self._cond:
-                self._cond.wait_for(lambda: memory_id not in self._pending, timeout)
+                self._cond.wait_for(lambda: key not in self._pending, timeout)
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait for reports still queued or in flight. True when none is left."""
@@ -385,8 +403,12 @@ class Threadless:
             self._request("POST", "/memories", content=b.encode(body), headers=b.json_headers())
         )
 
-    def get(self, memory_id: str) -> Memory:
-        return Memory.from_json(self._request("GET", b.path_of(memory_id)))
+    def get(self, memory_id: str | None = None, *, external_id: str | None = None) -> Memory:
+        """A memory by its id or by ``external_id=`` (reading creates none: a 404 ``not_found``)."""
+        path = self._read_path(memory_id, external_id)
+        if path is None:
+            raise b.no_memory(str(external_id))
+        return Memory.from_json(self._request("GET", path))
 
     def update(
         self,
@@ -404,7 +426,7 @@ class Threadless:
     def delete(self, memory_id: str) -> None:
         """Delete the memory and everything derived from it (entries, facts, digests, the tail here)."""
         self._request("DELETE", b.path_of(memory_id))
-        self._tails.forget(memory_id)
+        self._tails.forget_memory(memory_id)
 
     def list(
         self,
@@ -429,15 +451,58 @@ class Threadless:
     # --- search ---------------------------------------------------------------------------------------
 
     def search(
-        self, memory_id: str, query: str, *, limit: int | None = None
+        self,
+        memory_id: str | None = None,
+        query: str | None = None,
+        *,
+        external_id: str | None = None,
+        thread: str | None = None,
+        limit: int | None = None,
     ) -> builtins.list[dict[str, Any]]:
-        body: dict[str, Any] = {"query": query}
-        if limit is not None:
-            body["limit"] = limit
-        data = self._request(
-            "POST", b.path_of(memory_id, "/search"), content=b.encode(body), headers=b.json_headers()
-        )
+        """The memory's messages matching ``query``, best first: every thread's, or ``thread``'s.
+        Each hit has ``thread``, ``seq``, ``created_at``, ``snippet``, ``score``. By an external id
+        no memory has yet: no hits (nothing is created)."""
+        body = b.search_body(query, limit, thread)
+        path = self._read_path(memory_id, external_id)
+        if path is None:
+            return []
+        data = self._request("POST", path + "/search", content=b.encode(body), headers=b.json_headers())
         return data.get("data") or []
+
+    # --- history import ------------------------------------------------------------------------------
+
+    def import_messages(
+        self,
+        memory_id: str | None = None,
+        messages: Sequence[Mapping[str, Any]] | None = None,
+        *,
+        external_id: str | None = None,
+        thread: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> dict[str, Any]:
+        """Append a conversation's existing history to ``thread`` (default: the memory's own), each
+        message keeping its ``created_at`` (an aware ``datetime`` or ISO 8601 with its offset;
+        absent: now), oldest first, at most 2,000 a call. Answers ``{"accepted", "thread",
+        "turns": [first, last]}`` once stored; facts and recall follow in the background.
+
+        Not a model call: it never falls back, and every error raises ThreadlessError (all or
+        nothing: on a 400 nothing was stored). ``external_id=`` creates the memory on first use.
+        """
+        _, base_path = b.target(memory_id, external_id, thread)
+        content = b.encode(b.import_body(messages, thread))
+        answer: dict[str, Any] = self._request(
+            "POST", base_path + "/messages", content=content, headers=b.json_headers(idempotency_key)
+        )
+        return answer
+
+    def _read_path(self, memory_id: str | None, external_id: str | None) -> str | None:
+        """The path of a memory to read, by id or by external id (looked up, never created: None
+        when no memory has it yet)."""
+        _, path = b.target(memory_id, external_id)
+        if external_id is None:
+            return path
+        found = self.list(external_id=external_id, limit=1).data
+        return b.path_of(found[0].id) if found else None
 
     # --- lifecycle ---------------------------------------------------------------------------------
 

@@ -1,7 +1,8 @@
 """The local tail: what decorate falls back to when the service cannot answer.
 
-Per memory, in this process's memory only (a restarted process has no tail), for the
-``max_tails`` most recently used memories. Refreshed from every successful decorate; a
+Per memory and thread (a fallback in one conversation never shows another's messages), in this
+process's memory only (a restarted process has no tail), for the ``max_tails`` most recently used
+threads. Refreshed from every successful decorate; a
 successful report appends its messages. Window cuts use ``threadless.window``, the same code the
 server uses. Never does I/O. Thread-safe (one lock; every critical section is short).
 """
@@ -16,10 +17,22 @@ from typing import Any
 
 from .window import fit_window
 
-__all__ = ["Tail", "TailStore", "join_instructions", "split_system"]
+__all__ = ["DEFAULT_THREAD", "Tail", "TailStore", "join_instructions", "split_system", "tail_key"]
 
-# Memories whose last decorate was degraded (their reports are skipped); bounded like the tails.
+# Tails whose last decorate was degraded (their reports are skipped); bounded like the tails.
 _DEGRADED_FACTOR = 4
+
+DEFAULT_THREAD = "default"  # the server's name for a memory's own thread (no thread given)
+# Between a memory's key and a thread in a thread's tail key. Ids and threads never hold control
+# characters (the server refuses them), so the tails of two memories or two threads never meet.
+_THREAD_SEP = "\x1f"
+
+
+def tail_key(memory_key: str, thread: str | None) -> str:
+    """The tail key of one thread of a memory; the default thread's is the memory's own key."""
+    if thread is None or thread == DEFAULT_THREAD:
+        return memory_key
+    return memory_key + _THREAD_SEP + thread
 
 
 @dataclass
@@ -75,13 +88,13 @@ class TailStore:
     def __len__(self) -> int:
         return len(self._tails)
 
-    def __contains__(self, memory_id: str) -> bool:
-        return memory_id in self._tails
+    def __contains__(self, key: str) -> bool:
+        return key in self._tails
 
-    def get(self, memory_id: str) -> Tail | None:
+    def get(self, key: str) -> Tail | None:
         """The tail as the next fallback would use it (cut to tail_tokens), without touching LRU order."""
         with self._lock:
-            tail = self._tails.get(memory_id)
+            tail = self._tails.get(key)
             if tail is not None:
                 self._cut(tail)
             return tail
@@ -93,13 +106,14 @@ class TailStore:
             return self._seq
 
     def memory_id_of(self, key: str) -> str | None:
-        """The server's id of a tail (for a tail keyed by external id: learnt from its decorate)."""
-        tail = self._tails.get(key)
+        """The server's id of a tail (for a tail keyed by external id: learnt from its decorate, or
+        from a decorate in the memory's default thread)."""
+        tail = self._tails.get(key) or self._tails.get(key.split(_THREAD_SEP, 1)[0])
         return tail.memory_id if tail is not None else None
 
     def refresh(
         self,
-        memory_id: str,
+        key: str,
         *,
         instructions: str,
         context_text: str,
@@ -118,54 +132,54 @@ class TailStore:
             seq = self.next_seq()
         tail = Tail(instructions, context_text, list(messages), seq=seq, memory_id=server_id)
         with self._lock:
-            current = self._tails.get(memory_id)
+            current = self._tails.get(key)
             if current is not None and current.seq > seq:
                 return False
-            self._tails[memory_id] = tail
-            self._tails.move_to_end(memory_id)
+            self._tails[key] = tail
+            self._tails.move_to_end(key)
             if len(self._tails) > self.max_tails:
                 self._tails.popitem(last=False)
-            if clear_degraded and self._degraded and self._degraded.get(memory_id, seq) < seq:
-                self._degraded.pop(memory_id, None)
+            if clear_degraded and self._degraded and self._degraded.get(key, seq) < seq:
+                self._degraded.pop(key, None)
             return True
 
-    def append(self, memory_id: str, messages: Sequence[Mapping[str, Any]]) -> None:
+    def append(self, key: str, messages: Sequence[Mapping[str, Any]]) -> None:
         """A successful report: its messages join the tail, so a fallback right after has the reply."""
         if not messages:
             return
         with self._lock:
-            tail = self._tails.get(memory_id)
+            tail = self._tails.get(key)
             if tail is None:
-                tail = self._tails[memory_id] = Tail("", "", [], seq=0)
+                tail = self._tails[key] = Tail("", "", [], seq=0)
                 if len(self._tails) > self.max_tails:
                     self._tails.popitem(last=False)
             else:
-                self._tails.move_to_end(memory_id)
+                self._tails.move_to_end(key)
             tail.messages = tail.messages + list(messages)
             tail.cut = False
             self._cut(tail)
 
     def fallback(
-        self, memory_id: str, messages: list[Any], instructions: str | None, seq: int | None = None
+        self, key: str, messages: list[Any], instructions: str | None, seq: int | None = None
     ) -> tuple[str, str, list[Any]]:
         """(instructions, context_text, messages) for a degraded request: tail + the new messages.
 
         New instructions replace the tail's own part and keep its context blocks. Without a tail:
-        the new instructions and the new messages. Marks the memory degraded (its reports are
-        skipped until the next successful decorate).
+        the new instructions and the new messages. Marks the tail degraded (the reports of its thread
+        are skipped until the next successful decorate in it).
         """
         with self._lock:
             if seq is None:
                 self._seq += 1
                 seq = self._seq
-            self._degraded[memory_id] = max(seq, self._degraded.get(memory_id, 0))
-            self._degraded.move_to_end(memory_id)
+            self._degraded[key] = max(seq, self._degraded.get(key, 0))
+            self._degraded.move_to_end(key)
             if len(self._degraded) > self.max_tails * _DEGRADED_FACTOR:
                 self._degraded.popitem(last=False)
-            tail = self._tails.get(memory_id)
+            tail = self._tails.get(key)
             if tail is None:
                 return instructions or "", "", list(messages)
-            self._tails.move_to_end(memory_id)
+            self._tails.move_to_end(key)
             self._cut(tail)
             history = tail.messages
         text = (
@@ -173,13 +187,22 @@ class TailStore:
         )
         return text, tail.context_text, history + list(messages)
 
-    def is_degraded(self, memory_id: str) -> bool:
-        return memory_id in self._degraded
+    def is_degraded(self, key: str) -> bool:
+        return key in self._degraded
 
-    def forget(self, memory_id: str) -> None:
+    def forget(self, key: str) -> None:
+        """Drop one tail (a deleted thread's)."""
         with self._lock:
-            self._tails.pop(memory_id, None)
-            self._degraded.pop(memory_id, None)
+            self._tails.pop(key, None)
+            self._degraded.pop(key, None)
+
+    def forget_memory(self, memory_key: str) -> None:
+        """Drop a memory's tails, every thread's (a deleted memory's)."""
+        prefix = memory_key + _THREAD_SEP
+        with self._lock:
+            for keys in (self._tails, self._degraded):
+                for key in [k for k in keys if k == memory_key or k.startswith(prefix)]:
+                    del keys[key]
 
     def _cut(self, tail: Tail) -> None:
         # Called with the lock held. The newest messages that fit tail_tokens, starting at a user

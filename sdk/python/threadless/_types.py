@@ -1,4 +1,4 @@
-"""What the client returns: memories, facts, entries and the decorated request."""
+"""What the client returns: memories, facts, entries, threads and the decorated request."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["DecoratedRequest", "Entry", "Fact", "Memory", "Page"]
+__all__ = ["DecoratedRequest", "Entry", "Fact", "Memory", "Page", "Thread"]
 
 
 @dataclass
@@ -47,6 +47,8 @@ class Fact:
     source_entry_ids: list[Any] = field(default_factory=list[Any])
     created_at: str | None = None
     updated_at: str | None = None
+    valid_from: str | None = None  # when the message it was learned from was said (None: a person wrote it)
+    valid_to: str | None = None  # when a later message superseded it (None while it holds)
     raw: dict[str, Any] = field(default_factory=dict[str, Any], repr=False)
 
     @classmethod
@@ -58,6 +60,8 @@ class Fact:
             source_entry_ids=data.get("source_entry_ids") or [],
             created_at=data.get("created_at"),
             updated_at=data.get("updated_at"),
+            valid_from=data.get("valid_from"),
+            valid_to=data.get("valid_to"),
             raw=data,
         )
 
@@ -74,6 +78,7 @@ class Entry:
     committed: bool = True
     tokens: int = 0
     created_at: str | None = None
+    thread: str = "default"
     raw: dict[str, Any] = field(default_factory=dict[str, Any], repr=False)
 
     @classmethod
@@ -89,6 +94,34 @@ class Entry:
             committed=data.get("committed", True),
             tokens=data.get("tokens", 0),
             created_at=data.get("created_at"),
+            thread=data.get("thread") or "default",
+            raw=data,
+        )
+
+
+@dataclass
+class Thread:
+    """One conversation of a memory's subject: ``id`` is the thread's own id ("default" for the
+    memory's own), ``updated_at`` when its newest entry was said, ``messages`` its committed
+    messages and ``tokens`` their estimate."""
+
+    id: str
+    created_at: str | None = None
+    updated_at: str | None = None
+    turns: int = 0
+    messages: int = 0
+    tokens: int = 0
+    raw: dict[str, Any] = field(default_factory=dict[str, Any], repr=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Thread:
+        return cls(
+            id=data["id"],
+            created_at=data.get("created_at"),
+            updated_at=data.get("updated_at"),
+            turns=data.get("turns", 0),
+            messages=data.get("messages", 0),
+            tokens=data.get("tokens", 0),
             raw=data,
         )
 
@@ -127,6 +160,7 @@ class DecoratedRequest:
     degraded: bool = False
     error: Exception | None = field(default=None, repr=False)
     external_id: str | None = None
+    thread: str | None = None  # as passed to decorate (None: the memory's default thread)
 
     def to_openai(self) -> list[dict[str, Any]]:
         """Messages for OpenAI's chat completions: the instructions as a system message first."""

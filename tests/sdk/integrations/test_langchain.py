@@ -11,6 +11,7 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+from langchain_core.runnables import ConfigurableFieldSpec
 from langchain_core.runnables.history import RunnableWithMessageHistory
 from threadless import AsyncThreadless, Threadless
 from threadless.integrations.langchain import ThreadlessChatMessageHistory
@@ -80,6 +81,42 @@ def test_runnable_with_message_history_sees_the_previous_turn(memory, errors):
         ("user", 2),
         ("assistant", 2),
     ]
+    assert errors.calls == []
+
+
+def test_a_session_is_a_thread_in_its_users_memory(memory, errors):
+    model = EchoModel(prompts=[])
+    chain = RunnableWithMessageHistory(
+        model,
+        lambda user_id, session_id: ThreadlessChatMessageHistory(
+            external_id=user_id, thread=session_id, client=memory
+        ),
+        history_factory_config=[
+            ConfigurableFieldSpec(id="user_id", annotation=str, is_shared=True),
+            ConfigurableFieldSpec(id="session_id", annotation=str, is_shared=True),
+        ],
+    )
+    user_id = "lc-user-" + uuid.uuid4().hex
+
+    def ask(session_id, text):
+        config = {"configurable": {"user_id": user_id, "session_id": session_id}}
+        chain.invoke([HumanMessage(content=text)], config=config)
+        memory.flush(10)
+
+    ask("chat-1", "My dog is Biscuit.")
+    ask("chat-2", "Plan a trip to Lyon.")
+    ask("chat-1", "What is my dog called?")
+    assert [m.content for m in model.prompts[1]] == ["Plan a trip to Lyon."]  # chat-1 not in chat-2
+    assert [m.content for m in model.prompts[2]] == [
+        "My dog is Biscuit.",
+        "reply 1 to My dog is Biscuit.",
+        "What is my dog called?",
+    ]
+    [stored] = memory.list(external_id=user_id).data  # one memory for the user
+    assert {t.id for t in memory.threads.list(stored.id)} == {"chat-1", "chat-2"}
+    ThreadlessChatMessageHistory(external_id=user_id, thread="chat-2", client=memory).clear()
+    assert [t.id for t in memory.threads.list(stored.id)] == ["chat-1"]  # the user's other chat stays
+    assert memory.get(stored.id).id == stored.id
     assert errors.calls == []
 
 

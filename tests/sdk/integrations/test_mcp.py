@@ -149,27 +149,32 @@ def test_memory_only_without_a_memory_does_not_start(monkeypatch, capsys):
     assert "--memory-only needs --memory" in capsys.readouterr().err
 
 
-async def test_search_memory_finds_what_was_said(live_worker_server):
+async def test_search_memory_finds_what_was_said_in_every_thread_or_one(live_worker_server):
     server = live_worker_server  # the recall index is built by the worker
     with server.client() as api:
         memory_id = api.post("/memories", json={}).json()["id"]
-        api.post(
-            f"/memories/{memory_id}/decorate",
-            json={"messages": [{"role": "user", "content": "My beagle Biscuit loves the beach."}]},
-        )
-        api.post(
-            f"/memories/{memory_id}/report",
-            json={"messages": [{"role": "assistant", "content": "Beaches are great for dogs."}]},
-        )
-        deadline = time.time() + 60
-        while (
-            time.time() < deadline
-            and not api.post(f"/memories/{memory_id}/search", json={"query": "beagle"}).json()["data"]
+        for thread, said, reply in (
+            ("pets", "My beagle Biscuit loves the beach.", "Beaches are great for dogs."),
+            ("trip", "Book a train to Lyon.", "Booked."),
         ):
+            api.post(
+                f"/memories/{memory_id}/decorate",
+                json={"thread": thread, "messages": [{"role": "user", "content": said}]},
+            )
+            api.post(
+                f"/memories/{memory_id}/report",
+                json={"thread": thread, "messages": [{"role": "assistant", "content": reply}]},
+            )
+        deadline = time.time() + 60
+        while time.time() < deadline and api.get(f"/memories/{memory_id}").json()["processing"] == "pending":
             time.sleep(0.2)
     async with stdio_session(server) as session:
         hits = value(await session.call_tool("search_memory", {"query": "beagle", "memory": memory_id}))
         assert hits and "Biscuit" in hits[0]["snippet"]
+        assert hits[0]["thread"] == "pets" and hits[0]["created_at"]
+        one_thread = {"query": "beagle", "memory": memory_id, "thread": "trip"}
+        in_trip = value(await session.call_tool("search_memory", one_thread))
+        assert "Biscuit" not in str(in_trip) and {h["thread"] for h in in_trip} <= {"trip"}
         missing = await session.call_tool("list_facts", {})
         assert missing.is_error and "memory" in missing.content[0].text  # no default memory set
 

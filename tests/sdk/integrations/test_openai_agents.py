@@ -94,6 +94,25 @@ async def test_facts_reach_the_agent_instructions_not_the_items(client):
     assert all("Biscuit" not in str(i) for i in call.input)
 
 
+async def test_a_session_is_a_thread_in_its_users_memory(client, errors):
+    user_id = "agents-user-" + uuid.uuid4().hex
+    first = ThreadlessSession(external_id=user_id, thread="session-1", client=client)
+    second = ThreadlessSession(external_id=user_id, thread="session-2", client=client)
+    assert (first.session_id, second.session_id) == ("session-1", "session-2")
+    model = ScriptedModel([[assistant_message("Hello Ada!")], [assistant_message("Lyon it is.")]])
+    await Runner.run(weather_agent(model, first), "My name is Ada.", session=first)
+    await client.flush(10)
+    await Runner.run(weather_agent(model, second), "Plan a trip to Lyon.", session=second)
+    await client.flush(10)
+    assert [i.get("content") for i in model.calls[1].input] == ["Plan a trip to Lyon."]
+    assert first.memory_id == second.memory_id  # one memory for the user
+    assert [t.id for t in await client.threads.list(external_id=user_id)] == ["session-2", "session-1"]
+    await second.clear_session()
+    assert await second.get_items() == []
+    assert [i.get("content") for i in await first.get_items()][0] == "My name is Ada."
+    assert errors.calls == []
+
+
 async def test_pop_item_hides_the_newest_item_and_clear_session_starts_afresh(client):
     external = "agents-" + uuid.uuid4().hex
     session = ThreadlessSession(external_id=external, client=client)

@@ -57,26 +57,35 @@ def async_client(
 
 
 class MemoryRef:
-    """A memory named by its id, or by the app's ``external_id``.
+    """A memory named by its id, or by the app's ``external_id``, and optionally one ``thread`` of it.
 
     ``target()`` names it for decorate/report (an external id goes to the SDK's get-or-create
     routes, with its local tail keyed by it, so a new user's first turn needs no create call and
-    still answers during an outage). ``memory_id`` is learnt from the first successful decorate.
+    still answers during an outage; a thread has a window and a tail of its own). ``memory_id`` is
+    learnt from the first successful decorate.
     """
 
-    def __init__(self, memory_id: str | None, external_id: str | None) -> None:
+    def __init__(self, memory_id: str | None, external_id: str | None, thread: str | None = None) -> None:
         check_ids(memory_id, external_id)
+        if thread is not None and (not isinstance(thread, str) or not thread):
+            raise ThreadlessError(
+                "thread: must be a non-empty string.", code="invalid_request", retryable=False
+            )
         self.memory_id = memory_id
         self.external_id = external_id
+        self.thread = thread
 
     @property
     def session_id(self) -> str:
+        """The thread, else the external id, else the memory id."""
+        if self.thread is not None:
+            return self.thread
         return self.external_id if self.external_id is not None else str(self.memory_id)
 
     def target(self) -> dict[str, Any]:
         if self.external_id is not None:
-            return {"memory_id": None, "external_id": self.external_id}
-        return {"memory_id": self.memory_id}
+            return {"memory_id": None, "external_id": self.external_id, "thread": self.thread}
+        return {"memory_id": self.memory_id, "thread": self.thread}
 
     def learn(self, request: Any) -> Any:
         if self.external_id is not None and not request.degraded and request.memory_id:
@@ -100,3 +109,24 @@ class MemoryRef:
         """After the memory was deleted: an external id gets a fresh memory on next use."""
         if self.external_id is not None:
             self.memory_id = None
+
+    def _thread_target(self) -> dict[str, Any]:
+        if self.external_id is not None:
+            return {"external_id": self.external_id, "thread": self.thread}
+        return {"memory_id": self.memory_id, "thread": self.thread}
+
+    def delete_thread(self, client: Threadless) -> None:
+        """Delete this thread of the memory (the rest of the memory stays); a thread never used is
+        nothing to delete."""
+        try:
+            client.threads.delete(**self._thread_target())
+        except ThreadlessError as error:
+            if error.code != "not_found":
+                raise
+
+    async def adelete_thread(self, client: AsyncThreadless) -> None:
+        try:
+            await client.threads.delete(**self._thread_target())
+        except ThreadlessError as error:
+            if error.code != "not_found":
+                raise

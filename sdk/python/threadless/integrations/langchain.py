@@ -1,13 +1,23 @@
 """LangChain: ``ThreadlessChatMessageHistory``, a ``BaseChatMessageHistory`` backed by a memory.
 
+    from langchain_core.runnables import ConfigurableFieldSpec
     from langchain_core.runnables.history import RunnableWithMessageHistory
     from threadless.integrations.langchain import ThreadlessChatMessageHistory
 
-    chain = RunnableWithMessageHistory(model, lambda session_id: ThreadlessChatMessageHistory(
-        external_id=session_id, client=memory))
+    chain = RunnableWithMessageHistory(
+        model,
+        lambda user_id, session_id: ThreadlessChatMessageHistory(
+            external_id=user_id, thread=session_id, client=memory),
+        history_factory_config=[
+            ConfigurableFieldSpec(id="user_id", annotation=str, is_shared=True),
+            ConfigurableFieldSpec(id="session_id", annotation=str, is_shared=True)])
 
-``messages`` is decorate's window for the memory (a dry run: ``store=False``), led by the
-context block (facts, recall, failures) as a ``SystemMessage`` when there is one.
+A history's session is a ``thread`` in its user's memory (``external_id`` = the user id): its
+window is that conversation's own, its facts and recall span all of the user's conversations.
+Without ``thread`` the history is the memory's default thread (one memory per session id when the
+session id is passed as ``external_id``). ``messages`` is decorate's window (a dry run:
+``store=False``), led by the context block (facts, recall, failures) as a ``SystemMessage`` when
+there is one.
 ``add_messages`` stores each user message with a decorate and what follows it with a report,
 so a turn is stored the way the service expects (facts and the recall index are built from it).
 With the service down, ``messages`` answers from the local tail and ``on_error`` hears why.
@@ -114,13 +124,15 @@ def _turns(messages: Sequence[BaseMessage]) -> list[tuple[dict[str, Any] | None,
 
 
 class ThreadlessChatMessageHistory(BaseChatMessageHistory):
-    """Chat history of one Threadless memory (``memory_id`` or the app's ``external_id``).
+    """Chat history of one conversation (``thread``; None: the default thread) of a Threadless
+    memory (``memory_id`` or the app's ``external_id``).
 
     Pass a ``client`` (``Threadless``) and/or an ``async_client`` (``AsyncThreadless``), or let the
     history build a ``Threadless`` from ``api_key``/``base_url``/``timeout``/``on_error``.
     ``instructions``, ``budget_tokens`` and ``recall`` go to every decorate. ``context_message``
-    False leaves the context block out of ``messages``. ``clear()`` deletes the memory (with a
-    ``memory_id`` the history then moves to a fresh memory: see ``memory_id``).
+    False leaves the context block out of ``messages``. ``clear()`` deletes the thread (the rest
+    of the memory stays); without a ``thread`` it deletes the memory (with a ``memory_id`` the
+    history then moves to a fresh memory: see ``memory_id``).
     """
 
     def __init__(
@@ -128,6 +140,7 @@ class ThreadlessChatMessageHistory(BaseChatMessageHistory):
         memory_id: str | None = None,
         *,
         external_id: str | None = None,
+        thread: str | None = None,
         client: Threadless | None = None,
         async_client: AsyncThreadless | None = None,
         api_key: str | None = None,
@@ -139,7 +152,7 @@ class ThreadlessChatMessageHistory(BaseChatMessageHistory):
         context_message: bool = True,
         on_error: Any = None,
     ) -> None:
-        self._ref = MemoryRef(memory_id, external_id)
+        self._ref = MemoryRef(memory_id, external_id, thread)
         self.on_error = on_error
         self._client = client
         self._async = async_client
@@ -168,6 +181,11 @@ class ThreadlessChatMessageHistory(BaseChatMessageHistory):
     def memory_id(self) -> str | None:
         """The memory's id (None for an external id not resolved yet)."""
         return self._ref.memory_id
+
+    @property
+    def thread(self) -> str | None:
+        """The conversation in the memory (None: its default thread)."""
+        return self._ref.thread
 
     # --- reading -----------------------------------------------------------------------------------
 
@@ -229,12 +247,15 @@ class ThreadlessChatMessageHistory(BaseChatMessageHistory):
                 self.async_client.report(messages=rest, **self._ref.target())
 
     def clear(self) -> None:
-        """Delete the memory and everything derived from it (entries, facts, digests).
-
-        With an external id the next use starts a fresh memory; with a memory id the history
-        goes on in a fresh memory (``memory_id`` changes).
+        """Delete the thread: its messages, and the facts learned only in it (the memory's other
+        threads stay). Without a thread, delete the memory and everything derived from it: with an
+        external id the next use starts a fresh memory; with a memory id the history goes on in a
+        fresh memory (``memory_id`` changes).
         """
         try:
+            if self._ref.thread is not None:
+                self._ref.delete_thread(self.client)
+                return
             memory_id = self._ref.find(self.client)
             if memory_id is not None:
                 self.client.delete(memory_id)
@@ -251,6 +272,9 @@ class ThreadlessChatMessageHistory(BaseChatMessageHistory):
             return await super().aclear()
         client = self.async_client
         try:
+            if self._ref.thread is not None:
+                await self._ref.adelete_thread(client)
+                return
             memory_id = await self._ref.afind(client)
             if memory_id is not None:
                 await client.delete(memory_id)
@@ -268,5 +292,10 @@ class ThreadlessChatMessageHistory(BaseChatMessageHistory):
         notify(
             self.on_error,
             error,
-            {"operation": "clear", "memory_id": self._ref.memory_id, "external_id": self._ref.external_id},
+            {
+                "operation": "clear",
+                "memory_id": self._ref.memory_id,
+                "external_id": self._ref.external_id,
+                "thread": self._ref.thread,
+            },
         )

@@ -3,9 +3,13 @@
     from agents import Agent, Runner
     from threadless.integrations.openai_agents import ThreadlessSession
 
-    session = ThreadlessSession(external_id="user-42", client=AsyncThreadless())
+    session = ThreadlessSession(external_id="user-42", thread="chat-7", client=AsyncThreadless())
     agent = Agent(name="Helper", instructions=session.instructions("Be kind."))
     result = await Runner.run(agent, "What is my dog called?", session=session)
+
+A session is a ``thread`` in its user's memory (``external_id`` = the user id; ``session_id`` is
+the thread): its items are that conversation's, its facts and recall span all of the user's
+sessions. Without ``thread`` the session is the memory's default thread.
 
 Items are stored as OpenAI-chat messages (so decorate, search, facts and the console understand
 them: a function call is an assistant ``tool_calls`` message, its output a ``tool`` message) and
@@ -111,10 +115,12 @@ def _key(item: Any) -> str:
 
 
 class ThreadlessSession:
-    """An Agents SDK ``Session`` over one memory (``memory_id`` or the app's ``external_id``).
+    """An Agents SDK ``Session`` over one conversation (``thread``) of a memory (``memory_id`` or
+    the app's ``external_id``).
 
-    ``session_id`` is the external id (or the memory id). ``budget_tokens`` / ``recall`` go to
-    decorate. ``context_text`` is the context block of the latest ``get_items``.
+    ``session_id`` is the thread (without one: the external id, or the memory id).
+    ``budget_tokens`` / ``recall`` go to decorate. ``context_text`` is the context block of the
+    latest ``get_items``.
     """
 
     session_settings = None
@@ -124,6 +130,7 @@ class ThreadlessSession:
         memory_id: str | None = None,
         *,
         external_id: str | None = None,
+        thread: str | None = None,
         client: AsyncThreadless | None = None,
         api_key: str | None = None,
         base_url: str | None = None,
@@ -132,7 +139,7 @@ class ThreadlessSession:
         recall: bool | None = None,
         on_error: Any = None,
     ) -> None:
-        self._ref = MemoryRef(memory_id, external_id)
+        self._ref = MemoryRef(memory_id, external_id, thread)
         self.session_id = self._ref.session_id
         self.on_error = on_error
         self.client = async_client(client, api_key, base_url, timeout, on_error)
@@ -145,6 +152,10 @@ class ThreadlessSession:
     @property
     def memory_id(self) -> str | None:
         return self._ref.memory_id
+
+    @property
+    def thread(self) -> str | None:
+        return self._ref.thread
 
     def instructions(self, base: str = "") -> Callable[[Any, Any], str]:
         """Dynamic instructions for ``Agent(instructions=…)``: ``base`` + the context block."""
@@ -214,9 +225,14 @@ class ThreadlessSession:
         return items[-1]
 
     async def clear_session(self) -> None:
-        """Delete the memory (entries, facts, digests); an external id starts afresh on next use."""
+        """Delete the session's thread (the user's other sessions and the facts learned there stay).
+        Without a thread, delete the memory (entries, facts, digests); an external id starts afresh
+        on next use."""
         self._popped.clear()
         try:
+            if self._ref.thread is not None:
+                await self._ref.adelete_thread(self.client)
+                return
             memory_id = await self._ref.afind(self.client)
             if memory_id is not None:
                 await self.client.delete(memory_id)
@@ -235,5 +251,6 @@ class ThreadlessSession:
                     "operation": "clear",
                     "memory_id": self._ref.memory_id,
                     "external_id": self._ref.external_id,
+                    "thread": self._ref.thread,
                 },
             )
