@@ -32,7 +32,7 @@ urlpatterns = [
         name="api-threads-external",
     ),
     path(
-        "memories/external/<path:external_id>/threads/<str:thread>",
+        "memories/external/<path:external_id>/threads/<path:thread>",
         views.ExternalThreadDetailApi.as_view(),
         name="api-thread-external",
     ),

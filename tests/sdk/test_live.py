@@ -236,6 +236,7 @@ def test_threads_are_listed_read_and_deleted_by_external_id(memory, errors):
     assert listed.next_cursor is None
     one = memory.threads.get(external_id=user_id, thread="a")
     assert (one.id, one.turns, one.messages) == ("a", 1, 2) and one.tokens > 0
+    assert memory.threads.get(external_id=user_id, thread="b/2").id == "b/2"
     receipt = memory.threads.delete(external_id=user_id, thread="a")
     assert (receipt["threads"], receipt["entries"], receipt["turns"]) == (1, 2, 1)
     with pytest.raises(ThreadlessError) as info:
