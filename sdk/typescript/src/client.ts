@@ -226,26 +226,35 @@ function contextOf(operation: ErrorContext["operation"], target: Target | null, 
   return context;
 }
 
+interface MemoryPath {
+  path: string;
+  memoryId: string;
+}
+
 /**
  * The API path of a memory named by id or by `{ externalId }`, for the routes that have no
- * external form (get, update, delete, search, entries, facts): an external id is looked up, and
- * one no memory has yet is a 404 (reading creates no memory).
+ * external form (get, update, delete, search, entries, facts): an external id is looked up; null
+ * when no memory has it yet (nothing is created).
  */
-async function memoryPathOf(client: Threadless, ref: MemoryRef): Promise<{ path: string; memoryId: string; externalId: string | null }> {
+async function findMemoryPath(client: Threadless, ref: MemoryRef): Promise<MemoryPath | null> {
   const target = targetOf(ref);
-  if (target.externalId === null) return { path: target.path, memoryId: target.memoryId as string, externalId: null };
+  if (target.externalId === null) return { path: target.path, memoryId: target.memoryId as string };
   const page = await client.request<Page<Memory>>("GET", "/memories", { query: { external_id: target.externalId, limit: 1 } });
   const memory = page?.data?.[0];
-  if (!memory) {
-    throw new ThreadlessError({
-      status: 404,
-      code: "not_found",
-      message: `No memory with external id ${JSON.stringify(target.externalId)} in this project.`,
-      hint: "A decorate, report or import by { externalId } creates it, or create({ externalId }).",
-      retryable: false,
-    });
-  }
-  return { path: `/memories/${encodeURIComponent(memory.id)}`, memoryId: memory.id, externalId: target.externalId };
+  return memory ? { path: `/memories/${encodeURIComponent(memory.id)}`, memoryId: memory.id } : null;
+}
+
+/** findMemoryPath, where an external id no memory has yet is a 404 `not_found`. */
+async function memoryPathOf(client: Threadless, ref: MemoryRef): Promise<MemoryPath> {
+  const found = await findMemoryPath(client, ref);
+  if (found) return found;
+  throw new ThreadlessError({
+    status: 404,
+    code: "not_found",
+    message: `No memory has external id ${JSON.stringify((ref as { externalId: string }).externalId)} yet.`,
+    hint: "decorate, report, importMessages or create({ externalId }) create it on first use.",
+    retryable: false,
+  });
 }
 
 function withoutTime(message: ImportedMessage): Message {
@@ -471,7 +480,7 @@ export class Threadless {
   /**
    * Search the memory's committed user and assistant messages, best first: every thread, or one
    * with `{ thread }`. Each hit names its `thread`, `seq` and `created_at`. A number as the third
-   * argument is the limit.
+   * argument is the limit. By an external id no memory has yet: no hits (nothing is created).
    */
   async search(ref: MemoryRef, query: string, params: SearchParams | number = {}): Promise<{ data: SearchHit[] }> {
     const { limit, thread } = typeof params === "number" ? { limit: params, thread: undefined } : params;
@@ -479,8 +488,9 @@ export class Threadless {
     if (limit !== undefined) body.limit = limit;
     const named = checkThread(thread);
     if (named !== null) body.thread = named;
-    const { path } = await memoryPathOf(this, ref);
-    return this.request("POST", `${path}/search`, { body });
+    const found = await findMemoryPath(this, ref);
+    if (!found) return { data: [] };
+    return this.request("POST", `${found.path}/search`, { body });
   }
 
   /**
@@ -790,13 +800,17 @@ async function waitAll(promises: Promise<unknown>[], timeoutMs: number): Promise
   }
 }
 
-/** A memory's facts (learnt from every thread), by memory id or `{ externalId }`. */
+/**
+ * A memory's facts (learnt from every thread), by memory id or `{ externalId }`. Listing by an
+ * external id no memory has yet answers an empty page; changing its facts is a 404.
+ */
 export class FactsApi {
   constructor(private readonly client: Threadless) {}
 
   async list(ref: MemoryRef, params: { limit?: number; cursor?: string; includeHistory?: boolean } = {}): Promise<Page<Fact>> {
-    const { path } = await memoryPathOf(this.client, ref);
-    return this.client.request("GET", `${path}/facts`, {
+    const found = await findMemoryPath(this.client, ref);
+    if (!found) return { data: [], next_cursor: null };
+    return this.client.request("GET", `${found.path}/facts`, {
       query: { limit: params.limit, cursor: params.cursor, include_history: params.includeHistory },
     });
   }
@@ -827,21 +841,25 @@ export interface EntryListParams {
   thread?: string;
 }
 
-/** A memory's stored history, by memory id or `{ externalId }`. */
+/**
+ * A memory's stored history, by memory id or `{ externalId }` (one no memory has yet has none;
+ * nothing is created).
+ */
 export class EntriesApi {
   constructor(private readonly client: Threadless) {}
 
   async list(ref: MemoryRef, params: EntryListParams = {}): Promise<Page<Entry>> {
-    const { path } = await memoryPathOf(this.client, ref);
-    return this.page(path, params);
+    const found = await findMemoryPath(this.client, ref);
+    return found ? this.page(found.path, params) : { data: [], next_cursor: null };
   }
 
   /** Every entry (of one thread, with `{ thread }`), oldest first, following the cursor. */
   async *all(ref: MemoryRef, params: Omit<EntryListParams, "limit" | "cursor"> = {}): AsyncGenerator<Entry> {
-    const { path } = await memoryPathOf(this.client, ref);
+    const found = await findMemoryPath(this.client, ref);
+    if (!found) return;
     let cursor: string | undefined;
     do {
-      const page = await this.page(path, { ...params, cursor, limit: 1000 });
+      const page = await this.page(found.path, { ...params, cursor, limit: 1000 });
       yield* page.data;
       cursor = page.next_cursor ?? undefined;
     } while (cursor);

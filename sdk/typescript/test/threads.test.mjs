@@ -91,8 +91,12 @@ describe("threads against a live Threadless server", { skip: skip ?? false }, ()
     assert.doesNotMatch(JSON.stringify((await memory.facts.list(dana)).data), /Lisbon/);
     assert.deepEqual((await memory.threads.list(dana)).data.map((t) => t.id), ["work"]);
     // Reading by an external id no memory has creates none.
-    assert.deepEqual((await memory.threads.list({ externalId: "ts-threads-nobody" })).data, []);
-    await assert.rejects(memory.get({ externalId: "ts-threads-nobody" }), (e) => e.status === 404 && e.code === "not_found");
+    const nobody = { externalId: "ts-threads-nobody" };
+    assert.deepEqual((await memory.threads.list(nobody)).data, []);
+    assert.deepEqual((await memory.entries.list(nobody)).data, []);
+    assert.deepEqual((await memory.search(nobody, "Lisbon")).data, []);
+    await assert.rejects(memory.get(nobody), (e) => e.status === 404 && e.code === "not_found");
+    assert.deepEqual((await memory.list({ externalId: nobody.externalId })).data, []);
   });
 
   test("importMessages keeps the messages' times; a retried import stores once; an out-of-order one throws", async () => {
