@@ -138,7 +138,8 @@ def providers():
 def test_the_package_readme_examples_run_with_a_provider(live_server_proc, memory, project, providers):
     memory.delete_matching(external_id="user-42")
     blocks = TS_BLOCK.findall(SDK_README.read_text())
-    assert len(blocks) == 2  # the OpenAI quickstart, then the same user with Anthropic
+    # The OpenAI quickstart, the same user with Anthropic, then threads (another user, deleted at its end).
+    assert len(blocks) == 3
     env = {
         **fresh_shell_env(live_server_proc),
         "OPENAI_API_KEY": "sk-test-not-a-real-key",
@@ -157,6 +158,7 @@ def test_the_package_readme_examples_run_with_a_provider(live_server_proc, memor
     assert openai_call["messages"][0]["content"].startswith("You are a helpful assistant.")
     assert openai_call["messages"][-1] == {"role": "user", "content": "Hi, I am Ana."}
     assert [m["role"] for m in anthropic_call["messages"]] == ["user", "assistant", "user"]
+    assert memory.list(external_id="user-43").data == []
     [mem] = memory.list(external_id="user-42").data
     assert [(e.role, e.content) for e in memory.entries.all(mem.id)] == [
         ("user", "Hi, I am Ana."),

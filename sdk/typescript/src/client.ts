@@ -6,23 +6,29 @@
 
 import { ThreadlessError, errorFromResponse, isRetryableStatus } from "./errors.js";
 import { DecoratedRequest } from "./request.js";
-import { TailStore, joinInstructions } from "./tail.js";
+import { TailStore, joinInstructions, tailKey } from "./tail.js";
 import type {
   DecorateAnswer,
   DeleteReceipt,
   Entry,
   Fact,
+  ImportAnswer,
+  ImportedMessage,
   Memory,
   MemoryPolicy,
   Message,
   Page,
   ReportAnswer,
   ReportedFailure,
+  SearchHit,
+  Thread,
 } from "./types.js";
 
 export { VERSION } from "./version.js";
-/** How long a decorate waits for a report still in flight on the same memory. */
+/** How long a decorate waits for a report still in flight in the same thread. */
 export const REPORT_WAIT_MS = 2000;
+/** The thread of a call that names none: where every memory's history is unless you choose one. */
+export const DEFAULT_THREAD = "default";
 
 export interface ErrorContext {
   operation: "decorate" | "report" | `memory.${string}`;
@@ -30,6 +36,8 @@ export interface ErrorContext {
   memoryId: string | null;
   /** Set when the call named the memory by your own id. */
   externalId?: string;
+  /** Set when the call named a thread. */
+  thread?: string;
 }
 
 /**
@@ -59,6 +67,8 @@ export interface AnthropicReplyLike {
 export interface ReportReplyOptions {
   failures?: ReportedFailure[];
   idempotencyKey?: string;
+  /** The conversation the reply belongs to (default `"default"`). */
+  thread?: string;
 }
 
 interface Target {
@@ -66,6 +76,14 @@ interface Target {
   path: string;
   memoryId: string | null;
   externalId: string | null;
+}
+
+/** A memory's conversation: where a call's window, tail and report order live. */
+interface ThreadTarget extends Target {
+  /** The thread as the call named it (null: the default thread, not sent). */
+  thread: string | null;
+  /** The local tail's key (memory and thread). */
+  tail: string;
 }
 
 export type OnError = (error: ThreadlessError, context: ErrorContext) => unknown;
@@ -77,9 +95,9 @@ export interface ThreadlessOptions {
   baseUrl?: string;
   /** Total deadline of one call (connect + send + wait + read), in milliseconds. Default 15 000. */
   timeoutMs?: number;
-  /** Estimated tokens of history the local tail keeps per memory. Default 60 000. */
+  /** Estimated tokens of history the local tail keeps per memory and thread. Default 60 000. */
   tailTokens?: number;
-  /** How many memories keep a tail (least recently used dropped first). Default 200. */
+  /** How many threads (of any memories) keep a tail (least recently used dropped first). Default 200. */
   maxTails?: number;
   /**
    * Told about every decorate fallback and every failed report. Whatever it throws is swallowed.
@@ -124,12 +142,39 @@ export interface DecorateParams {
   store?: boolean | null;
   /** Sent as `Idempotency-Key`: a retried decorate stores its messages once. */
   idempotencyKey?: string;
+  /**
+   * The conversation (your own id for it, created on first use; default `"default"`). The window
+   * and the local tail are the thread's own; facts and recall span the whole memory.
+   */
+  thread?: string;
 }
 
 export interface ReportParams {
   messages: Message[];
   failures?: ReportedFailure[];
   idempotencyKey?: string;
+  /** The conversation the messages belong to (default `"default"`): its newest turn is joined. */
+  thread?: string;
+}
+
+export interface SearchParams {
+  limit?: number;
+  /** Only this thread's messages (default: every thread of the memory). */
+  thread?: string;
+}
+
+export interface ImportParams {
+  /** Existing history, oldest first (at most 2,000 a call), each with its `createdAt` (default now). */
+  messages: ImportedMessage[];
+  /** The thread to append to (default `"default"`). */
+  thread?: string;
+  /** Sent as `Idempotency-Key`: a retried import stores its messages once. */
+  idempotencyKey?: string;
+}
+
+export interface ThreadListParams {
+  limit?: number;
+  cursor?: string;
 }
 
 interface RequestOptions {
@@ -160,11 +205,75 @@ function targetOf(ref: unknown): Target {
   return { key: ref as string, path: `/memories/${memoryId}`, memoryId: ref as string, externalId: null };
 }
 
-function contextOf(operation: ErrorContext["operation"], target: Target | null, ref: unknown, memoryId?: string | null): ErrorContext {
+function threadTargetOf(ref: unknown, thread: unknown): ThreadTarget {
+  const target = targetOf(ref);
+  const named = checkThread(thread);
+  return { ...target, thread: named, tail: tailKey(target.key, named ?? DEFAULT_THREAD) };
+}
+
+/** A thread as a call names it: absent (null) is the default thread; else a non-empty string. */
+function checkThread(thread: unknown): string | null {
+  if (thread === undefined || thread === null) return null;
+  if (typeof thread !== "string" || !thread) throw invalid("thread: must be a non-empty string (your own id for the conversation).");
+  return thread;
+}
+
+function contextOf(operation: ErrorContext["operation"], target: Target | null, ref: unknown, memoryId?: string | null, thread?: unknown): ErrorContext {
   const externalId = target?.externalId ?? (ref !== null && typeof ref === "object" ? (ref as { externalId?: unknown }).externalId : undefined);
   const context: ErrorContext = { operation, memoryId: memoryId ?? target?.memoryId ?? (typeof ref === "string" ? ref : null) };
   if (typeof externalId === "string") context.externalId = externalId;
+  if (typeof thread === "string") context.thread = thread;
   return context;
+}
+
+interface MemoryPath {
+  path: string;
+  memoryId: string;
+}
+
+/**
+ * The API path of a memory named by id or by `{ externalId }`, for the routes that have no
+ * external form (get, update, delete, search, entries, facts): an external id is looked up; null
+ * when no memory has it yet (nothing is created).
+ */
+async function findMemoryPath(client: Threadless, ref: MemoryRef): Promise<MemoryPath | null> {
+  const target = targetOf(ref);
+  if (target.externalId === null) return { path: target.path, memoryId: target.memoryId as string };
+  const page = await client.request<Page<Memory>>("GET", "/memories", { query: { external_id: target.externalId, limit: 1 } });
+  const memory = page?.data?.[0];
+  return memory ? { path: `/memories/${encodeURIComponent(memory.id)}`, memoryId: memory.id } : null;
+}
+
+/** findMemoryPath, where an external id no memory has yet is a 404 `not_found`. */
+async function memoryPathOf(client: Threadless, ref: MemoryRef): Promise<MemoryPath> {
+  const found = await findMemoryPath(client, ref);
+  if (found) return found;
+  throw new ThreadlessError({
+    status: 404,
+    code: "not_found",
+    message: `No memory has external id ${JSON.stringify((ref as { externalId: string }).externalId)} yet.`,
+    hint: "decorate, report, importMessages or create({ externalId }) create it on first use.",
+    retryable: false,
+  });
+}
+
+function withoutTime(message: ImportedMessage): Message {
+  const { createdAt: _createdAt, created_at: _created_at, ...rest } = message;
+  return rest;
+}
+
+/** An imported message for the API: `createdAt` / `created_at` (a Date or a string) as `created_at`. */
+function importedMessage(message: ImportedMessage, index: number): Record<string, unknown> {
+  if (message === null || typeof message !== "object") throw invalid(`messages[${index}]: must be a message object.`);
+  const at = message.createdAt ?? message.created_at;
+  const rest = withoutTime(message);
+  if (at === undefined || at === null) return { ...rest };
+  if (at instanceof Date) {
+    if (Number.isNaN(at.getTime())) throw invalid(`messages[${index}].createdAt: an invalid Date.`);
+    return { ...rest, created_at: at.toISOString() };
+  }
+  if (typeof at !== "string") throw invalid(`messages[${index}].createdAt: a Date or an ISO 8601 string with its offset.`);
+  return { ...rest, created_at: at };
 }
 
 /** The assistant message of a ChatCompletion (first choice) or of a ChatCompletionMessage. */
@@ -276,6 +385,7 @@ export class Threadless {
   readonly maxTails: number;
   readonly facts: FactsApi;
   readonly entries: EntriesApi;
+  readonly threads: ThreadsApi;
   private readonly apiKey: string;
   private readonly onError: OnError | null;
   private readonly fetchImpl: typeof fetch;
@@ -315,6 +425,9 @@ export class Threadless {
     this.tails = new TailStore(this.maxTails, this.tailTokens);
     this.facts = new FactsApi(this);
     this.entries = new EntriesApi(this);
+    this.threads = new ThreadsApi(this, (ref, thread) => {
+      this.tails.forget(tailKey(targetOf(ref).key, thread));
+    });
   }
 
   // --- memories --------------------------------------------------------------------------------
@@ -329,12 +442,15 @@ export class Threadless {
     return this.request<Memory>("POST", "/memories", { body });
   }
 
-  get(memoryId: string): Promise<Memory> {
-    return this.request<Memory>("GET", `/memories/${checkId("memoryId", memoryId)}`);
+  /** A memory by id or by `{ externalId }` (one no memory has yet is a 404). */
+  async get(ref: MemoryRef): Promise<Memory> {
+    const { path } = await memoryPathOf(this, ref);
+    return this.request<Memory>("GET", path);
   }
 
-  update(memoryId: string, params: UpdateParams): Promise<Memory> {
-    return this.request<Memory>("PATCH", `/memories/${checkId("memoryId", memoryId)}`, { body: params });
+  async update(ref: MemoryRef, params: UpdateParams): Promise<Memory> {
+    const { path } = await memoryPathOf(this, ref);
+    return this.request<Memory>("PATCH", path, { body: params });
   }
 
   list(params: ListParams = {}): Promise<Page<Memory>> {
@@ -347,10 +463,11 @@ export class Threadless {
     return this.request<Page<Memory>>("GET", "/memories", { query });
   }
 
-  /** Delete a memory and everything derived from it; its local tail goes too. */
-  async delete(memoryId: string): Promise<void> {
-    await this.request<void>("DELETE", `/memories/${checkId("memoryId", memoryId)}`);
-    this.tails.forget(memoryId);
+  /** Delete a memory and everything derived from it; its local tails (every thread's) go too. */
+  async delete(ref: MemoryRef): Promise<void> {
+    const { path, memoryId } = await memoryPathOf(this, ref);
+    await this.request<void>("DELETE", path);
+    this.tails.forgetMemory(targetOf(ref).key, memoryId);
   }
 
   /** Delete every memory matching the filter (at least one of metadata / externalId). */
@@ -360,10 +477,37 @@ export class Threadless {
     return this.request<DeleteReceipt>("DELETE", "/memories", { query });
   }
 
-  search(memoryId: string, query: string, limit?: number): Promise<{ data: unknown[] }> {
+  /**
+   * Search the memory's committed user and assistant messages, best first: every thread, or one
+   * with `{ thread }`. Each hit names its `thread`, `seq` and `created_at`. A number as the third
+   * argument is the limit. By an external id no memory has yet: no hits (nothing is created).
+   */
+  async search(ref: MemoryRef, query: string, params: SearchParams | number = {}): Promise<{ data: SearchHit[] }> {
+    const { limit, thread } = typeof params === "number" ? { limit: params, thread: undefined } : params;
     const body: Record<string, unknown> = { query };
     if (limit !== undefined) body.limit = limit;
-    return this.request("POST", `/memories/${checkId("memoryId", memoryId)}/search`, { body });
+    const named = checkThread(thread);
+    if (named !== null) body.thread = named;
+    const found = await findMemoryPath(this, ref);
+    if (!found) return { data: [] };
+    return this.request("POST", `${found.path}/search`, { body });
+  }
+
+  /**
+   * Append existing history to a thread, each message keeping its `createdAt` (a `Date` or ISO
+   * 8601 with its offset; default now), oldest first; by `{ externalId }` the memory is created
+   * on first use. Resolves to the server's 202 answer once the messages are stored (facts and
+   * recall follow in the background). Throws `ThreadlessError` on any failure: an import has no
+   * fallback. The thread's local tail gets the messages, so a fallback right after has them.
+   */
+  async importMessages(ref: MemoryRef, params: ImportParams): Promise<ImportAnswer> {
+    const target = threadTargetOf(ref, params?.thread);
+    const messages = checkMessages(params?.messages);
+    const body: Record<string, unknown> = { messages: messages.map(importedMessage) };
+    if (target.thread !== null) body.thread = target.thread;
+    const answer = await this.request<ImportAnswer>("POST", `${target.path}/messages`, { body, idempotencyKey: params.idempotencyKey });
+    this.tails.append(target.tail, messages.filter((m) => m.role !== "system").map(withoutTime));
+    return answer;
   }
 
   // --- decorate and report ---------------------------------------------------------------------
@@ -374,15 +518,16 @@ export class Threadless {
    * other 4xx.
    */
   async decorate(ref: MemoryRef, params: DecorateParams): Promise<DecoratedRequest> {
-    const target = targetOf(ref);
+    const target = threadTargetOf(ref, params?.thread);
     const messages = checkMessages(params?.messages);
     const body: Record<string, unknown> = { messages };
     if (params.instructions != null) body.instructions = params.instructions;
     if (params.budgetTokens != null) body.budget_tokens = params.budgetTokens;
     if (params.recall != null) body.recall = params.recall;
     if (params.store != null) body.store = params.store;
+    if (target.thread !== null) body.thread = target.thread;
     const encoded = encodeBody(body);
-    await this.waitForReports(target.key);
+    await this.waitForReports(target.tail);
     const seq = this.tails.nextSeq();
     let answer: DecorateAnswer;
     try {
@@ -402,15 +547,16 @@ export class Threadless {
       const error = caught instanceof ThreadlessError ? caught : unexpected(caught, `POST ${target.path}/decorate`);
       if (!shouldFallBack(error)) throw error;
       const request = this.fallback(target, messages, params.instructions ?? undefined, error, seq);
-      this.notify(error, contextOf("decorate", target, ref, request.memoryId));
+      this.notify(error, contextOf("decorate", target, ref, request.memoryId, target.thread));
       return request;
     }
     const contextText = typeof answer.context_text === "string" ? answer.context_text : "";
     const memoryId = answer.memory_id ?? target.memoryId;
-    this.tails.refresh(target.key, answer.instructions, contextText, answer.messages, params.store !== false, seq, memoryId);
+    this.tails.refresh(target.tail, answer.instructions, contextText, answer.messages, params.store !== false, seq, memoryId);
     return new DecoratedRequest({
       memoryId,
       externalId: target.externalId,
+      thread: target.thread ?? DEFAULT_THREAD,
       turn: answer.turn ?? null,
       instructions: answer.instructions,
       contextText,
@@ -423,7 +569,7 @@ export class Threadless {
   }
 
   /** Tail + the new messages; new instructions (or system messages) replace the tail's own part. */
-  private fallback(target: Target, messages: Message[], instructions: string | undefined, error: ThreadlessError, seq: number): DecoratedRequest {
+  private fallback(target: ThreadTarget, messages: Message[], instructions: string | undefined, error: ThreadlessError, seq: number): DecoratedRequest {
     const systems: string[] = [];
     const rest: Message[] = [];
     for (const message of messages) {
@@ -431,12 +577,13 @@ export class Threadless {
       else rest.push(message);
     }
     const newOwn = instructions ?? (systems.length ? systems.join("\n\n") : undefined);
-    const tail = this.tails.fallback(target.key, seq);
+    const tail = this.tails.fallback(target.tail, seq);
     const own = newOwn ?? tail?.own ?? "";
     const contextText = tail?.contextText ?? "";
     return new DecoratedRequest({
       memoryId: target.memoryId ?? tail?.memoryId ?? null,
       externalId: target.externalId,
+      thread: target.thread ?? DEFAULT_THREAD,
       turn: null,
       instructions: joinInstructions(own, contextText),
       contextText,
@@ -451,26 +598,27 @@ export class Threadless {
   /**
    * Store what came after the decorate (the reply, tool calls and results, failures), in the
    * background. Never rejects; failures go to `onError` and are not retried. Resolves to the
-   * server's answer, or null when it failed or was skipped (after a degraded decorate on this
-   * memory, until the next successful one: that turn's user message was never stored).
+   * server's answer, or null when it failed or was skipped (after a degraded decorate in this
+   * thread, until the next successful one: that turn's user message was never stored).
    */
   report(ref: MemoryRef, params: ReportParams): Promise<ReportAnswer | null> {
-    let target: Target;
+    let target: ThreadTarget;
     let messages: Message[];
     let encoded: string;
     try {
-      target = targetOf(ref);
+      target = threadTargetOf(ref, params?.thread);
       messages = checkMessages(params?.messages);
-      if (this.tails.isDegraded(target.key)) return Promise.resolve(null); // that turn's user message was never stored
+      if (this.tails.isDegraded(target.tail)) return Promise.resolve(null); // that turn's user message was never stored
       const body: Record<string, unknown> = { messages };
       if (params.failures?.length) body.failures = params.failures;
+      if (target.thread !== null) body.thread = target.thread;
       encoded = encodeBody(body);
     } catch (error) {
-      this.notify(asThreadlessError(error), contextOf("report", null, ref));
+      this.notify(asThreadlessError(error), contextOf("report", null, ref, undefined, params?.thread));
       return Promise.resolve(null);
     }
-    // Reports on one memory go out one at a time, in order; other memories run in parallel.
-    const key = target.key;
+    // Reports in one thread go out one at a time, in order; other threads and memories run in parallel.
+    const key = target.tail;
     const previous = this.lastReport.get(key);
     const run = (async (): Promise<ReportAnswer | null> => {
       if (previous) await previous;
@@ -479,7 +627,7 @@ export class Threadless {
         this.tails.append(key, messages);
         return answer ?? null;
       } catch (error) {
-        this.notify(asThreadlessError(error), contextOf("report", target, ref, target.memoryId ?? this.tails.peek(key)?.memoryId));
+        this.notify(asThreadlessError(error), contextOf("report", target, ref, target.memoryId ?? this.tails.peek(key)?.memoryId, target.thread));
         return null;
       }
     })();
@@ -493,7 +641,7 @@ export class Threadless {
     try {
       messages = fromOpenAI(completion);
     } catch (error) {
-      this.notify(asThreadlessError(error), contextOf("report", null, ref));
+      this.notify(asThreadlessError(error), contextOf("report", null, ref, undefined, options.thread));
       return Promise.resolve(null);
     }
     return this.report(ref, { messages, ...options });
@@ -505,7 +653,7 @@ export class Threadless {
     try {
       messages = fromAnthropic(message);
     } catch (error) {
-      this.notify(asThreadlessError(error), contextOf("report", null, ref));
+      this.notify(asThreadlessError(error), contextOf("report", null, ref, undefined, options.thread));
       return Promise.resolve(null);
     }
     return this.report(ref, { messages, ...options });
@@ -522,23 +670,24 @@ export class Threadless {
     return this.pending.size;
   }
 
-  private track(memoryId: string, run: Promise<unknown>): void {
+  /** `key`: the thread's tail key (reports are ordered, and waited for, per thread). */
+  private track(key: string, run: Promise<unknown>): void {
     this.pending.add(run);
-    let forMemory = this.inFlight.get(memoryId);
-    if (!forMemory) this.inFlight.set(memoryId, (forMemory = new Set()));
-    forMemory.add(run);
-    this.lastReport.set(memoryId, run);
+    let forThread = this.inFlight.get(key);
+    if (!forThread) this.inFlight.set(key, (forThread = new Set()));
+    forThread.add(run);
+    this.lastReport.set(key, run);
     void run.finally(() => {
       this.pending.delete(run);
-      const set = this.inFlight.get(memoryId);
+      const set = this.inFlight.get(key);
       set?.delete(run);
-      if (set && !set.size) this.inFlight.delete(memoryId);
-      if (this.lastReport.get(memoryId) === run) this.lastReport.delete(memoryId);
+      if (set && !set.size) this.inFlight.delete(key);
+      if (this.lastReport.get(key) === run) this.lastReport.delete(key);
     });
   }
 
-  private async waitForReports(memoryId: string): Promise<void> {
-    const running = this.inFlight.get(memoryId);
+  private async waitForReports(key: string): Promise<void> {
+    const running = this.inFlight.get(key);
     if (running?.size) await waitAll([...running], REPORT_WAIT_MS);
   }
 
@@ -651,44 +800,112 @@ async function waitAll(promises: Promise<unknown>[], timeoutMs: number): Promise
   }
 }
 
+/**
+ * A memory's facts (learnt from every thread), by memory id or `{ externalId }`. Listing by an
+ * external id no memory has yet answers an empty page; changing its facts is a 404.
+ */
 export class FactsApi {
   constructor(private readonly client: Threadless) {}
 
-  list(memoryId: string, params: { limit?: number; cursor?: string; includeHistory?: boolean } = {}): Promise<Page<Fact>> {
-    return this.client.request("GET", `/memories/${checkId("memoryId", memoryId)}/facts`, {
+  async list(ref: MemoryRef, params: { limit?: number; cursor?: string; includeHistory?: boolean } = {}): Promise<Page<Fact>> {
+    const found = await findMemoryPath(this.client, ref);
+    if (!found) return { data: [], next_cursor: null };
+    return this.client.request("GET", `${found.path}/facts`, {
       query: { limit: params.limit, cursor: params.cursor, include_history: params.includeHistory },
     });
   }
 
-  create(memoryId: string, text: string): Promise<Fact> {
-    return this.client.request("POST", `/memories/${checkId("memoryId", memoryId)}/facts`, { body: { text } });
+  async create(ref: MemoryRef, text: string): Promise<Fact> {
+    const { path } = await memoryPathOf(this.client, ref);
+    return this.client.request("POST", `${path}/facts`, { body: { text } });
   }
 
-  update(memoryId: string, factId: string, text: string): Promise<Fact> {
-    return this.client.request("PATCH", `/memories/${checkId("memoryId", memoryId)}/facts/${checkId("factId", factId)}`, { body: { text } });
+  async update(ref: MemoryRef, factId: string, text: string): Promise<Fact> {
+    const fact = checkId("factId", factId);
+    const { path } = await memoryPathOf(this.client, ref);
+    return this.client.request("PATCH", `${path}/facts/${fact}`, { body: { text } });
   }
 
-  delete(memoryId: string, factId: string): Promise<void> {
-    return this.client.request("DELETE", `/memories/${checkId("memoryId", memoryId)}/facts/${checkId("factId", factId)}`);
+  async delete(ref: MemoryRef, factId: string): Promise<void> {
+    const fact = checkId("factId", factId);
+    const { path } = await memoryPathOf(this.client, ref);
+    return this.client.request("DELETE", `${path}/facts/${fact}`);
   }
 }
 
+export interface EntryListParams {
+  limit?: number;
+  cursor?: string;
+  includeUncommitted?: boolean;
+  /** Only this thread's entries (default: every thread's, in `seq` order). */
+  thread?: string;
+}
+
+/**
+ * A memory's stored history, by memory id or `{ externalId }` (one no memory has yet has none;
+ * nothing is created).
+ */
 export class EntriesApi {
   constructor(private readonly client: Threadless) {}
 
-  list(memoryId: string, params: { limit?: number; cursor?: string; includeUncommitted?: boolean } = {}): Promise<Page<Entry>> {
-    return this.client.request("GET", `/memories/${checkId("memoryId", memoryId)}/entries`, {
-      query: { limit: params.limit, cursor: params.cursor, include_uncommitted: params.includeUncommitted },
-    });
+  async list(ref: MemoryRef, params: EntryListParams = {}): Promise<Page<Entry>> {
+    const found = await findMemoryPath(this.client, ref);
+    return found ? this.page(found.path, params) : { data: [], next_cursor: null };
   }
 
-  /** Every entry, oldest first, following the cursor. */
-  async *all(memoryId: string, params: { includeUncommitted?: boolean } = {}): AsyncGenerator<Entry> {
+  /** Every entry (of one thread, with `{ thread }`), oldest first, following the cursor. */
+  async *all(ref: MemoryRef, params: Omit<EntryListParams, "limit" | "cursor"> = {}): AsyncGenerator<Entry> {
+    const found = await findMemoryPath(this.client, ref);
+    if (!found) return;
     let cursor: string | undefined;
     do {
-      const page = await this.list(memoryId, { ...params, cursor, limit: 1000 });
+      const page = await this.page(found.path, { ...params, cursor, limit: 1000 });
       yield* page.data;
       cursor = page.next_cursor ?? undefined;
     } while (cursor);
   }
+
+  private page(path: string, params: EntryListParams): Promise<Page<Entry>> {
+    const thread = checkThread(params.thread) ?? undefined;
+    return this.client.request("GET", `${path}/entries`, {
+      query: { limit: params.limit, cursor: params.cursor, include_uncommitted: params.includeUncommitted, thread },
+    });
+  }
+}
+
+/**
+ * A memory's threads (its subject's conversations), by memory id or `{ externalId }` (reading by
+ * an external id creates no memory).
+ */
+export class ThreadsApi {
+  constructor(
+    private readonly client: Threadless,
+    private readonly forgetTail: (ref: MemoryRef, thread: string) => void,
+  ) {}
+
+  /** Newest activity first; pass `next_cursor` back as `cursor`. */
+  list(ref: MemoryRef, params: ThreadListParams = {}): Promise<Page<Thread>> {
+    return this.client.request("GET", `${targetOf(ref).path}/threads`, { query: { limit: params.limit, cursor: params.cursor } });
+  }
+
+  get(ref: MemoryRef, thread: string): Promise<Thread> {
+    return this.client.request("GET", threadPath(ref, thread));
+  }
+
+  /**
+   * Remove the thread (its entries, turns, digests, index rows and summary, and the facts learnt
+   * only from it) and its local tail; resolves to the deletion receipt.
+   */
+  async delete(ref: MemoryRef, thread: string): Promise<DeleteReceipt> {
+    const receipt = await this.client.request<DeleteReceipt>("DELETE", threadPath(ref, thread));
+    this.forgetTail(ref, thread);
+    return receipt;
+  }
+}
+
+function threadPath(ref: MemoryRef, thread: unknown): string {
+  const path = targetOf(ref).path;
+  const named = checkThread(thread);
+  if (named === null) throw invalid("thread: required (the id of the thread).");
+  return `${path}/threads/${encodeURIComponent(named)}`;
 }

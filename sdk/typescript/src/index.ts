@@ -1,6 +1,6 @@
 /** Threadless: memory for LLM agents that never stops your agent. */
 
-export { Threadless, FactsApi, EntriesApi, VERSION, REPORT_WAIT_MS, fromAnthropic, fromOpenAI } from "./client.js";
+export { Threadless, FactsApi, EntriesApi, ThreadsApi, VERSION, REPORT_WAIT_MS, DEFAULT_THREAD, fromAnthropic, fromOpenAI } from "./client.js";
 export type {
   AnthropicReplyLike,
   MemoryRef,
@@ -9,10 +9,14 @@ export type {
   ReportReplyOptions,
   CreateParams,
   DecorateParams,
+  EntryListParams,
   ErrorContext,
+  ImportParams,
   ListParams,
   OnError,
   ReportParams,
+  SearchParams,
+  ThreadListParams,
   ThreadlessOptions,
   UpdateParams,
 } from "./client.js";

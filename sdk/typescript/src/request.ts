@@ -95,6 +95,8 @@ export interface DecoratedRequestInit {
   /** null only for a fallback by `externalId` before any successful decorate of it. */
   memoryId: string | null;
   externalId?: string | null;
+  /** The conversation the request belongs to (default `"default"`). */
+  thread?: string;
   turn: number | null;
   instructions: string;
   contextText: string;
@@ -113,6 +115,8 @@ export interface DecoratedRequestInit {
 export class DecoratedRequest {
   readonly memoryId: string | null;
   readonly externalId: string | null;
+  /** The thread whose window (or, degraded, whose local tail) this is. */
+  readonly thread: string;
   readonly turn: number | null;
   readonly instructions: string;
   readonly contextText: string;
@@ -125,6 +129,7 @@ export class DecoratedRequest {
   constructor(init: DecoratedRequestInit) {
     this.memoryId = init.memoryId;
     this.externalId = init.externalId ?? null;
+    this.thread = init.thread ?? "default";
     this.turn = init.turn;
     this.instructions = init.instructions;
     this.contextText = init.contextText;

@@ -61,6 +61,9 @@ export interface Page<T> {
 export interface Entry {
   id: number | string;
   seq: number;
+  /** The conversation it belongs to (`"default"` unless a call named one). */
+  thread: string;
+  /** Its turn in its thread. */
   turn: number;
   kind: "message" | "data" | "error" | "digest" | "action";
   role: Role | null;
@@ -79,6 +82,10 @@ export interface Fact {
   text: string;
   slot: string | null;
   source_entry_ids: Array<number | string>;
+  /** When the statement it was learnt from was said (null for a fact a person wrote). */
+  valid_from?: string | null;
+  /** When a later statement superseded it; null while it holds. */
+  valid_to?: string | null;
   created_at: string;
   updated_at: string;
   [key: string]: unknown;
@@ -125,4 +132,40 @@ export interface ReportAnswer {
 
 export interface DeleteReceipt {
   deleted: Record<string, number>;
+}
+
+/** One conversation of a memory's subject (`GET /v1/memories/{id}/threads/{thread}`). */
+export interface Thread {
+  id: string;
+  created_at: string;
+  updated_at: string;
+  turns: number;
+  messages: number;
+  tokens: number;
+}
+
+/** One hit of `POST /v1/memories/{id}/search`, best first. */
+export interface SearchHit {
+  entry_id: number | string;
+  seq: number;
+  thread: string;
+  turn: number;
+  created_at: string | null;
+  /** `created_at` as `YYYY-MM-DD`. */
+  date: string | null;
+  role: Role;
+  snippet: string;
+  score: number;
+  [key: string]: unknown;
+}
+
+/** A message of existing history, with when it was said (a `Date` or ISO 8601 with its offset; default now). */
+export type ImportedMessage = Message & { createdAt?: Date | string; created_at?: Date | string };
+
+/** The body of a `202` from `POST /v1/memories/{id}/messages`. */
+export interface ImportAnswer {
+  accepted: number;
+  thread: string;
+  /** The first and last turn the messages landed in. */
+  turns: [number, number];
 }

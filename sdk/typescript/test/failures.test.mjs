@@ -267,6 +267,32 @@ describe("the tail", () => {
     assert.deepEqual(down.messages, [user("stored"), user("trying"), user("next")]);
   });
 
+  test("is kept per memory and thread: a fallback in one thread never shows another's", async () => {
+    const memory = client();
+    await memory.decorate("mem_t", { thread: "a", messages: [user("in a")] });
+    await memory.report("mem_t", { thread: "a", messages: [assistant("reply in a")] });
+    await memory.decorate("mem_t", { thread: "b", messages: [user("in b")] });
+    await memory.decorate("mem_t", { messages: [user("in default")] });
+    assert.deepEqual(server.operations("decorate").map((r) => r.body.thread), ["a", "b", undefined], "no thread: none sent");
+    server.modes.decorate = "503";
+    const b = await memory.decorate("mem_t", { thread: "b", messages: [user("b again")] });
+    assert.deepEqual([b.degraded, b.thread, b.messages], [true, "b", [user("in b"), user("b again")]]);
+    assert.deepEqual(calls.map((c) => c.context), [{ operation: "decorate", memoryId: "mem_t", thread: "b" }]);
+    const a = await memory.decorate("mem_t", { thread: "a", messages: [user("a again")] });
+    assert.deepEqual(a.messages, [user("in a"), assistant("reply in a"), user("a again")]);
+    const main = await memory.decorate("mem_t", { thread: "default", messages: [user("again")] });
+    assert.deepEqual([main.thread, main.messages], ["default", [user("in default"), user("again")]]);
+    // b's reply is skipped (its turn was never stored); deleting thread a drops a's tail.
+    server.modes.decorate = "ok";
+    await memory.decorate("mem_t", { thread: "a", messages: [user("a back")] });
+    assert.equal(await memory.report("mem_t", { thread: "b", messages: [assistant("not stored")] }), null);
+    assert.equal(server.operations("report").length, 1);
+    await memory.threads.delete("mem_t", "a");
+    assert.equal(server.requests.at(-1).url, "/v1/memories/mem_t/threads/a");
+    server.modes.decorate = "503";
+    assert.deepEqual((await memory.decorate("mem_t", { thread: "a", messages: [user("after")] })).messages, [user("after")]);
+  });
+
   test("a failing decorate on a memory without a tail evicts no other memory's tail", async () => {
     const memory = client({ maxTails: 1 });
     await memory.decorate("kept", { messages: [user("hi")] });

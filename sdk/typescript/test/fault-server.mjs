@@ -141,14 +141,17 @@ export class FaultServer {
 
   ok(record, json) {
     const id = record.memoryId;
+    // History is per thread (keyed by the memory id for the default one), instructions per memory.
+    const named = record.body?.thread;
+    const thread = named && named !== "default" ? `${id}\u0000${named}` : id;
     if (record.operation === "decorate") {
       const body = record.body;
       const own = typeof body.instructions === "string" ? body.instructions : this.instructions.get(id) ?? "";
       const fresh = body.messages.filter((m) => m.role !== "system");
-      const history = this.history.get(id) ?? [];
+      const history = this.history.get(thread) ?? [];
       const messages = [...history, ...fresh];
       if (body.store !== false) {
-        this.history.set(id, messages);
+        this.history.set(thread, messages);
         this.instructions.set(id, own);
       }
       const ctx = this.contextText;
@@ -163,7 +166,7 @@ export class FaultServer {
       });
     }
     if (record.operation === "report") {
-      this.history.set(id, [...(this.history.get(id) ?? []), ...record.body.messages]);
+      this.history.set(thread, [...(this.history.get(thread) ?? []), ...record.body.messages]);
       return json(202, { accepted: record.body.messages.length, turn: 1 });
     }
     return json(200, { ok: true, method: record.method, url: record.url, body: record.body });

@@ -12,8 +12,10 @@ export function liveServerAvailable() {
 }
 
 export class LiveServer {
-  async start() {
-    this.proc = spawn(PYTHON, [fileURLToPath(new URL("live_server.py", import.meta.url))], {
+  /** `worker: true` also starts a Celery worker (facts, recall indexing and compaction run). */
+  async start({ worker = false } = {}) {
+    const args = [fileURLToPath(new URL("live_server.py", import.meta.url)), ...(worker ? ["--worker"] : [])];
+    this.proc = spawn(PYTHON, args, {
       cwd: ROOT,
       stdio: ["pipe", "pipe", "inherit"],
     });

@@ -1,6 +1,7 @@
 """A real Threadless server for the TypeScript SDK's live tests (run with the project's venv python).
 
-Starts `harness.servers.ThreadlessServer` (uvicorn, own var dir and database), prints one JSON
+Starts `harness.servers.ThreadlessServer` (uvicorn, own var dir and database; with `--worker` a
+Celery worker too, for tests that wait for facts), prints one JSON
 line `{"url", "key"}`, then obeys lines on stdin: `stop` (SIGTERM the web server), `start` (start it
 again on the same port). Each command is answered with one line. EOF stops everything.
 """
@@ -15,7 +16,7 @@ sys.path.insert(0, str(ROOT))
 
 from harness.servers import ThreadlessServer  # noqa: E402
 
-server = ThreadlessServer()
+server = ThreadlessServer(worker="--worker" in sys.argv[1:])
 try:
     server.start()
     print(json.dumps({"url": server.url, "key": server.key}), flush=True)

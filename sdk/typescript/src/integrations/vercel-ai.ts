@@ -1,5 +1,5 @@
 /**
- * Vercel AI SDK: `threadlessMemory({ client, memoryId | externalId })`, a language-model
+ * Vercel AI SDK: `threadlessMemory({ client, memoryId | externalId, thread? })`, a language-model
  * middleware for `wrapLanguageModel`.
  *
  * `transformParams` decorates: the prompt's new messages (those after its last assistant
@@ -30,6 +30,11 @@ export interface ThreadlessMemoryOptions {
   memoryId?: string;
   /** …or your own id for it (get-or-create; the local tail is keyed by it, so a new user's first turn answers during an outage too). */
   externalId?: string;
+  /**
+   * The conversation (a chat's id, say; default `"default"`): the model gets that thread's window,
+   * with facts and recall from every thread of the memory.
+   */
+  thread?: string;
   /** Your instructions; absent: the prompt's system messages, else the memory's latest. */
   instructions?: string;
   budgetTokens?: number;
@@ -220,7 +225,7 @@ export function threadlessMemory(options: ThreadlessMemoryOptions): LanguageMode
   const decorated = new WeakSet<object>();
 
   function report(params: LanguageModelV4CallOptions, message: Message | null): void {
-    if (message && decorated.has(params)) void client.report(ref, { messages: [message] });
+    if (message && decorated.has(params)) void client.report(ref, { messages: [message], thread: options.thread });
   }
 
   return {
@@ -230,7 +235,13 @@ export function threadlessMemory(options: ThreadlessMemoryOptions): LanguageMode
       const { messages, system } = fromPrompt(params.prompt);
       const instructions = options.instructions ?? (system.length ? system.join("\n\n") : undefined);
       const fresh = newMessages(messages);
-      const request = await client.decorate(ref, { messages: fresh, instructions, budgetTokens: options.budgetTokens, recall: options.recall });
+      const request = await client.decorate(ref, {
+        messages: fresh,
+        instructions,
+        budgetTokens: options.budgetTokens,
+        recall: options.recall,
+        thread: options.thread,
+      });
       let window = request.messages;
       if (request.degraded) {
         // Tail history, then the caller's whole turn (a tool result needs its call, which a
