@@ -26,6 +26,7 @@ v1 = [
     path("", include("memories.api.urls")),
     path("", include("chat.api.urls")),
     path("", include("proxy.urls")),
+    path("", include("webhooks.urls")),
 ]
 
 urlpatterns = [
