@@ -56,7 +56,9 @@ def test_a_report_its_background_work_a_failure_and_a_thread_delete_each_send_th
 
 def test_a_change_rolled_back_queues_no_event(cast, settings):
     settings.THREADLESS_EGRESS_ALLOW = ["127.0.0.1"]
-    webhook_services.endpoint_create(project=cast.project_a, url="http://127.0.0.1:9/x", events=["fact.created"])
+    webhook_services.endpoint_create(
+        project=cast.project_a, url="http://127.0.0.1:9/x", events=["fact.created"]
+    )
     memory, _ = services.memory_create(project=cast.project_a)
     try:
         with transaction.atomic():

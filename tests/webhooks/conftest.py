@@ -24,7 +24,8 @@ class Receiver:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 receiver.requests.append(({k.lower(): v for k, v in self.headers.items()}, body))
                 status = receiver.statuses.popleft() if receiver.statuses else 200
-                answer = b'{"ok": false, "token": "sk-live-abcdefghijklmnopqrstuvwx"}' if status >= 400 else b"ok"
+                answer = b'{"ok": false, "token": "sk-live-abcdefghijklmnopqrstuvwx"}'
+                answer = answer if status >= 400 else b"ok"
                 self.send_response(status)
                 self.send_header("Content-Length", str(len(answer)))
                 self.end_headers()
@@ -50,16 +51,6 @@ def receiver():
 def _loopback_egress(settings):
     # The receiver listens on loopback, which the egress policy refuses unless allowed.
     settings.THREADLESS_EGRESS_ALLOW = ["127.0.0.1"]
-
-
-@pytest.fixture
-def eager_celery():
-    from threadless_site.celery import app
-
-    old = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = old
 
 
 @pytest.fixture

@@ -19,7 +19,8 @@ from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
 def _due_now() -> None:
     """Time passes: every waiting retry is due."""
-    WebhookDelivery.objects.filter(state="pending").update(next_attempt_at=timezone.now() - timedelta(minutes=1))
+    past = timezone.now() - timedelta(minutes=1)
+    WebhookDelivery.objects.filter(state="pending").update(next_attempt_at=past)
 
 
 def test_a_fact_event_verifies_with_the_librarys_own_verifier(
