@@ -50,3 +50,13 @@ def endpoints_disabled(*, projects) -> QuerySet[WebhookEndpoint]:
         .select_related("project")
         .order_by("-disabled_at")
     )
+
+
+def endpoint_within(*, projects, endpoint_id: str) -> WebhookEndpoint:
+    """An endpoint of one of these projects (the console's visible ones), else a 404."""
+    endpoint = (
+        WebhookEndpoint.objects.filter(project__in=projects, pk=endpoint_id).select_related("project").first()
+    )
+    if endpoint is None:
+        raise NotFound("No such webhook endpoint.")
+    return endpoint
