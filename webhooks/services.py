@@ -45,6 +45,10 @@ CLAIM_SECONDS = 60  # a claim older than this belongs to a worker that died mid-
 SWEEP_BATCH = 500
 LOG_DAYS = 14  # finished deliveries (and their attempts) are kept this long
 USER_AGENT = "Threadless-Webhooks/1"
+UNSIGNABLE = (
+    "the signing secret cannot be decrypted with THREADLESS_SECRET_STORE_KEYS "
+    "(run manage.py rotate_webhook_secrets before dropping a key; rotate the endpoint's secret now)"
+)
 
 
 # --- endpoints ----------------------------------------------------------------------------------
@@ -153,6 +157,26 @@ def endpoint_secrets(endpoint: WebhookEndpoint) -> list[str]:
     ):
         found.append(secretbox.decrypt(endpoint.previous_secret))
     return found
+
+
+def secrets_reencrypt() -> tuple[int, list[str]]:
+    """Every endpoint's secrets encrypted again with the newest secret-store key: (endpoints
+    done, ids of those no configured key opens, left unchanged)."""
+    done, failed = 0, []
+    with transaction.atomic():
+        for endpoint in WebhookEndpoint.objects.select_for_update().order_by("pk"):
+            try:
+                endpoint.secret = secretbox.rotate(endpoint.secret)
+                if endpoint.previous_secret:
+                    endpoint.previous_secret = secretbox.rotate(endpoint.previous_secret)
+            except secretbox.InvalidToken:
+                failed.append(endpoint.pk)
+                continue
+            WebhookEndpoint.objects.filter(pk=endpoint.pk).update(
+                secret=endpoint.secret, previous_secret=endpoint.previous_secret
+            )
+            done += 1
+    return done, failed
 
 
 # --- events -------------------------------------------------------------------------------------
@@ -270,14 +294,16 @@ def _retryable_status(status: int) -> bool:
 
 def _post(endpoint: WebhookEndpoint, delivery: WebhookDelivery, retries: Retries) -> Answer:
     body = delivery.body.encode()
+    started = time.monotonic()
+    try:
+        secrets_ = endpoint_secrets(endpoint)
+    except secretbox.InvalidToken:  # nothing is sent unsigned
+        return Answer(None, 0, error=UNSIGNABLE)
     headers = {
         "content-type": "application/json",
         "user-agent": USER_AGENT,
-        **signed_headers(
-            event_id=delivery.event_id, at=timezone.now(), body=body, secrets_=endpoint_secrets(endpoint)
-        ),
+        **signed_headers(event_id=delivery.event_id, at=timezone.now(), body=body, secrets_=secrets_),
     }
-    started = time.monotonic()
     timeout = httpx.Timeout(retries.timeout_seconds)
     try:
         url_check(endpoint.url)

@@ -129,3 +129,46 @@ def test_an_endpoint_failing_for_a_day_is_disabled_with_its_reason(
     services.endpoint_update(endpoint=ep, enabled=True)
     ep.refresh_from_db()
     assert ep.enabled and ep.disabled_reason == "" and ep.failing_since is None
+
+
+def test_signing_secrets_follow_a_store_key_rotation_and_an_unopenable_one_sends_nothing(
+    cast, receiver, settings, eager_celery, django_capture_on_commit_callbacks
+):
+    from cryptography.fernet import Fernet
+    from django.core.management import call_command
+
+    old, new = Fernet.generate_key().decode(), Fernet.generate_key().decode()
+    settings.THREADLESS_SECRET_STORE_KEYS = [old]
+    ep, first = services.endpoint_create(project=cast.project_a, url=receiver.url, events=["fact.created"])
+    second = services.endpoint_rotate(endpoint=ep)
+    settings.THREADLESS_SECRET_STORE_KEYS = [new, old]
+    call_command("rotate_webhook_secrets")
+    settings.THREADLESS_SECRET_STORE_KEYS = [new]  # the old key is gone now
+    ep.refresh_from_db()
+    assert services.endpoint_secrets(ep) == [second, first]
+    settings.THREADLESS_SECRET_STORE_KEYS = [Fernet.generate_key().decode()]  # a key was dropped too early
+    with django_capture_on_commit_callbacks(execute=True):
+        services.endpoint_test(endpoint=ep)
+    assert receiver.requests == []
+    assert "cannot be decrypted" in WebhookAttempt.objects.get().error
+
+
+def test_an_event_whose_publish_the_broker_refused_is_delivered_by_the_sweep(
+    cast, receiver, endpoint, eager_celery, monkeypatch, django_capture_on_commit_callbacks
+):
+    from webhooks import queue
+
+    sent = queue.send
+
+    def broker_down(*args, **kwargs):
+        raise ConnectionRefusedError("broker down")
+
+    monkeypatch.setattr(queue, "send", broker_down)
+    memory, _ = memory_services.memory_create(project=cast.project_a)
+    with django_capture_on_commit_callbacks(execute=True):
+        memory_services.fact_create(memory=memory, text="I have a beagle.")
+    assert receiver.requests == [] and WebhookDelivery.objects.get().state == "pending"
+    monkeypatch.setattr(queue, "send", sent)  # the broker is back
+    _due_now()
+    assert services.deliveries_sweep() == 1
+    assert WebhookDelivery.objects.get().state == "delivered" and len(receiver.requests) == 1
