@@ -27,6 +27,7 @@ def fact_text_check(text: Any, *, field: str = "text") -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+@transaction.atomic  # the fact and its webhook event commit together
 def fact_create(
     *,
     memory: Memory,
