@@ -47,8 +47,9 @@ def test_a_fact_event_verifies_with_the_librarys_own_verifier(
 
 
 def test_a_500_then_a_200_delivers_the_same_event_twice_and_logs_both(
-    cast, receiver, endpoint, eager_celery, django_capture_on_commit_callbacks
+    cast, receiver, endpoint, eager_celery, django_capture_on_commit_callbacks, caplog
 ):
+    caplog.set_level("DEBUG")
     receiver.statuses.extend([500, 200])
     memory, _ = memory_services.memory_create(project=cast.project_a, external_id="bob")
     with django_capture_on_commit_callbacks(execute=True):
@@ -67,6 +68,9 @@ def test_a_500_then_a_200_delivers_the_same_event_twice_and_logs_both(
     log = list(selectors.attempt_log(endpoint=endpoint[0]))
     assert [(a.number, a.status, a.outcome) for a in log] == [(2, 200, "delivered"), (1, 500, "retrying")]
     assert "sk-live" not in log[1].response_head and "[redacted" in log[1].response_head.lower()
+    secret = endpoint[1]
+    assert "webhook memory.deleted" in caplog.text and secret not in caplog.text
+    assert all(secret[6:] not in (a.response_head + a.error) for a in log)
 
 
 def test_a_400_is_not_retried(cast, receiver, endpoint, eager_celery, django_capture_on_commit_callbacks):
