@@ -9,8 +9,10 @@ from webhooks import services
 
 
 @shared_task(acks_late=True)
-def deliver(delivery_id: str, manual: bool = False) -> str | None:
-    return services.delivery_attempt(delivery_id=delivery_id, manual=manual)
+def deliver(delivery_id: str | list[str], manual: bool = False) -> list[str | None]:
+    """Send one delivery, or each of a batch (one's failure does not hold back the rest)."""
+    ids = delivery_id if isinstance(delivery_id, list) else [delivery_id]
+    return [services.delivery_attempt(delivery_id=one, manual=manual) for one in ids]
 
 
 @shared_task(acks_late=True)

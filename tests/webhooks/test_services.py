@@ -27,11 +27,16 @@ def test_a_fact_event_verifies_with_the_librarys_own_verifier(
     cast, receiver, endpoint, eager_celery, django_capture_on_commit_callbacks
 ):
     _, secret = endpoint
+    _, texts_secret = services.endpoint_create(
+        project=cast.project_a, url=receiver.url + "?texts", events=["fact.created"], include_text=True
+    )
     memory, _ = memory_services.memory_create(project=cast.project_a, external_id="ann")
     with django_capture_on_commit_callbacks(execute=True):
         fact, _ = memory_services.fact_create(memory=memory, text="Ann lives in Lisbon.")
-    assert len(receiver.requests) == 1
-    headers, body = receiver.requests[0]
+    assert len(receiver.requests) == 2  # one event, one broker message, a delivery per endpoint
+    headers, body = next(r for r in receiver.requests if "Lisbon" not in r[1].decode())
+    with_text = next(r for r in receiver.requests if "Lisbon" in r[1].decode())
+    assert Webhook(texts_secret).verify(with_text[1], with_text[0])["data"]["text"] == "Ann lives in Lisbon."
     event = Webhook(secret).verify(body, headers)
     assert headers["webhook-id"] == event["id"] and event["id"].startswith("evt_")
     assert event["type"] == "fact.created" and event["project_id"] == cast.project_a.pk
