@@ -257,13 +257,13 @@ def delivery_resend(*, delivery: WebhookDelivery) -> WebhookDelivery:
 
 def _publish_on_commit(ids: list[str], *, manual: bool = False) -> None:
     if ids:
-        transaction.on_commit(lambda: _publish(ids, manual=manual))
+        transaction.on_commit(lambda: queue.submit(lambda: _publish(ids, manual=manual)))
 
 
 def _publish(ids: list[str], *, manual: bool = False) -> None:
-    """One broker message for an event's deliveries: a publish is a round trip on the committing
-    thread, so an event costs one whatever the number of endpoints. A sweep's rows go PUBLISH_BATCH
-    a message, so one task's sends (each within the 5 s timeout) stay inside its time limit."""
+    """One broker message for an event's deliveries, whatever the number of endpoints; a sweep's
+    rows go PUBLISH_BATCH a message, so one task's sends (each within the 5 s timeout) stay inside
+    its time limit. After a commit this runs on the publisher's thread (queue.submit)."""
     for start in range(0, len(ids), PUBLISH_BATCH):
         batch = ids[start : start + PUBLISH_BATCH]
         try:
