@@ -44,6 +44,7 @@ from memories.policy import policy_parse
 from projects import services as project_services
 from projects.models import ApiKey, Project
 from projects.usage import plan_used
+from webhooks import selectors as webhook_selectors
 
 
 def _page_number(request, name: str = "page") -> int:
@@ -138,6 +139,9 @@ def overview(request):
             "projects": within.order_by("name"),
             "worker": worker_state(),
             "operations": sel.operations(project=project, within=within),
+            "webhooks_disabled": webhook_selectors.endpoints_disabled(
+                projects=within if project is None else [project]
+            )[:20],
         },
     )
 

@@ -54,7 +54,7 @@ from common.errors import Conflict, InvalidRequest
 from common.http.body import MAX_JSON_DEPTH, json_depth, reject_unknown
 from common.messages import cut_marker, stored_reply_limit, text_of, validate_message
 from common.redaction import echo
-from memories import embeddings, recall, services
+from memories import embeddings, events, recall, services
 from memories.facts.base import fact_normalize, fact_tokens
 from memories.facts.store import IMPORTED
 from memories.models import (
@@ -1175,6 +1175,7 @@ def memory_import(*, project: Project, lines: Iterable[bytes]) -> tuple[Memory, 
                 outbox_enqueue(
                     memory_id=document.memory_pk, project_id=project.id, kind="vectors", payload={}
                 )
+            events.import_completed(Memory.objects.get(pk=document.memory_pk), {"source": "document"})
     except IntegrityError:
         # PostgreSQL, where imports write side by side: another one committed this document, or a
         # memory with this external id, first.

@@ -103,6 +103,17 @@ def live_worker_server():
     server.stop()
 
 
+@pytest.fixture
+def eager_celery():
+    """A queued job runs in this process at once, so what it does is observable directly."""
+    from threadless_site.celery import app
+
+    old = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = old
+
+
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "template_partials",
     # The layers, lowest first (docs/architecture.md); threadless_site holds the cross-app commands.
     "projects",
+    "webhooks",
     "memories",
     "chat",
     "proxy",
@@ -285,6 +286,9 @@ THREADLESS_OUTBOX_SWEEP_SECONDS = envint("THREADLESS_OUTBOX_SWEEP_SECONDS", 30)
 THREADLESS_OUTBOX_MAX_ATTEMPTS = envint("THREADLESS_OUTBOX_MAX_ATTEMPTS", 10)
 THREADLESS_RETENTION_SWEEP_SECONDS = envint("THREADLESS_RETENTION_SWEEP_SECONDS", 3600)
 THREADLESS_FACT_EXTRACTOR = envstr("THREADLESS_FACT_EXTRACTOR", "")
+# Webhooks (webhooks/): how often the sweep sends deliveries whose retry is due (or whose publish
+# was lost); the first retry comes about 10 s after a failure plus up to this long.
+THREADLESS_WEBHOOK_SWEEP_SECONDS = envint("THREADLESS_WEBHOOK_SWEEP_SECONDS", 10)
 # Semantic recall (memories/embeddings.py): local (the default: MiniLM in-process, lexical when its runtime is
 # not installed) | off (lexical only) | openai; a project's model_config["embeddings"] wins.
 THREADLESS_EMBEDDINGS = envstr("THREADLESS_EMBEDDINGS", "local")
@@ -408,6 +412,11 @@ CELERY_BEAT_SCHEDULE = {
     "retention-sweep": {
         "task": "memories.tasks.retention_sweep",
         "schedule": float(THREADLESS_RETENTION_SWEEP_SECONDS),
+    },
+    "webhooks-sweep": {
+        "task": "webhooks.tasks.sweep",
+        "schedule": float(THREADLESS_WEBHOOK_SWEEP_SECONDS),
+        "options": {"expires": float(THREADLESS_WEBHOOK_SWEEP_SECONDS) * 2},
     },
     "usage-flush": {
         "task": "projects.tasks.usage_flush",

@@ -26,6 +26,7 @@ v1 = [
     path("", include("memories.api.urls")),
     path("", include("chat.api.urls")),
     path("", include("proxy.urls")),
+    path("", include("webhooks.urls")),
 ]
 
 urlpatterns = [
@@ -38,6 +39,7 @@ urlpatterns = [
     path("v1/", include(v1)),
     path("manage/agents/", include("console.agent_urls")),
     path("manage/proxy/", include("console.proxy_urls")),
+    path("manage/webhooks/", include("console.webhook_urls")),
     path("manage/", include("console.urls")),
     path("chat/", include("chat.widget.urls")),
     path("admin/", admin.site.urls),

@@ -21,6 +21,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
+from memories import events
 from memories.facts.base import Candidate, fact_normalize, fact_tokens
 from memories.models import Entry, Fact, FactTombstone, Memory
 
@@ -59,7 +60,7 @@ def _blocked(memory: Memory, normalized: str, candidate: Candidate) -> bool:
 
 
 def _create(memory: Memory, candidate: Candidate, normalized: str, extractor: str, said_at) -> Fact:
-    return Fact.objects.create(
+    fact = Fact.objects.create(
         valid_from=said_at,
         memory=memory,
         text=candidate.text[:2000],
@@ -70,12 +71,15 @@ def _create(memory: Memory, candidate: Candidate, normalized: str, extractor: st
         confidence=round(float(candidate.confidence), 3),
         tokens=fact_tokens(candidate.text),
     )
+    events.fact_created(memory, fact)
+    return fact
 
 
 def _supersede(old: Fact, new: Fact) -> None:
     Fact.objects.filter(pk=old.pk).update(
         active=False, superseded_by=new, valid_to=new.valid_from, updated_at=timezone.now()
     )
+    events.fact_superseded(old, new)
 
 
 def facts_apply(*, memory: Memory, candidates: list[Candidate], extractor: str) -> dict:

@@ -10,6 +10,7 @@ from typing import Any
 from django.db import transaction
 
 from common.errors import InvalidRequest
+from memories import events
 from memories.facts.base import fact_normalize, fact_tokens
 from memories.facts.store import tombstone_add
 from memories.models import Fact, Memory
@@ -26,6 +27,7 @@ def fact_text_check(text: Any, *, field: str = "text") -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+@transaction.atomic  # the fact and its webhook event commit together
 def fact_create(
     *,
     memory: Memory,
@@ -51,6 +53,7 @@ def fact_create(
         confidence=confidence,
         tokens=fact_tokens(text),
     )
+    events.fact_created(memory, fact)
     return fact, True
 
 
@@ -81,4 +84,5 @@ def fact_delete(*, fact: Fact) -> dict[str, int]:
             tombstone_add(fact=item)
         Fact.objects.filter(pk__in=[f.pk for f in chain]).update(superseded_by=None)
         deleted = Fact.objects.filter(pk__in=[f.pk for f in chain]).delete()[0]
+        events.fact_deleted(fact, {"facts": deleted, "fact_tombstones": len(chain)})
     return {"facts": deleted, "fact_tombstones": len(chain)}

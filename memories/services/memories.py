@@ -11,7 +11,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from common.errors import InvalidRequest, QuotaExceeded
-from memories import recall
+from memories import events, recall
 from memories.models import (
     Entry,
     ErrorDigest,
@@ -151,6 +151,7 @@ def memory_delete_many(*, memory_ids: list[str]) -> dict[str, int]:
             Memory.objects.select_for_update().filter(id__in=memory_ids).values_list("id", flat=True)
         )
         receipt = _receipt_for(memory_ids)
+        events.memories_deleted(memory_ids, receipt)
         # Children first, in bulk: a memory can have many entries.
         ErrorDigest.objects.filter(memory_id__in=memory_ids).delete()
         Entry.objects.filter(memory_id__in=memory_ids).delete()

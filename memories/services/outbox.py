@@ -24,7 +24,7 @@ from django.utils import timezone
 from common import tracing
 from common.db import plain_cursor
 from common.redaction import raw_error_text
-from memories import queue
+from memories import events, queue
 from memories.background import embed_missing, process_entries
 from memories.models import Memory, Outbox, OutboxTurn
 
@@ -286,6 +286,8 @@ def _run(row: Outbox) -> None:
         with transaction.atomic():
             for kind, payload in follow_ups:
                 outbox_enqueue(memory_id=row.memory_id, project_id=row.project_id, kind=kind, payload=payload)
+            if row.kind == "report" and all(kind != "report" for kind, _ in follow_ups):
+                events.memory_processed(row)
             Outbox.objects.filter(id=row.id, processed_at=None).update(
                 processed_at=timezone.now(), last_error=""
             )

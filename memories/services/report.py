@@ -22,6 +22,7 @@ from common.http.body import reject_unknown
 from common.messages import entry_fields
 from common.redaction import digest_text, raw_error_text, redact_value
 from common.tokens import text_tokens
+from memories import events
 from memories.models import DEFAULT_THREAD, Entry, ErrorDigest, Memory, Thread
 from memories.policy import Policy, failed_action, failure_rules, plain_task_id, policy_parse
 from memories.services.entries import (
@@ -137,6 +138,7 @@ def failure_record(
         Memory.objects.filter(pk=memory.pk).update(digest_count=F("digest_count") + 1)
         memory.digest_count += 1
         metrics.digest(task_type, error_type)
+        events.digest_created(memory, digest)
     task_error = (
         {"type": "errorDigest", "taskId": plain, "taskType": task_type, "text": text}
         if rules.task_error

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from common.errors import InvalidRequest
 from common.messages import entry_fields
-from memories import recall
+from memories import events, recall
 from memories.models import DEFAULT_THREAD, Entry, ErrorDigest, Fact, Memory, RecallVector, Thread, Turn
 from memories.selectors import thread_newest_at
 from memories.services.entries import entries_import, memory_lock, thread_for_write
@@ -98,6 +98,7 @@ def thread_delete(*, memory: Memory, name: str) -> dict[str, int]:
             row.delete()
         Memory.objects.filter(pk=locked.pk).update(**update)
         thread_deleted.send(sender=Thread, memory_id=locked.id, thread=name)
+        events.thread_deleted(locked, name, receipt)
     log.info("deleted thread %s of memory %s: %s", name, locked.id, receipt)
     return receipt
 
@@ -167,4 +168,5 @@ def messages_import(*, memory: Memory, thread: str | None, raw_messages: list, v
             project_id=locked.project_id,
             payload={"from_seq": done.first_seq, "to_seq": done.last_seq},
         )
+        events.import_completed(locked, {"source": "messages", "accepted": len(kept)}, thread=name)
     return {"accepted": len(kept), "thread": name, "turns": [done.first_turn, done.last_turn]}

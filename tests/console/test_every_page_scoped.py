@@ -25,6 +25,8 @@ from projects.models import ApiKey, Secret
 from projects.services import key_create, project_create, secret_set, secret_value
 from proxy import services as proxy_services
 from proxy.models import UpstreamSetting
+from webhooks import services as webhook_services
+from webhooks.models import WebhookDelivery, WebhookEndpoint
 
 CONFIG = {
     "workflow": [{"id": "llm", "type": "llm", "provider": "demo", "model": "demo"}],
@@ -40,6 +42,7 @@ MARKERS = (
     "bravo-upstream",
     "Bravo payroll bot",
     "Bob's salary",
+    "bravo-hook",
 )
 
 
@@ -86,9 +89,15 @@ def world(cast):
     proxy_services.upstream_setting_set(
         project=b, provider="openai", base_url=B_UPSTREAM, api_key=B_PROVIDER_KEY
     )
+    endpoint_b, _ = webhook_services.endpoint_create(
+        project=b, url="https://93.184.216.34/bravo-hook", events=["fact.created"]
+    )
+    delivery_b = webhook_services.endpoint_test(endpoint=endpoint_b)
     client = Client()
     client.force_login(mallory)
     ids = {
+        "endpoint_id": endpoint_b.pk,
+        "delivery_id": delivery_b.pk,
         "project_id": b.pk,
         "key_id": key_b.pk,
         "memory_id": memory_b.pk,
@@ -112,6 +121,14 @@ def snapshot(project) -> dict:
         "secrets": sorted(Secret.objects.filter(project=project).values_list("name", "ciphertext")),
         "upstreams": sorted(
             UpstreamSetting.objects.filter(project=project).values_list("provider", "base_url", "api_key_env")
+        ),
+        "webhooks": sorted(
+            WebhookEndpoint.objects.filter(project=project).values_list("pk", "url", "enabled", "secret")
+        ),
+        "deliveries": sorted(
+            WebhookDelivery.objects.filter(endpoint__project=project).values_list(
+                "pk", "state", "next_attempt_at"
+            )
         ),
     }
 
@@ -149,6 +166,9 @@ def _writes(b, attacker_url: str) -> list[dict]:
             "allowance_requests_per_month": "1",
             "allowance_memories": "1",
             "retention_days": "1",
+            "url": attacker_url,
+            "events": ["fact.created"],
+            "enabled": "on",
         },
         {"project": b.pk, "delete": "BRAVO_OPENAI"},
     ]
