@@ -330,4 +330,42 @@ async def test_the_async_client_has_threads_import_and_reads_by_external_id(live
         assert list(await memory.facts.list(external_id=user_id)) == []
         assert isinstance(await memory.search(external_id=user_id, query="hello", thread="old"), list)
         assert (await memory.threads.delete(external_id=user_id, thread="old"))["entries"] == 1
+        assert (
+            await memory.update(external_id=user_id, instructions="Be brief.")
+        ).instructions == "Be brief."
+        fact = await memory.facts.create(external_id=user_id, text="The user likes tea.")
+        changed = await memory.facts.update(
+            external_id=user_id, fact_id=fact.id, text="The user likes green tea."
+        )
+        assert changed.text == "The user likes green tea."
+        await memory.facts.delete(external_id=user_id, fact_id=fact.id)
+        done = await memory.files.command(
+            {"command": "create", "path": "/memories/a.md", "file_text": "A\n"}, external_id=user_id
+        )
+        assert done["is_error"] is False
+        await memory.delete(external_id=user_id)
+        assert list(await memory.list(external_id=user_id)) == []
     assert errors.calls == []
+
+
+def test_every_call_on_one_memory_takes_its_external_id(memory):
+    user_id = "user-" + uuid.uuid4().hex
+    memory.decorate(external_id=user_id, messages=[user("I have a beagle.")])
+    assert memory.update(external_id=user_id, instructions="Be brief.").instructions == "Be brief."
+    fact = memory.facts.create(external_id=user_id, text="The user's dog is called Biscuit.")
+    changed = memory.facts.update(external_id=user_id, fact_id=fact.id, text="The user's dog is called Max.")
+    assert (changed.id, changed.text) == (fact.id, "The user's dog is called Max.")
+    assert [f.text for f in memory.facts.list(external_id=user_id)] == ["The user's dog is called Max."]
+    memory.facts.delete(external_id=user_id, fact_id=fact.id)
+    assert list(memory.facts.list(external_id=user_id)) == []
+    command = {"command": "create", "path": "/memories/dog.md", "file_text": "Max\n"}
+    assert memory.files.command(command, external_id=user_id)["is_error"] is False
+    assert [f["path"] for f in memory.files.list(external_id=user_id)] == ["/memories/dog.md"]
+    memory.delete(external_id=user_id)
+    assert list(memory.list(external_id=user_id)) == []
+    with pytest.raises(ThreadlessError) as info:  # changing by an external id no memory has creates none
+        memory.facts.create(external_id=user_id, text="The user likes tea.")
+    assert (info.value.status, info.value.code) == (404, "not_found")
+    with pytest.raises(TypeError):  # the command comes first; the memory is named by keyword
+        memory.files.command("mem_x", command)
+    assert list(memory.list(external_id=user_id)) == []

@@ -374,15 +374,13 @@ class AsyncThreadless:
 
     async def get(self, memory_id: str | None = None, *, external_id: str | None = None) -> Memory:
         """See :meth:`threadless.Threadless.get`."""
-        path = await self._read_path(memory_id, external_id)
-        if path is None:
-            raise b.no_memory(str(external_id))
-        return Memory.from_json(await self._request("GET", path))
+        return Memory.from_json(await self._request("GET", await self._memory_path(memory_id, external_id)))
 
     async def update(
         self,
-        memory_id: str,
+        memory_id: str | None = None,
         *,
+        external_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         instructions: str | None = None,
         policy: Mapping[str, Any] | None = None,
@@ -390,13 +388,19 @@ class AsyncThreadless:
         body = b.memory_fields(metadata, None, instructions, policy)
         return Memory.from_json(
             await self._request(
-                "PATCH", b.path_of(memory_id), content=b.encode(body), headers=b.json_headers()
+                "PATCH",
+                await self._memory_path(memory_id, external_id),
+                content=b.encode(body),
+                headers=b.json_headers(),
             )
         )
 
-    async def delete(self, memory_id: str) -> None:
-        await self._request("DELETE", b.path_of(memory_id))
-        self._tails.forget_memory(memory_id)
+    async def delete(self, memory_id: str | None = None, *, external_id: str | None = None) -> None:
+        """See :meth:`threadless.Threadless.delete`."""
+        path = await self._memory_path(memory_id, external_id)
+        await self._request("DELETE", path)
+        for key in b.memory_keys(path, external_id):
+            self._tails.forget_memory(key)
 
     async def list(
         self,
@@ -456,6 +460,13 @@ class AsyncThreadless:
             "POST", base_path + "/messages", content=content, headers=b.json_headers(idempotency_key)
         )
         return answer
+
+    async def _memory_path(self, memory_id: str | None, external_id: str | None) -> str:
+        """``_read_path``, where an external id no memory has yet is a 404 ``not_found``."""
+        path = await self._read_path(memory_id, external_id)
+        if path is None:
+            raise b.no_memory(str(external_id))
+        return path
 
     async def _read_path(self, memory_id: str | None, external_id: str | None) -> str | None:
         """See :meth:`threadless.Threadless._read_path`."""

@@ -9,7 +9,7 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from ._errors import ThreadlessConnectionError, ThreadlessError, is_fallback_status
 from ._tail import TailStore, split_system, tail_key
@@ -135,6 +135,15 @@ def check_thread(thread: str | None) -> None:
             code="invalid_request",
             retryable=False,
         )
+
+
+def memory_keys(path: str, external_id: str | None) -> list[str]:
+    """The tail keys of the memory at ``path`` (``/memories/{id}``): its id's, and its external
+    id's when it was named by one (decorate keys a memory named by external id ``ext:{id}``)."""
+    keys = [unquote(path.rsplit("/", 1)[1])]
+    if external_id is not None:
+        keys.append("ext:" + external_id)
+    return keys
 
 
 def thread_path(base_path: str, thread: str | None) -> str:

@@ -11,8 +11,12 @@ from ._errors import ThreadlessError
 from ._types import Entry, Fact, Page, Thread
 
 
-def _fact_path(memory_id: str, fact_id: str = "") -> str:
-    return b.path_of(memory_id, "/facts" + ("/" + quote(fact_id, safe="") if fact_id else ""))
+def _fact_path(memory_path: str, fact_id: str | None) -> str:
+    if not isinstance(fact_id, str) or not fact_id:
+        raise ThreadlessError(
+            "fact_id: must be a non-empty string (a fact's id).", code="invalid_request", retryable=False
+        )
+    return memory_path + "/facts/" + quote(fact_id, safe="")
 
 
 def _entry_params(
@@ -53,25 +57,41 @@ class Facts:
             Fact,
         )
 
-    def create(self, memory_id: str, text: str) -> Fact:
+    def create(
+        self, memory_id: str | None = None, text: str | None = None, *, external_id: str | None = None
+    ) -> Fact:
+        """Add a fact (the server answers the one it knows already, if any). By an external id no
+        memory has yet: a 404 ``not_found`` (nothing is created)."""
+        path = self._client._memory_path(memory_id, external_id)
         return Fact.from_json(
             self._client._request(
-                "POST", _fact_path(memory_id), content=b.encode({"text": text}), headers=b.json_headers()
+                "POST", path + "/facts", content=b.encode({"text": text}), headers=b.json_headers()
             )
         )
 
-    def update(self, memory_id: str, fact_id: str, text: str) -> Fact:
+    def update(
+        self,
+        memory_id: str | None = None,
+        fact_id: str | None = None,
+        text: str | None = None,
+        *,
+        external_id: str | None = None,
+    ) -> Fact:
+        path = self._client._memory_path(memory_id, external_id)
         return Fact.from_json(
             self._client._request(
                 "PATCH",
-                _fact_path(memory_id, fact_id),
+                _fact_path(path, fact_id),
                 content=b.encode({"text": text}),
                 headers=b.json_headers(),
             )
         )
 
-    def delete(self, memory_id: str, fact_id: str) -> None:
-        self._client._request("DELETE", _fact_path(memory_id, fact_id))
+    def delete(
+        self, memory_id: str | None = None, fact_id: str | None = None, *, external_id: str | None = None
+    ) -> None:
+        path = self._client._memory_path(memory_id, external_id)
+        self._client._request("DELETE", _fact_path(path, fact_id))
 
 
 class Entries:
@@ -140,25 +160,41 @@ class AsyncFacts:
             Fact,
         )
 
-    async def create(self, memory_id: str, text: str) -> Fact:
+    async def create(
+        self, memory_id: str | None = None, text: str | None = None, *, external_id: str | None = None
+    ) -> Fact:
+        """Add a fact (the server answers the one it knows already, if any). By an external id no
+        memory has yet: a 404 ``not_found`` (nothing is created)."""
+        path = await self._client._memory_path(memory_id, external_id)
         return Fact.from_json(
             await self._client._request(
-                "POST", _fact_path(memory_id), content=b.encode({"text": text}), headers=b.json_headers()
+                "POST", path + "/facts", content=b.encode({"text": text}), headers=b.json_headers()
             )
         )
 
-    async def update(self, memory_id: str, fact_id: str, text: str) -> Fact:
+    async def update(
+        self,
+        memory_id: str | None = None,
+        fact_id: str | None = None,
+        text: str | None = None,
+        *,
+        external_id: str | None = None,
+    ) -> Fact:
+        path = await self._client._memory_path(memory_id, external_id)
         return Fact.from_json(
             await self._client._request(
                 "PATCH",
-                _fact_path(memory_id, fact_id),
+                _fact_path(path, fact_id),
                 content=b.encode({"text": text}),
                 headers=b.json_headers(),
             )
         )
 
-    async def delete(self, memory_id: str, fact_id: str) -> None:
-        await self._client._request("DELETE", _fact_path(memory_id, fact_id))
+    async def delete(
+        self, memory_id: str | None = None, fact_id: str | None = None, *, external_id: str | None = None
+    ) -> None:
+        path = await self._client._memory_path(memory_id, external_id)
+        await self._client._request("DELETE", _fact_path(path, fact_id))
 
 
 class AsyncEntries:
@@ -292,14 +328,6 @@ def _files_path(memory_id: str | None, external_id: str | None, suffix: str) -> 
     return b.target(memory_id, external_id)[1] + "/files" + suffix
 
 
-def _command_args(memory_id: Any, command: Any) -> tuple[str | None, Any]:
-    """``command(cmd, external_id=…)`` as well as ``command(memory_id, cmd)``: a dict given first
-    and alone is the command."""
-    if isinstance(memory_id, Mapping) and command is None:
-        return None, dict(memory_id)
-    return memory_id, command
-
-
 class Files:
     """Memory files (the backend of Anthropic's memory tool): ``command`` runs one tool command
     as the model sent it and answers ``{"result", "is_error"}``; ``list`` the files under /memories."""
@@ -308,19 +336,14 @@ class Files:
         self._client = client
 
     def command(
-        self,
-        memory_id: str | Mapping[str, Any] | None = None,
-        command: Mapping[str, Any] | None = None,
-        *,
-        external_id: str | None = None,
+        self, command: Mapping[str, Any], *, memory_id: str | None = None, external_id: str | None = None
     ) -> dict[str, Any]:
-        """Run one command; name the memory by ``memory_id`` or ``external_id=`` (get-or-create):
-        ``command(memory_id, cmd)``, ``command(cmd, external_id="u1")`` or keywords only."""
-        memory_id, command = _command_args(memory_id, command)
+        """Run one command on the memory ``memory_id=`` or ``external_id=`` (get-or-create):
+        ``command({"command": "view", "path": "/memories"}, external_id="user-42")``."""
         answer: dict[str, Any] = self._client._request(
             "POST",
             _files_path(memory_id, external_id, "/command"),
-            content=b.encode(command or {}),
+            content=b.encode(dict(command)),
             headers=b.json_headers(),
         )
         return answer
@@ -336,19 +359,14 @@ class AsyncFiles:
         self._client = client
 
     async def command(
-        self,
-        memory_id: str | Mapping[str, Any] | None = None,
-        command: Mapping[str, Any] | None = None,
-        *,
-        external_id: str | None = None,
+        self, command: Mapping[str, Any], *, memory_id: str | None = None, external_id: str | None = None
     ) -> dict[str, Any]:
-        """Run one command; name the memory by ``memory_id`` or ``external_id=`` (get-or-create):
-        ``command(memory_id, cmd)``, ``command(cmd, external_id="u1")`` or keywords only."""
-        memory_id, command = _command_args(memory_id, command)
+        """Run one command on the memory ``memory_id=`` or ``external_id=`` (get-or-create):
+        ``command({"command": "view", "path": "/memories"}, external_id="user-42")``."""
         answer: dict[str, Any] = await self._client._request(
             "POST",
             _files_path(memory_id, external_id, "/command"),
-            content=b.encode(command or {}),
+            content=b.encode(dict(command)),
             headers=b.json_headers(),
         )
         return answer

@@ -405,28 +405,33 @@ class Threadless:
 
     def get(self, memory_id: str | None = None, *, external_id: str | None = None) -> Memory:
         """A memory by its id or by ``external_id=`` (reading creates none: a 404 ``not_found``)."""
-        path = self._read_path(memory_id, external_id)
-        if path is None:
-            raise b.no_memory(str(external_id))
-        return Memory.from_json(self._request("GET", path))
+        return Memory.from_json(self._request("GET", self._memory_path(memory_id, external_id)))
 
     def update(
         self,
-        memory_id: str,
+        memory_id: str | None = None,
         *,
+        external_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         instructions: str | None = None,
         policy: Mapping[str, Any] | None = None,
     ) -> Memory:
         body = b.memory_fields(metadata, None, instructions, policy)
         return Memory.from_json(
-            self._request("PATCH", b.path_of(memory_id), content=b.encode(body), headers=b.json_headers())
+            self._request(
+                "PATCH",
+                self._memory_path(memory_id, external_id),
+                content=b.encode(body),
+                headers=b.json_headers(),
+            )
         )
 
-    def delete(self, memory_id: str) -> None:
-        """Delete the memory and everything derived from it (entries, facts, digests, the tail here)."""
-        self._request("DELETE", b.path_of(memory_id))
-        self._tails.forget_memory(memory_id)
+    def delete(self, memory_id: str | None = None, *, external_id: str | None = None) -> None:
+        """Delete the memory and everything derived from it (entries, facts, digests, the tails here)."""
+        path = self._memory_path(memory_id, external_id)
+        self._request("DELETE", path)
+        for key in b.memory_keys(path, external_id):
+            self._tails.forget_memory(key)
 
     def list(
         self,
@@ -494,6 +499,13 @@ class Threadless:
             "POST", base_path + "/messages", content=content, headers=b.json_headers(idempotency_key)
         )
         return answer
+
+    def _memory_path(self, memory_id: str | None, external_id: str | None) -> str:
+        """``_read_path``, where an external id no memory has yet is a 404 ``not_found``."""
+        path = self._read_path(memory_id, external_id)
+        if path is None:
+            raise b.no_memory(str(external_id))
+        return path
 
     def _read_path(self, memory_id: str | None, external_id: str | None) -> str | None:
         """The path of a memory to read, by id or by external id (looked up, never created: None

@@ -81,7 +81,7 @@ class ThreadlessMemoryTool(BetaAbstractMemoryTool):
 
     def _run(self, command: dict[str, Any]) -> str:
         try:
-            data = self.client.files.command(self.memory_id, command, external_id=self.external_id)
+            data = self.client.files.command(command, memory_id=self.memory_id, external_id=self.external_id)
         except ThreadlessError as error:
             notify(
                 self.on_error,
@@ -143,7 +143,9 @@ class AsyncThreadlessMemoryTool(BetaAsyncAbstractMemoryTool):
 
     async def _run(self, command: dict[str, Any]) -> str:
         try:
-            data = await self.client.files.command(self.memory_id, command, external_id=self.external_id)
+            data = await self.client.files.command(
+                command, memory_id=self.memory_id, external_id=self.external_id
+            )
         except ThreadlessError as error:
             notify(
                 self.on_error,
