@@ -6,11 +6,16 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import httpx
 import pytest
+
+from harness.servers import free_port
 
 pytestmark = pytest.mark.live
 
@@ -44,6 +49,7 @@ def test_the_pages_have_one_example_per_framework():
         "agents-proxy": "python",
         "anthropic-memory": "python",
         "mcp": "python",
+        "mcp-http": "python",
         "vercel-ai": "js",
         "readme-sdk": "python",
         "readme-memory-tool": "python",
@@ -103,3 +109,41 @@ def test_the_example_runs_and_prints_what_the_page_promises(live_server_proc, tm
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == expected
+
+
+def test_the_mcp_http_example_reaches_threadless_mcp_with_its_token(live_server_proc, tmp_path):
+    # The page's server command (`threadless mcp --transport http`), on a free port instead of 8765.
+    token, port = secrets.token_urlsafe(32), free_port()
+    env = {**fresh_shell_env(live_server_proc), "THREADLESS_MCP_TOKEN": token}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "threadless", "mcp", "--transport", "http", "--port", str(port)],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.time() + 60
+        while server.poll() is None and time.time() < deadline:
+            try:
+                httpx.get(url, timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        assert server.poll() is None, server.stderr.read().decode()
+        script = tmp_path / "example_mcp_http.py"
+        script.write_text(examples()["mcp-http"][1])
+        done = subprocess.run(
+            [sys.executable, str(script)],
+            env={**env, "THREADLESS_MCP_URL": url},
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["2026-07-28", "['The user prefers window seats.']"]
