@@ -12,9 +12,12 @@ import type {
   DeleteReceipt,
   Entry,
   Fact,
+  FileCommand,
+  FileCommandAnswer,
   ImportAnswer,
   ImportedMessage,
   Memory,
+  MemoryFile,
   MemoryPolicy,
   Message,
   Page,
@@ -386,6 +389,7 @@ export class Threadless {
   readonly facts: FactsApi;
   readonly entries: EntriesApi;
   readonly threads: ThreadsApi;
+  readonly files: FilesApi;
   private readonly apiKey: string;
   private readonly onError: OnError | null;
   private readonly fetchImpl: typeof fetch;
@@ -425,6 +429,7 @@ export class Threadless {
     this.tails = new TailStore(this.maxTails, this.tailTokens);
     this.facts = new FactsApi(this);
     this.entries = new EntriesApi(this);
+    this.files = new FilesApi(this);
     this.threads = new ThreadsApi(this, (ref, thread) => {
       this.tails.forget(tailKey(targetOf(ref).key, thread));
     });
@@ -830,6 +835,25 @@ export class FactsApi {
     const fact = checkId("factId", factId);
     const { path } = await memoryPathOf(this.client, ref);
     return this.client.request("DELETE", `${path}/facts/${fact}`);
+  }
+}
+
+/**
+ * A memory's files (the backend of Anthropic's memory tool), by memory id or `{ externalId }`:
+ * `command` runs one tool command as the model sent it (by an external id the memory is created
+ * on first use, as decorate does); `list` answers the files under /memories (by an external id no
+ * memory has yet: none, and nothing is created).
+ */
+export class FilesApi {
+  constructor(private readonly client: Threadless) {}
+
+  command(ref: MemoryRef, command: FileCommand): Promise<FileCommandAnswer> {
+    return this.client.request("POST", `${targetOf(ref).path}/files/command`, { body: command });
+  }
+
+  async list(ref: MemoryRef): Promise<MemoryFile[]> {
+    const answer = await this.client.request<{ data?: MemoryFile[] }>("GET", `${targetOf(ref).path}/files`);
+    return answer?.data ?? [];
   }
 }
 

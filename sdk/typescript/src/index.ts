@@ -1,6 +1,6 @@
 /** Threadless: memory for LLM agents that never stops your agent. */
 
-export { Threadless, FactsApi, EntriesApi, ThreadsApi, VERSION, REPORT_WAIT_MS, DEFAULT_THREAD, fromAnthropic, fromOpenAI } from "./client.js";
+export { Threadless, FactsApi, EntriesApi, FilesApi, ThreadsApi, VERSION, REPORT_WAIT_MS, DEFAULT_THREAD, fromAnthropic, fromOpenAI } from "./client.js";
 export type {
   AnthropicReplyLike,
   MemoryRef,

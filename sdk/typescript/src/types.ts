@@ -91,6 +91,31 @@ export interface Fact {
   [key: string]: unknown;
 }
 
+/** A file or directory under /memories (`files.list`); `files.command` "view" reads its content. */
+export interface MemoryFile {
+  path: string;
+  type: "file" | "directory";
+  size: number;
+  version: number;
+  /** The key (masked) or the console user that last wrote it. */
+  changed_by: string;
+  created_at: string;
+  updated_at: string;
+  [key: string]: unknown;
+}
+
+/** A memory-tool command as the model sends it: `{ command: "create", path, file_text }`, … */
+export interface FileCommand {
+  command: "view" | "create" | "str_replace" | "insert" | "delete" | "rename";
+  [key: string]: unknown;
+}
+
+/** What a command answers: the text the model is shown; `is_error` for a refused command. */
+export interface FileCommandAnswer {
+  result: string;
+  is_error: boolean;
+}
+
 export interface DecorateContext {
   facts: unknown[];
   recalled: unknown[];

@@ -96,6 +96,20 @@ describe("against a live Threadless server", { skip: skip ?? false }, () => {
     assert.deepEqual((await memory.facts.list(id)).data, []);
   });
 
+  test("files: a memory-tool command and the list, by memory id and by externalId", async () => {
+    const memory = client();
+    const ref = { externalId: `ts-files-${Date.now()}` };
+    const created = await memory.files.command(ref, { command: "create", path: "/memories/dog.md", file_text: "Biscuit\n" });
+    assert.deepEqual(created, { result: "File created successfully at: /memories/dog.md", is_error: false });
+    const { id } = await memory.get(ref); // the command created the memory, as decorate does
+    const again = await memory.files.command(id, { command: "create", path: "/memories/dog.md", file_text: "x" });
+    assert.deepEqual(again, { result: "File /memories/dog.md already exists", is_error: true });
+    assert.deepEqual((await memory.files.list(id)).map((f) => [f.path, f.type, f.size]), [["/memories/dog.md", "file", 8]]);
+    assert.deepEqual((await memory.files.list(ref)).map((f) => f.path), ["/memories/dog.md"]);
+    assert.deepEqual(await memory.files.list({ externalId: `ts-files-nobody-${Date.now()}` }), []);
+    await memory.delete(ref);
+  });
+
   test("4xx answers throw ThreadlessError with the server's code, message, hint and request id", async () => {
     const memory = client();
     await assert.rejects(memory.decorate("mem_doesnotexist", { messages: [user("hi")] }), (error) => {

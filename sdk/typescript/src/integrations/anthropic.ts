@@ -2,7 +2,7 @@
  * Anthropic's memory tool (`memory_20250818`), stored in Threadless:
  * `threadlessMemoryTool({ client, memoryId | externalId })` is the `@anthropic-ai/sdk` package's own
  * `betaMemoryTool` with handlers that send each command, as the model wrote it, to
- * `POST /v1/memories/{id}/files/command`, so it goes wherever `betaMemoryTool(...)` goes:
+ * `POST /v1/memories/{id}/files/command` (`client.files.command`), so it goes wherever `betaMemoryTool(...)` goes:
  * `client.beta.messages.toolRunner({ tools: [tool], ... })`.
  *
  * The server answers with the reference backend's semantics and texts. A refused command throws
@@ -14,8 +14,9 @@
  */
 import { betaMemoryTool, type MemoryToolHandlers } from "@anthropic-ai/sdk/helpers/beta/memory";
 import { ToolError } from "@anthropic-ai/sdk/lib/tools/ToolError";
-import type { Threadless } from "../client.js";
+import type { MemoryRef, Threadless } from "../client.js";
 import { ThreadlessError } from "../errors.js";
+import type { FileCommand, FileCommandAnswer } from "../types.js";
 
 export interface ThreadlessMemoryToolOptions {
   /** The Threadless client (its `onError` hears about every command Threadless could not answer). */
@@ -28,27 +29,20 @@ export interface ThreadlessMemoryToolOptions {
   extraProps?: Parameters<typeof betaMemoryTool>[1];
 }
 
-interface FileCommandAnswer {
-  result: string;
-  is_error: boolean;
-}
-
-function filesPath(options: ThreadlessMemoryToolOptions): string {
+function memoryRef(options: ThreadlessMemoryToolOptions): MemoryRef {
   if ((options.memoryId === undefined) === (options.externalId === undefined)) {
     throw new ThreadlessError({ status: null, code: "invalid_request", message: "Pass exactly one of memoryId or externalId.", retryable: false });
   }
-  return options.memoryId !== undefined
-    ? `/memories/${encodeURIComponent(options.memoryId)}/files/command`
-    : `/memories/external/${encodeURIComponent(options.externalId as string)}/files/command`;
+  return options.memoryId ?? { externalId: options.externalId as string };
 }
 
 /** The memory tool's six commands, executed in a Threadless memory. */
 export function threadlessMemoryTool(options: ThreadlessMemoryToolOptions) {
-  const path = filesPath(options);
+  const ref = memoryRef(options);
   const run = async (command: { command: string }): Promise<string> => {
     let answer: FileCommandAnswer;
     try {
-      answer = await options.client.request<FileCommandAnswer>("POST", path, { body: command });
+      answer = await options.client.files.command(ref, command as FileCommand);
     } catch (error) {
       if (!(error instanceof ThreadlessError)) throw error;
       options.client.notify(error, {
