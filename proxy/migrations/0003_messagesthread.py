@@ -5,24 +5,37 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('memories', '0013_outbox_parked'),
-        ('proxy', '0002_project_moves_to_projects'),
+        ("memories", "0013_outbox_parked"),
+        ("proxy", "0002_project_moves_to_projects"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='MessagesThread',
+            name="MessagesThread",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('thread', models.CharField(max_length=200)),
-                ('fields', models.JSONField(default=dict)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('memory', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, to='memories.memory')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("thread", models.CharField(max_length=200)),
+                ("fields", models.JSONField(default=dict)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "memory",
+                    models.ForeignKey(
+                        db_index=False, on_delete=django.db.models.deletion.CASCADE, to="memories.memory"
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('memory', 'thread'), name='proxy_messages_thread_memory_thread')],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("memory", "thread"), name="proxy_messages_thread_memory_thread"
+                    )
+                ],
             },
         ),
     ]
