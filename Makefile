@@ -57,10 +57,10 @@ dist: $(DIST_STAMP) $(TS)/dist/index.js
 	@ls -1 dist
 
 migrate: install
-	$(BIN)/python manage.py migrate --noinput -v0
+	@$(BIN)/python manage.py migrate --noinput -v0
 
 run: migrate
-	$(BIN)/python manage.py bootstrap_demo
+	@$(BIN)/python manage.py bootstrap_demo
 	@bash scripts/run.sh
 
 # Production server: granian, one process per CPU (THREADLESS_WEB_WORKERS), THREADLESS_WEB_THREADS threads
