@@ -81,7 +81,7 @@ def test_bootstrap_demo_is_idempotent_and_prints_the_same_working_key(db, settin
     assert first["key"] in text and first["username"] in text
 
 
-def test_bootstrap_demo_under_the_json_log_format_prints_one_json_line_without_secrets(db, settings, tmp_path):
+def test_bootstrap_demo_under_the_json_log_format_prints_a_json_line_without_secrets(db, settings, tmp_path):
     settings.VAR_DIR = tmp_path
     settings.THREADLESS_LOG_FORMAT = "json"
     demo = json.loads(run("bootstrap_demo", "--json"))
