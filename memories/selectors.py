@@ -583,6 +583,25 @@ def thread_newest_at(*, memory: Memory, name: str):
     )
 
 
+def thread_oldest_at(*, memory: Memory, name: str):
+    """When the thread's first entry was said (None: it has none), by the same index."""
+    return (
+        Entry.objects.filter(memory_id=memory.pk, thread=name)
+        .order_by("turn", "seq")
+        .values_list("created_at", flat=True)
+        .first()
+    )
+
+
+def _default_thread_times(default: Thread, memory: Memory) -> None:
+    """The default thread's times from its messages: it began at the memory's creation or at its
+    first message when imported history is older, and was last active at its newest message."""
+    oldest = thread_oldest_at(memory=memory, name=DEFAULT_THREAD)
+    if oldest is not None and oldest < default.created_at:
+        default.created_at = oldest
+    default.updated_at = thread_newest_at(memory=memory, name=DEFAULT_THREAD) or memory.created_at
+
+
 def thread_list(*, memory: Memory, limit: int, after: tuple | None = None) -> tuple[list[Thread], bool]:
     """One page of the memory's threads, newest activity first by (updated_at, name), after the
     cursor `after` ((updated_at, name) of the last one shown): (threads, whether more follow).
@@ -594,8 +613,7 @@ def thread_list(*, memory: Memory, limit: int, after: tuple | None = None) -> tu
     rows = list(qs[: limit + 1])
     if memory.last_turn:
         default = thread_view(memory=memory)
-        newest = thread_newest_at(memory=memory, name=DEFAULT_THREAD)
-        default.updated_at = newest or memory.created_at
+        _default_thread_times(default, memory)
         if after is None or (default.updated_at, default.name) < after:
             rows.append(default)
             rows.sort(key=lambda t: (t.updated_at, t.name), reverse=True)
@@ -607,7 +625,7 @@ def thread_get(*, memory: Memory, name: str) -> Thread:
     if name == DEFAULT_THREAD:
         if memory.last_turn:
             found = thread_view(memory=memory)
-            found.updated_at = thread_newest_at(memory=memory, name=name) or memory.created_at
+            _default_thread_times(found, memory)
             return found
     else:
         found = Thread.objects.filter(memory_id=memory.pk, name=name).first()

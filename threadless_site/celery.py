@@ -2,6 +2,7 @@
 
 import logging
 import os
+import sys
 import time
 
 from celery import Celery, bootsteps
@@ -16,15 +17,37 @@ from celery.signals import (
     worker_shutdown,
 )
 from django.conf import settings
+from django.utils.log import configure_logging
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "threadless_site.settings")
 
-from common import broker, logs, metrics  # noqa: E402 - metrics reads the settings: after DJANGO_SETTINGS_MODULE
+from common import broker, logformat, logs, metrics  # noqa: E402 - metrics reads the settings: after DJANGO_SETTINGS_MODULE
 from common.heartbeat import heartbeat_beat  # noqa: E402
 from common.redaction import RedactingFilter  # noqa: E402
 from threadless_site import tracing  # noqa: E402
 
 broker.register()  # the embedded default's `threadless-fs://` (common.broker)
+
+
+def _say_as_json(msg, f=sys.__stderr__):
+    """celery.apps.worker.safe_say (what the worker's signal handlers print: "worker: Warm shutdown
+    (MainProcess)") as one JSON line: one os.write, no logging lock, safe in a signal handler."""
+    try:
+        os.write(
+            f.fileno(), (logformat.json_line("celery.apps.worker", logging.WARNING, msg) + "\n").encode()
+        )
+    except (OSError, ValueError, AttributeError):
+        pass  # best effort, as Celery's own: a lost notice must never abort a shutdown
+
+
+if settings.THREADLESS_LOG_FORMAT == "json":
+    # What `celery worker` says before it sets up its logging (the superuser warning, a warning
+    # through settings' logging.captureWarnings) goes through settings.LOGGING too, and what its
+    # signal handlers print is JSON as well.
+    from celery.apps import worker as celery_worker  # only here: the web processes never need it
+
+    configure_logging(settings.LOGGING_CONFIG, settings.LOGGING)
+    celery_worker.safe_say = _say_as_json
 
 app = Celery("threadless")
 app.config_from_object("django.conf:settings", namespace="CELERY")
@@ -73,7 +96,7 @@ def _our_log_lines(logger=None, **kwargs):
         handler.addFilter(RedactingFilter())
         handler.addFilter(logs.ContextFilter())
         if settings.THREADLESS_LOG_FORMAT == "json":
-            handler.setFormatter(logs.JsonFormatter())
+            handler.setFormatter(logformat.JsonFormatter())
 
 
 @worker_init.connect

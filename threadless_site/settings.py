@@ -6,6 +6,7 @@ runs with no services. Production sets DATABASE_URL, CELERY_BROKER_URL and REDIS
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -327,6 +328,8 @@ THREADLESS_LOG_FORMAT = envstr("THREADLESS_LOG_FORMAT", "plain")
 if THREADLESS_LOG_FORMAT not in ("plain", "json"):
     raise ImproperlyConfigured("THREADLESS_LOG_FORMAT: plain or json.")
 THREADLESS_REQUEST_LOG = envbool("THREADLESS_REQUEST_LOG", THREADLESS_LOG_FORMAT == "json")
+if THREADLESS_LOG_FORMAT == "json":
+    logging.captureWarnings(True)  # a library's warning is a log line (py.warnings) like any other
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["projects.auth.ApiKeyAuthentication"],
@@ -440,7 +443,7 @@ LOGGING = {
     },
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
-        "json": {"()": "common.logs.JsonFormatter"},
+        "json": {"()": "common.logformat.JsonFormatter"},
     },
     "handlers": {
         "console": {

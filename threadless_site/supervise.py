@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import logging
 import os
 import signal
 import subprocess
 import sys
 import time
 from datetime import datetime
+
+from common.logformat import json_line
 
 BACKOFF_FIRST = 1.0
 BACKOFF_MAX = 30.0
@@ -83,9 +86,12 @@ class Supervisor:
         signal.signal(signal.SIGQUIT, self._on_force)
 
     # output ---------------------------------------------------------------------------------------
-    def say(self, line: str) -> None:
-        stamp = datetime.now().strftime("%Y-%m-%d %H:%M:%S")
-        text = f"[{stamp}] {line}"
+    def say(self, line: str, level: int = logging.INFO) -> None:
+        if os.environ.get("THREADLESS_LOG_FORMAT") == "json":
+            text = json_line("threadless.supervise", level, line)
+        else:
+            loud = "CRITICAL " if level >= logging.CRITICAL else ""
+            text = f"[{datetime.now().strftime('%Y-%m-%d %H:%M:%S')}] {loud}{line}"
         print(text, file=sys.stderr, flush=True)
         if self.log_path:
             with open(self.log_path, "a") as log:
@@ -143,7 +149,8 @@ class Supervisor:
             self.say(
                 f"threadless: the background worker did not stop within {self.stop_seconds:.0f}s: killing it"
                 if not self.force
-                else "threadless: killing the background worker"
+                else "threadless: killing the background worker",
+                logging.WARNING,
             )
             self.kill_group()
             self.proc.wait()
@@ -166,8 +173,9 @@ class Supervisor:
             self.restarts += 1
             where = f" — its log: {self.log_path}" if self.log_path else ""
             self.say(
-                f"CRITICAL threadless: the background worker died ({describe_exit(code)}, after "
-                f"{ran_for:.0f}s); restarting it in {delay:.0f}s (restart {self.restarts}){where}"
+                f"threadless: the background worker died ({describe_exit(code)}, after "
+                f"{ran_for:.0f}s); restarting it in {delay:.0f}s (restart {self.restarts}){where}",
+                logging.CRITICAL,
             )
             deadline = time.monotonic() + delay
             while not self.stopping and time.monotonic() < deadline:

@@ -7,6 +7,7 @@ import functools
 import json
 import logging
 from dataclasses import dataclass
+from datetime import datetime
 
 import orjson
 from django.db import connection
@@ -176,14 +177,16 @@ def _thread_upsert_sql(vendor: str) -> str:
     )
 
 
-def thread_for_write(*, memory: Memory, name: str | None) -> Thread | None:
+def thread_for_write(*, memory: Memory, name: str | None, began_at: datetime | None = None) -> Thread | None:
     """The named thread's row for a write to a locked memory, created on first use (None for the
     default thread, whose counters are the memory row's). The memory's row lock serialises every
-    write to the memory, so two writers never both create it."""
+    write to the memory, so two writers never both create it. `began_at`: when a thread created
+    here began (imported history's first message; default now)."""
     if name is None or name == DEFAULT_THREAD:
         return None
     now = timezone.now()
-    fresh = Thread(memory_id=memory.pk, name=name, created_at=now, updated_at=now)
+    began = began_at or now
+    fresh = Thread(memory_id=memory.pk, name=name, created_at=began, updated_at=began)
     values = [
         f.get_db_prep_save(getattr(fresh, f.attname), connection) for f in _THREAD_FIELDS if f.column != "id"
     ]

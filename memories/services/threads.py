@@ -7,6 +7,7 @@ and queues their background work through the outbox exactly as report does."""
 
 from __future__ import annotations
 
+import itertools
 import logging
 from datetime import datetime, timedelta
 
@@ -144,22 +145,24 @@ def messages_import(*, memory: Memory, thread: str | None, raw_messages: list, v
     now = timezone.now()
     times = _message_times(raw_messages, now)
     messages = validate(raw_messages)
-    for i in range(1, len(times)):
-        if times[i] < times[i - 1]:
+    # System messages are instructions, not history: their times order nothing.
+    said = [i for i, m in enumerate(messages) if m["role"] != "system"]
+    for before, i in itertools.pairwise(said):
+        if times[i] < times[before]:
             raise InvalidRequest(f"messages[{i}].created_at: older than the message before it.")
-    kept = [(m, t) for m, t in zip(messages, times, strict=True) if m["role"] != "system"]
+    kept = [(messages[i], times[i]) for i in said]
     if not kept:
         raise InvalidRequest("messages: only system messages; they are instructions, not history.")
     name = thread or DEFAULT_THREAD
     with transaction.atomic():
         locked = memory_lock(memory)
         newest = thread_newest_at(memory=locked, name=name)
-        if newest is not None and times[0] < newest:
+        if newest is not None and kept[0][1] < newest:
             raise InvalidRequest(
-                f"messages[0].created_at: older than thread '{name}''s newest entry ({newest.isoformat()}); "
-                "import a thread's history oldest first."
+                f"messages[{said[0]}].created_at: older than thread '{name}''s newest entry "
+                f"({newest.isoformat()}); import a thread's history oldest first."
             )
-        row = thread_for_write(memory=locked, name=name)
+        row = thread_for_write(memory=locked, name=name, began_at=kept[0][1])
         done = entries_import(
             memory=locked, items=[entry_fields(m) for m, _ in kept], thread=row, stamps=[t for _, t in kept]
         )

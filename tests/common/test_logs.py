@@ -6,7 +6,7 @@ import io
 import json
 import logging
 
-from common import logs
+from common import logformat, logs
 from common.redaction import RedactingFilter
 
 
@@ -15,7 +15,7 @@ def json_logger(stream: io.StringIO) -> logging.Logger:
     handler = logging.StreamHandler(stream)
     handler.addFilter(RedactingFilter())
     handler.addFilter(logs.ContextFilter())
-    handler.setFormatter(logs.JsonFormatter())
+    handler.setFormatter(logformat.JsonFormatter())
     logger = logging.getLogger("tests.json_lines")
     logger.handlers = [handler]
     logger.propagate = False

@@ -220,3 +220,49 @@ def test_a_worker_killed_under_make_run_or_make_serve_is_restarted_and_its_death
         assert worker_log.read_text(errors="replace").count(CRASH_LINE) == 1  # a stop is no death
     finally:
         _end_session(make, log)
+
+
+@pytest.mark.parametrize("script", ["run.sh", "serve.sh"], ids=["make-run", "make-serve"])
+def test_under_the_json_log_format_every_line_is_json_and_listening_is_said_once_it_answers(tmp_path, script):
+    """THREADLESS_LOG_FORMAT=json: every line on the terminal and in the worker's log is one JSON
+    object, from the first (this script's, the web server's and Celery's before Django configures
+    logging) to the last of the stop; "listening" is said only once the address answers. A start
+    begins the metric files from none (docs/deployment.md, Metrics)."""
+    var, port, run_log = tmp_path / "var", free_port(), tmp_path / "run.log"
+    stale = var / "metrics" / "counter_999999.db"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"\0" * 8)
+    make, log = _make_from_a_terminal(
+        tmp_path,
+        script,
+        THREADLESS_VAR_DIR=str(var),
+        PORT=str(port),
+        THREADLESS_WEB_WORKERS="1",
+        THREADLESS_LOG_FORMAT="json",
+    )
+    try:
+        deadline = time.monotonic() + START_SECONDS
+        while not (_started(port, var / "worker.log") and "listening on" in run_log.read_text()):
+            said = "listening on" in run_log.read_text()
+            if said:  # said: then it answers
+                assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200
+            assert make.poll() is None, run_log.read_text()
+            assert time.monotonic() < deadline, "make did not start: " + run_log.read_text()
+            time.sleep(0.1)
+        os.killpg(make.pid, signal.SIGTERM)
+        make.wait(timeout=STOP_SECONDS)
+        assert not stale.exists()
+        for where in (run_log, var / "worker.log"):
+            lines = where.read_text().splitlines()
+            assert len(lines) >= 4, lines
+            for line in lines:
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    pytest.fail(f"not a JSON line in {where.name}: {line!r}")
+                assert {"timestamp", "level", "logger", "message"} <= record.keys(), line
+        said = [json.loads(line)["message"] for line in run_log.read_text().splitlines()]
+        assert said[0].startswith("starting web on") and said[-1] == "stopped", said
+        assert sum(m.startswith(f"listening on http://127.0.0.1:{port}/") for m in said) == 1, said
+    finally:
+        _end_session(make, log)

@@ -81,6 +81,16 @@ def test_bootstrap_demo_is_idempotent_and_prints_the_same_working_key(db, settin
     assert first["key"] in text and first["username"] in text
 
 
+def test_bootstrap_demo_under_the_json_log_format_prints_a_json_line_without_secrets(db, settings, tmp_path):
+    settings.VAR_DIR = tmp_path
+    settings.THREADLESS_LOG_FORMAT = "json"
+    demo = json.loads(run("bootstrap_demo", "--json"))
+    [line] = run("bootstrap_demo").strip().splitlines()
+    record = json.loads(line)
+    assert record["logger"] == "threadless.demo" and "/manage/" in record["message"]
+    assert demo["key"] not in line and demo["password"] not in line
+
+
 def test_bootstrap_demo_again_does_not_mark_the_demo_keys_used(db, settings, tmp_path):
     settings.VAR_DIR = tmp_path
     demo = json.loads(run("bootstrap_demo", "--json"))

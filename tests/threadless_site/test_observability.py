@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from prometheus_client.metrics import MetricWrapperBase
 from prometheus_client.parser import text_string_to_metric_families
 
 from common import metrics
@@ -173,6 +175,26 @@ def test_metrics_needs_the_exact_bearer_token(client, settings, db):
     assert answer.status_code == 200
     names = {family.name for family in text_string_to_metric_families(answer.content.decode())}
     assert {"threadless_outbox_depth", "threadless_outbox_oldest_age_seconds"} <= names
+
+
+def test_the_docs_metric_table_names_every_metric_exported_and_only_those(client, settings, db):
+    """docs/deployment.md's table against what /metrics exports: every metric common.metrics
+    defines (a counter by its `_total` sample) and the gauges read at scrape time."""
+    table = (ROOT / "docs/deployment.md").read_text().split("| metric | labels | what |", 1)[1]
+    documented = set()
+    for row in table.split("\n\n", 1)[0].strip().splitlines()[1:]:
+        names = re.findall(r"`([^`]+)`", row.split("|")[1])
+        stem = names[0].removesuffix("_total")
+        documented |= {stem + name[1:] if name.startswith("…") else name for name in names}
+    defined = {
+        wrapper._name + ("_total" if wrapper._type == "counter" else "")
+        for wrapper in vars(metrics).values()
+        if isinstance(wrapper, MetricWrapperBase)
+    }
+    settings.THREADLESS_METRICS_TOKEN = TOKEN
+    answer = client.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {TOKEN}").content.decode()
+    gauges = {family.name for family in text_string_to_metric_families(answer) if family.type == "gauge"}
+    assert gauges and documented == defined | gauges
 
 
 def test_metrics_answers_get_only(client, settings):

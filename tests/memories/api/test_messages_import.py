@@ -134,3 +134,30 @@ def test_the_facts_that_hold_after_an_import_are_the_newest_said_whatever_the_or
     lisbon = next(f for f in listed if "Lisbon" in f["text"])
     assert faro["active"] and (faro["valid_from"], faro["valid_to"]) == ("2024-12-01T09:00:00+00:00", None)
     assert not lisbon["active"] and lisbon["valid_to"] == "2024-12-01T09:00:00+00:00"
+
+
+def test_the_import_answer_is_what_get_shows_afterwards(cast):
+    """The thread, turns and count the 202 names are the thread GET shows, whose times are its
+    messages' (it began when its first message was said, not at the import); an instruction
+    without a time (said now) does not make the older history out of order."""
+    base = "/v1/memories/external/user-8"
+    for thread in ("ticket-981", None):
+        messages = [{"role": "system", "content": "Be brief."}] + history(
+            ("assistant", "Welcome back.", at("2024-03-01")),
+            ("user", "My order arrived broken", at("2024-03-01", 10)),
+            ("assistant", "A replacement is on its way.", at("2024-03-01", 11)),
+            ("user", "Thanks", at("2024-03-02")),
+        )
+        body = {"messages": messages} | ({} if thread is None else {"thread": thread})
+        answer = post(cast.a, base + "/messages", body)
+        assert answer.status_code == 202, answer.content
+        answer = answer.json()
+        shown = cast.a.get(f"{base}/threads/{answer['thread']}").json()
+        assert shown["id"] == answer["thread"] == (thread or "default")
+        assert [1, shown["turns"]] == answer["turns"] == [1, 3]
+        assert shown["messages"] == answer["accepted"] == 4
+        assert (shown["created_at"], shown["updated_at"]) == (at("2024-03-01"), at("2024-03-02")), shown
+        listed = {t["id"]: t for t in cast.a.get(base + "/threads").json()["data"]}
+        assert listed[answer["thread"]] == shown
+    memory = Memory.objects.get(external_id="user-8")
+    assert cast.a.get(f"/v1/memories/{memory.id}").json()["counts"]["messages"] == 8

@@ -4,6 +4,7 @@ Kept in the git-ignored var/demo.json, so a later `make run` prints the same wor
 """
 
 import json
+import logging
 import os
 import secrets
 
@@ -13,6 +14,7 @@ from django.core.management.base import BaseCommand
 
 from chat.services import agent_ensure_demo
 from common.errors import Unauthorized
+from common.logformat import json_line
 from projects.auth import key_from_plaintext
 from projects.models import Project
 from projects.services import key_create, project_create
@@ -54,6 +56,16 @@ class Command(BaseCommand):
             return
         # make run passes HOST/PORT on to the web server: print the address it will listen on.
         origin = f"http://{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
+        if settings.THREADLESS_LOG_FORMAT == "json":
+            # One log line like every other, without the login or the keys (logs are shipped).
+            self.stdout.write(
+                json_line(
+                    "threadless.demo",
+                    logging.INFO,
+                    f"demo: console {origin}/manage/ (login and keys in {path})",
+                )
+            )
+            return
         self.stdout.write(
             "\n".join(
                 [
