@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "template_partials",
     # The layers, lowest first (docs/architecture.md); threadless_site holds the cross-app commands.
     "projects",
+    "providers",
     "memories",
     "chat",
     "proxy",

@@ -273,14 +273,15 @@ def test_a_name_resolving_to_a_disguised_internal_address_is_refused_before_conn
 ):
     settings.THREADLESS_EGRESS_ALLOW = []
     connects: list = []
-    monkeypatch.setattr(egress, "resolve", lambda host, port: [address])
     monkeypatch.setattr(egress, "open_stream", lambda *a, **k: connects.append(a) or pytest.fail("connected"))
     config = {
         "workflow": [
             {"id": "meta", "type": "http_call", "request": {"url": "http://metadata.example/latest"}}
         ]
     }
+    monkeypatch.setattr(egress, "resolve", lambda host, port: [PUBLIC_IP])  # public when saved
     agent = services.agent_create(project=cast.project_a, name="probe", config=config)
+    monkeypatch.setattr(egress, "resolve", lambda host, port: [address])
     conversation, _ = services.conversation_create(agent=agent)
     snap = services.turn_say(conversation=conversation, text="hi")
     assert "egress to metadata.example is not allowed" in snap["taskErrors"][0]["text"]
@@ -379,6 +380,7 @@ def test_an_http_call_connects_to_the_address_it_checked_not_a_rebound_one(
         ]
     }
     agent = services.agent_create(project=cast.project_a, name="rebind", config=config)
+    rebinding_dns.clear()  # the check at save looked the name up once (a public answer)
     conversation, _ = services.conversation_create(agent=agent)
     outcomes = []
     for _ in range(4):
@@ -657,3 +659,28 @@ def test_no_app_module_calls_httpx_past_the_pinned_pool():
                 ):
                     found.append(f"{path.relative_to(root)}:{node.lineno} httpx.{func.attr}")
     assert found == []
+
+
+def test_an_agent_url_the_egress_policy_refuses_is_400_at_save_naming_the_value_to_allow(cast, settings):
+    settings.THREADLESS_EGRESS_ALLOW = []
+    fetch = {"id": "fetch", "type": "http_call", "request": {"url": "http://10.1.2.3:8080/{{ input }}"}}
+    refused = post_agent(cast.a, {"workflow": [fetch]})
+    assert refused.status_code == 400
+    assert refused.json()["error"]["message"] == (
+        "workflow[0].request.url: egress to 10.1.2.3 is not allowed; to allow it, an operator adds "
+        "10.1.2.3 to THREADLESS_EGRESS_ALLOW (or on the console's Egress page)"
+    )
+    model = {
+        "id": "llm",
+        "type": "llm",
+        "provider": "openai",
+        "model": "m",
+        "baseUrl": "http://localhost:1/v1",
+    }
+    assert (
+        post_agent(cast.a, {"workflow": [model]})
+        .json()["error"]["message"]
+        .startswith("workflow[0].baseUrl: egress to localhost is not allowed")
+    )
+    settings.THREADLESS_EGRESS_ALLOW = ["10.0.0.0/8"]
+    assert post_agent(cast.a, {"workflow": [fetch]}).status_code == 201
