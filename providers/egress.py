@@ -305,12 +305,24 @@ def egress_check(url: str) -> list[Address]:
     return egress_addresses(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
 
 
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
 def egress_refusal(url: str) -> str | None:
-    """What a call to `url` would be refused with now (the caller's text, with the value that
-    would allow it), or None: for checking a URL when it is saved, resolving its host once. A
-    provider's official host over https is taken as it is (a server without DNS still saves it)."""
-    parts = urlsplit(url)
-    if parts.scheme == "https" and (parts.hostname or "").rstrip(".") in OFFICIAL_HOSTS.values():
+    """What a call to `url` would be refused with (the caller's text, with the value that would
+    allow it), or None: for checking a URL when it is saved.
+
+    Only a host whose answer needs no DNS is judged here: an IP address, `localhost` and names
+    under `.localhost` (loopback by RFC 6761). A name is judged when it is called: answering a
+    save by what an internal name resolves to would tell a tenant which names exist inside the
+    operator's network, which the refusal text itself never does."""
+    host = (urlsplit(url).hostname or "").rstrip(".")
+    if not (_is_address(host) or host == "localhost" or host.endswith(".localhost")):
         return None
     try:
         egress_check(url)

@@ -273,15 +273,14 @@ def test_a_name_resolving_to_a_disguised_internal_address_is_refused_before_conn
 ):
     settings.THREADLESS_EGRESS_ALLOW = []
     connects: list = []
+    monkeypatch.setattr(egress, "resolve", lambda host, port: [address])
     monkeypatch.setattr(egress, "open_stream", lambda *a, **k: connects.append(a) or pytest.fail("connected"))
     config = {
         "workflow": [
             {"id": "meta", "type": "http_call", "request": {"url": "http://metadata.example/latest"}}
         ]
     }
-    monkeypatch.setattr(egress, "resolve", lambda host, port: [PUBLIC_IP])  # public when saved
     agent = services.agent_create(project=cast.project_a, name="probe", config=config)
-    monkeypatch.setattr(egress, "resolve", lambda host, port: [address])
     conversation, _ = services.conversation_create(agent=agent)
     snap = services.turn_say(conversation=conversation, text="hi")
     assert "egress to metadata.example is not allowed" in snap["taskErrors"][0]["text"]
@@ -380,7 +379,6 @@ def test_an_http_call_connects_to_the_address_it_checked_not_a_rebound_one(
         ]
     }
     agent = services.agent_create(project=cast.project_a, name="rebind", config=config)
-    rebinding_dns.clear()  # the check at save looked the name up once (a public answer)
     conversation, _ = services.conversation_create(agent=agent)
     outcomes = []
     for _ in range(4):
@@ -684,3 +682,12 @@ def test_an_agent_url_the_egress_policy_refuses_is_400_at_save_naming_the_value_
     )
     settings.THREADLESS_EGRESS_ALLOW = ["10.0.0.0/8"]
     assert post_agent(cast.a, {"workflow": [fetch]}).status_code == 201
+
+
+def test_a_name_is_not_looked_up_at_save_so_a_save_tells_nothing_about_internal_dns(
+    cast, settings, monkeypatch
+):
+    settings.THREADLESS_EGRESS_ALLOW = []
+    monkeypatch.setattr(egress, "resolve", lambda host, port: pytest.fail(f"looked up {host} at save"))
+    fetch = {"id": "fetch", "type": "http_call", "request": {"url": "http://db.internal:5432/x"}}
+    assert post_agent(cast.a, {"workflow": [fetch]}).status_code == 201  # refused when it is called

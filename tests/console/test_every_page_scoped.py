@@ -23,7 +23,6 @@ from memories.models import Fact, Memory
 from memories.services import fact_create, memory_create, memory_decorate, report_accept
 from projects.models import ApiKey, Secret
 from projects.services import key_create, project_create, secret_set, secret_value
-from providers import egress
 from proxy import services as proxy_services
 from proxy.models import UpstreamSetting
 
@@ -62,9 +61,7 @@ def console_routes() -> list[str]:
 
 
 @pytest.fixture
-def world(cast, monkeypatch):
-    # B's upstream resolves to a public address (this machine has no DNS), so its save passes egress.
-    monkeypatch.setattr(egress, "resolve", lambda host, port: ["93.184.216.34"])
+def world(cast):
     users = get_user_model()
     project_c = project_create(name="Charlie")
     mallory = users.objects.create_user("mallory", password="mallory-pass-123", is_staff=True)

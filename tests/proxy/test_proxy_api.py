@@ -17,24 +17,12 @@ from harness.servers import free_port
 from memories.models import Entry, Memory
 from memories.services import memory_create
 from projects.services import key_create, secret_value
-from providers import egress
 from proxy import services as proxy_services
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 CHAT = "/v1/openai/chat/completions"
 MESSAGES = "/v1/anthropic/v1/messages"
-
-
-@pytest.fixture
-def public_gateways(monkeypatch):
-    """`*.example.com` resolves to a public address (this machine has no DNS); never connected to."""
-    real = egress.resolve
-    monkeypatch.setattr(
-        egress,
-        "resolve",
-        lambda host, port: ["93.184.216.34"] if host.endswith(".example.com") else real(host, port),
-    )
 
 
 def _headers(cast, upstream, **extra) -> dict:
@@ -234,7 +222,7 @@ async def test_an_error_event_mid_stream_stores_the_partial_marked_and_the_failu
 # --- settings: API, command, console ---------------------------------------------------------
 
 
-def test_the_settings_api_stores_the_key_in_the_secret_store_and_never_answers_it(cast, public_gateways):
+def test_the_settings_api_stores_the_key_in_the_secret_store_and_never_answers_it(cast):
     answer = cast.a.get("/v1/proxy/settings")
     assert answer.status_code == 200
     assert answer.json()["openai"] == {
@@ -321,7 +309,7 @@ async def test_a_pinned_environment_key_is_sent_upstream_and_refused_once_the_pi
     assert len(upstream.requests) == 1
 
 
-def test_the_management_command_sets_and_shows_an_upstream(cast, public_gateways, monkeypatch):
+def test_the_management_command_sets_and_shows_an_upstream(cast, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO("sk-cli-key\n"))
     out = io.StringIO()
     call_command(
@@ -342,7 +330,7 @@ def test_the_management_command_sets_and_shows_an_upstream(cast, public_gateways
     assert secret_value(project_id=cast.project_a.pk, name="proxy.openai") == "sk-cli-key"
 
 
-def test_the_console_page_saves_an_upstream_for_staff_and_refuses_others(cast, public_gateways):
+def test_the_console_page_saves_an_upstream_for_staff_and_refuses_others(cast):
     staff = Client()
     staff.force_login(cast.staff)
     page = staff.get(f"/manage/proxy/?project={cast.project_a.pk}")
