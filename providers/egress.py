@@ -305,7 +305,8 @@ def egress_check(url: str) -> list[Address]:
     return egress_addresses(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
 
 
-def _is_address(host: str) -> bool:
+def is_address(host: str) -> bool:
+    """True when `host` is an IP address (an IPv6 one with or without brackets), not a name."""
     try:
         ipaddress.ip_address(host.strip("[]"))
     except ValueError:
@@ -322,7 +323,7 @@ def egress_refusal(url: str) -> str | None:
     save by what an internal name resolves to would tell a tenant which names exist inside the
     operator's network, which the refusal text itself never does."""
     host = (urlsplit(url).hostname or "").rstrip(".")
-    if not (_is_address(host) or host == "localhost" or host.endswith(".localhost")):
+    if not (is_address(host) or host == "localhost" or host.endswith(".localhost")):
         return None
     try:
         egress_check(url)

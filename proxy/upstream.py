@@ -17,7 +17,6 @@ the client added to each request is added here: its headers (`upstream_request`)
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import threading
 import weakref
 from functools import lru_cache
@@ -27,7 +26,7 @@ import httpx
 from django.conf import settings
 
 from providers.bounded import ACCEPT_ENCODING
-from providers.egress import egress_addresses, egress_allow
+from providers.egress import egress_addresses, egress_allow, is_address
 
 _ssl_context = None
 _ssl_lock = threading.Lock()
@@ -53,7 +52,7 @@ class AsyncPinnedBackend(httpcore.AsyncNetworkBackend):
         # view thread read (no database read from here).
         addresses = (
             egress_addresses(host, port, fresh=False)
-            if _is_address(host)
+            if is_address(host)
             else await asyncio.to_thread(egress_addresses, host, port, fresh=False)
         )
         last: Exception | None = None
@@ -76,14 +75,6 @@ class AsyncPinnedBackend(httpcore.AsyncNetworkBackend):
 
     async def sleep(self, seconds: float) -> None:
         await self._backend.sleep(seconds)
-
-
-def _is_address(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return False
-    return True
 
 
 class AsyncPinnedTransport(httpx.AsyncHTTPTransport):
