@@ -15,7 +15,7 @@ from common.errors import InvalidRequest
 from common.redaction import echo
 from memories.policy import Policy, policy_parse
 from projects.services import secret_name_reserved
-from providers.egress import base_url_refusal, provider_env_names, provider_env_refusal
+from providers.egress import base_url_refusal, egress_refusal, provider_env_names, provider_env_refusal
 
 TASK_ID = re.compile(r"(?:[a-zA-Z][\w+.-]*://)?[A-Za-z0-9._-]{1,120}")
 TASK_TYPES = ("behavior_rules", "http_call", "llm", "output")
@@ -73,7 +73,17 @@ def _url(value: Any, path: str) -> str:
         _fail(path, "must be an http:// or https:// URL (templates like {{ input }} may follow the host).")
     if re.match(r"^https?://[^/?#]*@", value.strip()):
         _fail(path, "must not contain user info (user:password@); send credentials in a header.")
+    _egress(value.strip(), path)
     return value
+
+
+def _egress(url: str, path: str) -> None:
+    """A URL whose host the egress policy refuses is a config error now, not a failed turn later
+    (templates come after the host, so the host is known at save)."""
+    scheme, _, rest = url.partition("://")
+    refusal = egress_refusal(f"{scheme}://{re.split(r'[/?#]', rest, maxsplit=1)[0]}/")
+    if refusal:
+        _fail(path, refusal)
 
 
 def _condition(cond: Any, path: str) -> None:
@@ -219,6 +229,7 @@ def _llm(task: dict, path: str) -> None:
         refusal = base_url_refusal(task["baseUrl"])
         if refusal:
             _fail(f"{path}.baseUrl", refusal)
+        _egress(task["baseUrl"], f"{path}.baseUrl")
     if "apiKeyEnv" in task:
         name = _str(task["apiKeyEnv"], f"{path}.apiKeyEnv", max_len=100)
         refusal = provider_env_refusal(name, provider=provider, base_url=task.get("baseUrl"))

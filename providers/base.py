@@ -9,11 +9,10 @@ import threading
 from collections.abc import Callable
 
 import httpx
-from django.conf import settings
 
 from common.redaction import provider_message, raw_error_text
 from providers.bounded import ACCEPT_ENCODING, UpstreamUnreadable, iter_events, read_body, read_head
-from providers.egress import EgressRefused, egress_client, url_check
+from providers.egress import EgressRefused, egress_allow, egress_client, url_check
 
 
 class ProviderError(Exception):
@@ -102,11 +101,11 @@ def http_client() -> httpx.Client:
 
     Creating an httpx.Client loads the CA bundle (tens to hundreds of ms), far too slow per turn.
     Redirects are never followed: a redirect could lead past the egress policy. Connections are
-    pinned to the addresses the egress policy checked (providers.egress); a changed
-    THREADLESS_EGRESS_ALLOW gets a fresh pool, so no connection opened under the old policy is reused.
+    pinned to the addresses the egress policy checked (providers.egress); a changed allow list
+    (environment or runtime) gets a fresh pool, so no connection opened under the old policy is reused.
     """
     global _client, _client_policy
-    policy = tuple(settings.THREADLESS_EGRESS_ALLOW)
+    policy = egress_allow()
     if _client is None or _client_policy != policy:
         with _client_lock:
             if _client is None or _client_policy != policy:

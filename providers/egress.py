@@ -4,11 +4,14 @@ where the server's own provider keys may be sent.
 Addresses: a host is resolved **once**, at connect time, by `resolve`; every address it resolves
 to must be global (`ipaddress` `is_global`, judged again on the IPv4 address inside IPv4-mapped,
 IPv4-compatible, 6to4, Teredo and NAT64 forms; 100.64.0.0/10 and multicast refused) unless the
-host, or a CIDR holding the address, is listed in THREADLESS_EGRESS_ALLOW. The connection is
+host, or a CIDR holding the address, is on the allow list: THREADLESS_EGRESS_ALLOW from the
+environment plus the operator's runtime list (`EgressAllowEntry`, the console's Egress page),
+which every process reads again at most RUNTIME_LIST_SECONDS after a change. The connection is
 then made to one of the checked addresses, never to a second lookup's answer, while the Host
 header and the TLS server name (SNI and certificate check) stay the URL's hostname. Every
 outbound call uses `egress_client()` (its `PinnedTransport`), so a name that resolves to a
 public address for the check and to 127.0.0.1 afterwards (DNS rebinding) cannot reach loopback.
+A refusal says to the caller which value would allow the host (`EgressRefused`), never why.
 
 Provider keys: THREADLESS_PROVIDER_ENV_ALLOW lists `NAME` or `NAME@host[:port][/path]` entries. A
 bare `NAME` may be sent only to its provider's official host over https, for calls under `/v1`
@@ -23,15 +26,22 @@ key may not go to a `baseUrl` (config validation and the call-time key lookup bo
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
+import logging
 import os
+import re
 import socket
+import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import httpcore
 import httpx
+from django.apps import apps
 from django.conf import settings
+
+log = logging.getLogger("threadless.egress")
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -43,6 +53,7 @@ NAME_PROVIDERS = {"OPENAI_API_KEY": "openai", "ANTHROPIC_API_KEY": "anthropic"}
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")  # RFC 8215 local-use: never global
 _IPV4_COMPATIBLE = ipaddress.ip_network("::/96")  # deprecated ::a.b.c.d
+_LABEL = re.compile(r"[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?")  # one DNS label (RFC 1123, plus _)
 
 
 class EgressRefused(Exception):
@@ -56,7 +67,13 @@ class EgressRefused(Exception):
 
 
 def _refused(host: str, detail: str) -> EgressRefused:
-    return EgressRefused(f"egress to {host} is not allowed", detail)
+    # The same text whatever the reason (it must not tell whether a name resolves, or to what),
+    # naming the allow-list value an operator would add: the host as the URL names it.
+    return EgressRefused(
+        f"egress to {host} is not allowed; to allow it, an operator adds {host} to "
+        "THREADLESS_EGRESS_ALLOW (or on the console's Egress page)",
+        detail,
+    )
 
 
 def host_port(url: str) -> str:
@@ -112,9 +129,82 @@ def address_is_public(addr: Address) -> bool:
     return _global(addr) and all(_global(inner) for inner in embedded_ipv4(addr))
 
 
-def _allow_list() -> tuple[set[str], list[ipaddress.IPv4Network | ipaddress.IPv6Network]]:
+# --- the allow list -----------------------------------------------------------------------------
+
+RUNTIME_LIST_SECONDS = 5.0  # how long a process uses the runtime list it read (and a verdict)
+
+
+@dataclass
+class _Runtime:
+    values: tuple[str, ...] = ()
+    expires: float = 0.0
+
+
+_runtime = _Runtime()
+# (host, port, allow list) → (expires, refusal text and detail, or None): see `egress_check_recent`.
+_verdicts: dict[tuple, tuple[float, tuple[str, str] | None]] = {}
+_VERDICTS_MAX = 1024
+
+
+def egress_caches_forget() -> None:
+    """Read the runtime list (and check hosts) again on next use: after this process changed it."""
+    _runtime.expires = 0.0
+    _verdicts.clear()
+
+
+def _on_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _runtime_values(fresh: bool) -> tuple[str, ...]:
+    if time.monotonic() < _runtime.expires or not fresh or _on_event_loop():
+        # On an event loop the database may not be read: the list its call's view thread read is used.
+        return _runtime.values
+    try:
+        # (by name: `providers` is imported while the app registry loads, before models may be)
+        entries = apps.get_model("providers", "EgressAllowEntry").objects
+        values = tuple(entries.values_list("value", flat=True))
+    except Exception as exc:  # noqa: BLE001 - the last list read stays in force until the database answers
+        log.warning("egress: the runtime allow list could not be read (%s)", exc.__class__.__name__)
+        values = _runtime.values
+    _runtime.values, _runtime.expires = values, time.monotonic() + RUNTIME_LIST_SECONDS
+    return values
+
+
+def egress_allow(*, fresh: bool = True) -> tuple[str, ...]:
+    """The allow list in force: THREADLESS_EGRESS_ALLOW, then the operator's runtime entries.
+
+    The runtime part is one small query at most every RUNTIME_LIST_SECONDS per process (never on
+    an event loop, and not with `fresh=False`: then the list last read is used)."""
+    return tuple(settings.THREADLESS_EGRESS_ALLOW) + _runtime_values(fresh)
+
+
+def allow_entry_refusal(value: str) -> str | None:
+    """Why `value` cannot be an allow-list entry (a host name, an IP address or a CIDR), or None."""
+    value = value.strip()
+    try:
+        network = ipaddress.ip_network(value.strip("[]"), strict=False)
+    except ValueError:
+        network = None
+    if network is not None:
+        return (
+            "would allow every address; name the hosts or networks to reach."
+            if network.prefixlen == 0
+            else None
+        )
+    labels = value.lower().rstrip(".").split(".")
+    if not value or len(value) > 253 or not all(_LABEL.fullmatch(label) for label in labels):
+        return "must be a host name (llm.internal), an IP address (10.0.0.5) or a CIDR (10.0.0.0/8)."
+    return None
+
+
+def _allow_list(fresh: bool = True) -> tuple[set[str], list[ipaddress.IPv4Network | ipaddress.IPv6Network]]:
     names, networks = set(), []
-    for item in settings.THREADLESS_EGRESS_ALLOW:
+    for item in egress_allow(fresh=fresh):
         item = item.strip()
         if not item:
             continue
@@ -141,11 +231,11 @@ def resolve(host: str, port: int) -> list[str]:
     return seen
 
 
-def egress_addresses(host: str, port: int) -> list[Address]:
+def egress_addresses(host: str, port: int, *, fresh: bool = True) -> list[Address]:
     """Resolve `host` once and check every address; the checked addresses to connect to.
 
     Raises EgressRefused when the host cannot be resolved or any address is not global and not
-    allowed by THREADLESS_EGRESS_ALLOW.
+    on the allow list (`egress_allow`; `fresh=False` off the database, as on an event loop).
     """
     host = host.strip("[]")
     try:
@@ -157,7 +247,7 @@ def egress_addresses(host: str, port: int) -> list[Address]:
             raise _refused(host, f"host {host} could not be resolved") from None
         if not addresses:
             raise _refused(host, f"host {host} could not be resolved")
-    names, networks = _allow_list()
+    names, networks = _allow_list(fresh)
     if host.lower().rstrip(".") in names:
         return addresses
     for addr in addresses:
@@ -213,6 +303,60 @@ def egress_check(url: str) -> list[Address]:
     url_check(url)
     parts = urlsplit(url)
     return egress_addresses(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
+
+
+def is_address(host: str) -> bool:
+    """True when `host` is an IP address (an IPv6 one with or without brackets), not a name."""
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
+def egress_refusal(url: str) -> str | None:
+    """What a call to `url` would be refused with (the caller's text, with the value that would
+    allow it), or None: for checking a URL when it is saved.
+
+    Only a host whose answer needs no DNS is judged here: an IP address, `localhost` and names
+    under `.localhost` (loopback by RFC 6761). A name is judged when it is called: answering a
+    save by what an internal name resolves to would tell a tenant which names exist inside the
+    operator's network, which the refusal text itself never does."""
+    host = (urlsplit(url).hostname or "").rstrip(".")
+    if not (is_address(host) or host == "localhost" or host.endswith(".localhost")):
+        return None
+    try:
+        egress_check(url)
+    except EgressRefused as exc:
+        return str(exc)
+    except ValueError:  # urlsplit's port
+        return "has an invalid port."
+    return None
+
+
+def egress_check_recent(url: str) -> None:
+    """`egress_check` for a call about to be made, its verdict per host and allow list kept for
+    RUNTIME_LIST_SECONDS (a DNS lookup per proxied call would cost more than the call's own work).
+
+    Only a forecast, so that a refused call is answered before anything is stored: the connection
+    is still checked when it is made. Raises EgressRefused."""
+    url_check(url)
+    parts = urlsplit(url)
+    host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+    key = (host, port, egress_allow())
+    now = time.monotonic()
+    hit = _verdicts.get(key)
+    if hit is None or hit[0] <= now:
+        try:
+            egress_addresses(host, port)
+            verdict = None
+        except EgressRefused as exc:
+            verdict = (str(exc), exc.detail)
+        if len(_verdicts) >= _VERDICTS_MAX:
+            _verdicts.clear()
+        hit = _verdicts[key] = (now + RUNTIME_LIST_SECONDS, verdict)
+    if hit[1] is not None:
+        raise EgressRefused(*hit[1])
 
 
 # --- the pinned connection --------------------------------------------------------------------

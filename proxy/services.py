@@ -21,7 +21,7 @@ from memories.policy import policy_parse
 from memories.selectors import memory_get, thread_view
 from memories.services import external_id_check, memory_create, memory_decorate, report_accept
 from projects.services import PROXY_SECRET_PREFIX, secret_delete, secret_set, secret_value, usage_count
-from providers.egress import base_url_refusal, provider_env_names, provider_env_refusal
+from providers.egress import base_url_refusal, egress_refusal, provider_env_names, provider_env_refusal
 from proxy.models import UpstreamSetting
 from proxy.protocols import PROTOCOLS, Protocol, new_messages, without_reasoning
 
@@ -94,15 +94,24 @@ def upstream_setting_set(
 ) -> dict:
     """Set one provider's upstream: a field left out stays as it is, None clears it.
 
+    A base URL the egress policy refuses is a 400 naming the allow-list value that would admit it.
     The stored key is bound to the base URL it was saved for: a change of the effective base URL
     removes it unless the same call supplies a key again (`api_key_cleared` in the answer says
     so), so whoever can change the base URL cannot send the stored key somewhere new.
     """
     protocol = _provider(provider)
+    if base_url not in (_UNSET, None, ""):
+        base_url = _check_base_url(base_url, "base_url")
+        refusal = egress_refusal(base_url)  # the calls would all be refused: say so now
+        if refusal:
+            raise InvalidRequest(
+                f"base_url: {refusal}",
+                hint="Use a public upstream, or ask the server's operator to allow this one.",
+            )
     row, _ = UpstreamSetting.objects.get_or_create(project=project, provider=provider)
     before = row.base_url or protocol.default_base_url
     if base_url is not _UNSET:
-        row.base_url = "" if base_url in (None, "") else _check_base_url(base_url, "base_url")
+        row.base_url = "" if base_url in (None, "") else base_url
     if api_key_env is not _UNSET:
         row.api_key_env = "" if api_key_env in (None, "") else str(api_key_env)
     if row.api_key_env and (api_key_env is not _UNSET or settings.THREADLESS_PROXY_ENV_KEYS):

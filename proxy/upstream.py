@@ -2,7 +2,7 @@
 each project's calls in flight.
 
 The async twin of `providers.egress.PinnedTransport`: the host is resolved once at connect time by
-`providers.egress.egress_addresses` (the same check, the same THREADLESS_EGRESS_ALLOW), and the TCP
+`providers.egress.egress_addresses` (the same check, the same allow list), and the TCP
 connection goes to one of the checked addresses, while the Host header and TLS server name stay
 the URL's hostname. No proxies from the environment, no redirects. One transport (its connection
 pool) per event loop (a pool belongs to the loop it was first used on), one SSL context per process.
@@ -17,7 +17,6 @@ the client added to each request is added here: its headers (`upstream_request`)
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import threading
 import weakref
 from functools import lru_cache
@@ -27,7 +26,7 @@ import httpx
 from django.conf import settings
 
 from providers.bounded import ACCEPT_ENCODING
-from providers.egress import egress_addresses
+from providers.egress import egress_addresses, egress_allow, is_address
 
 _ssl_context = None
 _ssl_lock = threading.Lock()
@@ -49,11 +48,12 @@ class AsyncPinnedBackend(httpcore.AsyncNetworkBackend):
 
     async def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
         # getaddrinfo blocks: resolve in a thread, then connect to what was checked. An address
-        # needs no lookup: checked here, without the thread.
+        # needs no lookup: checked here, without the thread. The allow list is the one the call's
+        # view thread read (no database read from here).
         addresses = (
-            egress_addresses(host, port)
-            if _is_address(host)
-            else await asyncio.to_thread(egress_addresses, host, port)
+            egress_addresses(host, port, fresh=False)
+            if is_address(host)
+            else await asyncio.to_thread(egress_addresses, host, port, fresh=False)
         )
         last: Exception | None = None
         for addr in addresses:
@@ -75,14 +75,6 @@ class AsyncPinnedBackend(httpcore.AsyncNetworkBackend):
 
     async def sleep(self, seconds: float) -> None:
         await self._backend.sleep(seconds)
-
-
-def _is_address(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return False
-    return True
 
 
 class AsyncPinnedTransport(httpx.AsyncHTTPTransport):
@@ -110,10 +102,7 @@ def _transport() -> AsyncPinnedTransport:
     """This event loop's pooled transport; a changed egress allow list (or pool setting) gets a
     fresh pool, so no connection opened under the old policy is reused."""
     loop = asyncio.get_running_loop()
-    policy = (
-        tuple(settings.THREADLESS_EGRESS_ALLOW),
-        settings.THREADLESS_PROXY_MAX_CONNECTIONS,
-    )
+    policy = (egress_allow(fresh=False), settings.THREADLESS_PROXY_MAX_CONNECTIONS)
     held = _transports.get(loop)
     if held is not None and held[0] == policy:
         return held[1]

@@ -7,6 +7,7 @@ event, so a client that reads the memory right after the call finds the reply). 
 disconnect mid-stream stores the part received so far once, ending with the `[cut off: …]`
 marker line, closes the upstream stream and re-raises. Memory never fails the model call: when
 decorate cannot run (database down) the call is forwarded as sent, with `X-Threadless-Degraded: 1`.
+An upstream the egress policy refuses is answered 502 before anything is stored.
 
 Threadless's own errors (key, body, settings) answer in the SPEC 4.1 shape; upstream errors come
 back in the provider's own shape and status, so the client's retry logic works unchanged.
@@ -35,7 +36,7 @@ from projects.auth import key_from_plaintext
 from projects.models import ApiKey
 from projects.ratelimit import check_quota, check_rate
 from providers.bounded import SSEFramer, UpstreamUnreadable, aiter_body, aread_body, sse_parse, stream_cap
-from providers.egress import EgressRefused
+from providers.egress import EgressRefused, egress_check_recent
 from proxy import services
 from proxy.messages import MESSAGES
 from proxy.protocols import CUT_OFF_CLIENT, CUT_OFF_UPSTREAM, OPENAI, Protocol, cut_off
@@ -175,6 +176,7 @@ def _prepare_call(request, protocol: Protocol, key: ApiKey, slot: ProjectSlot) -
         base_url=request.headers.get("X-Upstream-Base-Url"),
         authorization=request.headers.get("X-Upstream-Authorization"),
     )
+    egress_check_recent(upstream.url)  # a call the policy refuses stores nothing (no failed turn)
     budget = services.budget_of(request.headers.get("X-Threadless-Budget"))
     named = request.headers.get("X-Threadless-Memory", "").strip()
     named = named if named.lower() != "none" else ""
@@ -312,6 +314,19 @@ def _busy(protocol: Protocol, exc: ProjectBusy) -> HttpResponse:
     )
 
 
+def _egress_refused(protocol: Protocol, exc: EgressRefused, *, added: float) -> HttpResponse:
+    """The upstream the egress policy refuses, known before decorate: a 502 like an unreachable
+    upstream, whose text names the allow-list value; why (the address) goes to the staff log only."""
+    log.warning("proxy: upstream refused by the egress policy: %s", exc.detail)
+    metrics.proxy_call(protocol.name, "unreachable", added)
+    return _respond(
+        orjson.dumps(protocol.error_body(f"Threadless could not reach the upstream: {exc}", status=502)),
+        status=502,
+        content_type="application/json",
+        headers={},
+    )
+
+
 def _error(request, exc: Exception, call: Call | None = None) -> HttpResponse:
     response = exception_response(request, exc)
     for name, value in (call.headers() if call else {}).items():
@@ -350,6 +365,8 @@ async def proxy_call(request, protocol: Protocol, *, offload: Offload = _sync_to
         call = await _prepared(offload, request, protocol)
     except ProjectBusy as exc:
         return _busy(protocol, exc)
+    except EgressRefused as exc:
+        return _egress_refused(protocol, exc, added=time.perf_counter() - started)
     except Exception as exc:  # noqa: BLE001 - Threadless's own errors in the one error shape
         return _error(request, exc)
     try:

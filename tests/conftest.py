@@ -19,6 +19,7 @@ from rest_framework.test import APIClient
 
 from harness.servers import ThreadlessServer
 from projects.services import key_create, project_create
+from providers.egress import egress_caches_forget
 
 pytest_plugins = ["tests.fixtures.api"]
 
@@ -135,3 +136,12 @@ def _lexical_recall_unless_asked(settings):
     (`local`, tests/memories/test_embeddings.py) would embed every stored message of every
     test. Servers started as subprocesses keep the real default."""
     settings.THREADLESS_EMBEDDINGS = "off"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_egress_caches():
+    """Each test reads the runtime egress allow list and judges hosts afresh (within a process
+    they are kept a few seconds, longer than one test; a test's database is rolled back)."""
+    egress_caches_forget()
+    yield
+    egress_caches_forget()

@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "template_partials",
     # The layers, lowest first (docs/architecture.md); threadless_site holds the cross-app commands.
     "projects",
+    "providers",
     "webhooks",
     "memories",
     "chat",

@@ -40,6 +40,7 @@ urlpatterns = [
     path("manage/agents/", include("console.agent_urls")),
     path("manage/proxy/", include("console.proxy_urls")),
     path("manage/webhooks/", include("console.webhook_urls")),
+    path("manage/egress/", include("console.egress_urls")),
     path("manage/", include("console.urls")),
     path("chat/", include("chat.widget.urls")),
     path("admin/", admin.site.urls),

@@ -657,3 +657,37 @@ def test_no_app_module_calls_httpx_past_the_pinned_pool():
                 ):
                     found.append(f"{path.relative_to(root)}:{node.lineno} httpx.{func.attr}")
     assert found == []
+
+
+def test_an_agent_url_the_egress_policy_refuses_is_400_at_save_naming_the_value_to_allow(cast, settings):
+    settings.THREADLESS_EGRESS_ALLOW = []
+    fetch = {"id": "fetch", "type": "http_call", "request": {"url": "http://10.1.2.3:8080/{{ input }}"}}
+    refused = post_agent(cast.a, {"workflow": [fetch]})
+    assert refused.status_code == 400
+    assert refused.json()["error"]["message"] == (
+        "workflow[0].request.url: egress to 10.1.2.3 is not allowed; to allow it, an operator adds "
+        "10.1.2.3 to THREADLESS_EGRESS_ALLOW (or on the console's Egress page)"
+    )
+    model = {
+        "id": "llm",
+        "type": "llm",
+        "provider": "openai",
+        "model": "m",
+        "baseUrl": "http://localhost:1/v1",
+    }
+    assert (
+        post_agent(cast.a, {"workflow": [model]})
+        .json()["error"]["message"]
+        .startswith("workflow[0].baseUrl: egress to localhost is not allowed")
+    )
+    settings.THREADLESS_EGRESS_ALLOW = ["10.0.0.0/8"]
+    assert post_agent(cast.a, {"workflow": [fetch]}).status_code == 201
+
+
+def test_a_name_is_not_looked_up_at_save_so_a_save_tells_nothing_about_internal_dns(
+    cast, settings, monkeypatch
+):
+    settings.THREADLESS_EGRESS_ALLOW = []
+    monkeypatch.setattr(egress, "resolve", lambda host, port: pytest.fail(f"looked up {host} at save"))
+    fetch = {"id": "fetch", "type": "http_call", "request": {"url": "http://db.internal:5432/x"}}
+    assert post_agent(cast.a, {"workflow": [fetch]}).status_code == 201  # refused when it is called

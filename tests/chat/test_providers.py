@@ -231,8 +231,8 @@ def test_api_keys_come_from_the_secret_store_or_an_allowed_env_var(
 
 
 def test_the_egress_policy_refuses_loopback_unless_allowed(make_agent, stub, settings):
-    settings.THREADLESS_EGRESS_ALLOW = []
     agent = make_agent({"workflow": [llm_task(stub.url)]})
+    settings.THREADLESS_EGRESS_ALLOW = []  # taken off the list after the agent was saved
     conversation, _ = services.conversation_create(agent=agent)
     stub.requests.clear()
     snap = services.turn_say(conversation=conversation, text="hi")

@@ -8,6 +8,7 @@ import json
 
 import orjson
 import pytest
+from asgiref.sync import sync_to_async
 from django.core.management import call_command
 from django.db import OperationalError
 from django.test import AsyncClient, Client
@@ -156,17 +157,35 @@ async def test_an_unreachable_upstream_answers_502_in_openais_shape_and_is_recor
     assert kinds[1] == ("error", "Chat model execution failed: connection refused")
 
 
-async def test_the_egress_policy_refuses_a_loopback_upstream_unless_allowed(cast, upstream, settings):
+async def test_a_refused_upstream_answers_502_naming_the_allow_list_value_and_stores_no_turn(
+    cast, upstream, settings
+):
     settings.THREADLESS_EGRESS_ALLOW = []
+    memory, _ = await sync_to_async(memory_create)(project=cast.project_a, external_id="u-refused")
     response = await _post(
         MESSAGES,
         {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]},
-        {"x-api-key": cast.key_a, "X-Upstream-Base-Url": upstream.anthropic_url},
+        {
+            "x-api-key": cast.key_a,
+            "X-Upstream-Base-Url": upstream.anthropic_url,
+            "X-Threadless-Memory": memory.id,
+        },
     )
     assert response.status_code == 502
     body = orjson.loads(response.content)
-    assert body["type"] == "error" and "not allowed" in body["error"]["message"]
+    assert body["type"] == "error" and body["error"]["message"] == (
+        "Threadless could not reach the upstream: egress to 127.0.0.1 is not allowed; to allow it, an "
+        "operator adds 127.0.0.1 to THREADLESS_EGRESS_ALLOW (or on the console's Egress page)"
+    )
     assert not upstream.requests
+    assert await Entry.objects.filter(memory=memory).acount() == 0
+    assert (await Memory.objects.aget(pk=memory.pk)).last_turn == 0
+    by_user = await _post(
+        CHAT,
+        {"model": "m", "user": "u-new", "messages": [{"role": "user", "content": "x"}]},
+        _headers(cast, upstream),
+    )
+    assert by_user.status_code == 502 and not await Memory.objects.filter(external_id="u-new").aexists()
 
 
 async def test_a_stream_is_relayed_in_whole_frames_with_the_memory_headers(cast, upstream):
@@ -223,6 +242,21 @@ def test_the_settings_api_stores_the_key_in_the_secret_store_and_never_answers_i
     assert cast.b.get("/v1/proxy/settings").json()["anthropic"]["api_key_set"] is False  # per project
     cleared = cast.a.put("/v1/proxy/settings/anthropic", {"api_key": None}, format="json")
     assert cleared.json()["api_key_set"] is False
+
+
+def test_saving_an_upstream_the_egress_policy_refuses_is_400_naming_the_value_to_allow(cast, settings):
+    settings.THREADLESS_EGRESS_ALLOW = []
+    for url, host in (("http://127.0.0.1:11434/v1", "127.0.0.1"), ("http://localhost:8080/v1", "localhost")):
+        refused = cast.a.put("/v1/proxy/settings/openai", {"base_url": url}, format="json")
+        assert refused.status_code == 400
+        assert refused.json()["error"]["message"] == (
+            f"base_url: egress to {host} is not allowed; to allow it, an operator adds {host} to "
+            "THREADLESS_EGRESS_ALLOW (or on the console's Egress page)"
+        )
+    assert cast.a.get("/v1/proxy/settings").json()["openai"]["base_url"] is None
+    settings.THREADLESS_EGRESS_ALLOW = ["localhost"]
+    allowed = cast.a.put("/v1/proxy/settings/openai", {"base_url": "http://localhost:8080/v1"}, format="json")
+    assert allowed.status_code == 200
 
 
 def test_the_settings_api_refuses_bad_input_in_the_error_shape(cast):
