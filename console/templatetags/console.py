@@ -5,10 +5,39 @@ from __future__ import annotations
 import json
 
 from django import template
+from django.utils.html import json_script
 
 from common.messages import text_of
 
 register = template.Library()
+
+# What a person reads for each turn state (SPEC 4.5) and the tone of its badge. The Manager chat's
+# script gets the same words through `turn_states_script`.
+TURN_STATES = {
+    "READY": ("Answered", "ok"),
+    "ENDED": ("Ended", "ok"),
+    "IN_PROGRESS": ("Running", "accent"),
+    "ERROR": ("Failed", "err"),
+    "EXECUTION_INTERRUPTED": ("Interrupted", "err"),
+}
+
+
+@register.filter
+def turn_state(state: str) -> str:
+    """'READY' → 'Answered': the state in words (an unknown state as it is)."""
+    return TURN_STATES.get(state, (state, ""))[0]
+
+
+@register.filter
+def turn_tone(state: str) -> str:
+    """The badge class of a state: badge-ok, badge-accent or badge-err."""
+    return "badge-" + TURN_STATES.get(state, ("", "err"))[1]
+
+
+@register.simple_tag
+def turn_states_script():
+    """The words of every state as a JSON script element (id `turn-states`) for the page's script."""
+    return json_script({state: words for state, (words, _tone) in TURN_STATES.items()}, "turn-states")
 
 
 @register.filter

@@ -143,6 +143,8 @@ def test_manager_chat_page_shows_a_failed_turn_with_its_raw_reason(staff_client,
     assert "Task &#x27;llm&#x27; failed: Streaming chat failed: &lt;model&gt; is deprecated" in html
     assert html.count("Streaming chat failed") == 1  # the raw reason once per failed task
     assert "&lt;b&gt;hi&lt;/b&gt;" in html
+    assert "turn 1 · Failed" in html and "· ERROR" not in html
+    assert '"READY": "Answered"' in html  # the words the page's script shows for a streamed turn
 
 
 def test_manager_chat_say_needs_staff_and_csrf(cast, agent):
