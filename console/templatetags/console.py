@@ -51,6 +51,33 @@ def pretty_json(value) -> str:
 
 
 @register.filter
+def tool_call_list(tool_calls) -> list[dict]:
+    """Each tool call as {"id", "name", "arguments"}, the arguments indented JSON: OpenAI's form
+    carries them as a JSON string (`function.arguments`), decoded here so they read as data;
+    arguments that are not JSON are shown as they are."""
+    out = []
+    for call in tool_calls if isinstance(tool_calls, list) else [tool_calls]:
+        if not isinstance(call, dict):
+            out.append({"id": "", "name": "", "arguments": pretty_json(call)})
+            continue
+        function = call.get("function") if isinstance(call.get("function"), dict) else call
+        arguments = function.get("arguments", function.get("input"))
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except ValueError:
+                pass
+        out.append(
+            {
+                "id": str(call.get("id") or ""),
+                "name": str(function.get("name") or ""),
+                "arguments": arguments if isinstance(arguments, str) else pretty_json(arguments),
+            }
+        )
+    return out
+
+
+@register.filter
 def message_text(entry) -> str:
     """The readable text of a message entry: its content, or its text parts joined."""
     if entry.content:

@@ -357,3 +357,24 @@ def test_the_digests_task_column_does_not_repeat_a_task_type_equal_to_the_task(s
     html = staff_client.get("/manage/digests/").content.decode()
     row = html[html.index("<tbody>") : html.index("</tbody>")]
     assert "<code>llm</code>" in row and ">llm</div>" not in row
+
+
+def test_tool_call_arguments_are_shown_as_indented_json_escaped(staff_client, cast):
+    memory, _ = memory_create(project=cast.project_a)
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "weather", "arguments": '{"city": "Paris <b>", "days": 3}'},
+    }
+    with transaction.atomic():
+        entries_append(
+            memory=memory_lock(memory),
+            items=[
+                {"kind": "message", "role": "user", "content": "Weather?", "tokens": 3},
+                {"kind": "message", "role": "assistant", "content": "", "tool_calls": [call], "tokens": 9},
+            ],
+        )
+    for tab in ("timeline", "model"):
+        html = staff_client.get(f"/manage/memories/{memory.pk}/?tab={tab}").content.decode()
+        assert '<pre class="tool-args">{\n  &quot;city&quot;: &quot;Paris &lt;b&gt;&quot;,\n  &quot;days&quot;: 3\n}</pre>' in html
+        assert "weather" in html and "call_1" in html and '\\"city' not in html
