@@ -374,7 +374,8 @@ def test_tool_call_arguments_are_shown_as_indented_json_escaped(staff_client, ca
                 {"kind": "message", "role": "assistant", "content": "", "tool_calls": [call], "tokens": 9},
             ],
         )
+    shown = '{\n  &quot;city&quot;: &quot;Paris &lt;b&gt;&quot;,\n  &quot;days&quot;: 3\n}'
     for tab in ("timeline", "model"):
         html = staff_client.get(f"/manage/memories/{memory.pk}/?tab={tab}").content.decode()
-        assert '<pre class="tool-args">{\n  &quot;city&quot;: &quot;Paris &lt;b&gt;&quot;,\n  &quot;days&quot;: 3\n}</pre>' in html
+        assert f'<pre class="tool-args">{shown}</pre>' in html
         assert "weather" in html and "call_1" in html and '\\"city' not in html
