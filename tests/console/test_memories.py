@@ -374,7 +374,7 @@ def test_tool_call_arguments_are_shown_as_indented_json_escaped(staff_client, ca
                 {"kind": "message", "role": "assistant", "content": "", "tool_calls": [call], "tokens": 9},
             ],
         )
-    shown = '{\n  &quot;city&quot;: &quot;Paris &lt;b&gt;&quot;,\n  &quot;days&quot;: 3\n}'
+    shown = "{\n  &quot;city&quot;: &quot;Paris &lt;b&gt;&quot;,\n  &quot;days&quot;: 3\n}"
     for tab in ("timeline", "model"):
         html = staff_client.get(f"/manage/memories/{memory.pk}/?tab={tab}").content.decode()
         assert f'<pre class="tool-args">{shown}</pre>' in html

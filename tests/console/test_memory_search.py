@@ -48,4 +48,3 @@ def test_the_query_stays_in_the_box_escaped_and_no_match_says_so(staff_client, s
     assert "No message matches" in html
     response = staff_client.get(base, {"tab": "search", "q": "beagle"}, HTTP_HX_REQUEST="true")
     assert response.content.decode().lstrip().startswith('<div id="tab">') and b"Biscuit" in response.content
-
