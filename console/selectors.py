@@ -17,6 +17,7 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
+from chat.selectors import turn_state
 from common import metrics
 from memories import selectors as memory_selectors
 from memories.models import DEFAULT_THREAD, Entry, ErrorDigest, Fact, Memory, Thread, Turn
@@ -215,6 +216,11 @@ class TurnView:
     turn: Turn | None
     entries: list[Entry] = field(default_factory=list)
     truncated: bool = False
+
+    @property
+    def state(self) -> str:
+        """The turn's state as the API reads it (an expired lease reads as interrupted)."""
+        return turn_state(self.turn) if self.turn is not None else ""
 
     @property
     def failed(self) -> bool:

@@ -403,13 +403,27 @@ def _thread_name(request) -> str:
         return DEFAULT_THREAD
 
 
+SEARCH_RESULTS = 20
+SEARCH_QUERY_CHARS = 2000  # the API's limit on a search query
+
+
+def _search_context(memory: Memory, query: str) -> dict:
+    """The search box's results: the API's search (`message_search`) over every thread, each hit
+    linked to its message in the timeline (the page of its turn, at its entry)."""
+    hits = memory_selectors.message_search(memory=memory, query=query, limit=SEARCH_RESULTS) if query else []
+    for hit in hits:
+        hit["href"] = timeline_href(memory, hit["thread"], turn=hit["turn"]) + f"#entry-{hit['seq']}"
+    return {"hits": hits, "search_max": SEARCH_RESULTS}
+
+
 @staff_required
 @vary_on_headers("HX-Request")
 def memory_detail(request, memory_id: str):
     memory = _memory(request, memory_id)
     tab = request.GET.get("tab", "timeline")
-    if tab not in ("timeline", "threads", "facts", "files", "model"):
+    if tab not in ("timeline", "threads", "facts", "files", "search", "model"):
         tab = "timeline"
+    search_query = request.GET.get("q", "").strip()[:SEARCH_QUERY_CHARS]
     name = _thread_name(request)
     threads = sel.ThreadActivity(memory)
     context = {
@@ -421,6 +435,7 @@ def memory_detail(request, memory_id: str):
         # What the timeline and dry-run tab links keep of the URL: the thread shown.
         "thread_query": "&" + urlencode({"thread": name}) if name != DEFAULT_THREAD else "",
         "policy": policy_parse(memory.policy) if isinstance(memory.policy, dict) else None,
+        "search_query": search_query,
     }
     if tab == "timeline":
         thread = memory_selectors.thread_view(memory=memory, name=name)
@@ -455,6 +470,8 @@ def memory_detail(request, memory_id: str):
         context.update(_facts_context(memory))
     elif tab == "files":
         context.update(_files_context(memory, request.GET.get("path"), request.GET.get("version")))
+    elif tab == "search":
+        context.update(_search_context(memory, search_query))
     elif tab == "model":
         form = WhatModelSeesForm(
             request.GET if "message" in request.GET or "budget_tokens" in request.GET else None

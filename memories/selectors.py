@@ -20,6 +20,7 @@ from threadless.window import WindowFitter
 from common.db import plain_cursor
 from common.errors import InvalidRequest, NotFound
 from common.messages import row_to_message
+from memories import embeddings, recall
 from memories.models import (
     DEFAULT_THREAD,
     Entry,
@@ -570,6 +571,32 @@ def entries_said(*, memory: Memory, seqs: list[int]) -> dict[int, tuple[str, obj
             "seq", "thread", "created_at"
         )
     }
+
+
+SEARCH_MAX = 50
+
+
+def message_search(*, memory: Memory, query: str, limit: int = 10, thread: str | None = None) -> list[dict]:
+    """The memory's committed user and assistant messages that best match `query`, best first, in
+    every thread or in `thread` only: recall's hits (`recall.search`, by meaning too when the
+    project has embeddings) with the thread each was said in and when. The one search behind
+    `POST /v1/memories/{id}/search` and the console's search box."""
+    project = memory.project
+    vector = embeddings.embed_query(project, query) if embeddings.enabled(project) else None
+    hits = recall.search(
+        memory_id=memory.id,
+        query=query,
+        # One thread: rank the memory's best and keep that thread's (recall's index is per memory).
+        limit=limit if thread is None else SEARCH_MAX,
+        query_vector=vector,
+    )
+    said = entries_said(memory=memory, seqs=[h["seq"] for h in hits])
+    for hit in hits:
+        hit["thread"], created_at = said.get(hit["seq"], (DEFAULT_THREAD, None))
+        hit["created_at"] = created_at.isoformat() if created_at else None
+    if thread is not None:
+        hits = [h for h in hits if h["thread"] == thread][:limit]
+    return hits
 
 
 def thread_newest_at(*, memory: Memory, name: str):

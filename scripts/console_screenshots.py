@@ -46,6 +46,7 @@ def pages(server, seeded, extra: dict) -> list[tuple[str, str, callable | None]]
             lambda p: p.get_by_text("/memories/trip/oslo.md").first.click(),
         ),
         ("memory-model", mem + "?tab=model", None),
+        ("memory-search", mem + "?tab=search&q=museums", None),
         ("digests", "/manage/digests/", None),
         ("proxy", "/manage/proxy/", None),
     ]
@@ -67,11 +68,65 @@ def seed_files(server, memory_id: str) -> None:
             api.post(f"/memories/{memory_id}/files/command", json=command).raise_for_status()
 
 
+def seed_tool_call(server, memory_id: str) -> None:
+    """A turn where the model called a tool, for the timeline's tool-call arguments."""
+    call = {
+        "id": "call_weather_1",
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "arguments": '{"city": "Oslo", "month": "March", "units": "metric"}',
+        },
+    }
+    with server.client() as api:
+        api.post(
+            f"/memories/{memory_id}/decorate",
+            json={"messages": [{"role": "user", "content": "How cold is Oslo in March?"}]},
+        ).raise_for_status()
+        api.post(
+            f"/memories/{memory_id}/report",
+            json={
+                "messages": [
+                    {"role": "assistant", "content": "", "tool_calls": [call]},
+                    {"role": "tool", "tool_call_id": "call_weather_1", "content": '{"low": -4, "high": 3}'},
+                    {"role": "assistant", "content": "Between -4 and 3 °C: bring a warm coat."},
+                ]
+            },
+        ).raise_for_status()
+
+
+def index_memory(server, memory_id: str) -> None:
+    """The server runs no worker: do the memory's background work (search index, facts) now."""
+    server.manage(
+        "shell",
+        "-c",
+        "from memories.models import Outbox\nfrom memories.services import outbox_process\n"
+        f"for row in Outbox.objects.filter(memory_id={memory_id!r}, processed_at=None): "
+        "outbox_process(outbox_id=row.id)",
+    )
+
+
+def seed_demo_chat(server) -> str:
+    """A Manager chat with the demo agent that shows memory at work: a fact told, the worker's
+    extraction, then a question the reply answers from it. Returns the page's path."""
+    agent_id = server.demo["agent_id"]
+    with server.client() as api:
+        conv = api.post(f"/agents/{agent_id}/conversations", json={}).json()
+        say = f"/conversations/{conv['id']}/say"
+        api.post(say, json={"input": "Hi, I'm Dana and my dog is called Biscuit."}).raise_for_status()
+        index_memory(server, conv["memoryId"])
+        api.post(say, json={"input": "What is my dog called?"}).raise_for_status()
+    return f"/manage/agents/{agent_id}/chat/?c={conv['id']}"
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     with ThreadlessServer(env={"THREADLESS_EGRESS_ALLOW": "127.0.0.1"}) as server, sync_playwright() as pw:
         seeded = seed_memory(server)
         seed_files(server, seeded.memory_id)
+        seed_tool_call(server, seeded.memory_id)
+        index_memory(server, seeded.memory_id)
+        demo_chat = seed_demo_chat(server)
         extra: dict = {}
         try:
             from tests.e2e.chat_seed import screenshot_pages  # the agents part, when present
@@ -80,6 +135,8 @@ def main() -> None:
         except ImportError:
             pass
         server.extra_env = {}
+        extra.setdefault("pages", [("agents", "/manage/agents/", None)])
+        extra["pages"].append(("manager-chat-demo", demo_chat, None))
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         for size_name, viewport in SIZES.items():
             context = browser.new_context(viewport=viewport, device_scale_factor=1)

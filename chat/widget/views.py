@@ -28,15 +28,11 @@ def _agent(slug: str):
 @xframe_options_exempt
 def chat_page(request, slug: str):
     agent = _agent(slug)
-    description = (agent.config or {}).get("description", "")
+    # The agent's name only: its config (the description too) is written for staff.
     response = render(
         request,
         "widget/chat.html",
-        {
-            "agent": agent,
-            "description": description if isinstance(description, str) else "",
-            "max_input": settings.THREADLESS_END_USER_MAX_INPUT_CHARS,
-        },
+        {"agent": agent, "max_input": settings.THREADLESS_END_USER_MAX_INPUT_CHARS},
     )
     ancestors = " ".join(agent.allowed_origins) if agent.allowed_origins else "'none'"
     response[csp.HEADER] = csp.policy(frame_ancestors=ancestors)

@@ -21,7 +21,7 @@ from common.http.body import json_object, reject_unknown
 from common.http.pagination import NOT_A_CURSOR, decode_cursor, encode_cursor, limit_param, page_by_time
 from common.http.schema import StrictCharField, errors
 from common.messages import validate_messages
-from memories import embeddings, recall, selectors, services, transfer
+from memories import selectors, services, transfer
 from memories.api import hot
 from memories.models import Entry, Fact, Memory, Outbox
 from memories.services import files
@@ -520,7 +520,7 @@ class FactDetailApi(ProjectScopedMixin, APIView):
         return Response(status=204)
 
 
-SEARCH_MAX = 50
+SEARCH_MAX = selectors.SEARCH_MAX
 
 
 class SearchApi(ProjectScopedMixin, APIView):
@@ -562,25 +562,15 @@ class SearchApi(ProjectScopedMixin, APIView):
         reject_unknown(data, {"query", "limit", "thread"})
         serializer = self.SearchInput(data=data)
         serializer.is_valid(raise_exception=True)
-        query = serializer.validated_data["query"]
         thread = serializer.validated_data.get("thread")
         if thread is not None:
             services.external_id_check(thread, field="thread")
-        vector = embeddings.embed_query(self.project, query) if embeddings.enabled(self.project) else None
-        limit = serializer.validated_data["limit"]
-        hits = recall.search(
-            memory_id=memory.id,
-            query=query,
-            # One thread: rank the memory's best and keep that thread's (recall's index is per memory).
-            limit=limit if thread is None else SEARCH_MAX,
-            query_vector=vector,
+        hits = selectors.message_search(
+            memory=memory,
+            query=serializer.validated_data["query"],
+            limit=serializer.validated_data["limit"],
+            thread=thread,
         )
-        said = selectors.entries_said(memory=memory, seqs=[h["seq"] for h in hits])
-        for hit in hits:
-            hit["thread"], created_at = said.get(hit["seq"], ("default", None))
-            hit["created_at"] = created_at.isoformat() if created_at else None
-        if thread is not None:
-            hits = [h for h in hits if h["thread"] == thread][:limit]
         return Response({"data": hits})
 
 

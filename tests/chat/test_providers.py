@@ -258,6 +258,29 @@ def test_the_demo_model_answers_from_facts_and_never_quotes_failures(make_agent,
     fact_create(memory=conversation.memory, text="The user's dog is called Biscuit.")
     snap = services.turn_say(conversation=conversation, text="What is my dog called?")
     reply = snap["output"][0]["text"]
-    assert reply.startswith("[demo model]") and "Biscuit" in reply
+    assert reply.startswith("[demo model] You asked: \u201cWhat is my dog called?\u201d")
+    assert "From memory: The user's dog is called Biscuit." in reply
     assert "refused" not in reply and "weather" not in reply.lower()
     assert snap["conversationState"] == "READY"
+
+
+def test_the_demo_model_answers_from_what_recall_found_and_says_when_it_remembers_nothing(make_agent):
+    from common.messages import validate_messages
+    from memories.models import Outbox
+    from memories.services import messages_import, outbox_process
+
+    agent = make_agent({"workflow": [{"id": "llm", "type": "llm", "provider": "demo"}]})
+    conversation, _ = services.conversation_create(agent=agent)
+    reply = services.turn_say(conversation=conversation, text="Hi")["output"][0]["text"]
+    assert "I remember nothing about you yet" in reply
+    messages_import(
+        memory=conversation.memory,
+        thread="trip",
+        raw_messages=[{"role": "user", "content": "I went hiking in Sintra last weekend."}],
+        validate=validate_messages,
+    )
+    for row in Outbox.objects.filter(memory=conversation.memory, processed_at=None):
+        outbox_process(outbox_id=row.id)
+    conversation.memory.refresh_from_db()  # as the next request reads it
+    reply = services.turn_say(conversation=conversation, text="Where did I go hiking?")["output"][0]["text"]
+    assert "From memory: you said \u201cI went hiking in Sintra last weekend.\u201d" in reply

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.test import Client
@@ -143,6 +144,8 @@ def test_manager_chat_page_shows_a_failed_turn_with_its_raw_reason(staff_client,
     assert "Task &#x27;llm&#x27; failed: Streaming chat failed: &lt;model&gt; is deprecated" in html
     assert html.count("Streaming chat failed") == 1  # the raw reason once per failed task
     assert "&lt;b&gt;hi&lt;/b&gt;" in html
+    assert "turn 1 · Failed" in html and "· ERROR" not in html
+    assert '"READY": "Answered"' in html  # the words the page's script shows for a streamed turn
 
 
 def test_manager_chat_say_needs_staff_and_csrf(cast, agent):
@@ -157,10 +160,11 @@ def test_manager_chat_say_needs_staff_and_csrf(cast, agent):
 def test_manager_chat_offers_one_button_to_start_a_conversation(staff_client, agent):
     new = f'action="/manage/agents/{agent.pk}/chat/new/"'
     html = staff_client.get(f"/manage/agents/{agent.pk}/chat/").content.decode()
-    assert html.count(new) == 1 and "Start a new conversation" in html
+    assert html.count(new) == 1 and 'type="submit" autofocus>Start a new conversation' in html
     conversation, _ = conversation_create(agent=agent)
     html = staff_client.get(f"/manage/agents/{agent.pk}/chat/?c={conversation.pk}").content.decode()
     assert html.count(new) == 1 and "Start a new conversation" not in html and ">New conversation<" in html
+    assert re.search(r'<textarea id="chat-input"[^>]* autofocus', html)  # ready to type
 
 
 def test_starting_a_manager_chat_conversation(staff_client, agent):

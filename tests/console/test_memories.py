@@ -83,12 +83,31 @@ def test_oldest_first_pages_start_at_the_first_turn(staff_client, cast):
     assert "Turns 41–45 of 45" in html
 
 
-def test_a_turn_whose_task_failed_is_not_marked_ready(staff_client, failed_memory):
+def _turn_head(html: str, number: int) -> str:
+    start = html.index(f'id="turn-{number}"')
+    return html[start : html.index('class="turn-body"', start)]
+
+
+def test_turn_states_read_as_words_and_a_failed_task_marks_its_turn_failed(staff_client, failed_memory):
     html = staff_client.get(f"/manage/memories/{failed_memory.pk}/").content.decode()
-    head2 = html[html.index('id="turn-2"') : html.index('id="turn-2-title"') + 200]
-    head1 = html[html.index('id="turn-1"') : html.index('id="turn-1-title"') + 200]
-    assert "FAILED" in head2 and ">READY<" not in head2
-    assert ">READY<" in head1
+    assert ">Failed<" in _turn_head(html, 2) and ">Answered<" not in _turn_head(html, 2)
+    assert ">Answered<" in _turn_head(html, 1) and "READY<" not in html
+
+
+def test_an_interrupted_turn_and_a_running_turn_whose_lease_expired_read_interrupted(staff_client, cast):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    memory, _ = memory_create(project=cast.project_a)
+    memory_decorate(memory=memory, messages=[{"role": "user", "content": "one"}])
+    memory_decorate(memory=memory, messages=[{"role": "user", "content": "two"}])
+    Turn.objects.filter(memory=memory, number=1).update(state="EXECUTION_INTERRUPTED")
+    Turn.objects.filter(memory=memory, number=2).update(
+        state="IN_PROGRESS", lease_expires_at=timezone.now() - timedelta(minutes=1)
+    )
+    html = staff_client.get(f"/manage/memories/{memory.pk}/").content.decode()
+    assert ">Interrupted<" in _turn_head(html, 1) and ">Interrupted<" in _turn_head(html, 2)
 
 
 def test_a_failed_task_without_strict_write_discipline_is_marked_failed_too(staff_client, cast):
@@ -107,7 +126,7 @@ def test_a_failed_task_without_strict_write_discipline_is_marked_failed_too(staf
         ],
     )
     html = staff_client.get(f"/manage/memories/{memory.pk}/").content.decode()
-    assert "FAILED" in html and "HTTP 502 upstream down" in html
+    assert ">Failed<" in html and "HTTP 502 upstream down" in html
 
 
 def test_a_raw_error_its_digest_carries_is_shown_once(staff_client, failed_memory):
@@ -338,3 +357,25 @@ def test_the_digests_task_column_does_not_repeat_a_task_type_equal_to_the_task(s
     html = staff_client.get("/manage/digests/").content.decode()
     row = html[html.index("<tbody>") : html.index("</tbody>")]
     assert "<code>llm</code>" in row and ">llm</div>" not in row
+
+
+def test_tool_call_arguments_are_shown_as_indented_json_escaped(staff_client, cast):
+    memory, _ = memory_create(project=cast.project_a)
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "weather", "arguments": '{"city": "Paris <b>", "days": 3}'},
+    }
+    with transaction.atomic():
+        entries_append(
+            memory=memory_lock(memory),
+            items=[
+                {"kind": "message", "role": "user", "content": "Weather?", "tokens": 3},
+                {"kind": "message", "role": "assistant", "content": "", "tool_calls": [call], "tokens": 9},
+            ],
+        )
+    shown = "{\n  &quot;city&quot;: &quot;Paris &lt;b&gt;&quot;,\n  &quot;days&quot;: 3\n}"
+    for tab in ("timeline", "model"):
+        html = staff_client.get(f"/manage/memories/{memory.pk}/?tab={tab}").content.decode()
+        assert f'<pre class="tool-args">{shown}</pre>' in html
+        assert "weather" in html and "call_1" in html and '\\"city' not in html

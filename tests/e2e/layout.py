@@ -267,6 +267,7 @@ def seed_wide(server, *, provider_url: str) -> WideData:
         "memory-files": mem + "?tab=files",
         "memory-file": mem + "?tab=files&path=" + quote(long_path.removeprefix("/memories/")),
         "memory-model": mem + "?tab=model",
+        "memory-search": mem + "?tab=search&q=turn",
         "memory-delete": mem + "delete/",
         "memory-retried": f"/manage/memories/{conversation['memoryId']}/",
         "digests": "/manage/digests/",

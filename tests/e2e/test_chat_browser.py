@@ -67,10 +67,11 @@ def test_manager_chat_shows_the_raw_reason_of_a_failed_turn(staff_page, console_
     expect(error).to_contain_text(RAW_REASON)
     expect(error).to_contain_text("task ai.labs.llm")
     expect(error).to_contain_text("provider")
-    expect(error).to_contain_text("ERROR")
+    expect(error).to_contain_text("turn 1 · Failed")  # the state in words, streamed...
     # After a reload the page renders the same failure from the stored turn.
     staff_page.reload()
     expect(staff_page.locator(".msg-error").last).to_contain_text(RAW_REASON)
+    expect(staff_page.locator(".msg-error").last).to_contain_text("turn 1 · Failed")  # ...and stored
     # Fixed provider: running the turn again streams the reply in place.
     provider.heal()
     staff_page.get_by_role("button", name="Run last turn again").click()

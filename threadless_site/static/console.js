@@ -35,7 +35,10 @@
   });
   /* After an htmx swap, move focus to the new region's heading when it asks for it. */
   document.addEventListener("htmx:afterSettle", function (event) {
-    var target = event.detail.target && event.detail.target.querySelector("[data-autofocus]");
+    var region = event.detail.target;
+    // An outerHTML swap replaced the target: look in its successor, which has the same id.
+    if (region && !region.isConnected && region.id) region = document.getElementById(region.id);
+    var target = region && region.querySelector("[data-autofocus]");
     if (target) target.focus();
   });
   /* A table wider than its box scrolls inside it: mark the box (data-overflow: which sides hide

@@ -12,6 +12,8 @@
   var rerun = document.getElementById("chat-rerun");
   var statusEl = document.getElementById("chat-status");
   var agentName = root.dataset.agentName || "Agent";
+  var stateWords = JSON.parse((document.getElementById("turn-states") || {}).textContent || "{}");
+  function stateText(state) { return stateWords[state] || state; }
 
   function bubble(kind, label, text) {
     return ThreadlessStream.bubble(log, kind, label, text);
@@ -68,14 +70,14 @@
             var info = failed[first.taskId] || {};
             failure(reply, first.text || first.message || "The turn failed.",
                     "task " + first.taskId + (info.errorType ? " · " + info.errorType : "") +
-                    " · turn " + snap.turn + " · " + snap.conversationState);
+                    " · turn " + snap.turn + " · " + stateText(snap.conversationState));
             errors.slice(1).forEach(function (e) {
               var more = bubble("error", "Turn failed", "");
               var i2 = failed[e.taskId] || {};
               failure(more, e.text || e.message, "task " + e.taskId + (i2.errorType ? " · " + i2.errorType : ""));
             });
           } else if (!text && snap.conversationState && snap.conversationState !== "READY") {
-            failure(reply, "The turn ended " + snap.conversationState + " with no reply.", "turn " + snap.turn);
+            failure(reply, "No reply.", "turn " + snap.turn + " · " + stateText(snap.conversationState));
           }
         }
       });
