@@ -419,7 +419,8 @@ def context_build(
             hits = _with_threads(
                 memory, _recall_hits(memory, query, before_seq, query_vector), thread.name, others
             )
-            if hits and outside is not None and not _in_window(hits[0], thread.name, outside):
+            # (An empty window, a new thread's, keeps nothing: every hit looks back.)
+            if hits and not _in_window(hits[0], thread.name, outside):
                 # The newest exchange stays in the window whatever the share: the block grows only
                 # into what is left after it (and its failures), so the model still sees what it
                 # just said.
