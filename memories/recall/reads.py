@@ -84,7 +84,7 @@ def _matching(
     every one of `terms`."""
     if is_postgresql():
         sql = (
-            f"SELECT entry_id, seq, turn, role, created_at, body FROM {TABLE} "
+            f"SELECT entry_id, seq, turn, role, created_at, body, thread FROM {TABLE} "
             f"WHERE memory_id = %s AND tsv @@ plainto_tsquery('english', %s)"
         )
         params: list = [memory_id, " ".join(terms)]
@@ -97,7 +97,7 @@ def _matching(
         sql += " ORDER BY seq DESC LIMIT %s"
     else:
         sql = (
-            f"SELECT rowid, seq, turn, role, created_at, body FROM {TABLE} WHERE {TABLE} MATCH %s "
+            f"SELECT rowid, seq, turn, role, created_at, body, thread FROM {TABLE} WHERE {TABLE} MATCH %s "
             "AND memory_id = %s"
         )
         match = " AND ".join(f'body:"{t}"' for t in terms)
@@ -132,20 +132,6 @@ def neighbours(
     return messages_by_seq(memory_id, wanted, thread)
 
 
-def threads_of(memory_id: str, seqs: list[int]) -> dict[int, str]:
-    """{seq: the thread it was said in} for these seqs (through the unique (memory, seq) index)."""
-    if not seqs:
-        return {}
-    wanted = sorted(set(seqs))
-    marks = ",".join(["%s"] * len(wanted))
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT seq, thread FROM {Entry._meta.db_table} WHERE memory_id = %s AND seq IN ({marks})",
-            [memory_id, *wanted],
-        )
-        return dict(cursor.fetchall())
-
-
 def messages_by_seq(memory_id: str, seqs: list[int], thread: str | None = None) -> dict[int, Message]:
     """{seq: message} of the committed user/assistant messages at these seqs (of `thread` when
     given)."""
@@ -169,5 +155,5 @@ def messages_by_seq(memory_id: str, seqs: list[int], thread: str | None = None) 
             continue
         text = entry_text(content, json.loads(parts) if isinstance(parts, str) else parts).strip()
         if text:
-            out[seq] = new(Message, (entry_id, seq, turn, role, created_at, text))
+            out[seq] = new(Message, (entry_id, seq, turn, role, created_at, text, said_in))
     return out

@@ -35,7 +35,8 @@ def search(
     ranking: Ranking = RANKING,
     thread: str | None = None,
 ) -> list[dict]:
-    """Ranked snippets, best first: [{"entry_id", "seq", "turn", "date", "role", "snippet", "score"}].
+    """Ranked snippets, best first: [{"entry_id", "seq", "turn", "date", "role", "snippet", "score",
+    "thread"}] (the thread read from the index row, as the date is).
 
     `before_seq`: only entries strictly older than this sequence number (decorate passes the
     first message of its window, so recall never repeats what the model already sees).

@@ -92,6 +92,7 @@ def test_index_rows_written_before_0014_answer_a_search_of_their_thread():
 
     def found(thread=None):
         hits = recall.search(memory_id=memory.pk, query="ferry Hvar", thread=thread)
+        assert all(h["thread"] == ("default" if h["entry_id"] == said["default"] else "trip") for h in hits)
         return sorted(h["entry_id"] for h in hits)
 
     assert found() == sorted(said.values())
