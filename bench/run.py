@@ -23,7 +23,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench import redaction_bench
+from bench import redaction_bench, threads_cost
 from bench.common import BUDGET, DOCS, ROOT, SIZES, VAR, machine
 from bench.load import BEGIN as LOAD_BEGIN
 from bench.load import END as LOAD_END
@@ -308,8 +308,9 @@ CONTENTS = [
     "-m bench.redaction_bench` | — |",
     "| 6. Proxy | latency the provider-compatible proxy adds | the direct call to the same stub | `make "
     "bench` or `python -m bench.proxy_bench` | — |",
-    "| 7. Recall quality | LoCoMo and own-corpus recall, per embedding provider | plain BM25; dense only | "
-    "`make bench-recall` | [benchmarks-recall.png](benchmarks-recall.png) |",
+    "| 7. Recall quality | LoCoMo and own-corpus recall, per embedding provider; LoCoMo in one thread and "
+    "across threads | plain BM25; dense only; the one-thread form | `make bench-recall` | "
+    "[benchmarks-recall.png](benchmarks-recall.png) |",
     "| Semantic recall's cost | decorate with `local` against `off` | `off` + one query embedding | `make "
     "bench` or `python -m bench.recall_cost` | — |",
     "| Offline fact extractor | precision and recall on every fact-line set | — | `python -m "
@@ -318,6 +319,9 @@ CONTENTS = [
     "`make bench-load` | [benchmarks-load.png](benchmarks-load.png) |",
     "| 9. Metrics | Prometheus metrics' cost on the hot routes | the same server with metrics off | `make "
     "bench` or `python -m bench.metrics_cost` | — |",
+    "| 10. Threads | decorate and report in one of 1,000 threads (100,000 messages); the history import's "
+    "messages/s, accepted and processed | a one-thread memory of the same size and window | `make bench` or "
+    "`python -m bench.threads_cost` | — |",
     "| Reliability | faults under load | — | `make reliability` | [reliability.md](reliability.md) |",
 ]
 
@@ -338,6 +342,7 @@ ORDER = (
     KEPT[1][0],
     KEPT[2][0],
     "## 9.",
+    "## 10.",
 )
 
 
@@ -563,6 +568,22 @@ def extra_sections() -> list[str]:
         done.stdout.strip()
         if done.returncode == 0
         else f"## Semantic recall's cost\n\nThis section failed to run: `{done.stderr.strip()[-400:]}`"
+    )
+    # Threads: decorate and report in one of 1,000 threads against a one-thread memory, and the
+    # history import's throughput (its own process and throwaway SQLite database).
+    log("threads and the history import")
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.threads_cost"],
+        cwd=ROOT,
+        env=child_env,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
+    sections.append(
+        done.stdout.strip()
+        if done.returncode == 0
+        else f"{threads_cost.TITLE}\n\nThis section failed to run: `{done.stderr.strip()[-400:]}`"
     )
     return sections
 

@@ -583,19 +583,11 @@ def message_search(*, memory: Memory, query: str, limit: int = 10, thread: str |
     `POST /v1/memories/{id}/search` and the console's search box."""
     project = memory.project
     vector = embeddings.embed_query(project, query) if embeddings.enabled(project) else None
-    hits = recall.search(
-        memory_id=memory.id,
-        query=query,
-        # One thread: rank the memory's best and keep that thread's (recall's index is per memory).
-        limit=limit if thread is None else SEARCH_MAX,
-        query_vector=vector,
-    )
+    hits = recall.search(memory_id=memory.id, query=query, limit=limit, query_vector=vector, thread=thread)
     said = entries_said(memory=memory, seqs=[h["seq"] for h in hits])
     for hit in hits:
         hit["thread"], created_at = said.get(hit["seq"], (DEFAULT_THREAD, None))
         hit["created_at"] = created_at.isoformat() if created_at else None
-    if thread is not None:
-        hits = [h for h in hits if h["thread"] == thread][:limit]
     return hits
 
 
