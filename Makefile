@@ -101,7 +101,8 @@ $(BENCH_STAMP): $(DEV_STAMP) pyproject.toml
 bench: install-dev $(BENCH_STAMP)
 	$(BIN)/python -m bench.run
 
-# Recall quality (LoCoMo halves + own corpus), lexical and each embedding provider available here;
+# Recall quality (LoCoMo halves, in one thread and across threads, + own corpus), lexical and each
+# embedding provider available here;
 # LOCOMO: the LoCoMo file (default ../shared/data/locomo/locomo-dev.json; never copied into this repository).
 LOCOMO ?=
 RECALL_PROVIDERS ?= off,local

@@ -321,16 +321,6 @@ def _query_vector_once(memory: Memory, query: str, start: bool):
     return vector
 
 
-def _with_threads(memory: Memory, hits: list[dict], thread: str, others: bool) -> list[dict]:
-    """Each hit (and its context) with the thread it was said in: `thread` itself when no other
-    thread holds a message, else read by seq (one read of at most the hits' rows)."""
-    every = [item for hit in hits for item in (hit, *hit.get("context", ()))]
-    found = recall_index.threads_of(memory.id, [item["seq"] for item in every]) if others and every else {}
-    for item in every:
-        item["thread"] = found.get(item["seq"], thread)
-    return hits
-
-
 def context_build(
     *,
     memory: Memory,
@@ -416,10 +406,9 @@ def context_build(
             # turns the window shows), and then the recall block takes more of the budget. One
             # search over all the history before the new messages tells: its hits inside the
             # window that is kept are left out of the block (the window shows them whole).
-            hits = _with_threads(
-                memory, _recall_hits(memory, query, before_seq, query_vector), thread.name, others
-            )
-            if hits and outside is not None and not _in_window(hits[0], thread.name, outside):
+            hits = _recall_hits(memory, query, before_seq, query_vector)
+            # (An empty window, a new thread's, keeps nothing: every hit looks back.)
+            if hits and not _in_window(hits[0], thread.name, outside):
                 # The newest exchange stays in the window whatever the share: the block grows only
                 # into what is left after it (and its failures), so the model still sees what it
                 # just said.
@@ -441,7 +430,6 @@ def context_build(
             # Other threads' messages can be newer than this thread's window: search all the
             # history before the new messages, and leave out what the window shows.
             hits = _recall_hits(memory, query, before_seq if others else outside, query_vector)
-            hits = _with_threads(memory, hits, thread.name, others)
         ctx_recalled, recall_text, used = _recall_assemble(hits, recall_cap, outside, thread.name)
         spare = recall_cap - (used if recall_text else 0)
         if spare > 0 and spare >= RECALL_REFILL_SHARE * window.tokens:

@@ -569,18 +569,12 @@ class SearchApi(ProjectScopedMixin, APIView):
         vector = embeddings.embed_query(self.project, query) if embeddings.enabled(self.project) else None
         limit = serializer.validated_data["limit"]
         hits = recall.search(
-            memory_id=memory.id,
-            query=query,
-            # One thread: rank the memory's best and keep that thread's (recall's index is per memory).
-            limit=limit if thread is None else SEARCH_MAX,
-            query_vector=vector,
+            memory_id=memory.id, query=query, limit=limit, query_vector=vector, thread=thread
         )
         said = selectors.entries_said(memory=memory, seqs=[h["seq"] for h in hits])
         for hit in hits:
             hit["thread"], created_at = said.get(hit["seq"], ("default", None))
             hit["created_at"] = created_at.isoformat() if created_at else None
-        if thread is not None:
-            hits = [h for h in hits if h["thread"] == thread][:limit]
         return Response({"data": hits})
 
 

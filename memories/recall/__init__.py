@@ -2,7 +2,6 @@
 meaning, behind one interface.
 
 * `index` — index maintenance: `index_entries`, `unindex_entries`, `forget_memory`, `count_rows`.
-* `threads_of` — the thread each message (by seq) was said in.
 * `query` — what a query asks: its terms, dates, and whether it asks "when" or for a list.
 * `search` — the ranked snippets, in stages: `reads` (bounded reads of candidates), `lexical`
   (BM25, neighbours, corrections), `dense` (the nearest vectors), `selection` (weights, day prior,
@@ -19,7 +18,6 @@ from memories.recall.hits import Hit, Message
 from memories.recall.index import count_rows, forget_memory, index_entries, unindex_entries
 from memories.recall.query import STOPWORDS, query_terms
 from memories.recall.ranking import RANKING, Ranking
-from memories.recall.reads import threads_of
 from memories.recall.search import search
 
 __all__ = [
@@ -33,6 +31,5 @@ __all__ = [
     "index_entries",
     "query_terms",
     "search",
-    "threads_of",
     "unindex_entries",
 ]

@@ -16,6 +16,7 @@ class Message(NamedTuple):
     role: str
     created_at: datetime | str  # UTC ISO text as SQLite's index stores it, a datetime elsewhere
     text: str
+    thread: str = "default"  # the thread it was said in
 
 
 class Hit(NamedTuple):

@@ -1,8 +1,9 @@
 """Index maintenance: the full-text rows of committed user/assistant messages.
 
 SQLite FTS5 on the embedded default, PostgreSQL full-text (tsvector + GIN) in production; both
-tables are created by migration `0002_recall_index`. Rows are keyed by the entry id, so indexing
-is idempotent (a re-run replaces the same rows)."""
+tables are created by migration `0002_recall_index`, and carry each message's thread since
+`0014_recall_thread`. Rows are keyed by the entry id, so indexing is idempotent (a re-run
+replaces the same rows)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,13 @@ def memory_key(memory_id: str) -> str:
     return "k" + re.sub(r"[^0-9A-Za-z]", "", memory_id).lower()
 
 
+def thread_key(thread: str) -> str:
+    """One FTS token naming a thread (its UTF-8 bytes in hex: letters and digits only, whatever
+    the name), so a search of one thread reads only that thread's postings. Migration
+    `0014_recall_thread` writes the same token in SQL (`'t' || lower(hex(thread))`)."""
+    return "t" + thread.encode().hex()
+
+
 def entry_text(content: str, parts) -> str:
     """The text an entry says: its parts' text when it has parts, else its content."""
     return text_of(parts) if parts else content or ""
@@ -47,30 +55,33 @@ def index_entries(*, memory_id: str, entry_ids: list[int]) -> int:
 def _index_locked(memory_id: str, entry_ids: list[int]) -> int:
     rows = list(
         Entry.objects.filter(memory_id=memory_id, id__in=entry_ids).values_list(
-            "id", "seq", "turn", "kind", "role", "committed", "content", "parts", "created_at"
+            "id", "seq", "turn", "kind", "role", "committed", "content", "parts", "created_at", "thread"
         )
     )
     keep = []
-    for entry_id, seq, turn, kind, role, committed, content, parts, created_at in rows:
+    for entry_id, seq, turn, kind, role, committed, content, parts, created_at, thread in rows:
         text = entry_text(content, parts).strip()
         if kind == "message" and committed and role in INDEXED_ROLES and text:
-            keep.append((entry_id, seq, turn, role, created_at, text))
+            keep.append((entry_id, seq, turn, role, created_at, text, thread))
     unindex_entries(entry_ids=list(entry_ids))
     if not keep:
         return 0
     with connection.cursor() as cursor:
         if is_postgresql():
             cursor.executemany(
-                f"INSERT INTO {TABLE} (entry_id, memory_id, seq, turn, role, created_at, body) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (entry_id) DO NOTHING",
-                [(e, memory_id, s, t, r, c, x) for e, s, t, r, c, x in keep],
+                f"INSERT INTO {TABLE} (entry_id, memory_id, seq, turn, role, created_at, body, thread) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (entry_id) DO NOTHING",
+                [(e, memory_id, s, t, r, c, x, th) for e, s, t, r, c, x, th in keep],
             )
         else:
             key = memory_key(memory_id)
             cursor.executemany(
-                f"INSERT INTO {TABLE} (rowid, body, mkey, memory_id, seq, turn, role, created_at) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-                [(e, x, key, memory_id, s, t, r, c.isoformat()) for e, s, t, r, c, x in keep],
+                f"INSERT INTO {TABLE} (rowid, body, mkey, memory_id, seq, turn, role, created_at, thread) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                [
+                    (e, x, f"{key} {thread_key(th)}", memory_id, s, t, r, c.isoformat(), th)
+                    for e, s, t, r, c, x, th in keep
+                ],
             )
     return len(keep)
 

@@ -11,7 +11,7 @@ from django.db import connection
 
 from memories.models import Entry, Memory
 from memories.recall.hits import Message, new
-from memories.recall.index import INDEXED_ROLES, TABLE, entry_text, is_postgresql, memory_key
+from memories.recall.index import INDEXED_ROLES, TABLE, entry_text, is_postgresql, memory_key, thread_key
 from memories.recall.ranking import Ranking
 
 
@@ -38,17 +38,24 @@ def before_entry_id(memory_id: str, before_seq: int | None) -> int | None:
 
 
 def candidates(
-    *, memory_id: str, terms: list[str], before_seq: int | None, before_id: int | None, ranking: Ranking
+    *,
+    memory_id: str,
+    terms: list[str],
+    before_seq: int | None,
+    before_id: int | None,
+    ranking: Ranking,
+    thread: str | None = None,
 ) -> Candidates:
     """One read per term, then one per pair of common terms (those that fill their cap), so an old
     message matching several common terms is found although each alone returns only its newest
-    matches: at most len(terms) + max_pair_reads reads of at most per_term_cap rows."""
+    matches: at most len(terms) + max_pair_reads reads of at most per_term_cap rows. `thread`:
+    only that thread's rows (None: every thread's)."""
     rows: dict[int, Message] = {}
     hits: dict[int, set[str]] = {}
     df: dict[str, int] = {}
     with connection.cursor() as cursor:
         for term in terms:
-            found = _matching(cursor, memory_id, [term], before_seq, before_id, ranking.per_term_cap)
+            found = _matching(cursor, memory_id, [term], before_seq, before_id, ranking.per_term_cap, thread)
             df[term] = len(found)
             for row in found:
                 rows[row[0]] = new(Message, row)
@@ -56,33 +63,50 @@ def candidates(
         common = [t for t in terms if df[t] >= ranking.per_term_cap]
         pairs = [(a, b) for i, a in enumerate(common) for b in common[i + 1 :]][: ranking.max_pair_reads]
         for pair in pairs:
-            for row in _matching(cursor, memory_id, list(pair), before_seq, before_id, ranking.per_term_cap):
+            for row in _matching(
+                cursor, memory_id, list(pair), before_seq, before_id, ranking.per_term_cap, thread
+            ):
                 rows[row[0]] = new(Message, row)
                 hits.setdefault(row[0], set()).update(pair)
     return Candidates(rows, hits, df)
 
 
 def _matching(
-    cursor, memory_id: str, terms: list[str], before_seq: int | None, before_id: int | None, cap: int
+    cursor,
+    memory_id: str,
+    terms: list[str],
+    before_seq: int | None,
+    before_id: int | None,
+    cap: int,
+    thread: str | None = None,
 ) -> list[tuple]:
-    """The newest (at most `cap`) index rows of this memory containing every one of `terms`."""
+    """The newest (at most `cap`) index rows of this memory (of `thread` when given) containing
+    every one of `terms`."""
     if is_postgresql():
         sql = (
-            f"SELECT entry_id, seq, turn, role, created_at, body FROM {TABLE} "
+            f"SELECT entry_id, seq, turn, role, created_at, body, thread FROM {TABLE} "
             f"WHERE memory_id = %s AND tsv @@ plainto_tsquery('english', %s)"
         )
         params: list = [memory_id, " ".join(terms)]
+        if thread is not None:
+            sql += " AND thread = %s"
+            params.append(thread)
         if before_seq is not None:
             sql += " AND seq < %s"
             params.append(before_seq)
         sql += " ORDER BY seq DESC LIMIT %s"
     else:
         sql = (
-            f"SELECT rowid, seq, turn, role, created_at, body FROM {TABLE} WHERE {TABLE} MATCH %s "
+            f"SELECT rowid, seq, turn, role, created_at, body, thread FROM {TABLE} WHERE {TABLE} MATCH %s "
             "AND memory_id = %s"
         )
         match = " AND ".join(f'body:"{t}"' for t in terms)
-        params = [f'mkey:"{memory_key(memory_id)}" AND {match}', memory_id]
+        keys = f'mkey:"{memory_key(memory_id)}"'
+        if thread is not None:
+            # The thread's token narrows the postings read; the column is the exact test.
+            keys += f' AND mkey:"{thread_key(thread)}"'
+            sql += " AND thread = %s"
+        params = [f"{keys} AND {match}", memory_id, *([] if thread is None else [thread])]
         if before_id is not None:
             sql += " AND rowid < %s"
             params.append(before_id)
@@ -96,32 +120,21 @@ def message_count(memory_id: str) -> int:
     return Memory.objects.filter(pk=memory_id).values_list("message_count", flat=True).first() or 0
 
 
-def neighbours(memory_id: str, seqs: list[int], before_seq: int | None, reach: int = 1) -> dict[int, Message]:
+def neighbours(
+    memory_id: str, seqs: list[int], before_seq: int | None, reach: int = 1, thread: str | None = None
+) -> dict[int, Message]:
     """The committed user/assistant messages up to `reach` before and after these seqs (and older
-    than `before_seq`): {seq: message}. At most 2·reach·len(seqs) rows."""
+    than `before_seq`; of `thread` when given): {seq: message}. At most 2·reach·len(seqs) rows."""
     steps = [d for r in range(1, reach + 1) for d in (-r, r)]
     wanted = sorted(
         {s + d for s in seqs for d in steps if s + d > 0 and (before_seq is None or s + d < before_seq)}
     )
-    return messages_by_seq(memory_id, wanted)
+    return messages_by_seq(memory_id, wanted, thread)
 
 
-def threads_of(memory_id: str, seqs: list[int]) -> dict[int, str]:
-    """{seq: the thread it was said in} for these seqs (through the unique (memory, seq) index)."""
-    if not seqs:
-        return {}
-    wanted = sorted(set(seqs))
-    marks = ",".join(["%s"] * len(wanted))
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT seq, thread FROM {Entry._meta.db_table} WHERE memory_id = %s AND seq IN ({marks})",
-            [memory_id, *wanted],
-        )
-        return dict(cursor.fetchall())
-
-
-def messages_by_seq(memory_id: str, seqs: list[int]) -> dict[int, Message]:
-    """{seq: message} of the committed user/assistant messages at these seqs."""
+def messages_by_seq(memory_id: str, seqs: list[int], thread: str | None = None) -> dict[int, Message]:
+    """{seq: message} of the committed user/assistant messages at these seqs (of `thread` when
+    given)."""
     if not seqs:
         return {}
     marks = ",".join(["%s"] * len(seqs))
@@ -129,16 +142,18 @@ def messages_by_seq(memory_id: str, seqs: list[int]) -> dict[int, Message]:
         # Only (memory, seq) in SQL, so the planner takes the unique (memory, seq) index; with
         # `kind = …` it may pick (memory, kind, turn) and scan every message of the memory.
         cursor.execute(
-            f"SELECT id, seq, turn, role, created_at, content, parts, kind, committed "
+            f"SELECT id, seq, turn, role, created_at, content, parts, kind, committed, thread "
             f"FROM {Entry._meta.db_table} WHERE memory_id = %s AND seq IN ({marks})",
             [memory_id, *sorted(seqs)],
         )
         found = cursor.fetchall()
     out = {}
-    for entry_id, seq, turn, role, created_at, content, parts, kind, committed in found:
+    for entry_id, seq, turn, role, created_at, content, parts, kind, committed, said_in in found:
         if kind != "message" or not committed or role not in INDEXED_ROLES:
+            continue
+        if thread is not None and said_in != thread:
             continue
         text = entry_text(content, json.loads(parts) if isinstance(parts, str) else parts).strip()
         if text:
-            out[seq] = new(Message, (entry_id, seq, turn, role, created_at, text))
+            out[seq] = new(Message, (entry_id, seq, turn, role, created_at, text, said_in))
     return out

@@ -33,8 +33,10 @@ def search(
     query_vector: QueryVector | Callable[[], QueryVector | None] | None = None,
     whole_chars: int = 0,
     ranking: Ranking = RANKING,
+    thread: str | None = None,
 ) -> list[dict]:
-    """Ranked snippets, best first: [{"entry_id", "seq", "turn", "date", "role", "snippet", "score"}].
+    """Ranked snippets, best first: [{"entry_id", "seq", "turn", "date", "role", "snippet", "score",
+    "thread"}] (the thread read from the index row, as the date is).
 
     `before_seq`: only entries strictly older than this sequence number (decorate passes the
     first message of its window, so recall never repeats what the model already sees).
@@ -47,6 +49,9 @@ def search(
     still running (`embeddings.embed_query_soon`) overlaps those reads.
     `whole_chars`: a message up to this many characters is its snippet whole (decorate's block shows
     messages whole); a longer one, and every one by default, is cut around the match.
+    `thread`: only that thread's messages (None: every thread's). The index reads and the
+    neighbours are the thread's own; the nearest vectors are the memory's, those of other threads
+    left out.
 
     The stages: read the candidates of each term (`reads.candidates`); score them with BM25
     (`lexical.bm25`); spread the best to their neighbours; add the nearest vectors
@@ -63,7 +68,12 @@ def search(
         if before_id is None:
             before_seq = None  # nothing at or after it: everything is older
     found = reads.candidates(
-        memory_id=memory_id, terms=terms, before_seq=before_seq, before_id=before_id, ranking=ranking
+        memory_id=memory_id,
+        terms=terms,
+        before_seq=before_seq,
+        before_id=before_id,
+        ranking=ranking,
+        thread=thread,
     )
     rows = found.rows
     if not rows and not query_vector:
@@ -74,10 +84,10 @@ def search(
     own = {rows[e].seq: parts for _, _, e, parts in scored}
     pool = {rows[e].seq: rows[e] for _, _, e, _ in scored}
     top = [rows[e] for _, _, e, _ in scored[: ranking.spread_from]]
-    near = _spread(memory_id, pool, top, before_seq, ranking)
+    near = _spread(memory_id, pool, top, before_seq, ranking, thread)
     names = lexical.speakers_named(top, terms)
     closeness, weight = _meaning(
-        memory_id, query_vector, before_seq, pool, names, terms, found, total, ranking
+        memory_id, query_vector, before_seq, pool, names, terms, found, total, ranking, thread
     )
     scores = lexical.with_neighbours(pool, own, names, ranking)
     if ranking.supersede_shared:
@@ -87,12 +97,17 @@ def search(
     out = [as_result(hit.message, terms, hit.score, whole_chars) for hit in best]
     if neighbours and out:
         around = {**near, **{m.seq: m for m in rows.values()}}
-        _add_context(memory_id, out, around, terms, before_seq, whole_chars)
+        _add_context(memory_id, out, around, terms, before_seq, whole_chars, thread)
     return out
 
 
 def _spread(
-    memory_id: str, pool: dict[int, Message], top: list[Message], before_seq: int | None, ranking: Ranking
+    memory_id: str,
+    pool: dict[int, Message],
+    top: list[Message],
+    before_seq: int | None,
+    ranking: Ranking,
+    thread: str | None = None,
 ) -> dict[int, Message]:
     """The neighbours of the best candidates (up to two each side), read once: evidence often
     sits next to the words that match ("who played at the concert?" is answered by the reply to
@@ -101,7 +116,7 @@ def _spread(
     if not (ranking.prev_share or ranking.next_share):
         return {}
     reach = 2 if (ranking.prev2_share or ranking.next2_share) else 1
-    near = reads.neighbours(memory_id, [m.seq for m in top], before_seq, reach)
+    near = reads.neighbours(memory_id, [m.seq for m in top], before_seq, reach, thread)
     for seq, message in near.items():
         if seq not in pool and len(message.text.split()) >= ranking.neighbour_min_words:
             pool[seq] = message
@@ -118,6 +133,7 @@ def _meaning(
     found: reads.Candidates,
     total: int,
     ranking: Ranking,
+    thread: str | None = None,
 ) -> tuple[dict[int, float], float]:
     """({seq: closeness 0..1}, the weight of meaning against words). The nearest stored messages
     join the pool (a paraphrase shares no word); a stored question's closeness counts
@@ -135,7 +151,9 @@ def _meaning(
     )
     if not closeness:
         return {}, 0.0
-    pool.update(reads.messages_by_seq(memory_id, [seq for seq in closeness if seq not in pool]))
+    pool.update(reads.messages_by_seq(memory_id, [seq for seq in closeness if seq not in pool], thread))
+    if thread is not None:  # the pool holds only the thread's messages
+        closeness = {seq: c for seq, c in closeness.items() if seq in pool}
     if ranking.dense_question != 1.0:
         closeness = {
             seq: c * ranking.dense_question if seq in pool and is_question(pool[seq].text) else c
@@ -153,10 +171,11 @@ def _add_context(
     terms: list[str],
     before_seq: int | None,
     whole_chars: int,
+    thread: str | None = None,
 ) -> None:
     """Each hit's "context": the messages right before and after it (read when not read already)."""
     missing = [h["seq"] for h in out if h["seq"] - 1 not in around or h["seq"] + 1 not in around]
-    around.update(reads.neighbours(memory_id, missing, before_seq))
+    around.update(reads.neighbours(memory_id, missing, before_seq, 1, thread))
     for hit in out:
         hit["context"] = [
             as_result(around[s], terms, 0.0, whole_chars)

@@ -37,6 +37,7 @@ def as_result(message: Message, terms: list[str], score: float, whole_chars: int
         "role": message.role,
         "snippet": snippet(message.text, terms, max(whole_chars, SNIPPET_CHARS)),
         "score": round(score, 4),
+        "thread": message.thread,
     }
 
 

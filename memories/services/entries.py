@@ -447,9 +447,9 @@ def entries_set_committed(*, memory: Memory, entry_ids: list[int], committed: bo
 # decorate's store and report's common case are prepared on PostgreSQL (common.db.plain_cursor) for up
 # to this many items, their common shapes (a user message, a reply and its tool calls): their text
 # grows with the items, so this bounds what a connection prepares (store: 10 shapes of items and the
-# turns they open, in the default thread or a named one, report: 4, each scoped or not: 48, the reads
-# and lookups 11 more, under psycopg's prepared_max of 100, so none is ever evicted). Larger ones are
-# planned each time, as before.
+# turns they open, report: 4, each in the default thread or a named one and scoped or not: 56, the
+# reads and lookups 11 more, under psycopg's prepared_max of 100, so none is ever evicted). Larger
+# ones are planned each time, as before.
 PREPARED_ROWS = 4
 
 
@@ -558,6 +558,134 @@ def _sqlite_join_turn_enqueue(
             outbox_insert_sql(),
             [
                 memory_id,
+                project,
+                kind,
+                orjson.dumps({"from_seq": turn_start, "to_seq": last_seq}).decode(),
+                stamp,
+            ],
+        )
+        return cursor.fetchone()[0], last_seq, turn, turn_start
+
+
+# A named thread's report: the same write, the thread's row holding the turn the messages join.
+
+
+def _thread_join_update(scoped: bool) -> str:
+    """The memory row's UPDATE for messages joining a named thread's newest turn (parameters: the
+    rows, the rows, their tokens, the rows, their tokens, the time twice, the memory id, `scoped`
+    its project, the thread), only when that thread has a turn; returning its id, project and
+    last seq."""
+    memory, thread = Memory._meta.db_table, Thread._meta.db_table
+    return (
+        f"UPDATE {memory} SET last_seq = last_seq + %s, message_count = message_count + %s, "
+        "token_count = token_count + %s, threads_message_count = threads_message_count + %s, "
+        "threads_token_count = threads_token_count + %s, last_used_at = %s, updated_at = %s "
+        f"WHERE id = %s {'AND project_id = %s ' if scoped else ''}"
+        f"AND EXISTS (SELECT 1 FROM {thread} t WHERE t.memory_id = {memory}.id AND t.name = %s "
+        "AND t.last_turn > 0) RETURNING id, project_id, last_seq"
+    )
+
+
+def _thread_join_params(memory_id: str, project_id: str | None, thread: str, rows: int, tokens: int, stamp):
+    return [
+        rows,
+        rows,
+        tokens,
+        rows,
+        tokens,
+        stamp,
+        stamp,
+        memory_id,
+        *([] if project_id is None else [project_id]),
+        thread,
+    ]
+
+
+def _thread_counters_update(where: str, returning: str) -> str:
+    """The thread's counters (parameters: the rows, their tokens, the time, then `where`'s),
+    returning `returning`: its name, newest turn and that turn's first seq (NULL when not known)."""
+    return (
+        f"UPDATE {Thread._meta.db_table} SET message_count = message_count + %s, "
+        f"token_count = token_count + %s, updated_at = %s {where} RETURNING {returning}"
+    )
+
+
+_THREAD_COUNTERS_WHERE = "WHERE memory_id = %s AND name = %s"
+_THREAD_COUNTERS_RETURNING = "name, last_turn, NULLIF(turn_start_seq, 0)"
+
+
+@functools.lru_cache(maxsize=64)
+def _thread_report_sql(vendor: str, rows: int, scoped: bool) -> str:
+    if vendor != "postgresql":
+        return _thread_join_update(scoped)
+    outbox, thread = Outbox._meta.db_table, Thread._meta.db_table
+    counters = _thread_counters_update(
+        f"FROM m WHERE {thread}.memory_id = m.id AND {thread}.name = %s",
+        f"{thread}.name, {thread}.last_turn, NULLIF({thread}.turn_start_seq, 0) AS turn_start",
+    )
+    return (
+        f"WITH m AS ({_thread_join_update(scoped)}), th AS ({counters}), "
+        f"e AS ({_entries_insert_cte(rows, 'th.last_turn', ('ord',), named=True)}), "
+        f"o AS (INSERT INTO {outbox} (memory_id, project_id, kind, payload, created_at, attempts, "
+        "last_error) SELECT m.id, m.project_id, %s, jsonb_build_object('from_seq', "
+        "COALESCE(th.turn_start, m.last_seq - %s + 1), 'to_seq', m.last_seq), %s::timestamptz, 0, '' "
+        "FROM m, th RETURNING id) "
+        "SELECT o.id, m.last_seq, th.last_turn, th.turn_start FROM m, th, o"
+    )
+
+
+def messages_join_thread_turn_enqueue(
+    *, memory_id: str, thread: str, items: list[dict], kind: str = "report", project_id: str | None = None
+) -> tuple[int, int, int, int] | None:
+    """`messages_join_turn_enqueue` for a named thread: the messages join the thread's newest turn,
+    the memory's and the thread's counters advance, the outbox row is queued, atomically and
+    without a lock read (the memory row's UPDATE takes its lock first, as `memory_lock` does).
+    None when the thread has no turn yet (nothing was written: the caller's locked path creates
+    it). PostgreSQL: one statement; SQLite: four in one write transaction."""
+    assert items and all(
+        i["kind"] == "message" and i["role"] != "user" and i.get("committed", True) for i in items
+    )
+    vendor = connection.vendor
+    now = timezone.now()
+    stamp = now if vendor == "postgresql" else connection.ops.adapt_datetimefield_value(now)
+    n, tokens = len(items), sum(i["tokens"] for i in items)
+    joined = _thread_join_params(memory_id, project_id, thread, n, tokens, stamp)
+    sql = _thread_report_sql(vendor, n, project_id is not None)
+    if vendor == "postgresql":
+        params = [*joined, n, tokens, stamp, thread, n, stamp]
+        for ord_, item in enumerate(items, start=1):
+            params.append(ord_)
+            params += _item_params(item)
+        params += [kind, n, stamp]
+        with plain_cursor(prepare=n <= PREPARED_ROWS) as cursor:
+            cursor.execute(sql, params)
+            found = cursor.fetchone()
+        if found is None:
+            return None
+        outbox_id, last_seq, turn, turn_start = found
+        return outbox_id, last_seq, turn, turn_start if turn_start is not None else last_seq - n + 1
+    with plain_cursor() as cursor, sqlite_write_transaction(cursor):
+        cursor.execute(sql, joined)
+        found = cursor.fetchone()
+        if found is None:
+            return None
+        memory_pk, project, last_seq = found
+        cursor.execute(
+            _thread_counters_update(_THREAD_COUNTERS_WHERE, _THREAD_COUNTERS_RETURNING),
+            [n, tokens, stamp, memory_pk, thread],
+        )
+        name, turn, turn_start = cursor.fetchone()
+        first = last_seq - n + 1
+        params: list = []
+        for seq, item in enumerate(items, start=first):
+            params += _entry_params(memory_pk, seq, turn, item, stamp)
+            params.append(name)
+        cursor.execute(_values_sql(Entry._meta.db_table, _THREAD_ENTRY_COLUMNS, _JSON_COLUMNS, n), params)
+        turn_start = turn_start if turn_start is not None else first
+        cursor.execute(
+            outbox_insert_sql(),
+            [
+                memory_pk,
                 project,
                 kind,
                 orjson.dumps({"from_seq": turn_start, "to_seq": last_seq}).decode(),

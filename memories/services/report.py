@@ -28,6 +28,7 @@ from memories.policy import Policy, failed_action, failure_rules, plain_task_id,
 from memories.services.entries import (
     entries_append,
     memory_lock,
+    messages_join_thread_turn_enqueue,
     messages_join_turn_enqueue,
     thread_for_write,
 )
@@ -202,11 +203,16 @@ def report_accept(
     messages = [m for m in messages if m["role"] != "system"]
     items = [entry_fields(m) for m in messages]
     named = thread is not None and thread != DEFAULT_THREAD
-    if items and not failures and not named and all(i["role"] != "user" for i in items):
+    if items and not failures and all(i["role"] != "user" for i in items):
         # The common report: the counters, the rows and the outbox row, atomically (PostgreSQL:
-        # one statement; SQLite: three in one transaction), no lock read.
-        queued = messages_join_turn_enqueue(
-            memory_id=memory.id, items=items, project_id=memory.project_id if scoped else None
+        # one statement; SQLite: three in one transaction, four in a named thread), no lock read.
+        scope = memory.project_id if scoped else None
+        queued = (
+            messages_join_thread_turn_enqueue(
+                memory_id=memory.id, thread=thread, items=items, project_id=scope
+            )
+            if named
+            else messages_join_turn_enqueue(memory_id=memory.id, items=items, project_id=scope)
         )
         if queued is not None:
             outbox_id, _last_seq, turn, _turn_start = queued

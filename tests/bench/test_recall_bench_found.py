@@ -1,5 +1,6 @@
 """`bench.recall_bench`'s decorate measure counts a recalled turn only when decorate shows it whole: a
-window cut out of a long message may leave out what the question needs. Run in a child process
+window cut out of a long message may leave out what the question needs; and it reads the date the
+recall block shows it under. Run in a child process
 because tests and bench never import each other."""
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ for whole in (1000, 0):  # shown whole / as recall's 240-character window
     context.RECALL_WHOLE_CHARS = whole
     ctx = context.context_build(memory=memory, new_messages=[{"role": "user", "content": question}],
                                 budget_tokens=rb.DECORATE_BUDGET)
+    shown, dated = rb._decorate_found(memory, question, wanted, contents)
     found[whole] = {"recalled": by_dia["long"] in {h["entry_id"] for h in ctx.recalled},
-                    "found": rb._decorate_found(memory, question, wanted, contents)}
+                    "found": shown, "day": dated.get(by_dia["long"])}
 print(json.dumps(found))
 """
 
@@ -68,5 +70,5 @@ def test_a_recalled_turn_counts_only_when_shown_whole(tmp_path):
         env=env,
     )
     found = json.loads(out.stdout.strip().splitlines()[-1])
-    assert found["1000"] == {"recalled": True, "found": True}
-    assert found["0"] == {"recalled": True, "found": False}
+    assert found["1000"] == {"recalled": True, "found": True, "day": "2023-05-08"}  # under its day's heading
+    assert found["0"] == {"recalled": True, "found": False, "day": None}

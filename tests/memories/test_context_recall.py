@@ -15,7 +15,7 @@ import pytest
 from common.tokens import message_tokens, text_tokens
 from memories import context, services
 from memories.models import Entry
-from memories.selectors import memory_window
+from memories.selectors import memory_window, thread_view
 from tests.fixtures.background import drain
 
 BUDGETS = (150, 250, 400, 700, 1000, 1500, 2000, 3000, 5000)
@@ -132,6 +132,23 @@ def test_a_question_that_looks_back_gives_the_recall_block_more_of_the_budget(me
     assert len(looking_back.recalled) > len(usual.recalled)
     assert 0 < looking_back.history_count < usual.history_count  # the newest turns stay, fewer of them
     assert "pier 7 in Split" in looking_back.context_text
+
+
+def test_a_new_thread_gives_the_recall_block_the_looking_back_share(memory, monkeypatch):
+    def ask():  # a dry run in a thread the memory has never seen: an empty window
+        fresh = thread_view(memory=memory, name="fresh")
+        return context.context_build(
+            memory=memory,
+            thread=fresh,
+            new_messages=[{"role": "user", "content": LOOKS_BACK}],
+            budget_tokens=1000,
+        )
+
+    looking_back = ask()
+    monkeypatch.setattr(context, "RECALL_LOOKBACK_SHARE", context.RECALL_SHARE)
+    usual = ask()
+    assert looking_back.history_count == 0
+    assert len(looking_back.recalled) > len(usual.recalled)
 
 
 def test_a_question_that_looks_back_still_shows_the_newest_exchange(memory):

@@ -151,6 +151,18 @@ def test_search_answers_every_thread_or_one_with_thread_seq_and_time(cast, memor
     assert [h["thread"] for h in narrowed.json()["data"]] == ["t1"]
 
 
+def test_search_of_one_thread_finds_its_match_behind_the_memorys_newest_matches(cast, memory_a):
+    url = f"/v1/memories/{memory_a.id}"
+    said = [{"role": USER, "content": "The lighthouse keeper named his cat Pixel"}]
+    assert post(cast.a, f"{url}/messages", {"thread": "t1", "messages": said}).status_code == 202
+    # More newer matches in another thread than one read of the index takes for a word.
+    chatter = [{"role": USER, "content": f"Pixel the cat napped again, day {i}"} for i in range(250)]
+    assert post(cast.a, f"{url}/messages", {"messages": chatter}).status_code == 202
+    drain()
+    hits = post(cast.a, f"{url}/search", {"query": "Pixel cat", "thread": "t1"}).json()["data"]
+    assert [(h["thread"], h["snippet"]) for h in hits] == [("t1", said[0]["content"])]
+
+
 def test_the_threads_list_newest_activity_first_with_their_counts_and_a_cursor(cast, memory_a):
     say(cast.a, memory_a.id, "old default")
     say(cast.a, memory_a.id, "in t1", thread="t1")

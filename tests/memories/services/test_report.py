@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from common.errors import NotFound
 from common.messages import entry_fields
 from memories import services
-from memories.models import Entry, Memory, Outbox, Turn
+from memories.models import Entry, Memory, Outbox, Thread, Turn
 from memories.services.entries import entries_store_turn, messages_join_turn_enqueue
 from projects.services import project_create
 
@@ -77,6 +77,32 @@ def test_the_report_is_one_transaction_that_takes_the_write_lock_first(memory):
             sql
         )  # BEGIN, the memory row's UPDATE, the entry, the outbox row (the commit is the driver's)
     assert not _open_transaction()
+
+
+def test_a_report_in_a_named_thread_is_the_same_one_write_without_a_lock_read(memory):
+    services.memory_decorate(memory=memory, messages=[{"role": "user", "content": "in t1"}], thread="t1")
+    with CaptureQueriesContext(connection) as ctx:
+        answer = services.report_accept(
+            memory=memory, messages=[{"role": "assistant", "content": "t1's reply"}], failures=[], thread="t1"
+        )
+    sql = [q["sql"] for q in ctx.captured_queries]
+    if connection.vendor == "postgresql":
+        assert len(sql) == 1 and sql[0].startswith("WITH"), sql
+    else:  # BEGIN, the memory row's UPDATE, the thread's, the entry, the outbox row
+        assert sql[0] == "BEGIN IMMEDIATE" and len(sql) == 5, sql
+    assert answer == {"accepted": 1, "turn": 1, "task_errors": []}
+    assert not _open_transaction()
+    rows = list(Entry.objects.filter(memory=memory).order_by("seq").values_list("thread", "turn", "role"))
+    assert rows[-2:] == [("t1", 1, "user"), ("t1", 1, "assistant")]
+    after, thread = Memory.objects.get(pk=memory.pk), Thread.objects.get(memory=memory, name="t1")
+    assert (after.last_seq, after.message_count, after.threads_message_count) == (3, 3, 2)
+    assert (thread.message_count, thread.last_turn) == (2, 1)
+    assert Outbox.objects.filter(memory=memory).order_by("id").last().payload == {"from_seq": 2, "to_seq": 3}
+    # A thread with no turn yet takes the locked path, which makes it.
+    services.report_accept(
+        memory=memory, messages=[{"role": "assistant", "content": "x"}], failures=[], thread="t2"
+    )
+    assert Thread.objects.get(memory=memory, name="t2").message_count == 1
 
 
 def test_a_report_on_a_memory_of_another_project_writes_nothing(memory):
