@@ -562,16 +562,6 @@ def thread_view(*, memory: Memory, name: str | None = None) -> Thread:
     return found if found is not None else Thread(memory=memory, name=name)
 
 
-def entries_said(*, memory: Memory, seqs: list[int]) -> dict[int, tuple[str, object]]:
-    """{seq: (thread, created_at)} of these entries (search's hits), by the (memory, seq) index."""
-    return {
-        seq: (thread, at)
-        for seq, thread, at in Entry.objects.filter(memory_id=memory.pk, seq__in=seqs).values_list(
-            "seq", "thread", "created_at"
-        )
-    }
-
-
 def thread_newest_at(*, memory: Memory, name: str):
     """When the thread's newest entry was said (None: it has none): its last row by (turn, seq),
     which grow together inside a thread, so the (memory, thread, turn, seq) index answers it."""
