@@ -628,17 +628,16 @@ class SearchApi(ProjectScopedMixin, APIView):
             messages="messages" in include,
             with_facts="facts" in include,
         )
-        return Response({"data": [_search_hit(memory, hit) for hit in hits if _scores(hit, given)]})
+        floor = given.get("min_score")
+        return Response(
+            {"data": [_search_hit(hit) for hit in hits if floor is None or hit["score"] >= floor]}
+        )
 
 
 SEARCH_FIELDS = {"query", "limit", "thread", "role", "after", "before", "min_score", "include"}
 
 
-def _scores(hit: dict, given: dict) -> bool:
-    return given.get("min_score") is None or hit["score"] >= given["min_score"]
-
-
-def _search_hit(memory: Memory, hit: dict) -> dict:
+def _search_hit(hit: dict) -> dict:
     if hit.get("type") == "fact":
         return {"type": "fact", **fact_json(hit["fact"]), "score": hit["score"]}
     return {"type": "message", **hit}
