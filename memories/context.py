@@ -35,6 +35,7 @@ from common.tokens import message_tokens, text_tokens
 from memories import embeddings
 from memories import recall as recall_index
 from memories.models import Memory, Thread
+from memories.recall.text import stem
 from memories.selectors import ContextReads, fact_sources, thread_view
 
 FACTS_TOKEN_CAP = 1000
@@ -83,14 +84,6 @@ class Context:
         return own or self.context_text
 
 
-def _stem(word: str) -> str:
-    """A crude stem, enough to match "dogs" with "dog" and "allergic" with "allergies"."""
-    for suffix in ("ies", "es", "ic", "s", "y"):
-        if len(word) > len(suffix) + 3 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
-
-
 def rank_facts(facts: list[tuple], query: str, similarity: dict[str, float] | None = None) -> list[tuple]:
     """Active facts (id, text, tokens), newest first, re-ordered by relevance to `query`: the
     lexical part (rarer shared words count more: IDF over these facts, scaled to the best fact)
@@ -99,10 +92,10 @@ def rank_facts(facts: list[tuple], query: str, similarity: dict[str, float] | No
     ties keep their recency order. Linear in the facts read (at most the selector's limit)."""
     if not facts:  # nothing to rank: skip the query's terms
         return []
-    terms = {_stem(t) for t in recall_index.query_terms(query)}
+    terms = {stem(t) for t in recall_index.query_terms(query)}
     if not terms and not similarity:
         return list(facts)
-    words = [{_stem(w) for w in recall_index.query_terms(text) if _stem(w) in terms} for _, text, _ in facts]
+    words = [{stem(w) for w in recall_index.query_terms(text) if stem(w) in terms} for _, text, _ in facts]
     df: dict[str, int] = {}
     for found in words:
         for w in found:

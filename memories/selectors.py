@@ -563,32 +563,38 @@ def thread_view(*, memory: Memory, name: str | None = None) -> Thread:
     return found if found is not None else Thread(memory=memory, name=name)
 
 
-def entries_said(*, memory: Memory, seqs: list[int]) -> dict[int, tuple[str, object]]:
-    """{seq: (thread, created_at)} of these entries (search's hits), by the (memory, seq) index."""
-    return {
-        seq: (thread, at)
-        for seq, thread, at in Entry.objects.filter(memory_id=memory.pk, seq__in=seqs).values_list(
-            "seq", "thread", "created_at"
-        )
-    }
-
-
 SEARCH_MAX = 50
 
 
-def message_search(*, memory: Memory, query: str, limit: int = 10, thread: str | None = None) -> list[dict]:
-    """The memory's committed user and assistant messages that best match `query`, best first, in
-    every thread or in `thread` only: recall's hits (`recall.search`, by meaning too when the
-    project has embeddings) with the thread each was said in and when. The one search behind
-    `POST /v1/memories/{id}/search` and the console's search box."""
+def message_search(
+    *,
+    memory: Memory,
+    query: str,
+    limit: int = 10,
+    thread: str | None = None,
+    filters: recall.Filters = recall.NO_FILTERS,
+    include: frozenset[str] = frozenset({"messages"}),
+    min_score: float | None = None,
+) -> list[dict]:
+    """What in the memory best matches `query`, best first: its committed user and assistant
+    messages (every thread, or `thread` only; by meaning too when the project has embeddings)
+    and, with "facts" in `include`, its facts ranked among them; `filters` and `min_score` narrow
+    it. The one search behind `POST /v1/memories/{id}/search` and the console's search box."""
     project = memory.project
-    vector = embeddings.embed_query(project, query) if embeddings.enabled(project) else None
-    hits = recall.search(memory_id=memory.id, query=query, limit=limit, query_vector=vector, thread=thread)
-    said = entries_said(memory=memory, seqs=[h["seq"] for h in hits])
-    for hit in hits:
-        hit["thread"], created_at = said.get(hit["seq"], (DEFAULT_THREAD, None))
-        hit["created_at"] = created_at.isoformat() if created_at else None
-    return hits
+    vector = None
+    if "messages" in include and embeddings.enabled(project):
+        vector = embeddings.embed_query(project, query)
+    hits = recall.search(
+        memory_id=memory.id,
+        query=query,
+        limit=limit,
+        query_vector=vector,
+        thread=thread,
+        filters=filters,
+        messages="messages" in include,
+        with_facts="facts" in include,
+    )
+    return [hit for hit in hits if min_score is None or hit["score"] >= min_score]
 
 
 def thread_newest_at(*, memory: Memory, name: str):

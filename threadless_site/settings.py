@@ -351,8 +351,14 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": "/v1",
     "REDOC_DIST": "SIDECAR",
-    # A message's role, in the decorate/report messages and the history import's alike.
-    "ENUM_NAME_OVERRIDES": {"MessageRoleEnum": ["user", "assistant", "tool", "system"]},
+    # Enum names: a message's role (decorate/report messages, the history import), a search hit's
+    # speaker and type, what a search includes.
+    "ENUM_NAME_OVERRIDES": {
+        "MessageRoleEnum": ["user", "assistant", "tool", "system"],
+        "SpeakerRoleEnum": ["user", "assistant"],
+        "SearchHitTypeEnum": ["message", "fact"],
+        "SearchIncludeEnum": ["messages", "facts"],
+    },
     # The conversation routes are plain async views (SSE): add them to the schema (chat.api.schema).
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import math
+
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
@@ -13,6 +17,33 @@ class StrictCharField(serializers.CharField):
         if not isinstance(data, str):
             self.fail("invalid")
         return super().to_internal_value(data)
+
+
+class StrictFloatField(serializers.FloatField):
+    """A finite number; refuses strings and booleans (DRF's FloatField would read "1.5" and true)."""
+
+    def to_internal_value(self, data):
+        if type(data) not in (int, float) or not math.isfinite(data):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class AwareDateTimeField(serializers.DateTimeField):
+    """An ISO 8601 time with its UTC offset (DRF's DateTimeField would read a time without one in
+    the server's time zone)."""
+
+    default_error_messages = {"invalid": "must be an ISO 8601 time with its UTC offset."}
+
+    def to_internal_value(self, value):
+        parsed = None
+        if isinstance(value, str):
+            try:
+                parsed = parse_datetime(value)
+            except ValueError:  # well formed, but no such day or hour
+                parsed = None
+        if parsed is None or timezone.is_naive(parsed):
+            self.fail("invalid")
+        return parsed
 
 
 class ErrorSerializer(serializers.Serializer):

@@ -19,9 +19,9 @@ from rest_framework.views import APIView
 from common.errors import InvalidRequest, NotFound
 from common.http.body import json_object, reject_unknown
 from common.http.pagination import NOT_A_CURSOR, decode_cursor, encode_cursor, limit_param, page_by_time
-from common.http.schema import StrictCharField, errors
+from common.http.schema import AwareDateTimeField, StrictCharField, StrictFloatField, errors
 from common.messages import validate_messages
-from memories import selectors, services, transfer
+from memories import recall, selectors, services, transfer
 from memories.api import hot
 from memories.models import Entry, Fact, Memory, Outbox
 from memories.services import files
@@ -528,21 +528,62 @@ class SearchApi(ProjectScopedMixin, APIView):
         query = StrictCharField(max_length=2000)
         limit = serializers.IntegerField(required=False, min_value=1, max_value=SEARCH_MAX, default=10)
         thread = StrictCharField(required=False, max_length=200, help_text="Only this thread's messages.")
+        role = serializers.ChoiceField(
+            ["user", "assistant"], required=False, help_text="Only this speaker's messages."
+        )
+        after = AwareDateTimeField(
+            required=False,
+            help_text="Only what was said at or after this time (ISO 8601 with its offset); a fact's "
+            "time is its source message's (`valid_from`), or when it was written.",
+        )
+        before = AwareDateTimeField(
+            required=False,
+            help_text="Only what was said strictly before this time (ISO 8601 with its offset).",
+        )
+        min_score = StrictFloatField(required=False, help_text="Only hits scoring at least this much.")
+        include = serializers.ListField(
+            child=serializers.ChoiceField(["messages", "facts"]),
+            required=False,
+            allow_empty=False,
+            default=["messages"],
+            help_text='What to search: "messages" (the default), "facts", or both, ranked in one list.',
+        )
+
+        def validate(self, attrs):
+            after, before = attrs.get("after"), attrs.get("before")
+            if after is not None and before is not None and before <= after:
+                raise serializers.ValidationError({"before": "must be later than after."})
+            return attrs
 
     SearchHit = inline_serializer(
         "SearchHit",
         {
-            "entry_id": serializers.IntegerField(),
-            "seq": serializers.IntegerField(),
-            "thread": serializers.CharField(),
-            "turn": serializers.IntegerField(help_text="The turn in its thread."),
-            "created_at": serializers.DateTimeField(help_text="When the message was said."),
-            "date": serializers.DateField(help_text="UTC date of the message."),
-            "role": serializers.ChoiceField(["user", "assistant"]),
-            "snippet": serializers.CharField(help_text="The message, or a window of it around the match."),
+            "type": serializers.ChoiceField(["message", "fact"]),
             "score": serializers.FloatField(
-                help_text="Higher is better (BM25 over the matching candidates)."
+                help_text="Higher is better (BM25 over the matching candidates; a fact is scored as "
+                "one more message, so both rank in one list)."
             ),
+            "entry_id": serializers.IntegerField(required=False, help_text="message"),
+            "seq": serializers.IntegerField(required=False, help_text="message"),
+            "thread": serializers.CharField(required=False, help_text="message"),
+            "turn": serializers.IntegerField(required=False, help_text="message: the turn in its thread."),
+            "created_at": serializers.DateTimeField(
+                required=False, help_text="When the message was said; when the fact was stored."
+            ),
+            "date": serializers.DateField(required=False, help_text="message: UTC date of the message."),
+            "role": serializers.ChoiceField(["user", "assistant"], required=False, help_text="message"),
+            "snippet": serializers.CharField(
+                required=False, help_text="message: the message, or a window of it around the match."
+            ),
+            "id": serializers.CharField(required=False, help_text="fact"),
+            "text": serializers.CharField(required=False, help_text="fact"),
+            "slot": serializers.CharField(required=False, allow_null=True, help_text="fact"),
+            "source_entry_ids": serializers.ListField(
+                child=serializers.IntegerField(), required=False, help_text="fact"
+            ),
+            "valid_from": serializers.DateTimeField(required=False, allow_null=True, help_text="fact"),
+            "valid_to": serializers.DateTimeField(required=False, allow_null=True, help_text="fact"),
+            "updated_at": serializers.DateTimeField(required=False, help_text="fact"),
         },
     )
 
@@ -554,24 +595,41 @@ class SearchApi(ProjectScopedMixin, APIView):
             **errors(400, 404),
         },
         description="Search over the memory's committed user and assistant messages in every thread "
-        "(or one, with `thread`), best first.",
+        "(or one, with `thread`), and with `include` its active facts, best first. Each hit says its "
+        "`type`: a message hit carries its `seq`, `thread`, `turn`, `role`, `created_at` and `snippet`; a "
+        "fact hit the fact's fields as `GET …/facts` answers them. `role` and `thread` narrow messages; "
+        "`after` / `before` narrow both; `min_score` drops weaker hits. The filters are conditions of "
+        "the index reads, so a narrowed search costs no more than a plain one.",
     )
     def post(self, request, memory_id: str):
         memory = selectors.memory_get(project=self.project, memory_id=memory_id)
         data = json_object(request.data)
-        reject_unknown(data, {"query", "limit", "thread"})
+        reject_unknown(data, SEARCH_FIELDS)
         serializer = self.SearchInput(data=data)
         serializer.is_valid(raise_exception=True)
-        thread = serializer.validated_data.get("thread")
+        given = serializer.validated_data
+        thread = given.get("thread")
         if thread is not None:
             services.external_id_check(thread, field="thread")
         hits = selectors.message_search(
             memory=memory,
-            query=serializer.validated_data["query"],
-            limit=serializer.validated_data["limit"],
+            query=given["query"],
+            limit=given["limit"],
             thread=thread,
+            filters=recall.Filters(role=given.get("role"), after=given.get("after"), before=given.get("before")),
+            include=frozenset(given["include"]),
+            min_score=given.get("min_score"),
         )
-        return Response({"data": hits})
+        return Response({"data": [_search_hit(hit) for hit in hits]})
+
+
+SEARCH_FIELDS = {"query", "limit", "thread", "role", "after", "before", "min_score", "include"}
+
+
+def _search_hit(hit: dict) -> dict:
+    if hit.get("type") == "fact":
+        return {"type": "fact", **fact_json(hit["fact"]), "score": hit["score"]}
+    return {"type": "message", **hit}
 
 
 # --- threads and the history import ------------------------------------------------------------

@@ -10,6 +10,7 @@ from typing import NamedTuple
 from django.db import connection
 
 from memories.models import Entry, Memory
+from memories.recall.filters import NO_FILTERS, Filters
 from memories.recall.hits import Message, new
 from memories.recall.index import INDEXED_ROLES, TABLE, entry_text, is_postgresql, memory_key, thread_key
 from memories.recall.ranking import Ranking
@@ -45,17 +46,21 @@ def candidates(
     before_id: int | None,
     ranking: Ranking,
     thread: str | None = None,
+    filters: Filters = NO_FILTERS,
 ) -> Candidates:
     """One read per term, then one per pair of common terms (those that fill their cap), so an old
     message matching several common terms is found although each alone returns only its newest
     matches: at most len(terms) + max_pair_reads reads of at most per_term_cap rows. `thread`:
-    only that thread's rows (None: every thread's)."""
+    only that thread's rows (None: every thread's); `filters`: only the rows they admit (both are
+    conditions of each read, so the cap counts admitted rows)."""
     rows: dict[int, Message] = {}
     hits: dict[int, set[str]] = {}
     df: dict[str, int] = {}
     with connection.cursor() as cursor:
         for term in terms:
-            found = _matching(cursor, memory_id, [term], before_seq, before_id, ranking.per_term_cap, thread)
+            found = _matching(
+                cursor, memory_id, [term], before_seq, before_id, ranking.per_term_cap, thread, filters
+            )
             df[term] = len(found)
             for row in found:
                 rows[row[0]] = new(Message, row)
@@ -64,7 +69,7 @@ def candidates(
         pairs = [(a, b) for i, a in enumerate(common) for b in common[i + 1 :]][: ranking.max_pair_reads]
         for pair in pairs:
             for row in _matching(
-                cursor, memory_id, list(pair), before_seq, before_id, ranking.per_term_cap, thread
+                cursor, memory_id, list(pair), before_seq, before_id, ranking.per_term_cap, thread, filters
             ):
                 rows[row[0]] = new(Message, row)
                 hits.setdefault(row[0], set()).update(pair)
@@ -79,9 +84,11 @@ def _matching(
     before_id: int | None,
     cap: int,
     thread: str | None = None,
+    filters: Filters = NO_FILTERS,
 ) -> list[tuple]:
-    """The newest (at most `cap`) index rows of this memory (of `thread` when given) containing
-    every one of `terms`."""
+    """The newest (at most `cap`) index rows of this memory (of `thread` when given, admitted by
+    `filters`) containing every one of `terms`."""
+    narrow, narrow_params = filters.index_where(is_postgresql())
     if is_postgresql():
         sql = (
             f"SELECT entry_id, seq, turn, role, created_at, body, thread FROM {TABLE} "
@@ -94,7 +101,8 @@ def _matching(
         if before_seq is not None:
             sql += " AND seq < %s"
             params.append(before_seq)
-        sql += " ORDER BY seq DESC LIMIT %s"
+        sql += narrow + " ORDER BY seq DESC LIMIT %s"
+        params += narrow_params
     else:
         sql = (
             f"SELECT rowid, seq, turn, role, created_at, body, thread FROM {TABLE} WHERE {TABLE} MATCH %s "
@@ -110,7 +118,8 @@ def _matching(
         if before_id is not None:
             sql += " AND rowid < %s"
             params.append(before_id)
-        sql += " ORDER BY rowid DESC LIMIT %s"
+        sql += narrow + " ORDER BY rowid DESC LIMIT %s"
+        params += narrow_params
     params.append(cap)
     cursor.execute(sql, params)
     return cursor.fetchall()
@@ -121,30 +130,40 @@ def message_count(memory_id: str) -> int:
 
 
 def neighbours(
-    memory_id: str, seqs: list[int], before_seq: int | None, reach: int = 1, thread: str | None = None
+    memory_id: str,
+    seqs: list[int],
+    before_seq: int | None,
+    reach: int = 1,
+    thread: str | None = None,
+    filters: Filters = NO_FILTERS,
 ) -> dict[int, Message]:
     """The committed user/assistant messages up to `reach` before and after these seqs (and older
-    than `before_seq`; of `thread` when given): {seq: message}. At most 2·reach·len(seqs) rows."""
+    than `before_seq`; of `thread` when given, admitted by `filters`): {seq: message}. At most
+    2·reach·len(seqs) rows."""
     steps = [d for r in range(1, reach + 1) for d in (-r, r)]
     wanted = sorted(
         {s + d for s in seqs for d in steps if s + d > 0 and (before_seq is None or s + d < before_seq)}
     )
-    return messages_by_seq(memory_id, wanted, thread)
+    return messages_by_seq(memory_id, wanted, thread, filters)
 
 
-def messages_by_seq(memory_id: str, seqs: list[int], thread: str | None = None) -> dict[int, Message]:
+def messages_by_seq(
+    memory_id: str, seqs: list[int], thread: str | None = None, filters: Filters = NO_FILTERS
+) -> dict[int, Message]:
     """{seq: message} of the committed user/assistant messages at these seqs (of `thread` when
-    given)."""
+    given, admitted by `filters`)."""
     if not seqs:
         return {}
     marks = ",".join(["%s"] * len(seqs))
+    # role and created_at have no index of their own: the (memory, seq) index still serves this.
+    narrow, narrow_params = filters.entries_where()
     with connection.cursor() as cursor:
         # Only (memory, seq) in SQL, so the planner takes the unique (memory, seq) index; with
         # `kind = …` it may pick (memory, kind, turn) and scan every message of the memory.
         cursor.execute(
             f"SELECT id, seq, turn, role, created_at, content, parts, kind, committed, thread "
-            f"FROM {Entry._meta.db_table} WHERE memory_id = %s AND seq IN ({marks})",
-            [memory_id, *sorted(seqs)],
+            f"FROM {Entry._meta.db_table} WHERE memory_id = %s AND seq IN ({marks}){narrow}",
+            [memory_id, *sorted(seqs), *narrow_params],
         )
         found = cursor.fetchall()
     out = {}

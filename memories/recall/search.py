@@ -11,13 +11,15 @@ nothing here calls a model.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
-from memories.recall import dense, lexical, reads, selection
+from memories.recall import dense, facts, lexical, reads, selection
 from memories.recall.dense import QueryVector
+from memories.recall.filters import NO_FILTERS, Filters
 from memories.recall.hits import Message
 from memories.recall.index import is_postgresql
-from memories.recall.query import parse
+from memories.recall.query import Query, parse
 from memories.recall.ranking import RANKING, Ranking
 from memories.recall.snippets import as_result
 from memories.recall.text import is_question
@@ -34,6 +36,9 @@ def search(
     whole_chars: int = 0,
     ranking: Ranking = RANKING,
     thread: str | None = None,
+    filters: Filters = NO_FILTERS,
+    messages: bool = True,
+    with_facts: bool = False,
 ) -> list[dict]:
     """Ranked snippets, best first: [{"entry_id", "seq", "turn", "date", "role", "snippet", "score",
     "thread"}] (the thread read from the index row, as the date is).
@@ -52,6 +57,13 @@ def search(
     `thread`: only that thread's messages (None: every thread's). The index reads and the
     neighbours are the thread's own; the nearest vectors are the memory's, those of other threads
     left out.
+    `filters`: only messages of that role and time span, as conditions of every read (the words',
+    the neighbours', the nearest vectors' messages); like `thread`, the nearest vectors are the
+    memory's, those the filters refuse left out.
+    `messages` (False: no message is searched) and `with_facts`: the memory's active facts (their
+    time filtered, `facts.read`) ranked in the same list (`facts.scored`), each
+    {"type": "fact", "fact": Fact, "score"}; message hits then carry "type": "message". At most
+    `limit` hits in all.
 
     The stages: read the candidates of each term (`reads.candidates`); score them with BM25
     (`lexical.bm25`); spread the best to their neighbours; add the nearest vectors
@@ -59,8 +71,66 @@ def search(
     `selection.fused`); select (`selection.ranked`: day prior, distinct texts, rerank, list head).
     """
     parsed = parse(query)
+    if limit < 1:
+        return []
+    stats = _Stats()
+    out = (
+        _messages(
+            memory_id,
+            parsed,
+            limit,
+            before_seq,
+            neighbours,
+            query_vector,
+            whole_chars,
+            ranking,
+            thread,
+            filters,
+            stats,
+        )
+        if messages
+        else []
+    )
+    if not with_facts:
+        return out
+    found = facts.scored(
+        facts.read(memory_id=memory_id, filters=filters) if parsed.terms else [],
+        parsed.terms,
+        stats.df,
+        stats.total,
+        stats.average,
+        ranking,
+    )
+    hits = [{"type": "message", **hit} for hit in out]
+    hits += [{"type": "fact", "fact": fact, "score": round(score, 4)} for score, fact in found]
+    hits.sort(key=lambda h: -h["score"])  # stable: a message before a fact of the same score
+    return hits[:limit]
+
+
+@dataclasses.dataclass(slots=True)
+class _Stats:
+    """What the messages' reads counted, for scoring facts on the same scale."""
+
+    df: dict[str, int] = dataclasses.field(default_factory=dict)
+    total: int = 0
+    average: float = 0.0
+
+
+def _messages(
+    memory_id: str,
+    parsed: Query,
+    limit: int,
+    before_seq: int | None,
+    neighbours: bool,
+    query_vector,
+    whole_chars: int,
+    ranking: Ranking,
+    thread: str | None,
+    filters: Filters,
+    stats: _Stats,
+) -> list[dict]:
     terms = parsed.terms
-    if (not terms and not query_vector) or limit < 1:
+    if not terms and not query_vector:
         return []
     before_id = None
     if not is_postgresql() and before_seq is not None:
@@ -74,20 +144,24 @@ def search(
         before_id=before_id,
         ranking=ranking,
         thread=thread,
+        filters=filters,
     )
     rows = found.rows
+    total = max(reads.message_count(memory_id), len(rows))
+    stats.df, stats.total = found.df, total
+    if rows:
+        stats.average = sum(len(r.text.split()) for r in rows.values()) / len(rows)
     if not rows and not query_vector:
         return []
-    total = max(reads.message_count(memory_id), len(rows))
     scored = lexical.bm25(rows, found.hits, found.df, total, ranking) if rows else []
     scored.sort(key=lambda s: (-s[0], -s[1]))
     own = {rows[e].seq: parts for _, _, e, parts in scored}
     pool = {rows[e].seq: rows[e] for _, _, e, _ in scored}
     top = [rows[e] for _, _, e, _ in scored[: ranking.spread_from]]
-    near = _spread(memory_id, pool, top, before_seq, ranking, thread)
+    near = _spread(memory_id, pool, top, before_seq, ranking, thread, filters)
     names = lexical.speakers_named(top, terms)
     closeness, weight = _meaning(
-        memory_id, query_vector, before_seq, pool, names, terms, found, total, ranking, thread
+        memory_id, query_vector, before_seq, pool, names, terms, found, total, ranking, thread, filters
     )
     scores = lexical.with_neighbours(pool, own, names, ranking)
     if ranking.supersede_shared:
@@ -108,6 +182,7 @@ def _spread(
     before_seq: int | None,
     ranking: Ranking,
     thread: str | None = None,
+    filters: Filters = NO_FILTERS,
 ) -> dict[int, Message]:
     """The neighbours of the best candidates (up to two each side), read once: evidence often
     sits next to the words that match ("who played at the concert?" is answered by the reply to
@@ -116,7 +191,7 @@ def _spread(
     if not (ranking.prev_share or ranking.next_share):
         return {}
     reach = 2 if (ranking.prev2_share or ranking.next2_share) else 1
-    near = reads.neighbours(memory_id, [m.seq for m in top], before_seq, reach, thread)
+    near = reads.neighbours(memory_id, [m.seq for m in top], before_seq, reach, thread, filters)
     for seq, message in near.items():
         if seq not in pool and len(message.text.split()) >= ranking.neighbour_min_words:
             pool[seq] = message
@@ -134,6 +209,7 @@ def _meaning(
     total: int,
     ranking: Ranking,
     thread: str | None = None,
+    filters: Filters = NO_FILTERS,
 ) -> tuple[dict[int, float], float]:
     """({seq: closeness 0..1}, the weight of meaning against words). The nearest stored messages
     join the pool (a paraphrase shares no word); a stored question's closeness counts
@@ -151,8 +227,10 @@ def _meaning(
     )
     if not closeness:
         return {}, 0.0
-    pool.update(reads.messages_by_seq(memory_id, [seq for seq in closeness if seq not in pool], thread))
-    if thread is not None:  # the pool holds only the thread's messages
+    pool.update(
+        reads.messages_by_seq(memory_id, [seq for seq in closeness if seq not in pool], thread, filters)
+    )
+    if thread is not None or filters:  # the pool holds only the messages they admit
         closeness = {seq: c for seq, c in closeness.items() if seq in pool}
     if ranking.dense_question != 1.0:
         closeness = {

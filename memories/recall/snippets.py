@@ -27,12 +27,20 @@ def day_of(value) -> str:
     return date_of(value)
 
 
+def time_of(value) -> str:
+    """A datetime or the index's UTC ISO text, as UTC ISO text."""
+    if isinstance(value, str):
+        return value
+    return (value if value.tzinfo else value.replace(tzinfo=UTC)).astimezone(UTC).isoformat()
+
+
 def as_result(message: Message, terms: list[str], score: float, whole_chars: int = 0) -> dict:
     """A hit as `search` answers it."""
     return {
         "entry_id": message.entry_id,
         "seq": message.seq,
         "turn": message.turn,
+        "created_at": time_of(message.created_at),
         "date": date_of(message.created_at),
         "role": message.role,
         "snippet": snippet(message.text, terms, max(whole_chars, SNIPPET_CHARS)),

@@ -32,6 +32,14 @@ def speaker(text: str) -> str:
     return " ".join(words).lower()
 
 
+def stem(word: str) -> str:
+    """A crude stem, enough to match "dogs" with "dog" and "allergic" with "allergies"."""
+    for suffix in ("ies", "es", "ic", "s", "y"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
 def content_words(text: str) -> set[str]:
     """A message's content words (lowercased, no stopwords, no "Name:" speaker label)."""
     if speaker(text):

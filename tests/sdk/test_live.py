@@ -285,6 +285,29 @@ def test_import_messages_keeps_the_times_given_and_raises_instead_of_falling_bac
     assert errors.calls == []
 
 
+def test_search_filters_and_facts_ranked_with_messages(memory, errors):
+    user_id = "user-" + uuid.uuid4().hex
+    memory.import_messages(external_id=user_id, messages=[user("I have a beagle called Biscuit.")])
+    fact = memory.facts.create(
+        memory.get(external_id=user_id).id, "The user's dog is a beagle called Biscuit."
+    )
+    since = datetime.now(UTC) - timedelta(minutes=5)
+    hits = memory.search(
+        external_id=user_id, query="beagle Biscuit", include=["messages", "facts"], after=since, min_score=0.1
+    )
+    assert [(h["type"], h["id"]) for h in hits if h["type"] == "fact"] == [("fact", fact.id)]
+    assert hits[0]["score"] >= 0.1
+    assert memory.search(external_id=user_id, query="beagle", include=["facts"], before=since) == []
+    with pytest.raises(ThreadlessError) as refused:
+        memory.search(external_id=user_id, query="beagle", role="system")
+    assert (refused.value.status, refused.value.code) == (400, "invalid_request")
+    assert refused.value.message.startswith("role")
+    with pytest.raises(ThreadlessError) as naive:
+        memory.search(external_id=user_id, query="beagle", after=datetime(2025, 1, 2))
+    assert naive.value.status is None and "after" in naive.value.message  # refused before sending
+    assert errors.calls == []
+
+
 def test_reads_by_external_id_find_the_memory_and_create_none(memory):
     user_id = "user-" + uuid.uuid4().hex
     memory.decorate(external_id=user_id, messages=[user("I have a beagle called Biscuit.")])

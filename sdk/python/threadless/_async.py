@@ -11,6 +11,7 @@ import asyncio
 import builtins
 import inspect
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 import httpx
@@ -433,9 +434,23 @@ class AsyncThreadless:
         external_id: str | None = None,
         thread: str | None = None,
         limit: int | None = None,
+        role: str | None = None,
+        after: datetime | str | None = None,
+        before: datetime | str | None = None,
+        min_score: float | None = None,
+        include: Sequence[str] | None = None,
     ) -> builtins.list[dict[str, Any]]:
         """See :meth:`threadless.Threadless.search`."""
-        body = b.search_body(query, limit, thread)
+        body = b.search_body(
+            query,
+            limit,
+            thread,
+            role=role,
+            after=after,
+            before=before,
+            min_score=min_score,
+            include=include,
+        )
         path = await self._read_path(memory_id, external_id)
         if path is None:
             return []

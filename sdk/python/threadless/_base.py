@@ -240,7 +240,19 @@ def report_body(
     return body
 
 
-def search_body(query: Any, limit: int | None, thread: str | None) -> dict[str, Any]:
+def search_body(
+    query: Any,
+    limit: int | None,
+    thread: str | None,
+    *,
+    role: str | None = None,
+    after: datetime | str | None = None,
+    before: datetime | str | None = None,
+    min_score: float | None = None,
+    include: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """The search's body. ``after`` / ``before``: an aware ``datetime`` or ISO 8601 with its offset
+    (the server checks the rest and names the field it refuses)."""
     if not isinstance(query, str) or not query:
         raise ThreadlessError("query: must be a non-empty string.", code="invalid_request", retryable=False)
     check_thread(thread)
@@ -249,6 +261,24 @@ def search_body(query: Any, limit: int | None, thread: str | None) -> dict[str, 
         body["limit"] = limit
     if thread is not None:
         body["thread"] = thread
+    if role is not None:
+        body["role"] = role
+    for name, at in (("after", after), ("before", before)):
+        if isinstance(at, datetime):
+            if at.tzinfo is None or at.utcoffset() is None:
+                raise ThreadlessError(
+                    f"{name}: a datetime without a time zone; pass an aware one "
+                    "(e.g. datetime.now(timezone.utc)).",
+                    code="invalid_request",
+                    retryable=False,
+                )
+            at = at.isoformat()
+        if at is not None:
+            body[name] = at
+    if min_score is not None:
+        body["min_score"] = min_score
+    if include is not None:
+        body["include"] = [include] if isinstance(include, str) else list(include)
     return body
 
 

@@ -17,6 +17,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from datetime import datetime
 from typing import Any
 from urllib.request import getproxies
 
@@ -463,11 +464,29 @@ class Threadless:
         external_id: str | None = None,
         thread: str | None = None,
         limit: int | None = None,
+        role: str | None = None,
+        after: datetime | str | None = None,
+        before: datetime | str | None = None,
+        min_score: float | None = None,
+        include: Sequence[str] | None = None,
     ) -> builtins.list[dict[str, Any]]:
         """The memory's messages matching ``query``, best first: every thread's, or ``thread``'s.
-        Each hit has ``thread``, ``seq``, ``created_at``, ``snippet``, ``score``. By an external id
-        no memory has yet: no hits (nothing is created)."""
-        body = b.search_body(query, limit, thread)
+        Each hit has ``type`` (``"message"``), ``thread``, ``seq``, ``role``, ``created_at``,
+        ``snippet``, ``score``. Narrowed by ``role`` (``"user"`` / ``"assistant"``), ``after`` (at or
+        after) / ``before`` (strictly before; aware ``datetime`` or ISO 8601 with its offset) and
+        ``min_score``. ``include=["messages", "facts"]`` ranks the memory's facts with the messages
+        (a fact hit: ``type`` ``"fact"``, ``id``, ``text``, … as ``client.facts.list`` lists them, and
+        ``score``). By an external id no memory has yet: no hits (nothing is created)."""
+        body = b.search_body(
+            query,
+            limit,
+            thread,
+            role=role,
+            after=after,
+            before=before,
+            min_score=min_score,
+            include=include,
+        )
         path = self._read_path(memory_id, external_id)
         if path is None:
             return []

@@ -164,6 +164,17 @@ export interface SearchParams {
   limit?: number;
   /** Only this thread's messages (default: every thread of the memory). */
   thread?: string;
+  /** Only this speaker's messages. */
+  role?: "user" | "assistant";
+  /** Only what was said at or after this time (a `Date` or ISO 8601 with its offset). */
+  after?: Date | string;
+  /** Only what was said strictly before this time (a `Date` or ISO 8601 with its offset). */
+  before?: Date | string;
+  /** Only hits scoring at least this much. */
+  minScore?: number;
+  min_score?: number;
+  /** What to search: `["messages"]` (the default), `["facts"]`, or both, ranked in one list. */
+  include?: Array<"messages" | "facts">;
 }
 
 export interface ImportParams {
@@ -484,15 +495,31 @@ export class Threadless {
 
   /**
    * Search the memory's committed user and assistant messages, best first: every thread, or one
-   * with `{ thread }`. Each hit names its `thread`, `seq` and `created_at`. A number as the third
-   * argument is the limit. By an external id no memory has yet: no hits (nothing is created).
+   * with `{ thread }`; narrowed by `role`, `after` / `before` (message times) and `minScore`;
+   * with `include: ["messages", "facts"]` its facts rank in the same list. Each hit has a `type`:
+   * a `"message"` names its `thread`, `seq` and `created_at`, a `"fact"` carries the fact's fields.
+   * A number as the third argument is the limit. By an external id no memory has yet: no hits
+   * (nothing is created).
    */
   async search(ref: MemoryRef, query: string, params: SearchParams | number = {}): Promise<{ data: SearchHit[] }> {
-    const { limit, thread } = typeof params === "number" ? { limit: params, thread: undefined } : params;
+    const given: SearchParams = typeof params === "number" ? { limit: params } : params;
     const body: Record<string, unknown> = { query };
-    if (limit !== undefined) body.limit = limit;
-    const named = checkThread(thread);
+    if (given.limit !== undefined) body.limit = given.limit;
+    const named = checkThread(given.thread);
     if (named !== null) body.thread = named;
+    if (given.role !== undefined) body.role = given.role;
+    for (const name of ["after", "before"] as const) {
+      const at = given[name];
+      if (at instanceof Date) {
+        if (Number.isNaN(at.getTime())) throw invalid(`${name}: an invalid Date.`);
+        body[name] = at.toISOString();
+      } else if (at !== undefined) {
+        body[name] = at;
+      }
+    }
+    const minScore = given.minScore ?? given.min_score;
+    if (minScore !== undefined) body.min_score = minScore;
+    if (given.include !== undefined) body.include = given.include;
     const found = await findMemoryPath(this, ref);
     if (!found) return { data: [] };
     return this.request("POST", `${found.path}/search`, { body });

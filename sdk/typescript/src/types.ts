@@ -169,8 +169,9 @@ export interface Thread {
   tokens: number;
 }
 
-/** One hit of `POST /v1/memories/{id}/search`, best first. */
-export interface SearchHit {
+/** A message hit of `POST /v1/memories/{id}/search`. */
+export interface SearchMessageHit {
+  type: "message";
   entry_id: number | string;
   seq: number;
   thread: string;
@@ -183,6 +184,15 @@ export interface SearchHit {
   score: number;
   [key: string]: unknown;
 }
+
+/** A fact hit of `POST /v1/memories/{id}/search` (with `include: ["facts"]`): the fact's fields. */
+export interface SearchFactHit extends Fact {
+  type: "fact";
+  score: number;
+}
+
+/** One hit of `POST /v1/memories/{id}/search`, best first: a message or (when asked) a fact. */
+export type SearchHit = SearchMessageHit | SearchFactHit;
 
 /** A message of existing history, with when it was said (a `Date` or ISO 8601 with its offset; default now). */
 export type ImportedMessage = Message & { createdAt?: Date | string; created_at?: Date | string };

@@ -128,6 +128,31 @@ describe("threads against a live Threadless server", { skip: skip ?? false }, ()
     assert.equal(calls.length, 0);
   });
 
+  test("search narrows by role and message times, and ranks facts with messages when asked", async () => {
+    const memory = client();
+    const ref = { externalId: "ts-threads-search" };
+    const said = [
+      { role: "user", content: "My kayak is red", createdAt: "2024-01-10T09:00:00Z" },
+      { role: "assistant", content: "A red kayak, noted", createdAt: "2024-01-10T09:00:05Z" },
+      { role: "user", content: "I painted the kayak blue", createdAt: new Date("2024-03-02T17:00:00Z") },
+    ];
+    await memory.importMessages(ref, { messages: said });
+    await waitFor(async () => (await memory.get(ref)).processing === "processed", "the worker to index");
+    const spring = await memory.search(ref, "kayak", { role: "user", after: new Date("2024-03-01T00:00:00Z") });
+    assert.deepEqual(spring.data.map((h) => [h.type, h.snippet]), [["message", "I painted the kayak blue"]]);
+    const winter = await memory.search(ref, "kayak", { role: "assistant", before: "2024-02-01T00:00:00+00:00" });
+    assert.deepEqual(winter.data.map((h) => h.snippet), ["A red kayak, noted"]);
+    const fact = await memory.facts.create(ref, "Their kayak is blue");
+    const both = await memory.search(ref, "blue kayak", { include: ["messages", "facts"], minScore: 0.01 });
+    assert.ok(both.data.some((h) => h.type === "fact" && h.id === fact.id), JSON.stringify(both.data));
+    assert.ok(both.data.some((h) => h.type === "message") && both.data.every((h) => h.score >= 0.01));
+    await assert.rejects(
+      memory.search(ref, "kayak", { role: "system" }),
+      (e) => e instanceof ThreadlessError && e.status === 400 && /^role/.test(e.message),
+    );
+    assert.equal(calls.length, 0);
+  });
+
   test("threadlessMemory({ thread }): each chat of one user gets its own window", async () => {
     const memory = client();
     const { id } = await memory.create();

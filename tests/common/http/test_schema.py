@@ -105,3 +105,13 @@ def test_the_docs_page_renders_without_a_cdn(cast):
     assert "redoc" in html.lower()
     assert "/v1/openapi.json" in html
     assert "cdn.jsdelivr" not in html and "unpkg.com" not in html
+
+
+def test_search_documents_its_filters_and_typed_hits(schema):
+    operation = schema["paths"]["/v1/memories/{memory_id}/search"]["post"]
+    ref = operation["requestBody"]["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+    fields = schema["components"]["schemas"][ref]["properties"]
+    assert set(fields) == {"query", "limit", "thread", "role", "after", "before", "min_score", "include"}
+    assert fields["after"]["format"] == "date-time"
+    hit = schema["components"]["schemas"]["SearchHit"]["properties"]
+    assert {"type", "snippet", "text", "score"} <= set(hit)

@@ -675,3 +675,37 @@ def test_a_nearest_vector_among_equals_does_not_outweigh_the_words(cast):
         recall.search(ranking=ranking, memory_id=memory.id, **ASK_CHILDHOOD)[0]["snippet"]
         == "I was brought up in Daegu."
     )
+
+
+def test_the_filters_hold_for_messages_found_only_by_meaning(cast):
+    memory = _memory(
+        cast, [["The harbour ferry was late.", "ok"], ["I adore my dog Biscuit.", "Biscuit sounds lovely."]]
+    )
+    rows = {e.content: e for e in Entry.objects.filter(memory=memory)}
+    model = "test:fake"
+    embeddings.VectorStore.put(
+        memory_id=memory.id,
+        model=model,
+        items=[
+            (rows[t].id, rows[t].seq, v)
+            for t, v in (("Biscuit sounds lovely.", [1.0, 0.0]), ("ok", [0.0, 1.0]))
+        ],
+    )
+
+    def found(**filters):
+        hits = recall.search(
+            memory_id=memory.id,
+            query="harbour",
+            limit=5,
+            query_vector=(model, [1.0, 0.0]),
+            filters=recall.Filters(**filters),
+        )
+        return [h["snippet"] for h in hits]
+
+    assert "Biscuit sounds lovely." in found()
+    assert "Biscuit sounds lovely." not in found(role="user")
+    later = rows["I adore my dog Biscuit."].created_at
+    assert "Biscuit sounds lovely." in found(after=later) and "The harbour ferry was late." not in found(
+        after=later
+    )
+    assert "Biscuit sounds lovely." not in found(before=later)
