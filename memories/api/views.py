@@ -616,7 +616,9 @@ class SearchApi(ProjectScopedMixin, APIView):
             query=given["query"],
             limit=given["limit"],
             thread=thread,
-            filters=recall.Filters(role=given.get("role"), after=given.get("after"), before=given.get("before")),
+            filters=recall.Filters(
+                role=given.get("role"), after=given.get("after"), before=given.get("before")
+            ),
             include=frozenset(given["include"]),
             min_score=given.get("min_score"),
         )
