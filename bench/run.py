@@ -23,7 +23,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench import redaction_bench, threads_cost
+from bench import redaction_bench, threads_cost, webhooks_cost
 from bench.common import BUDGET, DOCS, ROOT, SIZES, VAR, machine
 from bench.load import BEGIN as LOAD_BEGIN
 from bench.load import END as LOAD_END
@@ -322,6 +322,8 @@ CONTENTS = [
     "| 10. Threads | decorate and report in one of 1,000 threads (100,000 messages); the history import's "
     "messages/s, accepted and processed | a one-thread memory of the same size and window | `make bench` or "
     "`python -m bench.threads_cost` | — |",
+    "| 11. Webhooks | report and its background job with three endpoints subscribed to every event | the "
+    "same with no endpoint | `make bench` or `python -m bench.webhooks_cost` | — |",
     "| Reliability | faults under load | — | `make reliability` | [reliability.md](reliability.md) |",
 ]
 
@@ -343,6 +345,7 @@ ORDER = (
     KEPT[2][0],
     "## 9.",
     "## 10.",
+    "## 11.",
 )
 
 
@@ -584,6 +587,22 @@ def extra_sections() -> list[str]:
         done.stdout.strip()
         if done.returncode == 0
         else f"{threads_cost.TITLE}\n\nThis section failed to run: `{done.stderr.strip()[-400:]}`"
+    )
+    # Webhooks: the report path with three endpoints against none (its own process and throwaway
+    # SQLite database, on the embedded broker).
+    log("webhooks on the report path")
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.webhooks_cost"],
+        cwd=ROOT,
+        env={k: v for k, v in child_env.items() if k not in ("CELERY_BROKER_URL", "REDIS_URL")},
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
+    sections.append(
+        done.stdout.strip()
+        if done.returncode == 0
+        else f"{webhooks_cost.TITLE}\n\nThis section failed to run: `{done.stderr.strip()[-400:]}`"
     )
     return sections
 
