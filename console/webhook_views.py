@@ -52,7 +52,8 @@ def _endpoint(request, endpoint_id: str) -> WebhookEndpoint:
 
 def _save_errors(form: EndpointForm, exc: ApiError) -> None:
     field = exc.message.split(":", 1)[0].split("[", 1)[0]
-    form.add_error(field if field in form.fields else None, exc.message)
+    text = exc.message if exc.hint == ApiError.hint else f"{exc.message} {exc.hint}"
+    form.add_error(field if field in form.fields else None, text)
 
 
 @staff_required

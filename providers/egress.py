@@ -314,6 +314,10 @@ def is_address(host: str) -> bool:
     return True
 
 
+# The hint beside a saved URL that `egress_refusal` refuses (a proxy upstream, a webhook endpoint).
+EGRESS_HINT = "Use a public upstream, or ask the server's operator to allow this one."
+
+
 def egress_refusal(url: str) -> str | None:
     """What a call to `url` would be refused with (the caller's text, with the value that would
     allow it), or None: for checking a URL when it is saved.

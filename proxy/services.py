@@ -21,7 +21,13 @@ from memories.policy import policy_parse
 from memories.selectors import memory_get, thread_view
 from memories.services import external_id_check, memory_create, memory_decorate, report_accept
 from projects.services import PROXY_SECRET_PREFIX, secret_delete, secret_set, secret_value, usage_count
-from providers.egress import base_url_refusal, egress_refusal, provider_env_names, provider_env_refusal
+from providers.egress import (
+    EGRESS_HINT,
+    base_url_refusal,
+    egress_refusal,
+    provider_env_names,
+    provider_env_refusal,
+)
 from proxy.models import UpstreamSetting
 from proxy.protocols import PROTOCOLS, Protocol, new_messages, without_reasoning
 
@@ -106,7 +112,7 @@ def upstream_setting_set(
         if refusal:
             raise InvalidRequest(
                 f"base_url: {refusal}",
-                hint="Use a public upstream, or ask the server's operator to allow this one.",
+                hint=EGRESS_HINT,
             )
     row, _ = UpstreamSetting.objects.get_or_create(project=project, provider=provider)
     before = row.base_url or protocol.default_base_url

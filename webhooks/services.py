@@ -29,7 +29,7 @@ from common.redaction import cut, redact_query_values, redact_secrets
 from projects import secretbox
 from providers.base import http_client, transport_error
 from providers.bounded import read_head
-from providers.egress import EgressRefused, egress_check, url_check
+from providers.egress import EGRESS_HINT, EgressRefused, egress_refusal, url_check
 from webhooks import queue
 from webhooks.events import EVENT_TYPES, TEST_EVENT, event_body
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
@@ -55,9 +55,8 @@ UNSIGNABLE = (
 # --- endpoints ----------------------------------------------------------------------------------
 
 
-def url_refusal(url: Any) -> str | None:
-    """Why `url` cannot be an endpoint, or None: an http(s) URL without credentials whose host
-    the egress policy lets us reach (resolved now; checked again, pinned, at every send)."""
+def _url_form_refusal(url: Any) -> str | None:
+    """Why `url` is not an http(s) URL without credentials that an endpoint can have, or None."""
     if not isinstance(url, str) or not url or len(url) > 2000:
         return "must be an http:// or https:// URL of at most 2,000 characters."
     if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url):
@@ -68,18 +67,22 @@ def url_refusal(url: Any) -> str | None:
     if "@" in parts.netloc:
         return "must not contain user info (user:password@)."
     try:
-        egress_check(url)
-    except (EgressRefused, ValueError) as exc:
-        return f"{exc}."
+        _ = parts.port  # a port out of range or not a number raises
+    except ValueError:
+        return "must have a port from 0 to 65535."
     return None
 
 
 def _url_checked(url: Any) -> str:
-    refusal = url_refusal(url)
+    """`url` if an endpoint may have it. The egress policy judges it as saved only where no DNS
+    answer is needed (`egress_refusal`: an address, localhost): a name is judged at every send,
+    resolved and pinned, so a save tells nothing of what a name resolves to."""
+    refusal = _url_form_refusal(url)
     if refusal:
-        raise InvalidRequest(
-            f"url: {refusal}", hint="Loopback and private addresses need THREADLESS_EGRESS_ALLOW."
-        )
+        raise InvalidRequest(f"url: {refusal}")
+    refusal = egress_refusal(url)
+    if refusal:
+        raise InvalidRequest(f"url: {refusal}", hint=EGRESS_HINT)
     return url
 
 

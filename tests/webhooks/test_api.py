@@ -1,11 +1,16 @@
 """/v1/webhooks: the secret shown once, the access set (401, another project's ids 404, 400 naming
-the field), the delivery log and "send again" over the API."""
+the field; a URL the egress policy refuses, in the console too), the delivery log and "send again"
+over the API."""
 
 from __future__ import annotations
 
+from django.test import Client
+from django.utils.html import escape
 from standardwebhooks import Webhook
 
+from providers.egress import EGRESS_HINT
 from tests.fixtures.api import error_of
+from webhooks.models import WebhookEndpoint
 
 
 def test_create_shows_the_secret_once_and_reads_never_do(cast, receiver):
@@ -69,3 +74,28 @@ def test_the_delivery_log_and_send_again(
     headers, body = receiver.requests[-1]
     assert Webhook(secret).verify(body, headers)["type"] == "webhook.test"
     assert receiver.requests[0][0]["webhook-id"] == headers["webhook-id"]
+
+
+def test_a_url_the_egress_policy_refuses_is_a_400_naming_url_with_the_proxys_hint(
+    cast, receiver, endpoint, settings
+):
+    settings.THREADLESS_EGRESS_ALLOW = []
+    ep = endpoint[0]
+    refusal = "url: egress to 127.0.0.1 is not allowed; to allow it, an operator adds 127.0.0.1"
+    for answer in (
+        cast.a.post("/v1/webhooks", {"url": receiver.url, "events": ["fact.created"]}, format="json"),
+        cast.a.patch(f"/v1/webhooks/{ep.pk}", {"url": "http://127.0.0.1:8/x"}, format="json"),
+    ):
+        bad = error_of(answer, 400, "invalid_request")
+        assert bad["message"].startswith(refusal) and bad["hint"] == EGRESS_HINT
+    staff = Client()
+    staff.force_login(cast.staff)
+    page = staff.post(
+        "/manage/webhooks/", {"project": cast.project_a.pk, "url": receiver.url, "events": ["fact.created"]}
+    )
+    assert page.status_code == 400
+    assert refusal in page.content.decode() and escape(EGRESS_HINT) in page.content.decode()
+    # A name is judged when it is called, not resolved when it is saved.
+    named = cast.a.patch(f"/v1/webhooks/{ep.pk}", {"url": "http://hooks.internal.test/x"}, format="json")
+    assert named.status_code == 200, named.content
+    assert list(WebhookEndpoint.objects.values_list("url", flat=True)) == ["http://hooks.internal.test/x"]
