@@ -181,3 +181,45 @@ def test_an_event_whose_publish_the_broker_refused_is_delivered_by_the_sweep(
     _due_now()
     assert services.deliveries_sweep() == 1
     assert WebhookDelivery.objects.get().state == "delivered" and len(receiver.requests) == 1
+
+
+def test_a_report_made_while_the_broker_refuses_publishes_has_its_events_delivered_once_it_returns(
+    cast, receiver, endpoint, eager_celery, monkeypatch, django_capture_on_commit_callbacks
+):
+    """The report's job and its digest's delivery both wait for the broker; when it is back, the
+    outbox sweep runs the job (`fact.created`, `memory.processed`) and the delivery sweep sends the
+    digest."""
+    from memories import queue as memory_queue
+    from memories.models import Outbox
+    from webhooks import queue
+
+    sent = memory_queue.send, queue.send
+
+    def broker_down(*args, **kwargs):
+        raise ConnectionRefusedError("broker down")
+
+    monkeypatch.setattr(memory_queue, "send", broker_down)
+    monkeypatch.setattr(queue, "send", broker_down)
+    memory, _ = memory_services.memory_create(
+        project=cast.project_a, policy={"strictWriteDiscipline": {"enabled": True, "onFailure": "digest"}}
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        memory_services.memory_decorate(
+            memory=memory, messages=[{"role": "user", "content": "I live in Lisbon."}]
+        )
+        memory_services.report_accept(
+            memory=memory,
+            messages=[{"role": "assistant", "content": "Nice."}],
+            failures=[{"task_id": "weather", "error": "HTTP 503", "output": None, "has_output": False}],
+        )
+    assert receiver.requests == [] and Outbox.objects.filter(processed_at=None).count() == 1
+    monkeypatch.setattr(memory_queue, "send", sent[0])  # the broker is back
+    monkeypatch.setattr(queue, "send", sent[1])
+    Outbox.objects.update(created_at=timezone.now() - timedelta(minutes=2))
+    _due_now()
+    with django_capture_on_commit_callbacks(execute=True):
+        assert memory_services.outbox_sweep() == 1
+    assert services.deliveries_sweep() == 1
+    events = [json.loads(body) for _headers, body in receiver.requests]
+    assert sorted(e["type"] for e in events) == ["digest.created", "fact.created", "memory.processed"]
+    assert {e["data"]["memory_id"] for e in events} == {memory.pk}
