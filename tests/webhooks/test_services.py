@@ -1,6 +1,6 @@
 """Delivery to a real local receiver: the Standard Webhooks signature as the library's own verifier
-checks it, retries (5xx yes, other 4xx no), the egress policy, secret rotation and the rule that
-disables an endpoint failing for a day."""
+checks it, retries (5xx yes, other 4xx no), the egress policy, secret rotation, the rule that
+disables an endpoint failing for a day, and events that wait out a broker outage."""
 
 from __future__ import annotations
 
