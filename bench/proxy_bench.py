@@ -298,8 +298,8 @@ def translation_cpu(iterations: int = 1000) -> dict:
         responses_frames,
         responses_object,
     )
-    from providers.bounded import SSEFramer
-    from proxy.protocols import OPENAI, new_messages, sse_parse
+    from providers.bounded import SSEFramer, sse_parse
+    from proxy.protocols import OPENAI, new_messages
     from proxy.responses import RESPONSES
 
     window = [

@@ -45,11 +45,7 @@ RECALL_MIN_TOKENS = 150  # a smaller budget share gets no recall block (the wind
 RECALL_MAX_TOKENS = 2000
 RECALL_MAX_SNIPPETS = 50
 RECALL_SHARE = 0.7  # of what budget_tokens leaves after the new messages and facts, for the recall block
-RECALL_CONTEXT = (
-    False  # snippets carry their neighbours (search ranks neighbours itself: measured better off)
-)
 RECALL_MIN_RELATIVE = 0.15  # a snippet scoring below this share of the best is left out
-RECALL_SKIP_REPEATS = True  # a snippet identical to one already in the block is left out
 # A recalled message up to this long is shown whole; a longer one as recall's SNIPPET_CHARS window
 # around the match. Never cut to fit more: a cut snippet can hide what it was recalled for.
 RECALL_WHOLE_CHARS = 1000
@@ -187,7 +183,6 @@ def _recall_hits(memory: Memory, query: str, before_seq: int | None, query_vecto
         query=query,
         limit=RECALL_MAX_SNIPPETS,
         before_seq=before_seq,
-        neighbours=RECALL_CONTEXT,
         query_vector=query_vector,
         whole_chars=RECALL_WHOLE_CHARS,
     )
@@ -202,15 +197,15 @@ def _recall_assemble(
     hits: list[dict], cap: int, before_seq: int | None = None, thread: str | None = None
 ) -> tuple[list[dict], str, int]:
     """As many of `hits` (but those the window shows: `thread`'s from `before_seq` on) as fit
-    `cap` tokens and score well enough, chosen best first; each with the messages right before
-    and after it when they fit too (neighbours already shown are not repeated). Shown in the
-    order they were said, under a heading per day (`_recall_render`); a line's cost includes its
-    day's heading when it is the first of that day. Returns (recalled, text, tokens used)."""
+    `cap` tokens and score well enough, chosen best first, a text said word for word again only
+    once. Shown in the order they were said, under a heading per day (`_recall_render`); a
+    line's cost includes its day's heading when it is the first of that day. Returns (recalled,
+    text, tokens used)."""
     if not hits:
         return [], "", 0
     used = text_tokens(RECALL_HEADER) + 1
     floor = hits[0]["score"] * RECALL_MIN_RELATIVE
-    recalled, items, shown, said, days = [], [], set(), set(), set()
+    items, shown, said, days = [], set(), set(), set()
 
     def cost(item: dict) -> int:
         day = 0 if item["date"] in days else text_tokens(_day_line(item["date"])) + 1
@@ -223,7 +218,7 @@ def _recall_assemble(
             break
         # A message said word for word again ("Thanks, that worked.") tells the model nothing new:
         # its best-scoring copy stands for all, and the room goes to the next distinct snippet.
-        if hit["entry_id"] in shown or (RECALL_SKIP_REPEATS and hit["snippet"] in said):
+        if hit["entry_id"] in shown or hit["snippet"] in said:
             continue
         spend = cost(hit)
         if used + spend > cap:
@@ -233,28 +228,9 @@ def _recall_assemble(
         said.add(hit["snippet"])
         days.add(hit["date"])
         items.append(hit)
-        kept = []
-        for near in hit.get("context", []):
-            if near["entry_id"] in shown or _in_window(near, thread, before_seq):
-                continue
-            spend = cost(near)
-            if used + spend > cap:
-                continue
-            used += spend
-            shown.add(near["entry_id"])
-            days.add(near["date"])
-            kept.append(
-                {
-                    k: near[k]
-                    for k in ("entry_id", "seq", "turn", "date", "role", "snippet", "thread")
-                    if k in near
-                }
-            )
-            items.append(near)
-        recalled.append({**hit, "context": kept})
     if not items:
         return [], "", 0
-    return recalled, _recall_render(items, thread), used
+    return items, _recall_render(items, thread), used
 
 
 def _failure_line(turn: int, kind: str, task_id: str, content: str) -> str:

@@ -19,6 +19,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.utils import timezone
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission
 
@@ -204,14 +205,9 @@ class ProjectScopedMixin:
         return self.request.auth.project
 
 
-try:
-    from drf_spectacular.extensions import OpenApiAuthenticationExtension
+class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
+    target_class = "projects.auth.ApiKeyAuthentication"
+    name = "BearerKey"
 
-    class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
-        target_class = "projects.auth.ApiKeyAuthentication"
-        name = "BearerKey"
-
-        def get_security_definition(self, auto_schema):
-            return {"type": "http", "scheme": "bearer", "description": "A project key (tl_proj_…)."}
-except ImportError:  # pragma: no cover - spectacular is a hard dependency
-    pass
+    def get_security_definition(self, auto_schema):
+        return {"type": "http", "scheme": "bearer", "description": "A project key (tl_proj_…)."}

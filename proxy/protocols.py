@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from common.messages import text_of
-from providers.bounded import sse_parse  # noqa: F401 - the proxy's views parse frames with it
 
 CUT_OFF_CLIENT = "[cut off: the client disconnected]"
 CUT_OFF_UPSTREAM = "[cut off: the upstream stream ended early]"

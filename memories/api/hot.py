@@ -115,7 +115,7 @@ def thread_input(data: dict) -> str | None:
     return None if thread is None else services.external_id_check(thread, field="thread")
 
 
-def _external_memory(project, external_id: str) -> Memory:
+def external_memory(project, external_id: str) -> Memory:
     """The memory with this `external_id` in the project, created on first use (get-or-create)."""
     services.external_id_check(external_id)
     memory, _created = services.memory_create(project=project, external_id=external_id)
@@ -204,10 +204,10 @@ def _view(
     if external:
         if operation == "decorate":
             checked = decorate_input(idempotency_key, _body(headers.get("content-type", ""), raw))
-            status, body = _decorate(project, _external_memory(project, ident), False, *checked)
+            status, body = _decorate(project, external_memory(project, ident), False, *checked)
             return status, body, checked[3]
         checked = report_input(idempotency_key, _body(headers.get("content-type", ""), raw))
-        return (*_report(project, _external_memory(project, ident), False, *checked), True)
+        return (*_report(project, external_memory(project, ident), False, *checked), True)
     # By id without an Idempotency-Key, the memory is not read first: its first statement in the
     # service (decorate's locked read, report's UPDATE) is scoped to the project (404 there).
     try:

@@ -673,7 +673,7 @@ class _ThreadsRoute(ProjectScopedMixin, APIView):
         if not self.external:
             return selectors.memory_get(project=self.project, memory_id=ident)
         if create:
-            return hot._external_memory(self.project, ident)
+            return hot.external_memory(self.project, ident)
         services.external_id_check(ident)
         return selectors.memory_list(project=self.project, external_id=ident).first()
 
@@ -859,7 +859,7 @@ class _FilesRoute(ProjectScopedMixin, APIView):
         if not self.external:
             return selectors.memory_get(project=self.project, memory_id=ident)
         if create:
-            return hot._external_memory(self.project, ident)
+            return hot.external_memory(self.project, ident)
         return selectors.memory_list(project=self.project, external_id=ident).first()
 
 

@@ -2,7 +2,7 @@
 
 Cost is bounded by the index, whatever the memory's size: at most MAX_QUERY_TERMS single-term
 reads and `max_pair_reads` conjunctive reads of at most `per_term_cap` rows each, then at most
-4·`spread_from` neighbour rows by (memory, seq) (two each side), plus 2·limit for `neighbours`.
+4·`spread_from` neighbour rows by (memory, seq) (two each side).
 With a query vector: the dense scan (bound in memories/embeddings.py: at most `dense_sample` +
 2·`dense_candidates` vector rows read, plus one pass over the memory's codes held in the process)
 and `fuse_depth` rows by (memory, seq). Nothing reads or ranks the rest of the memory, and
@@ -31,7 +31,6 @@ def search(
     query: str,
     limit: int = 5,
     before_seq: int | None = None,
-    neighbours: bool = False,
     query_vector: QueryVector | Callable[[], QueryVector | None] | None = None,
     whole_chars: int = 0,
     ranking: Ranking = RANKING,
@@ -45,8 +44,7 @@ def search(
 
     `before_seq`: only entries strictly older than this sequence number (decorate passes the
     first message of its window, so recall never repeats what the model already sees).
-    A higher score is a better match. `neighbours`: each hit also carries "context", the
-    messages right before and after it (older than `before_seq`), for evidence that spans turns.
+    A higher score is a better match.
     `query_vector`: (model key, unit vector) of the query (memories.embeddings.embed_query); the
     nearest stored messages of that model join the candidates and add their closeness, so a
     paraphrase with no word in common can still be found. It may be a callable answering it (or
@@ -80,7 +78,6 @@ def search(
             parsed,
             limit,
             before_seq,
-            neighbours,
             query_vector,
             whole_chars,
             ranking,
@@ -121,7 +118,6 @@ def _messages(
     parsed: Query,
     limit: int,
     before_seq: int | None,
-    neighbours: bool,
     query_vector,
     whole_chars: int,
     ranking: Ranking,
@@ -158,7 +154,7 @@ def _messages(
     own = {rows[e].seq: parts for _, _, e, parts in scored}
     pool = {rows[e].seq: rows[e] for _, _, e, _ in scored}
     top = [rows[e] for _, _, e, _ in scored[: ranking.spread_from]]
-    near = _spread(memory_id, pool, top, before_seq, ranking, thread, filters)
+    _spread(memory_id, pool, top, before_seq, ranking, thread, filters)
     names = lexical.speakers_named(top, terms)
     closeness, weight = _meaning(
         memory_id, query_vector, before_seq, pool, names, terms, found, total, ranking, thread, filters
@@ -168,11 +164,7 @@ def _messages(
         scores = lexical.newer_first(scores, own, pool, ranking)
     hits = selection.fused(pool, scores, closeness, weight, names, parsed.dates, ranking)
     best = selection.ranked(hits, own, names, parsed.when, parsed.is_list, limit, ranking)
-    out = [as_result(hit.message, terms, hit.score, whole_chars) for hit in best]
-    if neighbours and out:
-        around = {**near, **{m.seq: m for m in rows.values()}}
-        _add_context(memory_id, out, around, terms, before_seq, whole_chars, thread)
-    return out
+    return [as_result(hit.message, terms, hit.score, whole_chars) for hit in best]
 
 
 def _spread(
@@ -183,19 +175,18 @@ def _spread(
     ranking: Ranking,
     thread: str | None = None,
     filters: Filters = NO_FILTERS,
-) -> dict[int, Message]:
-    """The neighbours of the best candidates (up to two each side), read once: evidence often
-    sits next to the words that match ("who played at the concert?" is answered by the reply to
-    "what concert was it?"). A neighbour matching no term joins the pool only when it says
-    something ("ok" does not). Returns every neighbour read."""
+) -> None:
+    """Adds the neighbours of the best candidates (up to two each side) to `pool`, read once:
+    evidence often sits next to the words that match ("who played at the concert?" is answered by
+    the reply to "what concert was it?"). A neighbour matching no term joins the pool only when
+    it says something ("ok" does not)."""
     if not (ranking.prev_share or ranking.next_share):
-        return {}
+        return
     reach = 2 if (ranking.prev2_share or ranking.next2_share) else 1
     near = reads.neighbours(memory_id, [m.seq for m in top], before_seq, reach, thread, filters)
     for seq, message in near.items():
         if seq not in pool and len(message.text.split()) >= ranking.neighbour_min_words:
             pool[seq] = message
-    return near
 
 
 def _meaning(
@@ -240,23 +231,3 @@ def _meaning(
     coverage = dense.lexical_coverage(terms, found.hits, found.df, total)
     unsaid = dense.unsaid_share(terms, found.df, total)
     return closeness, dense.dense_weight(coverage, unsaid, standout, named=bool(names), ranking=ranking)
-
-
-def _add_context(
-    memory_id: str,
-    out: list[dict],
-    around: dict[int, Message],
-    terms: list[str],
-    before_seq: int | None,
-    whole_chars: int,
-    thread: str | None = None,
-) -> None:
-    """Each hit's "context": the messages right before and after it (read when not read already)."""
-    missing = [h["seq"] for h in out if h["seq"] - 1 not in around or h["seq"] + 1 not in around]
-    around.update(reads.neighbours(memory_id, missing, before_seq, 1, thread))
-    for hit in out:
-        hit["context"] = [
-            as_result(around[s], terms, 0.0, whole_chars)
-            for s in (hit["seq"] - 1, hit["seq"] + 1)
-            if s in around
-        ]

@@ -259,12 +259,9 @@ def test_an_unexpected_error_in_the_query_embedding_reaches_the_caller(cast, mon
 
 
 def _recalled(answer) -> str:
-    """The recall block's snippets and their neighbours (the rules also take the pet
-    line as a fact, so the facts block holds "Biscuit" whatever recall does)."""
-    return " ".join(
-        " ".join([hit["snippet"]] + [n["snippet"] for n in hit.get("context", [])])
-        for hit in answer["context"]["recalled"]
-    )
+    """The recall block's snippets (the rules also take the pet line as a fact, so the facts
+    block holds "Biscuit" whatever recall does)."""
+    return " ".join(hit["snippet"] for hit in answer["context"]["recalled"])
 
 
 def test_a_paraphrase_with_no_shared_word_is_recalled_through_fusion(pet_memory, cast):

@@ -32,19 +32,6 @@ def test_an_old_message_matching_two_common_words_survives_the_per_term_cap(cast
     assert hits[0]["snippet"] == "The blue kettle from Oslo is in the attic."
 
 
-def test_a_reply_next_to_the_match_comes_along_as_context(cast):
-    memory = _memory(
-        cast,
-        [
-            ["Which wine goes with mushrooms?", "A Pinot Noir from Burgundy works beautifully there."],
-            ["Thanks, and for dessert?", "Something light."],
-        ],
-    )
-    hit = recall.search(memory_id=memory.id, query="wine with mushrooms", limit=1, neighbours=True)[0]
-    assert hit["snippet"] == "Which wine goes with mushrooms?"
-    assert [n["snippet"] for n in hit["context"]] == ["A Pinot Noir from Burgundy works beautifully there."]
-
-
 def test_a_short_neighbour_is_context_but_never_a_hit_of_its_own(cast):
     memory = _memory(cast, [["My locker code is 4711 at the gym.", "ok"]])
     assert [h["snippet"] for h in recall.search(memory_id=memory.id, query="locker code", limit=5)] == [
