@@ -27,7 +27,7 @@ from common.errors import InvalidRequest, NotFound
 from memories.selectors import memory_get
 from proxy.ids import issued_id, issued_target
 from proxy.models import MessagesThread
-from proxy.protocols import Protocol, Reference, anthropic_body
+from proxy.protocols import Protocol, Reference, anthropic_body, frame_with_object_rewritten
 
 CREATE_ONLY = ("system", "tools")  # what a continuation leaves out: the thread's own
 
@@ -109,17 +109,7 @@ class MessagesProtocol(Protocol):
         """`message_start`, whose message carries the id, with the id issued by this proxy."""
         if b"message_start" not in frame or not _issuing(call):
             return frame
-        lines = frame.split(b"\n")
-        for i, line in enumerate(lines):
-            if line.startswith(b"data:"):
-                try:
-                    payload = orjson.loads(line[5:])
-                except orjson.JSONDecodeError:
-                    return frame
-                if isinstance(payload, dict) and isinstance(payload.get("message"), dict):
-                    payload["message"] = _rewrite(payload["message"], call)
-                    lines[i] = b"data: " + orjson.dumps(payload)
-        return b"\n".join(lines)
+        return frame_with_object_rewritten(frame, "message", lambda message: _rewrite(message, call))
 
 
 def _issuing(call) -> bool:

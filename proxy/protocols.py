@@ -10,8 +10,11 @@ makes (the upstream could not be reached). Everything the client sends that is n
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from common.messages import text_of
 
@@ -107,6 +110,22 @@ def _tool_call(call: Any) -> dict | None:
 def stream_index(value: Any) -> int:
     """A stream event's `index`; anything but a small non-negative integer counts as 0."""
     return value if isinstance(value, int) and 0 <= value < 1024 else 0
+
+
+def frame_with_object_rewritten(frame: bytes, key: str, rewrite: Callable[[dict], dict]) -> bytes:
+    """An SSE frame whose `data:` payload's `key` object has gone through `rewrite`; a frame without
+    one, or whose data is not JSON, comes back as it was."""
+    lines = frame.split(b"\n")
+    for i, line in enumerate(lines):
+        if line.startswith(b"data:"):
+            try:
+                payload = orjson.loads(line[5:])
+            except orjson.JSONDecodeError:
+                return frame
+            if isinstance(payload, dict) and isinstance(payload.get(key), dict):
+                payload[key] = rewrite(payload[key])
+                lines[i] = b"data: " + orjson.dumps(payload)
+    return b"\n".join(lines)
 
 
 # --- OpenAI Chat Completions ---------------------------------------------------------------------

@@ -36,7 +36,7 @@ from common.messages import text_of
 from memories.selectors import memory_get, thread_get
 from projects.auth import ProjectScopedMixin
 from proxy.ids import conversation_id, conversation_target, issued_id, issued_target
-from proxy.protocols import Protocol, Reference, openai_error_body, stream_index
+from proxy.protocols import Protocol, Reference, frame_with_object_rewritten, openai_error_body, stream_index
 from proxy.views import proxy_call
 
 # Items the memory stores as messages; every other item type passes through unstored (reasoning
@@ -559,17 +559,9 @@ class ResponsesProtocol(Protocol):
         """A streamed event, its response object's id issued by this proxy (deltas pass untouched)."""
         if b'"response"' not in frame or call.memory is None or call.degraded:
             return frame
-        lines = frame.split(b"\n")
-        for i, line in enumerate(lines):
-            if line.startswith(b"data:"):
-                try:
-                    payload = orjson.loads(line[5:])
-                except orjson.JSONDecodeError:
-                    return frame
-                if isinstance(payload, dict) and isinstance(payload.get("response"), dict):
-                    payload["response"] = _rewrite_response(payload["response"], call)
-                    lines[i] = b"data: " + orjson.dumps(payload)
-        return b"\n".join(lines)
+        return frame_with_object_rewritten(
+            frame, "response", lambda response: _rewrite_response(response, call)
+        )
 
 
 RESPONSES = ResponsesProtocol("openai", "https://api.openai.com/v1", "/responses", "api.openai.com")
