@@ -479,6 +479,16 @@ def kept_sections(old: str) -> list[str]:
     ]
 
 
+def child_section(module: str, title: str, env: dict) -> str:
+    """The section `python -m module` prints, or under `title` why it could not run."""
+    done = subprocess.run(
+        [sys.executable, "-m", module], cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600
+    )
+    if done.returncode == 0:
+        return done.stdout.strip()
+    return f"{title}\n\nThis section failed to run: `{done.stderr.strip()[-400:]}`"
+
+
 def extra_sections() -> list[str]:
     """SDK, pipeline and proxy figures, against one real server on the embedded default."""
     sys.path.insert(0, str(ROOT))
@@ -555,55 +565,19 @@ def extra_sections() -> list[str]:
         server.stop()
         os.environ.clear()
         os.environ.update(env)
-    # Semantic recall's cost: decorate with off and the default at three sizes, indexing throughput
-    # (its own process and throwaway SQLite database).
-    log("semantic recall's cost")
+    # Each of these runs in its own process on a throwaway SQLite database of its own.
     child_env = {k: v for k, v in env.items() if k not in ("DATABASE_URL", "THREADLESS_VAR_DIR")}
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.recall_cost"],
-        cwd=ROOT,
-        env=child_env,
-        capture_output=True,
-        text=True,
-        timeout=3600,
-    )
-    sections.append(
-        done.stdout.strip()
-        if done.returncode == 0
-        else f"## Semantic recall's cost\n\nThis section failed to run: `{done.stderr.strip()[-400:]}`"
-    )
+    # Semantic recall's cost: decorate with off and the default at three sizes, indexing throughput.
+    log("semantic recall's cost")
+    sections.append(child_section("bench.recall_cost", "## Semantic recall's cost", child_env))
     # Threads: decorate and report in one of 1,000 threads against a one-thread memory, and the
-    # history import's throughput (its own process and throwaway SQLite database).
+    # history import's throughput.
     log("threads and the history import")
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.threads_cost"],
-        cwd=ROOT,
-        env=child_env,
-        capture_output=True,
-        text=True,
-        timeout=3600,
-    )
-    sections.append(
-        done.stdout.strip()
-        if done.returncode == 0
-        else f"{threads_cost.TITLE}\n\nThis section failed to run: `{done.stderr.strip()[-400:]}`"
-    )
-    # Webhooks: the report path with three endpoints against none (its own process and throwaway
-    # SQLite database, on the embedded broker).
+    sections.append(child_section("bench.threads_cost", threads_cost.TITLE, child_env))
+    # Webhooks: the report path with three endpoints against none, on the embedded broker.
     log("webhooks on the report path")
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.webhooks_cost"],
-        cwd=ROOT,
-        env={k: v for k, v in child_env.items() if k not in ("CELERY_BROKER_URL", "REDIS_URL")},
-        capture_output=True,
-        text=True,
-        timeout=3600,
-    )
-    sections.append(
-        done.stdout.strip()
-        if done.returncode == 0
-        else f"{webhooks_cost.TITLE}\n\nThis section failed to run: `{done.stderr.strip()[-400:]}`"
-    )
+    embedded = {k: v for k, v in child_env.items() if k not in ("CELERY_BROKER_URL", "REDIS_URL")}
+    sections.append(child_section("bench.webhooks_cost", webhooks_cost.TITLE, embedded))
     return sections
 
 
