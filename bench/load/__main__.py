@@ -19,7 +19,7 @@ from bench.load.statistics import cpu_share, pair_summary, schedule
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(prog="python -m bench.load")
     parser.add_argument("--phase", type=float, default=6.0, help="seconds per phase")
     parser.add_argument("--clients", default="1,16,64")
     parser.add_argument("--stacks", default="floor-sqlite,embedded,floor-pg,postgres")
@@ -76,6 +76,10 @@ def main() -> None:
         "order of --pairs pairs (schedule), as JSON; runs nothing",
     )
     args = parser.parse_args()
+    asked = [args.floor_server] + ([] if args.servers == "none" else args.servers.split(","))
+    unknown = [server for server in asked if server not in SERVERS]
+    if unknown:
+        parser.error(f"unknown web server {', '.join(unknown)}: one of {', '.join(SERVERS)}")
     if args.pair_math:
         blocks = json.load(sys.stdin)
         print(
