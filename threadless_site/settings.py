@@ -122,7 +122,7 @@ IS_SQLITE = DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
 # so a process has more than one request in flight while they wait on the database; 0 runs
 # them on Django's one thread per process, as plain ASGI does. SQLite has one writer at a time:
 # a second thread there only queues on its write lock and contends for the GIL, 1.13-1.36x the CPU
-# per turn of one thread under load (bench/load.py, docs/tuning/serving.md).
+# per turn of one thread under load (bench/load/, docs/tuning/serving.md).
 THREADLESS_WEB_THREADS = envint("THREADLESS_WEB_THREADS", 1 if IS_SQLITE else 8)
 # decorate and report (POST) go from the ASGI entry point straight to their handler on those
 # threads, without Django's request cycle (memories.api.hot); 0 sends them through Django (same handler).
