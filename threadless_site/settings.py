@@ -291,7 +291,7 @@ THREADLESS_FACT_EXTRACTOR = envstr("THREADLESS_FACT_EXTRACTOR", "")
 # Webhooks (webhooks/): how often the sweep sends deliveries whose retry is due (or whose publish
 # was lost); the first retry comes about 10 s after a failure plus up to this long.
 THREADLESS_WEBHOOK_SWEEP_SECONDS = envint("THREADLESS_WEBHOOK_SWEEP_SECONDS", 10)
-# Semantic recall (memories/embeddings.py): local (the default: MiniLM in-process, lexical when its runtime is
+# Semantic recall (memories/embeddings/): local (the default: MiniLM in-process, lexical when its runtime is
 # not installed) | off (lexical only) | openai; a project's model_config["embeddings"] wins.
 THREADLESS_EMBEDDINGS = envstr("THREADLESS_EMBEDDINGS", "local")
 THREADLESS_EMBEDDINGS_MODEL = envstr("THREADLESS_EMBEDDINGS_MODEL", "")
