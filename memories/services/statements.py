@@ -128,10 +128,11 @@ def thread_from_row(row) -> Thread:
 
 # --- one statement per write on PostgreSQL --------------------------------------------------------
 # There every statement is a round trip (and a transaction two more: BEGIN and COMMIT). A single
-# statement is atomic on its own, so the hot writes below are one statement each, data-modifying
-# CTEs numbered by the memory row's UPDATE … RETURNING (which takes the row lock, as `memory_lock`
-# does), run in autocommit unless the caller holds a transaction. SQLite has no data-modifying
-# CTEs (and no round trips): there the same rows are written by a few plain statements.
+# statement is atomic on its own, so the hot writes (`turn_store`, `turn_join`) are one statement
+# each, data-modifying CTEs numbered by the memory row's UPDATE … RETURNING (which takes the row
+# lock, as `memory_lock` does), run in autocommit unless the caller holds a transaction. SQLite has
+# no data-modifying CTEs (and no round trips): there the same rows are written by a few plain
+# statements.
 
 
 # decorate's store and report's common case are prepared on PostgreSQL (common.db.plain_cursor) for up

@@ -199,7 +199,7 @@ MEMORY_RULES: Rules = {
     "last_seq": (_integer(0, BIG_MAX), 0),
     "last_turn": (_integer(0, INT_MAX), 0),
     "turn_start_seq": (_integer(0, BIG_MAX), 0),
-    # COUNTS: made again from the document's rows, only checked here.
+    # document.COUNTS: made again from the document's rows, only checked here.
     "message_count": (_integer(0, INT_MAX), 0),
     "token_count": (_integer(0, BIG_MAX), 0),
     "digest_count": (_integer(0, INT_MAX), 0),
