@@ -1,6 +1,7 @@
 from django.urls import path
 
 from memories.api import views
+from memories.api.hotroutes import HotRouteApi
 
 urlpatterns = [
     path("memories", views.MemoryListApi.as_view(), name="api-memories"),
@@ -8,12 +9,12 @@ urlpatterns = [
     path("memories/import", views.MemoryImportApi.as_view(), name="api-memory-import"),
     path(
         "memories/external/<path:external_id>/decorate",
-        views.ExternalDecorateApi.as_view(),
+        HotRouteApi.as_view(operation="decorate", external=True),
         name="api-decorate-external",
     ),
     path(
         "memories/external/<path:external_id>/report",
-        views.ExternalReportApi.as_view(),
+        HotRouteApi.as_view(operation="report", external=True),
         name="api-report-external",
     ),
     path(
@@ -47,8 +48,8 @@ urlpatterns = [
         "memories/<str:memory_id>/threads/<path:thread>", views.ThreadDetailApi.as_view(), name="api-thread"
     ),
     path("memories/<str:memory_id>/messages", views.MessagesImportApi.as_view(), name="api-messages"),
-    path("memories/<str:memory_id>/decorate", views.DecorateApi.as_view(), name="api-decorate"),
-    path("memories/<str:memory_id>/report", views.ReportApi.as_view(), name="api-report"),
+    path("memories/<str:memory_id>/decorate", HotRouteApi.as_view(operation="decorate"), name="api-decorate"),
+    path("memories/<str:memory_id>/report", HotRouteApi.as_view(operation="report"), name="api-report"),
     path("memories/<str:memory_id>/export", views.MemoryExportApi.as_view(), name="api-memory-export"),
     path("memories/<str:memory_id>/entries", views.EntryListApi.as_view(), name="api-entries"),
     path("memories/<str:memory_id>/facts", views.FactListApi.as_view(), name="api-facts"),

@@ -23,22 +23,11 @@ from common.http.schema import AwareDateTimeField, StrictCharField, StrictFloatF
 from common.messages import validate_messages
 from memories import recall, selectors, services, transfer
 from memories.api import hot
+from memories.api.schema import IDEMPOTENCY
 from memories.models import Entry, Fact, Memory, Outbox
 from memories.services import files
 from projects.auth import ProjectScopedMixin
 
-MessageSchema = inline_serializer(
-    "Message",
-    {
-        "role": serializers.ChoiceField(["user", "assistant", "tool", "system"]),
-        "content": serializers.JSONField(
-            help_text="A string, or a list of parts ({type: text, text} or others)."
-        ),
-        "name": serializers.CharField(required=False),
-        "tool_calls": serializers.ListField(child=serializers.DictField(), required=False),
-        "tool_call_id": serializers.CharField(required=False),
-    },
-)
 PolicySchema = serializers.DictField(required=False, help_text='memoryPolicy: {"strictWriteDiscipline": {…}}')
 
 
@@ -243,141 +232,6 @@ class MemoryDetailApi(ProjectScopedMixin, APIView):
     def delete(self, request, memory_id: str):
         services.memory_delete(memory=selectors.memory_get(project=self.project, memory_id=memory_id))
         return Response(status=204)
-
-
-# --- decorate and report -----------------------------------------------------------------------
-
-DecorateIn = inline_serializer(
-    "DecorateRequest",
-    {
-        "instructions": serializers.CharField(required=False),
-        "messages": MessageSchema.__class__(many=True),
-        "budget_tokens": serializers.IntegerField(required=False, default=60000, min_value=1),
-        "recall": serializers.BooleanField(required=False, default=True),
-        "store": serializers.BooleanField(required=False, default=True),
-        "memory_files": serializers.BooleanField(
-            required=False,
-            default=False,
-            help_text=(
-                "Add an index of the memory's files (/memories, Anthropic's memory tool) to the context "
-                "block."
-            ),
-        ),
-    },
-)
-DecorateOut = inline_serializer(
-    "DecoratedRequest",
-    {
-        "memory_id": serializers.CharField(),
-        "turn": serializers.IntegerField(),
-        "instructions": serializers.CharField(),
-        "context_text": serializers.CharField(),
-        "messages": MessageSchema.__class__(many=True),
-        "context": serializers.DictField(),
-        "usage": serializers.DictField(child=serializers.IntegerField()),
-    },
-)
-IDEMPOTENCY = OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER, required=False)
-
-
-class HotRoute(APIView):
-    """decorate and report: a POST runs memories.api.hot (the same handler the ASGI entry point
-    calls for these paths, without DRF's dispatch); the rest (OPTIONS, a 405, DRF's `?format=`
-    override naming another renderer) stays on DRF.
-    The methods below carry the OpenAPI schema; `post` is never called."""
-
-    operation = ""
-    external = False
-
-    def dispatch(self, request, *args, **kwargs):
-        if request.method != "POST" or request.GET.get("format", "json") != "json":
-            return super().dispatch(request, *args, **kwargs)  # DRF: a 405, OPTIONS, `?format=` (404)
-        ident = kwargs["external_id"] if self.external else kwargs["memory_id"]
-        return hot.django_answer(request, self.operation, ident, self.external)
-
-    def post(self, request, *args, **kwargs):  # pragma: no cover - dispatch answers every POST
-        raise NotImplementedError
-
-
-class DecorateApi(HotRoute):
-    operation = "decorate"
-
-    @extend_schema(
-        operation_id="memories_decorate",
-        request=DecorateIn,
-        parameters=[IDEMPOTENCY],
-        responses={200: DecorateOut, **errors(400, 404, 413)},
-    )
-    def post(self, request, memory_id: str):  # pragma: no cover - see HotRoute
-        raise NotImplementedError
-
-
-class ExternalDecorateApi(HotRoute):
-    operation, external = "decorate", True
-
-    @extend_schema(
-        operation_id="memories_decorate_by_external_id",
-        request=DecorateIn,
-        parameters=[IDEMPOTENCY],
-        responses={200: DecorateOut, **errors(400, 413)},
-        description="decorate on the memory with this `external_id` (URL-encoded), created on first "
-        "use: an app keyed by its own user ids needs no create call.",
-    )
-    def post(self, request, external_id: str):  # pragma: no cover - see HotRoute
-        raise NotImplementedError
-
-
-ReportIn = inline_serializer(
-    "ReportRequest",
-    {
-        "messages": MessageSchema.__class__(many=True),
-        "failures": inline_serializer(
-            "ReportedFailure",
-            {
-                "task_id": serializers.CharField(),
-                "error": serializers.CharField(),
-                "output": serializers.JSONField(required=False),
-            },
-            many=True,
-            required=False,
-        ),
-    },
-)
-ReportOut = inline_serializer(
-    "ReportAccepted",
-    {
-        "accepted": serializers.IntegerField(),
-        "turn": serializers.IntegerField(),
-        "task_errors": serializers.ListField(child=serializers.DictField()),
-    },
-)
-
-
-class ReportApi(HotRoute):
-    operation = "report"
-
-    @extend_schema(
-        operation_id="memories_report",
-        request=ReportIn,
-        parameters=[IDEMPOTENCY],
-        responses={202: ReportOut, **errors(400, 404, 413)},
-    )
-    def post(self, request, memory_id: str):  # pragma: no cover - see HotRoute
-        raise NotImplementedError
-
-
-class ExternalReportApi(HotRoute):
-    operation, external = "report", True
-
-    @extend_schema(
-        operation_id="memories_report_by_external_id",
-        request=ReportIn,
-        parameters=[IDEMPOTENCY],
-        responses={202: ReportOut, **errors(400, 413)},
-        description="report on the memory with this `external_id` (URL-encoded), created on first use.",
-    )
-    def post(self, request, external_id: str):  # pragma: no cover - see HotRoute
-        raise NotImplementedError
 
 
 # --- entries, facts, search --------------------------------------------------------------------
