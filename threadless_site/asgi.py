@@ -74,7 +74,7 @@ def route_of(path: str) -> str | None:
     the name of its trace span."""
     found = hot.route(path)
     if found is not None:
-        return hot.route_pattern(found[0], found[2])
+        return found.pattern
     try:
         return resolve(path).route or None
     except Resolver404:
@@ -106,7 +106,7 @@ guarded_application = BodyLimitMiddleware(django_application, _body_limit)
 # without Django's request cycle (the Django URLs of these paths run the same handler), once its
 # Host header passes ALLOWED_HOSTS (serving.headers.host_allowed). Off when the security
 # middleware answers differently per request (SSL redirect, HSTS): Django's way then; so does a
-# request with a query string (DRF's `?format=` override, memories.api.views.HotRoute).
+# request with a query string (DRF's `?format=` override, memories.api.hotroutes).
 HOT_ROUTES = (
     settings.THREADLESS_HOT_ROUTES
     and sync_application is not None
@@ -129,12 +129,12 @@ def _hot_call(scope, found, headers: dict, body: bytes, request_id: str):
     close_old_connections before and after, as Django's handlers do), counted and logged as
     common.http.middleware does on Django's way, under the same route pattern."""
     started = time.perf_counter()
-    route = hot.route_pattern(found[0], found[2])
+    route = found.pattern
     token = logs.start(request_id, route)
     signals.request_started.send(sender=_hot_call)
     status = 500
     try:
-        answered = hot.answer(*found, headers, body, request_id)
+        answered = hot.answer(found, headers, body, request_id)
         status = answered[0]
         log_error_answer(scope, body, status)
         return answered

@@ -11,26 +11,29 @@ middleware did, in the same order and through the same functions (no second copy
 3. the rate limit, the plan allowance, the key generation *and* the operation's usage count in
    one counter round trip (projects.ratelimit.check_and_count: 429; the count is taken back
    when the call then fails, or is a dry run);
-4. the view: the Idempotency-Key, the body (common.http.body: content type, JSON, depth, unknown
-   fields; common.messages.validate_messages), the memory scoped to the key's project (404), the
+4. the view: the Idempotency-Key and the body (common.http.body: content type, JSON, depth, unknown
+   fields; common.messages.validate_messages) read into a frozen `DecorateRequest` or
+   `ReportRequest`, the memory scoped to the key's project (404), the
    service call. By id and without an Idempotency-Key the memory is not read first: the
    service's own first statement on its row is scoped to the project (`scoped=True`: decorate's
    locked read, report's UPDATE or locked read), so decorate reads it once and report's common
    case not at all; a request that fails validation still answers 404 first for a memory that is
-   not there, as before;
+   not there;
 5. any error in the SPEC §4.1 shape (common.errors.exception_answer).
 
 It is reached two ways, both running this code: threadless_site.asgi sends a POST to these paths
 straight here (on the sync-view threads, without Django's request cycle), and the Django URLs
-(memories.api.urls → DecorateApi, …) call it for POST too (the test client, a WSGI server,
-THREADLESS_WEB_THREADS=0). Other methods (OPTIONS, a 405) stay on DRF. On the ASGI way the caller adds
-the headers Django's security middleware would (`serving.headers`); the body limit is the
+(memories.api.urls → memories.api.hotroutes.HotRouteApi) call it for POST too (the test client,
+a WSGI server, THREADLESS_WEB_THREADS=0). Other methods (OPTIONS, a 405) stay on DRF. On the ASGI
+way the caller adds the headers Django's security middleware would (`serving.headers`); the body limit is the
 caller's too (the ASGI reader, or ApiErrorMiddleware).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections.abc import Callable
 
 import orjson
 from rest_framework import exceptions as drf
@@ -62,23 +65,30 @@ class Call:
         self.request_id = request_id
 
 
-def route_pattern(operation: str, external: bool) -> str:
-    """The Django URL pattern of a hot route (memories.api.urls), the route label of its metrics."""
-    return (
-        f"v1/memories/external/<path:external_id>/{operation}"
-        if external
-        else f"v1/memories/<str:memory_id>/{operation}"
-    )
+@dataclasses.dataclass(frozen=True, slots=True)
+class Route:
+    """A hot path, read: which operation, on which memory (its id, or its external id)."""
+
+    operation: str  # "decorate" or "report"
+    ident: str  # the memory's id, or with `external` the app's own id for it
+    external: bool
+
+    @property
+    def pattern(self) -> str:
+        """The Django URL pattern of this route (memories.api.urls), the route label of its metrics."""
+        if self.external:
+            return f"v1/memories/external/<path:external_id>/{self.operation}"
+        return f"v1/memories/<str:memory_id>/{self.operation}"
 
 
-def route(path: str) -> tuple[str, str, bool] | None:
-    """(operation, id, by external id) for a hot path, else None (the same paths the URLs take:
-    `external/<path>` first, then `<str:memory_id>`)."""
+def route(path: str) -> Route | None:
+    """The hot route of `path`, else None (the same paths the URLs take: `external/<path>` first,
+    then `<str:memory_id>`)."""
     match = ROUTES.fullmatch(path)
     if match is None:
         return None
     external, external_id, memory_id, operation = match.groups()
-    return (operation, external_id, True) if external else (operation, memory_id, False)
+    return Route(operation, external_id, True) if external else Route(operation, memory_id, False)
 
 
 def _acceptable(accept: str) -> bool:
@@ -122,114 +132,151 @@ def external_memory(project, external_id: str) -> Memory:
     return memory
 
 
-def decorate_input(idempotency_key: str | None, data: dict) -> tuple[str | None, dict, list, bool, bool]:
-    key = services.check_idempotency_key(idempotency_key)
-    reject_unknown(
-        data, {"instructions", "messages", "budget_tokens", "recall", "store", "memory_files", "thread"}
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class DecorateRequest:
+    """A decorate call, checked as far as the view checks it (the service checks `instructions`
+    and `budget_tokens`): what memories.services.memory_decorate is called with."""
+
+    idempotency_key: str | None
+    messages: list[dict]
+    instructions: object
+    budget_tokens: object
+    recall: bool
+    store: bool  # False: a dry run
+    memory_files: bool
+    thread: str | None
+
+    FIELDS = frozenset(
+        {"instructions", "messages", "budget_tokens", "recall", "store", "memory_files", "thread"}
     )
-    _bool(data, "memory_files", False)
-    thread_input(data)
-    if data.get("messages") is None:
-        raise InvalidRequest(
-            "messages: is required (the new messages of this turn; [] builds the request from memory alone).",
-            hint='Send {"messages": [{"role": "user", "content": "…"}]}.',
-        )
-    messages = validate_messages(data["messages"], allow_empty=True)
-    return key, data, messages, _bool(data, "store", True), _bool(data, "recall", True)
 
-
-def report_input(idempotency_key: str | None, data: dict) -> tuple[str | None, list, list, str | None]:
-    key = services.check_idempotency_key(idempotency_key)
-    reject_unknown(data, {"messages", "failures", "thread"})
-    thread = thread_input(data)
-    messages = validate_messages(data.get("messages"), allow_empty=True)
-    return key, messages, services.validate_failures(data.get("failures")), thread
-
-
-def _decorate(
-    project,
-    memory: Memory,
-    scoped: bool,
-    key: str | None,
-    data: dict,
-    messages: list,
-    store: bool,
-    recall_on: bool,
-) -> tuple[int, bytes]:
-    def run():
-        answer = services.memory_decorate(
-            memory=memory,
+    @classmethod
+    def parse(cls, idempotency_key: str | None, data: dict) -> DecorateRequest:
+        """400 for the first thing wrong, in DRF's order: the key, unknown fields, then each field."""
+        key = services.check_idempotency_key(idempotency_key)
+        reject_unknown(data, cls.FIELDS)
+        memory_files = _bool(data, "memory_files", False)
+        thread = thread_input(data)
+        if data.get("messages") is None:
+            raise InvalidRequest(
+                "messages: is required (the new messages of this turn; "
+                "[] builds the request from memory alone).",
+                hint='Send {"messages": [{"role": "user", "content": "…"}]}.',
+            )
+        messages = validate_messages(data["messages"], allow_empty=True)
+        return cls(
+            idempotency_key=key,
             messages=messages,
             instructions=data.get("instructions"),
             budget_tokens=data.get("budget_tokens", 60000),
-            recall=recall_on,
-            store=store,
-            scoped=scoped,
-            memory_files=data.get("memory_files", False),
-            thread=data.get("thread"),
+            store=_bool(data, "store", True),
+            recall=_bool(data, "recall", True),
+            memory_files=memory_files,
+            thread=thread,
         )
-        return 200, orjson.dumps(answer), store  # a dry run records nothing
+
+    @property
+    def stores(self) -> bool:
+        """Whether the call writes to the memory. One that does not (a dry run) is not in the usage
+        volume, and cannot leave the project scoping to its first write."""
+        return self.store
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ReportRequest:
+    """A report call, checked: what memories.services.report_accept is called with."""
+
+    idempotency_key: str | None
+    messages: list[dict]
+    failures: list[dict]
+    thread: str | None
+
+    FIELDS = frozenset({"messages", "failures", "thread"})
+    stores = True  # as DecorateRequest.stores: a report always writes
+
+    @classmethod
+    def parse(cls, idempotency_key: str | None, data: dict) -> ReportRequest:
+        key = services.check_idempotency_key(idempotency_key)
+        reject_unknown(data, cls.FIELDS)
+        thread = thread_input(data)
+        messages = validate_messages(data.get("messages"), allow_empty=True)
+        return cls(
+            idempotency_key=key,
+            messages=messages,
+            failures=services.validate_failures(data.get("failures")),
+            thread=thread,
+        )
+
+
+PARSERS: dict[str, Callable[[str | None, dict], DecorateRequest | ReportRequest]] = {
+    "decorate": DecorateRequest.parse,
+    "report": ReportRequest.parse,
+}
+
+
+def _decorate(project, memory: Memory, call: DecorateRequest, *, scoped: bool) -> tuple[int, bytes]:
+    def run():
+        answer = services.memory_decorate(
+            memory=memory,
+            messages=call.messages,
+            instructions=call.instructions,
+            budget_tokens=call.budget_tokens,
+            recall=call.recall,
+            store=call.store,
+            scoped=scoped,
+            memory_files=call.memory_files,
+            thread=call.thread,
+        )
+        return 200, orjson.dumps(answer), call.store  # a dry run records nothing
 
     return services.idempotent_call(
-        project=project, memory=memory, scope=f"decorate:{memory.id}", key=key, run=run
+        project=project, memory=memory, scope=f"decorate:{memory.id}", key=call.idempotency_key, run=run
     )
 
 
-def _report(
-    project,
-    memory: Memory,
-    scoped: bool,
-    key: str | None,
-    messages: list,
-    failures: list,
-    thread: str | None,
-) -> tuple[int, bytes]:
+def _report(project, memory: Memory, call: ReportRequest, *, scoped: bool) -> tuple[int, bytes]:
     def run():
         answer = services.report_accept(
-            memory=memory, messages=messages, failures=failures, scoped=scoped, thread=thread
+            memory=memory, messages=call.messages, failures=call.failures, scoped=scoped, thread=call.thread
         )
         metrics.report(accepted=True, messages=answer["accepted"])
         return 202, orjson.dumps(answer), True
 
     return services.idempotent_call(
-        project=project, memory=memory, scope=f"report:{memory.id}", key=key, run=run
+        project=project, memory=memory, scope=f"report:{memory.id}", key=call.idempotency_key, run=run
     )
 
 
-def _view(
-    operation: str, ident: str, external: bool, project, headers: dict, raw: bytes
-) -> tuple[int, bytes, bool]:
+def _run(
+    project, memory: Memory, call: DecorateRequest | ReportRequest, *, scoped: bool
+) -> tuple[int, bytes]:
+    if isinstance(call, DecorateRequest):
+        return _decorate(project, memory, call, scoped=scoped)
+    return _report(project, memory, call, scoped=scoped)
+
+
+def _view(target: Route, project, headers: dict, raw: bytes) -> tuple[int, bytes, bool]:
     """The view's part: (status, body, whether the call counts in the usage volume)."""
+    parse = PARSERS[target.operation]
     idempotency_key = headers.get("idempotency-key")
-    if external:
-        if operation == "decorate":
-            checked = decorate_input(idempotency_key, _body(headers.get("content-type", ""), raw))
-            status, body = _decorate(project, external_memory(project, ident), False, *checked)
-            return status, body, checked[3]
-        checked = report_input(idempotency_key, _body(headers.get("content-type", ""), raw))
-        return (*_report(project, external_memory(project, ident), False, *checked), True)
-    # By id without an Idempotency-Key, the memory is not read first: its first statement in the
-    # service (decorate's locked read, report's UPDATE) is scoped to the project (404 there).
+    if target.external:
+        call = parse(idempotency_key, _body(headers.get("content-type", ""), raw))
+        return (*_run(project, external_memory(project, target.ident), call, scoped=False), call.stores)
+    # By id, storing, without an Idempotency-Key, the memory is not read first: its first statement
+    # in the service (decorate's locked read, report's UPDATE) is scoped to the project (404 there).
     try:
-        if operation == "report":
-            checked = report_input(idempotency_key, _body(headers.get("content-type", ""), raw))
-            if checked[0] is None:
-                return (*_report(project, Memory(id=ident, project=project), True, *checked), True)
-        else:
-            checked = decorate_input(idempotency_key, _body(headers.get("content-type", ""), raw))
-            if checked[3] and checked[0] is None:  # store, no Idempotency-Key
-                return (*_decorate(project, Memory(id=ident, project=project), True, *checked), True)
+        call = parse(idempotency_key, _body(headers.get("content-type", ""), raw))
+        if call.idempotency_key is None and call.stores:
+            return (*_run(project, Memory(id=target.ident, project=project), call, scoped=True), True)
     except (ApiError, drf.APIException):
-        selectors.memory_get(project=project, memory_id=ident)  # a missing memory is a 404 first, as before
+        selectors.memory_get(project=project, memory_id=target.ident)  # a missing memory is a 404 first
         raise
-    memory = selectors.memory_get(project=project, memory_id=ident)
-    if operation == "report":
-        return (*_report(project, memory, False, *checked), True)
-    return (*_decorate(project, memory, False, *checked), checked[3])
+    memory = selectors.memory_get(project=project, memory_id=target.ident)
+    return (*_run(project, memory, call, scoped=False), call.stores)
 
 
 def answer(
-    operation: str, ident: str, external: bool, headers: dict, raw: bytes, request_id: str
+    target: Route, headers: dict, raw: bytes, request_id: str
 ) -> tuple[int, list[tuple[str, str]], bytes]:
     """One POST to a hot route: (status, headers, body). `headers` holds the request's
     authorization, content-type, idempotency-key and accept values by lowercase name."""
@@ -241,10 +288,10 @@ def answer(
         key, call.key_unconfirmed = auth.key_for_header(call.META["HTTP_AUTHORIZATION"], deferred=True)
         call.api_key = key
         key = auth.require_project_key(key)
-        item = usage.operation_item(key.project_id, operation)
+        item = usage.operation_item(key.project_id, target.operation)
         key, counts = ratelimit.check_and_count(call, key, (item,))
         taken = [item[0]]
-        status, body, counted = _view(operation, ident, external, key.project, headers, raw)
+        status, body, counted = _view(target, key.project, headers, raw)
         if counted:
             taken = []
             usage.seeded(item[0], counts[0])
@@ -255,7 +302,7 @@ def answer(
     except Exception as exc:  # noqa: BLE001 - every error answers in the SPEC 4.1 shape
         if taken:
             counters.decr_many(taken)
-        if operation == "report":
+        if target.operation == "report":
             metrics.report(accepted=False)
         status, extra, body = exception_answer(exc, request_id=request_id, limits=call.ratelimit_headers)
         out = [("Content-Type", JSON), *extra.items()]
@@ -266,8 +313,8 @@ def answer(
     return status, out, body
 
 
-def django_answer(request, operation: str, ident: str, external: bool):
-    """`answer` for the Django URLs of these routes (memories.api.views), as an HttpResponse."""
+def django_answer(request, target: Route):
+    """`answer` for the Django URLs of these routes (memories.api.hotroutes), as an HttpResponse."""
     from django.http import HttpResponse
 
     meta = request.META
@@ -278,9 +325,7 @@ def django_answer(request, operation: str, ident: str, external: bool):
     }
     if "HTTP_IDEMPOTENCY_KEY" in meta:
         headers["idempotency-key"] = meta["HTTP_IDEMPOTENCY_KEY"]
-    status, out, body = answer(
-        operation, ident, external, headers, request.body, getattr(request, "request_id", "") or ""
-    )
+    status, out, body = answer(target, headers, request.body, getattr(request, "request_id", "") or "")
     response = HttpResponse(body, status=status)
     for name, value in out:
         response[name] = value

@@ -98,6 +98,17 @@ def test_decorate_documents_its_request_fields_and_the_idempotency_header(schema
     assert any(p["name"] == "Idempotency-Key" and p["in"] == "header" for p in operation["parameters"])
 
 
+def test_each_hot_route_url_gets_its_own_operation_from_the_one_extension(schema):
+    from memories.api.hotroutes import OPERATIONS
+
+    for (name, external), described in OPERATIONS.items():
+        where = "external/{external_id}" if external else "{memory_id}"
+        operation = schema["paths"][f"/v1/memories/{where}/{name}"]["post"]
+        assert operation["operationId"] == described["operation_id"]
+        assert operation["description"] == described["description"]
+        assert any(p["name"] == "Idempotency-Key" for p in operation["parameters"])
+
+
 def test_the_docs_page_renders_without_a_cdn(cast):
     response = cast.api().get("/v1/docs")
     assert response.status_code == 200
