@@ -307,7 +307,11 @@ def translation_cpu(iterations: int = 1000) -> dict:
         for n in range(20)
     ]
     call = SimpleNamespace(
-        memory=SimpleNamespace(id="mem_AbCdEfGhIjKlMnOpQrSt"), turn=11, degraded=False, conversation=None
+        memory=SimpleNamespace(id="mem_AbCdEfGhIjKlMnOpQrSt"),
+        turn=11,
+        degraded=False,
+        conversation=None,
+        thread=None,
     )
     text = "Hello from the stub, a reply of a dozen words or so to stream."
     cases = {
@@ -351,6 +355,15 @@ def translation_cpu(iterations: int = 1000) -> dict:
 
 def main() -> None:
     """`--port N`: the server listens on N and the stub upstream on N + 1 (default: free ports)."""
+    if "--help" in sys.argv or "-h" in sys.argv:
+        print(
+            "usage: python -m bench.proxy_bench [--port N]\n\n"
+            "Starts a Threadless server (port N, else a free one) and a stub upstream (N + 1), then\n"
+            "prints docs/benchmarks.md's proxy section: wall time and time to first token per target,\n"
+            "the server's CPU per call beside one decorate + report in the same run, and each route's\n"
+            "protocol work in process."
+        )
+        return
     sys.path.insert(0, str(ROOT))
     from harness.proxy_stubs import ProviderStub
     from harness.servers import ThreadlessServer

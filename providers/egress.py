@@ -39,6 +39,7 @@ import re
 import socket
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 import httpcore
@@ -281,7 +282,14 @@ def base_url_refusal(url: str) -> str | None:
     path the base URL names), no `.`/`..` segments, backslashes or percent-escapes in the path
     (which could climb out of a pinned path prefix once normalised), no whitespace.
     """
-    if not isinstance(url, str) or any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url):
+    if not isinstance(url, str):
+        return "must be an http:// or https:// URL without spaces or control characters."
+    return _text_refusal(url)
+
+
+@lru_cache(maxsize=256)  # a pure function of the text, asked on every proxied call
+def _text_refusal(url: str) -> str | None:
+    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url):
         return "must be an http:// or https:// URL without spaces or control characters."
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -343,15 +351,21 @@ def egress_refusal(url: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=256)
+def _host_port(url: str) -> tuple[str, int]:
+    """`url_check`, then the host and port `url` connects to (parsed once per URL)."""
+    url_check(url)
+    parts = urlsplit(url)
+    return parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+
+
 def egress_check_recent(url: str) -> None:
     """`egress_check` for a call about to be made, its verdict per host and allow list kept for
     RUNTIME_LIST_SECONDS (a DNS lookup per proxied call would cost more than the call's own work).
 
     Only a forecast, so that a refused call is answered before anything is stored: the connection
     is still checked when it is made. Raises EgressRefused."""
-    url_check(url)
-    parts = urlsplit(url)
-    host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+    host, port = _host_port(url)
     key = (host, port, egress_allow())
     now = time.monotonic()
     hit = _verdicts.get(key)

@@ -1,4 +1,4 @@
-"""OpenAI's Conversations API, backed by memories (SPEC 4.8, 4.10): `/v1/openai/conversations…`.
+"""OpenAI's Conversations API backed by memories (SPEC 4.8, 4.10): the work of its routes.
 
 A conversation **is** one thread of a Threadless memory. Created plainly, it is a new memory's
 default thread and its id is the memory's id (OpenAI's `conv_` spelling of it is accepted); created
@@ -11,7 +11,10 @@ calls one item per call besides its text. Item ids carry the message's sequence 
 stored like a report (durably, with the background work that extracts facts); deleting an item
 takes its message out of the memory (uncommitted: out of the window, lists, search and recall);
 deleting a memory's default conversation deletes the memory, a thread's deletes that thread, each
-answering its deletion receipt beside OpenAI's fields.
+answering its deletion receipt.
+
+Services and selectors only, in OpenAI's item shapes; the HTTP side (bodies, query parameters,
+the answers' envelopes) is `proxy.openai_api`.
 """
 
 from __future__ import annotations
@@ -21,12 +24,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
-from rest_framework.response import Response
-from rest_framework.views import APIView
-
 from common.errors import InvalidRequest, NotFound
-from common.http.body import json_object, reject_unknown
 from common.messages import validate_messages
 from memories.models import DEFAULT_THREAD, Entry, Memory, Thread
 from memories.selectors import memory_get, thread_get
@@ -39,10 +37,8 @@ from memories.services import (
     thread_delete,
     thread_open,
 )
-from projects.auth import ProjectScopedMixin
 from proxy.ids import conversation_id, conversation_target
 from proxy.responses import REASONING, items_to_messages, part_out
-from proxy.services import proxy_memory, thread_of
 
 ITEM_ID = re.compile(r"\A(?:(msg|fco)_(\d{1,18})|(fc|rs)_(\d{1,18})_(\d{1,4}))\Z")
 MAX_NEW_ITEMS = 20  # OpenAI's limit per create call
@@ -125,7 +121,8 @@ def entry_items(seq: int, role: str, content: str, parts, tool_calls, tool_call_
     return items
 
 
-def _item_list(data: list[dict], has_more: bool) -> dict:
+def item_list(data: list[dict], has_more: bool) -> dict:
+    """OpenAI's list envelope around a page of items."""
     return {
         "object": "list",
         "data": data,
@@ -247,7 +244,7 @@ def conversation_items(*, conversation: Conversation, after: str | None, order: 
             if after in ids
             else [i for i in items if _seq(i["id"]) != anchor[0]]
         )
-    return _item_list(items[:limit], len(items) > limit)
+    return item_list(items[:limit], len(items) > limit)
 
 
 def _seq(item_id: str) -> int:
@@ -292,108 +289,15 @@ def conversation_item_delete(*, conversation: Conversation, item_id: str) -> Con
     return conversation
 
 
+def conversation_metadata_set(*, conversation: Conversation, metadata: Any) -> Conversation:
+    """Replace the memory's metadata through its default thread's conversation."""
+    if conversation.thread is not None:
+        raise InvalidRequest(_THREAD_METADATA)
+    return Conversation(memory_update(memory=conversation.memory, metadata=_metadata(metadata)), None)
+
+
 def conversation_delete(*, conversation: Conversation) -> dict:
     """The memory, for its default thread's conversation; else only the thread. The receipt."""
     if conversation.thread is None:
         return memory_delete(memory=conversation.memory)
     return thread_delete(memory=conversation.memory, name=conversation.thread.name)
-
-
-# --- views (OpenAI's shapes; errors become OpenAI's shape in proxy.provider_errors) -----------------
-
-
-def _query_limit(request) -> int:
-    raw = request.query_params.get("limit", "20")
-    if not raw.isdigit() or not 1 <= int(raw) <= 100:
-        raise InvalidRequest("limit: must be an integer from 1 to 100.")
-    return int(raw)
-
-
-def _query_order(request) -> str:
-    order = request.query_params.get("order", "desc")
-    if order not in ("asc", "desc"):
-        raise InvalidRequest("order: must be 'asc' or 'desc'.")
-    return order
-
-
-@extend_schema(exclude=True)  # OpenAI's protocol, documented by OpenAI; not Threadless's error shape
-class ConversationListApi(ProjectScopedMixin, APIView):
-    def post(self, request):
-        data = json_object(request.data)
-        reject_unknown(data, {"items", "metadata"})
-        thread = thread_of(request.headers.get("X-Threadless-Thread"))
-        named = request.headers.get("X-Threadless-Memory", "").strip()
-        memory = proxy_memory(
-            project=self.project,
-            memory_id=named if named.lower() != "none" else None,
-            external_id=request.headers.get("X-Threadless-External-Id"),
-            user=None,
-        )
-        conversation = conversation_create(
-            project=self.project,
-            items=data.get("items"),
-            metadata=data.get("metadata"),
-            memory=memory,
-            thread=thread,
-        )
-        return Response(conversation_json(conversation))
-
-
-@extend_schema(exclude=True)
-class ConversationDetailApi(ProjectScopedMixin, APIView):
-    def get(self, request, conversation_id: str):
-        return Response(
-            conversation_json(conversation_get(project=self.project, conversation_id=conversation_id))
-        )
-
-    def post(self, request, conversation_id: str):
-        conversation = conversation_get(project=self.project, conversation_id=conversation_id)
-        data = json_object(request.data)
-        reject_unknown(data, {"metadata"})
-        if "metadata" not in data:
-            raise InvalidRequest("metadata: required.")
-        if conversation.thread is not None:
-            raise InvalidRequest(_THREAD_METADATA)
-        memory = memory_update(memory=conversation.memory, metadata=_metadata(data["metadata"]))
-        return Response(conversation_json(Conversation(memory, None)))
-
-    def delete(self, request, conversation_id: str):
-        conversation = conversation_get(project=self.project, conversation_id=conversation_id)
-        receipt = conversation_delete(conversation=conversation)
-        return Response(
-            {"id": conversation_id, "object": "conversation.deleted", "deleted": True, "receipt": receipt}
-        )
-
-
-@extend_schema(exclude=True)
-class ConversationItemListApi(ProjectScopedMixin, APIView):
-    def get(self, request, conversation_id: str):
-        conversation = conversation_get(project=self.project, conversation_id=conversation_id)
-        return Response(
-            conversation_items(
-                conversation=conversation,
-                after=request.query_params.get("after") or None,
-                order=_query_order(request),
-                limit=_query_limit(request),
-            )
-        )
-
-    def post(self, request, conversation_id: str):
-        conversation = conversation_get(project=self.project, conversation_id=conversation_id)
-        data = json_object(request.data)
-        reject_unknown(data, {"items"})
-        added = conversation_items_add(conversation=conversation, items=data.get("items"))
-        return Response(_item_list(added, False))
-
-
-@extend_schema(exclude=True)
-class ConversationItemApi(ProjectScopedMixin, APIView):
-    def get(self, request, conversation_id: str, item_id: str):
-        conversation = conversation_get(project=self.project, conversation_id=conversation_id)
-        return Response(conversation_item_get(conversation=conversation, item_id=item_id))
-
-    def delete(self, request, conversation_id: str, item_id: str):
-        conversation = conversation_get(project=self.project, conversation_id=conversation_id)
-        return Response(
-            conversation_json(conversation_item_delete(conversation=conversation, item_id=item_id))
-        )

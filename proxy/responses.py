@@ -1,7 +1,8 @@
-"""OpenAI's Responses API on the proxy: `POST /v1/openai/responses` (SPEC 4.8).
+"""OpenAI's Responses API on the proxy: the protocol of `POST /v1/openai/responses` (SPEC 4.8).
 
 The route is the chat-completions call (`proxy.views.proxy_call`: decorate, forward, relay,
-report) with this protocol plugged in. What differs lives here:
+report) with this protocol plugged in; the views are `proxy.views` (the call) and
+`proxy.openai_api` (what a response id leads to). What differs lives here:
 
 * translation between Responses items and the memory's chat-shaped messages (input items in,
   window messages out as input items, a response's output items into the reported message);
@@ -27,17 +28,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from django.views.decorators.csrf import csrf_exempt
-from drf_spectacular.utils import extend_schema
-from rest_framework.views import APIView
 
 from common.errors import InvalidRequest, NotFound
 from common.messages import text_of
 from memories.selectors import memory_get, thread_get
-from projects.auth import ProjectScopedMixin
 from proxy.ids import conversation_id, conversation_target, issued_id, issued_target
 from proxy.protocols import Protocol, Reference, frame_with_object_rewritten, openai_error_body, stream_index
-from proxy.views import proxy_call
 
 # Items the memory stores as messages; every other item type passes through unstored (reasoning
 # items of a reply are kept with it when the memory's policy says so).
@@ -567,12 +563,6 @@ class ResponsesProtocol(Protocol):
 RESPONSES = ResponsesProtocol("openai", "https://api.openai.com/v1", "/responses", "api.openai.com")
 
 
-@csrf_exempt
-async def openai_responses(request):
-    """OpenAI Responses, with memory: `OpenAI(base_url="<origin>/v1/openai").responses.create(…)`."""
-    return await proxy_call(request, RESPONSES)
-
-
 # --- retrieve, delete, input items, cancel: what a response id leads to ----------------------------
 
 
@@ -608,30 +598,3 @@ def response_lookup(*, project, response_id: str):
         f"conversation='{conversation}', delete one item with DELETE …/items/{{item_id}} or all of it with "
         f"DELETE /v1/openai/conversations/{conversation}.",
     )
-
-
-@extend_schema(exclude=True)  # OpenAI's protocol; errors become OpenAI's shape in proxy.provider_errors
-class ResponseApi(ProjectScopedMixin, APIView):
-    """`client.responses.retrieve` / `.delete`: a 404 naming the memory that holds the turn."""
-
-    def get(self, request, response_id: str):
-        response_lookup(project=self.project, response_id=response_id)
-
-    def delete(self, request, response_id: str):
-        response_lookup(project=self.project, response_id=response_id)
-
-
-@extend_schema(exclude=True)
-class ResponseInputItemsApi(ProjectScopedMixin, APIView):
-    """`client.responses.input_items.list`: the same answer as retrieve."""
-
-    def get(self, request, response_id: str):
-        response_lookup(project=self.project, response_id=response_id)
-
-
-@extend_schema(exclude=True)
-class ResponseCancelApi(ProjectScopedMixin, APIView):
-    """`client.responses.cancel` (background responses): the same answer as retrieve."""
-
-    def post(self, request, response_id: str):
-        response_lookup(project=self.project, response_id=response_id)

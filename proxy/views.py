@@ -1,4 +1,5 @@
-"""`POST /v1/openai/chat/completions` and `POST /v1/anthropic/v1/messages` (SPEC 4.8).
+"""`POST /v1/openai/chat/completions`, `POST /v1/openai/responses` and `POST /v1/anthropic/v1/messages`
+(SPEC 4.8).
 
 Per call: authenticate (the Threadless key), decorate the request's new messages into the named
 memory, forward the decorated request upstream (the egress-pinned transport, proxy.upstream), stream the
@@ -40,6 +41,7 @@ from providers.egress import EgressRefused, egress_check_recent
 from proxy import services
 from proxy.messages import MESSAGES
 from proxy.protocols import CUT_OFF_CLIENT, CUT_OFF_UPSTREAM, OPENAI, Protocol, cut_off
+from proxy.responses import RESPONSES
 from proxy.upstream import ProjectSlot, project_slot_take, upstream_request, upstream_send
 
 log = logging.getLogger("threadless.proxy")
@@ -545,3 +547,9 @@ async def openai_chat_completions(request):
 async def anthropic_messages(request):
     """Anthropic Messages, with memory: `Anthropic(base_url="<origin>/v1/anthropic")`."""
     return await proxy_call(request, MESSAGES)
+
+
+@csrf_exempt
+async def openai_responses(request):
+    """OpenAI Responses, with memory: `OpenAI(base_url="<origin>/v1/openai").responses.create(…)`."""
+    return await proxy_call(request, RESPONSES)

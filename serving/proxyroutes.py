@@ -41,17 +41,18 @@ from django.utils.datastructures import CaseInsensitiveMapping
 
 from common import logs
 from common.errors import exception_response
-from proxy import responses, views
+from proxy import views
 from proxy.messages import MESSAGES
 from proxy.protocols import OPENAI, Protocol
 from proxy.provider_errors import in_provider_shape
+from proxy.responses import RESPONSES
 from serving.bodylimit import request_id_of
 from serving.headers import security_headers
 from serving.requestlog import log_error_answer
 
 VIEWS = {
     views.openai_chat_completions: OPENAI,
-    responses.openai_responses: responses.RESPONSES,
+    views.openai_responses: RESPONSES,
     views.anthropic_messages: MESSAGES,
 }
 
