@@ -1,6 +1,7 @@
 """Write tests/data/extractor_golden.json: the rule extractor's precision and fact recall on every
-labelled set, and a hash of the exact facts it gives for each line, so a change that should not
-change behaviour (a refactor, a faster pattern) is checked against what the extractor did before.
+labelled set with the counts behind them per slot, and a hash of the exact facts it gives for each line,
+so a change that should not change behaviour (a refactor, a faster pattern) is checked against what
+the extractor did before.
 
     .venv/bin/python tests/data/make_extractor_golden.py            # write the file
     .venv/bin/python tests/data/make_extractor_golden.py --facts F  # also write every fact to F (for diffing)
@@ -57,8 +58,8 @@ def _digest(value) -> str:
 
 
 def measure(sets: dict[str, list[dict]] | None = None) -> tuple[dict, dict]:
-    """({set: {lines, facts, precision, fact_recall, per_line_sha256, together_sha256}}, {set: facts per
-    line})."""
+    """({set: {lines, facts, precision, fact_recall, right, wrong, not_found, per_slot, per_line_sha256,
+    together_sha256}}, {set: facts per line})."""
     from harness.factscore import score
     from memories.facts import RuleExtractor, UserMessage
 
@@ -79,6 +80,10 @@ def measure(sets: dict[str, list[dict]] | None = None) -> tuple[dict, dict]:
                 facts=result["facts"],
                 precision=round(result["precision"], 3),
                 fact_recall=round(result["fact_recall"], 3),
+                right=result["tp"],
+                wrong=result["fp"],
+                not_found=result["fn"],
+                per_slot=result["per_slot"],
             )
         figures[name] = entry
         facts[name] = {"per_line": per_line, "together": together}
@@ -103,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         json.dumps(
             {
                 "about": "What the rule extractor gives on every labelled set: precision and fact recall "
-                "(third decimal) and a sha256 of its exact facts per line and for the set as one list of "
+                "(third decimal), the counts behind them per slot, and a sha256 of its exact facts per line "
+                "and for the set as one list of "
                 "messages. Written by tests/data/make_extractor_golden.py; "
                 "tests/memories/facts/test_golden.py pins it.",
                 "sets": figures,

@@ -1,5 +1,6 @@
 """The rule extractor gives exactly what tests/data/extractor_golden.json records on every labelled set:
-the same precision and fact recall to the third decimal, and the same facts line by line (by hash).
+the same precision and fact recall to the third decimal, the same right, wrong and missed counts per
+slot, and the same facts line by line (by hash).
 A change meant to alter behaviour rewrites that file with tests/data/make_extractor_golden.py."""
 
 from __future__ import annotations
@@ -40,6 +41,12 @@ def test_precision_and_recall_are_the_pinned_figures(measured, name):
         pinned.get("precision"),
         pinned.get("fact_recall"),
     )
+
+
+@pytest.mark.parametrize("name", sorted(PINNED))
+def test_right_wrong_and_missed_counts_per_slot_are_the_pinned_ones(measured, name):
+    keys = ("facts", "right", "wrong", "not_found", "per_slot")
+    assert {k: measured[name].get(k) for k in keys} == {k: PINNED[name].get(k) for k in keys}
 
 
 @pytest.mark.parametrize("name", sorted(PINNED))
