@@ -82,17 +82,17 @@ _LOWER_AGE_UNITS = (
     r"under|off|away|late|early|into|per|x|th|st|nd|rd|to|on|at|for|-|am|pm|o'clock|m|meters?|metres?|yards?|yds|mi|mph)"
 )
 BIRTHDAY = Rule(r"(?i:my\s+birthday\s+is(?:\s+on)?)\s+" + REST, _birthday, 0.9, slot="birthday", alone=True)
-AGE_IM_YEAR = Rule(
+AGE_YEARS_OLD = Rule(
     r"(?i:I'm|I\s+am)\s+(\d{1,3})\s+(?i:years\s+old|yrs\s+old|year\s+old)",
     age_fact,
     0.9,
     slot="age",
     alone=True,
 )
-AGE_IM_A = Rule(
+AGE_WITH_SEX = Rule(
     r"(?i:I'm|I\s+am)\s+(\d{1,2})\s*+/?\s*+(?i:f|m)(?=\s*(?:$|[,.!;]))", age_fact, 0.8, slot="age", alone=True
 )
-AGE_IM_AGE_LIVING = Rule(
+AGE_WITH_UNIT = Rule(
     r"(?i:I'm|I\s+am)\s+(\d{1,3})\s*(?i:years?|yrs?|y/?o)(?:\s+(?i:old|of\s+age))?"
     r"(?=\s*(?:$|[,.!;])|\s+(?i:and|but|now|so|from|living|based|with|staying|residing|working)\b)",
     age_fact,
@@ -100,7 +100,7 @@ AGE_IM_AGE_LIVING = Rule(
     slot="age",
     alone=True,
 )
-AGE_IM_HALF_CHANGE = Rule(
+AGE_BARE_NUMBER = Rule(
     r"(?i:I'm|I\s+am)\s+(\d{1,3})\s*(?:[.!]?$|,\s+(?i:not)\s+\d{1,3}\b|\s+(?i:and|but|now|so)\s+(?!(?i:a\s+half|change|counting|"
     r"something|a\s+bit)\b))",
     age_fact,
@@ -108,7 +108,7 @@ AGE_IM_HALF_CHANGE = Rule(
     slot="age",
     alone=True,
 )
-AGE_IM_D = Rule(
+AGE_AFTER_DESCRIPTION = Rule(
     r"(?i:I'm|I\s+am)\s+(?i:an?)\s+(?:[a-zA-Z\-]+\s+){0,2}[a-z\-]+,\s+(\d{1,2})\s*(?:$|[,.!;])",
     age_fact,
     0.75,
@@ -123,7 +123,7 @@ AGE_AND_JOB = Rule(
     slot="age",
     alone=True,
 )
-AGE_I_JUST = Rule(
+AGE_TURNED = Rule(
     r"(?i:I\s+(?:just\s+|recently\s+)?turned|I've\s+just\s+turned)\s+(\d{1,3})"
     r"(?=\s*(?:$|[,.!;]|\s+(?i:last|this|yesterday|today|on|in)\b))",
     age_fact,
@@ -131,7 +131,7 @@ AGE_I_JUST = Rule(
     slot="age",
     alone=True,
 )
-AGE_JOB = Rule(
+AGE_YEAR_OLD_JOB = Rule(
     r"(?i:I'm|I\s+am)\s+(?i:an?)\s+(\d{1,3})[\s\-]*(?i:years?|yrs?|yo)[\s\-]*(?:(?i:old)\s+)?((?:[a-zA-Z\-]+\s+){0,2}?[a-z\-]+)"
     r"(?=\s*(?:$|[,.!;(])|\s+(?:at|in|for|with|from|and|but|so|lol|living|based)\b)",
     _age_job,
@@ -139,7 +139,7 @@ AGE_JOB = Rule(
     slot="age",
     alone=True,
 )
-AGE_COMMA = Rule(
+AGE_BEFORE_COMMA = Rule(
     r"(?i:I'm|I\s+am)\s+(\d{1,3}),\s+(?!\d|(?i:minutes?|mins?|hours?|seconds?|percent|miles?|km|feet|ft|cm|kg|lbs?|pounds?|"
     r"stone|days?|weeks?|months?|times?|or|and\s+a\s+half)\b)",
     _age_comma,
@@ -147,25 +147,25 @@ AGE_COMMA = Rule(
     slot="age",
     alone=True,
 )
-AGE = Rule(
+AGE_YEARS_OLD_NO_SUBJECT = Rule(
     r"(\d{1,3})\s*(?i:years?|yrs?)\s+(?i:old)(?=\s*(?:$|[,.!;])|\s+(?i:and|but|male|female|from|living|based)\b)",
     age_fact,
     0.75,
     slot="age",
     alone=True,
 )
-AGE_AGE = Rule(r"(?i:age)\s*[:\-]?\s*(\d{1,3})\s*(?:$|[,.!;])", age_fact, 0.75, slot="age", alone=True)
+FIELD_AGE = Rule(r"(?i:age)\s*[:\-]?\s*(\d{1,3})\s*(?:$|[,.!;])", age_fact, 0.75, slot="age", alone=True)
 # "I'm 71 years young": an age.
-AGE_IM_YOUNG = Rule(
+AGE_YEARS_YOUNG = Rule(
     r"(?i:I'm|I\s+am)\s+(\d{1,3})\s+(?i:years|yrs)\s+(?i:young)\b", age_fact, 0.8, slot="age", alone=True
 )
 # "I'm 37 not 38": the age, put right in place.
-AGE_IM_F = Rule(
+AGE_CORRECTED_IN_PLACE = Rule(
     r"(?i:I'm|I\s+am)\s+(\d{1,3}),?\s+(?i:not)\s+\d{1,3}(?=$|[\s,.!;])", age_fact, 0.8, slot="age", alone=True
 )
 # "im 38 divorsed no kids", "I'm 52 semi retired": an age before a word that is no unit ("I'm 5 minutes away"
 # is none).
-AGE_IM_G = Rule(
+AGE_BEFORE_DESCRIPTION_WORD = Rule(
     r"(?i:I'm|I\s+am)\s+([1-9]\d)\s++(?!" + _LOWER_AGE_UNITS + r"(?![\w'\-]))(?=[a-z])",
     age_fact,
     0.7,
@@ -175,7 +175,7 @@ AGE_IM_G = Rule(
 FOREIGN_AGE_ANYWHERE = Apposition(
     NOT_LETTER_BEFORE + _FOREIGN_AGE_CUES + r"(?=$|[\s,.!;])", _foreign_age, slot="age"
 )
-FOREIGN_AGE_ANYWHERE_A = Apposition(
+FOREIGN_AGE_SUFFIX_ANYWHERE = Apposition(
     NOT_LETTER_BEFORE + _AGE_SUFFIX_CUES + r"(?=$|[\s,.!;])", _foreign_age, slot="age"
 )
 CUED_AGE_ANYWHERE = Apposition(

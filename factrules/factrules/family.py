@@ -101,7 +101,7 @@ def _engaged(m):
     return "family:spouse", f"User is engaged to {name}"
 
 
-RELATIVE_I_HAVE = Rule(
+RELATIVE_HAVE_COMMA_NAME = Rule(
     r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|we\s+have\s+got)\s+an?\s+"
     r"(?i:(?:older\s+|younger\s+|little\s+|big\s+|twin\s+|baby\s+)?)((?i:"
     + RELATIVES
@@ -116,14 +116,14 @@ RELATIVE_I_HAVE = Rule(
 SPOUSE = Rule(
     NAME + r"\s+(?i:and\s+I\s+(?:got|are|were)\s+married)\b", _spouse, 0.85, slot="family", alone=True
 )
-SPOUSE_IM = Rule(
+SPOUSE_MARRIED_OR_ENGAGED_TO = Rule(
     r"(?i:I'm|I\s+am)\s+(?i:married|engaged)\s+to\s+" + NAME + r"(?=$|[\s,.!;])",
     _spouse,
     0.9,
     slot="family",
     alone=True,
 )
-RELATIVE_MUM = Rule(
+PARENT_NAME_IS = Rule(
     r"((?i:mum|mom|mam|dad|mother|father|grandma|grandpa|granny|nana))(?:'?s\s+name\s+is|(?:\s+is|'s)\s+(?:named|called))\s+"
     + NAME
     + r"\s*(?:$|[,.!;]|\s+(?i:and|but)\s+(?i:she|he|they)\b)",
@@ -133,7 +133,7 @@ RELATIVE_MUM = Rule(
     alone=True,
 )
 # 1: "my son's name is Kojo not Kwame".
-RELATIVE_MY_SHE_THEY = Rule(
+RELATIVE_NAME_IS = Rule(
     r"(?i:my)\s+(" + RELATIVES + r")(?:'?s\s+name\s+is|(?:\s+is|'s)\s+(?:named|called)|\s+is)\s+"
     r"(?:(?i:actually|really|now|still)\s+)?"
     + NAME
@@ -145,7 +145,7 @@ RELATIVE_MY_SHE_THEY = Rule(
     alone=True,
 )
 # "my wife Dana and I adopted…" is split before "I…": "my wife Dana" is then the whole clause.
-RELATIVE_MY_LIVES_WORKS = Rule(
+RELATIVE_NAMED_AS_SUBJECT = Rule(
     r"(?i:my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)("
     + RELATIVES
     + r"),?\s+"
@@ -156,7 +156,7 @@ RELATIVE_MY_LIVES_WORKS = Rule(
     slot="family",
     alone=True,
 )
-RELATIVE_MY_B = Rule(
+RELATIVE_NAME_IN_COMMAS = Rule(
     r"(?i:my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)((?i:"
     + RELATIVES
     + r")),\s+"
@@ -177,7 +177,7 @@ RELATIVE_REVERSED = Rule(
     slot="family",
     alone=True,
 )
-RELATIVE_REVERSED_A = Rule(
+RELATIVE_NAME_FIRST_IN_COMMAS = Rule(
     NAME
     + r",\s+(?i:my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+)?)("
     + RELATIVES
@@ -187,7 +187,7 @@ RELATIVE_REVERSED_A = Rule(
     slot="family",
     alone=True,
 )
-NAMED_OUR = Rule(
+NAMED_BY_US = Rule(
     r"(?i:I|we)\s+(?i:named|called)\s+(?i:my|our|the)\s+(?i:(?:new\s+|baby\s+|little\s+)?)((?i:"
     + RELATIVES
     + "|"
@@ -200,7 +200,7 @@ NAMED_OUR = Rule(
     slot="family",
     alone=True,
 )
-KIDS_ARE_MY_CALLED_NAMED = Rule(
+KIDS_NAMES_ARE = Rule(
     r"(?i:my|our)\s+(?:(?i:two|three|four|2|3|4)\s+)?((?i:kids|children|"
     + PLURALS
     + r"))\s+(?i:are)\s+(?:(?i:called|named)\s+)?"
@@ -215,7 +215,7 @@ KIDS_ARE_MY_CALLED_NAMED = Rule(
     slot="family",
     alone=True,
 )
-KIDS_ARE_MY_A = Rule(
+KIDS_NAMES_IN_COMMAS = Rule(
     r"(?i:my|our)\s+((?i:kids|children|"
     + PLURALS
     + r")),\s+"
@@ -240,7 +240,7 @@ BABY = Rule(
     slot="family",
     alone=True,
 )
-RELATIVE_I_HAVE_A = Rule(
+RELATIVE_HAVE_NAMED = Rule(
     r"(?i:I\s+have|I've\s+got|I\s+have\s+got)\s+an?\s+(?i:(?:older\s+|younger\s+|little\s+|big\s+|twin\s+)?)("
     + RELATIVES
     + r")\s+(?i:named|called)\s+"
@@ -264,7 +264,7 @@ GENDERED_KIDS = Rule(
     slot="family",
     alone=True,
 )
-RELATIVE_I_HAVE_SHES_HES = Rule(
+RELATIVE_HAVE_SHE_IS_CALLED = Rule(
     r"(?i:I\s+have|I've\s+got|we\s+have|we've\s+got)\s+(?i:an?)\s+(?i:(?:little\s+|older\s+|younger\s+|baby\s+|grown-up\s+)?)("
     + RELATIVES
     + r"),\s+(?i:she's|he's|they're|she\s+is|he\s+is)\s+(?i:called|named)\s+"
@@ -276,7 +276,7 @@ RELATIVE_I_HAVE_SHES_HES = Rule(
     alone=True,
 )
 # Family and pets named in another language.
-FOREIGN_KIN_MI = Rule(
+FOREIGN_KIN_IS_CALLED = Rule(
     FOREIGN_MY + r"\s+([^\W\d_]{3,12})\s+" + _FOREIGN_IS_CALLED + r"\s+" + NAME + r"(?=$|[\s,.!;])",
     foreign_kin_fact,
     0.8,
@@ -284,7 +284,7 @@ FOREIGN_KIN_MI = Rule(
     alone=True,
 )
 # "I married Thijs in June": the spouse.
-SPOUSE_I_JUST = Rule(
+SPOUSE_MARRIED = Rule(
     r"(?i:I\s+(?:just\s+|recently\s+|finally\s+)?(?:married|wed))\s+"
     + NAME
     + r"(?=\s*(?:$|[,.!;])|\s+(?i:in|last|this|on|at|and|when|so|after|back|\d)\b)",
@@ -294,7 +294,7 @@ SPOUSE_I_JUST = Rule(
     alone=True,
 )
 # "tenho um papagaio chamado Zé Pequeno", "ik heb een hond die Kees heet".
-FOREIGN_KIN_TENHO = Rule(
+FOREIGN_KIN_HAVE_NAMED = Rule(
     r"(?i:tenho|tengo|j'ai|ich\s+habe|ik\s+heb|we\s+hebben)\s+(?i:um|uma|un|una|une|einen|eine|ein|een)\s+([^\W\d_]{3,12})\s+"
     r"(?i:chamad[oa]|llamad[oa]|qui\s+s'appelle|appelée?|namens|genaamd)\s+" + NAME + r"(?=$|[\s,.!;])",
     foreign_kin_fact,
@@ -304,7 +304,7 @@ FOREIGN_KIN_TENHO = Rule(
 )
 # "I've got a wife Irina and a dog", "I have a husband, Tomasz": a relative after "have", with or without a
 # comma.
-KIN_NAMED_I_HAVE = Rule(
+KIN_NAMED_AFTER_HAVE = Rule(
     r"(?i:I\s+have|I've\s+got|I\s+have\s+got|I\s+got)\s+(?i:an?)\s+(?:(?i:lovely|beautiful|wonderful|amazing|little|older|younger)\s+)?("
     + _KIN_WORDS
     + r"),?\s+(?:(?i:called|named)\s+)?"
@@ -316,7 +316,7 @@ KIN_NAMED_I_HAVE = Rule(
     alone=True,
 )
 # "Fiancée's name is Torunn": the possessive dropped, as chat drops it.
-KIN_NAMED_WIFE = Rule(
+KIN_NAME_IS_WITHOUT_MY = Rule(
     "(" + _KIN_WORDS + r")'s\s+(?i:name)\s+(?i:is)\s+" + NAME + r"(?=$|[\s,.!;])",
     _kin_named,
     0.75,
@@ -335,7 +335,7 @@ ENGAGED = Rule(
 )
 # "hubby Cosimo and I hve been vegetarian…", "wifey Dana and me": a spouse named before "and I", the "my" left
 # out.
-KIN_NAMED_HUBBY = Rule(
+SPOUSE_BEFORE_AND_I = Rule(
     r"((?i:hubby|wifey|husband|wife|fiancée|fiancé|fiancee|fiance|boyfriend|girlfriend|bf|gf|other\s+half|better\s+half|partner))\s+"
     + NAME
     + r"(?:\s+(?i:and|&|n)\s+(?:I|me)\b|\s*$)",
@@ -344,7 +344,7 @@ KIN_NAMED_HUBBY = Rule(
     slot="family",
     alone=True,
 )
-RELATIVE_ANYWHERE_BIG = Apposition(
+RELATIVE_MY_KIN_NAME_ANYWHERE = Apposition(
     r"\b(?i:my)\s+(?i:(?:little\s+|older\s+|younger\s+|big\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)("
     + RELATIVES
     + r")\s+"
@@ -355,13 +355,13 @@ RELATIVE_ANYWHERE_BIG = Apposition(
 )
 # 1: "my wife's Gráinne and we've a collie": the contraction, only before "and we…" ("my dad's Ford" is his
 # car).
-RELATIVE_ANYWHERE_WEVE = Apposition(
+RELATIVE_CONTRACTED_BEFORE_AND_WE_ANYWHERE = Apposition(
     r"\b(?i:my)\s+(" + RELATIVES + r")'s\s+" + NAME + r"(?=\s+(?i:and)\s+(?:we|we've|we're)\b)",
     relative_fact,
     slot="family",
 )
 # "our son Leo": a child or a grandparent is the user's too ("our wife" is no phrase).
-RELATIVE_ANYWHERE_DAUGHTER_SON = Apposition(
+RELATIVE_OUR_CHILD_ANYWHERE = Apposition(
     r"\b(?i:our)\s+(?i:(?:little\s+|older\s+|younger\s+|baby\s+|twin\s+|oldest\s+|youngest\s+)?)("
     r"(?i:daughter|son|grandmother|grandfather|grandma|grandpa|mum|mom|mam|dad|mother|father))\s+"
     + NAME
@@ -369,7 +369,7 @@ RELATIVE_ANYWHERE_DAUGHTER_SON = Apposition(
     relative_fact,
     slot="family",
 )
-FOREIGN_KIN_ANYWHERE_MI = Apposition(
+FOREIGN_KIN_IS_CALLED_ANYWHERE = Apposition(
     NOT_LETTER_BEFORE
     + FOREIGN_MY
     + r"\s+([^\W\d_]{3,12})\s+"
@@ -380,7 +380,7 @@ FOREIGN_KIN_ANYWHERE_MI = Apposition(
     foreign_kin_fact,
     slot="family",
 )
-RELATIVE_ANYWHERE_MERI = Apposition(
+RELATIVE_FOREIGN_MY_ANYWHERE = Apposition(
     NOT_LETTER_BEFORE
     + r"(?i:meri|mera|mere|mijn|minun|moja|mój)\s+("
     + RELATIVES
@@ -391,7 +391,7 @@ RELATIVE_ANYWHERE_MERI = Apposition(
     slot="family",
 )
 # "on behalf of my father, Mr Horatio Penhaligon", "my mum, Mrs Adaeze Obi,": a relative named with a title.
-RELATIVE_ANYWHERE_C = Apposition(
+RELATIVE_WITH_TITLE_ANYWHERE = Apposition(
     r"\b(?i:my)\s+(" + RELATIVES + r"),?\s+" + HONORIFIC + r"\.?\s+" + NAME + r"(?=$|[\s,.!;])",
     relative_fact,
     slot="family",

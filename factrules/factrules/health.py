@@ -67,7 +67,7 @@ def _foreign_diet(m):
     return "diet", "User is vegan"
 
 
-ALLERGY_IM = Rule(
+ALLERGY_ALLERGIC_TO = Rule(
     r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:severely\s+|very\s+|mildly\s+|deathly\s+)?(?i:allergic)\s+to\s+"
     + REST,
     allergy_fact,
@@ -91,7 +91,7 @@ INTOLERANCE = Rule(
     slot="diet",
     alone=True,
 )
-DIET_IM = Rule(
+DIET_I_AM = Rule(
     r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been|we've\s+been|we\s+have\s+been)\s+(?:a\s+|strictly\s+|fully\s+)?([a-z\-]+)"
     r"\s*(?:$|[,.!]|\s+now\b|\s+these\s+days\b|\s+since\b|\s+for\b|\s+(?:and|but)\b)",
     diet_fact,
@@ -99,21 +99,21 @@ DIET_IM = Rule(
     slot="diet",
     alone=True,
 )
-DIET_I_ONLY = Rule(
+DIET_EAT_ONLY = Rule(
     r"(?i:I\s+(?:only\s+)?eat)\s+((?i:halal|kosher|vegan|vegetarian|plant-based|paleo|keto))(?:\s+(?i:only|food))?\s*(?:$|[,.!;])",
     diet_fact,
     0.75,
     slot="diet",
     alone=True,
 )
-DIET_DIET = Rule(
+FIELD_DIET = Rule(
     r"(?i:diet|dietary\s+(?:requirements?|needs|preferences?))\s*:\s*([a-zA-Z\-]+)\s*(?:$|[,.!;])",
     lambda m: diet_fact(Groups(m.group(1).lower())),
     0.75,
     slot="diet",
     alone=True,
 )
-ALLERGY_ALLERGY = Rule(
+FIELD_ALLERGY = Rule(
     r"(?i:allerg(?:y|ies))\s*:\s*" + REST,
     lambda m: None if NO_VALUE.match(m.group(1)) else allergy_fact(m),
     0.75,
@@ -121,7 +121,7 @@ ALLERGY_ALLERGY = Rule(
     alone=True,
 )
 # Allergies and diets: "penicillin allergy - please note it", "pescatarian since 2018", "I keep kosher".
-ALLERGY_FIRST_SEVERE = Rule(
+ALLERGEN_THEN_ALLERGY = Rule(
     r"(?:(?i:severe|serious|mild|bad|bad-ish|major|deadly|life-threatening)\s+)?([a-zA-Z][a-z\-]{2,30}(?:\s+[a-z][a-z\-]{2,30})?)\s+(?i:allergy)(?=\s*(?:$|[,.!;\-–—])|\s+(?i:so|here|btw|please|pls)\b)",
     _allergy_first,
     0.75,
@@ -129,7 +129,7 @@ ALLERGY_FIRST_SEVERE = Rule(
     slot="allergy",
     alone=True,
 )
-DIET_SINCE = Rule(
+DIET_FOR_A_TIME = Rule(
     r"([a-zA-Z][a-z\-]{3,20})\s+(?i:since\s+\d{4}|since\s+(?:I\s+was|childhood|uni|college)|for\s+(?:(?:about|almost|nearly|over|around|roughly|some)\s+)?(?:\d{1,2}|a\s+few|many|several|"
     r"two|three|four|five|six|seven|eight|nine|ten|twenty)\s+years|all\s+my\s+life)\b(?!.*\b(?:then|until|till|gave|quit|stopped|anymore|longer)\b)",
     lambda m: _diet_since(Groups(m.group(1).lower())),
@@ -138,7 +138,7 @@ DIET_SINCE = Rule(
     slot="diet",
     alone=True,
 )
-DIET_I_KEEP = Rule(
+DIET_KEEP_KOSHER_OR_HALAL = Rule(
     r"(?i:I\s+keep|I\s+eat|we\s+keep)\s+((?i:kosher|halal))\b",
     lambda m: diet_fact(Groups(m.group(1).lower())),
     0.8,

@@ -268,7 +268,7 @@ def _cued_name(m):
 
 # "my name is Grzegorz but everyone calls me Greg": both, the name and the one the user goes by.
 # 1: "…, actually everyone calls me Levi, use that" too: the name the user goes by is the one to use.
-NAME_MY_NAME_IS_ACTUALLY_THOUGH = Rule(
+NAME_AND_WHAT_EVERYONE_CALLS_ME = Rule(
     r"(?i:my\s+name\s+is|my\s+name's)\s+"
     + NAME
     + r",?\s+(?:(?i:but|actually|though|tho|and)\s+)?(?i:everyone|everybody|people|most\s+people|"
@@ -284,7 +284,7 @@ NAME_MY_NAME_IS_ACTUALLY_THOUGH = Rule(
     slot="name",
     alone=True,
 )
-NAME_MY_NAME_IS_WORK_PLS = Rule(
+NAME_STATED = Rule(
     r"(?i:my\s+name\s+is|my\s+name's|(?:my\s+)?names|(?:the\s+)?name's|(?:the\s+)?name\s+is|"
     r"(?:(?:just|please|only|simply|you\s+can|can\s+you|could\s+you|feel\s+free\s+to)\s+){0,2}call\s+me|I'm\s+called|I\s+am\s+called|"
     r"(?:people|everyone|everybody|friends|my\s+friends|most\s+people|folks|they)\s+(?:all\s+)?call\s+me|"
@@ -302,7 +302,7 @@ NAME_MY_NAME_IS_WORK_PLS = Rule(
     slot="name",
     alone=True,
 )
-NAME_ITS_NOT = Rule(
+NAME_NOT_THE_OTHER = Rule(
     r"(?i:it's|it\s+is)\s+"
     + NAME
     + r",?\s+(?i:not)\s+"
@@ -314,7 +314,7 @@ NAME_ITS_NOT = Rule(
     slot="name",
     alone=True,
 )
-NAME_ITS_SPELLED_SPELT = Rule(
+NAME_SPELLED_OUT = Rule(
     r"(?i:it's|it\s+is)\s+(?i:spelled|spelt|written)\s+" + NAME + r"\s*[.!]?$",
     name_fact,
     0.8,
@@ -323,7 +323,7 @@ NAME_ITS_SPELLED_SPELT = Rule(
     alone=True,
 )
 # "This is Ingrid from accounting" / "This is Ingrid speaking": a phone or chat introduction.
-NAME_THIS_IS_TEAM_OFFICE = Rule(
+NAME_PHONE_INTRO = Rule(
     r"(?i:this\s+is)\s+"
     + NAME
     + r"(?:\s+(?i:speaking|calling|here)\b|\s+(?i:from)\s+(?i:the\s+)?(?:"
@@ -334,14 +334,14 @@ NAME_THIS_IS_TEAM_OFFICE = Rule(
     slot="name",
     alone=True,
 )
-NAME_THIS_IS_A = Rule(
+NAME_WITH_HONORIFIC = Rule(
     r"(?i:this\s+is)\s+" + HONORIFIC + r"\s+" + NAME + r"(?=$|[\s,.!;])",
     name_fact,
     0.85,
     slot="name",
     alone=True,
 )
-NAME_FIRST = Rule(
+NAME_FORM_FIELD = Rule(
     r"(?i:(?:first|given|full|preferred)\s+)?(?i:name)\s*:\s*" + NAME + r"\s*(?:$|[,.!;/|])",
     name_fact,
     0.85,
@@ -355,7 +355,7 @@ LOWER_NAME = Rule(
     slot="name",
     alone=True,
 )
-NAME_MY_NAMES = Rule(
+NAME_AFTER_DENIAL = Rule(
     r"(?i:my\s+name(?:'s|\s+is)?\s+(?:not|isn't))\s+"
     + rf"{UPPER}{WORD_CHARS}{{1,30}}"
     + r",?\s+(?i:it's|it\s+is|but)\s+"
@@ -367,7 +367,7 @@ NAME_MY_NAMES = Rule(
     alone=True,
 )
 # "My name's not Tom. It's Tomasz": the sentence after the denial.
-NAME_ITS_B = Rule(
+NAME_SENTENCE_AFTER_DENIAL = Rule(
     r"(?i:it's|it\s+is)\s+" + NAME + r"\s*(?:$|[.!;,])",
     name_fact,
     0.85,
@@ -376,7 +376,7 @@ NAME_ITS_B = Rule(
     alone=True,
 )
 # "Hey, Dmitri speaking." / "Dmitri here, quick question": a greeting or the whole sentence.
-NAME_HI_SPEAKING_HAPA = Rule(
+NAME_SPEAKING_OR_HERE = Rule(
     r"(?:(?i:hi|hello|hey)[,!]?\s+)?"
     + NAME_T
     + r"\s+(?i:speaking|here|po|hapa|tutaj|burada)(?:\s+(?i:again))?\s*(?:$|[,.!]|\s[-–—]\s|\s+(?i:with|from)"
@@ -386,7 +386,7 @@ NAME_HI_SPEAKING_HAPA = Rule(
     slot="name",
     alone=True,
 )
-NAME_HI_A = Rule(
+NAME_AFTER_GREETING = Rule(
     r"(?i:hi|hello|hey)[,!]?\s+(?:there[,!]?\s+)?(?i:I'm|I\s+am)\s+" + NAME + r"\s*(?:$|[,.!]|\s+and\b)",
     name_fact,
     0.9,
@@ -442,14 +442,14 @@ INTRO_NAME = Rule(
     slot="name",
     alone=True,
 )
-INTRO_COMMA_IM = Rule(
+INTRO_NAME_THEN_CLAUSE = Rule(
     r"(?i:I'm|I\s+am)\s+(" + UPPER + WORD_CHARS + r"{1,30}),\s+(?=[^\W\d_])",
     _intro_comma,
     0.75,
     slot="name",
     alone=True,
 )
-INTRO_COMMA_THIS_IS = Rule(
+NAME_FOLLOWING_UP = Rule(
     r"(?i:this\s+is)\s+"
     + NAME
     + r"(?:,\s*|\s+)(?=(?i:following\s+up|writing|checking\s+in|reaching\s+out|calling|contacting|"
@@ -459,7 +459,7 @@ INTRO_COMMA_THIS_IS = Rule(
     slot="name",
     alone=True,
 )
-INTRO_COMMA_HI = Rule(
+NAME_GREETING_INTRO = Rule(
     r"(?i:hi|hello|hey|yes|yeah|yep|ok|okay)?[,!]?\s*(?i:this\s+is)\s+("
     + UPPER
     + WORD_CHARS
@@ -478,21 +478,21 @@ NAME_FROM_PLACE = Rule(
     alone=True,
 )
 # Names: "Ximena por aquí", "watashi wa Haruto desu", "Mi nombre es Guadalupe pero dime Lupe".
-NAME_GOES_BY = Rule(
+NAME_FOREIGN_AND_GOES_BY = Rule(
     _FOREIGN_NAME + r"\s+" + NAME + r",?\s+" + _FOREIGN_CALL + r"\s+" + NAME + r"(?=$|[\s,.!;])",
     _name_goes_by,
     0.85,
     slot="name",
     alone=True,
 )
-NAME_ME_LLAMO = Rule(
+NAME_FOREIGN_STATED = Rule(
     _FOREIGN_NAME + r"\s+" + NAME + r"(?:\s+(?i:desu|da))?(?=\s*(?:$|[,.!;])|\s+(?i:and|but|y|et|und|e)\b)",
     name_fact,
     0.85,
     slot="name",
     alone=True,
 )
-NAME_HOLA = Rule(
+NAME_FOREIGN_HERE = Rule(
     r"(?:(?i:hola|salut|bonjour|ciao|hallo|hi|hey)[,!]*\s+)?"
     + NAME
     + r"\s+(?i:por\s+aquí|por\s+aqui|ici|hier|qui)\b",
@@ -520,8 +520,8 @@ RESPELT = Rule(
     alone=True,
 )
 # "To whom it may concern: I, Marguerite Okonkwo, request…": a formal self-naming.
-NAME_I = Rule(r"I,\s+" + NAME + r",\s+(?=[a-z])", name_fact, 0.85, slot="name", alone=True)
-NAME_MY_REAL = Rule(
+NAME_FORMAL = Rule(r"I,\s+" + NAME + r",\s+(?=[a-z])", name_fact, 0.85, slot="name", alone=True)
+NAME_REAL_OR_FULL = Rule(
     r"(?i:my\s+(?:real|full|legal|actual|given|birth|proper)\s+name\s+is|my\s+(?:real|full|legal)\s+name's)\s+"
     + NAME_T
     + r"(?=$|[\s,.!;])",
@@ -531,7 +531,7 @@ NAME_MY_REAL = Rule(
     alone=True,
 )
 # Names: "hey its me Amarachi again", "hello it's Eszter again", "I am writing as Mrs Şebnem Aydın".
-NAME_ITS_AGAIN_ABOUT = Rule(
+NAME_RETURNING = Rule(
     r"(?i:it's|it\s+is|its)\s+(?i:me|just\s+me),?\s+"
     + NAME_T
     + r"(?=\s*(?:$|[,.!;])|\s+(?i:again|here|from|with|about|btw)\b)",
@@ -540,7 +540,7 @@ NAME_ITS_AGAIN_ABOUT = Rule(
     slot="name",
     alone=True,
 )
-NAME_HI_HIYA_HEYA = Rule(
+NAME_RETURNING_AFTER_GREETING = Rule(
     r"(?i:hi|hello|hey|hiya|heya|good\s+(?:morning|afternoon|evening))[,!]*\s+(?i:it's|it\s+is|its)\s+"
     + NAME
     + r",?\s+(?i:again|here)\b",
@@ -549,7 +549,7 @@ NAME_HI_HIYA_HEYA = Rule(
     slot="name",
     alone=True,
 )
-NAME_IM = Rule(
+NAME_WRITING_AS = Rule(
     r"(?i:I'm|I\s+am)\s+(?i:writing|contacting\s+you|emailing|messaging|reaching\s+out)(?:\s+(?i:to\s+you))?\s+(?i:as)\s+"
     + HONORIFIC
     + r"\.?\s+"
@@ -562,7 +562,7 @@ NAME_IM = Rule(
 )
 # "Ngozi is my name", "born in 1988 in Ibadan", "I manage a small team at Ericsson", "I'm the head baker at
 # Crumbs".
-NAME_MR = Rule(
+NAME_BEFORE_IS_MY_NAME = Rule(
     NAME_T + r"\s+(?i:is\s+my\s+(?:first\s+|given\s+)?name)\s*(?:$|[,.!;])",
     name_fact,
     0.85,
@@ -570,7 +570,7 @@ NAME_MR = Rule(
     alone=True,
 )
 # "I'm Ana Souza, a dentist", "I'm Li Wei, nice to meet you": a two-word name before a self-description.
-TWO_WORD_INTRO_IM_NICE_PLEASED = Rule(
+TWO_WORD_INTRO_BEFORE_DESCRIPTION = Rule(
     r"(?i:I'm|I\s+am)\s+("
     + UPPER
     + WORD_CHARS
@@ -584,7 +584,7 @@ TWO_WORD_INTRO_IM_NICE_PLEASED = Rule(
     slot="name",
     alone=True,
 )
-TWO_WORD_INTRO_IM_A = Rule(
+TWO_WORD_INTRO_AFTER_GREETING = Rule(
     r"(?i:I'm|I\s+am)\s+(" + UPPER + WORD_CHARS + r"{1,30}\s+" + UPPER + WORD_CHARS + r"{1,30})\s*[.!]?$",
     _two_word_intro,
     0.75,
@@ -592,7 +592,7 @@ TWO_WORD_INTRO_IM_A = Rule(
     slot="name",
     alone=True,
 )
-NAME_TI_L = Rule(
+NAME_FOREIGN_CUE = Rule(
     _FOREIGN_NAME_CUES
     + r"\s+"
     + NAME
@@ -603,7 +603,7 @@ NAME_TI_L = Rule(
     slot="name",
     alone=True,
 )
-NAME_SHWMAE = Rule(
+NAME_FOREIGN_GREETING_HERE = Rule(
     r"(?:(?i:shwmae|helo|hujambo|habari|jambo|cześć|czesc|dzień\s+dobry|hæ|halló|merhaba|kumusta|xin\s+chào|chào\s+bạn|chào|"
     r"annyeong(?:haseyo)?|yassou|geia\s+sou|hola|hi|hey|hello)[,!]*\s+)?"
     + NAME
@@ -616,7 +616,7 @@ NAME_SHWMAE = Rule(
     alone=True,
 )
 # "Name's Jisoo - not Jiwoo", "my name is Thảo (Thao is fine…)": the name ends at a dash or a bracket too.
-NAME_MY_NAME_IS_B = Rule(
+NAME_STATED_BEFORE_DASH_OR_BRACKET = Rule(
     r"(?i:my\s+name\s+is|my\s+name's|(?:the\s+)?name's|(?:just\s+|please\s+)?call\s+me|I\s+go\s+by)\s+"
     + NAME_T
     + r"(?=\s*\(|\s+[-–—]+\s|[-–—]{2})",
@@ -626,7 +626,7 @@ NAME_MY_NAME_IS_B = Rule(
     alone=True,
 )
 # "It's Tadhg, pronounced like 'tiger'", "It's Małgorzata. Gosia is fine too": a name, in a message about it.
-NAME_ITS_D = Rule(
+NAME_IN_MESSAGE_ABOUT_IT = Rule(
     r"(?i:it's|it\s+is|its)\s+" + NAME + r"(?=\s*(?:$|[,.!;(]))",
     name_fact,
     0.8,
@@ -635,7 +635,7 @@ NAME_ITS_D = Rule(
     slot="name",
     alone=True,
 )
-NAME_IS_MISE = Rule(
+NAME_FOREIGN_NAME_IS = Rule(
     _NAME_IS_PHRASES + r"\s+" + NAME + r"(?=\s*(?:$|[,.!;(])|\s+(?i:and|but|e|en|ja|w|i|y)\b)",
     name_fact,
     0.85,
@@ -651,11 +651,11 @@ FOREIGN_INTRO = Rule(
 )
 # "Gbenga ni orukọ mi", "main Devika hoon", "ana Walid, 3omri 31": the name before the cue, or after a
 # lower-case pronoun.
-NAME_A = Rule(NAME + r"\s+(?i:ni\s+(?:orukọ|oruko|orúkọ)\s+mi)\b", name_fact, 0.85, slot="name", alone=True)
-NAME_MAIN_HOON_HUN = Rule(
-    r"main\s+" + NAME + r"\s+(?i:hoon|hun|hu)\b", name_fact, 0.85, slot="name", alone=True
+NAME_YORUBA_CUE_AFTER = Rule(
+    NAME + r"\s+(?i:ni\s+(?:orukọ|oruko|orúkọ)\s+mi)\b", name_fact, 0.85, slot="name", alone=True
 )
-NAME_MAIN_ANA = Rule(
+NAME_HINDI_I_AM = Rule(r"main\s+" + NAME + r"\s+(?i:hoon|hun|hu)\b", name_fact, 0.85, slot="name", alone=True)
+NAME_PRONOUN_BEFORE_COMMA = Rule(
     r"(?:main|ana)\s+" + NAME + r",",
     name_fact,
     0.75,
@@ -665,7 +665,7 @@ NAME_MAIN_ANA = Rule(
 )
 # "Shalom, ani Yael", "Dzień dobry, jestem Bernadeta", "Servus! I bin die Vroni", "Merhaba, ben Ece." (a
 # lower-case "ben").
-CUED_NAME_JESTEM = Rule(
+CUED_NAME_I_AM = Rule(
     _I_AM_COPULAS
     + r"\s+"
     + NAME
@@ -675,7 +675,7 @@ CUED_NAME_JESTEM = Rule(
     slot="name",
     alone=True,
 )
-CUED_NAME_SHMI = Rule(
+CUED_NAME_NAME_IS = Rule(
     _NAME_IS_CUES
     + r"\s*+"
     + NAME
@@ -686,7 +686,7 @@ CUED_NAME_SHMI = Rule(
     slot="name",
     alone=True,
 )
-CUED_NAME_BITTE = Rule(
+CUED_NAME_CALL_ME = Rule(
     _CALL_ME_CUES
     + r"\s+"
     + NAME
@@ -697,18 +697,18 @@ CUED_NAME_BITTE = Rule(
     slot="name",
     alone=True,
 )
-CUED_NAME_BANA = Rule(
+CUED_NAME_TURKISH_CALL_ME = Rule(
     r"(?i:bana)\s+" + NAME + r"\s+(?i:de|diyebilirsin|diyebilirsiniz|deyin)\b",
     _cued_name,
     0.85,
     slot="name",
     alone=True,
 )
-CUED_NAME = Rule(
+CUED_NAME_COPULA_AFTER = Rule(
     NAME + r"\s+(?i:vagyok|naiz|naiz\s+eta)(?=$|[\s,.!;])", _cued_name, 0.8, slot="name", alone=True
 )
 # "it's Oren, the one who asked about sourdough": the user, reminding who they are.
-NAME_ITS_ONE_GUY = Rule(
+NAME_REMINDING_WHO = Rule(
     r"(?i:it's|it\s+is|its)\s+"
     + NAME
     + r",?\s+(?i:the\s+(?:one|guy|girl|person|lady|woman|man|customer|client)\s+(?:who|that|from|with))\b",

@@ -66,7 +66,7 @@ def _pet_parent(m):
     return [f for f in found if f]
 
 
-PET_I_HAVE_HIM_HER = Rule(
+PET_HAVE_NAMED = Rule(
     r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|(?:I|we)\s+(?:just\s+)?(?:adopted|got)|(?:I|we)\s+own|"
     r"(?:I've|we've)\s+(?:just\s+)?(?:adopted|got)|I've|we've)\s+(?i:an?|another)\s+"
     + PET_ADJECTIVES
@@ -90,7 +90,7 @@ PET_REVERSED = Rule(
     slot="pet",
     alone=True,
 )
-PET_MY_NAME = Rule(
+PET_NAME_IS = Rule(
     r"(?i:my|our)\s+"
     + PET_ADJECTIVES
     + r"((?i:"
@@ -103,14 +103,14 @@ PET_MY_NAME = Rule(
     slot="pet",
     alone=True,
 )
-PET_MY_LITTLE_OLD = Rule(
+PET_NAME_IN_COMMAS = Rule(
     r"(?i:my|our)\s+(?i:(?:little\s+|old\s+|rescue\s+)?)((?i:" + PETS + r")),\s+" + NAME + r",",
     pet_fact,
     0.85,
     slot="pet",
     alone=True,
 )
-PET_I_HAVE_RESCUED = Rule(
+PET_HAVE_COMMA_NAME = Rule(
     r"(?i:I\s+have|I've\s+got|I\s+have\s+got|we\s+have|we've\s+got|we\s+have\s+got|(?:I|we)\s+(?:just\s+)?(?:adopted|got|rescued)|"
     r"(?:I've|we've)\s+(?:just\s+)?(?:adopted|got|rescued))\s+an?\s+"
     + PET_ADJECTIVES
@@ -125,7 +125,7 @@ PET_I_HAVE_RESCUED = Rule(
     alone=True,
 )
 # "I have way too many pets, including a ferret called Gnocchi": one of the user's own, named.
-PET_I_HAVE_INCLUDING_LIKE = Rule(
+PET_AMONG_MANY = Rule(
     r"(?i:I\s+have|I've\s+got|we\s+have|we've\s+got)\s+[^,.!?;]{1,60},\s+(?i:including|like|incl\.?|plus)\s+an?\s+"
     + PET_ADJECTIVES
     + r"((?i:"
@@ -146,7 +146,7 @@ PET_NAMED_IS = Rule(
     slot="pet",
     alone=True,
 )
-PET_MY_B = Rule(
+PET_COMMA_KIND_NAMED = Rule(
     r"(?i:my|our)\s+((?i:"
     + PETS
     + r")),\s+(?i:an?)\s+(?:[\w\-]+\s+){0,3}?(?i:called|named)\s+"
@@ -184,7 +184,7 @@ ADOPTED = Rule(
     slot="pet",
     alone=True,
 )
-PET_MEET = Rule(
+PET_NAME_FIRST = Rule(
     r"(?:(?i:meet|say\s+hi\s+to|this\s+is|introducing)\s+)?"
     + NAME
     + r",\s+(?i:my|our)\s+"
@@ -197,7 +197,7 @@ PET_MEET = Rule(
     slot="pet",
     alone=True,
 )
-PET_MY_C = Rule(
+PET_KIND_NAMED = Rule(
     r"(?i:my|our)\s+"
     + PET_ADJECTIVES
     + r"((?i:"
@@ -210,7 +210,7 @@ PET_MY_C = Rule(
     slot="pet",
     alone=True,
 )
-PET_I_LAST_WEEK = Rule(
+PET_ADOPTED_AND_NAMED = Rule(
     r"(?:(?i:I|we)(?:'ve|\s+have)?\s+)?(?:(?i:just)\s+)?(?i:got|adopted|rescued)\s+(?i:an?|another)\s+"
     + PET_ADJECTIVES
     + r"((?i:"
@@ -223,7 +223,7 @@ PET_I_LAST_WEEK = Rule(
     alone=True,
 )
 # "we just adopted a rescue greyhound, she's called Pimienta": the pet and its name in one clause.
-PET_I_SHES_HES = Rule(
+PET_ADOPTED_SHE_IS_CALLED = Rule(
     r"(?i:I|we)(?:'ve|\s+have)?\s+(?:(?i:just|recently|finally)\s+)?(?i:got|adopted|rescued|have|took\s+in)\s+(?i:an?|another)\s+"
     + PET_ADJECTIVES
     + r"((?i:"
@@ -252,7 +252,7 @@ FOREIGN_KIN_ANYWHERE = Apposition(
     slot="pet",
 )
 # "one cat (Kluska)", "a dog (Bruno)", "two cats (Lahmacun and Fıstık)": pets named in brackets.
-PET_ANYWHERE_ONE = Apposition(
+PET_KIND_THEN_NAME_IN_BRACKETS_ANYWHERE = Apposition(
     r"(?<![\w'])(?i:one|a|an|two|three|2|3)\s+"
     + PET_ADJECTIVES
     + r"((?i:"
@@ -266,7 +266,7 @@ PET_ANYWHERE_ONE = Apposition(
     slot="pet",
 )
 # "living in Daejeon with a cat named Kimbap": a pet the user lives with (not after someone else).
-PET_ANYWHERE_NAMED_CALLED = Apposition(
+PET_LIVING_WITH_ANYWHERE = Apposition(
     r"\b(?i:with)\s+(?i:a|an|my|our)\s+"
     + PET_ADJECTIVES
     + r"((?i:"

@@ -174,7 +174,7 @@ def _for_uni(m):
 
 # "originally from Heraklion, been in Norwich for 20 years now": the second place is the home (before the
 # origin rule, which ends the clause's rules).
-LOCATION_TOO = Rule(
+LOCATION_AFTER_ORIGIN = Rule(
     r"(?:(?i:originally)\s+)?(?i:from)\s+"
     + PLACE_NC
     + r",\s+(?:(?i:but|and)\s+)?(?:(?i:I've|I\s+have)\s+)?(?:(?i:now)\s+)?"
@@ -196,7 +196,7 @@ WORK_PLACE = Rule(
     slot="location",
     alone=False,
 )
-ORIGIN_LIVING = Rule(
+ORIGIN_NATIVE_NOW_LIVING = Rule(
     r"(?i:I'm|I\s+am)\s+(?i:an?)\s+"
     + PLACE
     + r"\s+(?i:boy|girl|lad|lass|native|guy|gal)\s+(?:(?i:now)\s+)?(?i:living|based)\s+(?i:in)\s+"
@@ -207,28 +207,28 @@ ORIGIN_LIVING = Rule(
     slot="origin",
     alone=True,
 )
-LOCATION_I_NOW = Rule(
+LOCATION_CALLED_HOME = Rule(
     r"(?i:I\s+(?:now\s+)?call)\s+" + PLACE + r"\s+(?i:home)\b",
     location_fact,
     0.85,
     slot="location",
     alone=True,
 )
-LOCATION_THE_HOME_THESE = Rule(
+LOCATION_IS_MY_HOME = Rule(
     PLACE + r"\s+(?i:is\s+(?:now\s+)?(?:my\s+|our\s+)?home)(?:\s+(?i:now|these\s+days))?\s*(?:$|[,.!;])",
     location_fact,
     0.85,
     slot="location",
     alone=True,
 )
-LOCATION_IM = Rule(
+LOCATION_IN_THESE_DAYS = Rule(
     r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:in)\s+" + PLACE + r"\s+(?i:these\s+days|nowadays)\b",
     location_fact,
     0.8,
     slot="location",
     alone=True,
 )
-LOCATION_IM_A = Rule(
+LOCATION_IN_NOW_AFTER_MOVE = Rule(
     r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:in)\s+" + PLACE + r"\s+(?i:now)\s*(?:$|[.!;])",
     location_fact,
     0.8,
@@ -236,7 +236,7 @@ LOCATION_IM_A = Rule(
     slot="location",
     alone=True,
 )
-LOCATION_IM_LIVE_FLAT = Rule(
+LOCATION_DWELLING_IN = Rule(
     r"(?i:I'm|I\s+am|we're|we\s+are|I\s+live|we\s+live)\s+(?i:in)\s+(?i:an?|our|my)\s+(?:[a-z]+\s+){0,2}?"
     r"(?i:flat|apartment|house|studio|place|bungalow|cottage|condo|bedsit|houseboat|room)\s+(?i:in)\s+"
     + PLACE
@@ -246,7 +246,7 @@ LOCATION_IM_LIVE_FLAT = Rule(
     slot="location",
     alone=True,
 )
-LOCATION_I_RECENTLY_FINALLY = Rule(
+LOCATION_BOUGHT_OR_RENTED_HOME = Rule(
     r"(?i:(?:I|we)\s+(?:just\s+|recently\s+|finally\s+)?(?:bought|rent|rented|own|found)|(?:I've|we've)\s+(?:just\s+)?(?:bought|rented|found))"
     r"\s+(?i:an?|our|my)\s+(?i:(?:new\s+|little\s+|small\s+)?(?:house|flat|apartment|place|home|condo|cottage))\s+(?i:in)\s+"
     + PLACE
@@ -256,7 +256,7 @@ LOCATION_I_RECENTLY_FINALLY = Rule(
     slot="location",
     alone=True,
 )
-LOCATION_I_LIVE_JUST = Rule(
+LOCATION_NEAR_OR_PART_OF = Rule(
     r"(?i:I\s+live\s+(?:just\s+)?(?:outside(?:\s+of)?|near)|"
     r"I\s+live\s+(?:in|on)\s+the\s+(?:suburbs|outskirts|edge|centre|center|north|south|east|west|middle)\s+of|"
     r"I\s+live\s+in\s+(?:downtown|central|north|south|east|west|northern|southern|eastern|western|rural|suburban|greater)|"
@@ -287,7 +287,7 @@ LOCATION_I_LIVE_JUST = Rule(
     alone=True,
 )
 # Without a subject only as a whole sentence: "Living in Denver these days." (not "Living in Rome is fun").
-LOCATION_NOW_THESE_DAYS = Rule(
+LOCATION_LIVING_IN_SENTENCE = Rule(
     r"(?i:(?:now\s+)?(?:living|based)\s+in)\s+"
     + PLACE
     + r"(?:\s+(?i:these\s+days|nowadays|now|at\s+the\s+moment|for\s+now))?\s*[.!]?$",
@@ -303,7 +303,7 @@ LOCATION_CURRENTLY = Rule(
     slot="location",
     alone=True,
 )
-ORIGIN_IM_ORIGINALLY = Rule(
+ORIGIN_FROM_OR_GREW_UP = Rule(
     r"(?i:I'm\s+(?:originally\s+)?from|I\s+am\s+(?:originally\s+)?from|I\s+come\s+from|(?:we're|we\s+are)\s+(?:originally\s+)?from|"
     r"I\s+grew\s+up\s+in\s+an?\s+(?:[a-z]+\s+)?(?:town|village|city|suburb|place)\s+(?:near|outside(?:\s+of)?|close\s+to|"
     r"(?:just\s+)?(?:north|south|east|west)\s+of)|"
@@ -316,7 +316,7 @@ ORIGIN_IM_ORIGINALLY = Rule(
     slot="origin",
     alone=True,
 )
-ORIGIN_THE_WHERE_GREW = Rule(
+ORIGIN_PLACE_FIRST = Rule(
     PLACE + r"\s+(?i:is\s+where\s+I\s+(?:grew\s+up|was\s+born|was\s+raised|come\s+from)|is\s+my\s+hometown)"
     r"\s*(?:$|[,.!;])",
     origin_fact,
@@ -324,7 +324,7 @@ ORIGIN_THE_WHERE_GREW = Rule(
     slot="origin",
     alone=True,
 )
-ORIGIN_MY_HOMETOWN_IS = Rule(
+ORIGIN_HOMETOWN = Rule(
     r"(?i:my\s+hometown\s+is|my\s+home\s+town\s+is)\s+" + PLACE + r"(?=$|[\s,.!;])",
     origin_fact,
     0.85,
@@ -340,7 +340,7 @@ ORIGIN_BORN_AND_RAISED = Rule(
     slot="origin",
     alone=True,
 )
-LOCATION_I_RELOCATED_OVER = Rule(
+LOCATION_MOVED_TO = Rule(
     _PLACE_VERB_SUBJECT
     + r"(?i:moved|relocated|settled)\s+(?:(?i:over|back|down|away|here|out|up)\s+)?(?:(?i:from)\s+"
     + PLACE_NC
@@ -352,7 +352,7 @@ LOCATION_I_RELOCATED_OVER = Rule(
     slot="location",
     alone=True,
 )
-LOCATION_I_STAY_RESIDE = Rule(
+LOCATION_STAY_OR_RESIDE = Rule(
     r"(?i:I|we)\s+(?i:stay|reside)\s+(?i:in|at)\s+" + PLACE + r"(?=$|[\s,.!;])",
     location_fact,
     0.8,
@@ -360,7 +360,7 @@ LOCATION_I_STAY_RESIDE = Rule(
     alone=True,
 )
 # "I'm staying in Ahmedabad only" (not "staying at the Hilton in Abuja tonight": a stay, not a home).
-LOCATION_IM_ONLY_PERMANENTLY = Rule(
+LOCATION_STAYING_IN = Rule(
     r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:staying|residing)\s+(?i:in|at)\s+(?!(?i:the)\s)"
     + PLACE
     + r"(?:\s+(?i:only|now|permanently|these\s+days|nowadays|with\s+(?:my|our)\s+(?:family|parents|husband|"
@@ -370,7 +370,7 @@ LOCATION_IM_ONLY_PERMANENTLY = Rule(
     slot="location",
     alone=True,
 )
-LOCATION_CURRENTLY_MOMENT_THESE = Rule(
+LOCATION_RESIDING_FOR_A_TIME = Rule(
     r"(?:(?i:currently|now|still|presently)\s+(?i:residing|based|living|staying)|(?i:residing|based|living))\s+(?i:in|at|out\s+of)\s+"
     + PLACE
     + r"(?:\s+(?i:at\s+the\s+moment|these\s+days|nowadays|now|for\s+now|currently|with\s+(?:my|our)\s+\w+|"
@@ -381,7 +381,7 @@ LOCATION_CURRENTLY_MOMENT_THESE = Rule(
     slot="location",
     alone=True,
 )
-LOCATION_MY_CONDO_BUNGALOW = Rule(
+LOCATION_OF_MY_HOME = Rule(
     r"(?i:my|our)\s+(?i:flat|house|apartment|home|place|condo|bungalow|cottage)(?:\s+is|'s)\s+(?i:in)\s+"
     + PLACE
     + r"(?=$|[\s,.!;])",
@@ -390,7 +390,7 @@ LOCATION_MY_CONDO_BUNGALOW = Rule(
     slot="location",
     alone=True,
 )
-LOCATION_IVE_SINCE_FEW = Rule(
+LOCATION_LIVED_IN_SINCE = Rule(
     r"(?i:I've|I\s+have|we've|we\s+have)\s+been\s+(?:(?i:living|based)\s+)?(?i:in)\s+"
     + PLACE
     + r"\s+(?i:since|for\s+(?:\d{1,2}|a\s+few|"
@@ -400,7 +400,7 @@ LOCATION_IVE_SINCE_FEW = Rule(
     slot="location",
     alone=True,
 )
-JOB_IN_PLACE_IM_CURRENTLY_ACTUALLY = Rule(
+JOB_IN_PLACE = Rule(
     r"(?i:I'm|I\s+am)\s+(?:(?i:currently|now|still|also|actually)\s+)?(?i:an?)\s+((?:[a-zA-Z\-]+\s+){0,3}?[a-z\-]+)\s+(?i:in)\s+"
     + PLACE
     + r"(?=$|[\s,.!;])",
@@ -409,7 +409,7 @@ JOB_IN_PLACE_IM_CURRENTLY_ACTUALLY = Rule(
     slot="location",
     alone=True,
 )
-ORIGIN_I = Rule(
+ORIGIN_GREW_UP_NEAR = Rule(
     r"(?:(?i:I)\s+)?(?i:grew\s+up|was\s+born|was\s+raised|born|raised)\s+(?i:in|on)\s+(?i:an?)\s+(?:[\w\-]+\s+){0,3}?"
     r"(?i:outside(?:\s+of)?|near|in|close\s+to|(?:north|south|east|west)\s+of)\s+"
     + PLACE
@@ -419,21 +419,21 @@ ORIGIN_I = Rule(
     slot="origin",
     alone=True,
 )
-ORIGIN_WORD_THE = Rule(
+ORIGIN_PLACE_BORN = Rule(
     PLACE + r"(?:\s+|-)(?i:born)(?:\s+(?i:and)\s+(?i:bred|raised))?(?=\s*(?:$|[,.!;]))",
     origin_word_fact,
     0.75,
     slot="origin",
     alone=True,
 )
-ORIGIN_WORD_IM = Rule(
+ORIGIN_NATIVE = Rule(
     r"(?i:I'm|I\s+am)\s+(?i:an?)\s+" + PLACE + r"\s+(?i:boy|girl|lad|lass|native|guy|gal)\b",
     origin_word_fact,
     0.75,
     slot="origin",
     alone=True,
 )
-ORIGIN_WORD_LOCATION = Rule(
+LOCATION_PLACE_BASED = Rule(
     r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?:(?i:an?)\s+)?("
     + UPPER
     + WORD_CHARS
@@ -446,10 +446,10 @@ ORIGIN_WORD_LOCATION = Rule(
     slot="location",
     alone=True,
 )
-ORIGIN_FROM = Rule(
+ORIGIN_FROM_BY_BIRTH = Rule(
     r"(?i:from)\s+" + PLACE + r"\s+(?i:originally|by\s+birth)\b", origin_fact, 0.8, slot="origin", alone=True
 )
-JOB_IN_PLACE_IM_A = Rule(
+JOB_ABBREVIATION_IN_PLACE = Rule(
     r"(?i:I'm|I\s+am)\s+(?i:an?)\s+((?:[a-zA-Z\-]+\s+){0,2}(?:RN|GP|NP|EMT|CNA|LPN|HCA|CPA|SRE|MD))\s+(?i:in)\s+"
     + PLACE
     + r"(?=$|[\s,.!;])",
@@ -458,7 +458,7 @@ JOB_IN_PLACE_IM_A = Rule(
     slot="location",
     alone=True,
 )
-FIELD_PLACE_IM = Rule(
+LOCATION_RESIDENT_OF = Rule(
     r"(?i:I'm|I\s+am)\s+(?i:an?)\s+(?:"
     + PLACE
     + r"\s+(?i:resident)|(?i:resident)\s+(?i:of)\s+"
@@ -470,7 +470,7 @@ FIELD_PLACE_IM = Rule(
     alone=True,
 )
 # A form's fields: "Location: Kumasi", "Occupation: pharmacist", "Employer: Dangote Group".
-FIELD_PLACE_LOCATION = Rule(
+FIELD_LOCATION = Rule(
     r"(?i:location|city|town|home|residence|current\s+city|lives?\s+in|based\s+in)\s*:\s*"
     + PLACE
     + r"\s*(?:$|[,.!;])",
@@ -489,7 +489,7 @@ FIELD_ORIGIN = Rule(
     alone=True,
 )
 # Places: "Ich wohne in Linz", "Home is a little village outside Gdańsk", "I'm a Kiwi living in Montréal".
-LOCATION_ICH_WOHNE_IN = Rule(
+LOCATION_FOREIGN_LIVE = Rule(
     FOREIGN_LIVE + r"\s+" + PLACE + r"(?=$|[\s,.!;])", location_fact, 0.8, slot="location", alone=True
 )
 HOME_IS = Rule(
@@ -503,7 +503,7 @@ HOME_IS = Rule(
     slot="location",
     alone=True,
 )
-LOCATION_IM_LIVING_BASED = Rule(
+LOCATION_DESCRIBED_LIVING_IN = Rule(
     r"(?i:I'm|I\s+am)\s+(?i:an?)\s+(?:[\w\-]+\s+){0,2}?(?i:living|based|residing)\s+(?i:in)\s+"
     + PLACE
     + r"(?=$|[\s,.!;])",
@@ -513,7 +513,7 @@ LOCATION_IM_LIVING_BASED = Rule(
     alone=True,
 )
 # "from Sligo originally, now in Bordeaux": after a former place, "now in X" is where the user lives.
-LOCATION_NOW_A = Rule(
+LOCATION_NOW_AFTER_FORMER = Rule(
     r"(?i:now)\s+(?:(?i:living|based)\s+)?(?i:in)\s+" + PLACE + r"\s*(?:$|[,.!;])",
     location_fact,
     0.75,
@@ -523,7 +523,7 @@ LOCATION_NOW_A = Rule(
 )
 # Places: "I'm in Trujillo, close to the coast", "we're out in Invercargill and it rains", "I'm down in Hobart
 # these days".
-IN_PLACE_IM_WHERE_THESE = Rule(
+LOCATION_IN_BEFORE_MORE = Rule(
     r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?:(?i:out|down|up|over|back)\s+)?(?i:in)\s+(?!(?i:the)\s)"
     + PLACE
     + r"(?=\s*,\s*\S|\s+(?i:and|where|so|but)\s|\s+(?i:these\s+days|nowadays)\b)",
@@ -532,7 +532,7 @@ IN_PLACE_IM_WHERE_THESE = Rule(
     slot="location",
     alone=True,
 )
-IN_PLACE_IM_A = Rule(
+LOCATION_OUT_OR_DOWN_IN = Rule(
     r"(?i:I'm|I\s+am|we're|we\s+are)\s+(?i:out|down|up|over)\s+(?i:in)\s+(?!(?i:the)\s)"
     + PLACE
     + r"\s*(?:$|[.!;])",
@@ -541,7 +541,7 @@ IN_PLACE_IM_A = Rule(
     slot="location",
     alone=True,
 )
-LOCATION_IVE_WORK_LONG = Rule(
+LOCATION_LIVED_IN_FOR_LONG = Rule(
     r"(?i:I've|I\s+have|we've|we\s+have)\s+been\s+(?:(?i:living|based)\s+)?(?i:in)\s+"
     + PLACE
     + r"\s+(?:(?i:for\s+work)\s+)?"
@@ -553,14 +553,14 @@ LOCATION_IVE_WORK_LONG = Rule(
     alone=True,
 )
 # Origins: "originally Cebu, but…", "I come from a small village near Bitola".
-ORIGIN_WORD_ORIGINALLY = Rule(
+ORIGIN_ORIGINALLY_PLACE = Rule(
     r"(?i:originally)[,:]?\s+(?!(?i:from)\b)" + PLACE + r"(?=\s*(?:$|[,;.!])|\s+(?i:but|and)\b)",
     lambda m: None if m.group(1).endswith("'s") else origin_word_fact(m),
     0.7,
     slot="origin",
     alone=True,
 )
-ORIGIN_NEAR = Rule(
+ORIGIN_SETTLEMENT_NEAR = Rule(
     r"(?i:I\s+come|I'm|I\s+am|we're|we\s+are|I\s+hail)\s+(?:(?i:originally)\s+)?(?i:from)\s+(?i:an?)\s+(?:[\w\-]+\s+){0,2}?"
     r"(?i:town|village|city|suburb|place|farm|hamlet|island|port|settlement|community)\s+(?i:near|outside(?:\s+of)?|close\s+to|"
     r"(?:just\s+)?(?:north|south|east|west)\s+of|in|on)\s+" + PLACE + r"(?=$|[\s,.!;])",
@@ -569,7 +569,7 @@ ORIGIN_NEAR = Rule(
     slot="origin",
     alone=True,
 )
-ORIGIN_I_WAS = Rule(
+ORIGIN_BORN_YEAR_IN = Rule(
     r"(?:(?i:I\s+was)\s+)?(?i:born)\s+(?i:in)\s+\d{4}\s+(?i:in)\s+" + PLACE + r"(?=$|[\s,.!;])",
     origin_fact,
     0.8,
@@ -578,7 +578,7 @@ ORIGIN_I_WAS = Rule(
 )
 # "soy de Rosario", "I have a daughter, she's called Ife", "got a new kitten last week, named her Miso", "next
 # month we fly to Hanoi".
-ORIGIN_SOY_DE = Rule(
+ORIGIN_FOREIGN_FROM = Rule(
     r"(?i:soy\s+de|je\s+suis\s+(?:originaire\s+)?de|ich\s+bin\s+aus|ich\s+komme\s+aus|sou\s+de|vengo\s+de|venho\s+de|"
     r"sono\s+di|vengo\s+da|ik\s+kom\s+uit|jestem\s+z)\s+" + PLACE + r"(?=$|[\s,.!;])",
     origin_fact,
@@ -587,7 +587,7 @@ ORIGIN_SOY_DE = Rule(
     alone=True,
 )
 # "I live on a boat in Amsterdam", "we live on a farm outside Ballarat".
-LOCATION_I_YEARS_BOAT = Rule(
+LOCATION_DWELLING_NEAR = Rule(
     r"(?i:I|we)\s+(?i:live|lived\s+for\s+years)\s+(?i:on|in)\s+(?i:an?|the)\s+(?:[\w\-]+\s+){0,2}?(?i:boat|houseboat|narrowboat|farm|"
     r"flat|house|apartment|caravan|van|cottage|bungalow|studio|island|street|estate|ranch|commune|barge|croft|homestead|suburbs?|"
     r"outskirts|edge)\s+(?i:in|near|outside(?:\s+of)?|on|of|by)\s+" + PLACE + r"(?=$|[\s,.!;])",
@@ -596,7 +596,7 @@ LOCATION_I_YEARS_BOAT = Rule(
     slot="location",
     alone=True,
 )
-JOB_IN_PLACE_IM_NEAR_OUTSIDE = Rule(
+JOB_NEAR_PLACE = Rule(
     r"(?i:I'm|I\s+am)\s+(?i:an?)\s+((?:[a-zA-Z\-]+\s+){0,3}?[a-z\-]+)\s+(?i:near|outside|outside\s+of|just\s+outside)\s+"
     + PLACE
     + r"(?=$|[\s,.!;])",
@@ -606,7 +606,7 @@ JOB_IN_PLACE_IM_NEAR_OUTSIDE = Rule(
     alone=True,
 )
 # "Pokhara boy through and through": where the user is from, without "I'm a".
-ORIGIN_AN = Rule(
+ORIGIN_NATIVE_AT_HEART = Rule(
     r"(?:(?i:an?)\s+)?"
     + PLACE
     + r"\s+(?i:boy|girl|lad|lass|native|guy|gal)\s+(?i:through\s+and\s+through|born\s+and\s+(?:bred|raised)|"
@@ -617,7 +617,7 @@ ORIGIN_AN = Rule(
     alone=True,
 )
 # "My address changed: new flat in Třebíč", "our new house is in Ennis": the user's new home.
-LOCATION_MY_NEAR_ABOVE = Rule(
+LOCATION_NEW_HOME = Rule(
     r"(?:(?i:my|our)\s+)?(?i:new)\s+(?i:flat|house|apartment|place|home|address|digs)\s+(?:(?i:is)\s+)?(?i:in)\s+"
     + PLACE
     + r"(?=\s*(?:$|[,.!;])|\s+(?i:near|by|above|next|with|now|since)\b)",
@@ -635,14 +635,14 @@ ISLAND = Rule(
     alone=True,
 )
 # Place first, the cue after: "Busan-e sarayo", "Gangneung saram-ieyo" (Korean), "Miren naiz", "Anna vagyok".
-LOCATION_THE_ESEO_SARAYO = Rule(
+LOCATION_KOREAN_CUE_AFTER = Rule(
     PLACE + r"-?(?i:e|eseo|ae)\s+(?i:sarayo|salayo|sal-ayo|salgo\s+isseoyo|salgo\s+iseoyo|sara|sarayo)\b",
     _own_place(location_fact),
     0.8,
     slot="location",
     alone=True,
 )
-ORIGIN_THE_SARAM_IEYO = Rule(
+ORIGIN_KOREAN_CUE_AFTER = Rule(
     PLACE + r"\s+(?i:saram|saram-ieyo|saramieyo|saram-imnida|saramimnida|sarami|saram-iyeyo)\b",
     _own_place(origin_fact),
     0.8,
@@ -650,7 +650,7 @@ ORIGIN_THE_SARAM_IEYO = Rule(
     alone=True,
 )
 # "Used to live in Ulsan, now back home in Gwangju": the second place is home.
-LOCATION_I_LIVING_BASED = Rule(
+LOCATION_NOW_AFTER_USED_TO = Rule(
     r"(?:(?i:I|we)\s+)?(?i:used\s+to\s+live|lived)\s+(?i:in)\s+"
     + PLACE_NC
     + r"\s*+,?\s+(?:(?i:but|and)\s+)?(?i:now)\s+"
@@ -662,7 +662,7 @@ LOCATION_I_LIVING_BASED = Rule(
     alone=True,
 )
 # "I'm in Loughborough for uni", "I'm in Leeds for my masters": a student's home.
-FOR_UNI = Rule(
+LOCATION_FOR_STUDIES = Rule(
     r"(?i:I'm|I\s+am)\s+(?:(?i:now|currently|still)\s+)?(?i:in)\s+"
     + PLACE
     + r"\s+(?i:for)\s+(?:(?i:my)\s+)?(?i:uni|university|college|"
@@ -672,32 +672,32 @@ FOR_UNI = Rule(
     slot="location",
     alone=True,
 )
-LOCATION_ANYWHERE_TI = Apposition(
+LOCATION_FOREIGN_CUE_ANYWHERE = Apposition(
     NOT_LETTER_BEFORE + FOREIGN_LIVE_CUES + r"\s+" + PLACE + r"(?=$|[\s,.!;])",
     foreign_place(location_fact),
     slot="location",
 )
-LOCATION_ANYWHERE_NASA = Apposition(
+LOCATION_TAGALOG_ANYWHERE = Apposition(
     NOT_LETTER_BEFORE + r"(?i:nasa)\s+" + PLACE + r"\s+(?i:na\s+ako|ako)\b",
     foreign_place(location_fact),
     slot="location",
 )
-LOCATION_ANYWHERE_DITO_SA = Apposition(
+LOCATION_TAGALOG_HERE_IN_ANYWHERE = Apposition(
     NOT_LETTER_BEFORE + r"(?i:dito\s+sa)\s+" + PLACE + r"(?=$|[\s,.!;])",
     foreign_place(location_fact),
     slot="location",
 )
-ORIGIN_ANYWHERE_TI = Apposition(
+ORIGIN_FOREIGN_CUE_ANYWHERE = Apposition(
     NOT_LETTER_BEFORE + _FOREIGN_FROM_CUES + r"(?:\s+|(?<=taga)-)" + PLACE + r"(?=$|[\s,.!;])",
     foreign_place(origin_fact),
     slot="origin",
 )
-LOCATION_ANYWHERE_ICH_WOHNE_IN = Apposition(
+LOCATION_FOREIGN_LIVE_AFTER_COMMA = Apposition(
     r"(?<=[,;]\s)" + FOREIGN_LIVE + r"\s+" + PLACE + r"(?=$|[\s,.!;])",
     foreign_place(location_fact),
     slot="location",
 )
-FOREIGN_PLACE_ANYWHERE = Apposition(
+PLACE_FOREIGN_AFTER_AND_ANYWHERE = Apposition(
     r"(?<=\s)(?i:und|et|e|y|en|och|og)\s+(?i:komme\s+aus|wohne\s+in|lebe\s+in|vivo\s+en|vivo\s+em|vivo\s+a|moro\s+em|"
     r"j'habite\s+(?:à|a|en)|abito\s+a|woon\s+in|bor\s+i|sou\s+de|soy\s+de|vengo\s+de|vengo\s+da|kom\s+uit)\s+"
     + PLACE
@@ -709,20 +709,20 @@ FOREIGN_PLACE_ANYWHERE = Apposition(
     ),
     slot="location",
 )
-LOCATION_ANYWHERE_IK = Apposition(
+LOCATION_LIVE_IN_CUE_ANYWHERE = Apposition(
     NOT_LETTER_BEFORE + _LIVE_IN_CUES + r"\s+" + PLACE + r"(?=$|[\s,.!;])",
     foreign_place(location_fact),
     slot="location",
 )
-ORIGIN_ANYWHERE_ANA_MIN = Apposition(
+ORIGIN_FROM_CUE_ANYWHERE = Apposition(
     NOT_LETTER_BEFORE + _FROM_CUES + r"\s+" + PLACE + r"(?=$|[\s,.!;])",
     foreign_place(origin_fact),
     slot="origin",
 )
-LOCATION_ANYWHERE_THE = Apposition(
+LOCATION_CUE_AFTER_PLACE_ANYWHERE = Apposition(
     r"(?<![^\W\d_])" + PLACE + _LIVE_AFTER_PLACE, foreign_place(location_fact), slot="location"
 )
-ORIGIN_ANYWHERE_THE = Apposition(
+ORIGIN_CUE_AFTER_PLACE_ANYWHERE = Apposition(
     r"(?<![^\W\d_])" + PLACE + _FROM_AFTER_PLACE, foreign_place(origin_fact), slot="origin"
 )
 LIVE_ABROAD_ANYWHERE = Apposition(
@@ -732,7 +732,7 @@ LIVE_ABROAD_ANYWHERE = Apposition(
     gated=True,
 )
 # Place first: "ami Dhaka te thaki" (Bengali), "Chennai la irukken" (Tamil), "Bilbon bizi naiz" (Basque).
-LOCATION_ANYWHERE_THE_ILA_THAKI = Apposition(
+LOCATION_SOUTH_ASIAN_CUE_AFTER_ANYWHERE = Apposition(
     r"(?<![^\W\d_])"
     + PLACE
     + r"\s*+-?\s*+(?i:te|e|y|la|il|le|ila)\s+(?i:thaki|thakchi|irukken|irukkiren|irukiren|"
@@ -741,13 +741,13 @@ LOCATION_ANYWHERE_THE_ILA_THAKI = Apposition(
     slot="location",
     gated=True,
 )
-LOCATION_ANYWHERE_THE_BIZI_NAIZ = Apposition(
+LOCATION_BASQUE_CUE_AFTER_ANYWHERE = Apposition(
     r"(?<![^\W\d_])" + PLACE + r"\s+(?i:bizi\s+naiz|bizi\s+gara)\b",
     _own_place(location_fact),
     slot="location",
     gated=True,
 )
-ORIGIN_ANYWHERE = Apposition(
+ORIGIN_TURKISH_SUFFIX_ANYWHERE = Apposition(
     r"(?<![^\W\d_])("
     + UPPER
     + r"[^\W\d_]{2,30})(?:'(?:dan|den|tan|ten)(?:ım|im|um|üm)|'?l[ıiuü]y[ıiuü]m)(?![\w'])",

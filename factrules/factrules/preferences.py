@@ -214,7 +214,7 @@ PREFER_ONE = Rule(
     slot="preference",
     alone=True,
 )
-FAVORITE_MY = Rule(
+FAVORITE_IS = Rule(
     r"(?i:(?:my\s+)?(?:all-time\s+)?(?:favorite|favourite|fav|fave)\s+)([a-z][a-z ]{1,30}?)\s+(?i:is|are)\s+"
     + REST,
     _favorite,
@@ -222,7 +222,7 @@ FAVORITE_MY = Rule(
     slot="favorite",
     alone=True,
 )
-FAVORITE_MY_EVER = Rule(
+FAVORITE_FIELD = Rule(
     r"(?:(?i:my)\s+)?(?i:(?:all-time\s+)?(?:favorite|favourite|fav|fave)\s+)([a-z]{2,20}(?:\s[a-z]{2,20})?)(?:\s+(?i:of\s+all\s+time|ever))?\s*[:=]\s*"
     + REST,
     _favorite,
@@ -230,7 +230,7 @@ FAVORITE_MY_EVER = Rule(
     slot="favorite",
     alone=True,
 )
-LIKE_I_REALLY = Rule(LIKE_VERBS + r"\s+" + REST, _like, 0.8, slot="preference", alone=True)
+LIKE_BY_VERB = Rule(LIKE_VERBS + r"\s+" + REST, _like, 0.8, slot="preference", alone=True)
 DISLIKE = Rule(DISLIKE_VERBS + r"\s+" + REST, _dislike, 0.8, slot="preference", alone=True)
 LIKE = Rule(
     r"([a-zA-Z][a-z\-]{1,30}(?:\s+[a-z][a-z\-]{1,30})?)\s+(?i:is\s+my\s+(?:thing|jam|passion|weakness|obsession|guilty\s+pleasure|happy\s+place))\s*(?:$|[,.!;])",

@@ -537,7 +537,7 @@ JOB_BASED_IN = Rule(
     slot="job",
     alone=True,
 )
-JOB_IVE_SINCE_WORKED = Rule(
+JOB_AS_AFTER_TENURE = Rule(
     r"(?i:I've|I\s+have)\s+(?i:worked|been\s+working|been)\s+(?i:at|for|with)\s+(?:the\s+)?"
     + ORG_NC
     + r"\s+(?:(?i:for|since)\s+"
@@ -581,7 +581,7 @@ JOB_AS = Rule(
     alone=False,
 )
 # "I work in a hospital as a porter", "I work at a bank as a cashier": the job after the workplace.
-JOB_I_WORK = Rule(
+JOB_AS_AFTER_WORKPLACE = Rule(
     r"(?i:I\s+work|I'm\s+working|I\s+am\s+working)\s+(?i:in|at|for)\s+(?i:an?|the)\s+(?:[\w\-]+\s+){0,3}?[\w\-]+\s+(?i:as)\s+"
     r"(?:an?\s+)?((?:[a-zA-Z\-]+\s+){0,2}?[a-z\-]+)(?=\s*(?:$|[,.!;(])|\s+(?:at|in|for|with|since|and|but|so)\b)",
     job_fact,
@@ -589,7 +589,7 @@ JOB_I_WORK = Rule(
     slot="job",
     alone=False,
 )
-FIELD_I_WORK = Rule(
+FIELD_WORK_IN = Rule(
     r"(?i:I\s+(?:work|am\s+working|'m\s+working)\s+in)\s+((?i:"
     + FIELDS
     + r"))\s*(?:$|[,.!;]|\s+(?:at|for|now|these)\b)",
@@ -661,7 +661,7 @@ JOB_OR_FIELD = Rule(
     slot="job",
     alone=True,
 )
-JOB_IM_ACTUALLY_PROFESSION = Rule(
+JOB_SELF_DESCRIBED = Rule(
     r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:(?i:currently|now|still|also|actually)\s+)?(?:an?\s+)"
     r"((?:[a-zA-Z\-]+\s+){0,3}[a-z\-]+)(?:\s+by\s+(?:profession|trade))?"
     r"\s*(?:$|[,.!;(]|\s+(?:over\s+)?at\b|\s+in\b|\s+for\b|\s+with\b|\s+on\s+(?:the|an?)\b|\s+(?i:since|and|but|lol|haha|tbh|near|outside)\b|"
@@ -671,7 +671,7 @@ JOB_IM_ACTUALLY_PROFESSION = Rule(
     slot="job",
     alone=False,
 )
-EMPLOYER_I_WORK_AT = Rule(
+EMPLOYER_WORK_AT = Rule(
     r"(?i:I\s+work\s+(?:at|for)|I'm\s+working\s+(?:at|for)|I\s+am\s+working\s+(?:at|for)|"
     r"I'm\s+employed\s+(?:at|by|with)|I\s+am\s+employed\s+(?:at|by|with)|"
     r"I\s+(?:just\s+|recently\s+)?(?:started|began)\s+(?:a\s+new\s+job|working)\s+(?:at|for)|"
@@ -693,7 +693,7 @@ EMPLOYER_I_WORK_AT = Rule(
     slot="employer",
     alone=True,
 )
-EMPLOYER_AFTER_JOB_IM = Rule(
+EMPLOYER_AFTER_SELF_DESCRIBED_JOB = Rule(
     r"(?i:I'm|I\s+am)\s+(?:(?i:currently|now|still|also|actually)\s+)?an?\s+(?:[a-zA-Z\-]+\s+){0,3}[a-z\-]+\s+"
     r"(?i:(?:over\s+)?at|for|with)\s+(?:the\s+)?" + ORG + r"(?=$|[\s,.!;])",
     _employer_after_job,
@@ -716,7 +716,7 @@ WORK_VERB = Rule(
     slot="job",
     alone=True,
 )
-FIELD_FOR_I_DO_BOOKKEEPING_TESTING = Rule(
+FIELD_I_DO = Rule(
     r"(?i:I\s+do)\s+((?:[A-Z]{2,4}|(?i:design|marketing|sales|support|accounting|bookkeeping|payroll|research|testing|"
     r"engineering|recruiting|recruitment|consulting|translation|copywriting|localisation|localization|analytics|"
     r"compliance|security|devops|frontend|backend|data\s+science|customer\s+support|web\s+design|graphic\s+design)))"
@@ -727,7 +727,7 @@ FIELD_FOR_I_DO_BOOKKEEPING_TESTING = Rule(
     alone=True,
 )
 # "I'm at Atlassian now, not Canva" / "not at Revolut anymore, it's Monzo now": a change of employer.
-EMPLOYER_IM = Rule(
+EMPLOYER_CHANGED_NOT_OTHER = Rule(
     r"(?i:I'm|I\s+am)\s+(?:(?i:now)\s+)?(?i:at|with)\s+"
     + ORG
     + r"(?:\s+(?i:now))?,?\s+(?i:not)\s+(?:(?i:at|with)\s+)?"
@@ -738,7 +738,7 @@ EMPLOYER_IM = Rule(
     slot="employer",
     alone=True,
 )
-EMPLOYER_IM_ANY_MORE = Rule(
+EMPLOYER_CHANGED_NO_LONGER_AT = Rule(
     r"(?:(?i:I'm|I\s+am)\s+)?(?i:not|no\s+longer)\s+(?i:at|with)\s+" + ORG + r"\s+(?i:any\s?more)[,;.]?\s+"
     r"(?i:it's|it\s+is|I'm\s+(?:at|with)|now\s+(?:at|with))\s+" + ORG + r"(?:\s+(?i:now))?\s*(?:$|[.!;])",
     lambda m: employer_fact(Groups(m.group(2))),
@@ -755,7 +755,7 @@ JOB_FROM = Rule(
     slot="job",
     alone=True,
 )
-JOB_IVE_RECENTLY_FINALLY = Rule(
+JOB_QUALIFIED_OR_BECAME = Rule(
     r"(?i:I(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:qualified|trained|retrained|graduated)\s+as|"
     r"I\s+(?:just\s+|recently\s+|finally\s+)?became)\s+(?:an?\s+)?((?:[a-zA-Z\-]+\s+){0,3}?[a-z\-]+)"
     r"(?=\s*(?:$|[,.!;(])|\s+(?:at|in|for|with|last|this|in|after|and|but|so|lol)\b)",
@@ -764,7 +764,7 @@ JOB_IVE_RECENTLY_FINALLY = Rule(
     slot="job",
     alone=False,
 )
-EMPLOYER_IM_PART_THEIR = Rule(
+EMPLOYER_WITH_TEAM = Rule(
     r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?i:at|with)\s+(?:the\s+)?"
     + ORG
     + r",?\s+(?:(?i:on|in|at|part\s+of)\s+)?"
@@ -775,7 +775,7 @@ EMPLOYER_IM_PART_THEIR = Rule(
     slot="employer",
     alone=True,
 )
-EMPLOYER_IVE = Rule(
+EMPLOYER_FOR_YEARS = Rule(
     r"(?i:I've|I\s+have)\s+been\s+(?i:at|with)\s+(?:the\s+)?"
     + ORG
     + r"\s+(?:(?i:for)\s+)?(?:(?i:almost|nearly|over|about|around|"
@@ -787,7 +787,7 @@ EMPLOYER_IVE = Rule(
     slot="employer",
     alone=True,
 )
-FIELD_IM = Rule(
+FIELD_IN = Rule(
     r"(?i:I'm|I\s+am)\s+(?:(?i:currently|now)\s+)?(?i:in)\s+((?i:"
     + FIELDS
     + r"))(?=\s*(?:$|[,.!;])|\s+(?:at|for|with|now|these)\b)",
@@ -796,7 +796,7 @@ FIELD_IM = Rule(
     slot="job",
     alone=False,
 )
-EMPLOYER_IM_CURRENTLY = Rule(
+EMPLOYER_AFTER_FIELD = Rule(
     r"(?i:I'm|I\s+am)\s+(?:(?i:currently|now)\s+)?(?i:in)\s+(?i:"
     + FIELDS
     + r")\s+(?i:at|for|with)\s+(?:the\s+)?"
@@ -815,7 +815,7 @@ JOB_ABBREVIATION = Rule(
     slot="job",
     alone=False,
 )
-EMPLOYER_AFTER_JOB_I_WORK = Rule(
+EMPLOYER_AFTER_WORK_AS_JOB = Rule(
     r"(?i:I\s+work|I'm\s+working|I\s+am\s+working|I've\s+worked|I\s+have\s+worked|I'm\s+employed|I\s+am\s+employed)\s+(?i:as)\s+(?i:an?)\s+(?:[a-zA-Z\-]+\s+){0,3}?"
     r"[a-z\-]+\s+(?i:at|for|with)\s+(?:the\s+)?" + ORG + r"(?=$|[\s,.!;])",
     _employer_after_job,
@@ -823,7 +823,7 @@ EMPLOYER_AFTER_JOB_I_WORK = Rule(
     slot="employer",
     alone=False,
 )
-EMPLOYER_I_WORK = Rule(
+EMPLOYER_WORK_WITH = Rule(
     r"(?i:I\s+work|I'm\s+working|I\s+am\s+working|I've\s+worked|I\s+have\s+worked|I'm|I\s+am)\s+(?i:with)\s+("
     + _ORG_NAMED
     + r")"
@@ -842,7 +842,7 @@ EMPLOYER_MY_COMPANY = Rule(
     slot="employer",
     alone=True,
 )
-JOB_MY = Rule(
+FIELD_JOB = Rule(
     r"(?:(?i:my)\s+)?(?i:occupation|profession|job(?:\s+title)?|role|work|position)\s*(?::|\s[-–—])\s*(?:an?\s+)?((?:[a-zA-Z\-]+\s+){0,3}?[a-zA-Z\-]+)"
     r"\s*(?:$|[,.!;(])",
     lambda m: job_fact(Groups(m.group(1).lower())),
@@ -885,7 +885,7 @@ FOR_A_LIVING = Rule(
     slot="job",
     alone=True,
 )
-JOB_I_WORK_A = Rule(
+JOB_AS_AFTER_WORK_ON = Rule(
     r"(?i:I\s+work|I'm\s+working|I\s+am\s+working)\s+(?i:on|in|at|with)\s+(?i:the|a|an)\s+(?:[a-z\-]+\s+){0,2}?[a-z\-]+\s+(?i:as)\s+"
     r"(?:an?\s+)?((?:[a-zA-Z\-]+\s+){0,2}?[a-z\-]+)(?=\s*(?:$|[,.!;(])|\s+(?:at|in|for|with|since|and|but|so)\b)",
     job_fact,
@@ -894,7 +894,7 @@ JOB_I_WORK_A = Rule(
     alone=False,
 )
 # Employers: "I'm with Hapag-Lloyd, been there since 2019", "now at a tiny startup called Tenfold".
-EMPLOYER_IM_SINCE_FEW = Rule(
+EMPLOYER_WITH_SINCE = Rule(
     r"(?i:I'm|I\s+am)\s+(?i:with)\s+(?:the\s+)?"
     + ORG
     + r",?\s+(?:(?i:been\s+there)\s+)?(?i:since\s+\d{4}|for\s+(?:\d{1,2}|a\s+few|"
@@ -904,7 +904,7 @@ EMPLOYER_IM_SINCE_FEW = Rule(
     slot="employer",
     alone=True,
 )
-EMPLOYER_IM_WORK_STARTUP = Rule(
+EMPLOYER_KIND_CALLED = Rule(
     r"(?:(?i:I'm|I\s+am|I\s+work|I'm\s+working|I\s+am\s+working)\s+)?(?:(?i:now)\s+)?(?i:at|for)\s+(?i:an?)\s+(?:[\w\-]+\s+){0,2}?"
     r"(?i:startup|start-up|company|firm|agency|studio|consultancy|charity|nonprofit|non-profit|bank|school|clinic|hospital|"
     r"practice|bakery|restaurant|shop|lab|publisher|brewery|hotel)\s+(?i:called|named)\s+"
@@ -934,7 +934,7 @@ JOB_BY_TRADE = Rule(
     slot="job",
     alone=True,
 )
-DRIVE_FOR_WORK_I_ROUTE_LINE = Rule(
+JOB_DRIVER_FOR_WORK = Rule(
     r"(?i:I)\s+(?i:drive)\s+(?i:an?|the)\s+((?i:"
     + WORK_VEHICLES
     + r"))(?=\s+(?i:for)\s+(?!(?i:fun|pleasure|a\s+hobby|my|the\s+kids|"
@@ -948,7 +948,7 @@ DRIVE_FOR_WORK_I_ROUTE_LINE = Rule(
     slot="job",
     alone=True,
 )
-DRIVE_FOR_WORK_I_BUS_TRAM = Rule(
+JOB_DRIVER_OF_WORK_VEHICLE = Rule(
     r"(?i:I)\s+(?i:drive)\s+(?i:an?)\s+((?i:bus|tram|taxi|cab|forklift|lorry|HGV|minibus|milk\s+float|ambulance|school\s+bus|"
     r"bin\s+lorry))\s*+(?:$|[,.!;])",
     _drive_for_work,
@@ -986,7 +986,7 @@ NOW_AT = Rule(
     slot="employer",
     alone=True,
 )
-EMPLOYER_I = Rule(
+EMPLOYER_OF_TEAM_I_MANAGE = Rule(
     r"(?i:I)\s+(?i:manage|lead|run|head|supervise)\s+(?i:a|the|our|an)\s+(?:[\w\-]+\s+){0,2}?(?i:team|department|group|unit|crew|"
     r"squad|desk|lab|office)\s+(?i:at|for|in)\s+(?:the\s+)?" + ORG + r"(?=$|[\s,.!;])",
     employer_fact,
@@ -994,7 +994,7 @@ EMPLOYER_I = Rule(
     slot="employer",
     alone=True,
 )
-THE_JOB_AT = Rule(
+JOB_THE_ROLE_AT = Rule(
     r"(?i:I'm|I\s+am)\s+(?i:the)\s+((?:[a-z\-]+\s+){0,2}[a-z\-]+)\s+(?i:at|for|of)\s+(?:the\s+)?"
     + ORG
     + r"(?=$|[\s,.!;])",
@@ -1013,7 +1013,7 @@ AS_A = Rule(
     alone=True,
 )
 # "I'm at Össur, designing prosthetic feet": at an organisation, doing the work.
-EMPLOYER_IM_DESIGNING_BUILDING = Rule(
+EMPLOYER_WHILE_DOING = Rule(
     r"(?i:I'm|I\s+am)\s+(?i:at)\s+"
     + ORG
     + r",\s+(?=(?i:designing|building|developing|engineering|managing|leading|writing|"
@@ -1043,7 +1043,7 @@ STUDY_PRESENT = Rule(
     alone=True,
 )
 # "I'm the only falconer in Westport", "I'm the village blacksmith here".
-JOB_IM_ONLY_LOCAL = Rule(
+JOB_ONLY_OR_LOCAL = Rule(
     r"(?i:I'm|I\s+am)\s+(?i:the)\s+(?i:only|local|resident|village|town|island|parish)\s+((?:[a-z\-]+\s+)?[a-z\-]+)"
     r"(?=\s*(?:$|[,.!;])|\s+(?i:in|at|for|around|here|on)\b)",
     job_fact,
@@ -1052,7 +1052,7 @@ JOB_IM_ONLY_LOCAL = Rule(
     alone=False,
 )
 # "I'm freelancing as a motion designer now", "contracting as a QA engineer".
-JOB_IM_FREELANCING_CONTRACTING = Rule(
+JOB_FREELANCE_AS = Rule(
     r"(?i:I'm|I\s+am|I've\s+been|I\s+have\s+been)\s+(?:(?i:now|currently|also)\s+)?(?i:freelancing|contracting|consulting|"
     r"moonlighting|temping|volunteering|interning|working\s+freelance)\s+(?i:as)\s+(?i:an?\s+)?((?:[a-zA-Z\-]+\s+){0,2}?[a-z\-]+)"
     r"(?=\s*(?:$|[,.!;(])|\s+(?i:now|at|in|for|with|since|and|but|these)\b)",
@@ -1062,7 +1062,7 @@ JOB_IM_FREELANCING_CONTRACTING = Rule(
     alone=False,
 )
 # "I do cybersecurity at Kongsberg Maritime now": a field of work, then where.
-FIELD_FOR_I_DO_CYBERSECURITY_CYBER = Rule(
+FIELD_I_DO_AT = Rule(
     r"(?i:I\s+do)\s+((?i:cybersecurity|cyber\s+security|infosec|IT|HR|QA|UX|UI|SEO|PR|ops|operations|logistics|procurement|"
     r"sales|marketing|finance|accounting|admin|research|design|engineering|nursing|teaching|tech\s+support|it\s+support|"
     r"fraud\s+analytics|data\s+analytics|data\s+engineering|software\s+engineering|product|product\s+design|content|comms|"
@@ -1101,7 +1101,7 @@ CV_LINE = Rule(
 )
 # "joining platform as a compiler engineer", "joining the data team as an analyst": a team in lower case, then
 # the job.
-ROLE_AS_IM = Rule(
+JOB_JOINING_TEAM_AS = Rule(
     r"(?:(?i:I'm|I\s+am|I've|I\s+have|I)\s+)?(?:(?i:just|recently|officially)\s+)?(?:(?i:been)\s+)?(?i:joining|joined)\s+"
     r"(?:(?i:the)\s+)?[a-z][a-z\-]{1,20}(?:\s+(?i:team|squad|group|crew|org|department))?\s+(?i:as)\s+(?:(?i:an?|the|our|your)\s+)?"
     + _JOB_WORDS
@@ -1112,13 +1112,13 @@ ROLE_AS_IM = Rule(
     alone=True,
 )
 # "my manager at Unilever", "my colleagues at KPMG": the user works there too.
-EMPLOYER_ANYWHERE_LINE_BOSS = Apposition(
+EMPLOYER_OF_MY_COLLEAGUES_ANYWHERE = Apposition(
     r"\b(?i:my|our)\s+(?:(?i:line|new|current)\s+)?(?i:boss|manager|supervisor|colleagues?|co-?workers?|team|employer|"
     r"team\s+lead|teammates?)\s+(?i:at)\s+(?:(?i:the)\s+)?" + ORG + r"(?=$|[\s,.!;])",
     lambda m: employer_fact(m),
     slot="employer",
 )
-EMPLOYER_ANYWHERE_IK = Apposition(
+EMPLOYER_DUTCH_OR_GERMAN_ANYWHERE = Apposition(
     NOT_LETTER_BEFORE
     + r"(?i:(?:ik\s+)?werk\s+bij|ich\s+arbeite\s+bei|arbeite\s+bei)\s+"
     + ORG
@@ -1188,7 +1188,7 @@ TURKISH_ANYWHERE = Apposition(
     gated=True,
 )
 # "on behalf of my employer, Brembo S.p.A.", "my employer is Vattenfall".
-EMPLOYER_ANYWHERE_A = Apposition(
+EMPLOYER_NAMED_ANYWHERE = Apposition(
     r"\b(?i:my)\s+(?:(?i:current|new)\s+)?(?i:employer)(?:,|\s+(?i:is))\s+(?:(?i:the)\s+)?"
     + ORG
     + r"(?=$|[\s,.!;])",
@@ -1196,7 +1196,7 @@ EMPLOYER_ANYWHERE_A = Apposition(
     slot="employer",
 )
 # "regarding my role as homologation specialist", "in my job as a night porter".
-ROLE_AS_ANYWHERE_CURRENT_NEW = Apposition(
+JOB_MY_ROLE_AS_ANYWHERE = Apposition(
     r"\b(?i:my)\s+(?:(?i:current|new|day)\s+)?(?i:role|job|position|post)\s+(?i:as)\s+(?:(?i:an?|the)\s+)?"
     r"((?:[a-zA-Z\-]+\s+){0,2}?[a-zA-Z\-]+)(?=\s*(?:$|[,.!;(])|\s+(?i:at|in|for|with|since|and|but|here)\b|\s+I\b)",
     _role_as,
@@ -1204,7 +1204,7 @@ ROLE_AS_ANYWHERE_CURRENT_NEW = Apposition(
 )
 # "formerly a loss adjuster, now retraining as an embalmer", "I'm retraining as a plumber" (not after someone
 # else).
-ROLE_AS_ANYWHERE_AFTER_CURRENTLY = Apposition(
+JOB_RETRAINING_AS_ANYWHERE = Apposition(
     r"(?:^|,\s*+|\b(?:I'm|I\s+am)\s+)(?:(?i:now|currently|also)\s+)?(?i:retraining|re-training|requalifying)\s+(?i:as)\s+"
     r"(?:(?i:an?)\s+)?" + _JOB_WORDS + r"(?=\s*(?:$|[,.!;(])|\s+(?i:at|in|with|and|but|now|after)\b)",
     lambda m: not OTHER_HEAD.search(m.string, max(0, m.start() - 200), m.start()) and _role_as(m),
