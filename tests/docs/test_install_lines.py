@@ -59,7 +59,7 @@ import io
 import django
 import threadless, threadless.integrations.anthropic, threadless.integrations.langchain
 import threadless.integrations.mcp_server, threadless.integrations.openai_agents
-import memories.facts.rules.lexicons
+import factrules.lexicons
 django.setup()
 from django.contrib.staticfiles import finders
 from django.core.management import call_command
@@ -68,7 +68,7 @@ from django.template.loader import get_template
 call_command("check", stdout=io.StringIO())
 for where in (
     threadless.__file__,
-    memories.facts.rules.lexicons.__file__,
+    factrules.lexicons.__file__,
     get_template("console/base.html").origin.name,
     get_template("widget/chat.html").origin.name,
     finders.find("threadless-widget.js"),
