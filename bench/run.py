@@ -314,7 +314,7 @@ CONTENTS = [
     "| Semantic recall's cost | decorate with `local` against `off` | `off` + one query embedding | `make "
     "bench` or `python -m bench.recall_cost` | — |",
     "| Offline fact extractor | precision and recall on every fact-line set | — | `python "
-    "factrules/bench/eval.py PATH` | — |",
+    "extractor/bench/eval.py PATH` | — |",
     "| 8. Under load | turns/s and p99 at 1 / 16 / 64 clients | bare ASGI app doing the lower bound's SQL | "
     "`make bench-load` | [benchmarks-load.png](benchmarks-load.png) |",
     "| 9. Metrics | Prometheus metrics' cost on the hot routes | the same server with metrics off | `make "

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SERVICE = ("common", "projects", "providers", "webhooks", "memories", "chat", "proxy", "console", "serving",
            "threadless_site")  # fmt: skip
 # Each checked package by its import name, and the folder its modules are in.
-PACKAGES = {**{name: ROOT / name for name in SERVICE}, "factrules": ROOT / "factrules" / "factrules"}
+PACKAGES = {**{name: ROOT / name for name in SERVICE}, "factrules": ROOT / "extractor" / "factrules"}
 PRIVATE = re.compile(r"^_(?!_)")
 
 

@@ -7,8 +7,9 @@ import re
 from typing import Protocol
 
 import factrules
-from common.tokens import text_tokens
 from factrules import Candidate, UserMessage
+
+from common.tokens import text_tokens
 
 
 def fact_normalize(text: str) -> str:

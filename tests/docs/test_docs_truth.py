@@ -56,14 +56,14 @@ def test_the_files_of_the_reading_order_exist():
     section = page.split("## Reading the code for the first time", 1)[1].split("\n## ", 1)[0]
     named = re.findall(r"`([\w/]+(?:\.py|/))`", section)
     assert len(named) >= 5
-    rules = "factrules/factrules/"  # "`pipeline.py` and `registry.py`" are that package's
+    rules = "extractor/factrules/"  # "`pipeline.py` and `registry.py`" are that package's
     missing = [n for n in named if not (ROOT / n).exists() and not (ROOT / rules / n).exists()]
     assert missing == []
 
 
 def test_no_module_takes_another_modules_private_name():
     checked = set(private_names.checked_files())
-    assert ROOT / "factrules" / "factrules" / "pipeline.py" in checked
+    assert ROOT / "extractor" / "factrules" / "pipeline.py" in checked
     assert set(_product_files()) <= checked
     assert private_names.all_crossings() == []
 

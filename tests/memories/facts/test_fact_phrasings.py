@@ -1,7 +1,7 @@
 """What the service does with what the extractor finds: nothing is taken from the assistant or the
 instructions, a later statement supersedes the place said before, one message's home is the one
 stored, and the facts block is ranked by relevance (lexical, and semantic with a provider) within its
-token cap. The phrasings themselves are the rule package's tests (factrules/tests)."""
+token cap. The phrasings themselves are the rule package's tests (extractor/tests)."""
 
 from __future__ import annotations
 

@@ -9,9 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from factrules.score import score
-
 from factrules import Candidate
+from factrules.score import score
 
 EVAL = Path(__file__).resolve().parents[1] / "bench" / "eval.py"
 

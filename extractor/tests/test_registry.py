@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from factrules.rule import Apposition, Rule
-
 import factrules
+import pytest
 from factrules import lexicons, registry
+from factrules.rule import Apposition, Rule
 
 LEXICONS = sorted((Path(lexicons.__file__).parent / "lexicons").glob("*.txt"))
 SLOTS = {

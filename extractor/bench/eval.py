@@ -1,8 +1,8 @@
 """The rule extractor on a file of labelled user lines: precision, fact recall, per slot.
 
-    .venv/bin/python factrules/bench/eval.py PATH [--split NAME] [--show-misses]
+    .venv/bin/python extractor/bench/eval.py PATH [--split NAME] [--show-misses]
 
-PATH is a JSON file holding the lines as a list, under "lines" (factrules/tests/data/extractor_fresh3.json)
+PATH is a JSON file holding the lines as a list, under "lines" (extractor/tests/data/extractor_fresh3.json)
 or under "fact_lines" (tests/data/recall_corpus.json, where --split picks dev, heldout, fresh, ...).
 Each line is {"text": ..., "facts": [{"slot": ..., "must": [...]}]}. The scoring rule is
 `factrules.score.score`, the same function the tests use.
@@ -52,7 +52,7 @@ def report(result: dict, show_misses: bool = False) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="factrules/bench/eval.py", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="extractor/bench/eval.py", description=__doc__.split("\n")[0])
     parser.add_argument("path", type=Path)
     parser.add_argument("--split", help="only the lines whose 'split' is this (recall_corpus.json)")
     parser.add_argument("--show-misses", action="store_true", help="print what was missed and what was wrong")

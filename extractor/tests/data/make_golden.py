@@ -1,11 +1,11 @@
-"""Write factrules/tests/data/golden.json: the rule extractor's precision and fact recall on every
+"""Write extractor/tests/data/golden.json: the rule extractor's precision and fact recall on every
 labelled set with the counts behind them per slot, and a hash of the exact facts it gives for each line,
 so a change that should not change behaviour (a refactor, a faster pattern) is checked against what
 the extractor did before.
 
-    .venv/bin/python factrules/tests/data/make_golden.py            # write the file
-    .venv/bin/python factrules/tests/data/make_golden.py --check    # compare with it instead
-    .venv/bin/python factrules/tests/data/make_golden.py --facts F  # also write every fact to F (for diffing)
+    .venv/bin/python extractor/tests/data/make_golden.py            # write the file
+    .venv/bin/python extractor/tests/data/make_golden.py --check    # compare with it instead
+    .venv/bin/python extractor/tests/data/make_golden.py --facts F  # also write every fact to F (for diffing)
 
 Each line is given to the extractor alone, as one committed user message (as factrules.score scores
 it); each set is also given to one extractor as one list of messages, which is hashed too.
@@ -62,9 +62,8 @@ def _digest(value) -> str:
 def measure(sets: dict[str, list[dict]] | None = None) -> tuple[dict, dict]:
     """({set: {lines, facts, precision, fact_recall, right, wrong, not_found, per_slot, per_line_sha256,
     together_sha256}}, {set: facts per line})."""
-    from factrules.score import score
-
     from factrules import UserMessage, extract
+    from factrules.score import score
 
     figures, facts = {}, {}
     for name, lines in (sets or extractor_sets()).items():
@@ -112,8 +111,8 @@ def main(argv: list[str] | None = None) -> int:
                 "about": "What the rule extractor gives on every labelled set: precision and fact recall "
                 "(third decimal), the counts behind them per slot, and a sha256 of its exact facts per line "
                 "and for the set as one list of "
-                "messages. Written by factrules/tests/data/make_golden.py; "
-                "factrules/tests/test_golden.py pins it.",
+                "messages. Written by extractor/tests/data/make_golden.py; "
+                "extractor/tests/test_golden.py pins it.",
                 "sets": figures,
             },
             ensure_ascii=False,

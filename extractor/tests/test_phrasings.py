@@ -8,12 +8,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import factrules
 import pytest
+from factrules import UserMessage
 from factrules.rule import rule_openings
 from factrules.score import score
-
-import factrules
-from factrules import UserMessage
 
 DATA = Path(__file__).resolve().parent / "data"
 SERVICE_DATA = Path(__file__).resolve().parents[2] / "tests" / "data"
