@@ -27,7 +27,6 @@ each one or two reads of its index as before: O(window).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -42,7 +41,7 @@ from memories.selectors import ContextReads, Window, fact_sources, thread_view
 from projects.models import Project
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class ContextParameters:
     """How `context_build` shares the budget between its blocks. The default (`PARAMETERS`) is what
     decorate, the llm task and the console use; tests and benches pass their own. What each value
