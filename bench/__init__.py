@@ -7,7 +7,8 @@ The suites the Makefile runs, each writing its section of docs/benchmarks.md (or
   `pipeline_overhead`), redaction (`redaction_bench`), the proxy (`proxy_bench`), semantic
   recall's cost (`recall_cost`), metrics (`metrics_cost`).
 * `make bench-recall` → `bench.recall_bench` (LoCoMo and the own corpus; `extractor_eval`).
-* `make bench-load` → `bench.load` (against the bare ASGI floor, `floor`; in process, `load_inproc`).
+* `make bench-load`, `make bench-servers` → `bench.load` (a package: stacks, client, statistics,
+  report; against the bare ASGI floor, `floor`).
 * `make reliability` → `bench.reliability` (`embedded_faults`, `faultkit`, `locustfile`, `soak_tasks`).
 
 Shared: `common` (the synthetic conversation, timing, the machine; no Django), `django_setup` (the

@@ -25,8 +25,8 @@ from pathlib import Path
 
 from bench import redaction_bench, threads_cost, webhooks_cost
 from bench.common import BUDGET, DOCS, ROOT, SIZES, VAR, machine
-from bench.load import BEGIN as LOAD_BEGIN
-from bench.load import END as LOAD_END
+from bench.load.report import BEGIN as LOAD_BEGIN
+from bench.load.report import END as LOAD_END
 
 TARGET_DECORATE = 1.5  # × the lower bound, at every size
 TARGET_FLAT = 1.2  # decorate at 100k within 1.2× of 1k

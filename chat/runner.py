@@ -13,30 +13,27 @@
 * Graceful shutdown (`common.shutdown.shutting_down()`) is checked at every task
   boundary and inside streamed model calls; it is never continued past: the turn ends
   EXECUTION_INTERRUPTED and everything this attempt wrote is uncommitted (the input stays).
-* Every event is recorded (TurnEvent) so every turn is replayable, and handed to `listener`.
-* Liveness: a lease renewed by one small thread per process; a turn whose lease expired reads as
-  EXECUTION_INTERRUPTED (see `selectors.turn_state`).
+* Every event is recorded (TurnEvent) so every turn is replayable, and handed to `listener`
+  (`chat.bookkeeping.EventLog`, beside the turn's other bookkeeping statements).
+* Liveness: a lease renewed by one small thread per process (`chat.leases`); a turn whose lease
+  expired reads as EXECUTION_INTERRUPTED (see `selectors.turn_state`).
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import os
-import threading
 import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
 
-import orjson
-from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from chat.bookkeeping import EventLog, Listener, conversation_state, last_turn_running, turn_finish
 from chat.config import policy_of, workflow_of
+from chat.leases import lease_deadline, turn_leases
 from chat.models import Conversation, TaskRun, TurnEvent
 from chat.selectors import snapshot_of
 from chat.tasktypes import TaskContext, TaskFailure, TaskInterrupted, runner_for
@@ -58,17 +55,6 @@ from memories.services import (
 )
 
 log = logging.getLogger("threadless.chat")
-
-Listener = Callable[[dict], None]
-
-
-def lease_seconds() -> int:
-    return int(settings.THREADLESS_TURN_LEASE_SECONDS)
-
-
-def lease_deadline():
-    """When a lease taken or renewed now runs out (`Turn.lease_expired` reads it back)."""
-    return timezone.now() + timedelta(seconds=lease_seconds())
 
 
 class TurnCrashed(Exception):
@@ -94,90 +80,6 @@ def _next_event_seq(conversation_id: str, turn: int) -> int:
 
 Admit = Callable[[Conversation], None]
 
-# The bookkeeping every turn does, as plain statements (the pipeline's per-turn overhead is
-# mostly the ORM compiling them).
-_LAST_TURN_SQL = (
-    f"SELECT id, lease_expires_at IS NULL OR lease_expires_at >= %s FROM {Turn._meta.db_table} "
-    "WHERE memory_id = %s AND thread = %s AND state = 'IN_PROGRESS' AND number = "
-    f"(SELECT MAX(number) FROM {Turn._meta.db_table} WHERE memory_id = %s AND thread = %s)"
-)
-_CONVERSATION_STATE_SQL = (
-    f"UPDATE {Conversation._meta.db_table} SET state = %s, updated_at = %s WHERE id = %s"
-)
-
-
-def _last_turn_running(memory_id: str, thread: str) -> tuple[int, bool] | None:
-    """(id, lease live?) of the thread's newest turn when it is IN_PROGRESS, else None."""
-    now = connection.ops.adapt_datetimefield_value(timezone.now())
-    with connection.cursor() as cursor:
-        cursor.execute(_LAST_TURN_SQL, [now, memory_id, thread, memory_id, thread])
-        row = cursor.fetchone()
-    return (row[0], bool(row[1])) if row else None
-
-
-def _turn_finish(
-    handle: TurnHandle, *, state: str, actions: list, output: list, task_errors: list, duration_ms: int
-) -> None:
-    fields = [
-        Turn._meta.get_field(n)
-        for n in (
-            "state",
-            "actions",
-            "output",
-            "task_errors",
-            "lease_expires_at",
-            "finished_at",
-            "duration_ms",
-        )
-    ]
-    values = [state, actions, output, task_errors, None, timezone.now(), duration_ms]
-    q = connection.ops.quote_name
-    sets = ", ".join(f"{q(f.column)} = %s" for f in fields)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {q(Turn._meta.db_table)} SET {sets} "
-            "WHERE memory_id = %s AND thread = %s AND number = %s",
-            [f.get_db_prep_save(v, connection) for f, v in zip(fields, values, strict=True)]
-            + [handle.memory_id, handle.thread, handle.turn],
-        )
-
-
-_EVENT_COLUMNS = ("conversation_id", "turn", "attempt", "seq", "name", "data", "created_at")
-_EVENTS_PER_INSERT = 500
-
-
-def _json_text(value) -> str:
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:  # what orjson refuses (an integer beyond 64 bits) the ORM's json.dumps stores
-        return json.dumps(value)
-
-
-def _events_insert(rows: list[tuple]) -> None:
-    """TurnEvent rows as multi-row INSERTs (a streamed turn records one event per token)."""
-    cast = "::jsonb" if connection.vendor == "postgresql" else ""
-    stamp = connection.ops.adapt_datetimefield_value(timezone.now())
-    mark = f"(%s, %s, %s, %s, %s, %s{cast}, %s)"
-    with connection.cursor() as cursor:
-        for start in range(0, len(rows), _EVENTS_PER_INSERT):
-            part = rows[start : start + _EVENTS_PER_INSERT]
-            params: list = []
-            for conversation_id, turn, attempt, seq, name, data in part:
-                params += [conversation_id, turn, attempt, seq, name, _json_text(data), stamp]
-            cursor.execute(
-                f"INSERT INTO {TurnEvent._meta.db_table} ({', '.join(_EVENT_COLUMNS)}) VALUES "
-                + ", ".join([mark] * len(part)),
-                params,
-            )
-
-
-def _conversation_state(conversation_id: str, state: str) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _CONVERSATION_STATE_SQL,
-            [state, connection.ops.adapt_datetimefield_value(timezone.now()), conversation_id],
-        )
-
 
 def turn_begin(*, conversation: Conversation, text: str, admit: Admit | None = None) -> TurnHandle:
     """Store the input and open a turn (409 while another turn on this conversation runs).
@@ -192,7 +94,7 @@ def turn_begin(*, conversation: Conversation, text: str, admit: Admit | None = N
     name = conversation.thread
     with transaction.atomic():
         memory = memory_lock(conversation.memory)
-        running = _last_turn_running(memory.id, name)
+        running = last_turn_running(memory.id, name)
         if running is not None:
             turn_id, lease_live = running
             if lease_live:
@@ -221,7 +123,7 @@ def turn_begin(*, conversation: Conversation, text: str, admit: Admit | None = N
             thread=thread,
         )
         number = (memory if thread is None else thread).last_turn
-        _conversation_state(conversation.pk, Turn.State.IN_PROGRESS)
+        conversation_state(conversation.pk, Turn.State.IN_PROGRESS)
         # A new turn has no events yet: its ids start at 1.
         return TurnHandle(conversation.id, memory.id, number, 1, text, entries[0].seq, 1, thread=name)
 
@@ -294,98 +196,6 @@ def turn_begin_rerun(*, conversation: Conversation, admit: Admit | None = None) 
         )
 
 
-class _EventLog:
-    """Numbers, records (in small batches) and forwards a turn's events."""
-
-    FLUSH_SECONDS = 0.5
-
-    def __init__(self, handle: TurnHandle, listener: Listener | None):
-        self.handle = handle
-        self.listener = listener
-        self.seq = handle.first_event_seq - 1
-        self.pending: list[tuple] = []  # TurnEvent rows: conversation_id, turn, attempt, seq, name, data
-        self.flushed_at = time.monotonic()
-
-    def emit(self, name: str, data: dict, *, deliver: bool = True) -> dict:
-        self.seq += 1
-        event = {"id": self.seq, "event": name, "data": data}
-        self.pending.append(
-            (self.handle.conversation_id, self.handle.turn, self.handle.attempt, self.seq, name, data)
-        )
-        if deliver:
-            self.deliver(event)
-        if name == "token" and time.monotonic() - self.flushed_at > self.FLUSH_SECONDS:
-            self.flush()
-        return event
-
-    def deliver(self, event: dict) -> None:
-        if self.listener is not None:
-            try:
-                self.listener(event)
-            except Exception:  # noqa: BLE001 - a gone listener never stops the turn
-                log.debug("event listener failed", exc_info=True)
-                self.listener = None
-
-    def flush(self) -> None:
-        if self.pending:
-            _events_insert(self.pending)
-            self.pending = []
-        self.flushed_at = time.monotonic()
-
-
-class _Leases:
-    """Renews the lease of every turn this process is running, from one thread per process
-    (started on first use, again after a fork), every third of the lease: a dead process stops
-    renewing, so its turns read as interrupted. Holding a lease costs a set insert, not a thread
-    start per turn."""
-
-    def __init__(self) -> None:
-        self._held: dict[tuple[str, str, int], int] = {}
-        self._lock = threading.Lock()
-        self._pid = 0
-
-    def hold(self, memory_id: str, turn: int, thread: str = DEFAULT_THREAD) -> tuple[str, str, int]:
-        key = (memory_id, thread, turn)
-        with self._lock:
-            self._held[key] = self._held.get(key, 0) + 1
-            if self._pid != os.getpid():
-                self._pid = os.getpid()
-                threading.Thread(target=self._run, daemon=True, name="turn-leases").start()
-        return key
-
-    def release(self, key: tuple[str, str, int]) -> None:
-        with self._lock:
-            left = self._held.get(key, 0) - 1
-            if left > 0:
-                self._held[key] = left
-            else:
-                self._held.pop(key, None)
-
-    def renew(self) -> int:
-        """Push every held lease forward now; returns how many turns were renewed."""
-        with self._lock:
-            held = list(self._held)
-        renewed = 0
-        for memory_id, thread, turn in held:
-            try:
-                renewed += Turn.objects.filter(
-                    memory_id=memory_id, thread=thread, number=turn, state=Turn.State.IN_PROGRESS
-                ).update(lease_expires_at=lease_deadline())
-            except Exception:  # noqa: BLE001 - a missed renewal only risks an early "interrupted" read
-                log.warning("lease renewal failed for %s/%s turn %s", memory_id, thread, turn, exc_info=True)
-        return renewed
-
-    def _run(self) -> None:
-        while True:
-            time.sleep(max(1.0, lease_seconds() / 3))
-            if self._held:
-                self.renew()
-                connection.close()
-
-
-_leases = _Leases()
-
-
 def turn_execute(
     *,
     handle: TurnHandle,
@@ -397,13 +207,19 @@ def turn_execute(
     """Run one attempt of a begun turn to its end; returns the (project-key) turn snapshot."""
     if conversation is None or conversation.pk != handle.conversation_id:
         conversation = Conversation.objects.select_related("agent", "memory").get(pk=handle.conversation_id)
-    events = _EventLog(handle, listener)
-    lease = _leases.hold(handle.memory_id, handle.turn, handle.thread)
+    events = EventLog(
+        conversation_id=handle.conversation_id,
+        turn=handle.turn,
+        attempt=handle.attempt,
+        first_seq=handle.first_event_seq,
+        listener=listener,
+    )
+    lease = turn_leases.hold(handle.memory_id, handle.turn, handle.thread)
     started = time.monotonic()
     try:
         state, actions, output, task_errors, runs = _run_tasks(conversation, handle, events, stream)
     except Exception as exc:
-        _leases.release(lease)
+        turn_leases.release(lease)
         log.error(
             "turn %s/%s crashed (request %s)",
             handle.conversation_id,
@@ -418,7 +234,7 @@ def turn_execute(
         events.emit("error", {"message": "Something went wrong on our side.", "requestId": request_id})
         events.flush()
         raise TurnCrashed(str(exc)) from exc
-    _leases.release(lease)
+    turn_leases.release(lease)
     duration = int((time.monotonic() - started) * 1000)
     snapshot = snapshot_of(
         conversation_id=handle.conversation_id,
@@ -437,10 +253,17 @@ def turn_execute(
     ]
     with transaction.atomic():
         TaskRun.objects.bulk_create(runs)
-        _turn_finish(
-            handle, state=state, actions=actions, output=output, task_errors=task_errors, duration_ms=duration
+        turn_finish(
+            memory_id=handle.memory_id,
+            thread=handle.thread,
+            number=handle.turn,
+            state=state,
+            actions=actions,
+            output=output,
+            task_errors=task_errors,
+            duration_ms=duration,
         )
-        _conversation_state(handle.conversation_id, state)
+        conversation_state(handle.conversation_id, state)
         events.flush()
         _background_enqueue(handle)
     for event in final:
@@ -468,7 +291,7 @@ def _store(memory, thread: str, items: list[dict]) -> list[int]:
         return [e.id for e in entries_append(memory=locked, items=items, thread=row)]
 
 
-def _run_tasks(conversation: Conversation, handle: TurnHandle, events: _EventLog, stream: bool):
+def _run_tasks(conversation: Conversation, handle: TurnHandle, events: EventLog, stream: bool):
     agent = conversation.agent
     policy = policy_of(agent.config)
     rules = failure_rules(policy)

@@ -11,7 +11,7 @@ MAX_QUERY_TERMS + MAX_PAIR_READS index reads of PER_TERM_CAP rows (12·200 + 10�
 at most), 4·SPREAD_FROM = 120 neighbour rows by (memory, seq) (two each side), and with
 an embedding provider one query embedding plus embeddings.STATS_SAMPLE + 2·CODE_CANDIDATES stored
 vector rows (each at most 1 + embeddings.PIECE_MAX vectors: the message's and its sentences'), one
-pass over the memory's codes (memories/embeddings.py states that bound) and
+pass over the memory's codes (memories/embeddings/search.py states that bound) and
 recall.Ranking.fuse_depth (120) rows by (memory, seq).
 The recall block (sizes and shares: `ContextParameters`) is `recall_share` of what the budget
 leaves after the new messages and facts (150..2,000 tokens; `recall_lookback_share` when the

@@ -341,7 +341,7 @@ class IdempotencyRecord(models.Model):
 
 
 class RecallVector(models.Model):
-    """A message's embedding for semantic recall (memories/embeddings.py owns these rows): float32
+    """A message's embedding for semantic recall (memories/embeddings/store.py owns these rows): float32
     bytes with the model that made them and their dimension, so two models never mix, and the same
     vectors' sign bits (`codes`: dim/8 bytes a vector, scanned for candidates over the whole memory)."""
 

@@ -22,6 +22,11 @@ that destination (any port when none is given; calls under the path when one is 
 the call's: the base URL's path plus what the provider appends (`CALL_PATHS`); a base URL with
 user info, a query or a fragment (`base_url_refusal`) gets no key at all. `provider_env_refusal` says why a
 key may not go to a `baseUrl` (config validation and the call-time key lookup both ask it).
+
+One module for both halves: every caller that asks whether a key may go to a base URL asks in the
+same breath whether that URL may be reached at all (`chat.config`, `proxy.services`, the
+background-model command), the key rules start from the address rules' `base_url_refusal`, and
+the docs (security.md, deployment.md) point to this file as the one egress policy to audit.
 """
 
 from __future__ import annotations

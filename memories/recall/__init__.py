@@ -13,7 +13,7 @@ meaning, behind one interface.
 Decorate asks for the top few matches outside the window: nothing here ranks the whole memory in
 Python, and nothing here calls a model. A search costs a bounded number of index reads (the bound
 is in `search.py`) plus, with a query vector, one pass over the memory's codes held in the process
-and a bounded number of float rows (memories/embeddings.py): decorate stays O(window) + that scan.
+and a bounded number of float rows (memories/embeddings/search.py): decorate stays O(window) + that scan.
 """
 
 from memories.recall.filters import NO_FILTERS, Filters

@@ -3,7 +3,7 @@
 Cost is bounded by the index, whatever the memory's size: at most MAX_QUERY_TERMS single-term
 reads and `max_pair_reads` conjunctive reads of at most `per_term_cap` rows each, then at most
 4·`spread_from` neighbour rows by (memory, seq) (two each side).
-With a query vector: the dense scan (bound in memories/embeddings.py: at most `dense_sample` +
+With a query vector: the dense scan (bound in memories/embeddings/search.py: at most `dense_sample` +
 2·`dense_candidates` vector rows read, plus one pass over the memory's codes held in the process)
 and `fuse_depth` rows by (memory, seq). Nothing reads or ranks the rest of the memory, and
 nothing here calls a model.

@@ -4,6 +4,9 @@
                 memory_update / memory_delete / memory_delete_many / memory_delete_matching /
                 retention_enforce
     entries     memory_lock / entries_append / entries_set_committed / thread_for_write
+    turn_store  decorate's store (entries_store_turn / entries_store_thread_turn)
+    turn_join   report's write (messages_join_turn_enqueue / messages_join_thread_turn_enqueue)
+    statements  the columns and statement pieces those three share
     decorate    memory_decorate / split_instructions
     report      report_accept / validate_failures / failure_record (+ FailureResult)
     outbox      outbox_enqueue / outbox_publish / outbox_claim / outbox_claim_next / outbox_process /

@@ -16,13 +16,8 @@ from common.tokens import text_tokens
 from memories.context import context_build
 from memories.models import DEFAULT_THREAD, Memory
 from memories.selectors import file_index_text, thread_view
-from memories.services.entries import (
-    entries_append,
-    entries_store_thread_turn,
-    entries_store_turn,
-    memory_lock,
-    thread_for_write,
-)
+from memories.services.entries import entries_append, memory_lock, thread_for_write
+from memories.services.turn_store import entries_store_thread_turn, entries_store_turn
 
 log = logging.getLogger("threadless.memories")
 

@@ -138,7 +138,7 @@ def _receipt_for(memory_ids: list[str]) -> dict[str, int]:
     }
     for memory_id in memory_ids:
         receipt["index_rows"] += recall.forget_memory(memory_id=memory_id)
-    # Recall's vectors (memories/embeddings.py) are index rows too.
+    # Recall's vectors (memories/embeddings/search.py) are index rows too.
     deleted, _ = RecallVector.objects.filter(memory_id__in=memory_ids).delete()
     receipt["index_rows"] += deleted
     return receipt

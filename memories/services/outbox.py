@@ -39,7 +39,7 @@ _INSERT_SQL = (
 
 def outbox_insert_sql() -> str:
     """The outbox row's INSERT (memory id, its project's id, kind, payload JSON text, created_at)
-    RETURNING its id: also SQLite's report (services.entries), inside its transaction."""
+    RETURNING its id: also SQLite's report (services.turn_join), inside its transaction."""
     return _INSERT_SQL.format(cast="::jsonb" if connection.vendor == "postgresql" else "")
 
 

@@ -25,14 +25,9 @@ from common.tokens import text_tokens
 from memories import events
 from memories.models import DEFAULT_THREAD, Entry, ErrorDigest, Memory, Thread
 from memories.policy import Policy, failed_action, failure_rules, plain_task_id, policy_parse
-from memories.services.entries import (
-    entries_append,
-    memory_lock,
-    messages_join_thread_turn_enqueue,
-    messages_join_turn_enqueue,
-    thread_for_write,
-)
+from memories.services.entries import entries_append, memory_lock, thread_for_write
 from memories.services.outbox import outbox_enqueue, outbox_on_commit
+from memories.services.turn_join import messages_join_thread_turn_enqueue, messages_join_turn_enqueue
 
 log = logging.getLogger("threadless.memories")
 

@@ -1,4 +1,4 @@
-"""bench.load's memories-beyond-the-budget table: local's turns/s against off's in the same run, its
+"""bench.load.report's memories-beyond-the-budget table: local's turns/s against off's in the same run, its
 tail, beside the floor (run in a child: tests and bench never import each other)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 CHILD = """
-from bench.load import beyond_table
+from bench.load.report import beyond_table
 
 def side(turns_s, p50, p99):
     return {"turns_s": turns_s, "p50": p50, "p99": p99, "cpu_ms": 4.0, "errors": 0, "busy_share": 1.0}

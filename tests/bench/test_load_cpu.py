@@ -1,4 +1,4 @@
-"""bench.load's /proc CPU readers (the server's and the database side's CPU per turn), on the
+"""bench.load.cpu's /proc CPU readers (the server's and the database side's CPU per turn), on the
 test's own child process: run in a child because tests and bench never import each other."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 CHILD = """
 import json, os, subprocess, sys
-from bench.load import db_cpu, proc_stats, title, tree_cpu
+from bench.load.cpu import db_cpu, proc_stats, title, tree_cpu
 
 def own():
     t = os.times()

@@ -8,6 +8,7 @@ import pytest
 from django.utils import timezone
 
 from chat import runner, services
+from chat.leases import Leases
 from chat.tasktypes.behavior_rules import input_matches
 from common.errors import Conflict
 from memories.models import Turn
@@ -186,7 +187,7 @@ def test_a_turn_opens_in_progress_under_its_lease_and_the_process_renews_held_le
     assert turn.lease_expires_at > timezone.now()
     soon = timezone.now() + timedelta(seconds=1)
     Turn.objects.filter(pk=turn.pk).update(lease_expires_at=soon)
-    leases = runner._Leases()
+    leases = Leases()
     key = leases.hold(handle.memory_id, handle.turn)
     assert leases.renew() == 1
     assert Turn.objects.get(pk=turn.pk).lease_expires_at > soon + timedelta(seconds=5)

@@ -15,7 +15,7 @@ from django.db import NotSupportedError, connection, transaction
 from django.test import override_settings
 
 from common.db import plain_cursor
-from memories.services.entries import PREPARED_ROWS
+from memories.services.statements import PREPARED_ROWS
 
 pytestmark = pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's prepared statements")
 

@@ -10,6 +10,7 @@ import json
 import math
 import sys
 import threading
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
@@ -98,12 +99,29 @@ def test_the_provider_ignores_proxies_from_the_environment(stub, monkeypatch):
 def test_a_query_embedding_that_does_not_answer_in_time_leaves_recall_lexical(cast, settings, monkeypatch):
     # The query's embedding is on decorate's path: it waits QUERY_TIMEOUT_S, not the worker's 30 s.
     settings.THREADLESS_EGRESS_ALLOW = ["127.0.0.1"]
-    monkeypatch.setattr(embeddings, "QUERY_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(embeddings.query, "QUERY_TIMEOUT_S", 0.2)
     with EmbeddingsStub(delay=1.5) as slow:
         _configure(cast.project_a, slow)
         assert embeddings.embed_query(cast.project_a, QUESTION) is None
         assert len(slow.requests) == 1
         assert len(embeddings.provider_for(cast.project_a).embed([PET_LINE])[0]) == 64  # the worker waits
+
+
+def test_a_local_query_embedding_that_does_not_answer_in_time_leaves_recall_lexical(cast, monkeypatch):
+    # The model still loading, or a machine too busy: decorate waits QUERY_TIMEOUT_S at most, and
+    # its query leaves the batch it was waiting for.
+    waiting = []
+
+    class Held(embeddings.LocalProvider):
+        def embed_soon(self, text):
+            waiting.append(Future())
+            return waiting[-1]
+
+    monkeypatch.setattr(embeddings.query, "QUERY_TIMEOUT_S", 0.05)
+    monkeypatch.setattr(embeddings.query, "provider_for", lambda project: Held())
+    assert embeddings.embed_query_soon(cast.project_a, QUESTION)() is None
+    assert embeddings.embed_query(cast.project_a, QUESTION) is None
+    assert len(waiting) == 2 and all(f.cancelled() for f in waiting)
 
 
 def test_embeddings_are_local_by_default_and_off_is_one_setting_away(cast, settings):
@@ -253,7 +271,7 @@ def test_an_unexpected_error_in_the_query_embedding_reaches_the_caller(cast, mon
         def embed(self, texts):
             raise RuntimeError("not an EmbeddingFailed")
 
-    monkeypatch.setattr(embeddings, "provider_for", lambda project: Broken())
+    monkeypatch.setattr(embeddings.query, "provider_for", lambda project: Broken())
     with pytest.raises(RuntimeError, match="not an EmbeddingFailed"):
         embeddings.embed_query_soon(cast.project_a, QUESTION)()
 
@@ -502,17 +520,21 @@ def test_a_row_stored_out_of_order_joins_the_codes_a_process_keeps(cast):
     store = embeddings.VectorStore
     store.put(memory_id=memory.id, model="test:codes", items=[(ids[s], s, [0.0, 1.0]) for s in (2, 3, 4)])
     query = [0.6, 0.8]
-    codes = embeddings._codes_for(memory.id, "test:codes", 2)
-    assert codes.best(embeddings._query_bits(query, 1), 99, 10) == [2, 3, 4]
+    codes = embeddings.store.codes_for(memory.id, "test:codes", 2)
+    assert codes.best(embeddings.store.query_bits(query, 1), 99, 10) == [2, 3, 4]
     store.put(
         memory_id=memory.id, model="test:codes", items=[(ids[1], 1, [0.6, 0.8])]
     )  # a re-index, older seq
     assert sorted(
-        embeddings._codes_for(memory.id, "test:codes", 2).best(embeddings._query_bits(query, 1), 99, 10)
+        embeddings.store.codes_for(memory.id, "test:codes", 2).best(
+            embeddings.store.query_bits(query, 1), 99, 10
+        )
     ) == [2, 3, 4]  # not yet: rows after the last seq only
     codes.read_at -= embeddings.CODE_CACHE_SECONDS + 1
     assert sorted(
-        embeddings._codes_for(memory.id, "test:codes", 2).best(embeddings._query_bits(query, 1), 99, 10)
+        embeddings.store.codes_for(memory.id, "test:codes", 2).best(
+            embeddings.store.query_bits(query, 1), 99, 10
+        )
     ) == [1, 2, 3, 4]
 
 
@@ -530,7 +552,7 @@ def test_without_the_local_runtime_the_default_is_lexical_with_one_log_line(
     settings.THREADLESS_EMBEDDINGS = "local"
     monkeypatch.setattr(clients, "local_model_dir", lambda: None)
     clients.available_local.cache_clear()
-    monkeypatch.setattr(embeddings, "_LEXICAL_NOTED", set())
+    monkeypatch.setattr(embeddings.provider, "_LEXICAL_NOTED", set())
     try:
         memory, _ = services.memory_create(project=cast.project_a)
         converse(memory, [["Tell me about the red bicycle in the garage.", "It has a flat tyre."]])
@@ -578,7 +600,7 @@ def test_two_workers_storing_the_same_messages_vector_at_once_both_succeed(trans
     worker.join(10)
     assert errors == []
     row = RecallVector.objects.get(entry_id=entry.id)
-    assert list(embeddings._unpack(row.vector)) == [0.0, 1.0] and row.model == model
+    assert list(embeddings.store.unpack(row.vector)) == [0.0, 1.0] and row.model == model
 
 
 # --- the local model's queries, batched per process -------------------------------------------------

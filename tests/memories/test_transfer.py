@@ -811,8 +811,10 @@ def test_an_install_that_does_not_read_file_records_refuses_the_document_by_name
     first one with the unknown-type error, rather than import the memory without its files."""
     build(cast, memory_a)
     document = export_of(cast.a, memory_a.id)
-    older = {kind: handler for kind, handler in transfer.IMPORTERS.items() if not kind.startswith("file")}
-    monkeypatch.setattr(transfer, "IMPORTERS", older)
+    older = {
+        kind: handler for kind, handler in transfer.document.IMPORTERS.items() if not kind.startswith("file")
+    }
+    monkeypatch.setattr(transfer.document, "IMPORTERS", older)
     before = written()
     body = error_of(import_(cast.b, document), 400, "invalid_request")
     assert "Unknown record type 'file'" in body["message"] and "Upgrade" in body["hint"]

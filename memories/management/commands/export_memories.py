@@ -10,7 +10,7 @@ from projects.models import Project
 class Command(BaseCommand):
     help = (
         "Export memories as versioned JSON Lines documents (one per memory; the format is described in "
-        "memories/transfer.py). With one --memory and no --output, the document goes to stdout."
+        "memories/transfer/). With one --memory and no --output, the document goes to stdout."
     )
 
     def add_arguments(self, parser):

@@ -11,7 +11,8 @@ from common.errors import NotFound
 from common.messages import entry_fields
 from memories import services
 from memories.models import Entry, Memory, Outbox, Thread, Turn
-from memories.services.entries import entries_store_turn, messages_join_turn_enqueue
+from memories.services.turn_join import messages_join_turn_enqueue
+from memories.services.turn_store import entries_store_turn
 from projects.services import project_create
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -1,9 +1,9 @@
-"""bench.load's in-process half: decorate (store=True) on a memory of the stack's own database,
+"""The load bench's in-process half: decorate (store=True) on a memory of the stack's own database,
 timed in this process (each followed by the turn's report: the CPU both service calls take per
 turn, with no HTTP at all), and the SQL writes one decorate / report make through the API
 (CaptureQueriesContext), run after the stack's server stopped. Prints JSON.
 
-    python -m bench.load_inproc MEMORY_ID      (settings from the environment, like the server)
+    python -m bench.load.inproc MEMORY_ID      (settings from the environment, like the server)
 """
 
 from __future__ import annotations
