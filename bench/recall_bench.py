@@ -231,13 +231,19 @@ def _thread_decorate_found(
     return _found(answer["context"]["recalled"], shown, answer["context_text"], wanted, contents)
 
 
-def _decorate_found(memory, question: str, wanted: list[int], contents: dict[int, str]) -> tuple[bool, dict]:
+def _decorate_found(
+    memory, question: str, wanted: list[int], contents: dict[int, str], params=None
+) -> tuple[bool, dict]:
     """Whether all of `wanted` is in decorate's answer (the one-thread form: context_build as
-    decorate calls it), and {entry_id: the day heading it was recalled under}."""
-    from memories.context import context_build
+    decorate calls it, with `params` or the default `ContextParameters`), and {entry_id: the day
+    heading it was recalled under}."""
+    from memories.context import PARAMETERS, context_build
 
     ctx = context_build(
-        memory=memory, new_messages=[{"role": "user", "content": question}], budget_tokens=DECORATE_BUDGET
+        memory=memory,
+        new_messages=[{"role": "user", "content": question}],
+        budget_tokens=DECORATE_BUDGET,
+        params=params or PARAMETERS,
     )
     shown = {str(m.get("content")) for m in ctx.messages}
     return _found(ctx.recalled, shown, ctx.context_text, wanted, contents)

@@ -32,10 +32,10 @@ question = "Which pier does the ferry to Hvar leave from?"
 wanted = [by_dia["long"]]
 found = {}
 for whole in (1000, 0):  # shown whole / as recall's 240-character window
-    context.RECALL_WHOLE_CHARS = whole
+    params = context.ContextParameters(recall_whole_chars=whole)
     ctx = context.context_build(memory=memory, new_messages=[{"role": "user", "content": question}],
-                                budget_tokens=rb.DECORATE_BUDGET)
-    shown, dated = rb._decorate_found(memory, question, wanted, contents)
+                                budget_tokens=rb.DECORATE_BUDGET, params=params)
+    shown, dated = rb._decorate_found(memory, question, wanted, contents, params)
     found[whole] = {"recalled": by_dia["long"] in {h["entry_id"] for h in ctx.recalled},
                     "found": shown, "day": dated.get(by_dia["long"])}
 print(json.dumps(found))

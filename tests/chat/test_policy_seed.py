@@ -9,7 +9,7 @@ import pytest
 from chat import runner, services
 from chat.models import Agent
 from memories import services as memory_services
-from memories.context import FAILURE_ROW_CHARS, FAILURES_HEADER, context_build
+from memories.context import FAILURES_HEADER, PARAMETERS, context_build
 from memories.models import Entry
 from tests.chat.conftest import policy
 from tests.chat.stubs import refused_url
@@ -231,7 +231,7 @@ def test_raw_error_rows_are_capped_each_and_the_block_counts_in_the_budget(cast)
     ctx = context_build(memory=memory, new_messages=new, budget_tokens=budget)
     block = ctx.context_text[ctx.context_text.index(FAILURES_HEADER) :]
     lines = block.split("\n")[1:]
-    assert lines and all(len(line) <= FAILURE_ROW_CHARS + 40 for line in lines)
+    assert lines and all(len(line) <= PARAMETERS.failure_row_chars + 40 for line in lines)
     assert "(turn 12)" in block
     block_tokens = sum((len(line) + 3) // 4 + 1 for line in block.split("\n"))
     assert ctx.history_tokens + ctx.new_tokens + block_tokens <= budget

@@ -22,14 +22,8 @@ from django.test.utils import CaptureQueriesContext
 from common.messages import entry_fields
 from harness.pgtrace import round_trips
 from memories.context import context_build
-from memories.selectors import (
-    FAILURES_LIMIT,
-    ContextReads,
-    _reads_ahead_sql,
-    _sqlite_reads_ahead_sql,
-    memory_get,
-    window_first_chunk,
-)
+from memories.selectors import FAILURES_LIMIT, ContextReads, memory_get, window_first_chunk
+from memories.selectors.sql import postgresql_reads_ahead_sql, sqlite_reads_ahead_sql
 from memories.services import entries_append, fact_create, memory_create, memory_decorate, memory_lock
 
 pytestmark = pytest.mark.django_db
@@ -233,7 +227,7 @@ def test_the_reads_ahead_merge_their_three_parts_and_read_the_window_range_once_
         "default",
         FAILURES_LIMIT,
     ]
-    plan = _plan(_reads_ahead_sql(before=False, bounded=bounded), params)
+    plan = _plan(postgresql_reads_ahead_sql(before=False, bounded=bounded), params)
     # The three parts, each in order, merged: never the whole window sorted again.
     assert plan["Node Type"] == "Merge Append", plan
     entry_reads = [n for n in _nodes(plan) if n.get("Relation Name") == "memories_entry"]
@@ -256,7 +250,7 @@ def test_sqlites_reads_ahead_merge_the_window_in_its_index_order_without_sorting
         "default",
         *([memory.last_seq + 1] if before else []),
     ]
-    sql = _sqlite_reads_ahead_sql(before=before).replace("%s", "?")
+    sql = sqlite_reads_ahead_sql(before=before).replace("%s", "?")
     with connection.cursor() as cursor:
         plan = [row[3] for row in cursor.execute("EXPLAIN QUERY PLAN " + sql, params).fetchall()]
         rows = cursor.execute(sql, params).fetchall()

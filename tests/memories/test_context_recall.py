@@ -7,6 +7,7 @@ day's date written once."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from datetime import timedelta
 
@@ -69,9 +70,17 @@ def memory(cast):
     return memory
 
 
-def _ask(memory, text: str, budget: int):
+# The recall block's usual share whether or not the question looks back.
+NO_LOOKBACK = dataclasses.replace(context.PARAMETERS, recall_lookback_share=context.PARAMETERS.recall_share)
+
+
+def _ask(memory, text: str, budget: int, params: context.ContextParameters = context.PARAMETERS):
     return context.context_build(
-        memory=memory, new_messages=[{"role": "user", "content": text}], budget_tokens=budget, before_seq=None
+        memory=memory,
+        new_messages=[{"role": "user", "content": text}],
+        budget_tokens=budget,
+        before_seq=None,
+        params=params,
     )
 
 
@@ -125,28 +134,27 @@ def test_a_question_about_the_newest_turns_keeps_the_window_it_had(memory):
         assert ctx.history_count >= len(usual.messages), budget
 
 
-def test_a_question_that_looks_back_gives_the_recall_block_more_of_the_budget(memory, monkeypatch):
+def test_a_question_that_looks_back_gives_the_recall_block_more_of_the_budget(memory):
     looking_back = _ask(memory, LOOKS_BACK, 1000)
-    monkeypatch.setattr(context, "RECALL_LOOKBACK_SHARE", context.RECALL_SHARE)
-    usual = _ask(memory, LOOKS_BACK, 1000)
+    usual = _ask(memory, LOOKS_BACK, 1000, NO_LOOKBACK)
     assert len(looking_back.recalled) > len(usual.recalled)
     assert 0 < looking_back.history_count < usual.history_count  # the newest turns stay, fewer of them
     assert "pier 7 in Split" in looking_back.context_text
 
 
-def test_a_new_thread_gives_the_recall_block_the_looking_back_share(memory, monkeypatch):
-    def ask():  # a dry run in a thread the memory has never seen: an empty window
+def test_a_new_thread_gives_the_recall_block_the_looking_back_share(memory):
+    def ask(params):  # a dry run in a thread the memory has never seen: an empty window
         fresh = thread_view(memory=memory, name="fresh")
         return context.context_build(
             memory=memory,
             thread=fresh,
             new_messages=[{"role": "user", "content": LOOKS_BACK}],
             budget_tokens=1000,
+            params=params,
         )
 
-    looking_back = ask()
-    monkeypatch.setattr(context, "RECALL_LOOKBACK_SHARE", context.RECALL_SHARE)
-    usual = ask()
+    looking_back = ask(context.PARAMETERS)
+    usual = ask(NO_LOOKBACK)
     assert looking_back.history_count == 0
     assert len(looking_back.recalled) > len(usual.recalled)
 
@@ -200,7 +208,10 @@ def test_the_room_the_recall_block_leaves_goes_back_to_the_window(memory):
 def test_the_recall_block_takes_more_snippets_when_they_fit_and_score(memory):
     small, large = _ask(memory, LOOKS_BACK, 400), _ask(memory, LOOKS_BACK, 2000)
     assert 0 < len(small.recalled) < len(large.recalled)
-    assert all(h["score"] >= large.recalled[0]["score"] * context.RECALL_MIN_RELATIVE for h in large.recalled)
+    assert all(
+        h["score"] >= large.recalled[0]["score"] * context.PARAMETERS.recall_min_relative
+        for h in large.recalled
+    )
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 
 from memories.models import Entry
-from memories.selectors import _FAILURES_SQL, _reads_ahead_sql, _window_sql
+from memories.selectors.sql import FAILURES_SQL, postgresql_reads_ahead_sql, window_sql
 
 pytestmark = pytest.mark.django_db
 
@@ -134,7 +134,7 @@ def test_the_kind_and_turn_index_is_two_partial_ones_no_message_enters():
 
 
 def test_the_failures_block_reads_its_partial_index(history):
-    plan = _plan(_FAILURES_SQL, [history, "default", 1200, 50])
+    plan = _plan(FAILURES_SQL, [history, "default", 1200, 50])
     assert "entry_failure_idx" in plan, plan
 
 
@@ -168,18 +168,18 @@ def _window_plans(memory_id: str) -> list[str]:
     vendor = connection.vendor
     plans = [
         _plan(
-            _window_sql(vendor, before=True, limit=vendor != "sqlite"),
+            window_sql(vendor, before=True, limit=vendor != "sqlite"),
             [memory_id, "default", 2900, *([64] if vendor != "sqlite" else [])],
         ),
         _plan(
-            _window_sql(vendor, before=False, limit=vendor != "sqlite"),
+            window_sql(vendor, before=False, limit=vendor != "sqlite"),
             [memory_id, "default", *([256] if vendor != "sqlite" else [])],
         ),
     ]
     if vendor == "postgresql":
         plans.append(
             _plan(
-                _reads_ahead_sql(before=True, bounded=True),
+                postgresql_reads_ahead_sql(before=True, bounded=True),
                 [
                     *(memory_id, "default", 2900, 64, 1400),
                     *(memory_id, "default", 2900, 64),

@@ -6,7 +6,7 @@ import pytest
 from threadless.window import message_tokens
 
 from memories import services
-from memories.context import FACTS_HEADER, FACTS_TOKEN_CAP, FAILURES_HEADER
+from memories.context import FACTS_HEADER, FAILURES_HEADER, PARAMETERS
 from memories.models import Entry, Memory
 from tests.fixtures.api import decorate, error_of, post, report
 
@@ -232,7 +232,7 @@ def test_the_facts_block_stops_at_1000_tokens(cast, memory_a):
     assert 0 < len(facts) < 40
     assert facts[0]["text"].startswith("Fact number 39 ")
     block = body["context_text"]
-    assert (len(block) - len(FACTS_HEADER)) / 4 <= FACTS_TOKEN_CAP + 4 * len(facts)
+    assert (len(block) - len(FACTS_HEADER)) / 4 <= PARAMETERS.facts_token_cap + 4 * len(facts)
 
 
 def _failure(client, memory_id, task_id="weather", error="HTTP 503 from https://wx.example.com", output=None):

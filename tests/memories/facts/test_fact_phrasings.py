@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from memories import context, services
-from memories.context import FACTS_TOKEN_CAP
+from memories.context import PARAMETERS
 from memories.models import Fact
 from tests.fixtures.background import converse, drain
 from tests.fixtures.embed_stub import EmbeddingsStub
@@ -71,7 +71,7 @@ def test_an_old_relevant_fact_survives_the_cap_and_comes_first(cast):
         new_messages=[{"role": "user", "content": "Can I eat peanuts in this satay?"}],
     )
     assert ctx.facts[0]["text"] == allergy
-    assert sum(Fact.objects.get(pk=f["id"]).tokens for f in ctx.facts) <= FACTS_TOKEN_CAP
+    assert sum(Fact.objects.get(pk=f["id"]).tokens for f in ctx.facts) <= PARAMETERS.facts_token_cap
     assert len(ctx.facts) < 41  # the cap dropped some of the newer ones, not the relevant one
     plain = context.context_build(
         memory=memory, budget_tokens=6000, new_messages=[{"role": "user", "content": "hi"}]
