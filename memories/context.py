@@ -7,8 +7,9 @@ Cost bound, whatever the memory's size: the window (the rows that fit the budget
 (memory, seq) index), at most `selectors.active_facts`' 200 newest active facts (ranked here by
 relevance to the new message in linear time: shared words, and with an embedding provider the
 query's cosine with the stored vectors of the facts' source messages), and one `recall.search` — at most
-MAX_QUERY_TERMS + MAX_PAIR_READS index reads of PER_TERM_CAP rows (12·200 + 10·200 = 4,400 rows
-at most), 4·SPREAD_FROM = 120 neighbour rows by (memory, seq) (two each side), and with
+recall.query.MAX_QUERY_TERMS + Ranking.max_pair_reads index reads of Ranking.per_term_cap rows
+(12·200 + 10·200 = 4,400 rows at most), 4·Ranking.spread_from = 120 neighbour rows by (memory, seq)
+(two each side), and with
 an embedding provider one query embedding plus embeddings.STATS_SAMPLE + 2·CODE_CANDIDATES stored
 vector rows (each at most 1 + embeddings.PIECE_MAX vectors: the message's and its sentences'), one
 pass over the memory's codes (memories/embeddings/search.py states that bound) and
