@@ -1,5 +1,8 @@
 """Rules that extract the user's name: introductions, "call me", name fields, and the same in the languages
 users code-switch into.
+
+One module because the package keeps one module per slot: every name rule shares the same
+not-a-name guards. Most of its length is rule tables, not logic.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """Rules that extract where the user lives (`location`) and where they come from (`origin`), in English and in
 the languages users code-switch into.
+
+One module because the package keeps one module per slot: `location` and `origin` share their cue
+lists and place guards. Most of its length is rule tables, not logic.
 """
 
 from __future__ import annotations

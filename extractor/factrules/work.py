@@ -1,5 +1,9 @@
 """Rules that extract the user's job and employer: "I work as", "I'm a nurse at", trades, fields, studies, a
 message that opens with a role, the place a work clause names, and the same in other languages.
+
+One module because the package keeps one module per slot and the registry's order runs through all of
+them: the job and employer rules share their word lists and guards, and a reader looks up a slot in
+one place. Most of its length is rule tables (a pattern, what it decides, the guards), not logic.
 """
 
 from __future__ import annotations
