@@ -42,28 +42,12 @@ def populate(memory, messages: list[dict]) -> None:
 
     from common.messages import entry_fields
     from memories.models import Entry, Memory
+    from memories.services.statements import ENTRY_COLUMNS, JSON_COLUMNS
 
     q = connection.ops.quote_name
     json_cast = "::jsonb" if connection.vendor == "postgresql" else ""
-    cols = [
-        "memory_id",
-        "seq",
-        "turn",
-        "kind",
-        "role",
-        "content",
-        "parts",
-        "name",
-        "tool_calls",
-        "tool_call_id",
-        "task_id",
-        "key",
-        "value",
-        "committed",
-        "tokens",
-        "created_at",
-    ]
-    marks = ", ".join(f"%s{json_cast}" if c in ("parts", "tool_calls", "value") else "%s" for c in cols)
+    cols = ENTRY_COLUMNS
+    marks = ", ".join(f"%s{json_cast}" if c in JSON_COLUMNS else "%s" for c in cols)
     sql = f"INSERT INTO {q(Entry._meta.db_table)} ({', '.join(q(c) for c in cols)}) VALUES ({marks})"
     now = timezone.now()
     rows, turn, tokens, turn_start = [], 0, 0, 0
