@@ -50,6 +50,20 @@ def run_stack(stack: Stack, clients: list[int], phase: float) -> dict:
         stack.stop()
 
 
+def settle(stack: Stack, memories: list[str], key: str, *, rounds: int = 20) -> None:
+    """Warm-up turns in 1.5 s rounds until two rounds in a row serve within 15 % of each other's turns/s
+    and no turn waited a second (the model loading in each server process: its decorates wait up to
+    the query's cap, then run lexical), at most `rounds` rounds; not counted."""
+    previous = None
+    for _ in range(rounds):
+        done = run(turns(stack, memories, len(memories), 1.5, BEYOND_BUDGET, key))
+        rate = done["turns"] / done["seconds"]
+        if previous is not None and done["p99"] < 1000 and abs(rate - previous) <= 0.15 * previous:
+            return
+        previous = rate
+    log(f"{stack.name}: beyond the budget, the warm-up did not settle in {rounds} rounds")
+
+
 def beyond_budget(stack: Stack, memories: list[str], phase: float) -> dict:
     """Memories beyond the budget: BEYOND_CLIENTS clients decorating at BEYOND_BUDGET tokens, so
     recall runs on every turn, on the run's memories (embeddings local, the default) and on as many
@@ -59,7 +73,7 @@ def beyond_budget(stack: Stack, memories: list[str], phase: float) -> dict:
     off = run(make_memories(stack, len(memories), prefix="off", key=stack.key_off))
     sides = {"local": (memories, ""), "off": (off, stack.key_off)}
     for mems, key in sides.values():
-        run(turns(stack, mems, len(mems), 1.5, BEYOND_BUDGET, key))
+        settle(stack, mems, key)
     blocks: dict[str, list[dict]] = {"local": [], "off": []}
     for side in ("local", "off", "off", "local"):
         mems, key = sides[side]
