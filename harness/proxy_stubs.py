@@ -30,6 +30,7 @@ class Answer:
     headers: dict = field(default_factory=dict)
     hold_after: int | None = None  # stream: send this many frames, then wait for the peer to close
     error_after: int | None = None  # stream: send this many frames, then an error event, then close
+    hold_after_error: bool = False  # with error_after: after the error event, wait for the peer to close
     reasoning: str | None = None  # Responses: a reasoning item (with this summary) before the output
     refusal: str | None = None  # Responses: a refusal instead of text
     frames: list[str] | None = None  # stream: these raw SSE frames instead of the generated ones
@@ -139,7 +140,7 @@ class ProviderStub:
                         prefix = "" if kind == "openai" else "event: error\n"
                         self.wfile.write(f"{prefix}data: {json.dumps(error)}\n\n".encode())
                         self.wfile.flush()
-                        return
+                        return self._hold() if answer.hold_after_error else None
                     try:
                         self.wfile.write(frame.encode())
                         self.wfile.flush()

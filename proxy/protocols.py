@@ -216,10 +216,6 @@ class OpenAIStream:
     error: str | None = None
     done: bool = False
 
-    @staticmethod
-    def is_terminal(event: str, data: str) -> bool:
-        return data.strip() == "[DONE]"
-
     def feed(self, event: str, data: str) -> None:
         if data.strip() == "[DONE]":
             self.done = True
@@ -410,10 +406,6 @@ class AnthropicStream:
     blocks: dict[int, dict] = field(default_factory=dict)
     error: str | None = None
     done: bool = False
-
-    @staticmethod
-    def is_terminal(event: str, data: str) -> bool:
-        return event == "message_stop"
 
     def feed(self, event: str, data: str) -> None:
         try:

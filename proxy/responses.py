@@ -410,10 +410,6 @@ class ResponsesStream:
     error: str | None = None
     done: bool = False
 
-    @staticmethod
-    def is_terminal(event: str, data: str) -> bool:
-        return event in ("response.completed", "response.incomplete", "response.failed")
-
     def _call(self, payload: dict) -> dict:
         return self.calls.setdefault(stream_index(payload.get("output_index")), {"arguments": []})
 

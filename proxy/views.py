@@ -467,7 +467,9 @@ async def relay(call: Call, response: httpx.Response):
     an error event and the turn keeps the part received (cut off) and the failure, like a broken
     upstream. The frames of one read are passed on together, in one write (one ASGI message
     instead of one per frame: a Responses stream has many small events). The reply is reported
-    before the terminal frame (`data: [DONE]` / `message_stop`) is sent; a call with no memory
+    before the frame that ends it is sent (`data: [DONE]`, `message_stop`, `response.completed`,
+    or the provider's error event, after which the part received is kept cut off): a client that
+    stops at that frame finds the turn stored; a call with no memory
     reports nothing, so its frames are not parsed at all. On a client disconnect (CancelledError)
     the part received so far is reported once, marked cut off; the upstream stream is closed and
     the call's slot released in every case.
@@ -487,10 +489,11 @@ async def relay(call: Call, response: httpx.Response):
                     event, data = sse_parse(raw_frame.decode("utf-8", "replace"))
                     if data:
                         acc.feed(event, data)
-                    if not reported and data and acc.is_terminal(event, data):
+                    if not reported and (acc.done or acc.error):
                         reported = True
                         error = f"Streaming chat failed: {acc.error}" if acc.error else None
-                        await _report(call, acc.message(), error)
+                        said = acc.message() if acc.done else cut_off(acc.message(), CUT_OFF_UPSTREAM)
+                        await _report(call, said, error)
                     out.append(call.protocol.answer_frame(raw_frame, call) + b"\n\n")
                 if out:
                     sent, out = b"".join(out), []

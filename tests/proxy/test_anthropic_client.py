@@ -150,7 +150,9 @@ def test_an_upstream_overload_reaches_the_client_in_anthropics_shape_and_is_reco
 
 
 def test_a_stream_that_breaks_off_with_an_error_event_stores_the_partial_and_the_failure(live, upstream):
-    upstream.push(text="one two three", error_after=4)  # message_start, block start, ping, "one "
+    # the upstream keeps its connection open after the error event: the turn is stored before the
+    # client sees the event, not when the upstream closes
+    upstream.push(text="one two three", error_after=4, hold_after_error=True)
     client = _client(live, upstream, external=_user())
     with pytest.raises(anthropic.APIStatusError):
         with client.messages.stream(
