@@ -198,7 +198,8 @@ def markdown(url: str, key: str, stub, rounds: int = ROUNDS, pid: int | None = N
         "`POST /v1/openai/chat/completions` and `POST /v1/openai/responses`, each against the same local "
         "stub "
         f"upstream as its direct call, {rounds} rounds after a warm-up, all six targets, JSON and streamed, "
-        "interleaved in a shuffled order each round (`bench/proxy_bench.py`). The stub answers at once, so "
+        "interleaved in a shuffled order each round (`bench/proxy_bench.py`). The stub answers at once and "
+        "keeps its connections open (a stream in chunked encoding, as providers send it), so "
         "every millisecond beyond *direct* is the proxy's own: auth and rate limit, decorate (stores the "
         "user message, reads the window) and the durable report (reply + outbox row, written before the "
         "stream's last event), plus one more loopback hop; on the Responses route also the items translation "
@@ -369,7 +370,7 @@ def main() -> None:
     from harness.servers import ThreadlessServer
 
     port = int(sys.argv[sys.argv.index("--port") + 1]) if "--port" in sys.argv else None
-    stub = ProviderStub(port=port + 1 if port else 0)
+    stub = ProviderStub(port=port + 1 if port else 0, chunked_streams=True)
     server = ThreadlessServer(
         env={"THREADLESS_RATE_LIMIT_PER_MINUTE": "0", "THREADLESS_EGRESS_ALLOW": "127.0.0.1"}, port=port
     )

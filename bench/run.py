@@ -543,7 +543,7 @@ def extra_sections() -> list[str]:
             from harness.proxy_stubs import ProviderStub
 
             log("proxy figures")
-            stub = ProviderStub()
+            stub = ProviderStub(chunked_streams=True)
             try:
                 sections.append(
                     proxy_bench.markdown(server.url, server.key, stub, rounds=30, pid=server.web.pid)

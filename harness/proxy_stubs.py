@@ -7,6 +7,10 @@ message is not a tool result, a `get_weather` tool call; after a tool result it 
 result's text. Tests queue other answers with `push(...)`. Every request is recorded, and a
 stream told to `hold_after` n frames waits for the peer to close the connection and records it
 (`closed_early`), which is how a test sees that the proxy closed its upstream stream.
+
+A stream ends by closing its connection, unless the stub is made with `chunked_streams`: then its
+frames go in chunked transfer encoding and the connection stays open for the next request, as real
+providers keep it (the benches use that; a test's `hold_after` and `error_after` keep the default).
 """
 
 from __future__ import annotations
@@ -54,7 +58,7 @@ def _words(text: str) -> list[str]:
 
 
 class ProviderStub:
-    def __init__(self, port: int = 0) -> None:
+    def __init__(self, port: int = 0, *, chunked_streams: bool = False) -> None:
         self.requests: list[Seen] = []
         self.queue: list[Answer] = []
         self.closed_early = 0
@@ -110,6 +114,8 @@ class ProviderStub:
                 frames = frames if answer.frames is None else answer.frames
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
+                if chunked_streams and answer.hold_after is None and answer.error_after is None:
+                    return self._chunked(frames)
                 self.send_header("Connection", "close")
                 self.end_headers()
                 for i, frame in enumerate(frames):
@@ -147,6 +153,16 @@ class ProviderStub:
                     except OSError:
                         return
                 self.close_connection = True
+
+            def _chunked(self, frames: list[str]):
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                for frame in frames:
+                    raw = frame.encode()
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(raw), raw))
+                    self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
 
             def _hold(self):
                 """Wait (up to 20 s) for the peer to close; record it."""
