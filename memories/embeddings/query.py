@@ -12,6 +12,7 @@ import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
+from typing import Any
 
 from memories.embeddings.provider import model_key, provider_for
 from providers.embeddings import MAX_TEXT_CHARS, EmbeddingFailed, LocalProvider, OpenAIProvider
@@ -51,7 +52,7 @@ def embed_query_soon(project, text: str) -> Callable[[], tuple[str, list[float]]
         return lambda: None
     if isinstance(provider, LocalProvider):
         pending = provider.embed_soon(text)
-        return lambda: _batched_answer(provider, pending)
+        return _once(lambda: _batched_answer(provider, pending))
     answer: Future = Future()
 
     def run() -> None:
@@ -61,11 +62,20 @@ def embed_query_soon(project, text: str) -> Callable[[], tuple[str, list[float]]
             answer.set_exception(exc)
 
     threading.Thread(target=run, name="threadless-query-embedding", daemon=True).start()
-    return lambda: _wait(answer)
+    return _once(answer.result)
 
 
-def _wait(future: Future):
-    return future.result()
+def _once(answer: Callable[[], Any]) -> Callable[[], Any]:
+    """`answer`, its first result kept: the facts block and recall both ask, and a local query past
+    its wait has left its batch (its future cancelled), so asking it again would raise."""
+    kept: list = []
+
+    def once():
+        if not kept:
+            kept.append(answer())
+        return kept[0]
+
+    return once
 
 
 def _batched_answer(provider, future: Future):
