@@ -125,19 +125,14 @@ def context_table(model, texts: list[str], fallback: numpy.ndarray) -> numpy.nda
     """Each token's last hidden state averaged over its occurrences in `texts` (a memory's stored
     messages, run through the model as the worker runs them); tokens never seen keep `fallback`'s
     row ([CLS] and [SEP] are seen in every text)."""
-    from providers.minilm import groups
+    from providers.minilm import groups, padded
 
     hidden = Hidden(model)
     total = numpy.zeros_like(fallback, dtype=numpy.float64)
     seen = numpy.zeros(len(fallback))
     ids = [model.tokenizer.encode(t).ids for t in texts]
     for run in groups([len(i) for i in ids], cap=4096):
-        width = max(len(ids[i]) for i in run)
-        batch = numpy.zeros((len(run), width), dtype=numpy.int64)
-        mask = numpy.zeros((len(run), width), dtype=numpy.int64)
-        for row, i in enumerate(run):
-            batch[row, : len(ids[i])] = ids[i]
-            mask[row, : len(ids[i])] = 1
+        batch, mask = padded(ids, run)
         states = hidden.run(batch, mask)
         real = mask.astype(bool)
         numpy.add.at(total, batch[real], states[real])

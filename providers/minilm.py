@@ -213,11 +213,19 @@ class MiniLM:
         ids = [self.tokenizer.encode(text).ids for text in texts]
         out = numpy.empty((len(texts), self.dim), dtype=numpy.float32)
         for run in groups([len(i) for i in ids]):
-            width = max(len(ids[i]) for i in run)
-            batch = numpy.zeros((len(run), width), dtype=numpy.int64)
-            mask = numpy.zeros((len(run), width), dtype=numpy.int64)
-            for row, i in enumerate(run):
-                batch[row, : len(ids[i])] = ids[i]
-                mask[row, : len(ids[i])] = 1
+            batch, mask = padded(ids, run)
             out[run] = self.session.run(None, {"input_ids": batch, "attention_mask": mask})[0]
         return out
+
+
+def padded(ids: list[list[int]], run: list[int]):
+    """The token ids of the texts `run` names as one batch, padded to the longest, and its mask."""
+    import numpy
+
+    width = max(len(ids[i]) for i in run)
+    batch = numpy.zeros((len(run), width), dtype=numpy.int64)
+    mask = numpy.zeros((len(run), width), dtype=numpy.int64)
+    for row, i in enumerate(run):
+        batch[row, : len(ids[i])] = ids[i]
+        mask[row, : len(ids[i])] = 1
+    return batch, mask
