@@ -4,12 +4,15 @@
 from __future__ import annotations
 
 import json
+import time
+from types import SimpleNamespace
 
 import pytest
 
 from chat import limits, runner, turnpool
 from chat.models import Conversation
 from memories.models import Entry, Memory
+from projects import ratelimit
 
 pytestmark = pytest.mark.django_db
 
@@ -26,6 +29,14 @@ def _generous_defaults(settings):
     settings.THREADLESS_END_USER_RATE_PER_CONVERSATION_PER_MINUTE = 1000
     settings.THREADLESS_END_USER_CONCURRENT_TURNS = 100
     settings.THREADLESS_END_USER_TURNS_PER_DAY = 10_000
+
+
+@pytest.fixture(autouse=True)
+def _one_rate_window(monkeypatch):
+    # The buckets count per wall-clock minute; a test's requests take a second or two and would
+    # see two windows when they straddle a minute's end. Held in the middle of this minute.
+    held = time.time() // 60 * 60 + 30
+    monkeypatch.setattr(ratelimit, "time", SimpleNamespace(time=lambda: held))
 
 
 class EndUser:
