@@ -19,6 +19,9 @@ call, with the event loop's share of it. Targets:
 Every client asks for the host `stub.invalid`, which the pinning hook (the backend for httpcore,
 the resolver for aiohttp) maps to 127.0.0.1 after a check, so each pays for its own hook; on a
 keep-alive pool the hook runs once per connection, not per call.
+The script imports nothing of the project (it runs in a venv of the clients alone, aiohttp being
+no dependency of the service), so the httpx target's pinned backend restates the connect loop of
+`providers.egress` / `proxy.upstream` rather than importing it.
 
 The stub upstream runs in its own process (this script with `--serve`): a fixed ~600-byte chat
 completion for `/json` and, for `/stream`, ~20 SSE frames in chunked encoding with a pause between
