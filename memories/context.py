@@ -39,7 +39,6 @@ from memories import recall as recall_index
 from memories.models import Memory, Thread
 from memories.recall.text import stem
 from memories.selectors import ContextReads, Window, fact_sources, thread_view
-from projects.models import Project
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,20 +321,6 @@ def _failures_block(
     return digests, FAILURES_HEADER + "\n" + "\n".join(line for _, line in kept), used
 
 
-class _QueryVectorOnce:
-    """The query's embedding, computed when first asked for and kept (the facts block may never ask)."""
-
-    def __init__(self, project: Project, query: str) -> None:
-        self.project = project
-        self.query = query
-        self._memo: list = []
-
-    def __call__(self):
-        if not self._memo:
-            self._memo.append(embeddings.embed_query(self.project, self.query))
-        return self._memo[0]
-
-
 def _query_vector(memory: Memory, query: str, start: bool):
     """A callable answering the query's embedding, computed at most once (None: embeddings off).
     `start`: recall will search (the history does not fit whole), so the embedding begins now and
@@ -345,7 +330,7 @@ def _query_vector(memory: Memory, query: str, start: bool):
         return None
     if start:  # the embedding's future answers it, once computed, as often as asked
         return embeddings.embed_query_soon(memory.project, query)
-    return _QueryVectorOnce(memory.project, query)
+    return embeddings.embed_query_when_asked(memory.project, query)
 
 
 def _expected_rows(memory: Memory, budget_tokens: int, new_tokens: int) -> int | None:

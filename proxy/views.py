@@ -469,8 +469,8 @@ async def relay(call: Call, response: httpx.Response):
     instead of one per frame: a Responses stream has many small events). The reply is reported
     before the frame that ends it is sent (`data: [DONE]`, `message_stop`, `response.completed`,
     or the provider's error event, after which the part received is kept cut off): a client that
-    stops at that frame finds the turn stored; a call with no memory
-    reports nothing, so its frames are not parsed at all. On a client disconnect (CancelledError)
+    stops at that frame finds the turn stored; a call with no memory reports nothing, so its
+    frames are not parsed at all. On a client disconnect (CancelledError)
     the part received so far is reported once, marked cut off; the upstream stream is closed and
     the call's slot released in every case.
     """

@@ -7,8 +7,8 @@ the worker's indexing and decorate's query. One module a concern:
   process's copy of a memory's codes (sign bits) that a search scans;
 * `search` — `neighbourhood` / `nearest` over the whole memory, `source_similarity`;
 * `indexing` — the worker's side: `embed_entries` at indexing time, `backfill` to the current model;
-* `query` — decorate's side: `embed_query` / `embed_query_soon` (the local model's queries of a
-  process share model calls through `providers.embeddings.QueryBatcher`).
+* `query` — decorate's side: `embed_query`, `embed_query_soon`, `embed_query_when_asked` (the local
+  model's queries of a process share model calls through `providers.embeddings.QueryBatcher`).
 
 The names below are the package's public surface; callers import them from here.
 """
@@ -23,7 +23,7 @@ from memories.embeddings.indexing import (
     text_chars,
 )
 from memories.embeddings.provider import LAYOUT, PIECE_MAX, enabled, model_key, pieces, provider_for
-from memories.embeddings.query import QUERY_TIMEOUT_S, embed_query, embed_query_soon
+from memories.embeddings.query import QUERY_TIMEOUT_S, embed_query, embed_query_soon, embed_query_when_asked
 from memories.embeddings.search import Nearest, nearest, neighbourhood, source_similarity
 from memories.embeddings.store import (
     CODE_CACHE_SECONDS,
@@ -71,6 +71,7 @@ __all__ = [
     "embed_entries",
     "embed_query",
     "embed_query_soon",
+    "embed_query_when_asked",
     "enabled",
     "model_key",
     "nearest",

@@ -38,6 +38,12 @@ def embed_query(project, text: str):
     return _query_embedding(provider, text)
 
 
+def embed_query_when_asked(project, text: str) -> Callable[[], tuple[str, list[float]] | None]:
+    """`embed_query`, computed when the callable returned is first called and kept: a decorate whose
+    facts block may never ask (the history fits, so recall does not search)."""
+    return _once(lambda: embed_query(project, text))
+
+
 def embed_query_soon(project, text: str) -> Callable[[], tuple[str, list[float]] | None]:
     """`embed_query` begun now; the callable returned answers it (waiting for it when it is not
     done). The caller reads the window and the index meanwhile: the model and a provider's HTTP
